@@ -1,0 +1,137 @@
+"""Link-time selection: which objects and archive members a linker would take, and their bitcode."""
+import fnmatch
+import os
+import re
+from dataclasses import dataclass, field
+
+from enzyme_cc.errors import UserError
+
+from .archive import ARCH, THIN, Archive, read_archive
+from .elf import bitcode_modules, is_bitcode, is_elf, is_shared, symbols
+
+DEFAULT_LIB_DIRS = ('/usr/local/lib', '/usr/lib/x86_64-linux-gnu', '/lib/x86_64-linux-gnu',
+                    '/usr/lib', '/lib')
+_SCRIPT = re.compile(rb'\s*(/\*.*?\*/\s*)*(INPUT|GROUP|OUTPUT_FORMAT|OUTPUT_ARCH|OUTPUT|SEARCH_DIR'
+                     rb'|SECTIONS|MEMORY|ENTRY|VERSION|INCLUDE|PHDRS|EXTERN|STARTUP|TARGET|INSERT'
+                     rb'|PROVIDE|ASSERT|NOCROSSREFS)\b', re.S)
+
+
+@dataclass
+class LinkPlan:
+    modules: list[tuple[str, bytes]] = field(default_factory=list)   # (origin, bitcode), link order
+    bitcode_objects: set[str] = field(default_factory=set)           # command-line objects taken
+    native_only_objects: list[str] = field(default_factory=list)     # command-line objects kept
+    pulled_members: dict[str, list[str]] = field(default_factory=dict)
+    missing_bitcode: dict[str, str] = field(default_factory=dict)    # symbol -> origin
+
+
+def find_library(name: str, lib_dirs: list[str], static: bool = False) -> str | None:
+    """Resolve `-lname` like GNU ld: per directory, libNAME.so then libNAME.a; `:file` is exact."""
+    if name.startswith(':'):
+        candidates = [name[1:]]
+    else:
+        candidates = ([] if static else [f'lib{name}.so']) + [f'lib{name}.a']
+    for d in [*lib_dirs, *DEFAULT_LIB_DIRS]:
+        for c in candidates:
+            path = os.path.join(d, c)
+            if os.path.isfile(path):
+                return path
+    return None
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, 'rb') as f:
+            return f.read()
+    except OSError as e:
+        raise UserError(f'{path}: {e.strerror}') from None
+
+
+def _passthrough(path: str, data: bytes) -> bool:
+    """Shared libraries and linker scripts go to the system linker unread."""
+    base = os.path.basename(path)
+    if is_elf(data):
+        return is_shared(data)
+    if is_bitcode(data):
+        return False
+    text = b'\0' not in data[:4096]
+    return text and (fnmatch.fnmatch(base, '*.so') or fnmatch.fnmatch(base, '*.so.*')
+                     or base.endswith(('.ld', '.lds')) or bool(_SCRIPT.match(data)))
+
+
+def plan_link(inputs: list[tuple[str, str]], lib_dirs: list[str], static: bool = False) -> LinkPlan:
+    """Select objects and archive members like lld, and collect their bitcode.
+
+    Member selection is lld's: a member is taken iff it defines a symbol that is undefined (and
+    not weak-undefined) in what has been taken so far, whatever the order of archives on the
+    command line; when several archives define a symbol the first one on the command line wins.
+    Shared libraries are not read, so they do not satisfy references here.
+    """
+    plan = LinkPlan()
+    order = []              # ('obj', path, data) | ('ar', Archive), command-line order
+    seen_archives = set()
+    for kind, value in inputs:
+        path = value if kind == 'file' else find_library(value, lib_dirs, static)
+        if path is None:
+            continue        # the system linker reports a missing library
+        data = _read(path)
+        if data[:8] in (ARCH, THIN):
+            real = os.path.realpath(path)
+            if real not in seen_archives:   # `-lfoo -lbar -lfoo`: one archive, read once
+                seen_archives.add(real)
+                order.append(('ar', read_archive(path)))
+        elif not _passthrough(path, data):
+            order.append(('obj', path, data))
+
+    defined, undefined = set(), set()    # undefined: strong references not yet defined
+
+    def take(origin: str, data: bytes) -> list[bytes]:
+        d, u, weak = symbols(data, origin)
+        defined.update(d)
+        undefined.difference_update(d)
+        new = sorted(u - weak - defined - undefined)
+        undefined.update(new)
+        queue.extend(new)
+        modules = bitcode_modules(data, origin)
+        if not modules:
+            for sym in sorted(d):
+                plan.missing_bitcode.setdefault(sym, origin)
+        return modules
+
+    queue = []              # undefined symbols still to look up in the archives
+    bitcode = {}            # command-line object position in order -> bitcode modules
+    for i, item in enumerate(order):
+        if item[0] == 'obj':
+            bitcode[i] = take(item[1], item[2])
+    queue = sorted(undefined, reverse=True)   # restart from what is still undefined
+
+    providers = {}          # symbol -> (position in order, member index); first archive wins
+    for i, item in enumerate(order):
+        if item[0] == 'ar':
+            for sym, members in item[1].symbol_index.items():
+                providers.setdefault(sym, (i, members[0]))
+
+    taken = {}              # (position in order, member index) -> bitcode modules
+    while queue:
+        sym = queue.pop()
+        key = providers.get(sym)
+        if sym in undefined and key is not None and key not in taken:
+            archive = order[key[0]][1]
+            member = archive.members[key[1]]
+            taken[key] = take(f'{archive.path}({member.name})', member.data)
+
+    for i, item in enumerate(order):
+        if item[0] == 'obj':
+            path = item[1]
+            plan.modules += [(path, b) for b in bitcode[i]]
+            if bitcode[i]:
+                plan.bitcode_objects.add(path)
+            else:
+                plan.native_only_objects.append(path)
+            continue
+        archive = item[1]
+        for m in sorted(m for (j, m) in taken if j == i):
+            member = archive.members[m]
+            plan.pulled_members.setdefault(archive.path, []).append(member.name)
+            plan.modules += [(f'{archive.path}({member.name})', b) for b in taken[i, m]]
+    return plan

@@ -1,0 +1,1 @@
+"""CMake toolchain file, installed as package data (enzyme-cc --print-toolchain-file)."""

@@ -1,0 +1,85 @@
+"""Control-flow analyses the synthesis needs: dominators and which blocks lie on a cycle."""
+from __future__ import annotations
+
+
+def dominators(fn) -> dict[str, set[str]]:
+    """Block label -> labels of the blocks dominating it (itself included). Iterative data flow."""
+    labels = [b.label for b in fn.blocks]
+    entry = labels[0]
+    order = reverse_postorder(fn)
+    dom = {lab: set(labels) for lab in labels}
+    dom[entry] = {entry}
+    changed = True
+    while changed:
+        changed = False
+        for b in order:
+            if b.label == entry:
+                continue
+            preds = [p.label for p in b.preds if p.label in dom]
+            new = set.intersection(*(dom[p] for p in preds)) if preds else set()
+            new = new | {b.label}
+            if new != dom[b.label]:
+                dom[b.label] = new
+                changed = True
+    return dom
+
+
+def reverse_postorder(fn):
+    seen, post = set(), []
+    stack = [(fn.blocks[0], iter(fn.blocks[0].term.targets))]
+    seen.add(fn.blocks[0].label)
+    while stack:
+        b, it = stack[-1]
+        nxt = next(it, None)
+        if nxt is None:
+            post.append(b)
+            stack.pop()
+        elif nxt not in seen:
+            seen.add(nxt)
+            s = fn.block(nxt)
+            stack.append((s, iter(s.term.targets)))
+    return post[::-1]
+
+
+def cyclic_blocks(fn) -> set[str]:
+    """Labels of blocks on some CFG cycle (non-trivial SCC or self loop), via Tarjan."""
+    index, low, on, stack, out = {}, {}, set(), [], set()
+    counter = [0]
+
+    def strong(v):
+        work = [(v, iter(fn.block(v).term.targets))]
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        while work:
+            node, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(fn.block(w).term.targets)))
+                elif w in on:
+                    low[node] = min(low[node], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    x = stack.pop()
+                    on.discard(x)
+                    comp.append(x)
+                    if x == node:
+                        break
+                if len(comp) > 1 or node in fn.block(node).term.targets:
+                    out.update(comp)
+
+    for b in fn.blocks:
+        if b.label not in index:
+            strong(b.label)
+    return out

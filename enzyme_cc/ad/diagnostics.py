@@ -1,0 +1,45 @@
+"""Source locations for error messages: `file:line:col in function 'f'` from debug info."""
+import re
+
+
+def _field(text: str, name: str):
+    m = re.search(rf"\b{name}: (\"[^\"]*\"|![0-9]+|[-\w.]+)", text or "")
+    return m.group(1) if m else None
+
+
+def source_of(module, md_id: str | None) -> str | None:
+    """'file.c:12:5' for a !DILocation id, or None."""
+    loc = module.metadata.get(md_id or "")
+    if not loc or "DILocation" not in loc:
+        return None
+    line, col = _field(loc, "line"), _field(loc, "column")
+    scope = _field(loc, "scope")
+    seen = 0
+    while scope and seen < 20:
+        node = module.metadata.get(scope, "")
+        f = _field(node, "file")
+        if f and f in module.metadata:
+            fname = _field(module.metadata[f], "filename")
+            if fname:
+                return f"{fname.strip(chr(34))}:{line}" + (f":{col}" if col and col != "0" else "")
+        scope = _field(node, "scope")
+        seen += 1
+    return None
+
+
+def demangle_hint(name: str) -> str:
+    return name.lstrip("@").strip('"')
+
+
+def located(module, fn, inst) -> str:
+    """Prefix for an error about `inst` in `fn` (inst may be None)."""
+    where = f"in function '{demangle_hint(fn.name)}'"
+    src = source_of(module, inst.md.get("!dbg")) if inst is not None else None
+    if inst is not None:
+        text = str(inst)
+        if len(text) > 120:
+            text = text[:117] + "..."
+        where += f", instruction '{text}'"
+    if src:
+        return f"{src}: {where}"
+    return where + " (compile with -g for the source line)"

@@ -1,0 +1,271 @@
+"""Module-level driver of the AD core: marker calls in, derivative functions out.
+
+`differentiate(text)` reads the module text, turns each `__enzyme_autodiff` call into a request,
+synthesizes the derivative functions (recursively for callees), rewrites the calls and returns
+the new module text.
+"""
+from __future__ import annotations
+
+import re
+
+from enzyme_cc.errors import UserError
+from enzyme_cc.ir.lexer import is_fp, type_size, tokenize, parse_type
+from enzyme_cc.ir.model import parse_module, split_commas
+import enzyme_cc.rules.instructions  # noqa: F401  (registers instruction rules)
+import enzyme_cc.rules.calls  # noqa: F401        (registers call rules)
+from .activity import Activity, FREES
+from .reverse import Synth, TAPE_TY, local_name
+from .diagnostics import located
+from . import runtime
+from .markers import find_requests, rewrite_call
+from .typeinfo import infer_copy_type
+
+KEEP_FN_ATTRS = ("target-cpu", "target-features", "tune-cpu", "frame-pointer")
+
+
+class Generator:
+    FREES = FREES
+
+    def __init__(self, text: str):
+        self.module = parse_module(text)
+        self.out: list[str] = []             # generated function texts
+        self.decls: dict[str, str] = {}      # declarations the generated code needs
+        self.done: dict = {}                 # (fn, act, ret, mode) -> names
+        self.helpers: set[str] = set()
+        self.counter = 0
+        self._callee_act_cache: dict = {}
+
+    # ---- helpers used by rules -----------------------------------------------------------------
+    def fail(self, synth, inst, why, hint):
+        raise UserError(f"{located(self.module, synth.fn, inst)}: {why}; hint: {hint}")
+
+    def declare(self, callee: str, ty: str, nargs: int):
+        name = "@" + callee
+        args = ", ".join([ty] * nargs)
+        self.declare_raw(name, f"declare {ty} {name}({args})")
+
+    def declare_raw(self, name: str, line: str):
+        if name not in self.module.declarations and not self.module.defines(name):
+            self.decls.setdefault(name, line)
+
+    def need_aggregate_add(self, ty: str):
+        self.helpers.add(("aggadd", ty))
+
+    def agg_add_name(self, ty: str) -> str:
+        return runtime.agg_add_name(ty)
+
+    def memcpy_adjoint(self, kind: str) -> str:
+        self.helpers.add(("memcpy", kind))
+        return f"__enzyme_cc_memcpy_adj_{kind}"
+
+    def copy_kind(self, synth, inst) -> str:
+        kind = infer_copy_type(self.module, synth.fn, inst)
+        if kind == "unknown":
+            self.fail(synth, inst, "cannot deduce the type of the memory being copied (double, "
+                      "float or pointers)", "copy through typed pointers, or compile with TBAA "
+                      "(-O1 or higher)")
+        return kind
+
+    # ---- activity of calls to functions with bitcode -------------------------------------------
+    def call_activity(self, inst, caller_act) -> list[str]:
+        fn = self.module.function(inst.callee)
+        acts = []
+        for p, o in zip(fn.params, inst.ops):
+            if is_fp(p.ty) and caller_act.is_active(o.value):
+                acts.append("active")
+            elif p.ty == "ptr" and caller_act.has_shadow(o.value) and o.value != "null":
+                acts.append("dup")
+            else:
+                acts.append("const")
+        return acts
+
+    def callee_activity(self, inst, caller_act=None):
+        """(result active, result has a shadow) for a call to a function with bitcode."""
+        fn = self.module.function(inst.callee)
+        if caller_act is None or fn is None:
+            return False, False
+        acts = self.call_activity(inst, caller_act)
+        if all(a == "const" for a in acts):
+            return False, False
+        key = (inst.callee, tuple(acts))
+        if key in self._callee_act_cache:
+            return self._callee_act_cache[key]
+        guess = (is_fp(fn.ret_ty), fn.ret_ty == "ptr" and "dup" in acts)
+        self._callee_act_cache[key] = guess         # recursion: assume the worst meanwhile
+        act = Activity(fn, self.module, acts, self.callee_activity)
+        rets = [b.term for b in fn.blocks if b.term.op == "ret" and b.term.ops]
+        res = (is_fp(fn.ret_ty) and any(act.is_active(r.ops[0].value) for r in rets),
+               fn.ret_ty == "ptr" and any(r.ops[0].value in act.shadowed for r in rets))
+        self._callee_act_cache[key] = res
+        return res
+
+    # ---- synthesis -----------------------------------------------------------------------------
+    def fn_attrs(self, fn) -> str:
+        group = self.module.attr_groups.get(fn.attr_group or "", "")
+        keep = [m.group(0) for m in re.finditer(r'"([-\w]+)"="[^"]*"', group)
+                if m.group(1) in KEEP_FN_ATTRS]
+        return " ".join(keep)
+
+    def params_text(self, fn, acts, synth) -> list[str]:
+        out = []
+        for p, a in zip(fn.params, acts):
+            out.append(f"{p.ty} {local_name(p.name)}")
+            if a in ("dup", "dupnoneed"):
+                out.append(f"{p.ty} {synth.sname(p.name)}")
+        return out
+
+    def adjoint_return(self, fn, acts):
+        tys = [p.ty for p, a in zip(fn.params, acts) if a == "active"]
+        if not tys:
+            return "void", tys
+        if len(tys) == 1:
+            return tys[0], tys
+        return "{ " + ", ".join(tys) + " }", tys
+
+    def finish_reverse(self, synth, ctx):
+        """Code closing rev(entry): free the tape (combined), return the argument adjoints."""
+        lines = []
+        if synth.mode == "combined":
+            b = synth.tmp("tb")
+            lines.append(f"{b} = load ptr, ptr %ad.tape")
+            lines.append(f"call void @free(ptr {b})")
+            self.declare_raw("@free", "declare void @free(ptr)")
+        fn = synth.fn
+        rty, tys = self.adjoint_return(fn, synth.arg_act)
+        vals = []
+        for p, a in zip(fn.params, synth.arg_act):
+            if a == "active":
+                v = synth.tmp("res")
+                lines.append(f"{v} = load {p.ty}, ptr {synth.slots[p.name]}")
+                vals.append((p.ty, v))
+        if not vals:
+            lines.append("ret void")
+        elif len(vals) == 1:
+            lines.append(f"ret {vals[0][0]} {vals[0][1]}")
+        else:
+            acc = "poison"
+            for k, (ty, v) in enumerate(vals):
+                nxt = synth.tmp("agg")
+                lines.append(f"{nxt} = insertvalue {rty} {acc}, {ty} {v}, {k}")
+                acc = nxt
+            lines.append(f"ret {rty} {acc}")
+        return lines
+
+    def gradient(self, fn_name: str, acts: list[str], ret_active: bool) -> tuple[str, str]:
+        """Combined-mode gradient of fn for one activity signature: (name, return type)."""
+        key = (fn_name, tuple(acts), ret_active, "combined")
+        if key in self.done:
+            return self.done[key]
+        fn = self.module.function(fn_name)
+        self.counter += 1
+        name = f"@diffe.{fn_name[1:].strip(chr(34))}.{self.counter}"
+        synth = Synth(self, fn, acts, ret_active, "combined", {})
+        fwd, rev = synth.build()
+        rty, _ = self.adjoint_return(fn, acts)
+        params = ", ".join(self.params_text(fn, acts, synth))
+        self.out.append(f"define internal {rty} {name}({params}) {self.fn_attrs(fn)} {{\n"
+                        + "\n".join(fwd + rev) + "\n}\n")
+        self.helpers.add(("tape",))
+        self.done[key] = (name, rty)
+        return name, rty
+
+    def split(self, fn_name: str, acts: list[str], ret_active: bool):
+        """Augmented forward and reverse functions of a callee: (aug, aug_ret, rev, rev_ret)."""
+        key = (fn_name, tuple(acts), ret_active, "split")
+        if key in self.done:
+            return self.done[key]
+        fn = self.module.function(fn_name)
+        self.counter += 1
+        base = fn_name[1:].strip('"')
+        aug, rev = f"@aug.{base}.{self.counter}", f"@rev.{base}.{self.counter}"
+        synth = Synth(self, fn, acts, ret_active, "split", {})
+        aug_ret = synth.aug_ret_type()
+        rev_ret, _ = self.adjoint_return(fn, acts)
+        self.done[key] = (aug, aug_ret, rev, rev_ret)   # before build: recursion calls itself
+        fwd, rv = synth.build()
+        params = self.params_text(fn, acts, synth)
+        attrs = self.fn_attrs(fn)
+        self.out.append(f"define internal {aug_ret} {aug}({', '.join(params + ['ptr %ad.tape'])}) "
+                        f"{attrs} {{\n" + "\n".join(fwd) + "\n}\n")
+        dret = [f"{fn.ret_ty} %ad.dret"] if ret_active else []
+        self.out.append(f"define internal {rev_ret} {rev}({', '.join(params + dret + ['ptr %ad.tape'])})"
+                        f" {attrs} {{\n" + "\n".join(rv) + "\n}\n")
+        self.helpers.add(("tape",))
+        return self.done[key]
+
+    def _call_args(self, ctx, inst, acts, get_p, get_s):
+        fn = self.module.function(inst.callee)
+        args = []
+        for p, o, a in zip(fn.params, inst.ops, acts):
+            args.append(f"{p.ty} {get_p(o.value)}")
+            if a in ("dup", "dupnoneed"):
+                args.append(f"ptr {get_s(o.value)}")
+        return args
+
+    def emit_augmented_call(self, ctx, inst):
+        synth = ctx.synth
+        acts = self.call_activity(inst, synth.act)
+        ret_active = bool(inst.name) and synth.act.is_active(inst.name)
+        aug, aug_ret, _, _ = self.split(inst.callee, acts, ret_active)
+        args = self._call_args(ctx, inst, acts, lambda v: ctx.p(v) if v.startswith("%") else v,
+                               ctx.s)
+        call = f"call {aug_ret} {aug}({', '.join(args + ['ptr %ad.tape'])})"
+        if aug_ret == "void":
+            ctx.emit(call)
+        elif aug_ret.startswith("{ ptr, ptr }") and self.module.function(inst.callee).ret_ty == "ptr":
+            t = synth.tmp("aug")
+            ctx.emit(f"{t} = {call}")
+            if inst.name:
+                ctx.emit(f"{synth.r(inst.name)} = extractvalue {aug_ret} {t}, 0")
+                ctx.emit(f"{synth.sname(inst.name)} = extractvalue {aug_ret} {t}, 1")
+        elif inst.name:
+            ctx.emit(f"{synth.r(inst.name)} = {call}")
+        else:
+            ctx.emit(call)
+
+    def emit_reverse_call(self, ctx, inst, d):
+        synth = ctx.synth
+        acts = self.call_activity(inst, synth.act)
+        ret_active = bool(inst.name) and synth.act.is_active(inst.name)
+        _, _, rev, rev_ret = self.split(inst.callee, acts, ret_active)
+        args = self._call_args(ctx, inst, acts, ctx.p, ctx.s)
+        fn = self.module.function(inst.callee)
+        if ret_active:
+            args.append(f"{fn.ret_ty} {d}")
+        call = f"call {rev_ret} {rev}({', '.join(args + ['ptr %ad.tape'])})"
+        if rev_ret == "void":
+            ctx.emit(call)
+            return
+        t = ctx.tmp("radj")
+        ctx.emit(f"{t} = {call}")
+        active = [(p, o) for p, o, a in zip(fn.params, inst.ops, acts) if a == "active"]
+        if len(active) == 1:
+            ctx.add(active[0][1].value, active[0][0].ty, t)
+            return
+        for k, (p, o) in enumerate(active):
+            e = ctx.tmp()
+            ctx.emit(f"{e} = extractvalue {rev_ret} {t}, {k}")
+            ctx.add(o.value, p.ty, e)
+
+    # ---- whole module --------------------------------------------------------------------------
+    def run(self) -> str:
+        requests = find_requests(self.module)
+        if not requests:
+            return self.module.text
+        lines = list(self.module._lines)
+        for req in requests:
+            name, rty = self.gradient(req.fn, req.acts, req.ret_active)
+            new = rewrite_call(self, req, name, rty)
+            lines[req.line] = "\n".join(new)
+        text = "\n".join(lines)
+        extra = list(self.out)
+        extra += [runtime.definition(h) for h in sorted(self.helpers, key=str)]
+        for h in self.helpers:
+            for n, d in runtime.declarations(h).items():
+                self.declare_raw(n, d)
+        extra += list(self.decls.values())
+        return text + "\n" + "\n".join(extra) + "\n"
+
+
+def differentiate(text: str) -> str:
+    return Generator(text).run()

@@ -1,0 +1,237 @@
+"""Enzyme's marker calls (`__enzyme_autodiff(fn, [enzyme_dup, x, dx], ...)`) -> derivative requests,
+and the rewrite of each call into a call of the generated function."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from enzyme_cc.errors import UserError
+from enzyme_cc.ir.lexer import is_fp, tokenize, parse_type, split_fields
+from .diagnostics import located
+
+MARKERS = ("enzyme_dup", "enzyme_dupnoneed", "enzyme_const", "enzyme_out", "enzyme_active",
+           "enzyme_width", "enzyme_dupv", "enzyme_dupnoneedv", "enzyme_allocated", "enzyme_tape",
+           "enzyme_nofree", "enzyme_primal_return", "enzyme_const_return", "enzyme_noret")
+_AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_autodiff[\w.$]*\"?\(")
+_ANY_MARKER = re.compile(r"@\"?[\w.$]*__enzyme_(fwddiff|augmentfwd|reverse|augmentsize|batch)[\w.$]*\"?\(")
+
+
+@dataclass
+class Request:
+    caller: object
+    inst: object
+    fn: str                    # '@f'
+    acts: list[str]
+    args: list[tuple[str, str]]     # (type, value) for the generated function's parameters
+    ret_active: bool
+    line: int
+    sret: tuple[str, str] | None    # (type, pointer) when the marker returns through sret
+
+
+def _marker_of(caller, value: str) -> str | None:
+    if value.startswith("@"):
+        name = value[1:].strip('"')
+        return name if name in MARKERS else None
+    d = caller.defs.get(value)
+    if d is not None and getattr(d, "op", None) == "load" and d.ops[0].value.startswith("@"):
+        name = d.ops[0].value[1:].strip('"')
+        return name if name in MARKERS else None
+    return None
+
+
+def find_requests(module) -> list[Request]:
+    out = []
+    for name, (start, end) in module._bodies.items():
+        body = "\n".join(module._lines[start:end])
+        if _ANY_MARKER.search(body):
+            m = _ANY_MARKER.search(body)
+            caller = module.function(name)
+            raise UserError(f"in function '{name[1:]}': {m.group(0)[1:-1]} is not supported yet "
+                            "(only __enzyme_autodiff, reverse mode); hint: use __enzyme_autodiff")
+        if not _AUTODIFF.search(body):
+            continue
+        caller = module.function(name)
+        for inst in caller.insts():
+            if inst.op in ("call", "invoke") and inst.callee and "__enzyme_autodiff" in inst.callee:
+                out.append(_request(module, caller, inst))
+    return out
+
+
+def _request(module, caller, inst) -> Request:
+    where = located(module, caller, inst)
+    ops = list(inst.ops)
+    sret = None
+    if "sret" in inst.toks:
+        k = inst.toks.index("sret")
+        sty, _ = parse_type(inst.toks, k + 2)
+        sret = (sty, ops[0].value)
+        ops = ops[1:]
+    if not ops:
+        raise UserError(f"{where}: __enzyme_autodiff needs the function to differentiate")
+    fn_val = ops[0].value
+    if not fn_val.startswith("@"):
+        raise UserError(f"{where}: the first argument of __enzyme_autodiff must be a function known "
+                        "at compile time, got '{fn_val}'")
+    target = module.function(fn_val)
+    if target is None:
+        raise UserError(f"{where}: function '{fn_val[1:]}' has no bitcode; hint: build the object "
+                        "that defines it with enzyme-cc (or enzyme-fc)")
+    acts, args, k = [], [], 1
+    for p in target.params:
+        if p.ty == "...":
+            raise UserError(f"{where}: cannot differentiate variadic function '{fn_val[1:]}'")
+        tag = None
+        if k < len(ops):
+            tag = _marker_of(caller, ops[k].value)
+            if tag:
+                k += 1
+        if tag in ("enzyme_width", "enzyme_dupv", "enzyme_dupnoneedv", "enzyme_allocated",
+                   "enzyme_tape", "enzyme_nofree", "enzyme_primal_return", "enzyme_const_return",
+                   "enzyme_noret"):
+            raise UserError(f"{where}: '{tag}' is not supported yet in __enzyme_autodiff")
+        if k >= len(ops):
+            raise UserError(f"{where}: too few arguments to __enzyme_autodiff for "
+                            f"'{fn_val[1:]}' (parameter {len(acts) + 1} of {len(target.params)} missing)")
+        val = ops[k]
+        k += 1
+        if tag is None:
+            tag = "enzyme_dup" if p.ty == "ptr" else "enzyme_out" if is_fp(p.ty) else "enzyme_const"
+        act = {"enzyme_dup": "dup", "enzyme_dupnoneed": "dupnoneed", "enzyme_const": "const",
+               "enzyme_out": "active", "enzyme_active": "active"}[tag]
+        if act == "active" and not is_fp(p.ty):
+            raise UserError(f"{where}: parameter {len(acts) + 1} of '{fn_val[1:]}' has type {p.ty}, "
+                            "which cannot be active (enzyme_out); hint: use enzyme_const or enzyme_dup")
+        if act in ("dup", "dupnoneed") and p.ty != "ptr":
+            raise UserError(f"{where}: parameter {len(acts) + 1} of '{fn_val[1:]}' has type {p.ty}; "
+                            "enzyme_dup needs a pointer")
+        args.append((p.ty, val))
+        if act in ("dup", "dupnoneed"):
+            if k >= len(ops):
+                raise UserError(f"{where}: missing shadow for parameter {len(acts) + 1} of "
+                                f"'{fn_val[1:]}'")
+            args.append(("ptr", ops[k]))
+            k += 1
+        acts.append(act)
+    if k != len(ops):
+        raise UserError(f"{where}: too many arguments to __enzyme_autodiff for '{fn_val[1:]}' "
+                        f"({len(ops) - 1} given)")
+    ret_active = is_fp(target.ret_ty)
+    return Request(caller, inst, fn_val, acts, args, ret_active, inst.line, sret)
+
+
+def _convert(lines, tmp, val, from_ty, to_ty):
+    if from_ty == to_ty:
+        return val
+    t = tmp()
+    if is_fp(from_ty) and is_fp(to_ty):
+        op = "fpext" if _fbits(from_ty) < _fbits(to_ty) else "fptrunc"
+    elif from_ty.startswith("i") and to_ty.startswith("i"):
+        op = "sext" if int(from_ty[1:]) < int(to_ty[1:]) else "trunc"
+    else:
+        raise UserError(f"cannot pass a {from_ty} argument as {to_ty}")
+    lines.append(f"{t} = {op} {from_ty} {val} to {to_ty}")
+    return t
+
+
+def _fbits(ty):
+    return {"half": 16, "float": 32, "double": 64, "x86_fp80": 80, "fp128": 128}.get(ty, 64)
+
+
+def _leaves(ty):
+    """(path, type) of every scalar in a struct/array/vector type, in memory order."""
+    ty = ty.strip()
+    if ty.startswith("{") or ty.startswith("<{"):
+        return [([k] + p, t) for k, f in enumerate(split_fields(ty)) for p, t in _leaves(f)]
+    if ty.startswith("[") or (ty.startswith("<") and " x " in ty):
+        n, elem = ty[1:-1].split(" x ", 1)
+        tag = "v" if ty.startswith("<") else "a"
+        return [([(tag, k)] + p, t) for k in range(int(n)) for p, t in _leaves(elem.strip())]
+    return [([], ty)]
+
+
+def rewrite_call(gen, req, name, rty) -> list[str]:
+    inst = req.inst
+    counter = [0]
+
+    def tmp():
+        counter[0] += 1
+        return f"%ad.mk{req.line}.{counter[0]}"
+
+    lines = []
+    args = []
+    for pty, op in req.args:
+        v = op.value
+        args.append(f"{pty} {_convert(lines, tmp, v, op.ty, pty) if op.ty != pty else v}")
+    call = f"call {rty} {name}({', '.join(args)})"
+    want = req.sret[0] if req.sret else inst.ty
+    if want in ("void",) or (not inst.name and not req.sret):
+        lines.append(call)
+        return lines
+    if rty == "void":
+        raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_autodiff is declared to "
+                        f"return {want}, but '{req.fn[1:]}' has no active (float) argument")
+    res = tmp()
+    lines.append(f"{res} = {call}")
+    got = [([], rty)] if not rty.startswith("{") else \
+        [([k], t) for k, t in enumerate(split_fields(rty))]
+    if req.named_types if hasattr(req, "named_types") else False:
+        pass
+    want_resolved = gen.module.named_types.get(want, want)
+    slots = _leaves(want_resolved)
+    if len(slots) < len(got):
+        raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_autodiff returns {want}, "
+                        f"which cannot hold the {len(got)} derivatives of '{req.fn[1:]}'")
+    acc = "zeroinitializer"
+    for k, (path, sty) in enumerate(slots):
+        if k < len(got):
+            gpath, gty = got[k]
+            v = res
+            if gpath:
+                e = tmp()
+                lines.append(f"{e} = extractvalue {rty} {res}, {gpath[0]}")
+                v = e
+            v = _convert(lines, tmp, v, gty, sty)
+        else:
+            continue
+        if not path:
+            acc = v
+            continue
+        acc = _insert(lines, tmp, want, acc, path, sty, v)
+    if req.sret:
+        lines.append(f"store {want} {acc}, ptr {req.sret[1]}")
+        return lines
+    # the original result name must be defined by the last instruction
+    last = lines[-1]
+    if acc == res:
+        lines[-1] = last.replace(f"{res} = ", f"{inst.name} = ", 1)
+    elif last.startswith(acc + " = "):
+        lines[-1] = inst.name + last[len(acc):]
+    else:
+        lines.append(f"{inst.name} = {_identity(want, acc)}")
+    return lines
+
+
+def _insert(lines, tmp, ty, agg, path, sty, v):
+    """insertvalue/insertelement along a leaf path (struct indices, ('a', k), ('v', k))."""
+    ty = ty.strip()
+    step, rest = path[0], path[1:]
+    if isinstance(step, tuple) and step[0] == "v":
+        t = tmp()
+        lines.append(f"{t} = insertelement {ty} {agg}, {sty} {v}, i32 {step[1]}")
+        return t
+    idx = step[1] if isinstance(step, tuple) else step
+    if rest:
+        sub_ty = split_fields(ty)[idx] if ty.startswith(("{", "<{")) else ty[1:-1].split(" x ", 1)[1].strip()
+        cur = tmp()
+        lines.append(f"{cur} = extractvalue {ty} {agg}, {idx}")
+        v = _insert(lines, tmp, sub_ty, cur, rest, sty, v)
+        sty = sub_ty
+    t = tmp()
+    lines.append(f"{t} = insertvalue {ty} {agg}, {sty} {v}, {idx}")
+    return t
+
+
+def _identity(ty, v):
+    if is_fp(ty):
+        return f"fadd {ty} {v}, -0.0" if not ty.startswith("<") else f"fadd {ty} {v}, zeroinitializer"
+    return f"select i1 true, {ty} {v}, {ty} {v}"

@@ -1,0 +1,591 @@
+"""Reverse-mode synthesis (seeds/001 section 2, Figure 5).
+
+For every block B of the primal a reverse block rev.B holds the adjoints of B's instructions in
+reverse order; a return becomes a branch to its reverse block; rev.B ends by branching to the
+reverse of the predecessor that was taken. Adjoints of SSA values live in zero-initialised allocas
+(SROA promotes them). Primal values the reverse sweep needs are, by cost:
+  direct     usable as is (arguments, constants, values dominating every return, outside cycles)
+  recompute  cheap pure instructions re-executed in the reverse block from available operands
+  slot       an alloca written once in the forward sweep (value outside any cycle)
+  tape       pushed on a LIFO tape at the end of the forward block that needs it, popped at the
+             start of its reverse block: exact for loops of any shape, recursion and callees.
+Combined mode builds one function (forward sweep, then reverse); split mode builds an augmented
+forward function and a reverse function sharing the tape (Figure 4, right).
+"""
+from __future__ import annotations
+
+from enzyme_cc.errors import UserError
+from enzyme_cc.ir.lexer import is_fp, type_size, join
+from enzyme_cc.ir.model import Inst, Operand
+from enzyme_cc.rules import REVERSE, FORWARD
+from .activity import Activity, carries_float
+from .cfg import dominators, cyclic_blocks, reverse_postorder
+from .diagnostics import located
+
+RECOMPUTABLE = {"getelementptr", "bitcast", "addrspacecast", "ptrtoint", "inttoptr", "trunc", "zext",
+                "sext", "fptrunc", "fpext", "sitofp", "uitofp", "fptosi", "fptoui", "add", "sub",
+                "mul", "shl", "lshr", "ashr", "and", "or", "xor", "icmp", "fcmp", "select", "fadd",
+                "fsub", "fmul", "fneg", "extractvalue", "udiv", "sdiv", "urem", "srem", "freeze"}
+TAPE_TY = "{ ptr, i64, i64 }"
+
+
+def local_name(name: str) -> str:
+    """Original local name -> name used in generated code (never numeric, never clashes with ad.*)."""
+    body = name[1:]
+    if body.startswith('"'):
+        return '%"n.' + body[1:]
+    return "%v" + body if body.isdigit() else "%n." + body
+
+
+def zero_of(ty: str) -> str:
+    if ty in ("double", "float", "half", "x86_fp80", "fp128", "bfloat"):
+        return "0.0" if ty in ("double", "float", "half") else "zeroinitializer" if False else "0xK00000000000000000000" if ty == "x86_fp80" else "0.0"
+    return "zeroinitializer"
+
+
+class Synth:
+    """Builds the derivative function(s) for one (function, activity) request."""
+
+    def __init__(self, gen, fn, arg_act: list[str], ret_active: bool, mode: str, names: dict):
+        self.gen, self.fn, self.mode = gen, fn, mode
+        self.module = gen.module
+        self.arg_act, self.ret_active = arg_act, ret_active
+        self.names = names
+        self.ren = {}
+        for p in fn.params:
+            if p.name:
+                self.ren[p.name] = local_name(p.name)
+        for b in fn.blocks:
+            self.ren[b.label] = local_name(b.label)
+            for i in b.insts:
+                if i.name:
+                    self.ren[i.name] = local_name(i.name)
+        self.act = Activity(fn, self.module, arg_act, gen.callee_activity)
+        self.dom = dominators(fn)
+        self.cyclic = cyclic_blocks(fn)
+        self.rpo = reverse_postorder(fn)
+        self.reachable = {b.label for b in self.rpo}
+        self.order = {}
+        for k, b in enumerate(self.rpo):
+            for j, i in enumerate(b.insts):
+                self.order[id(i)] = (k, j)
+        self.rets = [b for b in self.rpo if b.term.op == "ret"]
+        self._tmp = 0
+        self.slots: dict[str, str] = {}       # original value -> adjoint alloca
+        self.value_slots: dict = {}           # need key -> alloca for slot-cached primal values
+        self.freed: set[str] = set()          # allocations freed inside the function
+        for i in fn.insts():
+            if i.op in ("call", "invoke") and i.callee in gen.FREES and i.ops and \
+                    i.ops[0].value in self.act.shadowed:
+                self.freed.add(i.ops[0].value)
+
+    # ---- naming -------------------------------------------------------------------------------
+    def tmp(self, hint="t") -> str:
+        self._tmp += 1
+        return f"%ad.{hint}{self._tmp}"
+
+    def r(self, v: str) -> str:
+        """Rename an operand for the forward sweep."""
+        return self.ren.get(v, v)
+
+    def sname(self, v: str) -> str:
+        return "%ad.s." + self.r(v)[1:].replace('"', "")
+
+    def where(self, inst) -> str:
+        return located(self.module, self.fn, inst)
+
+    # ---- availability planning -----------------------------------------------------------------
+    def def_block(self, key):
+        kind, v = key
+        if kind == "pred":
+            return v
+        d = self.fn.defs.get(v)
+        if d is None or not isinstance(d, Inst):
+            return None                       # parameter or constant
+        return d.block.label
+
+    def classify(self, key) -> str:
+        kind, v = key
+        if kind in ("p", "s") and not v.startswith("%"):
+            return "direct"
+        blk = self.def_block(key)
+        if blk is None:
+            return "direct"
+        if kind in ("p", "s") and self._recomputable(key):
+            return "recompute"
+        if self.mode == "combined" and blk not in self.cyclic:
+            if all(blk in self.dom[r.label] for r in self.rets):
+                return "direct"
+            return "slot"
+        return "tape"
+
+    def _recomputable(self, key) -> bool:
+        kind, v = key
+        inst = self.fn.defs[v]
+        if kind == "s":
+            return inst.op in ("getelementptr", "bitcast", "addrspacecast") or \
+                (inst.op == "select" and False)
+        if inst.op in RECOMPUTABLE:
+            return True
+        return False
+
+    def deps(self, key):
+        """Need keys a recomputed value depends on."""
+        kind, v = key
+        inst = self.fn.defs[v]
+        if kind == "s":
+            return [("s", inst.ops[0].value)] + [("p", o.value) for o in inst.ops[1:] if o.is_local]
+        return [("p", o.value) for o in inst.ops if o.is_local]
+
+    # ---- the two sweeps ------------------------------------------------------------------------
+    def build(self):
+        fn = self.fn
+        blocks = [b for b in fn.blocks if b.label in self.reachable]
+        # Dry run: which primal values does each reverse block read?
+        self.needs = {}
+        for b in blocks:
+            ctx = RevCtx(self, b, dry=True)
+            self._reverse_body(ctx, b)
+            self.needs[b.label] = ctx.requests
+        self.plan = {}
+        for b in blocks:
+            closure, todo = [], list(self.needs[b.label])
+            seen = set()
+            while todo:
+                k = todo.pop()
+                if k in seen:
+                    continue
+                seen.add(k)
+                how = self.classify(k)
+                closure.append((k, how))
+                if how == "recompute":
+                    todo.extend(self.deps(k))
+            if len(b.preds) > 1:
+                k = ("pred", b.label)
+                closure.append((k, self.classify(k)))
+            self.plan[b.label] = closure
+        for b in blocks:
+            for k, how in self.plan[b.label]:
+                if how == "slot" and k not in self.value_slots:
+                    self.value_slots[k] = self.tmp("slot")
+        return self._emit(blocks)
+
+    def _key_type(self, key) -> str:
+        kind, v = key
+        if kind == "pred":
+            return "i32"
+        if kind == "s":
+            return "ptr"
+        d = self.fn.defs[v]
+        return d.ty
+
+    def _key_forward_name(self, key) -> str:
+        kind, v = key
+        if kind == "pred":
+            return "%ad.pred." + self.r(v)[1:]
+        if kind == "s":
+            return self.fwd_shadow(v)
+        return self.r(v)
+
+    def fwd_shadow(self, v: str) -> str:
+        if v == "null" or not v.startswith("%") and v != "null":
+            if v in ("null", "zeroinitializer", "undef", "poison"):
+                return v
+            return v
+        return self.sname(v)
+
+    # ---- emission ------------------------------------------------------------------------------
+    def _emit(self, blocks):
+        fn, gen = self.fn, self.gen
+        fwd_lines, rev_lines = [], []
+        entry = blocks[0]
+        # adjoint allocas for every active value, zeroed
+        act_vals = [p.name for p in fn.params if p.name in self.act.active]
+        act_vals += [i.name for b in blocks for i in b.insts if i.name in self.act.active]
+        prologue = []
+        for v in act_vals:
+            ty = self.value_type(v)
+            slot = "%ad.d." + self.r(v)[1:].replace('"', "")
+            self.slots[v] = slot
+        self.tape = "%ad.tape"
+        for k, slot in self.value_slots.items():
+            prologue.append(f"{slot} = alloca {self._key_type(k)}")
+
+        # forward sweep
+        for b in blocks:
+            fwd_lines.append(f"{self.r(b.label)[1:]}:")
+            if b is entry:
+                fwd_lines.extend(self._adjoint_allocas(act_vals, combined=self.mode == "combined"))
+                fwd_lines.extend(prologue)
+                if self.mode == "combined":
+                    fwd_lines.append(f"{self.tape} = alloca {TAPE_TY}")
+                    fwd_lines.append(f"store {TAPE_TY} zeroinitializer, ptr {self.tape}")
+            ctx = FwdCtx(self, b, fwd_lines)
+            if len(b.preds) > 1:
+                inc = ", ".join(f"[ {k}, {self.r(p.label)} ]" for k, p in enumerate(b.preds))
+                fwd_lines.append(f"%ad.pred.{self.r(b.label)[1:]} = phi i32 {inc}")
+                if ("pred", b.label) in self.value_slots:
+                    fwd_lines.append(f"store i32 %ad.pred.{self.r(b.label)[1:]}, ptr "
+                                     f"{self.value_slots[('pred', b.label)]}")
+            for inst in b.insts[:-1]:
+                self._forward_inst(ctx, inst)
+            self._push_needs(ctx, b)
+            self._forward_term(ctx, b)
+
+        # reverse sweep
+        rev_lines += self._rev_prologue()
+        for b in reversed(blocks):
+            if b.term.op == "unreachable":
+                continue
+            ctx = RevCtx(self, b, dry=False)
+            ctx.lines.append(f"rev.{self.r(b.label)[1:]}:")
+            self._materialize(ctx, b)
+            if b.term.op == "ret" and self.ret_active and b.term.ops:
+                seed = "%ad.dret" if self.mode == "split" else "1.0"
+                rv = b.term.ops[0]
+                if rv.value in self.act.active:
+                    ctx.add(rv.value, rv.ty, seed if rv.ty in ("double", "float") else seed)
+            self._reverse_body(ctx, b)
+            self._reverse_branch(ctx, b)
+            rev_lines.extend(ctx.lines)
+        return fwd_lines, rev_lines
+
+    def value_type(self, v: str) -> str:
+        d = self.fn.defs[v]
+        return d.ty
+
+    def _adjoint_allocas(self, act_vals, combined):
+        out = []
+        for v in act_vals:
+            ty = self.value_type(v)
+            out.append(f"{self.slots[v]} = alloca {ty}")
+            out.append(f"store {ty} {zero_of(ty)}, ptr {self.slots[v]}")
+        return out
+
+    def _rev_prologue(self):
+        if self.mode == "combined":
+            return []
+        # split: the reverse function starts here; adjoint allocas + which return was taken
+        lines = ["rev.entry:"]
+        act_vals = list(self.slots)
+        lines += self._adjoint_allocas(act_vals, combined=False)
+        for k, slot in self.value_slots.items():
+            lines.append(f"{slot} = alloca {self._key_type(k)}")
+        if len(self.rets) == 1:
+            lines.append(f"br label %rev.{self.r(self.rets[0].label)[1:]}")
+        else:
+            lines.append(f"%ad.retid.p = call ptr @__enzyme_cc_pop(ptr %ad.tape, i64 8)")
+            lines.append("%ad.retid = load i32, ptr %ad.retid.p")
+            cases = " ".join(f"i32 {k}, label %rev.{self.r(r.label)[1:]}"
+                             for k, r in enumerate(self.rets))
+            lines.append(f"switch i32 %ad.retid, label %rev.{self.r(self.rets[0].label)[1:]} [ {cases} ]")
+        return lines
+
+    # forward sweep pieces
+    def _forward_inst(self, ctx, inst):
+        rule = FORWARD.get(inst.op)
+        keep = True
+        if rule is not None:
+            keep = rule(ctx, inst, before=True) is not False
+        if keep:
+            ctx.lines.append(self.print_primal(inst))
+        if rule is not None:
+            rule(ctx, inst, before=False)
+        key = ("p", inst.name)
+        if inst.name and key in self.value_slots:
+            ctx.lines.append(f"store {inst.ty} {self.r(inst.name)}, ptr {self.value_slots[key]}")
+        skey = ("s", inst.name)
+        if inst.name and skey in self.value_slots:
+            ctx.lines.append(f"store ptr {self.sname(inst.name)}, ptr {self.value_slots[skey]}")
+
+    def print_primal(self, inst) -> str:
+        toks = [self.ren.get(t, t) for t in inst.toks]
+        return join(toks)
+
+    def _tape_items(self, b):
+        return [(k, self._key_type(k)) for k, how in self.plan[b.label] if how == "tape"]
+
+    def _push_needs(self, ctx, b):
+        items = self._tape_items(b)
+        if not items:
+            return
+        size = sum(_slot(ty, self.module) for _, ty in items)
+        p = self.tmp("push")
+        ctx.lines.append(f"{p} = call ptr @__enzyme_cc_push(ptr %ad.tape, i64 {size})")
+        off = 0
+        for k, ty in items:
+            at = self.tmp("at")
+            ctx.lines.append(f"{at} = getelementptr inbounds i8, ptr {p}, i64 {off}")
+            ctx.lines.append(f"store {ty} {self._key_forward_name(k)}, ptr {at}")
+            off += _slot(ty, self.module)
+
+    def _forward_term(self, ctx, b):
+        t = b.term
+        if t.op == "ret":
+            if self.mode == "combined":
+                ctx.lines.append(f"br label %rev.{self.r(b.label)[1:]}")
+                return
+            if len(self.rets) > 1:
+                k = self.rets.index(b)
+                p = self.tmp("push")
+                ctx.lines.append(f"{p} = call ptr @__enzyme_cc_push(ptr %ad.tape, i64 8)")
+                ctx.lines.append(f"store i32 {k}, ptr {p}")
+            rty = self.aug_ret_type()
+            if rty == "void":
+                ctx.lines.append("ret void")
+            elif rty == self.fn.ret_ty:
+                ctx.lines.append(f"ret {rty} {self.r(t.ops[0].value)}")
+            else:
+                a = self.tmp()
+                ctx.lines.append(f"{a} = insertvalue {rty} poison, ptr {self.r(t.ops[0].value)}, 0")
+                ctx.lines.append(f"{a}.1 = insertvalue {rty} {a}, ptr {self.fwd_shadow(t.ops[0].value)}, 1")
+                ctx.lines.append(f"ret {rty} {a}.1")
+            return
+        if t.op in ("invoke", "resume", "indirectbr", "callbr"):
+            raise UserError(self.where(t) + f": cannot differentiate '{t.op}' (exception handling)"
+                            " in function being differentiated; hint: build with -fno-exceptions")
+        if t.op == "switch":
+            raise UserError(self.where(t) + ": internal: switch should have been lowered")
+        ctx.lines.append(self.print_primal(t))
+
+    def aug_ret_type(self) -> str:
+        ret = self.fn.ret_ty
+        if ret == "ptr" and self.returns_shadow():
+            return "{ ptr, ptr }"
+        return ret
+
+    def returns_shadow(self) -> bool:
+        return any(r.term.ops and r.term.ops[0].value in self.act.shadowed for r in self.rets)
+
+    # reverse sweep pieces
+    def _materialize(self, ctx, b):
+        """Make every planned primal value available at the top of rev.b."""
+        plan = self.plan[b.label]
+        items = self._tape_items(b)
+        if items:
+            size = sum(_slot(ty, self.module) for _, ty in items)
+            p = self.tmp("pop")
+            ctx.lines.append(f"{p} = call ptr @__enzyme_cc_pop(ptr %ad.tape, i64 {size})")
+            off = 0
+            for k, ty in items:
+                at, val = self.tmp("at"), self.tmp("tv")
+                ctx.lines.append(f"{at} = getelementptr inbounds i8, ptr {p}, i64 {off}")
+                ctx.lines.append(f"{val} = load {ty}, ptr {at}")
+                ctx.avail[k] = val
+                off += _slot(ty, self.module)
+        for k, how in plan:
+            if how == "slot":
+                val = self.tmp("sv")
+                ctx.lines.append(f"{val} = load {self._key_type(k)}, ptr {self.value_slots[k]}")
+                ctx.avail[k] = val
+            elif how == "direct":
+                ctx.avail[k] = self._key_forward_name(k) if k[1].startswith("%") else \
+                    (k[1] if k[0] == "p" else self.fwd_shadow(k[1]))
+        recs = sorted((k for k, how in plan if how == "recompute"),
+                      key=lambda k: (self.order[id(self.fn.defs[k[1]])], k[0] == "s"))
+        for k in recs:
+            self._recompute(ctx, k)
+
+    def _recompute(self, ctx, key):
+        kind, v = key
+        inst = self.fn.defs[v]
+        mapping = {}
+        for t in inst.toks:
+            if t in self.fn.defs or t in self.ren:
+                if t == inst.name:
+                    continue
+                if ("p", t) in ctx.avail:
+                    mapping[t] = ctx.avail[("p", t)]
+        new = self.tmp("rc")
+        toks = list(inst.toks)
+        if kind == "s":
+            base = inst.ops[0].value
+            toks = _replace_first_operand(toks, inst, base, ctx.avail[("s", base)])
+        toks = [mapping.get(t, t) for t in toks]
+        toks[0] = new
+        ctx.lines.append(join(toks))
+        ctx.avail[key] = new
+
+    def _reverse_body(self, ctx, b):
+        for inst in reversed(b.insts[:-1] if b.term.op != "invoke" else b.insts):
+            if inst.op == "phi":
+                continue
+            d = None
+            if inst.name and inst.name in self.act.active:
+                d = ctx.take(inst.name, inst.ty)
+            rule = REVERSE.get(inst.op)
+            if rule is None:
+                if d is not None or self._touches_shadow(inst):
+                    raise UserError(self.where(inst) + f": cannot differentiate instruction "
+                                    f"'{inst.op}' (no derivative rule); hint: file an issue with "
+                                    "this instruction, or mark the function __enzyme_inactivefn")
+                continue
+            rule(ctx, inst, d)
+        # phi adjoints are read here and distributed on the edges (see _reverse_branch)
+        ctx.phi_d = {}
+        for phi in b.phis:
+            if phi.name in self.act.active:
+                ctx.phi_d[phi.name] = ctx.take(phi.name, phi.ty)
+
+    def _touches_shadow(self, inst) -> bool:
+        return any(o.value in self.act.shadowed for o in inst.ops)
+
+    def _reverse_branch(self, ctx, b):
+        preds = b.preds
+        if b is self.fn.blocks[0]:
+            ctx.lines.extend(self.gen.finish_reverse(self, ctx))
+            return
+        if len(preds) == 1:
+            self._edge_adjoints(ctx, b, preds[0])
+            ctx.lines.append(f"br label %rev.{self.r(preds[0].label)[1:]}")
+            return
+        pid = ctx.avail[("pred", b.label)]
+        edges = []
+        for k, p in enumerate(preds):
+            lab = f"rev.{self.r(b.label)[1:]}.from.{k}"
+            edges.append((k, lab, p))
+        cases = " ".join(f"i32 {k}, label %{lab}" for k, lab, _ in edges[1:])
+        ctx.lines.append(f"switch i32 {pid}, label %{edges[0][1]} [ {cases} ]")
+        for k, lab, p in edges:
+            ctx.lines.append(f"{lab}:")
+            self._edge_adjoints(ctx, b, p)
+            ctx.lines.append(f"br label %rev.{self.r(p.label)[1:]}")
+
+    def _edge_adjoints(self, ctx, b, pred):
+        for phi in b.phis:
+            if phi.name not in ctx.phi_d:
+                continue
+            for val, lab in phi.incoming:
+                if lab == pred.label:
+                    ctx.add(val, phi.ty, ctx.phi_d[phi.name])
+                    break
+
+
+def _replace_first_operand(toks, inst, old, new):
+    out, done = [], False
+    start = 2 if inst.name else 0
+    for k, t in enumerate(toks):
+        if not done and k >= start and t == old:
+            out.append(new)
+            done = True
+        else:
+            out.append(t)
+    return out
+
+
+def _slot(ty: str, module) -> int:
+    return (type_size(ty, module.named_types) + 7) // 8 * 8
+
+
+class FwdCtx:
+    """What forward rules see: renamed primal names and forward shadow names."""
+
+    def __init__(self, synth, block, lines):
+        self.synth, self.block, self.lines = synth, block, lines
+        self.act = synth.act
+
+    def p(self, v):
+        return self.synth.r(v)
+
+    def s(self, v):
+        if not v.startswith("%"):
+            if v in ("null", "undef", "poison", "zeroinitializer"):
+                return v
+            if v.startswith("@") and self.synth.module.is_constant_global(v):
+                return v
+            raise UserError(f"{self.synth.where(None)}: no shadow for '{v}' (a global or "
+                            "constant used as active memory); hint: mark it inactive")
+        if v not in self.act.shadowed:
+            raise UserError(f"{self.synth.where(self.synth.fn.defs.get(v))}: pointer '{v}' "
+                            "joins shadowed and unshadowed memory; hint: mark the argument enzyme_dup")
+        return self.synth.sname(v)
+
+    def emit(self, line):
+        self.lines.append(line)
+
+    def tmp(self, hint="t"):
+        return self.synth.tmp(hint)
+
+    def gen(self):
+        return self.synth.gen
+
+
+class RevCtx:
+    """What reverse rules see: available primal values, shadows, adjoint accumulation."""
+
+    def __init__(self, synth, block, dry):
+        self.synth, self.block, self.dry = synth, block, dry
+        self.act = synth.act
+        self.requests: list = []
+        self.avail: dict = {}
+        self.lines: list[str] = []
+        self.phi_d = {}
+
+    def _get(self, key):
+        kind, v = key
+        if not v.startswith("%"):
+            return v if kind == "p" else self._const_shadow(v)
+        if self.dry:
+            if key not in self.requests:
+                self.requests.append(key)
+            return "%ad.dry"
+        return self.avail[key]
+
+    def _const_shadow(self, v):
+        if v in ("null", "undef", "poison", "zeroinitializer"):
+            return v
+        raise UserError(f"{self.synth.where(None)}: no shadow for '{v}'")
+
+    def p(self, v: str) -> str:
+        """Primal value of operand v, usable in this reverse block."""
+        return self._get(("p", v))
+
+    def s(self, v: str) -> str:
+        """Shadow pointer of v, usable in this reverse block."""
+        return self._get(("s", v))
+
+    def active(self, v: str) -> bool:
+        return v in self.act.active
+
+    def shadowed(self, v: str) -> bool:
+        return v in self.act.shadowed
+
+    def emit(self, line):
+        if not self.dry:
+            self.lines.append(line)
+
+    def tmp(self, hint="t"):
+        return self.synth.tmp(hint)
+
+    def take(self, v, ty) -> str:
+        """Read the adjoint of v and reset it to zero."""
+        slot = self.synth.slots.get(v, "%ad.dry")
+        d = self.tmp("d")
+        self.emit(f"{d} = load {ty}, ptr {slot}")
+        self.emit(f"store {ty} {zero_of(ty)}, ptr {slot}")
+        return d
+
+    def add(self, v: str, ty: str, val: str):
+        """Accumulate val into the adjoint of v (ignored for inactive values and constants)."""
+        if v not in self.act.active:
+            return
+        slot = self.synth.slots.get(v, "%ad.dry")
+        old, new = self.tmp("o"), self.tmp("n")
+        self.emit(f"{old} = load {ty}, ptr {slot}")
+        if is_fp(ty):
+            self.emit(f"{new} = fadd {ty} {old}, {val}")
+        else:
+            self.emit(f"{new} = call {ty} @__enzyme_cc_add_{_agg_tag(ty)}({ty} {old}, {ty} {val})")
+            self.synth.gen.need_aggregate_add(ty)
+        self.emit(f"store {ty} {new}, ptr {slot}")
+
+    def error(self, inst, why, hint):
+        raise UserError(f"{self.synth.where(inst)}: {why}; hint: {hint}")
+
+    def gen(self):
+        return self.synth.gen
+
+
+def _agg_tag(ty: str) -> str:
+    import hashlib
+    return hashlib.sha1(ty.encode()).hexdigest()[:10]

@@ -1,0 +1,144 @@
+"""IR text of the small runtime the generated code calls: the tape, memcpy adjoints, aggregate adds.
+Emitted once per module, internal, so LLVM inlines and specializes them."""
+import hashlib
+
+from enzyme_cc.ir.lexer import type_size, split_fields
+
+_TAPE = """
+define internal ptr @__enzyme_cc_push(ptr %t, i64 %n) alwaysinline nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %t, i64 8
+  %capp = getelementptr inbounds i8, ptr %t, i64 16
+  %top = load i64, ptr %topp
+  %cap = load i64, ptr %capp
+  %new = add i64 %top, %n
+  %ok = icmp ule i64 %new, %cap
+  br i1 %ok, label %fast, label %slow, !prof !{!"branch_weights", i32 2000, i32 1}
+slow:
+  call void @__enzyme_cc_grow(ptr %t, i64 %new)
+  br label %fast
+fast:
+  %base = load ptr, ptr %t
+  store i64 %new, ptr %topp
+  %p = getelementptr inbounds i8, ptr %base, i64 %top
+  ret ptr %p
+}
+
+define internal ptr @__enzyme_cc_pop(ptr %t, i64 %n) alwaysinline nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %t, i64 8
+  %top = load i64, ptr %topp
+  %new = sub i64 %top, %n
+  store i64 %new, ptr %topp
+  %base = load ptr, ptr %t
+  %p = getelementptr inbounds i8, ptr %base, i64 %new
+  ret ptr %p
+}
+
+define internal void @__enzyme_cc_grow(ptr %t, i64 %need) noinline cold nounwind {
+entry:
+  %capp = getelementptr inbounds i8, ptr %t, i64 16
+  %cap = load i64, ptr %capp
+  %dbl = shl i64 %cap, 1
+  %a = call i64 @llvm.umax.i64(i64 %dbl, i64 %need)
+  %c = call i64 @llvm.umax.i64(i64 %a, i64 4096)
+  %base = load ptr, ptr %t
+  %nb = call ptr @realloc(ptr %base, i64 %c)
+  %bad = icmp eq ptr %nb, null
+  br i1 %bad, label %oom, label %ok
+oom:
+  call void @abort()
+  unreachable
+ok:
+  store ptr %nb, ptr %t
+  store i64 %c, ptr %capp
+  ret void
+}
+"""
+
+_MEMCPY = """
+define internal void @__enzyme_cc_memcpy_adj_{kind}(ptr %dd, ptr %ds, i64 %bytes) nounwind {{
+entry:
+  %n = udiv i64 %bytes, {size}
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %done, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %pd = getelementptr inbounds {kind}, ptr %dd, i64 %i
+  %ps = getelementptr inbounds {kind}, ptr %ds, i64 %i
+  %vd = load {kind}, ptr %pd
+  %vs = load {kind}, ptr %ps
+  %sum = fadd {kind} %vs, %vd
+  store {kind} %sum, ptr %ps
+  store {kind} 0.0, ptr %pd
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}
+"""
+
+
+def agg_add_name(ty: str) -> str:
+    return "__enzyme_cc_add_" + hashlib.sha1(ty.encode()).hexdigest()[:10]
+
+
+def _agg_add(ty: str) -> str:
+    """Element-wise fadd of two aggregates/vectors of floats (non-float leaves are kept)."""
+    name = agg_add_name(ty)
+    lines = [f"define internal {ty} @{name}({ty} %a, {ty} %b) alwaysinline nounwind {{", "entry:"]
+    if ty.startswith("<") and not ty.startswith("<{"):
+        lines.append(f"  %r = fadd {ty} %a, %b")
+        lines.append(f"  ret {ty} %r")
+    else:
+        leaves = _leaves(ty, [])
+        acc = "%a"
+        for k, (path, lty) in enumerate(leaves):
+            idx = ", ".join(map(str, path))
+            lines.append(f"  %x{k} = extractvalue {ty} %a, {idx}")
+            lines.append(f"  %y{k} = extractvalue {ty} %b, {idx}")
+            op = "fadd" if lty in ("double", "float", "half", "x86_fp80", "fp128") or \
+                lty.startswith("<") else None
+            if op:
+                lines.append(f"  %s{k} = fadd {lty} %x{k}, %y{k}")
+                lines.append(f"  %acc{k} = insertvalue {ty} {acc}, {lty} %s{k}, {idx}")
+                acc = f"%acc{k}"
+        lines.append(f"  ret {ty} {acc}")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _leaves(ty, path):
+    ty = ty.strip()
+    if ty.startswith("{") or ty.startswith("<{"):
+        out = []
+        for k, f in enumerate(split_fields(ty)):
+            out += _leaves(f, path + [k])
+        return out
+    if ty.startswith("["):
+        n, elem = ty[1:-1].split(" x ", 1)
+        out = []
+        for k in range(int(n)):
+            out += _leaves(elem.strip(), path + [k])
+        return out
+    return [(path, ty)]
+
+
+def definition(helper) -> str:
+    kind = helper[0]
+    if kind == "tape":
+        return _TAPE
+    if kind == "memcpy":
+        return _MEMCPY.format(kind=helper[1], size=type_size(helper[1]))
+    if kind == "aggadd":
+        return _agg_add(helper[1])
+    raise KeyError(helper)
+
+
+def declarations(helper) -> dict:
+    if helper[0] == "tape":
+        return {"@realloc": "declare ptr @realloc(ptr, i64)", "@abort": "declare void @abort()",
+                "@llvm.umax.i64": "declare i64 @llvm.umax.i64(i64, i64)",
+                "@free": "declare void @free(ptr)"}
+    return {}

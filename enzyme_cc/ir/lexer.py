@@ -1,0 +1,189 @@
+"""Tokens of one line of LLVM IR text, and typed-value parsing over them.
+
+The IR model keeps each instruction as its token list: printing is joining tokens, renaming a
+value is replacing a token. Only local values (`%x` that is not a named type) are ever renamed.
+"""
+import re
+
+_TOKEN = re.compile(r"""
+    c"[^"]*"                      # C string constant
+  | "[^"]*"                       # quoted name / string
+  | [%@!$#]"[^"]*"                # quoted identifier (%"a b", @"x", ...)
+  | ![A-Za-z._$][-\w.$]*          # metadata kind or named node (!tbaa, !DIExpression)
+  | [%@!#][-\w.$]+                # %1 %x.y @f !12 #3
+  | \#dbg_\w+                     # debug record
+  | 0x[0-9A-Fa-f]+ | 0x[KLMHR][0-9A-Fa-f]+
+  | -?\d+\.\d*(?:[eE][-+]?\d+)?   # float literal
+  | -?\d+                         # integer
+  | \.\.\.
+  | [A-Za-z_$][\w.$]*:?           # keyword / type / label definition
+  | [()\[\]{}<>,=*|]
+""", re.VERBOSE)
+
+FLOAT_TYPES = ("double", "float", "half", "bfloat", "x86_fp80", "fp128", "ppc_fp128")
+
+
+def tokenize(line: str) -> list[str]:
+    """Tokens of one IR line; comments (`; ...` outside strings) are dropped."""
+    out = []
+    pos, n = 0, len(line)
+    while pos < n:
+        ch = line[pos]
+        if ch in " \t":
+            pos += 1
+            continue
+        if ch == ";":
+            break
+        m = _TOKEN.match(line, pos)
+        if not m:
+            raise ValueError(f"cannot tokenize IR near: {line[pos:pos + 40]!r}")
+        out.append(m.group(0))
+        pos = m.end()
+    return out
+
+
+def join(tokens) -> str:
+    """Print tokens back as IR text (LLVM's lexer is whitespace-insensitive between tokens)."""
+    return " ".join(tokens)
+
+
+_OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+def skip_balanced(toks, i):
+    """Index after the bracket group opening at toks[i]."""
+    depth = 0
+    while i < len(toks):
+        t = toks[i]
+        if t in _OPEN:
+            depth += 1
+        elif t in (")", "]", "}", ">"):
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise ValueError("unbalanced brackets in IR")
+
+
+def parse_type(toks, i):
+    """(type text, next index) for the type starting at toks[i], pointer/function suffixes included."""
+    t = toks[i]
+    if t in _OPEN:
+        j = skip_balanced(toks, i)
+        if t == "<" and j < len(toks) and toks[i + 1] == "{":
+            pass
+    else:
+        j = i + 1
+        if t in ("ptr", "addrspace") and j < len(toks) and toks[j] == "addrspace":
+            j = skip_balanced(toks, j + 1)
+        elif t == "ptr" and j < len(toks) and toks[j] == "addrspace":
+            j = skip_balanced(toks, j + 1)
+    # function types: `double (ptr, ...)` appear only in calls; handled there.
+    while j < len(toks) and toks[j] == "*":
+        j += 1
+    return " ".join(toks[i:j]), j
+
+
+_CONST_EXPR = {"getelementptr", "bitcast", "ptrtoint", "inttoptr", "addrspacecast", "trunc",
+               "zext", "sext", "add", "sub", "mul", "xor", "shl", "and", "or", "lshr", "ashr",
+               "icmp", "fcmp", "select", "extractelement", "insertelement", "shufflevector",
+               "blockaddress", "dso_local_equivalent", "no_cfi", "ptrauth", "splat"}
+
+
+def parse_value(toks, i):
+    """(value text, next index) for a value at toks[i] (constant expressions included)."""
+    t = toks[i]
+    if t in _OPEN:
+        j = skip_balanced(toks, i)
+        return " ".join(toks[i:j]), j
+    if t in _CONST_EXPR or t in ("nuw", "nsw", "inbounds"):
+        j = i + 1
+        while j < len(toks) and toks[j] not in ("(",):
+            j += 1
+        j = skip_balanced(toks, j)
+        return " ".join(toks[i:j]), j
+    return t, i + 1
+
+
+def is_float_type(ty: str) -> bool:
+    return ty in FLOAT_TYPES
+
+
+def scalar_of(ty: str) -> str:
+    """Element type of a vector type `< N x T >`, else the type itself."""
+    if ty.startswith("<") and " x " in ty:
+        return ty[1:-1].split(" x ", 1)[1].strip()
+    return ty
+
+
+def is_fp(ty: str) -> bool:
+    """Float, or a vector of floats."""
+    return scalar_of(ty) in FLOAT_TYPES
+
+
+_PRIM_SIZE = {"double": 8, "float": 4, "half": 2, "bfloat": 2, "x86_fp80": 16, "fp128": 16,
+              "ptr": 8, "i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "i128": 16}
+
+
+def type_size(ty: str, named: dict | None = None) -> int:
+    """ABI size in bytes of an x86-64 type (named structs resolved through `named`)."""
+    ty = ty.strip()
+    if ty in _PRIM_SIZE:
+        return _PRIM_SIZE[ty]
+    if ty.startswith("i") and ty[1:].isdigit():
+        return max(1, (int(ty[1:]) + 7) // 8)
+    if ty.startswith("ptr"):
+        return 8
+    if ty.startswith("%") and named and ty in named:
+        return type_size(named[ty], named)
+    if ty.startswith("[") or ty.startswith("<"):
+        count, elem = ty[1:-1].split(" x ", 1)
+        n = int(count)
+        es = type_size(elem.strip(), named)
+        if ty.startswith("<"):
+            total = n * es
+            p = 1
+            while p < total:
+                p *= 2
+            return p
+        return n * es
+    if ty.startswith("{") or ty.startswith("<{"):
+        packed = ty.startswith("<{")
+        fields = split_fields(ty)
+        off, align = 0, 1
+        for f in fields:
+            s, a = type_size(f, named), type_align(f, named)
+            if not packed:
+                off = (off + a - 1) // a * a
+                align = max(align, a)
+            off += s
+        return (off + align - 1) // align * align
+    raise ValueError(f"unknown type size: {ty}")
+
+
+def type_align(ty: str, named: dict | None = None) -> int:
+    ty = ty.strip()
+    if ty.startswith("%") and named and ty in named:
+        return type_align(named[ty], named)
+    if ty.startswith("[") and not ty.startswith("<"):
+        return type_align(ty[1:-1].split(" x ", 1)[1].strip(), named)
+    if ty.startswith("{"):
+        return max([type_align(f, named) for f in split_fields(ty)] or [1])
+    if ty.startswith("<{"):
+        return 1
+    return min(16, max(1, type_size(ty, named)))
+
+
+def split_fields(ty: str) -> list[str]:
+    """Field types of a literal struct type text `{ a , b }` / `<{ a , b }>`."""
+    toks = tokenize(ty)
+    if toks[0] == "<":
+        toks = toks[1:-1]
+    toks = toks[1:-1]
+    out, i = [], 0
+    while i < len(toks):
+        f, i = parse_type(toks, i)
+        out.append(f)
+        if i < len(toks) and toks[i] == ",":
+            i += 1
+    return out

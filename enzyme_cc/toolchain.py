@@ -1,0 +1,36 @@
+"""Finding the LLVM 22 tools the wrappers drive (clang-22, flang-new-22, llvm-objcopy-22, ...)."""
+import os
+import shutil
+
+from .errors import UserError
+
+# Debian names; the unversioned /usr/bin/llvm-* are an older LLVM and must not be used.
+DEFAULTS = {
+    "clang": "clang-22",
+    "clang++": "clang++-22",
+    "flang": "flang-new-22",
+    "objcopy": "llvm-objcopy-22",
+    "ar": "llvm-ar-22",
+    "ranlib": "llvm-ranlib-22",
+}
+
+INSTALL_HINT = ("install LLVM 22 (Debian: `apt-get install clang-22 flang-22 lld-22 llvm-22`) "
+                "or set its path under [toolchain] in enzyme.toml")
+
+_overrides: dict[str, str] = {}
+
+
+def set_overrides(paths: dict[str, str]) -> None:
+    """Paths from enzyme.toml's [toolchain] table, by the keys of DEFAULTS."""
+    _overrides.clear()
+    _overrides.update({k: v for k, v in paths.items() if v})
+
+
+def tool(name: str) -> str:
+    """Absolute path of tool `name` (a key of DEFAULTS); UserError when it is not installed."""
+    wanted = _overrides.get(name) or os.environ.get("ENZYME_CC_" + name.upper().replace("+", "X")) \
+        or DEFAULTS[name]
+    found = shutil.which(wanted)
+    if not found:
+        raise UserError(f"cannot find '{wanted}' ({name}); {INSTALL_HINT}")
+    return found

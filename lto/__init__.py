@@ -1,0 +1,1 @@
+"""The link-time pipeline: merge bitcode, optimize, differentiate, optimize, emit, relink."""

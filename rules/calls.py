@@ -1,0 +1,152 @@
+"""Rules for calls: library functions with formula rules, memory functions, allocation, and
+calls to functions whose bitcode we have (differentiated recursively: augmented forward + reverse).
+"""
+from enzyme_cc.ir.lexer import is_fp
+from .registry import reverse, forward, call_rule, is_inactive_call
+from .formula import FormulaCompiler
+
+ALLOC = {"@malloc": "malloc", "@_Znwm": "new", "@_Znam": "new", "@calloc": "calloc"}
+MEMCPY = ("@llvm.memcpy.", "@llvm.memmove.", "@memcpy", "@memmove")
+MEMSET = ("@llvm.memset.", "@memset")
+
+
+def call_kind(ctx, inst) -> str:
+    c = inst.callee or ""
+    gen = ctx.gen()
+    if c in ALLOC:
+        return "alloc"
+    if c in gen.FREES:
+        return "free"
+    if c == "@realloc":
+        return "realloc"
+    if c.startswith(MEMCPY):
+        return "memcpy"
+    if c.startswith(MEMSET):
+        return "memset"
+    if is_inactive_call(c):
+        return "inactive"
+    if call_rule(c) is not None:
+        return "rule"
+    if gen.module.defines(c):
+        return "diff"
+    return "unknown"
+
+
+def _involved(ctx, inst) -> bool:
+    return any(ctx.active(o.value) or ctx.shadowed(o.value) for o in inst.ops) or \
+        (inst.name is not None and ctx.active(inst.name))
+
+
+@forward("call")
+def _fwd_call(ctx, inst, before):
+    kind = call_kind(ctx, inst)
+    synth = ctx.synth
+    if kind == "free":
+        return False if before and inst.ops and ctx.act.has_shadow(inst.ops[0].value) else None
+    if kind == "realloc" and before and _involved(ctx, inst):
+        ctx.synth.gen.fail(synth, inst, "realloc of differentiated memory is not supported yet",
+                           "allocate with malloc and copy")
+    if kind == "alloc" and not before and inst.name in ctx.act.shadowed:
+        s = synth.sname(inst.name)
+        args = ", ".join(f"{o.ty} {ctx.p(o.value) if o.is_local else o.value}" for o in inst.ops)
+        ctx.emit(f"{s} = call ptr {inst.callee}({args})")
+        if inst.callee != "@calloc":
+            n = inst.ops[0]
+            nv = ctx.p(n.value) if n.is_local else n.value
+            ctx.emit(f"call void @llvm.memset.p0.i64(ptr {s}, i8 0, i64 {nv}, i1 false)")
+            synth.gen.declare_raw("@llvm.memset.p0.i64",
+                                  "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)")
+        return None
+    if kind == "memcpy" and not before and len(inst.ops) >= 3:
+        dst, src, n = inst.ops[:3]
+        if ctx.shadowed(dst.value) and ctx.gen().copy_kind(synth, inst) == "pointer":
+            nv = ctx.p(n.value) if n.is_local else n.value
+            src_s = ctx.s(src.value) if ctx.shadowed(src.value) else ctx.p(src.value)
+            ctx.emit(f"call void @llvm.memmove.p0.p0.{n.ty}(ptr {ctx.s(dst.value)}, ptr {src_s}, "
+                     f"{n.ty} {nv}, i1 false)")
+            synth.gen.declare_raw(f"@llvm.memmove.p0.p0.{n.ty}",
+                                  f"declare void @llvm.memmove.p0.p0.{n.ty}(ptr, ptr, {n.ty}, i1)")
+        return None
+    if kind == "diff" and before and _involved(ctx, inst):
+        ctx.gen().emit_augmented_call(ctx, inst)
+        return False
+    if kind == "unknown" and before and _involved(ctx, inst):
+        what = "indirect call" if (inst.callee or "").startswith("%") else \
+            f"call to '{(inst.callee or '').lstrip('@')}'"
+        ctx.gen().fail(synth, inst, f"no derivative rule for {what} and no bitcode for it",
+                       "rebuild the object defining it with enzyme-cc, add a rule in an enzyme.toml "
+                       "rule file, or declare it inactive with __enzyme_inactivefn")
+    return None
+
+
+@reverse("call")
+def _rev_call(ctx, inst, d):
+    kind = call_kind(ctx, inst)
+    if kind == "rule":
+        _rev_formula(ctx, inst, d)
+    elif kind == "memcpy":
+        _rev_memcpy(ctx, inst)
+    elif kind == "memset":
+        dst, n = inst.ops[0], inst.ops[2]
+        if ctx.shadowed(dst.value):
+            nv = ctx.p(n.value)
+            ctx.emit(f"call void @llvm.memset.p0.{n.ty}(ptr {ctx.s(dst.value)}, i8 0, {n.ty} {nv}, "
+                     "i1 false)")
+            ctx.gen().declare_raw(f"@llvm.memset.p0.{n.ty}",
+                                  f"declare void @llvm.memset.p0.{n.ty}(ptr, i8, {n.ty}, i1)")
+    elif kind == "alloc":
+        if inst.name in ctx.synth.freed:
+            f = "@free" if inst.callee in ("@malloc", "@calloc") else \
+                "@_ZdlPv" if inst.callee == "@_Znwm" else "@_ZdaPv"
+            ctx.emit(f"call void {f}(ptr {ctx.s(inst.name)})")
+            ctx.emit(f"call void {f}(ptr {ctx.p(inst.name)})")
+            ctx.gen().declare_raw(f, f"declare void {f}(ptr)")
+    elif kind == "diff" and _involved(ctx, inst):
+        ctx.gen().emit_reverse_call(ctx, inst, d)
+
+
+def _rev_formula(ctx, inst, d):
+    if d is None:
+        return
+    rule = call_rule(inst.callee)
+    ty = inst.ty
+    env = {}
+    for name, o in zip(rule.args, inst.ops):
+        env[name] = (ctx.p(o.value), o.ty)
+    if "r" in _names(rule):
+        env["r"] = (ctx.p(inst.name), ty)
+    for name, partial, o in zip(rule.args, rule.partials, inst.ops):
+        if partial is None or not ctx.active(o.value):
+            continue
+        fc = FormulaCompiler(ctx.emit, ctx.tmp, ctx.gen().declare, ty, env,
+                             f"{rule.source}: rule '{rule.name}'")
+        g = fc.compile(partial)
+        t = ctx.tmp()
+        ctx.emit(f"{t} = fmul {ty} {g}, {d}")
+        ctx.add(o.value, o.ty, t)
+
+
+def _names(rule):
+    import ast
+    out = set()
+    for p in rule.partials:
+        if p is not None:
+            out |= {n.id for n in ast.walk(p) if isinstance(n, ast.Name)}
+    return out
+
+
+def _rev_memcpy(ctx, inst):
+    dst, src, n = inst.ops[:3]
+    if not ctx.shadowed(dst.value):
+        return
+    kind = ctx.gen().copy_kind(ctx.synth, inst)
+    if kind not in ("double", "float"):
+        return
+    nv = ctx.p(n.value)
+    if ctx.shadowed(src.value):
+        fn = ctx.gen().memcpy_adjoint(kind)
+        ctx.emit(f"call void @{fn}(ptr {ctx.s(dst.value)}, ptr {ctx.s(src.value)}, i64 {nv})")
+    else:
+        ctx.emit(f"call void @llvm.memset.p0.{n.ty}(ptr {ctx.s(dst.value)}, i8 0, {n.ty} {nv}, i1 false)")
+        ctx.gen().declare_raw(f"@llvm.memset.p0.{n.ty}",
+                              f"declare void @llvm.memset.p0.{n.ty}(ptr, i8, {n.ty}, i1)")

@@ -1,0 +1,296 @@
+"""Derivative rules for LLVM instructions (reverse adjoints and forward shadow code).
+
+Each rule is a small function registered for its opcode; the synthesis only looks rules up.
+ctx.p(v) primal value, ctx.s(v) shadow pointer, ctx.add(v, ty, x) accumulate an adjoint,
+ctx.emit(line), ctx.tmp() fresh name.
+"""
+from enzyme_cc.ir.lexer import is_fp, join
+from .registry import reverse, forward
+
+NOOP_REVERSE = ("getelementptr", "alloca", "icmp", "fcmp", "bitcast", "addrspacecast", "ptrtoint",
+                "inttoptr", "add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr",
+                "ashr", "and", "or", "xor", "trunc", "zext", "sext", "sitofp", "uitofp", "fptosi",
+                "fptoui", "freeze", "fence")
+
+
+@reverse(*NOOP_REVERSE)
+def _no_adjoint(ctx, inst, d):
+    """Integer, pointer and comparison results carry no derivative."""
+
+
+def _zero(ty):
+    return "0.0" if ty in ("double", "float", "half") else "zeroinitializer"
+
+
+def _bin(ctx, op, ty, a, b, flags=""):
+    t = ctx.tmp()
+    ctx.emit(f"{t} = {op} {flags}{ty} {a}, {b}")
+    return t
+
+
+@reverse("fadd")
+def _fadd(ctx, inst, d):
+    a, b = inst.ops
+    ctx.add(a.value, inst.ty, d)
+    ctx.add(b.value, inst.ty, d)
+
+
+@reverse("fsub")
+def _fsub(ctx, inst, d):
+    a, b = inst.ops
+    ctx.add(a.value, inst.ty, d)
+    if ctx.active(b.value):
+        n = ctx.tmp()
+        ctx.emit(f"{n} = fneg {inst.ty} {d}")
+        ctx.add(b.value, inst.ty, n)
+
+
+@reverse("fmul")
+def _fmul(ctx, inst, d):
+    a, b = inst.ops
+    if ctx.active(a.value):
+        ctx.add(a.value, inst.ty, _bin(ctx, "fmul", inst.ty, d, ctx.p(b.value)))
+    if ctx.active(b.value):
+        ctx.add(b.value, inst.ty, _bin(ctx, "fmul", inst.ty, d, ctx.p(a.value)))
+
+
+@reverse("fdiv")
+def _fdiv(ctx, inst, d):
+    a, b = inst.ops
+    if not (ctx.active(a.value) or ctx.active(b.value)):
+        return
+    q = _bin(ctx, "fdiv", inst.ty, d, ctx.p(b.value))            # d / b
+    ctx.add(a.value, inst.ty, q)
+    if ctx.active(b.value):
+        t = _bin(ctx, "fmul", inst.ty, q, ctx.p(a.value))          # d*a/b
+        t = _bin(ctx, "fdiv", inst.ty, t, ctx.p(b.value))          # d*a/b^2
+        n = ctx.tmp()
+        ctx.emit(f"{n} = fneg {inst.ty} {t}")
+        ctx.add(b.value, inst.ty, n)
+
+
+@reverse("frem")
+def _frem(ctx, inst, d):
+    # x - trunc(x/y)*y: d/dx = 1, d/dy = -trunc(x/y)
+    a, b = inst.ops
+    ctx.add(a.value, inst.ty, d)
+    if ctx.active(b.value):
+        q = _bin(ctx, "fdiv", inst.ty, ctx.p(a.value), ctx.p(b.value), "")
+        t = ctx.tmp()
+        suffix = {"double": "f64", "float": "f32"}.get(inst.ty, "f64")
+        ctx.gen().declare(f"llvm.trunc.{suffix}", inst.ty, 1)
+        ctx.emit(f"{t} = call {inst.ty} @llvm.trunc.{suffix}({inst.ty} {q})")
+        m = _bin(ctx, "fmul", inst.ty, t, d)
+        n = ctx.tmp()
+        ctx.emit(f"{n} = fneg {inst.ty} {m}")
+        ctx.add(b.value, inst.ty, n)
+
+
+@reverse("fneg")
+def _fneg(ctx, inst, d):
+    n = ctx.tmp()
+    ctx.emit(f"{n} = fneg {inst.ty} {d}")
+    ctx.add(inst.ops[0].value, inst.ty, n)
+
+
+@reverse("fpext", "fptrunc")
+def _fpcast(ctx, inst, d):
+    src = inst.ops[0]
+    if ctx.active(src.value):
+        t = ctx.tmp()
+        back = "fptrunc" if inst.op == "fpext" else "fpext"
+        ctx.emit(f"{t} = {back} {inst.ty} {d} to {src.ty}")
+        ctx.add(src.value, src.ty, t)
+
+
+@reverse("select")
+def _select(ctx, inst, d):
+    c, a, b = inst.ops
+    if d is None:
+        return
+    z = _zero(inst.ty)
+    if ctx.active(a.value):
+        t = ctx.tmp()
+        ctx.emit(f"{t} = select {c.ty} {ctx.p(c.value)}, {inst.ty} {d}, {inst.ty} {z}")
+        ctx.add(a.value, inst.ty, t)
+    if ctx.active(b.value):
+        t = ctx.tmp()
+        ctx.emit(f"{t} = select {c.ty} {ctx.p(c.value)}, {inst.ty} {z}, {inst.ty} {d}")
+        ctx.add(b.value, inst.ty, t)
+
+
+@reverse("extractvalue")
+def _extractvalue(ctx, inst, d):
+    agg = inst.ops[0]
+    if d is None or not ctx.active(agg.value):
+        return
+    t = ctx.tmp()
+    idx = ", ".join(map(str, inst.indices))
+    ctx.emit(f"{t} = insertvalue {agg.ty} zeroinitializer, {inst.ty} {d}, {idx}")
+    ctx.add(agg.value, agg.ty, t)
+
+
+@reverse("insertvalue")
+def _insertvalue(ctx, inst, d):
+    agg, elem = inst.ops
+    if d is None:
+        return
+    idx = ", ".join(map(str, inst.indices))
+    if ctx.active(elem.value):
+        t = ctx.tmp()
+        ctx.emit(f"{t} = extractvalue {agg.ty} {d}, {idx}")
+        ctx.add(elem.value, elem.ty, t)
+    if ctx.active(agg.value):
+        t = ctx.tmp()
+        ctx.emit(f"{t} = insertvalue {agg.ty} {d}, {elem.ty} {_zero(elem.ty)}, {idx}")
+        ctx.add(agg.value, agg.ty, t)
+
+
+@reverse("load")
+def _load(ctx, inst, d):
+    if d is None:
+        return
+    sp = ctx.s(inst.ops[0].value)
+    old, new = ctx.tmp(), ctx.tmp()
+    ctx.emit(f"{old} = load {inst.ty}, ptr {sp}")
+    if is_fp(inst.ty):
+        ctx.emit(f"{new} = fadd {inst.ty} {old}, {d}")
+    else:
+        ctx.gen().need_aggregate_add(inst.ty)
+        ctx.emit(f"{new} = call {inst.ty} @{ctx.gen().agg_add_name(inst.ty)}({inst.ty} {old}, "
+                 f"{inst.ty} {d})")
+    ctx.emit(f"store {inst.ty} {new}, ptr {sp}")
+
+
+@reverse("store")
+def _store(ctx, inst, d):
+    val, ptr = inst.ops
+    from enzyme_cc.ad.activity import carries_float
+    if not carries_float(val.ty):
+        return
+    if not ctx.shadowed(ptr.value):
+        if ctx.active(val.value):
+            ctx.error(inst, "an active value is stored to memory that has no shadow (a global, or "
+                      "an argument passed as enzyme_const)", "pass that memory as enzyme_dup, or "
+                      "give the global a shadow")
+        return
+    sp = ctx.s(ptr.value)
+    # The store overwrote the location: its adjoint moves to the stored value, and the location's
+    # adjoint restarts from zero for whatever was there before.
+    if ctx.active(val.value):
+        t = ctx.tmp()
+        ctx.emit(f"{t} = load {val.ty}, ptr {sp}")
+        ctx.emit(f"store {val.ty} {_zero(val.ty)}, ptr {sp}")
+        ctx.add(val.value, val.ty, t)
+    else:
+        ctx.emit(f"store {val.ty} {_zero(val.ty)}, ptr {sp}")
+
+
+# ---- forward sweep: shadow pointers beside the primal ------------------------------------------
+
+def _retarget(ctx, inst, subst):
+    """The instruction's tokens renamed for the forward sweep, result renamed to its shadow,
+    with the operands in `subst` (original value -> replacement) swapped."""
+    toks = []
+    start = 2 if inst.name else 0
+    for k, t in enumerate(inst.toks):
+        if k == 0 and inst.name:
+            toks.append(ctx.synth.sname(inst.name))
+        elif k >= start and t in subst:
+            toks.append(subst[t])
+        else:
+            toks.append(ctx.p(t) if t.startswith("%") else t)
+    return join(toks)
+
+
+@forward("getelementptr", "bitcast", "addrspacecast")
+def _fwd_gep(ctx, inst, before):
+    if before or inst.name not in ctx.act.shadowed:
+        return
+    base = inst.ops[0].value
+    toks = list(inst.toks)
+    # replace only the base operand occurrence (indices may mention the same value)
+    out, replaced = [], False
+    for k, t in enumerate(toks):
+        if k == 0:
+            out.append(ctx.synth.sname(inst.name))
+        elif not replaced and k >= 2 and t == base:
+            out.append(ctx.s(base))
+            replaced = True
+        else:
+            out.append(ctx.p(t) if t.startswith("%") else t)
+    ctx.emit(join(out))
+
+
+@forward("phi")
+def _fwd_phi(ctx, inst, before):
+    if before or inst.name not in ctx.act.shadowed:
+        return
+    inc = ", ".join(f"[ {ctx.s(v) if v.startswith('%') else _const_shadow(ctx, v)}, {ctx.p(b)} ]"
+                    for v, b in inst.incoming)
+    ctx.emit(f"{ctx.synth.sname(inst.name)} = phi ptr {inc}")
+
+
+def _const_shadow(ctx, v):
+    return ctx.s(v)
+
+
+@forward("select")
+def _fwd_select(ctx, inst, before):
+    if before or inst.name not in ctx.act.shadowed:
+        return
+    c, a, b = inst.ops
+    ctx.emit(f"{ctx.synth.sname(inst.name)} = select {c.ty} {ctx.p(c.value)}, ptr {ctx.s(a.value)}, "
+             f"ptr {ctx.s(b.value)}")
+
+
+@forward("load")
+def _fwd_load(ctx, inst, before):
+    if before or inst.name not in ctx.act.shadowed:
+        return
+    ctx.emit(f"{ctx.synth.sname(inst.name)} = load ptr, ptr {ctx.s(inst.ops[0].value)}")
+
+
+@forward("store")
+def _fwd_store(ctx, inst, before):
+    val, ptr = inst.ops
+    if before or val.ty != "ptr" or ptr.value not in ctx.act.shadowed:
+        return
+    sv = ctx.s(val.value) if val.value in ctx.act.shadowed else ctx.p(val.value)
+    ctx.emit(f"store ptr {sv}, ptr {ctx.s(ptr.value)}")
+
+
+@forward("alloca")
+def _fwd_alloca(ctx, inst, before):
+    if before or inst.name not in ctx.act.shadowed:
+        return
+    synth = ctx.synth
+    from enzyme_cc.ir.lexer import type_size
+    size = type_size(inst.src_ty, synth.module.named_types)
+    count = inst.ops[0] if inst.ops else None
+    nbytes = str(size)
+    if count is not None:
+        n = ctx.tmp()
+        cv = ctx.p(count.value) if count.is_local else count.value
+        ctx.emit(f"{n} = mul {count.ty} {cv}, {size}")
+        nbytes = n
+        if count.ty != "i64":
+            w = ctx.tmp()
+            ctx.emit(f"{w} = zext {count.ty} {n} to i64")
+            nbytes = w
+    s = synth.sname(inst.name)
+    if synth.mode == "split":
+        ctx.emit(f"{s} = call ptr @calloc(i64 1, i64 {nbytes})")
+        synth.gen.declare_raw("@calloc", "declare noalias ptr @calloc(i64, i64)")
+    else:
+        cnt = f", {count.ty} {ctx.p(count.value) if count.is_local else count.value}" if count else ""
+        ctx.emit(f"{s} = alloca {inst.src_ty}{cnt}, align 16")
+        ctx.emit(f"call void @llvm.memset.p0.i64(ptr {s}, i8 0, i64 {nbytes}, i1 false)")
+        synth.gen.declare_raw("@llvm.memset.p0.i64", "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)")
+
+
+@reverse("alloca")
+def _rev_alloca(ctx, inst, d):
+    if ctx.synth.mode == "split" and ctx.shadowed(inst.name):
+        ctx.emit(f"call void @free(ptr {ctx.s(inst.name)})")
+        ctx.gen().declare_raw("@free", "declare void @free(ptr)")
