@@ -1,0 +1,76 @@
+"""Entry points enzyme-cc, enzyme-c++, enzyme-fc: drop-in clang-22 / clang++-22 / flang-new-22."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import traceback
+from importlib import resources
+
+import click
+
+from . import toolchain
+from .config import load_config
+from .driver_args import classify
+from .errors import UserError
+
+PROG = {"clang": "enzyme-cc", "clang++": "enzyme-c++", "flang": "enzyme-fc"}
+
+
+def toolchain_file() -> str:
+    return str(resources.files("enzyme_cc.data").joinpath("enzyme-toolchain.cmake"))
+
+
+def run_driver(driver: str, argv: list[str]) -> int:
+    if argv[:1] == ["--print-toolchain-file"]:
+        print(toolchain_file())
+        return 0
+    cfg = load_config()
+    toolchain.set_overrides(cfg.toolchain)
+    inv = classify(argv, driver)
+    if inv.action == "passthrough":
+        return subprocess.run([toolchain.tool(driver)] + inv.args).returncode
+    if inv.action == "compile":
+        from .compile import compile_source, default_object_name
+        for src in inv.sources:
+            if src.lang not in ("c", "c++", "fortran", "asm", "asm-cpp", "objc", "other"):
+                continue
+            out = inv.output if inv.output and len(inv.sources) == 1 else default_object_name(src.path)
+            rc = compile_source(driver, inv, src, out)
+            if rc != 0:
+                return rc
+        return 0
+    from enzyme_cc.lto.link import link
+    return link(driver, inv, cfg)
+
+
+def _main(driver: str, argv: list[str]) -> int:
+    try:
+        return run_driver(driver, argv)
+    except UserError as e:
+        if os.environ.get("ENZYME_CC_DEBUG") == "1":
+            traceback.print_exc()
+        print(f"{PROG[driver]}: error: {e.message}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:      # a bug of ours: say so briefly, trace only on request
+        if os.environ.get("ENZYME_CC_DEBUG") == "1":
+            raise
+        print(f"{PROG[driver]}: error: internal error: {type(e).__name__}: {e} (set "
+              "ENZYME_CC_DEBUG=1 for a traceback, and please report it)", file=sys.stderr)
+        return 70
+
+
+def _command(driver: str):
+    @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
+                                     "help_option_names": []}, add_help_option=False)
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+    def cmd(args):
+        sys.exit(_main(driver, list(args)))
+    return cmd
+
+
+enzyme_cc = _command("clang")
+enzyme_cxx = _command("clang++")
+enzyme_fc = _command("flang")

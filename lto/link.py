@@ -1,0 +1,134 @@
+"""The link step (DESIGN.md "Data flow"): compile sources, find bitcode, and either link as clang
+would (no marker calls: zero added cost) or merge, optimize, differentiate, optimize, emit one
+native object and relink it with everything that carried no bitcode."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from enzyme_cc import toolchain
+from enzyme_cc.compile import compile_source, run
+from enzyme_cc.errors import UserError
+from enzyme_cc.bitcode import plan_link
+from enzyme_cc.rules.registry import set_user_rule_files
+from . import optimize as opt
+
+MARKER_BYTES = (b"__enzyme_autodiff", b"__enzyme_fwddiff", b"__enzyme_augmentfwd",
+                b"__enzyme_reverse")
+
+
+class Stages:
+    """`-v` / [debug] verbose: each stage with its time on stderr."""
+
+    def __init__(self, on: bool):
+        self.on, self.t = on, time.perf_counter()
+
+    def done(self, what: str):
+        now = time.perf_counter()
+        if self.on:
+            print(f"enzyme-cc: {what}: {now - self.t:.3f}s", file=sys.stderr)
+        self.t = now
+
+
+def link(driver: str, inv, cfg) -> int:
+    tmp = tempfile.mkdtemp(prefix="enzyme-cc-")
+    try:
+        return _link(driver, inv, cfg, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _final_driver(driver: str, inv) -> str:
+    # Fortran objects need flang's runtime; flang links like clang otherwise.
+    if driver == "flang" or any(s.lang == "fortran" for s in inv.sources):
+        return toolchain.tool("flang")
+    return toolchain.tool("clang++" if driver == "clang++" else "clang")
+
+
+def _link(driver, inv, cfg, tmp) -> int:
+    stages = Stages(cfg.verbose or inv.verbose)
+    replace: dict[int, list[str]] = {}
+    inputs: list[tuple[int, str, str]] = []        # (index, kind, value) in command-line order
+    for k, src in enumerate(inv.sources):
+        obj = os.path.join(tmp, f"{k}-{os.path.basename(src.path)}.o")
+        rc = compile_source(driver, inv, src, obj)
+        if rc != 0:
+            return rc
+        replace[src.index] = [obj]
+        inputs.append((src.index, "file", obj))
+    stages.done("compile")
+    inputs += [(i, "file", p) for i, p in inv.inputs]
+    inputs += [(i, "lib", n) for i, n in inv.libs]
+    inputs.sort()
+    plan = plan_link([(kind, v) for _, kind, v in inputs], inv.lib_dirs, inv.static)
+    stages.done("read bitcode")
+    final = _final_driver(driver, inv)
+    if not any(m in data for _, data in plan.modules for m in MARKER_BYTES):
+        return run([final] + inv.link_args_with(replace), inv.verbose)
+
+    set_user_rule_files(cfg.rule_files)
+    obj = _differentiate(plan, inv, cfg, tmp, stages)
+    # the new object replaces every input whose bitcode it contains
+    first = True
+    for idx, kind, value in inputs:
+        if kind == "file" and value in plan.bitcode_objects:
+            replace[idx] = [obj] if first else []
+            first = False
+    if first:   # bitcode only from archive members
+        replace[inputs[0][0]] = [obj] + replace.get(inputs[0][0], [inputs[0][2]])
+    rc = run([final] + inv.link_args_with(replace), inv.verbose)
+    stages.done("relink")
+    return rc
+
+
+def _differentiate(plan, inv, cfg, tmp, stages) -> str:
+    from enzyme_cc.ad.generate import Generator
+    ctx = opt.new_context()
+    module = opt.merge(plan.modules, ctx)
+    text = opt.strip_optnone(str(module))
+    module = opt.parse_text(text, ctx, "merged bitcode")
+    stages.done("merge")
+    if cfg.preopt:
+        opt.optimize(module, 2, vectorize=False)
+        stages.done("pre-AD optimization")
+    pre = str(module)
+    gen = Generator(pre)
+    gen.origins = plan.missing_bitcode
+    new = gen.run()
+    stages.done("differentiate")
+    _dump(cfg, "before-ad.ll", pre)
+    _dump(cfg, "after-ad.ll", new)
+    try:
+        module = opt.parse_text(new, ctx)
+    except opt.InternalIRError as e:
+        path = os.path.join(tempfile.gettempdir(), "enzyme-cc-invalid.ll")
+        with open(path, "w") as f:
+            f.write(e.text)
+        raise UserError(f"internal error: the derivative IR does not verify ({e}); the IR was "
+                        f"written to {path}; please report this")
+    level = _level(inv.opt_level)
+    opt.optimize(module, max(level, 0), vectorize=level >= 2)
+    stages.done("post-AD optimization")
+    obj = os.path.join(tmp, "enzyme-ad.o")
+    with open(obj, "wb") as f:
+        f.write(opt.emit_object(module, level))
+    if "llvm.global_ctors" in new or "llvm.global_dtors" in new:
+        subprocess.run([toolchain.tool("objcopy"), "--rename-section", ".ctors=.init_array",
+                        "--rename-section", ".dtors=.fini_array", obj], check=False)
+    stages.done("codegen")
+    return obj
+
+
+def _level(o: str) -> int:
+    return {"0": 0, "1": 1, "2": 2, "3": 3, "s": 2, "z": 2, "fast": 3, "g": 1}.get(o, 2)
+
+
+def _dump(cfg, name, text):
+    if cfg.dump_dir:
+        os.makedirs(cfg.dump_dir, exist_ok=True)
+        with open(os.path.join(cfg.dump_dir, name), "w") as f:
+            f.write(text)

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Set up enzyme-cc on Debian bookworm (LLVM 22 from apt, a venv with the package), then run
+# `demo` (the README examples) or `test` (the test suite). Idempotent; quick when already set up.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+
+missing=""
+for tool in clang-22 clang++-22 flang-new-22 ld.lld-22 llvm-objcopy-22 llvm-ar-22 cmake make; do
+  command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
+done
+if [ -n "$missing" ]; then
+  echo "setup: installing LLVM 22 and build tools (missing:$missing)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-22 flang-22 lld-22 llvm-22 \
+    cmake make >/dev/null
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+stamp=.venv/.enzyme-cc-setup
+want=$(cat pyproject.toml | sha1sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: installing the enzyme-cc package into .venv"
+  .venv/bin/pip install -q --disable-pip-version-check -e '.[test]'
+  echo "$want" > "$stamp"
+fi
+export PATH="$root/.venv/bin:$PATH"
+
+case "${1:-demo}" in
+  demo)
+    cd examples/c
+    enzyme-cc square.c -o "${TMPDIR:-/tmp}/enzyme-square" && "${TMPDIR:-/tmp}/enzyme-square"
+    enzyme-cc -O2 norm.c -lm -o "${TMPDIR:-/tmp}/enzyme-norm" && "${TMPDIR:-/tmp}/enzyme-norm"
+    ;;
+  test)
+    shift
+    exec .venv/bin/python -m pytest -q "$@"
+    ;;
+  *)
+    echo "usage: scripts/setup.sh [demo|test [pytest args]]" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,43 @@
+"""Shared test helpers: the wrappers on PATH, compiling and running small programs."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+BIN = os.path.dirname(sys.executable)
+os.environ["PATH"] = BIN + os.pathsep + os.environ["PATH"]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(cmd, cwd=None, check=True, env=None, input=None):
+    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, input=input)
+    if check and r.returncode != 0:
+        raise AssertionError(f"{' '.join(map(str, cmd))} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
+    return r
+
+
+def build_and_run(tmp_path, source: str, name="prog.c", flags=("-O2",), driver="enzyme-cc",
+                  libs=("-lm",)):
+    src = tmp_path / name
+    src.write_text(source)
+    exe = tmp_path / (name + ".out")
+    run([driver, *flags, str(src), *libs, "-o", str(exe)], cwd=tmp_path)
+    return run([str(exe)], cwd=tmp_path).stdout
+
+
+def floats(text: str) -> list[float]:
+    out = []
+    for tok in text.replace(",", " ").split():
+        try:
+            out.append(float(tok))
+        except ValueError:
+            pass
+    return out
+
+
+@pytest.fixture
+def c_program(tmp_path):
+    def go(source, **kw):
+        return build_and_run(tmp_path, source, **kw)
+    return go
