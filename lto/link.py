@@ -96,11 +96,11 @@ def _differentiate(plan, inv, cfg, tmp, stages) -> str:
         opt.optimize(module, 2, vectorize=False)
         stages.done("pre-AD optimization")
     pre = str(module)
+    _dump(cfg, "before-ad.ll", pre)
     gen = Generator(pre)
     gen.origins = plan.missing_bitcode
     new = gen.run()
     stages.done("differentiate")
-    _dump(cfg, "before-ad.ll", pre)
     _dump(cfg, "after-ad.ll", new)
     try:
         module = opt.parse_text(new, ctx)

@@ -167,6 +167,11 @@ def rewrite_call(gen, req, name, rty) -> list[str]:
     if want in ("void",) or (not inst.name and not req.sret):
         lines.append(call)
         return lines
+    if rty == "void" and not _used(req.caller, inst.name):
+        lines.append(call)               # the (unused) result keeps its name, numbering intact
+        zero = "0.0" if is_fp(want) else "zeroinitializer"
+        lines.append(f"{inst.name} = {_identity(want, zero)}")
+        return lines
     if rty == "void":
         raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_autodiff is declared to "
                         f"return {want}, but '{req.fn[1:]}' has no active (float) argument")
@@ -209,6 +214,10 @@ def rewrite_call(gen, req, name, rty) -> list[str]:
     else:
         lines.append(f"{inst.name} = {_identity(want, acc)}")
     return lines
+
+
+def _used(fn, name) -> bool:
+    return any(name in i.toks for i in fn.insts() if i.name != name)
 
 
 def _insert(lines, tmp, ty, agg, path, sty, v):

@@ -47,6 +47,8 @@ class Synth:
     """Builds the derivative function(s) for one (function, activity) request."""
 
     def __init__(self, gen, fn, arg_act: list[str], ret_active: bool, mode: str, names: dict):
+        from .prepare import prepare
+        fn = prepare(fn)
         self.gen, self.fn, self.mode = gen, fn, mode
         self.module = gen.module
         self.arg_act, self.ret_active = arg_act, ret_active
@@ -90,6 +92,11 @@ class Synth:
 
     def sname(self, v: str) -> str:
         return "%ad.s." + self.r(v)[1:].replace('"', "")
+
+    def null_based(self, v: str) -> bool:
+        """v is computed from the null pointer by GEPs/casts: it is its own shadow."""
+        from .typeinfo import underlying
+        return underlying(self.fn, v) == "null"
 
     def where(self, inst) -> str:
         return located(self.module, self.fn, inst)
@@ -344,8 +351,6 @@ class Synth:
         if t.op in ("invoke", "resume", "indirectbr", "callbr"):
             raise UserError(self.where(t) + f": cannot differentiate '{t.op}' (exception handling)"
                             " in function being differentiated; hint: build with -fno-exceptions")
-        if t.op == "switch":
-            raise UserError(self.where(t) + ": internal: switch should have been lowered")
         ctx.lines.append(self.print_primal(t))
 
     def aug_ret_type(self) -> str:
@@ -495,6 +500,8 @@ class FwdCtx:
                 return v
             raise UserError(f"{self.synth.where(None)}: no shadow for '{v}' (a global or "
                             "constant used as active memory); hint: mark it inactive")
+        if v not in self.act.shadowed and self.synth.null_based(v):
+            return self.p(v)          # e.g. `gep (null, n)`: an end pointer never dereferenced
         if v not in self.act.shadowed:
             raise UserError(f"{self.synth.where(self.synth.fn.defs.get(v))}: pointer '{v}' "
                             "joins shadowed and unshadowed memory; hint: mark the argument enzyme_dup")
@@ -508,6 +515,12 @@ class FwdCtx:
 
     def gen(self):
         return self.synth.gen
+
+    def active(self, v: str) -> bool:
+        return v in self.act.active
+
+    def shadowed(self, v: str) -> bool:
+        return v in self.act.shadowed
 
 
 class RevCtx:
@@ -542,6 +555,8 @@ class RevCtx:
 
     def s(self, v: str) -> str:
         """Shadow pointer of v, usable in this reverse block."""
+        if v.startswith("%") and v not in self.act.shadowed and self.synth.null_based(v):
+            return self._get(("p", v))
         return self._get(("s", v))
 
     def active(self, v: str) -> bool:

@@ -278,10 +278,22 @@ def parse_function(lines: list[str], named_types) -> Function:
     entry_label = "%" + str(max(numbered) + 1 if numbered else 0)
     blocks: list[Block] = []
     cur = None
+    # Instructions spanning several lines (invoke's `to label`, switch tables, landingpad
+    # clauses) are joined first; each keeps the index of its first line.
+    joined: list[tuple[int, str]] = []
+    open_table = False
     for lineno, raw in enumerate(lines[hdr_end + 1:-1], hdr_end + 1):
         s = raw.strip()
         if not s or s.startswith(";") or s.startswith("#dbg_"):
             continue
+        if joined and (open_table or s.startswith(("to label", "cleanup", "catch ", "filter "))):
+            joined[-1] = (joined[-1][0], joined[-1][1] + " " + s)
+            open_table = open_table and "]" not in s
+            continue
+        joined.append((lineno, s))
+        open_table = s.rstrip().endswith("[") or (" [" in s and s.split(";")[0].startswith(
+            ("switch", "indirectbr")) and "]" not in s)
+    for lineno, s in joined:
         lab = re.match(r'^("[^"]*"|[-\w.$]+):', s)
         if lab and not s.startswith("%"):
             cur = Block("%" + lab.group(1))

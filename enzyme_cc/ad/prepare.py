@@ -1,0 +1,57 @@
+"""Preprocessing of a function before synthesis (on our private copy; the primal is untouched).
+
+Exception edges: an `invoke` becomes a call followed by a branch to its normal destination, and the
+landing-pad code, now unreachable, is dropped. If the callee throws while a gradient runs, the
+exception leaves the gradient function: derivatives of exceptional paths are not computed
+(seeds/001, section 2, "Limitations").
+"""
+from enzyme_cc.ir.model import parse_inst
+from enzyme_cc.ir.lexer import join
+
+
+def prepare(fn):
+    if getattr(fn, "_prepared", False):
+        return fn
+    for b in fn.blocks:
+        t = b.term
+        if t.op == "invoke":
+            toks = list(t.toks)
+            k = toks.index("invoke")
+            cut = len(toks) - 1 - toks[::-1].index("to")
+            normal = t.targets[0]
+            call = parse_inst(join(toks[:k] + ["call"] + toks[k + 1:cut]))
+            call.line, call.md = t.line, t.md
+            br = parse_inst(f"br label {normal}")
+            br.line = t.line
+            b.insts[-1:] = [call, br]
+    fn.index()
+    reach, todo = set(), [fn.blocks[0].label]
+    while todo:
+        lab = todo.pop()
+        if lab in reach:
+            continue
+        reach.add(lab)
+        todo.extend(fn.block(lab).term.targets)
+    if len(reach) != len(fn.blocks):
+        fn.blocks = [b for b in fn.blocks if b.label in reach]
+        for b in fn.blocks:
+            for i, inst in enumerate(b.insts):
+                if inst.op == "phi" and any(lab not in reach for _, lab in inst.incoming):
+                    inc = [(v, lab) for v, lab in inst.incoming if lab in reach]
+                    flags = " ".join(inst.flags)
+                    text = f"{inst.name} = phi {flags} {inst.ty} " + ", ".join(
+                        f"[ {v}, {lab} ]" for v, lab in inc)
+                    new = parse_inst(text)
+                    new.line, new.md = inst.line, inst.md
+                    b.insts[i] = new
+        fn.index()
+    # unique predecessors (a switch or br may name the same successor twice)
+    for b in fn.blocks:
+        seen, uniq = set(), []
+        for p in b.preds:
+            if p.label not in seen:
+                seen.add(p.label)
+                uniq.append(p)
+        b.preds = uniq
+    fn._prepared = True
+    return fn
