@@ -257,6 +257,8 @@ class Generator:
             name, rty = self.gradient(req.fn, req.acts, req.ret_active)
             new = rewrite_call(self, req, name, rty)
             lines[req.line] = "\n".join(new)
+            for k in range(req.line + 1, req.inst.line_end + 1):
+                lines[k] = ""
         text = "\n".join(lines)
         extra = list(self.out)
         extra += [runtime.definition(h) for h in sorted(self.helpers, key=str)]

@@ -150,6 +150,13 @@ def _leaves(ty):
 
 
 def rewrite_call(gen, req, name, rty) -> list[str]:
+    lines = _rewrite_call(gen, req, name, rty)
+    if req.inst.op == "invoke":          # the gradient does not unwind: continue normally
+        lines.append(f"br label {req.inst.targets[0]}")
+    return lines
+
+
+def _rewrite_call(gen, req, name, rty) -> list[str]:
     inst = req.inst
     counter = [0]
 

@@ -50,6 +50,7 @@ class Inst:
     src_ty: str | None = None                          # gep source type / alloca type / cast target
     indices: list[int] = field(default_factory=list)   # extractvalue/insertvalue indices
     line: int = -1                                     # line index in the module text
+    line_end: int = -1                                 # its last line (multi-line instructions)
 
     def __str__(self):
         return join(self.toks)
@@ -143,6 +144,7 @@ class Module:
         fn = parse_function(self._lines[span[0]:span[1]], self.named_types)
         for inst in fn.insts():
             inst.line += span[0]
+            inst.line_end += span[0]
         self.functions[name] = fn
         return fn
 
@@ -287,13 +289,13 @@ def parse_function(lines: list[str], named_types) -> Function:
         if not s or s.startswith(";") or s.startswith("#dbg_"):
             continue
         if joined and (open_table or s.startswith(("to label", "cleanup", "catch ", "filter "))):
-            joined[-1] = (joined[-1][0], joined[-1][1] + " " + s)
+            joined[-1] = (joined[-1][0], joined[-1][1] + " " + s, lineno)
             open_table = open_table and "]" not in s
             continue
-        joined.append((lineno, s))
+        joined.append((lineno, s, lineno))
         open_table = s.rstrip().endswith("[") or (" [" in s and s.split(";")[0].startswith(
             ("switch", "indirectbr")) and "]" not in s)
-    for lineno, s in joined:
+    for lineno, s, last in joined:
         lab = re.match(r'^("[^"]*"|[-\w.$]+):', s)
         if lab and not s.startswith("%"):
             cur = Block("%" + lab.group(1))
@@ -303,7 +305,7 @@ def parse_function(lines: list[str], named_types) -> Function:
             cur = Block(entry_label)
             blocks.append(cur)
         inst = parse_inst(s, named_types)
-        inst.line = lineno
+        inst.line, inst.line_end = lineno, last
         cur.insts.append(inst)
     fn = Function(name, ret_ty, params, header, group, blocks, cconv, personality, dbg)
     return fn.index()
