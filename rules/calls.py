@@ -11,8 +11,11 @@ MEMSET = ("@llvm.memset.", "@memset")
 
 
 def call_kind(ctx, inst) -> str:
+    return kind_of(ctx.gen(), inst)
+
+
+def kind_of(gen, inst) -> str:
     c = inst.callee or ""
-    gen = ctx.gen()
     if c in ALLOC:
         return "alloc"
     if c in gen.FREES:
@@ -110,20 +113,29 @@ def _rev_formula(ctx, inst, d):
         return
     rule = call_rule(inst.callee)
     ty = inst.ty
-    env = {}
-    for name, o in zip(rule.args, inst.ops):
-        env[name] = (ctx.p(o.value), o.ty)
-    if "r" in _names(rule):
+    live = [(name, partial, o) for name, partial, o in zip(rule.args, rule.partials, inst.ops)
+            if partial is not None and ctx.active(o.value)]
+    used = set()
+    for _, partial, _ in live:
+        used |= _names_in(partial)
+    env = {name: (ctx.p(o.value), o.ty) for name, o in zip(rule.args, inst.ops) if name in used}
+    if "r" in used:
         env["r"] = (ctx.p(inst.name), ty)
-    for name, partial, o in zip(rule.args, rule.partials, inst.ops):
-        if partial is None or not ctx.active(o.value):
-            continue
+    for name, partial, o in live:
         fc = FormulaCompiler(ctx.emit, ctx.tmp, ctx.gen().declare, ty, env,
                              f"{rule.source}: rule '{rule.name}'")
         g = fc.compile(partial)
+        if g in ("0x3FF0000000000000",):          # partial derivative 1: pass d through
+            ctx.add(o.value, o.ty, d)
+            continue
         t = ctx.tmp()
         ctx.emit(f"{t} = fmul {ty} {g}, {d}")
         ctx.add(o.value, o.ty, t)
+
+
+def _names_in(node):
+    import ast
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _names(rule):

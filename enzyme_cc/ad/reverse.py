@@ -72,6 +72,17 @@ class Synth:
             for j, i in enumerate(b.insts):
                 self.order[id(i)] = (k, j)
         self.rets = [b for b in self.rpo if b.term.op == "ret"]
+        from enzyme_cc.rules.calls import kind_of
+        from .loops import find_loops, affine_phi
+        from .memory import MemoryInfo
+        self.loops = find_loops(fn, self.dom)
+        self.affine = {}                      # header phi -> (loop, init, step)
+        for lp in self.loops.values():
+            for phi in fn.block(lp.header).phis:
+                a = affine_phi(fn, lp, phi)
+                if a is not None:
+                    self.affine[phi.name] = (lp,) + a
+        self.mem = MemoryInfo(fn, lambda i: kind_of(gen, i))
         self._tmp = 0
         self.slots: dict[str, str] = {}       # original value -> adjoint alloca
         self.value_slots: dict = {}           # need key -> alloca for slot-cached primal values
@@ -104,42 +115,58 @@ class Synth:
     # ---- availability planning -----------------------------------------------------------------
     def def_block(self, key):
         kind, v = key
-        if kind == "pred":
+        if kind in ("pred", "iv"):
             return v
+        if kind == "ivx":
+            return v[1]
         d = self.fn.defs.get(v)
         if d is None or not isinstance(d, Inst):
             return None                       # parameter or constant
         return d.block.label
 
-    def classify(self, key) -> str:
+    def classify(self, key, user: str) -> str:
+        """How the reverse block of `user` gets the value `key` (see the module docstring)."""
         kind, v = key
-        if kind in ("p", "s") and not v.startswith("%"):
+        if kind == "iv":
+            if user in self.loops[v].blocks:
+                return "riv"
+        elif kind in ("p", "s") and not v.startswith("%"):
             return "direct"
         blk = self.def_block(key)
         if blk is None:
             return "direct"
         if kind in ("p", "s") and self._recomputable(key):
             return "recompute"
-        if self.mode == "combined" and blk not in self.cyclic:
-            if all(blk in self.dom[r.label] for r in self.rets):
+        if self.mode == "combined":
+            if blk not in self.cyclic and all(blk in self.dom[r.label] for r in self.rets):
                 return "direct"
-            return "slot"
+            if user not in self.cyclic:
+                return "slot"     # the user runs once: the last value stored is the one it saw
+            if blk not in self.cyclic:
+                return "slot"
         return "tape"
 
     def _recomputable(self, key) -> bool:
         kind, v = key
         inst = self.fn.defs[v]
         if kind == "s":
-            return inst.op in ("getelementptr", "bitcast", "addrspacecast") or \
-                (inst.op == "select" and False)
-        if inst.op in RECOMPUTABLE:
+            if v in self.affine and self.affine[v][1].startswith("%") is False:
+                return True
+            return inst.op in ("getelementptr", "bitcast", "addrspacecast") or v in self.affine
+        if v in self.affine:
             return True
-        return False
+        if inst.op == "load" and self.mode == "combined" and "volatile" not in inst.flags:
+            from .typeinfo import underlying
+            return self.mem.unmodified(underlying(self.fn, inst.ops[0].value))
+        return inst.op in RECOMPUTABLE
 
     def deps(self, key):
         """Need keys a recomputed value depends on."""
         kind, v = key
         inst = self.fn.defs[v]
+        if v in self.affine:
+            lp, init, _ = self.affine[v]
+            return [("iv", lp.header), (kind, init)]
         if kind == "s":
             return [("s", inst.ops[0].value)] + [("p", o.value) for o in inst.ops[1:] if o.is_local]
         return [("p", o.value) for o in inst.ops if o.is_local]
@@ -154,6 +181,12 @@ class Synth:
             ctx = RevCtx(self, b, dry=True)
             self._reverse_body(ctx, b)
             self.needs[b.label] = ctx.requests
+        # entering a loop backwards needs its iteration count at the exit
+        for b in blocks:
+            for p in b.preds:
+                for lp in self.exited(p.label, b.label):
+                    if ("ivx", (lp.header, b.label)) not in self.needs[b.label]:
+                        self.needs[b.label].append(("ivx", (lp.header, b.label)))
         self.plan = {}
         for b in blocks:
             closure, todo = [], list(self.needs[b.label])
@@ -163,13 +196,13 @@ class Synth:
                 if k in seen:
                     continue
                 seen.add(k)
-                how = self.classify(k)
+                how = self.classify(k, b.label)
                 closure.append((k, how))
                 if how == "recompute":
                     todo.extend(self.deps(k))
-            if len(b.preds) > 1:
+            if len(b.preds) > 1 and b.label not in self.loops:
                 k = ("pred", b.label)
-                closure.append((k, self.classify(k)))
+                closure.append((k, self.classify(k, b.label)))
             self.plan[b.label] = closure
         for b in blocks:
             for k, how in self.plan[b.label]:
@@ -177,8 +210,14 @@ class Synth:
                     self.value_slots[k] = self.tmp("slot")
         return self._emit(blocks)
 
+    def exited(self, src: str, dst: str):
+        """Canonical loops left by the edge src -> dst."""
+        return [lp for lp in self.loops.values() if src in lp.blocks and dst not in lp.blocks]
+
     def _key_type(self, key) -> str:
         kind, v = key
+        if kind in ("iv", "ivx"):
+            return "i64"
         if kind == "pred":
             return "i32"
         if kind == "s":
@@ -188,6 +227,10 @@ class Synth:
 
     def _key_forward_name(self, key) -> str:
         kind, v = key
+        if kind == "iv":
+            return "%ad.iv." + self.r(v)[1:]
+        if kind == "ivx":
+            return f"%ad.ivx.{self.r(v[0])[1:]}.{self.r(v[1])[1:]}"
         if kind == "pred":
             return "%ad.pred." + self.r(v)[1:]
         if kind == "s":
@@ -217,6 +260,8 @@ class Synth:
         self.tape = "%ad.tape"
         for k, slot in self.value_slots.items():
             prologue.append(f"{slot} = alloca {self._key_type(k)}")
+        if self.mode == "combined":
+            prologue += self._riv_allocas()
 
         # forward sweep
         for b in blocks:
@@ -228,14 +273,39 @@ class Synth:
                     fwd_lines.append(f"{self.tape} = alloca {TAPE_TY}")
                     fwd_lines.append(f"store {TAPE_TY} zeroinitializer, ptr {self.tape}")
             ctx = FwdCtx(self, b, fwd_lines)
-            if len(b.preds) > 1:
+            ctx.after_phis = []            # slot stores wait until the phi group is complete
+            lp = self.loops.get(b.label)
+            if lp is not None:
+                h = self.r(b.label)[1:]
+                fwd_lines.append(f"%ad.iv.{h} = phi i64 [ 0, {self.r(lp.preheader)} ], "
+                                 f"[ %ad.ivn.{h}, {self.r(lp.latch)} ]")
+                if ("iv", b.label) in self.value_slots:
+                    ctx.after_phis.append(f"store i64 %ad.iv.{h}, ptr {self.value_slots[('iv', b.label)]}")
+            elif len(b.preds) > 1:
                 inc = ", ".join(f"[ {k}, {self.r(p.label)} ]" for k, p in enumerate(b.preds))
                 fwd_lines.append(f"%ad.pred.{self.r(b.label)[1:]} = phi i32 {inc}")
                 if ("pred", b.label) in self.value_slots:
-                    fwd_lines.append(f"store i32 %ad.pred.{self.r(b.label)[1:]}, ptr "
-                                     f"{self.value_slots[('pred', b.label)]}")
+                    ctx.after_phis.append(f"store i32 %ad.pred.{self.r(b.label)[1:]}, ptr "
+                                          f"{self.value_slots[('pred', b.label)]}")
+            for h in [lp.header for lp in self.loops.values() if b.label in lp.exits]:
+                lp = self.loops[h]
+                inc = ", ".join(f"[ {'%ad.iv.' + self.r(h)[1:] if p.label in lp.blocks else 0}, "
+                                f"{self.r(p.label)} ]" for p in b.preds)
+                key = ("ivx", (h, b.label))
+                fwd_lines.append(f"{self._key_forward_name(key)} = phi i64 {inc}")
+                if key in self.value_slots:
+                    ctx.after_phis.append(f"store i64 {self._key_forward_name(key)}, ptr "
+                                          f"{self.value_slots[key]}")
             for inst in b.insts[:-1]:
+                if inst.op != "phi" and ctx.after_phis:
+                    fwd_lines.extend(ctx.after_phis)
+                    ctx.after_phis = []
                 self._forward_inst(ctx, inst)
+            fwd_lines.extend(ctx.after_phis)
+            for lp in self.loops.values():
+                if lp.latch == b.label:
+                    h = self.r(lp.header)[1:]
+                    fwd_lines.append(f"%ad.ivn.{h} = add nuw nsw i64 %ad.iv.{h}, 1")
             self._push_needs(ctx, b)
             self._forward_term(ctx, b)
 
@@ -261,6 +331,9 @@ class Synth:
         d = self.fn.defs[v]
         return d.ty
 
+    def _riv_allocas(self):
+        return [f"%ad.riv.{self.r(h)[1:]} = alloca i64" for h in self.loops]
+
     def _adjoint_allocas(self, act_vals, combined):
         out = []
         for v in act_vals:
@@ -278,6 +351,7 @@ class Synth:
         lines += self._adjoint_allocas(act_vals, combined=False)
         for k, slot in self.value_slots.items():
             lines.append(f"{slot} = alloca {self._key_type(k)}")
+        lines += self._riv_allocas()
         if len(self.rets) == 1:
             lines.append(f"br label %rev.{self.r(self.rets[0].label)[1:]}")
         else:
@@ -298,12 +372,13 @@ class Synth:
             ctx.lines.append(self.print_primal(inst))
         if rule is not None:
             rule(ctx, inst, before=False)
+        out = ctx.after_phis if inst.op == "phi" else ctx.lines
         key = ("p", inst.name)
         if inst.name and key in self.value_slots:
-            ctx.lines.append(f"store {inst.ty} {self.r(inst.name)}, ptr {self.value_slots[key]}")
+            out.append(f"store {inst.ty} {self.r(inst.name)}, ptr {self.value_slots[key]}")
         skey = ("s", inst.name)
         if inst.name and skey in self.value_slots:
-            ctx.lines.append(f"store ptr {self.sname(inst.name)}, ptr {self.value_slots[skey]}")
+            out.append(f"store ptr {self.sname(inst.name)}, ptr {self.value_slots[skey]}")
 
     def print_primal(self, inst) -> str:
         toks = [self.ren.get(t, t) for t in inst.toks]
@@ -383,8 +458,13 @@ class Synth:
                 val = self.tmp("sv")
                 ctx.lines.append(f"{val} = load {self._key_type(k)}, ptr {self.value_slots[k]}")
                 ctx.avail[k] = val
+            elif how == "riv":
+                val = self.tmp("iv")
+                ctx.lines.append(f"{val} = load i64, ptr %ad.riv.{self.r(k[1])[1:]}")
+                ctx.avail[k] = val
             elif how == "direct":
-                ctx.avail[k] = self._key_forward_name(k) if k[1].startswith("%") else \
+                ctx.avail[k] = self._key_forward_name(k) if k[0] in ("iv", "ivx", "pred") or \
+                    k[1].startswith("%") else \
                     (k[1] if k[0] == "p" else self.fwd_shadow(k[1]))
         recs = sorted((k for k, how in plan if how == "recompute"),
                       key=lambda k: (self.order[id(self.fn.defs[k[1]])], k[0] == "s"))
@@ -394,6 +474,26 @@ class Synth:
     def _recompute(self, ctx, key):
         kind, v = key
         inst = self.fn.defs[v]
+        if v in self.affine:
+            lp, init, step = self.affine[v]
+            iv = ctx.avail[("iv", lp.header)]
+            base = ctx.avail.get((kind, init), init) if init.startswith("%") else \
+                (init if kind == "p" else ctx.s(init))
+            new = self.tmp("rc")
+            if inst.ty == "ptr":
+                off = self.tmp("off")
+                ctx.lines.append(f"{off} = mul i64 {iv}, {step}")
+                ctx.lines.append(f"{new} = getelementptr i8, ptr {base}, i64 {off}")
+            else:
+                ivt = iv
+                if inst.ty != "i64":
+                    ivt = self.tmp("ivt")
+                    ctx.lines.append(f"{ivt} = trunc i64 {iv} to {inst.ty}")
+                off = self.tmp("off")
+                ctx.lines.append(f"{off} = mul {inst.ty} {ivt}, {step}")
+                ctx.lines.append(f"{new} = add {inst.ty} {base}, {off}")
+            ctx.avail[key] = new
+            return
         mapping = {}
         for t in inst.toks:
             if t in self.fn.defs or t in self.ren:
@@ -435,12 +535,39 @@ class Synth:
     def _touches_shadow(self, inst) -> bool:
         return any(o.value in self.act.shadowed for o in inst.ops)
 
+    def _enter_loops(self, ctx, b, pred):
+        """Reverse edge b -> pred enters loops backwards: start their counters at the last iteration."""
+        for lp in self.exited(pred.label, b.label):
+            ctx.lines.append(f"store i64 {ctx.avail[('ivx', (lp.header, b.label))]}, "
+                             f"ptr %ad.riv.{self.r(lp.header)[1:]}")
+
     def _reverse_branch(self, ctx, b):
         preds = b.preds
         if b is self.fn.blocks[0]:
             ctx.lines.extend(self.gen.finish_reverse(self, ctx))
             return
+        lp = self.loops.get(b.label)
+        if lp is not None:
+            h = self.r(b.label)[1:]
+            iv = ctx.avail.get(("iv", b.label))
+            if iv is None:
+                iv = self.tmp("iv")
+                ctx.lines.append(f"{iv} = load i64, ptr %ad.riv.{h}")
+            first = self.tmp("first")
+            ctx.lines.append(f"{first} = icmp eq i64 {iv}, 0")
+            ctx.lines.append(f"br i1 {first}, label %rev.{h}.from.pre, label %rev.{h}.from.latch")
+            ctx.lines.append(f"rev.{h}.from.pre:")
+            self._edge_adjoints(ctx, b, self.fn.block(lp.preheader))
+            ctx.lines.append(f"br label %rev.{self.r(lp.preheader)[1:]}")
+            ctx.lines.append(f"rev.{h}.from.latch:")
+            dec = self.tmp("ivm")
+            ctx.lines.append(f"{dec} = sub i64 {iv}, 1")
+            ctx.lines.append(f"store i64 {dec}, ptr %ad.riv.{h}")
+            self._edge_adjoints(ctx, b, self.fn.block(lp.latch))
+            ctx.lines.append(f"br label %rev.{self.r(lp.latch)[1:]}")
+            return
         if len(preds) == 1:
+            self._enter_loops(ctx, b, preds[0])
             self._edge_adjoints(ctx, b, preds[0])
             ctx.lines.append(f"br label %rev.{self.r(preds[0].label)[1:]}")
             return
@@ -453,6 +580,7 @@ class Synth:
         ctx.lines.append(f"switch i32 {pid}, label %{edges[0][1]} [ {cases} ]")
         for k, lab, p in edges:
             ctx.lines.append(f"{lab}:")
+            self._enter_loops(ctx, b, p)
             self._edge_adjoints(ctx, b, p)
             ctx.lines.append(f"br label %rev.{self.r(p.label)[1:]}")
 

@@ -1,0 +1,75 @@
+"""Natural loops in canonical form (one preheader, one latch, dedicated exits) and their
+induction variables. For such loops the synthesis keeps an iteration counter instead of taping
+the path: the reverse sweep runs the counter down (Enzyme's canonical induction variable)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Loop:
+    header: str
+    preheader: str
+    latch: str
+    blocks: set = field(default_factory=set)
+    exits: set = field(default_factory=set)
+
+
+def find_loops(fn, dom) -> dict[str, Loop]:
+    """header label -> Loop, for canonical natural loops only."""
+    back = {}
+    for b in fn.blocks:
+        for t in b.term.targets:
+            if t in dom.get(b.label, ()):            # edge b -> t with t dominating b
+                back.setdefault(t, []).append(b.label)
+    loops = {}
+    for h, latches in back.items():
+        if len(set(latches)) != 1:
+            continue
+        body, todo = {h}, [latches[0]]
+        while todo:
+            x = todo.pop()
+            if x in body:
+                continue
+            body.add(x)
+            todo.extend(p.label for p in fn.block(x).preds)
+        outside = [p.label for p in fn.block(h).preds if p.label not in body]
+        if len(outside) != 1 or len(fn.block(h).preds) != 2:
+            continue
+        exits = {t for x in body for t in fn.block(x).term.targets if t not in body}
+        loops[h] = Loop(h, outside[0], latches[0], body, exits)
+    return loops
+
+
+def affine_phi(fn, loop, phi):
+    """(init, step) when header phi = init + iv * step (step an integer constant), else None.
+    Handles integer adds and pointer GEPs with a constant byte/element offset."""
+    if phi.op != "phi" or len(phi.incoming) != 2:
+        return None
+    init = next((v for v, b in phi.incoming if b == loop.preheader), None)
+    nxt = next((v for v, b in phi.incoming if b == loop.latch), None)
+    d = fn.defs.get(nxt)
+    if init is None or d is None or not hasattr(d, "op"):
+        return None
+    if phi.ty.startswith("i") and d.op == "add" and len(d.ops) == 2:
+        a, b = d.ops
+        if a.value == phi.name and _int(b.value) is not None:
+            return init, _int(b.value)
+        if b.value == phi.name and _int(a.value) is not None:
+            return init, _int(a.value)
+    if phi.ty == "ptr" and d.op == "getelementptr" and len(d.ops) == 2 and \
+            d.ops[0].value == phi.name and _int(d.ops[1].value) is not None:
+        from enzyme_cc.ir.lexer import type_size
+        try:
+            size = type_size(d.src_ty)
+        except (ValueError, KeyError):
+            return None
+        return init, _int(d.ops[1].value) * size
+    return None
+
+
+def _int(v: str):
+    try:
+        return int(v)
+    except ValueError:
+        return None
