@@ -1,2 +1,2 @@
 """Derivative rules: one registry for instructions, intrinsics and library functions."""
-from .registry import REVERSE, FORWARD, call_rule, is_inactive_call, CallRule  # noqa: F401
+from .registry import REVERSE, FORWARD, TANGENT, call_rule, is_inactive_call, CallRule  # noqa: F401

@@ -44,7 +44,10 @@ def _involved(ctx, inst) -> bool:
 def _fwd_call(ctx, inst, before):
     kind = call_kind(ctx, inst)
     synth = ctx.synth
+    fwd_mode = synth.mode == "forward"
     if kind == "free":
+        if fwd_mode:
+            return None                # forward mode frees both at once (see the tangent rule)
         return False if before and inst.ops and ctx.act.has_shadow(inst.ops[0].value) else None
     if kind == "realloc" and before and _involved(ctx, inst):
         ctx.synth.gen.fail(synth, inst, "realloc of differentiated memory is not supported yet",
@@ -60,7 +63,7 @@ def _fwd_call(ctx, inst, before):
             synth.gen.declare_raw("@llvm.memset.p0.i64",
                                   "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)")
         return None
-    if kind == "memcpy" and not before and len(inst.ops) >= 3:
+    if kind == "memcpy" and not before and len(inst.ops) >= 3 and not fwd_mode:
         dst, src, n = inst.ops[:3]
         if ctx.shadowed(dst.value) and ctx.gen().copy_kind(synth, inst) == "pointer":
             nv = ctx.p(n.value) if n.is_local else n.value
@@ -71,6 +74,8 @@ def _fwd_call(ctx, inst, before):
                                   f"declare void @llvm.memmove.p0.p0.{n.ty}(ptr, ptr, {n.ty}, i1)")
         return None
     if kind == "diff" and before and _involved(ctx, inst):
+        if fwd_mode:
+            return False               # the tangent rule emits the call of the derivative
         ctx.gen().emit_augmented_call(ctx, inst)
         return False
     if kind == "unknown" and before and _involved(ctx, inst):

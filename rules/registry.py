@@ -18,12 +18,21 @@ from .formula import parse
 
 REVERSE: dict = {}
 FORWARD: dict = {}
+TANGENT: dict = {}      # forward mode: TANGENT[opcode](ctx, inst) -> tangent value name
 
 
 def reverse(*ops):
     def deco(fn):
         for op in ops:
             REVERSE[op] = fn
+        return fn
+    return deco
+
+
+def tangent(*ops):
+    def deco(fn):
+        for op in ops:
+            TANGENT[op] = fn
         return fn
     return deco
 

@@ -13,6 +13,7 @@ from enzyme_cc.ir.lexer import is_fp, type_size, tokenize, parse_type
 from enzyme_cc.ir.model import parse_module, split_commas
 import enzyme_cc.rules.instructions  # noqa: F401  (registers instruction rules)
 import enzyme_cc.rules.calls  # noqa: F401        (registers call rules)
+import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES
 from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
@@ -193,6 +194,62 @@ class Generator:
         self.helpers.add(("tape",))
         return self.done[key]
 
+    # ---- forward mode --------------------------------------------------------------------------
+    def forward(self, fn_name: str, acts: list[str], callee: bool) -> tuple[str, str]:
+        """Forward-mode derivative: (name, return type). acts: 'active' (value + tangent),
+        'dup' (pointer + shadow), 'const'."""
+        key = (fn_name, tuple(acts), callee, "forward")
+        if key in self.done:
+            return self.done[key]
+        from .forward import ForwardSynth
+        fn = self.module.function(fn_name)
+        self.counter += 1
+        name = f"@fwddiffe.{fn_name[1:].strip(chr(34))}.{self.counter}"
+        synth = ForwardSynth(self, fn, acts, callee)
+        rty = synth.ret_type()
+        self.done[key] = (name, rty)
+        body = synth.build()
+        params = []
+        for p, a in zip(fn.params, acts):
+            params.append(f"{p.ty} {local_name(p.name)}")
+            if a == "dup":
+                params.append(f"{p.ty} {synth.sname(p.name)}")
+            elif a == "active":
+                params.append(f"{p.ty} {synth.tname(p.name)}")
+        self.out.append(f"define internal {rty} {name}({', '.join(params)}) {self.fn_attrs(fn)} {{\n"
+                        + "\n".join(body) + "\n}\n")
+        return name, rty
+
+    def emit_forward_call(self, ctx, inst):
+        """In a forward-mode caller: call the callee's forward derivative; returns the tangent."""
+        synth = ctx.synth
+        acts = self.call_activity(inst, synth.act)
+        name, rty = self.forward(inst.callee, acts, callee=True)
+        fn = self.module.function(inst.callee)
+        args = []
+        for p, o, a in zip(fn.params, inst.ops, acts):
+            args.append(f"{p.ty} {ctx.p(o.value) if o.is_local else o.value}")
+            if a == "dup":
+                args.append(f"ptr {ctx.s(o.value)}")
+            elif a == "active":
+                args.append(f"{p.ty} {ctx.t(o.value, o.ty)}")
+        call = f"call {rty} {name}({', '.join(args)})"
+        if rty == "void" or not inst.name:
+            ctx.emit(call)
+            return None
+        if rty == fn.ret_ty:
+            ctx.emit(f"{synth.r(inst.name)} = {call}")
+            return None
+        t = synth.tmp("fr")
+        ctx.emit(f"{t} = {call}")
+        ctx.emit(f"{synth.r(inst.name)} = extractvalue {rty} {t}, 0")
+        if fn.ret_ty == "ptr":
+            ctx.emit(f"{synth.sname(inst.name)} = extractvalue {rty} {t}, 1")
+            return None
+        tan = synth.tmp("ft")
+        ctx.emit(f"{tan} = extractvalue {rty} {t}, 1")
+        return tan
+
     def _call_args(self, ctx, inst, acts, get_p, get_s):
         fn = self.module.function(inst.callee)
         args = []
@@ -254,7 +311,10 @@ class Generator:
             return self.module.text
         lines = list(self.module._lines)
         for req in requests:
-            name, rty = self.gradient(req.fn, req.acts, req.ret_active)
+            if req.mode == "forward":
+                name, rty = self.forward(req.fn, req.acts, callee=False)
+            else:
+                name, rty = self.gradient(req.fn, req.acts, req.ret_active)
             new = rewrite_call(self, req, name, rty)
             lines[req.line] = "\n".join(new)
             for k in range(req.line + 1, req.inst.line_end + 1):

@@ -12,8 +12,8 @@ from .diagnostics import located
 MARKERS = ("enzyme_dup", "enzyme_dupnoneed", "enzyme_const", "enzyme_out", "enzyme_active",
            "enzyme_width", "enzyme_dupv", "enzyme_dupnoneedv", "enzyme_allocated", "enzyme_tape",
            "enzyme_nofree", "enzyme_primal_return", "enzyme_const_return", "enzyme_noret")
-_AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_autodiff[\w.$]*\"?\(")
-_ANY_MARKER = re.compile(r"@\"?[\w.$]*__enzyme_(fwddiff|augmentfwd|reverse|augmentsize|batch)[\w.$]*\"?\(")
+_AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff)[\w.$]*\"?\(")
+_ANY_MARKER = re.compile(r"@\"?[\w.$]*__enzyme_(augmentfwd|reverse|augmentsize|batch)[\w.$]*\"?\(")
 
 
 @dataclass
@@ -26,6 +26,7 @@ class Request:
     ret_active: bool
     line: int
     sret: tuple[str, str] | None    # (type, pointer) when the marker returns through sret
+    mode: str = "reverse"           # 'reverse' (__enzyme_autodiff) or 'forward' (__enzyme_fwddiff)
 
 
 def _marker_of(caller, value: str) -> str | None:
@@ -47,18 +48,23 @@ def find_requests(module) -> list[Request]:
             m = _ANY_MARKER.search(body)
             caller = module.function(name)
             raise UserError(f"in function '{name[1:]}': {m.group(0)[1:-1]} is not supported yet "
-                            "(only __enzyme_autodiff, reverse mode); hint: use __enzyme_autodiff")
+                            "(only __enzyme_autodiff and __enzyme_fwddiff); hint: use "
+                            "__enzyme_autodiff")
         if not _AUTODIFF.search(body):
             continue
         caller = module.function(name)
         for inst in caller.insts():
-            if inst.op in ("call", "invoke") and inst.callee and "__enzyme_autodiff" in inst.callee:
-                out.append(_request(module, caller, inst))
+            if inst.op in ("call", "invoke") and inst.callee:
+                if "__enzyme_autodiff" in inst.callee:
+                    out.append(_request(module, caller, inst, "reverse"))
+                elif "__enzyme_fwddiff" in inst.callee:
+                    out.append(_request(module, caller, inst, "forward"))
     return out
 
 
-def _request(module, caller, inst) -> Request:
+def _request(module, caller, inst, mode) -> Request:
     where = located(module, caller, inst)
+    marker = "__enzyme_fwddiff" if mode == "forward" else "__enzyme_autodiff"
     ops = list(inst.ops)
     sret = None
     if "sret" in inst.toks:
@@ -90,18 +96,32 @@ def _request(module, caller, inst) -> Request:
                    "enzyme_noret"):
             raise UserError(f"{where}: '{tag}' is not supported yet in __enzyme_autodiff")
         if k >= len(ops):
-            raise UserError(f"{where}: too few arguments to __enzyme_autodiff for "
+            raise UserError(f"{where}: too few arguments to {marker} for "
                             f"'{fn_val[1:]}' (parameter {len(acts) + 1} of {len(target.params)} missing)")
         val = ops[k]
         k += 1
         if tag is None:
             tag = "enzyme_dup" if p.ty == "ptr" else "enzyme_out" if is_fp(p.ty) else "enzyme_const"
+            if mode == "forward" and is_fp(p.ty):
+                tag = "enzyme_dup"
+        if mode == "forward" and is_fp(p.ty) and tag in ("enzyme_dup", "enzyme_dupnoneed", "enzyme_out"):
+            if tag == "enzyme_out":
+                raise UserError(f"{where}: enzyme_out is not valid in __enzyme_fwddiff; pass the "
+                                "value and its tangent (enzyme_dup)")
+            args.append((p.ty, val))
+            if k >= len(ops):
+                raise UserError(f"{where}: missing tangent for parameter {len(acts) + 1} of "
+                                f"'{fn_val[1:]}'")
+            args.append((p.ty, ops[k]))
+            k += 1
+            acts.append("active")
+            continue
         act = {"enzyme_dup": "dup", "enzyme_dupnoneed": "dupnoneed", "enzyme_const": "const",
                "enzyme_out": "active", "enzyme_active": "active"}[tag]
         if act == "active" and not is_fp(p.ty):
             raise UserError(f"{where}: parameter {len(acts) + 1} of '{fn_val[1:]}' has type {p.ty}, "
                             "which cannot be active (enzyme_out); hint: use enzyme_const or enzyme_dup")
-        if act in ("dup", "dupnoneed") and p.ty != "ptr":
+        if act in ("dup", "dupnoneed") and p.ty != "ptr" and not is_fp(p.ty):
             raise UserError(f"{where}: parameter {len(acts) + 1} of '{fn_val[1:]}' has type {p.ty}; "
                             "enzyme_dup needs a pointer")
         args.append((p.ty, val))
@@ -113,10 +133,10 @@ def _request(module, caller, inst) -> Request:
             k += 1
         acts.append(act)
     if k != len(ops):
-        raise UserError(f"{where}: too many arguments to __enzyme_autodiff for '{fn_val[1:]}' "
+        raise UserError(f"{where}: too many arguments to {marker} for '{fn_val[1:]}' "
                         f"({len(ops) - 1} given)")
     ret_active = is_fp(target.ret_ty)
-    return Request(caller, inst, fn_val, acts, args, ret_active, inst.line, sret)
+    return Request(caller, inst, fn_val, acts, args, ret_active, inst.line, sret, mode)
 
 
 def _convert(lines, tmp, val, from_ty, to_ty):

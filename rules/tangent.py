@@ -1,0 +1,139 @@
+"""Forward-mode (tangent) rules: TANGENT[opcode](ctx, inst) emits the tangent of inst's result and
+returns its name (or a constant). ctx.t(v) is the tangent of operand v (zero when inactive),
+ctx.p(v) its primal value, ctx.s(v) its shadow pointer."""
+from enzyme_cc.ir.lexer import is_fp
+from .registry import TANGENT, tangent, call_rule
+from .formula import FormulaCompiler
+
+
+def _op(ctx, text):
+    t = ctx.tmp("t")
+    ctx.emit(f"{t} = {text}")
+    return t
+
+
+@tangent("fadd", "fsub")
+def _t_addsub(ctx, inst):
+    a, b = inst.ops
+    return _op(ctx, f"{inst.op} {inst.ty} {ctx.t(a.value, a.ty)}, {ctx.t(b.value, b.ty)}")
+
+
+@tangent("fmul")
+def _t_mul(ctx, inst):
+    a, b = inst.ops
+    x = _op(ctx, f"fmul {inst.ty} {ctx.t(a.value, a.ty)}, {ctx.p(b.value)}")
+    y = _op(ctx, f"fmul {inst.ty} {ctx.p(a.value)}, {ctx.t(b.value, b.ty)}")
+    return _op(ctx, f"fadd {inst.ty} {x}, {y}")
+
+
+@tangent("fdiv")
+def _t_div(ctx, inst):
+    a, b = inst.ops
+    q = _op(ctx, f"fdiv {inst.ty} {ctx.t(a.value, a.ty)}, {ctx.p(b.value)}")
+    if not ctx.active(b.value):
+        return q
+    r = _op(ctx, f"fmul {inst.ty} {ctx.p(inst.name)}, {ctx.t(b.value, b.ty)}")
+    r = _op(ctx, f"fdiv {inst.ty} {r}, {ctx.p(b.value)}")
+    return _op(ctx, f"fsub {inst.ty} {q}, {r}")
+
+
+@tangent("fneg")
+def _t_neg(ctx, inst):
+    return _op(ctx, f"fneg {inst.ty} {ctx.t(inst.ops[0].value, inst.ty)}")
+
+
+@tangent("fpext", "fptrunc")
+def _t_cast(ctx, inst):
+    s = inst.ops[0]
+    return _op(ctx, f"{inst.op} {s.ty} {ctx.t(s.value, s.ty)} to {inst.ty}")
+
+
+@tangent("select")
+def _t_select(ctx, inst):
+    c, a, b = inst.ops
+    return _op(ctx, f"select i1 {ctx.p(c.value)}, {inst.ty} {ctx.t(a.value, a.ty)}, "
+                    f"{inst.ty} {ctx.t(b.value, b.ty)}")
+
+
+@tangent("extractvalue")
+def _t_extract(ctx, inst):
+    agg = inst.ops[0]
+    idx = ", ".join(map(str, inst.indices))
+    return _op(ctx, f"extractvalue {agg.ty} {ctx.t(agg.value, agg.ty)}, {idx}")
+
+
+@tangent("insertvalue")
+def _t_insert(ctx, inst):
+    agg, e = inst.ops
+    idx = ", ".join(map(str, inst.indices))
+    return _op(ctx, f"insertvalue {agg.ty} {ctx.t(agg.value, agg.ty)}, {e.ty} "
+                    f"{ctx.t(e.value, e.ty)}, {idx}")
+
+
+@tangent("load")
+def _t_load(ctx, inst):
+    return _op(ctx, f"load {inst.ty}, ptr {ctx.s(inst.ops[0].value)}")
+
+
+@tangent("store")
+def _t_store(ctx, inst):
+    val, ptr = inst.ops
+    from enzyme_cc.ad.activity import carries_float
+    if not carries_float(val.ty) or not ctx.shadowed(ptr.value):
+        if carries_float(val.ty) and ctx.active(val.value):
+            ctx.error(inst, "an active value is stored to memory that has no shadow",
+                      "pass that memory as enzyme_dup")
+        return None
+    ctx.emit(f"store {val.ty} {ctx.t(val.value, val.ty)}, ptr {ctx.s(ptr.value)}")
+    return None
+
+
+@tangent("call")
+def _t_call(ctx, inst):
+    from .calls import call_kind
+    kind = call_kind(ctx, inst)
+    if kind == "rule":
+        rule = call_rule(inst.callee)
+        ty = inst.ty
+        env = {n: (ctx.p(o.value), o.ty) for n, o in zip(rule.args, inst.ops)}
+        env["r"] = (ctx.p(inst.name), ty) if inst.name else None
+        total = None
+        for name, partial, o in zip(rule.args, rule.partials, inst.ops):
+            if partial is None or not ctx.active(o.value):
+                continue
+            fc = FormulaCompiler(ctx.emit, ctx.tmp, ctx.gen().declare, ty,
+                                 {k: v for k, v in env.items() if v}, f"{rule.source}: rule '{rule.name}'")
+            term = _op(ctx, f"fmul {ty} {fc.compile(partial)}, {ctx.t(o.value, o.ty)}")
+            total = term if total is None else _op(ctx, f"fadd {ty} {total}, {term}")
+        return total
+    if kind == "memcpy":
+        dst, src, n = inst.ops[:3]
+        if ctx.shadowed(dst.value):
+            srcs = ctx.s(src.value) if ctx.shadowed(src.value) else None
+            if srcs is None:
+                ctx.emit(f"call void @llvm.memset.p0.{n.ty}(ptr {ctx.s(dst.value)}, i8 0, {n.ty} "
+                         f"{ctx.p(n.value)}, i1 false)")
+                ctx.gen().declare_raw(f"@llvm.memset.p0.{n.ty}",
+                                      f"declare void @llvm.memset.p0.{n.ty}(ptr, i8, {n.ty}, i1)")
+            else:
+                ctx.emit(f"call void @llvm.memmove.p0.p0.{n.ty}(ptr {ctx.s(dst.value)}, ptr {srcs}, "
+                         f"{n.ty} {ctx.p(n.value)}, i1 false)")
+                ctx.gen().declare_raw(f"@llvm.memmove.p0.p0.{n.ty}",
+                                      f"declare void @llvm.memmove.p0.p0.{n.ty}(ptr, ptr, {n.ty}, i1)")
+        return None
+    if kind == "memset":
+        dst, n = inst.ops[0], inst.ops[2]
+        if ctx.shadowed(dst.value):
+            ctx.emit(f"call void @llvm.memset.p0.{n.ty}(ptr {ctx.s(dst.value)}, i8 0, {n.ty} "
+                     f"{ctx.p(n.value)}, i1 false)")
+            ctx.gen().declare_raw(f"@llvm.memset.p0.{n.ty}",
+                                  f"declare void @llvm.memset.p0.{n.ty}(ptr, i8, {n.ty}, i1)")
+        return None
+    if kind == "free":
+        if inst.ops and ctx.shadowed(inst.ops[0].value):
+            ctx.emit(f"call void {inst.callee}(ptr {ctx.s(inst.ops[0].value)})")
+        return None
+    if kind == "diff":
+        from .calls import _involved
+        return ctx.gen().emit_forward_call(ctx, inst) if _involved(ctx, inst) else None
+    return None
