@@ -3,11 +3,14 @@
 C/C++: `-Xclang -fembed-bitcode=all` embeds pre-optimization IR; the section is then renamed
 (and marked exclude) so GNU ar's LLVM plugin ignores it and it never reaches final binaries.
 Fortran: flang rejects -fembed-bitcode, so compile twice (native + -emit-llvm) and add the section.
+The -emit-llvm job skips LLVM's optimization passes (`-mllvm -opt-bisect-limit=0`), so Fortran
+objects carry pre-optimization IR too: the link step's pre-AD pipeline runs on both alike.
 """
 from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import tempfile
 
 from . import toolchain
@@ -25,7 +28,6 @@ def default_object_name(src: str) -> str:
 
 def run(cmd: list[str], verbose=False) -> int:
     if verbose:
-        import sys
         print("enzyme-cc: " + " ".join(cmd), file=sys.stderr)
     try:
         return subprocess.run(cmd).returncode
@@ -33,9 +35,10 @@ def run(cmd: list[str], verbose=False) -> int:
         raise UserError(f"cannot run '{cmd[0]}'; {toolchain.INSTALL_HINT}")
 
 
-def compile_source(driver: str, inv, src, out: str) -> int:
-    """Compile one source to `out` with bitcode embedded. Returns the compiler's exit code."""
-    args = inv.compile_args(src)
+def compile_source(driver: str, inv, src, out: str, extra=()) -> int:
+    """Compile one source to `out` with bitcode embedded. Returns the compiler's exit code.
+    `extra`: options added after the command line's own (the link step's dependency-file names)."""
+    args = inv.compile_args(src) + list(extra)
     if src.lang == "fortran":
         return _compile_fortran(inv, src, args, out)
     if src.lang in ("asm", "asm-cpp"):
@@ -61,9 +64,14 @@ def _compile_fortran(inv, src, args, out) -> int:
     os.close(fd)
     try:
         quiet = [a for a in args if not a.startswith(("-MD", "-MMD"))]
-        rc = subprocess.run([flang] + quiet + ["-emit-llvm", "-c", src.path, "-o", bc]).returncode
-        if rc != 0:
-            return rc
+        # Its diagnostics repeat the native job's; opt-bisect reports each pass it skips.
+        r = subprocess.run([flang] + quiet + ["-emit-llvm", "-mllvm", "-opt-bisect-limit=0", "-c",
+                                              src.path, "-o", bc], stderr=subprocess.PIPE,
+                           text=True, errors="replace")
+        if r.returncode != 0:
+            sys.stderr.write("".join(line for line in r.stderr.splitlines(keepends=True)
+                                     if not line.startswith("BISECT: ")))
+            return r.returncode
         return _objcopy(["--add-section", f".enzyme.bc={bc}", "--set-section-flags",
                          ".enzyme.bc=exclude", out])
     finally:
@@ -71,6 +79,8 @@ def _compile_fortran(inv, src, args, out) -> int:
 
 
 def _objcopy(args) -> int:
+    if args[-1].startswith("-"):       # `-.o` (from `-x c -`) is a file, not an option
+        args = args[:-1] + ["./" + args[-1]]
     r = subprocess.run([toolchain.tool("objcopy")] + args, capture_output=True, text=True)
     if r.returncode != 0:
         raise UserError(f"llvm-objcopy failed on '{args[-1]}': {r.stderr.strip()}")
