@@ -28,14 +28,14 @@ def run_driver(driver: str, argv: list[str]) -> int:
     cfg = load_config()
     toolchain.set_overrides(cfg.toolchain)
     inv = classify(argv, driver)
-    if inv.action == "passthrough":
+    # `-c a.c b.c -o x.o`: clang refuses (one -o, several outputs); let it say so.
+    if inv.action == "passthrough" or (inv.action == "compile" and inv.output
+                                       and len(inv.sources) > 1):
         return subprocess.run([toolchain.tool(driver)] + inv.args).returncode
     if inv.action == "compile":
         from .compile import compile_source, default_object_name
-        for src in inv.sources:
-            if src.lang not in ("c", "c++", "fortran", "asm", "asm-cpp", "objc", "other"):
-                continue
-            out = inv.output if inv.output and len(inv.sources) == 1 else default_object_name(src.path)
+        for src in inv.sources:     # every language, as the link step does (.ll/.bc too)
+            out = inv.output if inv.output else default_object_name(src.path)
             rc = compile_source(driver, inv, src, out)
             if rc != 0:
                 return rc
