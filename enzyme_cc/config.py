@@ -57,21 +57,28 @@ def load_config(start: str | None = None) -> Config:
         except OSError as e:
             raise UserError(f"{path}: {e.strerror}")
         for table, values in data.items():
-            if table not in SCHEMA or not isinstance(values, dict):
+            if table not in SCHEMA:
                 raise UserError(f"{path}: unknown key '{table}' (known: {', '.join(SCHEMA)})")
+            if not isinstance(values, dict):
+                raise UserError(f"{path}: '{table}' must be a table ([{table}])")
             for key, val in values.items():
                 if key not in SCHEMA[table]:
                     raise UserError(f"{path}: unknown key '{table}.{key}' (known: "
                                     f"{', '.join(SCHEMA[table])})")
-                if not isinstance(val, SCHEMA[table][key]):
-                    raise UserError(f"{path}: '{table}.{key}' must be a "
-                                    f"{SCHEMA[table][key].__name__}")
-        cfg.toolchain = dict(data.get("toolchain", {}))
+                want = SCHEMA[table][key]
+                if not isinstance(val, want) or (want is list and not
+                                                 all(isinstance(v, str) for v in val)):
+                    what = "list of strings" if want is list else want.__name__
+                    raise UserError(f"{path}: '{table}.{key}' must be a {what}")
+        base = os.path.dirname(os.path.abspath(path))
+        # relative paths in the file are relative to the file, wherever the build runs; a bare
+        # name ("clang-22") is looked up on PATH
+        cfg.toolchain = {k: os.path.join(base, v) if os.sep in v else v
+                         for k, v in data.get("toolchain", {}).items()}
         cfg.preopt = data.get("ad", {}).get("preopt", True)
         dbg = data.get("debug", {})
-        cfg.dump_dir = dbg.get("dump_dir", "")
+        cfg.dump_dir = os.path.join(base, dbg["dump_dir"]) if dbg.get("dump_dir") else ""
         cfg.verbose = dbg.get("verbose", False)
-        base = os.path.dirname(path)
         cfg.rule_files = [os.path.join(base, f) for f in data.get("rules", {}).get("files", [])]
     env = os.environ.get("ENZYME_CC_PREOPT")
     if env is not None:

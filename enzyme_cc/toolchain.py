@@ -27,10 +27,16 @@ def set_overrides(paths: dict[str, str]) -> None:
 
 
 def tool(name: str) -> str:
-    """Absolute path of tool `name` (a key of DEFAULTS); UserError when it is not installed."""
-    wanted = _overrides.get(name) or os.environ.get("ENZYME_CC_" + name.upper().replace("+", "X")) \
-        or DEFAULTS[name]
+    """Absolute path of tool `name` (a key of DEFAULTS); UserError when it is not installed.
+    The environment (ENZYME_CC_CLANG, ENZYME_CC_CLANGXX, ...) wins over enzyme.toml, as
+    ENZYME_CC_PREOPT and ENZYME_CC_DUMP_DIR do."""
+    wanted = os.environ.get(env_name(name)) or _overrides.get(name) or DEFAULTS[name]
     found = shutil.which(wanted)
     if not found:
         raise UserError(f"cannot find '{wanted}' ({name}); {INSTALL_HINT}")
     return found
+
+
+def env_name(name: str) -> str:
+    """ENZYME_CC_CLANG for 'clang', ENZYME_CC_CLANGXX for 'clang++'."""
+    return "ENZYME_CC_" + name.upper().replace("+", "X")
