@@ -4,6 +4,7 @@ native object and relink it with everything that carried no bitcode."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,6 @@ from enzyme_cc import toolchain
 from enzyme_cc.compile import compile_source, run
 from enzyme_cc.errors import UserError
 from enzyme_cc.bitcode import plan_link
-from enzyme_cc.rules.registry import set_user_rule_files
 from . import optimize as opt
 
 MARKER_BYTES = (b"__enzyme_autodiff", b"__enzyme_fwddiff", b"__enzyme_augmentfwd",
@@ -49,13 +49,33 @@ def _final_driver(driver: str, inv) -> str:
     return toolchain.tool("clang++" if driver == "clang++" else "clang")
 
 
+def _depfile_args(inv, src) -> list[str]:
+    """clang's own names for -MD/-MMD output when it compiles a source for a link: the file is
+    the -o path with extension .d (else SOURCE-STEM.d), the target the -o path (else STEM.o).
+    Our compile jobs write to temporary objects, so both are spelled out."""
+    args = inv.compile_args(src)
+    if not any(a in ("-MD", "-MMD") for a in args):
+        return []
+    stem = os.path.splitext(os.path.basename(src.path))[0]
+    out = []
+    if not any(a.startswith("-MF") for a in args):
+        out += ["-MF", os.path.splitext(inv.output)[0] + ".d" if inv.output else stem + ".d"]
+    if not any(a.startswith(("-MT", "-MQ")) for a in args):
+        out += ["-MQ", inv.output or stem + ".o"]
+    return out
+
+
 def _link(driver, inv, cfg, tmp) -> int:
     stages = Stages(cfg.verbose or inv.verbose)
+    final = _final_driver(driver, inv)
+    if any(not os.path.exists(p) for _, p in inv.inputs + [(0, s.path) for s in inv.sources
+                                                          if s.path != "-"]):
+        return run([final] + inv.args)     # clang's own "no such file or directory"
     replace: dict[int, list[str]] = {}
     inputs: list[tuple[int, str, str]] = []        # (index, kind, value) in command-line order
     for k, src in enumerate(inv.sources):
         obj = os.path.join(tmp, f"{k}-{os.path.basename(src.path)}.o")
-        rc = compile_source(driver, inv, src, obj)
+        rc = compile_source(driver, inv, src, obj, _depfile_args(inv, src))
         if rc != 0:
             return rc
         replace[src.index] = [obj]
@@ -66,10 +86,10 @@ def _link(driver, inv, cfg, tmp) -> int:
     inputs.sort()
     plan = plan_link([(kind, v) for _, kind, v in inputs], inv.lib_dirs, inv.static)
     stages.done("read bitcode")
-    final = _final_driver(driver, inv)
     if not any(m in data for _, data in plan.modules for m in MARKER_BYTES):
         return run([final] + inv.link_args_with(replace), inv.verbose)
 
+    from enzyme_cc.rules.registry import set_user_rule_files   # the AD core: only when needed
     set_user_rule_files(cfg.rule_files)
     obj = _differentiate(plan, inv, cfg, tmp, stages)
     # the new object replaces every input whose bitcode it contains
@@ -99,10 +119,18 @@ def _differentiate(plan, inv, cfg, tmp, stages) -> str:
     _dump(cfg, "before-ad.ll", pre)
     gen = Generator(pre)
     gen.origins = plan.missing_bitcode
-    new = gen.run()
+    try:
+        new = gen.run()
+    except UserError as e:
+        raise _name_origin(e, plan.missing_bitcode) from None
     stages.done("differentiate")
     _dump(cfg, "after-ad.ll", new)
     try:
+        if _DEBUG_VERSION in new:
+            # LLVM's parser verifies a module with debug info itself and aborts the process when
+            # it is broken; check a copy without debug info first, so we can report it.
+            opt.parse_text(new.replace(_DEBUG_VERSION, '!"Debug Info Version", i32 0'),
+                           opt.new_context())
         module = opt.parse_text(new, ctx)
     except opt.InternalIRError as e:
         path = os.path.join(tempfile.gettempdir(), "enzyme-cc-invalid.ll")
@@ -121,6 +149,25 @@ def _differentiate(plan, inv, cfg, tmp, stages) -> str:
                         "--rename-section", ".dtors=.fini_array", obj], check=False)
     stages.done("codegen")
     return obj
+
+
+_DEBUG_VERSION = '!"Debug Info Version", i32 3'
+# the AD core's words: "function 'f' has no bitcode", "... call to 'g' and no bitcode for it"
+_NO_BITCODE = re.compile(r"function '([^']+)' has no bitcode|call to '([^']+)' and no bitcode")
+
+
+def _name_origin(e: UserError, missing: dict[str, str]) -> UserError:
+    """Add to a 'no bitcode' error the input that defines the function natively."""
+    m = _NO_BITCODE.search(e.message)
+    if not m:
+        return e
+    name = m.group(1) or m.group(2)
+    if name in missing:
+        what = (f"'{name}' comes from '{missing[name]}', which was not built with enzyme-cc: "
+                f"rebuild that object with enzyme-cc (or enzyme-c++, enzyme-fc)")
+    else:
+        what = f"no object or static library of this link defines '{name}'"
+    return UserError(f"{e.message}; {what}", e.exit_code)
 
 
 def _level(o: str) -> int:
