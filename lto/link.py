@@ -106,7 +106,7 @@ def _link(driver, inv, cfg, tmp) -> int:
 
 
 def _differentiate(plan, inv, cfg, tmp, stages) -> str:
-    from enzyme_cc.ad.generate import Generator
+    from enzyme_cc.ad.generate import differentiate
     ctx = opt.new_context()
     module = opt.merge(plan.modules, ctx)
     text = opt.strip_optnone(str(module))
@@ -117,10 +117,8 @@ def _differentiate(plan, inv, cfg, tmp, stages) -> str:
         stages.done("pre-AD optimization")
     pre = str(module)
     _dump(cfg, "before-ad.ll", pre)
-    gen = Generator(pre)
-    gen.origins = plan.missing_bitcode
     try:
-        new = gen.run()
+        new = differentiate(pre, plan.missing_bitcode)
     except UserError as e:
         raise _name_origin(e, plan.missing_bitcode) from None
     stages.done("differentiate")

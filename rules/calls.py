@@ -49,7 +49,14 @@ def _fwd_call(ctx, inst, before):
         if fwd_mode:
             return None                # forward mode frees both at once (see the tangent rule)
         return False if before and inst.ops and ctx.act.has_shadow(inst.ops[0].value) else None
-    if kind == "realloc" and before and _involved(ctx, inst):
+    if kind == "realloc" and fwd_mode and not before and inst.name in ctx.act.shadowed:
+        # forward mode: the shadow follows the primal (grown part uninitialized in both)
+        n = inst.ops[1]
+        nv = ctx.p(n.value) if n.is_local else n.value
+        ctx.emit(f"{synth.sname(inst.name)} = call ptr @realloc(ptr {ctx.s(inst.ops[0].value)}, "
+                 f"{n.ty} {nv})")
+        return None
+    if kind == "realloc" and before and _involved(ctx, inst) and not fwd_mode:
         ctx.synth.gen.fail(synth, inst, "realloc of differentiated memory is not supported yet",
                            "allocate with malloc and copy")
     if kind == "alloc" and not before and inst.name in ctx.act.shadowed:

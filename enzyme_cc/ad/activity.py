@@ -77,6 +77,8 @@ class Activity:
             return fp and self._any_active(inst), isptr and any(
                 o.value in self.shadowed for o in inst.ops)
         if op in ("call", "invoke"):
+            if inst.callee == "@realloc":
+                return False, inst.ops[0].value in self.shadowed
             if inst.callee in ALLOCATORS:
                 return False, True
             if is_inactive_call(inst.callee or ""):

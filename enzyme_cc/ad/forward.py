@@ -83,20 +83,15 @@ class ForwardSynth(Synth):
         if fwd:
             fwd(ctx, inst, before=False)
         active = inst.name in self.act.active
+        if not active and inst.op not in ("store", "call"):
+            return                         # no tangent; side effects only matter for these
         rule = TANGENT.get(inst.op)
         if rule is None:
-            if active or (inst.op != "call" and self._touches_shadow(inst) and inst.op not in (
-                    "getelementptr", "bitcast", "addrspacecast", "ptrtoint", "icmp", "select",
-                    "alloca")):
-                if active:
-                    raise UserError(self.where(inst) + f": cannot differentiate instruction "
-                                    f"'{inst.op}' in forward mode (no tangent rule)")
-            return
+            raise UserError(self.where(inst) + f": cannot differentiate instruction "
+                            f"'{inst.op}' in forward mode (no tangent rule)")
         t = rule(ctx, inst)
         if active:
-            if t is None:
-                t = zero_of(inst.ty)
-            self.tan[inst.name] = t
+            self.tan[inst.name] = t if t is not None else zero_of(inst.ty)
 
     def _term(self, ctx, b):
         t = b.term

@@ -27,13 +27,13 @@ KEEP_FN_ATTRS = ("target-cpu", "target-features", "tune-cpu", "frame-pointer")
 class Generator:
     FREES = FREES
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, counter: int = 0):
         self.module = parse_module(text)
         self.out: list[str] = []             # generated function texts
         self.decls: dict[str, str] = {}      # declarations the generated code needs
         self.done: dict = {}                 # (fn, act, ret, mode) -> names
         self.helpers: set[str] = set()
-        self.counter = 0
+        self.counter = counter
         self._callee_act_cache: dict = {}
 
     # ---- helpers used by rules -----------------------------------------------------------------
@@ -305,8 +305,24 @@ class Generator:
             ctx.add(o.value, p.ty, e)
 
     # ---- whole module --------------------------------------------------------------------------
-    def run(self) -> str:
-        requests = find_requests(self.module)
+    def reaches_marker(self, fn_name: str) -> bool:
+        """Does fn (or anything it calls with bitcode) contain a marker call?"""
+        seen, todo = set(), [fn_name]
+        while todo:
+            f = todo.pop()
+            if f in seen or f not in self.module._bodies:
+                continue
+            seen.add(f)
+            start, end = self.module._bodies[f]
+            body = "\n".join(self.module._lines[start + 1:end])
+            if MARKER_CALL.search(body):
+                return True
+            todo.extend(CALLEE.findall(body))
+        return False
+
+    def run(self, requests=None) -> str:
+        if requests is None:
+            requests = find_requests(self.module)
         if not requests:
             return self.module.text
         lines = list(self.module._lines)
@@ -321,7 +337,8 @@ class Generator:
                 lines[k] = ""
         text = "\n".join(lines)
         extra = list(self.out)
-        extra += [runtime.definition(h) for h in sorted(self.helpers, key=str)]
+        extra += [runtime.definition(h) for h in sorted(self.helpers, key=str)
+                  if not self.module.defines(runtime.defined_name(h))]
         for h in self.helpers:
             for n, d in runtime.declarations(h).items():
                 self.declare_raw(n, d)
@@ -329,5 +346,24 @@ class Generator:
         return text + "\n" + "\n".join(extra) + "\n"
 
 
-def differentiate(text: str) -> str:
-    return Generator(text).run()
+MARKER_CALL = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse)")
+CALLEE = re.compile(r"(@[-\w.$]+|@\"[^\"]+\")\(")
+
+
+def differentiate(text: str, origins: dict | None = None) -> str:
+    """Rewrite every marker call. Marker calls inside functions that are themselves
+    differentiated (higher order) are handled first, in rounds, innermost first."""
+    counter = 0
+    for _ in range(8):
+        gen = Generator(text, counter)
+        gen.origins = origins or {}
+        requests = find_requests(gen.module)
+        if not requests:
+            return text
+        ready = [r for r in requests if not gen.reaches_marker(r.fn)]
+        if not ready:
+            raise UserError(f"function '{requests[0].fn[1:]}' differentiates itself (a marker call "
+                            "reaches back to the function being differentiated)")
+        text = gen.run(ready)
+        counter = gen.counter
+    raise UserError("marker calls nested more than 8 deep")

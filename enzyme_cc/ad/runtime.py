@@ -13,7 +13,7 @@ entry:
   %cap = load i64, ptr %capp
   %new = add i64 %top, %n
   %ok = icmp ule i64 %new, %cap
-  br i1 %ok, label %fast, label %slow, !prof !{!"branch_weights", i32 2000, i32 1}
+  br i1 %ok, label %fast, label %slow
 slow:
   call void @__enzyme_cc_grow(ptr %t, i64 %new)
   br label %fast
@@ -123,6 +123,16 @@ def _leaves(ty, path):
             out += _leaves(elem.strip(), path + [k])
         return out
     return [(path, ty)]
+
+
+def defined_name(helper) -> str:
+    """The first function a helper defines (to skip helpers a previous round emitted)."""
+    kind = helper[0]
+    if kind == "tape":
+        return "@__enzyme_cc_push"
+    if kind == "memcpy":
+        return f"@__enzyme_cc_memcpy_adj_{helper[1]}"
+    return "@" + agg_add_name(helper[1])
 
 
 def definition(helper) -> str:

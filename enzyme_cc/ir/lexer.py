@@ -10,6 +10,7 @@ _TOKEN = re.compile(r"""
   | "[^"]*"                       # quoted name / string
   | [%@!$#]"[^"]*"                # quoted identifier (%"a b", @"x", ...)
   | ![A-Za-z._$][-\w.$]*          # metadata kind or named node (!tbaa, !DIExpression)
+  | !\{                           # inline metadata tuple
   | [%@!#][-\w.$]+                # %1 %x.y @f !12 #3
   | \#dbg_\w+                     # debug record
   | 0x[0-9A-Fa-f]+ | 0x[KLMHR][0-9A-Fa-f]+
