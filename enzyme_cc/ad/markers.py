@@ -12,8 +12,11 @@ from .diagnostics import located
 MARKERS = ("enzyme_dup", "enzyme_dupnoneed", "enzyme_const", "enzyme_out", "enzyme_active",
            "enzyme_width", "enzyme_dupv", "enzyme_dupnoneedv", "enzyme_allocated", "enzyme_tape",
            "enzyme_nofree", "enzyme_primal_return", "enzyme_const_return", "enzyme_noret")
-_AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff)[\w.$]*\"?\(")
-_ANY_MARKER = re.compile(r"@\"?[\w.$]*__enzyme_(augmentfwd|reverse|augmentsize|batch)[\w.$]*\"?\(")
+_AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse)[\w.$]*\"?\(")
+_ANY_MARKER = re.compile(r"@\"?[\w.$]*__enzyme_(augmentsize|batch)[\w.$]*\"?\(")
+# marker function -> request mode
+MODES = (("__enzyme_autodiff", "reverse"), ("__enzyme_fwddiff", "forward"),
+         ("__enzyme_augmentfwd", "augment"), ("__enzyme_reverse", "split_reverse"))
 
 
 @dataclass
@@ -47,24 +50,23 @@ def find_requests(module) -> list[Request]:
         if _ANY_MARKER.search(body):
             m = _ANY_MARKER.search(body)
             caller = module.function(name)
-            raise UserError(f"in function '{name[1:]}': {m.group(0)[1:-1]} is not supported yet "
-                            "(only __enzyme_autodiff and __enzyme_fwddiff); hint: use "
-                            "__enzyme_autodiff")
+            raise UserError(f"in function '{name[1:]}': {m.group(0)[1:-1]} is not supported yet; "
+                            "hint: use __enzyme_autodiff, __enzyme_fwddiff, __enzyme_augmentfwd "
+                            "or __enzyme_reverse")
         if not _AUTODIFF.search(body):
             continue
         caller = module.function(name)
         for inst in caller.insts():
             if inst.op in ("call", "invoke") and inst.callee:
-                if "__enzyme_autodiff" in inst.callee:
-                    out.append(_request(module, caller, inst, "reverse"))
-                elif "__enzyme_fwddiff" in inst.callee:
-                    out.append(_request(module, caller, inst, "forward"))
+                mode = next((m for f, m in MODES if f in inst.callee), None)
+                if mode:
+                    out.append(_request(module, caller, inst, mode))
     return out
 
 
 def _request(module, caller, inst, mode) -> Request:
     where = located(module, caller, inst)
-    marker = "__enzyme_fwddiff" if mode == "forward" else "__enzyme_autodiff"
+    marker = next(f for f, m in MODES if m == mode)
     ops = list(inst.ops)
     sret = None
     if "sret" in inst.toks:
@@ -132,11 +134,30 @@ def _request(module, caller, inst, mode) -> Request:
             args.append(("ptr", ops[k]))
             k += 1
         acts.append(act)
+    ret_active = is_fp(target.ret_ty)
+    extra = []
+    if mode == "split_reverse":
+        # then the derivative of the return value (active float returns), then the tape
+        if ret_active:
+            if k < len(ops) and _marker_of(caller, ops[k].value) is None:
+                extra.append(("dret", target.ret_ty, ops[k]))
+                k += 1
+            else:
+                raise UserError(f"{where}: {marker} needs the derivative of the return value of "
+                                f"'{fn_val[1:]}' before the tape")
+        if k < len(ops) and _marker_of(caller, ops[k].value) == "enzyme_tape":
+            k += 1
+        if k >= len(ops) or ops[k].ty != "ptr":
+            raise UserError(f"{where}: {marker} needs the tape returned by __enzyme_augmentfwd as "
+                            "its last argument")
+        extra.append(("tape", "ptr", ops[k]))
+        k += 1
     if k != len(ops):
         raise UserError(f"{where}: too many arguments to {marker} for '{fn_val[1:]}' "
                         f"({len(ops) - 1} given)")
-    ret_active = is_fp(target.ret_ty)
-    return Request(caller, inst, fn_val, acts, args, ret_active, inst.line, sret, mode)
+    req = Request(caller, inst, fn_val, acts, args, ret_active, inst.line, sret, mode)
+    req.extra = extra
+    return req
 
 
 def _convert(lines, tmp, val, from_ty, to_ty):
@@ -167,6 +188,77 @@ def _leaves(ty):
         tag = "v" if ty.startswith("<") else "a"
         return [([(tag, k)] + p, t) for k in range(int(n)) for p, t in _leaves(elem.strip())]
     return [([], ty)]
+
+
+def rewrite_split_call(gen, req, names) -> list[str]:
+    """__enzyme_augmentfwd: run the augmented forward on a fresh tape, return the tape (and the
+    primal result); __enzyme_reverse: run the reverse on that tape, free it, return adjoints."""
+    aug, aug_ret, rev, rev_ret = names
+    inst = req.inst
+    lines, n = [], [0]
+
+    def tmp():
+        n[0] += 1
+        return f"%ad.sp{req.line}.{n[0]}"
+    args = []
+    for pty, op in req.args:
+        args.append(f"{pty} {_convert(lines, tmp, op.value, op.ty, pty) if op.ty != pty else op.value}")
+    if req.mode == "augment":
+        h = tmp()
+        lines.append(f"{h} = call ptr @malloc(i64 24)")
+        lines.append(f"store {{ ptr, i64, i64 }} zeroinitializer, ptr {h}")
+        gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
+        call = f"call {aug_ret} {aug}({', '.join(args + ['ptr ' + h])})"
+        want = inst.ty
+        if aug_ret == "void" or want == "ptr" or not inst.name:
+            lines.append(call)
+            if inst.name:
+                lines.append(f"{inst.name} = getelementptr i8, ptr {h}, i64 0")
+            return lines
+        r = tmp()
+        lines.append(f"{r} = {call}")
+        prim = r
+        if aug_ret.startswith("{"):
+            prim = tmp()
+            lines.append(f"{prim} = extractvalue {aug_ret} {r}, 0")
+        fields = split_fields(gen.module.named_types.get(want, want))
+        a = tmp()
+        lines.append(f"{a} = insertvalue {want} poison, ptr {h}, 0")
+        if len(fields) > 1:
+            pt = gen.module.function(req.fn).ret_ty
+            lines.append(f"{inst.name} = insertvalue {want} {a}, {fields[1]} "
+                         f"{_convert(lines, tmp, prim, pt, fields[1])}, 1")
+        else:
+            lines.append(f"{inst.name} = {_identity(want, a)}")
+        return lines
+    tape = None
+    for kind, ty, op in req.extra:
+        if kind == "dret":
+            args.append(f"{ty} {_convert(lines, tmp, op.value, op.ty, ty)}")
+        else:
+            tape = op.value
+    lines.append(f"%ad.rv{req.line} = call {rev_ret} {rev}({', '.join(args + ['ptr ' + tape])})"
+                 if rev_ret != "void" else f"call void {rev}({', '.join(args + ['ptr ' + tape])})")
+    b = tmp()
+    lines.append(f"{b} = load ptr, ptr {tape}")
+    lines.append(f"call void @free(ptr {b})")
+    lines.append(f"call void @free(ptr {tape})")
+    gen.declare_raw("@free", "declare void @free(ptr)")
+    if not inst.name:
+        return lines
+    if rev_ret == "void":
+        zero = "0.0" if is_fp(inst.ty) else "zeroinitializer"
+        lines.append(f"{inst.name} = {_identity(inst.ty, zero)}")
+        return lines
+    res = f"%ad.rv{req.line}"
+    if rev_ret == inst.ty:
+        lines.append(f"{inst.name} = {_identity(inst.ty, res)}")
+        return lines
+    if not rev_ret.startswith("{") and is_fp(inst.ty):
+        lines.append(f"{inst.name} = {_identity(inst.ty, _convert(lines, tmp, res, rev_ret, inst.ty))}")
+        return lines
+    raise UserError(f"{located(gen.module, req.caller, inst)}: {inst.callee[1:]} returns {inst.ty}, "
+                    f"but the derivatives of '{req.fn[1:]}' have type {rev_ret}")
 
 
 def rewrite_call(gen, req, name, rty) -> list[str]:
