@@ -30,8 +30,8 @@ def kind_of(gen, inst) -> str:
         return "inactive"
     if call_rule(c) is not None:
         return "rule"
-    if gen.module.defines(c):
-        return "diff"
+    if gen.module.defines(c) or c.startswith("%"):
+        return "diff"             # indirect calls dispatch over the possible targets
     return "unknown"
 
 

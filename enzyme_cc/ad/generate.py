@@ -46,7 +46,8 @@ class Generator:
         self.declare_raw(name, f"declare {ty} {name}({args})")
 
     def declare_raw(self, name: str, line: str):
-        if name not in self.module.declarations and not self.module.defines(name):
+        if name not in self.module.declarations and not self.module.defines(name) and \
+                name not in self.module.globals:
             self.decls.setdefault(name, line)
 
     def need_aggregate_add(self, ty: str):
@@ -68,13 +69,17 @@ class Generator:
         return kind
 
     # ---- activity of calls to functions with bitcode -------------------------------------------
+    def param_types(self, inst) -> list[str]:
+        """Parameter types of the function a call reaches (from the call itself when indirect)."""
+        fn = self.module.function(inst.callee) if (inst.callee or "").startswith("@") else None
+        return [p.ty for p in fn.params] if fn else [o.ty for o in inst.ops]
+
     def call_activity(self, inst, caller_act) -> list[str]:
-        fn = self.module.function(inst.callee)
         acts = []
-        for p, o in zip(fn.params, inst.ops):
-            if is_fp(p.ty) and caller_act.is_active(o.value):
+        for ty, o in zip(self.param_types(inst), inst.ops):
+            if is_fp(ty) and caller_act.is_active(o.value):
                 acts.append("active")
-            elif p.ty == "ptr" and caller_act.has_shadow(o.value) and o.value != "null":
+            elif ty == "ptr" and caller_act.has_shadow(o.value) and o.value != "null":
                 acts.append("dup")
             else:
                 acts.append("const")
@@ -220,30 +225,58 @@ class Generator:
                         + "\n".join(body) + "\n}\n")
         return name, rty
 
+    def forward_indirect(self, inst, acts):
+        """Dispatcher over the forward derivatives of an indirect call's possible targets."""
+        tys = self.param_types(inst)
+        key = ("fwd-indirect", inst.ty, tuple(tys), tuple(acts))
+        if key in self.done:
+            return self.done[key]
+        targets = self.address_taken(inst.ty, tys)
+        if not targets:
+            raise UserError(f"indirect call with active arguments ({inst.ty} ({', '.join(tys)})) but "
+                            "no function with bitcode and that signature has its address taken; "
+                            "hint: build the callee's object with enzyme-cc")
+        parts = [self.forward(t, acts, callee=True) for t in targets]
+        rty = parts[0][1]
+        self.counter += 1
+        name = f"@fwd.indirect.{self.counter}"
+        params, names = ["ptr %fp"], []
+        for k, (ty, a) in enumerate(zip(tys, acts)):
+            params.append(f"{ty} %a{k}")
+            names.append(f"{ty} %a{k}")
+            if a != "const":
+                params.append(f"{'ptr' if a == 'dup' else ty} %s{k}")
+                names.append(f"{'ptr' if a == 'dup' else ty} %s{k}")
+        self.out.append(self._dispatcher(name, rty, params, names, targets, [p[0] for p in parts]))
+        self.helpers.add(("badcall",))
+        self.done[key] = (name, rty)
+        return self.done[key]
+
     def emit_forward_call(self, ctx, inst):
         """In a forward-mode caller: call the callee's forward derivative; returns the tangent."""
         synth = ctx.synth
         acts = self.call_activity(inst, synth.act)
-        name, rty = self.forward(inst.callee, acts, callee=True)
-        fn = self.module.function(inst.callee)
-        args = []
-        for p, o, a in zip(fn.params, inst.ops, acts):
-            args.append(f"{p.ty} {ctx.p(o.value) if o.is_local else o.value}")
+        indirect = inst.callee.startswith("%")
+        name, rty = self.forward_indirect(inst, acts) if indirect else \
+            self.forward(inst.callee, acts, callee=True)
+        args = [f"ptr {ctx.p(inst.callee)}"] if indirect else []
+        for ty, o, a in zip(self.param_types(inst), inst.ops, acts):
+            args.append(f"{ty} {ctx.p(o.value) if o.is_local else o.value}")
             if a == "dup":
                 args.append(f"ptr {ctx.s(o.value)}")
             elif a == "active":
-                args.append(f"{p.ty} {ctx.t(o.value, o.ty)}")
+                args.append(f"{ty} {ctx.t(o.value, o.ty)}")
         call = f"call {rty} {name}({', '.join(args)})"
         if rty == "void" or not inst.name:
             ctx.emit(call)
             return None
-        if rty == fn.ret_ty:
+        if rty == inst.ty:
             ctx.emit(f"{synth.r(inst.name)} = {call}")
             return None
         t = synth.tmp("fr")
         ctx.emit(f"{t} = {call}")
         ctx.emit(f"{synth.r(inst.name)} = extractvalue {rty} {t}, 0")
-        if fn.ret_ty == "ptr":
+        if inst.ty == "ptr":
             ctx.emit(f"{synth.sname(inst.name)} = extractvalue {rty} {t}, 1")
             return None
         tan = synth.tmp("ft")
@@ -251,25 +284,95 @@ class Generator:
         return tan
 
     def _call_args(self, ctx, inst, acts, get_p, get_s):
-        fn = self.module.function(inst.callee)
-        args = []
-        for p, o, a in zip(fn.params, inst.ops, acts):
-            args.append(f"{p.ty} {get_p(o.value)}")
+        args = [f"ptr {get_p(inst.callee)}"] if inst.callee.startswith("%") else []
+        for ty, o, a in zip(self.param_types(inst), inst.ops, acts):
+            args.append(f"{ty} {get_p(o.value)}")
             if a in ("dup", "dupnoneed"):
                 args.append(f"ptr {get_s(o.value)}")
         return args
+
+    def _split_for(self, inst, acts, ret_active):
+        if inst.callee.startswith("@"):
+            return self.split(inst.callee, acts, ret_active)
+        return self.split_indirect(inst, acts, ret_active)
+
+    def address_taken(self, ret_ty: str, param_tys: list[str]) -> list[str]:
+        """Functions with bitcode and this signature whose address is used as a value: the
+        possible targets of an indirect call in this (whole-program) module."""
+        out = []
+        for name in self.module._bodies:
+            if not re.search(re.escape(name) + r"(?![-\w.$(])(?!\s*\()", self._text_wo_defines()):
+                continue
+            fn = self.module.function(name)
+            if fn.ret_ty == ret_ty and [p.ty for p in fn.params] == param_tys:
+                out.append(name)
+        return out
+
+    def _text_wo_defines(self):
+        if not hasattr(self, "_twd"):
+            self._twd = "\n".join(l for l in self.module._lines if not l.startswith("define "))
+        return self._twd
+
+    def split_indirect(self, inst, acts, ret_active):
+        """Dispatchers (augmented, reverse) over the possible targets of an indirect call."""
+        tys = self.param_types(inst)
+        key = ("indirect", inst.ty, tuple(tys), tuple(acts), ret_active)
+        if key in self.done:
+            return self.done[key]
+        targets = self.address_taken(inst.ty, tys)
+        if not targets:
+            raise UserError(f"indirect call with active arguments ({inst.ty} ({', '.join(tys)})) but "
+                            "no function with bitcode and that signature has its address taken; "
+                            "hint: build the callee's object with enzyme-cc")
+        parts = [self.split(t, acts, ret_active) for t in targets]
+        aug_rets = {p[1] for p in parts}
+        if len(aug_rets) != 1:
+            raise UserError(f"indirect call: the possible targets {', '.join(t[1:] for t in targets)} "
+                            "differ in whether they return a shadow pointer")
+        aug_ret, rev_ret = parts[0][1], parts[0][3]
+        self.counter += 1
+        aug, rev = f"@aug.indirect.{self.counter}", f"@rev.indirect.{self.counter}"
+        params = ["ptr %fp"]
+        names = []
+        for k, (ty, a) in enumerate(zip(tys, acts)):
+            params.append(f"{ty} %a{k}")
+            names.append(f"{ty} %a{k}")
+            if a in ("dup", "dupnoneed"):
+                params.append(f"ptr %s{k}")
+                names.append(f"ptr %s{k}")
+        dret = [f"{inst.ty} %dret"] if ret_active else []
+        self.out.append(self._dispatcher(aug, aug_ret, params + ["ptr %tape"], names + ["ptr %tape"],
+                                         targets, [p[0] for p in parts]))
+        self.out.append(self._dispatcher(rev, rev_ret, params + dret + ["ptr %tape"],
+                                         names + dret + ["ptr %tape"], targets, [p[2] for p in parts]))
+        self.helpers.add(("badcall",))
+        self.done[key] = (aug, aug_ret, rev, rev_ret)
+        return self.done[key]
+
+    def _dispatcher(self, name, rty, params, args, targets, impls):
+        lines = [f"define internal {rty} {name}({', '.join(params)}) {{", "entry:", "br label %c0"]
+        for k, (t, impl) in enumerate(zip(targets, impls)):
+            lines += [f"c{k}:", f"%is{k} = icmp eq ptr %fp, {t}",
+                      f"br i1 %is{k}, label %t{k}, label %c{k + 1}", f"t{k}:"]
+            if rty == "void":
+                lines += [f"call void {impl}({', '.join(args)})", "ret void"]
+            else:
+                lines += [f"%r{k} = call {rty} {impl}({', '.join(args)})", f"ret {rty} %r{k}"]
+        lines += [f"c{len(targets)}:", "call void @__enzyme_cc_bad_indirect_call(ptr %fp)",
+                  "unreachable", "}"]
+        return "\n".join(lines) + "\n"
 
     def emit_augmented_call(self, ctx, inst):
         synth = ctx.synth
         acts = self.call_activity(inst, synth.act)
         ret_active = bool(inst.name) and synth.act.is_active(inst.name)
-        aug, aug_ret, _, _ = self.split(inst.callee, acts, ret_active)
+        aug, aug_ret, _, _ = self._split_for(inst, acts, ret_active)
         args = self._call_args(ctx, inst, acts, lambda v: ctx.p(v) if v.startswith("%") else v,
                                ctx.s)
         call = f"call {aug_ret} {aug}({', '.join(args + ['ptr %ad.tape'])})"
         if aug_ret == "void":
             ctx.emit(call)
-        elif aug_ret.startswith("{ ptr, ptr }") and self.module.function(inst.callee).ret_ty == "ptr":
+        elif aug_ret.startswith("{ ptr, ptr }") and inst.ty == "ptr":
             t = synth.tmp("aug")
             ctx.emit(f"{t} = {call}")
             if inst.name:
@@ -284,25 +387,24 @@ class Generator:
         synth = ctx.synth
         acts = self.call_activity(inst, synth.act)
         ret_active = bool(inst.name) and synth.act.is_active(inst.name)
-        _, _, rev, rev_ret = self.split(inst.callee, acts, ret_active)
+        _, _, rev, rev_ret = self._split_for(inst, acts, ret_active)
         args = self._call_args(ctx, inst, acts, ctx.p, ctx.s)
-        fn = self.module.function(inst.callee)
         if ret_active:
-            args.append(f"{fn.ret_ty} {d}")
+            args.append(f"{inst.ty} {d}")
         call = f"call {rev_ret} {rev}({', '.join(args + ['ptr %ad.tape'])})"
         if rev_ret == "void":
             ctx.emit(call)
             return
         t = ctx.tmp("radj")
         ctx.emit(f"{t} = {call}")
-        active = [(p, o) for p, o, a in zip(fn.params, inst.ops, acts) if a == "active"]
+        active = [(ty, o) for ty, o, a in zip(self.param_types(inst), inst.ops, acts) if a == "active"]
         if len(active) == 1:
-            ctx.add(active[0][1].value, active[0][0].ty, t)
+            ctx.add(active[0][1].value, active[0][0], t)
             return
-        for k, (p, o) in enumerate(active):
+        for k, (ty, o) in enumerate(active):
             e = ctx.tmp()
             ctx.emit(f"{e} = extractvalue {rev_ret} {t}, {k}")
-            ctx.add(o.value, p.ty, e)
+            ctx.add(o.value, ty, e)
 
     # ---- whole module --------------------------------------------------------------------------
     def reaches_marker(self, fn_name: str) -> bool:

@@ -125,11 +125,27 @@ def _leaves(ty, path):
     return [(path, ty)]
 
 
+_BAD_MSG = "enzyme-cc: indirect call to a function without a derivative (no bitcode, or its " \
+           "address is never taken)"
+_BAD_INDIRECT = f"""
+@__enzyme_cc_bad_msg = private unnamed_addr constant [{len(_BAD_MSG) + 2} x i8] c"{_BAD_MSG}\\0A\\00"
+define internal void @__enzyme_cc_bad_indirect_call(ptr %fp) noinline cold noreturn nounwind {{
+entry:
+  %e = load ptr, ptr @stderr
+  %n = call i32 @fputs(ptr @__enzyme_cc_bad_msg, ptr %e)
+  call void @abort()
+  unreachable
+}}
+"""
+
+
 def defined_name(helper) -> str:
     """The first function a helper defines (to skip helpers a previous round emitted)."""
     kind = helper[0]
     if kind == "tape":
         return "@__enzyme_cc_push"
+    if kind == "badcall":
+        return "@__enzyme_cc_bad_indirect_call"
     if kind == "memcpy":
         return f"@__enzyme_cc_memcpy_adj_{helper[1]}"
     return "@" + agg_add_name(helper[1])
@@ -139,6 +155,8 @@ def definition(helper) -> str:
     kind = helper[0]
     if kind == "tape":
         return _TAPE
+    if kind == "badcall":
+        return _BAD_INDIRECT
     if kind == "memcpy":
         return _MEMCPY.format(kind=helper[1], size=type_size(helper[1]))
     if kind == "aggadd":
@@ -151,4 +169,7 @@ def declarations(helper) -> dict:
         return {"@realloc": "declare ptr @realloc(ptr, i64)", "@abort": "declare void @abort()",
                 "@llvm.umax.i64": "declare i64 @llvm.umax.i64(i64, i64)",
                 "@free": "declare void @free(ptr)"}
+    if helper[0] == "badcall":
+        return {"@stderr": "@stderr = external global ptr", "@fputs": "declare i32 @fputs(ptr, ptr)",
+                "@abort": "declare void @abort()"}
     return {}
