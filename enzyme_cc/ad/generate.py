@@ -18,7 +18,7 @@ from .activity import Activity, FREES
 from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
 from . import runtime
-from .markers import find_requests, rewrite_call, rewrite_split_call
+from .markers import find_requests, rewrite_call, rewrite_split_call, rewrite_vector_call
 from .typeinfo import infer_copy_type
 
 KEEP_FN_ATTRS = ("target-cpu", "target-features", "tune-cpu", "frame-pointer")
@@ -438,7 +438,12 @@ class Generator:
                     name, rty = self.forward(req.fn, req.acts, callee=False)
                 else:
                     name, rty = self.gradient(req.fn, req.acts, req.ret_active)
-                new = rewrite_call(self, req, name, rty)
+                if getattr(req, "lanes", None):
+                    new = rewrite_vector_call(self, req, name, rty)
+                    if req.inst.op == "invoke":
+                        new.append(f"br label {req.inst.targets[0]}")
+                else:
+                    new = rewrite_call(self, req, name, rty)
             lines[req.line] = "\n".join(new)
             for k in range(req.line + 1, req.inst.line_end + 1):
                 lines[k] = ""

@@ -44,6 +44,8 @@ def _marker_of(caller, value: str) -> str | None:
 
 
 def find_requests(module) -> list[Request]:
+    _NAMED.clear()
+    _NAMED.update(module.named_types)
     out = []
     for name, (start, end) in module._bodies.items():
         body = "\n".join(module._lines[start:end])
@@ -84,6 +86,8 @@ def _request(module, caller, inst, mode) -> Request:
     if target is None:
         raise UserError(f"{where}: function '{fn_val[1:]}' has no bitcode; hint: build the object "
                         "that defines it with enzyme-cc (or enzyme-fc)")
+    if mode == "forward" and len(ops) > 2 and _marker_of(caller, ops[1].value) == "enzyme_width":
+        return _vector_request(module, caller, inst, target, ops, where, sret)
     acts, args, k = [], [], 1
     for p in target.params:
         if p.ty == "...":
@@ -160,6 +164,96 @@ def _request(module, caller, inst, mode) -> Request:
     return req
 
 
+def _vector_request(module, caller, inst, target, ops, where, sret):
+    """`__enzyme_fwddiff(f, enzyme_width, N, ...)`: N tangent directions. Floats take N tangents
+    after the value; pointers `enzyme_dup, x, dx_1..dx_N` or `enzyme_dupv, stride, x, dx` (lane k's
+    shadow at dx + k*stride bytes). Returns the N tangents of the result."""
+    try:
+        width = int(ops[2].value)
+    except ValueError:
+        raise UserError(f"{where}: enzyme_width needs a constant width, got '{ops[2].value}'")
+    lanes = [[] for _ in range(width)]        # per lane: (type, value text, pre-instructions)
+    acts, k = [], 3
+    for p in target.params:
+        tag = _marker_of(caller, ops[k].value) if k < len(ops) else None
+        if tag:
+            k += 1
+        if k >= len(ops):
+            raise UserError(f"{where}: too few arguments to __enzyme_fwddiff for '{target.name[1:]}'")
+        if tag is None:
+            tag = "enzyme_dup" if p.ty == "ptr" or is_fp(p.ty) else "enzyme_const"
+        if tag in ("enzyme_dupv", "enzyme_dupnoneedv"):
+            stride, val, base = ops[k], ops[k + 1], ops[k + 2]
+            k += 3
+            for lane in range(width):
+                pre = [f"%ad.vo{inst.line}.{len(acts)}.{lane} = mul i64 {stride.value}, {lane}",
+                       f"%ad.vs{inst.line}.{len(acts)}.{lane} = getelementptr i8, ptr {base.value}, "
+                       f"i64 %ad.vo{inst.line}.{len(acts)}.{lane}"]
+                lanes[lane] += [(p.ty, val.value, []), ("ptr", f"%ad.vs{inst.line}.{len(acts)}.{lane}", pre)]
+            acts.append("dup" if p.ty == "ptr" else "active")
+        elif tag in ("enzyme_dup", "enzyme_dupnoneed") and (p.ty == "ptr" or is_fp(p.ty)):
+            val = ops[k]
+            shadows = ops[k + 1:k + 1 + width]
+            if len(shadows) != width:
+                raise UserError(f"{where}: parameter {len(acts) + 1} of '{target.name[1:]}' needs "
+                                f"{width} shadows/tangents (enzyme_width {width})")
+            k += 1 + width
+            for lane in range(width):
+                lanes[lane] += [(p.ty, val.value, []), (p.ty, shadows[lane].value, [])]
+            acts.append("dup" if p.ty == "ptr" else "active")
+        elif tag == "enzyme_const":
+            for lane in range(width):
+                lanes[lane].append((p.ty, ops[k].value, []))
+            k += 1
+            acts.append("const")
+        else:
+            raise UserError(f"{where}: '{tag}' is not valid for parameter {len(acts) + 1} of "
+                            f"'{target.name[1:]}' in vector forward mode")
+    if k != len(ops):
+        raise UserError(f"{where}: too many arguments to __enzyme_fwddiff for '{target.name[1:]}'")
+    req = Request(caller, inst, target.name, acts, [], False, inst.line, sret, "forward")
+    req.lanes = lanes
+    return req
+
+
+def rewrite_vector_call(gen, req, name, rty) -> list[str]:
+    """One call of the forward derivative per lane, the N tangents packed into the result."""
+    inst = req.inst
+    lines, vals = [], []
+    for lane, args in enumerate(req.lanes):
+        for _, _, pre in args:
+            lines += pre
+        text = ", ".join(f"{ty} {v}" for ty, v, _ in args)
+        if rty == "void":
+            lines.append(f"call void {name}({text})")
+        else:
+            lines.append(f"%ad.lane{req.line}.{lane} = call {rty} {name}({text})")
+            vals.append(f"%ad.lane{req.line}.{lane}")
+    want = req.sret[0] if req.sret else inst.ty
+    if not vals or want == "void" or (not inst.name and not req.sret):
+        if inst.name:
+            lines.append(f"{inst.name} = {_identity(want, '0.0' if is_fp(want) else 'zeroinitializer')}")
+        return lines
+    slots = _leaves(gen.module.named_types.get(want, want))
+    if len(slots) < len(vals):
+        raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_fwddiff returns {want}, "
+                        f"which cannot hold {len(vals)} tangents")
+    n = [0]
+
+    def tmp():
+        n[0] += 1
+        return f"%ad.vp{req.line}.{n[0]}"
+    acc = "zeroinitializer"
+    for (path, sty), v in zip(slots, vals):
+        v = _convert(lines, tmp, v, rty, sty)
+        acc = v if not path else _insert(lines, tmp, want, acc, path, sty, v)
+    if req.sret:
+        lines.append(f"store {want} {acc}, ptr {req.sret[1]}")
+    else:
+        lines.append(f"{inst.name} = {_identity(want, acc)}")
+    return lines
+
+
 def _convert(lines, tmp, val, from_ty, to_ty):
     if from_ty == to_ty:
         return val
@@ -180,7 +274,7 @@ def _fbits(ty):
 
 def _leaves(ty):
     """(path, type) of every scalar in a struct/array/vector type, in memory order."""
-    ty = ty.strip()
+    ty = _NAMED.get(ty.strip(), ty.strip())
     if ty.startswith("{") or ty.startswith("<{"):
         return [([k] + p, t) for k, f in enumerate(split_fields(ty)) for p, t in _leaves(f)]
     if ty.startswith("[") or (ty.startswith("<") and " x " in ty):
@@ -339,9 +433,13 @@ def _used(fn, name) -> bool:
     return any(name in i.toks for i in fn.insts() if i.name != name)
 
 
+_NAMED: dict = {}
+
+
 def _insert(lines, tmp, ty, agg, path, sty, v):
     """insertvalue/insertelement along a leaf path (struct indices, ('a', k), ('v', k))."""
     ty = ty.strip()
+    body = _NAMED.get(ty, ty)
     step, rest = path[0], path[1:]
     if isinstance(step, tuple) and step[0] == "v":
         t = tmp()
@@ -349,7 +447,8 @@ def _insert(lines, tmp, ty, agg, path, sty, v):
         return t
     idx = step[1] if isinstance(step, tuple) else step
     if rest:
-        sub_ty = split_fields(ty)[idx] if ty.startswith(("{", "<{")) else ty[1:-1].split(" x ", 1)[1].strip()
+        sub_ty = split_fields(body)[idx] if body.startswith(("{", "<{")) else \
+            body[1:-1].split(" x ", 1)[1].strip()
         cur = tmp()
         lines.append(f"{cur} = extractvalue {ty} {agg}, {idx}")
         v = _insert(lines, tmp, sub_ty, cur, rest, sty, v)
