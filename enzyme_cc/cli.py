@@ -28,9 +28,11 @@ def run_driver(driver: str, argv: list[str]) -> int:
     cfg = load_config()
     toolchain.set_overrides(cfg.toolchain)
     inv = classify(argv, driver)
-    # `-c a.c b.c -o x.o`: clang refuses (one -o, several outputs); let it say so.
-    if inv.action == "passthrough" or (inv.action == "compile" and inv.output
-                                       and len(inv.sources) > 1):
+    # Errors clang reports before compiling anything, in its own words: `-c a.c b.c -o x.o`
+    # (one -o, several outputs) and sources that do not exist.
+    if inv.action == "passthrough" or inv.action == "compile" and (
+            inv.output and len(inv.sources) > 1
+            or any(s.path != "-" and not os.path.exists(s.path) for s in inv.sources)):
         return subprocess.run([toolchain.tool(driver)] + inv.args).returncode
     if inv.action == "compile":
         from .compile import compile_source, default_object_name
