@@ -1,0 +1,387 @@
+"""Build-system tests: the wrappers used the way clang users use clang.
+
+The examples (Makefile + static library, CMake, Fortran, C + Fortran) are copied to a temporary
+directory, built and run, and their gradients compared with the exact values they print.
+Configure-style probes compare the wrappers' output, exit codes and side files with clang-22's.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BIN, ROOT, run
+
+EXAMPLES = os.path.join(ROOT, "examples")
+PAIR = re.compile(r"(-?\d+\.\d+(?:[eE][-+]?\d+)?)\s+exact\s+(-?\d+\.\d+(?:[eE][-+]?\d+)?)")
+
+
+def check_pairs(out: str, count: int, rtol=1e-7):
+    """Every 'VALUE exact VALUE' line agrees; `count` of them."""
+    pairs = [(float(a), float(b)) for a, b in PAIR.findall(out)]
+    assert len(pairs) == count, out
+    for got, exact in pairs:
+        assert abs(got - exact) <= rtol * max(1.0, abs(exact)), out
+
+
+def copy_example(name, dest):
+    dst = os.path.join(dest, name)
+    shutil.copytree(os.path.join(EXAMPLES, name), dst)
+    return dst
+
+
+def both(cmd_tail, cwd, input=None, env=None):
+    """(enzyme-cc result, clang-22 result) of the same command line."""
+    e = run(["enzyme-cc", *cmd_tail], cwd=cwd, check=False, input=input, env=env)
+    c = run(["clang-22", *cmd_tail], cwd=cwd, check=False, input=input, env=env)
+    return e, c
+
+
+def no_traceback(r):
+    assert "Traceback" not in r.stderr, r.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# The examples
+# ---------------------------------------------------------------------------------------------
+
+def test_makefile_static_library_with_gnu_ar(tmp_path):
+    assert "GNU ar" in run(["ar", "--version"]).stdout   # plain binutils ar, LLVM 14 plugin and all
+    d = copy_example("makefile-static-lib", tmp_path)
+    env = dict(os.environ, CC="enzyme-cc")
+    run(["make", "-j2"], cwd=d, env=env)
+    index = run(["nm", "-s", "libkernels.a"], cwd=d).stdout
+    assert "rosenbrock in rosenbrock.o" in index and "chain_energy in chain.o" in index
+    check_pairs(run(["./gradient"], cwd=d).stdout, 12)
+
+
+def test_makefile_primal_target_same_with_plain_clang(tmp_path):
+    """No marker calls: enzyme-cc's build gives the very binary clang-22 gives."""
+    outs, exes = [], []
+    for cc in ("clang-22", "enzyme-cc"):
+        d = copy_example("makefile-static-lib", tmp_path / cc)
+        run(["make", "-j2", f"CC={cc}", "primal"], cwd=d)
+        outs.append(run(["./primal"], cwd=d).stdout)
+        exes.append(open(os.path.join(d, "primal"), "rb").read())
+    assert "rosenbrock   355.7" in outs[0]
+    assert outs[0] == outs[1]
+    assert exes[0] == exes[1]
+
+
+def _cmake_implicit(build, lang):
+    path = os.path.join(build, "CMakeFiles", "3.25.1", f"CMake{lang}Compiler.cmake")
+    with open(path) as f:
+        return [l for l in f if "IMPLICIT" in l or "COMPILER_ID " in l or "COMPILER_VERSION" in l]
+
+
+def test_cmake_project_with_toolchain_file(tmp_path):
+    toolchain = run(["enzyme-cc", "--print-toolchain-file"]).stdout.strip()
+    d = copy_example("cmake-project", tmp_path)
+    run(["cmake", "-S", d, "-B", "build", f"-DCMAKE_TOOLCHAIN_FILE={toolchain}"], cwd=tmp_path)
+    run(["cmake", "--build", "build", "-j2"], cwd=tmp_path)
+    check_pairs(run(["./build/gradients"], cwd=tmp_path).stdout, 5)
+    cache = (tmp_path / "build" / "CMakeCache.txt").read_text()
+    assert re.search(r"CMAKE_AR:FILEPATH=.*llvm-ar-22", cache)
+    assert re.search(r"^CMAKE_C_COMPILER:\w+=.*enzyme-cc$", cache, re.M)
+    # CMake's compiler identification and ABI detection (which parses the link's -v output)
+    # find what they find for clang-22 itself
+    env = dict(os.environ, CC="clang-22", CXX="clang++-22")
+    run(["cmake", "-S", d, "-B", "plain"], cwd=tmp_path, env=env)
+    for lang in ("C", "CXX"):
+        assert _cmake_implicit(tmp_path / "build", lang) == _cmake_implicit(tmp_path / "plain", lang)
+
+
+def test_fortran_example(tmp_path):
+    d = copy_example("fortran", tmp_path)
+    run(["make"], cwd=d)
+    check_pairs(run(["./fmain"], cwd=d).stdout, 2)
+
+
+def test_mixed_c_fortran_example(tmp_path):
+    d = copy_example("mixed-c-fortran", tmp_path)
+    run(["make", "-j2"], cwd=d)
+    out = run(["./mixed"], cwd=d).stdout
+    check_pairs(out, 8)
+    # the same program in one command: C and Fortran sources, linked through enzyme-fc
+    run(["enzyme-fc", "-O2", "cmain.c", "kernel.f90", "-o", "mixed2"], cwd=d)
+    assert run(["./mixed2"], cwd=d).stdout == out
+
+
+# ---------------------------------------------------------------------------------------------
+# Configure-style probes: the same output, side files and exit codes as clang-22
+# ---------------------------------------------------------------------------------------------
+
+HELLO = '#include <stdio.h>\n#define GREETING "hello"\nint main(void) { puts(GREETING); return 0; }\n'
+
+
+@pytest.fixture(scope="module")
+def probe(tmp_path_factory):
+    d = tmp_path_factory.mktemp("probe")
+    (d / "hello.c").write_text(HELLO)
+    (d / "bad.c").write_text("int main(void) { return 1 +; }\n")
+    return d
+
+
+def test_probe_compile_then_link(probe):
+    run(["enzyme-cc", "-c", "hello.c", "-o", "conftest.o"], cwd=probe)
+    run(["enzyme-cc", "conftest.o", "-o", "conftest"], cwd=probe)
+    assert run(["./conftest"], cwd=probe).stdout == "hello\n"
+
+
+@pytest.mark.parametrize("args", [["--version"], ["-dumpmachine"], ["-print-search-dirs"],
+                                  ["-print-prog-name=ld"], ["-print-file-name=libc.so"], ["-v"],
+                                  ["-E", "hello.c"], ["-E", "-dM", "-x", "c", "/dev/null"],
+                                  ["-M", "hello.c"], ["-MM", "hello.c"], []],
+                         ids=lambda a: " ".join(a) or "no-args")
+def test_probe_same_as_clang(probe, args):
+    e, c = both(args, probe)
+    assert (e.returncode, e.stdout, e.stderr) == (c.returncode, c.stdout, c.stderr)
+
+
+def test_probe_verbose_shows_clang_version(probe):
+    e, c = both(["-v"], probe)
+    assert "clang version 22" in e.stderr
+    r = run(["enzyme-cc", "-v", "hello.c", "-o", "hello_v"], cwd=probe)
+    assert "clang version 22" in r.stderr
+    assert re.search(r'^ "[^"]*ld[^"]*" ', r.stderr, re.M), r.stderr   # the linker's command
+
+
+def test_probe_preprocess_macro_and_stdin(probe):
+    src = "int value = ANSWER;\n"
+    e, c = both(["-E", "-DANSWER=42", "-x", "c", "-"], probe, input=src)
+    assert e.returncode == 0 and e.stdout == c.stdout
+    assert "int value = 42;" in e.stdout
+
+
+@pytest.mark.parametrize("deps", [["-MD"], ["-MMD"], ["-MD", "-MF", "custom.d"],
+                                  ["-MD", "-MP", "-MT", "target"]], ids=" ".join)
+def test_probe_dependency_files_match_clang(probe, tmp_path, deps):
+    results = []
+    for cc in ("clang-22", "enzyme-cc"):
+        d = tmp_path / cc
+        d.mkdir()
+        shutil.copy(probe / "hello.c", d)
+        run([cc, "-c", *deps, "hello.c", "-o", "hello.o"], cwd=d)     # compile
+        run([cc, *deps, "hello.c", "-o", "prog"], cwd=d)              # compile and link
+        results.append({p.name: p.read_text() for p in d.glob("*.d")})
+    assert results[0] and results[0] == results[1]
+
+
+def test_probe_assembly_output_matches_clang(probe, tmp_path):
+    for cc in ("clang-22", "enzyme-cc"):
+        run([cc, "-O2", "-S", str(probe / "hello.c"), "-o", str(tmp_path / f"{cc}.s")])
+    assert (tmp_path / "clang-22.s").read_text() == (tmp_path / "enzyme-cc.s").read_text()
+
+
+def test_probe_response_file(tmp_path):
+    (tmp_path / "main.c").write_text(
+        '#include <stdio.h>\ndouble sq(double x) { return x * x; }\n'
+        'double __enzyme_autodiff(void *, double);\n'
+        'int main(void) { printf("%g %g\\n", (double)VALUE, __enzyme_autodiff((void *)sq, 1.5)); }\n')
+    (tmp_path / "args.rsp").write_text('-O2 "-DVALUE=5" main.c\n-o prog\n')
+    run(["enzyme-cc", "@args.rsp"], cwd=tmp_path)
+    assert run(["./prog"], cwd=tmp_path).stdout == "5 3\n"
+
+
+@pytest.mark.parametrize("mode", [["-c", "bad.c"], ["bad.c", "-o", "bad"]], ids=["compile", "link"])
+def test_probe_syntax_error_like_clang(probe, mode):
+    e, c = both(mode, probe)
+    assert c.returncode != 0
+    assert (e.returncode, e.stdout, e.stderr) == (c.returncode, c.stdout, c.stderr)
+    assert "bad.c:1:28: error: expected expression" in e.stderr
+
+
+@pytest.mark.parametrize("args", [["-c", "hello.c", "missing.c"], ["missing.o"],
+                                  ["-c", "hello.c", "hello.c", "-o", "two.o"]],
+                         ids=["missing source", "missing object", "-o with two outputs"])
+def test_probe_driver_errors_like_clang(probe, args):
+    e, c = both(args, probe)
+    assert c.returncode != 0
+    assert (e.returncode, e.stderr) == (c.returncode, c.stderr)
+
+
+# ---------------------------------------------------------------------------------------------
+# The link step
+# ---------------------------------------------------------------------------------------------
+
+PLAIN = r"""
+#include <math.h>
+#include <stdio.h>
+double f(double x) { return sin(x) * x; }
+int main(void) { for (int i = 0; i < 3; i++) printf("%.12f\n", f(i * 0.5)); return 0; }
+"""
+
+AD_CORE = ("enzyme_cc.ad", "enzyme_cc.rules", "enzyme_cc.ir", "enzyme_cc.stdlib_rules")
+
+
+def test_no_markers_links_as_clang_without_the_ad_core(tmp_path):
+    (tmp_path / "plain.c").write_text(PLAIN)
+    run(["enzyme-cc", "-O2", "-c", "plain.c", "-o", "plain.o"], cwd=tmp_path)
+    # the link, in a Python that reports every module it imports
+    r = run([sys.executable, "-X", "importtime", "-c",
+             "import sys; from enzyme_cc.cli import _main; sys.exit(_main('clang', sys.argv[1:]))",
+             "plain.o", "-lm", "-o", "via-enzyme"], cwd=tmp_path)
+    imported = re.findall(r"\|\s+([\w.]+)\s*$", r.stderr, re.M)
+    assert "enzyme_cc.bitcode" in imported
+    assert not [m for m in imported if m.startswith(AD_CORE)]
+    run(["clang-22", "plain.o", "-lm", "-o", "via-clang"], cwd=tmp_path)
+    out = run(["./via-enzyme"], cwd=tmp_path).stdout
+    assert out == run(["./via-clang"], cwd=tmp_path).stdout
+    assert (tmp_path / "via-enzyme").read_bytes() == (tmp_path / "via-clang").read_bytes()
+    # from source too: the same bytes as clang-22 -O2
+    run(["clang-22", "-O2", "plain.c", "-lm", "-o", "from-source-clang"], cwd=tmp_path)
+    run(["enzyme-cc", "-O2", "plain.c", "-lm", "-o", "from-source"], cwd=tmp_path)
+    assert (tmp_path / "from-source").read_bytes() == (tmp_path / "from-source-clang").read_bytes()
+
+
+KERNEL = "double poly(double x) { return x * x * x + 2 * x; }\n"
+OTHER = "double unused_helper(double x) { return x - 1; }\n"
+USER = r"""
+#include <stdio.h>
+double poly(double);
+double __enzyme_autodiff(void *, double);
+int main(void) { printf("%.6f %.6f\n", __enzyme_autodiff((void *)poly, 2.0), 3 * 4.0 + 2); }
+"""
+
+
+@pytest.fixture(scope="module")
+def objs(tmp_path_factory):
+    """Objects built once: poly.o (enzyme-cc), unused.o (gcc: no bitcode), main.o (enzyme-cc)."""
+    d = tmp_path_factory.mktemp("objs")
+    (d / "poly.c").write_text(KERNEL)
+    (d / "unused.c").write_text(OTHER)
+    (d / "main.c").write_text(USER)
+    run(["enzyme-cc", "-O2", "-c", "poly.c", "main.c"], cwd=d)
+    run(["gcc", "-O2", "-c", "unused.c"], cwd=d)
+    run(["gcc", "-O2", "-c", "poly.c", "-o", "gcc-poly.o"], cwd=d)
+    return d
+
+
+ARCHIVERS = {
+    "gnu-ar": ["ar", "rcs"],
+    "gnu-ar-thin": ["ar", "rcsT"],
+    "llvm-ar": ["llvm-ar-22", "rcs"],
+    "llvm-ar-thin": ["llvm-ar-22", "rcs", "--thin"],
+}
+
+
+@pytest.mark.parametrize("archiver", ARCHIVERS)
+def test_archive_with_bitcode_objects(objs, tmp_path, archiver):
+    """A static library of enzyme-cc objects (and a gcc object the link does not need)."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    for o in ("poly.o", "unused.o"):
+        shutil.copy(objs / o, lib)
+    run([*ARCHIVERS[archiver], "libk.a", "poly.o", "unused.o"], cwd=lib)
+    magic = (lib / "libk.a").read_bytes()[:8]
+    assert magic == (b"!<thin>\n" if archiver.endswith("thin") else b"!<arch>\n")
+    run(["enzyme-cc", "-O2", str(objs / "main.o"), "-Llib", "-lk", "-o", "prog"], cwd=tmp_path)
+    assert run(["./prog"], cwd=tmp_path).stdout == "14.000000 14.000000\n"
+
+
+GRAD_LIB = r"""
+#include <math.h>
+double __enzyme_autodiff(void *, double);
+static double f(double x) { return exp(x) * sin(x); }
+double df(double x) { return __enzyme_autodiff((void *)f, x); }
+"""
+GRAD_USER = r"""
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+double df(double);
+int main(void) {
+  double x = 0.7;
+  void *h = dlopen("./libgrad.so", RTLD_NOW);
+  double (*g)(double) = h ? (double (*)(double))dlsym(h, "df") : 0;
+  printf("%.12f %.12f %.12f\n", df(x), g ? g(x) : NAN, exp(x) * (sin(x) + cos(x)));
+  return 0;
+}
+"""
+
+
+def test_shared_library_with_gradient(tmp_path):
+    (tmp_path / "grad.c").write_text(GRAD_LIB)
+    (tmp_path / "user.c").write_text(GRAD_USER)
+    run(["enzyme-cc", "-O2", "-fPIC", "-shared", "grad.c", "-lm", "-o", "libgrad.so"], cwd=tmp_path)
+    # the library's users need no enzyme-cc: plain clang links it, dlopen loads it
+    run(["clang-22", "user.c", "-L.", "-lgrad", "-lm", "-ldl", "-Wl,-rpath,$ORIGIN", "-o", "user"],
+        cwd=tmp_path)
+    linked, opened, exact = map(float, run(["./user"], cwd=tmp_path).stdout.split())
+    assert linked == pytest.approx(exact, rel=1e-12) and opened == pytest.approx(exact, rel=1e-12)
+
+
+O0_PROGRAM = r"""
+#include <math.h>
+#include <stdio.h>
+int enzyme_const;
+double __enzyme_autodiff(void *, ...);
+double f(double x, double y) {
+  double s = 0;
+  for (int i = 1; i <= 3; i++) s += pow(x, i) * y;
+  return s;
+}
+int main(void) {
+  double x = 1.5, y = 2.0;
+  printf("%.10f exact %.10f\n", __enzyme_autodiff((void *)f, x, enzyme_const, y),
+         (1 + 2 * x + 3 * x * x) * y);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_optimization_levels(tmp_path, level):
+    (tmp_path / "p.c").write_text(O0_PROGRAM)
+    run(["enzyme-cc", level, "p.c", "-lm", "-o", "p"], cwd=tmp_path)
+    check_pairs(run(["./p"], cwd=tmp_path).stdout, 1)
+
+
+def test_function_from_gcc_object_is_an_error_naming_it(objs, tmp_path):
+    r = run(["enzyme-cc", "-O2", str(objs / "main.o"), str(objs / "gcc-poly.o"), "-o", "prog"],
+            cwd=tmp_path, check=False)
+    assert r.returncode == 1
+    no_traceback(r)
+    err = r.stderr
+    assert err.startswith("enzyme-cc: error: ") and err.count("\n") == 1, err
+    assert "'poly'" in err and "gcc-poly.o" in err and "rebuild" in err and "enzyme-cc" in err
+    assert not (tmp_path / "prog").exists()
+    # the same from a static library member
+    shutil.copy(objs / "gcc-poly.o", tmp_path)
+    run(["ar", "rcs", "libgp.a", "gcc-poly.o"], cwd=tmp_path)
+    r = run(["enzyme-cc", str(objs / "main.o"), "-L.", "-lgp", "-o", "prog"], cwd=tmp_path,
+            check=False)
+    assert r.returncode == 1 and "libgp.a(gcc-poly.o)" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("how", ["env", "path"])
+def test_missing_clang_is_a_clear_error(probe, how):
+    if how == "env":
+        env = dict(os.environ, ENZYME_CC_CLANG="/nonexistent/clang-22")
+        missing = "/nonexistent/clang-22"
+    else:   # a PATH with the wrappers but no LLVM 22
+        env = dict(os.environ, PATH=BIN)
+        missing = "clang-22"
+    env.pop("ENZYME_CC_DEBUG", None)
+    for args in (["-c", "hello.c", "-o", "nowhere.o"], ["hello.c", "-o", "nowhere"], ["--version"]):
+        r = run([os.path.join(BIN, "enzyme-cc"), *args], cwd=probe, env=env, check=False)
+        assert r.returncode != 0
+        assert r.stderr.startswith(f"enzyme-cc: error: cannot find '{missing}'"), r.stderr
+        assert "apt-get install clang-22" in r.stderr
+        no_traceback(r)
+
+
+def test_corrupt_inputs_are_errors_naming_the_file(objs, tmp_path):
+    (tmp_path / "garbage.o").write_bytes(b"this is not an object file\n")
+    (tmp_path / "libbroken.a").write_bytes(b"!<arch>\nnot a member header at all\n")
+    (tmp_path / "truncated.o").write_bytes((objs / "poly.o").read_bytes()[:200])
+    main = str(objs / "main.o")
+    cases = [([main, "garbage.o"], "garbage.o"), ([main, "-L.", "-lbroken"], "libbroken.a"),
+             ([main, "truncated.o"], "truncated.o")]
+    for args, name in cases:
+        r = run(["enzyme-cc", *args, "-o", "prog"], cwd=tmp_path, check=False)
+        assert r.returncode == 1, r.stderr
+        assert r.stderr.startswith("enzyme-cc: error: ") and name in r.stderr, r.stderr
+        no_traceback(r)

@@ -1,0 +1,142 @@
+"""The command-line entry points: toolchain file, exit codes, error shape, tracebacks on request."""
+import os
+
+import pytest
+
+from conftest import BIN, run
+from enzyme_cc import cli
+
+WRAPPERS = ("enzyme-cc", "enzyme-c++", "enzyme-fc")
+
+
+def user_env(**extra):
+    env = {k: v for k, v in os.environ.items() if k != "ENZYME_CC_DEBUG"}
+    env.update(extra)
+    return env
+
+
+@pytest.mark.parametrize("wrapper", WRAPPERS)
+def test_print_toolchain_file(wrapper):
+    r = run([wrapper, "--print-toolchain-file"])
+    path = r.stdout.strip()
+    assert r.returncode == 0 and r.stdout == path + "\n" and r.stderr == ""
+    assert os.path.isabs(path) and os.path.isfile(path) and path.endswith(".cmake")
+    with open(path) as f:
+        assert "CMAKE_C_COMPILER" in f.read()
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cli")
+    (d / "ok.c").write_text("int main(void) { return 0; }\n")
+    (d / "exit3.c").write_text("int main(void) { return 3; }\n")
+    (d / "bad.c").write_text("int main(void) { return }\n")
+    (d / "undef.c").write_text("int missing_fn(void);\nint main(void) { return missing_fn(); }\n")
+    (d / "variadic.c").write_text(
+        "#include <stdarg.h>\ndouble sum(int n, ...) { return 0; }\n"
+        "double __enzyme_autodiff(void *, ...);\n"
+        "int main(void) { return (int)__enzyme_autodiff((void *)sum, 1, 2.0); }\n")
+    (d / "garbage.o").write_bytes(b"\x7fELF but not really")
+    return d
+
+
+@pytest.mark.parametrize("args, code", [
+    (["-c", "ok.c", "-o", "ok.o"], 0),
+    (["ok.c", "-o", "ok"], 0),
+    (["-c", "bad.c"], 1),                   # clang's exit code for a diagnostic
+    ([], 1),                                # clang: no input files
+    (["-fno-such-flag", "-c", "ok.c"], 1),  # clang's unknown argument
+])
+def test_exit_codes_are_clangs(work, args, code):
+    e = run(["enzyme-cc", *args], cwd=work, check=False, env=user_env())
+    c = run(["clang-22", *args], cwd=work, check=False)
+    assert e.returncode == c.returncode == code
+    assert e.stderr == c.stderr
+
+
+def test_link_failure_is_the_linkers(work):
+    e = run(["enzyme-cc", "undef.c", "-o", "undef"], cwd=work, check=False, env=user_env())
+    c = run(["clang-22", "undef.c", "-o", "undef"], cwd=work, check=False)
+    assert e.returncode == c.returncode == 1
+    # the same lines but for the name of the temporary object
+    for text in (e.stderr, c.stderr):
+        assert "undefined reference to `missing_fn'" in text
+        assert text.endswith("clang-22: error: linker command failed with exit code 1 "
+                             "(use -v to see invocation)\n")
+
+
+def test_program_exit_code_untouched(work):
+    run(["enzyme-cc", "exit3.c", "-o", "exit3"], cwd=work)
+    assert run(["./exit3"], cwd=work, check=False).returncode == 3
+
+
+USER_ERRORS = [
+    (["variadic.c", "-o", "v"], "variadic"),              # the AD core refuses, with a reason
+    (["ok.c", "garbage.o", "-o", "g"], "garbage.o"),      # an input we cannot read
+]
+
+
+@pytest.mark.parametrize("args, word", USER_ERRORS, ids=["ad-error", "corrupt-input"])
+def test_user_errors_have_no_traceback(work, args, word):
+    r = run(["enzyme-cc", *args], cwd=work, check=False, env=user_env())
+    assert r.returncode == 1
+    assert r.stderr.startswith("enzyme-cc: error: ") and word in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and r.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("args, word", USER_ERRORS, ids=["ad-error", "corrupt-input"])
+def test_debug_shows_the_traceback(work, args, word):
+    r = run(["enzyme-cc", *args], cwd=work, check=False, env=user_env(ENZYME_CC_DEBUG="1"))
+    assert r.returncode == 1
+    assert "Traceback (most recent call last)" in r.stderr
+    assert "enzyme-cc: error: " in r.stderr and word in r.stderr
+
+
+def test_missing_tool_message_per_wrapper(work):
+    for wrapper, var, tool in (("enzyme-c++", "ENZYME_CC_CLANGXX", "clang++"),
+                               ("enzyme-fc", "ENZYME_CC_FLANG", "flang")):
+        r = run([os.path.join(BIN, wrapper), "--version"], cwd=work, check=False,
+                env=user_env(**{var: "/nonexistent/tool"}))
+        assert r.returncode == 1
+        assert r.stderr.startswith(f"{wrapper}: error: cannot find '/nonexistent/tool' ({tool}); ")
+
+
+def test_internal_error_is_short_unless_debugging(monkeypatch, capsys):
+    def boom(*a, **k):
+        raise RuntimeError("simulated bug")
+    monkeypatch.setattr(cli, "load_config", boom)
+    monkeypatch.delenv("ENZYME_CC_DEBUG", raising=False)
+    assert cli._main("clang", ["-c", "x.c"]) == 70
+    err = capsys.readouterr().err
+    assert err.startswith("enzyme-cc: error: internal error: RuntimeError: simulated bug")
+    assert "ENZYME_CC_DEBUG=1" in err and "Traceback" not in err
+    monkeypatch.setenv("ENZYME_CC_DEBUG", "1")
+    with pytest.raises(RuntimeError, match="simulated bug"):
+        cli._main("clang", ["-c", "x.c"])
+
+
+BROKEN = """
+define void @enzyme_cc_test_broken() {
+entry:
+  %a = add i32 1, 2
+  %p = phi i32 [ 0, %entry ]
+  ret void
+}
+"""
+
+
+def test_invalid_derivative_ir_with_debug_info_is_reported(tmp_path, monkeypatch, capsys):
+    """LLVM's parser aborts the process on a broken module that carries debug info; the link
+    step must report the bug instead (the AD core is replaced by one that emits bad IR)."""
+    import enzyme_cc.ad.generate as generate
+
+    monkeypatch.setattr(generate, "differentiate", lambda text, *args, **kw: text + BROKEN)
+    monkeypatch.delenv("ENZYME_CC_DEBUG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sq.c").write_text(
+        "double sq(double x) { return x * x; }\ndouble __enzyme_autodiff(void *, double);\n"
+        "int main(void) { return (int)__enzyme_autodiff((void *)sq, 1.0); }\n")
+    assert cli._main("clang", ["-g", "-O2", "sq.c", "-o", "sq"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("enzyme-cc: error: internal error: the derivative IR does not verify")
+    assert "PHI nodes not grouped" in err
