@@ -33,7 +33,8 @@ def run_driver(driver: str, argv: list[str]) -> int:
     if inv.action == "passthrough" or inv.action == "compile" and (
             inv.output and len(inv.sources) > 1
             or any(s.path != "-" and not os.path.exists(s.path) for s in inv.sources)):
-        return subprocess.run([toolchain.tool(driver)] + inv.args).returncode
+        return subprocess.run([toolchain.tool(driver)] + toolchain.cxx_include_args(inv.sources)
+                              + inv.args).returncode
     if inv.action == "compile":
         from .compile import compile_source, default_object_name
         for src in inv.sources:     # every language, as the link step does (.ll/.bc too)

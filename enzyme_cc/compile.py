@@ -43,7 +43,8 @@ def compile_source(driver: str, inv, src, out: str, extra=()) -> int:
         return _compile_fortran(inv, src, args, out)
     if src.lang in ("asm", "asm-cpp"):
         return run([toolchain.tool(_cdriver(driver))] + args + ["-c", src.path, "-o", out])
-    rc = run([toolchain.tool(_cdriver(driver))] + args + EMBED + ["-c", src.path, "-o", out],
+    rc = run([toolchain.tool(_cdriver(driver))] + args + toolchain.cxx_include_args([src]) + EMBED
+             + ["-c", src.path, "-o", out],
              inv.verbose)
     if rc != 0:
         return rc

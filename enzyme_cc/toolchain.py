@@ -40,3 +40,13 @@ def tool(name: str) -> str:
 def env_name(name: str) -> str:
     """ENZYME_CC_CLANG for 'clang', ENZYME_CC_CLANGXX for 'clang++'."""
     return "ENZYME_CC_" + name.upper().replace("+", "X")
+
+
+def include_dir() -> str:
+    """Headers shipped with enzyme-cc (<enzyme/enzyme>, Enzyme's C++ interface)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+
+
+def cxx_include_args(sources) -> list[str]:
+    """`-isystem` for our headers when C++ sources are compiled (they are C++-only headers)."""
+    return ["-isystem", include_dir()] if any(s.lang == "c++" for s in sources) else []
