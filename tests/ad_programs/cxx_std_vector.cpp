@@ -1,0 +1,47 @@
+// std::vector<double> passed by reference (shadow vector of the same size), loops over .size()
+// and over iterators.
+#include <cmath>
+#include <cstdio>
+#include <vector>
+static int failed;
+static void check(const char *name, double got, double want) {
+  int ok = fabs(got - want) <= 1e-5 * (1.0 + fabs(want));
+  printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
+  failed += !ok;
+}
+static void checki(const char *name, int i, double got, double want) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s[%d]", name, i);
+  check(buf, got, want);
+}
+static int report(void) {
+  if (failed) printf("FAILED: %d check(s)\n", failed);
+  return failed != 0;
+}
+extern "C" {
+int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+}
+
+double sumsq(const std::vector<double> &v) {
+  double s = 0;
+  for (size_t i = 0; i < v.size(); i++) s += v[i] * v[i];
+  return s;
+}
+
+double weighted(const std::vector<double> &v, const std::vector<double> &w) {
+  double s = 0;
+  auto wi = w.begin();
+  for (double x : v) s += *wi++ * std::exp(x);
+  return s;
+}
+
+int main() {
+  std::vector<double> v = {0.5, -1, 2, 1.5}, dv(4, 0.0), w = {1, 2, 3, 4};
+  __enzyme_autodiff((void *)sumsq, enzyme_dup, &v, &dv);
+  for (int i = 0; i < 4; i++) checki("sumsq", i, dv[i], 2 * v[i]);
+  std::vector<double> dv2(4, 0.0);
+  __enzyme_autodiff((void *)weighted, enzyme_dup, &v, &dv2, enzyme_const, &w);
+  for (int i = 0; i < 4; i++) checki("weighted", i, dv2[i], w[i] * std::exp(v[i]));
+  return report();
+}

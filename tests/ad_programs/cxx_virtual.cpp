@@ -1,0 +1,56 @@
+// Virtual functions: a call through the vtable of an object passed in (constant), and objects
+// of two derived classes created inside the differentiated function.
+#include <cmath>
+#include <cstdio>
+static int failed;
+static void check(const char *name, double got, double want) {
+  int ok = fabs(got - want) <= 1e-5 * (1.0 + fabs(want));
+  printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
+  failed += !ok;
+}
+static void checki(const char *name, int i, double got, double want) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s[%d]", name, i);
+  check(buf, got, want);
+}
+static int report(void) {
+  if (failed) printf("FAILED: %d check(s)\n", failed);
+  return failed != 0;
+}
+extern "C" {
+int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+}
+
+struct Shape {
+  virtual ~Shape() {}
+  virtual double area(double s) const = 0;
+};
+struct Square : Shape {
+  double area(double s) const override { return s * s; }
+};
+struct Circle : Shape {
+  double area(double r) const override { return 3.0 * r * r * r / r + std::sin(r); }
+};
+
+__attribute__((noinline)) double through_vtable(const Shape *sh, double x) { return sh->area(x) * x; }
+
+double built_inside(double x, int kind) {
+  Square sq;
+  Circle ci;
+  const Shape *sh = kind ? static_cast<const Shape *>(&ci) : &sq;
+  return through_vtable(sh, x);
+}
+
+int main() {
+  Square sq;
+  Circle ci;
+  double x = 0.8;
+  check("vtable_square", __enzyme_autodiff((void *)through_vtable, enzyme_const, (const Shape *)&sq, x), 3 * x * x);
+  check("vtable_circle", __enzyme_autodiff((void *)through_vtable, enzyme_const, (const Shape *)&ci, x),
+        9 * x * x + std::sin(x) + x * std::cos(x));
+  check("inside_square", __enzyme_autodiff((void *)built_inside, x, enzyme_const, 0), 3 * x * x);
+  check("inside_circle", __enzyme_autodiff((void *)built_inside, x, enzyme_const, 1),
+        9 * x * x + std::sin(x) + x * std::cos(x));
+  return report();
+}

@@ -1,0 +1,49 @@
+/* enzyme_dupnoneed: the primal output buffer's value is not needed, only the gradient of the
+   inputs; and a function that both returns a value and writes an output (both seeded). */
+#include <math.h>
+#include <stdio.h>
+static int failed;
+static void check(const char *name, double got, double want) {
+  int ok = fabs(got - want) <= 1e-5 * (1.0 + fabs(want));
+  printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
+  failed += !ok;
+}
+static void checki(const char *name, int i, double got, double want) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s[%d]", name, i);
+  check(buf, got, want);
+}
+static int report(void) {
+  if (failed) printf("FAILED: %d check(s)\n", failed);
+  return failed != 0;
+}
+int enzyme_dup, enzyme_dupnoneed, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+
+void squares(double *out, const double *x, int n) {
+  for (int i = 0; i < n; i++) out[i] = x[i] * x[i] * 0.5 + sin(x[i]);
+}
+
+/* writes out[i] = x_i^2 and returns sum x_i */
+double both(double *out, const double *x, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) {
+    out[i] = x[i] * x[i];
+    s += x[i];
+  }
+  return s;
+}
+
+int main(void) {
+  enum { N = 4 };
+  double x[N] = {0.5, -1, 2, 1.5}, dx[N] = {0}, out[N], dout[N];
+  for (int i = 0; i < N; i++) dout[i] = i + 1;
+  __enzyme_autodiff((void *)squares, enzyme_dupnoneed, out, dout, enzyme_dup, x, dx, enzyme_const, N);
+  for (int i = 0; i < N; i++) checki("dupnoneed_dx", i, dx[i], (i + 1) * (x[i] + cos(x[i])));
+
+  for (int i = 0; i < N; i++) { dx[i] = 0; dout[i] = 0.5 * i; }
+  __enzyme_autodiff((void *)both, enzyme_dup, out, dout, enzyme_dup, x, dx, enzyme_const, N);
+  for (int i = 0; i < N; i++) checki("both_dx", i, dx[i], 1 + 0.5 * i * 2 * x[i]);
+  for (int i = 0; i < N; i++) checki("both_out", i, out[i], x[i] * x[i]);
+  return report();
+}

@@ -1,0 +1,49 @@
+/* Paper Figure 1: norm() normalizes a vector by mag(), which is loop invariant (LICM hoists it
+   before AD). Checks the full Jacobian d out[k] / d in[j] = delta_kj / m - in_k in_j / m^3. */
+#include <math.h>
+#include <stdio.h>
+static int failed;
+static void check(const char *name, double got, double want) {
+  int ok = fabs(got - want) <= 1e-5 * (1.0 + fabs(want));
+  printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
+  failed += !ok;
+}
+static void checki(const char *name, int i, double got, double want) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s[%d]", name, i);
+  check(buf, got, want);
+}
+static int report(void) {
+  if (failed) printf("FAILED: %d check(s)\n", failed);
+  return failed != 0;
+}
+#define N 5
+int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+
+static double mag(const double *x, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += x[i] * x[i];
+  return sqrt(s);
+}
+
+void norm(double *out, const double *in, int n) {
+  for (int i = 0; i < n; i++) out[i] = in[i] / mag(in, n);
+}
+
+int main(void) {
+  double in[N] = {1, -2, 3, 0.5, 4}, out[N];
+  double m = mag(in, N);
+  for (int k = 0; k < N; k++) {
+    double d_in[N] = {0}, d_out[N] = {0};
+    d_out[k] = 1;
+    __enzyme_autodiff((void *)norm, enzyme_dup, out, d_out, enzyme_dup, in, d_in, enzyme_const, N);
+    for (int j = 0; j < N; j++) {
+      char name[32];
+      snprintf(name, sizeof name, "dout%d_din%d", k, j);
+      check(name, d_in[j], (k == j) / m - in[k] * in[j] / (m * m * m));
+    }
+    checki("out", k, out[k], in[k] / m);
+  }
+  return report();
+}

@@ -1,0 +1,56 @@
+/* A tiny MLP layer h = tanh(W x + b), loss = sum (h - t)^2; gradient with respect to W, b, x
+   compared with central finite differences. */
+#include <math.h>
+#include <stdio.h>
+static int failed;
+static void check(const char *name, double got, double want) {
+  int ok = fabs(got - want) <= 1e-5 * (1.0 + fabs(want));
+  printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
+  failed += !ok;
+}
+static void checki(const char *name, int i, double got, double want) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s[%d]", name, i);
+  check(buf, got, want);
+}
+static int report(void) {
+  if (failed) printf("FAILED: %d check(s)\n", failed);
+  return failed != 0;
+}
+#define IN 3
+#define OUT 2
+int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+
+double layer_loss(const double *W, const double *b, const double *x, const double *t) {
+  double loss = 0;
+  for (int o = 0; o < OUT; o++) {
+    double z = b[o];
+    for (int i = 0; i < IN; i++) z += W[o * IN + i] * x[i];
+    double h = tanh(z);
+    loss += (h - t[o]) * (h - t[o]);
+  }
+  return loss;
+}
+
+static double fd(double *v, const double *W, const double *b, const double *x, const double *t) {
+  const double h = 1e-6, old = *v;
+  *v = old + h;
+  double fp = layer_loss(W, b, x, t);
+  *v = old - h;
+  double fm = layer_loss(W, b, x, t);
+  *v = old;
+  return (fp - fm) / (2 * h);
+}
+
+int main(void) {
+  double W[OUT * IN] = {0.5, -0.3, 0.8, 0.1, 0.7, -0.6}, b[OUT] = {0.1, -0.2};
+  double x[IN] = {1.0, -0.5, 0.25}, t[OUT] = {0.3, -0.1};
+  double dW[OUT * IN] = {0}, db[OUT] = {0}, dx[IN] = {0};
+  __enzyme_autodiff((void *)layer_loss, enzyme_dup, W, dW, enzyme_dup, b, db, enzyme_dup, x, dx,
+                    enzyme_const, t);
+  for (int k = 0; k < OUT * IN; k++) checki("dW", k, dW[k], fd(&W[k], W, b, x, t));
+  for (int k = 0; k < OUT; k++) checki("db", k, db[k], fd(&b[k], W, b, x, t));
+  for (int k = 0; k < IN; k++) checki("dx", k, dx[k], fd(&x[k], W, b, x, t));
+  return report();
+}

@@ -1,0 +1,39 @@
+/* Three and four active scalars: the struct of derivatives is returned through sret memory. */
+#include <math.h>
+#include <stdio.h>
+static int failed;
+static void check(const char *name, double got, double want) {
+  int ok = fabs(got - want) <= 1e-5 * (1.0 + fabs(want));
+  printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
+  failed += !ok;
+}
+static void checki(const char *name, int i, double got, double want) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s[%d]", name, i);
+  check(buf, got, want);
+}
+static int report(void) {
+  if (failed) printf("FAILED: %d check(s)\n", failed);
+  return failed != 0;
+}
+typedef struct { double dx, dy, dz; } D3;
+typedef struct { double da, db, dc, dd; } D4;
+D3 __enzyme_autodiff(void *, ...);
+D4 __enzyme_autodiff4(void *, ...);
+
+double f3(double x, double y, double z) { return x * y * z + sin(x) * z * z; }
+double f4(double a, double b, double c, double d) { return a * b - c * d + a * a * d; }
+
+int main(void) {
+  double x = 0.5, y = -1.5, z = 2.0;
+  D3 g = __enzyme_autodiff((void *)f3, x, y, z);
+  check("f3_dx", g.dx, y * z + cos(x) * z * z);
+  check("f3_dy", g.dy, x * z);
+  check("f3_dz", g.dz, x * y + 2 * sin(x) * z);
+  D4 h = __enzyme_autodiff4((void *)f4, 1.0, 2.0, 3.0, 4.0);
+  check("f4_da", h.da, 2.0 + 2 * 1.0 * 4.0);
+  check("f4_db", h.db, 1.0);
+  check("f4_dc", h.dc, -4.0);
+  check("f4_dd", h.dd, -3.0 + 1.0);
+  return report();
+}

@@ -1,0 +1,61 @@
+/* Non-inlined callees called several times: a pure scalar function, a function reading an
+   array, and one that updates memory through a pointer (each call needs its own cache). */
+#include <math.h>
+#include <stdio.h>
+static int failed;
+static void check(const char *name, double got, double want) {
+  int ok = fabs(got - want) <= 1e-5 * (1.0 + fabs(want));
+  printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
+  failed += !ok;
+}
+static void checki(const char *name, int i, double got, double want) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s[%d]", name, i);
+  check(buf, got, want);
+}
+static int report(void) {
+  if (failed) printf("FAILED: %d check(s)\n", failed);
+  return failed != 0;
+}
+int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+
+__attribute__((noinline)) double softsq(double x) { return x * x / (1 + x * x); }
+
+__attribute__((noinline)) double wsum(const double *x, int n, double w) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += w * x[i] * x[i];
+  return s;
+}
+
+__attribute__((noinline)) void scale_in_place(double *x, int n, double s) {
+  for (int i = 0; i < n; i++) x[i] *= s * x[i];
+}
+
+double scalar_calls(double x) { return softsq(x) + softsq(2 * x) * softsq(x - 1); }
+
+double memory_calls(double *x, int n) {
+  double a = wsum(x, n, 1.0);
+  scale_in_place(x, n, 0.5);   /* x_i <- 0.5 x_i^2 */
+  double b = wsum(x, n, 2.0);
+  scale_in_place(x, n, 2.0);   /* x_i <- 2 (0.5 x_i^2)^2 = 0.5 x_i^4 */
+  return a + b + wsum(x, n, 1.0);
+}
+
+
+int main(void) {
+  const double h = 1e-6;
+  double x = 0.7;
+  check("scalar_calls", __enzyme_autodiff((void *)scalar_calls, x),
+        (scalar_calls(x + h) - scalar_calls(x - h)) / (2 * h));
+  enum { N = 4 };
+  double x0[N] = {0.5, -1, 1.5, 0.8}, v[N], dv[N] = {0};
+  for (int i = 0; i < N; i++) v[i] = x0[i];
+  __enzyme_autodiff((void *)memory_calls, enzyme_dup, v, dv, enzyme_const, N);
+  /* f = sum x^2 + 2 sum (0.5 x^2)^2 + sum (0.5 x^4)^2 = sum x^2 + 0.5 x^4 + 0.25 x^8 */
+  for (int i = 0; i < N; i++) {
+    double xi = x0[i];
+    checki("memory_calls", i, dv[i], 2 * xi + 2 * pow(xi, 3) + 2 * pow(xi, 7));
+  }
+  return report();
+}

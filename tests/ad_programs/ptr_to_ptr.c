@@ -1,0 +1,53 @@
+/* double** rows: the shadow is an array of shadow row pointers. */
+#include <math.h>
+#include <stdio.h>
+static int failed;
+static void check(const char *name, double got, double want) {
+  int ok = fabs(got - want) <= 1e-5 * (1.0 + fabs(want));
+  printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
+  failed += !ok;
+}
+static void checki(const char *name, int i, double got, double want) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s[%d]", name, i);
+  check(buf, got, want);
+}
+static int report(void) {
+  if (failed) printf("FAILED: %d check(s)\n", failed);
+  return failed != 0;
+}
+int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+
+double rows_energy(double **rows, int nr, int nc) {
+  double s = 0;
+  for (int i = 0; i < nr; i++)
+    for (int j = 0; j < nc; j++) s += (i + 1) * rows[i][j] * rows[i][j];
+  return s;
+}
+
+/* swap two row pointers, then use row 0 (a store of a pointer into a shadowed array) */
+double swapped(double **rows) {
+  double *t = rows[0];
+  rows[0] = rows[1];
+  rows[1] = t;
+  return rows[0][0] * 3 + rows[1][1] * rows[1][1];
+}
+
+int main(void) {
+  double a[3] = {1, 2, 3}, b[3] = {-1, 0.5, 2}, da[3] = {0}, db[3] = {0};
+  double *rows[2] = {a, b}, *drows[2] = {da, db};
+  __enzyme_autodiff((void *)rows_energy, enzyme_dup, rows, drows, enzyme_const, 2, enzyme_const, 3);
+  for (int j = 0; j < 3; j++) checki("da", j, da[j], 2 * a[j]);
+  for (int j = 0; j < 3; j++) checki("db", j, db[j], 4 * b[j]);
+
+  double c[2] = {1.5, 2.5}, e[2] = {-0.5, 4}, dc[2] = {0}, de[2] = {0};
+  double *r2[2] = {c, e}, *dr2[2] = {dc, de};
+  __enzyme_autodiff((void *)swapped, enzyme_dup, r2, dr2);
+  /* after the swap: rows[0] = e, rows[1] = c -> 3 e0 + c1^2 */
+  check("swap_de0", de[0], 3);
+  check("swap_dc1", dc[1], 2 * c[1]);
+  check("swap_dc0", dc[0], 0);
+  check("swap_shadow_swapped", dr2[0] == de && dr2[1] == dc, 1);
+  return report();
+}

@@ -1,0 +1,39 @@
+/* Softmax cross-entropy in three consecutive loops over the same bound (max, sum of exp,
+   loss): d loss / d z_i = softmax_i - [i == label]. */
+#include <math.h>
+#include <stdio.h>
+static int failed;
+static void check(const char *name, double got, double want) {
+  int ok = fabs(got - want) <= 1e-5 * (1.0 + fabs(want));
+  printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
+  failed += !ok;
+}
+static void checki(const char *name, int i, double got, double want) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s[%d]", name, i);
+  check(buf, got, want);
+}
+static int report(void) {
+  if (failed) printf("FAILED: %d check(s)\n", failed);
+  return failed != 0;
+}
+int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+
+double xent(const double *z, int n, int label) {
+  double m = z[0];
+  for (int i = 1; i < n; i++) m = z[i] > m ? z[i] : m;
+  double s = 0;
+  for (int i = 0; i < n; i++) s += exp(z[i] - m);
+  return log(s) + m - z[label];
+}
+
+int main(void) {
+  enum { N = 5 };
+  double z[N] = {0.5, 2.0, -1.0, 1.2, 0.1}, dz[N] = {0};
+  __enzyme_autodiff((void *)xent, enzyme_dup, z, dz, enzyme_const, N, enzyme_const, 3);
+  double s = 0;
+  for (int i = 0; i < N; i++) s += exp(z[i]);
+  for (int i = 0; i < N; i++) checki("dz", i, dz[i], exp(z[i]) / s - (i == 3));
+  return report();
+}

@@ -1,0 +1,46 @@
+/* Struct assignment (a memcpy of mixed int/double fields) inside the differentiated function. */
+#include <math.h>
+#include <stdio.h>
+static int failed;
+static void check(const char *name, double got, double want) {
+  int ok = fabs(got - want) <= 1e-5 * (1.0 + fabs(want));
+  printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
+  failed += !ok;
+}
+static void checki(const char *name, int i, double got, double want) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s[%d]", name, i);
+  check(buf, got, want);
+}
+static int report(void) {
+  if (failed) printf("FAILED: %d check(s)\n", failed);
+  return failed != 0;
+}
+int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+
+struct Body { int id; double mass; double pos[3]; int flags; };
+
+double copied(const struct Body *in, int n) {
+  struct Body local[4];
+  for (int i = 0; i < n; i++) local[i] = in[i];
+  double e = 0;
+  for (int i = 0; i < n; i++)
+    e += local[i].mass * (local[i].pos[0] * local[i].pos[0] + local[i].pos[1] * local[i].pos[2]);
+  return e;
+}
+
+int main(void) {
+  struct Body b[3] = {{1, 2.0, {0.5, 1, 2}, 0}, {2, 1.5, {-1, 0.5, 0.25}, 3}, {3, 0.5, {2, -1, 1}, 1}};
+  struct Body db[3] = {{0}};
+  for (int i = 0; i < 3; i++) db[i].id = b[i].id, db[i].flags = b[i].flags;
+  __enzyme_autodiff((void *)copied, enzyme_dup, b, db, enzyme_const, 3);
+  for (int i = 0; i < 3; i++) {
+    const double *p = b[i].pos;
+    checki("dmass", i, db[i].mass, p[0] * p[0] + p[1] * p[2]);
+    checki("dpos0", i, db[i].pos[0], 2 * b[i].mass * p[0]);
+    checki("dpos1", i, db[i].pos[1], b[i].mass * p[2]);
+    checki("dpos2", i, db[i].pos[2], b[i].mass * p[1]);
+  }
+  return report();
+}
