@@ -41,13 +41,17 @@ def reverse_postorder(fn):
     return post[::-1]
 
 
-def cyclic_blocks(fn) -> set[str]:
-    """Labels of blocks on some CFG cycle (non-trivial SCC or self loop), via Tarjan."""
+def cyclic_blocks(fn, skip_edge=None) -> set[str]:
+    """Labels of blocks on some CFG cycle (non-trivial SCC or self loop), via Tarjan.
+    `skip_edge` (src, dst) is left out of the graph."""
     index, low, on, stack, out = {}, {}, set(), [], set()
     counter = [0]
 
+    def succ(v):
+        return iter([t for t in fn.block(v).term.targets if (v, t) != skip_edge])
+
     def strong(v):
-        work = [(v, iter(fn.block(v).term.targets))]
+        work = [(v, succ(v))]
         index[v] = low[v] = counter[0]
         counter[0] += 1
         stack.append(v)
@@ -61,7 +65,7 @@ def cyclic_blocks(fn) -> set[str]:
                     counter[0] += 1
                     stack.append(w)
                     on.add(w)
-                    work.append((w, iter(fn.block(w).term.targets)))
+                    work.append((w, succ(w)))
                 elif w in on:
                     low[node] = min(low[node], index[w])
                 continue
@@ -76,7 +80,7 @@ def cyclic_blocks(fn) -> set[str]:
                     comp.append(x)
                     if x == node:
                         break
-                if len(comp) > 1 or node in fn.block(node).term.targets:
+                if len(comp) > 1 or (node in fn.block(node).term.targets and (node, node) != skip_edge):
                     out.update(comp)
 
     for b in fn.blocks:

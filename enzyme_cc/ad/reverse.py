@@ -14,6 +14,8 @@ forward function and a reverse function sharing the tape (Figure 4, right).
 """
 from __future__ import annotations
 
+import re
+
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, type_size, join
 from enzyme_cc.ir.model import Inst, Operand
@@ -30,10 +32,13 @@ TAPE_TY = "{ ptr, i64, i64 }"
 
 
 def local_name(name: str) -> str:
-    """Original local name -> name used in generated code (never numeric, never clashes with ad.*)."""
+    """Original local name -> name used in generated code: never numeric, never quoted (so
+    derived names like %ad.s.<name> stay valid), never clashing with our %ad.* names."""
     body = name[1:]
     if body.startswith('"'):
-        return '%"n.' + body[1:]
+        import hashlib
+        inner = body[1:-1]
+        return "%n." + re.sub(r"[^-\w.$]", "_", inner) + "." + hashlib.sha1(inner.encode()).hexdigest()[:6]
     return "%v" + body if body.isdigit() else "%n." + body
 
 
@@ -83,6 +88,13 @@ class Synth:
                 if a is not None:
                     self.affine[phi.name] = (lp,) + a
         self.mem = MemoryInfo(fn, lambda i: kind_of(gen, i))
+        # loops run at most once per call (in no enclosing cycle): their exit count is kept in a
+        # slot written at the exiting blocks; other loops tape it at each exit (ivx keys)
+        self.once = set()
+        if mode == "combined":
+            for h, lp in self.loops.items():
+                if h not in cyclic_blocks(fn, skip_edge=(lp.latch, h)):
+                    self.once.add(h)
         self._tmp = 0
         self.slots: dict[str, str] = {}       # original value -> adjoint alloca
         self.value_slots: dict = {}           # need key -> alloca for slot-cached primal values
@@ -185,6 +197,8 @@ class Synth:
         for b in blocks:
             for p in b.preds:
                 for lp in self.exited(p.label, b.label):
+                    if lp.header in self.once:
+                        continue
                     if ("ivx", (lp.header, b.label)) not in self.needs[b.label]:
                         self.needs[b.label].append(("ivx", (lp.header, b.label)))
         self.plan = {}
@@ -287,7 +301,8 @@ class Synth:
                 if ("pred", b.label) in self.value_slots:
                     ctx.after_phis.append(f"store i32 %ad.pred.{self.r(b.label)[1:]}, ptr "
                                           f"{self.value_slots[('pred', b.label)]}")
-            for h in [lp.header for lp in self.loops.values() if b.label in lp.exits]:
+            for h in [lp.header for lp in self.loops.values() if b.label in lp.exits
+                      and lp.header not in self.once]:
                 lp = self.loops[h]
                 inc = ", ".join(f"[ {'%ad.iv.' + self.r(h)[1:] if p.label in lp.blocks else 0}, "
                                 f"{self.r(p.label)} ]" for p in b.preds)
@@ -303,9 +318,12 @@ class Synth:
                 self._forward_inst(ctx, inst)
             fwd_lines.extend(ctx.after_phis)
             for lp in self.loops.values():
+                h = self.r(lp.header)[1:]
                 if lp.latch == b.label:
-                    h = self.r(lp.header)[1:]
                     fwd_lines.append(f"%ad.ivn.{h} = add nuw nsw i64 %ad.iv.{h}, 1")
+                if lp.header in self.once and b.label in lp.blocks and \
+                        any(t not in lp.blocks for t in b.term.targets):
+                    fwd_lines.append(f"store i64 %ad.iv.{h}, ptr %ad.nexit.{h}")
             self._push_needs(ctx, b)
             self._forward_term(ctx, b)
 
@@ -332,7 +350,8 @@ class Synth:
         return d.ty
 
     def _riv_allocas(self):
-        return [f"%ad.riv.{self.r(h)[1:]} = alloca i64" for h in self.loops]
+        return [f"%ad.riv.{self.r(h)[1:]} = alloca i64" for h in self.loops] + \
+            [f"%ad.nexit.{self.r(h)[1:]} = alloca i64" for h in self.once]
 
     def _adjoint_allocas(self, act_vals, combined):
         out = []
@@ -518,6 +537,8 @@ class Synth:
             d = None
             if inst.name and inst.name in self.act.active:
                 d = ctx.take(inst.name, inst.ty)
+            if d is None and inst.op not in ("store", "call", "invoke", "alloca"):
+                continue                      # inactive result, no effect on memory
             rule = REVERSE.get(inst.op)
             if rule is None:
                 if d is not None or self._touches_shadow(inst):
@@ -538,8 +559,13 @@ class Synth:
     def _enter_loops(self, ctx, b, pred):
         """Reverse edge b -> pred enters loops backwards: start their counters at the last iteration."""
         for lp in self.exited(pred.label, b.label):
-            ctx.lines.append(f"store i64 {ctx.avail[('ivx', (lp.header, b.label))]}, "
-                             f"ptr %ad.riv.{self.r(lp.header)[1:]}")
+            h = self.r(lp.header)[1:]
+            if lp.header in self.once:
+                n = self.tmp("nexit")
+                ctx.lines.append(f"{n} = load i64, ptr %ad.nexit.{h}")
+            else:
+                n = ctx.avail[("ivx", (lp.header, b.label))]
+            ctx.lines.append(f"store i64 {n}, ptr %ad.riv.{h}")
 
     def _reverse_branch(self, ctx, b):
         preds = b.preds
@@ -557,6 +583,7 @@ class Synth:
             ctx.lines.append(f"{first} = icmp eq i64 {iv}, 0")
             ctx.lines.append(f"br i1 {first}, label %rev.{h}.from.pre, label %rev.{h}.from.latch")
             ctx.lines.append(f"rev.{h}.from.pre:")
+            self._enter_loops(ctx, b, self.fn.block(lp.preheader))
             self._edge_adjoints(ctx, b, self.fn.block(lp.preheader))
             ctx.lines.append(f"br label %rev.{self.r(lp.preheader)[1:]}")
             ctx.lines.append(f"rev.{h}.from.latch:")

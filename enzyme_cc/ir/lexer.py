@@ -100,6 +100,9 @@ def parse_value(toks, i):
     if t in _CONST_EXPR or t in ("nuw", "nsw", "inbounds"):
         j = i + 1
         while j < len(toks) and toks[j] not in ("(",):
+            if toks[j] == "inrange":          # getelementptr inrange(-16, 24) (...)
+                j = skip_balanced(toks, j + 1)
+                continue
             j += 1
         j = skip_balanced(toks, j)
         return " ".join(toks[i:j]), j
