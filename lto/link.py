@@ -14,8 +14,7 @@ import time
 from enzyme_cc import toolchain
 from enzyme_cc.compile import compile_source, run
 from enzyme_cc.errors import UserError
-from enzyme_cc.bitcode import plan_link
-from . import optimize as opt
+from enzyme_cc.bitcode.libs import find_library
 
 MARKER_BYTES = (b"__enzyme_autodiff", b"__enzyme_fwddiff", b"__enzyme_augmentfwd",
                 b"__enzyme_reverse")
@@ -84,6 +83,9 @@ def _link(driver, inv, cfg, tmp) -> int:
     inputs += [(i, "file", p) for i, p in inv.inputs]
     inputs += [(i, "lib", n) for i, n in inv.libs]
     inputs.sort()
+    if not _may_call_markers(inputs, inv):
+        return run([final] + inv.link_args_with(replace), inv.verbose)
+    from enzyme_cc.bitcode import plan_link
     plan = plan_link([(kind, v) for _, kind, v in inputs], inv.lib_dirs, inv.static)
     stages.done("read bitcode")
     if not any(m in data for _, data in plan.modules for m in MARKER_BYTES):
@@ -105,11 +107,31 @@ def _link(driver, inv, cfg, tmp) -> int:
     return rc
 
 
+def _may_call_markers(inputs, inv) -> bool:
+    """False when no object or archive of the link holds a marker name anywhere in its bytes:
+    then no bitcode can call one, and the link is clang's, without reading any bitcode. (A
+    thin archive's members live elsewhere: assume they may.)"""
+    for _, kind, value in inputs:
+        path = value if kind == "file" else find_library(value, inv.lib_dirs, inv.static)
+        if path is None or path.endswith(".so") or ".so." in os.path.basename(path):
+            continue                    # shared libraries are never differentiated here
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return True                 # let the full reader report it
+        if data[:8] == b"!<thin>\n" or any(m in data for m in MARKER_BYTES):
+            return True
+    return False
+
+
 def _differentiate(plan, inv, cfg, tmp, stages) -> str:
+    from . import optimize as opt
     from enzyme_cc.ad.generate import differentiate
     ctx = opt.new_context()
     module = opt.merge(plan.modules, ctx)
-    text = opt.strip_optnone(str(module))
+    from enzyme_cc.ad.registrations import keep_registered_calls
+    text = keep_registered_calls(opt.strip_optnone(str(module)))
     module = opt.parse_text(text, ctx, "merged bitcode")
     stages.done("merge")
     if cfg.preopt:

@@ -28,6 +28,9 @@ def kind_of(gen, inst) -> str:
         return "memset"
     if is_inactive_call(c):
         return "inactive"
+    reg = getattr(gen, "reg", None)
+    if reg is not None and (c in reg.gradient or c in reg.derivative):
+        return "custom"
     if call_rule(c) is not None:
         return "rule"
     if gen.module.defines(c) or c.startswith("%"):
@@ -80,6 +83,9 @@ def _fwd_call(ctx, inst, before):
             synth.gen.declare_raw(f"@llvm.memmove.p0.p0.{n.ty}",
                                   f"declare void @llvm.memmove.p0.p0.{n.ty}(ptr, ptr, {n.ty}, i1)")
         return None
+    if kind == "custom" and before and _involved(ctx, inst) and not fwd_mode:
+        _custom_augment(ctx, inst)
+        return False
     if kind == "diff" and before and _involved(ctx, inst):
         if fwd_mode:
             return False               # the tangent rule emits the call of the derivative
@@ -118,6 +124,76 @@ def _rev_call(ctx, inst, d):
             ctx.gen().declare_raw(f, f"declare void {f}(ptr)")
     elif kind == "diff" and _involved(ctx, inst):
         ctx.gen().emit_reverse_call(ctx, inst, d)
+    elif kind == "custom" and _involved(ctx, inst):
+        _custom_reverse(ctx, inst, d)
+
+
+def _custom_fns(ctx, inst, which):
+    gen = ctx.gen()
+    pair = gen.reg.gradient.get(inst.callee)
+    if pair is None:
+        gen.fail(ctx.synth, inst, f"'{inst.callee[1:]}' has a custom derivative for forward mode "
+                 "only", f"register its gradient with __enzyme_register_gradient_{inst.callee[1:]}")
+    fn = pair[which]
+    if gen.module.function(fn) is None:
+        gen.fail(ctx.synth, inst, f"the registered custom gradient function '{fn[1:]}' has no "
+                 "bitcode", "define it in a file compiled with enzyme-cc")
+    return fn, gen.module.function(fn)
+
+
+def _custom_args(ctx, inst, get_p, get_s):
+    args = []
+    for o in inst.ops:
+        args.append(f"{o.ty} {get_p(o.value) if o.is_local else o.value}")
+        if o.ty == "ptr":
+            args.append(f"ptr {get_s(o.value) if ctx.shadowed(o.value) else 'null'}")
+    return args
+
+
+def _custom_augment(ctx, inst):
+    """Forward sweep of a call with a registered gradient: call the user's augmented function."""
+    synth = ctx.synth
+    aug, fn = _custom_fns(ctx, inst, 0)
+    args = _custom_args(ctx, inst, ctx.p, ctx.s)
+    call = f"call {fn.ret_ty} {aug}({', '.join(args)})"
+    tape = f"%ad.ctape.{inst.line}"
+    if fn.ret_ty == "void":
+        ctx.emit(call)
+    elif fn.ret_ty == inst.ty:
+        ctx.emit(f"{synth.r(inst.name) if inst.name else synth.tmp('cr')} = {call}")
+    elif fn.ret_ty == "ptr" and inst.ty == "void":
+        ctx.emit(f"{tape} = {call}")
+    else:                                   # { ptr tape, T result }
+        t = synth.tmp("ca")
+        ctx.emit(f"{t} = {call}")
+        ctx.emit(f"{tape} = extractvalue {fn.ret_ty} {t}, 0")
+        if inst.name:
+            ctx.emit(f"{synth.r(inst.name)} = extractvalue {fn.ret_ty} {t}, 1")
+
+
+def _custom_reverse(ctx, inst, d):
+    gen = ctx.gen()
+    rev, fn = _custom_fns(ctx, inst, 1)
+    _, aug_fn = _custom_fns(ctx, inst, 0)
+    args = _custom_args(ctx, inst, ctx.p, ctx.s)
+    if inst.name and is_fp(inst.ty):
+        args.append(f"{inst.ty} {d if d is not None else '0.0'}")
+    if aug_fn.ret_ty not in ("void", inst.ty):
+        args.append(f"ptr {ctx._get(('ctape', inst.line))}")
+    call = f"call {fn.ret_ty} {rev}({', '.join(args)})"
+    active = [o for o in inst.ops if is_fp(o.ty)]
+    if fn.ret_ty == "void":
+        ctx.emit(call)
+        return
+    t = ctx.tmp("cg")
+    ctx.emit(f"{t} = {call}")
+    if len(active) == 1 and is_fp(fn.ret_ty):
+        ctx.add(active[0].value, active[0].ty, t)
+        return
+    for k, o in enumerate(active):
+        e = ctx.tmp()
+        ctx.emit(f"{e} = extractvalue {fn.ret_ty} {t}, {k}")
+        ctx.add(o.value, o.ty, e)
 
 
 def _rev_formula(ctx, inst, d):

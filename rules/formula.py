@@ -8,16 +8,41 @@ import ast
 
 from enzyme_cc.errors import UserError
 
-# name -> (LLVM intrinsic base or None, libm name)
+# name -> (LLVM intrinsic base or None, libm name); the float variant of a libm name ends in 'f'
 FUNCS = {
-    "sin": ("llvm.sin", "sin"), "cos": ("llvm.cos", "cos"), "exp": ("llvm.exp", "exp"),
-    "log": ("llvm.log", "log"), "sqrt": ("llvm.sqrt", "sqrt"), "fabs": ("llvm.fabs", "fabs"),
-    "pow": ("llvm.pow", "pow"), "exp2": ("llvm.exp2", "exp2"), "log2": ("llvm.log2", "log2"),
-    "tan": (None, "tan"), "tanh": (None, "tanh"), "cosh": (None, "cosh"),
-    "sinh": (None, "sinh"), "atan": (None, "atan"), "erf": (None, "erf"), "copysign":
-    ("llvm.copysign", "copysign"), "floor": ("llvm.floor", "floor"), "exp10": (None, "exp10"),
-    "tgamma": (None, "tgamma"), "digamma": (None, None),
+    "sin": ("llvm.sin", "sin"), "cos": ("llvm.cos", "cos"), "tan": (None, "tan"),
+    "asin": (None, "asin"), "acos": (None, "acos"), "atan": (None, "atan"),
+    "atan2": (None, "atan2"), "sinh": (None, "sinh"), "cosh": (None, "cosh"),
+    "tanh": (None, "tanh"), "asinh": (None, "asinh"), "acosh": (None, "acosh"),
+    "atanh": (None, "atanh"), "exp": ("llvm.exp", "exp"), "exp2": ("llvm.exp2", "exp2"),
+    "exp10": (None, "exp10"), "expm1": (None, "expm1"), "log": ("llvm.log", "log"),
+    "log2": ("llvm.log2", "log2"), "log10": ("llvm.log10", "log10"), "log1p": (None, "log1p"),
+    "pow": ("llvm.pow", "pow"), "sqrt": ("llvm.sqrt", "sqrt"), "cbrt": (None, "cbrt"),
+    "hypot": (None, "hypot"), "fabs": ("llvm.fabs", "fabs"),
+    "copysign": ("llvm.copysign", "copysign"), "fmin": ("llvm.minnum", "fmin"),
+    "fmax": ("llvm.maxnum", "fmax"), "floor": ("llvm.floor", "floor"),
+    "ceil": ("llvm.ceil", "ceil"), "trunc": ("llvm.trunc", "trunc"),
+    "round": ("llvm.round", "round"), "erf": (None, "erf"), "erfc": (None, "erfc"),
+    "tgamma": (None, "tgamma"), "lgamma": (None, "lgamma"),
+    "j0": (None, "j0"), "j1": (None, "j1"), "y0": (None, "y0"), "y1": (None, "y1"),
 }
+
+# Functions defined by formulas of their own (inlined where used; arguments are evaluated once).
+# digamma (psi = Gamma'/Gamma) is not in libm: for x >= 0 the recurrence
+# psi(x) = psi(x + 10) - sum 1/(x + k), k = 0..9, then the asymptotic series at w = x + 10 >= 10
+# (truncation error below 1e-15); for x < 0 the reflection psi(x) = psi(1 - x) - pi / tan(pi x).
+MACROS = {
+    "digamma": (["x"], "where(x < 0, _digamma_pos(1 - x) - 3.141592653589793 / "
+                       "tan(3.141592653589793 * x), _digamma_pos(x))"),
+    "_digamma_pos": (["z"], "_digamma_asym(z + 10) - (1/z + 1/(z + 1) + 1/(z + 2) + 1/(z + 3) + "
+                            "1/(z + 4) + 1/(z + 5) + 1/(z + 6) + 1/(z + 7) + 1/(z + 8) + "
+                            "1/(z + 9))"),
+    "_digamma_asym": (["w"], "log(w) - 0.5 / w - _digamma_series(1 / (w * w))"),
+    "_digamma_series": (["t"], "t * (1/12 - t * (1/120 - t * (1/252 - t * (1/240 - t * (1/132 - "
+                               "t * 691/32760)))))"),
+}
+
+BUILTINS = ("where", "float")   # where(cond, a, b), float(n)
 _SUFFIX = {"double": "f64", "float": "f32", "x86_fp80": "f80", "fp128": "f128", "half": "f16"}
 _CMP = {ast.Gt: "ogt", ast.GtE: "oge", ast.Lt: "olt", ast.LtE: "ole", ast.Eq: "oeq",
         ast.NotEq: "une"}
@@ -37,6 +62,61 @@ def fconst(x: float, ty: str) -> str:
     if ty == "float":           # LLVM wants float literals as doubles exactly representable in float
         x = struct.unpack("<f", struct.pack("<f", x))[0]
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", float(x)))[0]
+
+
+_ARITY = {"pow": 2, "atan2": 2, "hypot": 2, "copysign": 2, "fmin": 2, "fmax": 2}
+_LIBM_SUFFIX = {"double": "", "float": "f"}
+
+
+def check(node, names, where: str) -> set[str]:
+    """Checks a parsed formula before it is ever compiled: every name is one of `names` (the
+    rule's arguments and `r`), every call is where()/float()/a function of FUNCS or MACROS with
+    the right number of arguments. Returns the names it uses."""
+    used = set()
+
+    def bad(msg):
+        raise UserError(f"{where}: {msg} in formula '{ast.unparse(root)}'")
+
+    def walk(n):
+        if isinstance(n, ast.Constant):
+            if isinstance(n.value, bool) or not isinstance(n.value, (int, float)):
+                bad(f"unsupported constant {n.value!r}")
+        elif isinstance(n, ast.Name):
+            if n.id not in names:
+                bad(f"unknown name '{n.id}' (known: {', '.join(sorted(names))})")
+            used.add(n.id)
+        elif isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+            walk(n.operand)
+        elif isinstance(n, ast.BinOp) and (type(n.op) in _BIN or isinstance(n.op, ast.Pow)):
+            walk(n.left), walk(n.right)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and not n.keywords:
+            f, args = n.func.id, n.args
+            if f == "where":
+                if len(args) != 3:
+                    bad("where() takes 3 arguments (condition, value if true, value if false)")
+                c = args[0]
+                if not (isinstance(c, ast.Compare) and len(c.ops) == 1 and type(c.ops[0]) in _CMP):
+                    bad(f"where() needs one comparison (< <= > >= == !=), got "
+                        f"'{ast.unparse(c)}'")
+                walk(c.left), walk(c.comparators[0]), walk(args[1]), walk(args[2])
+            elif f == "float":
+                if len(args) != 1 or not isinstance(args[0], ast.Name):
+                    bad("float() takes one argument name")
+                walk(args[0])
+            elif f in FUNCS or f in MACROS:
+                want = len(MACROS[f][0]) if f in MACROS else _ARITY.get(f, 1)
+                if len(args) != want:
+                    bad(f"{f}() takes {want} argument{'s' if want > 1 else ''}")
+                for x in args:
+                    walk(x)
+            else:
+                bad(f"unknown function '{f}'")
+        else:
+            bad(f"unsupported element '{ast.unparse(n)}'")
+
+    root = node
+    walk(node)
+    return used
 
 
 class FormulaCompiler:
@@ -75,8 +155,19 @@ class FormulaCompiler:
                 a, b = self.compile(args[1]), self.compile(args[2])
                 return self._inst(f"select i1 {c}, {ty} {a}, {ty} {b}")
             if fname == "float" and len(args) == 1 and isinstance(args[0], ast.Name):
+                if args[0].id not in self.env:
+                    raise UserError(f"{self.where}: unknown name '{args[0].id}' in formula")
                 val, vty = self.env[args[0].id]
-                return self._inst(f"sitofp {vty} {val} to {ty}")
+                if vty == ty:
+                    return val
+                if vty.startswith("i"):
+                    return self._inst(f"sitofp {vty} {val} to {ty}")
+                raise UserError(f"{self.where}: float({args[0].id}): '{args[0].id}' is {vty}")
+            if fname in MACROS:
+                params, body = MACROS[fname]
+                env = {p: (self.compile(a), ty) for p, a in zip(params, args)}
+                sub = FormulaCompiler(self.emit, self.tmp, self.declare, ty, env, self.where)
+                return sub.compile(_macro_ast(fname))
             if fname in FUNCS:
                 return self._call(fname, [self.compile(a) for a in args])
         raise UserError(f"{self.where}: unsupported formula element '{ast.unparse(node)}'")
@@ -97,8 +188,20 @@ class FormulaCompiler:
         ty = self.ty
         if intr:
             callee = f"{intr}.{_SUFFIX[ty]}"
+        elif ty in _LIBM_SUFFIX:
+            callee = libm + _LIBM_SUFFIX[ty]
         else:
-            callee = libm + ("f" if ty == "float" else "")
+            raise UserError(f"{self.where}: {fname}() has no {ty} version to call")
         self.declare(callee, ty, len(args))
         argtext = ", ".join(f"{ty} {a}" for a in args)
         return self._inst(f"call {ty} @{callee}({argtext})")
+
+
+_MACRO_AST: dict = {}
+
+
+def _macro_ast(name: str):
+    if name not in _MACRO_AST:
+        params, body = MACROS[name]
+        _MACRO_AST[name] = parse(body, f"formula.py: {name}")
+    return _MACRO_AST[name]

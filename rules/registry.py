@@ -14,7 +14,7 @@ from importlib import resources
 import tomli
 
 from enzyme_cc.errors import UserError
-from .formula import parse
+from .formula import parse, check
 
 REVERSE: dict = {}
 FORWARD: dict = {}
@@ -66,31 +66,105 @@ def set_user_rule_files(paths: list[str]) -> None:
     _loaded = False
 
 
+_RULE_KEYS = ("args", "partials", "intrinsic", "float_variant")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _line_of(text: str, table: str, key: str | None = None) -> int | None:
+    """The line of `[table]` (or of `key = ...` inside it) in a rule file, for messages."""
+    lines = text.splitlines()
+    head = re.compile(r"\s*\[\s*(\"?)" + re.escape(table) + r"\1\s*\]")
+    for i, line in enumerate(lines):
+        if head.match(line):
+            if key is None:
+                return i + 1
+            for j in range(i + 1, len(lines)):
+                if re.match(r"\s*\[", lines[j]):
+                    break
+                if re.match(r"\s*" + re.escape(key) + r"\s*=", lines[j]):
+                    return j + 1
+            return i + 1
+    return None
+
+
 def _load_file(text: str, where: str):
+    """Reads one rule file into the tables. Within a file an explicitly named rule wins over the
+    float variant of another (`[sinf]` over `[sin]`'s); a later file overrides an earlier one
+    (user files are loaded after stdlib_rules/, so a user's rule for `sin` replaces ours)."""
     try:
         data = tomli.loads(text)
     except tomli.TOMLDecodeError as e:
         raise UserError(f"{where}: invalid TOML: {e}")
+
+    def err(name, msg, key=None):
+        line = _line_of(text, name, key)
+        raise UserError(f"{where}{f':{line}' if line else ''}: {msg}")
+
+    explicit: dict[str, CallRule] = {}
+    variants: dict[str, CallRule] = {}
+    intrinsics: dict[str, CallRule] = {}
+    inactive: set[str] = set()
     for name, spec in data.items():
         if name == "inactive":
-            _INACTIVE.update(spec.get("names", []))
+            if not isinstance(spec, dict):
+                err(name, "'inactive' must be a table with a 'names' list")
+            for k in spec:
+                if k != "names":
+                    err(name, f"[inactive]: unknown key '{k}' (known: names)", k)
+            names = spec.get("names", [])
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                err(name, "[inactive]: 'names' must be a list of strings", "names")
+            inactive.update(names)
             continue
-        if not isinstance(spec, dict) or "args" not in spec or "partials" not in spec:
-            raise UserError(f"{where}: rule '{name}' needs 'args' and 'partials'")
-        unknown = set(spec) - {"args", "partials", "intrinsic", "float_variant"}
+        rname = f"rule '{name}'"
+        if not isinstance(spec, dict):
+            err(name, f"'{name}' must be a table ([{name}] with args and partials)")
+        unknown = [k for k in spec if k not in _RULE_KEYS]
         if unknown:
-            raise UserError(f"{where}: rule '{name}': unknown key '{sorted(unknown)[0]}'")
-        if len(spec["args"]) != len(spec["partials"]):
-            raise UserError(f"{where}: rule '{name}': {len(spec['args'])} args but "
-                            f"{len(spec['partials'])} partials")
-        partials = [None if p == "inactive" else parse(p, f"{where}: rule '{name}'")
-                    for p in spec["partials"]]
-        rule = CallRule(name, spec["args"], partials, where)
-        _CALLS[name] = rule
+            err(name, f"{rname}: unknown key '{unknown[0]}' (known: {', '.join(_RULE_KEYS)})",
+                unknown[0])
+        for k in ("args", "partials"):
+            if k not in spec:
+                err(name, f"{rname} needs '{k}'")
+            if not isinstance(spec[k], list) or not all(isinstance(v, str) for v in spec[k]):
+                err(name, f"{rname}: '{k}' must be a list of strings", k)
+        args, partials = spec["args"], spec["partials"]
+        for arg in args:
+            if not _IDENT.match(arg) or arg in ("r", "where", "float"):
+                err(name, f"{rname}: '{arg}' cannot name an argument", "args")
+        if len(set(args)) != len(args):
+            err(name, f"{rname}: an argument name appears twice", "args")
+        if len(args) != len(partials):
+            err(name, f"{rname}: {len(args)} args but {len(partials)} partials", "partials")
+        if "intrinsic" in spec and (not isinstance(spec["intrinsic"], str) or
+                                    not spec["intrinsic"].startswith("llvm.")):
+            err(name, f"{rname}: 'intrinsic' must be a string naming an LLVM intrinsic "
+                      "(\"llvm.NAME\")", "intrinsic")
+        if not isinstance(spec.get("float_variant", True), bool):
+            err(name, f"{rname}: 'float_variant' must be true or false", "float_variant")
+        compiled = []
+        for arg, p in zip(args, partials):
+            if p.strip() == "inactive":
+                compiled.append(None)
+                continue
+            line = _line_of(text, name, "partials")
+            ctx = f"{where}{f':{line}' if line else ''}: {rname}, partial for '{arg}'"
+            node = parse(p, ctx)
+            check(node, set(args) | {"r"}, ctx)
+            compiled.append(node)
+        rule = CallRule(name, args, compiled, where)
+        explicit[name] = rule
         if spec.get("float_variant", True):
-            _CALLS.setdefault(name + "f", rule)
+            variants[name + "f"] = rule
         if "intrinsic" in spec:
-            _INTRINSICS[spec["intrinsic"]] = rule
+            intrinsics[intrinsic_base(spec["intrinsic"])] = rule
+    _CALLS.update(variants)
+    _CALLS.update(explicit)
+    _INTRINSICS.update(intrinsics)
+    _INACTIVE.difference_update(variants, explicit, intrinsics)
+    for n in inactive:
+        _CALLS.pop(n, None), _INTRINSICS.pop(n, None)
+    _INACTIVE.update(inactive)
 
 
 def _ensure_loaded():
@@ -119,9 +193,22 @@ def intrinsic_base(name: str) -> str:
     return _TYPE_SUFFIX.sub("", name)
 
 
+# Per-module overrides from in-source registrations (enzyme_cc.ad.registrations).
+_module_inactive: set[str] = set()
+_module_like: dict[str, str] = {}
+
+
+def set_module_registrations(inactive: set, like: dict) -> None:
+    _module_inactive.clear()
+    _module_inactive.update(n.lstrip("@").strip('"') for n in inactive)
+    _module_like.clear()
+    _module_like.update({k.lstrip("@").strip('"'): v for k, v in like.items()})
+
+
 def call_rule(callee: str) -> CallRule | None:
     _ensure_loaded()
     name = callee.lstrip("@").strip('"')
+    name = _module_like.get(name, name)
     if name.startswith("llvm."):
         return _INTRINSICS.get(intrinsic_base(name))
     return _CALLS.get(name)
@@ -130,5 +217,5 @@ def call_rule(callee: str) -> CallRule | None:
 def is_inactive_call(callee: str) -> bool:
     _ensure_loaded()
     name = callee.lstrip("@").strip('"')
-    return name in _INACTIVE or intrinsic_base(name) in _INACTIVE or \
+    return name in _INACTIVE or name in _module_inactive or intrinsic_base(name) in _INACTIVE or \
         (name.startswith("llvm.") and intrinsic_base(name) + ".p0" in _INACTIVE)

@@ -133,6 +133,28 @@ def _t_call(ctx, inst):
         if inst.ops and ctx.shadowed(inst.ops[0].value):
             ctx.emit(f"call void {inst.callee}(ptr {ctx.s(inst.ops[0].value)})")
         return None
+    if kind == "custom":
+        from .calls import _involved
+        if not _involved(ctx, inst):
+            return None
+        gen = ctx.gen()
+        fwd = gen.reg.derivative.get(inst.callee)
+        if fwd is None or gen.module.function(fwd) is None:
+            ctx.error(inst, f"'{inst.callee[1:]}' has no custom forward derivative with bitcode",
+                      f"register one with __enzyme_register_derivative_{inst.callee[1:]}")
+        fn = gen.module.function(fwd)
+        args = []
+        for o in inst.ops:
+            args.append(f"{o.ty} {ctx.p(o.value) if o.is_local else o.value}")
+            if o.ty == "ptr":
+                args.append(f"ptr {ctx.s(o.value) if ctx.shadowed(o.value) else 'null'}")
+            elif is_fp(o.ty):
+                args.append(f"{o.ty} {ctx.t(o.value, o.ty)}")
+        call = f"call {fn.ret_ty} {fwd}({', '.join(args)})"
+        if fn.ret_ty == "void":
+            ctx.emit(call)
+            return None
+        return _op(ctx, call)
     if kind == "diff":
         from .calls import _involved
         return ctx.gen().emit_forward_call(ctx, inst) if _involved(ctx, inst) else None

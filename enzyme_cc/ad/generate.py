@@ -35,6 +35,10 @@ class Generator:
         self.helpers: set[str] = set()
         self.counter = counter
         self._callee_act_cache: dict = {}
+        from .registrations import read_registrations
+        from enzyme_cc.rules.registry import set_module_registrations
+        self.reg = read_registrations(self.module)
+        set_module_registrations(self.reg.inactive, self.reg.like)
 
     # ---- helpers used by rules -----------------------------------------------------------------
     def fail(self, synth, inst, why, hint):

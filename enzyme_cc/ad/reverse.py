@@ -88,6 +88,7 @@ class Synth:
                 if a is not None:
                     self.affine[phi.name] = (lp,) + a
         self.mem = MemoryInfo(fn, lambda i: kind_of(gen, i))
+        self.line_insts = {i.line: i for i in fn.insts()}
         # loops run at most once per call (in no enclosing cycle): their exit count is kept in a
         # slot written at the exiting blocks; other loops tape it at each exit (ivx keys)
         self.once = set()
@@ -129,6 +130,8 @@ class Synth:
         kind, v = key
         if kind in ("pred", "iv"):
             return v
+        if kind == "ctape":
+            return self.line_insts[v].block.label
         if kind == "ivx":
             return v[1]
         d = self.fn.defs.get(v)
@@ -232,6 +235,8 @@ class Synth:
         kind, v = key
         if kind in ("iv", "ivx"):
             return "i64"
+        if kind == "ctape":
+            return "ptr"
         if kind == "pred":
             return "i32"
         if kind == "s":
@@ -243,6 +248,8 @@ class Synth:
         kind, v = key
         if kind == "iv":
             return "%ad.iv." + self.r(v)[1:]
+        if kind == "ctape":
+            return f"%ad.ctape.{v}"
         if kind == "ivx":
             return f"%ad.ivx.{self.r(v[0])[1:]}.{self.r(v[1])[1:]}"
         if kind == "pred":
@@ -398,6 +405,9 @@ class Synth:
         skey = ("s", inst.name)
         if inst.name and skey in self.value_slots:
             out.append(f"store ptr {self.sname(inst.name)}, ptr {self.value_slots[skey]}")
+        ckey = ("ctape", inst.line)
+        if ckey in self.value_slots:
+            out.append(f"store ptr %ad.ctape.{inst.line}, ptr {self.value_slots[ckey]}")
 
     def print_primal(self, inst) -> str:
         toks = [self.ren.get(t, t) for t in inst.toks]
@@ -482,7 +492,7 @@ class Synth:
                 ctx.lines.append(f"{val} = load i64, ptr %ad.riv.{self.r(k[1])[1:]}")
                 ctx.avail[k] = val
             elif how == "direct":
-                ctx.avail[k] = self._key_forward_name(k) if k[0] in ("iv", "ivx", "pred") or \
+                ctx.avail[k] = self._key_forward_name(k) if k[0] in ("iv", "ivx", "pred", "ctape") or \
                     k[1].startswith("%") else \
                     (k[1] if k[0] == "p" else self.fwd_shadow(k[1]))
         recs = sorted((k for k, how in plan if how == "recompute"),
@@ -691,7 +701,7 @@ class RevCtx:
 
     def _get(self, key):
         kind, v = key
-        if not v.startswith("%"):
+        if kind in ("p", "s") and not v.startswith("%"):
             return v if kind == "p" else self._const_shadow(v)
         if self.dry:
             if key not in self.requests:
