@@ -14,7 +14,7 @@ from enzyme_cc.ir.model import parse_module, split_commas
 import enzyme_cc.rules.instructions  # noqa: F401  (registers instruction rules)
 import enzyme_cc.rules.calls  # noqa: F401        (registers call rules)
 import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
-from .activity import Activity, FREES
+from .activity import Activity, FREES, carries_float
 from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
 from . import runtime
@@ -28,7 +28,7 @@ class Generator:
     FREES = FREES
 
     def __init__(self, text: str, counter: int = 0):
-        self.module = parse_module(text)
+        self.module = parse_module(runtime.with_complex_helpers(text))
         self.out: list[str] = []             # generated function texts
         self.decls: dict[str, str] = {}      # declarations the generated code needs
         self.done: dict = {}                 # (fn, act, ret, mode) -> names
@@ -100,11 +100,11 @@ class Generator:
         key = (inst.callee, tuple(acts))
         if key in self._callee_act_cache:
             return self._callee_act_cache[key]
-        guess = (is_fp(fn.ret_ty), fn.ret_ty == "ptr" and "dup" in acts)
+        guess = (carries_float(fn.ret_ty), fn.ret_ty == "ptr" and "dup" in acts)
         self._callee_act_cache[key] = guess         # recursion: assume the worst meanwhile
         act = Activity(fn, self.module, acts, self.callee_activity)
         rets = [b.term for b in fn.blocks if b.term.op == "ret" and b.term.ops]
-        res = (is_fp(fn.ret_ty) and any(act.is_active(r.ops[0].value) for r in rets),
+        res = (carries_float(fn.ret_ty) and any(act.is_active(r.ops[0].value) for r in rets),
                fn.ret_ty == "ptr" and any(r.ops[0].value in act.shadowed for r in rets))
         self._callee_act_cache[key] = res
         return res

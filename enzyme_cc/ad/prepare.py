@@ -12,6 +12,12 @@ from enzyme_cc.ir.lexer import join
 def prepare(fn):
     if getattr(fn, "_prepared", False):
         return fn
+    from .runtime import COMPLEX
+    for inst in fn.insts():
+        if inst.op in ("call", "invoke") and inst.callee in COMPLEX:
+            new = COMPLEX[inst.callee][0]
+            inst.toks = [new if t == inst.callee else t for t in inst.toks]
+            inst.callee = new
     for b in fn.blocks:
         t = b.term
         if t.op == "invoke":

@@ -1,6 +1,7 @@
 """IR text of the small runtime the generated code calls: the tape, memcpy adjoints, aggregate adds.
 Emitted once per module, internal, so LLVM inlines and specializes them."""
 import hashlib
+import re
 
 from enzyme_cc.ir.lexer import type_size, split_fields
 
@@ -173,3 +174,83 @@ def declarations(helper) -> dict:
         return {"@stderr": "@stderr = external global ptr", "@fputs": "declare i32 @fputs(ptr, ptr)",
                 "@abort": "declare void @abort()"}
     return {}
+
+
+# Complex multiply/divide (C99 _Complex double): compiler-rt's __muldc3/__divdc3 have no
+# bitcode; differentiated code calls these textbook formulas instead (they differ from the
+# runtime only for infinite/NaN operands, where the derivative is undefined anyway).
+COMPLEX = {
+    "@__muldc3": ("@__enzyme_cc_muldc3", """
+define internal { double, double } @__enzyme_cc_muldc3(double %a, double %b, double %c, double %d) {
+entry:
+  %ac = fmul double %a, %c
+  %bd = fmul double %b, %d
+  %ad = fmul double %a, %d
+  %bc = fmul double %b, %c
+  %re = fsub double %ac, %bd
+  %im = fadd double %ad, %bc
+  %r0 = insertvalue { double, double } poison, double %re, 0
+  %r1 = insertvalue { double, double } %r0, double %im, 1
+  ret { double, double } %r1
+}
+"""),
+    "@__divdc3": ("@__enzyme_cc_divdc3", """
+define internal { double, double } @__enzyme_cc_divdc3(double %a, double %b, double %c, double %d) {
+entry:
+  %cc = fmul double %c, %c
+  %dd = fmul double %d, %d
+  %den = fadd double %cc, %dd
+  %ac = fmul double %a, %c
+  %bd = fmul double %b, %d
+  %bc = fmul double %b, %c
+  %ad = fmul double %a, %d
+  %ren = fadd double %ac, %bd
+  %imn = fsub double %bc, %ad
+  %re = fdiv double %ren, %den
+  %im = fdiv double %imn, %den
+  %r0 = insertvalue { double, double } poison, double %re, 0
+  %r1 = insertvalue { double, double } %r0, double %im, 1
+  ret { double, double } %r1
+}
+"""),
+    "@cexp": ("@__enzyme_cc_cexp", """
+define internal { double, double } @__enzyme_cc_cexp(double %a, double %b) {
+entry:
+  %e = call double @llvm.exp.f64(double %a)
+  %c = call double @llvm.cos.f64(double %b)
+  %s = call double @llvm.sin.f64(double %b)
+  %re = fmul double %e, %c
+  %im = fmul double %e, %s
+  %r0 = insertvalue { double, double } poison, double %re, 0
+  %r1 = insertvalue { double, double } %r0, double %im, 1
+  ret { double, double } %r1
+}
+declare double @llvm.exp.f64(double)
+declare double @llvm.cos.f64(double)
+declare double @llvm.sin.f64(double)
+"""),
+    "@cabs": ("@__enzyme_cc_cabs", """
+define internal double @__enzyme_cc_cabs(double %a, double %b) {
+entry:
+  %aa = fmul double %a, %a
+  %bb = fmul double %b, %b
+  %s = fadd double %aa, %bb
+  %r = call double @llvm.sqrt.f64(double %s)
+  ret double %r
+}
+declare double @llvm.sqrt.f64(double)
+"""),
+}
+
+
+def with_complex_helpers(text: str) -> str:
+    """Append the differentiable complex helpers for the runtime calls the module declares."""
+    extra = []
+    for name, (helper, body) in COMPLEX.items():
+        if re.search(r"^declare [^@]*" + re.escape(name) + r"\(", text, re.M) and \
+                f"{helper}(" not in text:
+            for line in body.strip().split("\n"):
+                if line.startswith("declare ") and line.split("(")[0].split()[-1] + "(" in text:
+                    body = body.replace(line + "\n", "")
+            extra.append(body)
+    return text + "\n" + "\n".join(extra) if extra else text

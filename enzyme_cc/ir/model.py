@@ -329,6 +329,9 @@ def _strip_md(toks):
 
 
 def parse_inst(line: str, named_types=None) -> Inst:
+    if named_types is not None and named_types is not _NAMED_TYPES:
+        _NAMED_TYPES.clear()
+        _NAMED_TYPES.update(named_types)
     toks, md = _strip_md(tokenize(line))
     name = None
     body = toks
@@ -530,6 +533,24 @@ def _p_extractvalue(inst, body, i):
     v, i = parse_value(body, i)
     inst.ops = [Operand(ty, v)]
     inst.indices = [int(t) for t in body[i:] if t.lstrip("-").isdigit()]
+    inst.ty = element_type(ty, inst.indices, _NAMED_TYPES)
+
+
+_NAMED_TYPES: dict = {}
+
+
+def element_type(ty: str, indices, named) -> str:
+    """Type reached by extractvalue-style indices into an aggregate type."""
+    from .lexer import split_fields
+    for k in indices:
+        ty = named.get(ty.strip(), ty).strip()
+        if ty.startswith(("{", "<{")):
+            ty = split_fields(ty)[k]
+        elif ty.startswith("["):
+            ty = ty[1:-1].split(" x ", 1)[1].strip()
+        else:
+            return "void"
+    return ty
 
 
 def _p_insertvalue(inst, body, i):
