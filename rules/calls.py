@@ -75,11 +75,16 @@ def _fwd_call(ctx, inst, before):
         return None
     if kind == "memcpy" and not before and len(inst.ops) >= 3 and not fwd_mode:
         dst, src, n = inst.ops[:3]
-        if ctx.shadowed(dst.value) and ctx.gen().copy_kind(synth, inst) == "pointer":
-            nv = ctx.p(n.value) if n.is_local else n.value
+        if not ctx.shadowed(dst.value):
+            return None
+        # pointers copied in the forward sweep carry their shadows along
+        for off, size, k in ctx.gen().copy_ranges(synth, inst):
+            if k != "ptr":
+                continue
             src_s = ctx.s(src.value) if ctx.shadowed(src.value) else ctx.p(src.value)
-            ctx.emit(f"call void @llvm.memmove.p0.p0.{n.ty}(ptr {ctx.s(dst.value)}, ptr {src_s}, "
-                     f"{n.ty} {nv}, i1 false)")
+            d, sp = _at(ctx, ctx.s(dst.value), off), _at(ctx, src_s, off)
+            nv = str(size) if size is not None else (ctx.p(n.value) if n.is_local else n.value)
+            ctx.emit(f"call void @llvm.memmove.p0.p0.{n.ty}(ptr {d}, ptr {sp}, {n.ty} {nv}, i1 false)")
             synth.gen.declare_raw(f"@llvm.memmove.p0.p0.{n.ty}",
                                   f"declare void @llvm.memmove.p0.p0.{n.ty}(ptr, ptr, {n.ty}, i1)")
         return None
@@ -235,18 +240,29 @@ def _names(rule):
     return out
 
 
+def _at(ctx, ptr, off):
+    if not off:
+        return ptr
+    t = ctx.tmp("at")
+    ctx.emit(f"{t} = getelementptr i8, ptr {ptr}, i64 {off}")
+    return t
+
+
 def _rev_memcpy(ctx, inst):
+    """Adjoint of a copy, range by range: float data moves its adjoint from the destination's
+    shadow to the source's and zeroes it; pointers and integers carry none."""
     dst, src, n = inst.ops[:3]
     if not ctx.shadowed(dst.value):
         return
-    kind = ctx.gen().copy_kind(ctx.synth, inst)
-    if kind not in ("double", "float"):
-        return
-    nv = ctx.p(n.value)
-    if ctx.shadowed(src.value):
-        fn = ctx.gen().memcpy_adjoint(kind)
-        ctx.emit(f"call void @{fn}(ptr {ctx.s(dst.value)}, ptr {ctx.s(src.value)}, i64 {nv})")
-    else:
-        ctx.emit(f"call void @llvm.memset.p0.{n.ty}(ptr {ctx.s(dst.value)}, i8 0, {n.ty} {nv}, i1 false)")
-        ctx.gen().declare_raw(f"@llvm.memset.p0.{n.ty}",
-                              f"declare void @llvm.memset.p0.{n.ty}(ptr, i8, {n.ty}, i1)")
+    for off, size, kind in ctx.gen().copy_ranges(ctx.synth, inst):
+        if kind not in ("double", "float"):
+            continue
+        nv = str(size) if size is not None else ctx.p(n.value)
+        dd = _at(ctx, ctx.s(dst.value), off)
+        if ctx.shadowed(src.value):
+            fn = ctx.gen().memcpy_adjoint(kind)
+            ctx.emit(f"call void @{fn}(ptr {dd}, ptr {_at(ctx, ctx.s(src.value), off)}, i64 {nv})")
+        else:
+            ctx.emit(f"call void @llvm.memset.p0.{n.ty}(ptr {dd}, i8 0, {n.ty} {nv}, i1 false)")
+            ctx.gen().declare_raw(f"@llvm.memset.p0.{n.ty}",
+                                  f"declare void @llvm.memset.p0.{n.ty}(ptr, i8, {n.ty}, i1)")

@@ -16,6 +16,13 @@ NOOP_REVERSE = ("getelementptr", "alloca", "icmp", "fcmp", "bitcast", "addrspace
 @reverse(*NOOP_REVERSE)
 def _no_adjoint(ctx, inst, d):
     """Integer, pointer and comparison results carry no derivative."""
+    if inst.op in ("bitcast",) and d is not None:
+        ctx.add(inst.ops[0].value, ctx.synth.value_type(inst.ops[0].value), d)
+        return
+    if d is not None or any(o.value in ctx.act.punned for o in inst.ops if inst.op not in (
+            "icmp", "trunc", "zext", "sext")):
+        ctx.error(inst, "integer arithmetic on data that holds a float (bit manipulation of a "
+                  "double)", "compute on the float value instead, or mark the function inactive")
 
 
 def _zero(ty):
@@ -150,22 +157,34 @@ def _insertvalue(ctx, inst, d):
 def _load(ctx, inst, d):
     if d is None:
         return
+    ty = ctx.synth.value_type(inst.name)      # an integer copy of float data: as that float
     sp = ctx.s(inst.ops[0].value)
     old, new = ctx.tmp(), ctx.tmp()
-    ctx.emit(f"{old} = load {inst.ty}, ptr {sp}")
-    if is_fp(inst.ty):
-        ctx.emit(f"{new} = fadd {inst.ty} {old}, {d}")
+    ctx.emit(f"{old} = load {ty}, ptr {sp}")
+    if is_fp(ty):
+        ctx.emit(f"{new} = fadd {ty} {old}, {d}")
     else:
-        ctx.gen().need_aggregate_add(inst.ty)
-        ctx.emit(f"{new} = call {inst.ty} @{ctx.gen().agg_add_name(inst.ty)}({inst.ty} {old}, "
-                 f"{inst.ty} {d})")
-    ctx.emit(f"store {inst.ty} {new}, ptr {sp}")
+        ctx.gen().need_aggregate_add(ty)
+        ctx.emit(f"{new} = call {ty} @{ctx.gen().agg_add_name(ty)}({ty} {old}, {ty} {d})")
+    ctx.emit(f"store {ty} {new}, ptr {sp}")
 
 
 @reverse("store")
 def _store(ctx, inst, d):
     val, ptr = inst.ops
     from enzyme_cc.ad.activity import carries_float
+    if val.value in ctx.act.punned:
+        from enzyme_cc.ir.model import Operand
+        val = Operand(ctx.act.punned[val.value], val.value)
+    elif val.value in ctx.act.unknown_copies and ctx.shadowed(ptr.value):
+        ctx.error(inst, "cannot deduce whether this integer copy between differentiated memory "
+                  "moves float data", "copy through typed pointers (double*), or compile with "
+                  "-O1 or higher so TBAA type information is emitted")
+    elif not carries_float(val.ty) and val.ty in ("i64", "i32") and ctx.shadowed(ptr.value):
+        kind = ctx.synth.types.kind_at(ptr.value, inst.md.get("!tbaa"))
+        if kind in ("double", "float"):       # an integer store overwrites float data
+            ctx.emit(f"store {kind} 0.0, ptr {ctx.s(ptr.value)}")
+        return
     if not carries_float(val.ty):
         return
     if not ctx.shadowed(ptr.value):
@@ -246,7 +265,11 @@ def _fwd_select(ctx, inst, before):
 
 @forward("load")
 def _fwd_load(ctx, inst, before):
-    if before or inst.name not in ctx.act.shadowed:
+    if before:
+        return
+    if inst.name in ctx.act.ptrint:           # a pointer copied as an integer: copy its shadow too
+        ctx.emit(f"{ctx.synth.sname(inst.name)} = load i64, ptr {ctx.s(inst.ops[0].value)}")
+    if inst.name not in ctx.act.shadowed:
         return
     ctx.emit(f"{ctx.synth.sname(inst.name)} = load ptr, ptr {ctx.s(inst.ops[0].value)}")
 
@@ -254,7 +277,12 @@ def _fwd_load(ctx, inst, before):
 @forward("store")
 def _fwd_store(ctx, inst, before):
     val, ptr = inst.ops
-    if before or val.ty != "ptr" or ptr.value not in ctx.act.shadowed:
+    if before or ptr.value not in ctx.act.shadowed:
+        return
+    if val.value in ctx.act.ptrint:
+        ctx.emit(f"store i64 {ctx.synth.sname(val.value)}, ptr {ctx.s(ptr.value)}")
+        return
+    if val.ty != "ptr":
         return
     sv = ctx.s(val.value) if val.value in ctx.act.shadowed else ctx.p(val.value)
     ctx.emit(f"store ptr {sv}, ptr {ctx.s(ptr.value)}")

@@ -51,6 +51,7 @@ class CallRule:
     args: list[str]
     partials: list            # ast nodes, or None for an inactive (integer) argument
     source: str
+    intrinsic: str | None = None      # the LLVM intrinsic (base name) it also covers
 
 
 _CALLS: dict[str, CallRule] = {}
@@ -152,12 +153,18 @@ def _load_file(text: str, where: str):
             node = parse(p, ctx)
             check(node, set(args) | {"r"}, ctx)
             compiled.append(node)
-        rule = CallRule(name, args, compiled, where)
+        intr = intrinsic_base(spec["intrinsic"]) if "intrinsic" in spec else None
+        old = _CALLS.get(name)
+        if intr is None and old is not None and old.name == name and old.intrinsic and \
+                len(old.args) == len(args):
+            # overriding a rule (ours for sin) overrides it everywhere it applied: llvm.sin too
+            intr = old.intrinsic
+        rule = CallRule(name, args, compiled, where, intr)
         explicit[name] = rule
         if spec.get("float_variant", True):
             variants[name + "f"] = rule
-        if "intrinsic" in spec:
-            intrinsics[intrinsic_base(spec["intrinsic"])] = rule
+        if intr:
+            intrinsics[intr] = rule
     _CALLS.update(variants)
     _CALLS.update(explicit)
     _INTRINSICS.update(intrinsics)

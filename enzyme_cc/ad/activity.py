@@ -22,12 +22,18 @@ def carries_float(ty: str) -> bool:
 
 
 class Activity:
-    def __init__(self, fn, module, arg_act: list[str], callee_info):
+    def __init__(self, fn, module, arg_act: list[str], callee_info, types=None):
         """arg_act per param: 'active', 'dup', 'dupnoneed', 'const'.
         callee_info(inst) -> (result_active, result_shadowed) for calls to functions with bitcode."""
         self.fn, self.module = fn, module
         self.active: set[str] = set()     # active float/aggregate values (original names)
         self.shadowed: set[str] = set()   # pointer values with a shadow
+        self.punned: dict[str, str] = {}  # integer values that carry float data -> float type
+        self.ptrint: set[str] = set()     # integer values that carry a pointer (shadow as int too)
+        self.unknown_copies: set[str] = set()   # integers read from active memory, type unknown
+        self.types = types
+        # Mutable globals the function stores active data into get a shadow global.
+        self.global_shadows: set[str] = set()
         for p, a in zip(fn.params, arg_act):
             if a == "active":
                 self.active.add(p.name)
@@ -46,6 +52,16 @@ class Activity:
                 if sh and inst.name not in self.shadowed:
                     self.shadowed.add(inst.name)
                     changed = True
+            for inst in fn.insts():
+                if inst.op == "store" and (inst.ops[0].value in self.active or
+                                           inst.ops[0].value in self.shadowed):
+                    from .typeinfo import underlying
+                    g = underlying(fn, inst.ops[1].value)
+                    if g.startswith("@") and g in module.globals and \
+                            not module.is_constant_global(g) and g not in self.shadowed:
+                        self.shadowed.add(g)
+                        self.global_shadows.add(g)
+                        changed = True
 
     def is_active(self, v: str) -> bool:
         return v in self.active
@@ -64,12 +80,34 @@ class Activity:
             return self._any_active(inst), False
         if op in ("phi", "select", "freeze"):
             vals = inst.ops[1:] if op == "select" else inst.ops
+            pun = [self.punned[o.value] for o in vals if o.value in self.punned]
+            if pun and ty in ("i64", "i32"):
+                self.punned[inst.name] = pun[0]
+                return True, False
             return (fp and any(o.value in self.active for o in vals),
                     isptr and any(o.value in self.shadowed for o in vals))
+        if op == "bitcast" and inst.ops and inst.ops[0].value in self.punned and is_fp(ty):
+            return True, False                       # i64 copy of a double, viewed as double again
+        if op == "bitcast" and inst.ops and ty in ("i64", "i32") and inst.ops[0].value in self.active:
+            self.punned[inst.name] = inst.ops[0].ty
+            return True, False
         if op == "getelementptr" or op in ("bitcast", "addrspacecast"):
             return False, isptr and inst.ops[0].value in self.shadowed
         if op == "load":
             src = inst.ops[0].value in self.shadowed
+            if src and ty in ("i64", "i32") and self.types is not None:
+                kind = self.types.kind_at(inst.ops[0].value, inst.md.get("!tbaa"))
+                if kind in ("double", "float") and {"double": "i64", "float": "i32"}[kind] == ty:
+                    self.punned[inst.name] = kind       # an untyped copy of float data
+                    return True, False
+                if kind == "float" and ty == "i64":
+                    self.punned[inst.name] = "< 2 x float >"
+                    return True, False
+                if kind is None:
+                    self.unknown_copies.add(inst.name)
+                if kind == "ptr" and ty == "i64":
+                    self.ptrint.add(inst.name)
+                    return False, False
             return fp and src, isptr and src
         if op == "alloca":
             return False, True

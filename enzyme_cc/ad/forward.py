@@ -32,8 +32,8 @@ class TanCtx(FwdCtx):
 class ForwardSynth(Synth):
     """mode 'forward': tangents; `callee=True` returns {primal, tangent} for use by a caller."""
 
-    def __init__(self, gen, fn, arg_act, callee: bool):
-        super().__init__(gen, fn, arg_act, False, "forward", {})
+    def __init__(self, gen, fn, arg_act, callee: bool, hints=None):
+        super().__init__(gen, fn, arg_act, False, "forward", hints or {})
         self.callee = callee
         self.tan: dict[str, str] = {}
         for p, a in zip(fn.params, arg_act):

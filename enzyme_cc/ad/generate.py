@@ -19,7 +19,7 @@ from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
 from . import runtime
 from .markers import find_requests, rewrite_call, rewrite_split_call, rewrite_vector_call
-from .typeinfo import infer_copy_type
+from .typeinfo import copy_ranges, TypeInfo
 
 KEEP_FN_ATTRS = ("target-cpu", "target-features", "tune-cpu", "frame-pointer")
 
@@ -54,6 +54,17 @@ class Generator:
                 name not in self.module.globals:
             self.decls.setdefault(name, line)
 
+    def shadow_global(self, g: str) -> str:
+        """Zero-initialized shadow of a mutable global that holds active data."""
+        from .typeinfo import global_type
+        name = "@ad.shadow." + g[1:].strip('"')
+        if name not in self.decls:
+            ty = global_type(self.module, g)
+            if ty is None:
+                raise UserError(f"cannot determine the type of global '{g[1:]}' to shadow it")
+            self.decls[name] = f"{name} = internal global {ty} zeroinitializer, align 16"
+        return name
+
     def need_aggregate_add(self, ty: str):
         self.helpers.add(("aggadd", ty))
 
@@ -64,19 +75,33 @@ class Generator:
         self.helpers.add(("memcpy", kind))
         return f"__enzyme_cc_memcpy_adj_{kind}"
 
-    def copy_kind(self, synth, inst) -> str:
-        kind = infer_copy_type(self.module, synth.fn, inst)
-        if kind == "unknown":
+    def copy_ranges(self, synth, inst):
+        """[(offset, size or None, kind)] of a memcpy in synth's function; error when unknown."""
+        ranges = copy_ranges(self.module, synth.fn, inst, synth.types)
+        if not ranges or any(k is None for _, _, k in ranges):
             self.fail(synth, inst, "cannot deduce the type of the memory being copied (double, "
-                      "float or pointers)", "copy through typed pointers, or compile with TBAA "
-                      "(-O1 or higher)")
-        return kind
+                      "float, pointer or integer data)", "copy through typed pointers, or compile "
+                      "with optimization (-O1 or higher) so that TBAA type information is emitted")
+        if len(ranges) > 1 and any(size is None for _, size, _ in ranges):
+            self.fail(synth, inst, "copy of a variable number of mixed-type records",
+                      "copy the fields one by one")
+        return ranges
 
     # ---- activity of calls to functions with bitcode -------------------------------------------
     def param_types(self, inst) -> list[str]:
         """Parameter types of the function a call reaches (from the call itself when indirect)."""
         fn = self.module.function(inst.callee) if (inst.callee or "").startswith("@") else None
         return [p.ty for p in fn.params] if fn else [o.ty for o in inst.ops]
+
+    def call_hints(self, synth, inst) -> dict:
+        """What the caller knows about the memory behind each pointer argument of a call."""
+        if synth is None or not (inst.callee or "").startswith("@"):
+            return {}
+        fn = self.module.function(inst.callee)
+        if fn is None:
+            return {}
+        return {p.name: synth.types.pointee_summary(o.value)
+                for p, o in zip(fn.params, inst.ops) if p.ty == "ptr" and o.value.startswith(("%", "@"))}
 
     def call_activity(self, inst, caller_act) -> list[str]:
         acts = []
@@ -161,7 +186,7 @@ class Generator:
             lines.append(f"ret {rty} {acc}")
         return lines
 
-    def gradient(self, fn_name: str, acts: list[str], ret_active: bool) -> tuple[str, str]:
+    def gradient(self, fn_name: str, acts: list[str], ret_active: bool, hints=None) -> tuple[str, str]:
         """Combined-mode gradient of fn for one activity signature: (name, return type)."""
         key = (fn_name, tuple(acts), ret_active, "combined")
         if key in self.done:
@@ -169,7 +194,7 @@ class Generator:
         fn = self.module.function(fn_name)
         self.counter += 1
         name = f"@diffe.{fn_name[1:].strip(chr(34))}.{self.counter}"
-        synth = Synth(self, fn, acts, ret_active, "combined", {})
+        synth = Synth(self, fn, acts, ret_active, "combined", hints or {})
         fwd, rev = synth.build()
         rty, _ = self.adjoint_return(fn, acts)
         params = ", ".join(self.params_text(fn, acts, synth))
@@ -179,7 +204,7 @@ class Generator:
         self.done[key] = (name, rty)
         return name, rty
 
-    def split(self, fn_name: str, acts: list[str], ret_active: bool):
+    def split(self, fn_name: str, acts: list[str], ret_active: bool, hints=None):
         """Augmented forward and reverse functions of a callee: (aug, aug_ret, rev, rev_ret)."""
         key = (fn_name, tuple(acts), ret_active, "split")
         if key in self.done:
@@ -188,7 +213,7 @@ class Generator:
         self.counter += 1
         base = fn_name[1:].strip('"')
         aug, rev = f"@aug.{base}.{self.counter}", f"@rev.{base}.{self.counter}"
-        synth = Synth(self, fn, acts, ret_active, "split", {})
+        synth = Synth(self, fn, acts, ret_active, "split", hints or {})
         aug_ret = synth.aug_ret_type()
         rev_ret, _ = self.adjoint_return(fn, acts)
         self.done[key] = (aug, aug_ret, rev, rev_ret)   # before build: recursion calls itself
@@ -204,7 +229,7 @@ class Generator:
         return self.done[key]
 
     # ---- forward mode --------------------------------------------------------------------------
-    def forward(self, fn_name: str, acts: list[str], callee: bool) -> tuple[str, str]:
+    def forward(self, fn_name: str, acts: list[str], callee: bool, hints=None) -> tuple[str, str]:
         """Forward-mode derivative: (name, return type). acts: 'active' (value + tangent),
         'dup' (pointer + shadow), 'const'."""
         key = (fn_name, tuple(acts), callee, "forward")
@@ -214,7 +239,7 @@ class Generator:
         fn = self.module.function(fn_name)
         self.counter += 1
         name = f"@fwddiffe.{fn_name[1:].strip(chr(34))}.{self.counter}"
-        synth = ForwardSynth(self, fn, acts, callee)
+        synth = ForwardSynth(self, fn, acts, callee, hints or {})
         rty = synth.ret_type()
         self.done[key] = (name, rty)
         body = synth.build()
@@ -262,7 +287,7 @@ class Generator:
         acts = self.call_activity(inst, synth.act)
         indirect = inst.callee.startswith("%")
         name, rty = self.forward_indirect(inst, acts) if indirect else \
-            self.forward(inst.callee, acts, callee=True)
+            self.forward(inst.callee, acts, callee=True, hints=self.call_hints(synth, inst))
         args = [f"ptr {ctx.p(inst.callee)}"] if indirect else []
         for ty, o, a in zip(self.param_types(inst), inst.ops, acts):
             args.append(f"{ty} {ctx.p(o.value) if o.is_local else o.value}")
@@ -295,9 +320,9 @@ class Generator:
                 args.append(f"ptr {get_s(o.value)}")
         return args
 
-    def _split_for(self, inst, acts, ret_active):
+    def _split_for(self, inst, acts, ret_active, synth=None):
         if inst.callee.startswith("@"):
-            return self.split(inst.callee, acts, ret_active)
+            return self.split(inst.callee, acts, ret_active, self.call_hints(synth, inst))
         return self.split_indirect(inst, acts, ret_active)
 
     def address_taken(self, ret_ty: str, param_tys: list[str]) -> list[str]:
@@ -370,7 +395,7 @@ class Generator:
         synth = ctx.synth
         acts = self.call_activity(inst, synth.act)
         ret_active = bool(inst.name) and synth.act.is_active(inst.name)
-        aug, aug_ret, _, _ = self._split_for(inst, acts, ret_active)
+        aug, aug_ret, _, _ = self._split_for(inst, acts, ret_active, synth)
         args = self._call_args(ctx, inst, acts, lambda v: ctx.p(v) if v.startswith("%") else v,
                                ctx.s)
         call = f"call {aug_ret} {aug}({', '.join(args + ['ptr %ad.tape'])})"
@@ -391,7 +416,7 @@ class Generator:
         synth = ctx.synth
         acts = self.call_activity(inst, synth.act)
         ret_active = bool(inst.name) and synth.act.is_active(inst.name)
-        _, _, rev, rev_ret = self._split_for(inst, acts, ret_active)
+        _, _, rev, rev_ret = self._split_for(inst, acts, ret_active, synth)
         args = self._call_args(ctx, inst, acts, ctx.p, ctx.s)
         if ret_active:
             args.append(f"{inst.ty} {d}")
@@ -409,6 +434,20 @@ class Generator:
             e = ctx.tmp()
             ctx.emit(f"{e} = extractvalue {rev_ret} {t}, {k}")
             ctx.add(o.value, ty, e)
+
+    def request_hints(self, req) -> dict:
+        """Pointer-argument hints for a marker call, from the caller's own accesses."""
+        fn = self.module.function(req.fn)
+        info = TypeInfo(self.module, req.caller)
+        values = [op.value for ty, op in req.args] if req.args else []
+        out, k = {}, 0
+        for p, a in zip(fn.params, req.acts):
+            if k >= len(values):
+                break
+            if p.ty == "ptr" and values[k].startswith(("%", "@")):
+                out[p.name] = info.pointee_summary(values[k])
+            k += 2 if a in ("dup", "dupnoneed") or (a == "active" and req.mode == "forward") else 1
+        return out
 
     # ---- whole module --------------------------------------------------------------------------
     def reaches_marker(self, fn_name: str) -> bool:
@@ -434,14 +473,16 @@ class Generator:
         lines = list(self.module._lines)
         for req in requests:
             if req.mode in ("augment", "split_reverse"):
-                new = rewrite_split_call(self, req, self.split(req.fn, req.acts, req.ret_active))
+                new = rewrite_split_call(self, req, self.split(req.fn, req.acts, req.ret_active,
+                                                               self.request_hints(req)))
                 if req.inst.op == "invoke":
                     new.append(f"br label {req.inst.targets[0]}")
             else:
+                hints = self.request_hints(req)
                 if req.mode == "forward":
-                    name, rty = self.forward(req.fn, req.acts, callee=False)
+                    name, rty = self.forward(req.fn, req.acts, callee=False, hints=hints)
                 else:
-                    name, rty = self.gradient(req.fn, req.acts, req.ret_active)
+                    name, rty = self.gradient(req.fn, req.acts, req.ret_active, hints)
                 if getattr(req, "lanes", None):
                     new = rewrite_vector_call(self, req, name, rty)
                     if req.inst.op == "invoke":

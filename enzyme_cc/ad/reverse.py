@@ -51,13 +51,13 @@ def zero_of(ty: str) -> str:
 class Synth:
     """Builds the derivative function(s) for one (function, activity) request."""
 
-    def __init__(self, gen, fn, arg_act: list[str], ret_active: bool, mode: str, names: dict):
+    def __init__(self, gen, fn, arg_act: list[str], ret_active: bool, mode: str, hints: dict):
         from .prepare import prepare
         fn = prepare(fn)
         self.gen, self.fn, self.mode = gen, fn, mode
         self.module = gen.module
         self.arg_act, self.ret_active = arg_act, ret_active
-        self.names = names
+        self.hints = hints
         self.ren = {}
         for p in fn.params:
             if p.name:
@@ -67,7 +67,9 @@ class Synth:
             for i in b.insts:
                 if i.name:
                     self.ren[i.name] = local_name(i.name)
-        self.act = Activity(fn, self.module, arg_act, gen.callee_activity)
+        from .typeinfo import TypeInfo
+        self.types = TypeInfo(self.module, fn, hints)
+        self.act = Activity(fn, self.module, arg_act, gen.callee_activity, self.types)
         self.dom = dominators(fn)
         self.cyclic = cyclic_blocks(fn)
         self.rpo = reverse_postorder(fn)
@@ -259,10 +261,10 @@ class Synth:
         return self.r(v)
 
     def fwd_shadow(self, v: str) -> str:
-        if v == "null" or not v.startswith("%") and v != "null":
-            if v in ("null", "zeroinitializer", "undef", "poison"):
-                return v
-            return v
+        if v in self.act.global_shadows:
+            return self.gen.shadow_global(v)
+        if not v.startswith("%"):
+            return v                  # null / undef / constant memory: its own (unused) shadow
         return self.sname(v)
 
     # ---- emission ------------------------------------------------------------------------------
@@ -353,6 +355,9 @@ class Synth:
         return fwd_lines, rev_lines
 
     def value_type(self, v: str) -> str:
+        """Type of v's adjoint: its own type, or the float type an integer copy carries."""
+        if v in self.act.punned:
+            return self.act.punned[v]
         d = self.fn.defs[v]
         return d.ty
 
@@ -546,7 +551,7 @@ class Synth:
                 continue
             d = None
             if inst.name and inst.name in self.act.active:
-                d = ctx.take(inst.name, inst.ty)
+                d = ctx.take(inst.name, self.value_type(inst.name))
             if d is None and inst.op not in ("store", "call", "invoke", "alloca"):
                 continue                      # inactive result, no effect on memory
             rule = REVERSE.get(inst.op)
@@ -561,7 +566,7 @@ class Synth:
         ctx.phi_d = {}
         for phi in b.phis:
             if phi.name in self.act.active:
-                ctx.phi_d[phi.name] = ctx.take(phi.name, phi.ty)
+                ctx.phi_d[phi.name] = ctx.take(phi.name, self.value_type(phi.name))
 
     def _touches_shadow(self, inst) -> bool:
         return any(o.value in self.act.shadowed for o in inst.ops)
@@ -627,7 +632,7 @@ class Synth:
                 continue
             for val, lab in phi.incoming:
                 if lab == pred.label:
-                    ctx.add(val, phi.ty, ctx.phi_d[phi.name])
+                    ctx.add(val, self.value_type(phi.name), ctx.phi_d[phi.name])
                     break
 
 
@@ -663,6 +668,8 @@ class FwdCtx:
                 return v
             if v.startswith("@") and self.synth.module.is_constant_global(v):
                 return v
+            if v in self.act.global_shadows:
+                return self.synth.gen.shadow_global(v)
             raise UserError(f"{self.synth.where(None)}: no shadow for '{v}' (a global or "
                             "constant used as active memory); hint: mark it inactive")
         if v not in self.act.shadowed and self.synth.null_based(v):
@@ -712,6 +719,8 @@ class RevCtx:
     def _const_shadow(self, v):
         if v in ("null", "undef", "poison", "zeroinitializer"):
             return v
+        if v in self.act.global_shadows:
+            return self.synth.gen.shadow_global(v)
         raise UserError(f"{self.synth.where(None)}: no shadow for '{v}'")
 
     def p(self, v: str) -> str:

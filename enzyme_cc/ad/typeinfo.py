@@ -1,12 +1,21 @@
-"""Type analysis, the part synthesis needs: what kind of data an untyped copy moves (Figure 2).
+"""Type analysis, the part synthesis needs (seeds/001 Figure 2): what kind of data lies at a byte
+offset of the memory a pointer points into, so that untyped copies (memcpy, and the i64/i32
+load/store pairs LLVM makes of small memcpys) get the right adjoint.
 
-A copy's type comes from every typed access to the same underlying object in the function:
-loads, stores, GEP source types, the allocated type of an alloca. Doubles only -> 'double',
-floats only -> 'float', pointers only -> 'pointer', integers only -> 'integer'.
+Evidence, strongest first: TBAA tags (`!tbaa`, `!tbaa.struct`), typed loads and stores and GEP
+source types on the same underlying object and offset, the allocated type of allocas and
+globals, and hints from the caller for pointer arguments. Kinds: 'double', 'float', 'ptr',
+'int'; None when nothing is known.
 """
-from enzyme_cc.ir.lexer import tokenize
+from __future__ import annotations
+
+import re
+
+from enzyme_cc.ir.lexer import type_size, split_fields, type_align
 
 FLOATS = {"double", "float"}
+_INT_NAMES = {"int", "long", "long long", "short", "bool", "_Bool", "unsigned int", "unsigned long",
+              "signed char", "unsigned char", "wchar_t", "char16_t", "char32_t", "__int128"}
 
 
 def underlying(fn, v: str, depth=0) -> str:
@@ -18,44 +27,248 @@ def underlying(fn, v: str, depth=0) -> str:
     return v
 
 
-def _leaf_types(ty: str) -> set:
-    out = set()
-    for t in tokenize(ty):
-        if t in FLOATS or t == "ptr" or (t.startswith("i") and t[1:].isdigit()):
-            out.add(t)
+def decompose(module, fn, v: str, depth=0):
+    """(underlying object, constant byte offset or None) of pointer v."""
+    d = fn.defs.get(v)
+    if depth > 32 or d is None or not hasattr(d, "op"):
+        return v, 0
+    if d.op in ("bitcast", "addrspacecast"):
+        return decompose(module, fn, d.ops[0].value, depth + 1)
+    if d.op != "getelementptr":
+        return v, 0
+    base, off = decompose(module, fn, d.ops[0].value, depth + 1)
+    extra = gep_offset(module, d)
+    return base, (off + extra) if off is not None and extra is not None else None
+
+
+def gep_offset(module, gep):
+    """Constant byte offset of a GEP, or None."""
+    named = module.named_types
+    ty = gep.src_ty
+    try:
+        idx = [int(o.value) for o in gep.ops[1:]]
+    except ValueError:
+        return None
+    if not idx:
+        return 0
+    off = idx[0] * type_size(ty, named)
+    for k in idx[1:]:
+        body = named.get(ty.strip(), ty).strip()
+        if body.startswith(("{", "<{")):
+            fields = split_fields(body)
+            pos = 0
+            for f in fields[:k]:
+                if not body.startswith("<{"):
+                    pos = (pos + type_align(f, named) - 1) // type_align(f, named) * type_align(f, named)
+                pos += type_size(f, named)
+            f = fields[k]
+            if not body.startswith("<{"):
+                pos = (pos + type_align(f, named) - 1) // type_align(f, named) * type_align(f, named)
+            off += pos
+            ty = f
+        elif body.startswith(("[", "<")):
+            ty = body[1:-1].split(" x ", 1)[1].strip()
+            off += k * type_size(ty, named)
+        else:
+            return None
+    return off
+
+
+def scalar_kind(ty: str):
+    ty = ty.strip()
+    if ty in FLOATS:
+        return ty
+    if ty == "ptr":
+        return "ptr"
+    if ty.startswith("i") and ty[1:].isdigit():
+        return "int"
+    return None
+
+
+def layout(ty: str, named, base=0) -> dict:
+    """offset -> scalar kind for every scalar in a (possibly nested) type."""
+    ty = named.get(ty.strip(), ty).strip()
+    out = {}
+    if ty.startswith(("{", "<{")):
+        pos = 0
+        for f in split_fields(ty):
+            if not ty.startswith("<{"):
+                a = type_align(f, named)
+                pos = (pos + a - 1) // a * a
+            out.update(layout(f, named, base + pos))
+            pos += type_size(f, named)
+        return out
+    if ty.startswith(("[", "<")) and " x " in ty:
+        n, elem = ty[1:-1].split(" x ", 1)
+        size = type_size(elem.strip(), named)
+        for k in range(min(int(n), 4096)):
+            out.update(layout(elem.strip(), named, base + k * size))
+        return out
+    k = scalar_kind(ty)
+    if k:
+        out[base] = k
     return out
 
 
+def tbaa_kind(module, tag: str | None):
+    """Scalar kind of a TBAA access tag (!{base, access, offset}), None for char/unknown."""
+    node = module.metadata.get(tag or "")
+    if not node:
+        return None
+    refs = re.findall(r"![0-9]+", node)
+    if len(refs) < 2:
+        return None
+    name = re.search(r'!"([^"]*)"', module.metadata.get(refs[1], ""))
+    if not name:
+        return None
+    n = name.group(1)
+    if n in FLOATS:
+        return n
+    if "pointer" in n or n.startswith("p1 ") or n.startswith("p2 ") or n.endswith("*"):
+        return "ptr"
+    if n in _INT_NAMES or n.startswith(("int", "long", "unsigned", "short")):
+        return "int"
+    return None
+
+
+def tbaa_struct(module, md: str | None) -> dict:
+    """!tbaa.struct of a memcpy: offset -> (size, kind)."""
+    node = module.metadata.get(md or "")
+    if not node:
+        return {}
+    parts = re.findall(r"i64 (-?\d+), i64 (\d+), (![0-9]+)", node)
+    return {int(o): (int(s), tbaa_kind(module, t)) for o, s, t in parts}
+
+
+def global_type(module, name: str) -> str | None:
+    """Value type of a global variable from its definition line."""
+    from enzyme_cc.ir.lexer import tokenize, parse_type
+    line = module.globals.get(name, "")
+    toks = tokenize(line)
+    for k, t in enumerate(toks):
+        if t in ("global", "constant"):
+            try:
+                return parse_type(toks, k + 1)[0]
+            except (ValueError, IndexError):
+                return None
+    return None
+
+
+class TypeInfo:
+    """Per function: offset -> kind evidence for each underlying object."""
+
+    def __init__(self, module, fn, hints: dict | None = None):
+        self.module, self.fn = module, fn
+        self.hints = hints or {}          # param name -> {offset: kind} or {'*': kind}
+        self.facts: dict[str, dict] = {}
+        self.uniform: dict[str, set] = {}
+        named = module.named_types
+        for inst in fn.insts():
+            if inst.op == "load":
+                self._note(inst.ops[0].value, inst.ty, inst.md.get("!tbaa"))
+            elif inst.op == "store":
+                self._note(inst.ops[1].value, inst.ops[0].ty, inst.md.get("!tbaa"))
+            elif inst.op == "getelementptr" and inst.src_ty not in ("i8",):
+                b = underlying(fn, inst.ops[0].value)
+                for k in set(layout(inst.src_ty, named).values()) - {"int"}:
+                    self.uniform.setdefault(b, set()).add(k)
+            elif inst.op == "alloca" and inst.src_ty not in ("i8",) and "x i8 ]" not in inst.src_ty:
+                self.facts.setdefault(inst.name, {}).update(
+                    {o: k for o, k in layout(inst.src_ty, named).items()})
+
+    def _note(self, ptr, ty, tag):
+        base, off = decompose(self.module, self.fn, ptr)
+        kind = tbaa_kind(self.module, tag) or (scalar_kind(ty) if scalar_kind(ty) != "int" else None)
+        if kind is None:
+            return
+        if off is not None:
+            self.facts.setdefault(base, {}).setdefault(off, kind)
+        if kind != "int":
+            self.uniform.setdefault(base, set()).add(kind)
+
+    def _global(self, base):
+        ty = global_type(self.module, base)
+        return layout(ty, self.module.named_types) if ty else {}
+
+    def kind_at(self, ptr: str, tag=None):
+        """Kind of the scalar a load/store through ptr accesses."""
+        k = tbaa_kind(self.module, tag)
+        if k:
+            return k
+        base, off = decompose(self.module, self.fn, ptr)
+        facts = dict(self._global(base)) if base.startswith("@") else {}
+        facts.update(self.hints.get(base, {}))
+        facts.update(self.facts.get(base, {}))
+        if off is not None and off in facts:
+            return facts[off]
+        kinds = set(facts.values()) - {"int"} | self.uniform.get(base, set())
+        if "*" in facts:
+            kinds.add(facts["*"])
+        return kinds.pop() if len(kinds) == 1 else None
+
+    def pointee_summary(self, ptr: str) -> dict:
+        """Evidence about the memory ptr points to, as a hint for a callee's parameter."""
+        base, off = decompose(self.module, self.fn, ptr)
+        facts = dict(self._global(base)) if base.startswith("@") else {}
+        facts.update(self.hints.get(base, {}))
+        facts.update(self.facts.get(base, {}))
+        if off:
+            facts = {o - off: k for o, k in facts.items() if o != "*" and o >= off}
+        kinds = (set(facts.values()) - {"int"}) | self.uniform.get(base, set())
+        if len(kinds) == 1:
+            facts["*"] = next(iter(kinds))
+        return facts
+
+
 def access_types(module, fn, base: str) -> set:
-    types = set()
-    for inst in fn.insts():
-        if inst.op == "load" and underlying(fn, inst.ops[0].value) == base:
-            types.add(inst.ty)
-        elif inst.op == "store" and underlying(fn, inst.ops[1].value) == base:
-            types.add(inst.ops[0].ty)
-        elif inst.op == "getelementptr" and underlying(fn, inst.ops[0].value) == base and \
-                inst.src_ty not in ("i8",):
-            src = module.named_types.get(inst.src_ty, inst.src_ty)
-            types |= _leaf_types(src)
-        elif inst.op == "alloca" and inst.name == base and inst.src_ty not in ("i8",) and \
-                not inst.src_ty.startswith("[") or (inst.op == "alloca" and inst.name == base
-                                                    and "x i8" not in inst.src_ty):
-            types |= _leaf_types(module.named_types.get(inst.src_ty, inst.src_ty))
-    return types
+    """Float/pointer kinds of all typed accesses to one underlying object (memcpy fallback)."""
+    info = TypeInfo(module, fn)
+    return (set(info.facts.get(base, {}).values()) - {"int"}) | info.uniform.get(base, set())
 
 
-def infer_copy_type(module, fn, inst) -> str:
-    types = set()
-    for o in inst.ops[:2]:
-        types |= access_types(module, fn, underlying(fn, o.value))
-    types = {t for t in types if t != "i8"} or types
-    fl = types & FLOATS
-    if fl == {"double"} and not (types & {"ptr"}):
-        return "double"
-    if fl == {"float"} and not (types & {"ptr"}):
-        return "float"
-    if not fl and "ptr" in types:
-        return "pointer"
-    if types and not fl:
-        return "integer"
-    return "unknown"
+def copy_ranges(module, fn, inst, info: TypeInfo | None = None):
+    """Byte ranges of a memcpy/memmove by kind: [(offset, size, kind)], or [(0, None, kind)]
+    for a copy of unknown length with one element kind, or None when unknown."""
+    info = info or TypeInfo(module, fn)
+    dst, src, n = inst.ops[:3]
+    try:
+        length = int(n.value)
+    except ValueError:
+        length = None
+    ts = tbaa_struct(module, inst.md.get("!tbaa.struct"))
+    if length is not None and ts:
+        ranges = []
+        for off, (size, kind) in sorted(ts.items()):
+            ranges.append((off, size, kind or _guess(info, dst.value, src.value, off)))
+        return ranges
+    kinds = set()
+    for o in (dst.value, src.value):
+        s = info.pointee_summary(o)
+        kinds |= set(s.values()) - {"int"}
+    if len(kinds) == 1:
+        return [(0, length, kinds.pop())]
+    if not kinds:
+        allint = all(set(info.pointee_summary(o).values()) == {"int"} for o in (dst.value, src.value))
+        return [(0, length, "int")] if allint else None
+    return None
+
+
+def _guess(info, dst, src, off):
+    for o in (dst, src):
+        s = info.pointee_summary(o)
+        if off in s:
+            return s[off]
+    return None
+
+
+def infer_copy_type(module, fn, inst, info: TypeInfo | None = None) -> str:
+    """Single kind of a whole copy ('double', 'float', 'pointer', 'integer'), 'mixed' when the
+    copy has ranges of several kinds, 'unknown' when nothing is known."""
+    ranges = copy_ranges(module, fn, inst, info)
+    if not ranges or any(k is None for _, _, k in ranges):
+        return "unknown"
+    kinds = {k for _, _, k in ranges}
+    if len(kinds) > 1:
+        return "mixed"
+    k = kinds.pop()
+    return {"ptr": "pointer", "int": "integer"}.get(k, k)
