@@ -1,8 +1,19 @@
 """Bitcode extraction from link inputs: ELF objects, bare bitcode files and `ar` archives, and the
-selection of archive members a linker would pull in (installed as `enzyme_cc.bitcode`)."""
-from .archive import Archive, Member, is_archive, read_archive
-from .elf import SECTION, bitcode_modules, object_symbols
-from .select import LinkPlan, find_library, plan_link
+selection of archive members a linker would pull in (installed as `enzyme_cc.bitcode`).
 
-__all__ = ['SECTION', 'bitcode_modules', 'object_symbols', 'Member', 'Archive', 'read_archive',
-           'is_archive', 'LinkPlan', 'plan_link', 'find_library']
+The names below load their module (and with it pyelftools and llvmlite) on first use, so that a
+link without marker calls, which needs only `libs`, does not pay for them."""
+import importlib
+
+_WHERE = {'SECTION': 'elf', 'bitcode_modules': 'elf', 'object_symbols': 'elf',
+          'Member': 'archive', 'Archive': 'archive', 'read_archive': 'archive',
+          'is_archive': 'archive', 'LinkPlan': 'select', 'plan_link': 'select',
+          'find_library': 'libs'}
+
+__all__ = list(_WHERE)
+
+
+def __getattr__(name):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f'.{_WHERE[name]}', __name__), name)

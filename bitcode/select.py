@@ -8,9 +8,8 @@ from enzyme_cc.errors import UserError
 
 from .archive import ARCH, THIN, Archive, read_archive
 from .elf import bitcode_modules, is_bitcode, is_elf, is_shared, symbols
+from .libs import DEFAULT_LIB_DIRS, find_library  # noqa: F401 (part of this module's API)
 
-DEFAULT_LIB_DIRS = ('/usr/local/lib', '/usr/lib/x86_64-linux-gnu', '/lib/x86_64-linux-gnu',
-                    '/usr/lib', '/lib')
 _SCRIPT = re.compile(rb'\s*(/\*.*?\*/\s*)*(INPUT|GROUP|OUTPUT_FORMAT|OUTPUT_ARCH|OUTPUT|SEARCH_DIR'
                      rb'|SECTIONS|MEMORY|ENTRY|VERSION|INCLUDE|PHDRS|EXTERN|STARTUP|TARGET|INSERT'
                      rb'|PROVIDE|ASSERT|NOCROSSREFS)\b', re.S)
@@ -23,20 +22,6 @@ class LinkPlan:
     native_only_objects: list[str] = field(default_factory=list)     # command-line objects kept
     pulled_members: dict[str, list[str]] = field(default_factory=dict)
     missing_bitcode: dict[str, str] = field(default_factory=dict)    # symbol -> origin
-
-
-def find_library(name: str, lib_dirs: list[str], static: bool = False) -> str | None:
-    """Resolve `-lname` like GNU ld: per directory, libNAME.so then libNAME.a; `:file` is exact."""
-    if name.startswith(':'):
-        candidates = [name[1:]]
-    else:
-        candidates = ([] if static else [f'lib{name}.so']) + [f'lib{name}.a']
-    for d in [*lib_dirs, *DEFAULT_LIB_DIRS]:
-        for c in candidates:
-            path = os.path.join(d, c)
-            if os.path.isfile(path):
-                return path
-    return None
 
 
 def _read(path: str) -> bytes:
