@@ -71,9 +71,13 @@ def test_makefile_primal_target_same_with_plain_clang(tmp_path):
 
 
 def _cmake_implicit(build, lang):
+    """What CMake detected about the compiler; enzyme-c++ adds its own headers' directory
+    (<enzyme/enzyme>) to C++ compiles, which is left out here."""
+    from enzyme_cc.toolchain import include_dir
     path = os.path.join(build, "CMakeFiles", "3.25.1", f"CMake{lang}Compiler.cmake")
     with open(path) as f:
-        return [l for l in f if "IMPLICIT" in l or "COMPILER_ID " in l or "COMPILER_VERSION" in l]
+        return [l.replace(include_dir() + ";", "") for l in f
+                if "IMPLICIT" in l or "COMPILER_ID " in l or "COMPILER_VERSION" in l]
 
 
 def test_cmake_project_with_toolchain_file(tmp_path):
@@ -224,7 +228,7 @@ def test_no_markers_links_as_clang_without_the_ad_core(tmp_path):
              "import sys; from enzyme_cc.cli import _main; sys.exit(_main('clang', sys.argv[1:]))",
              "plain.o", "-lm", "-o", "via-enzyme"], cwd=tmp_path)
     imported = re.findall(r"\|\s+([\w.]+)\s*$", r.stderr, re.M)
-    assert "enzyme_cc.bitcode" in imported
+    assert "enzyme_cc.lto.link" in imported
     assert not [m for m in imported if m.startswith(AD_CORE)]
     run(["clang-22", "plain.o", "-lm", "-o", "via-clang"], cwd=tmp_path)
     out = run(["./via-enzyme"], cwd=tmp_path).stdout
@@ -371,6 +375,16 @@ def test_missing_clang_is_a_clear_error(probe, how):
         assert r.stderr.startswith(f"enzyme-cc: error: cannot find '{missing}'"), r.stderr
         assert "apt-get install clang-22" in r.stderr
         no_traceback(r)
+
+
+def test_corrupt_input_without_markers_is_the_linkers_business(probe, tmp_path):
+    """No marker call anywhere: the link is clang's, and so is the diagnosis."""
+    (tmp_path / "garbage.o").write_bytes(b"this is not an object file\n")
+    args = [str(probe / "hello.c"), "garbage.o", "-o", "prog"]
+    e = run(["enzyme-cc", *args], cwd=tmp_path, check=False)
+    c = run(["clang-22", *args], cwd=tmp_path, check=False)
+    assert e.returncode == c.returncode == 1
+    assert "garbage.o: file format not recognized" in e.stderr
 
 
 def test_corrupt_inputs_are_errors_naming_the_file(objs, tmp_path):

@@ -36,6 +36,9 @@ def work(tmp_path_factory):
         "#include <stdarg.h>\ndouble sum(int n, ...) { return 0; }\n"
         "double __enzyme_autodiff(void *, ...);\n"
         "int main(void) { return (int)__enzyme_autodiff((void *)sum, 1, 2.0); }\n")
+    (d / "grad.c").write_text(
+        "double sq(double x) { return x * x; }\ndouble __enzyme_autodiff(void *, double);\n"
+        "int main(void) { return (int)__enzyme_autodiff((void *)sq, 1.0); }\n")
     (d / "garbage.o").write_bytes(b"\x7fELF but not really")
     return d
 
@@ -72,7 +75,7 @@ def test_program_exit_code_untouched(work):
 
 USER_ERRORS = [
     (["variadic.c", "-o", "v"], "variadic"),              # the AD core refuses, with a reason
-    (["ok.c", "garbage.o", "-o", "g"], "garbage.o"),      # an input we cannot read
+    (["grad.c", "garbage.o", "-o", "g"], "garbage.o"),    # an input we cannot read
 ]
 
 
