@@ -1,0 +1,46 @@
+/* Large structs passed by value (byval) to non-inlined callees, built from active values. */
+#include <math.h>
+#include <stdio.h>
+static int failed;
+static void check(const char *name, double got, double want) {
+  int ok = fabs(got - want) <= 1e-5 * (1.0 + fabs(want));
+  printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
+  failed += !ok;
+}
+static void checki(const char *name, int i, double got, double want) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s[%d]", name, i);
+  check(buf, got, want);
+}
+static int report(void) {
+  if (failed) printf("FAILED: %d check(s)\n", failed);
+  return failed != 0;
+}
+int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+
+typedef struct { double a[6]; int n; } Poly;
+
+__attribute__((noinline)) static double eval(Poly p, double x) {
+  double r = 0;
+  for (int k = p.n - 1; k >= 0; k--) r = r * x + p.a[k];
+  return r;
+}
+
+double coeff_loss(const double *c, double x) {
+  Poly p;
+  p.n = 6;
+  for (int k = 0; k < 6; k++) p.a[k] = c[k];
+  double y = eval(p, x);
+  return y * y;
+}
+
+int main(void) {
+  double c[6] = {1, -0.5, 0.25, 2, -1, 0.5}, dc[6] = {0}, x = 0.8;
+  double dx = __enzyme_autodiff((void *)coeff_loss, enzyme_dup, c, dc, x);
+  double y = 0, dy = 0;
+  for (int k = 5; k >= 0; k--) { dy = dy * x + y; y = y * x + c[k]; }
+  for (int k = 0; k < 6; k++) checki("dc", k, dc[k], 2 * y * pow(x, k));
+  check("dx", dx, 2 * y * dy);
+  return report();
+}

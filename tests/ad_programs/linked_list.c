@@ -1,0 +1,54 @@
+/* A linked list built inside the differentiated function (one malloc per node holding an
+   active value and a next pointer), traversed, then freed. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+static int failed;
+static void check(const char *name, double got, double want) {
+  int ok = fabs(got - want) <= 1e-5 * (1.0 + fabs(want));
+  printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
+  failed += !ok;
+}
+static void checki(const char *name, int i, double got, double want) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s[%d]", name, i);
+  check(buf, got, want);
+}
+static int report(void) {
+  if (failed) printf("FAILED: %d check(s)\n", failed);
+  return failed != 0;
+}
+int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+
+struct Node { double value; struct Node *next; };
+
+double list_sum(const double *x, int n) {
+  struct Node *head = NULL;
+  for (int i = 0; i < n; i++) {
+    struct Node *nd = malloc(sizeof *nd);
+    nd->value = sin(x[i]);
+    nd->next = head;
+    head = nd;
+  }
+  double s = 0, w = 1;
+  for (struct Node *p = head; p; p = p->next) {
+    s += w * p->value * p->value;
+    w += 1;
+  }
+  while (head) {
+    struct Node *nx = head->next;
+    free(head);
+    head = nx;
+  }
+  return s;
+}
+
+int main(void) {
+  enum { N = 5 };
+  double x[N] = {0.5, -1, 2, 0.25, 1.5}, dx[N] = {0};
+  __enzyme_autodiff((void *)list_sum, enzyme_dup, x, dx, enzyme_const, N);
+  /* the list is reversed: x[i] gets weight N - i */
+  for (int i = 0; i < N; i++) checki("dx", i, dx[i], (N - i) * 2 * sin(x[i]) * cos(x[i]));
+  return report();
+}

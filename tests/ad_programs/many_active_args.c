@@ -1,0 +1,38 @@
+/* Eight active double arguments: a large struct of derivatives returned through sret. */
+#include <math.h>
+#include <stdio.h>
+static int failed;
+static void check(const char *name, double got, double want) {
+  int ok = fabs(got - want) <= 1e-5 * (1.0 + fabs(want));
+  printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
+  failed += !ok;
+}
+static void checki(const char *name, int i, double got, double want) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s[%d]", name, i);
+  check(buf, got, want);
+}
+static int report(void) {
+  if (failed) printf("FAILED: %d check(s)\n", failed);
+  return failed != 0;
+}
+typedef struct { double d[8]; } G8;
+typedef struct { double a, b, c, d, e, f, g, h; } N8;
+G8 __enzyme_autodiff(void *, ...);
+N8 __enzyme_autodiff_named(void *, ...);
+
+double f8(double a, double b, double c, double d, double e, double f, double g, double h) {
+  return a * b + c * d * e + sin(f) * g - h * h * a;
+}
+
+int main(void) {
+  double v[8] = {0.5, -1, 2, 0.25, 1.5, -0.5, 0.75, 1.25};
+  double want[8] = {v[1] - v[7] * v[7], v[0], v[3] * v[4], v[2] * v[4], v[2] * v[3],
+                    cos(v[5]) * v[6], sin(v[5]), -2 * v[7] * v[0]};
+  G8 g = __enzyme_autodiff((void *)f8, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+  for (int i = 0; i < 8; i++) checki("array", i, g.d[i], want[i]);
+  N8 n = __enzyme_autodiff_named((void *)f8, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+  double got[8] = {n.a, n.b, n.c, n.d, n.e, n.f, n.g, n.h};
+  for (int i = 0; i < 8; i++) checki("named", i, got[i], want[i]);
+  return report();
+}

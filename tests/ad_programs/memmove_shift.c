@@ -1,0 +1,53 @@
+/* memmove shifting an array in place (overlapping copy), inside a time loop: a delay line. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+static int failed;
+static void check(const char *name, double got, double want) {
+  int ok = fabs(got - want) <= 1e-5 * (1.0 + fabs(want));
+  printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
+  failed += !ok;
+}
+static void checki(const char *name, int i, double got, double want) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s[%d]", name, i);
+  check(buf, got, want);
+}
+static int report(void) {
+  if (failed) printf("FAILED: %d check(s)\n", failed);
+  return failed != 0;
+}
+int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+
+#define TAPS 4
+double fir(const double *in, int n, const double *w) {
+  double line[TAPS] = {0};
+  double out = 0;
+  for (int t = 0; t < n; t++) {
+    memmove(line + 1, line, (TAPS - 1) * sizeof(double));
+    line[0] = in[t];
+    double y = 0;
+    for (int k = 0; k < TAPS; k++) y += w[k] * line[k];
+    out += y * y;
+  }
+  return out;
+}
+
+int main(void) {
+  enum { N = 6 };
+  double in[N] = {1, -0.5, 0.25, 2, -1, 0.5}, din[N] = {0}, w[TAPS] = {0.5, -0.25, 0.125, 1};
+  __enzyme_autodiff((void *)fir, enzyme_dup, in, din, enzyme_const, N, enzyme_const, w);
+  /* y_t = sum_k w_k in_{t-k}; d out / d in_j = sum_t 2 y_t w_{t-j} */
+  double y[N];
+  for (int t = 0; t < N; t++) {
+    y[t] = 0;
+    for (int k = 0; k < TAPS && k <= t; k++) y[t] += w[k] * in[t - k];
+  }
+  for (int j = 0; j < N; j++) {
+    double want = 0;
+    for (int t = j; t < N && t - j < TAPS; t++) want += 2 * y[t] * w[t - j];
+    checki("din", j, din[j], want);
+  }
+  return report();
+}

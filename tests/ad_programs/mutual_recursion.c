@@ -1,0 +1,33 @@
+/* Mutually recursive functions alternating two formulas down to a base case. */
+#include <math.h>
+#include <stdio.h>
+static int failed;
+static void check(const char *name, double got, double want) {
+  int ok = fabs(got - want) <= 1e-5 * (1.0 + fabs(want));
+  printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
+  failed += !ok;
+}
+static void checki(const char *name, int i, double got, double want) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s[%d]", name, i);
+  check(buf, got, want);
+}
+static int report(void) {
+  if (failed) printf("FAILED: %d check(s)\n", failed);
+  return failed != 0;
+}
+double __enzyme_autodiff(void *, ...);
+
+double odd_step(double x, int n);
+
+double even_step(double x, int n) { return n == 0 ? x : sin(odd_step(x, n - 1)); }
+double odd_step(double x, int n) { return n == 0 ? x * x : 0.5 * even_step(x, n - 1) * x; }
+
+int main(void) {
+  const double h = 1e-6;
+  double x = 0.9;
+  for (int n = 3; n <= 6; n++)
+    checki("even_step", n, __enzyme_autodiff((void *)even_step, x, n),
+           (even_step(x + h, n) - even_step(x - h, n)) / (2 * h));
+  return report();
+}

@@ -1,0 +1,45 @@
+/* A dynamic array grown with realloc while filling it (the usual C "vector" idiom). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+static int failed;
+static void check(const char *name, double got, double want) {
+  int ok = fabs(got - want) <= 1e-5 * (1.0 + fabs(want));
+  printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
+  failed += !ok;
+}
+static void checki(const char *name, int i, double got, double want) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s[%d]", name, i);
+  check(buf, got, want);
+}
+static int report(void) {
+  if (failed) printf("FAILED: %d check(s)\n", failed);
+  return failed != 0;
+}
+int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+
+double grown(const double *x, int n) {
+  int cap = 2, len = 0;
+  double *buf = malloc(cap * sizeof(double));
+  for (int i = 0; i < n; i++) {
+    if (len == cap) {
+      cap *= 2;
+      buf = realloc(buf, cap * sizeof(double));
+    }
+    buf[len++] = x[i] * x[i];
+  }
+  double s = 0;
+  for (int i = 0; i < len; i++) s += buf[i] * x[i];
+  free(buf);
+  return s;
+}
+
+int main(void) {
+  enum { N = 7 };
+  double x[N] = {0.5, -1, 2, 0.25, 1.5, -0.5, 0.75}, dx[N] = {0};
+  __enzyme_autodiff((void *)grown, enzyme_dup, x, dx, enzyme_const, N);
+  for (int i = 0; i < N; i++) checki("grown", i, dx[i], 3 * x[i] * x[i]);
+  return report();
+}
