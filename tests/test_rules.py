@@ -71,19 +71,31 @@ def rule_files():
     return out
 
 
-def _prototypes():
-    """name -> list of C parameter types, for every double/float function math.h declares."""
+_TYPE_WORDS = {"double", "float", "int", "long", "short", "unsigned", "signed", "char", "const",
+               "*"}
+
+
+def prototypes(text):
+    """name -> (return type, [parameter types]) for the double/float functions C text declares
+    or defines (preprocessed math.h, or a user's source)."""
+    protos = {}
+    for ret, name, params in re.findall(r"^\s*(?:extern )?(double|float) (\w+) ?\(([^)]*)\)", text,
+                                        re.M):
+        types = []
+        for p in params.split(","):
+            toks = p.replace("*", " * ").split()
+            if len(toks) > 1 and toks[-1] not in _TYPE_WORDS:
+                toks = toks[:-1]                                   # the parameter's name
+            types.append(" ".join(t for t in toks if t != "const").replace(" *", " *"))
+        protos.setdefault(name, (ret, types))
+    return protos
+
+
+def _math_h():
     src = "#define _GNU_SOURCE\n#include <math.h>\n"
     text = subprocess.run([CLANG, "-E", "-x", "c", "-"], input=src, capture_output=True,
                           text=True, check=True).stdout
-    protos = {}
-    for ret, name, params in re.findall(r"extern (double|float) (\w+) \(([^)]*)\)", text):
-        types = []
-        for p in params.split(","):
-            p = re.sub(r"\b__\w+$", "", p.strip()).strip()        # drop the parameter name
-            types.append(p)
-        protos[name] = (ret, types)
-    return protos
+    return prototypes(text.replace("; extern", ";\nextern"))
 
 
 def _called(ir, prefix):
@@ -112,14 +124,15 @@ def _noerrno_intrinsics(protos):
 
 
 RULE_FILES = rule_files()
-PROTOS = _prototypes()
+PROTOS = _math_h()
 NOERRNO = _noerrno_intrinsics(PROTOS)
 
 
 class Case:
     """One rule in one form at one precision: the generated test function and its reference."""
 
-    def __init__(self, fname, name, spec, form, prec):
+    def __init__(self, fname, name, spec, form, prec, protos=None):
+        protos = PROTOS if protos is None else protos
         self.file, self.name, self.spec, self.form, self.prec = fname, name, spec, form, prec
         self.id = f"{form}_{name}"
         self.fn = f"t_{self.id}"
@@ -127,7 +140,7 @@ class Case:
         if form == "intr":
             self.ctypes = ["int" if p == "inactive" else prec for p in self.partials]
         else:
-            self.ctypes = PROTOS[name][1]
+            self.ctypes = protos[name][1]
         self.cname = name if prec == "double" else name + "f"
         # kinds: "f" active float, "i" integer constant, "p" pointer to a local
         self.kinds = ["p" if "*" in t else "f" if t in ("double", "float") else "i"
@@ -165,17 +178,20 @@ class Case:
                 f"  ret {ty} %r\n}}\n", f"declare {ty} @{callee}({types})")
 
 
-def cases_for(fname, prec):
+def cases_for(fname, prec, rules=None, protos=None):
+    """The cases of one rule file (or of `rules`, functions declared in `protos`)."""
+    rules = RULE_FILES[fname] if rules is None else rules
+    protos = PROTOS if protos is None else protos
     out = []
-    for name, spec in RULE_FILES[fname].items():
+    for name, spec in rules.items():
         variant_ok = prec == "double" or spec.get("float_variant", True)
-        lib = name in PROTOS and (prec == "double" or name + "f" in PROTOS) and variant_ok
+        lib = name in protos and (prec == "double" or name + "f" in protos) and variant_ok
         if lib:
-            out.append(Case(fname, name, spec, "lib", prec))
-            if name in NOERRNO:
-                out.append(Case(fname, name, spec, "noerrno", prec))
+            out.append(Case(fname, name, spec, "lib", prec, protos))
+            if name in NOERRNO and protos is PROTOS:
+                out.append(Case(fname, name, spec, "noerrno", prec, protos))
         if "intrinsic" in spec:
-            out.append(Case(fname, name, spec, "intr", prec))
+            out.append(Case(fname, name, spec, "intr", prec, protos))
     return out
 
 
@@ -185,11 +201,10 @@ def untestable():
             if n not in PROTOS and "intrinsic" not in spec]
 
 
-def generate(fname, prec):
-    """(main.c, noerrno.c, intr.ll) for one rule file and precision."""
+def generate(cases, prec, prelude="#include <math.h>"):
+    """(main.c, noerrno.c, intr.ll) checking `cases` in one precision."""
     T = prec
-    cases = cases_for(fname, prec)
-    main = ["#define _GNU_SOURCE", "#include <math.h>", "#include <stdio.h>",
+    main = ["#define _GNU_SOURCE", "#include <math.h>", prelude, "#include <stdio.h>",
             "#include <string.h>", "extern int enzyme_const;",
             "double __enzyme_autodiff(void *, ...);", "double __enzyme_fwddiff(void *, ...);",
             """
@@ -286,16 +301,18 @@ __attribute__((noinline)) static void out(const char *id, const char *mode, int 
     return "\n".join(main) + "\n", "\n".join(noerrno) + "\n", "\n".join(ll) + "\n"
 
 
-def _build_and_run(fname, prec, opt, tmp):
-    main_c, noerrno_c, intr_ll = generate(fname, prec)
-    d = os.path.join(tmp, f"{fname}-{prec}{opt}")
-    os.makedirs(d)
+def build_and_run(cases, prec, opt, d, prelude="#include <math.h>", inputs=(), env=None):
+    """Generates the checks of `cases` into directory d, builds them with enzyme-cc at `opt`
+    (with the extra link `inputs`), runs them: {"rows": {case id: [(mode, k, got, expected,
+    point)]}, "callees": {test function: names it calls before AD}} or {"error": text}."""
+    main_c, noerrno_c, intr_ll = generate(cases, prec, prelude)
+    os.makedirs(d, exist_ok=True)
     for name, text in (("main.c", main_c), ("noerrno.c", noerrno_c), ("intr.ll", intr_ll)):
         with open(os.path.join(d, name), "w") as f:
             f.write(text)
-    env = dict(os.environ, ENZYME_CC_DUMP_DIR=d)
+    env = dict(env or os.environ, ENZYME_CC_DUMP_DIR=d)
     steps = [["enzyme-cc", opt, "-fno-math-errno", "-c", "noerrno.c", "-o", "noerrno.o"],
-             ["enzyme-cc", opt, "main.c", "noerrno.o", "intr.ll", "-lm", "-o", "prog"],
+             ["enzyme-cc", opt, "main.c", "noerrno.o", "intr.ll", *inputs, "-lm", "-o", "prog"],
              ["./prog"]]
     for cmd in steps:
         r = subprocess.run(cmd, cwd=d, capture_output=True, text=True, env=env)
@@ -312,31 +329,8 @@ def _build_and_run(fname, prec, opt, tmp):
     return {"rows": rows, "callees": _called(ir, "t_"), "dir": d}
 
 
-BUILDS = [(f, p, o) for f in RULE_FILES for p in PRECISIONS for o in OPT_LEVELS]
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    tmp = str(tmp_path_factory.mktemp("rules"))
-    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as ex:
-        futs = {b: ex.submit(_build_and_run, *b, tmp) for b in BUILDS}
-        return {b: fut.result() for b, fut in futs.items()}
-
-
-def _params():
-    out = []
-    for fname in RULE_FILES:
-        for prec in PRECISIONS:
-            for c in cases_for(fname, prec):
-                for opt in OPT_LEVELS:
-                    out.append(pytest.param(fname, prec, opt, c,
-                                            id=f"{fname[:-5]}-{prec}{opt}-{c.id}"))
-    return out
-
-
-@pytest.mark.parametrize("fname,prec,opt,case", _params())
-def test_rule(results, fname, prec, opt, case):
-    res = results[(fname, prec, opt)]
+def check_case(res, case, prec, opt):
+    """Asserts on one case's lines of a build_and_run result."""
     assert "error" not in res, res["error"]
     # the function reached the AD core in the form this case claims
     called = res["callees"].get(case.fn)
@@ -366,7 +360,82 @@ def test_rule(results, fname, prec, opt, case):
     assert not bad, f"{case.name} ({case.form}, {prec}, {opt}):\n" + "\n".join(bad)
 
 
+BUILDS = [(f, p, o) for f in RULE_FILES for p in PRECISIONS for o in OPT_LEVELS]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    tmp = str(tmp_path_factory.mktemp("rules"))
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as ex:
+        futs = {(f, p, o): ex.submit(build_and_run, cases_for(f, p), p, o,
+                                     os.path.join(tmp, f"{f}-{p}{o}"))
+                for f, p, o in BUILDS}
+        return {b: fut.result() for b, fut in futs.items()}
+
+
+def _params():
+    out = []
+    for fname in RULE_FILES:
+        for prec in PRECISIONS:
+            for c in cases_for(fname, prec):
+                for opt in OPT_LEVELS:
+                    out.append(pytest.param(fname, prec, opt, c,
+                                            id=f"{fname[:-5]}-{prec}{opt}-{c.id}"))
+    return out
+
+
+@pytest.mark.parametrize("fname,prec,opt,case", _params())
+def test_rule(results, fname, prec, opt, case):
+    check_case(results[(fname, prec, opt)], case, prec, opt)
+
+
 def test_every_rule_is_exercised():
     """A rule this generator cannot call (no math.h prototype, no intrinsic) needs a test of its
     own; list it here when it has one."""
     assert untestable() == []
+
+
+def _inactive_math():
+    """(name, C return type, parameter count) for the names of the stdlib's [inactive] lists that
+    math.h declares with float parameters only (ilogb, lround, isnan, ...)."""
+    names = set()
+    for f in sorted(os.listdir(RULE_DIR)):
+        if f.endswith(".toml"):
+            with open(os.path.join(RULE_DIR, f), "rb") as fh:
+                names |= set(tomli.load(fh).get("inactive", {}).get("names", []))
+    src = "#define _GNU_SOURCE\n#include <math.h>\n"
+    text = subprocess.run([CLANG, "-E", "-x", "c", "-"], input=src, capture_output=True,
+                          text=True, check=True).stdout.replace("; extern", ";\nextern")
+    out = []
+    for ret, name, params in re.findall(r"^\s*extern ((?:long )*int) (\w+) \(([^)]*)\)", text,
+                                        re.M):
+        types = [p.split()[0] for p in params.split(",")]
+        if name in names and types and all(t in ("double", "float") for t in types):
+            out.append((name, types[0], len(types)))
+    return sorted(set(out))
+
+
+def test_inactive_math_functions(tmp_path):
+    """A call to an inactive math function contributes nothing: d/dx [x * g(x)] = g(x), in
+    reverse and forward mode (g called as a function, not as clang's builtin)."""
+    fns = _inactive_math()
+    assert {"ilogb", "lround", "llrint", "isnan"} <= {n for n, _, _ in fns}
+    src = ["#define _GNU_SOURCE", "#include <math.h>", "#include <stdio.h>",
+           "double __enzyme_autodiff(void *, ...);", "double __enzyme_fwddiff(void *, ...);"]
+    calls = []
+    for name, ty, n in fns:
+        args = ", ".join(["(" + ty + ")x"] * n)
+        src.append(f"static double f_{name}(double x) {{ return x * (double)({name})({args}); }}")
+        for mode, extra in (("rev", ""), ("fwd", ", 1.0")):
+            marker = "__enzyme_autodiff" if mode == "rev" else "__enzyme_fwddiff"
+            calls.append(f'  printf("{name} {mode} %.17g %.17g\\n", {marker}((void *)f_{name}, '
+                         f'x{extra}), (double)({name})({args}));')
+    src += ["int main(void) {", "  volatile double v = 2.7; double x = v;", *calls, "}"]
+    (tmp_path / "inactive.c").write_text("\n".join(src) + "\n")
+    subprocess.run(["enzyme-cc", "-O2", "inactive.c", "-lm", "-o", "inactive"], cwd=tmp_path,
+                   check=True, capture_output=True)
+    out = subprocess.run(["./inactive"], cwd=tmp_path, check=True, capture_output=True,
+                         text=True).stdout.split("\n")
+    bad = [line for line in out if line and line.split()[2] != line.split()[3]]
+    assert len([line for line in out if line]) == 2 * len(fns)
+    assert not bad
