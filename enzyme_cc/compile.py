@@ -43,13 +43,35 @@ def compile_source(driver: str, inv, src, out: str, extra=()) -> int:
         return _compile_fortran(inv, src, args, out)
     if src.lang in ("asm", "asm-cpp"):
         return run([toolchain.tool(_cdriver(driver))] + args + ["-c", src.path, "-o", out])
-    rc = run([toolchain.tool(_cdriver(driver))] + args + toolchain.cxx_include_args([src]) + EMBED
+    fat_lto = _last_flag(args, "-ffat-lto-objects", "-fno-fat-lto-objects") and \
+        _last_flag(args, "-flto", "-fno-lto", prefix=True)
+    embed = [] if fat_lto else EMBED    # clang crashes on both; .llvm.lto holds the bitcode then
+    rc = run([toolchain.tool(_cdriver(driver))] + args + toolchain.cxx_include_args([src]) + embed
              + ["-c", src.path, "-o", out],
              inv.verbose)
-    if rc != 0:
-        return rc
+    if rc != 0 or fat_lto or _is_bitcode(out) or not os.path.isfile(out):
+        return rc       # -flto: clang wrote bitcode, which the link reads; -o /dev/null: nothing
     return _objcopy(["--rename-section", ".llvmbc=.enzyme.bc,exclude", "--remove-section",
                      ".llvmcmd", out])
+
+
+def _last_flag(args, on: str, off: str, prefix=False) -> bool:
+    """Whether the last of `on`/`off` in args is `on` (with prefix: `-flto=thin` counts)."""
+    state = False
+    for a in args:
+        if a == on or prefix and a.startswith(on + "="):
+            state = True
+        elif a == off:
+            state = False
+    return state
+
+
+def _is_bitcode(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) in (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
+    except OSError:
+        return False
 
 
 def _cdriver(driver: str) -> str:
@@ -59,7 +81,7 @@ def _cdriver(driver: str) -> str:
 def _compile_fortran(inv, src, args, out) -> int:
     flang = toolchain.tool("flang")
     rc = run([flang] + args + ["-c", src.path, "-o", out], inv.verbose)
-    if rc != 0:
+    if rc != 0 or not os.path.isfile(out):
         return rc
     fd, bc = tempfile.mkstemp(suffix=".bc")
     os.close(fd)
