@@ -285,6 +285,24 @@ def test_archive_with_bitcode_objects(objs, tmp_path, archiver):
     assert run(["./prog"], cwd=tmp_path).stdout == "14.000000 14.000000\n"
 
 
+@pytest.mark.parametrize("lto", [["-flto"], ["-flto=thin"], ["-flto", "-ffat-lto-objects"]],
+                         ids=" ".join)
+def test_lto_objects(objs, tmp_path, lto):
+    """-flto objects are bitcode (or carry .llvm.lto): the link step reads them as they are."""
+    run(["enzyme-cc", "-O2", *lto, "-c", str(objs / "poly.c"), "-o", "poly.o"], cwd=tmp_path)
+    run(["ar", "rcs", "libpoly.a", "poly.o"], cwd=tmp_path)
+    run(["enzyme-cc", "-O2", str(objs / "main.o"), "-L.", "-lpoly", "-o", "prog"], cwd=tmp_path)
+    assert run(["./prog"], cwd=tmp_path).stdout == "14.000000 14.000000\n"
+
+
+def test_output_to_dev_null(probe):
+    """Configure scripts compile to /dev/null: nothing to post-process there."""
+    for wrapper, src in (("enzyme-cc", "hello.c"), ("enzyme-fc", "probe.f90")):
+        (probe / "probe.f90").write_text("program p\nprint *, 1\nend program\n")
+        r = run([wrapper, "-c", src, "-o", os.devnull], cwd=probe, check=False)
+        assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
 GRAD_LIB = r"""
 #include <math.h>
 double __enzyme_autodiff(void *, double);
