@@ -83,7 +83,8 @@ def _link(driver, inv, cfg, tmp) -> int:
     inputs += [(i, "file", p) for i, p in inv.inputs]
     inputs += [(i, "lib", n) for i, n in inv.libs]
     inputs.sort()
-    if not _may_call_markers(inputs, inv):
+    # `-r`: a partial link keeps every bitcode section (back to back); the final link differentiates
+    if "-r" in inv.args or "--relocatable" in inv.args or not _may_call_markers(inputs, inv):
         return run([final] + inv.link_args_with(replace), inv.verbose)
     from enzyme_cc.bitcode import plan_link
     plan = plan_link([(kind, v) for _, kind, v in inputs], inv.lib_dirs, inv.static)

@@ -295,6 +295,14 @@ def test_lto_objects(objs, tmp_path, lto):
     assert run(["./prog"], cwd=tmp_path).stdout == "14.000000 14.000000\n"
 
 
+def test_partial_link_keeps_bitcode_for_the_final_link(objs, tmp_path):
+    """`-r` with the marker call but without the function: nothing to differentiate yet."""
+    (tmp_path / "extra.c").write_text("double extra(double x) { return x; }\n")
+    run(["enzyme-cc", "-O2", "-r", str(objs / "main.o"), "extra.c", "-o", "part.o"], cwd=tmp_path)
+    run(["enzyme-cc", "part.o", str(objs / "poly.o"), "-o", "prog"], cwd=tmp_path)
+    assert run(["./prog"], cwd=tmp_path).stdout == "14.000000 14.000000\n"
+
+
 def test_output_to_dev_null(probe):
     """Configure scripts compile to /dev/null: nothing to post-process there."""
     for wrapper, src in (("enzyme-cc", "hello.c"), ("enzyme-fc", "probe.f90")):
