@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import traceback
 from importlib import resources
@@ -33,8 +32,8 @@ def run_driver(driver: str, argv: list[str]) -> int:
     if inv.action == "passthrough" or inv.action == "compile" and (
             inv.output and len(inv.sources) > 1
             or any(s.path != "-" and not os.path.exists(s.path) for s in inv.sources)):
-        return subprocess.run([toolchain.tool(driver)] + toolchain.cxx_include_args(inv.sources)
-                              + inv.args).returncode
+        from .compile import run
+        return run([toolchain.tool(driver)] + toolchain.cxx_include_args(inv.sources) + inv.args)
     if inv.action == "compile":
         from .compile import compile_source, default_object_name
         for src in inv.sources:     # every language, as the link step does (.ll/.bc too)

@@ -30,9 +30,10 @@ def run(cmd: list[str], verbose=False) -> int:
     if verbose:
         print("enzyme-cc: " + " ".join(cmd), file=sys.stderr)
     try:
-        return subprocess.run(cmd).returncode
+        rc = subprocess.run(cmd).returncode
     except FileNotFoundError:
         raise UserError(f"cannot run '{cmd[0]}'; {toolchain.INSTALL_HINT}")
+    return 128 - rc if rc < 0 else rc   # killed by signal N: 128+N, as a shell reports it
 
 
 def compile_source(driver: str, inv, src, out: str, extra=()) -> int:

@@ -104,6 +104,18 @@ def test_missing_tool_message_per_wrapper(work):
         assert r.stderr.startswith(f"{wrapper}: error: cannot find '/nonexistent/tool' ({tool}); ")
 
 
+def test_compiler_killed_by_a_signal(tmp_path):
+    """A tool killed by signal N gives 128+N, as a shell reports it (not Python's -N)."""
+    fake = tmp_path / "clang-killed"
+    fake.write_text("#!/bin/sh\nkill -KILL $$\n")
+    fake.chmod(0o755)
+    for args in (["--version"], ["-c", "x.c"]):
+        (tmp_path / "x.c").write_text("int x;\n")
+        r = run(["enzyme-cc", *args], cwd=tmp_path, check=False,
+                env=user_env(ENZYME_CC_CLANG=str(fake)))
+        assert r.returncode == 128 + 9
+
+
 def test_internal_error_is_short_unless_debugging(monkeypatch, capsys):
     def boom(*a, **k):
         raise RuntimeError("simulated bug")
