@@ -3,6 +3,7 @@ would (no marker calls: zero added cost) or merge, optimize, differentiate, opti
 native object and relink it with everything that carried no bitcode."""
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -150,8 +151,9 @@ def _differentiate(plan, inv, cfg, tmp, stages) -> str:
         if _DEBUG_VERSION in new:
             # LLVM's parser verifies a module with debug info itself and aborts the process when
             # it is broken; check a copy without debug info first, so we can report it.
-            opt.parse_text(new.replace(_DEBUG_VERSION, '!"Debug Info Version", i32 0'),
-                           opt.new_context())
+            with _quiet_stderr():       # LLVM warns that it drops the debug info: it may
+                opt.parse_text(new.replace(_DEBUG_VERSION, '!"Debug Info Version", i32 0'),
+                               opt.new_context())
         module = opt.parse_text(new, ctx)
     except opt.InternalIRError as e:
         path = os.path.join(tempfile.gettempdir(), "enzyme-cc-invalid.ll")
@@ -170,6 +172,20 @@ def _differentiate(plan, inv, cfg, tmp, stages) -> str:
                         "--rename-section", ".dtors=.fini_array", obj], check=False)
     stages.done("codegen")
     return obj
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Silence what LLVM itself writes to file descriptor 2."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 _DEBUG_VERSION = '!"Debug Info Version", i32 3'

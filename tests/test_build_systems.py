@@ -362,10 +362,11 @@ int main(void) {
 """
 
 
-@pytest.mark.parametrize("level", ["-O0", "-O2"])
-def test_optimization_levels(tmp_path, level):
+@pytest.mark.parametrize("flags", [["-O0"], ["-O2"], ["-g", "-O2"], ["-g", "-O0"]], ids=" ".join)
+def test_optimization_levels_and_debug_info(tmp_path, flags):
     (tmp_path / "p.c").write_text(O0_PROGRAM)
-    run(["enzyme-cc", level, "p.c", "-lm", "-o", "p"], cwd=tmp_path)
+    r = run(["enzyme-cc", *flags, "p.c", "-lm", "-o", "p"], cwd=tmp_path)
+    assert r.stderr == ""
     check_pairs(run(["./p"], cwd=tmp_path).stdout, 1)
 
 
