@@ -103,7 +103,9 @@ def _request(module, caller, inst, mode) -> Request:
             raise UserError(f"{where}: '{tag}' is not supported yet in __enzyme_autodiff")
         if k >= len(ops):
             raise UserError(f"{where}: too few arguments to {marker} for "
-                            f"'{fn_val[1:]}' (parameter {len(acts) + 1} of {len(target.params)} missing)")
+                            f"'{fn_val[1:]}' (parameter {len(acts) + 1} of {len(target.params)} missing); "
+                            "hint: pass every parameter of the function, each pointer followed by "
+                            "its shadow unless marked enzyme_const")
         val = ops[k]
         k += 1
         if tag is None:
@@ -158,7 +160,8 @@ def _request(module, caller, inst, mode) -> Request:
         k += 1
     if k != len(ops):
         raise UserError(f"{where}: too many arguments to {marker} for '{fn_val[1:]}' "
-                        f"({len(ops) - 1} given)")
+                        f"({len(ops) - 1} given); hint: mark arguments that have no shadow "
+                        "with enzyme_const")
     req = Request(caller, inst, fn_val, acts, args, ret_active, inst.line, sret, mode)
     req.extra = extra
     return req
