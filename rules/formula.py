@@ -2,7 +2,9 @@
 
 A formula sees the call's arguments by the names the rule gives them, `r` for the call's result,
 numeric constants, + - * / ** and unary -, comparisons inside `where(cond, a, b)`, `float(n)` for
-integer arguments, and the math functions in FUNCS.
+integer arguments, the math functions in FUNCS and the formula-defined functions in MACROS
+(digamma). `check` validates a formula when its rule file is loaded; `FormulaCompiler` emits it.
+User-facing description: docs/rules.md.
 """
 import ast
 
