@@ -203,7 +203,8 @@ def _name_origin(e: UserError, missing: dict[str, str]) -> UserError:
         what = (f"'{name}' comes from '{missing[name]}', which was not built with enzyme-cc: "
                 f"rebuild that object with enzyme-cc (or enzyme-c++, enzyme-fc)")
     else:
-        what = f"no object or static library of this link defines '{name}'"
+        what = (f"no object or static library on the command line defines '{name}' (a shared "
+                f"or runtime library may)")
     return UserError(f"{e.message}; {what}", e.exit_code)
 
 
