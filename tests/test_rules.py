@@ -7,7 +7,8 @@ differentiates every rule's function at several points, in each form the functio
 core in:
 
   lib      the libm call as written in C (`sin(x)`, `sinf(x)`; clang's default -fmath-errno)
-  noerrno  the same C compiled with -fno-math-errno (clang emits the rule's LLVM intrinsic)
+  noerrno  the same C compiled with -ffast-math (at -O2) or -fno-math-errno (at -O0): clang
+           emits the rule's LLVM intrinsic (only functions it does that for get this form)
   intr     the LLVM intrinsic called directly (`llvm.sin.f64`), from a generated .ll file
 
 with __enzyme_autodiff (each active argument alone, the others enzyme_const; and all at once) and
@@ -55,6 +56,8 @@ POINTS = {
 # relative tolerance; the absolute floor is TOL * 1e-3
 TOL = {"double": 1e-8, "float": 2e-5}
 OPT_LEVELS = ("-O2", "-O0")
+# how the noerrno forms are compiled: -ffast-math implies -fno-math-errno (and adds fast flags)
+NOERRNO_FLAG = {"-O2": "-ffast-math", "-O0": "-fno-math-errno"}
 PRECISIONS = ("double", "float")
 IR_TY = {"double": "double", "float": "float"}
 SUFFIX = {"double": "f64", "float": "f32"}
@@ -208,7 +211,8 @@ def generate(cases, prec, prelude="#include <math.h>"):
             "#include <string.h>", "extern int enzyme_const;",
             "double __enzyme_autodiff(void *, ...);", "double __enzyme_fwddiff(void *, ...);",
             """
-__attribute__((noinline)) static double fd(double (*ev)(const double *), const double *a, int n, int k) {
+__attribute__((noinline)) static double fd(double (*ev)(const double *), const double *a,
+                                           int n, int k) {
   /* central differences, Richardson-extrapolated: O(h^4) */
   double b[8], h = 2e-4 * (fabs(a[k]) > 1 ? fabs(a[k]) : 1), fp, fm, d1, d2;
   memcpy(b, a, n * sizeof *a);
@@ -216,8 +220,8 @@ __attribute__((noinline)) static double fd(double (*ev)(const double *), const d
   b[k] = a[k] + h / 2; fp = ev(b); b[k] = a[k] - h / 2; fm = ev(b); d2 = (fp - fm) / h;
   return (4 * d2 - d1) / 3;
 }
-__attribute__((noinline)) static void out(const char *id, const char *mode, int k, double got, double want,
-                const double *a, int n) {
+__attribute__((noinline)) static void out(const char *id, const char *mode, int k, double got,
+                                          double want, const double *a, int n) {
   printf("%s %s %d %.17g %.17g", id, mode, k, got, want);
   for (int i = 0; i < n; i++) printf(" %.17g", a[i]);
   printf("\\n");
@@ -311,7 +315,7 @@ def build_and_run(cases, prec, opt, d, prelude="#include <math.h>", inputs=(), e
         with open(os.path.join(d, name), "w") as f:
             f.write(text)
     env = dict(env or os.environ, ENZYME_CC_DUMP_DIR=d)
-    steps = [["enzyme-cc", opt, "-fno-math-errno", "-c", "noerrno.c", "-o", "noerrno.o"],
+    steps = [["enzyme-cc", opt, NOERRNO_FLAG[opt], "-c", "noerrno.c", "-o", "noerrno.o"],
              ["enzyme-cc", opt, "main.c", "noerrno.o", "intr.ll", *inputs, "-lm", "-o", "prog"],
              ["./prog"]]
     for cmd in steps:
