@@ -1,0 +1,1 @@
+"""enzyme-cc's benchmark suite (the paper's section 4): `python -m bench [--quick]`."""
