@@ -59,9 +59,9 @@ def _fwd_call(ctx, inst, before):
         ctx.emit(f"{synth.sname(inst.name)} = call ptr @realloc(ptr {ctx.s(inst.ops[0].value)}, "
                  f"{n.ty} {nv})")
         return None
-    if kind == "realloc" and before and _involved(ctx, inst) and not fwd_mode:
-        ctx.synth.gen.fail(synth, inst, "realloc of differentiated memory is not supported yet",
-                           "allocate with malloc and copy")
+    if kind == "realloc" and before and inst.name in ctx.act.shadowed and not fwd_mode:
+        _realloc_forward(ctx, inst)
+        return False
     if kind == "alloc" and not before and inst.name in ctx.act.shadowed:
         s = synth.sname(inst.name)
         args = ", ".join(f"{o.ty} {ctx.p(o.value) if o.is_local else o.value}" for o in inst.ops)
@@ -127,6 +127,8 @@ def _rev_call(ctx, inst, d):
             ctx.emit(f"call void {f}(ptr {ctx.s(inst.name)})")
             ctx.emit(f"call void {f}(ptr {ctx.p(inst.name)})")
             ctx.gen().declare_raw(f, f"declare void {f}(ptr)")
+    elif kind == "realloc" and inst.name in ctx.act.shadowed:
+        _rev_realloc(ctx, inst)
     elif kind == "diff" and _involved(ctx, inst):
         ctx.gen().emit_reverse_call(ctx, inst, d)
     elif kind == "custom" and _involved(ctx, inst):
@@ -199,6 +201,57 @@ def _custom_reverse(ctx, inst, d):
         e = ctx.tmp()
         ctx.emit(f"{e} = extractvalue {fn.ret_ty} {t}, {k}")
         ctx.add(o.value, o.ty, e)
+
+
+def _realloc_forward(ctx, inst):
+    """Reverse mode: realloc(p, n) runs as malloc + copy, the old block's free deferred to the
+    reverse sweep (its adjoints are still needed there); the shadow does the same."""
+    synth, gen = ctx.synth, ctx.gen()
+    p, n = inst.ops[0], inst.ops[1]
+    pv = ctx.p(p.value) if p.is_local else p.value
+    nv = ctx.p(n.value) if n.is_local else n.value
+    ps = ctx.s(p.value) if p.value in ctx.act.shadowed or p.value == "null" else "null"
+    keep = _copy_len(ctx, pv, nv)
+    q, sq = synth.r(inst.name), synth.sname(inst.name)
+    ctx.emit(f"{q} = call ptr @malloc(i64 {nv})")
+    ctx.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {q}, ptr {pv}, i64 {keep}, i1 false)")
+    ctx.emit(f"{sq} = call ptr @malloc(i64 {nv})")
+    ctx.emit(f"call void @llvm.memset.p0.i64(ptr {sq}, i8 0, i64 {nv}, i1 false)")
+    ctx.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {sq}, ptr {ps}, i64 {keep}, i1 false)")
+    for name, line in (("@malloc", "declare ptr @malloc(i64)"),
+                       ("@malloc_usable_size", "declare i64 @malloc_usable_size(ptr)"),
+                       ("@llvm.umin.i64", "declare i64 @llvm.umin.i64(i64, i64)"),
+                       ("@llvm.memcpy.p0.p0.i64", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)"),
+                       ("@llvm.memset.p0.i64", "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)")):
+        gen.declare_raw(name, line)
+
+
+def _copy_len(ctx, pv, nv):
+    """Bytes realloc keeps: min(usable size of the old block, new size) (0 for NULL)."""
+    u, k = ctx.tmp("usable"), ctx.tmp("keep")
+    ctx.emit(f"{u} = call i64 @malloc_usable_size(ptr {pv})")
+    ctx.emit(f"{k} = call i64 @llvm.umin.i64(i64 {u}, i64 {nv})")
+    return k
+
+
+def _rev_realloc(ctx, inst):
+    p, n = inst.ops[0], inst.ops[1]
+    synth = ctx.synth
+    info = synth.types.pointee_summary(inst.name)
+    kinds = set(info.values()) - {"int"}
+    if p.value != "null" and p.value in ctx.act.shadowed:
+        if len(kinds) != 1 and not (info and set(info.values()) == {"int"}):
+            ctx.gen().fail(synth, inst, "cannot deduce the type of the data realloc moves",
+                           "access the buffer through typed pointers")
+        kind = next(iter(kinds), None)
+        if kind in ("double", "float"):
+            keep = _copy_len(ctx, ctx.p(p.value), ctx.p(n.value))
+            fn = ctx.gen().memcpy_adjoint(kind)
+            ctx.emit(f"call void @{fn}(ptr {ctx.s(inst.name)}, ptr {ctx.s(p.value)}, i64 {keep})")
+    if inst.name in synth.freed:
+        ctx.emit(f"call void @free(ptr {ctx.s(inst.name)})")
+        ctx.emit(f"call void @free(ptr {ctx.p(inst.name)})")
+        ctx.gen().declare_raw("@free", "declare void @free(ptr)")
 
 
 def _rev_formula(ctx, inst, d):

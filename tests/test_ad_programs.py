@@ -28,12 +28,7 @@ RUN_TIMEOUT = 60
 
 # program (or program@level) -> why it fails today. Ordered by how common the pattern is in real
 # code. Each reason is the exact error or wrong value, with a minimal reproduction where known.
-XFAIL = {
-    # realloc of memory that holds active values (the growing-array idiom).
-    "realloc_grow.c": "enzyme-cc: error: in function 'grown', instruction '%11 = tail call ptr "
-                      "@realloc(...)': realloc of differentiated memory is not supported yet; "
-                      "hint: allocate with malloc and copy",
-}
+XFAIL: dict = {}
 
 PROGRAMS = sorted(p.name for p in PROGRAMS_DIR.iterdir() if p.suffix in (".c", ".cpp"))
 CHECK_LINE = re.compile(r"^CHECK (\S+) (\S+) (\S+)")

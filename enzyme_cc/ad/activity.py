@@ -12,6 +12,7 @@ from enzyme_cc.rules import is_inactive_call, call_rule
 
 ALLOCATORS = {"@malloc", "@calloc", "@_Znwm", "@_Znam", "@_ZnwmRKSt9nothrow_t", "@_ZnamRKSt9nothrow_t",
               "@_ZnwmSt11align_val_t", "@_ZnamSt11align_val_t", "@aligned_alloc", "@realloc"}
+# (realloc: the result always gets a shadow, even when growing from NULL)
 FREES = {"@free", "@_ZdlPv", "@_ZdaPv", "@_ZdlPvm", "@_ZdaPvm", "@_ZdlPvSt11align_val_t",
          "@_ZdlPvmSt11align_val_t", "@_ZdaPvSt11align_val_t"}
 
@@ -115,8 +116,6 @@ class Activity:
             return fp and self._any_active(inst), isptr and any(
                 o.value in self.shadowed for o in inst.ops)
         if op in ("call", "invoke"):
-            if inst.callee == "@realloc":
-                return False, inst.ops[0].value in self.shadowed
             if inst.callee in ALLOCATORS:
                 return False, True
             if is_inactive_call(inst.callee or ""):

@@ -103,9 +103,9 @@ class Synth:
         self.value_slots: dict = {}           # need key -> alloca for slot-cached primal values
         self.freed: set[str] = set()          # allocations freed inside the function
         for i in fn.insts():
-            if i.op in ("call", "invoke") and i.callee in gen.FREES and i.ops and \
-                    i.ops[0].value in self.act.shadowed:
-                self.freed.add(i.ops[0].value)
+            if i.op in ("call", "invoke") and (i.callee in gen.FREES or i.callee == "@realloc") \
+                    and i.ops and i.ops[0].value in self.act.shadowed:
+                self.freed.add(i.ops[0].value)     # realloc frees its old block too
 
     # ---- naming -------------------------------------------------------------------------------
     def tmp(self, hint="t") -> str:

@@ -162,6 +162,14 @@ class TypeInfo:
         self.hints = hints or {}          # param name -> {offset: kind} or {'*': kind}
         self.facts: dict[str, dict] = {}
         self.uniform: dict[str, set] = {}
+        # pointers joined by phi/select denote the same memory for typing purposes
+        self._parent: dict[str, str] = {}
+        for inst in fn.insts():
+            if inst.op in ("phi", "select") and inst.ty == "ptr":
+                vals = inst.ops[1:] if inst.op == "select" else inst.ops
+                for o in vals:
+                    if o.value.startswith("%"):
+                        self._union(inst.name, underlying(fn, o.value))
         named = module.named_types
         for inst in fn.insts():
             if inst.op == "load":
@@ -169,12 +177,22 @@ class TypeInfo:
             elif inst.op == "store":
                 self._note(inst.ops[1].value, inst.ops[0].ty, inst.md.get("!tbaa"))
             elif inst.op == "getelementptr" and inst.src_ty not in ("i8",):
-                b = underlying(fn, inst.ops[0].value)
+                b = self._find(underlying(fn, inst.ops[0].value))
                 for k in set(layout(inst.src_ty, named).values()) - {"int"}:
                     self.uniform.setdefault(b, set()).add(k)
             elif inst.op == "alloca" and inst.src_ty not in ("i8",) and "x i8 ]" not in inst.src_ty:
                 self.facts.setdefault(inst.name, {}).update(
                     {o: k for o, k in layout(inst.src_ty, named).items()})
+
+    def _find(self, v):
+        while self._parent.get(v, v) != v:
+            v = self._parent[v]
+        return v
+
+    def _union(self, a, b):
+        ra, rb = self._find(a), self._find(b)
+        if ra != rb:
+            self._parent[ra] = rb
 
     def _note(self, ptr, ty, tag):
         base, off = decompose(self.module, self.fn, ptr)
@@ -184,7 +202,7 @@ class TypeInfo:
         if off is not None:
             self.facts.setdefault(base, {}).setdefault(off, kind)
         if kind != "int":
-            self.uniform.setdefault(base, set()).add(kind)
+            self.uniform.setdefault(self._find(base), set()).add(kind)
 
     def _global(self, base):
         ty = global_type(self.module, base)
@@ -201,7 +219,7 @@ class TypeInfo:
         facts.update(self.facts.get(base, {}))
         if off is not None and off in facts:
             return facts[off]
-        kinds = set(facts.values()) - {"int"} | self.uniform.get(base, set())
+        kinds = set(facts.values()) - {"int"} | self.uniform.get(self._find(base), set())
         if "*" in facts:
             kinds.add(facts["*"])
         return kinds.pop() if len(kinds) == 1 else None
@@ -214,7 +232,7 @@ class TypeInfo:
         facts.update(self.facts.get(base, {}))
         if off:
             facts = {o - off: k for o, k in facts.items() if o != "*" and o >= off}
-        kinds = (set(facts.values()) - {"int"}) | self.uniform.get(base, set())
+        kinds = (set(facts.values()) - {"int"}) | self.uniform.get(self._find(base), set())
         if len(kinds) == 1:
             facts["*"] = next(iter(kinds))
         return facts
@@ -223,7 +241,7 @@ class TypeInfo:
 def access_types(module, fn, base: str) -> set:
     """Float/pointer kinds of all typed accesses to one underlying object (memcpy fallback)."""
     info = TypeInfo(module, fn)
-    return (set(info.facts.get(base, {}).values()) - {"int"}) | info.uniform.get(base, set())
+    return (set(info.facts.get(base, {}).values()) - {"int"}) | info.uniform.get(info._find(base), set())
 
 
 def copy_ranges(module, fn, inst, info: TypeInfo | None = None):
