@@ -127,7 +127,66 @@ def _may_call_markers(inputs, inv) -> bool:
     return False
 
 
+def _cache_path(plan, inv, cfg) -> str | None:
+    """Where the AD object of this exact input lives in the on-disk cache (None: no caching).
+    Keyed by the bitcode, the options that change the result, rule files and our own code."""
+    if os.environ.get("ENZYME_CC_CACHE", "1") in ("0", "false", "no", "off") or cfg.dump_dir:
+        return None
+    import hashlib
+    h = hashlib.sha256()
+    for origin, data in plan.modules:
+        h.update(hashlib.sha256(data).digest())
+    h.update(repr((cfg.preopt, _level(inv.opt_level), sorted(cfg.rule_files))).encode())
+    for path in cfg.rule_files:
+        try:
+            with open(path, "rb") as f:
+                h.update(f.read())
+        except OSError:
+            return None
+    h.update(_code_digest())
+    root = os.environ.get("ENZYME_CC_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "enzyme-cc")
+    return os.path.join(root, h.hexdigest() + ".o")
+
+
+def _code_digest() -> bytes:
+    import hashlib
+    h = hashlib.sha256()
+    import enzyme_cc
+    pkg_dirs = {os.path.dirname(os.path.abspath(enzyme_cc.__file__)), os.path.dirname(
+        os.path.abspath(__file__))}
+    from enzyme_cc import rules, stdlib_rules
+    pkg_dirs |= {os.path.dirname(os.path.abspath(rules.__file__)),
+                 os.path.dirname(os.path.abspath(stdlib_rules.__file__))}
+    for d in sorted(pkg_dirs):
+        for root, _, files in sorted(os.walk(d)):
+            for name in sorted(files):
+                if name.endswith((".py", ".toml")):
+                    with open(os.path.join(root, name), "rb") as f:
+                        h.update(name.encode() + f.read())
+    return h.digest()
+
+
 def _differentiate(plan, inv, cfg, tmp, stages) -> str:
+    cached = _cache_path(plan, inv, cfg)
+    obj = os.path.join(tmp, "enzyme-ad.o")
+    if cached and os.path.isfile(cached):
+        shutil.copyfile(cached, obj)
+        stages.done("AD cache hit")
+        return obj
+    _build_ad_object(plan, inv, cfg, obj, stages)
+    if cached:
+        try:
+            os.makedirs(os.path.dirname(cached), exist_ok=True)
+            part = cached + f".{os.getpid()}.tmp"
+            shutil.copyfile(obj, part)
+            os.replace(part, cached)             # atomic: parallel links never see half a file
+        except OSError:
+            pass                                 # a read-only cache only costs time
+    return obj
+
+
+def _build_ad_object(plan, inv, cfg, obj, stages):
     from . import optimize as opt
     from enzyme_cc.ad.generate import differentiate
     ctx = opt.new_context()
@@ -164,14 +223,12 @@ def _differentiate(plan, inv, cfg, tmp, stages) -> str:
     level = _level(inv.opt_level)
     opt.optimize(module, max(level, 0), vectorize=level >= 2)
     stages.done("post-AD optimization")
-    obj = os.path.join(tmp, "enzyme-ad.o")
     with open(obj, "wb") as f:
         f.write(opt.emit_object(module, level))
     if "llvm.global_ctors" in new or "llvm.global_dtors" in new:
         subprocess.run([toolchain.tool("objcopy"), "--rename-section", ".ctors=.init_array",
                         "--rename-section", ".dtors=.fini_array", obj], check=False)
     stages.done("codegen")
-    return obj
 
 
 @contextlib.contextmanager

@@ -91,6 +91,7 @@ class Synth:
                     self.affine[phi.name] = (lp,) + a
         self.mem = MemoryInfo(fn, lambda i: kind_of(gen, i))
         self.line_insts = {i.line: i for i in fn.insts()}
+        self._check_int_pointers()
         # loops run at most once per call (in no enclosing cycle): their exit count is kept in a
         # slot written at the exiting blocks; other loops tape it at each exit (ivx keys)
         self.once = set()
@@ -118,6 +119,24 @@ class Synth:
 
     def sname(self, v: str) -> str:
         return "%ad.s." + self.r(v)[1:].replace('"', "")
+
+    def _check_int_pointers(self):
+        """A pointer made from an integer has no known shadow: reading or writing float data
+        through it would silently drop derivatives."""
+        from .activity import carries_float
+        from .typeinfo import underlying
+        for inst in self.fn.insts():
+            ptr = inst.ops[0].value if inst.op == "load" else \
+                inst.ops[1].value if inst.op == "store" else None
+            ty = inst.ty if inst.op == "load" else inst.ops[0].ty if inst.op == "store" else ""
+            if ptr is None or not carries_float(ty):
+                continue
+            base = self.fn.defs.get(underlying(self.fn, ptr))
+            if getattr(base, "op", None) == "inttoptr" and (
+                    self.act.active or self.act.shadowed - set(self.act.global_shadows)):
+                raise UserError(self.where(inst) + ": float data accessed through a pointer made "
+                                "from an integer (inttoptr); its shadow is unknown; hint: keep "
+                                "pointer arithmetic on pointers (no casts through uintptr_t)")
 
     def null_based(self, v: str) -> bool:
         """v is computed from the null pointer by GEPs/casts: it is its own shadow."""
@@ -189,6 +208,33 @@ class Synth:
         return [("p", o.value) for o in inst.ops if o.is_local]
 
     # ---- the two sweeps ------------------------------------------------------------------------
+    def report(self):
+        """ENZYME_CC_PRINT_ACTIVITY=<function>|all: activity and how each primal reaches the
+        reverse sweep, on stderr (like Enzyme's -enzyme-print-activity)."""
+        import os
+        import sys
+        want = os.environ.get("ENZYME_CC_PRINT_ACTIVITY", "")
+        name = self.fn.name[1:].strip('"')
+        if not want or (want != "all" and want != name):
+            return
+        out = [f"enzyme-cc: activity of '{name}' ({self.mode} mode), arguments "
+               + ", ".join(f"{p.name}:{a}" for p, a in zip(self.fn.params, self.arg_act))]
+        for inst in self.fn.insts():
+            if not inst.name:
+                continue
+            tags = []
+            if inst.name in self.act.active:
+                tags.append("active" + (f" (integer copy of {self.act.punned[inst.name]})"
+                                        if inst.name in self.act.punned else ""))
+            if inst.name in self.act.shadowed:
+                tags.append("shadowed")
+            out.append(f"  {inst.name} = {inst.op} {inst.ty}: {', '.join(tags) or 'inactive'}")
+        for lab, plan in getattr(self, "plan", {}).items():
+            for (kind, v), how in plan:
+                if how in ("tape", "slot"):
+                    out.append(f"  reverse of {lab} reads {kind}:{v} from a {how}")
+        print("\n".join(out), file=sys.stderr)
+
     def build(self):
         fn = self.fn
         blocks = [b for b in fn.blocks if b.label in self.reachable]
@@ -227,6 +273,7 @@ class Synth:
             for k, how in self.plan[b.label]:
                 if how == "slot" and k not in self.value_slots:
                     self.value_slots[k] = self.tmp("slot")
+        self.report()
         return self._emit(blocks)
 
     def exited(self, src: str, dst: str):
