@@ -146,13 +146,28 @@ def _hash_tree(h, root: str, exts=(".py", ".toml")):
                     h.update(fh.read())
 
 
-def build_key(bench: Bench, flags: list[str]) -> str:
+def compile_key(bench: Bench, flags: list[str]) -> str:
+    """Objects depend on the sources, the flags and enzyme-cc's compile step (the top-level
+    modules of enzyme_cc), not on the AD core: core changes relink without recompiling."""
     h = hashlib.sha256()
     h.update(json.dumps([bench.main, bench.adolc, flags]).encode())
     for f in sorted(os.listdir(SRC)):
         with open(os.path.join(SRC, f), "rb") as fh:
             h.update(f.encode())
             h.update(fh.read())
+    pkg = os.path.join(REPO, "enzyme_cc")
+    if os.path.isdir(pkg):
+        for f in sorted(os.listdir(pkg)):
+            if f.endswith(".py"):
+                with open(os.path.join(pkg, f), "rb") as fh:
+                    h.update(f.encode())
+                    h.update(fh.read())
+    return h.hexdigest()[:16]
+
+
+def build_key(bench: Bench, flags: list[str]) -> str:
+    h = hashlib.sha256()
+    h.update(compile_key(bench, flags).encode())
     for d in ("enzyme_cc", "lto", "rules", "bitcode", "stdlib_rules"):
         _hash_tree(h, os.path.join(REPO, d))
     for cfg in ("enzyme.toml",):
@@ -238,20 +253,27 @@ def build(bench: Bench, rebuild: bool = False, log=print) -> Build:
     drv = driver(bench)
     libs = (["-ladolc"] if res.adolc else []) + ["-lm"]
     main_o = os.path.join(d, "main.o")
-    rc, text, _ = _run([drv, *main_flags, "-c", os.path.join(SRC, bench.main), "-o", main_o],
-                       os.path.join(d, "compile-main.log"))
-    objs = [main_o]
-    if rc != 0:
-        res.compile_error = _diagnostic(text)
-        return res
-    if res.adolc:
-        adolc_o = os.path.join(d, "adolc.o")
-        rc, text, _ = _run([drv, *flags, "-c", os.path.join(SRC, bench.adolc), "-o", adolc_o],
-                           os.path.join(d, "compile-adolc.log"))
+    objs = [main_o] + ([os.path.join(d, "adolc.o")] if res.adolc else [])
+    ckey = compile_key(bench, main_flags)
+    ostamp = os.path.join(d, "objects.key")
+    cached_objs = not rebuild and os.path.isfile(ostamp) and \
+        open(ostamp).read() == ckey and all(os.path.isfile(o) for o in objs)
+    if not cached_objs:
+        if os.path.exists(ostamp):
+            os.remove(ostamp)
+        rc, text, _ = _run([drv, *main_flags, "-c", os.path.join(SRC, bench.main), "-o", main_o],
+                           os.path.join(d, "compile-main.log"))
         if rc != 0:
             res.compile_error = _diagnostic(text)
             return res
-        objs.append(adolc_o)
+        if res.adolc:
+            rc, text, _ = _run([drv, *flags, "-c", os.path.join(SRC, bench.adolc), "-o",
+                                objs[1]], os.path.join(d, "compile-adolc.log"))
+            if rc != 0:
+                res.compile_error = _diagnostic(text)
+                return res
+        with open(ostamp, "w") as f:
+            f.write(ckey)
     res.enzyme = _link(bench, objs, os.path.join(d, bench.name), libs, {},
                        os.path.join(d, "link-enzyme.log"))
     res.ref = _link(bench, objs, os.path.join(d, bench.name + "-ref"), libs,

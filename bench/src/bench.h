@@ -146,12 +146,20 @@ static int bench_selfcheck(bench_t *b, int m, double tol) {
   const char *names[16];
   double *grads[16];
   int nv = 0, bad = 0;
+  double value = b->value ? b->value() : NAN;
   snprintf(list, sizeof list, "%s", b->variants);
   for (char *tok = strtok(list, ","); tok && nv < 16; tok = strtok(NULL, ",")) {
     if (bench_run_gradient(b, tok) != 0) {
       printf("SELFCHECK %s %s: unknown variant\n", b->name, tok);
       bad = 1;
       continue;
+    }
+    double after = b->value ? b->value() : NAN;
+    if (isfinite(value) && !(fabs(after - value) <= 1e-12 * fabs(value))) {
+      printf("SELFCHECK %s %s: MISMATCH: the gradient changed the primal's inputs (function "
+             "value %.17g before, %.17g after)\n", b->name, tok, value, after);
+      printf("SELFCHECK %s: FAILED\n", b->name);
+      return 1;
     }
     names[nv] = tok;
     grads[nv] = (double *)malloc(sizeof(double) * b->ngrad);
