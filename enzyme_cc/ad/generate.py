@@ -217,7 +217,11 @@ class Generator:
         aug_ret = synth.aug_ret_type()
         rev_ret, _ = self.adjoint_return(fn, acts)
         self.done[key] = (aug, aug_ret, rev, rev_ret)   # before build: recursion calls itself
-        fwd, rv = synth.build()
+        try:
+            fwd, rv = synth.build()
+        except UserError:
+            del self.done[key]
+            raise
         params = self.params_text(fn, acts, synth)
         attrs = self.fn_attrs(fn)
         self.out.append(f"define internal {aug_ret} {aug}({', '.join(params + ['ptr %ad.tape'])}) "
@@ -242,7 +246,11 @@ class Generator:
         synth = ForwardSynth(self, fn, acts, callee, hints or {})
         rty = synth.ret_type()
         self.done[key] = (name, rty)
-        body = synth.build()
+        try:
+            body = synth.build()
+        except UserError:
+            del self.done[key]
+            raise
         params = []
         for p, a in zip(fn.params, acts):
             params.append(f"{p.ty} {local_name(p.name)}")
@@ -265,7 +273,7 @@ class Generator:
             raise UserError(f"indirect call with active arguments ({inst.ty} ({', '.join(tys)})) but "
                             "no function with bitcode and that signature has its address taken; "
                             "hint: build the callee's object with enzyme-cc")
-        parts = [self.forward(t, acts, callee=True) for t in targets]
+        targets, parts = self._derivable(targets, lambda t: self.forward(t, acts, callee=True))
         rty = parts[0][1]
         self.counter += 1
         name = f"@fwd.indirect.{self.counter}"
@@ -353,7 +361,7 @@ class Generator:
             raise UserError(f"indirect call with active arguments ({inst.ty} ({', '.join(tys)})) but "
                             "no function with bitcode and that signature has its address taken; "
                             "hint: build the callee's object with enzyme-cc")
-        parts = [self.split(t, acts, ret_active) for t in targets]
+        targets, parts = self._derivable(targets, lambda t: self.split(t, acts, ret_active))
         aug_rets = {p[1] for p in parts}
         if len(aug_rets) != 1:
             raise UserError(f"indirect call: the possible targets {', '.join(t[1:] for t in targets)} "
@@ -377,6 +385,20 @@ class Generator:
         self.helpers.add(("badcall",))
         self.done[key] = (aug, aug_ret, rev, rev_ret)
         return self.done[key]
+
+    def _derivable(self, targets, make):
+        """The possible targets of an indirect call that can be differentiated, and their
+        derivatives. Others stay out of the dispatcher: calling one aborts with a message."""
+        ok, parts, errors = [], [], []
+        for t in targets:
+            try:
+                parts.append(make(t))
+                ok.append(t)
+            except UserError as e:
+                errors.append(e)
+        if not ok:
+            raise errors[0]
+        return ok, parts
 
     def _dispatcher(self, name, rty, params, args, targets, impls):
         lines = [f"define internal {rty} {name}({', '.join(params)}) {{", "entry:", "br label %c0"]

@@ -66,7 +66,7 @@ def gep_offset(module, gep):
                 pos = (pos + type_align(f, named) - 1) // type_align(f, named) * type_align(f, named)
             off += pos
             ty = f
-        elif body.startswith(("[", "<")):
+        elif body.startswith(("[", "<")) and " x " in body:
             ty = body[1:-1].split(" x ", 1)[1].strip()
             off += k * type_size(ty, named)
         else:
@@ -98,7 +98,7 @@ def layout(ty: str, named, base=0) -> dict:
             out.update(layout(f, named, base + pos))
             pos += type_size(f, named)
         return out
-    if ty.startswith(("[", "<")) and " x " in ty:
+    if ty.startswith(("[", "<")) and not ty.startswith("<{") and " x " in ty:
         n, elem = ty[1:-1].split(" x ", 1)
         size = type_size(elem.strip(), named)
         for k in range(min(int(n), 4096)):

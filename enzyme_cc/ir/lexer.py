@@ -140,7 +140,7 @@ def type_size(ty: str, named: dict | None = None) -> int:
         return 8
     if ty.startswith("%") and named and ty in named:
         return type_size(named[ty], named)
-    if ty.startswith("[") or ty.startswith("<"):
+    if ty.startswith("[") or (ty.startswith("<") and not ty.startswith("<{")):
         count, elem = ty[1:-1].split(" x ", 1)
         n = int(count)
         es = type_size(elem.strip(), named)
@@ -169,7 +169,7 @@ def type_align(ty: str, named: dict | None = None) -> int:
     ty = ty.strip()
     if ty.startswith("%") and named and ty in named:
         return type_align(named[ty], named)
-    if ty.startswith("[") and not ty.startswith("<"):
+    if ty.startswith("["):
         return type_align(ty[1:-1].split(" x ", 1)[1].strip(), named)
     if ty.startswith("{"):
         return max([type_align(f, named) for f in split_fields(ty)] or [1])
