@@ -36,7 +36,9 @@ def doc_toml_files():
 
 
 def _env(config=None):
-    env = dict(os.environ)
+    """The environment of a build: rule files from `config` (else enzyme.toml found upward), no
+    AD cache (every test runs the AD core with the rule files it writes)."""
+    env = dict(os.environ, ENZYME_CC_CACHE="0")
     env.pop("ENZYME_CC_CONFIG", None)
     if config:
         env["ENZYME_CC_CONFIG"] = str(config)
