@@ -68,10 +68,11 @@ _OPTNONE = re.compile(r"\b(optnone|noinline)\b")
 
 
 def strip_optnone(text: str) -> str:
-    """-O0 objects carry optnone/noinline on every function; drop them from attribute groups."""
+    """-O0 objects carry optnone + noinline on every function; drop that pair from attribute
+    groups (a user's own noinline, without optnone, stays)."""
     out = []
     for line in text.split("\n"):
-        if line.startswith("attributes #"):
+        if line.startswith("attributes #") and re.search(r"\boptnone\b", line):
             line = _OPTNONE.sub("", line)
         out.append(line)
     return "\n".join(out)

@@ -258,6 +258,7 @@ def _rev_formula(ctx, inst, d):
     if d is None:
         return
     rule = call_rule(inst.callee)
+    check_arity(ctx, inst, rule)
     ty = inst.ty
     live = [(name, partial, o) for name, partial, o in zip(rule.args, rule.partials, inst.ops)
             if partial is not None and ctx.active(o.value)]
@@ -272,11 +273,29 @@ def _rev_formula(ctx, inst, d):
                              f"{rule.source}: rule '{rule.name}'")
         g = fc.compile(partial)
         if g in ("0x3FF0000000000000",):          # partial derivative 1: pass d through
-            ctx.add(o.value, o.ty, d)
-            continue
-        t = ctx.tmp()
-        ctx.emit(f"{t} = fmul {ty} {g}, {d}")
-        ctx.add(o.value, o.ty, t)
+            t = d
+        else:
+            t = ctx.tmp()
+            ctx.emit(f"{t} = fmul {ty} {g}, {d}")
+        ctx.add(o.value, o.ty, convert_float(ctx, t, ty, o.ty))
+
+
+def check_arity(ctx, inst, rule):
+    if len(rule.args) != len(inst.ops):
+        ctx.gen().fail(ctx.synth, inst, f"the rule '{rule.name}' ({rule.source}) has "
+                       f"{len(rule.args)} arguments but the call passes {len(inst.ops)}",
+                       "give the rule one entry in 'args' and 'partials' per argument")
+
+
+def convert_float(ctx, v, from_ty, to_ty):
+    """fpext/fptrunc between float types (a rule's partial is in the result's type)."""
+    if from_ty == to_ty or not (is_fp(from_ty) and is_fp(to_ty)):
+        return v
+    bits = {"half": 16, "float": 32, "double": 64, "x86_fp80": 80, "fp128": 128}
+    t = ctx.tmp("cv")
+    op = "fpext" if bits.get(from_ty, 64) < bits.get(to_ty, 64) else "fptrunc"
+    ctx.emit(f"{t} = {op} {from_ty} {v} to {to_ty}")
+    return t
 
 
 def _names_in(node):

@@ -93,7 +93,9 @@ def _t_call(ctx, inst):
     from .calls import call_kind
     kind = call_kind(ctx, inst)
     if kind == "rule":
+        from .calls import check_arity, convert_float
         rule = call_rule(inst.callee)
+        check_arity(ctx, inst, rule)
         ty = inst.ty
         env = {n: (ctx.p(o.value), o.ty) for n, o in zip(rule.args, inst.ops)}
         env["r"] = (ctx.p(inst.name), ty) if inst.name else None
@@ -103,7 +105,8 @@ def _t_call(ctx, inst):
                 continue
             fc = FormulaCompiler(ctx.emit, ctx.tmp, ctx.gen().declare, ty,
                                  {k: v for k, v in env.items() if v}, f"{rule.source}: rule '{rule.name}'")
-            term = _op(ctx, f"fmul {ty} {fc.compile(partial)}, {ctx.t(o.value, o.ty)}")
+            term = _op(ctx, f"fmul {ty} {fc.compile(partial)}, "
+                            f"{convert_float(ctx, ctx.t(o.value, o.ty), o.ty, ty)}")
             total = term if total is None else _op(ctx, f"fadd {ty} {total}, {term}")
         return total
     if kind == "memcpy":

@@ -139,3 +139,52 @@ define double @test(double %x) {
 }"""
     with pytest.raises(UserError, match="too few arguments"):
         differentiate(HEADER + body)
+
+
+@pytest.fixture
+def user_rules(tmp_path):
+    from enzyme_cc.rules.registry import set_user_rule_files
+
+    def use(text):
+        path = tmp_path / "rules.toml"
+        path.write_text(text)
+        set_user_rule_files([str(path)])
+    yield use
+    set_user_rule_files([])
+
+
+def test_rule_arity_mismatch_is_an_error(user_rules):
+    user_rules('[mul]\nargs = ["x"]\npartials = ["2"]\n')
+    body = """
+declare double @mul(double, double)
+define double @f(double %x) {
+  %y = call double @mul(double %x, double %x)
+  ret double %y
+}
+define double @test(double %x) {
+  %d = call double (ptr, ...) @__enzyme_autodiff(ptr @f, double %x)
+  ret double %d
+}"""
+    with pytest.raises(UserError, match="has 1 arguments but the call passes 2"):
+        differentiate(HEADER + body)
+
+
+def test_rule_with_float_argument_of_double_function(user_rules):
+    user_rules('[twice]\nargs = ["x"]\npartials = ["2 * x"]\n')
+    body = """
+define double @twice(float %x) {
+  %e = fpext float %x to double
+  %y = fmul double %e, %e
+  ret double %y
+}
+define double @f(double %x) {
+  %t = fptrunc double %x to float
+  %y = call double @twice(float %t)
+  ret double %y
+}
+define double @test(double %x) {
+  %d = call double (ptr, ...) @__enzyme_autodiff(ptr @f, double %x)
+  ret double %d
+}"""
+    g = run(body, "test", ctypes.c_double, ctypes.c_double)
+    assert g(1.5) == pytest.approx(3.0)

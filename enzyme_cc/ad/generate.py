@@ -460,7 +460,9 @@ class Generator:
     def request_hints(self, req) -> dict:
         """Pointer-argument hints for a marker call, from the caller's own accesses."""
         fn = self.module.function(req.fn)
-        info = TypeInfo(self.module, req.caller)
+        cache = self.__dict__.setdefault("_caller_types", {})
+        info = cache.get(req.caller.name) or cache.setdefault(req.caller.name,
+                                                               TypeInfo(self.module, req.caller))
         values = [op.value for ty, op in req.args] if req.args else []
         out, k = {}, 0
         for p, a in zip(fn.params, req.acts):
