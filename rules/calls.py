@@ -31,6 +31,9 @@ def kind_of(gen, inst) -> str:
     reg = getattr(gen, "reg", None)
     if reg is not None and (c in reg.gradient or c in reg.derivative):
         return "custom"
+    from .blas import is_blas
+    if is_blas(c):
+        return "blas"
     if call_rule(c) is not None:
         return "rule"
     if gen.module.defines(c) or c.startswith("%"):
@@ -88,6 +91,10 @@ def _fwd_call(ctx, inst, before):
             synth.gen.declare_raw(f"@llvm.memmove.p0.p0.{n.ty}",
                                   f"declare void @llvm.memmove.p0.p0.{n.ty}(ptr, ptr, {n.ty}, i1)")
         return None
+    if kind == "blas" and before and _involved(ctx, inst):
+        from .blas import forward_copies, tangent_before
+        tangent_before(ctx, inst) if fwd_mode else forward_copies(ctx, inst)
+        return None
     if kind == "custom" and before and _involved(ctx, inst) and not fwd_mode:
         _custom_augment(ctx, inst)
         return False
@@ -133,6 +140,9 @@ def _rev_call(ctx, inst, d):
         ctx.gen().emit_reverse_call(ctx, inst, d)
     elif kind == "custom" and _involved(ctx, inst):
         _custom_reverse(ctx, inst, d)
+    elif kind == "blas" and _involved(ctx, inst):
+        from .blas import reverse as blas_reverse
+        blas_reverse(ctx, inst, d)
 
 
 def _custom_fns(ctx, inst, which):

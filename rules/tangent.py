@@ -136,6 +136,10 @@ def _t_call(ctx, inst):
         if inst.ops and ctx.shadowed(inst.ops[0].value):
             ctx.emit(f"call void {inst.callee}(ptr {ctx.s(inst.ops[0].value)})")
         return None
+    if kind == "blas":
+        from .calls import _involved
+        from .blas import tangent as blas_tangent
+        return blas_tangent(ctx, inst) if _involved(ctx, inst) else None
     if kind == "custom":
         from .calls import _involved
         if not _involved(ctx, inst):

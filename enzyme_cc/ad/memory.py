@@ -21,6 +21,11 @@ class MemoryInfo:
                 ptrs = [underlying(fn, o.value) for o in inst.ops if o.ty == "ptr"]
                 if kind in ("memcpy", "memset"):
                     self.written.add(ptrs[0])
+                elif kind == "blas":
+                    from enzyme_cc.rules.blas import written_arg
+                    k = written_arg(inst.callee)
+                    if k is not None:
+                        self.written.add(underlying(fn, inst.ops[k].value))
                 elif kind in ("inactive", "rule", "alloc", "free"):
                     pass
                 else:                     # a callee may write through its pointers, or globals

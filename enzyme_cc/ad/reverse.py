@@ -152,7 +152,7 @@ class Synth:
         if kind in ("pred", "iv"):
             return v
         if kind == "ctape":
-            return self.line_insts[v].block.label
+            return self.line_insts[int(str(v).split(".")[0])].block.label
         if kind == "ivx":
             return v[1]
         d = self.fn.defs.get(v)

@@ -140,6 +140,30 @@ entry:
 """
 
 
+_SCALE_MATRIX = """
+define internal void @__enzyme_cc_scale_matrix(i32 %layout, i32 %m, i32 %n, double %beta, ptr %c, i32 %ld) {
+entry:
+  %row = icmp eq i32 %layout, 101
+  %outer = select i1 %row, i32 %m, i32 %n
+  %inner = select i1 %row, i32 %n, i32 %m
+  %ld64 = sext i32 %ld to i64
+  %any = icmp sgt i32 %outer, 0
+  br i1 %any, label %loop, label %done
+loop:
+  %i = phi i32 [ 0, %entry ], [ %i1, %loop ]
+  %i64 = sext i32 %i to i64
+  %off = mul i64 %i64, %ld64
+  %p = getelementptr double, ptr %c, i64 %off
+  call void @cblas_dscal(i32 %inner, double %beta, ptr %p, i32 1)
+  %i1 = add i32 %i, 1
+  %more = icmp slt i32 %i1, %outer
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+"""
+
+
 def defined_name(helper) -> str:
     """The first function a helper defines (to skip helpers a previous round emitted)."""
     kind = helper[0]
@@ -147,6 +171,8 @@ def defined_name(helper) -> str:
         return "@__enzyme_cc_push"
     if kind == "badcall":
         return "@__enzyme_cc_bad_indirect_call"
+    if kind == "scalemat":
+        return "@__enzyme_cc_scale_matrix"
     if kind == "memcpy":
         return f"@__enzyme_cc_memcpy_adj_{helper[1]}"
     return "@" + agg_add_name(helper[1])
@@ -158,6 +184,8 @@ def definition(helper) -> str:
         return _TAPE
     if kind == "badcall":
         return _BAD_INDIRECT
+    if kind == "scalemat":
+        return _SCALE_MATRIX
     if kind == "memcpy":
         return _MEMCPY.format(kind=helper[1], size=type_size(helper[1]))
     if kind == "aggadd":
@@ -170,6 +198,8 @@ def declarations(helper) -> dict:
         return {"@realloc": "declare ptr @realloc(ptr, i64)", "@abort": "declare void @abort()",
                 "@llvm.umax.i64": "declare i64 @llvm.umax.i64(i64, i64)",
                 "@free": "declare void @free(ptr)"}
+    if helper[0] == "scalemat":
+        return {"@cblas_dscal": "declare void @cblas_dscal(i32, double, ptr, i32)"}
     if helper[0] == "badcall":
         return {"@stderr": "@stderr = external global ptr", "@fputs": "declare i32 @fputs(ptr, ptr)",
                 "@abort": "declare void @abort()"}
