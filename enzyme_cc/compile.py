@@ -47,13 +47,48 @@ def compile_source(driver: str, inv, src, out: str, extra=()) -> int:
     fat_lto = _last_flag(args, "-ffat-lto-objects", "-fno-fat-lto-objects") and \
         _last_flag(args, "-flto", "-fno-lto", prefix=True)
     embed = [] if fat_lto else EMBED    # clang crashes on both; .llvm.lto holds the bitcode then
-    rc = run([toolchain.tool(_cdriver(driver))] + args + toolchain.cxx_include_args([src]) + embed
-             + ["-c", src.path, "-o", out],
-             inv.verbose)
+    cc = [toolchain.tool(_cdriver(driver))] + args + toolchain.cxx_include_args([src])
+    lto = _last_flag(args, "-flto", "-fno-lto", prefix=True)
+    if inv.opt_level == "0" and not lto and src.path != "-":
+        return _compile_O0(cc, inv, src, out)
+    rc = run(cc + embed + ["-c", src.path, "-o", out], inv.verbose)
     if rc != 0 or fat_lto or _is_bitcode(out) or not os.path.isfile(out):
         return rc       # -flto: clang wrote bitcode, which the link reads; -o /dev/null: nothing
     return _objcopy(["--rename-section", ".llvmbc=.enzyme.bc,exclude", "--remove-section",
                      ".llvmcmd", out])
+
+
+def _compile_O0(cc, inv, src, out) -> int:
+    """-O0: clang emits no type-based alias metadata (TBAA), which type analysis relies on for
+    untyped copies (C++ containers). Compile the object as asked, and the bitcode a second time
+    at -O1 with LLVM's passes off: the same pre-optimization IR, with TBAA, without optnone."""
+    rc = run(cc + ["-c", src.path, "-o", out], inv.verbose)
+    if rc != 0 or _is_bitcode(out) or not os.path.isfile(out):
+        return rc
+    fd, bc = tempfile.mkstemp(suffix=".bc")
+    os.close(fd)
+    try:
+        quiet, skip = [], False
+        for a in cc:                                 # dependency files: the first job wrote them
+            if skip:
+                skip = False
+                continue
+            if a in ("-MF", "-MT", "-MQ"):
+                skip = True
+                continue
+            if a.startswith(("-MD", "-MMD", "-MF", "-MT", "-MQ", "-MP")):
+                continue
+            quiet.append(a)
+        r = subprocess.run(quiet + ["-O1", "-Xclang", "-disable-llvm-passes", "-emit-llvm", "-c",
+                                    src.path, "-o", bc, "-w"], stderr=subprocess.PIPE, text=True,
+                           errors="replace")
+        if r.returncode != 0:
+            sys.stderr.write(r.stderr)
+            return r.returncode
+        return _objcopy(["--add-section", f".enzyme.bc={bc}", "--set-section-flags",
+                         ".enzyme.bc=exclude", out])
+    finally:
+        os.unlink(bc)
 
 
 def _last_flag(args, on: str, off: str, prefix=False) -> bool:

@@ -131,6 +131,21 @@ def tbaa_kind(module, tag: str | None):
     return None
 
 
+def tbaa_pointee(module, tag: str | None):
+    """Kind of the data a pointer points to, from a pointer TBAA tag ("p1 double" -> double,
+    "p2 ..." -> ptr), None otherwise."""
+    node = module.metadata.get(tag or "")
+    refs = re.findall(r"![0-9]+", node or "")
+    if len(refs) < 2:
+        return None
+    m = re.search(r'!"p(\d+) ([^"]*)"', module.metadata.get(refs[1], ""))
+    if not m:
+        return None
+    if m.group(1) != "1":
+        return "ptr"
+    return m.group(2) if m.group(2) in FLOATS else "int" if m.group(2) in _INT_NAMES else None
+
+
 def tbaa_struct(module, md: str | None) -> dict:
     """!tbaa.struct of a memcpy: offset -> (size, kind)."""
     node = module.metadata.get(md or "")
@@ -174,8 +189,12 @@ class TypeInfo:
         for inst in fn.insts():
             if inst.op == "load":
                 self._note(inst.ops[0].value, inst.ty, inst.md.get("!tbaa"))
+                if inst.ty == "ptr":
+                    self._pointee(inst.name, inst.md.get("!tbaa"))
             elif inst.op == "store":
                 self._note(inst.ops[1].value, inst.ops[0].ty, inst.md.get("!tbaa"))
+                if inst.ops[0].ty == "ptr" and inst.ops[0].value.startswith("%"):
+                    self._pointee(underlying(fn, inst.ops[0].value), inst.md.get("!tbaa"))
             elif inst.op == "getelementptr" and inst.src_ty not in ("i8",):
                 b = self._find(underlying(fn, inst.ops[0].value))
                 for k in set(layout(inst.src_ty, named).values()) - {"int"}:
@@ -193,6 +212,12 @@ class TypeInfo:
         ra, rb = self._find(a), self._find(b)
         if ra != rb:
             self._parent[ra] = rb
+
+    def _pointee(self, ptr, tag):
+        """A pointer loaded or stored with a typed pointer TBAA tag points to that type."""
+        kind = tbaa_pointee(self.module, tag)
+        if kind and kind != "int":
+            self.uniform.setdefault(self._find(ptr), set()).add(kind)
 
     def _note(self, ptr, ty, tag):
         base, off = decompose(self.module, self.fn, ptr)
