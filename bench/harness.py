@@ -316,17 +316,17 @@ def tables(benches, builds, runs, mode) -> tuple[str, dict]:
     rows = []
     for bench in benches:
         b = builds[bench.name]
-        def st(link):
+        def st(link, label):
             if link.ok:
                 return "ok"
             return ("internal error" if link.internal else "error") + \
-                (notes.ref(f"{bench.name} link: {_link_msg(link)}") if link.error else "")
+                (notes.ref(f"{bench.name} {label}: {_link_msg(link)}") if link.error else "")
         if b.skipped or b.compile_error:
             rows.append([bench.title, b.skipped or "compile error", "-", "-", "-", "-"])
             continue
-        rows.append([bench.title, st(b.enzyme), f"{b.enzyme.seconds:.2f}",
+        rows.append([bench.title, st(b.enzyme, "enzyme-cc"), f"{b.enzyme.seconds:.2f}",
                      f"{b.enzyme.ad_seconds:.3f}" if b.enzyme.ad_seconds is not None else "-",
-                     st(b.ref), f"{b.ref.seconds:.2f}"])
+                     st(b.ref, "Ref"), f"{b.ref.seconds:.2f}"])
     out += ["", "Link step (seconds; AD stage = `enzyme-cc: differentiate` of `-v`)",
             render(rows, ["benchmark", "enzyme-cc link", "total", "AD stage", "Ref link",
                           "total"])]
@@ -387,8 +387,8 @@ def selfcheck(names=None, jobs=2, rebuild=False) -> int:
             if not binary:
                 continue
             r = run_selfcheck(binary, case.args, case.check)
-            print(f"{bench.name:6s} {label:9s} {r['status']}: " + (r["message"] or
-                  "; ".join(ln.split(':', 1)[1].strip() for ln in r["lines"][:-1])))
+            print(f"{bench.name:6s} {label:9s} {r['status']}: " + (r["message"] or "; ".join(
+                ln.split(" ", 2)[2] for ln in r["lines"][:-1] if ln.count(" ") >= 2)))
             bad |= r["status"] != "ok"
     return 1 if bad else 0
 
