@@ -25,6 +25,7 @@ template <class T> static T gmm_arr_max(int n, const T *x) {
 }
 
 template <class T> static T gmm_sqnorm(int n, const T *x) {
+  if (n < 1) return 0;   /* d = 1: an empty lower triangle (ADBench reads x[0] regardless) */
   T res = x[0] * x[0];
   for (int i = 1; i < n; i++) res = res + x[i] * x[i];
   return res;
