@@ -43,7 +43,7 @@ def kind_of(gen, inst) -> str:
 
 def _involved(ctx, inst) -> bool:
     return any(ctx.active(o.value) or ctx.shadowed(o.value) for o in inst.ops) or \
-        (inst.name is not None and ctx.active(inst.name))
+        (inst.name is not None and (ctx.active(inst.name) or ctx.shadowed(inst.name)))
 
 
 @forward("call")
@@ -335,6 +335,11 @@ def _rev_memcpy(ctx, inst):
     shadow to the source's and zeroes it; pointers and integers carry none."""
     dst, src, n = inst.ops[:3]
     if not ctx.shadowed(dst.value):
+        if ctx.shadowed(src.value) and any(k in ("double", "float") for _, _, k in
+                                            ctx.gen().copy_ranges(ctx.synth, inst)):
+            ctx.error(inst, "active float data is copied into memory that has no shadow",
+                      "make sure the destination is allocated in code compiled with enzyme-cc, "
+                      "or pass it as enzyme_dup")
         return
     for off, size, kind in ctx.gen().copy_ranges(ctx.synth, inst):
         if kind not in ("double", "float"):

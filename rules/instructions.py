@@ -284,7 +284,9 @@ def _fwd_store(ctx, inst, before):
         return
     if val.ty != "ptr":
         return
-    sv = ctx.s(val.value) if val.value in ctx.act.shadowed else ctx.p(val.value)
+    # A pointer without a shadow stored into shadowed memory gets a null shadow: a derivative
+    # flowing through it later faults instead of silently landing in primal memory.
+    sv = ctx.s(val.value) if val.value in ctx.act.shadowed else "null"
     ctx.emit(f"store ptr {sv}, ptr {ctx.s(ptr.value)}")
 
 

@@ -23,7 +23,7 @@ def carries_float(ty: str) -> bool:
 
 
 class Activity:
-    def __init__(self, fn, module, arg_act: list[str], callee_info, types=None):
+    def __init__(self, fn, module, arg_act: list[str], callee_info, types=None, callee_writes=None):
         """arg_act per param: 'active', 'dup', 'dupnoneed', 'const'.
         callee_info(inst) -> (result_active, result_shadowed) for calls to functions with bitcode."""
         self.fn, self.module = fn, module
@@ -33,6 +33,7 @@ class Activity:
         self.ptrint: set[str] = set()     # integer values that carry a pointer (shadow as int too)
         self.unknown_copies: set[str] = set()   # integers read from active memory, type unknown
         self.types = types
+        self.callee_writes = callee_writes
         # Mutable globals the function stores active data into get a shadow global.
         self.global_shadows: set[str] = set()
         for p, a in zip(fn.params, arg_act):
@@ -40,9 +41,28 @@ class Activity:
                 self.active.add(p.name)
             elif a in ("dup", "dupnoneed"):
                 self.shadowed.add(p.name)
+        # Local memory (allocas, allocations) needs a shadow only once active data may reach it:
+        # an active store, a copy from shadowed memory, escaping, or a call that may write it.
+        self._parent: dict[str, str] = {}
+        self.active_objects: set[str] = set()   # objects active data is written into
+        self.escaped: set[str] = set()          # local objects whose address leaves our sight
+        from .typeinfo import underlying
+        self._underlying = underlying
+        for inst in fn.insts():
+            if inst.op in ("phi", "select") and inst.ty == "ptr":
+                for o in (inst.ops[1:] if inst.op == "select" else inst.ops):
+                    if o.value.startswith("%"):
+                        self._union(inst.name, underlying(fn, o.value))
+        # pointers stored into each object: a pointer loaded from it may be any of them
+        self._stored_ptrs: dict[str, list[str]] = {}
+        for inst in fn.insts():
+            if inst.op == "store" and inst.ops[0].ty == "ptr" and inst.ops[0].value.startswith("%"):
+                self._stored_ptrs.setdefault(self._obj(inst.ops[1].value), []).append(
+                    inst.ops[0].value)
         changed = True
         while changed:
             changed = False
+            changed |= self._mark_objects(callee_info)
             for inst in fn.insts():
                 if not inst.name:
                     continue
@@ -63,6 +83,109 @@ class Activity:
                         self.shadowed.add(g)
                         self.global_shadows.add(g)
                         changed = True
+
+    def _find(self, v):
+        while self._parent.get(v, v) != v:
+            v = self._parent[v]
+        return v
+
+    def _union(self, a, b):
+        ra, rb = self._find(a), self._find(b)
+        if ra != rb:
+            self._parent[ra] = rb
+
+    def _escape(self, v: str, seen=None) -> bool:
+        """v's object escapes; when v was reloaded from a local spill slot, so do the pointers
+        stored there."""
+        seen = set() if seen is None else seen
+        u = self._underlying(self.fn, v)
+        if u in seen:
+            return False
+        seen.add(u)
+        changed = False
+        o = self._find(u)
+        if o not in self.escaped:
+            self.escaped.add(o)
+            changed = True
+        d = self.fn.defs.get(u)
+        if getattr(d, "op", None) == "load":
+            for stored in self._stored_ptrs.get(self._obj(d.ops[0].value), []):
+                changed |= self._escape(stored, seen)
+        return changed
+
+    def _local_shadowed(self, v: str) -> bool:
+        o = self._obj(v)
+        return o in self.active_objects or o in self.escaped
+
+    def _obj(self, ptr: str) -> str:
+        return self._find(self._underlying(self.fn, ptr))
+
+    def _mark(self, ptr, seen=None) -> bool:
+        """Active data may be written at ptr: its object needs a shadow, and so does whatever
+        the pointer itself was fetched from (memory holding it, the call returning it)."""
+        seen = set() if seen is None else seen
+        v = self._underlying(self.fn, ptr)
+        if v in seen:
+            return False
+        seen.add(v)
+        changed = False
+        o = self._find(v)
+        if o not in self.active_objects:
+            self.active_objects.add(o)
+            changed = True
+        d = self.fn.defs.get(v)
+        op = getattr(d, "op", None)
+        if op == "load":
+            changed |= self._mark(d.ops[0].value, seen)
+            for stored in self._stored_ptrs.get(self._obj(d.ops[0].value), []):
+                changed |= self._mark(stored, seen)
+        elif op in ("phi", "select"):
+            for x in (d.ops[1:] if op == "select" else d.ops):
+                if x.value.startswith("%"):
+                    changed |= self._mark(x.value, seen)
+        elif op in ("call", "invoke") and self.module.defines(d.callee or ""):
+            for x in d.ops:
+                if x.ty == "ptr" and x.value.startswith("%"):
+                    changed |= self._mark(x.value, seen)
+        return changed
+
+    def _mark_objects(self, callee_info) -> bool:
+        """One pass of the local-memory activity rules; True when something changed."""
+        changed = False
+        for inst in self.fn.insts():
+            op = inst.op
+            if op == "store":
+                val, ptr = inst.ops
+                if val.value in self.active or val.value in self.shadowed:
+                    changed |= self._mark(ptr.value)
+                dst = self.fn.defs.get(self._underlying(self.fn, ptr.value))
+                if val.ty == "ptr" and val.value.startswith("%") and (
+                        getattr(dst, "op", None) != "alloca" or ptr.value in self.shadowed):
+                    # escapes: may be written through elsewhere (spilling to a local is not,
+                    # unless that local has a shadow, which must hold this pointer's)
+                    changed |= self._escape(val.value)
+            elif op == "ret" and inst.ops and inst.ops[0].ty == "ptr" and inst.ops[0].is_local:
+                changed |= self._escape(inst.ops[0].value)
+            elif op in ("call", "invoke") and inst.callee:
+                c = inst.callee
+                if c.startswith(("@llvm.memcpy", "@llvm.memmove", "@memcpy", "@memmove")):
+                    if len(inst.ops) > 1 and inst.ops[1].value in self.shadowed:
+                        changed |= self._mark(inst.ops[0].value)
+                    continue
+                if c.startswith(("@llvm.memset", "@memset", "@llvm.lifetime", "@free", "@_Zdl",
+                                 "@_Zda")) or is_inactive_call(c) or call_rule(c) is not None:
+                    continue
+                summary = self.callee_writes(inst, self) if self.callee_writes else None
+                writes, escapes = summary if summary is not None else (None, set())
+                for k in escapes:                 # the callee keeps the pointer somewhere
+                    if inst.ops[k].value.startswith("%"):
+                        changed |= self._escape(inst.ops[k].value)
+                if not any(o.value in self.active or o.value in self.shadowed for o in inst.ops):
+                    continue                  # nothing active goes in: nothing active comes out
+                for k, o in enumerate(inst.ops):
+                    if o.ty == "ptr" and o.value.startswith("%") and (writes is None or k in writes):
+                        changed |= self._mark(o.value)    # the callee may store active data
+        return changed
 
     def is_active(self, v: str) -> bool:
         return v in self.active
@@ -111,20 +234,26 @@ class Activity:
                     return False, False
             return fp and src, isptr and src
         if op == "alloca":
-            return False, True
+            return False, self._local_shadowed(inst.name)
         if op in ("extractvalue", "insertvalue", "extractelement", "insertelement", "shufflevector"):
             return fp and self._any_active(inst), isptr and any(
                 o.value in self.shadowed for o in inst.ops)
         if op in ("call", "invoke"):
             if inst.callee in ALLOCATORS:
-                return False, True
+                return False, self._local_shadowed(inst.name)
             if is_inactive_call(inst.callee or ""):
                 return False, False
             rule = call_rule(inst.callee or "")
             if rule is not None:
                 return fp and self._any_active(inst), False
             if self.module.defines(inst.callee or ""):
-                return callee_info(inst, self)
+                act, sh = callee_info(inst, self)
+                if sh and not any(o.value in self.shadowed or o.value in self.active
+                                  for o in inst.ops):
+                    # fresh memory from a callee (an allocator wrapper): shadowed once active
+                    # data may reach it, like a local allocation
+                    sh = self._local_shadowed(inst.name)
+                return act, sh
             return fp and (self._any_active(inst) or any(
                 o.value in self.shadowed for o in inst.ops)), False
         return False, False

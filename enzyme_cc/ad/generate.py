@@ -120,19 +120,46 @@ class Generator:
         if caller_act is None or fn is None:
             return False, False
         acts = self.call_activity(inst, caller_act)
-        if all(a == "const" for a in acts):
+        if all(a == "const" for a in acts) and fn.ret_ty != "ptr":
             return False, False
-        key = (inst.callee, tuple(acts))
+        return self._callee_summary(inst.callee, acts, self._arg_hints(inst, caller_act))[:2]
+
+    def _arg_hints(self, inst, caller_act) -> dict:
+        types = getattr(caller_act, "types", None)
+        fn = self.module.function(inst.callee)
+        if types is None or fn is None:
+            return {}
+        return {p.name: types.pointee_summary(o.value) for p, o in zip(fn.params, inst.ops)
+                if p.ty == "ptr" and o.value.startswith(("%", "@"))}
+
+    def _callee_summary(self, callee, acts, hints=None):
+        """(result active, result shadowed, indices of pointer parameters the callee may write
+        active data through) for one activity signature of a function with bitcode."""
+        fn = self.module.function(callee)
+        key = (callee, tuple(acts))
         if key in self._callee_act_cache:
             return self._callee_act_cache[key]
-        guess = (carries_float(fn.ret_ty), fn.ret_ty == "ptr" and "dup" in acts)
+        ptrs = {k for k, p in enumerate(fn.params) if p.ty == "ptr"}
+        guess = (carries_float(fn.ret_ty), fn.ret_ty == "ptr" and "dup" in acts, ptrs, ptrs)
         self._callee_act_cache[key] = guess         # recursion: assume the worst meanwhile
-        act = Activity(fn, self.module, acts, self.callee_activity)
+        act = Activity(fn, self.module, acts, self.callee_activity,
+                       types=TypeInfo(self.module, fn, hints or {}), callee_writes=self.callee_writes)
         rets = [b.term for b in fn.blocks if b.term.op == "ret" and b.term.ops]
         res = (carries_float(fn.ret_ty) and any(act.is_active(r.ops[0].value) for r in rets),
-               fn.ret_ty == "ptr" and any(r.ops[0].value in act.shadowed for r in rets))
+               fn.ret_ty == "ptr" and any(r.ops[0].value in act.shadowed for r in rets),
+               {k for k in ptrs if act._find(fn.params[k].name) in act.active_objects},
+               {k for k in ptrs if act._find(fn.params[k].name) in act.escaped})
         self._callee_act_cache[key] = res
         return res
+
+    def callee_writes(self, inst, caller_act):
+        """(argument positions through which a call may store active data, positions whose
+        pointer the callee stores away or returns); None when unknown."""
+        fn = self.module.function(inst.callee) if (inst.callee or "").startswith("@") else None
+        if fn is None or len(fn.params) != len(inst.ops):
+            return None
+        return self._callee_summary(inst.callee, self.call_activity(inst, caller_act),
+                                    self._arg_hints(inst, caller_act))[2:]
 
     # ---- synthesis -----------------------------------------------------------------------------
     def fn_attrs(self, fn) -> str:

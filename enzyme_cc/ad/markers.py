@@ -80,8 +80,9 @@ def _request(module, caller, inst, mode) -> Request:
         raise UserError(f"{where}: __enzyme_autodiff needs the function to differentiate")
     fn_val = ops[0].value
     if not fn_val.startswith("@"):
-        raise UserError(f"{where}: the first argument of __enzyme_autodiff must be a function known "
-                        "at compile time, got '{fn_val}'")
+        raise UserError(f"{where}: the first argument of {inst.callee[1:]} must be a function known "
+                        f"at compile time, got '{fn_val}'; hint: pass the function itself, e.g. "
+                        "(void *)f, not a pointer chosen at run time")
     target = module.function(fn_val)
     if target is None:
         raise UserError(f"{where}: function '{fn_val[1:]}' has no bitcode; hint: build the object "

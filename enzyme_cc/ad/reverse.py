@@ -69,7 +69,8 @@ class Synth:
                     self.ren[i.name] = local_name(i.name)
         from .typeinfo import TypeInfo
         self.types = TypeInfo(self.module, fn, hints)
-        self.act = Activity(fn, self.module, arg_act, gen.callee_activity, self.types)
+        self.act = Activity(fn, self.module, arg_act, gen.callee_activity, self.types,
+                            gen.callee_writes)
         self.dom = dominators(fn)
         self.cyclic = cyclic_blocks(fn)
         self.rpo = reverse_postorder(fn)

@@ -185,6 +185,20 @@ class TypeInfo:
                 for o in vals:
                     if o.value.startswith("%"):
                         self._union(inst.name, underlying(fn, o.value))
+        # unoptimized code spills pointers (arguments) to allocas: a load from an alloca written
+        # by one store of a pointer is that pointer
+        stores: dict[str, list] = {}
+        for inst in fn.insts():
+            if inst.op == "store":
+                stores.setdefault(underlying(fn, inst.ops[1].value), []).append(inst)
+        for inst in fn.insts():
+            if inst.op == "load" and inst.ty == "ptr":
+                st = stores.get(inst.ops[0].value, [])
+                d = fn.defs.get(inst.ops[0].value)
+                if len(st) == 1 and getattr(d, "op", None) == "alloca" and \
+                        st[0].ops[0].ty == "ptr" and st[0].ops[0].value.startswith("%"):
+                    self._union(inst.name, underlying(fn, st[0].ops[0].value))
+        self.class_hints = {self._find(p): h for p, h in self.hints.items()}
         named = module.named_types
         for inst in fn.insts():
             if inst.op == "load":
@@ -240,7 +254,7 @@ class TypeInfo:
             return k
         base, off = decompose(self.module, self.fn, ptr)
         facts = dict(self._global(base)) if base.startswith("@") else {}
-        facts.update(self.hints.get(base, {}))
+        facts.update(self.hints.get(base) or self.class_hints.get(self._find(base), {}))
         facts.update(self.facts.get(base, {}))
         if off is not None and off in facts:
             return facts[off]
@@ -253,7 +267,7 @@ class TypeInfo:
         """Evidence about the memory ptr points to, as a hint for a callee's parameter."""
         base, off = decompose(self.module, self.fn, ptr)
         facts = dict(self._global(base)) if base.startswith("@") else {}
-        facts.update(self.hints.get(base, {}))
+        facts.update(self.hints.get(base) or self.class_hints.get(self._find(base), {}))
         facts.update(self.facts.get(base, {}))
         if off:
             facts = {o - off: k for o, k in facts.items() if o != "*" and o >= off}

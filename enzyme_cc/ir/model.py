@@ -365,21 +365,26 @@ def _typed_list(inst, body, i, end=None):
             inst.ops.append(Operand(ty, parse_value(part, j)[0]))
 
 
+_TYPE_WORDS = {"void", "double", "float", "half", "bfloat", "x86_fp80", "fp128", "ppc_fp128", "ptr",
+               "label", "token", "x86_amx", "target"}
+_VALUE_WORDS = {"null", "true", "false", "undef", "poison", "zeroinitializer", "none", "splat",
+                "blockaddress", "dso_local_equivalent", "no_cfi", "ptrauth", "asm", "metadata"}
+
+
 def _skip_attrs(part, j):
+    """Skip parameter attributes (noundef, align 8, captures(none), dead_on_return, sret(T), any
+    other bare word with optional parenthesized argument) up to the value itself."""
+    from .lexer import _CONST_EXPR
     while j < len(part) - 1:
         t = part[j]
-        if t in _RET_ATTR_ARGS or t in ("captures", "readonly", "writeonly", "readnone", "nocapture",
-                                          "immarg", "noalias", "nonnull", "byval", "sret", "returned",
-                                          "initializes", "dead_on_unwind", "writable", "nest",
-                                          "swiftself", "swifterror", "allocalign", "allocptr",
-                                          "elementtype", "preallocated", "inalloca", "byref"):
-            j += 1
-            if j < len(part) and part[j] == "(":
-                j = skip_balanced(part, j)
-            elif t == "align" and part[j].isdigit():
-                j += 1
-        else:
+        if t in _VALUE_WORDS or t in _CONST_EXPR or t in _TYPE_WORDS or re.match(r"^i\d+$", t) \
+                or not re.match(r"^[a-z_][a-z0-9_]*$", t):
             break
+        j += 1
+        if j < len(part) and part[j] == "(":
+            j = skip_balanced(part, j)
+        elif t == "align" and part[j].isdigit():
+            j += 1
     return j
 
 
