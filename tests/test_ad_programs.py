@@ -22,7 +22,9 @@ import pytest
 HERE = Path(__file__).resolve().parent
 PROGRAMS_DIR = HERE / "ad_programs"
 BIN = Path(sys.executable).parent
-LEVELS = ("-O0", "-O2", "-O3")
+# "-O2-ref": -O2 with ENZYME_CC_PREOPT=0, the paper's Ref pipeline (AD of unoptimized IR: every
+# local in memory, every helper a call), which exercises the memory activity analysis hardest.
+LEVELS = ("-O0", "-O2", "-O3", "-O2-ref")
 BUILD_TIMEOUT = 300
 RUN_TIMEOUT = 60
 
@@ -47,8 +49,11 @@ def _build_and_run(prog: str, level: str, outdir: Path) -> dict:
     driver = BIN / ("enzyme-c++" if prog.endswith(".cpp") else "enzyme-cc")
     exe = outdir / f"{src.stem}{level}"
     env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
+    if level.endswith("-ref"):
+        env["ENZYME_CC_PREOPT"] = "0"
     try:
-        b = subprocess.run([str(driver), level, str(src), "-lm", "-o", str(exe)], cwd=outdir,
+        b = subprocess.run([str(driver), level.removesuffix("-ref"), str(src), "-lm", "-o", str(exe)],
+                           cwd=outdir,
                            capture_output=True, text=True, timeout=BUILD_TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
         return {"stage": "build", "rc": None, "out": f"build timed out after {BUILD_TIMEOUT} s"}
