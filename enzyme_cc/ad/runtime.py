@@ -16,12 +16,7 @@ entry:
   %ok = icmp ule i64 %new, %cap
   br i1 %ok, label %fast, label %slow
 slow:
-  %old = load ptr, ptr %t
-  %grown = call { ptr, i64 } @__enzyme_cc_grow(ptr %old, i64 %cap, i64 %new)
-  %nb = extractvalue { ptr, i64 } %grown, 0
-  %nc = extractvalue { ptr, i64 } %grown, 1
-  store ptr %nb, ptr %t
-  store i64 %nc, ptr %capp
+  call void @__enzyme_cc_grow(ptr %t, i64 %new)
   br label %fast
 fast:
   %base = load ptr, ptr %t
@@ -41,13 +36,14 @@ entry:
   ret ptr %p
 }
 
-define internal { ptr, i64 } @__enzyme_cc_grow(ptr %base, i64 %cap, i64 %need) noinline cold nounwind {
+define internal void @__enzyme_cc_grow(ptr %t, i64 %need) noinline cold nounwind {
 entry:
-  ; the tape's fields are passed by value, so the tape itself never escapes and its top stays
-  ; in a register in the inlined pushes and pops
+  %capp = getelementptr inbounds i8, ptr %t, i64 16
+  %cap = load i64, ptr %capp
   %dbl = shl i64 %cap, 1
   %a = call i64 @llvm.umax.i64(i64 %dbl, i64 %need)
   %c = call i64 @llvm.umax.i64(i64 %a, i64 4096)
+  %base = load ptr, ptr %t
   %nb = call ptr @realloc(ptr %base, i64 %c)
   %bad = icmp eq ptr %nb, null
   br i1 %bad, label %oom, label %ok
@@ -55,9 +51,9 @@ oom:
   call void @abort()
   unreachable
 ok:
-  %r0 = insertvalue { ptr, i64 } poison, ptr %nb, 0
-  %r1 = insertvalue { ptr, i64 } %r0, i64 %c, 1
-  ret { ptr, i64 } %r1
+  store ptr %nb, ptr %t
+  store i64 %c, ptr %capp
+  ret void
 }
 """
 
