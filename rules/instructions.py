@@ -241,6 +241,21 @@ def _fwd_gep(ctx, inst, before):
     ctx.emit(join(out))
 
 
+@forward("inttoptr")
+def _fwd_inttoptr(ctx, inst, before):
+    """inttoptr (ptrtoint P + X): the shadow is the same byte offset from P's shadow."""
+    if before or inst.name not in ctx.act.shadowed:
+        return
+    from enzyme_cc.ad.activity import int_pointer_base
+    base, off = int_pointer_base(ctx.synth.fn, inst)
+    s = ctx.synth.sname(inst.name)
+    if off is None:
+        ctx.emit(f"{s} = getelementptr i8, ptr {ctx.s(base)}, i64 0")
+    else:
+        ov = ctx.p(off) if off.startswith("%") else off
+        ctx.emit(f"{s} = getelementptr i8, ptr {ctx.s(base)}, i64 {ov}")
+
+
 @forward("phi")
 def _fwd_phi(ctx, inst, before):
     if before or inst.name not in ctx.act.shadowed:

@@ -17,6 +17,22 @@ FREES = {"@free", "@_ZdlPv", "@_ZdaPv", "@_ZdlPvm", "@_ZdaPvm", "@_ZdlPvSt11alig
          "@_ZdlPvmSt11align_val_t", "@_ZdaPvSt11align_val_t"}
 
 
+def int_pointer_base(fn, inst):
+    """For `inttoptr (ptrtoint P [+ X])` (C++ member-pointer calls adjust `this` this way):
+    (P, X or None), else None."""
+    d = fn.defs.get(inst.ops[0].value)
+    off = None
+    if getattr(d, "op", None) == "add" and len(d.ops) == 2:
+        for a, b in (d.ops, d.ops[::-1]):
+            da = fn.defs.get(a.value)
+            if getattr(da, "op", None) == "ptrtoint":
+                return da.ops[0].value, b.value
+        return None
+    if getattr(d, "op", None) == "ptrtoint":
+        return d.ops[0].value, off
+    return None
+
+
 def carries_float(ty: str) -> bool:
     return is_fp(ty) or (ty.startswith(("{", "[", "<{")) and any(
         f in ty for f in ("double", "float", "half", "x86_fp80", "fp128")))
@@ -53,6 +69,18 @@ class Activity:
                 for o in (inst.ops[1:] if inst.op == "select" else inst.ops):
                     if o.value.startswith("%"):
                         self._union(inst.name, underlying(fn, o.value))
+        # code pointers (used only as the callee of calls) carry no shadow: indirect calls
+        # dispatch on the primal function pointer
+        uses: dict[str, list] = {}
+        for inst in fn.insts():
+            for o in inst.ops:
+                uses.setdefault(o.value, []).append(inst)
+            if inst.op in ("call", "invoke") and inst.callee and inst.callee.startswith("%"):
+                uses.setdefault(inst.callee, []).append(("callee", inst))
+        self.code_ptrs = {v for v, us in uses.items()
+                          if us and all(isinstance(u, tuple) or (u.op in ("phi", "select") and
+                                                                  u.ty == "ptr") for u in us)
+                          and any(isinstance(u, tuple) for u in us)}
         # pointers stored into each object: a pointer loaded from it may be any of them
         self._stored_ptrs: dict[str, list[str]] = {}
         for inst in fn.insts():
@@ -198,6 +226,8 @@ class Activity:
 
     def _infer(self, inst, callee_info):
         op, ty = inst.op, inst.ty
+        if inst.name in self.code_ptrs:
+            return False, False
         fp = carries_float(ty)
         isptr = ty == "ptr"
         if op in ("fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpext", "fptrunc"):
@@ -217,6 +247,9 @@ class Activity:
             return True, False
         if op == "getelementptr" or op in ("bitcast", "addrspacecast"):
             return False, isptr and inst.ops[0].value in self.shadowed
+        if op == "inttoptr":
+            base = int_pointer_base(self.fn, inst)
+            return False, base is not None and base[0] in self.shadowed
         if op == "load":
             src = inst.ops[0].value in self.shadowed
             if src and ty in ("i64", "i32") and self.types is not None:

@@ -133,7 +133,8 @@ class Synth:
             if ptr is None or not carries_float(ty):
                 continue
             base = self.fn.defs.get(underlying(self.fn, ptr))
-            if getattr(base, "op", None) == "inttoptr" and (
+            from .activity import int_pointer_base
+            if getattr(base, "op", None) == "inttoptr" and int_pointer_base(self.fn, base) is None and (
                     self.act.active or self.act.shadowed - set(self.act.global_shadows)):
                 raise UserError(self.where(inst) + ": float data accessed through a pointer made "
                                 "from an integer (inttoptr); its shadow is unknown; hint: keep "
