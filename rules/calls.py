@@ -16,9 +16,10 @@ def call_kind(ctx, inst) -> str:
 
 def kind_of(gen, inst) -> str:
     c = inst.callee or ""
-    if c in ALLOC:
+    from .registry import allocator, is_deallocator
+    if c in ALLOC or allocator(c):
         return "alloc"
-    if c in gen.FREES:
+    if c in gen.FREES or is_deallocator(c):
         return "free"
     if c == "@realloc":
         return "realloc"
@@ -70,7 +71,8 @@ def _fwd_call(ctx, inst, before):
         args = ", ".join(f"{o.ty} {ctx.p(o.value) if o.is_local else o.value}" for o in inst.ops)
         ctx.emit(f"{s} = call ptr {inst.callee}({args})")
         if inst.callee != "@calloc":
-            n = inst.ops[0]
+            from .registry import allocator
+            n = inst.ops[(allocator(inst.callee) or (0,))[0]]
             nv = ctx.p(n.value) if n.is_local else n.value
             ctx.emit(f"call void @llvm.memset.p0.i64(ptr {s}, i8 0, i64 {nv}, i1 false)")
             synth.gen.declare_raw("@llvm.memset.p0.i64",
@@ -129,7 +131,9 @@ def _rev_call(ctx, inst, d):
                                   f"declare void @llvm.memset.p0.{n.ty}(ptr, i8, {n.ty}, i1)")
     elif kind == "alloc":
         if inst.name in ctx.synth.freed:
-            f = "@free" if inst.callee in ("@malloc", "@calloc") else \
+            from .registry import allocator
+            f = allocator(inst.callee)[1] if allocator(inst.callee) else \
+                "@free" if inst.callee in ("@malloc", "@calloc") else \
                 "@_ZdlPv" if inst.callee == "@_Znwm" else "@_ZdaPv"
             ctx.emit(f"call void {f}(ptr {ctx.s(inst.name)})")
             ctx.emit(f"call void {f}(ptr {ctx.p(inst.name)})")

@@ -205,7 +205,12 @@ _module_inactive: set[str] = set()
 _module_like: dict[str, str] = {}
 
 
-def set_module_registrations(inactive: set, like: dict) -> None:
+_module_alloc: dict[str, tuple] = {}      # '@myalloc' -> (size argument index, '@myfree')
+
+
+def set_module_registrations(inactive: set, like: dict, alloc_like: dict | None = None) -> None:
+    _module_alloc.clear()
+    _module_alloc.update(alloc_like or {})
     _module_inactive.clear()
     _module_inactive.update(n.lstrip("@").strip('"') for n in inactive)
     _module_like.clear()
@@ -226,3 +231,12 @@ def is_inactive_call(callee: str) -> bool:
     name = callee.lstrip("@").strip('"')
     return name in _INACTIVE or name in _module_inactive or intrinsic_base(name) in _INACTIVE or \
         (name.startswith("llvm.") and intrinsic_base(name) + ".p0" in _INACTIVE)
+
+
+def allocator(callee: str):
+    """(size argument index, deallocation function) of a registered allocation-like function."""
+    return _module_alloc.get(callee)
+
+
+def is_deallocator(callee: str) -> bool:
+    return any(f == callee for _, f in _module_alloc.values())

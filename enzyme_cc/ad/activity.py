@@ -272,7 +272,8 @@ class Activity:
             return fp and self._any_active(inst), isptr and any(
                 o.value in self.shadowed for o in inst.ops)
         if op in ("call", "invoke"):
-            if inst.callee in ALLOCATORS:
+            from enzyme_cc.rules.registry import allocator
+            if inst.callee in ALLOCATORS or allocator(inst.callee or ""):
                 return False, self._local_shadowed(inst.name)
             if is_inactive_call(inst.callee or ""):
                 return False, False

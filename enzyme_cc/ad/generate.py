@@ -38,7 +38,7 @@ class Generator:
         from .registrations import read_registrations
         from enzyme_cc.rules.registry import set_module_registrations
         self.reg = read_registrations(self.module)
-        set_module_registrations(self.reg.inactive, self.reg.like)
+        set_module_registrations(self.reg.inactive, self.reg.like, self.reg.alloc_like)
 
     # ---- helpers used by rules -----------------------------------------------------------------
     def fail(self, synth, inst, why, hint):

@@ -5,6 +5,8 @@
   void *__enzyme_register_gradient_X[3]  = {(void*)f, (void*)aug, (void*)rev};
   void *__enzyme_register_derivative_X[2] = {(void*)f, (void*)fwd};
   void *__enzyme_inactive_global[]       = {(void*)&g};           loads of g are constants
+  void *__enzyme_allocation_like[4]      = {(void*)myalloc, (void*)SIZE_ARG_INDEX, (void*)"",
+                                            (void*)myfree};       an allocator and its free
   __attribute__((annotate("enzyme_inactive"))) / annotate("enzyme_function_like=log") on f.
 
 Custom gradient ABI (reverse): aug takes f's arguments, each pointer argument followed by its
@@ -31,6 +33,7 @@ class Registrations:
     gradient: dict = field(default_factory=dict)        # '@f' -> ('@aug', '@rev')
     derivative: dict = field(default_factory=dict)      # '@f' -> '@fwd'
     inactive_globals: set = field(default_factory=set)
+    alloc_like: dict = field(default_factory=dict)      # '@alloc' -> (size argument index, '@free')
 
 
 def _string(module, name: str) -> str | None:
@@ -67,6 +70,12 @@ def read_registrations(module) -> Registrations:
             reg.derivative[refs[0]] = refs[1]
         elif bare.startswith("__enzyme_inactive_global"):
             reg.inactive_globals.update(refs)
+        elif bare.startswith("__enzyme_allocation_like"):
+            init = line.split("=", 1)[1]
+            m = re.search(r"\[\s*ptr (@[-\w.$\"]+),\s*ptr (null|inttoptr \(i64 (\d+) to ptr\)),"
+                          r"\s*ptr [^,]+,\s*ptr (@[-\w.$\"]+)", init)
+            if m:
+                reg.alloc_like[m.group(1)] = (int(m.group(3) or 0), m.group(4))
     return reg
 
 
@@ -84,7 +93,8 @@ def keep_registered_calls(text: str) -> str:
     that inlining does not erase the calls whose derivative the user defined."""
     from enzyme_cc.ir.model import parse_module
     reg = read_registrations(parse_module(text))
-    names = reg.inactive | set(reg.like) | set(reg.gradient) | set(reg.derivative)
+    names = reg.inactive | set(reg.like) | set(reg.gradient) | set(reg.derivative) | \
+        set(reg.alloc_like) | {f for _, f in reg.alloc_like.values()}
     if not names:
         return text
     lines = text.split("\n")

@@ -105,7 +105,9 @@ class Synth:
         self.value_slots: dict = {}           # need key -> alloca for slot-cached primal values
         self.freed: set[str] = set()          # allocations freed inside the function
         for i in fn.insts():
-            if i.op in ("call", "invoke") and (i.callee in gen.FREES or i.callee == "@realloc") \
+            from enzyme_cc.rules.registry import is_deallocator
+            if i.op in ("call", "invoke") and (i.callee in gen.FREES or i.callee == "@realloc"
+                                               or is_deallocator(i.callee or "")) \
                     and i.ops and i.ops[0].value in self.act.shadowed:
                 self.freed.add(i.ops[0].value)     # realloc frees its old block too
 
@@ -215,8 +217,19 @@ class Synth:
         reverse sweep, on stderr (like Enzyme's -enzyme-print-activity)."""
         import os
         import sys
-        want = os.environ.get("ENZYME_CC_PRINT_ACTIVITY", "")
         name = self.fn.name[1:].strip('"')
+        want_types = os.environ.get("ENZYME_CC_PRINT_TYPE", "")
+        if want_types and want_types in ("all", name):
+            lines = [f"enzyme-cc: type analysis of '{name}' (byte offset: kind per memory object)"]
+            objs = set(self.types.facts) | set(self.types.uniform)
+            for o in sorted(objs):
+                facts = ", ".join(f"{k}: {v}" for k, v in sorted(self.types.facts.get(o, {}).items()))
+                uni = ", ".join(sorted(self.types.uniform.get(o, set())))
+                lines.append(f"  {o}: {{{facts}}}" + (f" elements: {uni}" if uni else ""))
+            for p_, h in self.hints.items():
+                lines.append(f"  argument {p_} (from the caller): {h}")
+            print("\n".join(lines), file=sys.stderr)
+        want = os.environ.get("ENZYME_CC_PRINT_ACTIVITY", "")
         if not want or (want != "all" and want != name):
             return
         out = [f"enzyme-cc: activity of '{name}' ({self.mode} mode), arguments "
