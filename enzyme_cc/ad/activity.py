@@ -8,6 +8,7 @@ Integers never carry a derivative (seeds/001, section 2).
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import is_fp
+from .unionfind import UnionFind
 from enzyme_cc.rules import is_inactive_call, call_rule
 
 ALLOCATORS = {"@malloc", "@calloc", "@_Znwm", "@_Znam", "@_ZnwmRKSt9nothrow_t", "@_ZnamRKSt9nothrow_t",
@@ -59,7 +60,8 @@ class Activity:
                 self.shadowed.add(p.name)
         # Local memory (allocas, allocations) needs a shadow only once active data may reach it:
         # an active store, a copy from shadowed memory, escaping, or a call that may write it.
-        self._parent: dict[str, str] = {}
+        self._classes = UnionFind()
+        self._find, self._union = self._classes.find, self._classes.union
         self.active_objects: set[str] = set()   # objects active data is written into
         self.escaped: set[str] = set()          # local objects whose address leaves our sight
         from .typeinfo import underlying
@@ -111,16 +113,6 @@ class Activity:
                         self.shadowed.add(g)
                         self.global_shadows.add(g)
                         changed = True
-
-    def _find(self, v):
-        while self._parent.get(v, v) != v:
-            v = self._parent[v]
-        return v
-
-    def _union(self, a, b):
-        ra, rb = self._find(a), self._find(b)
-        if ra != rb:
-            self._parent[ra] = rb
 
     def _escape(self, v: str, seen=None) -> bool:
         """v's object escapes; when v was reloaded from a local spill slot, so do the pointers

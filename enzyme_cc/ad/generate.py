@@ -295,11 +295,7 @@ class Generator:
         key = ("fwd-indirect", inst.ty, tuple(tys), tuple(acts))
         if key in self.done:
             return self.done[key]
-        targets = self.address_taken(inst.ty, tys)
-        if not targets:
-            raise UserError(f"indirect call with active arguments ({inst.ty} ({', '.join(tys)})) but "
-                            "no function with bitcode and that signature has its address taken; "
-                            "hint: build the callee's object with enzyme-cc")
+        targets = self.indirect_targets(inst, tys)
         targets, parts = self._derivable(targets, lambda t: self.forward(t, acts, callee=True))
         rty = parts[0][1]
         self.counter += 1
@@ -383,11 +379,7 @@ class Generator:
         key = ("indirect", inst.ty, tuple(tys), tuple(acts), ret_active)
         if key in self.done:
             return self.done[key]
-        targets = self.address_taken(inst.ty, tys)
-        if not targets:
-            raise UserError(f"indirect call with active arguments ({inst.ty} ({', '.join(tys)})) but "
-                            "no function with bitcode and that signature has its address taken; "
-                            "hint: build the callee's object with enzyme-cc")
+        targets = self.indirect_targets(inst, tys)
         targets, parts = self._derivable(targets, lambda t: self.split(t, acts, ret_active))
         aug_rets = {p[1] for p in parts}
         if len(aug_rets) != 1:
@@ -412,6 +404,14 @@ class Generator:
         self.helpers.add(("badcall",))
         self.done[key] = (aug, aug_ret, rev, rev_ret)
         return self.done[key]
+
+    def indirect_targets(self, inst, tys) -> list[str]:
+        targets = self.address_taken(inst.ty, tys)
+        if not targets:
+            raise UserError(f"indirect call with active arguments ({inst.ty} ({', '.join(tys)})) but "
+                            "no function with bitcode and that signature has its address taken; "
+                            "hint: build the callee's object with enzyme-cc")
+        return targets
 
     def _derivable(self, targets, make):
         """The possible targets of an indirect call that can be differentiated, and their

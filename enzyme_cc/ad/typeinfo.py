@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.ir.lexer import type_size, split_fields, type_align
+from .unionfind import UnionFind
 
 FLOATS = {"double", "float"}
 _INT_NAMES = {"int", "long", "long long", "short", "bool", "_Bool", "unsigned int", "unsigned long",
@@ -178,7 +179,8 @@ class TypeInfo:
         self.facts: dict[str, dict] = {}
         self.uniform: dict[str, set] = {}
         # pointers joined by phi/select denote the same memory for typing purposes
-        self._parent: dict[str, str] = {}
+        self._classes = UnionFind()
+        self._find, self._union = self._classes.find, self._classes.union
         for inst in fn.insts():
             if inst.op in ("phi", "select") and inst.ty == "ptr":
                 vals = inst.ops[1:] if inst.op == "select" else inst.ops
@@ -216,16 +218,6 @@ class TypeInfo:
             elif inst.op == "alloca" and inst.src_ty not in ("i8",) and "x i8 ]" not in inst.src_ty:
                 self.facts.setdefault(inst.name, {}).update(
                     {o: k for o, k in layout(inst.src_ty, named).items()})
-
-    def _find(self, v):
-        while self._parent.get(v, v) != v:
-            v = self._parent[v]
-        return v
-
-    def _union(self, a, b):
-        ra, rb = self._find(a), self._find(b)
-        if ra != rb:
-            self._parent[ra] = rb
 
     def _pointee(self, ptr, tag):
         """A pointer loaded or stored with a typed pointer TBAA tag points to that type."""
