@@ -42,10 +42,13 @@ def local_name(name: str) -> str:
     return "%v" + body if body.isdigit() else "%n." + body
 
 
+_FLOAT_ZERO = {"double": "0.0", "float": "0.0", "half": "0.0", "bfloat": "0xR0000",
+               "x86_fp80": "0xK00000000000000000000", "fp128": "0xL00000000000000000000000000000000"}
+
+
 def zero_of(ty: str) -> str:
-    if ty in ("double", "float", "half", "x86_fp80", "fp128", "bfloat"):
-        return "0.0" if ty in ("double", "float", "half") else "zeroinitializer" if False else "0xK00000000000000000000" if ty == "x86_fp80" else "0.0"
-    return "zeroinitializer"
+    """The zero constant of a type, as IR text."""
+    return _FLOAT_ZERO.get(ty, "zeroinitializer")
 
 
 class Synth:

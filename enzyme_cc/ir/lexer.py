@@ -67,21 +67,14 @@ def skip_balanced(toks, i):
 
 
 def parse_type(toks, i):
-    """(type text, next index) for the type starting at toks[i], pointer/function suffixes included."""
+    """(type text, next index) for the type starting at toks[i] (`ptr addrspace(N)` included)."""
     t = toks[i]
     if t in _OPEN:
         j = skip_balanced(toks, i)
-        if t == "<" and j < len(toks) and toks[i + 1] == "{":
-            pass
     else:
         j = i + 1
-        if t in ("ptr", "addrspace") and j < len(toks) and toks[j] == "addrspace":
+        if t == "ptr" and j < len(toks) and toks[j] == "addrspace":
             j = skip_balanced(toks, j + 1)
-        elif t == "ptr" and j < len(toks) and toks[j] == "addrspace":
-            j = skip_balanced(toks, j + 1)
-    # function types: `double (ptr, ...)` appear only in calls; handled there.
-    while j < len(toks) and toks[j] == "*":
-        j += 1
     return " ".join(toks[i:j]), j
 
 
