@@ -1,0 +1,32 @@
+/* A small particle simulation: a struct of heap arrays, memset/memcpy, nested loops with
+   continue, a switch with goto inside the time loop, frees at the end. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <math.h>
+#include <string.h>
+double __enzyme_autodiff(void*, ...);
+int enzyme_const, enzyme_dup;
+typedef struct { int n; double *pos, *vel; double mass; } System;
+static void forces(const System *s, double *f) {
+  memset(f, 0, s->n * sizeof(double));
+  for (int i = 0; i < s->n; i++) for (int j = 0; j < s->n; j++) { if (i == j) continue;
+    double d = s->pos[i] - s->pos[j]; double r2 = d*d + 0.01; f[i] += -d / (r2 * sqrt(r2)); } }
+double simulate(double *pos0, int n, int steps) {
+  System s = { n, malloc(n * sizeof(double)), calloc(n, sizeof(double)), 1.0 };
+  memcpy(s.pos, pos0, n * sizeof(double));
+  double *f = malloc(n * sizeof(double)); double e = 0;
+  for (int t = 0; t < steps; t++) {
+    forces(&s, f);
+    for (int i = 0; i < n; i++) { s.vel[i] += 0.01 * f[i] / s.mass; s.pos[i] += 0.01 * s.vel[i]; }
+    switch (t % 3) { case 0: e += s.pos[0] * s.pos[0]; break; case 1: e += fabs(s.vel[1]); break; default: goto skip; }
+    skip:;
+  }
+  for (int i = 0; i < n; i++) e += s.pos[i] * s.vel[i];
+  free(s.pos); free(s.vel); free(f); return e;
+}
+int main() { int n = 4; double p[4] = {0, 1.1, 2.3, 3.2}, dp[4] = {0};
+  __enzyme_autodiff((void*)simulate, p, dp, enzyme_const, n, enzyme_const, 20);
+  int bad = 0; for (int i = 0; i < n; i++) { double h = 1e-6, s = p[i]; p[i] = s + h; double a = simulate(p, n, 20); p[i] = s - h; double b = simulate(p, n, 20); p[i] = s;
+    double fd = (a - b) / (2*h); printf("CHECK dp[%d] %.12g %.12g%s\n", i, dp[i], fd, fabs(dp[i] - fd) > 1e-5 * (1 + fabs(fd)) ? "  <-- FAILED" : ""); bad += fabs(dp[i] - fd) > 1e-5 * (1 + fabs(fd)); }
+  if (bad) printf("FAILED: %d check(s)\n", bad);
+  return bad != 0; }
