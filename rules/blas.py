@@ -20,7 +20,26 @@ SIGS = {
                      "incy"], 10),
     "cblas_dgemm": (["layout", "ta", "tb", "M", "N", "K", "alpha", "A", "lda", "B", "ldb", "beta",
                      "C", "ldc"], 12),
+    "cblas_dasum": (["n", "x", "incx"], None),
+    "cblas_dger": (["layout", "m", "n", "alpha", "x", "incx", "y", "incy", "A", "lda"], 8),
 }
+# Fortran-style entry points (every argument by reference, column-major, 'N'/'T' characters):
+# the CBLAS routine they map to and their arguments (`*`: a scalar read through the pointer,
+# `#`: a transpose character).
+FORTRAN = {
+    "ddot_": ("cblas_ddot", ["n*", "x", "incx*", "y", "incy*"]),
+    "dnrm2_": ("cblas_dnrm2", ["n*", "x", "incx*"]),
+    "dasum_": ("cblas_dasum", ["n*", "x", "incx*"]),
+    "daxpy_": ("cblas_daxpy", ["n*", "a*", "x", "incx*", "y", "incy*"]),
+    "dscal_": ("cblas_dscal", ["n*", "a*", "x", "incx*"]),
+    "dcopy_": ("cblas_dcopy", ["n*", "x", "incx*", "y", "incy*"]),
+    "dgemv_": ("cblas_dgemv", ["tr#", "m*", "n*", "alpha*", "A", "lda*", "x", "incx*", "beta*", "y",
+                               "incy*"]),
+    "dger_": ("cblas_dger", ["m*", "n*", "alpha*", "x", "incx*", "y", "incy*", "A", "lda*"]),
+    "dgemm_": ("cblas_dgemm", ["ta#", "tb#", "M*", "N*", "K*", "alpha*", "A", "lda*", "B", "ldb*",
+                               "beta*", "C", "ldc*"]),
+}
+_FLOAT_SCALARS = {"a", "alpha", "beta"}
 DECLS = {
     "cblas_ddot": "declare double @cblas_ddot(i32, ptr, i32, ptr, i32)",
     "cblas_daxpy": "declare void @cblas_daxpy(i32, double, ptr, i32, ptr, i32)",
@@ -31,28 +50,71 @@ DECLS = {
                    "double, ptr, i32)",
     "cblas_dgemm": "declare void @cblas_dgemm(i32, i32, i32, i32, i32, i32, double, ptr, i32, ptr, "
                    "i32, double, ptr, i32)",
+    "cblas_dasum": "declare double @cblas_dasum(i32, ptr, i32)",
 }
 
 
 def is_blas(callee: str) -> bool:
-    return callee.lstrip("@") in SIGS
+    return callee.lstrip("@") in SIGS or callee.lstrip("@") in FORTRAN
+
+
+def _arg_names(callee: str) -> list[str]:
+    name = callee.lstrip("@")
+    if name in FORTRAN:
+        return [a.rstrip("*#") for a in FORTRAN[name][1]]
+    return SIGS[name][0]
 
 
 def written_arg(callee: str):
-    return SIGS[callee.lstrip("@")][1]
+    """Index of the array argument the routine writes (None: it writes nothing)."""
+    name = callee.lstrip("@")
+    cname = FORTRAN[name][0] if name in FORTRAN else name
+    k = SIGS[cname][1]
+    if k is None:
+        return None
+    return _arg_names(callee).index(SIGS[cname][0][k])
 
 
 class _Call:
-    """The call's arguments by name: primal values (ctx.p), shadows, activity."""
+    """The call's arguments by name: primal values (ctx.p), shadows, activity. A Fortran-style
+    call is presented as its CBLAS equivalent (scalars loaded, column-major, CBLAS enums)."""
 
     def __init__(self, ctx, inst):
         self.ctx, self.inst = ctx, inst
-        self.name = inst.callee.lstrip("@")
-        self.ops = dict(zip(SIGS[self.name][0], inst.ops))
+        raw = inst.callee.lstrip("@")
+        self.fortran = raw in FORTRAN
+        self.name = FORTRAN[raw][0] if self.fortran else raw
+        spec = FORTRAN[raw][1] if self.fortran else SIGS[raw][0]
+        self.kinds = {a.rstrip("*#"): a[-1] if a[-1] in "*#" else "" for a in spec}
+        self.ops = dict(zip(self.kinds, inst.ops))
+        self._loaded = {}
 
-    def p(self, k):
+    def _value(self, k):
         o = self.ops[k]
         return self.ctx.p(o.value) if o.is_local else o.value
+
+    def p(self, k):
+        if self.fortran and k == "layout":
+            return str(COL)
+        kind = self.kinds.get(k, "") if self.fortran else ""
+        if not kind:
+            return self._value(k)
+        if k in self._loaded:
+            return self._loaded[k]
+        ptr, t = self._value(k), self.ctx.tmp("farg")
+        if kind == "#":                          # 'N'/'n' -> CblasNoTrans, else CblasTrans
+            ch, isn, isn2, either = (self.ctx.tmp("ch"), self.ctx.tmp("isn"), self.ctx.tmp("isn"),
+                                     self.ctx.tmp("isn"))
+            self.ctx.emit(f"{ch} = load i8, ptr {ptr}")
+            self.ctx.emit(f"{isn} = icmp eq i8 {ch}, 78")
+            self.ctx.emit(f"{isn2} = icmp eq i8 {ch}, 110")
+            self.ctx.emit(f"{either} = or i1 {isn}, {isn2}")
+            self.ctx.emit(f"{t} = select i1 {either}, i32 {NT}, i32 {TR}")
+        else:
+            ty = "double" if k in _FLOAT_SCALARS else "i32"
+            self.ctx.emit(f"{t} = load {ty}, ptr {ptr}")
+        self._loaded[k] = t
+        return t
 
     def sh(self, k):
         return self.ops[k].value in self.ctx.act.shadowed
@@ -61,7 +123,26 @@ class _Call:
         return self.ctx.s(self.ops[k].value)
 
     def active(self, k):
+        if self.fortran and self.kinds.get(k) == "*":
+            return self.sh(k)                   # a scalar passed by reference: its memory's shadow
         return self.ctx.active(self.ops[k].value)
+
+    def add_scalar(self, k, val):
+        """Accumulate into the adjoint of a float scalar argument."""
+        if self.fortran:
+            sp, old, new = self.s(k), self.ctx.tmp("o"), self.ctx.tmp("n")
+            self.ctx.emit(f"{old} = load double, ptr {sp}")
+            self.ctx.emit(f"{new} = fadd double {old}, {val}")
+            self.ctx.emit(f"store double {new}, ptr {sp}")
+        else:
+            self.ctx.add(self.ops[k].value, "double", val)
+
+    def tangent_scalar(self, k):
+        if self.fortran:
+            t = self.ctx.tmp("ft")
+            self.ctx.emit(f"{t} = load double, ptr {self.s(k)}")
+            return t
+        return self.ctx.t(self.ops[k].value, "double")
 
 
 def _emit_call(ctx, fn, args, ret="void"):
@@ -117,7 +198,9 @@ def cached_vectors(name):
             "cblas_dnrm2": [("x", "n", "incx")],
             "cblas_daxpy": [("x", "n", "incx")],
             "cblas_dscal": [("x", "n", "incx")],
-            "cblas_dgemv": [("x", None, "incx")]}.get(name, [])
+            "cblas_dgemv": [("x", None, "incx")],
+            "cblas_dasum": [("x", "n", "incx")],
+            "cblas_dger": [("x", "m", "incx"), ("y", "n", "incy")]}.get(name, [])
 
 
 def forward_copies(ctx, inst):
@@ -190,7 +273,7 @@ def reverse(ctx, inst, d):
                 v, inc = _primal_vector(c, "x", "n", "incx")
                 da = _emit_call(ctx, "cblas_ddot", [("i32", c.p("n")), ("ptr", v), ("i32", inc),
                                                     ("ptr", c.s("y")), ("i32", c.p("incy"))], "double")
-                ctx.add(c.ops["a"].value, "double", da)
+                c.add_scalar("a", da)
             if c.sh("x"):
                 _emit_call(ctx, "cblas_daxpy", [("i32", c.p("n")), ("double", c.p("a")),
                                                 ("ptr", c.s("y")), ("i32", c.p("incy")),
@@ -201,7 +284,7 @@ def reverse(ctx, inst, d):
                 v, inc = _primal_vector(c, "x", "n", "incx")
                 da = _emit_call(ctx, "cblas_ddot", [("i32", c.p("n")), ("ptr", v), ("i32", inc),
                                                     ("ptr", c.s("x")), ("i32", c.p("incx"))], "double")
-                ctx.add(c.ops["a"].value, "double", da)
+                c.add_scalar("a", da)
             _emit_call(ctx, "cblas_dscal", [("i32", c.p("n")), ("double", c.p("a")),
                                             ("ptr", c.s("x")), ("i32", c.p("incx"))])
     elif name == "cblas_dcopy":
@@ -212,6 +295,14 @@ def reverse(ctx, inst, d):
                                                 ("ptr", c.s("x")), ("i32", c.p("incx"))])
             _emit_call(ctx, "cblas_dscal", [("i32", c.p("n")), ("double", "0.0"),
                                             ("ptr", c.s("y")), ("i32", c.p("incy"))])
+    elif name == "cblas_dasum":
+        if d is not None and c.sh("x"):
+            v, inc = _primal_vector(c, "x", "n", "incx")
+            ctx.gen().helpers.add(("dasum",))
+            ctx.emit(f"call void @__enzyme_cc_dasum_adj(i32 {c.p('n')}, double {d}, ptr {v}, i32 {inc}, "
+                     f"ptr {c.s('x')}, i32 {c.p('incx')})")
+    elif name == "cblas_dger":
+        _reverse_ger(c)
     elif name == "cblas_dgemv":
         _reverse_gemv(c)
     elif name == "cblas_dgemm":
@@ -224,6 +315,23 @@ def _no_active_scalars(c, *names):
         if c.active(k):
             c.ctx.gen().fail(c.ctx.synth, c.inst, f"active '{k}' in {c.name} is not supported",
                              f"pass a constant {k}, or scale the result yourself")
+
+
+def _reverse_ger(c):
+    """A += alpha x y^T: dx += alpha dA y, dy += alpha dA^T x (dA keeps accumulating)."""
+    ctx = c.ctx
+    _no_active_scalars(c, "alpha")
+    if not c.sh("A"):
+        return
+    common = [("i32", c.p("layout"))]
+    for dst, src, tr in (("x", "y", NT), ("y", "x", TR)):
+        if not c.sh(dst):
+            continue
+        v, inc = _primal_vector(c, src, None, "inc" + src)
+        _emit_call(ctx, "cblas_dgemv", common + [
+            ("i32", str(tr)), ("i32", c.p("m")), ("i32", c.p("n")), ("double", c.p("alpha")),
+            ("ptr", c.s("A")), ("i32", c.p("lda")), ("ptr", v), ("i32", inc), ("double", "1.0"),
+            ("ptr", c.s(dst)), ("i32", c.p("inc" + dst))])
 
 
 def _reverse_gemv(c):
@@ -299,7 +407,7 @@ def tangent_before(ctx, inst):
     _emit_call(ctx, "cblas_dscal", [("i32", c.p("n")), ("double", c.p("a")), ("ptr", c.s("x")),
                                     ("i32", c.p("incx"))])
     if c.active("a"):
-        _emit_call(ctx, "cblas_daxpy", [("i32", c.p("n")), ("double", ctx.t(c.ops["a"].value, "double")),
+        _emit_call(ctx, "cblas_daxpy", [("i32", c.p("n")), ("double", c.tangent_scalar("a")),
                                         ("ptr", c.p("x")), ("i32", c.p("incx")), ("ptr", c.s("x")),
                                         ("i32", c.p("incx"))])
 
@@ -332,12 +440,30 @@ def tangent(ctx, inst):
             ctx.emit(f"{q} = fdiv double {total}, {ctx.p(inst.name)}")
             total = q
         return total
+    if name == "cblas_dasum":
+        if not c.sh("x"):
+            return None
+        ctx.gen().helpers.add(("dasum",))
+        t = ctx.tmp("t")
+        ctx.emit(f"{t} = call double @__enzyme_cc_dasum_tan(i32 {c.p('n')}, ptr {c.p('x')}, i32 "
+                 f"{c.p('incx')}, ptr {c.s('x')}, i32 {c.p('incx')})")
+        return t
+    if name == "cblas_dger" and c.sh("A"):
+        _no_active_scalars(c, "alpha")
+        for a, b in (("x", "y"), ("y", "x")):
+            if c.sh(a):
+                ops = {a: c.s(a), b: c.p(b)}
+                _emit_call(ctx, "cblas_dger", [
+                    ("i32", c.p("layout")), ("i32", c.p("m")), ("i32", c.p("n")),
+                    ("double", c.p("alpha")), ("ptr", ops["x"]), ("i32", c.p("incx")),
+                    ("ptr", ops["y"]), ("i32", c.p("incy")), ("ptr", c.s("A")), ("i32", c.p("lda"))])
+        return None
     if name == "cblas_daxpy" and c.sh("y"):
         if c.sh("x"):
             _emit_call(ctx, "cblas_daxpy", [("i32", c.p("n")), ("double", c.p("a")), ("ptr", c.s("x")),
                                             ("i32", c.p("incx")), ("ptr", c.s("y")), ("i32", c.p("incy"))])
         if c.active("a"):
-            _emit_call(ctx, "cblas_daxpy", [("i32", c.p("n")), ("double", ctx.t(c.ops["a"].value, "double")),
+            _emit_call(ctx, "cblas_daxpy", [("i32", c.p("n")), ("double", c.tangent_scalar("a")),
                                             ("ptr", c.p("x")), ("i32", c.p("incx")), ("ptr", c.s("y")),
                                             ("i32", c.p("incy"))])
     elif name == "cblas_dscal":

@@ -6,18 +6,23 @@ import pytest
 
 from conftest import run
 
-SRC = os.path.join(os.path.dirname(__file__), "blas", "blas_check.c")
+HERE = os.path.join(os.path.dirname(__file__), "blas")
+# program -> number of CHECK lines it prints
+PROGRAMS = {"blas_check.c": 35, "fortran_blas_check.c": 18}
 HAVE_CBLAS = os.path.exists("/usr/include/x86_64-linux-gnu/cblas.h") or os.path.exists(
     "/usr/include/cblas.h")
 
 
 @pytest.mark.skipif(not HAVE_CBLAS, reason="libopenblas-dev is not installed (scripts/setup.sh installs it)")
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
-def test_blas_gradients(tmp_path, opt):
-    src = tmp_path / "blas_check.c"
-    shutil.copy(SRC, src)
-    exe = tmp_path / "blas_check"
+@pytest.mark.parametrize("prog", sorted(PROGRAMS))
+def test_blas_gradients(tmp_path, prog, opt):
+    """CBLAS (ddot dnrm2 daxpy dscal dcopy dgemv dgemm) and Fortran-style BLAS (ddot_ dnrm2_
+    dasum_ daxpy_ dscal_ dgemv_ dger_, cblas_dasum) in reverse and forward mode vs central FD."""
+    src = tmp_path / prog
+    shutil.copy(os.path.join(HERE, prog), src)
+    exe = tmp_path / "prog"
     run(["enzyme-cc", opt, str(src), "-lopenblas", "-lm", "-o", str(exe)], cwd=tmp_path)
     r = run([str(exe)], cwd=tmp_path, check=False)
     checks = [line for line in r.stdout.splitlines() if line.startswith("CHECK")]
-    assert len(checks) == 35 and r.returncode == 0, r.stdout
+    assert len(checks) == PROGRAMS[prog] and r.returncode == 0, r.stdout

@@ -195,6 +195,13 @@ class Activity:
                 if c.startswith(("@llvm.memset", "@memset", "@llvm.lifetime", "@free", "@_Zdl",
                                  "@_Zda")) or is_inactive_call(c) or call_rule(c) is not None:
                     continue
+                from enzyme_cc.rules.blas import is_blas, written_arg
+                if is_blas(c):                    # BLAS writes exactly one array argument
+                    k = written_arg(c)
+                    if k is not None and any(o.value in self.active or o.value in self.shadowed
+                                             for o in inst.ops) and inst.ops[k].value.startswith("%"):
+                        changed |= self._mark(inst.ops[k].value)
+                    continue
                 summary = self.callee_writes(inst, self) if self.callee_writes else None
                 writes, escapes = summary if summary is not None else (None, set())
                 for k in escapes:                 # the callee keeps the pointer somewhere

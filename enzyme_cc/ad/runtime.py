@@ -164,6 +164,59 @@ done:
 """
 
 
+_DASUM = """
+define internal void @__enzyme_cc_dasum_adj(i32 %n, double %d, ptr %x, i32 %incx, ptr %dx, i32 %incd) {
+entry:
+  %any = icmp sgt i32 %n, 0
+  br i1 %any, label %loop, label %done
+loop:
+  %i = phi i32 [ 0, %entry ], [ %i1, %loop ]
+  %ix = mul i32 %i, %incx
+  %id = mul i32 %i, %incd
+  %px = getelementptr double, ptr %x, i32 %ix
+  %pd = getelementptr double, ptr %dx, i32 %id
+  %v = load double, ptr %px
+  %sgn = call double @llvm.copysign.f64(double 1.0, double %v)
+  %sg = fmul double %d, %sgn
+  %z = fcmp oeq double %v, 0.0
+  %g = select i1 %z, double 0.0, double %sg
+  %o = load double, ptr %pd
+  %s = fadd double %o, %g
+  store double %s, ptr %pd
+  %i1 = add i32 %i, 1
+  %more = icmp slt i32 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+define internal double @__enzyme_cc_dasum_tan(i32 %n, ptr %x, i32 %incx, ptr %tx, i32 %inct) {
+entry:
+  %any = icmp sgt i32 %n, 0
+  br i1 %any, label %loop, label %done
+loop:
+  %i = phi i32 [ 0, %entry ], [ %i1, %loop ]
+  %acc = phi double [ 0.0, %entry ], [ %acc1, %loop ]
+  %ix = mul i32 %i, %incx
+  %it = mul i32 %i, %inct
+  %px = getelementptr double, ptr %x, i32 %ix
+  %pt = getelementptr double, ptr %tx, i32 %it
+  %v = load double, ptr %px
+  %t = load double, ptr %pt
+  %sgn = call double @llvm.copysign.f64(double 1.0, double %v)
+  %sg = fmul double %t, %sgn
+  %z = fcmp oeq double %v, 0.0
+  %g = select i1 %z, double 0.0, double %sg
+  %acc1 = fadd double %acc, %g
+  %i1 = add i32 %i, 1
+  %more = icmp slt i32 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  %r = phi double [ 0.0, %entry ], [ %acc1, %loop ]
+  ret double %r
+}
+"""
+
+
 def defined_name(helper) -> str:
     """The first function a helper defines (to skip helpers a previous round emitted)."""
     kind = helper[0]
@@ -173,6 +226,8 @@ def defined_name(helper) -> str:
         return "@__enzyme_cc_bad_indirect_call"
     if kind == "scalemat":
         return "@__enzyme_cc_scale_matrix"
+    if kind == "dasum":
+        return "@__enzyme_cc_dasum_adj"
     if kind == "memcpy":
         return f"@__enzyme_cc_memcpy_adj_{helper[1]}"
     return "@" + agg_add_name(helper[1])
@@ -186,6 +241,8 @@ def definition(helper) -> str:
         return _BAD_INDIRECT
     if kind == "scalemat":
         return _SCALE_MATRIX
+    if kind == "dasum":
+        return _DASUM
     if kind == "memcpy":
         return _MEMCPY.format(kind=helper[1], size=type_size(helper[1]))
     if kind == "aggadd":
@@ -198,6 +255,8 @@ def declarations(helper) -> dict:
         return {"@realloc": "declare ptr @realloc(ptr, i64)", "@abort": "declare void @abort()",
                 "@llvm.umax.i64": "declare i64 @llvm.umax.i64(i64, i64)",
                 "@free": "declare void @free(ptr)"}
+    if helper[0] == "dasum":
+        return {"@llvm.copysign.f64": "declare double @llvm.copysign.f64(double, double)"}
     if helper[0] == "scalemat":
         return {"@cblas_dscal": "declare void @cblas_dscal(i32, double, ptr, i32)"}
     if helper[0] == "badcall":
