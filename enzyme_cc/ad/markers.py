@@ -396,8 +396,6 @@ def _rewrite_call(gen, req, name, rty) -> list[str]:
     lines.append(f"{res} = {call}")
     got = [([], rty)] if not rty.startswith("{") else \
         [([k], t) for k, t in enumerate(split_fields(rty))]
-    if req.named_types if hasattr(req, "named_types") else False:
-        pass
     want_resolved = gen.module.named_types.get(want, want)
     slots = _leaves(want_resolved)
     if len(slots) < len(got):

@@ -26,9 +26,8 @@ class MemoryInfo:
                     k = written_arg(inst.callee)
                     if k is not None:
                         self.written.add(underlying(fn, inst.ops[k].value))
-                elif kind in ("inactive", "rule", "alloc", "free"):
-                    pass
-                else:                     # a callee may write through its pointers, or globals
+                elif kind not in ("inactive", "rule", "alloc", "free"):
+                    # a callee may write through its pointers, or globals
                     self.written.update(ptrs)
                     self.escaped.update(ptrs)
                     self.written.add("@*")

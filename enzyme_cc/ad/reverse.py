@@ -193,8 +193,6 @@ class Synth:
         kind, v = key
         inst = self.fn.defs[v]
         if kind == "s":
-            if v in self.affine and self.affine[v][1].startswith("%") is False:
-                return True
             return inst.op in ("getelementptr", "bitcast", "addrspacecast") or v in self.affine
         if v in self.affine:
             return True
