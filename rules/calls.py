@@ -108,6 +108,9 @@ def _fwd_call(ctx, inst, before):
     if kind == "unknown" and before and _involved(ctx, inst):
         what = "indirect call" if (inst.callee or "").startswith("%") else \
             f"call to '{(inst.callee or '').lstrip('@')}'"
+        if (inst.callee or "").startswith(("@__kmpc_", "@omp_", "@GOMP_")):
+            ctx.gen().fail(synth, inst, f"OpenMP parallel regions are not supported ({what})",
+                           "build the differentiated code without -fopenmp")
         ctx.gen().fail(synth, inst, f"no derivative rule for {what} and no bitcode for it",
                        "rebuild the object defining it with enzyme-cc, add a rule in an enzyme.toml "
                        "rule file, or declare it inactive with __enzyme_inactivefn")
