@@ -1,7 +1,7 @@
 """Rules for calls: library functions with formula rules, memory functions, allocation, and
 calls to functions whose bitcode we have (differentiated recursively: augmented forward + reverse).
 """
-from enzyme_cc.ir.lexer import is_fp
+from enzyme_cc.ir.lexer import is_fp, float_cast
 from .registry import reverse, forward, call_rule, is_inactive_call
 from .formula import FormulaCompiler
 
@@ -308,10 +308,8 @@ def convert_float(ctx, v, from_ty, to_ty):
     """fpext/fptrunc between float types (a rule's partial is in the result's type)."""
     if from_ty == to_ty or not (is_fp(from_ty) and is_fp(to_ty)):
         return v
-    bits = {"half": 16, "float": 32, "double": 64, "x86_fp80": 80, "fp128": 128}
     t = ctx.tmp("cv")
-    op = "fpext" if bits.get(from_ty, 64) < bits.get(to_ty, 64) else "fptrunc"
-    ctx.emit(f"{t} = {op} {from_ty} {v} to {to_ty}")
+    ctx.emit(f"{t} = {float_cast(from_ty, to_ty)} {from_ty} {v} to {to_ty}")
     return t
 
 

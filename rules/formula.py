@@ -9,6 +9,7 @@ User-facing description: docs/rules.md.
 import ast
 
 from enzyme_cc.errors import UserError
+from enzyme_cc.ir.lexer import float_cast
 
 # name -> (LLVM intrinsic base or None, libm name); the float variant of a libm name ends in 'f'
 FUNCS = {
@@ -45,7 +46,6 @@ MACROS = {
 }
 
 BUILTINS = ("where", "float")   # where(cond, a, b), float(n)
-_BITS = {"half": 16, "float": 32, "double": 64, "x86_fp80": 80, "fp128": 128}
 _SUFFIX = {"double": "f64", "float": "f32", "x86_fp80": "f80", "fp128": "f128", "half": "f16"}
 _CMP = {ast.Gt: "ogt", ast.GtE: "oge", ast.Lt: "olt", ast.LtE: "ole", ast.Eq: "oeq",
         ast.NotEq: "une"}
@@ -138,8 +138,7 @@ class FormulaCompiler:
                 raise UserError(f"{self.where}: unknown name '{node.id}' in formula")
             val, vty = self.env[node.id]
             if vty != ty and vty in _SUFFIX and ty in _SUFFIX:      # e.g. a float argument of
-                op = "fpext" if _BITS[vty] < _BITS[ty] else "fptrunc"   # a double function
-                return self._inst(f"{op} {vty} {val} to {ty}")
+                return self._inst(f"{float_cast(vty, ty)} {vty} {val} to {ty}")  # of a double fn
             if vty != ty:
                 raise UserError(f"{self.where}: '{node.id}' is {vty}, use float({node.id})")
             return val

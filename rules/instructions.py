@@ -4,7 +4,7 @@ Each rule is a small function registered for its opcode; the synthesis only look
 ctx.p(v) primal value, ctx.s(v) shadow pointer, ctx.add(v, ty, x) accumulate an adjoint,
 ctx.emit(line), ctx.tmp() fresh name.
 """
-from enzyme_cc.ir.lexer import is_fp, join
+from enzyme_cc.ir.lexer import is_fp, join, zero_of
 from .registry import reverse, forward
 
 NOOP_REVERSE = ("getelementptr", "alloca", "icmp", "fcmp", "bitcast", "addrspacecast", "ptrtoint",
@@ -23,10 +23,6 @@ def _no_adjoint(ctx, inst, d):
             "icmp", "trunc", "zext", "sext")):
         ctx.error(inst, "integer arithmetic on data that holds a float (bit manipulation of a "
                   "double)", "compute on the float value instead, or mark the function inactive")
-
-
-def _zero(ty):
-    return "0.0" if ty in ("double", "float", "half") else "zeroinitializer"
 
 
 def _bin(ctx, op, ty, a, b, flags=""):
@@ -115,7 +111,7 @@ def _select(ctx, inst, d):
     c, a, b = inst.ops
     if d is None:
         return
-    z = _zero(inst.ty)
+    z = zero_of(inst.ty)
     if ctx.active(a.value):
         t = ctx.tmp()
         ctx.emit(f"{t} = select {c.ty} {ctx.p(c.value)}, {inst.ty} {d}, {inst.ty} {z}")
@@ -149,7 +145,7 @@ def _insertvalue(ctx, inst, d):
         ctx.add(elem.value, elem.ty, t)
     if ctx.active(agg.value):
         t = ctx.tmp()
-        ctx.emit(f"{t} = insertvalue {agg.ty} {d}, {elem.ty} {_zero(elem.ty)}, {idx}")
+        ctx.emit(f"{t} = insertvalue {agg.ty} {d}, {elem.ty} {zero_of(elem.ty)}, {idx}")
         ctx.add(agg.value, agg.ty, t)
 
 
@@ -199,10 +195,10 @@ def _store(ctx, inst, d):
     if ctx.active(val.value):
         t = ctx.tmp()
         ctx.emit(f"{t} = load {val.ty}, ptr {sp}")
-        ctx.emit(f"store {val.ty} {_zero(val.ty)}, ptr {sp}")
+        ctx.emit(f"store {val.ty} {zero_of(val.ty)}, ptr {sp}")
         ctx.add(val.value, val.ty, t)
     else:
-        ctx.emit(f"store {val.ty} {_zero(val.ty)}, ptr {sp}")
+        ctx.emit(f"store {val.ty} {zero_of(val.ty)}, ptr {sp}")
 
 
 # ---- forward sweep: shadow pointers beside the primal ------------------------------------------

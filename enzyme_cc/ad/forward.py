@@ -9,7 +9,8 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp
 from enzyme_cc.rules import FORWARD, TANGENT
 from .activity import carries_float
-from .reverse import Synth, FwdCtx, zero_of
+from enzyme_cc.ir.lexer import zero_of
+from .reverse import Synth, FwdCtx
 
 _PLACEHOLDER = re.compile(r"@@TAN:([^@]+)@@")
 

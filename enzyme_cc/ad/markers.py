@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp, tokenize, parse_type, split_fields
+from enzyme_cc.ir.lexer import is_fp, tokenize, parse_type, split_fields, float_cast
 from .diagnostics import located
 
 MARKERS = ("enzyme_dup", "enzyme_dupnoneed", "enzyme_const", "enzyme_out", "enzyme_active",
@@ -263,17 +263,13 @@ def _convert(lines, tmp, val, from_ty, to_ty):
         return val
     t = tmp()
     if is_fp(from_ty) and is_fp(to_ty):
-        op = "fpext" if _fbits(from_ty) < _fbits(to_ty) else "fptrunc"
+        op = float_cast(from_ty, to_ty)
     elif from_ty.startswith("i") and to_ty.startswith("i"):
         op = "sext" if int(from_ty[1:]) < int(to_ty[1:]) else "trunc"
     else:
         raise UserError(f"cannot pass a {from_ty} argument as {to_ty}")
     lines.append(f"{t} = {op} {from_ty} {val} to {to_ty}")
     return t
-
-
-def _fbits(ty):
-    return {"half": 16, "float": 32, "double": 64, "x86_fp80": 80, "fp128": 128}.get(ty, 64)
 
 
 def _leaves(ty):

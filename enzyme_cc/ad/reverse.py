@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp, type_size, join
+from enzyme_cc.ir.lexer import is_fp, type_size, join, zero_of
 from enzyme_cc.ir.model import Inst, Operand
 from enzyme_cc.rules import REVERSE, FORWARD
 from .activity import Activity, carries_float
@@ -40,15 +40,6 @@ def local_name(name: str) -> str:
         inner = body[1:-1]
         return "%n." + re.sub(r"[^-\w.$]", "_", inner) + "." + hashlib.sha1(inner.encode()).hexdigest()[:6]
     return "%v" + body if body.isdigit() else "%n." + body
-
-
-_FLOAT_ZERO = {"double": "0.0", "float": "0.0", "half": "0.0", "bfloat": "0xR0000",
-               "x86_fp80": "0xK00000000000000000000", "fp128": "0xL00000000000000000000000000000000"}
-
-
-def zero_of(ty: str) -> str:
-    """The zero constant of a type, as IR text."""
-    return _FLOAT_ZERO.get(ty, "zeroinitializer")
 
 
 class Synth:

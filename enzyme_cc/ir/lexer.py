@@ -102,6 +102,21 @@ def parse_value(toks, i):
     return t, i + 1
 
 
+_FLOAT_BITS = {"half": 16, "bfloat": 16, "float": 32, "double": 64, "x86_fp80": 80, "fp128": 128}
+_FLOAT_ZERO = {"double": "0.0", "float": "0.0", "half": "0.0", "bfloat": "0xR0000",
+               "x86_fp80": "0xK00000000000000000000", "fp128": "0xL00000000000000000000000000000000"}
+
+
+def zero_of(ty: str) -> str:
+    """The zero constant of a type, as IR text."""
+    return _FLOAT_ZERO.get(ty, "zeroinitializer")
+
+
+def float_cast(from_ty: str, to_ty: str) -> str:
+    """The cast between two float types: fpext to a wider one, fptrunc to a narrower one."""
+    return "fpext" if _FLOAT_BITS.get(from_ty, 64) < _FLOAT_BITS.get(to_ty, 64) else "fptrunc"
+
+
 def is_float_type(ty: str) -> bool:
     return ty in FLOAT_TYPES
 
