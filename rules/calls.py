@@ -74,9 +74,7 @@ def _fwd_call(ctx, inst, before):
             from .registry import allocator
             n = inst.ops[(allocator(inst.callee) or (0,))[0]]
             nv = ctx.p(n.value) if n.is_local else n.value
-            ctx.emit(f"call void @llvm.memset.p0.i64(ptr {s}, i8 0, i64 {nv}, i1 false)")
-            synth.gen.declare_raw("@llvm.memset.p0.i64",
-                                  "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)")
+            synth.gen.zero_memory(ctx.emit, s, nv)
         return None
     if kind == "memcpy" and not before and len(inst.ops) >= 3 and not fwd_mode:
         dst, src, n = inst.ops[:3]
@@ -128,10 +126,7 @@ def _rev_call(ctx, inst, d):
         dst, n = inst.ops[0], inst.ops[2]
         if ctx.shadowed(dst.value):
             nv = ctx.p(n.value)
-            ctx.emit(f"call void @llvm.memset.p0.{n.ty}(ptr {ctx.s(dst.value)}, i8 0, {n.ty} {nv}, "
-                     "i1 false)")
-            ctx.gen().declare_raw(f"@llvm.memset.p0.{n.ty}",
-                                  f"declare void @llvm.memset.p0.{n.ty}(ptr, i8, {n.ty}, i1)")
+            ctx.gen().zero_memory(ctx.emit, ctx.s(dst.value), nv, n.ty)
     elif kind == "alloc":
         if inst.name in ctx.synth.freed:
             from .registry import allocator
@@ -233,13 +228,12 @@ def _realloc_forward(ctx, inst):
     ctx.emit(f"{q} = call ptr @malloc(i64 {nv})")
     ctx.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {q}, ptr {pv}, i64 {keep}, i1 false)")
     ctx.emit(f"{sq} = call ptr @malloc(i64 {nv})")
-    ctx.emit(f"call void @llvm.memset.p0.i64(ptr {sq}, i8 0, i64 {nv}, i1 false)")
+    gen.zero_memory(ctx.emit, sq, nv)
     ctx.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {sq}, ptr {ps}, i64 {keep}, i1 false)")
     for name, line in (("@malloc", "declare ptr @malloc(i64)"),
                        ("@malloc_usable_size", "declare i64 @malloc_usable_size(ptr)"),
                        ("@llvm.umin.i64", "declare i64 @llvm.umin.i64(i64, i64)"),
-                       ("@llvm.memcpy.p0.p0.i64", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)"),
-                       ("@llvm.memset.p0.i64", "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)")):
+                       ("@llvm.memcpy.p0.p0.i64", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")):
         gen.declare_raw(name, line)
 
 
@@ -355,6 +349,4 @@ def _rev_memcpy(ctx, inst):
             fn = ctx.gen().memcpy_adjoint(kind)
             ctx.emit(f"call void @{fn}(ptr {dd}, ptr {_at(ctx, ctx.s(src.value), off)}, i64 {nv})")
         else:
-            ctx.emit(f"call void @llvm.memset.p0.{n.ty}(ptr {dd}, i8 0, {n.ty} {nv}, i1 false)")
-            ctx.gen().declare_raw(f"@llvm.memset.p0.{n.ty}",
-                                  f"declare void @llvm.memset.p0.{n.ty}(ptr, i8, {n.ty}, i1)")
+            ctx.gen().zero_memory(ctx.emit, dd, nv, n.ty)

@@ -326,8 +326,7 @@ def _fwd_alloca(ctx, inst, before):
     else:
         cnt = f", {count.ty} {ctx.p(count.value) if count.is_local else count.value}" if count else ""
         ctx.emit(f"{s} = alloca {inst.src_ty}{cnt}, align 16")
-        ctx.emit(f"call void @llvm.memset.p0.i64(ptr {s}, i8 0, i64 {nbytes}, i1 false)")
-        synth.gen.declare_raw("@llvm.memset.p0.i64", "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)")
+        synth.gen.zero_memory(ctx.emit, s, nbytes)
 
 
 @reverse("alloca")

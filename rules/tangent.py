@@ -114,10 +114,7 @@ def _t_call(ctx, inst):
         if ctx.shadowed(dst.value):
             srcs = ctx.s(src.value) if ctx.shadowed(src.value) else None
             if srcs is None:
-                ctx.emit(f"call void @llvm.memset.p0.{n.ty}(ptr {ctx.s(dst.value)}, i8 0, {n.ty} "
-                         f"{ctx.p(n.value)}, i1 false)")
-                ctx.gen().declare_raw(f"@llvm.memset.p0.{n.ty}",
-                                      f"declare void @llvm.memset.p0.{n.ty}(ptr, i8, {n.ty}, i1)")
+                ctx.gen().zero_memory(ctx.emit, ctx.s(dst.value), ctx.p(n.value), n.ty)
             else:
                 ctx.emit(f"call void @llvm.memmove.p0.p0.{n.ty}(ptr {ctx.s(dst.value)}, ptr {srcs}, "
                          f"{n.ty} {ctx.p(n.value)}, i1 false)")
@@ -127,10 +124,7 @@ def _t_call(ctx, inst):
     if kind == "memset":
         dst, n = inst.ops[0], inst.ops[2]
         if ctx.shadowed(dst.value):
-            ctx.emit(f"call void @llvm.memset.p0.{n.ty}(ptr {ctx.s(dst.value)}, i8 0, {n.ty} "
-                     f"{ctx.p(n.value)}, i1 false)")
-            ctx.gen().declare_raw(f"@llvm.memset.p0.{n.ty}",
-                                  f"declare void @llvm.memset.p0.{n.ty}(ptr, i8, {n.ty}, i1)")
+            ctx.gen().zero_memory(ctx.emit, ctx.s(dst.value), ctx.p(n.value), n.ty)
         return None
     if kind == "free":
         if inst.ops and ctx.shadowed(inst.ops[0].value):

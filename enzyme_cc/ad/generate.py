@@ -65,6 +65,12 @@ class Generator:
             self.decls[name] = f"{name} = internal global {ty} zeroinitializer, align 16"
         return name
 
+    def zero_memory(self, emit, ptr: str, nbytes: str, ity: str = "i64"):
+        """Emit `memset(ptr, 0, nbytes)` (declaring the intrinsic when the module lacks it)."""
+        emit(f"call void @llvm.memset.p0.{ity}(ptr {ptr}, i8 0, {ity} {nbytes}, i1 false)")
+        self.declare_raw(f"@llvm.memset.p0.{ity}",
+                         f"declare void @llvm.memset.p0.{ity}(ptr, i8, {ity}, i1)")
+
     def need_aggregate_add(self, ty: str):
         self.helpers.add(("aggadd", ty))
 
