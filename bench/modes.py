@@ -6,10 +6,10 @@
 The map y = F(x), x and y in R^n (each y_i a nonlinear mix of all x_j), is differentiated by
   fwd       n calls of __enzyme_fwddiff (one column each),
   vec4      n/4 calls of __enzyme_fwddiff with enzyme_width 4 (four columns each),
+  vec8      n/8 calls with enzyme_width 8,
   rev       n calls of __enzyme_autodiff (one row each, seeded output shadow),
 each Jacobian checked against the others before timing; prints the median time per Jacobian
-and per direction. Vector mode currently runs the width-1 derivative once per lane, so vec4 is
-not expected to beat fwd yet.
+and per direction. Vector mode runs the primal once per call and the lanes side by side.
 """
 import argparse
 import os
@@ -36,7 +36,7 @@ __attribute__((noinline)) void F(const double *x, double *y) {
   }
 }
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
-static double J[3][N][N];
+static double J[4][N][N];
 static void fwd(const double *x) {
   double y[N], dy[N], dx[N];
   for (int j = 0; j < N; j++) {
@@ -45,21 +45,24 @@ static void fwd(const double *x) {
     for (int i = 0; i < N; i++) J[0][i][j] = dy[i];
   }
 }
-static void vec4(const double *x) {
-  double y[N], dy[4][N], dx[4][N];
-  for (int j = 0; j < N; j += 4) {
-    for (int l = 0; l < 4; l++) for (int k = 0; k < N; k++) dx[l][k] = k == j + l;
-    __enzyme_fwddiff((void *)F, enzyme_width, 4, enzyme_dupv, sizeof(dx[0]), x, dx,
-                     enzyme_dupv, sizeof(dy[0]), y, dy);
-    for (int l = 0; l < 4; l++) for (int i = 0; i < N; i++) J[1][i][j + l] = dy[l][i];
-  }
+#define VEC(W) \
+static void vec##W(const double *x) { \
+  double y[N], dy[W][N], dx[W][N]; \
+  for (int j = 0; j < N; j += W) { \
+    for (int l = 0; l < W; l++) for (int k = 0; k < N; k++) dx[l][k] = k == j + l; \
+    __enzyme_fwddiff((void *)F, enzyme_width, W, enzyme_dupv, sizeof(dx[0]), x, dx, \
+                     enzyme_dupv, sizeof(dy[0]), y, dy); \
+    for (int l = 0; l < W; l++) for (int i = 0; i < N; i++) J[W / 4][i][j + l] = dy[l][i]; \
+  } \
 }
+VEC(4)
+VEC(8)
 static void rev(const double *x) {
   double y[N], dy[N], dx[N];
   for (int i = 0; i < N; i++) {
     for (int k = 0; k < N; k++) { dy[k] = k == i; dx[k] = 0; }
     __enzyme_autodiff((void *)F, x, dx, enzyme_dupnoneed, y, dy);
-    for (int j = 0; j < N; j++) J[2][i][j] = dx[j];
+    for (int j = 0; j < N; j++) J[3][i][j] = dx[j];
   }
 }
 static int cmp(const void *a, const void *b) { double d = *(double *)a - *(double *)b; return (d > 0) - (d < 0); }
@@ -67,16 +70,16 @@ int main(int argc, char **argv) {
   int reps = atoi(argv[1]);
   double x[N];
   for (int k = 0; k < N; k++) x[k] = 0.1 * (k + 1);
-  void (*ways[3])(const double *) = {fwd, vec4, rev};
-  const char *names[3] = {"fwd", "vec4", "rev"};
-  for (int w = 0; w < 3; w++) ways[w](x);
-  for (int w = 1; w < 3; w++)
+  void (*ways[4])(const double *) = {fwd, vec4, vec8, rev};
+  const char *names[4] = {"fwd", "vec4", "vec8", "rev"};
+  for (int w = 0; w < 4; w++) ways[w](x);
+  for (int w = 1; w < 4; w++)
     for (int i = 0; i < N; i++) for (int j = 0; j < N; j++)
       if (fabs(J[w][i][j] - J[0][i][j]) > 1e-9 * (1 + fabs(J[0][i][j]))) {
         printf("MISMATCH %s J[%d][%d] %g vs fwd %g\n", names[w], i, j, J[w][i][j], J[0][i][j]);
         return 1;
       }
-  for (int w = 0; w < 3; w++) {
+  for (int w = 0; w < 4; w++) {
     double t[9];
     for (int r = 0; r < 9; r++) { double t0 = now(); for (int k = 0; k < reps; k++) ways[w](x); t[r] = (now() - t0) / reps; }
     qsort(t, 9, sizeof t[0], cmp);
@@ -89,7 +92,7 @@ int main(int argc, char **argv) {
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=8, help="dimension (a multiple of 4)")
+    ap.add_argument("--n", type=int, default=8, help="dimension (a multiple of 8)")
     ap.add_argument("--reps", type=int, default=2000)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:

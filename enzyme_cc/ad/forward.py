@@ -1,6 +1,11 @@
 """Forward-mode synthesis (`__enzyme_fwddiff`): one sweep computing each active value's tangent
 beside it. Shadow pointers and shadow allocations come from the same FORWARD rules as the reverse
-mode's forward sweep; tangents of floats from the TANGENT rules."""
+mode's forward sweep; tangents of floats from the TANGENT rules.
+
+Vector mode (`enzyme_width N`): the primal runs once and every rule runs once per lane right after
+it, so the N tangents of an instruction sit next to each other (LLVM's SLP vectorizer packs them).
+Lane k's shadows and tangents are named with a `.L<k>` suffix; `synth.lane` selects the lane the
+rules currently see."""
 from __future__ import annotations
 
 import re
@@ -12,7 +17,7 @@ from .activity import carries_float
 from enzyme_cc.ir.lexer import zero_of
 from .reverse import Synth, FwdCtx
 
-_PLACEHOLDER = re.compile(r"@@TAN:([^@]+)@@")
+_PLACEHOLDER = re.compile(r"@@TAN:(\d+):([^@]+)@@")
 
 
 class TanCtx(FwdCtx):
@@ -23,7 +28,7 @@ class TanCtx(FwdCtx):
     def t(self, v: str, ty: str) -> str:
         """Tangent of operand v (zero for constants and inactive values)."""
         if v in self.act.active:
-            return self.synth.tan.get(v, f"@@TAN:{v}@@")
+            return self.synth.tan.get(v, f"@@TAN:{self.synth.lane}:{v}@@")
         return zero_of(ty)
 
     def error(self, inst, why, hint):
@@ -33,25 +38,49 @@ class TanCtx(FwdCtx):
 class ForwardSynth(Synth):
     """mode 'forward': tangents; `callee=True` returns {primal, tangent} for use by a caller."""
 
-    def __init__(self, gen, fn, arg_act, callee: bool, hints=None):
+    def __init__(self, gen, fn, arg_act, callee: bool, hints=None, width: int = 1):
         super().__init__(gen, fn, arg_act, False, "forward", hints or {})
         self.callee = callee
-        self.tan: dict[str, str] = {}
-        for p, a in zip(fn.params, arg_act):
-            if a == "active":
-                self.tan[p.name] = self.tname(p.name)
+        self.width, self.lane = width, 0
+        self.tans: list[dict[str, str]] = [{} for _ in range(width)]
+        for self.lane in range(width):
+            for p, a in zip(fn.params, arg_act):
+                if a == "active":
+                    self.tan[p.name] = self.tname(p.name)
+        self.lane = 0
+
+    @property
+    def tan(self) -> dict[str, str]:
+        """Tangents of the current lane."""
+        return self.tans[self.lane]
+
+    def _suffix(self) -> str:
+        return f".L{self.lane}" if self.width > 1 else ""
 
     def tname(self, v: str) -> str:
-        return "%ad.t." + self.r(v)[1:].replace('"', "")
+        return "%ad.t." + self.r(v)[1:].replace('"', "") + self._suffix()
+
+    def sname(self, v: str) -> str:
+        return super().sname(v) + self._suffix()
+
+    def lanes(self):
+        """Iterate over the lanes, leaving `self.lane` set to each in turn (and 0 after)."""
+        for self.lane in range(self.width):
+            yield self.lane
+        self.lane = 0
+
+    def vec(self, ty: str) -> str:
+        """Type of the N tangents (or shadows) of a value of type ty."""
+        return ty if self.width == 1 else f"[{self.width} x {ty}]"
 
     def ret_type(self) -> str:
         ret = self.fn.ret_ty
         if not self.callee:
-            return ret if is_fp(ret) or carries_float(ret) else "void"
+            return self.vec(ret) if is_fp(ret) or carries_float(ret) else "void"
         if carries_float(ret):
-            return "{ " + ret + ", " + ret + " }"
+            return "{ " + ret + ", " + self.vec(ret) + " }"
         if ret == "ptr" and self.returns_shadow():
-            return "{ ptr, ptr }"
+            return "{ ptr, " + self.vec("ptr") + " }"
         return ret
 
     def build(self):
@@ -64,35 +93,54 @@ class ForwardSynth(Synth):
                 self._one(ctx, inst)
             self._term(ctx, b)
         text = "\n".join(lines)
-        return _PLACEHOLDER.sub(lambda m: self.tan.get(m.group(1), "0.0"), text).split("\n")
+        return _PLACEHOLDER.sub(lambda m: self.tans[int(m.group(1))].get(m.group(2), "0.0"),
+                                text).split("\n")
 
     def _one(self, ctx, inst):
         if inst.op == "phi":
             ctx.lines.append(self.print_primal(inst))
             rule = FORWARD.get("phi")
-            rule(ctx, inst, before=False)
-            if inst.name in self.act.active:
-                name = self.tname(inst.name)
-                inc = ", ".join(f"[ {ctx.t(v, inst.ty)}, {self.r(b)} ]" for v, b in inst.incoming)
-                ctx.lines.append(f"{name} = phi {inst.ty} {inc}")
-                self.tan[inst.name] = name
+            for _ in self.lanes():
+                rule(ctx, inst, before=False)
+                if inst.name in self.act.active:
+                    name = self.tname(inst.name)
+                    inc = ", ".join(f"[ {ctx.t(v, inst.ty)}, {self.r(b)} ]" for v, b in inst.incoming)
+                    ctx.lines.append(f"{name} = phi {inst.ty} {inc}")
+                    self.tan[inst.name] = name
+            return
+        active = inst.name in self.act.active
+        if self.width > 1 and inst.op == "call" and self._calls_derivative(ctx, inst):
+            # one call of the callee's vector derivative computes the primal and all N lanes
+            tans = self.gen.emit_forward_call(ctx, inst)
+            for lane in self.lanes():
+                if active:
+                    self.tan[inst.name] = tans[lane] if tans else zero_of(inst.ty)
             return
         fwd = FORWARD.get(inst.op)
-        keep = fwd(ctx, inst, before=True) is not False if fwd else True
+        keep = True
+        if fwd:
+            keep = all([fwd(ctx, inst, before=True) is not False for _ in self.lanes()])
         if keep:
             ctx.lines.append(self.print_primal(inst))
-        if fwd:
-            fwd(ctx, inst, before=False)
-        active = inst.name in self.act.active
         if not active and inst.op not in ("store", "call"):
+            for _ in self.lanes():
+                if fwd:
+                    fwd(ctx, inst, before=False)
             return                         # no tangent; side effects only matter for these
         rule = TANGENT.get(inst.op)
         if rule is None:
             raise UserError(self.where(inst) + f": cannot differentiate instruction "
                             f"'{inst.op}' in forward mode (no tangent rule)")
-        t = rule(ctx, inst)
-        if active:
-            self.tan[inst.name] = t if t is not None else zero_of(inst.ty)
+        for _ in self.lanes():
+            if fwd:
+                fwd(ctx, inst, before=False)
+            t = rule(ctx, inst)
+            if active:
+                self.tan[inst.name] = t if t is not None else zero_of(inst.ty)
+
+    def _calls_derivative(self, ctx, inst) -> bool:
+        from enzyme_cc.rules.calls import call_kind, _involved
+        return call_kind(ctx, inst) == "diff" and _involved(ctx, inst)
 
     def _term(self, ctx, b):
         t = b.term
@@ -106,15 +154,23 @@ class ForwardSynth(Synth):
             ctx.lines.append("ret void")
             return
         v = t.ops[0] if t.ops else None
-        if not self.callee:
-            ctx.lines.append(f"ret {rty} {ctx.t(v.value, v.ty)}")
-            return
-        if rty == self.fn.ret_ty:
+        if rty == self.fn.ret_ty and self.callee:
             ctx.lines.append(f"ret {rty} {self.r(v.value) if v.is_local else v.value}")
             return
-        second = ctx.t(v.value, v.ty) if carries_float(v.ty) else ctx.s(v.value)
+        tangents = [ctx.t(v.value, v.ty) if carries_float(v.ty) else ctx.s(v.value)
+                    for _ in self.lanes()]
+        second = tangents[0]
+        if self.width > 1:
+            second = "poison"
+            for k, tv in enumerate(tangents):
+                nxt = self.tmp("rv")
+                ctx.lines.append(f"{nxt} = insertvalue {self.vec(v.ty)} {second}, {v.ty} {tv}, {k}")
+                second = nxt
+        if not self.callee:
+            ctx.lines.append(f"ret {rty} {second}")
+            return
         a = self.tmp("r")
         prim = self.r(v.value) if v.is_local else v.value
         ctx.lines.append(f"{a} = insertvalue {rty} poison, {v.ty} {prim}, 0")
-        ctx.lines.append(f"{a}.1 = insertvalue {rty} {a}, {v.ty} {second}, 1")
+        ctx.lines.append(f"{a}.1 = insertvalue {rty} {a}, {self.vec(v.ty)} {second}, 1")
         ctx.lines.append(f"ret {rty} {a}.1")

@@ -266,17 +266,20 @@ class Generator:
         return self.done[key]
 
     # ---- forward mode --------------------------------------------------------------------------
-    def forward(self, fn_name: str, acts: list[str], callee: bool, hints=None) -> tuple[str, str]:
+    def forward(self, fn_name: str, acts: list[str], callee: bool, hints=None,
+                width: int = 1) -> tuple[str, str]:
         """Forward-mode derivative: (name, return type). acts: 'active' (value + tangent),
-        'dup' (pointer + shadow), 'const'."""
-        key = (fn_name, tuple(acts), callee, "forward")
+        'dup' (pointer + shadow), 'const'. Width N > 1: N shadows/tangents per argument, N
+        tangents returned as an array."""
+        key = (fn_name, tuple(acts), callee, "forward", width)
         if key in self.done:
             return self.done[key]
         from .forward import ForwardSynth
         fn = self.module.function(fn_name)
         self.counter += 1
-        name = f"@fwddiffe.{fn_name[1:].strip(chr(34))}.{self.counter}"
-        synth = ForwardSynth(self, fn, acts, callee, hints or {})
+        vec = f"{width}." if width > 1 else ""
+        name = f"@fwddiffe.{vec}{fn_name[1:].strip(chr(34))}.{self.counter}"
+        synth = ForwardSynth(self, fn, acts, callee, hints or {}, width)
         rty = synth.ret_type()
         self.done[key] = (name, rty)
         try:
@@ -287,22 +290,24 @@ class Generator:
         params = []
         for p, a in zip(fn.params, acts):
             params.append(f"{p.ty} {local_name(p.name)}")
-            if a == "dup":
-                params.append(f"{p.ty} {synth.sname(p.name)}")
-            elif a == "active":
-                params.append(f"{p.ty} {synth.tname(p.name)}")
+            for _ in synth.lanes():
+                if a == "dup":
+                    params.append(f"{p.ty} {synth.sname(p.name)}")
+                elif a == "active":
+                    params.append(f"{p.ty} {synth.tname(p.name)}")
         self.out.append(f"define internal {rty} {name}({', '.join(params)}) {self.fn_attrs(fn)} {{\n"
                         + "\n".join(body) + "\n}\n")
         return name, rty
 
-    def forward_indirect(self, inst, acts):
+    def forward_indirect(self, inst, acts, width: int = 1):
         """Dispatcher over the forward derivatives of an indirect call's possible targets."""
         tys = self.param_types(inst)
-        key = ("fwd-indirect", inst.ty, tuple(tys), tuple(acts))
+        key = ("fwd-indirect", inst.ty, tuple(tys), tuple(acts), width)
         if key in self.done:
             return self.done[key]
         targets = self.indirect_targets(inst, tys)
-        targets, parts = self._derivable(targets, lambda t: self.forward(t, acts, callee=True))
+        targets, parts = self._derivable(targets, lambda t: self.forward(t, acts, callee=True,
+                                                                         width=width))
         rty = parts[0][1]
         self.counter += 1
         name = f"@fwd.indirect.{self.counter}"
@@ -310,28 +315,33 @@ class Generator:
         for k, (ty, a) in enumerate(zip(tys, acts)):
             params.append(f"{ty} %a{k}")
             names.append(f"{ty} %a{k}")
-            if a != "const":
-                params.append(f"{'ptr' if a == 'dup' else ty} %s{k}")
-                names.append(f"{'ptr' if a == 'dup' else ty} %s{k}")
+            for lane in range(width) if a != "const" else ():
+                params.append(f"{'ptr' if a == 'dup' else ty} %s{k}.{lane}")
+                names.append(f"{'ptr' if a == 'dup' else ty} %s{k}.{lane}")
         self.out.append(self._dispatcher(name, rty, params, names, targets, [p[0] for p in parts]))
         self.helpers.add(("badcall",))
         self.done[key] = (name, rty)
         return self.done[key]
 
     def emit_forward_call(self, ctx, inst):
-        """In a forward-mode caller: call the callee's forward derivative; returns the tangent."""
+        """In a forward-mode caller: call the callee's forward derivative. Returns the tangent
+        (width 1) or the list of N lane tangents (vector mode); pointer results get their
+        shadows named for the caller."""
         synth = ctx.synth
+        width = getattr(synth, "width", 1)
         acts = self.call_activity(inst, synth.act)
         indirect = inst.callee.startswith("%")
-        name, rty = self.forward_indirect(inst, acts) if indirect else \
-            self.forward(inst.callee, acts, callee=True, hints=self.call_hints(synth, inst))
+        name, rty = self.forward_indirect(inst, acts, width) if indirect else \
+            self.forward(inst.callee, acts, callee=True, hints=self.call_hints(synth, inst),
+                         width=width)
         args = [f"ptr {ctx.p(inst.callee)}"] if indirect else []
         for ty, o, a in zip(self.param_types(inst), inst.ops, acts):
             args.append(f"{ty} {ctx.p(o.value) if o.is_local else o.value}")
-            if a == "dup":
-                args.append(f"ptr {ctx.s(o.value)}")
-            elif a == "active":
-                args.append(f"{ty} {ctx.t(o.value, o.ty)}")
+            for _ in synth.lanes() if width > 1 else (0,):
+                if a == "dup":
+                    args.append(f"ptr {ctx.s(o.value)}")
+                elif a == "active":
+                    args.append(f"{ty} {ctx.t(o.value, o.ty)}")
         call = f"call {rty} {name}({', '.join(args)})"
         if rty == "void" or not inst.name:
             ctx.emit(call)
@@ -342,12 +352,17 @@ class Generator:
         t = synth.tmp("fr")
         ctx.emit(f"{t} = {call}")
         ctx.emit(f"{synth.r(inst.name)} = extractvalue {rty} {t}, 0")
-        if inst.ty == "ptr":
-            ctx.emit(f"{synth.sname(inst.name)} = extractvalue {rty} {t}, 1")
-            return None
-        tan = synth.tmp("ft")
-        ctx.emit(f"{tan} = extractvalue {rty} {t}, 1")
-        return tan
+        out = []
+        for lane in synth.lanes() if width > 1 else (None,):
+            idx = "1" if lane is None else f"1, {lane}"
+            if inst.ty == "ptr":
+                ctx.emit(f"{synth.sname(inst.name)} = extractvalue {rty} {t}, {idx}")
+                out.append(None)
+                continue
+            tan = synth.tmp("ft")
+            ctx.emit(f"{tan} = extractvalue {rty} {t}, {idx}")
+            out.append(tan)
+        return out if width > 1 else out[0]
 
     def _call_args(self, ctx, inst, acts, get_p, get_s):
         args = [f"ptr {get_p(inst.callee)}"] if inst.callee.startswith("%") else []
@@ -537,10 +552,11 @@ class Generator:
             else:
                 hints = self.request_hints(req)
                 if req.mode == "forward":
-                    name, rty = self.forward(req.fn, req.acts, callee=False, hints=hints)
+                    name, rty = self.forward(req.fn, req.acts, callee=False, hints=hints,
+                                             width=getattr(req, "width", 1))
                 else:
                     name, rty = self.gradient(req.fn, req.acts, req.ret_active, hints)
-                if getattr(req, "lanes", None):
+                if getattr(req, "vector_args", None) is not None:
                     new = rewrite_vector_call(self, req, name, rty)
                     if req.inst.op == "invoke":
                         new.append(f"br label {req.inst.targets[0]}")

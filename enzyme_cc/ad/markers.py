@@ -176,7 +176,9 @@ def _vector_request(module, caller, inst, target, ops, where, sret):
         width = int(ops[2].value)
     except ValueError:
         raise UserError(f"{where}: enzyme_width needs a constant width, got '{ops[2].value}'")
-    lanes = [[] for _ in range(width)]        # per lane: (type, value text, pre-instructions)
+    if width < 1:
+        raise UserError(f"{where}: enzyme_width must be at least 1, got {width}")
+    args = []           # the generated function's arguments: (type, value text, pre-instructions)
     acts, k = [], 3
     for p in target.params:
         tag = _marker_of(caller, ops[k].value) if k < len(ops) else None
@@ -187,13 +189,22 @@ def _vector_request(module, caller, inst, target, ops, where, sret):
         if tag is None:
             tag = "enzyme_dup" if p.ty == "ptr" or is_fp(p.ty) else "enzyme_const"
         if tag in ("enzyme_dupv", "enzyme_dupnoneedv"):
+            if k + 2 >= len(ops):
+                raise UserError(f"{where}: {tag} needs a byte stride, the value and its shadows")
             stride, val, base = ops[k], ops[k + 1], ops[k + 2]
             k += 3
+            args.append((p.ty, val.value, []))
             for lane in range(width):
-                pre = [f"%ad.vo{inst.line}.{len(acts)}.{lane} = mul i64 {stride.value}, {lane}",
-                       f"%ad.vs{inst.line}.{len(acts)}.{lane} = getelementptr i8, ptr {base.value}, "
-                       f"i64 %ad.vo{inst.line}.{len(acts)}.{lane}"]
-                lanes[lane] += [(p.ty, val.value, []), ("ptr", f"%ad.vs{inst.line}.{len(acts)}.{lane}", pre)]
+                off, sh = f"%ad.vo{inst.line}.{len(acts)}.{lane}", f"%ad.vs{inst.line}.{len(acts)}.{lane}"
+                pre = [f"{off} = mul {stride.ty} {stride.value}, {lane}"]
+                if stride.ty != "i64":
+                    pre.append(f"{off}.w = sext {stride.ty} {off} to i64")
+                    off += ".w"
+                pre.append(f"{sh} = getelementptr i8, ptr {base.value}, i64 {off}")
+                if p.ty != "ptr":                  # a float: its N tangents are read from memory
+                    pre.append(f"{sh}.v = load {p.ty}, ptr {sh}")
+                    sh += ".v"
+                args.append((p.ty, sh, pre))
             acts.append("dup" if p.ty == "ptr" else "active")
         elif tag in ("enzyme_dup", "enzyme_dupnoneed") and (p.ty == "ptr" or is_fp(p.ty)):
             val = ops[k]
@@ -202,12 +213,11 @@ def _vector_request(module, caller, inst, target, ops, where, sret):
                 raise UserError(f"{where}: parameter {len(acts) + 1} of '{target.name[1:]}' needs "
                                 f"{width} shadows/tangents (enzyme_width {width})")
             k += 1 + width
-            for lane in range(width):
-                lanes[lane] += [(p.ty, val.value, []), (p.ty, shadows[lane].value, [])]
+            args.append((p.ty, val.value, []))
+            args += [(p.ty, sh.value, []) for sh in shadows]
             acts.append("dup" if p.ty == "ptr" else "active")
         elif tag == "enzyme_const":
-            for lane in range(width):
-                lanes[lane].append((p.ty, ops[k].value, []))
+            args.append((p.ty, ops[k].value, []))
             k += 1
             acts.append("const")
         else:
@@ -216,23 +226,29 @@ def _vector_request(module, caller, inst, target, ops, where, sret):
     if k != len(ops):
         raise UserError(f"{where}: too many arguments to __enzyme_fwddiff for '{target.name[1:]}'")
     req = Request(caller, inst, target.name, acts, [], False, inst.line, sret, "forward")
-    req.lanes = lanes
+    req.vector_args, req.width = args, width
     return req
 
 
 def rewrite_vector_call(gen, req, name, rty) -> list[str]:
-    """One call of the forward derivative per lane, the N tangents packed into the result."""
+    """One call of the vector forward derivative; its N tangents packed into the result."""
     inst = req.inst
-    lines, vals = [], []
-    for lane, args in enumerate(req.lanes):
-        for _, _, pre in args:
-            lines += pre
-        text = ", ".join(f"{ty} {v}" for ty, v, _ in args)
-        if rty == "void":
-            lines.append(f"call void {name}({text})")
-        else:
-            lines.append(f"%ad.lane{req.line}.{lane} = call {rty} {name}({text})")
-            vals.append(f"%ad.lane{req.line}.{lane}")
+    lines = [line for _, _, pre in req.vector_args for line in pre]
+    text = ", ".join(f"{ty} {v}" for ty, v, _ in req.vector_args)
+    vals = []
+    if rty == "void":
+        lines.append(f"call void {name}({text})")
+    else:
+        res = f"%ad.vec{req.line}"
+        lines.append(f"{res} = call {rty} {name}({text})")
+        lane_ty = rty if req.width == 1 else rty[rty.index(" x ") + 3:-1]
+        for lane in range(req.width):
+            if req.width == 1:
+                vals.append(res)
+                continue
+            lines.append(f"{res}.{lane} = extractvalue {rty} {res}, {lane}")
+            vals.append(f"{res}.{lane}")
+        rty = lane_ty
     want = req.sret[0] if req.sret else inst.ty
     if not vals or want == "void" or (not inst.name and not req.sret):
         if inst.name:
