@@ -18,7 +18,7 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.bitcode.libs import find_library
 
 MARKER_BYTES = (b"__enzyme_autodiff", b"__enzyme_fwddiff", b"__enzyme_augmentfwd",
-                b"__enzyme_reverse")
+                b"__enzyme_reverse", b"__enzyme_augmentsize", b"__enzyme_batch")
 
 
 class Stages:

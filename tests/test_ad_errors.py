@@ -51,7 +51,47 @@ int main(void) {
 }
 """
 
+TAPE_TOO_SMALL = """\
+#include <stdio.h>
+int enzyme_allocated, enzyme_tape;
+void __enzyme_augmentfwd(void *, ...);
+void square(double *x, double *y) { *y = *x * *x; }
+
+int main(void) {
+  double x = 2, dx = 0, y, dy = 1, tape[1];
+  __enzyme_augmentfwd((void *)square, enzyme_allocated, 8, enzyme_tape, tape, &x, &dx, &y, &dy);
+  return 0;
+}
+"""
+
+TAPE_IN_AUTODIFF = """\
+#include <stdio.h>
+int enzyme_tape;
+double __enzyme_autodiff(void *, ...);
+double sq(double x) { return x * x; }
+
+int main(void) {
+  char t[64];
+  printf("%f\\n", __enzyme_autodiff((void *)sq, enzyme_tape, t, 2.0));
+  return 0;
+}
+"""
+
+BATCH = """\
+#include <stdio.h>
+double __enzyme_batch(void *, ...);
+double sq(double x) { return x * x; }
+
+int main(void) {
+  printf("%f\\n", __enzyme_batch((void *)sq, 2.0));
+  return 0;
+}
+"""
+
 CASES = {
+    "tape_too_small": (TAPE_TOO_SMALL, ("main",), "__enzyme_augmentfwd((void *)square"),
+    "tape_in_autodiff": (TAPE_IN_AUTODIFF, ("main",), "__enzyme_autodiff((void *)sq"),
+    "batch_unsupported": (BATCH, ("main",), "__enzyme_batch((void *)sq"),
     # name: (source, names that must appear, marker text locating the line)
     "external_no_bitcode": (EXTERNAL, ("uses_mystery", "mystery"), "return mystery(x)"),
     "marker_too_few_args": (TOO_FEW, ("two_args",), "__enzyme_autodiff((void *)two_args"),

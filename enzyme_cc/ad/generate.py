@@ -18,7 +18,8 @@ from .activity import Activity, FREES, carries_float
 from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
 from . import runtime
-from .markers import find_requests, rewrite_call, rewrite_split_call, rewrite_vector_call
+from .markers import (find_requests, rewrite_call, rewrite_split_call, rewrite_tape_size,
+                      rewrite_vector_call)
 from .typeinfo import copy_ranges, TypeInfo
 
 KEEP_FN_ATTRS = ("target-cpu", "target-features", "tune-cpu", "frame-pointer")
@@ -544,7 +545,9 @@ class Generator:
             return self.module.text
         lines = list(self.module._lines)
         for req in requests:
-            if req.mode in ("augment", "split_reverse"):
+            if req.mode == "tape_size":
+                new = rewrite_tape_size(self, req)
+            elif req.mode in ("augment", "split_reverse"):
                 new = rewrite_split_call(self, req, self.split(req.fn, req.acts, req.ret_active,
                                                                self.request_hints(req)))
                 if req.inst.op == "invoke":

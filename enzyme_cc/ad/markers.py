@@ -12,11 +12,13 @@ from .diagnostics import located
 MARKERS = ("enzyme_dup", "enzyme_dupnoneed", "enzyme_const", "enzyme_out", "enzyme_active",
            "enzyme_width", "enzyme_dupv", "enzyme_dupnoneedv", "enzyme_allocated", "enzyme_tape",
            "enzyme_nofree", "enzyme_primal_return", "enzyme_const_return", "enzyme_noret")
-_AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse)[\w.$]*\"?\(")
-_ANY_MARKER = re.compile(r"@\"?[\w.$]*__enzyme_(augmentsize|batch)[\w.$]*\"?\(")
+_AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse|augmentsize)"
+                       r"[\w.$]*\"?\(")
+_ANY_MARKER = re.compile(r"@\"?[\w.$]*__enzyme_(batch)[\w.$]*\"?\(")
 # marker function -> request mode
 MODES = (("__enzyme_autodiff", "reverse"), ("__enzyme_fwddiff", "forward"),
-         ("__enzyme_augmentfwd", "augment"), ("__enzyme_reverse", "split_reverse"))
+         ("__enzyme_augmentfwd", "augment"), ("__enzyme_reverse", "split_reverse"),
+         ("__enzyme_augmentsize", "tape_size"))
 
 
 @dataclass
@@ -50,11 +52,12 @@ def find_requests(module) -> list[Request]:
     for name, (start, end) in module._bodies.items():
         body = "\n".join(module._lines[start:end])
         if _ANY_MARKER.search(body):
-            m = _ANY_MARKER.search(body)
             caller = module.function(name)
-            raise UserError(f"in function '{name[1:]}': {m.group(0)[1:-1]} is not supported yet; "
-                            "hint: use __enzyme_autodiff, __enzyme_fwddiff, __enzyme_augmentfwd "
-                            "or __enzyme_reverse")
+            inst = next(i for i in caller.insts() if i.op in ("call", "invoke")
+                        and "__enzyme_batch" in (i.callee or "")), None)
+            raise UserError(f"{located(module, caller, inst)}: __enzyme_batch (vectorizing the "
+                            "primal) is not supported; hint: call the function in a loop, or use "
+                            "__enzyme_fwddiff with enzyme_width for several tangent directions")
         if not _AUTODIFF.search(body):
             continue
         caller = module.function(name)
@@ -87,10 +90,18 @@ def _request(module, caller, inst, mode) -> Request:
     if target is None:
         raise UserError(f"{where}: function '{fn_val[1:]}' has no bitcode; hint: build the object "
                         "that defines it with enzyme-cc (or enzyme-fc)")
+    if mode == "tape_size":
+        for o in ops[1:]:
+            if _marker_of(caller, o.value) is None:
+                raise UserError(f"{where}: __enzyme_augmentsize takes the function and activity "
+                                f"markers only (enzyme_dup, enzyme_const, ...), got '{o.value}'")
+        return Request(caller, inst, fn_val, [], [], False, inst.line, sret, mode)
     if mode == "forward" and len(ops) > 2 and _marker_of(caller, ops[1].value) == "enzyme_width":
         return _vector_request(module, caller, inst, target, ops, where, sret)
     acts, args, k = [], [], 1
+    opts: dict = {}
     for p in target.params:
+        k = _split_options(caller, ops, k, opts, mode, where, marker)
         if p.ty == "...":
             raise UserError(f"{where}: cannot differentiate variadic function '{fn_val[1:]}'")
         tag = None
@@ -98,10 +109,9 @@ def _request(module, caller, inst, mode) -> Request:
             tag = _marker_of(caller, ops[k].value)
             if tag:
                 k += 1
-        if tag in ("enzyme_width", "enzyme_dupv", "enzyme_dupnoneedv", "enzyme_allocated",
-                   "enzyme_tape", "enzyme_nofree", "enzyme_primal_return", "enzyme_const_return",
-                   "enzyme_noret"):
-            raise UserError(f"{where}: '{tag}' is not supported yet in __enzyme_autodiff")
+        if tag in ("enzyme_width", "enzyme_dupv", "enzyme_dupnoneedv", "enzyme_primal_return",
+                   "enzyme_const_return", "enzyme_noret"):
+            raise UserError(f"{where}: '{tag}' is not supported yet in {marker}")
         if k >= len(ops):
             raise UserError(f"{where}: too few arguments to {marker} for "
                             f"'{fn_val[1:]}' (parameter {len(acts) + 1} of {len(target.params)} missing); "
@@ -143,6 +153,7 @@ def _request(module, caller, inst, mode) -> Request:
         acts.append(act)
     ret_active = is_fp(target.ret_ty)
     extra = []
+    k = _split_options(caller, ops, k, opts, mode, where, marker)
     if mode == "split_reverse":
         # then the derivative of the return value (active float returns), then the tape
         if ret_active:
@@ -152,20 +163,68 @@ def _request(module, caller, inst, mode) -> Request:
             else:
                 raise UserError(f"{where}: {marker} needs the derivative of the return value of "
                                 f"'{fn_val[1:]}' before the tape")
-        if k < len(ops) and _marker_of(caller, ops[k].value) == "enzyme_tape":
+        k = _split_options(caller, ops, k, opts, mode, where, marker)
+        if "tape" not in opts:
+            if k >= len(ops) or ops[k].ty != "ptr":
+                raise UserError(f"{where}: {marker} needs the tape returned by __enzyme_augmentfwd "
+                                "as its last argument (or enzyme_tape, tape)")
+            opts["tape"] = ops[k]
             k += 1
-        if k >= len(ops) or ops[k].ty != "ptr":
-            raise UserError(f"{where}: {marker} needs the tape returned by __enzyme_augmentfwd as "
-                            "its last argument")
-        extra.append(("tape", "ptr", ops[k]))
-        k += 1
+            k = _split_options(caller, ops, k, opts, mode, where, marker)
+        extra.append(("tape", "ptr", opts["tape"]))
+    if "allocated" in opts and "tape" not in opts:
+        raise UserError(f"{where}: enzyme_allocated needs the tape's memory: pass "
+                        "enzyme_tape, buffer (a buffer of __enzyme_augmentsize bytes)")
     if k != len(ops):
         raise UserError(f"{where}: too many arguments to {marker} for '{fn_val[1:]}' "
                         f"({len(ops) - 1} given); hint: mark arguments that have no shadow "
                         "with enzyme_const")
     req = Request(caller, inst, fn_val, acts, args, ret_active, inst.line, sret, mode)
     req.extra = extra
+    req.opts = opts
     return req
+
+
+# Our tape is a header {data, top, capacity} (ad/runtime.py) over a growing byte stack; a caller-
+# allocated tape (enzyme_allocated) holds that header, so its size does not depend on the function.
+TAPE_HEADER_BYTES = 24
+
+
+def _split_options(caller, ops, k, opts, mode, where, marker) -> int:
+    """Consume `enzyme_allocated, size`, `enzyme_tape, tape` and `enzyme_nofree` at ops[k:]."""
+    while k < len(ops):
+        tag = _marker_of(caller, ops[k].value)
+        if tag not in ("enzyme_allocated", "enzyme_tape", "enzyme_nofree"):
+            return k
+        if mode not in ("augment", "split_reverse"):
+            raise UserError(f"{where}: '{tag}' is only valid in __enzyme_augmentfwd and "
+                            f"__enzyme_reverse, not in {marker}; hint: split mode runs "
+                            "__enzyme_augmentfwd, then __enzyme_reverse with its tape")
+        if tag == "enzyme_nofree":
+            if mode != "split_reverse":
+                raise UserError(f"{where}: enzyme_nofree is only valid in __enzyme_reverse; hint: "
+                            "pass it where the tape is consumed")
+            opts["nofree"] = True
+            k += 1
+            continue
+        if k + 1 >= len(ops):
+            raise UserError(f"{where}: '{tag}' must be followed by a value")
+        val = ops[k + 1]
+        if tag == "enzyme_allocated":
+            if val.value.lstrip("-").isdigit() and int(val.value) < TAPE_HEADER_BYTES:
+                raise UserError(f"{where}: the allocated tape has {val.value} bytes, but "
+                                f"{TAPE_HEADER_BYTES} are needed; hint: allocate "
+                                "__enzyme_augmentsize(f, ...) bytes")
+            opts["allocated"] = val
+        else:
+            if val.ty != "ptr":
+                raise UserError(f"{where}: enzyme_tape must be followed by a pointer, got {val.ty}")
+            if mode == "augment" and "allocated" not in opts:
+                raise UserError(f"{where}: enzyme_tape in __enzyme_augmentfwd needs "
+                                "enzyme_allocated, size before it (the buffer's size)")
+            opts["tape"] = val
+        k += 2
+    return k
 
 
 def _vector_request(module, caller, inst, target, ops, where, sret):
@@ -300,6 +359,17 @@ def _leaves(ty):
     return [([], ty)]
 
 
+def rewrite_tape_size(gen, req) -> list[str]:
+    """`__enzyme_augmentsize(f, ...)`: the bytes an enzyme_allocated tape needs."""
+    inst = req.inst
+    if not inst.name:
+        return []
+    if not inst.ty.startswith("i"):
+        raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_augmentsize "
+                        f"must return an integer (size_t), declared as {inst.ty}")
+    return [f"{inst.name} = add {inst.ty} 0, {TAPE_HEADER_BYTES}"]
+
+
 def rewrite_split_call(gen, req, names) -> list[str]:
     """__enzyme_augmentfwd: run the augmented forward on a fresh tape, return the tape (and the
     primal result); __enzyme_reverse: run the reverse on that tape, free it, return adjoints."""
@@ -313,11 +383,15 @@ def rewrite_split_call(gen, req, names) -> list[str]:
     args = []
     for pty, op in req.args:
         args.append(f"{pty} {_convert(lines, tmp, op.value, op.ty, pty) if op.ty != pty else op.value}")
+    opts = getattr(req, "opts", {})
     if req.mode == "augment":
-        h = tmp()
-        lines.append(f"{h} = call ptr @malloc(i64 24)")
+        if "tape" in opts:                  # enzyme_allocated: the header lives in the caller's buffer
+            h = opts["tape"].value
+        else:
+            h = tmp()
+            lines.append(f"{h} = call ptr @malloc(i64 {TAPE_HEADER_BYTES})")
+            gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
         lines.append(f"store {{ ptr, i64, i64 }} zeroinitializer, ptr {h}")
-        gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
         call = f"call {aug_ret} {aug}({', '.join(args + ['ptr ' + h])})"
         want = inst.ty
         if aug_ret == "void" or want == "ptr" or not inst.name:
@@ -347,13 +421,22 @@ def rewrite_split_call(gen, req, names) -> list[str]:
             args.append(f"{ty} {_convert(lines, tmp, op.value, op.ty, ty)}")
         else:
             tape = op.value
+    top = None
+    if opts.get("nofree"):                  # keep the tape as it is: it may be reversed again
+        top = (tmp(), tmp())
+        lines.append(f"{top[0]} = getelementptr i8, ptr {tape}, i64 8")
+        lines.append(f"{top[1]} = load i64, ptr {top[0]}")
     lines.append(f"%ad.rv{req.line} = call {rev_ret} {rev}({', '.join(args + ['ptr ' + tape])})"
                  if rev_ret != "void" else f"call void {rev}({', '.join(args + ['ptr ' + tape])})")
-    b = tmp()
-    lines.append(f"{b} = load ptr, ptr {tape}")
-    lines.append(f"call void @free(ptr {b})")
-    lines.append(f"call void @free(ptr {tape})")
-    gen.declare_raw("@free", "declare void @free(ptr)")
+    if top:
+        lines.append(f"store i64 {top[1]}, ptr {top[0]}")
+    else:
+        b = tmp()
+        lines.append(f"{b} = load ptr, ptr {tape}")
+        lines.append(f"call void @free(ptr {b})")
+        if "allocated" not in opts:         # the header is ours unless the caller allocated it
+            lines.append(f"call void @free(ptr {tape})")
+        gen.declare_raw("@free", "declare void @free(ptr)")
     if not inst.name:
         return lines
     if rev_ret == "void":
