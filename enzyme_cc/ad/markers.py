@@ -53,7 +53,7 @@ def find_requests(module) -> list[Request]:
         body = "\n".join(module._lines[start:end])
         if _ANY_MARKER.search(body):
             caller = module.function(name)
-            inst = next(i for i in caller.insts() if i.op in ("call", "invoke")
+            inst = next((i for i in caller.insts() if i.op in ("call", "invoke")
                         and "__enzyme_batch" in (i.callee or "")), None)
             raise UserError(f"{located(module, caller, inst)}: __enzyme_batch (vectorizing the "
                             "primal) is not supported; hint: call the function in a loop, or use "
