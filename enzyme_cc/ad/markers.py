@@ -294,20 +294,19 @@ def rewrite_vector_call(gen, req, name, rty) -> list[str]:
     inst = req.inst
     lines = [line for _, _, pre in req.vector_args for line in pre]
     text = ", ".join(f"{ty} {v}" for ty, v, _ in req.vector_args)
-    vals = []
+    vals = []                     # (value, type) of every scalar of the N tangents, lane by lane
     if rty == "void":
         lines.append(f"call void {name}({text})")
     else:
         res = f"%ad.vec{req.line}"
         lines.append(f"{res} = call {rty} {name}({text})")
-        lane_ty = rty if req.width == 1 else rty[rty.index(" x ") + 3:-1]
-        for lane in range(req.width):
-            if req.width == 1:
-                vals.append(res)
-                continue
-            lines.append(f"{res}.{lane} = extractvalue {rty} {res}, {lane}")
-            vals.append(f"{res}.{lane}")
-        rty = lane_ty
+        n = [0]
+
+        def xtmp():
+            n[0] += 1
+            return f"{res}.x{n[0]}"
+        for path, sty in _leaves(rty):
+            vals.append((_extract(lines, xtmp, rty, res, path), sty))
     want = req.sret[0] if req.sret else inst.ty
     if not vals or want == "void" or (not inst.name and not req.sret):
         if inst.name:
@@ -323,8 +322,8 @@ def rewrite_vector_call(gen, req, name, rty) -> list[str]:
         n[0] += 1
         return f"%ad.vp{req.line}.{n[0]}"
     acc = "zeroinitializer"
-    for (path, sty), v in zip(slots, vals):
-        v = _convert(lines, tmp, v, rty, sty)
+    for (path, sty), (v, vty) in zip(slots, vals):
+        v = _convert(lines, tmp, v, vty, sty)
         acc = v if not path else _insert(lines, tmp, want, acc, path, sty, v)
     if req.sret:
         lines.append(f"store {want} {acc}, ptr {req.sret[1]}")
@@ -553,6 +552,22 @@ def _insert(lines, tmp, ty, agg, path, sty, v):
     t = tmp()
     lines.append(f"{t} = insertvalue {ty} {agg}, {sty} {v}, {idx}")
     return t
+
+
+def _extract(lines, tmp, ty, agg, path):
+    """extractvalue/extractelement along a leaf path (struct indices, ('a', k), ('v', k))."""
+    for step in path:
+        body = _NAMED.get(ty.strip(), ty.strip())
+        t = tmp()
+        if isinstance(step, tuple) and step[0] == "v":
+            lines.append(f"{t} = extractelement {ty} {agg}, i32 {step[1]}")
+        else:
+            idx = step[1] if isinstance(step, tuple) else step
+            lines.append(f"{t} = extractvalue {ty} {agg}, {idx}")
+        ty = split_fields(body)[step] if not isinstance(step, tuple) else \
+            body[1:-1].split(" x ", 1)[1].strip()
+        agg = t
+    return agg
 
 
 def _identity(ty, v):
