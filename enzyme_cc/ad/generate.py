@@ -195,10 +195,7 @@ class Generator:
         """Code closing rev(entry): free the tape (combined), return the argument adjoints."""
         lines = []
         if synth.mode == "combined":
-            b = synth.tmp("tb")
-            lines.append(f"{b} = load ptr, ptr %ad.tape")
-            lines.append(f"call void @free(ptr {b})")
-            self.declare_raw("@free", "declare void @free(ptr)")
+            lines.append("call void @__enzyme_cc_tape_end(ptr %ad.tape)")
         fn = synth.fn
         rty, tys = self.adjoint_return(fn, synth.arg_act)
         vals = []

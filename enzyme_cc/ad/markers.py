@@ -390,7 +390,7 @@ def rewrite_split_call(gen, req, names) -> list[str]:
             h = tmp()
             lines.append(f"{h} = call ptr @malloc(i64 {TAPE_HEADER_BYTES})")
             gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
-        lines.append(f"store {{ ptr, i64, i64 }} zeroinitializer, ptr {h}")
+        lines.append(f"call void @__enzyme_cc_tape_start(ptr {h})")
         call = f"call {aug_ret} {aug}({', '.join(args + ['ptr ' + h])})"
         want = inst.ty
         if aug_ret == "void" or want == "ptr" or not inst.name:
@@ -430,9 +430,7 @@ def rewrite_split_call(gen, req, names) -> list[str]:
     if top:
         lines.append(f"store i64 {top[1]}, ptr {top[0]}")
     else:
-        b = tmp()
-        lines.append(f"{b} = load ptr, ptr {tape}")
-        lines.append(f"call void @free(ptr {b})")
+        lines.append(f"call void @__enzyme_cc_tape_end(ptr {tape})")
         if "allocated" not in opts:         # the header is ours unless the caller allocated it
             lines.append(f"call void @free(ptr {tape})")
         gen.declare_raw("@free", "declare void @free(ptr)")

@@ -348,7 +348,7 @@ class Synth:
                 fwd_lines.extend(prologue)
                 if self.mode == "combined":
                     fwd_lines.append(f"{self.tape} = alloca {TAPE_TY}")
-                    fwd_lines.append(f"store {TAPE_TY} zeroinitializer, ptr {self.tape}")
+                    fwd_lines.append(f"call void @__enzyme_cc_tape_start(ptr {self.tape})")
             ctx = FwdCtx(self, b, fwd_lines)
             ctx.after_phis = []            # slot stores wait until the phi group is complete
             lp = self.loops.get(b.label)

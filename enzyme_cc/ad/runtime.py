@@ -36,6 +36,53 @@ entry:
   ret ptr %p
 }
 
+; One spare tape buffer per process: a gradient starts on the buffer the previous one released,
+; so repeated gradient calls (an optimizer loop) grow and copy their tape once, not every call.
+; Taken and given back with atomic exchanges (thread-safe; a thread finding it taken starts
+; empty). A spare buffer keeps its capacity in its first 8 bytes (buffers are >= 4096 bytes).
+@__enzyme_cc_spare = internal global ptr null, align 8
+
+define internal void @__enzyme_cc_tape_start(ptr %t) alwaysinline nounwind {
+entry:
+  %b = atomicrmw xchg ptr @__enzyme_cc_spare, ptr null acquire
+  %none = icmp eq ptr %b, null
+  br i1 %none, label %fresh, label %reuse
+reuse:
+  %c = load i64, ptr %b
+  br label %done
+fresh:
+  br label %done
+done:
+  %cap = phi i64 [ %c, %reuse ], [ 0, %fresh ]
+  store ptr %b, ptr %t
+  %topp = getelementptr inbounds i8, ptr %t, i64 8
+  store i64 0, ptr %topp
+  %capp = getelementptr inbounds i8, ptr %t, i64 16
+  store i64 %cap, ptr %capp
+  ret void
+}
+
+define internal void @__enzyme_cc_tape_end(ptr %t) noinline nounwind {
+entry:
+  %b = load ptr, ptr %t
+  %capp = getelementptr inbounds i8, ptr %t, i64 16
+  %c = load i64, ptr %capp
+  %none = icmp eq ptr %b, null
+  %huge = icmp ugt i64 %c, 268435456
+  %drop = or i1 %none, %huge
+  br i1 %drop, label %free, label %keep
+keep:
+  store i64 %c, ptr %b
+  %r = cmpxchg ptr @__enzyme_cc_spare, ptr null, ptr %b acq_rel monotonic
+  %kept = extractvalue { ptr, i1 } %r, 1
+  br i1 %kept, label %done, label %free
+free:
+  call void @free(ptr %b)
+  br label %done
+done:
+  ret void
+}
+
 define internal void @__enzyme_cc_grow(ptr %t, i64 %need) noinline cold nounwind {
 entry:
   %capp = getelementptr inbounds i8, ptr %t, i64 16
