@@ -37,6 +37,33 @@ def _t_div(ctx, inst):
     return _op(ctx, f"fsub {inst.ty} {q}, {r}")
 
 
+@tangent("frem")
+def _t_rem(ctx, inst):
+    # x - trunc(x/y)*y: tangent tx - trunc(x/y)*ty
+    a, b = inst.ops
+    ta = ctx.t(a.value, a.ty)
+    if not ctx.active(b.value):
+        return ta
+    q = _op(ctx, f"fdiv {inst.ty} {ctx.p(a.value)}, {ctx.p(b.value)}")
+    suffix = {"double": "f64", "float": "f32"}.get(inst.ty, "f64")
+    ctx.gen().declare(f"llvm.trunc.{suffix}", inst.ty, 1)
+    t = _op(ctx, f"call {inst.ty} @llvm.trunc.{suffix}({inst.ty} {q})")
+    m = _op(ctx, f"fmul {inst.ty} {t}, {ctx.t(b.value, b.ty)}")
+    return _op(ctx, f"fsub {inst.ty} {ta}, {m}")
+
+
+@tangent("bitcast")
+def _t_bitcast(ctx, inst):
+    """A float copied as an integer of the same size (or back): the tangent's bits follow."""
+    s = inst.ops[0]
+    return _op(ctx, f"bitcast {s.ty} {ctx.t(s.value, s.ty)} to {inst.ty}")
+
+
+@tangent("freeze")
+def _t_freeze(ctx, inst):
+    return ctx.t(inst.ops[0].value, inst.ty)
+
+
 @tangent("fneg")
 def _t_neg(ctx, inst):
     return _op(ctx, f"fneg {inst.ty} {ctx.t(inst.ops[0].value, inst.ty)}")
@@ -79,6 +106,17 @@ def _t_load(ctx, inst):
 def _t_store(ctx, inst):
     val, ptr = inst.ops
     from enzyme_cc.ad.activity import carries_float
+    if ctx.shadowed(ptr.value) and not carries_float(val.ty) and val.ty in ("i64", "i32"):
+        if val.value in ctx.act.punned:       # an untyped copy of float data: copy the tangent
+            ctx.emit(f"store {val.ty} {ctx.t(val.value, val.ty)}, ptr {ctx.s(ptr.value)}")
+        elif val.value in ctx.act.unknown_copies:
+            ctx.error(inst, "cannot deduce whether this integer copy between differentiated "
+                      "memory moves float data", "copy through typed pointers (double*), or "
+                      "compile with -O1 or higher so TBAA type information is emitted")
+        elif ctx.synth.types.kind_at(ptr.value, inst.md.get("!tbaa")) in ("double", "float"):
+            kind = ctx.synth.types.kind_at(ptr.value, inst.md.get("!tbaa"))
+            ctx.emit(f"store {kind} 0.0, ptr {ctx.s(ptr.value)}")  # an integer overwrites a float
+        return None
     if not carries_float(val.ty) or not ctx.shadowed(ptr.value):
         if carries_float(val.ty) and ctx.active(val.value):
             ctx.error(inst, "an active value is stored to memory that has no shadow",

@@ -17,6 +17,9 @@ from .activity import carries_float
 from enzyme_cc.ir.lexer import zero_of
 from .reverse import Synth, FwdCtx
 
+# integer instructions whose result would drop a float's tangent (icmp/trunc/ext only inspect it)
+_INT_OPS = ("add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or",
+            "xor", "bitcast", "ptrtoint", "inttoptr", "sitofp", "uitofp")
 _PLACEHOLDER = re.compile(r"@@TAN:(\d+):([^@]+)@@")
 
 
@@ -122,6 +125,11 @@ class ForwardSynth(Synth):
             keep = all([fwd(ctx, inst, before=True) is not False for _ in self.lanes()])
         if keep:
             ctx.lines.append(self.print_primal(inst))
+        if not active and any(o.value in self.act.punned for o in inst.ops) and inst.op in \
+                _INT_OPS:
+            raise UserError(self.where(inst) + ": integer arithmetic on data that holds a float "
+                            "(bit manipulation of a double); hint: compute on the float value "
+                            "instead, or mark the function inactive")
         if not active and inst.op not in ("store", "call"):
             for _ in self.lanes():
                 if fwd:

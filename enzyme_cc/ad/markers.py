@@ -137,6 +137,8 @@ def _request(module, caller, inst, mode) -> Request:
             continue
         act = {"enzyme_dup": "dup", "enzyme_dupnoneed": "dupnoneed", "enzyme_const": "const",
                "enzyme_out": "active", "enzyme_active": "active"}[tag]
+        if mode == "forward" and act == "dupnoneed":
+            act = "dup"                # forward mode computes the primal result anyway
         if act == "active" and not is_fp(p.ty):
             raise UserError(f"{where}: parameter {len(acts) + 1} of '{fn_val[1:]}' has type {p.ty}, "
                             "which cannot be active (enzyme_out); hint: use enzyme_const or enzyme_dup")

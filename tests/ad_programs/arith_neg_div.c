@@ -17,6 +17,7 @@ static int report(void) {
   return failed != 0;
 }
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 
 double neg_sq(double x) { return -(x * x); }
 double recip(double x) { return 1.0 / x; }
@@ -29,5 +30,11 @@ int main(void) {
   check("recip", __enzyme_autodiff((void *)recip, x), -1 / (x * x));
   check("rsub", __enzyme_autodiff((void *)rsub, x), -3.0);
   check("quotient", __enzyme_autodiff((void *)quotient, x), -2 / ((x - 1) * (x - 1)));
+  /* forward/reverse dot test: the tangent along a direction v equals v * derivative */
+  const double v = sin(1.3 + 7.1 * 1);
+  check("dot_neg_sq", __enzyme_fwddiff((void *)neg_sq, x, v), v * __enzyme_autodiff((void *)neg_sq, x));
+  check("dot_recip", __enzyme_fwddiff((void *)recip, x, v), v * __enzyme_autodiff((void *)recip, x));
+  check("dot_rsub", __enzyme_fwddiff((void *)rsub, x, v), v * __enzyme_autodiff((void *)rsub, x));
+  check("dot_quotient", __enzyme_fwddiff((void *)quotient, x, v), v * __enzyme_autodiff((void *)quotient, x));
   return report();
 }

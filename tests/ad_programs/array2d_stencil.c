@@ -19,6 +19,9 @@ static int report(void) {
 #define N 5
 int enzyme_dup;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random direction entries */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 double dirichlet(double u[N][N]) {
   double e = 0;
@@ -47,5 +50,10 @@ int main(void) {
       u[i][j] = old;
       checki("du", i * N + j, du[i][j], (fp - fm) / (2 * h));
     }
+  /* forward/reverse dot test: the tangent along a direction v equals v . gradient */
+  double v[N][N], vdu = 0;
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) { v[i][j] = rnd(i * N + j); vdu += v[i][j] * du[i][j]; }
+  check("dot_dirichlet", __enzyme_fwddiff((void *)dirichlet, enzyme_dup, u, v), vdu);
   return report();
 }

@@ -19,6 +19,9 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random direction entries */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 struct Point { double x, y; int group; };
 
@@ -52,5 +55,13 @@ int main(void) {
       check(name, c ? dp[i].y : dp[i].x, (fp - fm) / (2 * h));
     }
   }
+  /* forward/reverse dot test: the tangent along a direction v equals v . gradient */
+  struct Point v[N];
+  double vdp = 0;
+  for (int i = 0; i < N; i++) {
+    v[i] = (struct Point){rnd(2 * i), rnd(2 * i + 1), 0};
+    vdp += v[i].x * dp[i].x + v[i].y * dp[i].y;
+  }
+  check("dot_chain_energy", __enzyme_fwddiff((void *)chain_energy, enzyme_dup, p, v, enzyme_const, N), vdp);
   return report();
 }

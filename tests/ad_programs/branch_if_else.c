@@ -19,6 +19,7 @@ static int report(void) {
 typedef struct { double dx, dlo; } D2;
 double __enzyme_autodiff(void *, ...);
 D2 __enzyme_autodiff2(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 
 double piecewise(double x) {
   double r;
@@ -50,5 +51,14 @@ int main(void) {
   g = __enzyme_autodiff2((void *)clampsq, 1.5, 1.0);
   check("noclamp_dx", g.dx, 3.0);
   check("noclamp_dlo", g.dlo, 0.0);
+  /* forward/reverse dot test: the tangent along a direction v equals v . gradient */
+  const double v0 = sin(1.3), v1 = sin(8.4);
+  check("dot_piece_0.5", __enzyme_fwddiff((void *)piecewise, 0.5, v0), v0 * __enzyme_autodiff((void *)piecewise, 0.5));
+  check("dot_piece_1.5", __enzyme_fwddiff((void *)piecewise, 1.5, v0), v0 * __enzyme_autodiff((void *)piecewise, 1.5));
+  check("dot_piece_3", __enzyme_fwddiff((void *)piecewise, 3.0, v0), v0 * __enzyme_autodiff((void *)piecewise, 3.0));
+  g = __enzyme_autodiff2((void *)clampsq, 0.2, 1.0);
+  check("dot_clamp", __enzyme_fwddiff((void *)clampsq, 0.2, v0, 1.0, v1), v0 * g.dx + v1 * g.dlo);
+  g = __enzyme_autodiff2((void *)clampsq, 1.5, 1.0);
+  check("dot_noclamp", __enzyme_fwddiff((void *)clampsq, 1.5, v0, 1.0, v1), v0 * g.dx + v1 * g.dlo);
   return report();
 }

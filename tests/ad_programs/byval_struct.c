@@ -18,6 +18,9 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random direction entries */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 typedef struct { double a[6]; int n; } Poly;
 
@@ -42,5 +45,9 @@ int main(void) {
   for (int k = 5; k >= 0; k--) { dy = dy * x + y; y = y * x + c[k]; }
   for (int k = 0; k < 6; k++) checki("dc", k, dc[k], 2 * y * pow(x, k));
   check("dx", dx, 2 * y * dy);
+  /* forward/reverse dot test: the tangent along a direction v equals v . gradient */
+  double vc[6], vx = rnd(6), vg = vx * dx;
+  for (int k = 0; k < 6; k++) { vc[k] = rnd(k); vg += vc[k] * dc[k]; }
+  check("dot_coeff_loss", __enzyme_fwddiff((void *)coeff_loss, enzyme_dup, c, vc, x, vx), vg);
   return report();
 }

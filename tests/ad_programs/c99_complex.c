@@ -20,6 +20,7 @@ static int report(void) {
 }
 typedef struct { double dx, dy; } D2;
 D2 __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 
 double re_cube(double x, double y) {
   double complex z = x + y * I;
@@ -40,5 +41,11 @@ int main(void) {
   g = __enzyme_autodiff((void *)abs_sq_exp, x, y);
   check("abs_exp_dx", g.dx, 2 * exp(2 * x));
   check("abs_exp_dy", g.dy, 0.0);
+  /* forward/reverse dot test: the tangent along a direction v equals v . gradient */
+  const double vx = sin(1.3), vy = sin(8.4);
+  g = __enzyme_autodiff((void *)re_cube, x, y);
+  check("dot_re_cube", __enzyme_fwddiff((void *)re_cube, x, vx, y, vy), vx * g.dx + vy * g.dy);
+  g = __enzyme_autodiff((void *)abs_sq_exp, x, y);
+  check("dot_abs_sq_exp", __enzyme_fwddiff((void *)abs_sq_exp, x, vx, y, vy), vx * g.dx + vy * g.dy);
   return report();
 }

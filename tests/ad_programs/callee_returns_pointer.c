@@ -20,6 +20,9 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random direction entries */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 __attribute__((noinline)) static double *pick(double *x, int i) { return x + i; }
 
@@ -52,8 +55,15 @@ int main(void) {
   __enzyme_autodiff((void *)use_pick, enzyme_dup, x, dx, enzyme_const, N);
   double want[N] = {0, 0, x[3], x[2] + 1, 0};
   for (int i = 0; i < N; i++) checki("use_pick", i, dx[i], want[i]);
+  /* forward/reverse dot test: the tangent along a direction v equals v . gradient */
+  double v[N], vdx = 0;
+  for (int i = 0; i < N; i++) { v[i] = rnd(i); vdx += v[i] * dx[i]; }
+  check("dot_use_pick", __enzyme_fwddiff((void *)use_pick, enzyme_dup, x, v, enzyme_const, N), vdx);
   for (int i = 0; i < N; i++) dx[i] = 0;
   __enzyme_autodiff((void *)use_alloc, enzyme_dup, x, dx, enzyme_const, N);
   for (int i = 0; i < N; i++) checki("use_alloc", i, dx[i], 3 * x[i] * x[i]);
+  vdx = 0;
+  for (int i = 0; i < N; i++) vdx += v[i] * dx[i];
+  check("dot_use_alloc", __enzyme_fwddiff((void *)use_alloc, enzyme_dup, x, v, enzyme_const, N), vdx);
   return report();
 }

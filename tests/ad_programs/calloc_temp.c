@@ -20,6 +20,9 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random direction entries */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 double prefix_energy(const double *x, int n) {
   double *acc = calloc(n, sizeof(double));
@@ -42,5 +45,9 @@ int main(void) {
     for (int j = k; j < N; j++) want += 2 * acc[j];
     checki("prefix", k, dx[k], want);
   }
+  /* forward/reverse dot test: the tangent along a direction v equals v . gradient */
+  double v[N], vdx = 0;
+  for (int k = 0; k < N; k++) { v[k] = rnd(k); vdx += v[k] * dx[k]; }
+  check("dot_prefix_energy", __enzyme_fwddiff((void *)prefix_energy, enzyme_dup, x, v, enzyme_const, N), vdx);
   return report();
 }

@@ -19,7 +19,10 @@ static int report(void) {
 extern "C" {
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 }
+// deterministic pseudo-random direction entries
+static double rnd(int k) { return std::sin(1.3 + 7.1 * k); }
 
 class Spring {
  public:
@@ -51,5 +54,12 @@ int main() {
   check("dup_object_drest", ds.rest_, -3.0 * (x - 1.0));
   double dk = __enzyme_autodiff((void *)built_inside, 2.0, enzyme_const, x);
   check("built_inside_dk", dk, 2.0 * 0.5 * (x - 1.0) * (x - 1.0));
+  // forward/reverse dot test: the tangent along a direction v equals v . gradient
+  Spring vs(rnd(0), rnd(1)), gs(0, 0);
+  double vx = rnd(2), vk = rnd(3);
+  double gx = __enzyme_autodiff((void *)spring_energy, enzyme_dup, &s, &gs, x);
+  check("dot_spring_energy", __enzyme_fwddiff((void *)spring_energy, enzyme_dup, &s, &vs, x, vx),
+        vs.k_ * gs.k_ + vs.rest_ * gs.rest_ + vx * gx);
+  check("dot_built_inside", __enzyme_fwddiff((void *)built_inside, 2.0, vk, enzyme_const, x), vk * dk);
   return report();
 }

@@ -20,7 +20,10 @@ static int report(void) {
 extern "C" {
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 }
+// deterministic pseudo-random direction entries
+static double rnd(int k) { return std::sin(1.3 + 7.1 * k); }
 
 template <typename F>
 static double reduce(const double *x, int n, F f) {
@@ -46,5 +49,9 @@ int main() {
     want_da += x[i] * x[i] + 0.5 * i + x[i] * std::cos(a * x[i]);
   }
   check("da", da, want_da);
+  // forward/reverse dot test: the tangent along a direction v equals v . gradient
+  double vx[N], va = rnd(N), vg = va * da;
+  for (int i = 0; i < N; i++) { vx[i] = rnd(i); vg += vx[i] * dx[i]; }
+  check("dot_with_lambdas", __enzyme_fwddiff((void *)with_lambdas, enzyme_dup, x, vx, enzyme_const, N, a, va), vg);
   return report();
 }

@@ -19,7 +19,10 @@ static int report(void) {
 extern "C" {
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 }
+// deterministic pseudo-random direction entries
+static double rnd(int k) { return std::sin(1.3 + 7.1 * k); }
 
 struct Acc {
   double value;
@@ -42,5 +45,9 @@ int main() {
   double x[N] = {0.5, -1, 2, 0.3, 1.2}, dx[N] = {0};
   __enzyme_autodiff((void *)with_new, enzyme_dup, x, dx, enzyme_const, N);
   for (int i = 0; i < N; i++) checki("with_new", i, dx[i], 2 * (std::cos(x[i]) * x[i] + std::sin(x[i])));
+  // forward/reverse dot test: the tangent along a direction v equals v . gradient
+  double v[N], vdx = 0;
+  for (int i = 0; i < N; i++) { v[i] = rnd(i); vdx += v[i] * dx[i]; }
+  check("dot_with_new", __enzyme_fwddiff((void *)with_new, enzyme_dup, x, v, enzyme_const, N), vdx);
   return report();
 }

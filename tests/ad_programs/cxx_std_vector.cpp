@@ -21,7 +21,10 @@ static int report(void) {
 extern "C" {
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 }
+// deterministic pseudo-random direction entries
+static double rnd(int k) { return std::sin(1.3 + 7.1 * k); }
 
 double sumsq(const std::vector<double> &v) {
   double s = 0;
@@ -43,5 +46,11 @@ int main() {
   std::vector<double> dv2(4, 0.0);
   __enzyme_autodiff((void *)weighted, enzyme_dup, &v, &dv2, enzyme_const, &w);
   for (int i = 0; i < 4; i++) checki("weighted", i, dv2[i], w[i] * std::exp(v[i]));
+  // forward/reverse dot test: the tangent along a direction t equals t . gradient
+  std::vector<double> t(4);
+  double tdv = 0, tdv2 = 0;
+  for (int i = 0; i < 4; i++) { t[i] = rnd(i); tdv += t[i] * dv[i]; tdv2 += t[i] * dv2[i]; }
+  check("dot_sumsq", __enzyme_fwddiff((void *)sumsq, enzyme_dup, &v, &t), tdv);
+  check("dot_weighted", __enzyme_fwddiff((void *)weighted, enzyme_dup, &v, &t, enzyme_const, &w), tdv2);
   return report();
 }

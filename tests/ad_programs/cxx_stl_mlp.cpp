@@ -9,6 +9,7 @@
 #include <array>
 #include <memory>
 extern "C" double __enzyme_autodiff(void*, ...);
+extern "C" double __enzyme_fwddiff(void*, ...);
 extern "C" int enzyme_const, enzyme_dup;
 struct Layer { std::vector<std::vector<double>> W; std::vector<double> b;
   std::vector<double> apply(const std::vector<double>& x) const { std::vector<double> y(b);
@@ -30,5 +31,11 @@ int main() { const int n = 4; double p[n] = {0.3, -0.5, 0.8, 0.1}, dp[n] = {0};
   for (int i = 0; i < n; i++) { double h = 1e-6, s = p[i]; p[i] = s + h; double a = loss(p, n); p[i] = s - h; double b = loss(p, n); p[i] = s;
     double want = (a - b) / (2 * h); int ok = std::fabs(dp[i] - want) <= 1e-5 * (1 + std::fabs(want)); failed += !ok;
     printf("CHECK dp[%d] %.12g %.12g%s\n", i, dp[i], want, ok ? "" : "  <-- FAILED"); }
+  // forward/reverse dot test: the tangent along a pseudo-random direction v equals v . gradient
+  double v[n], vdp = 0;
+  for (int i = 0; i < n; i++) { v[i] = std::sin(1.3 + 7.1 * i); vdp += v[i] * dp[i]; }
+  double jv = __enzyme_fwddiff((void*)loss, enzyme_dup, p, v, enzyme_const, n);
+  int ok = std::fabs(jv - vdp) <= 1e-5 * (1 + std::fabs(vdp)); failed += !ok;
+  printf("CHECK dot_loss %.12g %.12g%s\n", jv, vdp, ok ? "" : "  <-- FAILED");
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0; }

@@ -23,6 +23,8 @@ int enzyme_dup, enzyme_const;
 
 template <typename RT, typename... Args>
 RT __enzyme_autodiff(void *, Args...);
+template <typename RT, typename... Args>
+RT __enzyme_fwddiff(void *, Args...);
 
 template <typename T>
 T poly(T x) { return T(3) * x * x * x - T(2) * x + T(1); }
@@ -42,5 +44,14 @@ int main() {
   double v[3] = {1, -2, 2}, dv[3] = {0};
   __enzyme_autodiff<void>((void *)norm2<double, 3>, enzyme_dup, v, dv);
   for (int i = 0; i < 3; i++) checki("norm2", i, dv[i], v[i] / 3.0);
+  // forward/reverse dot test: the tangent along a direction t equals t . gradient
+  double t[3] = {std::sin(1.3), std::sin(8.4), std::sin(15.5)};
+  check("dot_poly_double", __enzyme_fwddiff<double>((void *)poly<double>, x, t[0]),
+        t[0] * __enzyme_autodiff<double>((void *)poly<double>, x));
+  float tf = 0.3f;
+  check("dot_poly_float", __enzyme_fwddiff<float>((void *)poly<float>, xf, tf),
+        tf * __enzyme_autodiff<float>((void *)poly<float>, xf));
+  check("dot_norm2", __enzyme_fwddiff<double>((void *)norm2<double, 3>, enzyme_dup, v, t),
+        t[0] * dv[0] + t[1] * dv[1] + t[2] * dv[2]);
   return report();
 }

@@ -21,7 +21,10 @@ static int report(void) {
 extern "C" {
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 }
+// deterministic pseudo-random direction entries
+static double rnd(int k) { return std::sin(1.3 + 7.1 * k); }
 
 double local_vec(const double *x, int n) {
   std::vector<double> t(n);
@@ -47,5 +50,10 @@ int main() {
   double dy[N] = {0};
   __enzyme_autodiff((void *)pushed, enzyme_dup, x, dy, enzyme_const, N);
   for (int i = 0; i < N; i++) checki("pushed", i, dy[i], 3 * x[i] * x[i]);
+  // forward/reverse dot test: the tangent along a direction v equals v . gradient
+  double v[N], vdx = 0, vdy = 0;
+  for (int i = 0; i < N; i++) { v[i] = rnd(i); vdx += v[i] * dx[i]; vdy += v[i] * dy[i]; }
+  check("dot_local_vec", __enzyme_fwddiff((void *)local_vec, enzyme_dup, x, v, enzyme_const, N), vdx);
+  check("dot_pushed", __enzyme_fwddiff((void *)pushed, enzyme_dup, x, v, enzyme_const, N), vdy);
   return report();
 }

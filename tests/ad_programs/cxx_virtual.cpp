@@ -20,6 +20,7 @@ static int report(void) {
 extern "C" {
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 }
 
 struct Shape {
@@ -52,5 +53,13 @@ int main() {
   check("inside_square", __enzyme_autodiff((void *)built_inside, x, enzyme_const, 0), 3 * x * x);
   check("inside_circle", __enzyme_autodiff((void *)built_inside, x, enzyme_const, 1),
         9 * x * x + std::sin(x) + x * std::cos(x));
+  // forward/reverse dot test: the tangent along a direction v equals v * derivative
+  const double v = std::sin(1.3);
+  check("dot_vtable_circle", __enzyme_fwddiff((void *)through_vtable, enzyme_const, (const Shape *)&ci, x, v),
+        v * __enzyme_autodiff((void *)through_vtable, enzyme_const, (const Shape *)&ci, x));
+  check("dot_inside_square", __enzyme_fwddiff((void *)built_inside, x, v, enzyme_const, 0),
+        v * __enzyme_autodiff((void *)built_inside, x, enzyme_const, 0));
+  check("dot_inside_circle", __enzyme_fwddiff((void *)built_inside, x, v, enzyme_const, 1),
+        v * __enzyme_autodiff((void *)built_inside, x, enzyme_const, 1));
   return report();
 }

@@ -20,6 +20,9 @@ typedef struct { double d0, d1; } D2;
 int enzyme_dup, enzyme_const, enzyme_out;
 double __enzyme_autodiff(void *, ...);
 D2 __enzyme_autodiff2(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random direction entries */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 double f(double x, double y) { return x * x * y + exp(y); }
 
@@ -43,5 +46,13 @@ int main(void) {
                                     enzyme_out, 2.0, enzyme_const, 3);
   for (int i = 0; i < 3; i++) checki("weighted_dv", i, dv[i], 2.0 * 2 * w[i] * v[i]);
   check("weighted_dscale", dscale, w[0] * 0.25 + w[1] * 1 + w[2] * 4);
+
+  /* forward/reverse dot test: the tangent along a direction equals direction . gradient */
+  double vx = rnd(0), vy = rnd(1), vscale = rnd(2), tv[3], vg = vscale * dscale;
+  check("dot_f", __enzyme_fwddiff((void *)f, x, vx, y, vy), vx * g.d0 + vy * g.d1);
+  check("dot_f_y_const", __enzyme_fwddiff((void *)f, x, vx, enzyme_const, y), vx * g.d0);
+  for (int i = 0; i < 3; i++) { tv[i] = rnd(3 + i); vg += tv[i] * dv[i]; }
+  check("dot_weighted", __enzyme_fwddiff((void *)weighted, enzyme_const, w, enzyme_dup, v, tv, 2.0, vscale,
+                                         enzyme_const, 3), vg);
   return report();
 }

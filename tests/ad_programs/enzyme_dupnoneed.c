@@ -19,6 +19,9 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_dupnoneed, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random direction entries */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 void squares(double *out, const double *x, int n) {
   for (int i = 0; i < n; i++) out[i] = x[i] * x[i] * 0.5 + sin(x[i]);
@@ -45,5 +48,24 @@ int main(void) {
   __enzyme_autodiff((void *)both, enzyme_dup, out, dout, enzyme_dup, x, dx, enzyme_const, N);
   for (int i = 0; i < N; i++) checki("both_dx", i, dx[i], 1 + 0.5 * i * 2 * x[i]);
   for (int i = 0; i < N; i++) checki("both_out", i, out[i], x[i] * x[i]);
+
+  /* forward/reverse dot test with a direction v on x and a weight w on the outputs:
+     (J v) . w from forward mode equals v . (J^T w) from reverse mode */
+  double v[N], w[N], jv[N], vjw = 0, jvw = 0;
+  for (int i = 0; i < N; i++) { v[i] = rnd(i); w[i] = rnd(N + i); jv[i] = 0; dx[i] = 0; dout[i] = w[i]; }
+  __enzyme_fwddiff((void *)squares, enzyme_dupnoneed, out, jv, enzyme_dup, x, v, enzyme_const, N);
+  __enzyme_autodiff((void *)squares, enzyme_dupnoneed, out, dout, enzyme_dup, x, dx, enzyme_const, N);
+  for (int i = 0; i < N; i++) { jvw += jv[i] * w[i]; vjw += v[i] * dx[i]; }
+  check("dot_squares", jvw, vjw);
+  /* both(): outputs out[] and the return value (weight wr); reverse seeds the return with 1, so
+     seed out with w / wr and scale the input adjoint by wr */
+  double wr = rnd(2 * N);
+  for (int i = 0; i < N; i++) { jv[i] = 0; dx[i] = 0; dout[i] = w[i] / wr; }
+  double jvr = __enzyme_fwddiff((void *)both, enzyme_dup, out, jv, enzyme_dup, x, v, enzyme_const, N);
+  __enzyme_autodiff((void *)both, enzyme_dup, out, dout, enzyme_dup, x, dx, enzyme_const, N);
+  jvw = jvr * wr;
+  vjw = 0;
+  for (int i = 0; i < N; i++) { jvw += jv[i] * w[i]; vjw += v[i] * dx[i] * wr; }
+  check("dot_both", jvw, vjw);
   return report();
 }

@@ -20,6 +20,9 @@ static int report(void) {
 #define N 5
 int enzyme_dup, enzyme_const;
 void __enzyme_autodiff(void *, ...);
+void __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random direction entries */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 static double mag(const double *x, int n) {
   double s = 0;
@@ -45,5 +48,13 @@ int main(void) {
     }
     checki("out", k, out[k], in[k] / m);
   }
+  /* forward/reverse dot test with a direction v on in and a weight w on out:
+     (J v) . w from forward mode equals v . (J^T w) from reverse mode */
+  double v[N], w[N], jv[N] = {0}, d_in[N] = {0}, d_out[N], jvw = 0, vjw = 0;
+  for (int i = 0; i < N; i++) { v[i] = rnd(i); w[i] = d_out[i] = rnd(N + i); }
+  __enzyme_fwddiff((void *)norm, enzyme_dup, out, jv, enzyme_dup, in, v, enzyme_const, N);
+  __enzyme_autodiff((void *)norm, enzyme_dup, out, d_out, enzyme_dup, in, d_in, enzyme_const, N);
+  for (int i = 0; i < N; i++) { jvw += jv[i] * w[i]; vjw += v[i] * d_in[i]; }
+  check("dot_norm", jvw, vjw);
   return report();
 }

@@ -20,6 +20,9 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random direction entries */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 __attribute__((noinline)) static void copy_bytes(void *dst, const void *src, size_t bytes) {
   memcpy(dst, src, bytes);
@@ -60,8 +63,15 @@ int main(void) {
   __enzyme_autodiff((void *)via_memcpy, enzyme_dup, y, dy, enzyme_const, 6);
   for (int i = 0; i < 6; i++) checki("memcpy_d", i, dy[i], 2 * i * y[i]);
 
+  /* forward/reverse dot test: the tangent along a direction v equals v . gradient */
+  double v[6], vdx = 0, vdy = 0;
+  for (int i = 0; i < 6; i++) { v[i] = rnd(i); vdy += v[i] * dy[i]; vdx += i < 4 ? v[i] * dx[i] : 0; }
+  check("dot_via_helper", __enzyme_fwddiff((void *)via_helper, x, v), vdx);
+  check("dot_via_memcpy", __enzyme_fwddiff((void *)via_memcpy, enzyme_dup, y, v, enzyme_const, 6), vdy);
+
   double z = 1.25, dz = 0;
   __enzyme_autodiff((void *)one_object, &z, &dz);
   check("one_object", dz, 3 * z * z);
+  check("dot_one_object", __enzyme_fwddiff((void *)one_object, &z, v), v[0] * dz);
   return report();
 }

@@ -20,6 +20,7 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 float __enzyme_autodiff(void *, ...);
+float __enzyme_fwddiff(void *, ...);
 
 __attribute__((noinline)) static void copy_bytes(void *dst, const void *src, size_t bytes) {
   memcpy(dst, src, bytes);
@@ -49,5 +50,12 @@ int main(void) {
   float y[5] = {1, -2, 0.5f, 3, 0.25f}, dy[5] = {0};
   __enzyme_autodiff((void *)runtime_size, enzyme_dup, y, dy, enzyme_const, 5);
   for (int i = 0; i < 5; i++) checki("runtime_d", i, dy[i], 2.0 * y[i] * (i + 1));
+
+  /* forward/reverse dot test: the tangent along a direction v equals v . gradient */
+  float v[5];
+  double vdx = 0, vdy = 0;
+  for (int i = 0; i < 5; i++) { v[i] = (float)sin(1.3 + 7.1 * i); vdy += v[i] * dy[i]; vdx += i < 2 ? v[i] * dx[i] : 0; }
+  check("dot_pair", __enzyme_fwddiff((void *)pair, x, v), vdx);
+  check("dot_runtime_size", __enzyme_fwddiff((void *)runtime_size, enzyme_dup, y, v, enzyme_const, 5), vdy);
   return report();
 }

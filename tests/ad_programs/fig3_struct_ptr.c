@@ -19,6 +19,9 @@ static int report(void) {
 }
 int enzyme_dup;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random direction entries */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 struct MyType {
   double scale;
@@ -40,5 +43,11 @@ int main(void) {
   __enzyme_autodiff((void *)f, enzyme_dup, &s, &ds);
   check("d_scale", ds.scale, y[0] + y[1] + y[2]);
   for (int i = 0; i < 3; i++) checki("d_y", i, dy[i], s.scale + cos(y[i]));
+  /* forward/reverse dot test: the tangent along a direction (vscale, vy) equals it . gradient */
+  double vy[3];
+  struct MyType vs = {rnd(3), vy, &n};
+  double vg = vs.scale * ds.scale;
+  for (int i = 0; i < 3; i++) { vy[i] = rnd(i); vg += vy[i] * dy[i]; }
+  check("dot_f", __enzyme_fwddiff((void *)f, enzyme_dup, &s, &vs), vg);
   return report();
 }

@@ -18,6 +18,7 @@ static int report(void) {
   return failed != 0;
 }
 void __enzyme_autodiff(void *, ...);
+void __enzyme_fwddiff(void *, ...);
 
 __attribute__((noinline)) double g(const double *x) { return *x * *x; }
 
@@ -34,5 +35,21 @@ int main(void) {
   __enzyme_autodiff((void *)f_twice, &y, &dy);
   check("f_twice_value", y, pow(1.25, 4));
   check("f_twice_dx", dy, 4 * pow(1.25, 3));
+  /* forward/reverse dot test (x is both input and output): with a direction v and a weight w,
+     (J v) w from forward mode equals v (J^T w) from reverse mode */
+  const double v = sin(1.3), w = sin(8.4);
+  double jv = v, jtw = w;
+  x = 1.5;
+  __enzyme_fwddiff((void *)f, &x, &jv);
+  x = 1.5;
+  __enzyme_autodiff((void *)f, &x, &jtw);
+  check("dot_f", jv * w, v * jtw);
+  jv = v;
+  jtw = w;
+  y = 1.25;
+  __enzyme_fwddiff((void *)f_twice, &y, &jv);
+  y = 1.25;
+  __enzyme_autodiff((void *)f_twice, &y, &jtw);
+  check("dot_f_twice", jv * w, v * jtw);
   return report();
 }

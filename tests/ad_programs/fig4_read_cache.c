@@ -18,6 +18,9 @@ static int report(void) {
   return failed != 0;
 }
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random direction entries */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 static const double stream[10] = {0.5, -1, 2, 3.5, -0.25, 1, 4, -2, 0.75, 1.5};
 static int pos;
@@ -37,5 +40,11 @@ int main(void) {
   __enzyme_autodiff((void *)sum, x, dx);
   for (int i = 0; i < 10; i++) checki("dx", i, dx[i], stream[i]);
   check("read_calls", pos, 10);
+  /* forward/reverse dot test: the tangent along a direction v equals v . gradient */
+  double v[10], vdx = 0;
+  for (int i = 0; i < 10; i++) { v[i] = rnd(i); vdx += v[i] * dx[i]; }
+  pos = 0;
+  check("dot_sum", __enzyme_fwddiff((void *)sum, x, v), vdx);
+  check("fwd_read_calls", pos, 10);
   return report();
 }

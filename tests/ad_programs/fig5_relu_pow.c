@@ -17,6 +17,7 @@ static int report(void) {
   return failed != 0;
 }
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 
 double relu3(double x) {
   double r = 0;
@@ -28,5 +29,10 @@ int main(void) {
   check("relu3_at_2", __enzyme_autodiff((void *)relu3, 2.0), 12.0);
   check("relu3_at_0.5", __enzyme_autodiff((void *)relu3, 0.5), 0.75);
   check("relu3_at_-2", __enzyme_autodiff((void *)relu3, -2.0), 0.0);
+  /* forward/reverse dot test: the tangent along a direction v equals v * derivative */
+  const double v = sin(1.3);
+  check("dot_relu3_at_2", __enzyme_fwddiff((void *)relu3, 2.0, v), v * __enzyme_autodiff((void *)relu3, 2.0));
+  check("dot_relu3_at_0.5", __enzyme_fwddiff((void *)relu3, 0.5, v), v * __enzyme_autodiff((void *)relu3, 0.5));
+  check("dot_relu3_at_-2", __enzyme_fwddiff((void *)relu3, -2.0, v), v * __enzyme_autodiff((void *)relu3, -2.0));
   return report();
 }

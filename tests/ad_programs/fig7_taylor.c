@@ -18,6 +18,7 @@ static int report(void) {
   return failed != 0;
 }
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 
 double taylor(double x, int n) {
   double sum = 0;
@@ -31,5 +32,8 @@ int main(void) {
   check("taylor_0.5", __enzyme_autodiff((void *)taylor, x, n), (1 - pow(x, n)) / (1 - x));
   x = -0.75;
   check("taylor_-0.75", __enzyme_autodiff((void *)taylor, x, n), (1 - pow(x, n)) / (1 - x));
+  /* forward/reverse dot test: the tangent along a direction v equals v * derivative */
+  const double v = sin(1.3);
+  check("dot_taylor_-0.75", __enzyme_fwddiff((void *)taylor, x, v, n), v * __enzyme_autodiff((void *)taylor, x, n));
   return report();
 }

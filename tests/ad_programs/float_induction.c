@@ -20,6 +20,7 @@ static int report(void) {
 typedef struct { double dx0, dk; } D2;
 int enzyme_const;
 D2 __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 
 double euler(double x0, double k, double dt) {
   double x = x0;
@@ -32,5 +33,8 @@ int main(void) {
   D2 g = __enzyme_autodiff((void *)euler, x0, k, enzyme_const, dt);
   check("dx0", g.dx0, pow(1 - dt * k, 100));
   check("dk", g.dk, (euler(x0, k + h, dt) - euler(x0, k - h, dt)) / (2 * h));
+  /* forward/reverse dot test: the tangent along a direction v equals v . gradient */
+  const double vx0 = sin(1.3), vk = sin(8.4);
+  check("dot_euler", __enzyme_fwddiff((void *)euler, x0, vx0, k, vk, enzyme_const, dt), vx0 * g.dx0 + vk * g.dk);
   return report();
 }

@@ -20,6 +20,7 @@ typedef struct { float dx, dy; } F2;
 int enzyme_dup, enzyme_const;
 float __enzyme_autodiff(void *, ...);
 F2 __enzyme_autodiff2(void *, ...);
+float __enzyme_fwddiff(void *, ...);
 
 float cube(float x) { return x * x * x; }
 float bilinear(float x, float y) { return x * y + 2.0f * x - y * y; }
@@ -37,5 +38,11 @@ int main(void) {
   float a[3] = {1, 2, 3}, b[3] = {-1, 0.5f, 2}, da[3] = {0};
   __enzyme_autodiff((void *)dotf, enzyme_dup, a, da, enzyme_const, b, enzyme_const, 3);
   for (int i = 0; i < 3; i++) checki("dotf_da", i, da[i], b[i]);
+  /* forward/reverse dot test: the tangent along a direction v equals v . gradient */
+  float v[3] = {0.3f, -0.7f, 0.9f};
+  check("dot_cube", __enzyme_fwddiff((void *)cube, 1.5f, v[0]), v[0] * __enzyme_autodiff((void *)cube, 1.5f));
+  check("dot_bilinear", __enzyme_fwddiff((void *)bilinear, 1.5f, v[0], -0.5f, v[1]), v[0] * g.dx + v[1] * g.dy);
+  check("dot_dotf", __enzyme_fwddiff((void *)dotf, enzyme_dup, a, v, enzyme_const, b, enzyme_const, 3),
+        v[0] * da[0] + v[1] * da[1] + v[2] * da[2]);
   return report();
 }

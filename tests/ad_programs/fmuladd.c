@@ -18,6 +18,9 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random direction entries */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 double muladd(const double *v) { return v[0] * v[1] + v[2]; }
 
@@ -44,5 +47,11 @@ int main(void) {
   double dc[5] = {0};
   __enzyme_autodiff((void *)horner, enzyme_const, x, enzyme_dup, c, dc, enzyme_const, 5);
   for (int k = 0; k < 5; k++) checki("horner_dc", k, dc[k], pow(x, k));
+
+  /* forward/reverse dot test: the tangent along a direction equals direction . gradient */
+  double t[5], vx = rnd(5), tdv = 0, tdc = vx * want;
+  for (int k = 0; k < 5; k++) { t[k] = rnd(k); tdc += t[k] * dc[k]; tdv += k < 3 ? t[k] * dv[k] : 0; }
+  check("dot_muladd", __enzyme_fwddiff((void *)muladd, v, t), tdv);
+  check("dot_horner", __enzyme_fwddiff((void *)horner, x, vx, enzyme_dup, c, t, enzyme_const, 5), tdc);
   return report();
 }

@@ -18,6 +18,7 @@ static int report(void) {
   return failed != 0;
 }
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 
 static double sq(double x) { return x * x; }
 static double cube(double x) { return x * x * x; }
@@ -37,5 +38,10 @@ int main(void) {
   check("dispatch_sin", __enzyme_autodiff((void *)dispatch, x, 2), 2 * cos(x));
   double a = x * x + x, b = sin(x) + x;
   check("higher_order", __enzyme_autodiff((void *)higher_order, x), (2 * x + 1) * b + a * (cos(x) + 1));
+  /* forward/reverse dot test: the tangent along a direction v equals v * derivative */
+  const double v = sin(1.3);
+  check("dot_dispatch_cube", __enzyme_fwddiff((void *)dispatch, x, v, 1), v * __enzyme_autodiff((void *)dispatch, x, 1));
+  check("dot_dispatch_sin", __enzyme_fwddiff((void *)dispatch, x, v, 2), v * __enzyme_autodiff((void *)dispatch, x, 2));
+  check("dot_higher_order", __enzyme_fwddiff((void *)higher_order, x, v), v * __enzyme_autodiff((void *)higher_order, x));
   return report();
 }

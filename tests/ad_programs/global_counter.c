@@ -19,6 +19,9 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random direction entries */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 int n_evals;
 long n_terms;
@@ -40,5 +43,12 @@ int main(void) {
   for (int i = 0; i < N; i++) checki("dx", i, dx[i], cos(x[i]) * x[i] + sin(x[i]));
   check("n_evals", n_evals, 1);
   check("n_terms", n_terms, N);
+  /* forward/reverse dot test: the tangent along a direction v equals v . gradient; the forward
+     derivative also runs the primal (and its counters) exactly once */
+  double v[N], vdx = 0;
+  for (int i = 0; i < N; i++) { v[i] = rnd(i); vdx += v[i] * dx[i]; }
+  check("dot_counted", __enzyme_fwddiff((void *)counted, enzyme_dup, x, v, enzyme_const, N), vdx);
+  check("fwd_n_evals", n_evals, 2);
+  check("fwd_n_terms", n_terms, 2 * N);
   return report();
 }

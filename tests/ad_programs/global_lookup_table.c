@@ -18,6 +18,9 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random direction entries */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 static const double coef[6] = {1.0, -0.5, 0.25, 2.0, -1.0, 0.125};
 static const int perm[5] = {3, 0, 4, 1, 2};
@@ -52,5 +55,10 @@ int main(void) {
     }
     checki("permuted", k, dv[k], w);
   }
+  /* forward/reverse dot test: the tangent along a direction t equals t . gradient */
+  double t[5], tdv = 0;
+  for (int k = 0; k < 5; k++) { t[k] = rnd(k); tdv += t[k] * dv[k]; }
+  check("dot_poly", __enzyme_fwddiff((void *)poly, x, t[0]), t[0] * want);
+  check("dot_permuted", __enzyme_fwddiff((void *)permuted, enzyme_dup, v, t, enzyme_const, 5), tdv);
   return report();
 }

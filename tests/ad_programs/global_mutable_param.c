@@ -18,6 +18,7 @@ static int report(void) {
   return failed != 0;
 }
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 
 double gravity = 9.81;
 double drag[3] = {0.1, 0.2, 0.3};
@@ -32,5 +33,8 @@ int main(void) {
   check("dv0", __enzyme_autodiff((void *)height, v), 1.5 - 2 * drag[1] * v);
   gravity = 1.62;
   check("dv0_moon", __enzyme_autodiff((void *)height, v), 1.5 - 2 * drag[1] * v);
+  /* forward/reverse dot test: the tangent along a direction t equals t * derivative */
+  const double t = sin(1.3);
+  check("dot_height", __enzyme_fwddiff((void *)height, v, t), t * __enzyme_autodiff((void *)height, v));
   return report();
 }

@@ -19,6 +19,7 @@ static int report(void) {
 }
 int enzyme_dup;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 
 static const double target[3] = {1.0, -2.0, 0.5};
 
@@ -41,5 +42,10 @@ int main(void) {
   check("stationary1", 2 * (p[1] - target[1]) + c * p[0], 0.0);
   check("stationary2", 2 * (p[2] - target[2]), 0.0);
   check("moved", fabs(p[1]) > 1.5, 1.0);
+  /* forward/reverse dot test away from the optimum: the tangent along v equals v . gradient */
+  double q[3] = {0.3, -0.8, 1.1}, v[3] = {sin(1.3), sin(8.4), sin(15.5)};
+  g[0] = g[1] = g[2] = 0;
+  __enzyme_autodiff((void *)objective, enzyme_dup, q, g);
+  check("dot_objective", __enzyme_fwddiff((void *)objective, enzyme_dup, q, v), v[0] * g[0] + v[1] * g[1] + v[2] * g[2]);
   return report();
 }

@@ -23,6 +23,9 @@ static int report(void) {
 #define STEPS 40
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random direction entries */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 double heat(const double *u0, double r) {
   double a[NX], b[NX];
@@ -54,5 +57,9 @@ int main(void) {
     checki("du0", k, du0[k], (fp - fm) / (2 * h));
   }
   check("dr", dr, (heat(u0, r + h) - heat(u0, r - h)) / (2 * h));
+  /* forward/reverse dot test: the tangent along a direction (v, vr) equals it . gradient */
+  double v[NX], vr = rnd(NX), vg = vr * dr;
+  for (int k = 0; k < NX; k++) { v[k] = rnd(k); vg += v[k] * du0[k]; }
+  check("dot_heat", __enzyme_fwddiff((void *)heat, enzyme_dup, u0, v, r, vr), vg);
   return report();
 }

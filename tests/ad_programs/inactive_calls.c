@@ -22,6 +22,9 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random direction entries */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 int verbose = 0;
 
@@ -39,5 +42,9 @@ int main(void) {
   const char *name = "abc";
   __enzyme_autodiff((void *)logged, enzyme_dup, x, dx, enzyme_const, N, enzyme_const, name);
   for (int i = 0; i < N; i++) checki("dx", i, dx[i], 2 * x[i] * abs(i - 2) * 3.0);
+  /* forward/reverse dot test: the tangent along a direction v equals v . gradient */
+  double v[N], vdx = 0;
+  for (int i = 0; i < N; i++) { v[i] = rnd(i); vdx += v[i] * dx[i]; }
+  check("dot_logged", __enzyme_fwddiff((void *)logged, enzyme_dup, x, v, enzyme_const, N, enzyme_const, name), vdx);
   return report();
 }

@@ -18,6 +18,7 @@ static int report(void) {
   return failed != 0;
 }
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 
 static const double tab[6] = {0.0, 1.0, 0.5, 2.0, 3.5, 3.0};
 
@@ -37,5 +38,10 @@ int main(void) {
   check("seg3", __enzyme_autodiff((void *)interp, 3.25), 1.5);
   double y = interp(2.5);
   check("sq_seg2", __enzyme_autodiff((void *)interp_sq, 2.5), 2 * y * 1.5);
+  /* forward/reverse dot test: the tangent along a direction v equals v * derivative */
+  const double v = sin(1.3);
+  check("dot_seg1", __enzyme_fwddiff((void *)interp, 1.6, v), v * __enzyme_autodiff((void *)interp, 1.6));
+  check("dot_seg3", __enzyme_fwddiff((void *)interp, 3.25, v), v * __enzyme_autodiff((void *)interp, 3.25));
+  check("dot_sq_seg2", __enzyme_fwddiff((void *)interp_sq, 2.5, v), v * __enzyme_autodiff((void *)interp_sq, 2.5));
   return report();
 }

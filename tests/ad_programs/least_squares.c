@@ -21,6 +21,9 @@ static int report(void) {
 #define N 4
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random direction entries */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 double lsq(const double *A, const double *x, const double *b, int m, int n) {
   double loss = 0;
@@ -49,5 +52,11 @@ int main(void) {
     for (int i = 0; i < M; i++) want += A[i * N + j] * r[i];
     checki("dx", j, dx[j], want);
   }
+  /* forward/reverse dot test: the tangent along a direction (vA, vx) equals it . gradient */
+  double vA[M * N], vx[N], vg = 0;
+  for (int k = 0; k < M * N; k++) { vA[k] = rnd(k); vg += vA[k] * dA[k]; }
+  for (int j = 0; j < N; j++) { vx[j] = rnd(M * N + j); vg += vx[j] * dx[j]; }
+  check("dot_lsq", __enzyme_fwddiff((void *)lsq, enzyme_dup, A, vA, enzyme_dup, x, vx, enzyme_const, b,
+                                    enzyme_const, M, enzyme_const, N), vg);
   return report();
 }

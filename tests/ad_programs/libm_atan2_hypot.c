@@ -18,6 +18,7 @@ static int report(void) {
 }
 typedef struct { double d0, d1; } D2;
 D2 __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 
 double f_atan2(double y, double x) { return atan2(y, x); }
 double f_hypot(double x, double y) { return hypot(x, y); }
@@ -30,5 +31,9 @@ int main(void) {
   D2 h = __enzyme_autodiff((void *)f_hypot, a, b);
   check("hypot_dx", h.d0, a / hypot(a, b));
   check("hypot_dy", h.d1, b / hypot(a, b));
+  /* forward/reverse dot test: the tangent along a direction v equals v . gradient */
+  const double v0 = sin(1.3), v1 = sin(8.4);
+  check("dot_atan2", __enzyme_fwddiff((void *)f_atan2, a, v0, b, v1), v0 * g.d0 + v1 * g.d1);
+  check("dot_hypot", __enzyme_fwddiff((void *)f_hypot, a, v0, b, v1), v0 * h.d0 + v1 * h.d1);
   return report();
 }

@@ -17,6 +17,7 @@ static int report(void) {
   return failed != 0;
 }
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 
 double f_exp(double x) { return exp(x); }
 double f_log(double x) { return log(x); }
@@ -31,5 +32,13 @@ int main(void) {
   check("expm1", __enzyme_autodiff((void *)f_expm1, x), exp(x));
   check("log1p", __enzyme_autodiff((void *)f_log1p, x), 1 / (1 + x));
   check("softplus", __enzyme_autodiff((void *)f_softplus, x), 1 / (1 + exp(-x)));
+  /* forward/reverse dot test: the tangent along a direction v equals v * derivative */
+  const double v = sin(1.3);
+#define DOT(name, f) check("dot_" name, __enzyme_fwddiff((void *)f, x, v), v * __enzyme_autodiff((void *)f, x))
+  DOT("exp", f_exp);
+  DOT("log", f_log);
+  DOT("expm1", f_expm1);
+  DOT("log1p", f_log1p);
+  DOT("softplus", f_softplus);
   return report();
 }

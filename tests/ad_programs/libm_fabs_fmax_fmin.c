@@ -19,6 +19,7 @@ static int report(void) {
 typedef struct { double d0, d1; } D2;
 double __enzyme_autodiff(void *, ...);
 D2 __enzyme_autodiff2(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 
 double f_fabs(double x) { return fabs(x) * x; }
 double f_fmax(double x, double y) { return fmax(x, y) * 2.0; }
@@ -36,5 +37,14 @@ int main(void) {
   g = __enzyme_autodiff2((void *)f_fmin, 1.0, 2.0);
   check("fmin_dx", g.d0, 3.0);
   check("fmin_dy", g.d1, 0.0);
+  /* forward/reverse dot test: the tangent along a direction v equals v . gradient */
+  const double v0 = sin(1.3), v1 = sin(8.4);
+  check("dot_fabs_neg", __enzyme_fwddiff((void *)f_fabs, -1.5, v0), v0 * __enzyme_autodiff((void *)f_fabs, -1.5));
+  g = __enzyme_autodiff2((void *)f_fmax, 1.0, 2.0);
+  check("dot_fmax", __enzyme_fwddiff((void *)f_fmax, 1.0, v0, 2.0, v1), v0 * g.d0 + v1 * g.d1);
+  g = __enzyme_autodiff2((void *)f_fmax, 3.0, 2.0);
+  check("dot_fmax2", __enzyme_fwddiff((void *)f_fmax, 3.0, v0, 2.0, v1), v0 * g.d0 + v1 * g.d1);
+  g = __enzyme_autodiff2((void *)f_fmin, 1.0, 2.0);
+  check("dot_fmin", __enzyme_fwddiff((void *)f_fmin, 1.0, v0, 2.0, v1), v0 * g.d0 + v1 * g.d1);
   return report();
 }

@@ -20,6 +20,7 @@ static int report(void) {
 typedef struct { float d0, d1; } F2;
 float __enzyme_autodiff(void *, ...);
 F2 __enzyme_autodiff2(void *, ...);
+float __enzyme_fwddiff(void *, ...);
 
 float f_sinf(float x) { return sinf(x); }
 float f_cosf(float x) { return cosf(x); }
@@ -67,5 +68,28 @@ int main(void) {
   g = __enzyme_autodiff2((void *)f_fminf, x, y);
   check("fminf_dx", g.d0, 0.0);
   check("fminf_dy", g.d1, 1.0);
+  /* forward/reverse dot test: the tangent along a direction (v0, v1) equals it . gradient */
+  const float v0 = 0.3f, v1 = -0.7f;
+#define DOT1(name, f, a) check("dot_" name, __enzyme_fwddiff((void *)f, a, v0), v0 * __enzyme_autodiff((void *)f, a))
+#define DOT2(name, f)                                    \
+  g = __enzyme_autodiff2((void *)f, x, y);               \
+  check("dot_" name, __enzyme_fwddiff((void *)f, x, v0, y, v1), v0 * g.d0 + v1 * g.d1)
+  DOT1("sinf", f_sinf, x);
+  DOT1("cosf", f_cosf, x);
+  DOT1("tanf", f_tanf, x);
+  DOT1("expf", f_expf, x);
+  DOT1("logf", f_logf, x);
+  DOT1("sqrtf", f_sqrtf, x);
+  DOT1("powf", f_powf, x);
+  DOT1("tanhf", f_tanhf, x);
+  DOT1("fabsf", f_fabsf, y);
+  DOT1("cbrtf", f_cbrtf, x);
+  DOT1("erff", f_erff, x);
+  DOT1("expm1f", f_expm1f, x);
+  DOT1("log1pf", f_log1pf, x);
+  DOT2("atan2f", f_atan2f);
+  DOT2("hypotf", f_hypotf);
+  DOT2("fmaxf", f_fmaxf);
+  DOT2("fminf", f_fminf);
   return report();
 }
