@@ -60,11 +60,33 @@ def parse(expr: str, where: str) -> ast.expr:
 
 
 def fconst(x: float, ty: str) -> str:
-    """An exactly representable IR float literal (hex of the double value)."""
+    """An exactly representable IR float literal of type ty (hex of the value)."""
     import struct
     if ty == "float":           # LLVM wants float literals as doubles exactly representable in float
         x = struct.unpack("<f", struct.pack("<f", x))[0]
-    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", float(x)))[0]
+    if ty == "half":
+        return "0xH%04X" % struct.unpack("<H", struct.pack("<e", x))[0]
+    if ty == "bfloat":
+        return "0xR%04X" % (struct.unpack("<I", struct.pack("<f", x))[0] >> 16)
+    bits = struct.unpack("<Q", struct.pack("<d", float(x)))[0]
+    if ty not in ("x86_fp80", "fp128"):
+        return "0x%016X" % bits
+    sign, exp, frac = bits >> 63, (bits >> 52) & 0x7FF, bits & ((1 << 52) - 1)
+    if exp == 0 and frac == 0:
+        e, m = 0, 0
+    elif exp == 0x7FF:                               # inf / nan
+        e, m = 0x7FFF, frac
+    else:
+        if exp == 0:                                 # a subnormal double is normal in both
+            shift = 53 - frac.bit_length()
+            frac, exp = (frac << shift) & ((1 << 52) - 1), 1 - shift
+        e, m = exp - 1023 + 16383, frac
+    if ty == "x86_fp80":                             # explicit integer bit, 64-bit mantissa
+        lead = 0 if e == 0 else 1 << 63
+        return "0xK%04X%016X" % ((sign << 15) | e, lead | (m << 11))
+    hi = (sign << 63) | (e << 48) | (m >> 4)         # fp128: 112-bit fraction, LLVM prints
+    lo = (m & 0xF) << 60                             # the low 64 bits first
+    return "0xL%016X%016X" % (lo, hi)
 
 
 _ARITY = {"pow": 2, "atan2": 2, "hypot": 2, "copysign": 2, "fmin": 2, "fmax": 2}
