@@ -29,6 +29,9 @@ def kind_of(gen, inst) -> str:
         return "memset"
     if is_inactive_call(c):
         return "inactive"
+    from .registry import is_mirror_call
+    if is_mirror_call(c):
+        return "mirror"
     reg = getattr(gen, "reg", None)
     if reg is not None and (c in reg.gradient or c in reg.derivative):
         return "custom"
@@ -98,6 +101,9 @@ def _fwd_call(ctx, inst, before):
     if kind == "custom" and before and _involved(ctx, inst) and not fwd_mode:
         _custom_augment(ctx, inst)
         return False
+    if kind == "mirror" and not before and _involved(ctx, inst):
+        _mirror_call(ctx, inst)
+        return None
     if kind == "diff" and before and _involved(ctx, inst):
         if fwd_mode:
             return False               # the tangent rule emits the call of the derivative
@@ -113,6 +119,27 @@ def _fwd_call(ctx, inst, before):
                        "rebuild the object defining it with enzyme-cc, add a rule in an enzyme.toml "
                        "rule file, or declare it inactive with __enzyme_inactivefn")
     return None
+
+
+def _mirror_call(ctx, inst):
+    """The same call on the shadows: the shadow container gets the same links."""
+    args = []
+    for o in inst.ops:
+        if o.ty != "ptr" or o.value == "null":
+            args.append(f"{o.ty} {ctx.p(o.value) if o.is_local else o.value}")
+        elif not ctx.shadowed(o.value) and o.is_local:
+            ctx.gen().fail(ctx.synth, inst, f"'{inst.callee[1:]}' links memory with and without "
+                           f"a shadow ('{o.value}' has none)", "give every container involved a "
+                           "shadow (enzyme_dup), or keep active data out of it")
+        else:
+            args.append(f"ptr {ctx.s(o.value)}")
+    call = f"call {inst.ty} {inst.callee}({', '.join(args)})"
+    if inst.name and inst.ty == "ptr" and ctx.shadowed(inst.name):
+        ctx.emit(f"{ctx.synth.sname(inst.name)} = {call}")
+    elif inst.name:
+        ctx.emit(f"{ctx.tmp()} = {call}")
+    else:
+        ctx.emit(call)
 
 
 @reverse("call")

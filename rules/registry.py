@@ -57,6 +57,9 @@ class CallRule:
 _CALLS: dict[str, CallRule] = {}
 _INTRINSICS: dict[str, CallRule] = {}
 _INACTIVE: set[str] = set()
+# functions that only relink pointers among their arguments' memory (container node links): the
+# shadow structure follows by calling the same function on the shadows
+_MIRROR: set[str] = set()
 _loaded = False
 _user_files: list[str] = []
 
@@ -105,17 +108,18 @@ def _load_file(text: str, where: str):
     variants: dict[str, CallRule] = {}
     intrinsics: dict[str, CallRule] = {}
     inactive: set[str] = set()
+    mirror: set[str] = set()
     for name, spec in data.items():
-        if name == "inactive":
+        if name in ("inactive", "mirror"):
             if not isinstance(spec, dict):
-                err(name, "'inactive' must be a table with a 'names' list")
+                err(name, f"'{name}' must be a table with a 'names' list")
             for k in spec:
                 if k != "names":
-                    err(name, f"[inactive]: unknown key '{k}' (known: names)", k)
+                    err(name, f"[{name}]: unknown key '{k}' (known: names)", k)
             names = spec.get("names", [])
             if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-                err(name, "[inactive]: 'names' must be a list of strings", "names")
-            inactive.update(names)
+                err(name, f"[{name}]: 'names' must be a list of strings", "names")
+            (inactive if name == "inactive" else mirror).update(names)
             continue
         rname = f"rule '{name}'"
         if not isinstance(spec, dict):
@@ -169,16 +173,19 @@ def _load_file(text: str, where: str):
     _CALLS.update(explicit)
     _INTRINSICS.update(intrinsics)
     _INACTIVE.difference_update(variants, explicit, intrinsics)
-    for n in inactive:
+    for n in inactive | mirror:
         _CALLS.pop(n, None), _INTRINSICS.pop(n, None)
+    _INACTIVE.difference_update(mirror)
+    _MIRROR.difference_update(inactive)
     _INACTIVE.update(inactive)
+    _MIRROR.update(mirror)
 
 
 def _ensure_loaded():
     global _loaded
     if _loaded:
         return
-    _CALLS.clear(), _INTRINSICS.clear(), _INACTIVE.clear()
+    _CALLS.clear(), _INTRINSICS.clear(), _INACTIVE.clear(), _MIRROR.clear()
     pkg = resources.files("enzyme_cc.stdlib_rules")
     for f in sorted(pkg.iterdir(), key=lambda p: p.name):
         if f.name.endswith(".toml"):
@@ -224,6 +231,11 @@ def call_rule(callee: str) -> CallRule | None:
     if name.startswith("llvm."):
         return _INTRINSICS.get(intrinsic_base(name))
     return _CALLS.get(name)
+
+
+def is_mirror_call(callee: str) -> bool:
+    _ensure_loaded()
+    return callee.lstrip("@").strip('"') in _MIRROR
 
 
 def is_inactive_call(callee: str) -> bool:

@@ -68,7 +68,7 @@ def rule_files():
     for f in sorted(os.listdir(RULE_DIR)):
         if f.endswith(".toml"):
             with open(os.path.join(RULE_DIR, f), "rb") as fh:
-                rules = {k: v for k, v in tomli.load(fh).items() if k != "inactive"}
+                rules = {k: v for k, v in tomli.load(fh).items() if k not in ("inactive", "mirror")}
             if rules:
                 out[f] = rules
     return out

@@ -68,7 +68,7 @@ def test_doc_worked_example(tmp_path):
 def test_doc_rule_files_load(name, tmp_path):
     """Each rule file of the docs goes through the loader enzyme-cc uses, and its rules end up
     where the docs say: under the name, the f name (unless float_variant = false), the
-    intrinsic; inactive names inactive."""
+    intrinsic; inactive names inactive, mirror names mirrored."""
     from enzyme_cc.rules import registry
     path = tmp_path / name
     path.write_text(doc_toml_files()[name])
@@ -79,6 +79,10 @@ def test_doc_rule_files_load(name, tmp_path):
             if rname == "inactive":
                 for n in spec["names"]:
                     assert registry.is_inactive_call("@" + n)
+                continue
+            if rname == "mirror":
+                for n in spec["names"]:
+                    assert registry.is_mirror_call("@" + n) and not registry.is_inactive_call("@" + n)
                 continue
             rule = registry.call_rule("@" + rname)
             assert rule.source == str(path) and rule.args == spec["args"]

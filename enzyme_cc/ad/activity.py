@@ -10,6 +10,7 @@ from __future__ import annotations
 from enzyme_cc.ir.lexer import is_fp
 from .unionfind import UnionFind
 from enzyme_cc.rules import is_inactive_call, call_rule
+from enzyme_cc.rules.registry import is_mirror_call
 
 ALLOCATORS = {"@malloc", "@calloc", "@_Znwm", "@_Znam", "@_ZnwmRKSt9nothrow_t", "@_ZnamRKSt9nothrow_t",
               "@_ZnwmSt11align_val_t", "@_ZnamSt11align_val_t", "@aligned_alloc", "@realloc"}
@@ -204,6 +205,8 @@ class Activity:
                     continue
                 summary = self.callee_writes(inst, self) if self.callee_writes else None
                 writes, escapes = summary if summary is not None else (None, set())
+                if is_mirror_call(c):             # links its pointer arguments to each other
+                    escapes = {k for k, o in enumerate(inst.ops) if o.ty == "ptr"}
                 for k in escapes:                 # the callee keeps the pointer somewhere
                     if inst.ops[k].value.startswith("%"):
                         changed |= self._escape(inst.ops[k].value)
@@ -276,6 +279,8 @@ class Activity:
                 return False, self._local_shadowed(inst.name)
             if is_inactive_call(inst.callee or ""):
                 return False, False
+            if is_mirror_call(inst.callee or ""):
+                return False, isptr and any(o.value in self.shadowed for o in inst.ops)
             rule = call_rule(inst.callee or "")
             if rule is not None:
                 return fp and self._any_active(inst), False
