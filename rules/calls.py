@@ -55,6 +55,10 @@ def _fwd_call(ctx, inst, before):
     kind = call_kind(ctx, inst)
     synth = ctx.synth
     fwd_mode = synth.mode == "forward"
+    if synth.mode == "combined" and (inst.callee or "").startswith("@llvm.stackrestore"):
+        # a VLA (and its shadow) freed here is still read by the reverse sweep: keep the stack
+        # until the gradient returns
+        return False if before else None
     if kind == "free":
         if fwd_mode:
             return None                # forward mode frees both at once (see the tangent rule)

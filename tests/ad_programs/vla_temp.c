@@ -18,6 +18,14 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+static double dotp(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
 
 double vla(const double *x, int n) {
   double t[n];
@@ -27,11 +35,34 @@ double vla(const double *x, int n) {
   return s;
 }
 
+/* a VLA per iteration: the stack is saved and restored around each one */
+double vla_loop(const double *x, int n) {
+  double s = 0;
+  for (int it = 1; it <= 3; it++) {
+    double t[n];
+    for (int i = 0; i < n; i++) t[i] = sin(x[i] * it);
+    for (int i = 0; i < n; i++) s += t[i] * t[(i + it) % n];
+  }
+  return s;
+}
+
 int main(void) {
   enum { N = 5 };
   double x[N] = {0.5, -1, 2, 0.25, 1.5}, dx[N] = {0};
   __enzyme_autodiff((void *)vla, enzyme_dup, x, dx, enzyme_const, N);
   for (int k = 0; k < N; k++)
     checki("dx", k, dx[k], -sin(x[k]) * (cos(x[(k + 1) % N]) + cos(x[(k + N - 1) % N])));
+  double v[N];   /* forward J.v versus v . (reverse gradient) */
+  for (int i = 0; i < N; i++) v[i] = rnd(i);
+  check("dot_vla", __enzyme_fwddiff((void *)vla, enzyme_dup, x, v, enzyme_const, N),
+        dotp(v, dx, N));
+  double dl[N] = {0}, h = 1e-6;
+  __enzyme_autodiff((void *)vla_loop, enzyme_dup, x, dl, enzyme_const, N);
+  for (int k = 0; k < N; k++) {
+    double xp[N], xm[N];
+    for (int i = 0; i < N; i++) xp[i] = xm[i] = x[i];
+    xp[k] += h, xm[k] -= h;
+    checki("dloop", k, dl[k], (vla_loop(xp, N) - vla_loop(xm, N)) / (2 * h));
+  }
   return report();
 }
