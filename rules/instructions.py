@@ -258,7 +258,7 @@ def _fwd_phi(ctx, inst, before):
         return
     inc = ", ".join(f"[ {ctx.s(v) if v.startswith('%') else _const_shadow(ctx, v)}, {ctx.p(b)} ]"
                     for v, b in inst.incoming)
-    ctx.emit(f"{ctx.synth.sname(inst.name)} = phi ptr {inc}")
+    ctx.emit(f"{ctx.synth.sname(inst.name)} = phi {inst.ty} {inc}")
 
 
 def _const_shadow(ctx, v):
@@ -270,8 +270,37 @@ def _fwd_select(ctx, inst, before):
     if before or inst.name not in ctx.act.shadowed:
         return
     c, a, b = inst.ops
-    ctx.emit(f"{ctx.synth.sname(inst.name)} = select {c.ty} {ctx.p(c.value)}, ptr {ctx.s(a.value)}, "
-             f"ptr {ctx.s(b.value)}")
+    ctx.emit(f"{ctx.synth.sname(inst.name)} = select {c.ty} {ctx.p(c.value)}, {inst.ty} "
+             f"{ctx.s(a.value)}, {inst.ty} {ctx.s(b.value)}")
+
+
+@forward("extractvalue")
+def _fwd_extractvalue(ctx, inst, before):
+    if before or inst.name not in ctx.act.shadowed:
+        return
+    agg = inst.ops[0]
+    idx = ", ".join(map(str, inst.indices))
+    ctx.emit(f"{ctx.synth.sname(inst.name)} = extractvalue {agg.ty} {ctx.s(agg.value)}, {idx}")
+
+
+@forward("insertvalue")
+def _fwd_insertvalue(ctx, inst, before):
+    """The shadow aggregate holds the shadows of its pointers (null for one without), the primal
+    value of its other fields."""
+    if before or inst.name not in ctx.act.shadowed:
+        return
+    from enzyme_cc.ad.activity import has_shadow_type
+    agg, elem = inst.ops
+    base = ctx.s(agg.value) if agg.value in ctx.act.shadowed or not agg.is_local else \
+        "zeroinitializer"
+    if not has_shadow_type(elem.ty):
+        ev = ctx.p(elem.value) if elem.is_local else elem.value
+    elif elem.value in ctx.act.shadowed or not elem.is_local:
+        ev = ctx.s(elem.value)
+    else:
+        ev = zero_of(elem.ty) if elem.ty != "ptr" else "null"
+    idx = ", ".join(map(str, inst.indices))
+    ctx.emit(f"{ctx.synth.sname(inst.name)} = insertvalue {agg.ty} {base}, {elem.ty} {ev}, {idx}")
 
 
 @forward("load")
@@ -282,7 +311,7 @@ def _fwd_load(ctx, inst, before):
         ctx.emit(f"{ctx.synth.sname(inst.name)} = load i64, ptr {ctx.s(inst.ops[0].value)}")
     if inst.name not in ctx.act.shadowed:
         return
-    ctx.emit(f"{ctx.synth.sname(inst.name)} = load ptr, ptr {ctx.s(inst.ops[0].value)}")
+    ctx.emit(f"{ctx.synth.sname(inst.name)} = load {inst.ty}, ptr {ctx.s(inst.ops[0].value)}")
 
 
 @forward("store")
@@ -293,12 +322,14 @@ def _fwd_store(ctx, inst, before):
     if val.value in ctx.act.ptrint:
         ctx.emit(f"store i64 {ctx.synth.sname(val.value)}, ptr {ctx.s(ptr.value)}")
         return
-    if val.ty != "ptr":
+    from enzyme_cc.ad.activity import has_shadow_type
+    if not has_shadow_type(val.ty):
         return
     # A pointer without a shadow stored into shadowed memory gets a null shadow: a derivative
     # flowing through it later faults instead of silently landing in primal memory.
-    sv = ctx.s(val.value) if val.value in ctx.act.shadowed else "null"
-    ctx.emit(f"store ptr {sv}, ptr {ctx.s(ptr.value)}")
+    sv = ctx.s(val.value) if val.value in ctx.act.shadowed else \
+        "null" if val.ty == "ptr" else "zeroinitializer"
+    ctx.emit(f"store {val.ty} {sv}, ptr {ctx.s(ptr.value)}")
 
 
 @forward("alloca")

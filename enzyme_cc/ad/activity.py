@@ -40,6 +40,16 @@ def carries_float(ty: str) -> bool:
         f in ty for f in ("double", "float", "half", "x86_fp80", "fp128")))
 
 
+def pointer_aggregate(ty: str) -> bool:
+    """A literal struct/array of pointers and integers (no floats), like the `{ ptr, ptr }` of a
+    returned std::pair of iterators: its shadow is the same aggregate of shadow pointers."""
+    return ty.startswith(("{", "[", "<{")) and "ptr" in ty and not carries_float(ty)
+
+
+def has_shadow_type(ty: str) -> bool:
+    return ty == "ptr" or pointer_aggregate(ty)
+
+
 class Activity:
     def __init__(self, fn, module, arg_act: list[str], callee_info, types=None, callee_writes=None):
         """arg_act per param: 'active', 'dup', 'dupnoneed', 'const'.
@@ -160,10 +170,12 @@ class Activity:
             changed |= self._mark(d.ops[0].value, seen)
             for stored in self._stored_ptrs.get(self._obj(d.ops[0].value), []):
                 changed |= self._mark(stored, seen)
-        elif op in ("phi", "select"):
+        elif op in ("phi", "select", "insertvalue"):
             for x in (d.ops[1:] if op == "select" else d.ops):
-                if x.value.startswith("%"):
+                if x.value.startswith("%") and has_shadow_type(x.ty):
                     changed |= self._mark(x.value, seen)
+        elif op == "extractvalue" and d.ops[0].value.startswith("%"):
+            changed |= self._mark(d.ops[0].value, seen)
         elif op in ("call", "invoke") and self.module.defines(d.callee or ""):
             for x in d.ops:
                 if x.ty == "ptr" and x.value.startswith("%"):
@@ -231,7 +243,7 @@ class Activity:
         if inst.name in self.code_ptrs:
             return False, False
         fp = carries_float(ty)
-        isptr = ty == "ptr"
+        isptr = has_shadow_type(ty)
         if op in ("fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpext", "fptrunc"):
             return self._any_active(inst), False
         if op in ("phi", "select", "freeze"):

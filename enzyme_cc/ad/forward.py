@@ -13,7 +13,7 @@ import re
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp
 from enzyme_cc.rules import FORWARD, TANGENT
-from .activity import carries_float
+from .activity import carries_float, has_shadow_type
 from enzyme_cc.ir.lexer import zero_of
 from .reverse import Synth, FwdCtx
 
@@ -82,8 +82,8 @@ class ForwardSynth(Synth):
             return self.vec(ret) if is_fp(ret) or carries_float(ret) else "void"
         if carries_float(ret):
             return "{ " + ret + ", " + self.vec(ret) + " }"
-        if ret == "ptr" and self.returns_shadow():
-            return "{ ptr, " + self.vec("ptr") + " }"
+        if has_shadow_type(ret) and self.returns_shadow():
+            return "{ " + ret + ", " + self.vec(ret) + " }"
         return ret
 
     def build(self):

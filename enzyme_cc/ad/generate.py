@@ -14,7 +14,7 @@ from enzyme_cc.ir.model import parse_module, split_commas
 import enzyme_cc.rules.instructions  # noqa: F401  (registers instruction rules)
 import enzyme_cc.rules.calls  # noqa: F401        (registers call rules)
 import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
-from .activity import Activity, FREES, carries_float
+from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
 from . import runtime
@@ -147,13 +147,13 @@ class Generator:
         if key in self._callee_act_cache:
             return self._callee_act_cache[key]
         ptrs = {k for k, p in enumerate(fn.params) if p.ty == "ptr"}
-        guess = (carries_float(fn.ret_ty), fn.ret_ty == "ptr" and "dup" in acts, ptrs, ptrs)
+        guess = (carries_float(fn.ret_ty), has_shadow_type(fn.ret_ty) and "dup" in acts, ptrs, ptrs)
         self._callee_act_cache[key] = guess         # recursion: assume the worst meanwhile
         act = Activity(fn, self.module, acts, self.callee_activity,
                        types=TypeInfo(self.module, fn, hints or {}), callee_writes=self.callee_writes)
         rets = [b.term for b in fn.blocks if b.term.op == "ret" and b.term.ops]
         res = (carries_float(fn.ret_ty) and any(act.is_active(r.ops[0].value) for r in rets),
-               fn.ret_ty == "ptr" and any(r.ops[0].value in act.shadowed for r in rets),
+               has_shadow_type(fn.ret_ty) and any(r.ops[0].value in act.shadowed for r in rets),
                {k for k in ptrs if act._find(fn.params[k].name) in act.active_objects},
                {k for k in ptrs if act._find(fn.params[k].name) in act.escaped})
         self._callee_act_cache[key] = res
@@ -353,7 +353,7 @@ class Generator:
         out = []
         for lane in synth.lanes() if width > 1 else (None,):
             idx = "1" if lane is None else f"1, {lane}"
-            if inst.ty == "ptr":
+            if has_shadow_type(inst.ty):
                 ctx.emit(f"{synth.sname(inst.name)} = extractvalue {rty} {t}, {idx}")
                 out.append(None)
                 continue
@@ -469,7 +469,7 @@ class Generator:
         call = f"call {aug_ret} {aug}({', '.join(args + ['ptr %ad.tape'])})"
         if aug_ret == "void":
             ctx.emit(call)
-        elif aug_ret.startswith("{ ptr, ptr }") and inst.ty == "ptr":
+        elif aug_ret != inst.ty and has_shadow_type(inst.ty):
             t = synth.tmp("aug")
             ctx.emit(f"{t} = {call}")
             if inst.name:

@@ -296,7 +296,10 @@ class Synth:
         if kind == "pred":
             return "i32"
         if kind == "s":
-            return "ptr"
+            d = self.fn.defs.get(v)
+            from .activity import pointer_aggregate
+            return d.ty if isinstance(d, Inst) and d.op != "alloca" and pointer_aggregate(d.ty) \
+                else "ptr"
         d = self.fn.defs[v]
         return d.ty
 
@@ -507,8 +510,9 @@ class Synth:
                 ctx.lines.append(f"ret {rty} {self.r(t.ops[0].value)}")
             else:
                 a = self.tmp()
-                ctx.lines.append(f"{a} = insertvalue {rty} poison, ptr {self.r(t.ops[0].value)}, 0")
-                ctx.lines.append(f"{a}.1 = insertvalue {rty} {a}, ptr {self.fwd_shadow(t.ops[0].value)}, 1")
+                rv, ty = t.ops[0].value, t.ops[0].ty
+                ctx.lines.append(f"{a} = insertvalue {rty} poison, {ty} {self.r(rv)}, 0")
+                ctx.lines.append(f"{a}.1 = insertvalue {rty} {a}, {ty} {self.fwd_shadow(rv)}, 1")
                 ctx.lines.append(f"ret {rty} {a}.1")
             return
         if t.op in ("invoke", "resume", "indirectbr", "callbr"):
@@ -517,9 +521,10 @@ class Synth:
         ctx.lines.append(self.print_primal(t))
 
     def aug_ret_type(self) -> str:
+        from .activity import has_shadow_type
         ret = self.fn.ret_ty
-        if ret == "ptr" and self.returns_shadow():
-            return "{ ptr, ptr }"
+        if has_shadow_type(ret) and self.returns_shadow():
+            return "{ " + ret + ", " + ret + " }"
         return ret
 
     def returns_shadow(self) -> bool:
