@@ -85,14 +85,14 @@ def target_machine(module, opt: int):
 
 
 def optimize(module, level: int, vectorize: bool):
-    """Run LLVM's O`level` pipeline. Before AD: no vectorization/unrolling (simpler loops for AD)."""
+    """Run LLVM's O`level` pipeline. Before AD: no vectorization (scalar code for the AD rules)."""
     if level <= 0:
         level = 0
     tm = target_machine(module, min(level, 3))
     pto = llvm.create_pipeline_tuning_options(min(level, 3))
     pto.loop_vectorization = vectorize
     pto.slp_vectorization = vectorize
-    pto.loop_unrolling = vectorize
+    pto.loop_unrolling = True         # small constant loops unrolled: no tape for their values
     pto.loop_interleaving = vectorize
     pb = llvm.create_pass_builder(tm, pto)
     mpm = pb.getModulePassManager()
