@@ -18,6 +18,9 @@ static int report(void) {
 }
 int enzyme_dup;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 double f_fma(const double *v) { return fma(v[0], v[1], v[2] * v[2]); }
 double f_floor(double x) { return x * floor(x) + ceil(x) * x * x + round(x); }
@@ -28,7 +31,13 @@ int main(void) {
   check("fma_d0", dv[0], v[1]);
   check("fma_d1", dv[1], v[0]);
   check("fma_d2", dv[2], 2 * v[2]);
+  /* forward J.t against reverse t.grad */
+  double t[3] = {rnd(0), rnd(1), rnd(2)};
+  check("dot_fma", __enzyme_fwddiff((void *)f_fma, enzyme_dup, v, t),
+        t[0] * dv[0] + t[1] * dv[1] + t[2] * dv[2]);
   double x = 2.3;
   check("floor_ceil", __enzyme_autodiff((void *)f_floor, x), floor(x) + 2 * ceil(x) * x);
+  check("dot_floor_ceil", __enzyme_fwddiff((void *)f_floor, x, rnd(3)),
+        rnd(3) * __enzyme_autodiff((void *)f_floor, x));
   return report();
 }

@@ -17,6 +17,12 @@ static int report(void) {
   return failed != 0;
 }
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+/* forward tangent along t versus t * reverse derivative */
+#define DOT(name, f, x, t) \
+  check("dot_" name, __enzyme_fwddiff((void *)f, x, t), (t) * __enzyme_autodiff((void *)f, x))
 
 double f_log10(double x) { return log10(x); }
 double f_log2(double x) { return log2(x); }
@@ -43,5 +49,16 @@ int main(void) {
   check("copysign", __enzyme_autodiff((void *)f_copysign, x), -2 * x);
   check("ldexp", __enzyme_autodiff((void *)f_ldexp, x), 8.0);
   check("fmod", __enzyme_autodiff((void *)f_fmod, 2.0), 1.0);
+  DOT("log10", f_log10, x, rnd(0));
+  DOT("log2", f_log2, x, rnd(1));
+  DOT("exp2", f_exp2, x, rnd(2));
+  DOT("sinh", f_sinh, x, rnd(3));
+  DOT("cosh", f_cosh, x, rnd(4));
+  DOT("asin", f_asin, x, rnd(5));
+  DOT("acos", f_acos, x, rnd(6));
+  DOT("atan", f_atan, x, rnd(7));
+  DOT("copysign", f_copysign, x, rnd(8));
+  DOT("ldexp", f_ldexp, x, rnd(9));
+  DOT("fmod", f_fmod, 2.0, rnd(10));
   return report();
 }

@@ -19,6 +19,12 @@ static int report(void) {
 typedef struct { double dx, dy; } D2;
 double __enzyme_autodiff(void *, ...);
 D2 __enzyme_autodiff2(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+/* forward tangent along t versus t * reverse derivative */
+#define DOT(name, f, x, t) \
+  check("dot_" name, __enzyme_fwddiff((void *)f, x, t), (t) * __enzyme_autodiff((void *)f, x))
 
 double f_sqrt(double x) { return sqrt(x); }
 double f_cbrt(double x) { return cbrt(x); }
@@ -33,5 +39,10 @@ int main(void) {
   D2 g = __enzyme_autodiff2((void *)f_pow, x, y);
   check("pow_dx", g.dx, y * pow(x, y - 1));
   check("pow_dy", g.dy, pow(x, y) * log(x));
+  DOT("sqrt", f_sqrt, x, rnd(0));
+  DOT("cbrt", f_cbrt, x, rnd(1));
+  DOT("pow_x_2.5", f_pow_const, x, rnd(2));
+  check("dot_pow", __enzyme_fwddiff((void *)f_pow, x, rnd(3), y, rnd(4)),
+        rnd(3) * g.dx + rnd(4) * g.dy);
   return report();
 }

@@ -17,6 +17,9 @@ static int report(void) {
   return failed != 0;
 }
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 double f_tanh(double x) { return tanh(x); }
 double f_erf(double x) { return erf(x); }
@@ -28,6 +31,12 @@ int main(void) {
     double t = tanh(x);
     checki("tanh", i, __enzyme_autodiff((void *)f_tanh, x), 1 - t * t);
     checki("erf", i, __enzyme_autodiff((void *)f_erf, x), 2 / sqrt(pi) * exp(-x * x));
+    /* forward tangent along v versus v * reverse derivative */
+    double v = rnd(i);
+    checki("dot_tanh", i, __enzyme_fwddiff((void *)f_tanh, x, v),
+           v * __enzyme_autodiff((void *)f_tanh, x));
+    checki("dot_erf", i, __enzyme_fwddiff((void *)f_erf, x, v),
+           v * __enzyme_autodiff((void *)f_erf, x));
   }
   return report();
 }

@@ -17,6 +17,12 @@ static int report(void) {
   return failed != 0;
 }
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+/* forward tangent along t versus t * reverse derivative */
+#define DOT(name, f, x, t) \
+  check("dot_" name, __enzyme_fwddiff((void *)f, x, t), (t) * __enzyme_autodiff((void *)f, x))
 
 double f_sin(double x) { return sin(x); }
 double f_cos(double x) { return cos(x); }
@@ -29,5 +35,9 @@ int main(void) {
   check("cos", __enzyme_autodiff((void *)f_cos, x), -sin(x));
   check("tan", __enzyme_autodiff((void *)f_tan, x), 1 / (cos(x) * cos(x)));
   check("sin_cos2x", __enzyme_autodiff((void *)f_mix, x), cos(x) * cos(2 * x) - 2 * sin(x) * sin(2 * x));
+  DOT("sin", f_sin, x, rnd(0));
+  DOT("cos", f_cos, x, rnd(1));
+  DOT("tan", f_tan, x, rnd(2));
+  DOT("sin_cos2x", f_mix, x, rnd(3));
   return report();
 }

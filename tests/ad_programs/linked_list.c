@@ -20,6 +20,14 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+static double dotp(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
 
 struct Node { double value; struct Node *next; };
 
@@ -50,5 +58,10 @@ int main(void) {
   __enzyme_autodiff((void *)list_sum, enzyme_dup, x, dx, enzyme_const, N);
   /* the list is reversed: x[i] gets weight N - i */
   for (int i = 0; i < N; i++) checki("dx", i, dx[i], (N - i) * 2 * sin(x[i]) * cos(x[i]));
+  /* forward J.v versus v . (reverse gradient) */
+  double v[N];
+  for (int i = 0; i < N; i++) v[i] = rnd(i);
+  check("dot_list_sum", __enzyme_fwddiff((void *)list_sum, enzyme_dup, x, v, enzyme_const, N),
+        dotp(v, dx, N));
   return report();
 }

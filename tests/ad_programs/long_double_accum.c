@@ -18,6 +18,14 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+static double dotp(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
 
 double ld_sumsq(const double *x, int n) {
   long double s = 0;
@@ -30,5 +38,10 @@ int main(void) {
   double x[N] = {0.5, -1, 2, 1.5}, dx[N] = {0};
   __enzyme_autodiff((void *)ld_sumsq, enzyme_dup, x, dx, enzyme_const, N);
   for (int i = 0; i < N; i++) checki("dx", i, dx[i], 2 * x[i] * (i + 1));
+  /* forward J.v versus v . (reverse gradient) */
+  double v[N];
+  for (int i = 0; i < N; i++) v[i] = rnd(i);
+  check("dot_ld_sumsq", __enzyme_fwddiff((void *)ld_sumsq, enzyme_dup, x, v, enzyme_const, N),
+        dotp(v, dx, N));
   return report();
 }

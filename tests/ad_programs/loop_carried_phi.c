@@ -20,6 +20,9 @@ static int report(void) {
 typedef struct { double d0, d1; } D2;
 double __enzyme_autodiff(void *, ...);
 D2 __enzyme_autodiff2(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 double fiblike(double x, int n) {
   double a = 1, b = x;
@@ -48,10 +51,15 @@ int main(void) {
   double x = 0.8;
   check("fiblike", __enzyme_autodiff((void *)fiblike, x, 10),
         (fiblike(x + h, 10) - fiblike(x - h, 10)) / (2 * h));
+  /* forward tangent along t versus t . (reverse gradient) */
+  check("dot_fiblike", __enzyme_fwddiff((void *)fiblike, x, rnd(0), 10),
+        rnd(0) * __enzyme_autodiff((void *)fiblike, x, 10));
   double th = 0.3, r = 0.95;
   D2 g = __enzyme_autodiff2((void *)rotate, th, r, 7);
   /* u = r^7 cos(7 theta) */
   check("rotate_dtheta", g.d0, -7 * pow(r, 7) * sin(7 * th));
   check("rotate_dr", g.d1, 7 * pow(r, 6) * cos(7 * th));
+  check("dot_rotate", __enzyme_fwddiff((void *)rotate, th, rnd(1), r, rnd(2), 7),
+        rnd(1) * g.d0 + rnd(2) * g.d1);
   return report();
 }

@@ -18,6 +18,9 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 /* s_{k+1} = s_k * x + c_k, i.e. a polynomial in x */
 double dw_poly(double x, const double *c, int n) {
@@ -42,8 +45,14 @@ int main(void) {
   /* s = 2x^3 - x^2 + 0.5x + 3 */
   check("dw_poly", __enzyme_autodiff((void *)dw_poly, x, enzyme_const, c, enzyme_const, 4),
         6 * x * x - 2 * x + 0.5);
+  /* forward tangent along t versus t . (reverse gradient) */
+  check("dot_dw_poly",
+        __enzyme_fwddiff((void *)dw_poly, x, rnd(0), enzyme_const, c, enzyme_const, 4),
+        rnd(0) * __enzyme_autodiff((void *)dw_poly, x, enzyme_const, c, enzyme_const, 4));
   double z = 13.0, y = z;
   do { y *= 0.5; } while (y > 1);
   check("halve", __enzyme_autodiff((void *)halve, z), 2 * y * (y / z));
+  check("dot_halve", __enzyme_fwddiff((void *)halve, z, rnd(1)),
+        rnd(1) * __enzyme_autodiff((void *)halve, z));
   return report();
 }

@@ -18,6 +18,14 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+static double dotp(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
 
 double tri(const double *x, int n) {
   double s = 0;
@@ -51,5 +59,11 @@ int main(void) {
     for (int i = k + 1; i < N; i++) want += -2 * cos(x[i] - 2 * x[k]) * x[k] + sin(x[i] - 2 * x[k]);
     checki("tri_sin", k, dy[k], want);
   }
+  double v[N];   /* forward J.v versus v . (reverse gradient) */
+  for (int i = 0; i < N; i++) v[i] = rnd(i);
+  check("dot_tri", __enzyme_fwddiff((void *)tri, enzyme_dup, x, v, enzyme_const, N),
+        dotp(v, dx, N));
+  check("dot_tri_sin", __enzyme_fwddiff((void *)tri_sin, enzyme_dup, x, v, enzyme_const, N),
+        dotp(v, dy, N));
   return report();
 }

@@ -18,6 +18,14 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+static double dotp(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
 
 double walk(const double *begin, const double *end) {
   double s = 0;
@@ -43,5 +51,12 @@ int main(void) {
   double dy[N] = {0};
   __enzyme_autodiff((void *)strided, enzyme_dup, x, dy, enzyme_const, N, enzyme_const, 2);
   for (int i = 0; i < N; i++) checki("strided", i, dy[i], i % 2 ? 0.0 : 3 * x[i] * x[i]);
+  double v[N];   /* forward J.v versus v . (reverse gradient) */
+  for (int i = 0; i < N; i++) v[i] = rnd(i);
+  check("dot_walk", __enzyme_fwddiff((void *)walk, enzyme_dup, x, v, enzyme_dup, x + N, v + N),
+        dotp(v, dx, N));
+  check("dot_strided",
+        __enzyme_fwddiff((void *)strided, enzyme_dup, x, v, enzyme_const, N, enzyme_const, 2),
+        dotp(v, dy, N));
   return report();
 }

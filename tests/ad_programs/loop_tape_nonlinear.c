@@ -19,6 +19,9 @@ static int report(void) {
 }
 int enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 double iterate(double x, double c, int n) {
   for (int i = 0; i < n; i++) x = sin(x) + c * x;
@@ -40,5 +43,12 @@ int main(void) {
         reference(0.9, c, 1000));
   check("iterate37_dx", __enzyme_autodiff((void *)iterate, 0.9, enzyme_const, c, 37),
         reference(0.9, c, 37));
+  /* forward tangent along t versus t * reverse derivative (divided by the tiny reference
+     derivative ~1e-26 so that the absolute tolerance means something) */
+  const double r37 = reference(0.9, c, 37), t = rnd(0);
+  check("dot_iterate37", __enzyme_fwddiff((void *)iterate, 0.9, t, enzyme_const, c, 37) / r37,
+        t * __enzyme_autodiff((void *)iterate, 0.9, enzyme_const, c, 37) / r37);
+  check("dot_iterate5", __enzyme_fwddiff((void *)iterate, 0.9, t, enzyme_const, c, 5),
+        t * __enzyme_autodiff((void *)iterate, 0.9, enzyme_const, c, 5));
   return report();
 }

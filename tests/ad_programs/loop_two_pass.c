@@ -19,6 +19,14 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+static double dotp(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
 
 double variance2(const double *x, int n) {
   double mean = 0;
@@ -40,11 +48,17 @@ int main(void) {
   enum { N = 5 };
   double x[N] = {1.5, -0.5, 2, 0.8, 1.1}, dx[N] = {0};
   double mean = 0, a = 0, b = 0;
+  double v[N];   /* forward J.v versus v . (reverse gradient) */
+  for (int i = 0; i < N; i++) v[i] = rnd(i);
   for (int i = 0; i < N; i++) { mean += x[i] / N; a += x[i] * x[i]; b += x[i]; }
   __enzyme_autodiff((void *)variance2, enzyme_dup, x, dx, enzyme_const, N);
   for (int i = 0; i < N; i++) checki("variance2", i, dx[i], 2 * (x[i] - mean) / N);
+  check("dot_variance2", __enzyme_fwddiff((void *)variance2, enzyme_dup, x, v, enzyme_const, N),
+        dotp(v, dx, N));
   for (int i = 0; i < N; i++) dx[i] = 0;
   __enzyme_autodiff((void *)two_sums, enzyme_dup, x, dx, enzyme_const, N);
   for (int i = 0; i < N; i++) checki("two_sums", i, dx[i], 2 * x[i] * b + a);
+  check("dot_two_sums", __enzyme_fwddiff((void *)two_sums, enzyme_dup, x, v, enzyme_const, N),
+        dotp(v, dx, N));
   return report();
 }

@@ -18,6 +18,9 @@ static int report(void) {
   return failed != 0;
 }
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 double newton_sqrt(double a) {
   double y = a;
@@ -38,5 +41,10 @@ int main(void) {
   int k = 0;
   while (s < 100) { s *= x; k++; }
   check("grow", __enzyme_autodiff((void *)grow, x), k * pow(x, k - 1));
+  /* forward tangent along t versus t * reverse derivative */
+  check("dot_newton_2", __enzyme_fwddiff((void *)newton_sqrt, 2.0, rnd(0)),
+        rnd(0) * __enzyme_autodiff((void *)newton_sqrt, 2.0));
+  check("dot_grow", __enzyme_fwddiff((void *)grow, x, rnd(1)),
+        rnd(1) * __enzyme_autodiff((void *)grow, x));
   return report();
 }

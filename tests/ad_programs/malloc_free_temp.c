@@ -20,6 +20,14 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+static double dotp(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
 
 /* t_i = x_i^2; result sum t_i * x_i = sum x_i^3 */
 double cube_sum(const double *x, int n) {
@@ -45,10 +53,16 @@ double twice_exp(const double *x, int n) {
 int main(void) {
   enum { N = 5 };
   double x[N] = {1, -0.5, 2, 0.25, -1.5}, dx[N] = {0};
+  double v[N];   /* forward J.v versus v . (reverse gradient) */
+  for (int i = 0; i < N; i++) v[i] = rnd(i);
   __enzyme_autodiff((void *)cube_sum, enzyme_dup, x, dx, enzyme_const, N);
   for (int i = 0; i < N; i++) checki("cube_sum", i, dx[i], 3 * x[i] * x[i]);
+  check("dot_cube_sum", __enzyme_fwddiff((void *)cube_sum, enzyme_dup, x, v, enzyme_const, N),
+        dotp(v, dx, N));
   for (int i = 0; i < N; i++) dx[i] = 0;
   __enzyme_autodiff((void *)twice_exp, enzyme_dup, x, dx, enzyme_const, N);
   for (int i = 0; i < N; i++) checki("twice_exp", i, dx[i], 0.5 * exp(0.5 * x[i]));
+  check("dot_twice_exp", __enzyme_fwddiff((void *)twice_exp, enzyme_dup, x, v, enzyme_const, N),
+        dotp(v, dx, N));
   return report();
 }

@@ -20,6 +20,9 @@ typedef struct { double d[8]; } G8;
 typedef struct { double a, b, c, d, e, f, g, h; } N8;
 G8 __enzyme_autodiff(void *, ...);
 N8 __enzyme_autodiff_named(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 double f8(double a, double b, double c, double d, double e, double f, double g, double h) {
   return a * b + c * d * e + sin(f) * g - h * h * a;
@@ -34,5 +37,12 @@ int main(void) {
   N8 n = __enzyme_autodiff_named((void *)f8, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
   double got[8] = {n.a, n.b, n.c, n.d, n.e, n.f, n.g, n.h};
   for (int i = 0; i < 8; i++) checki("named", i, got[i], want[i]);
+  /* forward tangent along t versus t . (reverse gradient) */
+  double t[8], tg = 0;
+  for (int i = 0; i < 8; i++) t[i] = rnd(i), tg += t[i] * g.d[i];
+  check("dot_f8",
+        __enzyme_fwddiff((void *)f8, v[0], t[0], v[1], t[1], v[2], t[2], v[3], t[3], v[4], t[4],
+                         v[5], t[5], v[6], t[6], v[7], t[7]),
+        tg);
   return report();
 }

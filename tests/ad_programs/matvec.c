@@ -21,6 +21,14 @@ static int report(void) {
 #define N 4
 int enzyme_dup, enzyme_dupnoneed, enzyme_const;
 void __enzyme_autodiff(void *, ...);
+void __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+static double dotp(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
 
 void matvec(const double *A, const double *x, double *y, int m, int n) {
   for (int i = 0; i < m; i++) {
@@ -54,5 +62,23 @@ int main(void) {
     for (int j = 0; j < N; j++) want += A[i * N + j] * x[j];
     checki("y", i, y[i], want);
   }
+  /* dot test, A and x both active: forward (vA, vx) -> ty = J v, reverse seeded with w ->
+     (dA, dx) = J^T w; then ty . w == vA . dA + vx . dx */
+  double vA[M * N], vx[N], ty[M] = {0}, w[M];
+  for (int k = 0; k < M * N; k++) vA[k] = rnd(k);
+  for (int j = 0; j < N; j++) vx[j] = rnd(M * N + j);
+  for (int i = 0; i < M; i++) w[i] = rnd(M * N + N + i);
+  __enzyme_fwddiff((void *)matvec, enzyme_dup, A, vA, enzyme_dup, x, vx, enzyme_dup, y, ty,
+                   enzyme_const, M, enzyme_const, N);
+  for (int k = 0; k < M * N; k++) dA[k] = 0;
+  for (int j = 0; j < N; j++) dx[j] = 0;
+  for (int i = 0; i < M; i++) dy[i] = w[i];
+  __enzyme_autodiff((void *)matvec, enzyme_dup, A, dA, enzyme_dup, x, dx, enzyme_dup, y, dy,
+                    enzyme_const, M, enzyme_const, N);
+  check("dot_matvec", dotp(ty, w, M), dotp(vA, dA, M * N) + dotp(vx, dx, N));
+  for (int i = 0; i < M; i++) ty[i] = 0;   /* same forward call, primal output not needed */
+  __enzyme_fwddiff((void *)matvec, enzyme_dup, A, vA, enzyme_dup, x, vx, enzyme_dupnoneed, y, ty,
+                   enzyme_const, M, enzyme_const, N);
+  check("dot_matvec_dupnoneed", dotp(ty, w, M), dotp(vA, dA, M * N) + dotp(vx, dx, N));
   return report();
 }

@@ -19,6 +19,14 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+static double dotp(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
 
 #define TAPS 4
 double fir(const double *in, int n, const double *w) {
@@ -49,5 +57,10 @@ int main(void) {
     for (int t = j; t < N && t - j < TAPS; t++) want += 2 * y[t] * w[t - j];
     checki("din", j, din[j], want);
   }
+  double v[N];   /* forward J.v versus v . (reverse gradient) */
+  for (int i = 0; i < N; i++) v[i] = rnd(i);
+  check("dot_fir",
+        __enzyme_fwddiff((void *)fir, enzyme_dup, in, v, enzyme_const, N, enzyme_const, w),
+        dotp(v, din, N));
   return report();
 }

@@ -21,6 +21,14 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+static double dotp(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
 
 static const int bin_of[6] = {0, 2, 1, 2, 0, 3};
 
@@ -53,5 +61,11 @@ int main(void) {
   const int partner[4] = {1, 0, 3, 2};
   __enzyme_autodiff((void *)heap_binned, enzyme_dup, x, dy, enzyme_const, N);
   for (int i = 0; i < N; i++) checki("heap_binned", i, dy[i], cos(x[i]) * sb[partner[bin_of[i]]]);
+  double v[N];   /* forward J.v versus v . (reverse gradient) */
+  for (int i = 0; i < N; i++) v[i] = rnd(i);
+  check("dot_binned", __enzyme_fwddiff((void *)binned, enzyme_dup, x, v, enzyme_const, N),
+        dotp(v, dx, N));
+  check("dot_heap_binned", __enzyme_fwddiff((void *)heap_binned, enzyme_dup, x, v, enzyme_const, N),
+        dotp(v, dy, N));
   return report();
 }

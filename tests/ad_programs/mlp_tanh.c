@@ -21,6 +21,14 @@ static int report(void) {
 #define OUT 2
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+static double dotp(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
 
 double layer_loss(const double *W, const double *b, const double *x, const double *t) {
   double loss = 0;
@@ -52,5 +60,14 @@ int main(void) {
   for (int k = 0; k < OUT * IN; k++) checki("dW", k, dW[k], fd(&W[k], W, b, x, t));
   for (int k = 0; k < OUT; k++) checki("db", k, db[k], fd(&b[k], W, b, x, t));
   for (int k = 0; k < IN; k++) checki("dx", k, dx[k], fd(&x[k], W, b, x, t));
+  /* forward tangent along (vW, vb, vx) versus its dot with the reverse gradient */
+  double vW[OUT * IN], vb[OUT], vx[IN];
+  for (int k = 0; k < OUT * IN; k++) vW[k] = rnd(k);
+  for (int k = 0; k < OUT; k++) vb[k] = rnd(OUT * IN + k);
+  for (int k = 0; k < IN; k++) vx[k] = rnd(OUT * IN + OUT + k);
+  check("dot_layer_loss",
+        __enzyme_fwddiff((void *)layer_loss, enzyme_dup, W, vW, enzyme_dup, b, vb,
+                         enzyme_dup, x, vx, enzyme_const, t),
+        dotp(vW, dW, OUT * IN) + dotp(vb, db, OUT) + dotp(vx, dx, IN));
   return report();
 }

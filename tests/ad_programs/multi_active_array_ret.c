@@ -19,6 +19,9 @@ static int report(void) {
 }
 typedef struct { double d[4]; } Grad4;
 Grad4 __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 double f4(double a, double b, double c, double d) { return a * b - c * d + a * a * d; }
 
@@ -28,5 +31,9 @@ int main(void) {
   check("db", h.d[1], 1.0);
   check("dc", h.d[2], -4.0);
   check("dd", h.d[3], -3.0 + 1.0);
+  /* forward tangent along t versus t . (reverse gradient) */
+  double t[4] = {rnd(0), rnd(1), rnd(2), rnd(3)};
+  check("dot_f4", __enzyme_fwddiff((void *)f4, 1.0, t[0], 2.0, t[1], 3.0, t[2], 4.0, t[3]),
+        t[0] * h.d[0] + t[1] * h.d[1] + t[2] * h.d[2] + t[3] * h.d[3]);
   return report();
 }

@@ -17,6 +17,9 @@ static int report(void) {
   return failed != 0;
 }
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 double odd_step(double x, int n);
 
@@ -29,5 +32,9 @@ int main(void) {
   for (int n = 3; n <= 6; n++)
     checki("even_step", n, __enzyme_autodiff((void *)even_step, x, n),
            (even_step(x + h, n) - even_step(x - h, n)) / (2 * h));
+  /* forward tangent along t versus t * reverse derivative */
+  for (int n = 3; n <= 6; n++)
+    checki("dot_even_step", n, __enzyme_fwddiff((void *)even_step, x, rnd(n), n),
+           rnd(n) * __enzyme_autodiff((void *)even_step, x, n));
   return report();
 }

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 double __enzyme_autodiff(void*, ...);
+double __enzyme_fwddiff(void*, ...);
 int enzyme_const, enzyme_dup;
 typedef struct { int n; double *pos, *vel; double mass; } System;
 static void forces(const System *s, double *f) {
@@ -28,5 +29,10 @@ int main() { int n = 4; double p[4] = {0, 1.1, 2.3, 3.2}, dp[4] = {0};
   __enzyme_autodiff((void*)simulate, p, dp, enzyme_const, n, enzyme_const, 20);
   int bad = 0; for (int i = 0; i < n; i++) { double h = 1e-6, s = p[i]; p[i] = s + h; double a = simulate(p, n, 20); p[i] = s - h; double b = simulate(p, n, 20); p[i] = s;
     double fd = (a - b) / (2*h); printf("CHECK dp[%d] %.12g %.12g%s\n", i, dp[i], fd, fabs(dp[i] - fd) > 1e-5 * (1 + fabs(fd)) ? "  <-- FAILED" : ""); bad += fabs(dp[i] - fd) > 1e-5 * (1 + fabs(fd)); }
+  /* dot test: forward J.v versus v . (reverse gradient), v deterministic pseudo-random */
+  double v[4], vg = 0; for (int i = 0; i < n; i++) { v[i] = sin(1.3 + 7.1 * i); vg += v[i] * dp[i]; }
+  double jv = __enzyme_fwddiff((void*)simulate, p, v, enzyme_const, n, enzyme_const, 20);
+  int off = fabs(jv - vg) > 1e-5 * (1 + fabs(vg)); bad += off;
+  printf("CHECK dot_simulate %.12g %.12g%s\n", jv, vg, off ? "  <-- FAILED" : "");
   if (bad) printf("FAILED: %d check(s)\n", bad);
   return bad != 0; }

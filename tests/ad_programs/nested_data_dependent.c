@@ -19,6 +19,14 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+static double dotp(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
 
 double sum_sqrt(const double *a, int n) {
   double s = 0;
@@ -39,5 +47,9 @@ int main(void) {
   double a[N] = {2, 0.25, 9, 1e4, 3.5}, da[N] = {0};
   __enzyme_autodiff((void *)sum_sqrt, enzyme_dup, a, da, enzyme_const, N);
   for (int i = 0; i < N; i++) checki("da", i, da[i], (i + 1) * 0.5 / sqrt(a[i]));
+  double v[N];   /* forward J.v versus v . (reverse gradient) */
+  for (int i = 0; i < N; i++) v[i] = rnd(i);
+  check("dot_sum_sqrt", __enzyme_fwddiff((void *)sum_sqrt, enzyme_dup, a, v, enzyme_const, N),
+        dotp(v, da, N));
   return report();
 }

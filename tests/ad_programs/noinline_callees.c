@@ -19,6 +19,14 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+static double dotp(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
 
 __attribute__((noinline)) double softsq(double x) { return x * x / (1 + x * x); }
 
@@ -48,6 +56,9 @@ int main(void) {
   double x = 0.7;
   check("scalar_calls", __enzyme_autodiff((void *)scalar_calls, x),
         (scalar_calls(x + h) - scalar_calls(x - h)) / (2 * h));
+  /* forward tangent along t versus t * reverse derivative */
+  check("dot_scalar_calls", __enzyme_fwddiff((void *)scalar_calls, x, rnd(0)),
+        rnd(0) * __enzyme_autodiff((void *)scalar_calls, x));
   enum { N = 4 };
   double x0[N] = {0.5, -1, 1.5, 0.8}, v[N], dv[N] = {0};
   for (int i = 0; i < N; i++) v[i] = x0[i];
@@ -57,5 +68,18 @@ int main(void) {
     double xi = x0[i];
     checki("memory_calls", i, dv[i], 2 * xi + 2 * pow(xi, 3) + 2 * pow(xi, 7));
   }
+  /* memory_calls maps x to (return value, x overwritten in place). Forward with tangent t gives
+     (jr, t_out); reverse seeded with w in the shadow of x (and 1 on the return) gives the
+     adjoint g of the input x: jr + t_out . w == t . g */
+  double t[N], t_out[N], w[N], g[N];
+  for (int i = 0; i < N; i++) {
+    v[i] = x0[i];
+    t[i] = t_out[i] = rnd(i + 1);
+    g[i] = w[i] = rnd(N + 1 + i);
+  }
+  double jr = __enzyme_fwddiff((void *)memory_calls, enzyme_dup, v, t_out, enzyme_const, N);
+  for (int i = 0; i < N; i++) v[i] = x0[i];
+  __enzyme_autodiff((void *)memory_calls, enzyme_dup, v, g, enzyme_const, N);
+  check("dot_memory_calls", jr + dotp(t_out, w, N), dotp(t, g, N));
   return report();
 }

@@ -19,6 +19,9 @@ static int report(void) {
 }
 typedef struct { double d0, d1, d2; } D3;
 D3 __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 static void rhs(const double *y, double c, double *dy) {
   dy[0] = y[1];
@@ -47,5 +50,9 @@ int main(void) {
   check("dtheta0", g.d0, (pendulum(a + h, b, c) - pendulum(a - h, b, c)) / (2 * h));
   check("domega0", g.d1, (pendulum(a, b + h, c) - pendulum(a, b - h, c)) / (2 * h));
   check("ddamping", g.d2, (pendulum(a, b, c + h) - pendulum(a, b, c - h)) / (2 * h));
+  /* forward tangent along t versus t . (reverse gradient) */
+  double t[3] = {rnd(0), rnd(1), rnd(2)};
+  check("dot_pendulum", __enzyme_fwddiff((void *)pendulum, a, t[0], b, t[1], c, t[2]),
+        t[0] * g.d0 + t[1] * g.d1 + t[2] * g.d2);
   return report();
 }

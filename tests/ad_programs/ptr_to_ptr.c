@@ -18,6 +18,14 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+static double dotp(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
 
 double rows_energy(double **rows, int nr, int nc) {
   double s = 0;
@@ -40,6 +48,13 @@ int main(void) {
   __enzyme_autodiff((void *)rows_energy, enzyme_dup, rows, drows, enzyme_const, 2, enzyme_const, 3);
   for (int j = 0; j < 3; j++) checki("da", j, da[j], 2 * a[j]);
   for (int j = 0; j < 3; j++) checki("db", j, db[j], 4 * b[j]);
+  /* forward tangent along (ta, tb) versus its dot with the reverse gradient */
+  double ta[3], tb[3], *trows[2] = {ta, tb};
+  for (int j = 0; j < 3; j++) ta[j] = rnd(j), tb[j] = rnd(3 + j);
+  check("dot_rows_energy",
+        __enzyme_fwddiff((void *)rows_energy, enzyme_dup, rows, trows, enzyme_const, 2,
+                         enzyme_const, 3),
+        dotp(ta, da, 3) + dotp(tb, db, 3));
 
   double c[2] = {1.5, 2.5}, e[2] = {-0.5, 4}, dc[2] = {0}, de[2] = {0};
   double *r2[2] = {c, e}, *dr2[2] = {dc, de};
@@ -49,5 +64,12 @@ int main(void) {
   check("swap_dc1", dc[1], 2 * c[1]);
   check("swap_dc0", dc[0], 0);
   check("swap_shadow_swapped", dr2[0] == de && dr2[1] == dc, 1);
+  /* same dot test for swapped, from the unswapped rows again */
+  double tc[2] = {rnd(6), rnd(7)}, te[2] = {rnd(8), rnd(9)};
+  double *t2[2] = {tc, te};
+  r2[0] = c, r2[1] = e;
+  check("dot_swapped", __enzyme_fwddiff((void *)swapped, enzyme_dup, r2, t2),
+        dotp(tc, dc, 2) + dotp(te, de, 2));
+  check("swap_tangent_rows_swapped", t2[0] == te && t2[1] == tc, 1);
   return report();
 }

@@ -19,6 +19,14 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+static double dotp(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
 
 double grown(const double *x, int n) {
   int cap = 2, len = 0;
@@ -41,5 +49,9 @@ int main(void) {
   double x[N] = {0.5, -1, 2, 0.25, 1.5, -0.5, 0.75}, dx[N] = {0};
   __enzyme_autodiff((void *)grown, enzyme_dup, x, dx, enzyme_const, N);
   for (int i = 0; i < N; i++) checki("grown", i, dx[i], 3 * x[i] * x[i]);
+  double v[N];   /* forward J.v versus v . (reverse gradient) */
+  for (int i = 0; i < N; i++) v[i] = rnd(i);
+  check("dot_grown", __enzyme_fwddiff((void *)grown, enzyme_dup, x, v, enzyme_const, N),
+        dotp(v, dx, N));
   return report();
 }

@@ -17,6 +17,12 @@ static int report(void) {
   return failed != 0;
 }
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+/* forward tangent along t versus t * reverse derivative */
+#define DOT(name, f, x, n, t) \
+  check("dot_" name, __enzyme_fwddiff((void *)f, x, t, n), (t) * __enzyme_autodiff((void *)f, x, n))
 
 double rpow(double x, int n) { return n == 0 ? 1.0 : x * rpow(x, n - 1); }
 
@@ -32,5 +38,9 @@ int main(void) {
   check("rpow_0", __enzyme_autodiff((void *)rpow, x, 0), 0.0);
   check("spow_13", __enzyme_autodiff((void *)spow, x, 13), 13 * pow(x, 12));
   check("spow_8", __enzyme_autodiff((void *)spow, x, 8), 8 * pow(x, 7));
+  DOT("rpow_5", rpow, x, 5, rnd(0));
+  DOT("rpow_0", rpow, x, 0, rnd(1));
+  DOT("spow_13", spow, x, 13, rnd(2));
+  DOT("spow_8", spow, x, 8, rnd(3));
   return report();
 }

@@ -19,6 +19,14 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+static double dotp(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
 
 double rsum(const double *x, int n) {
   if (n == 0) return 0;
@@ -41,10 +49,16 @@ static double weight(int i, int n) {
 int main(void) {
   enum { N = 7 };
   double x[N] = {0.5, -1, 2, 0.3, 1.2, -0.7, 0.9}, dx[N] = {0};
+  double v[N];   /* forward J.v versus v . (reverse gradient) */
+  for (int i = 0; i < N; i++) v[i] = rnd(i);
   __enzyme_autodiff((void *)rsum, enzyme_dup, x, dx, enzyme_const, N);
   for (int i = 0; i < N; i++) checki("rsum", i, dx[i], 2 * x[i]);
+  check("dot_rsum", __enzyme_fwddiff((void *)rsum, enzyme_dup, x, v, enzyme_const, N),
+        dotp(v, dx, N));
   for (int i = 0; i < N; i++) dx[i] = 0;
   __enzyme_autodiff((void *)tree_sum, enzyme_dup, x, dx, enzyme_const, N);
   for (int i = 0; i < N; i++) checki("tree_sum", i, dx[i], weight(i, N) * cos(x[i]));
+  check("dot_tree_sum", __enzyme_fwddiff((void *)tree_sum, enzyme_dup, x, v, enzyme_const, N),
+        dotp(v, dx, N));
   return report();
 }

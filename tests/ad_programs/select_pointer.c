@@ -18,6 +18,9 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 double pick_larger(double *a, double *b) {
   double *p = (*a > *b) ? a : b;
@@ -37,13 +40,20 @@ int main(void) {
   __enzyme_autodiff((void *)pick_larger, &a, &da, &b, &db);
   check("a_larger_da", da, 6 * a + 1);
   check("a_larger_db", db, 0);
+  /* forward tangent along (ta, tb) versus its dot with the reverse gradient */
+  double ta = rnd(0), tb = rnd(1);
+  check("dot_a_larger", __enzyme_fwddiff((void *)pick_larger, &a, &ta, &b, &tb), ta * da + tb * db);
   a = 0.5; da = 0; db = 0;
   __enzyme_autodiff((void *)pick_larger, &a, &da, &b, &db);
   check("b_larger_da", da, 1);
   check("b_larger_db", db, 6 * b);
+  check("dot_b_larger", __enzyme_fwddiff((void *)pick_larger, &a, &ta, &b, &tb), ta * da + tb * db);
 
   double x[5] = {1, 4, -2, 3.5, 0}, dx[5] = {0};
   __enzyme_autodiff((void *)max_sq, enzyme_dup, x, dx, enzyme_const, 5);
   for (int i = 0; i < 5; i++) checki("max_sq", i, dx[i], i == 1 ? 8.0 : 0.0);
+  double v[5], vg = 0;
+  for (int i = 0; i < 5; i++) v[i] = rnd(i + 2), vg += v[i] * dx[i];
+  check("dot_max_sq", __enzyme_fwddiff((void *)max_sq, enzyme_dup, x, v, enzyme_const, 5), vg);
   return report();
 }

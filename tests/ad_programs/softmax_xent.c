@@ -19,6 +19,14 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+static double dotp(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
 
 double xent(const double *z, int n, int label) {
   double m = z[0];
@@ -35,5 +43,10 @@ int main(void) {
   double s = 0;
   for (int i = 0; i < N; i++) s += exp(z[i]);
   for (int i = 0; i < N; i++) checki("dz", i, dz[i], exp(z[i]) / s - (i == 3));
+  double v[N];   /* forward J.v versus v . (reverse gradient) */
+  for (int i = 0; i < N; i++) v[i] = rnd(i);
+  check("dot_xent",
+        __enzyme_fwddiff((void *)xent, enzyme_dup, z, v, enzyme_const, N, enzyme_const, 3),
+        dotp(v, dz, N));
   return report();
 }

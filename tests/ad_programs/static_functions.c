@@ -17,6 +17,9 @@ static int report(void) {
   return failed != 0;
 }
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 static double sq(double x) { return x * x; }
 static double smooth_abs(double x) { return sqrt(sq(x) + 1e-2); }
@@ -29,6 +32,9 @@ int main(void) {
   for (int k = 0; k < 3; k++) {
     double x = -0.8 + 0.9 * k;
     checki("f", k, __enzyme_autodiff((void *)f, x), (f(x + h) - f(x - h)) / (2 * h));
+    /* forward tangent along t versus t * reverse derivative */
+    checki("dot_f", k, __enzyme_fwddiff((void *)f, x, rnd(k)),
+           rnd(k) * __enzyme_autodiff((void *)f, x));
   }
   return report();
 }

@@ -18,6 +18,9 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 struct Particle { double x, y, vx, vy, m; };
 
@@ -53,6 +56,12 @@ int main(void) {
   check("d_vy", dp.vy, p.m * p.vy);
   check("d_m", dp.m, 0.5 * (p.vx * p.vx + p.vy * p.vy) + 9.81 * p.y);
 
+  /* forward tangent along tp versus its dot with the reverse gradient dp */
+  struct Particle tp;
+  double tg = 0;
+  for (int k = 0; k < 5; k++) *field(&tp, k) = rnd(k), tg += rnd(k) * *field(&dp, k);
+  check("dot_energy", __enzyme_fwddiff((void *)energy, &p, &tp), tg);
+
   const double dt = 0.1, h = 1e-6;
   struct Particle q0 = {1, 2, 0.5, -1.5, 3}, q = q0, dq = {0};
   __enzyme_autodiff((void *)step_energy, enzyme_dup, &q, &dq, enzyme_const, dt);
@@ -63,5 +72,23 @@ int main(void) {
     *field(&b, k) -= h;
     check(names[k], *field(&dq, k), (step_energy(&a, dt) - step_energy(&b, dt)) / (2 * h));
   }
+  /* step_energy maps q to (energy, q updated in place). Forward with tangent t gives (jr, t_out);
+     reverse seeded with w in the shadow of q (and 1 on the return) gives the adjoint g of the
+     input q: jr + t_out . w == t . g */
+  struct Particle t, t_out, w, g;
+  for (int k = 0; k < 5; k++) {
+    *field(&t, k) = *field(&t_out, k) = rnd(5 + k);
+    *field(&w, k) = *field(&g, k) = rnd(10 + k);
+  }
+  q = q0;
+  double jr = __enzyme_fwddiff((void *)step_energy, enzyme_dup, &q, &t_out, enzyme_const, dt);
+  q = q0;
+  __enzyme_autodiff((void *)step_energy, enzyme_dup, &q, &g, enzyme_const, dt);
+  double lhs = jr, rhs = 0;
+  for (int k = 0; k < 5; k++) {
+    lhs += *field(&t_out, k) * *field(&w, k);
+    rhs += *field(&t, k) * *field(&g, k);
+  }
+  check("dot_step_energy", lhs, rhs);
   return report();
 }

@@ -18,6 +18,9 @@ static int report(void) {
 }
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 struct Body { int id; double mass; double pos[3]; int flags; };
 
@@ -42,5 +45,18 @@ int main(void) {
     checki("dpos1", i, db[i].pos[1], b[i].mass * p[2]);
     checki("dpos2", i, db[i].pos[2], b[i].mass * p[1]);
   }
+  /* forward tangent along tb versus its dot with the reverse gradient db */
+  struct Body tb[3];
+  double tg = 0;
+  for (int i = 0; i < 3; i++) {
+    tb[i] = b[i];   /* int fields as in the primal */
+    tb[i].mass = rnd(4 * i);
+    tg += tb[i].mass * db[i].mass;
+    for (int k = 0; k < 3; k++) {
+      tb[i].pos[k] = rnd(4 * i + 1 + k);
+      tg += tb[i].pos[k] * db[i].pos[k];
+    }
+  }
+  check("dot_copied", __enzyme_fwddiff((void *)copied, enzyme_dup, b, tb, enzyme_const, 3), tg);
   return report();
 }

@@ -19,6 +19,9 @@ static int report(void) {
 }
 int enzyme_dup;
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 struct View { double scale; double *data; int n; double *weights; };
 
@@ -47,5 +50,14 @@ int main(void) {
     dscale += times * data[i] * data[i] * w[i];
   }
   check("dscale", dv.scale, dscale);
+  /* forward tangent along tv versus its dot with the reverse gradient dv */
+  double tdata[4], tw[4];
+  struct View tv = {rnd(0), tdata, 4, tw};
+  double tg = tv.scale * dv.scale;
+  for (int i = 0; i < 4; i++) {
+    tdata[i] = rnd(1 + i), tw[i] = rnd(5 + i);
+    tg += tdata[i] * ddata[i] + tw[i] * dw[i];
+  }
+  check("dot_via_copy", __enzyme_fwddiff((void *)via_copy, enzyme_dup, &v, &tv), tg);
   return report();
 }

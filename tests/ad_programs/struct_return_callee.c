@@ -19,6 +19,9 @@ static int report(void) {
 }
 typedef struct { double dx, dy; } D2;
 D2 __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
 typedef struct { double re, im; } cplx;
 typedef struct { double x, y, z; } vec3;
@@ -53,9 +56,13 @@ int main(void) {
   /* Re((x+iy)^3) = x^3 - 3 x y^2 */
   check("re_cube_dx", g.dx, 3 * x * x - 3 * y * y);
   check("re_cube_dy", g.dy, -6 * x * y);
+  /* forward tangent along t versus t . (reverse gradient) */
+  const double tx = rnd(0), ty = rnd(1);
+  check("dot_re_cube", __enzyme_fwddiff((void *)re_cube, x, tx, y, ty), tx * g.dx + ty * g.dy);
   /* a x b = (y*x - 1, y - x*x, x - y*y) -> f = xy - 1 + 2y - 2x^2 + 3x - 3y^2 */
   g = __enzyme_autodiff((void *)cross_dot, x, y);
   check("cross_dx", g.dx, y - 4 * x + 3);
   check("cross_dy", g.dy, x + 2 - 6 * y);
+  check("dot_cross", __enzyme_fwddiff((void *)cross_dot, x, tx, y, ty), tx * g.dx + ty * g.dy);
   return report();
 }

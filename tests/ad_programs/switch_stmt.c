@@ -17,6 +17,13 @@ static int report(void) {
   return failed != 0;
 }
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+/* deterministic pseudo-random directions for the forward/reverse dot-product tests */
+static double rnd(int k) { return sin(1.3 + 7.1 * k); }
+/* forward tangent along t versus t * reverse derivative */
+#define DOT(name, x, kind, t) \
+  check("dot_" name, __enzyme_fwddiff((void *)by_kind, x, t, kind), \
+        (t) * __enzyme_autodiff((void *)by_kind, x, kind))
 
 double by_kind(double x, int kind) {
   double r;
@@ -37,5 +44,10 @@ int main(void) {
   check("case2", __enzyme_autodiff((void *)by_kind, x, 2), 2 * exp(2 * x));
   check("case7", __enzyme_autodiff((void *)by_kind, x, 7), 3 * x * x);
   check("default", __enzyme_autodiff((void *)by_kind, x, 5), -1.0);
+  DOT("case0", x, 0, rnd(0));
+  DOT("case1", x, 1, rnd(1));
+  DOT("case2", x, 2, rnd(2));
+  DOT("case7", x, 7, rnd(3));
+  DOT("default", x, 5, rnd(4));
   return report();
 }
