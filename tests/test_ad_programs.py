@@ -1,6 +1,7 @@
 """End-to-end gradient corpus: every program in tests/ad_programs/ computes gradients with
 `__enzyme_autodiff` and checks them against an analytic formula or central finite differences
-computed inside the program. Each prints `CHECK name got expected` per check and exits 0 only if
+computed inside the program; every program also runs `__enzyme_fwddiff` on what it differentiates
+and checks forward against reverse mode (the dot-product test <J v, w> == <v, J^T w>). Each prints `CHECK name got expected` per check and exits 0 only if
 all pass. Every program is built with enzyme-cc / enzyme-c++ at -O0, -O2 and -O3 and run.
 
 Programs the AD core cannot handle yet stay in the corpus, marked in XFAIL below with the exact
@@ -138,3 +139,4 @@ def test_corpus_is_complete():
     for prog in PROGRAMS:
         text = (PROGRAMS_DIR / prog).read_text()
         assert "__enzyme_autodiff" in text and "CHECK " in text, prog
+        assert "__enzyme_fwddiff" in text, f"{prog}: no forward-vs-reverse check"
