@@ -178,9 +178,12 @@ class Generator:
     def params_text(self, fn, acts, synth) -> list[str]:
         out = []
         for p, a in zip(fn.params, acts):
-            out.append(f"{p.ty} {local_name(p.name)}")
+            # a restrict pointer's shadow is as unaliased as the pointer (Enzyme does the same):
+            # it lets LLVM vectorize the reverse sweep's scatter into the shadows
+            na = "noalias " if p.ty == "ptr" and "noalias" in p.attrs else ""
+            out.append(f"{p.ty} {na}{local_name(p.name)}")
             if a in ("dup", "dupnoneed"):
-                out.append(f"{p.ty} {synth.sname(p.name)}")
+                out.append(f"{p.ty} {na}{synth.sname(p.name)}")
         return out
 
     def adjoint_return(self, fn, acts):

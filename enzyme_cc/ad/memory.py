@@ -8,6 +8,9 @@ from .typeinfo import underlying
 class MemoryInfo:
     def __init__(self, fn, kind_of_call):
         self.fn = fn
+        # `noalias` parameters (C99 restrict): during the call no pointer not derived from one
+        # reaches its memory, so like a local it aliases nothing else while it does not escape
+        self.noalias = {p.name for p in fn.params if "noalias" in p.attrs}
         self.written: set[str] = set()
         self.anything = False
         self.escaped: set[str] = set()
@@ -37,6 +40,8 @@ class MemoryInfo:
                 self.anything = True
 
     def _identified_local(self, v):
+        if v in self.noalias:
+            return v not in self.escaped
         d = self.fn.defs.get(v)
         return v not in self.escaped and d is not None and getattr(d, "op", None) in (
             "alloca", "call") and (d.op == "alloca" or d.ty == "ptr" and d.callee in (

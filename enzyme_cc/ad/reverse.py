@@ -28,6 +28,11 @@ RECOMPUTABLE = {"getelementptr", "bitcast", "addrspacecast", "ptrtoint", "inttop
                 "sext", "fptrunc", "fpext", "sitofp", "uitofp", "fptosi", "fptoui", "add", "sub",
                 "mul", "shl", "lshr", "ashr", "and", "or", "xor", "icmp", "fcmp", "select", "fadd",
                 "fsub", "fmul", "fneg", "extractvalue", "udiv", "sdiv", "urem", "srem", "freeze"}
+# pure intrinsics cheaper to recompute than to tape
+RECOMPUTABLE_INTRINSICS = {"llvm.fmuladd", "llvm.fma", "llvm.fabs", "llvm.copysign", "llvm.minnum",
+                           "llvm.maxnum", "llvm.minimum", "llvm.maximum", "llvm.floor",
+                           "llvm.ceil", "llvm.trunc", "llvm.rint", "llvm.round", "llvm.smax",
+                           "llvm.smin", "llvm.umax", "llvm.umin", "llvm.abs"}
 TAPE_TY = "{ ptr, i64, i64 }"
 
 
@@ -190,6 +195,9 @@ class Synth:
         if inst.op == "load" and self.mode == "combined" and "volatile" not in inst.flags:
             from .typeinfo import underlying
             return self.mem.unmodified(underlying(self.fn, inst.ops[0].value))
+        if inst.op == "call":
+            from enzyme_cc.rules.registry import intrinsic_base
+            return intrinsic_base((inst.callee or "")[1:]) in RECOMPUTABLE_INTRINSICS
         return inst.op in RECOMPUTABLE
 
     def deps(self, key):
