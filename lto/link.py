@@ -136,7 +136,7 @@ def _cache_path(plan, inv, cfg) -> str | None:
     h = hashlib.sha256()
     for origin, data in plan.modules:
         h.update(hashlib.sha256(data).digest())
-    h.update(repr((cfg.preopt, _level(inv.opt_level), sorted(cfg.rule_files))).encode())
+    h.update(repr((cfg.preopt, _level(inv.opt_level), sorted(cfg.rule_files), inv.shared)).encode())
     for path in cfg.rule_files:
         try:
             with open(path, "rb") as f:
@@ -193,6 +193,8 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
     module = opt.merge(plan.modules, ctx)
     from enzyme_cc.ad.registrations import keep_registered_calls
     text = keep_registered_calls(opt.strip_optnone(str(module)))
+    if not inv.shared:
+        text = opt.internalize_inline_functions(text)
     module = opt.parse_text(text, ctx, "merged bitcode")
     stages.done("merge")
     if cfg.preopt:

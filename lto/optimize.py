@@ -78,6 +78,26 @@ def strip_optnone(text: str) -> str:
     return "\n".join(out)
 
 
+_COMDAT = re.compile(r" comdat(?:\(\$[^)]*\))?(?= )")
+
+
+def internalize_inline_functions(text: str) -> str:
+    """C++ inline functions and template instantiations (linkonce_odr: every object that uses one
+    carries its own copy) become internal to the merged module, as LTO does for an executable:
+    the inliner then treats a single call site as the last use and inlines it, which turns
+    template layers (Boost, the STL) and the function pointers passed through them into one
+    function before AD. Out of their comdat, so another object's copy never replaces ours."""
+    out = []
+    for line in text.split("\n"):
+        if line.startswith("define linkonce_odr "):
+            rest = line[len("define linkonce_odr "):]
+            for vis in ("hidden ", "protected "):     # local linkage has default visibility
+                rest = rest.removeprefix(vis)
+            line = _COMDAT.sub("", "define internal " + rest, 1)
+        out.append(line)
+    return "\n".join(out)
+
+
 def target_machine(module, opt: int):
     triple = module.triple or llvm.get_process_triple()
     target = llvm.Target.from_triple(triple)
