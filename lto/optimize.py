@@ -18,6 +18,7 @@ def _init():
     if not _initialized:
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
+        llvm.initialize_native_asmparser()      # inline asm (cpuid in Eigen, rdtsc, ...)
         _initialized = True
 
 

@@ -60,8 +60,13 @@ def parse(expr: str, where: str) -> ast.expr:
 
 
 def fconst(x: float, ty: str) -> str:
-    """An exactly representable IR float literal of type ty (hex of the value)."""
+    """An exactly representable IR float literal of type ty (hex of the value); a splat for a
+    vector type."""
     import struct
+    if ty.startswith("<"):
+        n, elem = ty.strip()[1:-1].split(" x ", 1)
+        lit = f"{elem.strip()} {fconst(x, elem.strip())}"
+        return "<" + ", ".join([lit] * int(n)) + ">"
     if ty == "float":           # LLVM wants float literals as doubles exactly representable in float
         x = struct.unpack("<f", struct.pack("<f", x))[0]
     if ty == "half":
@@ -180,7 +185,9 @@ class FormulaCompiler:
             if fname == "where" and len(args) == 3:
                 c = self._cond(args[0])
                 a, b = self.compile(args[1]), self.compile(args[2])
-                return self._inst(f"select i1 {c}, {ty} {a}, {ty} {b}")
+                cty = "i1" if not ty.startswith("<") else \
+                    "<" + ty.strip()[1:-1].split(" x ", 1)[0].strip() + " x i1>"
+                return self._inst(f"select {cty} {c}, {ty} {a}, {ty} {b}")
             if fname == "float" and len(args) == 1 and isinstance(args[0], ast.Name):
                 if args[0].id not in self.env:
                     raise UserError(f"{self.where}: unknown name '{args[0].id}' in formula")
@@ -213,7 +220,10 @@ class FormulaCompiler:
     def _call(self, fname: str, args: list[str]) -> str:
         intr, libm = FUNCS[fname]
         ty = self.ty
-        if intr:
+        if intr and ty.startswith("<"):
+            n, elem = ty.strip()[1:-1].split(" x ", 1)
+            callee = f"{intr}.v{n.strip()}{_SUFFIX[elem.strip()]}"
+        elif intr:
             callee = f"{intr}.{_SUFFIX[ty]}"
         elif ty in _LIBM_SUFFIX:
             callee = libm + _LIBM_SUFFIX[ty]

@@ -25,6 +25,16 @@ def _no_adjoint(ctx, inst, d):
                   "double)", "compute on the float value instead, or mark the function inactive")
 
 
+def align_of(inst) -> str:
+    """`, align N` of a load/store, for the shadow access that mirrors it (a vector access may be
+    less aligned than its type, e.g. Eigen's unaligned packets)."""
+    toks = inst.toks
+    for k in range(len(toks) - 1, 0, -1):
+        if toks[k - 1] == "align" and toks[k].isdigit():
+            return f", align {toks[k]}"
+    return ""
+
+
 def _bin(ctx, op, ty, a, b, flags=""):
     t = ctx.tmp()
     ctx.emit(f"{t} = {op} {flags}{ty} {a}, {b}")
@@ -156,19 +166,68 @@ def _load(ctx, inst, d):
     ty = ctx.synth.value_type(inst.name)      # an integer copy of float data: as that float
     sp = ctx.s(inst.ops[0].value)
     old, new = ctx.tmp(), ctx.tmp()
-    ctx.emit(f"{old} = load {ty}, ptr {sp}")
+    al = align_of(inst)
+    ctx.emit(f"{old} = load {ty}, ptr {sp}{al}")
     if is_fp(ty):
         ctx.emit(f"{new} = fadd {ty} {old}, {d}")
     else:
         ctx.gen().need_aggregate_add(ty)
         ctx.emit(f"{new} = call {ty} @{ctx.gen().agg_add_name(ty)}({ty} {old}, {ty} {d})")
-    ctx.emit(f"store {ty} {new}, ptr {sp}")
+    ctx.emit(f"store {ty} {new}, ptr {sp}{al}")
+
+
+@reverse("extractelement")
+def _extractelement(ctx, inst, d):
+    vec, idx = inst.ops[0], inst.ops[1]
+    if ctx.active(vec.value):
+        t = ctx.tmp()
+        iv = ctx.p(idx.value) if idx.is_local else idx.value
+        ctx.emit(f"{t} = insertelement {vec.ty} zeroinitializer, {inst.ty} {d}, {idx.ty} {iv}")
+        ctx.add(vec.value, vec.ty, t)
+
+
+@reverse("insertelement")
+def _insertelement(ctx, inst, d):
+    vec, elem, idx = inst.ops
+    iv = ctx.p(idx.value) if idx.is_local else idx.value
+    if ctx.active(vec.value):
+        t = ctx.tmp()
+        ctx.emit(f"{t} = insertelement {vec.ty} {d}, {elem.ty} {zero_of(elem.ty)}, {idx.ty} {iv}")
+        ctx.add(vec.value, vec.ty, t)
+    if ctx.active(elem.value):
+        t = ctx.tmp()
+        ctx.emit(f"{t} = extractelement {vec.ty} {d}, {idx.ty} {iv}")
+        ctx.add(elem.value, elem.ty, t)
+
+
+@reverse("shufflevector")
+def _shufflevector(ctx, inst, d):
+    """Each result lane j came from lane mask[j] of a (or of b, past a's width)."""
+    a, b = inst.ops[0], inst.ops[1]
+    n = int(a.ty.strip()[1:-1].split(" x ", 1)[0])
+    elem = inst.ty.strip()[1:-1].split(" x ", 1)[1].strip()
+    acc = {}
+    for j, m in enumerate(inst.indices):
+        src = a if 0 <= m < n else b if m >= n else None
+        if src is None or not ctx.active(src.value):
+            continue
+        lane = m % n
+        e, old, new = ctx.tmp(), ctx.tmp(), ctx.tmp()
+        ctx.emit(f"{e} = extractelement {inst.ty} {d}, i32 {j}")
+        cur = acc.get(src.value, "zeroinitializer")
+        ctx.emit(f"{old} = extractelement {a.ty} {cur}, i32 {lane}")
+        ctx.emit(f"{new} = fadd {elem} {old}, {e}")
+        vec = ctx.tmp()
+        ctx.emit(f"{vec} = insertelement {a.ty} {cur}, {elem} {new}, i32 {lane}")
+        acc[src.value] = vec
+    for v, total in acc.items():
+        ctx.add(v, a.ty, total)
 
 
 @reverse("store")
 def _store(ctx, inst, d):
     val, ptr = inst.ops
-    from enzyme_cc.ad.activity import carries_float
+    from enzyme_cc.ad.activity import carries_float, int_bits, pun_type
     if val.value in ctx.act.punned:
         from enzyme_cc.ir.model import Operand
         val = Operand(ctx.act.punned[val.value], val.value)
@@ -176,10 +235,10 @@ def _store(ctx, inst, d):
         ctx.error(inst, "cannot deduce whether this integer copy between differentiated memory "
                   "moves float data", "copy through typed pointers (double*), or compile with "
                   "-O1 or higher so TBAA type information is emitted")
-    elif not carries_float(val.ty) and val.ty in ("i64", "i32") and ctx.shadowed(ptr.value):
-        kind = ctx.synth.types.kind_at(ptr.value, inst.md.get("!tbaa"))
-        if kind in ("double", "float"):       # an integer store overwrites float data
-            ctx.emit(f"store {kind} 0.0, ptr {ctx.s(ptr.value)}")
+    elif not carries_float(val.ty) and int_bits(val.ty) and ctx.shadowed(ptr.value):
+        pun = pun_type(val.ty, ctx.synth.types.kind_at(ptr.value, inst.md.get("!tbaa")))
+        if pun:                               # an integer store overwrites float data
+            ctx.emit(f"store {pun} {zero_of(pun)}, ptr {ctx.s(ptr.value)}{align_of(inst)}")
         return
     if not carries_float(val.ty):
         return
@@ -192,13 +251,14 @@ def _store(ctx, inst, d):
     sp = ctx.s(ptr.value)
     # The store overwrote the location: its adjoint moves to the stored value, and the location's
     # adjoint restarts from zero for whatever was there before.
+    al = align_of(inst)
     if ctx.active(val.value):
         t = ctx.tmp()
-        ctx.emit(f"{t} = load {val.ty}, ptr {sp}")
-        ctx.emit(f"store {val.ty} {zero_of(val.ty)}, ptr {sp}")
+        ctx.emit(f"{t} = load {val.ty}, ptr {sp}{al}")
+        ctx.emit(f"store {val.ty} {zero_of(val.ty)}, ptr {sp}{al}")
         ctx.add(val.value, val.ty, t)
     else:
-        ctx.emit(f"store {val.ty} {zero_of(val.ty)}, ptr {sp}")
+        ctx.emit(f"store {val.ty} {zero_of(val.ty)}, ptr {sp}{al}")
 
 
 # ---- forward sweep: shadow pointers beside the primal ------------------------------------------
@@ -235,6 +295,15 @@ def _fwd_gep(ctx, inst, before):
         else:
             out.append(ctx.p(t) if t.startswith("%") else t)
     ctx.emit(join(out))
+
+
+@forward("ptrtoint")
+def _fwd_ptrtoint(ctx, inst, before):
+    """A shadowed pointer kept as an integer (Eigen's expression evaluators store `&A` so): its
+    shadow travels as an integer beside it (see the load and store rules)."""
+    if before or inst.name not in ctx.act.ptrint:
+        return
+    ctx.emit(f"{ctx.synth.sname(inst.name)} = ptrtoint ptr {ctx.s(inst.ops[0].value)} to {inst.ty}")
 
 
 @forward("inttoptr")
@@ -311,7 +380,8 @@ def _fwd_load(ctx, inst, before):
         ctx.emit(f"{ctx.synth.sname(inst.name)} = load i64, ptr {ctx.s(inst.ops[0].value)}")
     if inst.name not in ctx.act.shadowed:
         return
-    ctx.emit(f"{ctx.synth.sname(inst.name)} = load {inst.ty}, ptr {ctx.s(inst.ops[0].value)}")
+    ctx.emit(f"{ctx.synth.sname(inst.name)} = load {inst.ty}, ptr {ctx.s(inst.ops[0].value)}"
+             f"{align_of(inst)}")
 
 
 @forward("store")
@@ -329,7 +399,7 @@ def _fwd_store(ctx, inst, before):
     # flowing through it later faults instead of silently landing in primal memory.
     sv = ctx.s(val.value) if val.value in ctx.act.shadowed else \
         "null" if val.ty == "ptr" else "zeroinitializer"
-    ctx.emit(f"store {val.ty} {sv}, ptr {ctx.s(ptr.value)}")
+    ctx.emit(f"store {val.ty} {sv}, ptr {ctx.s(ptr.value)}{align_of(inst)}")
 
 
 @forward("alloca")

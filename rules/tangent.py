@@ -97,32 +97,60 @@ def _t_insert(ctx, inst):
                     f"{ctx.t(e.value, e.ty)}, {idx}")
 
 
+@tangent("extractelement")
+def _t_extractelement(ctx, inst):
+    vec, idx = inst.ops[0], inst.ops[1]
+    iv = ctx.p(idx.value) if idx.is_local else idx.value
+    return _op(ctx, f"extractelement {vec.ty} {ctx.t(vec.value, vec.ty)}, {idx.ty} {iv}")
+
+
+@tangent("insertelement")
+def _t_insertelement(ctx, inst):
+    vec, elem, idx = inst.ops
+    iv = ctx.p(idx.value) if idx.is_local else idx.value
+    return _op(ctx, f"insertelement {vec.ty} {ctx.t(vec.value, vec.ty)}, {elem.ty} "
+                    f"{ctx.t(elem.value, elem.ty)}, {idx.ty} {iv}")
+
+
+@tangent("shufflevector")
+def _t_shufflevector(ctx, inst):
+    a, b, mask = inst.ops
+    return _op(ctx, f"shufflevector {a.ty} {ctx.t(a.value, a.ty)}, {b.ty} {ctx.t(b.value, b.ty)}, "
+                    f"{mask.ty} {mask.value}")
+
+
 @tangent("load")
 def _t_load(ctx, inst):
-    return _op(ctx, f"load {inst.ty}, ptr {ctx.s(inst.ops[0].value)}")
+    from .instructions import align_of
+    return _op(ctx, f"load {inst.ty}, ptr {ctx.s(inst.ops[0].value)}{align_of(inst)}")
 
 
 @tangent("store")
 def _t_store(ctx, inst):
+    from .instructions import align_of
     val, ptr = inst.ops
     from enzyme_cc.ad.activity import carries_float
-    if ctx.shadowed(ptr.value) and not carries_float(val.ty) and val.ty in ("i64", "i32"):
+    from enzyme_cc.ad.activity import int_bits
+    if ctx.shadowed(ptr.value) and not carries_float(val.ty) and int_bits(val.ty):
         if val.value in ctx.act.punned:       # an untyped copy of float data: copy the tangent
-            ctx.emit(f"store {val.ty} {ctx.t(val.value, val.ty)}, ptr {ctx.s(ptr.value)}")
+            ctx.emit(f"store {val.ty} {ctx.t(val.value, val.ty)}, ptr {ctx.s(ptr.value)}"
+                     f"{align_of(inst)}")
         elif val.value in ctx.act.unknown_copies:
             ctx.error(inst, "cannot deduce whether this integer copy between differentiated "
                       "memory moves float data", "copy through typed pointers (double*), or "
                       "compile with -O1 or higher so TBAA type information is emitted")
-        elif ctx.synth.types.kind_at(ptr.value, inst.md.get("!tbaa")) in ("double", "float"):
-            kind = ctx.synth.types.kind_at(ptr.value, inst.md.get("!tbaa"))
-            ctx.emit(f"store {kind} 0.0, ptr {ctx.s(ptr.value)}")  # an integer overwrites a float
+        else:                                 # an integer overwrites float data
+            from enzyme_cc.ad.activity import pun_type
+            pun = pun_type(val.ty, ctx.synth.types.kind_at(ptr.value, inst.md.get("!tbaa")))
+            if pun:
+                ctx.emit(f"store {pun} {zero_of(pun)}, ptr {ctx.s(ptr.value)}{align_of(inst)}")
         return None
     if not carries_float(val.ty) or not ctx.shadowed(ptr.value):
         if carries_float(val.ty) and ctx.active(val.value):
             ctx.error(inst, "an active value is stored to memory that has no shadow",
                       "pass that memory as enzyme_dup")
         return None
-    ctx.emit(f"store {val.ty} {ctx.t(val.value, val.ty)}, ptr {ctx.s(ptr.value)}")
+    ctx.emit(f"store {val.ty} {ctx.t(val.value, val.ty)}, ptr {ctx.s(ptr.value)}{align_of(inst)}")
     return None
 
 

@@ -12,11 +12,12 @@ for tool in clang-22 clang++-22 flang-new-22 ld.lld-22 llvm-objcopy-22 llvm-ar-2
   command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
 [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || missing="$missing libopenblas-dev"
+[ -e /usr/include/eigen3/Eigen/Dense ] || missing="$missing libeigen3-dev"
 if [ -n "$missing" ]; then
   echo "setup: installing LLVM 22 and build tools (missing:$missing)"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-22 flang-22 lld-22 llvm-22 \
-    cmake make libopenblas-dev >/dev/null
+    cmake make libopenblas-dev libeigen3-dev >/dev/null
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv

@@ -40,6 +40,26 @@ def carries_float(ty: str) -> bool:
         f in ty for f in ("double", "float", "half", "x86_fp80", "fp128")))
 
 
+def int_bits(ty: str) -> int:
+    """Bits of an integer or integer-vector type (0 for anything else)."""
+    from enzyme_cc.ir.lexer import scalar_of
+    elem = scalar_of(ty)
+    if not (elem.startswith("i") and elem[1:].isdigit()):
+        return 0
+    n = int(ty.strip()[1:-1].split(" x ")[0]) if ty.startswith("<") else 1
+    return n * int(elem[1:])
+
+
+def pun_type(ty: str, kind) -> str | None:
+    """The float type an integer (vector) load of `kind` data stands for: i64 of a double is a
+    double, i64 of floats is < 2 x float >, < 4 x i32 > of doubles is < 2 x double >."""
+    width = {"double": 64, "float": 32}.get(kind)
+    bits = int_bits(ty)
+    if not width or not bits or bits % width:
+        return None
+    return kind if bits == width else f"< {bits // width} x {kind} >"
+
+
 def pointer_aggregate(ty: str) -> bool:
     """A literal struct/array of pointers and integers (no floats), like the `{ ptr, ptr }` of a
     returned std::pair of iterators: its shadow is the same aggregate of shadow pointers."""
@@ -256,23 +276,33 @@ class Activity:
                     isptr and any(o.value in self.shadowed for o in vals))
         if op == "bitcast" and inst.ops and inst.ops[0].value in self.punned and is_fp(ty):
             return True, False                       # i64 copy of a double, viewed as double again
+        if op == "bitcast" and inst.ops and is_fp(ty) and inst.ops[0].value in self.unknown_copies:
+            # integers read from shadowed memory and viewed as floats: they were float data
+            # (Eigen loads packets as <4 x i32> and bitcasts them to <2 x double>)
+            self.unknown_copies.discard(inst.ops[0].value)
+            self.punned[inst.ops[0].value] = ty
+            return True, False
         if op == "bitcast" and inst.ops and ty in ("i64", "i32") and inst.ops[0].value in self.active:
             self.punned[inst.name] = inst.ops[0].ty
             return True, False
         if op == "getelementptr" or op in ("bitcast", "addrspacecast"):
             return False, isptr and inst.ops[0].value in self.shadowed
+        if op == "ptrtoint" and inst.ops and inst.ops[0].value in self.shadowed and \
+                ty == "i64":
+            self.ptrint.add(inst.name)            # stored as an integer, loaded back as a pointer
+            return False, False
         if op == "inttoptr":
             base = int_pointer_base(self.fn, inst)
             return False, base is not None and base[0] in self.shadowed
         if op == "load":
             src = inst.ops[0].value in self.shadowed
-            if src and ty in ("i64", "i32") and self.types is not None:
+            if src and inst.name in self.punned:
+                return True, False                  # seen as float data by a later bitcast
+            if src and int_bits(ty) and self.types is not None:
                 kind = self.types.kind_at(inst.ops[0].value, inst.md.get("!tbaa"))
-                if kind in ("double", "float") and {"double": "i64", "float": "i32"}[kind] == ty:
-                    self.punned[inst.name] = kind       # an untyped copy of float data
-                    return True, False
-                if kind == "float" and ty == "i64":
-                    self.punned[inst.name] = "< 2 x float >"
+                pun = pun_type(ty, kind)
+                if pun:
+                    self.punned[inst.name] = pun        # an untyped copy of float data
                     return True, False
                 if kind is None:
                     self.unknown_copies.add(inst.name)

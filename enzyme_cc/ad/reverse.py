@@ -497,7 +497,8 @@ class Synth:
         for k, ty in items:
             at = self.tmp("at")
             ctx.lines.append(f"{at} = getelementptr inbounds i8, ptr {p}, i64 {off}")
-            ctx.lines.append(f"store {ty} {self._key_forward_name(k)}, ptr {at}")
+            # tape slots are 8-byte aligned: vectors and long doubles must not assume more
+            ctx.lines.append(f"store {ty} {self._key_forward_name(k)}, ptr {at}, align 8")
             off += _slot(ty, self.module)
 
     def _forward_term(self, ctx, b):
@@ -551,7 +552,7 @@ class Synth:
             for k, ty in items:
                 at, val = self.tmp("at"), self.tmp("tv")
                 ctx.lines.append(f"{at} = getelementptr inbounds i8, ptr {p}, i64 {off}")
-                ctx.lines.append(f"{val} = load {ty}, ptr {at}")
+                ctx.lines.append(f"{val} = load {ty}, ptr {at}, align 8")
                 ctx.avail[k] = val
                 off += _slot(ty, self.module)
         for k, how in plan:

@@ -506,7 +506,12 @@ def _p_call(inst, body, i):
         inst.fnty = ty + " " + " ".join(body[i:j])
         i = j
     inst.ty = ty
-    callee, i = parse_value(body, i)
+    if body[i] == "asm":                    # inline asm: asm [flags] "code", "constraints"
+        while body[i] != "," or not body[i - 1].startswith('"'):
+            i += 1
+        callee, i = "asm", i + 2
+    else:
+        callee, i = parse_value(body, i)
     inst.callee = callee
     close = skip_balanced(body, i)
     _typed_list(inst, body, i + 1, close - 1)
@@ -582,13 +587,48 @@ def _p_generic(inst, body, i):
         pass
 
 
+def _vector_parts(ty: str):
+    """'< 4 x double >' -> (4, 'double')."""
+    n, elem = ty.strip()[1:-1].split(" x ", 1)
+    return int(n), elem.strip()
+
+
+def _p_extractelement(inst, body, i):
+    _p_generic(inst, body, i)
+    if inst.ops and inst.ops[0].ty.startswith("<"):
+        inst.ty = _vector_parts(inst.ops[0].ty)[1]
+
+
+def _p_insertelement(inst, body, i):
+    _p_generic(inst, body, i)
+    if inst.ops:
+        inst.ty = inst.ops[0].ty
+
+
+def _p_shufflevector(inst, body, i):
+    """ops: the two vectors and the mask; inst.indices: the mask (-1 for a poison lane)."""
+    _p_generic(inst, body, i)
+    if len(inst.ops) != 3 or not inst.ops[0].ty.startswith("<"):
+        return
+    m, _ = _vector_parts(inst.ops[2].ty)
+    inst.ty = f"< {m} x {_vector_parts(inst.ops[0].ty)[1]} >"
+    mask = inst.ops[2].value
+    if mask == "zeroinitializer":
+        inst.indices = [0] * m
+    elif mask in ("poison", "undef"):
+        inst.indices = [-1] * m
+    else:
+        lanes = [t for t in tokenize(mask) if t not in ("<", ">", ",", "i32")]
+        inst.indices = [int(t) if t.lstrip("-").isdigit() else -1 for t in lanes]
+
+
 _PARSERS = {**{op: _p_binary for op in BINARY}, **{op: _p_cast for op in CASTS},
             "fneg": _p_fneg, "icmp": _p_cmp, "fcmp": _p_cmp, "select": _p_select, "phi": _p_phi,
             "load": _p_load, "store": _p_store, "getelementptr": _p_gep, "alloca": _p_alloca,
             "call": _p_call, "invoke": _p_call, "br": _p_br, "switch": _p_switch, "ret": _p_ret,
             "extractvalue": _p_extractvalue, "insertvalue": _p_insertvalue, "freeze": _p_freeze,
-            "extractelement": _p_generic, "insertelement": _p_generic,
-            "shufflevector": _p_generic}
+            "extractelement": _p_extractelement, "insertelement": _p_insertelement,
+            "shufflevector": _p_shufflevector}
 
 
 def rename_tokens(toks, mapping: dict[str, str]) -> str:

@@ -1,0 +1,32 @@
+"""Real libraries compiled into the differentiated code: each program in tests/libraries/ prints
+`CHECK name got want` lines (re-verified here) and exits non-zero if one fails. Built at -O0, -O2
+and -O3 with the include flags of its library."""
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run
+
+HERE = Path(__file__).resolve().parent / "libraries"
+BIN = Path(sys.executable).parent
+# program -> (include flags, the header that must exist: scripts/setup.sh installs it)
+LIBRARIES = {"eigen_dense.cpp": (["-I/usr/include/eigen3"], "/usr/include/eigen3/Eigen/Dense")}
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2", "-O3"])
+@pytest.mark.parametrize("prog", sorted(LIBRARIES))
+def test_library_program(tmp_path, prog, level):
+    flags, header = LIBRARIES[prog]
+    assert os.path.exists(header), f"{header} is missing: run scripts/setup.sh"
+    src = tmp_path / prog
+    shutil.copy(HERE / prog, src)
+    exe = tmp_path / "prog"
+    run([str(BIN / "enzyme-c++"), level, *flags, str(src), "-o", str(exe)], cwd=tmp_path)
+    out = run([str(exe)], cwd=tmp_path).stdout
+    checks = [line.split() for line in out.splitlines() if line.startswith("CHECK ")]
+    assert checks, out
+    for _, name, got, want, *_ in checks:
+        assert abs(float(got) - float(want)) <= 1e-5 * (1 + abs(float(want))), f"{name}: {out}"
