@@ -376,6 +376,84 @@ entry:
 }
 declare double @llvm.sqrt.f64(double)
 """),
+    "@carg": ("@__enzyme_cc_carg", """
+define internal double @__enzyme_cc_carg(double %a, double %b) {
+entry:
+  %r = call double @atan2(double %b, double %a)
+  ret double %r
+}
+declare double @atan2(double, double)
+"""),
+    "@clog": ("@__enzyme_cc_clog", """
+define internal { double, double } @__enzyme_cc_clog(double %a, double %b) {
+entry:
+  %m = call double @hypot(double %a, double %b)
+  %re = call double @log(double %m)
+  %im = call double @atan2(double %b, double %a)
+  %r0 = insertvalue { double, double } poison, double %re, 0
+  %r1 = insertvalue { double, double } %r0, double %im, 1
+  ret { double, double } %r1
+}
+declare double @hypot(double, double)
+declare double @log(double)
+declare double @atan2(double, double)
+"""),
+    "@csqrt": ("@__enzyme_cc_csqrt", """
+define internal { double, double } @__enzyme_cc_csqrt(double %a, double %b) {
+entry:
+  %m = call double @hypot(double %a, double %b)
+  %p = fadd double %m, %a
+  %q = fsub double %m, %a
+  %ph = fmul double %p, 5.000000e-01
+  %qh = fmul double %q, 5.000000e-01
+  %re = call double @llvm.sqrt.f64(double %ph)
+  %ia = call double @llvm.sqrt.f64(double %qh)
+  %im = call double @llvm.copysign.f64(double %ia, double %b)
+  %r0 = insertvalue { double, double } poison, double %re, 0
+  %r1 = insertvalue { double, double } %r0, double %im, 1
+  ret { double, double } %r1
+}
+declare double @hypot(double, double)
+declare double @llvm.sqrt.f64(double)
+declare double @llvm.copysign.f64(double, double)
+"""),
+    "@csin": ("@__enzyme_cc_csin", """
+define internal { double, double } @__enzyme_cc_csin(double %a, double %b) {
+entry:
+  %s = call double @llvm.sin.f64(double %a)
+  %c = call double @llvm.cos.f64(double %a)
+  %ch = call double @cosh(double %b)
+  %sh = call double @sinh(double %b)
+  %re = fmul double %s, %ch
+  %im = fmul double %c, %sh
+  %r0 = insertvalue { double, double } poison, double %re, 0
+  %r1 = insertvalue { double, double } %r0, double %im, 1
+  ret { double, double } %r1
+}
+declare double @llvm.sin.f64(double)
+declare double @llvm.cos.f64(double)
+declare double @cosh(double)
+declare double @sinh(double)
+"""),
+    "@ccos": ("@__enzyme_cc_ccos", """
+define internal { double, double } @__enzyme_cc_ccos(double %a, double %b) {
+entry:
+  %s = call double @llvm.sin.f64(double %a)
+  %c = call double @llvm.cos.f64(double %a)
+  %ch = call double @cosh(double %b)
+  %sh = call double @sinh(double %b)
+  %re = fmul double %c, %ch
+  %ms = fneg double %s
+  %im = fmul double %ms, %sh
+  %r0 = insertvalue { double, double } poison, double %re, 0
+  %r1 = insertvalue { double, double } %r0, double %im, 1
+  ret { double, double } %r1
+}
+declare double @llvm.sin.f64(double)
+declare double @llvm.cos.f64(double)
+declare double @cosh(double)
+declare double @sinh(double)
+"""),
 }
 
 
@@ -385,8 +463,9 @@ def with_complex_helpers(text: str) -> str:
     for name, (helper, body) in COMPLEX.items():
         if re.search(r"^declare [^@]*" + re.escape(name) + r"\(", text, re.M) and \
                 f"{helper}(" not in text:
+            seen = text + "\n".join(extra)        # declare each function once
             for line in body.strip().split("\n"):
-                if line.startswith("declare ") and line.split("(")[0].split()[-1] + "(" in text:
+                if line.startswith("declare ") and line.split("(")[0].split()[-1] + "(" in seen:
                     body = body.replace(line + "\n", "")
             extra.append(body)
     return text + "\n" + "\n".join(extra) if extra else text
