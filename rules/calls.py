@@ -47,7 +47,8 @@ def kind_of(gen, inst) -> str:
 
 def _involved(ctx, inst) -> bool:
     return any(ctx.active(o.value) or ctx.shadowed(o.value) for o in inst.ops) or \
-        (inst.name is not None and (ctx.active(inst.name) or ctx.shadowed(inst.name)))
+        (inst.name is not None and (ctx.active(inst.name) or ctx.shadowed(inst.name))) or \
+        inst.callee in ctx.gen().global_users
 
 
 @forward("call")

@@ -71,7 +71,8 @@ def has_shadow_type(ty: str) -> bool:
 
 
 class Activity:
-    def __init__(self, fn, module, arg_act: list[str], callee_info, types=None, callee_writes=None):
+    def __init__(self, fn, module, arg_act: list[str], callee_info, types=None, callee_writes=None,
+                 shared_globals=()):
         """arg_act per param: 'active', 'dup', 'dupnoneed', 'const'.
         callee_info(inst) -> (result_active, result_shadowed) for calls to functions with bitcode."""
         self.fn, self.module = fn, module
@@ -83,7 +84,10 @@ class Activity:
         self.types = types
         self.callee_writes = callee_writes
         # Mutable globals the function stores active data into get a shadow global.
-        self.global_shadows: set[str] = set()
+        # Globals that carry active data from one function to another (Generator.shared_globals)
+        # have a shadow everywhere.
+        self.global_shadows: set[str] = set(shared_globals)
+        self.shadowed.update(shared_globals)
         for p, a in zip(fn.params, arg_act):
             if a == "active":
                 self.active.add(p.name)

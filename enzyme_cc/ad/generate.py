@@ -39,6 +39,8 @@ class Generator:
         from .registrations import read_registrations
         from enzyme_cc.rules.registry import set_module_registrations
         self.reg = read_registrations(self.module)
+        self.shared_globals: set[str] = set()    # see find_shared_globals
+        self.global_users: set[str] = set()
         set_module_registrations(self.reg.inactive, self.reg.like, self.reg.alloc_like)
 
     # ---- helpers used by rules -----------------------------------------------------------------
@@ -55,10 +57,11 @@ class Generator:
                 name not in self.module.globals:
             self.decls.setdefault(name, line)
 
-    def shadow_global(self, g: str) -> str:
-        """Zero-initialized shadow of a mutable global that holds active data."""
+    def shadow_global(self, g: str, lane=None) -> str:
+        """Zero-initialized shadow of a mutable global that holds active data (lane k of vector
+        forward mode has its own)."""
         from .typeinfo import global_type
-        name = "@ad.shadow." + g[1:].strip('"')
+        name = "@ad.shadow." + g[1:].strip('"') + (f".L{lane}" if lane is not None else "")
         if name not in self.decls:
             ty = global_type(self.module, g)
             if ty is None:
@@ -127,7 +130,8 @@ class Generator:
         if caller_act is None or fn is None:
             return False, False
         acts = self.call_activity(inst, caller_act)
-        if all(a == "const" for a in acts) and fn.ret_ty != "ptr":
+        if all(a == "const" for a in acts) and fn.ret_ty != "ptr" and \
+                inst.callee not in self.global_users:
             return False, False
         return self._callee_summary(inst.callee, acts, self._arg_hints(inst, caller_act))[:2]
 
@@ -149,8 +153,11 @@ class Generator:
         ptrs = {k for k, p in enumerate(fn.params) if p.ty == "ptr"}
         guess = (carries_float(fn.ret_ty), has_shadow_type(fn.ret_ty) and "dup" in acts, ptrs, ptrs)
         self._callee_act_cache[key] = guess         # recursion: assume the worst meanwhile
+        from .prepare import prepare
+        fn = prepare(fn, self.module)
         act = Activity(fn, self.module, acts, self.callee_activity,
-                       types=TypeInfo(self.module, fn, hints or {}), callee_writes=self.callee_writes)
+                       types=TypeInfo(self.module, fn, hints or {}), callee_writes=self.callee_writes,
+                       shared_globals=self.shared_globals)
         rets = [b.term for b in fn.blocks if b.term.op == "ret" and b.term.ops]
         res = (carries_float(fn.ret_ty) and any(act.is_active(r.ops[0].value) for r in rets),
                has_shadow_type(fn.ret_ty) and any(r.ops[0].value in act.shadowed for r in rets),
@@ -523,6 +530,65 @@ class Generator:
         return out
 
     # ---- whole module --------------------------------------------------------------------------
+    def find_shared_globals(self, roots):
+        """Mutable float globals that carry data from one function to another in the call trees
+        of the differentiated functions (a simulation's state set in one function, read in
+        another): they get a shadow in every function, and every function touching them
+        (directly or through its callees) is differentiated even without active arguments."""
+        from .typeinfo import underlying, global_type
+        from enzyme_cc.rules.calls import kind_of
+        reach, todo, calls = set(), list(roots), {}
+        while todo:
+            f = todo.pop()
+            if f in reach or f not in self.module._bodies:
+                continue
+            reach.add(f)
+            start, end = self.module._bodies[f]
+            calls[f] = set(CALLEE.findall("\n".join(self.module._lines[start + 1:end])))
+            todo.extend(calls[f])
+        access: dict[str, set] = {}
+        written: set[str] = set()
+        for f in reach:
+            fn = self.module.function(f)
+            for inst in fn.insts():
+                ptr = inst.ops[0].value if inst.op == "load" else inst.ops[1].value \
+                    if inst.op == "store" else None
+                if inst.op in ("call", "invoke") and kind_of(self, inst) in ("memcpy", "memset"):
+                    ptr = inst.ops[0].value
+                if ptr is None:
+                    continue
+                g = underlying(fn, ptr)
+                if not g.startswith("@"):
+                    g = next((t for t in g.split(" ") if t.startswith("@")), g)
+                if g not in self.module.globals or self.module.is_constant_global(g):
+                    continue
+                ty = global_type(self.module, g)
+                if ty is None or not carries_float(ty):
+                    continue
+                access.setdefault(g, set()).add(f)
+                if inst.op != "load":
+                    written.add(g)
+        self.shared_globals = {g for g in written if len(access[g]) > 1}
+        users = {f for g in self.shared_globals for f in access[g]}
+        changed = True
+        while changed:
+            new = {f for f in reach if f not in users and calls.get(f, set()) & users}
+            users |= new
+            changed = bool(new)
+        self.global_users = users
+
+    def zero_shared_shadows(self) -> list[str]:
+        """A derivative starts from zero tangents/adjoints of the shared globals (their values
+        on entry are constants to it)."""
+        from .typeinfo import global_type
+        lines = []
+        for g in sorted(self.shared_globals):
+            size = type_size(global_type(self.module, g), self.module.named_types)
+            base = self.shadow_global(g)
+            for name in [base] + [n for n in self.decls if n.startswith(base + ".L")]:
+                self.zero_memory(lines.append, name, str(size))
+        return lines
+
     def reaches_marker(self, fn_name: str) -> bool:
         """Does fn (or anything it calls with bitcode) contain a marker call?"""
         seen, todo = set(), [fn_name]
@@ -544,6 +610,7 @@ class Generator:
         if not requests:
             return self.module.text
         lines = list(self.module._lines)
+        self.find_shared_globals([r.fn for r in requests])
         for req in requests:
             if req.mode == "tape_size":
                 new = rewrite_tape_size(self, req)
@@ -565,6 +632,8 @@ class Generator:
                         new.append(f"br label {req.inst.targets[0]}")
                 else:
                     new = rewrite_call(self, req, name, rty)
+            if req.mode in ("reverse", "forward", "augment"):
+                new = self.zero_shared_shadows() + new
             lines[req.line] = "\n".join(new)
             for k in range(req.line + 1, req.inst.line_end + 1):
                 lines[k] = ""

@@ -9,9 +9,11 @@ from enzyme_cc.ir.model import parse_inst
 from enzyme_cc.ir.lexer import join
 
 
-def prepare(fn):
+def prepare(fn, module=None):
     if getattr(fn, "_prepared", False):
         return fn
+    if module is not None:
+        _materialize_global_geps(fn, module)
     from .runtime import COMPLEX
     for inst in fn.insts():
         if inst.op in ("call", "invoke") and inst.callee in COMPLEX:
@@ -61,3 +63,40 @@ def prepare(fn):
         b.preds = uniq
     fn._prepared = True
     return fn
+
+
+def _materialize_global_geps(fn, module):
+    """`store double %v, ptr getelementptr (i8, ptr @g, i64 56)`: a constant-expression address
+    into a mutable global becomes a GEP instruction before its user, so the address gets a
+    shadow (the same offset into the global's shadow) like any other pointer."""
+    n = 0
+    for b in fn.blocks:
+        out = []
+        for inst in b.insts:
+            if inst.op != "phi":
+                for o in list(inst.ops):
+                    toks = o.value.split(" ")
+                    gs = [t for t in toks if t.startswith("@")]
+                    if toks[0] != "getelementptr" or "(" not in toks or len(gs) != 1 or \
+                            gs[0] not in module.globals or module.is_constant_global(gs[0]):
+                        continue
+                    k = toks.index("(")
+                    if toks[-1] != ")" or "(" in toks[k + 1:]:
+                        continue                  # nested constant expressions stay as they are
+                    n += 1
+                    name = f"%ad.ce.{n}"
+                    gep = parse_inst(f"{name} = " + join(toks[:k] + toks[k + 1:-1]))
+                    gep.line, gep.line_end = inst.line, inst.line
+                    out.append(gep)
+                    itoks = list(inst.toks)
+                    for j in range(len(itoks) - len(toks) + 1):
+                        if itoks[j:j + len(toks)] == toks:
+                            itoks[j:j + len(toks)] = [name]
+                            break
+                    new = parse_inst(join(itoks))
+                    new.line, new.line_end, new.md = inst.line, inst.line_end, inst.md
+                    inst = new
+            out.append(inst)
+        b.insts = out
+    if n:
+        fn.index()

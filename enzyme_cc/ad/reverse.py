@@ -52,7 +52,7 @@ class Synth:
 
     def __init__(self, gen, fn, arg_act: list[str], ret_active: bool, mode: str, hints: dict):
         from .prepare import prepare
-        fn = prepare(fn)
+        fn = prepare(fn, gen.module)
         self.gen, self.fn, self.mode = gen, fn, mode
         self.module = gen.module
         self.arg_act, self.ret_active = arg_act, ret_active
@@ -69,7 +69,7 @@ class Synth:
         from .typeinfo import TypeInfo
         self.types = TypeInfo(self.module, fn, hints)
         self.act = Activity(fn, self.module, arg_act, gen.callee_activity, self.types,
-                            gen.callee_writes)
+                            gen.callee_writes, shared_globals=gen.shared_globals)
         self.dom = dominators(fn)
         self.cyclic = cyclic_blocks(fn)
         self.rpo = reverse_postorder(fn)
@@ -736,8 +736,9 @@ class FwdCtx:
                 return v
             if v.startswith("@") and self.synth.module.is_constant_global(v):
                 return v
-            if v in self.act.global_shadows:
-                return self.synth.gen.shadow_global(v)
+            if v in self.act.global_shadows:      # one per lane in vector mode
+                lane = self.synth.lane if getattr(self.synth, "width", 1) > 1 else None
+                return self.synth.gen.shadow_global(v, lane)
             raise UserError(f"{self.synth.where(None)}: no shadow for '{v}' (a global or "
                             "constant used as active memory); hint: mark it inactive")
         if v not in self.act.shadowed and self.synth.null_based(v):
