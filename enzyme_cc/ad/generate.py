@@ -531,9 +531,10 @@ class Generator:
 
     # ---- whole module --------------------------------------------------------------------------
     def find_shared_globals(self, roots):
-        """Mutable float globals that carry data from one function to another in the call trees
-        of the differentiated functions (a simulation's state set in one function, read in
-        another): they get a shadow in every function, and every function touching them
+        """Mutable globals holding floats or pointers that carry data from one function to another
+        in the call trees of the differentiated functions (a simulation's state or its buffers
+        set in one function, read in another): they get a shadow in every function, and every
+        function touching them
         (directly or through its callees) is differentiated even without active arguments."""
         from .typeinfo import underlying, global_type
         from enzyme_cc.rules.calls import kind_of
@@ -562,10 +563,12 @@ class Generator:
                     g = next((t for t in g.split(" ") if t.startswith("@")), g)
                 if g not in self.module.globals or self.module.is_constant_global(g):
                     continue
-                ty = global_type(self.module, g)
-                if ty is None or not carries_float(ty):
+                ty = self._expand_type(global_type(self.module, g) or "")
+                if not (carries_float(ty) or "ptr" in ty):
                     continue
                 access.setdefault(g, set()).add(f)
+                if inst.op == "store" and not carries_float(ty) and not inst.ops[0].is_local:
+                    continue      # a pointer global set to a constant (a string, a table)
                 if inst.op != "load":
                     written.add(g)
         self.shared_globals = {g for g in written if len(access[g]) > 1}
@@ -576,6 +579,16 @@ class Generator:
             users |= new
             changed = bool(new)
         self.global_users = users
+
+    def _expand_type(self, ty: str) -> str:
+        """A type's text with named struct types replaced by their bodies (a few levels)."""
+        named = self.module.named_types
+        for _ in range(4):
+            new = re.sub(r"%[-\w.$\"]+", lambda m: named.get(m.group(0), m.group(0)), ty)
+            if new == ty:
+                break
+            ty = new
+        return ty
 
     def zero_shared_shadows(self) -> list[str]:
         """A derivative starts from zero tangents/adjoints of the shared globals (their values
