@@ -13,15 +13,24 @@ static void checki(const char *name, int i, double got, double want) {
   snprintf(buf, sizeof buf, "%s[%d]", name, i);
   check(buf, got, want);
 }
+/* vector forward mode: lane k (entry i >= 0) of a width-N call versus a width-1 call */
+static void checkv(const char *name, int lane, int i, double got, double want) {
+  char buf[64];
+  if (i < 0) snprintf(buf, sizeof buf, "vec_%s_%d", name, lane);
+  else snprintf(buf, sizeof buf, "vec_%s_%d_%d", name, lane, i);
+  check(buf, got, want);
+}
 static int report(void) {
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0;
 }
 extern "C" {
-int enzyme_dup, enzyme_const;
+int enzyme_dup, enzyme_const, enzyme_width;
 double __enzyme_autodiff(void *, ...);
 double __enzyme_fwddiff(void *, ...);
 }
+struct V2 { double d[2]; };
+V2 __enzyme_fwddiff2(void *, ...) __asm__("__enzyme_fwddiff");
 
 struct Shape {
   virtual ~Shape() {}
@@ -61,5 +70,16 @@ int main() {
         v * __enzyme_autodiff((void *)built_inside, x, enzyme_const, 0));
   check("dot_inside_circle", __enzyme_fwddiff((void *)built_inside, x, v, enzyme_const, 1),
         v * __enzyme_autodiff((void *)built_inside, x, enzyme_const, 1));
+  // vector forward mode: 2 tangents of x in one call versus 2 width-1 calls
+  const double v2[2] = {std::sin(8.4), std::sin(15.5)};
+  V2 t = __enzyme_fwddiff2((void *)through_vtable, enzyme_width, 2, enzyme_const, (const Shape *)&ci, x, v2[0], v2[1]);
+  for (int k = 0; k < 2; k++)
+    checkv("vtable_circle", k, -1, t.d[k], __enzyme_fwddiff((void *)through_vtable, enzyme_const, (const Shape *)&ci, x, v2[k]));
+  for (int kind = 0; kind < 2; kind++) {
+    t = __enzyme_fwddiff2((void *)built_inside, enzyme_width, 2, x, v2[0], v2[1], enzyme_const, kind);
+    for (int k = 0; k < 2; k++)
+      checkv(kind ? "inside_circle" : "inside_square", k, -1, t.d[k],
+             __enzyme_fwddiff((void *)built_inside, x, v2[k], enzyme_const, kind));
+  }
   return report();
 }

@@ -13,12 +13,19 @@ static void checki(const char *name, int i, double got, double want) {
   snprintf(buf, sizeof buf, "%s[%d]", name, i);
   check(buf, got, want);
 }
+/* vector forward mode: lane k (entry i >= 0) of a width-N call versus a width-1 call */
+static void checkv(const char *name, int lane, int i, double got, double want) {
+  char buf[64];
+  if (i < 0) snprintf(buf, sizeof buf, "vec_%s_%d", name, lane);
+  else snprintf(buf, sizeof buf, "vec_%s_%d_%d", name, lane, i);
+  check(buf, got, want);
+}
 static int report(void) {
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0;
 }
 #define N 5
-int enzyme_dup, enzyme_const;
+int enzyme_dup, enzyme_const, enzyme_width, enzyme_dupv;
 void __enzyme_autodiff(void *, ...);
 void __enzyme_fwddiff(void *, ...);
 /* deterministic pseudo-random direction entries */
@@ -56,5 +63,16 @@ int main(void) {
   __enzyme_autodiff((void *)norm, enzyme_dup, out, d_out, enzyme_dup, in, d_in, enzyme_const, N);
   for (int i = 0; i < N; i++) { jvw += jv[i] * w[i]; vjw += v[i] * d_in[i]; }
   check("dot_norm", jvw, vjw);
+  /* vector forward mode: 4 directions, out by dup (4 shadows), in by dupv; every output
+     tangent of each lane versus a width-1 call along that direction */
+  double v4[4][N], jv4[4][N], jv1[N];
+  for (int k = 0; k < 4; k++)
+    for (int i = 0; i < N; i++) v4[k][i] = rnd(2 * N + k * N + i);
+  __enzyme_fwddiff((void *)norm, enzyme_width, 4, enzyme_dup, out, jv4[0], jv4[1], jv4[2], jv4[3],
+                   enzyme_dupv, sizeof v4[0], in, v4, enzyme_const, N);
+  for (int k = 0; k < 4; k++) {
+    __enzyme_fwddiff((void *)norm, enzyme_dup, out, jv1, enzyme_dup, in, v4[k], enzyme_const, N);
+    for (int i = 0; i < N; i++) checkv("norm", k, i, jv4[k][i], jv1[i]);
+  }
   return report();
 }

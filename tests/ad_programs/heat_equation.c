@@ -15,15 +15,26 @@ static void checki(const char *name, int i, double got, double want) {
   snprintf(buf, sizeof buf, "%s[%d]", name, i);
   check(buf, got, want);
 }
+/* vector forward mode: lane k (entry i >= 0) of a width-N call versus a width-1 call */
+static void checkv(const char *name, int lane, int i, double got, double want) {
+  char buf[64];
+  if (i < 0) snprintf(buf, sizeof buf, "vec_%s_%d", name, lane);
+  else snprintf(buf, sizeof buf, "vec_%s_%d_%d", name, lane, i);
+  check(buf, got, want);
+}
 static int report(void) {
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0;
 }
 #define NX 12
 #define STEPS 40
-int enzyme_dup, enzyme_const;
+int enzyme_dup, enzyme_const, enzyme_width, enzyme_dupv;
 double __enzyme_autodiff(void *, ...);
 double __enzyme_fwddiff(void *, ...);
+typedef struct { double d[4]; } V4;
+V4 __enzyme_fwddiff4(void *, ...) __asm__("__enzyme_fwddiff");
+typedef struct { double d[2]; } V2;
+V2 __enzyme_fwddiff2(void *, ...) __asm__("__enzyme_fwddiff");
 /* deterministic pseudo-random direction entries */
 static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
@@ -61,5 +72,19 @@ int main(void) {
   double v[NX], vr = rnd(NX), vg = vr * dr;
   for (int k = 0; k < NX; k++) { v[k] = rnd(k); vg += v[k] * du0[k]; }
   check("dot_heat", __enzyme_fwddiff((void *)heat, enzyme_dup, u0, v, r, vr), vg);
+  /* vector forward mode: 4 directions in (u0, r) with u0 by dupv, then 2 with u0 constant,
+     versus one width-1 call per direction */
+  double v4[4][NX], vr4[4];
+  for (int k = 0; k < 4; k++) {
+    vr4[k] = rnd(NX + 1 + k);
+    for (int i = 0; i < NX; i++) v4[k][i] = rnd(NX + 5 + k * NX + i);
+  }
+  V4 t4 = __enzyme_fwddiff4((void *)heat, enzyme_width, 4, enzyme_dupv, sizeof v4[0], u0, v4,
+                            r, vr4[0], vr4[1], vr4[2], vr4[3]);
+  for (int k = 0; k < 4; k++)
+    checkv("heat", k, -1, t4.d[k], __enzyme_fwddiff((void *)heat, enzyme_dup, u0, v4[k], r, vr4[k]));
+  V2 t2 = __enzyme_fwddiff2((void *)heat, enzyme_width, 2, enzyme_const, u0, r, vr4[0], vr4[1]);
+  for (int k = 0; k < 2; k++)
+    checkv("heat_r", k, -1, t2.d[k], __enzyme_fwddiff((void *)heat, enzyme_const, u0, r, vr4[k]));
   return report();
 }

@@ -12,6 +12,13 @@ static void checki(const char *name, int i, double got, double want) {
   snprintf(buf, sizeof buf, "%s[%d]", name, i);
   check(buf, got, want);
 }
+/* vector forward mode: lane k (entry i >= 0) of a width-N call versus a width-1 call */
+static void checkv(const char *name, int lane, int i, double got, double want) {
+  char buf[64];
+  if (i < 0) snprintf(buf, sizeof buf, "vec_%s_%d", name, lane);
+  else snprintf(buf, sizeof buf, "vec_%s_%d_%d", name, lane, i);
+  check(buf, got, want);
+}
 static int report(void) {
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0;
@@ -21,6 +28,9 @@ typedef struct { double a, b, c, d, e, f, g, h; } N8;
 G8 __enzyme_autodiff(void *, ...);
 N8 __enzyme_autodiff_named(void *, ...);
 double __enzyme_fwddiff(void *, ...);
+int enzyme_width;
+typedef struct { double d[4]; } V4;
+V4 __enzyme_fwddiff4(void *, ...) __asm__("__enzyme_fwddiff");
 /* deterministic pseudo-random directions for the forward/reverse dot-product tests */
 static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
@@ -44,5 +54,16 @@ int main(void) {
         __enzyme_fwddiff((void *)f8, v[0], t[0], v[1], t[1], v[2], t[2], v[3], t[3], v[4], t[4],
                          v[5], t[5], v[6], t[6], v[7], t[7]),
         tg);
+  /* vector forward mode: 4 directions (u[k][i] for argument i) versus 4 width-1 calls */
+  double u[4][8];
+  for (int k = 0; k < 4; k++)
+    for (int i = 0; i < 8; i++) u[k][i] = rnd(8 + 8 * k + i);
+#define U(i) u[0][i], u[1][i], u[2][i], u[3][i]
+  V4 t4 = __enzyme_fwddiff4((void *)f8, enzyme_width, 4, v[0], U(0), v[1], U(1), v[2], U(2), v[3], U(3),
+                            v[4], U(4), v[5], U(5), v[6], U(6), v[7], U(7));
+  for (int k = 0; k < 4; k++)
+    checkv("f8", k, -1, t4.d[k],
+           __enzyme_fwddiff((void *)f8, v[0], u[k][0], v[1], u[k][1], v[2], u[k][2], v[3], u[k][3],
+                            v[4], u[k][4], v[5], u[k][5], v[6], u[k][6], v[7], u[k][7]));
   return report();
 }

@@ -13,13 +13,20 @@ static void checki(const char *name, int i, double got, double want) {
   snprintf(buf, sizeof buf, "%s[%d]", name, i);
   check(buf, got, want);
 }
+/* vector forward mode: lane k (entry i >= 0) of a width-N call versus a width-1 call */
+static void checkv(const char *name, int lane, int i, double got, double want) {
+  char buf[64];
+  if (i < 0) snprintf(buf, sizeof buf, "vec_%s_%d", name, lane);
+  else snprintf(buf, sizeof buf, "vec_%s_%d_%d", name, lane, i);
+  check(buf, got, want);
+}
 static int report(void) {
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0;
 }
 #define M 3
 #define N 4
-int enzyme_dup, enzyme_dupnoneed, enzyme_const;
+int enzyme_dup, enzyme_dupnoneed, enzyme_const, enzyme_width, enzyme_dupv, enzyme_dupnoneedv;
 void __enzyme_autodiff(void *, ...);
 void __enzyme_fwddiff(void *, ...);
 /* deterministic pseudo-random directions for the forward/reverse dot-product tests */
@@ -80,5 +87,27 @@ int main(void) {
   __enzyme_fwddiff((void *)matvec, enzyme_dup, A, vA, enzyme_dup, x, vx, enzyme_dupnoneed, y, ty,
                    enzyme_const, M, enzyme_const, N);
   check("dot_matvec_dupnoneed", dotp(ty, w, M), dotp(vA, dA, M * N) + dotp(vx, dx, N));
+  /* vector forward mode, width 4: A by dupv, x by dup, y by dupnoneedv; then width 2 with A
+     constant and y dup. Each lane's output shadow versus a width-1 call along that direction */
+  double vA4[4][M * N], vx4[4][N], ty4[4][M], ty1[M];
+  for (int k = 0; k < 4; k++) {
+    for (int i = 0; i < M * N; i++) vA4[k][i] = rnd(40 + k * 20 + i);
+    for (int j = 0; j < N; j++) vx4[k][j] = rnd(40 + k * 20 + M * N + j);
+  }
+  __enzyme_fwddiff((void *)matvec, enzyme_width, 4, enzyme_dupv, sizeof vA4[0], A, vA4,
+                   enzyme_dup, x, vx4[0], vx4[1], vx4[2], vx4[3],
+                   enzyme_dupnoneedv, sizeof ty4[0], y, ty4, enzyme_const, M, enzyme_const, N);
+  for (int k = 0; k < 4; k++) {
+    __enzyme_fwddiff((void *)matvec, enzyme_dup, A, vA4[k], enzyme_dup, x, vx4[k], enzyme_dup, y, ty1,
+                     enzyme_const, M, enzyme_const, N);
+    for (int i = 0; i < M; i++) checkv("matvec", k, i, ty4[k][i], ty1[i]);
+  }
+  __enzyme_fwddiff((void *)matvec, enzyme_width, 2, enzyme_const, A, enzyme_dup, x, vx4[2], vx4[3],
+                   enzyme_dup, y, ty4[0], ty4[1], enzyme_const, M, enzyme_const, N);
+  for (int k = 0; k < 2; k++) {
+    __enzyme_fwddiff((void *)matvec, enzyme_const, A, enzyme_dup, x, vx4[2 + k], enzyme_dup, y, ty1,
+                     enzyme_const, M, enzyme_const, N);
+    for (int i = 0; i < M; i++) checkv("matvec_constA", k, i, ty4[k][i], ty1[i]);
+  }
   return report();
 }

@@ -13,13 +13,22 @@ static void checki(const char *name, int i, double got, double want) {
   snprintf(buf, sizeof buf, "%s[%d]", name, i);
   check(buf, got, want);
 }
+/* vector forward mode: lane k (entry i >= 0) of a width-N call versus a width-1 call */
+static void checkv(const char *name, int lane, int i, double got, double want) {
+  char buf[64];
+  if (i < 0) snprintf(buf, sizeof buf, "vec_%s_%d", name, lane);
+  else snprintf(buf, sizeof buf, "vec_%s_%d_%d", name, lane, i);
+  check(buf, got, want);
+}
 static int report(void) {
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0;
 }
-int enzyme_dup, enzyme_const;
+int enzyme_dup, enzyme_const, enzyme_width, enzyme_dupv;
 double __enzyme_autodiff(void *, ...);
 double __enzyme_fwddiff(void *, ...);
+typedef struct { double d[2]; } V2;
+V2 __enzyme_fwddiff2(void *, ...) __asm__("__enzyme_fwddiff");
 /* deterministic pseudo-random directions for the forward/reverse dot-product tests */
 static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 static double dotp(const double *a, const double *b, int n) {
@@ -62,5 +71,16 @@ int main(void) {
   check("dot_fir",
         __enzyme_fwddiff((void *)fir, enzyme_dup, in, v, enzyme_const, N, enzyme_const, w),
         dotp(v, din, N));
+  /* vector forward mode: 2 directions in (in, w): in by dupv, w by dup, versus width 1 */
+  double vin[2][N], vw[2][TAPS];
+  for (int k = 0; k < 2; k++) {
+    for (int i = 0; i < N; i++) vin[k][i] = rnd(N + 10 * k + i);
+    for (int i = 0; i < TAPS; i++) vw[k][i] = rnd(N + 10 * k + N + i);
+  }
+  V2 t = __enzyme_fwddiff2((void *)fir, enzyme_width, 2, enzyme_dupv, sizeof vin[0], in, vin,
+                           enzyme_const, N, enzyme_dup, w, vw[0], vw[1]);
+  for (int k = 0; k < 2; k++)
+    checkv("fir", k, -1, t.d[k],
+           __enzyme_fwddiff((void *)fir, enzyme_dup, in, vin[k], enzyme_const, N, enzyme_dup, w, vw[k]));
   return report();
 }

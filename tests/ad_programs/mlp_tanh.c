@@ -13,15 +13,24 @@ static void checki(const char *name, int i, double got, double want) {
   snprintf(buf, sizeof buf, "%s[%d]", name, i);
   check(buf, got, want);
 }
+/* vector forward mode: lane k (entry i >= 0) of a width-N call versus a width-1 call */
+static void checkv(const char *name, int lane, int i, double got, double want) {
+  char buf[64];
+  if (i < 0) snprintf(buf, sizeof buf, "vec_%s_%d", name, lane);
+  else snprintf(buf, sizeof buf, "vec_%s_%d_%d", name, lane, i);
+  check(buf, got, want);
+}
 static int report(void) {
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0;
 }
 #define IN 3
 #define OUT 2
-int enzyme_dup, enzyme_const;
+int enzyme_dup, enzyme_const, enzyme_width, enzyme_dupv;
 double __enzyme_autodiff(void *, ...);
 double __enzyme_fwddiff(void *, ...);
+typedef struct { double d[2]; } V2;
+V2 __enzyme_fwddiff2(void *, ...) __asm__("__enzyme_fwddiff");
 /* deterministic pseudo-random directions for the forward/reverse dot-product tests */
 static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 static double dotp(const double *a, const double *b, int n) {
@@ -69,5 +78,18 @@ int main(void) {
         __enzyme_fwddiff((void *)layer_loss, enzyme_dup, W, vW, enzyme_dup, b, vb,
                          enzyme_dup, x, vx, enzyme_const, t),
         dotp(vW, dW, OUT * IN) + dotp(vb, db, OUT) + dotp(vx, dx, IN));
+  /* vector forward mode: 2 directions, W by dupv, b and x by dup, versus 2 width-1 calls */
+  double vW2[2][OUT * IN], vb2[2][OUT], vx2[2][IN];
+  for (int k = 0; k < 2; k++) {
+    for (int i = 0; i < OUT * IN; i++) vW2[k][i] = rnd(20 + 20 * k + i);
+    for (int i = 0; i < OUT; i++) vb2[k][i] = rnd(30 + 20 * k + i);
+    for (int i = 0; i < IN; i++) vx2[k][i] = rnd(35 + 20 * k + i);
+  }
+  V2 t2 = __enzyme_fwddiff2((void *)layer_loss, enzyme_width, 2, enzyme_dupv, sizeof vW2[0], W, vW2,
+                            enzyme_dup, b, vb2[0], vb2[1], enzyme_dup, x, vx2[0], vx2[1], enzyme_const, t);
+  for (int k = 0; k < 2; k++)
+    checkv("layer_loss", k, -1, t2.d[k],
+           __enzyme_fwddiff((void *)layer_loss, enzyme_dup, W, vW2[k], enzyme_dup, b, vb2[k],
+                            enzyme_dup, x, vx2[k], enzyme_const, t));
   return report();
 }

@@ -6,7 +6,9 @@
 #include <string.h>
 double __enzyme_autodiff(void*, ...);
 double __enzyme_fwddiff(void*, ...);
-int enzyme_const, enzyme_dup;
+int enzyme_const, enzyme_dup, enzyme_width, enzyme_dupv;
+typedef struct { double d[4]; } V4;
+V4 __enzyme_fwddiff4(void*, ...) __asm__("__enzyme_fwddiff");
 typedef struct { int n; double *pos, *vel; double mass; } System;
 static void forces(const System *s, double *f) {
   memset(f, 0, s->n * sizeof(double));
@@ -34,5 +36,11 @@ int main() { int n = 4; double p[4] = {0, 1.1, 2.3, 3.2}, dp[4] = {0};
   double jv = __enzyme_fwddiff((void*)simulate, p, v, enzyme_const, n, enzyme_const, 20);
   int off = fabs(jv - vg) > 1e-5 * (1 + fabs(vg)); bad += off;
   printf("CHECK dot_simulate %.12g %.12g%s\n", jv, vg, off ? "  <-- FAILED" : "");
+  /* vector forward mode: 4 directions (dupv, rows of v4) in one call versus 4 width-1 calls */
+  double v4[4][4]; for (int k = 0; k < 4; k++) for (int i = 0; i < n; i++) v4[k][i] = sin(1.3 + 7.1 * (4 + 4 * k + i));
+  V4 j4 = __enzyme_fwddiff4((void*)simulate, enzyme_width, 4, enzyme_dupv, sizeof v4[0], p, v4, enzyme_const, n, enzyme_const, 20);
+  for (int k = 0; k < 4; k++) { double j1 = __enzyme_fwddiff((void*)simulate, enzyme_dup, p, v4[k], enzyme_const, n, enzyme_const, 20);
+    off = fabs(j4.d[k] - j1) > 1e-5 * (1 + fabs(j1)); bad += off;
+    printf("CHECK vec_simulate_%d %.12g %.12g%s\n", k, j4.d[k], j1, off ? "  <-- FAILED" : ""); }
   if (bad) printf("FAILED: %d check(s)\n", bad);
   return bad != 0; }

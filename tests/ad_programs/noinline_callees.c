@@ -13,13 +13,24 @@ static void checki(const char *name, int i, double got, double want) {
   snprintf(buf, sizeof buf, "%s[%d]", name, i);
   check(buf, got, want);
 }
+/* vector forward mode: lane k (entry i >= 0) of a width-N call versus a width-1 call */
+static void checkv(const char *name, int lane, int i, double got, double want) {
+  char buf[64];
+  if (i < 0) snprintf(buf, sizeof buf, "vec_%s_%d", name, lane);
+  else snprintf(buf, sizeof buf, "vec_%s_%d_%d", name, lane, i);
+  check(buf, got, want);
+}
 static int report(void) {
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0;
 }
-int enzyme_dup, enzyme_const;
+int enzyme_dup, enzyme_const, enzyme_width, enzyme_dupv;
 double __enzyme_autodiff(void *, ...);
 double __enzyme_fwddiff(void *, ...);
+typedef struct { double d[4]; } V4;
+V4 __enzyme_fwddiff4(void *, ...) __asm__("__enzyme_fwddiff");
+typedef struct { double d[2]; } V2;
+V2 __enzyme_fwddiff2(void *, ...) __asm__("__enzyme_fwddiff");
 /* deterministic pseudo-random directions for the forward/reverse dot-product tests */
 static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 static double dotp(const double *a, const double *b, int n) {
@@ -81,5 +92,26 @@ int main(void) {
   for (int i = 0; i < N; i++) v[i] = x0[i];
   __enzyme_autodiff((void *)memory_calls, enzyme_dup, v, g, enzyme_const, N);
   check("dot_memory_calls", jr + dotp(t_out, w, N), dotp(t, g, N));
+  /* vector forward mode: scalar_calls with 4 tangents; memory_calls (x updated in place, so on
+     a fresh copy for every call) with 2 shadow arrays by dup and then by dupv: the returned
+     tangents and the updated shadows of each lane versus a width-1 call */
+  V4 s4 = __enzyme_fwddiff4((void *)scalar_calls, enzyme_width, 4, x, rnd(1), rnd(2), rnd(3), rnd(4));
+  for (int k = 0; k < 4; k++) checkv("scalar_calls", k, -1, s4.d[k], __enzyme_fwddiff((void *)scalar_calls, x, rnd(1 + k)));
+  for (int dupv = 0; dupv < 2; dupv++) {
+    double t2[2][N], t1[N];
+    for (int k = 0; k < 2; k++)
+      for (int i = 0; i < N; i++) t2[k][i] = rnd(20 + N * k + i);
+    for (int i = 0; i < N; i++) v[i] = x0[i];
+    V2 r2 = dupv ? __enzyme_fwddiff2((void *)memory_calls, enzyme_width, 2, enzyme_dupv, sizeof t2[0], v, t2,
+                                     enzyme_const, N)
+                 : __enzyme_fwddiff2((void *)memory_calls, enzyme_width, 2, enzyme_dup, v, t2[0], t2[1],
+                                     enzyme_const, N);
+    for (int k = 0; k < 2; k++) {
+      for (int i = 0; i < N; i++) v[i] = x0[i], t1[i] = rnd(20 + N * k + i);
+      checkv(dupv ? "memory_calls_dupv" : "memory_calls", k, -1, r2.d[k],
+             __enzyme_fwddiff((void *)memory_calls, enzyme_dup, v, t1, enzyme_const, N));
+      for (int i = 0; i < N; i++) checkv(dupv ? "memory_calls_dupv" : "memory_calls", k, i, t2[k][i], t1[i]);
+    }
+  }
   return report();
 }

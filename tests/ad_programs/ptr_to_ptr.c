@@ -12,13 +12,22 @@ static void checki(const char *name, int i, double got, double want) {
   snprintf(buf, sizeof buf, "%s[%d]", name, i);
   check(buf, got, want);
 }
+/* vector forward mode: lane k (entry i >= 0) of a width-N call versus a width-1 call */
+static void checkv(const char *name, int lane, int i, double got, double want) {
+  char buf[64];
+  if (i < 0) snprintf(buf, sizeof buf, "vec_%s_%d", name, lane);
+  else snprintf(buf, sizeof buf, "vec_%s_%d_%d", name, lane, i);
+  check(buf, got, want);
+}
 static int report(void) {
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0;
 }
-int enzyme_dup, enzyme_const;
+int enzyme_dup, enzyme_const, enzyme_width, enzyme_dupv;
 double __enzyme_autodiff(void *, ...);
 double __enzyme_fwddiff(void *, ...);
+typedef struct { double d[2]; } V2;
+V2 __enzyme_fwddiff2(void *, ...) __asm__("__enzyme_fwddiff");
 /* deterministic pseudo-random directions for the forward/reverse dot-product tests */
 static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 static double dotp(const double *a, const double *b, int n) {
@@ -71,5 +80,24 @@ int main(void) {
   check("dot_swapped", __enzyme_fwddiff((void *)swapped, enzyme_dup, r2, t2),
         dotp(tc, dc, 2) + dotp(te, de, 2));
   check("swap_tangent_rows_swapped", t2[0] == te && t2[1] == tc, 1);
+  /* vector forward mode, width 2: rows_energy with 2 shadow pointer arrays (dup); swapped
+     (which swaps the row pointers in place, so the rows are reset before every call) with 2
+     shadow pointer arrays side by side (dupv); versus one width-1 call per direction */
+  double sa[2][3], sb[2][3], *srows[2][2] = {{sa[0], sb[0]}, {sa[1], sb[1]}};
+  for (int k = 0; k < 2; k++)
+    for (int j = 0; j < 3; j++) sa[k][j] = rnd(10 + 6 * k + j), sb[k][j] = rnd(13 + 6 * k + j);
+  V2 e2 = __enzyme_fwddiff2((void *)rows_energy, enzyme_width, 2, enzyme_dup, rows, srows[0], srows[1],
+                            enzyme_const, 2, enzyme_const, 3);
+  for (int k = 0; k < 2; k++)
+    checkv("rows_energy", k, -1, e2.d[k],
+           __enzyme_fwddiff((void *)rows_energy, enzyme_dup, rows, srows[k], enzyme_const, 2, enzyme_const, 3));
+  r2[0] = c, r2[1] = e;
+  V2 w2 = __enzyme_fwddiff2((void *)swapped, enzyme_width, 2, enzyme_dupv, sizeof srows[0], r2, srows);
+  for (int k = 0; k < 2; k++) {
+    checkv("swapped_rows", k, -1, srows[k][0] == sb[k] && srows[k][1] == sa[k], 1);
+    double *s1[2] = {sa[k], sb[k]};
+    r2[0] = c, r2[1] = e;
+    checkv("swapped", k, -1, w2.d[k], __enzyme_fwddiff((void *)swapped, enzyme_dup, r2, s1));
+  }
   return report();
 }

@@ -12,13 +12,22 @@ static void checki(const char *name, int i, double got, double want) {
   snprintf(buf, sizeof buf, "%s[%d]", name, i);
   check(buf, got, want);
 }
+/* vector forward mode: lane k (entry i >= 0) of a width-N call versus a width-1 call */
+static void checkv(const char *name, int lane, int i, double got, double want) {
+  char buf[64];
+  if (i < 0) snprintf(buf, sizeof buf, "vec_%s_%d", name, lane);
+  else snprintf(buf, sizeof buf, "vec_%s_%d_%d", name, lane, i);
+  check(buf, got, want);
+}
 static int report(void) {
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0;
 }
-int enzyme_dup, enzyme_const;
+int enzyme_dup, enzyme_const, enzyme_width;
 double __enzyme_autodiff(void *, ...);
 double __enzyme_fwddiff(void *, ...);
+typedef struct { double d[4]; } V4;
+V4 __enzyme_fwddiff4(void *, ...) __asm__("__enzyme_fwddiff");
 /* deterministic pseudo-random directions for the forward/reverse dot-product tests */
 static double rnd(int k) { return sin(1.3 + 7.1 * k); }
 
@@ -58,5 +67,17 @@ int main(void) {
     }
   }
   check("dot_copied", __enzyme_fwddiff((void *)copied, enzyme_dup, b, tb, enzyme_const, 3), tg);
+  /* vector forward mode: 4 shadow arrays of structs (dup) versus 4 width-1 calls */
+  struct Body t4[4][3];
+  for (int k = 0; k < 4; k++)
+    for (int i = 0; i < 3; i++) {
+      t4[k][i] = b[i];
+      t4[k][i].mass = rnd(20 + 16 * k + 4 * i);
+      for (int j = 0; j < 3; j++) t4[k][i].pos[j] = rnd(21 + 16 * k + 4 * i + j);
+    }
+  V4 r4 = __enzyme_fwddiff4((void *)copied, enzyme_width, 4, enzyme_dup, b, t4[0], t4[1], t4[2], t4[3],
+                            enzyme_const, 3);
+  for (int k = 0; k < 4; k++)
+    checkv("copied", k, -1, r4.d[k], __enzyme_fwddiff((void *)copied, enzyme_dup, b, t4[k], enzyme_const, 3));
   return report();
 }
