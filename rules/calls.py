@@ -51,6 +51,13 @@ def _involved(ctx, inst) -> bool:
         inst.callee in ctx.gen().global_users
 
 
+def _allocated_here(ctx, op) -> bool:
+    """The freed pointer is an allocation of this function (its reverse frees it)."""
+    d = ctx.synth.fn.defs.get(op.value)
+    return getattr(d, "op", None) in ("call", "invoke") and kind_of(ctx.gen(), d) in (
+        "alloc", "realloc")
+
+
 @forward("call")
 def _fwd_call(ctx, inst, before):
     kind = call_kind(ctx, inst)
@@ -63,6 +70,18 @@ def _fwd_call(ctx, inst, before):
     if kind == "free":
         if fwd_mode:
             return None                # forward mode frees both at once (see the tangent rule)
+        if before and synth.mode == "combined" and inst.ops and \
+                ctx.act.has_shadow(inst.ops[0].value) and not _allocated_here(ctx, inst.ops[0]):
+            # allocated elsewhere (a callee): the reverse sweep may still read it; free both
+            # when the gradient returns
+            one_arg = {"@_ZdlPvm": "@_ZdlPv", "@_ZdaPvm": "@_ZdaPv"}.get(inst.callee, inst.callee)
+            if one_arg in ("@free", "@_ZdlPv", "@_ZdaPv"):
+                ctx.gen().helpers.add(("deferfree",))
+                synth.gen.declare_raw(one_arg, f"declare void {one_arg}(ptr)")
+                p = ctx.p(inst.ops[0].value)
+                ctx.emit(f"call void @__enzyme_cc_defer_free(ptr %ad.freelist, ptr {p}, "
+                         f"ptr {ctx.s(inst.ops[0].value)}, ptr {one_arg})")
+            return False
         return False if before and inst.ops and ctx.act.has_shadow(inst.ops[0].value) else None
     if kind == "realloc" and fwd_mode and not before and inst.name in ctx.act.shadowed:
         # forward mode: the shadow follows the primal (grown part uninitialized in both)

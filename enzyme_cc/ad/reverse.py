@@ -360,6 +360,8 @@ class Synth:
                 if self.mode == "combined":
                     fwd_lines.append(f"{self.tape} = alloca {TAPE_TY}")
                     fwd_lines.append(f"call void @__enzyme_cc_tape_start(ptr {self.tape})")
+                    fwd_lines.append("%ad.freelist = alloca ptr")
+                    fwd_lines.append("store ptr null, ptr %ad.freelist")
             ctx = FwdCtx(self, b, fwd_lines)
             ctx.after_phis = []            # slot stores wait until the phi group is complete
             lp = self.loops.get(b.label)
