@@ -26,7 +26,7 @@ def _pairs(out: str):
             yield line, vals[0::2], vals[1::2]
 
 
-@pytest.mark.parametrize("opt", ["-O0", "-O2", "-O3"])
+@pytest.mark.parametrize("opt", ["-O0", "-Og", "-O2", "-O3"])
 @pytest.mark.parametrize("prog", PROGRAMS)
 def test_mode_program(tmp_path, prog, opt):
     src = tmp_path / prog
