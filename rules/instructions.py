@@ -224,6 +224,41 @@ def _shufflevector(ctx, inst, d):
         ctx.add(v, a.ty, total)
 
 
+@reverse("atomicrmw")
+def _atomicrmw(ctx, inst, d):
+    """m' = m + v (fadd), m - v (fsub), v (xchg); the result is m. Reverse of serial code: the
+    adjoint of m' goes to v, the result's adjoint to m."""
+    p, v = inst.ops
+    if not ctx.shadowed(p.value):
+        return
+    if inst.pred not in ("fadd", "fsub", "xchg") or not is_fp(v.ty):
+        ctx.error(inst, f"atomic '{inst.pred}' on differentiated memory is not supported",
+                  "use a plain update, or fadd/fsub/xchg of a float")
+    sp = ctx.s(p.value)
+    a = ctx.tmp()
+    ctx.emit(f"{a} = load {v.ty}, ptr {sp}{align_of(inst)}")
+    if ctx.active(v.value):
+        if inst.pred == "fsub":
+            n = ctx.tmp()
+            ctx.emit(f"{n} = fneg {v.ty} {a}")
+            ctx.add(v.value, v.ty, n)
+        else:
+            ctx.add(v.value, v.ty, a)
+    if inst.pred == "xchg":                       # m was overwritten: its adjoint restarts
+        ctx.emit(f"store {v.ty} {d if d is not None else zero_of(v.ty)}, ptr {sp}{align_of(inst)}")
+    elif d is not None:
+        t = ctx.tmp()
+        ctx.emit(f"{t} = fadd {v.ty} {a}, {d}")
+        ctx.emit(f"store {v.ty} {t}, ptr {sp}{align_of(inst)}")
+
+
+@reverse("cmpxchg")
+def _cmpxchg(ctx, inst, d):
+    if ctx.shadowed(inst.ops[0].value):
+        ctx.error(inst, "compare-and-swap on differentiated memory (an _Atomic double update?) is "
+                  "not supported", "use a plain update, or __atomic_fetch_add on the double")
+
+
 @reverse("store")
 def _store(ctx, inst, d):
     val, ptr = inst.ops

@@ -119,6 +119,27 @@ def _t_shufflevector(ctx, inst):
                     f"{mask.ty} {mask.value}")
 
 
+@tangent("atomicrmw")
+def _t_atomicrmw(ctx, inst):
+    """The same atomic operation on the shadow: it returns the old tangent."""
+    p, v = inst.ops
+    if not ctx.shadowed(p.value):
+        return None
+    if inst.pred not in ("fadd", "fsub", "xchg") or not is_fp(v.ty):
+        ctx.error(inst, f"atomic '{inst.pred}' on differentiated memory is not supported",
+                  "use a plain update, or fadd/fsub/xchg of a float")
+    return _op(ctx, f"atomicrmw {inst.pred} ptr {ctx.s(p.value)}, {v.ty} {ctx.t(v.value, v.ty)} "
+                    f"monotonic")
+
+
+@tangent("cmpxchg")
+def _t_cmpxchg(ctx, inst):
+    if ctx.shadowed(inst.ops[0].value):
+        ctx.error(inst, "compare-and-swap on differentiated memory (an _Atomic double update?) is "
+                  "not supported", "use a plain update, or __atomic_fetch_add on the double")
+    return None
+
+
 @tangent("load")
 def _t_load(ctx, inst):
     from .instructions import align_of

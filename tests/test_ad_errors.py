@@ -88,7 +88,24 @@ int main(void) {
 }
 """
 
+ATOMIC_DOUBLE = """\
+#include <stdio.h>
+double __enzyme_autodiff(void *, ...);
+double sum2(const double *x, int n) {
+  _Atomic double s = 0;
+  for (int i = 0; i < n; i++) s += x[i] * 2;
+  return s;
+}
+
+int main(void) {
+  double x[2] = {1, 2}, dx[2] = {0};
+  __enzyme_autodiff((void *)sum2, x, dx, 2);
+  return 0;
+}
+"""
+
 CASES = {
+    "atomic_cmpxchg": (ATOMIC_DOUBLE, ("sum2",), "s += x[i] * 2"),
     "tape_too_small": (TAPE_TOO_SMALL, ("main",), "__enzyme_augmentfwd((void *)square"),
     "tape_in_autodiff": (TAPE_IN_AUTODIFF, ("main",), "__enzyme_autodiff((void *)sq"),
     "batch_unsupported": (BATCH, ("main",), "__enzyme_batch((void *)sq"),

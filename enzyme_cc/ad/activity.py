@@ -221,6 +221,10 @@ class Activity:
                     # escapes: may be written through elsewhere (spilling to a local is not,
                     # unless that local has a shadow, which must hold this pointer's)
                     changed |= self._escape(val.value)
+            elif op in ("atomicrmw", "cmpxchg") and inst.ops:
+                if any(o.value in self.active or o.value in self.shadowed or o.value in
+                       self.punned for o in inst.ops[1:]):
+                    changed |= self._mark(inst.ops[0].value)   # stores its value operand
             elif op == "ret" and inst.ops and inst.ops[0].ty == "ptr" and inst.ops[0].is_local:
                 changed |= self._escape(inst.ops[0].value)
             elif op in ("call", "invoke") and inst.callee:
@@ -316,6 +320,8 @@ class Activity:
             return fp and src, isptr and src
         if op == "alloca":
             return False, self._local_shadowed(inst.name)
+        if op == "atomicrmw" and inst.ops:
+            return fp and inst.ops[0].value in self.shadowed, False   # the old memory value
         if op in ("extractvalue", "insertvalue", "extractelement", "insertelement", "shufflevector"):
             return fp and self._any_active(inst), isptr and any(
                 o.value in self.shadowed for o in inst.ops)

@@ -130,7 +130,7 @@ class ForwardSynth(Synth):
             raise UserError(self.where(inst) + ": integer arithmetic on data that holds a float "
                             "(bit manipulation of a double); hint: compute on the float value "
                             "instead, or mark the function inactive")
-        if not active and inst.op not in ("store", "call"):
+        if not active and inst.op not in ("store", "call", "atomicrmw", "cmpxchg"):
             for _ in self.lanes():
                 if fwd:
                     fwd(ctx, inst, before=False)

@@ -622,7 +622,8 @@ class Synth:
             d = None
             if inst.name and inst.name in self.act.active:
                 d = ctx.take(inst.name, self.value_type(inst.name))
-            if d is None and inst.op not in ("store", "call", "invoke", "alloca"):
+            if d is None and inst.op not in ("store", "call", "invoke", "alloca", "atomicrmw",
+                                             "cmpxchg"):
                 continue                      # inactive result, no effect on memory
             rule = REVERSE.get(inst.op)
             if rule is None:

@@ -622,13 +622,40 @@ def _p_shufflevector(inst, body, i):
         inst.indices = [int(t) if t.lstrip("-").isdigit() else -1 for t in lanes]
 
 
+def _p_atomicrmw(inst, body, i):
+    """[volatile] <operation> ptr %p, <ty> %v [syncscope] <ordering>: ops [p, v]; inst.pred is
+    the operation; the result (the old value) has v's type."""
+    if body[i] == "volatile":
+        i += 1
+    inst.pred = body[i]
+    ty, j = parse_type(body, i + 1)
+    p, j = parse_value(body, j)
+    vty, j = parse_type(body, j + 1)
+    v, j = parse_value(body, j)
+    inst.ops = [Operand(ty, p), Operand(vty, v)]
+    inst.ty = vty
+
+
+def _p_cmpxchg(inst, body, i):
+    while body[i] in ("weak", "volatile"):
+        i += 1
+    ty, j = parse_type(body, i)
+    p, j = parse_value(body, j)
+    cty, j = parse_type(body, j + 1)
+    c, j = parse_value(body, j)
+    nty, j = parse_type(body, j + 1)
+    n, j = parse_value(body, j)
+    inst.ops = [Operand(ty, p), Operand(cty, c), Operand(nty, n)]
+    inst.ty = "{ " + cty + ", i1 }"
+
+
 _PARSERS = {**{op: _p_binary for op in BINARY}, **{op: _p_cast for op in CASTS},
             "fneg": _p_fneg, "icmp": _p_cmp, "fcmp": _p_cmp, "select": _p_select, "phi": _p_phi,
             "load": _p_load, "store": _p_store, "getelementptr": _p_gep, "alloca": _p_alloca,
             "call": _p_call, "invoke": _p_call, "br": _p_br, "switch": _p_switch, "ret": _p_ret,
             "extractvalue": _p_extractvalue, "insertvalue": _p_insertvalue, "freeze": _p_freeze,
             "extractelement": _p_extractelement, "insertelement": _p_insertelement,
-            "shufflevector": _p_shufflevector}
+            "shufflevector": _p_shufflevector, "atomicrmw": _p_atomicrmw, "cmpxchg": _p_cmpxchg}
 
 
 def rename_tokens(toks, mapping: dict[str, str]) -> str:
