@@ -53,6 +53,10 @@ class Synth:
     def __init__(self, gen, fn, arg_act: list[str], ret_active: bool, mode: str, hints: dict):
         from .prepare import prepare
         fn = prepare(fn, gen.module)
+        if any(p.ty == "..." for p in fn.params):
+            raise UserError(f"cannot differentiate variadic function '{fn.name[1:]}' (its "
+                            "arguments are read with va_arg); hint: pass the values in an array, "
+                            "or mark the function __enzyme_inactivefn if it carries no derivative")
         self.gen, self.fn, self.mode = gen, fn, mode
         self.module = gen.module
         self.arg_act, self.ret_active = arg_act, ret_active
