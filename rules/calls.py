@@ -107,6 +107,10 @@ def _fwd_call(ctx, inst, before):
         dst, src, n = inst.ops[:3]
         if not ctx.shadowed(dst.value):
             return None
+        if not ctx.shadowed(src.value):           # no shadow comes in: null pointers, zeros
+            nv = ctx.p(n.value) if n.is_local else n.value
+            synth.gen.zero_memory(ctx.emit, ctx.s(dst.value), nv, n.ty)
+            return None
         # pointers copied in the forward sweep carry their shadows along
         for off, size, k in ctx.gen().copy_ranges(synth, inst):
             if k != "ptr":
@@ -390,6 +394,12 @@ def _rev_memcpy(ctx, inst):
             ctx.error(inst, "active float data is copied into memory that has no shadow",
                       "make sure the destination is allocated in code compiled with enzyme-cc, "
                       "or pass it as enzyme_dup")
+        return
+    if not ctx.shadowed(src.value):
+        # nothing differentiable came in: the destination's adjoint restarts from zero,
+        # whatever the bytes are (e.g. a string's characters copied into a map node)
+        ctx.gen().zero_memory(ctx.emit, ctx.s(dst.value), ctx.p(n.value) if n.is_local else
+                              n.value, n.ty)
         return
     for off, size, kind in ctx.gen().copy_ranges(ctx.synth, inst):
         if kind not in ("double", "float"):
