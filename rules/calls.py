@@ -38,6 +38,9 @@ def kind_of(gen, inst) -> str:
     from .blas import is_blas
     if is_blas(c):
         return "blas"
+    from .fortran import is_fortran
+    if is_fortran(c):
+        return "fortran"
     if call_rule(c) is not None:
         return "rule"
     if gen.module.defines(c) or c.startswith("%"):
@@ -200,6 +203,9 @@ def _rev_call(ctx, inst, d):
     elif kind == "blas" and _involved(ctx, inst):
         from .blas import reverse as blas_reverse
         blas_reverse(ctx, inst, d)
+    elif kind == "fortran":
+        from .fortran import reverse as fortran_reverse
+        fortran_reverse(ctx, inst, d)
 
 
 def _custom_fns(ctx, inst, which):

@@ -217,6 +217,9 @@ def _t_call(ctx, inst):
         if inst.ops and ctx.shadowed(inst.ops[0].value):
             ctx.emit(f"call void {inst.callee}(ptr {ctx.s(inst.ops[0].value)})")
         return None
+    if kind == "fortran":
+        from .fortran import tangent as fortran_tangent
+        return fortran_tangent(ctx, inst)
     if kind == "blas":
         from .calls import _involved
         from .blas import tangent as blas_tangent

@@ -30,3 +30,18 @@ def test_library_program(tmp_path, prog, level):
     assert checks, out
     for _, name, got, want, *_ in checks:
         assert abs(float(got) - float(want)) <= 1e-5 * (1 + abs(float(want))), f"{name}: {out}"
+
+
+@pytest.mark.parametrize("level", ["-O2", "-O3"])
+def test_fortran_runtime_norm2(tmp_path, level):
+    """flang keeps NORM2 a runtime call (_FortranANorm2_8) over an array descriptor."""
+    for name in ("fortran_norm2.f90", "fortran_norm2_main.c"):
+        shutil.copy(HERE / name, tmp_path / name)
+    run([str(BIN / "enzyme-fc"), level, "-c", "fortran_norm2.f90", "-o", "f.o"], cwd=tmp_path)
+    run([str(BIN / "enzyme-cc"), level, "-c", "fortran_norm2_main.c", "-o", "m.o"], cwd=tmp_path)
+    run([str(BIN / "enzyme-fc"), level, "m.o", "f.o", "-lm", "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    checks = [line.split() for line in out.splitlines() if line.startswith("CHECK ")]
+    assert len(checks) == 3, out
+    for _, name, got, want, *_ in checks:
+        assert abs(float(got) - float(want)) <= 1e-5 * (1 + abs(float(want))), f"{name}: {out}"

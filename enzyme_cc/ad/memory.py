@@ -29,6 +29,8 @@ class MemoryInfo:
                     k = written_arg(inst.callee)
                     if k is not None:
                         self.written.add(underlying(fn, inst.ops[k].value))
+                elif kind == "fortran":
+                    pass                          # reads its array only
                 elif kind not in ("inactive", "rule", "alloc", "free"):
                     # a callee may write through its pointers, or globals
                     self.written.update(ptrs)

@@ -1,0 +1,58 @@
+"""Rules for flang runtime functions that stay calls at -O2 (`_FortranANorm2_8/_4`). Their array
+argument is a descriptor (`{base, elem_len, version, rank, type, attribute, extra, dims[rank] of
+{lower bound, extent, byte stride}}`); the shadow descriptor holds the shadow base at offset 0 and
+the primal descriptor's layout applies to it (the shadow array mirrors the primal one)."""
+
+NORM2 = {"@_FortranANorm2_8": "double", "@_FortranANorm2_4": "float"}
+
+
+def is_fortran(callee: str) -> bool:
+    return callee in NORM2
+
+
+def _shadow_base(ctx, desc, get_s):
+    b = ctx.tmp()
+    ctx.emit(f"{b} = load ptr, ptr {get_s(desc)}")
+    return b
+
+
+def _check_dim(ctx, inst):
+    dim = inst.ops[3].value if len(inst.ops) > 3 else "0"
+    if dim != "0":
+        ctx.gen().fail(ctx.synth, inst, "NORM2 with DIM= is not supported",
+                       "take NORM2 of each section (array slice) instead")
+
+
+def reverse(ctx, inst, d):
+    """r = norm2(x): dx += d * x / r."""
+    if d is None or not ctx.shadowed(inst.ops[0].value):
+        return
+    _check_dim(ctx, inst)
+    ty = NORM2[inst.callee]
+    r = ctx.p(inst.name)
+    a, z, s = ctx.tmp(), ctx.tmp(), ctx.tmp()
+    ctx.emit(f"{a} = fdiv {ty} {d}, {r}")
+    ctx.emit(f"{z} = fcmp oeq {ty} {r}, 0.0")
+    ctx.emit(f"{s} = select i1 {z}, {ty} 0.0, {ty} {a}")
+    ctx.gen().helpers.add(("fdesc", ty))
+    desc = ctx.p(inst.ops[0].value)
+    ctx.emit(f"call void @__enzyme_cc_fdesc_axpy_{ty}(ptr {desc}, ptr "
+             f"{_shadow_base(ctx, inst.ops[0].value, ctx.s)}, {ty} {s})")
+
+
+def tangent(ctx, inst):
+    """t = <x, dx> / r."""
+    if not ctx.shadowed(inst.ops[0].value):
+        return None
+    _check_dim(ctx, inst)
+    ty = NORM2[inst.callee]
+    ctx.gen().helpers.add(("fdesc", ty))
+    desc = ctx.p(inst.ops[0].value)
+    dot, q, z, t = ctx.tmp(), ctx.tmp(), ctx.tmp(), ctx.tmp()
+    ctx.emit(f"{dot} = call {ty} @__enzyme_cc_fdesc_dot_{ty}(ptr {desc}, ptr "
+             f"{_shadow_base(ctx, inst.ops[0].value, ctx.s)})")
+    r = ctx.p(inst.name)
+    ctx.emit(f"{q} = fdiv {ty} {dot}, {r}")
+    ctx.emit(f"{z} = fcmp oeq {ty} {r}, 0.0")
+    ctx.emit(f"{t} = select i1 {z}, {ty} 0.0, {ty} {q}")
+    return t
