@@ -538,7 +538,7 @@ class Generator:
         set in one function, read in another): they get a shadow in every function, and every
         function touching them
         (directly or through its callees) is differentiated even without active arguments."""
-        from .typeinfo import underlying, global_type
+        from .typeinfo import underlying, global_type, named_expand
         from enzyme_cc.rules.calls import kind_of
         reach, todo, calls = set(), list(roots), {}
         while todo:
@@ -565,7 +565,7 @@ class Generator:
                     g = next((t for t in g.split(" ") if t.startswith("@")), g)
                 if g not in self.module.globals or self.module.is_constant_global(g):
                     continue
-                ty = self._expand_type(global_type(self.module, g) or "")
+                ty = named_expand(global_type(self.module, g) or "", self.module.named_types)
                 if not (carries_float(ty) or "ptr" in ty):
                     continue
                 access.setdefault(g, set()).add(f)
@@ -581,16 +581,6 @@ class Generator:
             users |= new
             changed = bool(new)
         self.global_users = users
-
-    def _expand_type(self, ty: str) -> str:
-        """A type's text with named struct types replaced by their bodies (a few levels)."""
-        named = self.module.named_types
-        for _ in range(4):
-            new = re.sub(r"%[-\w.$\"]+", lambda m: named.get(m.group(0), m.group(0)), ty)
-            if new == ty:
-                break
-            ty = new
-        return ty
 
     def zero_shared_shadows(self) -> list[str]:
         """A derivative starts from zero tangents/adjoints of the shared globals (their values

@@ -289,6 +289,8 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None):
         ranges = []
         for off, (size, kind) in sorted(ts.items()):
             ranges.append((off, size, kind or _guess(info, dst.value, src.value, off)))
+        if any(k is None for _, _, k in ranges):
+            return _declared_ranges(module, fn, (dst.value, src.value), length) or ranges
         return ranges
     kinds = set()
     for o in (dst.value, src.value):
@@ -298,8 +300,60 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None):
         return [(0, length, kinds.pop())]
     if not kinds:
         allint = all(set(info.pointee_summary(o).values()) == {"int"} for o in (dst.value, src.value))
-        return [(0, length, "int")] if allint else None
+        if allint:
+            return [(0, length, "int")]
+    if length is not None:
+        return _declared_ranges(module, fn, (dst.value, src.value), length)
     return None
+
+
+def _declared_ranges(module, fn, ptrs, length):
+    """Last resort for a fixed-size copy nothing typed touches: the declared type of the stack
+    object or global it copies from or to (not byte arrays, which say nothing)."""
+    for p in ptrs:
+        ty, off = _gep_field_type(module, fn, p), 0
+        if ty is None:
+            base, off = decompose(module, fn, p)
+            d = fn.defs.get(base)
+            ty = d.src_ty if getattr(d, "op", None) == "alloca" else \
+                global_type(module, base) if base.startswith("@") else None
+        if not ty or off is None:
+            continue
+        full = named_expand(ty, module.named_types)
+        if "i8" in full or "i16" in full:
+            continue
+        lay = {o - off: k for o, k in layout(ty, module.named_types).items()
+               if off <= o < off + length}
+        if 0 not in lay:
+            continue
+        offs = sorted(lay) + [length]
+        return [(o, offs[i + 1] - o, lay[o]) for i, o in enumerate(offs[:-1])]
+    return None
+
+
+def _gep_field_type(module, fn, p):
+    """The type a `getelementptr %T, ptr %b, i32 0, i32 k, ...` points at (unoptimized code
+    still addresses struct fields this way)."""
+    from enzyme_cc.ir.model import element_type
+    d = fn.defs.get(p)
+    if getattr(d, "op", None) != "getelementptr" or not d.src_ty or len(d.ops) < 3:
+        return None
+    idx = [o.value for o in d.ops[2:]]
+    if not all(v.lstrip("-").isdigit() for v in idx):
+        return None
+    ty = element_type(d.src_ty, [int(v) for v in idx], module.named_types)
+    return None if ty == "void" else ty
+
+
+def named_expand(ty: str, named) -> str:
+    """A type's text with named struct types replaced by their bodies (a few levels)."""
+    import re
+    for _ in range(4):
+        new = re.sub(r"%[-\w.$\"]+", lambda m: named.get(m.group(0), m.group(0)), ty)
+        if new == ty:
+            break
+        ty = new
+    return ty
 
 
 def _guess(info, dst, src, off):
