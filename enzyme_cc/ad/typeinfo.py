@@ -202,6 +202,7 @@ class TypeInfo:
                     self._union(inst.name, underlying(fn, st[0].ops[0].value))
         self.class_hints = {self._find(p): h for p, h in self.hints.items()}
         named = module.named_types
+        declared: dict = {}                   # alloca -> layout of its declared type
         for inst in fn.insts():
             if inst.op == "load":
                 self._note(inst.ops[0].value, inst.ty, inst.md.get("!tbaa"))
@@ -215,9 +216,11 @@ class TypeInfo:
                 b = self._find(underlying(fn, inst.ops[0].value))
                 for k in set(layout(inst.src_ty, named).values()) - {"int"}:
                     self.uniform.setdefault(b, set()).add(k)
-            elif inst.op == "alloca" and inst.src_ty not in ("i8",) and "x i8 ]" not in inst.src_ty:
-                self.facts.setdefault(inst.name, {}).update(
-                    {o: k for o, k in layout(inst.src_ty, named).items()})
+            elif inst.op == "alloca" and inst.src_ty not in ("i8",) and "x i8 ]" not in inst.src_ty \
+                    and "union." not in named_expand(inst.src_ty, named, keep_names=True):
+                declared[inst.name] = layout(inst.src_ty, named)
+        for obj, lay in declared.items():     # typed accesses win over the declared type
+            self.facts[obj] = {**lay, **self.facts.get(obj, {})}
 
     def _pointee(self, ptr, tag):
         """A pointer loaded or stored with a typed pointer TBAA tag points to that type."""
@@ -319,9 +322,9 @@ def _declared_ranges(module, fn, ptrs, length):
                 global_type(module, base) if base.startswith("@") else None
         if not ty or off is None:
             continue
-        full = named_expand(ty, module.named_types)
-        if "i8" in full or "i16" in full:
-            continue
+        full = named_expand(ty, module.named_types, keep_names=True)
+        if "i8" in full or "i16" in full or "union." in full:
+            continue                  # bytes, or a union: its IR type is one member's only
         lay = {o - off: k for o, k in layout(ty, module.named_types).items()
                if off <= o < off + length}
         if 0 not in lay:
@@ -345,11 +348,13 @@ def _gep_field_type(module, fn, p):
     return None if ty == "void" else ty
 
 
-def named_expand(ty: str, named) -> str:
-    """A type's text with named struct types replaced by their bodies (a few levels)."""
+def named_expand(ty: str, named, keep_names: bool = False) -> str:
+    """A type's text with named struct types replaced by their bodies (a few levels); with
+    keep_names each body is preceded by its name (to see e.g. `%union.`)."""
     import re
     for _ in range(4):
-        new = re.sub(r"%[-\w.$\"]+", lambda m: named.get(m.group(0), m.group(0)), ty)
+        new = re.sub(r"%[-\w.$\"]+(?!\w)", lambda m: (m.group(0)[1:] + " " if keep_names else "")
+                     + named.get(m.group(0), m.group(0)) if m.group(0) in named else m.group(0), ty)
         if new == ty:
             break
         ty = new
