@@ -259,21 +259,32 @@ def _cmpxchg(ctx, inst, d):
                   "not supported", "use a plain update, or __atomic_fetch_add on the double")
 
 
+def unknown_integer_copy(ctx, inst):
+    ctx.error(inst, "cannot deduce whether this integer copy between differentiated memory "
+              "moves float data", "copy through typed pointers (double*), or compile with "
+              "-O1 or higher so TBAA type information is emitted")
+
+
+def zero_overwritten_floats(ctx, inst):
+    """An integer stored over float data (by TBAA): the shadow there restarts from zero."""
+    from enzyme_cc.ad.activity import pun_type
+    val, ptr = inst.ops
+    pun = pun_type(val.ty, ctx.synth.types.kind_at(ptr.value, inst.md.get("!tbaa")))
+    if pun:
+        ctx.emit(f"store {pun} {zero_of(pun)}, ptr {ctx.s(ptr.value)}{align_of(inst)}")
+
+
 @reverse("store")
 def _store(ctx, inst, d):
     val, ptr = inst.ops
-    from enzyme_cc.ad.activity import carries_float, int_bits, pun_type
+    from enzyme_cc.ad.activity import carries_float, int_bits
     if val.value in ctx.act.punned:
         from enzyme_cc.ir.model import Operand
         val = Operand(ctx.act.punned[val.value], val.value)
     elif val.value in ctx.act.unknown_copies and ctx.shadowed(ptr.value):
-        ctx.error(inst, "cannot deduce whether this integer copy between differentiated memory "
-                  "moves float data", "copy through typed pointers (double*), or compile with "
-                  "-O1 or higher so TBAA type information is emitted")
+        unknown_integer_copy(ctx, inst)
     elif not carries_float(val.ty) and int_bits(val.ty) and ctx.shadowed(ptr.value):
-        pun = pun_type(val.ty, ctx.synth.types.kind_at(ptr.value, inst.md.get("!tbaa")))
-        if pun:                               # an integer store overwrites float data
-            ctx.emit(f"store {pun} {zero_of(pun)}, ptr {ctx.s(ptr.value)}{align_of(inst)}")
+        zero_overwritten_floats(ctx, inst)
         return
     if not carries_float(val.ty):
         return

@@ -4,6 +4,7 @@ ctx.p(v) its primal value, ctx.s(v) its shadow pointer."""
 from enzyme_cc.ir.lexer import is_fp
 from .registry import TANGENT, tangent, call_rule
 from .formula import FormulaCompiler
+from .instructions import align_of, unknown_integer_copy, zero_overwritten_floats
 
 
 def _op(ctx, text):
@@ -142,29 +143,21 @@ def _t_cmpxchg(ctx, inst):
 
 @tangent("load")
 def _t_load(ctx, inst):
-    from .instructions import align_of
     return _op(ctx, f"load {inst.ty}, ptr {ctx.s(inst.ops[0].value)}{align_of(inst)}")
 
 
 @tangent("store")
 def _t_store(ctx, inst):
-    from .instructions import align_of
+    from enzyme_cc.ad.activity import carries_float, int_bits
     val, ptr = inst.ops
-    from enzyme_cc.ad.activity import carries_float
-    from enzyme_cc.ad.activity import int_bits
     if ctx.shadowed(ptr.value) and not carries_float(val.ty) and int_bits(val.ty):
         if val.value in ctx.act.punned:       # an untyped copy of float data: copy the tangent
             ctx.emit(f"store {val.ty} {ctx.t(val.value, val.ty)}, ptr {ctx.s(ptr.value)}"
                      f"{align_of(inst)}")
         elif val.value in ctx.act.unknown_copies:
-            ctx.error(inst, "cannot deduce whether this integer copy between differentiated "
-                      "memory moves float data", "copy through typed pointers (double*), or "
-                      "compile with -O1 or higher so TBAA type information is emitted")
-        else:                                 # an integer overwrites float data
-            from enzyme_cc.ad.activity import pun_type
-            pun = pun_type(val.ty, ctx.synth.types.kind_at(ptr.value, inst.md.get("!tbaa")))
-            if pun:
-                ctx.emit(f"store {pun} {zero_of(pun)}, ptr {ctx.s(ptr.value)}{align_of(inst)}")
+            unknown_integer_copy(ctx, inst)
+        else:
+            zero_overwritten_floats(ctx, inst)
         return None
     if not carries_float(val.ty) or not ctx.shadowed(ptr.value):
         if carries_float(val.ty) and ctx.active(val.value):

@@ -188,3 +188,43 @@ define double @test(double %x) {
 }"""
     g = run(body, "test", ctypes.c_double, ctypes.c_double)
     assert g(1.5) == pytest.approx(3.0)
+
+
+def test_integer_store_over_float_data_zeroes_its_derivative():
+    """`store i64` over memory TBAA types as double (a bit pattern written over a double): the
+    stored value carries no derivative, in reverse and in forward mode."""
+    body = """
+@enzyme_dup2 = external global i32
+declare double @__enzyme_fwddiff(ptr, ...)
+define double @f(ptr %x) {
+  %a = load double, ptr %x, !tbaa !1
+  %p = getelementptr inbounds double, ptr %x, i64 1
+  store i64 4611686018427387904, ptr %p, !tbaa !1
+  %b = load double, ptr %p, !tbaa !1
+  %r = fmul double %a, %b
+  %s = fmul double %r, %a
+  ret double %s
+}
+define double @grad(ptr %x, ptr %dx) {
+  %d = call double (ptr, ...) @__enzyme_autodiff(ptr @f, ptr %x, ptr %dx)
+  ret double 0.0
+}
+define double @tan(ptr %x, ptr %tx) {
+  %t = call double (ptr, ...) @__enzyme_fwddiff(ptr @f, ptr %x, ptr %tx)
+  ret double %t
+}
+!1 = !{!2, !2, i64 0}
+!2 = !{!"double", !3, i64 0}
+!3 = !{!"omnipotent char", !4, i64 0}
+!4 = !{!"Simple C/C++ TBAA"}"""
+    text = differentiate(HEADER + body)
+    engine = jit(text)
+    arr = ctypes.c_double * 2
+    grad = ctypes.CFUNCTYPE(ctypes.c_double, arr, arr)(engine.get_function_address("grad"))
+    tan = ctypes.CFUNCTYPE(ctypes.c_double, arr, arr)(engine.get_function_address("tan"))
+    x, dx = arr(1.5, 7.0), arr(0.0, 5.0)        # f = 2 * x0^2 (x[1] becomes 2.0)
+    grad(x, dx)
+    assert list(dx) == pytest.approx([6.0, 0.0])
+    x, tx = arr(1.5, 7.0), arr(1.0, 3.0)
+    assert tan(x, tx) == pytest.approx(6.0)
+    assert tx[1] == 0.0
