@@ -41,6 +41,7 @@ class Generator:
         self.reg = read_registrations(self.module)
         self.shared_globals: set[str] = set()    # see find_shared_globals
         self.global_users: set[str] = set()
+        self._callee_names: dict[str, set[str]] = {}
         set_module_registrations(self.reg.inactive, self.reg.like, self.reg.alloc_like)
 
     # ---- helpers used by rules -----------------------------------------------------------------
@@ -536,19 +537,17 @@ class Generator:
         """Mutable globals holding floats or pointers that carry data from one function to another
         in the call trees of the differentiated functions (a simulation's state or its buffers
         set in one function, read in another): they get a shadow in every function, and every
-        function touching them
-        (directly or through its callees) is differentiated even without active arguments."""
+        function touching them (directly or through its callees) is differentiated even without
+        active arguments."""
         from .typeinfo import underlying, global_type, named_expand
         from enzyme_cc.rules.calls import kind_of
-        reach, todo, calls = set(), list(roots), {}
+        reach, todo = set(), list(roots)
         while todo:
             f = todo.pop()
             if f in reach or f not in self.module._bodies:
                 continue
             reach.add(f)
-            start, end = self.module._bodies[f]
-            calls[f] = set(CALLEE.findall("\n".join(self.module._lines[start + 1:end])))
-            todo.extend(calls[f])
+            todo.extend(self._callees(f))
         access: dict[str, set] = {}
         written: set[str] = set()
         for f in reach:
@@ -577,7 +576,7 @@ class Generator:
         users = {f for g in self.shared_globals for f in access[g]}
         changed = True
         while changed:
-            new = {f for f in reach if f not in users and calls.get(f, set()) & users}
+            new = {f for f in reach if f not in users and self._callees(f) & users}
             users |= new
             changed = bool(new)
         self.global_users = users
@@ -594,6 +593,16 @@ class Generator:
                 self.zero_memory(lines.append, name, str(size))
         return lines
 
+    def _body(self, f: str) -> str:
+        start, end = self.module._bodies[f]
+        return "\n".join(self.module._lines[start + 1:end])
+
+    def _callees(self, f: str) -> set[str]:
+        """Functions f names in call position (from its text, without parsing it)."""
+        if f not in self._callee_names:
+            self._callee_names[f] = set(CALLEE.findall(self._body(f)))
+        return self._callee_names[f]
+
     def reaches_marker(self, fn_name: str) -> bool:
         """Does fn (or anything it calls with bitcode) contain a marker call?"""
         seen, todo = set(), [fn_name]
@@ -602,11 +611,9 @@ class Generator:
             if f in seen or f not in self.module._bodies:
                 continue
             seen.add(f)
-            start, end = self.module._bodies[f]
-            body = "\n".join(self.module._lines[start + 1:end])
-            if MARKER_CALL.search(body):
+            if MARKER_CALL.search(self._body(f)):
                 return True
-            todo.extend(CALLEE.findall(body))
+            todo.extend(self._callees(f))
         return False
 
     def run(self, requests=None) -> str:

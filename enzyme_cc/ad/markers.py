@@ -296,19 +296,19 @@ def rewrite_vector_call(gen, req, name, rty) -> list[str]:
     inst = req.inst
     lines = [line for _, _, pre in req.vector_args for line in pre]
     text = ", ".join(f"{ty} {v}" for ty, v, _ in req.vector_args)
+    n = [0]
+
+    def tmp():
+        n[0] += 1
+        return f"%ad.vp{req.line}.{n[0]}"
     vals = []                     # (value, type) of every scalar of the N tangents, lane by lane
     if rty == "void":
         lines.append(f"call void {name}({text})")
     else:
         res = f"%ad.vec{req.line}"
         lines.append(f"{res} = call {rty} {name}({text})")
-        n = [0]
-
-        def xtmp():
-            n[0] += 1
-            return f"{res}.x{n[0]}"
         for path, sty in _leaves(rty):
-            vals.append((_extract(lines, xtmp, rty, res, path), sty))
+            vals.append((_extract(lines, tmp, rty, res, path), sty))
     want = req.sret[0] if req.sret else inst.ty
     if not vals or want == "void" or (not inst.name and not req.sret):
         if inst.name:
@@ -318,11 +318,6 @@ def rewrite_vector_call(gen, req, name, rty) -> list[str]:
     if len(slots) < len(vals):
         raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_fwddiff returns {want}, "
                         f"which cannot hold {len(vals)} tangents")
-    n = [0]
-
-    def tmp():
-        n[0] += 1
-        return f"%ad.vp{req.line}.{n[0]}"
     acc = "zeroinitializer"
     for (path, sty), (v, vty) in zip(slots, vals):
         v = _convert(lines, tmp, v, vty, sty)

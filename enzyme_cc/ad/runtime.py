@@ -451,24 +451,28 @@ def declarations(helper) -> dict:
 # Complex multiply/divide (C99 _Complex double): compiler-rt's __muldc3/__divdc3 have no
 # bitcode; differentiated code calls these textbook formulas instead (they differ from the
 # runtime only for infinite/NaN operands, where the derivative is undefined anyway).
+def _complex_result(helper: str, params: str, code: str, declares: str = "") -> tuple:
+    """(name, IR) of a helper returning the complex { double, double } built from the %re and %im
+    that `code` computes, followed by the declarations it needs."""
+    return helper, (f"\ndefine internal {{ double, double }} {helper}({params}) {{\nentry:\n"
+                    f"{code.strip(chr(10))}\n"
+                    "  %r0 = insertvalue { double, double } poison, double %re, 0\n"
+                    "  %r1 = insertvalue { double, double } %r0, double %im, 1\n"
+                    "  ret { double, double } %r1\n}\n" + declares.lstrip("\n"))
+
+
 COMPLEX = {
-    "@__muldc3": ("@__enzyme_cc_muldc3", """
-define internal { double, double } @__enzyme_cc_muldc3(double %a, double %b, double %c, double %d) {
-entry:
+    "@__muldc3": _complex_result("@__enzyme_cc_muldc3",
+                                "double %a, double %b, double %c, double %d", """
   %ac = fmul double %a, %c
   %bd = fmul double %b, %d
   %ad = fmul double %a, %d
   %bc = fmul double %b, %c
   %re = fsub double %ac, %bd
   %im = fadd double %ad, %bc
-  %r0 = insertvalue { double, double } poison, double %re, 0
-  %r1 = insertvalue { double, double } %r0, double %im, 1
-  ret { double, double } %r1
-}
 """),
-    "@__divdc3": ("@__enzyme_cc_divdc3", """
-define internal { double, double } @__enzyme_cc_divdc3(double %a, double %b, double %c, double %d) {
-entry:
+    "@__divdc3": _complex_result("@__enzyme_cc_divdc3",
+                                "double %a, double %b, double %c, double %d", """
   %cc = fmul double %c, %c
   %dd = fmul double %d, %d
   %den = fadd double %cc, %dd
@@ -480,23 +484,14 @@ entry:
   %imn = fsub double %bc, %ad
   %re = fdiv double %ren, %den
   %im = fdiv double %imn, %den
-  %r0 = insertvalue { double, double } poison, double %re, 0
-  %r1 = insertvalue { double, double } %r0, double %im, 1
-  ret { double, double } %r1
-}
 """),
-    "@cexp": ("@__enzyme_cc_cexp", """
-define internal { double, double } @__enzyme_cc_cexp(double %a, double %b) {
-entry:
+    "@cexp": _complex_result("@__enzyme_cc_cexp", "double %a, double %b", """
   %e = call double @llvm.exp.f64(double %a)
   %c = call double @llvm.cos.f64(double %b)
   %s = call double @llvm.sin.f64(double %b)
   %re = fmul double %e, %c
   %im = fmul double %e, %s
-  %r0 = insertvalue { double, double } poison, double %re, 0
-  %r1 = insertvalue { double, double } %r0, double %im, 1
-  ret { double, double } %r1
-}
+""", """
 declare double @llvm.exp.f64(double)
 declare double @llvm.cos.f64(double)
 declare double @llvm.sin.f64(double)
@@ -520,23 +515,16 @@ entry:
 }
 declare double @atan2(double, double)
 """),
-    "@clog": ("@__enzyme_cc_clog", """
-define internal { double, double } @__enzyme_cc_clog(double %a, double %b) {
-entry:
+    "@clog": _complex_result("@__enzyme_cc_clog", "double %a, double %b", """
   %m = call double @hypot(double %a, double %b)
   %re = call double @log(double %m)
   %im = call double @atan2(double %b, double %a)
-  %r0 = insertvalue { double, double } poison, double %re, 0
-  %r1 = insertvalue { double, double } %r0, double %im, 1
-  ret { double, double } %r1
-}
+""", """
 declare double @hypot(double, double)
 declare double @log(double)
 declare double @atan2(double, double)
 """),
-    "@csqrt": ("@__enzyme_cc_csqrt", """
-define internal { double, double } @__enzyme_cc_csqrt(double %a, double %b) {
-entry:
+    "@csqrt": _complex_result("@__enzyme_cc_csqrt", "double %a, double %b", """
   %m = call double @hypot(double %a, double %b)
   %p = fadd double %m, %a
   %q = fsub double %m, %a
@@ -545,35 +533,25 @@ entry:
   %re = call double @llvm.sqrt.f64(double %ph)
   %ia = call double @llvm.sqrt.f64(double %qh)
   %im = call double @llvm.copysign.f64(double %ia, double %b)
-  %r0 = insertvalue { double, double } poison, double %re, 0
-  %r1 = insertvalue { double, double } %r0, double %im, 1
-  ret { double, double } %r1
-}
+""", """
 declare double @hypot(double, double)
 declare double @llvm.sqrt.f64(double)
 declare double @llvm.copysign.f64(double, double)
 """),
-    "@csin": ("@__enzyme_cc_csin", """
-define internal { double, double } @__enzyme_cc_csin(double %a, double %b) {
-entry:
+    "@csin": _complex_result("@__enzyme_cc_csin", "double %a, double %b", """
   %s = call double @llvm.sin.f64(double %a)
   %c = call double @llvm.cos.f64(double %a)
   %ch = call double @cosh(double %b)
   %sh = call double @sinh(double %b)
   %re = fmul double %s, %ch
   %im = fmul double %c, %sh
-  %r0 = insertvalue { double, double } poison, double %re, 0
-  %r1 = insertvalue { double, double } %r0, double %im, 1
-  ret { double, double } %r1
-}
+""", """
 declare double @llvm.sin.f64(double)
 declare double @llvm.cos.f64(double)
 declare double @cosh(double)
 declare double @sinh(double)
 """),
-    "@ccos": ("@__enzyme_cc_ccos", """
-define internal { double, double } @__enzyme_cc_ccos(double %a, double %b) {
-entry:
+    "@ccos": _complex_result("@__enzyme_cc_ccos", "double %a, double %b", """
   %s = call double @llvm.sin.f64(double %a)
   %c = call double @llvm.cos.f64(double %a)
   %ch = call double @cosh(double %b)
@@ -581,10 +559,7 @@ entry:
   %re = fmul double %c, %ch
   %ms = fneg double %s
   %im = fmul double %ms, %sh
-  %r0 = insertvalue { double, double } poison, double %re, 0
-  %r1 = insertvalue { double, double } %r0, double %im, 1
-  ret { double, double } %r1
-}
+""", """
 declare double @llvm.sin.f64(double)
 declare double @llvm.cos.f64(double)
 declare double @cosh(double)
