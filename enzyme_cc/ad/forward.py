@@ -46,11 +46,10 @@ class ForwardSynth(Synth):
         self.callee = callee
         self.width, self.lane = width, 0
         self.tans: list[dict[str, str]] = [{} for _ in range(width)]
-        for self.lane in range(width):
+        for _ in self.lanes():
             for p, a in zip(fn.params, arg_act):
                 if a == "active":
                     self.tan[p.name] = self.tname(p.name)
-        self.lane = 0
 
     @property
     def tan(self) -> dict[str, str]:
