@@ -33,7 +33,9 @@ def run_driver(driver: str, argv: list[str]) -> int:
             inv.output and len(inv.sources) > 1
             or any(s.path != "-" and not os.path.exists(s.path) for s in inv.sources)):
         from .compile import run
-        return run([toolchain.tool(driver)] + toolchain.cxx_include_args(inv.sources) + inv.args)
+        from .plugin import plugin_args
+        return run([toolchain.tool(driver)] + toolchain.cxx_include_args(inv.sources) +
+                   plugin_args(inv.sources) + inv.args)
     if inv.action == "compile":
         from .compile import compile_source, default_object_name
         for src in inv.sources:     # every language, as the link step does (.ll/.bc too)

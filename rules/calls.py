@@ -395,7 +395,7 @@ def _rev_memcpy(ctx, inst):
     shadow to the source's and zeroes it; pointers and integers carry none."""
     dst, src, n = inst.ops[:3]
     if not ctx.shadowed(dst.value):
-        if ctx.shadowed(src.value) and any(k in ("double", "float") for _, _, k in
+        if ctx.shadowed(src.value) and not ctx.act.into_inactive_global(dst.value) and any(k in ("double", "float") for _, _, k in
                                             ctx.gen().copy_ranges(ctx.synth, inst)):
             ctx.error(inst, "active float data is copied into memory that has no shadow",
                       "make sure the destination is allocated in code compiled with enzyme-cc, "

@@ -289,7 +289,7 @@ def _store(ctx, inst, d):
     if not carries_float(val.ty):
         return
     if not ctx.shadowed(ptr.value):
-        if ctx.active(val.value):
+        if ctx.active(val.value) and not ctx.act.into_inactive_global(ptr.value):
             ctx.error(inst, "an active value is stored to memory that has no shadow (a global, or "
                       "an argument passed as enzyme_const)", "pass that memory as enzyme_dup, or "
                       "give the global a shadow")

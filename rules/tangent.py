@@ -160,7 +160,8 @@ def _t_store(ctx, inst):
             zero_overwritten_floats(ctx, inst)
         return None
     if not carries_float(val.ty) or not ctx.shadowed(ptr.value):
-        if carries_float(val.ty) and ctx.active(val.value):
+        if carries_float(val.ty) and ctx.active(val.value) and \
+                not ctx.act.into_inactive_global(ptr.value):
             ctx.error(inst, "an active value is stored to memory that has no shadow",
                       "pass that memory as enzyme_dup")
         return None

@@ -13,11 +13,12 @@ for tool in clang-22 clang++-22 flang-new-22 ld.lld-22 llvm-objcopy-22 llvm-ar-2
 done
 [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || missing="$missing libopenblas-dev"
 [ -e /usr/include/eigen3/Eigen/Dense ] || missing="$missing libeigen3-dev"
+[ -e /usr/lib/llvm-22/include/clang/Sema/ParsedAttr.h ] || missing="$missing libclang-22-dev"
 if [ -n "$missing" ]; then
   echo "setup: installing LLVM 22 and build tools (missing:$missing)"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-22 flang-22 lld-22 llvm-22 \
-    cmake make libopenblas-dev libeigen3-dev >/dev/null
+    cmake make libopenblas-dev libeigen3-dev libclang-22-dev >/dev/null
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
@@ -29,6 +30,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 export PATH="$root/.venv/bin:$PATH"
+# The clang plugin for Enzyme's source attributes: built once here rather than by the first
+# compile (about 15 s).
+.venv/bin/python -c "from enzyme_cc.plugin import plugin_path; plugin_path()"
 
 case "${1:-demo}" in
   demo)

@@ -72,7 +72,7 @@ def has_shadow_type(ty: str) -> bool:
 
 class Activity:
     def __init__(self, fn, module, arg_act: list[str], callee_info, types=None, callee_writes=None,
-                 shared_globals=()):
+                 shared_globals=(), inactive_globals=()):
         """arg_act per param: 'active', 'dup', 'dupnoneed', 'const'.
         callee_info(inst) -> (result_active, result_shadowed) for calls to functions with bitcode."""
         self.fn, self.module = fn, module
@@ -87,6 +87,7 @@ class Activity:
         # Globals that carry active data from one function to another (Generator.shared_globals)
         # have a shadow everywhere.
         self.global_shadows: set[str] = set(shared_globals)
+        self.inactive_globals = set(inactive_globals)     # enzyme_inactive: hold no derivative
         self.shadowed.update(shared_globals)
         for p, a in zip(fn.params, arg_act):
             if a == "active":
@@ -144,7 +145,8 @@ class Activity:
                     from .typeinfo import underlying
                     g = underlying(fn, inst.ops[1].value)
                     if g.startswith("@") and g in module.globals and \
-                            not module.is_constant_global(g) and g not in self.shadowed:
+                            not module.is_constant_global(g) and g not in self.shadowed and \
+                            g not in self.inactive_globals:
                         self.shadowed.add(g)
                         self.global_shadows.add(g)
                         changed = True
@@ -167,6 +169,10 @@ class Activity:
             for stored in self._stored_ptrs.get(self._obj(d.ops[0].value), []):
                 changed |= self._escape(stored, seen)
         return changed
+
+    def into_inactive_global(self, ptr: str) -> bool:
+        """Does ptr point into a global marked enzyme_inactive (whose derivative is dropped)?"""
+        return self._underlying(self.fn, ptr) in self.inactive_globals
 
     def _local_shadowed(self, v: str) -> bool:
         o = self._obj(v)

@@ -60,8 +60,14 @@ class Generator:
 
     def shadow_global(self, g: str, lane=None) -> str:
         """Zero-initialized shadow of a mutable global that holds active data (lane k of vector
-        forward mode has its own)."""
+        forward mode has its own); the program's own for a global marked enzyme_shadow."""
         from .typeinfo import global_type
+        if g in self.reg.shadows:
+            if lane is not None:
+                raise UserError(f"global '{g[1:]}' has a shadow of its own (enzyme_shadow), "
+                                "which holds one tangent: vector forward mode (enzyme_width) "
+                                "needs one per lane; hint: use width 1 for it")
+            return self.reg.shadows[g]
         name = "@ad.shadow." + g[1:].strip('"') + (f".L{lane}" if lane is not None else "")
         if name not in self.decls:
             ty = global_type(self.module, g)
@@ -158,7 +164,8 @@ class Generator:
         fn = prepare(fn, self.module)
         act = Activity(fn, self.module, acts, self.callee_activity,
                        types=TypeInfo(self.module, fn, hints or {}), callee_writes=self.callee_writes,
-                       shared_globals=self.shared_globals)
+                       shared_globals=self.shared_globals,
+                       inactive_globals=self.reg.inactive_globals)
         rets = [b.term for b in fn.blocks if b.term.op == "ret" and b.term.ops]
         res = (carries_float(fn.ret_ty) and any(act.is_active(r.ops[0].value) for r in rets),
                has_shadow_type(fn.ret_ty) and any(r.ops[0].value in act.shadowed for r in rets),
@@ -562,7 +569,8 @@ class Generator:
                 g = underlying(fn, ptr)
                 if not g.startswith("@"):
                     g = next((t for t in g.split(" ") if t.startswith("@")), g)
-                if g not in self.module.globals or self.module.is_constant_global(g):
+                if g not in self.module.globals or self.module.is_constant_global(g) or \
+                        g in self.reg.inactive_globals:
                     continue
                 ty = named_expand(global_type(self.module, g) or "", self.module.named_types)
                 if not (carries_float(ty) or "ptr" in ty):
@@ -572,7 +580,9 @@ class Generator:
                     continue      # a pointer global set to a constant (a string, a table)
                 if inst.op != "load":
                     written.add(g)
-        self.shared_globals = {g for g in written if len(access[g]) > 1}
+        # A global with a shadow of the program's own (enzyme_shadow) is active wherever used.
+        self.shared_globals = {g for g in written if len(access[g]) > 1} | \
+            {g for g in access if g in self.reg.shadows}
         users = {f for g in self.shared_globals for f in access[g]}
         changed = True
         while changed:
@@ -586,7 +596,7 @@ class Generator:
         on entry are constants to it)."""
         from .typeinfo import global_type
         lines = []
-        for g in sorted(self.shared_globals):
+        for g in sorted(self.shared_globals - set(self.reg.shadows)):   # those the program seeds
             size = type_size(global_type(self.module, g), self.module.named_types)
             base = self.shadow_global(g)
             for name in [base] + [n for n in self.decls if n.startswith(base + ".L")]:

@@ -9,6 +9,10 @@
                                             (void*)myfree};       an allocator and its free
   __attribute__((annotate("enzyme_inactive"))) / annotate("enzyme_function_like=log") on f.
 
+Enzyme's source attributes (__attribute__((enzyme_inactive)), [[enzyme::function_like("log")]],
+enzyme_shadow(g_shadow), ...) reach the IR as annotations made by our clang plugin
+(enzyme_cc/plugin/enzyme_attributes.cpp); ANNOTATIONS says what each one means here.
+
 Custom gradient ABI (reverse): aug takes f's arguments, each pointer argument followed by its
 shadow; it returns f's result (or, declared `struct {void *tape; T result;}`, a tape too; a void f
 may return a `void*` tape). rev takes the same arguments, then the derivative of f's float
@@ -22,6 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from enzyme_cc.errors import UserError
+
 _REF = re.compile(r"(@[-\w.$]+|@\"[^\"]+\")")
 _CSTR = re.compile(r'c"((?:[^"\\]|\\[0-9A-Fa-f]{2})*)"')
 
@@ -34,6 +40,7 @@ class Registrations:
     derivative: dict = field(default_factory=dict)      # '@f' -> '@fwd'
     inactive_globals: set = field(default_factory=set)
     alloc_like: dict = field(default_factory=dict)      # '@alloc' -> (size argument index, '@free')
+    shadows: dict = field(default_factory=dict)         # '@g' -> '@g_shadow' (enzyme_shadow)
 
 
 def _string(module, name: str) -> str | None:
@@ -79,13 +86,40 @@ def read_registrations(module) -> Registrations:
     return reg
 
 
+# Annotation text -> what it makes of the annotated function or global. The hints change no
+# derivative value: enzyme-cc's analyses need no help to get them right.
+HINTS = ("enzyme_nofree", "enzyme_shouldrecompute", "enzyme_elementwise_read", "enzyme_ta_norecur")
+_ENTRY = re.compile(r"\{\s*ptr (@[-\w.$\"]+), ptr (@[-\w.$\"]+), ptr [^,]+, i32 (\d+), "
+                    r"ptr (null|@[-\w.$\"]+)\s*\}")
+_REGISTER = "enzyme_cc_register:"
+
+
 def _annotations(module, line, reg):
-    for m in re.finditer(r"\{\s*ptr (@[-\w.$\"]+), ptr (@[-\w.$\"]+)", line):
-        fn, text = m.group(1), _string(module, m.group(2)) or ""
-        if text == "enzyme_inactive":
-            reg.inactive.add(fn)
+    for m in _ENTRY.finditer(line):
+        sym, text, args = m.group(1), _string(module, m.group(2)) or "", m.group(4)
+        if text.startswith(_REGISTER):      # a registration variable holding the symbol's address
+            targets = _refs(module.globals.get(sym, "= "))
+            if not targets:
+                continue
+            sym, text = targets[0], text[len(_REGISTER):]
+        is_fn = sym in module.declarations or module.defines(sym)
+        if text in ("enzyme_inactivefn", "enzyme_inactivenoblockfn") or \
+                text == "enzyme_inactive" and is_fn:
+            reg.inactive.add(sym)
+        elif text == "enzyme_inactive":
+            reg.inactive_globals.add(sym)
         elif text.startswith("enzyme_function_like="):
-            reg.like[fn] = text.split("=", 1)[1]
+            reg.like[sym] = text.split("=", 1)[1]
+        elif text == "enzyme_shadow":
+            shadow = _refs(module.globals.get(args, "= ")) if args != "null" else []
+            if not shadow:
+                raise UserError(f"enzyme_shadow on '{sym[1:]}' names no global variable")
+            reg.shadows[sym] = shadow[0]
+        elif text.startswith("enzyme_") and text not in HINTS:
+            raise UserError(f"unknown Enzyme annotation '{text}' on '{sym[1:]}' (line "
+                            f"{m.group(3)}); enzyme-cc knows enzyme_inactive, enzyme_inactivefn, "
+                            f"enzyme_function_like=NAME, enzyme_shadow and the hints "
+                            f"{', '.join(HINTS)}")
 
 
 def keep_registered_calls(text: str) -> str:

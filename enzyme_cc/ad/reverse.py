@@ -73,7 +73,8 @@ class Synth:
         from .typeinfo import TypeInfo
         self.types = TypeInfo(self.module, fn, hints)
         self.act = Activity(fn, self.module, arg_act, gen.callee_activity, self.types,
-                            gen.callee_writes, shared_globals=gen.shared_globals)
+                            gen.callee_writes, shared_globals=gen.shared_globals,
+                            inactive_globals=gen.reg.inactive_globals)
         self.dom = dominators(fn)
         self.cyclic = cyclic_blocks(fn)
         self.rpo = reverse_postorder(fn)
