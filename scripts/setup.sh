@@ -8,7 +8,7 @@ SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 
 missing=""
-for tool in clang-22 clang++-22 flang-new-22 ld.lld-22 llvm-objcopy-22 llvm-ar-22 cmake make; do
+for tool in clang-22 clang++-22 flang-new-22 ld.lld-22 llvm-objcopy-22 llvm-ar-22 cmake make ccache; do
   command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
 [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || missing="$missing libopenblas-dev"
@@ -18,7 +18,7 @@ if [ -n "$missing" ]; then
   echo "setup: installing LLVM 22 and build tools (missing:$missing)"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-22 flang-22 lld-22 llvm-22 \
-    cmake make libopenblas-dev libeigen3-dev libclang-22-dev >/dev/null
+    cmake make libopenblas-dev libeigen3-dev libclang-22-dev ccache >/dev/null
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv

@@ -41,7 +41,13 @@ void report(Sema &S, SourceLocation Loc, const std::string &Text) {
 }
 
 std::string displayName(const ParsedAttr &A) {
-  return A.getAttrName()->getName().str();
+  std::string scope = A.getScopeName() ? A.getScopeName()->getName().str() + "::" : "";
+  return scope + A.getAttrName()->getName().str();
+}
+
+// [[shadow(x)]]: the unscoped alias that only exists for clang's argument parsing (above).
+bool isUnscopedAlias(const ParsedAttr &A) {
+  return !A.getScopeName() && !A.getAttrName()->getName().starts_with("enzyme_");
 }
 
 bool isGlobal(const Decl *D) {
@@ -82,17 +88,28 @@ struct EnzymeAttr : public ParsedAttrInfo {
         Unsupported(unsupported) {
     OptArgs = args;
     IsStmt = applies == ForLoops;
-    std::string scoped = "enzyme::" + Name.substr(strlen("enzyme_"));
-    Storage = {Name, scoped};
-    for (const std::string &S : Storage) {
-      SpellingList.push_back({ParsedAttr::AS_CXX11, S.c_str()});
-      SpellingList.push_back({ParsedAttr::AS_C23, S.c_str()});
+    std::string bare = Name.substr(strlen("enzyme_"));
+    Storage = {Name, "enzyme::" + bare, bare};
+    for (int k = 0; k < 2; ++k) {
+      SpellingList.push_back({ParsedAttr::AS_CXX11, Storage[k].c_str()});
+      SpellingList.push_back({ParsedAttr::AS_C23, Storage[k].c_str()});
     }
     SpellingList.push_back({ParsedAttr::AS_GNU, Storage[0].c_str()});
+    // clang decides whether to parse the arguments of [[enzyme::X(...)]] by asking plugins for
+    // the unscoped name X, so attributes with arguments also answer to it (and refuse it when
+    // it is written without the scope: see isUnscopedAlias).
+    if (args) {
+      SpellingList.push_back({ParsedAttr::AS_CXX11, Storage[2].c_str()});
+      SpellingList.push_back({ParsedAttr::AS_C23, Storage[2].c_str()});
+    }
     Spellings = SpellingList;
   }
 
   bool diagAppertainsToDecl(Sema &S, const ParsedAttr &A, const Decl *D) const override {
+    if (isUnscopedAlias(A)) {      // not ours: what clang says of any unknown attribute
+      S.Diag(A.getLoc(), diag::warn_unknown_attribute_ignored) << A << A.getRange();
+      return false;
+    }
     bool fn = isa<FunctionDecl>(D), global = isGlobal(D);
     if ((Applies == Functions && fn) || (Applies == Globals && global) ||
         (Applies == FunctionsAndGlobals && (fn || global)))
@@ -106,6 +123,10 @@ struct EnzymeAttr : public ParsedAttrInfo {
   }
 
   bool diagAppertainsToStmt(Sema &S, const ParsedAttr &A, const Stmt *St) const override {
+    if (isUnscopedAlias(A)) {
+      S.Diag(A.getLoc(), diag::warn_unknown_attribute_ignored) << A << A.getRange();
+      return false;
+    }
     if (Applies == ForLoops)
       return true;
     report(S, A.getLoc(), "'" + displayName(A) + "' applies to declarations, not statements");
