@@ -192,6 +192,9 @@ def test_unknown_enzyme_attribute_is_a_compile_error(tmp_path, spelling, quiet):
     ("void f(double *x, int n) { [[enzyme::checkpoint(\"revolve\", 4)]] "
      "for (int i = 0; i < n; ++i) x[i] *= 2; }",
      "'enzyme::checkpoint' is not supported by enzyme-cc yet"),
+    ("void f(double *x, int n) {\n#pragma enzyme checkpoint(\"revolve\", 4)\n"
+     "for (int i = 0; i < n; ++i) x[i] *= 2; }",
+     "'#pragma enzyme checkpoint' is not supported by enzyme-cc yet"),
     ("__attribute__((enzyme_function_like)) double f(double x) { return x; }",
      "takes one string argument"),
     ("double s; __attribute__((enzyme_shadow(nonexistent))) double g;",

@@ -22,6 +22,8 @@
 #include "clang/Basic/DiagnosticSema.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendPluginRegistry.h"
+#include "clang/Lex/Pragma.h"
+#include "clang/Lex/Preprocessor.h"
 #include "clang/Sema/ParsedAttr.h"
 #include "clang/Sema/Sema.h"
 #include "llvm/ADT/SmallString.h"
@@ -364,6 +366,25 @@ protected:
   }
   ActionType getActionType() override { return AddBeforeMainAction; }
 };
+
+// `#pragma enzyme checkpoint(...)` before a loop: clang would ignore it in silence.
+struct EnzymePragma : public PragmaHandler {
+  EnzymePragma() : PragmaHandler("enzyme") {}
+  void HandlePragma(Preprocessor &PP, PragmaIntroducer, Token &First) override {
+    Token Tok;
+    PP.Lex(Tok);
+    std::string What = Tok.is(tok::identifier) ? Tok.getIdentifierInfo()->getName().str() : "";
+    unsigned Id = PP.getDiagnostics().getCustomDiagID(
+        DiagnosticsEngine::Error, "'#pragma enzyme %0' is not supported by enzyme-cc yet (%1)");
+    PP.Diag(First.getLocation(), Id)
+        << What
+        << (What == "checkpoint" ? "checkpointed loops; remove the pragma to tape the whole loop"
+                                 : "unknown Enzyme directive");
+    PP.DiscardUntilEndOfDirective();
+  }
+};
+
+static PragmaHandlerRegistry::Add<EnzymePragma> RegPragma("enzyme", "Enzyme's loop directives");
 
 static FrontendPluginRegistry::Add<Action> RegAction("enzyme-cc", "Enzyme's source attributes");
 
