@@ -18,8 +18,9 @@ from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
 from . import runtime
-from .markers import (find_requests, rewrite_call, rewrite_split_call, rewrite_tape_size,
-                      rewrite_vector_call)
+from .markers import find_requests
+from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
+                             rewrite_vector_call)
 from .typeinfo import copy_ranges, TypeInfo
 
 KEEP_FN_ATTRS = ("target-cpu", "target-features", "tune-cpu", "frame-pointer")
