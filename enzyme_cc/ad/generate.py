@@ -634,9 +634,17 @@ class Generator:
                     new.append(f"br label {req.inst.targets[0]}")
             else:
                 hints = self.request_hints(req)
+                keep = None
                 if req.mode == "forward":
-                    name, rty = self.forward(req.fn, req.acts, callee=False, hints=hints,
+                    primal, tangent = getattr(req, "returns", (False, True))
+                    # the primal result comes from the callee-style derivative {primal, tangent}
+                    name, rty = self.forward(req.fn, req.acts, callee=primal, hints=hints,
                                              width=getattr(req, "width", 1))
+                    ret_ty = self.module.function(req.fn).ret_ty
+                    if primal and not tangent:
+                        keep = 0 if rty != ret_ty else None
+                    elif not tangent:
+                        keep = -1
                 else:
                     name, rty = self.gradient(req.fn, req.acts, req.ret_active, hints)
                 if getattr(req, "vector_args", None) is not None:
@@ -644,7 +652,7 @@ class Generator:
                     if req.inst.op == "invoke":
                         new.append(f"br label {req.inst.targets[0]}")
                 else:
-                    new = rewrite_call(self, req, name, rty)
+                    new = rewrite_call(self, req, name, rty, keep)
             if req.mode in ("reverse", "forward", "augment"):
                 new = self.zero_shared_shadows() + new
             lines[req.line] = "\n".join(new)

@@ -125,12 +125,15 @@ def rewrite_split_call(gen, req, names) -> list[str]:
             prim = tmp()
             lines.append(f"{prim} = extractvalue {aug_ret} {r}, 0")
         fields = split_fields(gen.module.named_types.get(want, want))
+        # {tape, primal} or Enzyme's {primal, tape}: the pointer field is the tape (two pointer
+        # fields: the tape comes first)
+        at = 1 if len(fields) == 2 and fields[1] == "ptr" and fields[0] != "ptr" else 0
         a = tmp()
-        lines.append(f"{a} = insertvalue {want} poison, ptr {h}, 0")
+        lines.append(f"{a} = insertvalue {want} poison, ptr {h}, {at}")
         if len(fields) > 1:
             pt = gen.module.function(req.fn).ret_ty
-            lines.append(f"{inst.name} = insertvalue {want} {a}, {fields[1]} "
-                         f"{_convert(lines, tmp, prim, pt, fields[1])}, 1")
+            lines.append(f"{inst.name} = insertvalue {want} {a}, {fields[1 - at]} "
+                         f"{_convert(lines, tmp, prim, pt, fields[1 - at])}, {1 - at}")
         else:
             lines.append(f"{inst.name} = {_identity(want, a)}")
         return lines
@@ -171,14 +174,16 @@ def rewrite_split_call(gen, req, names) -> list[str]:
                     f"but the derivatives of '{req.fn[1:]}' have type {rev_ret}")
 
 
-def rewrite_call(gen, req, name, rty) -> list[str]:
-    lines = _rewrite_call(gen, req, name, rty)
+def rewrite_call(gen, req, name, rty, keep=None) -> list[str]:
+    """keep: which top-level field of the generated function's result the marker returns (None:
+    all of it, -1: none; forward mode's {primal, tangent} when only the primal is wanted)."""
+    lines = _rewrite_call(gen, req, name, rty, keep)
     if req.inst.op == "invoke":          # the gradient does not unwind: continue normally
         lines.append(f"br label {req.inst.targets[0]}")
     return lines
 
 
-def _rewrite_call(gen, req, name, rty) -> list[str]:
+def _rewrite_call(gen, req, name, rty, keep) -> list[str]:
     inst = req.inst
     counter = [0]
 
@@ -196,18 +201,18 @@ def _rewrite_call(gen, req, name, rty) -> list[str]:
     if want in ("void",) or (not inst.name and not req.sret):
         lines.append(call)
         return lines
-    if rty == "void" and not _used(req.caller, inst.name):
+    if (rty == "void" and not _used(req.caller, inst.name)) or keep == -1:
         lines.append(call)               # the (unused) result keeps its name, numbering intact
         zero = "0.0" if is_fp(want) else "zeroinitializer"
-        lines.append(f"{inst.name} = {_identity(want, zero)}")
+        lines.append(f"store {want} {zero}, ptr {req.sret[1]}" if req.sret else
+                     f"{inst.name} = {_identity(want, zero)}")
         return lines
     if rty == "void":
         raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_autodiff is declared to "
                         f"return {want}, but '{req.fn[1:]}' has no active (float) argument")
     res = tmp()
     lines.append(f"{res} = {call}")
-    got = [([], rty)] if not rty.startswith("{") else \
-        [([k], t) for k, t in enumerate(split_fields(rty))]
+    got = [(p, t) for p, t in _leaves(rty) if keep is None or p[:1] == [keep]]
     want_resolved = gen.module.named_types.get(want, want)
     slots = _leaves(want_resolved)
     if len(slots) < len(got):
@@ -217,12 +222,7 @@ def _rewrite_call(gen, req, name, rty) -> list[str]:
     for k, (path, sty) in enumerate(slots):
         if k < len(got):
             gpath, gty = got[k]
-            v = res
-            if gpath:
-                e = tmp()
-                lines.append(f"{e} = extractvalue {rty} {res}, {gpath[0]}")
-                v = e
-            v = _convert(lines, tmp, v, gty, sty)
+            v = _convert(lines, tmp, _extract(lines, tmp, rty, res, gpath), gty, sty)
         else:
             continue
         if not path:

@@ -7,12 +7,17 @@ from dataclasses import dataclass
 
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, parse_type
+from .activity import carries_float
 from .diagnostics import located
 from .marker_rewrite import _NAMED, TAPE_HEADER_BYTES
 
 MARKERS = ("enzyme_dup", "enzyme_dupnoneed", "enzyme_const", "enzyme_out", "enzyme_active",
            "enzyme_width", "enzyme_dupv", "enzyme_dupnoneedv", "enzyme_allocated", "enzyme_tape",
-           "enzyme_nofree", "enzyme_primal_return", "enzyme_const_return", "enzyme_noret")
+           "enzyme_nofree", "enzyme_primal_return", "enzyme_const_return", "enzyme_noret",
+           "enzyme_active_return", "enzyme_dup_return", "enzyme_interleave")
+# return options (anywhere among the arguments; Enzyme's C++ header passes them first)
+RET_ACTIVITY = ("enzyme_const_return", "enzyme_active_return", "enzyme_dup_return")
+RET_USED = ("enzyme_primal_return", "enzyme_noret")
 _AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse|augmentsize)"
                        r"[\w.$]*\"?\(")
 _ANY_MARKER = re.compile(r"@\"?[\w.$]*__enzyme_(batch)[\w.$]*\"?\(")
@@ -97,10 +102,33 @@ def _request(module, caller, inst, mode) -> Request:
                 raise UserError(f"{where}: __enzyme_augmentsize takes the function and activity "
                                 f"markers only (enzyme_dup, enzyme_const, ...), got '{o.value}'")
         return Request(caller, inst, fn_val, [], [], False, inst.line, sret, mode)
-    if mode == "forward" and len(ops) > 2 and _marker_of(caller, ops[1].value) == "enzyme_width":
-        return _vector_request(module, caller, inst, target, ops, where, sret)
-    acts, args, k = [], [], 1
     opts: dict = {}
+    k = _split_options(caller, ops, 1, opts, mode, where, marker)
+    if mode == "forward" and len(ops) > k + 1 and _marker_of(caller, ops[k].value) == "enzyme_width":
+        if opts.get("primal") or opts.get("ret") == "enzyme_const_return":
+            raise UserError(f"{where}: enzyme_primal_return / enzyme_const_return are not supported "
+                            "yet with enzyme_width; hint: compute the primal with a plain call")
+        return _vector_request(module, caller, inst, target, ops[:1] + ops[k:], where, sret)
+    # enzyme_interleave: the primal arguments (with their markers) first, then every shadow in
+    # argument order after the enzyme_interleave marker (Enzyme's C++ header passes them so)
+    inter = next((j for j in range(1, len(ops)) if _marker_of(caller, ops[j].value)
+                  == "enzyme_interleave"), None)
+    shadows = ops[inter + 1:] if inter is not None else None
+    if inter is not None:
+        ops = ops[:inter]
+
+    def shadow(k, what):
+        """The shadow (or tangent) of the current parameter: ops[k] or the next interleaved one."""
+        if shadows is not None:
+            if not shadows:
+                raise UserError(f"{where}: missing {what} for parameter {len(acts) + 1} of "
+                                f"'{fn_val[1:]}' after enzyme_interleave")
+            return shadows.pop(0), k
+        if k >= len(ops):
+            raise UserError(f"{where}: missing {what} for parameter {len(acts) + 1} of "
+                            f"'{fn_val[1:]}'")
+        return ops[k], k + 1
+    acts, args = [], []
     for p in target.params:
         k = _split_options(caller, ops, k, opts, mode, where, marker)
         if p.ty == "...":
@@ -110,8 +138,7 @@ def _request(module, caller, inst, mode) -> Request:
             tag = _marker_of(caller, ops[k].value)
             if tag:
                 k += 1
-        if tag in ("enzyme_width", "enzyme_dupv", "enzyme_dupnoneedv", "enzyme_primal_return",
-                   "enzyme_const_return", "enzyme_noret"):
+        if tag in ("enzyme_width", "enzyme_dupv", "enzyme_dupnoneedv", "enzyme_interleave"):
             raise UserError(f"{where}: '{tag}' is not supported yet in {marker}")
         if k >= len(ops):
             raise UserError(f"{where}: too few arguments to {marker} for "
@@ -129,11 +156,8 @@ def _request(module, caller, inst, mode) -> Request:
                 raise UserError(f"{where}: enzyme_out is not valid in __enzyme_fwddiff; pass the "
                                 "value and its tangent (enzyme_dup)")
             args.append((p.ty, val))
-            if k >= len(ops):
-                raise UserError(f"{where}: missing tangent for parameter {len(acts) + 1} of "
-                                f"'{fn_val[1:]}'")
-            args.append((p.ty, ops[k]))
-            k += 1
+            tan, k = shadow(k, "tangent")
+            args.append((p.ty, tan))
             acts.append("active")
             continue
         act = {"enzyme_dup": "dup", "enzyme_dupnoneed": "dupnoneed", "enzyme_const": "const",
@@ -143,18 +167,21 @@ def _request(module, caller, inst, mode) -> Request:
         if act == "active" and not is_fp(p.ty):
             raise UserError(f"{where}: parameter {len(acts) + 1} of '{fn_val[1:]}' has type {p.ty}, "
                             "which cannot be active (enzyme_out); hint: use enzyme_const or enzyme_dup")
-        if act in ("dup", "dupnoneed") and p.ty != "ptr" and not is_fp(p.ty):
+        if act in ("dup", "dupnoneed") and p.ty != "ptr":
             raise UserError(f"{where}: parameter {len(acts) + 1} of '{fn_val[1:]}' has type {p.ty}; "
-                            "enzyme_dup needs a pointer")
+                            f"{tag} needs a pointer (a float passed by value is enzyme_out in "
+                            f"{marker}: its derivative is returned); hint: pass it by pointer or "
+                            "reference, or mark it enzyme_out")
         args.append((p.ty, val))
         if act in ("dup", "dupnoneed"):
-            if k >= len(ops):
-                raise UserError(f"{where}: missing shadow for parameter {len(acts) + 1} of "
-                                f"'{fn_val[1:]}'")
-            args.append(("ptr", ops[k]))
-            k += 1
+            sh, k = shadow(k, "shadow")
+            args.append(("ptr", sh))
         acts.append(act)
-    ret_active = is_fp(target.ret_ty)
+    if shadows:
+        raise UserError(f"{where}: {len(shadows)} more value(s) after enzyme_interleave than "
+                        f"'{fn_val[1:]}' has duplicated parameters")
+    k = _split_options(caller, ops, k, opts, mode, where, marker)
+    ret_active = _return_activity(target, opts, mode, where, marker)
     extra = []
     k = _split_options(caller, ops, k, opts, mode, where, marker)
     if mode == "split_reverse":
@@ -185,15 +212,46 @@ def _request(module, caller, inst, mode) -> Request:
     req = Request(caller, inst, fn_val, acts, args, ret_active, inst.line, sret, mode)
     req.extra = extra
     req.opts = opts
+    if mode == "forward":     # what the call returns: (the primal result?, its tangent?)
+        req.returns = (bool(opts.get("primal")), opts.get("ret") != "enzyme_const_return")
     return req
+
+
+def _return_activity(target, opts, mode, where, marker) -> bool:
+    """Check enzyme_{const,active,dup}_return and enzyme_primal_return against the function's
+    result and the mode; returns whether a float result is active (seeded) in reverse mode."""
+    ret, tag, name = target.ret_ty, opts.get("ret"), target.name[1:]
+    if tag == "enzyme_active_return" and not is_fp(ret):
+        raise UserError(f"{where}: enzyme_active_return, but '{name}' returns {ret}; only float "
+                        "results can be active; hint: use enzyme_const_return")
+    if tag == "enzyme_dup_return" and mode != "forward":
+        raise UserError(f"{where}: enzyme_dup_return (a result with a shadow) is not supported yet "
+                        f"in {marker}; hint: return the result through a pointer argument "
+                        "marked enzyme_dup")
+    if tag == "enzyme_dup_return" and not carries_float(ret):
+        raise UserError(f"{where}: enzyme_dup_return, but '{name}' returns {ret}, which has no "
+                        "tangent here; hint: use enzyme_const_return")
+    if opts.get("primal") and mode == "reverse":
+        raise UserError(f"{where}: enzyme_primal_return is not supported yet in {marker}; hint: "
+                        "use __enzyme_augmentfwd + __enzyme_reverse (or enzyme::ReverseWithPrimal "
+                        "in C++), which return the primal result")
+    return is_fp(ret) and tag != "enzyme_const_return"
 
 
 
 
 def _split_options(caller, ops, k, opts, mode, where, marker) -> int:
-    """Consume `enzyme_allocated, size`, `enzyme_tape, tape` and `enzyme_nofree` at ops[k:]."""
+    """Consume `enzyme_allocated, size`, `enzyme_tape, tape`, `enzyme_nofree` and the return
+    options (RET_ACTIVITY, RET_USED) at ops[k:]."""
     while k < len(ops):
         tag = _marker_of(caller, ops[k].value)
+        if tag in RET_ACTIVITY or tag in RET_USED:
+            if tag in RET_ACTIVITY:
+                opts["ret"] = tag
+            else:
+                opts["primal"] = tag == "enzyme_primal_return"
+            k += 1
+            continue
         if tag not in ("enzyme_allocated", "enzyme_tape", "enzyme_nofree"):
             return k
         if mode not in ("augment", "split_reverse"):
