@@ -21,6 +21,9 @@ RET_USED = ("enzyme_primal_return", "enzyme_noret")
 _AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse|augmentsize)"
                        r"[\w.$]*\"?\(")
 _ANY_MARKER = re.compile(r"@\"?[\w.$]*__enzyme_(batch)[\w.$]*\"?\(")
+# any other call of an Enzyme entry point (__enzyme_error_estimate, __enzyme_truncate_*, ...): our
+# own runtime helpers are __enzyme_cc_*
+_OTHER_MARKER = re.compile(r"@\"?([\w.$]*__enzyme_(?!cc_)\w+)\"?\(")
 # marker function -> request mode
 MODES = (("__enzyme_autodiff", "reverse"), ("__enzyme_fwddiff", "forward"),
          ("__enzyme_augmentfwd", "augment"), ("__enzyme_reverse", "split_reverse"),
@@ -64,6 +67,7 @@ def find_requests(module) -> list[Request]:
             raise UserError(f"{located(module, caller, inst)}: __enzyme_batch (vectorizing the "
                             "primal) is not supported; hint: call the function in a loop, or use "
                             "__enzyme_fwddiff with enzyme_width for several tangent directions")
+        _unknown_markers(module, name, body)
         if not _AUTODIFF.search(body):
             continue
         caller = module.function(name)
@@ -73,6 +77,44 @@ def find_requests(module) -> list[Request]:
                 if mode:
                     out.append(_request(module, caller, inst, mode))
     return out
+
+
+def _known_functions(module, caller, value, seen=None) -> list[str] | None:
+    """The defined functions a select or phi of function pointers can be (None: not only those)."""
+    if value.startswith("@"):
+        return [value] if module.function(value) is not None else None
+    seen = seen if seen is not None else set()
+    d = caller.defs.get(value)
+    if d is None or getattr(d, "op", None) not in ("select", "phi") or value in seen:
+        return [] if value in seen else None
+    seen.add(value)
+    incoming = [v for v, _ in d.incoming] if d.op == "phi" else [o.value for o in d.ops[1:3]]
+    out = []
+    for v in incoming:
+        got = _known_functions(module, caller, v, seen)
+        if got is None:
+            return None
+        out += [f for f in got if f not in out]
+    return out
+
+
+def _unknown_markers(module, name, body):
+    """A call of an Enzyme entry point that enzyme-cc does not implement would otherwise be an
+    undefined symbol at link time: name it, with the call's source line."""
+    for m in _OTHER_MARKER.finditer(body):
+        callee = m.group(1)
+        if _AUTODIFF.match(m.group(0)) or module.defines("@" + callee):
+            continue
+        caller = module.function(name)
+        inst = next((i for i in caller.insts() if i.op in ("call", "invoke")
+                     and callee in (i.callee or "")), None)
+        if inst is None:            # named, not called (e.g. its address taken)
+            continue
+        plain = re.sub(r"^_Z\d+", "", callee)
+        raise UserError(f"{located(module, caller, inst)}: '{plain}' is an Enzyme entry point that "
+                        "enzyme-cc does not support; hint: the supported ones are __enzyme_autodiff, "
+                        "__enzyme_fwddiff, __enzyme_augmentfwd, __enzyme_reverse and "
+                        "__enzyme_augmentsize")
 
 
 def _request(module, caller, inst, mode) -> Request:
@@ -88,6 +130,24 @@ def _request(module, caller, inst, mode) -> Request:
     if not ops:
         raise UserError(f"{where}: __enzyme_autodiff needs the function to differentiate")
     fn_val = ops[0].value
+    candidates = _known_functions(module, caller, fn_val) if not fn_val.startswith("@") else None
+    if candidates:
+        # a select/phi of known functions (clang merges the calls of an if/else into one):
+        # one derivative per candidate, dispatched on the pointer (generate.Generator.run)
+        fn_val = candidates[0]
+        first = module.function(fn_val)
+        for c in candidates[1:]:
+            other = module.function(c)
+            if [p.ty for p in other.params] != [p.ty for p in first.params] or \
+                    other.ret_ty != first.ret_ty:
+                raise UserError(f"{where}: the function passed to {inst.callee[1:]} is one of "
+                                f"{', '.join(repr(x[1:]) for x in candidates)}, which have different "
+                                "signatures; hint: call the marker once per function")
+        if mode not in ("reverse", "forward"):
+            raise UserError(f"{where}: the function passed to {inst.callee[1:]} is chosen at run time "
+                            f"among {', '.join(repr(x[1:]) for x in candidates)}; this is supported "
+                            "by __enzyme_autodiff and __enzyme_fwddiff only; hint: call the marker "
+                            "once per function")
     if not fn_val.startswith("@"):
         raise UserError(f"{where}: the first argument of {inst.callee[1:]} must be a function known "
                         f"at compile time, got '{fn_val}'; hint: pass the function itself, e.g. "
@@ -108,7 +168,9 @@ def _request(module, caller, inst, mode) -> Request:
         if opts.get("primal") or opts.get("ret") == "enzyme_const_return":
             raise UserError(f"{where}: enzyme_primal_return / enzyme_const_return are not supported "
                             "yet with enzyme_width; hint: compute the primal with a plain call")
-        return _vector_request(module, caller, inst, target, ops[:1] + ops[k:], where, sret)
+        req = _vector_request(module, caller, inst, target, ops[:1] + ops[k:], where, sret)
+        req.candidates = (candidates, ops[0]) if candidates else None
+        return req
     # enzyme_interleave: the primal arguments (with their markers) first, then every shadow in
     # argument order after the enzyme_interleave marker (Enzyme's C++ header passes them so)
     inter = next((j for j in range(1, len(ops)) if _marker_of(caller, ops[j].value)
@@ -210,6 +272,7 @@ def _request(module, caller, inst, mode) -> Request:
                         f"({len(ops) - 1} given); hint: mark arguments that have no shadow "
                         "with enzyme_const")
     req = Request(caller, inst, fn_val, acts, args, ret_active, inst.line, sret, mode)
+    req.candidates = (candidates, ops[0]) if candidates else None
     req.extra = extra
     req.opts = opts
     if mode == "forward":     # what the call returns: (the primal result?, its tangent?)
