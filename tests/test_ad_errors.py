@@ -104,7 +104,56 @@ int main(void) {
 }
 """
 
+UNKNOWN_ENTRY = """\
+#include <stdio.h>
+double unknown(double in);
+extern double __enzyme_error_estimate(void *, double, double);
+double g(double in) { return unknown(in); }
+
+int main(void) {
+  printf("%f\\n", __enzyme_error_estimate((void *)g, 1.0, 1.0));
+  return 0;
+}
+"""
+
+UNDEFINED_FN = """\
+#include <stdio.h>
+extern double unknown(double);
+double __enzyme_fwddiff(void *, ...);
+
+int main(void) {
+  printf("%f\\n", __enzyme_fwddiff((void *)unknown, 1.0, 1.0));
+  return 0;
+}
+"""
+
+NULL_FN = """\
+#include <stdio.h>
+double __enzyme_fwddiff(void *, ...);
+
+int main(void) {
+  printf("%f\\n", __enzyme_fwddiff((void *)0, 1.0, 1.0));
+  return 0;
+}
+"""
+
+RUNTIME_FN = """\
+#include <stdio.h>
+double __enzyme_fwddiff(void *, ...);
+extern void *choose_function(void);
+
+int main(void) {
+  printf("%f\\n", __enzyme_fwddiff(choose_function(), 1.0, 1.0));
+  return 0;
+}
+"""
+
 CASES = {
+    "unknown_entry_point": (UNKNOWN_ENTRY, ("__enzyme_error_estimate", "main"),
+                            "__enzyme_error_estimate((void *)g"),
+    "undefined_function": (UNDEFINED_FN, ("unknown", "main"), "__enzyme_fwddiff((void *)unknown"),
+    "null_function": (NULL_FN, ("null", "main"), "__enzyme_fwddiff((void *)0"),
+    "runtime_function": (RUNTIME_FN, ("main",), "__enzyme_fwddiff(choose_function()"),
     "atomic_cmpxchg": (ATOMIC_DOUBLE, ("sum2",), "s += x[i] * 2"),
     "tape_too_small": (TAPE_TOO_SMALL, ("main",), "__enzyme_augmentfwd((void *)square"),
     "tape_in_autodiff": (TAPE_IN_AUTODIFF, ("main",), "__enzyme_autodiff((void *)sq"),

@@ -18,8 +18,9 @@ from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
 from . import runtime
-from .markers import (find_requests, rewrite_call, rewrite_split_call, rewrite_tape_size,
-                      rewrite_vector_call)
+from .markers import find_requests
+from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
+                             rewrite_vector_call)
 from .typeinfo import copy_ranges, TypeInfo
 
 KEEP_FN_ATTRS = ("target-cpu", "target-features", "tune-cpu", "frame-pointer")
@@ -466,6 +467,31 @@ class Generator:
             raise errors[0]
         return ok, parts
 
+    def marker_dispatcher(self, req, name, rty, derivative) -> str:
+        """A marker call whose function is a select/phi of known functions: a dispatcher over
+        their derivatives, called with the function pointer first."""
+        fns, fn_op = req.candidates
+        impls = [name]
+        for f in fns[1:]:
+            n, r = derivative(f)
+            if r != rty:
+                raise UserError(f"{located(self.module, req.caller, req.inst)}: the derivatives of "
+                                f"'{fns[0][1:]}' and '{f[1:]}' differ in type ({rty} vs {r}); hint: "
+                                "call the marker once per function")
+            impls.append(n)
+        vector = getattr(req, "vector_args", None) is not None
+        tys = [t for t, _, _ in req.vector_args] if vector else [t for t, _ in req.args]
+        self.counter += 1
+        disp = f"@marker.dispatch.{self.counter}"
+        args = [f"{t} %a{k}" for k, t in enumerate(tys)]
+        self.out.append(self._dispatcher(disp, rty, ["ptr %fp"] + args, args, fns, impls))
+        self.helpers.add(("badcall",))
+        if vector:
+            req.vector_args = [("ptr", fn_op.value, [])] + req.vector_args
+        else:
+            req.args = [("ptr", fn_op)] + req.args
+        return disp
+
     def _dispatcher(self, name, rty, params, args, targets, impls):
         lines = [f"define internal {rty} {name}({', '.join(params)}) {{", "entry:", "br label %c0"]
         for k, (t, impl) in enumerate(zip(targets, impls)):
@@ -643,17 +669,27 @@ class Generator:
                     new.append(f"br label {req.inst.targets[0]}")
             else:
                 hints = self.request_hints(req)
-                if req.mode == "forward":
-                    name, rty = self.forward(req.fn, req.acts, callee=False, hints=hints,
-                                             width=getattr(req, "width", 1))
-                else:
-                    name, rty = self.gradient(req.fn, req.acts, req.ret_active, hints)
+                primal, tangent = getattr(req, "returns", (False, True))
+
+                def derivative(fn):
+                    if req.mode == "forward":   # the primal comes from the {primal, tangent} form
+                        return self.forward(fn, req.acts, callee=primal, hints=hints,
+                                            width=getattr(req, "width", 1))
+                    return self.gradient(fn, req.acts, req.ret_active, hints)
+                name, rty = derivative(req.fn)
+                keep = None                     # forward: the primal alone, or nothing
+                if primal and not tangent:
+                    keep = 0 if rty != self.module.function(req.fn).ret_ty else None
+                elif not tangent:
+                    keep = -1
+                if getattr(req, "candidates", None):
+                    name = self.marker_dispatcher(req, name, rty, derivative)
                 if getattr(req, "vector_args", None) is not None:
                     new = rewrite_vector_call(self, req, name, rty)
                     if req.inst.op == "invoke":
                         new.append(f"br label {req.inst.targets[0]}")
                 else:
-                    new = rewrite_call(self, req, name, rty)
+                    new = rewrite_call(self, req, name, rty, keep)
             if req.mode in ("reverse", "forward", "augment"):
                 new = self.zero_shared_shadows() + new
             lines[req.line] = "\n".join(new)

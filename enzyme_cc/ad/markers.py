@@ -6,15 +6,24 @@ import re
 from dataclasses import dataclass
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp, tokenize, parse_type, split_fields, float_cast
+from enzyme_cc.ir.lexer import is_fp, parse_type
+from .activity import carries_float
 from .diagnostics import located
+from .marker_rewrite import _NAMED, TAPE_HEADER_BYTES
 
 MARKERS = ("enzyme_dup", "enzyme_dupnoneed", "enzyme_const", "enzyme_out", "enzyme_active",
            "enzyme_width", "enzyme_dupv", "enzyme_dupnoneedv", "enzyme_allocated", "enzyme_tape",
-           "enzyme_nofree", "enzyme_primal_return", "enzyme_const_return", "enzyme_noret")
+           "enzyme_nofree", "enzyme_primal_return", "enzyme_const_return", "enzyme_noret",
+           "enzyme_active_return", "enzyme_dup_return", "enzyme_interleave")
+# return options (anywhere among the arguments; Enzyme's C++ header passes them first)
+RET_ACTIVITY = ("enzyme_const_return", "enzyme_active_return", "enzyme_dup_return")
+RET_USED = ("enzyme_primal_return", "enzyme_noret")
 _AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse|augmentsize)"
                        r"[\w.$]*\"?\(")
 _ANY_MARKER = re.compile(r"@\"?[\w.$]*__enzyme_(batch)[\w.$]*\"?\(")
+# any other call of an Enzyme entry point (__enzyme_error_estimate, __enzyme_truncate_*, ...): our
+# own runtime helpers are __enzyme_cc_*
+_OTHER_MARKER = re.compile(r"@\"?([\w.$]*__enzyme_(?!cc_)\w+)\"?\(")
 # marker function -> request mode
 MODES = (("__enzyme_autodiff", "reverse"), ("__enzyme_fwddiff", "forward"),
          ("__enzyme_augmentfwd", "augment"), ("__enzyme_reverse", "split_reverse"),
@@ -58,6 +67,7 @@ def find_requests(module) -> list[Request]:
             raise UserError(f"{located(module, caller, inst)}: __enzyme_batch (vectorizing the "
                             "primal) is not supported; hint: call the function in a loop, or use "
                             "__enzyme_fwddiff with enzyme_width for several tangent directions")
+        _unknown_markers(module, name, body)
         if not _AUTODIFF.search(body):
             continue
         caller = module.function(name)
@@ -67,6 +77,44 @@ def find_requests(module) -> list[Request]:
                 if mode:
                     out.append(_request(module, caller, inst, mode))
     return out
+
+
+def _known_functions(module, caller, value, seen=None) -> list[str] | None:
+    """The defined functions a select or phi of function pointers can be (None: not only those)."""
+    if value.startswith("@"):
+        return [value] if module.function(value) is not None else None
+    seen = seen if seen is not None else set()
+    d = caller.defs.get(value)
+    if d is None or getattr(d, "op", None) not in ("select", "phi") or value in seen:
+        return [] if value in seen else None
+    seen.add(value)
+    incoming = [v for v, _ in d.incoming] if d.op == "phi" else [o.value for o in d.ops[1:3]]
+    out = []
+    for v in incoming:
+        got = _known_functions(module, caller, v, seen)
+        if got is None:
+            return None
+        out += [f for f in got if f not in out]
+    return out
+
+
+def _unknown_markers(module, name, body):
+    """A call of an Enzyme entry point that enzyme-cc does not implement would otherwise be an
+    undefined symbol at link time: name it, with the call's source line."""
+    for m in _OTHER_MARKER.finditer(body):
+        callee = m.group(1)
+        if _AUTODIFF.match(m.group(0)) or module.defines("@" + callee):
+            continue
+        caller = module.function(name)
+        inst = next((i for i in caller.insts() if i.op in ("call", "invoke")
+                     and callee in (i.callee or "")), None)
+        if inst is None:            # named, not called (e.g. its address taken)
+            continue
+        plain = re.sub(r"^_Z\d+", "", callee)
+        raise UserError(f"{located(module, caller, inst)}: '{plain}' is an Enzyme entry point that "
+                        "enzyme-cc does not support; hint: the supported ones are __enzyme_autodiff, "
+                        "__enzyme_fwddiff, __enzyme_augmentfwd, __enzyme_reverse and "
+                        "__enzyme_augmentsize")
 
 
 def _request(module, caller, inst, mode) -> Request:
@@ -82,6 +130,24 @@ def _request(module, caller, inst, mode) -> Request:
     if not ops:
         raise UserError(f"{where}: __enzyme_autodiff needs the function to differentiate")
     fn_val = ops[0].value
+    candidates = _known_functions(module, caller, fn_val) if not fn_val.startswith("@") else None
+    if candidates:
+        # a select/phi of known functions (clang merges the calls of an if/else into one):
+        # one derivative per candidate, dispatched on the pointer (generate.Generator.run)
+        fn_val = candidates[0]
+        first = module.function(fn_val)
+        for c in candidates[1:]:
+            other = module.function(c)
+            if [p.ty for p in other.params] != [p.ty for p in first.params] or \
+                    other.ret_ty != first.ret_ty:
+                raise UserError(f"{where}: the function passed to {inst.callee[1:]} is one of "
+                                f"{', '.join(repr(x[1:]) for x in candidates)}, which have different "
+                                "signatures; hint: call the marker once per function")
+        if mode not in ("reverse", "forward"):
+            raise UserError(f"{where}: the function passed to {inst.callee[1:]} is chosen at run time "
+                            f"among {', '.join(repr(x[1:]) for x in candidates)}; this is supported "
+                            "by __enzyme_autodiff and __enzyme_fwddiff only; hint: call the marker "
+                            "once per function")
     if not fn_val.startswith("@"):
         raise UserError(f"{where}: the first argument of {inst.callee[1:]} must be a function known "
                         f"at compile time, got '{fn_val}'; hint: pass the function itself, e.g. "
@@ -96,10 +162,35 @@ def _request(module, caller, inst, mode) -> Request:
                 raise UserError(f"{where}: __enzyme_augmentsize takes the function and activity "
                                 f"markers only (enzyme_dup, enzyme_const, ...), got '{o.value}'")
         return Request(caller, inst, fn_val, [], [], False, inst.line, sret, mode)
-    if mode == "forward" and len(ops) > 2 and _marker_of(caller, ops[1].value) == "enzyme_width":
-        return _vector_request(module, caller, inst, target, ops, where, sret)
-    acts, args, k = [], [], 1
     opts: dict = {}
+    k = _split_options(caller, ops, 1, opts, mode, where, marker)
+    if mode == "forward" and len(ops) > k + 1 and _marker_of(caller, ops[k].value) == "enzyme_width":
+        if opts.get("primal") or opts.get("ret") == "enzyme_const_return":
+            raise UserError(f"{where}: enzyme_primal_return / enzyme_const_return are not supported "
+                            "yet with enzyme_width; hint: compute the primal with a plain call")
+        req = _vector_request(module, caller, inst, target, ops[:1] + ops[k:], where, sret)
+        req.candidates = (candidates, ops[0]) if candidates else None
+        return req
+    # enzyme_interleave: the primal arguments (with their markers) first, then every shadow in
+    # argument order after the enzyme_interleave marker (Enzyme's C++ header passes them so)
+    inter = next((j for j in range(1, len(ops)) if _marker_of(caller, ops[j].value)
+                  == "enzyme_interleave"), None)
+    shadows = ops[inter + 1:] if inter is not None else None
+    if inter is not None:
+        ops = ops[:inter]
+
+    def shadow(k, what):
+        """The shadow (or tangent) of the current parameter: ops[k] or the next interleaved one."""
+        if shadows is not None:
+            if not shadows:
+                raise UserError(f"{where}: missing {what} for parameter {len(acts) + 1} of "
+                                f"'{fn_val[1:]}' after enzyme_interleave")
+            return shadows.pop(0), k
+        if k >= len(ops):
+            raise UserError(f"{where}: missing {what} for parameter {len(acts) + 1} of "
+                            f"'{fn_val[1:]}'")
+        return ops[k], k + 1
+    acts, args = [], []
     for p in target.params:
         k = _split_options(caller, ops, k, opts, mode, where, marker)
         if p.ty == "...":
@@ -109,8 +200,7 @@ def _request(module, caller, inst, mode) -> Request:
             tag = _marker_of(caller, ops[k].value)
             if tag:
                 k += 1
-        if tag in ("enzyme_width", "enzyme_dupv", "enzyme_dupnoneedv", "enzyme_primal_return",
-                   "enzyme_const_return", "enzyme_noret"):
+        if tag in ("enzyme_width", "enzyme_dupv", "enzyme_dupnoneedv", "enzyme_interleave"):
             raise UserError(f"{where}: '{tag}' is not supported yet in {marker}")
         if k >= len(ops):
             raise UserError(f"{where}: too few arguments to {marker} for "
@@ -128,11 +218,8 @@ def _request(module, caller, inst, mode) -> Request:
                 raise UserError(f"{where}: enzyme_out is not valid in __enzyme_fwddiff; pass the "
                                 "value and its tangent (enzyme_dup)")
             args.append((p.ty, val))
-            if k >= len(ops):
-                raise UserError(f"{where}: missing tangent for parameter {len(acts) + 1} of "
-                                f"'{fn_val[1:]}'")
-            args.append((p.ty, ops[k]))
-            k += 1
+            tan, k = shadow(k, "tangent")
+            args.append((p.ty, tan))
             acts.append("active")
             continue
         act = {"enzyme_dup": "dup", "enzyme_dupnoneed": "dupnoneed", "enzyme_const": "const",
@@ -142,18 +229,21 @@ def _request(module, caller, inst, mode) -> Request:
         if act == "active" and not is_fp(p.ty):
             raise UserError(f"{where}: parameter {len(acts) + 1} of '{fn_val[1:]}' has type {p.ty}, "
                             "which cannot be active (enzyme_out); hint: use enzyme_const or enzyme_dup")
-        if act in ("dup", "dupnoneed") and p.ty != "ptr" and not is_fp(p.ty):
+        if act in ("dup", "dupnoneed") and p.ty != "ptr":
             raise UserError(f"{where}: parameter {len(acts) + 1} of '{fn_val[1:]}' has type {p.ty}; "
-                            "enzyme_dup needs a pointer")
+                            f"{tag} needs a pointer (a float passed by value is enzyme_out in "
+                            f"{marker}: its derivative is returned); hint: pass it by pointer or "
+                            "reference, or mark it enzyme_out")
         args.append((p.ty, val))
         if act in ("dup", "dupnoneed"):
-            if k >= len(ops):
-                raise UserError(f"{where}: missing shadow for parameter {len(acts) + 1} of "
-                                f"'{fn_val[1:]}'")
-            args.append(("ptr", ops[k]))
-            k += 1
+            sh, k = shadow(k, "shadow")
+            args.append(("ptr", sh))
         acts.append(act)
-    ret_active = is_fp(target.ret_ty)
+    if shadows:
+        raise UserError(f"{where}: {len(shadows)} more value(s) after enzyme_interleave than "
+                        f"'{fn_val[1:]}' has duplicated parameters")
+    k = _split_options(caller, ops, k, opts, mode, where, marker)
+    ret_active = _return_activity(target, opts, mode, where, marker)
     extra = []
     k = _split_options(caller, ops, k, opts, mode, where, marker)
     if mode == "split_reverse":
@@ -182,20 +272,49 @@ def _request(module, caller, inst, mode) -> Request:
                         f"({len(ops) - 1} given); hint: mark arguments that have no shadow "
                         "with enzyme_const")
     req = Request(caller, inst, fn_val, acts, args, ret_active, inst.line, sret, mode)
+    req.candidates = (candidates, ops[0]) if candidates else None
     req.extra = extra
     req.opts = opts
+    if mode == "forward":     # what the call returns: (the primal result?, its tangent?)
+        req.returns = (bool(opts.get("primal")), opts.get("ret") != "enzyme_const_return")
     return req
 
 
-# Our tape is a header {data, top, capacity} (ad/runtime.py) over a growing byte stack; a caller-
-# allocated tape (enzyme_allocated) holds that header, so its size does not depend on the function.
-TAPE_HEADER_BYTES = 24
+def _return_activity(target, opts, mode, where, marker) -> bool:
+    """Check enzyme_{const,active,dup}_return and enzyme_primal_return against the function's
+    result and the mode; returns whether a float result is active (seeded) in reverse mode."""
+    ret, tag, name = target.ret_ty, opts.get("ret"), target.name[1:]
+    if tag == "enzyme_active_return" and not is_fp(ret):
+        raise UserError(f"{where}: enzyme_active_return, but '{name}' returns {ret}; only float "
+                        "results can be active; hint: use enzyme_const_return")
+    if tag == "enzyme_dup_return" and mode != "forward":
+        raise UserError(f"{where}: enzyme_dup_return (a result with a shadow) is not supported yet "
+                        f"in {marker}; hint: return the result through a pointer argument "
+                        "marked enzyme_dup")
+    if tag == "enzyme_dup_return" and not carries_float(ret):
+        raise UserError(f"{where}: enzyme_dup_return, but '{name}' returns {ret}, which has no "
+                        "tangent here; hint: use enzyme_const_return")
+    if opts.get("primal") and mode == "reverse":
+        raise UserError(f"{where}: enzyme_primal_return is not supported yet in {marker}; hint: "
+                        "use __enzyme_augmentfwd + __enzyme_reverse (or enzyme::ReverseWithPrimal "
+                        "in C++), which return the primal result")
+    return is_fp(ret) and tag != "enzyme_const_return"
+
+
 
 
 def _split_options(caller, ops, k, opts, mode, where, marker) -> int:
-    """Consume `enzyme_allocated, size`, `enzyme_tape, tape` and `enzyme_nofree` at ops[k:]."""
+    """Consume `enzyme_allocated, size`, `enzyme_tape, tape`, `enzyme_nofree` and the return
+    options (RET_ACTIVITY, RET_USED) at ops[k:]."""
     while k < len(ops):
         tag = _marker_of(caller, ops[k].value)
+        if tag in RET_ACTIVITY or tag in RET_USED:
+            if tag in RET_ACTIVITY:
+                opts["ret"] = tag
+            else:
+                opts["primal"] = tag == "enzyme_primal_return"
+            k += 1
+            continue
         if tag not in ("enzyme_allocated", "enzyme_tape", "enzyme_nofree"):
             return k
         if mode not in ("augment", "split_reverse"):
@@ -289,283 +408,3 @@ def _vector_request(module, caller, inst, target, ops, where, sret):
     req = Request(caller, inst, target.name, acts, [], False, inst.line, sret, "forward")
     req.vector_args, req.width = args, width
     return req
-
-
-def rewrite_vector_call(gen, req, name, rty) -> list[str]:
-    """One call of the vector forward derivative; its N tangents packed into the result."""
-    inst = req.inst
-    lines = [line for _, _, pre in req.vector_args for line in pre]
-    text = ", ".join(f"{ty} {v}" for ty, v, _ in req.vector_args)
-    n = [0]
-
-    def tmp():
-        n[0] += 1
-        return f"%ad.vp{req.line}.{n[0]}"
-    vals = []                     # (value, type) of every scalar of the N tangents, lane by lane
-    if rty == "void":
-        lines.append(f"call void {name}({text})")
-    else:
-        res = f"%ad.vec{req.line}"
-        lines.append(f"{res} = call {rty} {name}({text})")
-        for path, sty in _leaves(rty):
-            vals.append((_extract(lines, tmp, rty, res, path), sty))
-    want = req.sret[0] if req.sret else inst.ty
-    if not vals or want == "void" or (not inst.name and not req.sret):
-        if inst.name:
-            lines.append(f"{inst.name} = {_identity(want, '0.0' if is_fp(want) else 'zeroinitializer')}")
-        return lines
-    slots = _leaves(gen.module.named_types.get(want, want))
-    if len(slots) < len(vals):
-        raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_fwddiff returns {want}, "
-                        f"which cannot hold {len(vals)} tangents")
-    acc = "zeroinitializer"
-    for (path, sty), (v, vty) in zip(slots, vals):
-        v = _convert(lines, tmp, v, vty, sty)
-        acc = v if not path else _insert(lines, tmp, want, acc, path, sty, v)
-    if req.sret:
-        lines.append(f"store {want} {acc}, ptr {req.sret[1]}")
-    else:
-        lines.append(f"{inst.name} = {_identity(want, acc)}")
-    return lines
-
-
-def _convert(lines, tmp, val, from_ty, to_ty):
-    if from_ty == to_ty:
-        return val
-    t = tmp()
-    if is_fp(from_ty) and is_fp(to_ty):
-        op = float_cast(from_ty, to_ty)
-    elif from_ty.startswith("i") and to_ty.startswith("i"):
-        op = "sext" if int(from_ty[1:]) < int(to_ty[1:]) else "trunc"
-    else:
-        raise UserError(f"cannot pass a {from_ty} argument as {to_ty}")
-    lines.append(f"{t} = {op} {from_ty} {val} to {to_ty}")
-    return t
-
-
-def _leaves(ty):
-    """(path, type) of every scalar in a struct/array/vector type, in memory order."""
-    ty = _NAMED.get(ty.strip(), ty.strip())
-    if ty.startswith("{") or ty.startswith("<{"):
-        return [([k] + p, t) for k, f in enumerate(split_fields(ty)) for p, t in _leaves(f)]
-    if ty.startswith("[") or (ty.startswith("<") and " x " in ty):
-        n, elem = ty[1:-1].split(" x ", 1)
-        tag = "v" if ty.startswith("<") else "a"
-        return [([(tag, k)] + p, t) for k in range(int(n)) for p, t in _leaves(elem.strip())]
-    return [([], ty)]
-
-
-def rewrite_tape_size(gen, req) -> list[str]:
-    """`__enzyme_augmentsize(f, ...)`: the bytes an enzyme_allocated tape needs."""
-    inst = req.inst
-    if not inst.name:
-        return []
-    if not inst.ty.startswith("i"):
-        raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_augmentsize "
-                        f"must return an integer (size_t), declared as {inst.ty}")
-    return [f"{inst.name} = add {inst.ty} 0, {TAPE_HEADER_BYTES}"]
-
-
-def rewrite_split_call(gen, req, names) -> list[str]:
-    """__enzyme_augmentfwd: run the augmented forward on a fresh tape, return the tape (and the
-    primal result); __enzyme_reverse: run the reverse on that tape, free it, return adjoints."""
-    aug, aug_ret, rev, rev_ret = names
-    inst = req.inst
-    lines, n = [], [0]
-
-    def tmp():
-        n[0] += 1
-        return f"%ad.sp{req.line}.{n[0]}"
-    args = []
-    for pty, op in req.args:
-        args.append(f"{pty} {_convert(lines, tmp, op.value, op.ty, pty) if op.ty != pty else op.value}")
-    opts = getattr(req, "opts", {})
-    if req.mode == "augment":
-        if "tape" in opts:                  # enzyme_allocated: the header lives in the caller's buffer
-            h = opts["tape"].value
-        else:
-            h = tmp()
-            lines.append(f"{h} = call ptr @malloc(i64 {TAPE_HEADER_BYTES})")
-            gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
-        lines.append(f"call void @__enzyme_cc_tape_start(ptr {h})")
-        call = f"call {aug_ret} {aug}({', '.join(args + ['ptr ' + h])})"
-        want = inst.ty
-        if aug_ret == "void" or want == "ptr" or not inst.name:
-            lines.append(call)
-            if inst.name:
-                lines.append(f"{inst.name} = getelementptr i8, ptr {h}, i64 0")
-            return lines
-        r = tmp()
-        lines.append(f"{r} = {call}")
-        prim = r
-        if aug_ret.startswith("{"):
-            prim = tmp()
-            lines.append(f"{prim} = extractvalue {aug_ret} {r}, 0")
-        fields = split_fields(gen.module.named_types.get(want, want))
-        a = tmp()
-        lines.append(f"{a} = insertvalue {want} poison, ptr {h}, 0")
-        if len(fields) > 1:
-            pt = gen.module.function(req.fn).ret_ty
-            lines.append(f"{inst.name} = insertvalue {want} {a}, {fields[1]} "
-                         f"{_convert(lines, tmp, prim, pt, fields[1])}, 1")
-        else:
-            lines.append(f"{inst.name} = {_identity(want, a)}")
-        return lines
-    tape = None
-    for kind, ty, op in req.extra:
-        if kind == "dret":
-            args.append(f"{ty} {_convert(lines, tmp, op.value, op.ty, ty)}")
-        else:
-            tape = op.value
-    top = None
-    if opts.get("nofree"):                  # keep the tape as it is: it may be reversed again
-        top = (tmp(), tmp())
-        lines.append(f"{top[0]} = getelementptr i8, ptr {tape}, i64 8")
-        lines.append(f"{top[1]} = load i64, ptr {top[0]}")
-    lines.append(f"%ad.rv{req.line} = call {rev_ret} {rev}({', '.join(args + ['ptr ' + tape])})"
-                 if rev_ret != "void" else f"call void {rev}({', '.join(args + ['ptr ' + tape])})")
-    if top:
-        lines.append(f"store i64 {top[1]}, ptr {top[0]}")
-    else:
-        lines.append(f"call void @__enzyme_cc_tape_end(ptr {tape})")
-        if "allocated" not in opts:         # the header is ours unless the caller allocated it
-            lines.append(f"call void @free(ptr {tape})")
-        gen.declare_raw("@free", "declare void @free(ptr)")
-    if not inst.name:
-        return lines
-    if rev_ret == "void":
-        zero = "0.0" if is_fp(inst.ty) else "zeroinitializer"
-        lines.append(f"{inst.name} = {_identity(inst.ty, zero)}")
-        return lines
-    res = f"%ad.rv{req.line}"
-    if rev_ret == inst.ty:
-        lines.append(f"{inst.name} = {_identity(inst.ty, res)}")
-        return lines
-    if not rev_ret.startswith("{") and is_fp(inst.ty):
-        lines.append(f"{inst.name} = {_identity(inst.ty, _convert(lines, tmp, res, rev_ret, inst.ty))}")
-        return lines
-    raise UserError(f"{located(gen.module, req.caller, inst)}: {inst.callee[1:]} returns {inst.ty}, "
-                    f"but the derivatives of '{req.fn[1:]}' have type {rev_ret}")
-
-
-def rewrite_call(gen, req, name, rty) -> list[str]:
-    lines = _rewrite_call(gen, req, name, rty)
-    if req.inst.op == "invoke":          # the gradient does not unwind: continue normally
-        lines.append(f"br label {req.inst.targets[0]}")
-    return lines
-
-
-def _rewrite_call(gen, req, name, rty) -> list[str]:
-    inst = req.inst
-    counter = [0]
-
-    def tmp():
-        counter[0] += 1
-        return f"%ad.mk{req.line}.{counter[0]}"
-
-    lines = []
-    args = []
-    for pty, op in req.args:
-        v = op.value
-        args.append(f"{pty} {_convert(lines, tmp, v, op.ty, pty) if op.ty != pty else v}")
-    call = f"call {rty} {name}({', '.join(args)})"
-    want = req.sret[0] if req.sret else inst.ty
-    if want in ("void",) or (not inst.name and not req.sret):
-        lines.append(call)
-        return lines
-    if rty == "void" and not _used(req.caller, inst.name):
-        lines.append(call)               # the (unused) result keeps its name, numbering intact
-        zero = "0.0" if is_fp(want) else "zeroinitializer"
-        lines.append(f"{inst.name} = {_identity(want, zero)}")
-        return lines
-    if rty == "void":
-        raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_autodiff is declared to "
-                        f"return {want}, but '{req.fn[1:]}' has no active (float) argument")
-    res = tmp()
-    lines.append(f"{res} = {call}")
-    got = [([], rty)] if not rty.startswith("{") else \
-        [([k], t) for k, t in enumerate(split_fields(rty))]
-    want_resolved = gen.module.named_types.get(want, want)
-    slots = _leaves(want_resolved)
-    if len(slots) < len(got):
-        raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_autodiff returns {want}, "
-                        f"which cannot hold the {len(got)} derivatives of '{req.fn[1:]}'")
-    acc = "zeroinitializer"
-    for k, (path, sty) in enumerate(slots):
-        if k < len(got):
-            gpath, gty = got[k]
-            v = res
-            if gpath:
-                e = tmp()
-                lines.append(f"{e} = extractvalue {rty} {res}, {gpath[0]}")
-                v = e
-            v = _convert(lines, tmp, v, gty, sty)
-        else:
-            continue
-        if not path:
-            acc = v
-            continue
-        acc = _insert(lines, tmp, want, acc, path, sty, v)
-    if req.sret:
-        lines.append(f"store {want} {acc}, ptr {req.sret[1]}")
-        return lines
-    # the original result name must be defined by the last instruction
-    last = lines[-1]
-    if acc == res:
-        lines[-1] = last.replace(f"{res} = ", f"{inst.name} = ", 1)
-    elif last.startswith(acc + " = "):
-        lines[-1] = inst.name + last[len(acc):]
-    else:
-        lines.append(f"{inst.name} = {_identity(want, acc)}")
-    return lines
-
-
-def _used(fn, name) -> bool:
-    return any(name in i.toks for i in fn.insts() if i.name != name)
-
-
-_NAMED: dict = {}
-
-
-def _insert(lines, tmp, ty, agg, path, sty, v):
-    """insertvalue/insertelement along a leaf path (struct indices, ('a', k), ('v', k))."""
-    ty = ty.strip()
-    body = _NAMED.get(ty, ty)
-    step, rest = path[0], path[1:]
-    if isinstance(step, tuple) and step[0] == "v":
-        t = tmp()
-        lines.append(f"{t} = insertelement {ty} {agg}, {sty} {v}, i32 {step[1]}")
-        return t
-    idx = step[1] if isinstance(step, tuple) else step
-    if rest:
-        sub_ty = split_fields(body)[idx] if body.startswith(("{", "<{")) else \
-            body[1:-1].split(" x ", 1)[1].strip()
-        cur = tmp()
-        lines.append(f"{cur} = extractvalue {ty} {agg}, {idx}")
-        v = _insert(lines, tmp, sub_ty, cur, rest, sty, v)
-        sty = sub_ty
-    t = tmp()
-    lines.append(f"{t} = insertvalue {ty} {agg}, {sty} {v}, {idx}")
-    return t
-
-
-def _extract(lines, tmp, ty, agg, path):
-    """extractvalue/extractelement along a leaf path (struct indices, ('a', k), ('v', k))."""
-    for step in path:
-        body = _NAMED.get(ty.strip(), ty.strip())
-        t = tmp()
-        if isinstance(step, tuple) and step[0] == "v":
-            lines.append(f"{t} = extractelement {ty} {agg}, i32 {step[1]}")
-        else:
-            idx = step[1] if isinstance(step, tuple) else step
-            lines.append(f"{t} = extractvalue {ty} {agg}, {idx}")
-        ty = split_fields(body)[step] if not isinstance(step, tuple) else \
-            body[1:-1].split(" x ", 1)[1].strip()
-        agg = t
-    return agg
-
-
-def _identity(ty, v):
-    if is_fp(ty):
-        return f"fadd {ty} {v}, -0.0" if not ty.startswith("<") else f"fadd {ty} {v}, zeroinitializer"
-    return f"select i1 true, {ty} {v}, {ty} {v}"

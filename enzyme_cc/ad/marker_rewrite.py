@@ -1,0 +1,292 @@
+"""Rewriting a marker call into a call of its generated function: the arguments converted to the
+generated function's parameter types, the results packed into the marker's declared return type
+(scalars, structs, arrays, vectors, sret)."""
+from __future__ import annotations
+
+from enzyme_cc.errors import UserError
+from enzyme_cc.ir.lexer import is_fp, split_fields, float_cast
+from .diagnostics import located
+
+# Our tape is a header {data, top, capacity} (ad/runtime.py) over a growing byte stack; a caller-
+# allocated tape (enzyme_allocated) holds that header, so its size does not depend on the function.
+TAPE_HEADER_BYTES = 24
+# named struct types of the module being rewritten (set by markers.find_requests)
+_NAMED: dict = {}
+
+
+def rewrite_vector_call(gen, req, name, rty) -> list[str]:
+    """One call of the vector forward derivative; its N tangents packed into the result."""
+    inst = req.inst
+    lines = [line for _, _, pre in req.vector_args for line in pre]
+    text = ", ".join(f"{ty} {v}" for ty, v, _ in req.vector_args)
+    n = [0]
+
+    def tmp():
+        n[0] += 1
+        return f"%ad.vp{req.line}.{n[0]}"
+    vals = []                     # (value, type) of every scalar of the N tangents, lane by lane
+    if rty == "void":
+        lines.append(f"call void {name}({text})")
+    else:
+        res = f"%ad.vec{req.line}"
+        lines.append(f"{res} = call {rty} {name}({text})")
+        for path, sty in _leaves(rty):
+            vals.append((_extract(lines, tmp, rty, res, path), sty))
+    want = req.sret[0] if req.sret else inst.ty
+    if not vals or want == "void" or (not inst.name and not req.sret):
+        if inst.name:
+            lines.append(f"{inst.name} = {_identity(want, '0.0' if is_fp(want) else 'zeroinitializer')}")
+        return lines
+    slots = _leaves(gen.module.named_types.get(want, want))
+    if len(slots) < len(vals):
+        raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_fwddiff returns {want}, "
+                        f"which cannot hold {len(vals)} tangents")
+    acc = "zeroinitializer"
+    for (path, sty), (v, vty) in zip(slots, vals):
+        v = _convert(lines, tmp, v, vty, sty)
+        acc = v if not path else _insert(lines, tmp, want, acc, path, sty, v)
+    if req.sret:
+        lines.append(f"store {want} {acc}, ptr {req.sret[1]}")
+    else:
+        lines.append(f"{inst.name} = {_identity(want, acc)}")
+    return lines
+
+
+def _convert(lines, tmp, val, from_ty, to_ty):
+    if from_ty == to_ty:
+        return val
+    t = tmp()
+    if is_fp(from_ty) and is_fp(to_ty):
+        op = float_cast(from_ty, to_ty)
+    elif from_ty.startswith("i") and to_ty.startswith("i"):
+        op = "sext" if int(from_ty[1:]) < int(to_ty[1:]) else "trunc"
+    else:
+        raise UserError(f"cannot pass a {from_ty} argument as {to_ty}")
+    lines.append(f"{t} = {op} {from_ty} {val} to {to_ty}")
+    return t
+
+
+def _leaves(ty):
+    """(path, type) of every scalar in a struct/array/vector type, in memory order."""
+    ty = _NAMED.get(ty.strip(), ty.strip())
+    if ty.startswith("{") or ty.startswith("<{"):
+        return [([k] + p, t) for k, f in enumerate(split_fields(ty)) for p, t in _leaves(f)]
+    if ty.startswith("[") or (ty.startswith("<") and " x " in ty):
+        n, elem = ty[1:-1].split(" x ", 1)
+        tag = "v" if ty.startswith("<") else "a"
+        return [([(tag, k)] + p, t) for k in range(int(n)) for p, t in _leaves(elem.strip())]
+    return [([], ty)]
+
+
+def rewrite_tape_size(gen, req) -> list[str]:
+    """`__enzyme_augmentsize(f, ...)`: the bytes an enzyme_allocated tape needs."""
+    inst = req.inst
+    if not inst.name:
+        return []
+    if not inst.ty.startswith("i"):
+        raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_augmentsize "
+                        f"must return an integer (size_t), declared as {inst.ty}")
+    return [f"{inst.name} = add {inst.ty} 0, {TAPE_HEADER_BYTES}"]
+
+
+def rewrite_split_call(gen, req, names) -> list[str]:
+    """__enzyme_augmentfwd: run the augmented forward on a fresh tape, return the tape (and the
+    primal result); __enzyme_reverse: run the reverse on that tape, free it, return adjoints."""
+    aug, aug_ret, rev, rev_ret = names
+    inst = req.inst
+    lines, n = [], [0]
+
+    def tmp():
+        n[0] += 1
+        return f"%ad.sp{req.line}.{n[0]}"
+    args = []
+    for pty, op in req.args:
+        args.append(f"{pty} {_convert(lines, tmp, op.value, op.ty, pty) if op.ty != pty else op.value}")
+    opts = getattr(req, "opts", {})
+    if req.mode == "augment":
+        if "tape" in opts:                  # enzyme_allocated: the header lives in the caller's buffer
+            h = opts["tape"].value
+        else:
+            h = tmp()
+            lines.append(f"{h} = call ptr @malloc(i64 {TAPE_HEADER_BYTES})")
+            gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
+        lines.append(f"call void @__enzyme_cc_tape_start(ptr {h})")
+        call = f"call {aug_ret} {aug}({', '.join(args + ['ptr ' + h])})"
+        want = inst.ty
+        if aug_ret == "void" or want == "ptr" or not inst.name:
+            lines.append(call)
+            if inst.name:
+                lines.append(f"{inst.name} = getelementptr i8, ptr {h}, i64 0")
+            return lines
+        r = tmp()
+        lines.append(f"{r} = {call}")
+        prim = r
+        if aug_ret.startswith("{"):
+            prim = tmp()
+            lines.append(f"{prim} = extractvalue {aug_ret} {r}, 0")
+        fields = split_fields(gen.module.named_types.get(want, want))
+        # {tape, primal} or Enzyme's {primal, tape}: the pointer field is the tape (two pointer
+        # fields: the tape comes first)
+        at = 1 if len(fields) == 2 and fields[1] == "ptr" and fields[0] != "ptr" else 0
+        a = tmp()
+        lines.append(f"{a} = insertvalue {want} poison, ptr {h}, {at}")
+        if len(fields) > 1:
+            pt = gen.module.function(req.fn).ret_ty
+            lines.append(f"{inst.name} = insertvalue {want} {a}, {fields[1 - at]} "
+                         f"{_convert(lines, tmp, prim, pt, fields[1 - at])}, {1 - at}")
+        else:
+            lines.append(f"{inst.name} = {_identity(want, a)}")
+        return lines
+    tape = None
+    for kind, ty, op in req.extra:
+        if kind == "dret":
+            args.append(f"{ty} {_convert(lines, tmp, op.value, op.ty, ty)}")
+        else:
+            tape = op.value
+    top = None
+    if opts.get("nofree"):                  # keep the tape as it is: it may be reversed again
+        top = (tmp(), tmp())
+        lines.append(f"{top[0]} = getelementptr i8, ptr {tape}, i64 8")
+        lines.append(f"{top[1]} = load i64, ptr {top[0]}")
+    lines.append(f"%ad.rv{req.line} = call {rev_ret} {rev}({', '.join(args + ['ptr ' + tape])})"
+                 if rev_ret != "void" else f"call void {rev}({', '.join(args + ['ptr ' + tape])})")
+    if top:
+        lines.append(f"store i64 {top[1]}, ptr {top[0]}")
+    else:
+        lines.append(f"call void @__enzyme_cc_tape_end(ptr {tape})")
+        if "allocated" not in opts:         # the header is ours unless the caller allocated it
+            lines.append(f"call void @free(ptr {tape})")
+        gen.declare_raw("@free", "declare void @free(ptr)")
+    if not inst.name:
+        return lines
+    if rev_ret == "void":
+        zero = "0.0" if is_fp(inst.ty) else "zeroinitializer"
+        lines.append(f"{inst.name} = {_identity(inst.ty, zero)}")
+        return lines
+    res = f"%ad.rv{req.line}"
+    if rev_ret == inst.ty:
+        lines.append(f"{inst.name} = {_identity(inst.ty, res)}")
+        return lines
+    if not rev_ret.startswith("{") and is_fp(inst.ty):
+        lines.append(f"{inst.name} = {_identity(inst.ty, _convert(lines, tmp, res, rev_ret, inst.ty))}")
+        return lines
+    raise UserError(f"{located(gen.module, req.caller, inst)}: {inst.callee[1:]} returns {inst.ty}, "
+                    f"but the derivatives of '{req.fn[1:]}' have type {rev_ret}")
+
+
+def rewrite_call(gen, req, name, rty, keep=None) -> list[str]:
+    """keep: which top-level field of the generated function's result the marker returns (None:
+    all of it, -1: none; forward mode's {primal, tangent} when only the primal is wanted)."""
+    lines = _rewrite_call(gen, req, name, rty, keep)
+    if req.inst.op == "invoke":          # the gradient does not unwind: continue normally
+        lines.append(f"br label {req.inst.targets[0]}")
+    return lines
+
+
+def _rewrite_call(gen, req, name, rty, keep) -> list[str]:
+    inst = req.inst
+    counter = [0]
+
+    def tmp():
+        counter[0] += 1
+        return f"%ad.mk{req.line}.{counter[0]}"
+
+    lines = []
+    args = []
+    for pty, op in req.args:
+        v = op.value
+        args.append(f"{pty} {_convert(lines, tmp, v, op.ty, pty) if op.ty != pty else v}")
+    call = f"call {rty} {name}({', '.join(args)})"
+    want = req.sret[0] if req.sret else inst.ty
+    if want in ("void",) or (not inst.name and not req.sret):
+        lines.append(call)
+        return lines
+    if (rty == "void" and not _used(req.caller, inst.name)) or keep == -1:
+        lines.append(call)               # the (unused) result keeps its name, numbering intact
+        zero = "0.0" if is_fp(want) else "zeroinitializer"
+        lines.append(f"store {want} {zero}, ptr {req.sret[1]}" if req.sret else
+                     f"{inst.name} = {_identity(want, zero)}")
+        return lines
+    if rty == "void":
+        raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_autodiff is declared to "
+                        f"return {want}, but '{req.fn[1:]}' has no active (float) argument")
+    res = tmp()
+    lines.append(f"{res} = {call}")
+    got = [(p, t) for p, t in _leaves(rty) if keep is None or p[:1] == [keep]]
+    want_resolved = gen.module.named_types.get(want, want)
+    slots = _leaves(want_resolved)
+    if len(slots) < len(got):
+        raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_autodiff returns {want}, "
+                        f"which cannot hold the {len(got)} derivatives of '{req.fn[1:]}'")
+    acc = "zeroinitializer"
+    for k, (path, sty) in enumerate(slots):
+        if k < len(got):
+            gpath, gty = got[k]
+            v = _convert(lines, tmp, _extract(lines, tmp, rty, res, gpath), gty, sty)
+        else:
+            continue
+        if not path:
+            acc = v
+            continue
+        acc = _insert(lines, tmp, want, acc, path, sty, v)
+    if req.sret:
+        lines.append(f"store {want} {acc}, ptr {req.sret[1]}")
+        return lines
+    # the original result name must be defined by the last instruction
+    last = lines[-1]
+    if acc == res:
+        lines[-1] = last.replace(f"{res} = ", f"{inst.name} = ", 1)
+    elif last.startswith(acc + " = "):
+        lines[-1] = inst.name + last[len(acc):]
+    else:
+        lines.append(f"{inst.name} = {_identity(want, acc)}")
+    return lines
+
+
+def _used(fn, name) -> bool:
+    return any(name in i.toks for i in fn.insts() if i.name != name)
+
+
+
+def _insert(lines, tmp, ty, agg, path, sty, v):
+    """insertvalue/insertelement along a leaf path (struct indices, ('a', k), ('v', k))."""
+    ty = ty.strip()
+    body = _NAMED.get(ty, ty)
+    step, rest = path[0], path[1:]
+    if isinstance(step, tuple) and step[0] == "v":
+        t = tmp()
+        lines.append(f"{t} = insertelement {ty} {agg}, {sty} {v}, i32 {step[1]}")
+        return t
+    idx = step[1] if isinstance(step, tuple) else step
+    if rest:
+        sub_ty = split_fields(body)[idx] if body.startswith(("{", "<{")) else \
+            body[1:-1].split(" x ", 1)[1].strip()
+        cur = tmp()
+        lines.append(f"{cur} = extractvalue {ty} {agg}, {idx}")
+        v = _insert(lines, tmp, sub_ty, cur, rest, sty, v)
+        sty = sub_ty
+    t = tmp()
+    lines.append(f"{t} = insertvalue {ty} {agg}, {sty} {v}, {idx}")
+    return t
+
+
+def _extract(lines, tmp, ty, agg, path):
+    """extractvalue/extractelement along a leaf path (struct indices, ('a', k), ('v', k))."""
+    for step in path:
+        body = _NAMED.get(ty.strip(), ty.strip())
+        t = tmp()
+        if isinstance(step, tuple) and step[0] == "v":
+            lines.append(f"{t} = extractelement {ty} {agg}, i32 {step[1]}")
+        else:
+            idx = step[1] if isinstance(step, tuple) else step
+            lines.append(f"{t} = extractvalue {ty} {agg}, {idx}")
+        ty = split_fields(body)[step] if not isinstance(step, tuple) else \
+            body[1:-1].split(" x ", 1)[1].strip()
+        agg = t
+    return agg
+
+
+def _identity(ty, v):
+    if is_fp(ty):
+        return f"fadd {ty} {v}, -0.0" if not ty.startswith("<") else f"fadd {ty} {v}, zeroinitializer"
+    return f"select i1 true, {ty} {v}, {ty} {v}"
