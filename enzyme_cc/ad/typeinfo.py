@@ -132,6 +132,12 @@ def tbaa_kind(module, tag: str | None):
     return None
 
 
+def tbaa_is_field(module, tag: str | None) -> bool:
+    """A struct-path access tag (base type differs from the access type): a struct field."""
+    refs = re.findall(r"![0-9]+", module.metadata.get(tag or "", ""))
+    return len(refs) >= 2 and refs[0] != refs[1]
+
+
 def tbaa_pointee(module, tag: str | None):
     """Kind of the data a pointer points to, from a pointer TBAA tag ("p1 double" -> double,
     "p2 ..." -> ptr), None otherwise."""
@@ -178,6 +184,7 @@ class TypeInfo:
         self.hints = hints or {}          # param name -> {offset: kind} or {'*': kind}
         self.facts: dict[str, dict] = {}
         self.uniform: dict[str, set] = {}
+        self.float_accesses: dict[str, dict] = {}   # object -> {offset: kind} of float-typed IR accesses
         # pointers joined by phi/select denote the same memory for typing purposes
         self._classes = UnionFind()
         self._find, self._union = self._classes.find, self._classes.union
@@ -230,6 +237,8 @@ class TypeInfo:
 
     def _note(self, ptr, ty, tag):
         base, off = decompose(self.module, self.fn, ptr)
+        if off is not None and scalar_kind(ty) in FLOATS:
+            self.float_accesses.setdefault(base, {}).setdefault(off, scalar_kind(ty))
         kind = tbaa_kind(self.module, tag) or (scalar_kind(ty) if scalar_kind(ty) != "int" else None)
         if kind is None:
             return
@@ -257,6 +266,21 @@ class TypeInfo:
         if "*" in facts:
             kinds.add(facts["*"])
         return kinds.pop() if len(kinds) == 1 else None
+
+    def content_kind(self, ptr: str, tag=None):
+        """Kind of the data an integer load/store at ptr moves. Type punning
+        (`*(long long *)&x` of a double x) gives the access an integer TBAA tag although the
+        memory holds a float: a float-typed load or store at the same byte wins over the tag."""
+        k = tbaa_kind(self.module, tag)
+        if k in (None, "int"):
+            base, off = decompose(self.module, self.fn, ptr)
+            hint = self.hints.get(base) or self.class_hints.get(self._find(base), {})
+            # (a struct-path tag names an integer field: only exact evidence overrides it)
+            uniform = None if off in hint or tbaa_is_field(self.module, tag) else hint.get("*")
+            for f in (self.float_accesses.get(base, {}).get(off), hint.get(off), uniform):
+                if f in FLOATS:
+                    return f
+        return self.kind_at(ptr, tag)
 
     def pointee_summary(self, ptr: str) -> dict:
         """Evidence about the memory ptr points to, as a hint for a callee's parameter."""
