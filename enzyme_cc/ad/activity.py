@@ -312,7 +312,7 @@ class Activity:
                 if pun:
                     self.punned[inst.name] = pun        # an untyped copy of float data
                     return True, False
-                if kind is None:
+                if kind is None and int_bits(ty) % 32 == 0:   # (bytes never hold a float)
                     self.unknown_copies.add(inst.name)
                 if kind == "ptr" and ty == "i64":
                     self.ptrint.add(inst.name)
