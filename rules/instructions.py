@@ -269,7 +269,7 @@ def zero_overwritten_floats(ctx, inst):
     """An integer stored over float data (by TBAA): the shadow there restarts from zero."""
     from enzyme_cc.ad.activity import pun_type
     val, ptr = inst.ops
-    pun = pun_type(val.ty, ctx.synth.types.kind_at(ptr.value, inst.md.get("!tbaa")))
+    pun = pun_type(val.ty, ctx.synth.types.content_kind(ptr.value, inst.md.get("!tbaa")))
     if pun:
         ctx.emit(f"store {pun} {zero_of(pun)}, ptr {ctx.s(ptr.value)}{align_of(inst)}")
 

@@ -313,12 +313,12 @@ class Activity:
             if src and inst.name in self.punned:
                 return True, False                  # seen as float data by a later bitcast
             if src and int_bits(ty) and self.types is not None:
-                kind = self.types.kind_at(inst.ops[0].value, inst.md.get("!tbaa"))
+                kind = self.types.content_kind(inst.ops[0].value, inst.md.get("!tbaa"))
                 pun = pun_type(ty, kind)
                 if pun:
                     self.punned[inst.name] = pun        # an untyped copy of float data
                     return True, False
-                if kind is None:
+                if kind is None and int_bits(ty) % 32 == 0:   # (bytes never hold a float)
                     self.unknown_copies.add(inst.name)
                 if kind == "ptr" and ty == "i64":
                     self.ptrint.add(inst.name)

@@ -17,7 +17,7 @@ import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
-from . import runtime
+from . import runtime, shared_globals
 from .markers import find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_vector_call)
@@ -42,6 +42,8 @@ class Generator:
         self.reg = read_registrations(self.module)
         self.shared_globals: set[str] = set()    # see find_shared_globals
         self.global_users: set[str] = set()
+        self.address_targets: dict[str, set] = {}   # pointer global -> arrays it may point into
+        self.entry_fn: str | None = None             # sets up the shared globals' shadows
         self._callee_names: dict[str, set[str]] = {}
         set_module_registrations(self.reg.inactive, self.reg.like, self.reg.alloc_like)
 
@@ -567,67 +569,15 @@ class Generator:
 
     # ---- whole module --------------------------------------------------------------------------
     def find_shared_globals(self, roots):
-        """Mutable globals holding floats or pointers that carry data from one function to another
-        in the call trees of the differentiated functions (a simulation's state or its buffers
-        set in one function, read in another): they get a shadow in every function, and every
-        function touching them (directly or through its callees) is differentiated even without
-        active arguments."""
-        from .typeinfo import underlying, global_type, named_expand
-        from enzyme_cc.rules.calls import kind_of
-        reach, todo = set(), list(roots)
-        while todo:
-            f = todo.pop()
-            if f in reach or f not in self.module._bodies:
-                continue
-            reach.add(f)
-            todo.extend(self._callees(f))
-        access: dict[str, set] = {}
-        written: set[str] = set()
-        for f in reach:
-            fn = self.module.function(f)
-            for inst in fn.insts():
-                ptr = inst.ops[0].value if inst.op == "load" else inst.ops[1].value \
-                    if inst.op == "store" else None
-                if inst.op in ("call", "invoke") and kind_of(self, inst) in ("memcpy", "memset"):
-                    ptr = inst.ops[0].value
-                if ptr is None:
-                    continue
-                g = underlying(fn, ptr)
-                if not g.startswith("@"):
-                    g = next((t for t in g.split(" ") if t.startswith("@")), g)
-                if g not in self.module.globals or self.module.is_constant_global(g) or \
-                        g in self.reg.inactive_globals:
-                    continue
-                ty = named_expand(global_type(self.module, g) or "", self.module.named_types)
-                if not (carries_float(ty) or "ptr" in ty):
-                    continue
-                access.setdefault(g, set()).add(f)
-                if inst.op == "store" and not carries_float(ty) and not inst.ops[0].is_local:
-                    continue      # a pointer global set to a constant (a string, a table)
-                if inst.op != "load":
-                    written.add(g)
-        # A global with a shadow of the program's own (enzyme_shadow) is active wherever used.
-        self.shared_globals = {g for g in written if len(access[g]) > 1} | \
-            {g for g in access if g in self.reg.shadows}
-        users = {f for g in self.shared_globals for f in access[g]}
-        changed = True
-        while changed:
-            new = {f for f in reach if f not in users and self._callees(f) & users}
-            users |= new
-            changed = bool(new)
-        self.global_users = users
+        shared_globals.find_shared_globals(self, roots)
 
     def zero_shared_shadows(self) -> list[str]:
-        """A derivative starts from zero tangents/adjoints of the shared globals (their values
-        on entry are constants to it)."""
-        from .typeinfo import global_type
-        lines = []
-        for g in sorted(self.shared_globals - set(self.reg.shadows)):   # those the program seeds
-            size = type_size(global_type(self.module, g), self.module.named_types)
-            base = self.shadow_global(g)
-            for name in [base] + [n for n in self.decls if n.startswith(base + ".L")]:
-                self.zero_memory(lines.append, name, str(size))
-        return lines
+        """A derivative starts from the shadows of the shared globals as of entry (zero floats,
+        pointers re-derived from the primal ones): one call of a function defined at the end."""
+        if not self.shared_globals:
+            return []
+        self.entry_fn = self.entry_fn or f"@ad.shadow.entry.{self.counter}"
+        return [f"call void {self.entry_fn}()"]
 
     def _body(self, f: str) -> str:
         start, end = self.module._bodies[f]
@@ -697,6 +647,8 @@ class Generator:
                 lines[k] = ""
         text = "\n".join(lines)
         extra = list(self.out)
+        if self.entry_fn:          # after all requests: every lane is known
+            extra.append(shared_globals.entry_function(self, self.entry_fn))
         extra += [runtime.definition(h) for h in sorted(self.helpers, key=str)
                   if not self.module.defines(runtime.defined_name(h))]
         for h in self.helpers:

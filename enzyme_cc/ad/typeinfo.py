@@ -10,7 +10,9 @@ globals, and hints from the caller for pointer arguments. Kinds: 'double', 'floa
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
+from enzyme_cc.ir.model import Operand
 from enzyme_cc.ir.lexer import type_size, split_fields, type_align
 from .unionfind import UnionFind
 
@@ -132,6 +134,21 @@ def tbaa_kind(module, tag: str | None):
     return None
 
 
+def tbaa_name(module, tag: str | None):
+    """Name of the access type of a TBAA tag ("double", "omnipotent char", "p1 int"...)."""
+    refs = re.findall(r"![0-9]+", module.metadata.get(tag or "", ""))
+    if len(refs) < 2:
+        return None
+    m = re.search(r'!"([^"]*)"', module.metadata.get(refs[1], ""))
+    return m.group(1) if m else None
+
+
+def tbaa_is_field(module, tag: str | None) -> bool:
+    """A struct-path access tag (base type differs from the access type): a struct field."""
+    refs = re.findall(r"![0-9]+", module.metadata.get(tag or "", ""))
+    return len(refs) >= 2 and refs[0] != refs[1]
+
+
 def tbaa_pointee(module, tag: str | None):
     """Kind of the data a pointer points to, from a pointer TBAA tag ("p1 double" -> double,
     "p2 ..." -> ptr), None otherwise."""
@@ -178,6 +195,8 @@ class TypeInfo:
         self.hints = hints or {}          # param name -> {offset: kind} or {'*': kind}
         self.facts: dict[str, dict] = {}
         self.uniform: dict[str, set] = {}
+        self.float_accesses: dict[str, dict] = {}   # object -> {offset: kind} of float-typed IR accesses
+        self.chars: dict[str, set] = {}     # object -> offsets accessed as characters
         # pointers joined by phi/select denote the same memory for typing purposes
         self._classes = UnionFind()
         self._find, self._union = self._classes.find, self._classes.union
@@ -208,10 +227,12 @@ class TypeInfo:
                 self._note(inst.ops[0].value, inst.ty, inst.md.get("!tbaa"))
                 if inst.ty == "ptr":
                     self._pointee(inst.name, inst.md.get("!tbaa"))
+                    self._char_pointer(inst.name, inst.md.get("!tbaa"))
             elif inst.op == "store":
                 self._note(inst.ops[1].value, inst.ops[0].ty, inst.md.get("!tbaa"))
                 if inst.ops[0].ty == "ptr" and inst.ops[0].value.startswith("%"):
                     self._pointee(underlying(fn, inst.ops[0].value), inst.md.get("!tbaa"))
+                    self._char_pointer(inst.ops[0].value, inst.md.get("!tbaa"))
             elif inst.op == "getelementptr" and inst.src_ty not in ("i8",):
                 b = self._find(underlying(fn, inst.ops[0].value))
                 for k in set(layout(inst.src_ty, named).values()) - {"int"}:
@@ -228,8 +249,20 @@ class TypeInfo:
         if kind and kind != "int":
             self.uniform.setdefault(self._find(ptr), set()).add(kind)
 
+    def _char_pointer(self, ptr, tag):
+        """A `char *` (TBAA "p1 omnipotent char", e.g. a std::string's buffer) points at
+        character data."""
+        if tbaa_name(self.module, tag) == "p1 omnipotent char":
+            base, off = decompose(self.module, self.fn, ptr)
+            self.chars.setdefault(base, set()).add(off)
+
     def _note(self, ptr, ty, tag):
         base, off = decompose(self.module, self.fn, ptr)
+        if ty.strip() == "i8" or (scalar_kind(ty) == "int" and
+                                  tbaa_name(self.module, tag) == "omnipotent char"):
+            self.chars.setdefault(base, set()).add(off)       # a character access
+        if off is not None and scalar_kind(ty) in FLOATS:
+            self.float_accesses.setdefault(base, {}).setdefault(off, scalar_kind(ty))
         kind = tbaa_kind(self.module, tag) or (scalar_kind(ty) if scalar_kind(ty) != "int" else None)
         if kind is None:
             return
@@ -257,6 +290,33 @@ class TypeInfo:
         if "*" in facts:
             kinds.add(facts["*"])
         return kinds.pop() if len(kinds) == 1 else None
+
+    def content_kind(self, ptr: str, tag=None):
+        """Kind of the data an integer load/store at ptr moves. Type punning
+        (`*(long long *)&x` of a double x) gives the access an integer TBAA tag although the
+        memory holds a float: a float-typed load or store at the same byte wins over the tag."""
+        k = tbaa_kind(self.module, tag)
+        if k in (None, "int"):
+            base, off = decompose(self.module, self.fn, ptr)
+            hint = self.hints.get(base) or self.class_hints.get(self._find(base), {})
+            # (a struct-path tag names an integer field: only exact evidence overrides it)
+            uniform = None if off in hint or tbaa_is_field(self.module, tag) else hint.get("*")
+            for f in (self.float_accesses.get(base, {}).get(off), hint.get(off), uniform):
+                if f in FLOATS:
+                    return f
+        return self.kind_at(ptr, tag)
+
+    def char_data(self, ptr: str, length) -> bool:
+        """The bytes [ptr, ptr+length) are characters: accessed as bytes or char-tagged
+        integers at ptr, or pointed to by a char pointer, and nothing typed there is a float or
+        a pointer."""
+        base, off = decompose(self.module, self.fn, ptr)
+        if off is None or off not in self.chars.get(base, ()):
+            return False
+        facts = self.facts.get(base, {})
+        end = off + length if length is not None else None
+        return not any(k != "int" and o >= off and (end is None or o < end)
+                       for o, k in facts.items() if o != "*")
 
     def pointee_summary(self, ptr: str) -> dict:
         """Evidence about the memory ptr points to, as a hint for a callee's parameter."""
@@ -295,6 +355,8 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None):
         if any(k is None for _, _, k in ranges):
             return _declared_ranges(module, fn, (dst.value, src.value), length) or ranges
         return ranges
+    if any(info.char_data(o, length) for o in (dst.value, src.value)):
+        return [(0, length, "int")]          # characters (a string's): no derivative
     kinds = set()
     for o in (dst.value, src.value):
         s = info.pointee_summary(o)
@@ -311,41 +373,88 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None):
 
 
 def _declared_ranges(module, fn, ptrs, length):
-    """Last resort for a fixed-size copy nothing typed touches: the declared type of the stack
-    object or global it copies from or to (not byte arrays, which say nothing)."""
+    """Last resort for a fixed-size copy nothing typed touches: the declared type of the object
+    (stack object, global, or array element a typed GEP addresses) it copies from or to, from
+    the copy's byte offset in it: padding before the first field carries no derivative. Byte
+    arrays (SROA slices) say nothing, nor do unions (their IR type is one member's)."""
+    named = module.named_types
+    ptrs, seen = list(ptrs), set()
     for p in ptrs:
-        ty, off = _gep_field_type(module, fn, p), 0
-        if ty is None:
-            base, off = decompose(module, fn, p)
-            d = fn.defs.get(base)
-            ty = d.src_ty if getattr(d, "op", None) == "alloca" else \
-                global_type(module, base) if base.startswith("@") else None
-        if not ty or off is None:
+        ty, off = _containing_type(module, fn, p)
+        if not ty or off is None or p in seen:
             continue
-        full = named_expand(ty, module.named_types, keep_names=True)
+        seen.add(p)
+        full = named_expand(ty, named, keep_names=True)
         if "i8" in full or "i16" in full or "union." in full:
-            continue                  # bytes, or a union: its IR type is one member's only
-        lay = {o - off: k for o, k in layout(ty, module.named_types).items()
-               if off <= o < off + length}
-        if 0 not in lay:
+            if off == 0 and ty.startswith("[") and p in fn.defs:
+                ptrs += _copied_with(fn, p, length)   # an SROA slice: typed where it goes
             continue
+        size = type_size(ty, named)
+        if not size:
+            continue
+        off %= size                          # an element of an array of ty
+        count = (off + length + size - 1) // size
+        lay = layout(f"[{count} x {ty}]" if count > 1 else ty, named)
+        if any(o < off < o + (4 if k == "float" else 8) for o, k in lay.items() if k != "int"):
+            continue                         # starts inside a float or a pointer
+        lay = {o - off: k for o, k in lay.items() if off <= o < off + length}
+        if not lay:
+            continue
+        if 0 not in lay:
+            lay[0] = "int"                   # leading padding
         offs = sorted(lay) + [length]
         return [(o, offs[i + 1] - o, lay[o]) for i, o in enumerate(offs[:-1])]
     return None
 
 
-def _gep_field_type(module, fn, p):
-    """The type a `getelementptr %T, ptr %b, i32 0, i32 k, ...` points at (unoptimized code
-    still addresses struct fields this way)."""
-    from enzyme_cc.ir.model import element_type
-    d = fn.defs.get(p)
-    if getattr(d, "op", None) != "getelementptr" or not d.src_ty or len(d.ops) < 3:
-        return None
-    idx = [o.value for o in d.ops[2:]]
-    if not all(v.lstrip("-").isdigit() for v in idx):
-        return None
-    ty = element_type(d.src_ty, [int(v) for v in idx], module.named_types)
-    return None if ty == "void" else ty
+def _copied_with(fn, buf, length):
+    """The other ends of the fixed-size copies of `length` bytes into or out of buf."""
+    out = []
+    for inst in fn.insts():
+        if inst.op == "call" and (inst.callee or "").startswith(("@llvm.memcpy", "@llvm.memmove")) \
+                and len(inst.ops) >= 3 and inst.ops[2].value == str(length):
+            a, b = inst.ops[0].value, inst.ops[1].value
+            if buf in (a, b):
+                out.append(b if a == buf else a)
+    return out
+
+
+def _containing_type(module, fn, p):
+    """(type, byte offset of p in it) for p = a chain of GEPs from a typed GEP, an alloca or a
+    global: a typed GEP's leading (array) index is taken as element 0. (None, None) if unknown."""
+    off = 0
+    for _ in range(32):
+        d = fn.defs.get(p)
+        op = getattr(d, "op", None)
+        if op in ("bitcast", "addrspacecast"):
+            p = d.ops[0].value
+            continue
+        if op == "alloca":
+            return d.src_ty, off
+        if p.startswith("@"):
+            return global_type(module, p), off
+        if op != "getelementptr" or not d.src_ty:
+            return None, None
+        if d.src_ty.strip() == "i8":
+            try:
+                off += sum(int(o.value) for o in d.ops[1:])
+            except ValueError:
+                return None, None
+            p = d.ops[0].value
+            continue
+        rest = [o.value for o in d.ops[2:]]
+        if not all(v.lstrip("-").isdigit() for v in rest):
+            return None, None
+        inner = gep_offset(module, SimpleNamespace(src_ty=d.src_ty, ops=[d.ops[0], Operand(
+            "i64", "0")] + list(d.ops[2:])))
+        if inner is None:
+            return None, None
+        if d.ops[1].value.lstrip("-").isdigit():   # constant: an offset into the base object
+            bt, bo = _containing_type(module, fn, d.ops[0].value)
+            if bt is not None:
+                return bt, bo + off + gep_offset(module, d)
+        return d.src_ty, off + inner
+    return None, None
 
 
 def named_expand(ty: str, named, keep_names: bool = False) -> str:

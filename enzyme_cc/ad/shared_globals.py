@@ -1,0 +1,151 @@
+"""Mutable globals that carry active data between the functions of a differentiated call tree.
+
+They get a shadow global in every function (Activity's shared_globals), the functions touching
+them are differentiated even without active arguments, and each derivative starts from their
+shadows as of entry: float bytes zero (the primal values on entry are constants to it), pointer
+slots pointing at the shadow of whatever global the primal pointer points into.
+"""
+from __future__ import annotations
+
+import re
+
+from enzyme_cc.ir.lexer import type_size
+from .activity import carries_float
+from .typeinfo import underlying, global_type, named_expand, layout
+
+# a store of a constant (a global's address, maybe a constant GEP of it) into memory
+_CONST_PTR_STORE = re.compile(r"store ptr (getelementptr[^,]*\(|)[^%,]*@")
+
+
+def _carries_data(module, g: str) -> bool:
+    if g not in module.globals or module.is_constant_global(g):
+        return False
+    ty = named_expand(global_type(module, g) or "", module.named_types)
+    return carries_float(ty) or "ptr" in ty
+
+
+def address_stores(gen) -> dict[str, set]:
+    """Pointer globals -> the mutable data globals whose address the module stores in them
+    (`gp = data;` anywhere, also outside the call tree, or a static initializer `*gp = data`)."""
+    module = gen.module
+    out: dict[str, set] = {}
+
+    def note(holder, text):
+        if not holder.startswith("@") or not _carries_data(module, holder) or \
+                holder in gen.reg.inactive_globals:
+            return
+        targets = {t for t in re.findall(r"@[-\w.$]+", text) if t != holder and
+                   t not in gen.reg.inactive_globals and _carries_data(module, t) and carries_float(
+                       named_expand(global_type(module, t) or "", module.named_types))}
+        if targets:
+            out.setdefault(holder, set()).update(targets)
+
+    for g, line in module.globals.items():
+        init = line.split(" global ", 1)[1] if " global " in line else ""
+        note(g, init)
+    for f in module._bodies:
+        if not _CONST_PTR_STORE.search(gen._body(f)):
+            continue
+        fn = module.function(f)
+        for inst in fn.insts():
+            if inst.op == "store" and inst.ops[0].ty == "ptr" and not inst.ops[0].is_local:
+                h = underlying(fn, inst.ops[1].value)
+                if not h.startswith("@"):
+                    h = next((t for t in h.split(" ") if t.startswith("@")), h)
+                note(h, inst.ops[0].value)
+    return out
+
+
+def find_shared_globals(gen, roots):
+    """Mutable globals holding floats or pointers that carry data from one function to another
+    in the call trees of the differentiated functions (a simulation's state or its buffers
+    set in one function, read in another), and the globals whose address a pointer global read
+    there may hold, with that pointer global."""
+    from enzyme_cc.rules.calls import kind_of
+    module = gen.module
+    reach, todo = set(), list(roots)
+    while todo:
+        f = todo.pop()
+        if f in reach or f not in module._bodies:
+            continue
+        reach.add(f)
+        todo.extend(gen._callees(f))
+    access: dict[str, set] = {}
+    written: set[str] = set()
+    for f in reach:
+        fn = module.function(f)
+        for inst in fn.insts():
+            ptr = inst.ops[0].value if inst.op == "load" else inst.ops[1].value \
+                if inst.op == "store" else None
+            if inst.op in ("call", "invoke") and kind_of(gen, inst) in ("memcpy", "memset"):
+                ptr = inst.ops[0].value
+            if ptr is None:
+                continue
+            g = underlying(fn, ptr)
+            if not g.startswith("@"):
+                g = next((t for t in g.split(" ") if t.startswith("@")), g)
+            if not _carries_data(module, g) or g in gen.reg.inactive_globals:
+                continue      # enzyme_inactive: holds no derivative
+            access.setdefault(g, set()).add(f)
+            ty = named_expand(global_type(module, g) or "", module.named_types)
+            if inst.op == "store" and not carries_float(ty) and not inst.ops[0].is_local:
+                continue      # a pointer global set to a constant: see address_stores
+            if inst.op != "load":
+                written.add(g)
+    # A global with a shadow of the program's own (enzyme_shadow) is active wherever it is used.
+    shared = {g for g in written if len(access[g]) > 1} | {g for g in access if g in gen.reg.shadows}
+    # A pointer global read in the call tree that may point into a global array: the array's
+    # data is reached through it (written in one function, read in another, or set before the
+    # derivative starts), so both need shadows everywhere.
+    gen.address_targets = {}
+    for holder, targets in address_stores(gen).items():
+        if holder in access:
+            shared |= {holder} | targets
+            gen.address_targets[holder] = targets
+    gen.shared_globals = shared
+    users = {f for g in shared for f in access.get(g, ())}
+    changed = True
+    while changed:
+        new = {f for f in reach if f not in users and gen._callees(f) & users}
+        users |= new
+        changed = bool(new)
+    gen.global_users = users
+
+
+def entry_function(gen, name: str) -> str:
+    """`void name()`: the shadows of the shared globals as a derivative starts. Float data is
+    zeroed; a pointer slot that may hold a global array's address gets the same offset into
+    that array's shadow (null when it points elsewhere: a derivative through it faults rather
+    than landing in primal memory)."""
+    module = gen.module
+    body, n = [], [0]
+
+    def tmp():
+        n[0] += 1
+        return f"%e{n[0]}"
+
+    for g in sorted(gen.shared_globals - set(gen.reg.shadows)):   # the program seeds its own
+        ty = global_type(module, g)
+        size = type_size(ty, module.named_types)
+        base = gen.shadow_global(g)
+        lanes = [None] + [int(d.rsplit(".L", 1)[1]) for d in gen.decls if d.startswith(base + ".L")]
+        targets = sorted(gen.address_targets.get(g, ()))
+        slots = [o for o, k in sorted(layout(ty, module.named_types).items()) if k == "ptr"]
+        for lane in lanes:
+            sg = gen.shadow_global(g, lane)
+            gen.zero_memory(body.append, sg, str(size))
+            for off in slots if targets else ():
+                p, pi = tmp(), tmp()
+                body += [f"{p} = load ptr, ptr getelementptr (i8, ptr {g}, i64 {off})",
+                         f"{pi} = ptrtoint ptr {p} to i64"]
+                cur = "null"
+                for t in targets:
+                    d, inside, sh, sel = tmp(), tmp(), tmp(), tmp()
+                    tsize = type_size(global_type(module, t), module.named_types)
+                    body += [f"{d} = sub i64 {pi}, ptrtoint (ptr {t} to i64)",
+                             f"{inside} = icmp ult i64 {d}, {tsize}",
+                             f"{sh} = getelementptr i8, ptr {gen.shadow_global(t, lane)}, i64 {d}",
+                             f"{sel} = select i1 {inside}, ptr {sh}, ptr {cur}"]
+                    cur = sel
+                body.append(f"store ptr {cur}, ptr getelementptr (i8, ptr {sg}, i64 {off})")
+    return f"define internal void {name}() {{\n" + "\n".join(body + ["ret void"]) + "\n}"
