@@ -11,6 +11,7 @@ from enzyme_cc.ir.lexer import is_fp
 from .unionfind import UnionFind
 from enzyme_cc.rules import is_inactive_call, call_rule
 from enzyme_cc.rules.registry import is_mirror_call
+from enzyme_cc.rules.tape import is_tape_call
 
 ALLOCATORS = {"@malloc", "@calloc", "@_Znwm", "@_Znam", "@_ZnwmRKSt9nothrow_t", "@_ZnamRKSt9nothrow_t",
               "@_ZnwmSt11align_val_t", "@_ZnamSt11align_val_t", "@aligned_alloc", "@realloc"}
@@ -243,6 +244,10 @@ class Activity:
                                              for o in inst.ops) and inst.ops[k].value.startswith("%"):
                         changed |= self._mark(inst.ops[k].value)
                     continue
+                if is_tape_call(c):
+                    # the outer derivative keeps a shadow tape: the header gets a shadow
+                    changed |= self._escape(inst.ops[0].value)
+                    continue
                 summary = self.callee_writes(inst, self) if self.callee_writes else None
                 writes, escapes = summary if summary is not None else (None, set())
                 if is_mirror_call(c):             # links its pointer arguments to each other
@@ -331,6 +336,8 @@ class Activity:
                 return False, self._local_shadowed(inst.name)
             if is_inactive_call(inst.callee or ""):
                 return False, False
+            if is_tape_call(inst.callee or ""):      # a slot of the tape: the shadow tape's
+                return False, isptr and inst.ops[0].value in self.shadowed
             if is_mirror_call(inst.callee or ""):
                 return False, isptr and any(o.value in self.shadowed for o in inst.ops)
             rule = call_rule(inst.callee or "")

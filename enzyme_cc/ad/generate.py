@@ -18,6 +18,7 @@ from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
 from . import runtime
+from .tape import TAPE_OPS
 from .markers import (find_requests, rewrite_call, rewrite_split_call, rewrite_tape_size,
                       rewrite_vector_call)
 from .typeinfo import copy_ranges, TypeInfo
@@ -544,8 +545,8 @@ class Generator:
         reach, todo = set(), list(roots)
         while todo:
             f = todo.pop()
-            if f in reach or f not in self.module._bodies:
-                continue
+            if f in reach or f not in self.module._bodies or f in TAPE_OPS:
+                continue            # (the tape's spare buffer is no data: rules/tape.py)
             reach.add(f)
             todo.extend(self._callees(f))
         access: dict[str, set] = {}
