@@ -262,6 +262,10 @@ class Activity:
                         changed |= self._mark(o.value)    # the callee may store active data
         return changed
 
+    def _tape_slot(self, ptr: str) -> bool:
+        d = self.fn.defs.get(self._underlying(self.fn, ptr))
+        return getattr(d, "op", None) == "call" and is_tape_call(d.callee or "")
+
     def is_active(self, v: str) -> bool:
         return v in self.active
 
@@ -311,7 +315,8 @@ class Activity:
             src = inst.ops[0].value in self.shadowed
             if src and inst.name in self.punned:
                 return True, False                  # seen as float data by a later bitcast
-            if src and int_bits(ty) and self.types is not None:
+            if src and int_bits(ty) and self.types is not None and \
+                    not self._tape_slot(inst.ops[0].value):   # (the tape keeps integers as such)
                 kind = self.types.kind_at(inst.ops[0].value, inst.md.get("!tbaa"))
                 pun = pun_type(ty, kind)
                 if pun:
