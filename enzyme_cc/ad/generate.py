@@ -19,7 +19,7 @@ from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
 from . import runtime
 from .tape import TAPE_OPS
-from .markers import (find_requests, rewrite_call, rewrite_split_call, rewrite_tape_size,
+from .markers import (drop_unwind_edge, find_requests, rewrite_call, rewrite_split_call, rewrite_tape_size,
                       rewrite_vector_call)
 from .typeinfo import copy_ranges, TypeInfo
 
@@ -648,6 +648,8 @@ class Generator:
             if req.mode in ("reverse", "forward", "augment"):
                 new = self.zero_shared_shadows() + new
             lines[req.line] = "\n".join(new)
+            if req.inst.op == "invoke":
+                drop_unwind_edge(lines, req)
             for k in range(req.line + 1, req.inst.line_end + 1):
                 lines[k] = ""
         text = "\n".join(lines)
