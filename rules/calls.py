@@ -249,6 +249,11 @@ def _custom_augment(ctx, inst):
     tape = f"%ad.ctape.{inst.line}"
     if fn.ret_ty == "void":
         ctx.emit(call)
+        if inst.name:
+            # the augmented function returns neither tape nor result: the result is the
+            # original function's
+            args = ", ".join(f"{o.ty} {ctx.p(o.value) if o.is_local else o.value}" for o in inst.ops)
+            ctx.emit(f"{synth.r(inst.name)} = call {inst.ty} {inst.callee}({args})")
     elif fn.ret_ty == inst.ty:
         ctx.emit(f"{synth.r(inst.name) if inst.name else synth.tmp('cr')} = {call}")
     elif fn.ret_ty == "ptr" and inst.ty == "void":
