@@ -23,6 +23,9 @@ def kind_of(gen, inst) -> str:
         return "free"
     if c == "@realloc":
         return "realloc"
+    from .tape import is_tape_call
+    if is_tape_call(c):
+        return "tape"
     if c.startswith(MEMCPY):
         return "memcpy"
     if c.startswith(MEMSET):
@@ -66,6 +69,10 @@ def _fwd_call(ctx, inst, before):
     kind = call_kind(ctx, inst)
     synth = ctx.synth
     fwd_mode = synth.mode == "forward"
+    if kind == "tape":
+        from .tape import forward_sweep
+        forward_sweep(ctx, inst, before)
+        return None
     if synth.mode == "combined" and (inst.callee or "").startswith("@llvm.stackrestore"):
         # a VLA (and its shadow) freed here is still read by the reverse sweep: keep the stack
         # until the gradient returns
@@ -196,6 +203,9 @@ def _rev_call(ctx, inst, d):
             ctx.gen().declare_raw(f, f"declare void {f}(ptr)")
     elif kind == "realloc" and inst.name in ctx.act.shadowed:
         _rev_realloc(ctx, inst)
+    elif kind == "tape":
+        from .tape import reverse_sweep
+        reverse_sweep(ctx, inst)
     elif kind == "diff" and _involved(ctx, inst):
         ctx.gen().emit_reverse_call(ctx, inst, d)
     elif kind == "custom" and _involved(ctx, inst):
@@ -239,6 +249,11 @@ def _custom_augment(ctx, inst):
     tape = f"%ad.ctape.{inst.line}"
     if fn.ret_ty == "void":
         ctx.emit(call)
+        if inst.name:
+            # the augmented function returns neither tape nor result: the result is the
+            # original function's
+            args = ", ".join(f"{o.ty} {ctx.p(o.value) if o.is_local else o.value}" for o in inst.ops)
+            ctx.emit(f"{synth.r(inst.name)} = call {inst.ty} {inst.callee}({args})")
     elif fn.ret_ty == inst.ty:
         ctx.emit(f"{synth.r(inst.name) if inst.name else synth.tmp('cr')} = {call}")
     elif fn.ret_ty == "ptr" and inst.ty == "void":

@@ -10,7 +10,7 @@ import pytest
 from conftest import run, floats
 
 HERE = os.path.join(os.path.dirname(__file__), "modes")
-PROGRAMS = ["forward.c", "hvp.c", "split.c", "split_allocated.c", "vector.c", "vector_calls.c", "vector_indirect.c", "indirect.c", "cxx_api.cpp", "cxx_api_refs.cpp", "width_dupnoneed.c", "registrations.c", "allocation_like.c"]
+PROGRAMS = ["forward.c", "hvp.c", "hvp_repeat.c", "higher_order.c", "saddle.cpp", "particle.cpp", "split.c", "split_allocated.c", "vector.c", "vector_calls.c", "vector_indirect.c", "indirect.c", "cxx_api.cpp", "cxx_api_refs.cpp", "width_dupnoneed.c", "registrations.c", "allocation_like.c"]
 
 
 def _pairs(out: str):
@@ -41,3 +41,16 @@ def test_mode_program(tmp_path, prog, opt):
         assert got == pytest.approx(want, rel=1e-5, abs=1e-6), line
         checked += 1
     assert checked >= 1, out
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+@pytest.mark.parametrize("prog", ["hvp_repeat.c"])
+def test_mode_program_valgrind(tmp_path, prog, opt):
+    """Repeated higher-order derivative calls: no invalid access, nothing definitely lost."""
+    src = tmp_path / prog
+    shutil.copy(os.path.join(HERE, prog), src)
+    exe = tmp_path / "prog"
+    run(["enzyme-cc", opt, "-g", str(src), "-lm", "-o", str(exe)], cwd=tmp_path)
+    run(["valgrind", "-q", "--error-exitcode=1", "--leak-check=full",
+         "--errors-for-leak-kinds=definite", str(exe)], cwd=tmp_path)

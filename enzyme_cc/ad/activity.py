@@ -11,6 +11,7 @@ from enzyme_cc.ir.lexer import is_fp
 from .unionfind import UnionFind
 from enzyme_cc.rules import is_inactive_call, call_rule
 from enzyme_cc.rules.registry import is_mirror_call
+from enzyme_cc.rules.tape import is_tape_call
 
 ALLOCATORS = {"@malloc", "@calloc", "@_Znwm", "@_Znam", "@_ZnwmRKSt9nothrow_t", "@_ZnamRKSt9nothrow_t",
               "@_ZnwmSt11align_val_t", "@_ZnamSt11align_val_t", "@aligned_alloc", "@realloc"}
@@ -249,6 +250,10 @@ class Activity:
                                              for o in inst.ops) and inst.ops[k].value.startswith("%"):
                         changed |= self._mark(inst.ops[k].value)
                     continue
+                if is_tape_call(c):
+                    # the outer derivative keeps a shadow tape: the header gets a shadow
+                    changed |= self._escape(inst.ops[0].value)
+                    continue
                 summary = self.callee_writes(inst, self) if self.callee_writes else None
                 writes, escapes = summary if summary is not None else (None, set())
                 if is_mirror_call(c):             # links its pointer arguments to each other
@@ -262,6 +267,10 @@ class Activity:
                     if o.ty == "ptr" and o.value.startswith("%") and (writes is None or k in writes):
                         changed |= self._mark(o.value)    # the callee may store active data
         return changed
+
+    def _tape_slot(self, ptr: str) -> bool:
+        d = self.fn.defs.get(self._underlying(self.fn, ptr))
+        return getattr(d, "op", None) == "call" and is_tape_call(d.callee or "")
 
     def is_active(self, v: str) -> bool:
         return v in self.active
@@ -312,7 +321,8 @@ class Activity:
             src = inst.ops[0].value in self.shadowed
             if src and inst.name in self.punned:
                 return True, False                  # seen as float data by a later bitcast
-            if src and int_bits(ty) and self.types is not None:
+            if src and int_bits(ty) and self.types is not None and \
+                    not self._tape_slot(inst.ops[0].value):   # (the tape keeps integers as such)
                 kind = self.types.content_kind(inst.ops[0].value, inst.md.get("!tbaa"))
                 pun = pun_type(ty, kind)
                 if pun:
@@ -337,6 +347,8 @@ class Activity:
                 return False, self._local_shadowed(inst.name)
             if is_inactive_call(inst.callee or ""):
                 return False, False
+            if is_tape_call(inst.callee or ""):      # a slot of the tape: the shadow tape's
+                return False, isptr and inst.ops[0].value in self.shadowed
             if is_mirror_call(inst.callee or ""):
                 return False, isptr and any(o.value in self.shadowed for o in inst.ops)
             rule = call_rule(inst.callee or "")

@@ -18,7 +18,7 @@ from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
 from . import runtime, shared_globals
-from .markers import find_requests
+from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_vector_call)
 from .typeinfo import copy_ranges, TypeInfo
@@ -643,6 +643,8 @@ class Generator:
             if req.mode in ("reverse", "forward", "augment"):
                 new = self.zero_shared_shadows() + new
             lines[req.line] = "\n".join(new)
+            if req.inst.op == "invoke":
+                drop_unwind_edge(lines, req)
             for k in range(req.line + 1, req.inst.line_end + 1):
                 lines[k] = ""
         text = "\n".join(lines)

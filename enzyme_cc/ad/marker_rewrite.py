@@ -114,7 +114,7 @@ def rewrite_split_call(gen, req, names) -> list[str]:
         call = f"call {aug_ret} {aug}({', '.join(args + ['ptr ' + h])})"
         want = inst.ty
         if aug_ret == "void" or want == "ptr" or not inst.name:
-            lines.append(call)
+            lines.append(call if aug_ret == "void" else f"{tmp()} = {call}")
             if inst.name:
                 lines.append(f"{inst.name} = getelementptr i8, ptr {h}, i64 0")
             return lines
@@ -199,7 +199,8 @@ def _rewrite_call(gen, req, name, rty, keep) -> list[str]:
     call = f"call {rty} {name}({', '.join(args)})"
     want = req.sret[0] if req.sret else inst.ty
     if want in ("void",) or (not inst.name and not req.sret):
-        lines.append(call)
+        # an unnamed non-void result would take an implicit number and shift the numbering
+        lines.append(call if rty == "void" else f"{tmp()} = {call}")
         return lines
     if (rty == "void" and not _used(req.caller, inst.name)) or keep == -1:
         lines.append(call)               # the (unused) result keeps its name, numbering intact

@@ -408,3 +408,20 @@ def _vector_request(module, caller, inst, target, ops, where, sret):
     req = Request(caller, inst, target.name, acts, [], False, inst.line, sret, "forward")
     req.vector_args, req.width = args, width
     return req
+
+
+def drop_unwind_edge(lines: list[str], req):
+    """A marker invoke rewritten as call + br no longer reaches its landing pad: drop its
+    block's incoming values from the landing pad's phis (a phi left with none is in a block
+    nothing reaches any more)."""
+    block = next(b for b in req.caller.blocks if b.term is req.inst)
+    pad = req.caller.block(req.inst.targets[1])
+    pair = re.compile(r",?\s*\[[^\[\]]*,\s*" + re.escape(block.label) + r"\s*\]")
+    for phi in pad.phis:
+        text = pair.sub("", lines[phi.line], count=1)
+        text = re.sub(r"phi\s+(.*?)\s*,\s*\[", r"phi \1 [", text, count=1) \
+            if re.search(r"phi\s+[^\[]*,\s*\[", text) else text
+        if "[" not in text:
+            text = f"{phi.name} = freeze {phi.ty} poison"
+        lines[phi.line] = text
+

@@ -672,12 +672,12 @@ class Synth:
                 ctx.lines.append(f"{iv} = load i64, ptr %ad.riv.{h}")
             first = self.tmp("first")
             ctx.lines.append(f"{first} = icmp eq i64 {iv}, 0")
-            ctx.lines.append(f"br i1 {first}, label %rev.{h}.from.pre, label %rev.{h}.from.latch")
-            ctx.lines.append(f"rev.{h}.from.pre:")
+            ctx.lines.append(f"br i1 {first}, label %redge.{h}.pre, label %redge.{h}.latch")
+            ctx.lines.append(f"redge.{h}.pre:")
             self._enter_loops(ctx, b, self.fn.block(lp.preheader))
             self._edge_adjoints(ctx, b, self.fn.block(lp.preheader))
             ctx.lines.append(f"br label %rev.{self.r(lp.preheader)[1:]}")
-            ctx.lines.append(f"rev.{h}.from.latch:")
+            ctx.lines.append(f"redge.{h}.latch:")
             dec = self.tmp("ivm")
             ctx.lines.append(f"{dec} = sub i64 {iv}, 1")
             ctx.lines.append(f"store i64 {dec}, ptr %ad.riv.{h}")
@@ -692,7 +692,8 @@ class Synth:
         pid = ctx.avail[("pred", b.label)]
         edges = []
         for k, p in enumerate(preds):
-            lab = f"rev.{self.r(b.label)[1:]}.from.{k}"
+            # not rev.*: that is the reverse of a primal block, and a primal label may end in .from.0
+            lab = f"redge.{self.r(b.label)[1:]}.{k}"
             edges.append((k, lab, p))
         cases = " ".join(f"i32 {k}, label %{lab}" for k, lab, _ in edges[1:])
         ctx.lines.append(f"switch i32 {pid}, label %{edges[0][1]} [ {cases} ]")

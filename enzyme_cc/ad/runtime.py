@@ -4,105 +4,8 @@ import hashlib
 import re
 
 from enzyme_cc.ir.lexer import type_size, split_fields
+from .tape import TAPE as _TAPE, STABLE_TAPE as _STABLE_TAPE
 
-_TAPE = """
-define internal ptr @__enzyme_cc_push(ptr %t, i64 %n) alwaysinline nounwind {
-entry:
-  %topp = getelementptr inbounds i8, ptr %t, i64 8
-  %capp = getelementptr inbounds i8, ptr %t, i64 16
-  %top = load i64, ptr %topp
-  %cap = load i64, ptr %capp
-  %new = add i64 %top, %n
-  %ok = icmp ule i64 %new, %cap
-  br i1 %ok, label %fast, label %slow
-slow:
-  call void @__enzyme_cc_grow(ptr %t, i64 %new)
-  br label %fast
-fast:
-  %base = load ptr, ptr %t
-  store i64 %new, ptr %topp
-  %p = getelementptr inbounds i8, ptr %base, i64 %top
-  ret ptr %p
-}
-
-define internal ptr @__enzyme_cc_pop(ptr %t, i64 %n) alwaysinline nounwind {
-entry:
-  %topp = getelementptr inbounds i8, ptr %t, i64 8
-  %top = load i64, ptr %topp
-  %new = sub i64 %top, %n
-  store i64 %new, ptr %topp
-  %base = load ptr, ptr %t
-  %p = getelementptr inbounds i8, ptr %base, i64 %new
-  ret ptr %p
-}
-
-; One spare tape buffer per process: a gradient starts on the buffer the previous one released,
-; so repeated gradient calls (an optimizer loop) grow and copy their tape once, not every call.
-; Taken and given back with atomic exchanges (thread-safe; a thread finding it taken starts
-; empty). A spare buffer keeps its capacity in its first 8 bytes (buffers are >= 4096 bytes).
-@__enzyme_cc_spare = internal global ptr null, align 8
-
-define internal void @__enzyme_cc_tape_start(ptr %t) alwaysinline nounwind {
-entry:
-  %b = atomicrmw xchg ptr @__enzyme_cc_spare, ptr null acquire
-  %none = icmp eq ptr %b, null
-  br i1 %none, label %fresh, label %reuse
-reuse:
-  %c = load i64, ptr %b
-  br label %done
-fresh:
-  br label %done
-done:
-  %cap = phi i64 [ %c, %reuse ], [ 0, %fresh ]
-  store ptr %b, ptr %t
-  %topp = getelementptr inbounds i8, ptr %t, i64 8
-  store i64 0, ptr %topp
-  %capp = getelementptr inbounds i8, ptr %t, i64 16
-  store i64 %cap, ptr %capp
-  ret void
-}
-
-define internal void @__enzyme_cc_tape_end(ptr %t) noinline nounwind {
-entry:
-  %b = load ptr, ptr %t
-  %capp = getelementptr inbounds i8, ptr %t, i64 16
-  %c = load i64, ptr %capp
-  %none = icmp eq ptr %b, null
-  %huge = icmp ugt i64 %c, 268435456
-  %drop = or i1 %none, %huge
-  br i1 %drop, label %free, label %keep
-keep:
-  store i64 %c, ptr %b
-  %r = cmpxchg ptr @__enzyme_cc_spare, ptr null, ptr %b acq_rel monotonic
-  %kept = extractvalue { ptr, i1 } %r, 1
-  br i1 %kept, label %done, label %free
-free:
-  call void @free(ptr %b)
-  br label %done
-done:
-  ret void
-}
-
-define internal void @__enzyme_cc_grow(ptr %t, i64 %need) noinline cold nounwind {
-entry:
-  %capp = getelementptr inbounds i8, ptr %t, i64 16
-  %cap = load i64, ptr %capp
-  %dbl = shl i64 %cap, 1
-  %a = call i64 @llvm.umax.i64(i64 %dbl, i64 %need)
-  %c = call i64 @llvm.umax.i64(i64 %a, i64 4096)
-  %base = load ptr, ptr %t
-  %nb = call ptr @realloc(ptr %base, i64 %c)
-  %bad = icmp eq ptr %nb, null
-  br i1 %bad, label %oom, label %ok
-oom:
-  call void @abort()
-  unreachable
-ok:
-  store ptr %nb, ptr %t
-  store i64 %c, ptr %capp
-  ret void
-}
-"""
 
 _MEMCPY = """
 define internal void @__enzyme_cc_memcpy_adj_{kind}(ptr %dd, ptr %ds, i64 %bytes) nounwind {{
@@ -399,6 +302,8 @@ def defined_name(helper) -> str:
         return "@__enzyme_cc_defer_free"
     if kind == "tape":
         return "@__enzyme_cc_push"
+    if kind == "stape":
+        return "@__enzyme_cc_stape_push"
     if kind == "badcall":
         return "@__enzyme_cc_bad_indirect_call"
     if kind == "scalemat":
@@ -418,6 +323,8 @@ def definition(helper) -> str:
         return _DEFER_FREE
     if kind == "tape":
         return _TAPE
+    if kind == "stape":
+        return _STABLE_TAPE
     if kind == "badcall":
         return _BAD_INDIRECT
     if kind == "scalemat":
@@ -434,6 +341,10 @@ def definition(helper) -> str:
 def declarations(helper) -> dict:
     if helper[0] == "tape":
         return {"@realloc": "declare ptr @realloc(ptr, i64)", "@abort": "declare void @abort()",
+                "@llvm.umax.i64": "declare i64 @llvm.umax.i64(i64, i64)",
+                "@free": "declare void @free(ptr)"}
+    if helper[0] == "stape":
+        return {"@calloc": "declare noalias ptr @calloc(i64, i64)", "@abort": "declare void @abort()",
                 "@llvm.umax.i64": "declare i64 @llvm.umax.i64(i64, i64)",
                 "@free": "declare void @free(ptr)"}
     if helper[0] == "deferfree":

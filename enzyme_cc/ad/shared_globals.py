@@ -11,6 +11,7 @@ import re
 
 from enzyme_cc.ir.lexer import type_size
 from .activity import carries_float
+from .tape import TAPE_OPS
 from .typeinfo import underlying, global_type, named_expand, layout
 
 # a store of a constant (a global's address, maybe a constant GEP of it) into memory
@@ -66,8 +67,8 @@ def find_shared_globals(gen, roots):
     reach, todo = set(), list(roots)
     while todo:
         f = todo.pop()
-        if f in reach or f not in module._bodies:
-            continue
+        if f in reach or f not in module._bodies or f in TAPE_OPS:
+            continue            # (the tape's spare buffer is no data: rules/tape.py)
         reach.add(f)
         todo.extend(gen._callees(f))
     access: dict[str, set] = {}

@@ -1,0 +1,253 @@
+"""IR of the tape the generated code keeps its primal values on, and what a derivative of
+generated code does with it (higher order: an outer derivative differentiating an inner one).
+
+The values an inner derivative pushes on its tape are active for an outer derivative (the inner
+reverse sweep reads them back), so the outer derivative gives every tape a shadow tape that
+takes the same pushes and pops (rules/tape.py). The tape helpers are never differentiated
+themselves: their spare-buffer exchange and their realloc of untyped bytes have no derivative.
+"""
+
+TAPE = """
+define internal ptr @__enzyme_cc_push(ptr %t, i64 %n) alwaysinline nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %t, i64 8
+  %capp = getelementptr inbounds i8, ptr %t, i64 16
+  %top = load i64, ptr %topp
+  %cap = load i64, ptr %capp
+  %new = add i64 %top, %n
+  %ok = icmp ule i64 %new, %cap
+  br i1 %ok, label %fast, label %slow
+slow:
+  call void @__enzyme_cc_grow(ptr %t, i64 %new)
+  br label %fast
+fast:
+  %base = load ptr, ptr %t
+  store i64 %new, ptr %topp
+  %p = getelementptr inbounds i8, ptr %base, i64 %top
+  ret ptr %p
+}
+
+define internal ptr @__enzyme_cc_pop(ptr %t, i64 %n) alwaysinline nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %t, i64 8
+  %top = load i64, ptr %topp
+  %new = sub i64 %top, %n
+  store i64 %new, ptr %topp
+  %base = load ptr, ptr %t
+  %p = getelementptr inbounds i8, ptr %base, i64 %new
+  ret ptr %p
+}
+
+; One spare tape buffer per process: a gradient starts on the buffer the previous one released,
+; so repeated gradient calls (an optimizer loop) grow and copy their tape once, not every call.
+; Taken and given back with atomic exchanges (thread-safe; a thread finding it taken starts
+; empty). A spare buffer keeps its capacity in its first 8 bytes (buffers are >= 4096 bytes).
+@__enzyme_cc_spare = internal global ptr null, align 8
+
+define internal void @__enzyme_cc_tape_start(ptr %t) alwaysinline nounwind {
+entry:
+  %b = atomicrmw xchg ptr @__enzyme_cc_spare, ptr null acquire
+  %none = icmp eq ptr %b, null
+  br i1 %none, label %fresh, label %reuse
+reuse:
+  %c = load i64, ptr %b
+  br label %done
+fresh:
+  br label %done
+done:
+  %cap = phi i64 [ %c, %reuse ], [ 0, %fresh ]
+  store ptr %b, ptr %t
+  %topp = getelementptr inbounds i8, ptr %t, i64 8
+  store i64 0, ptr %topp
+  %capp = getelementptr inbounds i8, ptr %t, i64 16
+  store i64 %cap, ptr %capp
+  ret void
+}
+
+define internal void @__enzyme_cc_tape_end(ptr %t) noinline nounwind {
+entry:
+  %b = load ptr, ptr %t
+  %capp = getelementptr inbounds i8, ptr %t, i64 16
+  %c = load i64, ptr %capp
+  %none = icmp eq ptr %b, null
+  %huge = icmp ugt i64 %c, 268435456
+  %drop = or i1 %none, %huge
+  br i1 %drop, label %free, label %keep
+keep:
+  store i64 %c, ptr %b
+  %r = cmpxchg ptr @__enzyme_cc_spare, ptr null, ptr %b acq_rel monotonic
+  %kept = extractvalue { ptr, i1 } %r, 1
+  br i1 %kept, label %done, label %free
+free:
+  call void @free(ptr %b)
+  br label %done
+done:
+  ret void
+}
+
+define internal void @__enzyme_cc_grow(ptr %t, i64 %need) noinline cold nounwind {
+entry:
+  %capp = getelementptr inbounds i8, ptr %t, i64 16
+  %cap = load i64, ptr %capp
+  %dbl = shl i64 %cap, 1
+  %a = call i64 @llvm.umax.i64(i64 %dbl, i64 %need)
+  %c = call i64 @llvm.umax.i64(i64 %a, i64 4096)
+  %base = load ptr, ptr %t
+  %nb = call ptr @realloc(ptr %base, i64 %c)
+  %bad = icmp eq ptr %nb, null
+  br i1 %bad, label %oom, label %ok
+oom:
+  call void @abort()
+  unreachable
+ok:
+  store ptr %nb, ptr %t
+  store i64 %c, ptr %capp
+  ret void
+}
+"""
+
+# The shadow tape of a reverse-mode outer derivative: the outer reverse sweep uses the shadow of
+# every push and pop long after it was made, so its bytes must never move (no realloc). A list of
+# calloc'd chunks {prev, prev_top, prev_cap, next, cap, pad} + data; a chunk popped empty stays
+# in the list for the next pushes (same LIFO order, so a reused slot's adjoint is already
+# consumed), all of them freed by stape_free when the outer reverse sweep is done with the tape.
+STABLE_TAPE = """
+define internal void @__enzyme_cc_stape_init(ptr %t) nounwind {
+entry:
+  store ptr null, ptr %t
+  %topp = getelementptr inbounds i8, ptr %t, i64 8
+  store i64 0, ptr %topp
+  %capp = getelementptr inbounds i8, ptr %t, i64 16
+  store i64 0, ptr %capp
+  ret void
+}
+
+define internal ptr @__enzyme_cc_stape_push(ptr %t, i64 %n) nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %t, i64 8
+  %capp = getelementptr inbounds i8, ptr %t, i64 16
+  %top = load i64, ptr %topp
+  %cap = load i64, ptr %capp
+  %new = add i64 %top, %n
+  %ok = icmp ule i64 %new, %cap
+  br i1 %ok, label %fast, label %slow
+slow:
+  %c = load ptr, ptr %t
+  %hasc = icmp ne ptr %c, null
+  br i1 %hasc, label %next, label %alloc
+next:
+  %nxp = getelementptr inbounds i8, ptr %c, i64 24
+  %nx = load ptr, ptr %nxp
+  %hasnx = icmp ne ptr %nx, null
+  br i1 %hasnx, label %size, label %alloc
+size:
+  %nxcp = getelementptr inbounds i8, ptr %nx, i64 32
+  %nxcap = load i64, ptr %nxcp
+  %want = add i64 %n, 48
+  %fits = icmp uge i64 %nxcap, %want
+  br i1 %fits, label %enter, label %alloc
+alloc:
+  %after = phi ptr [ null, %slow ], [ null, %next ], [ %nx, %size ]
+  %dbl = shl i64 %cap, 1
+  %need = add i64 %n, 48
+  %a = call i64 @llvm.umax.i64(i64 %dbl, i64 %need)
+  %sz = call i64 @llvm.umax.i64(i64 %a, i64 4096)
+  %m = call ptr @calloc(i64 1, i64 %sz)
+  %bad = icmp eq ptr %m, null
+  br i1 %bad, label %oom, label %link
+oom:
+  call void @abort()
+  unreachable
+link:
+  %mnx = getelementptr inbounds i8, ptr %m, i64 24
+  store ptr %after, ptr %mnx
+  %mcp = getelementptr inbounds i8, ptr %m, i64 32
+  store i64 %sz, ptr %mcp
+  br i1 %hasc, label %linkc, label %enter
+linkc:
+  %cnx = getelementptr inbounds i8, ptr %c, i64 24
+  store ptr %m, ptr %cnx
+  br label %enter
+enter:
+  %ch = phi ptr [ %nx, %size ], [ %m, %link ], [ %m, %linkc ]
+  store ptr %c, ptr %ch
+  %pt = getelementptr inbounds i8, ptr %ch, i64 8
+  store i64 %top, ptr %pt
+  %pc = getelementptr inbounds i8, ptr %ch, i64 16
+  store i64 %cap, ptr %pc
+  %chcp = getelementptr inbounds i8, ptr %ch, i64 32
+  %chcap = load i64, ptr %chcp
+  store ptr %ch, ptr %t
+  store i64 %chcap, ptr %capp
+  %new2 = add i64 %n, 48
+  br label %fast
+fast:
+  %at = phi i64 [ %top, %entry ], [ 48, %enter ]
+  %end = phi i64 [ %new, %entry ], [ %new2, %enter ]
+  store i64 %end, ptr %topp
+  %base = load ptr, ptr %t
+  %p = getelementptr inbounds i8, ptr %base, i64 %at
+  ret ptr %p
+}
+
+define internal ptr @__enzyme_cc_stape_pop(ptr %t, i64 %n) nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %t, i64 8
+  %capp = getelementptr inbounds i8, ptr %t, i64 16
+  %top = load i64, ptr %topp
+  %empty = icmp eq i64 %top, 48
+  %some = icmp ne i64 %n, 0
+  %back = and i1 %empty, %some
+  br i1 %back, label %prev, label %here
+prev:
+  %c = load ptr, ptr %t
+  %pv = load ptr, ptr %c
+  %pt = getelementptr inbounds i8, ptr %c, i64 8
+  %ptop = load i64, ptr %pt
+  %pc = getelementptr inbounds i8, ptr %c, i64 16
+  %pcap = load i64, ptr %pc
+  store ptr %pv, ptr %t
+  store i64 %pcap, ptr %capp
+  br label %here
+here:
+  %cur = phi i64 [ %top, %entry ], [ %ptop, %prev ]
+  %new = sub i64 %cur, %n
+  store i64 %new, ptr %topp
+  %base = load ptr, ptr %t
+  %p = getelementptr inbounds i8, ptr %base, i64 %new
+  ret ptr %p
+}
+
+define internal void @__enzyme_cc_stape_free(ptr %t) nounwind {
+entry:
+  %c = load ptr, ptr %t
+  br label %first
+first:
+  %f = phi ptr [ %c, %entry ], [ %pv, %up ]
+  %none = icmp eq ptr %f, null
+  br i1 %none, label %done, label %up0
+up0:
+  %pv = load ptr, ptr %f
+  %top = icmp eq ptr %pv, null
+  br i1 %top, label %walk, label %up
+up:
+  br label %first
+walk:
+  %w = phi ptr [ %f, %up0 ], [ %nx, %walk ]
+  %nxp = getelementptr inbounds i8, ptr %w, i64 24
+  %nx = load ptr, ptr %nxp
+  call void @free(ptr %w)
+  %more = icmp ne ptr %nx, null
+  br i1 %more, label %walk, label %done
+done:
+  call void @__enzyme_cc_stape_init(ptr %t)
+  ret void
+}
+"""
+
+# calls of the tape helpers, which derivatives of generated code handle without differentiating
+# them (rules/tape.py)
+TAPE_OPS = {"@__enzyme_cc_push": "push", "@__enzyme_cc_pop": "pop",
+            "@__enzyme_cc_tape_start": "start", "@__enzyme_cc_tape_end": "end",
+            "@__enzyme_cc_stape_push": "spush", "@__enzyme_cc_stape_pop": "spop",
+            "@__enzyme_cc_stape_init": "sinit", "@__enzyme_cc_stape_free": "sfree"}

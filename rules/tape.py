@@ -1,0 +1,50 @@
+"""Calls of the tape helpers in generated code that is itself differentiated (higher order).
+
+The inner derivative's tape holds values its reverse sweep reads back, so they carry derivatives:
+the outer derivative keeps a shadow tape (the shadow of the tape header) that takes the same
+pushes and pops, so that the shadow of every pushed slot is the matching slot of the shadow tape.
+Forward mode uses the shadow immediately: the same helper on the shadow tape. Reverse mode reads
+the shadows of the pushes again in its reverse sweep, after later pushes may have grown the
+tape: its shadow tape is the stable one (ad/tape.py), freed when the reverse sweep passes the
+inner tape's start.
+"""
+from enzyme_cc.ad.tape import TAPE_OPS
+
+STABLE = {"push": "@__enzyme_cc_stape_push", "spush": "@__enzyme_cc_stape_push",
+          "pop": "@__enzyme_cc_stape_pop", "spop": "@__enzyme_cc_stape_pop",
+          "start": "@__enzyme_cc_stape_init", "sinit": "@__enzyme_cc_stape_init"}
+
+
+def is_tape_call(callee: str) -> bool:
+    return callee in TAPE_OPS
+
+
+def forward_sweep(ctx, inst, before):
+    """After the primal helper call: the same operation on the shadow tape."""
+    t = inst.ops[0].value if inst.ops else None
+    if before or t is None or not ctx.shadowed(t):
+        return
+    synth = ctx.synth
+    if synth.mode == "forward":
+        callee = inst.callee
+    else:
+        callee = STABLE.get(TAPE_OPS[inst.callee])
+        if callee is None:
+            return                       # end/free: the reverse sweep still reads the shadow tape
+        synth.gen.helpers.add(("stape",))
+    args = [f"ptr {ctx.s(t)}"] + [f"{o.ty} {ctx.p(o.value) if o.is_local else o.value}"
+                                  for o in inst.ops[1:]]
+    call = f"call {inst.ty} {callee}({', '.join(args)})"
+    if inst.name and ctx.shadowed(inst.name):
+        ctx.emit(f"{synth.sname(inst.name)} = {call}")
+    elif inst.name:
+        ctx.emit(f"{ctx.tmp()} = {call}")
+    else:
+        ctx.emit(call)
+
+
+def reverse_sweep(ctx, inst):
+    """The reverse sweep has used the whole shadow tape once it reaches the tape's start."""
+    if TAPE_OPS[inst.callee] in ("start", "sinit") and ctx.shadowed(inst.ops[0].value):
+        ctx.gen().helpers.add(("stape",))
+        ctx.emit(f"call void @__enzyme_cc_stape_free(ptr {ctx.s(inst.ops[0].value)})")
