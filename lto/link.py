@@ -217,8 +217,8 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
                                opt.new_context())
         module = opt.parse_text(new, ctx)
     except opt.InternalIRError as e:
-        path = os.path.join(tempfile.gettempdir(), "enzyme-cc-invalid.ll")
-        with open(path, "w") as f:
+        fd, path = tempfile.mkstemp(prefix="enzyme-cc-invalid-", suffix=".ll")  # (make -j)
+        with os.fdopen(fd, "w") as f:
             f.write(e.text)
         raise UserError(f"internal error: the derivative IR does not verify ({e}); the IR was "
                         f"written to {path}; please report this")
