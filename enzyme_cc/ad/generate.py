@@ -656,7 +656,7 @@ class Generator:
         for h in self.helpers:
             for n, d in runtime.declarations(h).items():
                 self.declare_raw(n, d)
-        extra += list(self.decls.values())
+        extra += [self.decls[n] for n in sorted(self.decls)]   # the same text every run
         return text + "\n" + "\n".join(extra) + "\n"
 
 

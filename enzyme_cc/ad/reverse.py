@@ -435,7 +435,7 @@ class Synth:
 
     def _riv_allocas(self):
         return [f"%ad.riv.{self.r(h)[1:]} = alloca i64" for h in self.loops] + \
-            [f"%ad.nexit.{self.r(h)[1:]} = alloca i64" for h in self.once]
+            [f"%ad.nexit.{self.r(h)[1:]} = alloca i64" for h in sorted(self.once)]
 
     def _adjoint_allocas(self, act_vals, combined):
         out = []
