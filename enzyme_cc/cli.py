@@ -34,7 +34,7 @@ def run_driver(driver: str, argv: list[str]) -> int:
             or any(s.path != "-" and not os.path.exists(s.path) for s in inv.sources)):
         from .compile import run
         from .plugin import plugin_args
-        return run([toolchain.tool(driver)] + toolchain.cxx_include_args(inv.sources) +
+        return run([toolchain.tool(driver)] + toolchain.include_args(inv.sources) +
                    plugin_args(inv.sources) + inv.args)
     if inv.action == "compile":
         from .compile import compile_source, default_object_name

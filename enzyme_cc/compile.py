@@ -48,7 +48,7 @@ def compile_source(driver: str, inv, src, out: str, extra=()) -> int:
     fat_lto = _last_flag(args, "-ffat-lto-objects", "-fno-fat-lto-objects") and \
         _last_flag(args, "-flto", "-fno-lto", prefix=True)
     embed = [] if fat_lto else EMBED    # clang crashes on both; .llvm.lto holds the bitcode then
-    cc = [toolchain.tool(_cdriver(driver))] + args + toolchain.cxx_include_args([src]) + \
+    cc = [toolchain.tool(_cdriver(driver))] + args + toolchain.include_args([src]) + \
         plugin_args([src])
     lto = _last_flag(args, "-flto", "-fno-lto", prefix=True)
     if inv.opt_level == "0" and not lto and src.path != "-":

@@ -43,10 +43,13 @@ def env_name(name: str) -> str:
 
 
 def include_dir() -> str:
-    """Headers shipped with enzyme-cc (<enzyme/enzyme>, Enzyme's C++ interface)."""
+    """Headers shipped with enzyme-cc: <enzyme/enzyme> (Enzyme's C++ interface) and Enzyme's C
+    headers."""
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 
 
-def cxx_include_args(sources) -> list[str]:
-    """`-isystem` for our headers when C++ sources are compiled (they are C++-only headers)."""
-    return ["-isystem", include_dir()] if any(s.lang == "c++" for s in sources) else []
+def include_args(sources) -> list[str]:
+    """`-isystem` for our headers when C-family sources are compiled (after the user's own -I,
+    so a project's own enzyme/ headers win)."""
+    return ["-isystem", include_dir()] if any(s.lang in ("c", "c++", "objc") for s in sources) \
+        else []
