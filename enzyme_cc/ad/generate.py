@@ -207,8 +207,7 @@ class Generator:
         lines = []
         if synth.mode == "combined":
             lines.append("call void @__enzyme_cc_tape_end(ptr %ad.tape)")
-            if ("deferfree",) in self.helpers:
-                lines.append("call void @__enzyme_cc_free_deferred(ptr %ad.freelist)")
+            lines.append("call void @__enzyme_cc_free_deferred(ptr %ad.freemark)")
         fn = synth.fn
         rty, tys = self.adjoint_return(fn, synth.arg_act)
         vals = []

@@ -106,13 +106,14 @@ class Synth:
         self._tmp = 0
         self.slots: dict[str, str] = {}       # original value -> adjoint alloca
         self.value_slots: dict = {}           # need key -> alloca for slot-cached primal values
-        self.freed: set[str] = set()          # allocations freed inside the function
+        # allocations freed inside the function: their reverse frees them (realloc's old block
+        # is not here: its forward rule defers that free to the end of the gradient)
+        self.freed: set[str] = set()
         for i in fn.insts():
             from enzyme_cc.rules.registry import is_deallocator
-            if i.op in ("call", "invoke") and (i.callee in gen.FREES or i.callee == "@realloc"
-                                               or is_deallocator(i.callee or "")) \
-                    and i.ops and i.ops[0].value in self.act.shadowed:
-                self.freed.add(i.ops[0].value)     # realloc frees its old block too
+            if i.op in ("call", "invoke") and (i.callee in gen.FREES or is_deallocator(
+                    i.callee or "")) and i.ops and i.ops[0].value in self.act.shadowed:
+                self.freed.add(i.ops[0].value)
 
     # ---- naming -------------------------------------------------------------------------------
     def tmp(self, hint="t") -> str:
@@ -364,8 +365,8 @@ class Synth:
                 if self.mode == "combined":
                     fwd_lines.append(f"{self.tape} = alloca {TAPE_TY}")
                     fwd_lines.append(f"call void @__enzyme_cc_tape_start(ptr {self.tape})")
-                    fwd_lines.append("%ad.freelist = alloca ptr")
-                    fwd_lines.append("store ptr null, ptr %ad.freelist")
+                    fwd_lines.append("%ad.freemark = call ptr @__enzyme_cc_free_mark()")
+                    self.gen.helpers.add(("deferfree",))
             ctx = FwdCtx(self, b, fwd_lines)
             ctx.after_phis = []            # slot stores wait until the phi group is complete
             lp = self.loops.get(b.label)

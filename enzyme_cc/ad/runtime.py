@@ -265,12 +265,14 @@ done:
 
 
 _DEFER_FREE = """
-; frees of memory allocated in a callee, postponed to the end of the gradient: a list of
-; {next, primal, shadow, deallocator} nodes
-define internal void @__enzyme_cc_defer_free(ptr %head, ptr %p, ptr %s, ptr %fn) nounwind {
+; frees postponed to the end of the top-level gradient (the reverse sweep still reads the
+; blocks): a per-thread list of {next, primal, shadow, deallocator} nodes. A gradient frees the
+; nodes pushed since it started (its mark), so nested gradients keep their callers' nodes.
+@__enzyme_cc_freelist = internal thread_local global ptr null
+define internal void @__enzyme_cc_defer_free(ptr %p, ptr %s, ptr %fn) nounwind {
 entry:
   %n = call ptr @malloc(i64 32)
-  %old = load ptr, ptr %head
+  %old = load ptr, ptr @__enzyme_cc_freelist
   store ptr %old, ptr %n
   %np = getelementptr inbounds i8, ptr %n, i64 8
   store ptr %p, ptr %np
@@ -278,17 +280,23 @@ entry:
   store ptr %s, ptr %ns
   %nf = getelementptr inbounds i8, ptr %n, i64 24
   store ptr %fn, ptr %nf
-  store ptr %n, ptr %head
+  store ptr %n, ptr @__enzyme_cc_freelist
   ret void
 }
 
-define internal void @__enzyme_cc_free_deferred(ptr %head) nounwind {
+define internal ptr @__enzyme_cc_free_mark() alwaysinline nounwind {
 entry:
-  %first = load ptr, ptr %head
+  %m = load ptr, ptr @__enzyme_cc_freelist
+  ret ptr %m
+}
+
+define internal void @__enzyme_cc_free_deferred(ptr %mark) nounwind {
+entry:
+  %first = load ptr, ptr @__enzyme_cc_freelist
   br label %loop
 loop:
   %n = phi ptr [ %first, %entry ], [ %next, %body ]
-  %done = icmp eq ptr %n, null
+  %done = icmp eq ptr %n, %mark
   br i1 %done, label %exit, label %body
 body:
   %next = load ptr, ptr %n
@@ -303,6 +311,7 @@ body:
   call void @free(ptr %n)
   br label %loop
 exit:
+  store ptr %mark, ptr @__enzyme_cc_freelist
   ret void
 }
 """
