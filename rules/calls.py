@@ -453,13 +453,30 @@ def _rev_memcpy(ctx, inst):
         ctx.gen().zero_memory(ctx.emit, ctx.s(dst.value), ctx.p(n.value) if n.is_local else
                               n.value, n.ty)
         return
-    for off, size, kind in ctx.gen().copy_ranges(ctx.synth, inst):
-        if kind not in ("double", "float"):
-            continue
-        nv = str(size) if size is not None else ctx.p(n.value)
-        dd = _at(ctx, ctx.s(dst.value), off)
-        if ctx.shadowed(src.value):
-            fn = ctx.gen().memcpy_adjoint(kind)
-            ctx.emit(f"call void @{fn}(ptr {dd}, ptr {_at(ctx, ctx.s(src.value), off)}, i64 {nv})")
-        else:
-            ctx.gen().zero_memory(ctx.emit, dd, nv, n.ty)
+    gen = ctx.gen()
+    ranges = [(off, str(size) if size is not None else ctx.p(n.value), kind)
+              for off, size, kind in gen.copy_ranges(ctx.synth, inst) if kind in ("double", "float")]
+    dshadow = ctx.s(dst.value)
+    tmp = None
+    if (inst.callee or "").startswith(("@llvm.memmove", "@memmove")) and ranges:
+        # the ranges may overlap: an adjoint read after another element's adjoint was added
+        # into it would be wrong, so take the destination's adjoints out first (into a
+        # temporary), zero them, then add them into the source's
+        nv = ctx.p(n.value) if n.is_local else n.value
+        tmp = ctx.tmp("mvadj")
+        ctx.emit(f"{tmp} = call ptr @malloc({n.ty} {nv})")
+        ctx.emit(f"call void @llvm.memcpy.p0.p0.{n.ty}(ptr {tmp}, ptr {dshadow}, {n.ty} {nv}, "
+                 "i1 false)")
+        gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
+        gen.declare_raw(f"@llvm.memcpy.p0.p0.{n.ty}",
+                        f"declare void @llvm.memcpy.p0.p0.{n.ty}(ptr, ptr, {n.ty}, i1)")
+        for off, nb, _ in ranges:
+            gen.zero_memory(ctx.emit, _at(ctx, dshadow, off), nb, n.ty)
+        dshadow = tmp
+    for off, nb, kind in ranges:
+        fn = gen.memcpy_adjoint(kind)
+        ctx.emit(f"call void @{fn}(ptr {_at(ctx, dshadow, off)}, "
+                 f"ptr {_at(ctx, ctx.s(src.value), off)}, i64 {nb})")
+    if tmp is not None:
+        ctx.emit(f"call void @free(ptr {tmp})")
+        gen.declare_raw("@free", "declare void @free(ptr)")

@@ -752,8 +752,13 @@ class FwdCtx:
         if v not in self.act.shadowed and self.synth.null_based(v):
             return self.p(v)          # e.g. `gep (null, n)`: an end pointer never dereferenced
         if v not in self.act.shadowed:
+            param = any(p.name == v for p in self.synth.fn.params)
+            hint = "mark the argument enzyme_dup" if param else \
+                "the pointer was made by code whose result has no shadow (a call without " \
+                "bitcode or rule, or an integer): build that code with enzyme-cc, or keep " \
+                "active data out of that memory"
             raise UserError(f"{self.synth.where(self.synth.fn.defs.get(v))}: pointer '{v}' "
-                            "joins shadowed and unshadowed memory; hint: mark the argument enzyme_dup")
+                            f"joins shadowed and unshadowed memory; hint: {hint}")
         return self.synth.sname(v)
 
     def emit(self, line):
