@@ -189,10 +189,10 @@ def zero_shadow_block(ctx, callee, s, nbytes):
 
 
 def defer_free(ctx, p, s, dealloc="@free"):
-    """Free primal block p and its shadow s when the top-level gradient returns."""
-    ctx.gen().helpers.add(("deferfree",))
+    """Free primal block p and its shadow s when the gradient ends (with its tape)."""
+    ctx.gen().helpers.add(("tape",))
     ctx.gen().declare_raw(dealloc, f"declare void {dealloc}(ptr)")
-    ctx.emit(f"call void @__enzyme_cc_defer_free(ptr {p}, ptr {s}, ptr {dealloc})")
+    ctx.emit(f"call void @__enzyme_cc_defer_free(ptr %ad.tape, ptr {p}, ptr {s}, ptr {dealloc})")
 
 
 def _mirror_call(ctx, inst):

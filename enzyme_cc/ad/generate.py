@@ -207,7 +207,6 @@ class Generator:
         lines = []
         if synth.mode == "combined":
             lines.append("call void @__enzyme_cc_tape_end(ptr %ad.tape)")
-            lines.append("call void @__enzyme_cc_free_deferred(ptr %ad.freemark)")
         fn = synth.fn
         rty, tys = self.adjoint_return(fn, synth.arg_act)
         vals = []

@@ -189,7 +189,7 @@ def _request(module, caller, inst, mode) -> Request:
 
 # Our tape is a header {data, top, capacity} (ad/runtime.py) over a growing byte stack; a caller-
 # allocated tape (enzyme_allocated) holds that header, so its size does not depend on the function.
-TAPE_HEADER_BYTES = 24
+TAPE_HEADER_BYTES = 32
 
 
 def _split_options(caller, ops, k, opts, mode, where, marker) -> int:

@@ -33,7 +33,7 @@ RECOMPUTABLE_INTRINSICS = {"llvm.fmuladd", "llvm.fma", "llvm.fabs", "llvm.copysi
                            "llvm.maxnum", "llvm.minimum", "llvm.maximum", "llvm.floor",
                            "llvm.ceil", "llvm.trunc", "llvm.rint", "llvm.round", "llvm.smax",
                            "llvm.smin", "llvm.umax", "llvm.umin", "llvm.abs"}
-TAPE_TY = "{ ptr, i64, i64 }"
+TAPE_TY = "{ ptr, i64, i64, ptr }"   # data, top, capacity, deferred frees
 
 
 def local_name(name: str) -> str:
@@ -365,8 +365,6 @@ class Synth:
                 if self.mode == "combined":
                     fwd_lines.append(f"{self.tape} = alloca {TAPE_TY}")
                     fwd_lines.append(f"call void @__enzyme_cc_tape_start(ptr {self.tape})")
-                    fwd_lines.append("%ad.freemark = call ptr @__enzyme_cc_free_mark()")
-                    self.gen.helpers.add(("deferfree",))
             ctx = FwdCtx(self, b, fwd_lines)
             ctx.after_phis = []            # slot stores wait until the phi group is complete
             lp = self.loops.get(b.label)

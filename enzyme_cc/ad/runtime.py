@@ -55,6 +55,8 @@ fresh:
 done:
   %cap = phi i64 [ %c, %reuse ], [ 0, %fresh ]
   store ptr %b, ptr %t
+  %listp = getelementptr inbounds i8, ptr %t, i64 24
+  store ptr null, ptr %listp
   %topp = getelementptr inbounds i8, ptr %t, i64 8
   store i64 0, ptr %topp
   %capp = getelementptr inbounds i8, ptr %t, i64 16
@@ -64,6 +66,8 @@ done:
 
 define internal void @__enzyme_cc_tape_end(ptr %t) noinline nounwind {
 entry:
+  %listp = getelementptr inbounds i8, ptr %t, i64 24
+  call void @__enzyme_cc_free_deferred(ptr %listp)
   %b = load ptr, ptr %t
   %capp = getelementptr inbounds i8, ptr %t, i64 16
   %c = load i64, ptr %capp
@@ -100,6 +104,50 @@ oom:
 ok:
   store ptr %nb, ptr %t
   store i64 %c, ptr %capp
+  ret void
+}
+; Frees postponed to the end of the gradient (the reverse sweep still reads those blocks: a
+; realloc's old block, memory freed that is not one allocation of the function): a list of
+; {next, primal, shadow, deallocator} nodes headed at byte 24 of the tape header, so callees
+; reach it through the tape they share; tape_end frees them.
+define internal void @__enzyme_cc_defer_free(ptr %t, ptr %p, ptr %s, ptr %fn) nounwind {
+entry:
+  %head = getelementptr inbounds i8, ptr %t, i64 24
+  %n = call ptr @malloc(i64 32)
+  %old = load ptr, ptr %head
+  store ptr %old, ptr %n
+  %np = getelementptr inbounds i8, ptr %n, i64 8
+  store ptr %p, ptr %np
+  %ns = getelementptr inbounds i8, ptr %n, i64 16
+  store ptr %s, ptr %ns
+  %nf = getelementptr inbounds i8, ptr %n, i64 24
+  store ptr %fn, ptr %nf
+  store ptr %n, ptr %head
+  ret void
+}
+
+define internal void @__enzyme_cc_free_deferred(ptr %head) nounwind {
+entry:
+  %first = load ptr, ptr %head
+  store ptr null, ptr %head
+  br label %loop
+loop:
+  %n = phi ptr [ %first, %entry ], [ %next, %body ]
+  %done = icmp eq ptr %n, null
+  br i1 %done, label %exit, label %body
+body:
+  %next = load ptr, ptr %n
+  %np = getelementptr inbounds i8, ptr %n, i64 8
+  %p = load ptr, ptr %np
+  %ns = getelementptr inbounds i8, ptr %n, i64 16
+  %s = load ptr, ptr %ns
+  %nf = getelementptr inbounds i8, ptr %n, i64 24
+  %fn = load ptr, ptr %nf
+  call void %fn(ptr %p)
+  call void %fn(ptr %s)
+  call void @free(ptr %n)
+  br label %loop
+exit:
   ret void
 }
 """
@@ -264,57 +312,6 @@ done:
 """
 
 
-_DEFER_FREE = """
-; frees postponed to the end of the top-level gradient (the reverse sweep still reads the
-; blocks): a per-thread list of {next, primal, shadow, deallocator} nodes. A gradient frees the
-; nodes pushed since it started (its mark), so nested gradients keep their callers' nodes.
-@__enzyme_cc_freelist = internal thread_local global ptr null
-define internal void @__enzyme_cc_defer_free(ptr %p, ptr %s, ptr %fn) nounwind {
-entry:
-  %n = call ptr @malloc(i64 32)
-  %old = load ptr, ptr @__enzyme_cc_freelist
-  store ptr %old, ptr %n
-  %np = getelementptr inbounds i8, ptr %n, i64 8
-  store ptr %p, ptr %np
-  %ns = getelementptr inbounds i8, ptr %n, i64 16
-  store ptr %s, ptr %ns
-  %nf = getelementptr inbounds i8, ptr %n, i64 24
-  store ptr %fn, ptr %nf
-  store ptr %n, ptr @__enzyme_cc_freelist
-  ret void
-}
-
-define internal ptr @__enzyme_cc_free_mark() alwaysinline nounwind {
-entry:
-  %m = load ptr, ptr @__enzyme_cc_freelist
-  ret ptr %m
-}
-
-define internal void @__enzyme_cc_free_deferred(ptr %mark) nounwind {
-entry:
-  %first = load ptr, ptr @__enzyme_cc_freelist
-  br label %loop
-loop:
-  %n = phi ptr [ %first, %entry ], [ %next, %body ]
-  %done = icmp eq ptr %n, %mark
-  br i1 %done, label %exit, label %body
-body:
-  %next = load ptr, ptr %n
-  %np = getelementptr inbounds i8, ptr %n, i64 8
-  %p = load ptr, ptr %np
-  %ns = getelementptr inbounds i8, ptr %n, i64 16
-  %s = load ptr, ptr %ns
-  %nf = getelementptr inbounds i8, ptr %n, i64 24
-  %fn = load ptr, ptr %nf
-  call void %fn(ptr %p)
-  call void %fn(ptr %s)
-  call void @free(ptr %n)
-  br label %loop
-exit:
-  store ptr %mark, ptr @__enzyme_cc_freelist
-  ret void
-}
-"""
 
 
 # Element loop over a flang array descriptor (any rank): element t of the column-major order is
@@ -404,8 +401,6 @@ def defined_name(helper) -> str:
     kind = helper[0]
     if kind == "fdesc":
         return f"@__enzyme_cc_fdesc_walk_{helper[1]}"
-    if kind == "deferfree":
-        return "@__enzyme_cc_defer_free"
     if kind == "tape":
         return "@__enzyme_cc_push"
     if kind == "badcall":
@@ -423,8 +418,6 @@ def definition(helper) -> str:
     kind = helper[0]
     if kind == "fdesc":
         return _FDESC.format(ty=helper[1])
-    if kind == "deferfree":
-        return _DEFER_FREE
     if kind == "tape":
         return _TAPE
     if kind == "badcall":
@@ -444,9 +437,7 @@ def declarations(helper) -> dict:
     if helper[0] == "tape":
         return {"@realloc": "declare ptr @realloc(ptr, i64)", "@abort": "declare void @abort()",
                 "@llvm.umax.i64": "declare i64 @llvm.umax.i64(i64, i64)",
-                "@free": "declare void @free(ptr)"}
-    if helper[0] == "deferfree":
-        return {"@malloc": "declare ptr @malloc(i64)", "@free": "declare void @free(ptr)"}
+                "@free": "declare void @free(ptr)", "@malloc": "declare ptr @malloc(i64)"}
     if helper[0] == "dasum":
         return {"@llvm.copysign.f64": "declare double @llvm.copysign.f64(double, double)"}
     if helper[0] == "scalemat":
