@@ -5,7 +5,15 @@ from enzyme_cc.ir.lexer import is_fp, float_cast
 from .registry import reverse, forward, call_rule, is_inactive_call
 from .formula import FormulaCompiler
 
-ALLOC = {"@malloc": "malloc", "@_Znwm": "new", "@_Znam": "new", "@calloc": "calloc"}
+# Allocation functions: (size arguments, whose product is the size; deallocator). The shadow is
+# allocated by the same call. C heap blocks (may be realloc'd) get their shadow zeroed up to
+# malloc_usable_size: realloc keeps the old block's usable bytes, which must not bring stale
+# memory into a shadow.
+ALLOC = {"@malloc": ((0,), "@free"), "@calloc": ((0, 1), "@free"),
+         "@aligned_alloc": ((1,), "@free"), "@_Znwm": ((0,), "@_ZdlPv"),
+         "@_Znam": ((0,), "@_ZdaPv"), "@_ZnwmRKSt9nothrow_t": ((0,), "@_ZdlPv"),
+         "@_ZnamRKSt9nothrow_t": ((0,), "@_ZdaPv")}
+C_HEAP = ("@malloc", "@calloc", "@aligned_alloc", "@realloc")
 MEMCPY = ("@llvm.memcpy.", "@llvm.memmove.", "@memcpy", "@memmove")
 MEMSET = ("@llvm.memset.", "@memset")
 
@@ -26,6 +34,8 @@ def kind_of(gen, inst) -> str:
     from .tape import is_tape_call
     if is_tape_call(c):
         return "tape"
+    if c == "@posix_memalign":
+        return "memalign"
     if c.startswith(MEMCPY):
         return "memcpy"
     if c.startswith(MEMSET):
@@ -80,17 +90,13 @@ def _fwd_call(ctx, inst, before):
     if kind == "free":
         if fwd_mode:
             return None                # forward mode frees both at once (see the tangent rule)
-        if before and synth.mode == "combined" and inst.ops and \
-                ctx.act.has_shadow(inst.ops[0].value) and not _allocated_here(ctx, inst.ops[0]):
-            # allocated elsewhere (a callee): the reverse sweep may still read it; free both
-            # when the gradient returns
+        if before and inst.ops and ctx.act.has_shadow(inst.ops[0].value) and \
+                not _allocated_here(ctx, inst.ops[0]):
+            # not one allocation of this function (a callee's, or reached through memory or a
+            # phi): the reverse sweep may still read it; free both when the gradient returns
             one_arg = {"@_ZdlPvm": "@_ZdlPv", "@_ZdaPvm": "@_ZdaPv"}.get(inst.callee, inst.callee)
             if one_arg in ("@free", "@_ZdlPv", "@_ZdaPv"):
-                ctx.gen().helpers.add(("deferfree",))
-                synth.gen.declare_raw(one_arg, f"declare void {one_arg}(ptr)")
-                p = ctx.p(inst.ops[0].value)
-                ctx.emit(f"call void @__enzyme_cc_defer_free(ptr %ad.freelist, ptr {p}, "
-                         f"ptr {ctx.s(inst.ops[0].value)}, ptr {one_arg})")
+                defer_free(ctx, ctx.p(inst.ops[0].value), ctx.s(inst.ops[0].value), one_arg)
             return False
         return False if before and inst.ops and ctx.act.has_shadow(inst.ops[0].value) else None
     if kind == "realloc" and fwd_mode and not before and inst.name in ctx.act.shadowed:
@@ -107,11 +113,18 @@ def _fwd_call(ctx, inst, before):
         s = synth.sname(inst.name)
         args = ", ".join(f"{o.ty} {ctx.p(o.value) if o.is_local else o.value}" for o in inst.ops)
         ctx.emit(f"{s} = call ptr {inst.callee}({args})")
-        if inst.callee != "@calloc":
-            from .registry import allocator
-            n = inst.ops[(allocator(inst.callee) or (0,))[0]]
-            nv = ctx.p(n.value) if n.is_local else n.value
-            synth.gen.zero_memory(ctx.emit, s, nv)
+        zero_shadow_block(ctx, inst.callee, s, _alloc_size(ctx, inst))
+        return None
+    if kind == "memalign" and not before and ctx.shadowed(inst.ops[0].value):
+        # posix_memalign(&p, align, n): the shadow block goes into p's shadow
+        out, al, n = inst.ops[:3]
+        nv = ctx.p(n.value) if n.is_local else n.value
+        alv = ctx.p(al.value) if al.is_local else al.value
+        ctx.emit(f"{ctx.tmp('rc')} = call i32 @posix_memalign(ptr {ctx.s(out.value)}, "
+                 f"{al.ty} {alv}, {n.ty} {nv})")
+        s = ctx.tmp("blk")
+        ctx.emit(f"{s} = load ptr, ptr {ctx.s(out.value)}")
+        zero_shadow_block(ctx, "@posix_memalign", s, nv)
         return None
     if kind == "memcpy" and not before and len(inst.ops) >= 3 and not fwd_mode:
         dst, src, n = inst.ops[:3]
@@ -159,6 +172,36 @@ def _fwd_call(ctx, inst, before):
     return None
 
 
+def _alloc_size(ctx, inst):
+    """The byte count an allocation call requests."""
+    from .registry import allocator
+    idx = ALLOC[inst.callee][0] if inst.callee in ALLOC else (allocator(inst.callee)[0],)
+    vals = [ctx.p(inst.ops[k].value) if inst.ops[k].is_local else inst.ops[k].value for k in idx]
+    while len(vals) > 1:
+        t = ctx.tmp("sz")
+        ctx.emit(f"{t} = mul i64 {vals[-2]}, {vals[-1]}")
+        vals[-2:] = [t]
+    return vals[0]
+
+
+def zero_shadow_block(ctx, callee, s, nbytes):
+    """Zero a fresh shadow block: all its usable bytes for C heap blocks (see ALLOC)."""
+    gen = ctx.gen()
+    if callee in C_HEAP or callee == "@posix_memalign":
+        u = ctx.tmp("usable")
+        ctx.emit(f"{u} = call i64 @malloc_usable_size(ptr {s})")
+        gen.declare_raw("@malloc_usable_size", "declare i64 @malloc_usable_size(ptr)")
+        nbytes = u
+    gen.zero_memory(ctx.emit, s, nbytes)
+
+
+def defer_free(ctx, p, s, dealloc="@free"):
+    """Free primal block p and its shadow s when the gradient ends (with its tape)."""
+    ctx.gen().helpers.add(("tape",))
+    ctx.gen().declare_raw(dealloc, f"declare void {dealloc}(ptr)")
+    ctx.emit(f"call void @__enzyme_cc_defer_free(ptr %ad.tape, ptr {p}, ptr {s}, ptr {dealloc})")
+
+
 def _mirror_call(ctx, inst):
     """The same call on the shadows: the shadow container gets the same links."""
     args = []
@@ -195,9 +238,7 @@ def _rev_call(ctx, inst, d):
     elif kind == "alloc":
         if inst.name in ctx.synth.freed:
             from .registry import allocator
-            f = allocator(inst.callee)[1] if allocator(inst.callee) else \
-                "@free" if inst.callee in ("@malloc", "@calloc") else \
-                "@_ZdlPv" if inst.callee == "@_Znwm" else "@_ZdaPv"
+            f = ALLOC[inst.callee][1] if inst.callee in ALLOC else allocator(inst.callee)[1]
             ctx.emit(f"call void {f}(ptr {ctx.s(inst.name)})")
             ctx.emit(f"call void {f}(ptr {ctx.p(inst.name)})")
             ctx.gen().declare_raw(f, f"declare void {f}(ptr)")
@@ -304,8 +345,13 @@ def _realloc_forward(ctx, inst):
     ctx.emit(f"{q} = call ptr @malloc(i64 {nv})")
     ctx.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {q}, ptr {pv}, i64 {keep}, i1 false)")
     ctx.emit(f"{sq} = call ptr @malloc(i64 {nv})")
-    gen.zero_memory(ctx.emit, sq, nv)
-    ctx.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {sq}, ptr {ps}, i64 {keep}, i1 false)")
+    zero_shadow_block(ctx, "@realloc", sq, nv)
+    if ps != "null":
+        ctx.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {sq}, ptr {ps}, i64 {keep}, i1 false)")
+    if p.value != "null" and not (_allocated_here(ctx, p) and p.value in synth.freed):
+        # the old blocks' adjoints are read until the reverse sweep ends; an allocation of this
+        # function that is freed here is freed by its own reverse instead
+        defer_free(ctx, pv, ps)
     for name, line in (("@malloc", "declare ptr @malloc(i64)"),
                        ("@malloc_usable_size", "declare i64 @malloc_usable_size(ptr)"),
                        ("@llvm.umin.i64", "declare i64 @llvm.umin.i64(i64, i64)"),
@@ -422,13 +468,30 @@ def _rev_memcpy(ctx, inst):
         ctx.gen().zero_memory(ctx.emit, ctx.s(dst.value), ctx.p(n.value) if n.is_local else
                               n.value, n.ty)
         return
-    for off, size, kind in ctx.gen().copy_ranges(ctx.synth, inst):
-        if kind not in ("double", "float"):
-            continue
-        nv = str(size) if size is not None else ctx.p(n.value)
-        dd = _at(ctx, ctx.s(dst.value), off)
-        if ctx.shadowed(src.value):
-            fn = ctx.gen().memcpy_adjoint(kind)
-            ctx.emit(f"call void @{fn}(ptr {dd}, ptr {_at(ctx, ctx.s(src.value), off)}, i64 {nv})")
-        else:
-            ctx.gen().zero_memory(ctx.emit, dd, nv, n.ty)
+    gen = ctx.gen()
+    ranges = [(off, str(size) if size is not None else ctx.p(n.value), kind)
+              for off, size, kind in gen.copy_ranges(ctx.synth, inst) if kind in ("double", "float")]
+    dshadow = ctx.s(dst.value)
+    tmp = None
+    if (inst.callee or "").startswith(("@llvm.memmove", "@memmove")) and ranges:
+        # the ranges may overlap: an adjoint read after another element's adjoint was added
+        # into it would be wrong, so take the destination's adjoints out first (into a
+        # temporary), zero them, then add them into the source's
+        nv = ctx.p(n.value) if n.is_local else n.value
+        tmp = ctx.tmp("mvadj")
+        ctx.emit(f"{tmp} = call ptr @malloc({n.ty} {nv})")
+        ctx.emit(f"call void @llvm.memcpy.p0.p0.{n.ty}(ptr {tmp}, ptr {dshadow}, {n.ty} {nv}, "
+                 "i1 false)")
+        gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
+        gen.declare_raw(f"@llvm.memcpy.p0.p0.{n.ty}",
+                        f"declare void @llvm.memcpy.p0.p0.{n.ty}(ptr, ptr, {n.ty}, i1)")
+        for off, nb, _ in ranges:
+            gen.zero_memory(ctx.emit, _at(ctx, dshadow, off), nb, n.ty)
+        dshadow = tmp
+    for off, nb, kind in ranges:
+        fn = gen.memcpy_adjoint(kind)
+        ctx.emit(f"call void @{fn}(ptr {_at(ctx, dshadow, off)}, "
+                 f"ptr {_at(ctx, ctx.s(src.value), off)}, i64 {nb})")
+    if tmp is not None:
+        ctx.emit(f"call void @free(ptr {tmp})")
+        gen.declare_raw("@free", "declare void @free(ptr)")

@@ -238,10 +238,15 @@ def is_mirror_call(callee: str) -> bool:
     return callee.lstrip("@").strip('"') in _MIRROR
 
 
+# generated runtime helpers that only keep blocks alive until a gradient ends (a higher-order
+# round differentiating a gradient carries no derivative through them)
+_RUNTIME_INACTIVE = {"__enzyme_cc_defer_free", "__enzyme_cc_free_deferred"}
+
+
 def is_inactive_call(callee: str) -> bool:
     _ensure_loaded()
     name = callee.lstrip("@").strip('"')
-    return name in _INACTIVE or name in _module_inactive or intrinsic_base(name) in _INACTIVE or \
+    return name in _INACTIVE or name in _RUNTIME_INACTIVE or name in _module_inactive or intrinsic_base(name) in _INACTIVE or \
         (name.startswith("llvm.") and intrinsic_base(name) + ".p0" in _INACTIVE)
 
 

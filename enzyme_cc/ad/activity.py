@@ -103,11 +103,11 @@ class Activity:
         self.escaped: set[str] = set()          # local objects whose address leaves our sight
         from .typeinfo import underlying
         self._underlying = underlying
-        for inst in fn.insts():
-            if inst.op in ("phi", "select") and inst.ty == "ptr":
-                for o in (inst.ops[1:] if inst.op == "select" else inst.ops):
-                    if o.value.startswith("%"):
-                        self._union(inst.name, underlying(fn, o.value))
+        # one object per class: phi/select joins, and a realloc'd block with its old block (the
+        # data, hence its shadow, moves over)
+        from .typeinfo import same_memory
+        for a, b in same_memory(fn):
+            self._union(a, b)
         # code pointers (used only as the callee of calls) carry no shadow: indirect calls
         # dispatch on the primal function pointer
         uses: dict[str, list] = {}
@@ -207,6 +207,8 @@ class Activity:
                     changed |= self._mark(x.value, seen)
         elif op == "extractvalue" and d.ops[0].value.startswith("%"):
             changed |= self._mark(d.ops[0].value, seen)
+        elif op in ("call", "invoke") and d.callee == "@realloc" and d.ops[0].value.startswith("%"):
+            changed |= self._mark(d.ops[0].value, seen)    # the old block's data moves here
         elif op in ("call", "invoke") and self.module.defines(d.callee or ""):
             for x in d.ops:
                 if x.ty == "ptr" and x.value.startswith("%"):
@@ -344,7 +346,8 @@ class Activity:
         if op in ("call", "invoke"):
             from enzyme_cc.rules.registry import allocator
             if inst.callee in ALLOCATORS or allocator(inst.callee or ""):
-                return False, self._local_shadowed(inst.name)
+                return False, self._local_shadowed(inst.name) or (
+                    inst.callee == "@realloc" and inst.ops[0].value in self.shadowed)
             if is_inactive_call(inst.callee or ""):
                 return False, False
             if is_tape_call(inst.callee or ""):      # a slot of the tape: the shadow tape's

@@ -217,8 +217,6 @@ class Generator:
         lines = []
         if synth.mode == "combined":
             lines.append("call void @__enzyme_cc_tape_end(ptr %ad.tape)")
-            if ("deferfree",) in self.helpers:
-                lines.append("call void @__enzyme_cc_free_deferred(ptr %ad.freelist)")
         fn = synth.fn
         rty, tys = self.adjoint_return(fn, synth.arg_act)
         vals = []

@@ -7,9 +7,10 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, split_fields, float_cast
 from .diagnostics import located
 
-# Our tape is a header {data, top, capacity} (ad/runtime.py) over a growing byte stack; a caller-
-# allocated tape (enzyme_allocated) holds that header, so its size does not depend on the function.
-TAPE_HEADER_BYTES = 24
+# Our tape is a header {data, top, capacity, deferred frees} (ad/tape.py) over a growing byte
+# stack; a caller-allocated tape (enzyme_allocated) holds that header, so its size does not depend
+# on the function.
+TAPE_HEADER_BYTES = 32
 # named struct types of the module being rewritten (set by markers.find_requests)
 _NAMED: dict = {}
 

@@ -3,6 +3,7 @@ reverse sweep (combined mode) instead of being cached."""
 from __future__ import annotations
 
 from .typeinfo import underlying
+from enzyme_cc.rules.calls import ALLOC
 
 
 class MemoryInfo:
@@ -22,7 +23,7 @@ class MemoryInfo:
             elif inst.op in ("call", "invoke"):
                 kind = kind_of_call(inst)
                 ptrs = [underlying(fn, o.value) for o in inst.ops if o.ty == "ptr"]
-                if kind in ("memcpy", "memset"):
+                if kind in ("memcpy", "memset", "memalign"):
                     self.written.add(ptrs[0])
                 elif kind == "blas":
                     from enzyme_cc.rules.blas import written_arg
@@ -46,8 +47,7 @@ class MemoryInfo:
             return v not in self.escaped
         d = self.fn.defs.get(v)
         return v not in self.escaped and d is not None and getattr(d, "op", None) in (
-            "alloca", "call") and (d.op == "alloca" or d.ty == "ptr" and d.callee in (
-                "@malloc", "@calloc", "@_Znwm", "@_Znam"))
+            "alloca", "call") and (d.op == "alloca" or d.ty == "ptr" and d.callee in ALLOC)
 
     def may_alias(self, a, b) -> bool:
         if a == b:

@@ -6,7 +6,10 @@ exception leaves the gradient function: derivatives of exceptional paths are not
 (seeds/001, section 2, "Limitations").
 """
 from enzyme_cc.ir.model import parse_inst
-from enzyme_cc.ir.lexer import join
+import re
+
+from enzyme_cc.ir.lexer import join, tokenize, parse_type, parse_value, split_fields, type_size, \
+    type_align
 
 
 def prepare(fn, module=None):
@@ -14,6 +17,7 @@ def prepare(fn, module=None):
         return fn
     if module is not None:
         _materialize_global_geps(fn, module)
+        _resolve_global_callees(fn, module)
     from .runtime import COMPLEX
     for inst in fn.insts():
         if inst.op in ("call", "invoke") and inst.callee in COMPLEX:
@@ -100,3 +104,97 @@ def _materialize_global_geps(fn, module):
         b.insts = out
     if n:
         fn.index()
+
+
+def _resolve_global_callees(fn, module):
+    """`call %fp(...)` with %fp loaded from a global whose initializer holds a known function at
+    that offset, and which no instruction of the (whole-program) module ever writes or lets
+    escape: the call is a direct call of that function (a table of allocator/deallocator
+    pointers, Enzyme's metamalloc test). Rules then apply to it (malloc, free, ...)."""
+    from .typeinfo import decompose
+    changed = False
+    for inst in fn.insts():
+        if inst.op not in ("call", "invoke") or not (inst.callee or "").startswith("%"):
+            continue
+        d = fn.defs.get(inst.callee)
+        if getattr(d, "op", None) != "load" or d.ty != "ptr":
+            continue
+        base, off = decompose(module, fn, d.ops[0].value)
+        if off is None or not base.startswith("@") or not _read_only_global(module, base):
+            continue
+        target = global_init_at(module, base, off)
+        if target is None or not target.startswith("@") or target in module.globals:
+            continue
+        inst.toks = [target if t == inst.callee else t for t in inst.toks]
+        inst.callee = target
+        changed = True
+    if changed:
+        fn.index()
+
+
+def _read_only_global(module, g) -> bool:
+    """The global is constant, or every use of it in the module is the address of a load."""
+    if module.is_constant_global(g):
+        return True
+    cache = module.__dict__.setdefault("_read_only_globals", {})
+    if g not in cache:
+        pat = re.compile(re.escape(g) + r"(?![-\w.$])")
+        ok = True
+        for line in module.text.split("\n"):
+            if not pat.search(line) or line.startswith(g + " ") or line.startswith(g + "="):
+                continue
+            body = line.split("=", 1)[1].strip() if "=" in line.split("load", 1)[0] else ""
+            if not body.startswith("load "):
+                ok = False
+                break
+            toks = tokenize(body)
+            k = toks.index(",") if "," in toks else len(toks)
+            if any(pat.fullmatch(t) for t in toks[:k]) or sum(bool(pat.fullmatch(t))
+                                                               for t in toks) != 1:
+                ok = False            # named in the loaded type or more than once
+                break
+        cache[g] = ok
+    return cache[g]
+
+
+def global_init_at(module, g, off):
+    """The scalar initializer value at byte offset `off` of global g, or None."""
+    toks = tokenize(module.globals.get(g, ""))
+    for k, t in enumerate(toks):
+        if t in ("global", "constant"):
+            try:
+                ty, j = parse_type(toks, k + 1)
+                val, _ = parse_value(toks, j)
+                return _init_at(module.named_types, ty, val, off)
+            except (ValueError, IndexError):
+                return None
+    return None
+
+
+def _init_at(named, ty, val, off):
+    ty = named.get(ty.strip(), ty).strip()
+    if val in ("zeroinitializer", "null", "undef", "poison"):
+        return None
+    if ty.startswith(("{", "<{", "[")):
+        toks = tokenize(val)
+        if toks[0] not in ("{", "<", "["):
+            return None
+        i, end = (2, len(toks) - 2) if toks[0] == "<" else (1, len(toks) - 1)
+        items = []
+        while i < end:
+            fty, i = parse_type(toks, i)
+            fval, i = parse_value(toks, i)
+            items.append((fty, fval))
+            if i < end and toks[i] == ",":
+                i += 1
+        pos = 0
+        for fty, fval in items:
+            if not ty.startswith(("<{", "[")):
+                a = type_align(fty, named)
+                pos = (pos + a - 1) // a * a
+            size = type_size(fty, named)
+            if pos <= off < pos + size:
+                return _init_at(named, fty, fval, off - pos)
+            pos += size
+        return None
+    return val if off == 0 else None

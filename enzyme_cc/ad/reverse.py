@@ -33,7 +33,7 @@ RECOMPUTABLE_INTRINSICS = {"llvm.fmuladd", "llvm.fma", "llvm.fabs", "llvm.copysi
                            "llvm.maxnum", "llvm.minimum", "llvm.maximum", "llvm.floor",
                            "llvm.ceil", "llvm.trunc", "llvm.rint", "llvm.round", "llvm.smax",
                            "llvm.smin", "llvm.umax", "llvm.umin", "llvm.abs"}
-TAPE_TY = "{ ptr, i64, i64 }"
+TAPE_TY = "{ ptr, i64, i64, ptr }"   # data, top, capacity, deferred frees
 
 
 def local_name(name: str) -> str:
@@ -107,13 +107,14 @@ class Synth:
         self._tmp = 0
         self.slots: dict[str, str] = {}       # original value -> adjoint alloca
         self.value_slots: dict = {}           # need key -> alloca for slot-cached primal values
-        self.freed: set[str] = set()          # allocations freed inside the function
+        # allocations freed inside the function: their reverse frees them (realloc's old block
+        # is not here: its forward rule defers that free to the end of the gradient)
+        self.freed: set[str] = set()
         for i in fn.insts():
             from enzyme_cc.rules.registry import is_deallocator
-            if i.op in ("call", "invoke") and (i.callee in gen.FREES or i.callee == "@realloc"
-                                               or is_deallocator(i.callee or "")) \
-                    and i.ops and i.ops[0].value in self.act.shadowed:
-                self.freed.add(i.ops[0].value)     # realloc frees its old block too
+            if i.op in ("call", "invoke") and (i.callee in gen.FREES or is_deallocator(
+                    i.callee or "")) and i.ops and i.ops[0].value in self.act.shadowed:
+                self.freed.add(i.ops[0].value)
 
     # ---- naming -------------------------------------------------------------------------------
     def tmp(self, hint="t") -> str:
@@ -365,8 +366,6 @@ class Synth:
                 if self.mode == "combined":
                     fwd_lines.append(f"{self.tape} = alloca {TAPE_TY}")
                     fwd_lines.append(f"call void @__enzyme_cc_tape_start(ptr {self.tape})")
-                    fwd_lines.append("%ad.freelist = alloca ptr")
-                    fwd_lines.append("store ptr null, ptr %ad.freelist")
             ctx = FwdCtx(self, b, fwd_lines)
             ctx.after_phis = []            # slot stores wait until the phi group is complete
             lp = self.loops.get(b.label)
@@ -753,8 +752,13 @@ class FwdCtx:
         if v not in self.act.shadowed and self.synth.null_based(v):
             return self.p(v)          # e.g. `gep (null, n)`: an end pointer never dereferenced
         if v not in self.act.shadowed:
+            param = any(p.name == v for p in self.synth.fn.params)
+            hint = "mark the argument enzyme_dup" if param else \
+                "the pointer was made by code whose result has no shadow (a call without " \
+                "bitcode or rule, or an integer): build that code with enzyme-cc, or keep " \
+                "active data out of that memory"
             raise UserError(f"{self.synth.where(self.synth.fn.defs.get(v))}: pointer '{v}' "
-                            "joins shadowed and unshadowed memory; hint: mark the argument enzyme_dup")
+                            f"joins shadowed and unshadowed memory; hint: {hint}")
         return self.synth.sname(v)
 
     def emit(self, line):

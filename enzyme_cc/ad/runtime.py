@@ -167,48 +167,6 @@ done:
 """
 
 
-_DEFER_FREE = """
-; frees of memory allocated in a callee, postponed to the end of the gradient: a list of
-; {next, primal, shadow, deallocator} nodes
-define internal void @__enzyme_cc_defer_free(ptr %head, ptr %p, ptr %s, ptr %fn) nounwind {
-entry:
-  %n = call ptr @malloc(i64 32)
-  %old = load ptr, ptr %head
-  store ptr %old, ptr %n
-  %np = getelementptr inbounds i8, ptr %n, i64 8
-  store ptr %p, ptr %np
-  %ns = getelementptr inbounds i8, ptr %n, i64 16
-  store ptr %s, ptr %ns
-  %nf = getelementptr inbounds i8, ptr %n, i64 24
-  store ptr %fn, ptr %nf
-  store ptr %n, ptr %head
-  ret void
-}
-
-define internal void @__enzyme_cc_free_deferred(ptr %head) nounwind {
-entry:
-  %first = load ptr, ptr %head
-  br label %loop
-loop:
-  %n = phi ptr [ %first, %entry ], [ %next, %body ]
-  %done = icmp eq ptr %n, null
-  br i1 %done, label %exit, label %body
-body:
-  %next = load ptr, ptr %n
-  %np = getelementptr inbounds i8, ptr %n, i64 8
-  %p = load ptr, ptr %np
-  %ns = getelementptr inbounds i8, ptr %n, i64 16
-  %s = load ptr, ptr %ns
-  %nf = getelementptr inbounds i8, ptr %n, i64 24
-  %fn = load ptr, ptr %nf
-  call void %fn(ptr %p)
-  call void %fn(ptr %s)
-  call void @free(ptr %n)
-  br label %loop
-exit:
-  ret void
-}
-"""
 
 
 # Element loop over a flang array descriptor (any rank): element t of the column-major order is
@@ -298,8 +256,6 @@ def defined_name(helper) -> str:
     kind = helper[0]
     if kind == "fdesc":
         return f"@__enzyme_cc_fdesc_walk_{helper[1]}"
-    if kind == "deferfree":
-        return "@__enzyme_cc_defer_free"
     if kind == "tape":
         return "@__enzyme_cc_push"
     if kind == "stape":
@@ -319,8 +275,6 @@ def definition(helper) -> str:
     kind = helper[0]
     if kind == "fdesc":
         return _FDESC.format(ty=helper[1])
-    if kind == "deferfree":
-        return _DEFER_FREE
     if kind == "tape":
         return _TAPE
     if kind == "stape":
@@ -342,13 +296,11 @@ def declarations(helper) -> dict:
     if helper[0] == "tape":
         return {"@realloc": "declare ptr @realloc(ptr, i64)", "@abort": "declare void @abort()",
                 "@llvm.umax.i64": "declare i64 @llvm.umax.i64(i64, i64)",
-                "@free": "declare void @free(ptr)"}
+                "@free": "declare void @free(ptr)", "@malloc": "declare ptr @malloc(i64)"}
     if helper[0] == "stape":
         return {"@calloc": "declare noalias ptr @calloc(i64, i64)", "@abort": "declare void @abort()",
                 "@llvm.umax.i64": "declare i64 @llvm.umax.i64(i64, i64)",
                 "@free": "declare void @free(ptr)"}
-    if helper[0] == "deferfree":
-        return {"@malloc": "declare ptr @malloc(i64)", "@free": "declare void @free(ptr)"}
     if helper[0] == "dasum":
         return {"@llvm.copysign.f64": "declare double @llvm.copysign.f64(double, double)"}
     if helper[0] == "scalemat":

@@ -57,6 +57,8 @@ fresh:
 done:
   %cap = phi i64 [ %c, %reuse ], [ 0, %fresh ]
   store ptr %b, ptr %t
+  %listp = getelementptr inbounds i8, ptr %t, i64 24
+  store ptr null, ptr %listp
   %topp = getelementptr inbounds i8, ptr %t, i64 8
   store i64 0, ptr %topp
   %capp = getelementptr inbounds i8, ptr %t, i64 16
@@ -66,6 +68,8 @@ done:
 
 define internal void @__enzyme_cc_tape_end(ptr %t) noinline nounwind {
 entry:
+  %listp = getelementptr inbounds i8, ptr %t, i64 24
+  call void @__enzyme_cc_free_deferred(ptr %listp)
   %b = load ptr, ptr %t
   %capp = getelementptr inbounds i8, ptr %t, i64 16
   %c = load i64, ptr %capp
@@ -102,6 +106,51 @@ oom:
 ok:
   store ptr %nb, ptr %t
   store i64 %c, ptr %capp
+  ret void
+}
+
+; Frees postponed to the end of the gradient (the reverse sweep still reads those blocks: a
+; realloc's old block, memory freed that is not one allocation of the function): a list of
+; {next, primal, shadow, deallocator} nodes headed at byte 24 of the tape header, so callees
+; reach it through the tape they share; tape_end frees them.
+define internal void @__enzyme_cc_defer_free(ptr %t, ptr %p, ptr %s, ptr %fn) nounwind {
+entry:
+  %head = getelementptr inbounds i8, ptr %t, i64 24
+  %n = call ptr @malloc(i64 32)
+  %old = load ptr, ptr %head
+  store ptr %old, ptr %n
+  %np = getelementptr inbounds i8, ptr %n, i64 8
+  store ptr %p, ptr %np
+  %ns = getelementptr inbounds i8, ptr %n, i64 16
+  store ptr %s, ptr %ns
+  %nf = getelementptr inbounds i8, ptr %n, i64 24
+  store ptr %fn, ptr %nf
+  store ptr %n, ptr %head
+  ret void
+}
+
+define internal void @__enzyme_cc_free_deferred(ptr %head) nounwind {
+entry:
+  %first = load ptr, ptr %head
+  store ptr null, ptr %head
+  br label %loop
+loop:
+  %n = phi ptr [ %first, %entry ], [ %next, %body ]
+  %done = icmp eq ptr %n, null
+  br i1 %done, label %exit, label %body
+body:
+  %next = load ptr, ptr %n
+  %np = getelementptr inbounds i8, ptr %n, i64 8
+  %p = load ptr, ptr %np
+  %ns = getelementptr inbounds i8, ptr %n, i64 16
+  %s = load ptr, ptr %ns
+  %nf = getelementptr inbounds i8, ptr %n, i64 24
+  %fn = load ptr, ptr %nf
+  call void %fn(ptr %p)
+  call void %fn(ptr %s)
+  call void @free(ptr %n)
+  br label %loop
+exit:
   ret void
 }
 """

@@ -30,6 +30,19 @@ def underlying(fn, v: str, depth=0) -> str:
     return v
 
 
+def same_memory(fn):
+    """(pointer, underlying object) pairs that denote the same memory: the incoming values of
+    pointer phis/selects, and realloc's result and its old block (the data moves over)."""
+    for inst in fn.insts():
+        if inst.op in ("phi", "select") and inst.ty == "ptr":
+            for o in (inst.ops[1:] if inst.op == "select" else inst.ops):
+                if o.value.startswith("%"):
+                    yield inst.name, underlying(fn, o.value)
+        elif inst.op in ("call", "invoke") and inst.callee == "@realloc" and inst.name and \
+                inst.ops and inst.ops[0].value.startswith("%"):
+            yield inst.name, underlying(fn, inst.ops[0].value)
+
+
 def decompose(module, fn, v: str, depth=0):
     """(underlying object, constant byte offset or None) of pointer v."""
     d = fn.defs.get(v)
@@ -197,15 +210,11 @@ class TypeInfo:
         self.uniform: dict[str, set] = {}
         self.float_accesses: dict[str, dict] = {}   # object -> {offset: kind} of float-typed IR accesses
         self.chars: dict[str, set] = {}     # object -> offsets accessed as characters
-        # pointers joined by phi/select denote the same memory for typing purposes
+        # pointers joined by phi/select (or realloc) denote the same memory for typing purposes
         self._classes = UnionFind()
         self._find, self._union = self._classes.find, self._classes.union
-        for inst in fn.insts():
-            if inst.op in ("phi", "select") and inst.ty == "ptr":
-                vals = inst.ops[1:] if inst.op == "select" else inst.ops
-                for o in vals:
-                    if o.value.startswith("%"):
-                        self._union(inst.name, underlying(fn, o.value))
+        for a, b in same_memory(fn):
+            self._union(a, b)
         # unoptimized code spills pointers (arguments) to allocas: a load from an alloca written
         # by one store of a pointer is that pointer
         stores: dict[str, list] = {}
