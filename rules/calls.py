@@ -195,6 +195,19 @@ def zero_shadow_block(ctx, callee, s, nbytes):
     gen.zero_memory(ctx.emit, s, nbytes)
 
 
+def zero_shadow_like(ctx, dst, n):
+    """The shadow of `memset(dst, 0, n)`. When n is the usable size of dst itself (a derivative's
+    own shadow zeroing, differentiated again), the shadow's usable size, which may be smaller."""
+    d = ctx.synth.fn.defs.get(n.value)
+    if getattr(d, "op", None) == "call" and d.callee == "@malloc_usable_size" and \
+            d.ops[0].value == dst.value:
+        u = ctx.tmp("usable")
+        ctx.emit(f"{u} = call i64 @malloc_usable_size(ptr {ctx.s(dst.value)})")
+        ctx.gen().zero_memory(ctx.emit, ctx.s(dst.value), u, n.ty)
+        return
+    ctx.gen().zero_memory(ctx.emit, ctx.s(dst.value), ctx.p(n.value), n.ty)
+
+
 def defer_free(ctx, p, s, dealloc="@free"):
     """Free primal block p and its shadow s when the gradient ends (with its tape)."""
     ctx.gen().helpers.add(("tape",))
@@ -233,8 +246,7 @@ def _rev_call(ctx, inst, d):
     elif kind == "memset":
         dst, n = inst.ops[0], inst.ops[2]
         if ctx.shadowed(dst.value):
-            nv = ctx.p(n.value)
-            ctx.gen().zero_memory(ctx.emit, ctx.s(dst.value), nv, n.ty)
+            zero_shadow_like(ctx, dst, n)
     elif kind == "alloc":
         if inst.name in ctx.synth.freed:
             from .registry import allocator

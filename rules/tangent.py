@@ -205,7 +205,8 @@ def _t_call(ctx, inst):
     if kind == "memset":
         dst, n = inst.ops[0], inst.ops[2]
         if ctx.shadowed(dst.value):
-            ctx.gen().zero_memory(ctx.emit, ctx.s(dst.value), ctx.p(n.value), n.ty)
+            from .calls import zero_shadow_like
+            zero_shadow_like(ctx, dst, n)
         return None
     if kind == "free":
         if inst.ops and ctx.shadowed(inst.ops[0].value):
