@@ -4,7 +4,7 @@ import hashlib
 import re
 
 from enzyme_cc.ir.lexer import type_size, split_fields
-from .tape import TAPE as _TAPE, STABLE_TAPE as _STABLE_TAPE
+from .tape import STABLE_TAPE as _STABLE_TAPE, tape_ir, tape_stats
 
 
 _MEMCPY = """
@@ -276,7 +276,7 @@ def definition(helper) -> str:
     if kind == "fdesc":
         return _FDESC.format(ty=helper[1])
     if kind == "tape":
-        return _TAPE
+        return tape_ir(tape_stats())
     if kind == "stape":
         return _STABLE_TAPE
     if kind == "badcall":
@@ -296,7 +296,8 @@ def declarations(helper) -> dict:
     if helper[0] == "tape":
         return {"@realloc": "declare ptr @realloc(ptr, i64)", "@abort": "declare void @abort()",
                 "@llvm.umax.i64": "declare i64 @llvm.umax.i64(i64, i64)",
-                "@free": "declare void @free(ptr)", "@malloc": "declare ptr @malloc(i64)"}
+                "@free": "declare void @free(ptr)", "@malloc": "declare ptr @malloc(i64)",
+                **({"@dprintf": "declare i32 @dprintf(i32, ptr, ...)"} if tape_stats() else {})}
     if helper[0] == "stape":
         return {"@calloc": "declare noalias ptr @calloc(i64, i64)", "@abort": "declare void @abort()",
                 "@llvm.umax.i64": "declare i64 @llvm.umax.i64(i64, i64)",

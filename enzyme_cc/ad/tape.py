@@ -40,6 +40,8 @@ entry:
 
 ; One spare tape buffer per process: a gradient starts on the buffer the previous one released,
 ; so repeated gradient calls (an optimizer loop) grow and copy their tape once, not every call.
+; The spare is kept whatever its size: dropping large ones made every call of a large gradient
+; regrow (and copy) its tape from 4 KiB, several times slower (docs/performance.md).
 ; Taken and given back with atomic exchanges (thread-safe; a thread finding it taken starts
 ; empty). A spare buffer keeps its capacity in its first 8 bytes (buffers are >= 4096 bytes).
 @__enzyme_cc_spare = internal global ptr null, align 8
@@ -74,9 +76,7 @@ entry:
   %capp = getelementptr inbounds i8, ptr %t, i64 16
   %c = load i64, ptr %capp
   %none = icmp eq ptr %b, null
-  %huge = icmp ugt i64 %c, 268435456
-  %drop = or i1 %none, %huge
-  br i1 %drop, label %free, label %keep
+  br i1 %none, label %free, label %keep
 keep:
   store i64 %c, ptr %b
   %r = cmpxchg ptr @__enzyme_cc_spare, ptr null, ptr %b acq_rel monotonic
@@ -293,6 +293,53 @@ done:
   ret void
 }
 """
+
+def tape_ir(stats: bool) -> str:
+    """The tape runtime; with `stats` (ENZYME_CC_TAPE_STATS=1 when the derivative is built) every
+    push also counts its bytes and the peak height, printed on stderr by tape_end (a measuring
+    aid for docs/performance.md, off by default: it costs two loads and stores per push)."""
+    if not stats:
+        return TAPE
+    push_old = """  store i64 %new, ptr %topp
+  %p = getelementptr inbounds i8, ptr %base, i64 %top
+  ret ptr %p"""
+    push_new = """  store i64 %new, ptr %topp
+  %st.b = load i64, ptr @__enzyme_cc_stat_bytes
+  %st.b1 = add i64 %st.b, %n
+  store i64 %st.b1, ptr @__enzyme_cc_stat_bytes
+  %st.n = load i64, ptr @__enzyme_cc_stat_pushes
+  %st.n1 = add i64 %st.n, 1
+  store i64 %st.n1, ptr @__enzyme_cc_stat_pushes
+  %st.pk = load i64, ptr @__enzyme_cc_stat_peak
+  %st.pk1 = call i64 @llvm.umax.i64(i64 %st.pk, i64 %new)
+  store i64 %st.pk1, ptr @__enzyme_cc_stat_peak
+  %p = getelementptr inbounds i8, ptr %base, i64 %top
+  ret ptr %p"""
+    end_old = """  call void @__enzyme_cc_free_deferred(ptr %listp)
+"""
+    end_new = """  call void @__enzyme_cc_free_deferred(ptr %listp)
+  %st.b = load i64, ptr @__enzyme_cc_stat_bytes
+  %st.n = load i64, ptr @__enzyme_cc_stat_pushes
+  %st.pk = load i64, ptr @__enzyme_cc_stat_peak
+  call i32 (i32, ptr, ...) @dprintf(i32 2, ptr @__enzyme_cc_stat_fmt, i64 %st.b, i64 %st.n, i64 %st.pk)
+  store i64 0, ptr @__enzyme_cc_stat_bytes
+  store i64 0, ptr @__enzyme_cc_stat_pushes
+  store i64 0, ptr @__enzyme_cc_stat_peak
+"""
+    t = TAPE.replace(push_old, push_new).replace(end_old, end_new)
+    fmt = "enzyme-cc: tape: %lu bytes in %lu pushes, peak %lu bytes\\0A\\00"   # 2 escapes of 3 characters
+    return t + f"""
+@__enzyme_cc_stat_bytes = internal global i64 0, align 8
+@__enzyme_cc_stat_pushes = internal global i64 0, align 8
+@__enzyme_cc_stat_peak = internal global i64 0, align 8
+@__enzyme_cc_stat_fmt = private unnamed_addr constant [{len(fmt) - 2 * 2} x i8] c"{fmt}"
+"""
+
+
+def tape_stats() -> bool:
+    import os
+    return os.environ.get("ENZYME_CC_TAPE_STATS", "") not in ("", "0")
+
 
 # calls of the tape helpers, which derivatives of generated code handle without differentiating
 # them (rules/tape.py)
