@@ -254,6 +254,9 @@ class Synth:
             for (kind, v), how in plan:
                 if how in ("tape", "slot"):
                     out.append(f"  reverse of {lab} reads {kind}:{v} from a {how}")
+                elif how == "hoist":
+                    out.append(f"  reverse of {lab} reads {kind}:{v} from a tape entry pushed "
+                               f"once per loop {self.hoist_of[(lab, (kind, v))]}")
         print("\n".join(out), file=sys.stderr)
 
     def build(self):
@@ -290,6 +293,8 @@ class Synth:
                 k = ("pred", b.label)
                 closure.append((k, self.classify(k, b.label)))
             self.plan[b.label] = closure
+        from .plan import hoist_tapes
+        hoist_tapes(self)
         for b in blocks:
             for k, how in self.plan[b.label]:
                 if how == "slot" and k not in self.value_slots:
@@ -354,6 +359,8 @@ class Synth:
         self.tape = "%ad.tape"
         for k, slot in self.value_slots.items():
             prologue.append(f"{slot} = alloca {self._key_type(k)}")
+        from .plan import hoist_allocas
+        prologue += hoist_allocas(self)
         if self.mode == "combined":
             prologue += self._riv_allocas()
 
@@ -453,6 +460,8 @@ class Synth:
         lines += self._adjoint_allocas(act_vals, combined=False)
         for k, slot in self.value_slots.items():
             lines.append(f"{slot} = alloca {self._key_type(k)}")
+        from .plan import hoist_allocas
+        lines += hoist_allocas(self)
         lines += self._riv_allocas()
         if len(self.rets) == 1:
             lines.append(f"br label %rev.{self.r(self.rets[0].label)[1:]}")
@@ -490,10 +499,16 @@ class Synth:
         return join(toks)
 
     def _tape_items(self, b):
-        return [(k, self._key_type(k)) for k, how in self.plan[b.label] if how == "tape"]
+        """The record block b pushes: its own tape entries, then the loop-invariant values of
+        the loops it exits (plan.py)."""
+        from .plan import exit_keys
+        return [(k, self._key_type(k)) for k, how in self.plan[b.label] if how == "tape"] + \
+            [(k, self._key_type(k)) for k in exit_keys(self, b)]
 
     def _push_needs(self, ctx, b):
-        items = self._tape_items(b)
+        self._push_items(ctx, self._tape_items(b))
+
+    def _push_items(self, ctx, items):
         if not items:
             return
         size = sum(_slot(ty, self.module) for _, ty in items)
@@ -549,20 +564,17 @@ class Synth:
     def _materialize(self, ctx, b):
         """Make every planned primal value available at the top of rev.b."""
         plan = self.plan[b.label]
-        items = self._tape_items(b)
-        if items:
-            size = sum(_slot(ty, self.module) for _, ty in items)
-            p = self.tmp("pop")
-            ctx.lines.append(f"{p} = call ptr @__enzyme_cc_pop(ptr %ad.tape, i64 {size})")
-            off = 0
-            for k, ty in items:
-                at, val = self.tmp("at"), self.tmp("tv")
-                ctx.lines.append(f"{at} = getelementptr inbounds i8, ptr {p}, i64 {off}")
-                ctx.lines.append(f"{val} = load {ty}, ptr {at}, align 8")
-                ctx.avail[k] = val
-                off += _slot(ty, self.module)
+        for k, val in self._pop_items(ctx, self._tape_items(b)):
+            ctx.avail[k] = val
+        from .plan import store_hoisted
+        store_hoisted(self, ctx, b)
         for k, how in plan:
-            if how == "slot":
+            if how == "hoist":
+                val = self.tmp("hv")
+                slot = self.hoist_slots[(k, self.hoist_of[(b.label, k)])]
+                ctx.lines.append(f"{val} = load {self._key_type(k)}, ptr {slot}")
+                ctx.avail[k] = val
+            elif how == "slot":
                 val = self.tmp("sv")
                 ctx.lines.append(f"{val} = load {self._key_type(k)}, ptr {self.value_slots[k]}")
                 ctx.avail[k] = val
@@ -578,6 +590,22 @@ class Synth:
                       key=lambda k: (self.order[id(self.fn.defs[k[1]])], k[0] == "s"))
         for k in recs:
             self._recompute(ctx, k)
+
+    def _pop_items(self, ctx, items):
+        """Pop one tape record of `items` (as _push_items laid it out): [(key, value)]."""
+        if not items:
+            return []
+        size = sum(_slot(ty, self.module) for _, ty in items)
+        p = self.tmp("pop")
+        ctx.lines.append(f"{p} = call ptr @__enzyme_cc_pop(ptr %ad.tape, i64 {size})")
+        off, out = 0, []
+        for k, ty in items:
+            at, val = self.tmp("at"), self.tmp("tv")
+            ctx.lines.append(f"{at} = getelementptr inbounds i8, ptr {p}, i64 {off}")
+            ctx.lines.append(f"{val} = load {ty}, ptr {at}, align 8")
+            out.append((k, val))
+            off += _slot(ty, self.module)
+        return out
 
     def _recompute(self, ctx, key):
         kind, v = key
