@@ -448,7 +448,7 @@ class Synth:
         for v in act_vals:
             ty = self.value_type(v)
             out.append(f"{self.slots[v]} = alloca {ty}")
-            out.append(f"store {ty} {zero_of(ty)}, ptr {self.slots[v]}")
+            out.append(f"store {ty} {adjoint_zero(ty)}, ptr {self.slots[v]}")
         return out
 
     def _rev_prologue(self):
@@ -740,6 +740,14 @@ class Synth:
                     break
 
 
+def adjoint_zero(ty: str) -> str:
+    """The empty value of an adjoint accumulator: -0.0 for double and float, the identity of
+    fadd (-0.0 + x == x for every x, +0.0 included), so LLVM folds the first accumulation
+    `load; fadd; store` into a plain store (x + 0.0 does not fold: -0.0 + 0.0 is +0.0). Adjoints
+    handed to the user go through user_zero (generate.finish_reverse)."""
+    return "-0.0" if ty in ("double", "float") else zero_of(ty)
+
+
 def _replace_first_operand(toks, inst, old, new):
     out, done = [], False
     start = 2 if inst.name else 0
@@ -861,7 +869,7 @@ class RevCtx:
         slot = self.synth.slots.get(v, "%ad.dry")
         d = self.tmp("d")
         self.emit(f"{d} = load {ty}, ptr {slot}")
-        self.emit(f"store {ty} {zero_of(ty)}, ptr {slot}")
+        self.emit(f"store {ty} {adjoint_zero(ty)}, ptr {slot}")
         return d
 
     def add(self, v: str, ty: str, val: str):
