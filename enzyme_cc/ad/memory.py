@@ -15,32 +15,46 @@ class MemoryInfo:
         self.written: set[str] = set()
         self.anything = False
         self.escaped: set[str] = set()
+        self.writers: list = []     # (instruction, bases it may write; None: any memory)
+        self._reach: dict = {}
         for inst in fn.insts():
-            if inst.op == "store":
-                self.written.add(underlying(fn, inst.ops[1].value))
-                if inst.ops[0].ty == "ptr":
-                    self.escaped.add(underlying(fn, inst.ops[0].value))
-            elif inst.op in ("call", "invoke"):
-                kind = kind_of_call(inst)
-                ptrs = [underlying(fn, o.value) for o in inst.ops if o.ty == "ptr"]
-                if kind in ("memcpy", "memset", "memalign"):
-                    self.written.add(ptrs[0])
-                elif kind == "blas":
-                    from enzyme_cc.rules.blas import written_arg
-                    k = written_arg(inst.callee)
-                    if k is not None:
-                        self.written.add(underlying(fn, inst.ops[k].value))
-                elif kind == "fortran":
-                    pass                          # reads its array only
-                elif kind not in ("inactive", "rule", "alloc", "free"):
-                    # a callee may write through its pointers, or globals
-                    self.written.update(ptrs)
-                    self.escaped.update(ptrs)
-                    self.written.add("@*")
-                    if kind == "unknown" or (inst.callee or "").startswith("%"):
-                        self.anything = True
-            elif inst.op in ("atomicrmw", "cmpxchg"):
+            bases = self._writes(fn, inst, kind_of_call)
+            if bases:
+                self.written.update(bases)
+                self.writers.append((inst, bases))
+            elif bases is None:
                 self.anything = True
+                self.writers.append((inst, None))
+
+    def _writes(self, fn, inst, kind_of_call):
+        """Underlying objects inst may write (empty: none), None for any memory; records
+        escaping pointers."""
+        if inst.op == "store":
+            if inst.ops[0].ty == "ptr":
+                self.escaped.add(underlying(fn, inst.ops[0].value))
+            return {underlying(fn, inst.ops[1].value)}
+        if inst.op in ("atomicrmw", "cmpxchg"):
+            return None
+        if inst.op not in ("call", "invoke"):
+            return set()
+        kind = kind_of_call(inst)
+        ptrs = [underlying(fn, o.value) for o in inst.ops if o.ty == "ptr"]
+        if (inst.callee or "").startswith("@llvm.lifetime.") or \
+                kind in ("memcpy", "memset", "memalign"):
+            # a lifetime marker ends (or starts) the object's contents: a reload after it
+            # reads undefined bytes
+            return {ptrs[0]}
+        if kind == "blas":
+            from enzyme_cc.rules.blas import written_arg
+            k = written_arg(inst.callee)
+            return {underlying(fn, inst.ops[k].value)} if k is not None else set()
+        if kind == "fortran" or kind in ("inactive", "rule", "alloc", "free"):
+            return set()                          # a Fortran array routine only reads
+        # a callee may write through its pointers, or globals
+        self.escaped.update(ptrs)
+        if kind == "unknown" or (inst.callee or "").startswith("%"):
+            return None
+        return set(ptrs) | {"@*"}
 
     def _identified_local(self, v):
         if v in self.noalias:
@@ -65,3 +79,31 @@ class MemoryInfo:
         if self.anything:
             return False
         return not any(self.may_alias(base, w) for w in self.written)
+
+    def unmodified_after(self, base: str, load) -> bool:
+        """No instruction that may write memory `base` points into can run after `load` (in
+        forward order: later in its block, or in a block reachable from it): the value loaded
+        is still in memory when the reverse sweep runs (it writes no primal memory, and frees
+        of the function's own allocations wait for it)."""
+        blk = load.block
+        later = self._reachable(blk.label)
+        pos = {id(i): n for n, i in enumerate(blk.insts)}
+        for inst, bases in self.writers:
+            b = inst.block.label
+            if b not in later and not (b == blk.label and pos[id(inst)] > pos[id(load)]):
+                continue
+            if bases is None or any(self.may_alias(base, w) for w in bases):
+                return False
+        return True
+
+    def _reachable(self, label: str) -> set:
+        """Blocks reachable from `label` by one edge or more."""
+        if label not in self._reach:
+            seen, todo = set(), list(self.fn.block(label).term.targets)
+            while todo:
+                x = todo.pop()
+                if x not in seen:
+                    seen.add(x)
+                    todo.extend(self.fn.block(x).term.targets)
+            self._reach[label] = seen
+        return self._reach[label]

@@ -200,7 +200,7 @@ class Synth:
             return True
         if inst.op == "load" and self.mode == "combined" and "volatile" not in inst.flags:
             from .typeinfo import underlying
-            return self.mem.unmodified(underlying(self.fn, inst.ops[0].value))
+            return self.mem.unmodified_after(underlying(self.fn, inst.ops[0].value), inst)
         if inst.op == "call":
             from enzyme_cc.rules.registry import intrinsic_base
             return intrinsic_base((inst.callee or "")[1:]) in RECOMPUTABLE_INTRINSICS
