@@ -15,6 +15,10 @@ class MemoryInfo:
         self.written: set[str] = set()
         self.anything = False
         self.escaped: set[str] = set()
+        # objects reached through a pointer phi/select or moved by realloc are not identified:
+        # a write through the joined pointer may be a write to any of them
+        from .typeinfo import same_memory
+        self.joined = {v for pair in same_memory(fn) for v in pair}
         self.writers: list = []     # (instruction, bases it may write; None: any memory)
         self._reach: dict = {}
         for inst in fn.insts():
@@ -57,6 +61,8 @@ class MemoryInfo:
         return set(ptrs) | {"@*"}
 
     def _identified_local(self, v):
+        if v in self.joined:
+            return False
         if v in self.noalias:
             return v not in self.escaped
         d = self.fn.defs.get(v)

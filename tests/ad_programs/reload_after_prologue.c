@@ -1,6 +1,7 @@
 /* Loads the reverse sweep may re-execute instead of taping: memory written only before the load
    (a table filled in a prologue) is reloaded; memory written again after the load (later in the
-   loop, after the loop, or a stack buffer whose lifetime ends) must come from the tape. */
+   loop, after the loop, through a pointer select, or a stack buffer whose lifetime ends) must
+   come from the tape. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,22 @@ double scoped(const double *x, int n) {
   return s * s;
 }
 
+/* a[0] is written after its read only through q, a select of a and b: the write must count */
+double joined(const double *x, int n) {
+  double *a = malloc(2 * sizeof(double)), *b = malloc(2 * sizeof(double));
+  a[0] = x[0];
+  b[0] = x[1];
+  double s = 0;
+  for (int r = 0; r < 2; r++) {
+    double *q = (n + r + 1) % 2 ? a : b;
+    s += sin(a[0]) * b[0];
+    q[0] = q[0] * 3.0 + x[2];
+  }
+  free(a);
+  free(b);
+  return s;
+}
+
 static double fd(double (*f)(const double *, int), double *x, int n, int k) {
   double h = 1e-6, x0 = x[k];
   x[k] = x0 + h;
@@ -97,5 +114,6 @@ int main(void) {
   TEST(prologue, x, N);
   TEST(rewritten, x, N);
   TEST(scoped, x, N);
+  TEST(joined, x, N);
   return report();
 }
