@@ -313,7 +313,7 @@ class Synth:
         if kind == "ctape":
             return "ptr"
         if kind == "pred":
-            return "i32"
+            return self.pred_type(v)
         if kind == "s":
             d = self.fn.defs.get(v)
             from .activity import pointer_aggregate
@@ -321,6 +321,11 @@ class Synth:
                 else "ptr"
         d = self.fn.defs[v]
         return d.ty
+
+    def pred_type(self, label: str) -> str:
+        """Type of the taken-predecessor index of block `label`: a byte for up to 128 preds
+        (the switch reads it as signed)."""
+        return "i8" if len(self.fn.block(label).preds) <= 128 else "i32"
 
     def _key_forward_name(self, key) -> str:
         kind, v = key
@@ -384,9 +389,9 @@ class Synth:
                     ctx.after_phis.append(f"store i64 %ad.iv.{h}, ptr {self.value_slots[('iv', b.label)]}")
             elif len(b.preds) > 1:
                 inc = ", ".join(f"[ {k}, {self.r(p.label)} ]" for k, p in enumerate(b.preds))
-                fwd_lines.append(f"%ad.pred.{self.r(b.label)[1:]} = phi i32 {inc}")
+                fwd_lines.append(f"%ad.pred.{self.r(b.label)[1:]} = phi {self.pred_type(b.label)} {inc}")
                 if ("pred", b.label) in self.value_slots:
-                    ctx.after_phis.append(f"store i32 %ad.pred.{self.r(b.label)[1:]}, ptr "
+                    ctx.after_phis.append(f"store {self.pred_type(b.label)} %ad.pred.{self.r(b.label)[1:]}, ptr "
                                           f"{self.value_slots[('pred', b.label)]}")
             for h in [lp.header for lp in self.loops.values() if b.label in lp.exits
                       and lp.header not in self.once]:
@@ -466,8 +471,8 @@ class Synth:
         if len(self.rets) == 1:
             lines.append(f"br label %rev.{self.r(self.rets[0].label)[1:]}")
         else:
-            lines.append(f"%ad.retid.p = call ptr @__enzyme_cc_pop(ptr %ad.tape, i64 8)")
-            lines.append("%ad.retid = load i32, ptr %ad.retid.p")
+            lines.append(f"%ad.retid.p = call ptr @__enzyme_cc_pop(ptr %ad.tape, i64 4)")
+            lines.append("%ad.retid = load i32, ptr %ad.retid.p, align 1")
             cases = " ".join(f"i32 {k}, label %rev.{self.r(r.label)[1:]}"
                              for k, r in enumerate(self.rets))
             lines.append(f"switch i32 %ad.retid, label %rev.{self.r(self.rets[0].label)[1:]} [ {cases} ]")
@@ -518,8 +523,8 @@ class Synth:
         for k, ty in items:
             at = self.tmp("at")
             ctx.lines.append(f"{at} = getelementptr inbounds i8, ptr {p}, i64 {off}")
-            # tape slots are 8-byte aligned: vectors and long doubles must not assume more
-            ctx.lines.append(f"store {ty} {self._key_forward_name(k)}, ptr {at}, align 8")
+            # records are packed (a 1-byte flag takes 1 byte): nothing on the tape is aligned
+            ctx.lines.append(f"store {ty} {self._key_forward_name(k)}, ptr {at}, align 1")
             off += _slot(ty, self.module)
 
     def _forward_term(self, ctx, b):
@@ -531,8 +536,8 @@ class Synth:
             if len(self.rets) > 1:
                 k = self.rets.index(b)
                 p = self.tmp("push")
-                ctx.lines.append(f"{p} = call ptr @__enzyme_cc_push(ptr %ad.tape, i64 8)")
-                ctx.lines.append(f"store i32 {k}, ptr {p}")
+                ctx.lines.append(f"{p} = call ptr @__enzyme_cc_push(ptr %ad.tape, i64 4)")
+                ctx.lines.append(f"store i32 {k}, ptr {p}, align 1")
             rty = self.aug_ret_type()
             if rty == "void":
                 ctx.lines.append("ret void")
@@ -602,7 +607,7 @@ class Synth:
         for k, ty in items:
             at, val = self.tmp("at"), self.tmp("tv")
             ctx.lines.append(f"{at} = getelementptr inbounds i8, ptr {p}, i64 {off}")
-            ctx.lines.append(f"{val} = load {ty}, ptr {at}, align 8")
+            ctx.lines.append(f"{val} = load {ty}, ptr {at}, align 1")
             out.append((k, val))
             off += _slot(ty, self.module)
         return out
@@ -722,8 +727,9 @@ class Synth:
             # not rev.*: that is the reverse of a primal block, and a primal label may end in .from.0
             lab = f"redge.{self.r(b.label)[1:]}.{k}"
             edges.append((k, lab, p))
-        cases = " ".join(f"i32 {k}, label %{lab}" for k, lab, _ in edges[1:])
-        ctx.lines.append(f"switch i32 {pid}, label %{edges[0][1]} [ {cases} ]")
+        pty = self.pred_type(b.label)
+        cases = " ".join(f"{pty} {k}, label %{lab}" for k, lab, _ in edges[1:])
+        ctx.lines.append(f"switch {pty} {pid}, label %{edges[0][1]} [ {cases} ]")
         for k, lab, p in edges:
             ctx.lines.append(f"{lab}:")
             self._enter_loops(ctx, b, p)
@@ -761,7 +767,8 @@ def _replace_first_operand(toks, inst, old, new):
 
 
 def _slot(ty: str, module) -> int:
-    return (type_size(ty, module.named_types) + 7) // 8 * 8
+    """Bytes a value of type ty takes in a tape record (packed, see _push_items)."""
+    return type_size(ty, module.named_types)
 
 
 class FwdCtx:
