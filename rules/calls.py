@@ -91,7 +91,7 @@ def _fwd_call(ctx, inst, before):
         if fwd_mode:
             return None                # forward mode frees both at once (see the tangent rule)
         if before and inst.ops and ctx.act.has_shadow(inst.ops[0].value) and \
-                not _allocated_here(ctx, inst.ops[0]):
+                not (_allocated_here(ctx, inst.ops[0]) and inst.ops[0].value in synth.freed):
             # not one allocation of this function (a callee's, or reached through memory or a
             # phi): the reverse sweep may still read it; free both when the gradient returns
             one_arg = {"@_ZdlPvm": "@_ZdlPv", "@_ZdaPvm": "@_ZdaPv"}.get(inst.callee, inst.callee)
