@@ -11,7 +11,7 @@ from .errors import UserError
 
 SCHEMA = {
     "toolchain": {"clang": str, "clang++": str, "flang": str, "objcopy": str, "ar": str,
-                  "ranlib": str},
+                  "ranlib": str, "opt": str, "llc": str, "split": str, "lld": str},
     "ad": {"preopt": bool},
     "debug": {"dump_dir": str, "verbose": bool},
     "rules": {"files": list},
