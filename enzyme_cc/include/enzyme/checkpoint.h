@@ -108,8 +108,9 @@ typedef struct EnzymeCheckpointScheme {
 extern int enzyme_scheme;
 extern int enzyme_checkpoint_region;
 
-void __enzyme_checkpoint_for(void *step, int64_t start, int64_t n, ...);
-void __enzyme_checkpoint_while(void *step, ...);
+/* nothrow: C++ calls them with `call`, not `invoke` (the link step replaces them) */
+__attribute__((nothrow)) void __enzyme_checkpoint_for(void *step, int64_t start, int64_t n, ...);
+__attribute__((nothrow)) void __enzyme_checkpoint_while(void *step, ...);
 
 typedef struct EnzymeCkptStats {
   int64_t forward_steps; /* steps run without taping */
@@ -612,8 +613,7 @@ static inline ENZYME_CKPT_FN void enzyme_ckpt_run_steps(__enzyme_cc_ckpt_run *r,
   }
 }
 
-__attribute__((weak, used)) ENZYME_CKPT_FN void
-__enzyme_cc_ckpt_forward(__enzyme_cc_ckpt_run *r) {
+__attribute__((weak, used)) void __enzyme_cc_ckpt_forward(__enzyme_cc_ckpt_run *r) {
   EnzymeCkptAction a;
   uint64_t bytes = 0, k;
   if (r->scheme->version != ENZYME_CKPT_ABI_VERSION)
@@ -649,8 +649,7 @@ __enzyme_cc_ckpt_forward(__enzyme_cc_ckpt_run *r) {
   }
 }
 
-__attribute__((weak, used)) ENZYME_CKPT_FN void
-__enzyme_cc_ckpt_reverse(__enzyme_cc_ckpt_run *r) {
+__attribute__((weak, used)) void __enzyme_cc_ckpt_reverse(__enzyme_cc_ckpt_run *r) {
   EnzymeCkptAction a;
   if (!r->finished) {
     enzyme_ckpt_save_(r, -1, r->nsteps);
