@@ -19,11 +19,19 @@ MEMSET = ("@llvm.memset.", "@memset")
 
 
 def call_kind(ctx, inst) -> str:
-    return kind_of(ctx.gen(), inst)
+    kind = kind_of(ctx.gen(), inst)
+    if kind == "diff" and ctx.synth.mode != "forward":
+        from enzyme_cc.ad.checkpoint import is_wrapper
+        if is_wrapper(inst.callee):
+            return "checkpoint"     # reverse mode: the schedule's driver, not a taped loop
+    return kind
 
 
 def kind_of(gen, inst) -> str:
     c = inst.callee or ""
+    from enzyme_cc.ad.checkpoint import DRIVERS
+    if c in DRIVERS:
+        return "ckpt_driver"
     from .registry import allocator, is_deallocator
     if c in ALLOC or allocator(c):
         return "alloc"
@@ -79,6 +87,8 @@ def _fwd_call(ctx, inst, before):
     kind = call_kind(ctx, inst)
     synth = ctx.synth
     fwd_mode = synth.mode == "forward"
+    if kind == "ckpt_driver" and before:
+        refuse_checkpoint_driver(ctx.gen(), synth, inst)
     if kind == "tape":
         from .tape import forward_sweep
         forward_sweep(ctx, inst, before)
@@ -149,7 +159,7 @@ def _fwd_call(ctx, inst, before):
         from .blas import forward_copies, tangent_before
         tangent_before(ctx, inst) if fwd_mode else forward_copies(ctx, inst)
         return None
-    if kind == "custom" and before and _involved(ctx, inst) and not fwd_mode:
+    if kind in ("custom", "checkpoint") and before and _involved(ctx, inst) and not fwd_mode:
         _custom_augment(ctx, inst)
         return False
     if kind == "mirror" and not before and _involved(ctx, inst):
@@ -261,7 +271,7 @@ def _rev_call(ctx, inst, d):
         reverse_sweep(ctx, inst)
     elif kind == "diff" and _involved(ctx, inst):
         ctx.gen().emit_reverse_call(ctx, inst, d)
-    elif kind == "custom" and _involved(ctx, inst):
+    elif kind in ("custom", "checkpoint") and _involved(ctx, inst):
         _custom_reverse(ctx, inst, d)
     elif kind == "blas" and _involved(ctx, inst):
         from .blas import reverse as blas_reverse
@@ -271,8 +281,19 @@ def _rev_call(ctx, inst, d):
         fortran_reverse(ctx, inst, d)
 
 
+def refuse_checkpoint_driver(gen, synth, inst):
+    gen.fail(synth, inst, "a checkpointed loop (__enzyme_checkpoint_for/while) inside a "
+             "derivative that is differentiated again (higher order) is not supported",
+             "differentiate the plain loop for higher-order derivatives")
+
+
 def _custom_fns(ctx, inst, which):
     gen = ctx.gen()
+    if call_kind(ctx, inst) == "checkpoint":     # generated: enzyme_cc/ad/checkpoint.py
+        from types import SimpleNamespace
+        from enzyme_cc.ad.checkpoint import functions
+        fns = functions(gen, ctx, inst)
+        return fns[2 * which], SimpleNamespace(ret_ty=fns[2 * which + 1])
     pair = gen.reg.gradient.get(inst.callee)
     if pair is None:
         gen.fail(ctx.synth, inst, f"'{inst.callee[1:]}' has a custom derivative for forward mode "

@@ -219,6 +219,9 @@ def _t_call(ctx, inst):
         from .calls import _involved
         from .blas import tangent as blas_tangent
         return blas_tangent(ctx, inst) if _involved(ctx, inst) else None
+    if kind == "ckpt_driver":
+        from .calls import refuse_checkpoint_driver
+        refuse_checkpoint_driver(ctx.gen(), ctx.synth, inst)
     if kind == "custom":
         from .calls import _involved
         if not _involved(ctx, inst):

@@ -665,6 +665,8 @@ CALLEE = re.compile(r"(@[-\w.$]+|@\"[^\"]+\")\(")
 def differentiate(text: str, origins: dict | None = None) -> str:
     """Rewrite every marker call. Marker calls inside functions that are themselves
     differentiated (higher order) are handled first, in rounds, innermost first."""
+    from .checkpoint import lower
+    text = lower(text)      # checkpointed loops: plain loops until reverse mode meets them
     counter = 0
     for _ in range(8):
         gen = Generator(text, counter)
