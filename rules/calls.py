@@ -24,6 +24,8 @@ def call_kind(ctx, inst) -> str:
 
 def kind_of(gen, inst) -> str:
     c = inst.callee or ""
+    if c.startswith("@__enzyme_cc_fp."):
+        return "fixedpoint"          # enzyme_cc/ad/fixed_point.py: a lowered __enzyme_fixed_point
     from .registry import allocator, is_deallocator
     if c in ALLOC or allocator(c):
         return "alloc"
@@ -155,6 +157,10 @@ def _fwd_call(ctx, inst, before):
     if kind == "mirror" and not before and _involved(ctx, inst):
         _mirror_call(ctx, inst)
         return None
+    if kind == "fixedpoint" and not before and not fwd_mode and _involved(ctx, inst):
+        from enzyme_cc.ad.fixed_point import augment
+        augment(ctx, inst)
+        return None
     if kind == "diff" and before and _involved(ctx, inst):
         if fwd_mode:
             return False               # the tangent rule emits the call of the derivative
@@ -263,6 +269,9 @@ def _rev_call(ctx, inst, d):
         ctx.gen().emit_reverse_call(ctx, inst, d)
     elif kind == "custom" and _involved(ctx, inst):
         _custom_reverse(ctx, inst, d)
+    elif kind == "fixedpoint" and _involved(ctx, inst):
+        from enzyme_cc.ad.fixed_point import reverse as fixed_point_reverse
+        fixed_point_reverse(ctx, inst, d)
     elif kind == "blas" and _involved(ctx, inst):
         from .blas import reverse as blas_reverse
         blas_reverse(ctx, inst, d)

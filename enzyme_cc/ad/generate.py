@@ -17,7 +17,7 @@ import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
-from . import runtime, shared_globals
+from . import fixed_point, runtime, shared_globals
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_vector_call)
@@ -646,7 +646,7 @@ class Generator:
             for k in range(req.line + 1, req.inst.line_end + 1):
                 lines[k] = ""
         text = "\n".join(lines)
-        extra = list(self.out)
+        extra = [fixed_point.bump_iters(f) for f in self.out]   # derivatives: one order more
         if self.entry_fn:          # after all requests: every lane is known
             extra.append(shared_globals.entry_function(self, self.entry_fn))
         extra += [runtime.definition(h) for h in sorted(self.helpers, key=str)
@@ -666,12 +666,13 @@ def differentiate(text: str, origins: dict | None = None) -> str:
     """Rewrite every marker call. Marker calls inside functions that are themselves
     differentiated (higher order) are handled first, in rounds, innermost first."""
     counter = 0
+    text = fixed_point.lower(text)
     for _ in range(8):
         gen = Generator(text, counter)
         gen.origins = origins or {}
         requests = find_requests(gen.module)
         if not requests:
-            return text
+            return fixed_point.drop_iters(text)
         ready = [r for r in requests if not gen.reaches_marker(r.fn)]
         if not ready:
             raise UserError(f"function '{requests[0].fn[1:]}' differentiates itself (a marker call "

@@ -103,7 +103,8 @@ def _unknown_markers(module, name, body):
     undefined symbol at link time: name it, with the call's source line."""
     for m in _OTHER_MARKER.finditer(body):
         callee = m.group(1)
-        if _AUTODIFF.match(m.group(0)) or module.defines("@" + callee):
+        if _AUTODIFF.match(m.group(0)) or module.defines("@" + callee) or \
+                re.search(r"__enzyme_iter$", callee):     # ad/fixed_point.py
             continue
         caller = module.function(name)
         inst = next((i for i in caller.insts() if i.op in ("call", "invoke")
@@ -113,8 +114,8 @@ def _unknown_markers(module, name, body):
         plain = re.sub(r"^_Z\d+", "", callee)
         raise UserError(f"{located(module, caller, inst)}: '{plain}' is an Enzyme entry point that "
                         "enzyme-cc does not support; hint: the supported ones are __enzyme_autodiff, "
-                        "__enzyme_fwddiff, __enzyme_augmentfwd, __enzyme_reverse and "
-                        "__enzyme_augmentsize")
+                        "__enzyme_fwddiff, __enzyme_augmentfwd, __enzyme_reverse, "
+                        "__enzyme_augmentsize, __enzyme_fixed_point and __enzyme_iter")
 
 
 def _request(module, caller, inst, mode) -> Request:
