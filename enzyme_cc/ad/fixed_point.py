@@ -49,18 +49,26 @@ def _tag(fn, value: str) -> str | None:
 
 
 def _same_pointer(fn, a: str, b: str) -> bool:
-    """a and b are the same pointer: the same value, or (unoptimized code) loads of one local
-    variable that is stored once."""
+    """a and b are the same pointer: the same value or, in unoptimized code, the same address
+    computation (array decay twice, loads of a local variable that is stored once)."""
     if a == b:
         return True
     da, db = fn.defs.get(a), fn.defs.get(b)
-    if getattr(da, "op", None) != "load" or getattr(db, "op", None) != "load":
+    op = getattr(da, "op", None)
+    if op not in ("load", "getelementptr") or getattr(db, "op", None) != op or \
+            len(da.ops) != len(db.ops) or da.ty != db.ty or \
+            not all(x.ty == y.ty and _same_pointer(fn, x.value, y.value)
+                    for x, y in zip(da.ops, db.ops)):
         return False
+    if op == "getelementptr":           # the same source element type and flags
+        def head(d):
+            t = d.toks[d.toks.index("getelementptr"):]
+            return t[:t.index(d.ops[0].value)] if d.ops[0].value in t else None
+        return head(da) is not None and head(da) == head(db)
     slot = da.ops[0].value
-    if slot != db.ops[0].value or getattr(fn.defs.get(slot), "op", None) != "alloca":
+    if getattr(fn.defs.get(slot), "op", None) != "alloca":
         return False
-    stores = [i for i in fn.insts() if i.op == "store" and i.ops[1].value == slot]
-    return len(stores) == 1
+    return len([i for i in fn.insts() if i.op == "store" and i.ops[1].value == slot]) == 1
 
 
 def _convert(pre, name, ty, value, want, where, what):
@@ -94,7 +102,7 @@ def lower(text: str) -> str:
                 continue
             where = located(module, fn, inst)
             if "__enzyme_set_fixed_point" in callee:
-                raise UserError(f"{where}: __enzyme_set_fixed_point (a loop marked from inside) is "
+                raise UserError(f"{where}: '__enzyme_set_fixed_point' (a loop marked from inside) is "
                                 f"not supported; hint: move one iteration into a function and "
                                 f"{_HINT}")
             if "__enzyme_fixed_point" not in callee:
@@ -166,7 +174,7 @@ def _loop_function(module, fn, inst, count, where):
         j = next((j for j, a in enumerate(args) if a.ty == "ptr" and _same_pointer(fn, a.value, sv)),
                  None)
         if j is None:
-            raise UserError(f"{where}: the state '{sv}' is not one of the step's pointer arguments; "
+            raise UserError(f"{where}: the state '{sv.lstrip('@')}' is not one of the step's pointer arguments; "
                             f"only such states are supported; hint: pass the state to the step")
         state_idx.append(j)
     vals = [_convert(pre, f"%ad.fpa.{count}.{j}", a.ty, a.value, p.ty, where,
@@ -522,8 +530,8 @@ def _forward_fn(gen, info, acts):
 
 # ---- __enzyme_iter ---------------------------------------------------------------------------------
 _ITER = re.compile(r"^(\s*)(%[-\w.$]+) = (?:tail |notail |musttail )?call (?:\w+ )*(i\d+) "
-                   r"@\"?[\w.$]*__enzyme_iter\w*\"?\((i\d+) (?:noundef )?([^,]+), "
-                   r"(i\d+) (?:noundef )?([^,)]+)\)(.*)$")
+                   r"@\"?[\w.$]*__enzyme_iter\w*\"?\s*\(\s*(i\d+) (?:noundef )?([^,\s]+)\s*,"
+                   r"\s*(i\d+) (?:noundef )?([^,)\s]+)\s*\)(.*)$")
 
 
 _ITER_NAMES = itertools.count()
@@ -540,8 +548,7 @@ def bump_iters(text: str) -> str:
             ind, res, ty, aty, a, bty, b, _ = m.groups()
             nxt = f"%ad.iter.{next(_ITER_NAMES)}"
             out.append(f"{ind}{nxt} = add {aty} {a}, {b}")
-            line = line.replace(f"{aty} {a},", f"{aty} {nxt},", 1) if f"{aty} {a}," in line \
-                else line.replace(f"{aty} noundef {a},", f"{aty} {nxt},", 1)
+            line = line[:m.start(5)] + nxt + line[m.end(5):]
         out.append(line)
     return "\n".join(out)
 
