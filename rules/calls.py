@@ -85,6 +85,11 @@ def _fwd_call(ctx, inst, before):
         from .tape import forward_sweep
         forward_sweep(ctx, inst, before)
         return None
+    if before and synth.mode == "split" and (inst.callee or "").startswith("@llvm.lifetime.") \
+            and inst.ops:
+        from enzyme_cc.ad.fixed_point import reverse_reads_alloca
+        if reverse_reads_alloca(synth, inst.ops[-1].value):
+            return False               # that alloca lives on the heap here (rules/instructions.py)
     if synth.mode == "combined" and (inst.callee or "").startswith("@llvm.stackrestore"):
         # a VLA (and its shadow) freed here is still read by the reverse sweep: keep the stack
         # until the gradient returns

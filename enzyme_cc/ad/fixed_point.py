@@ -237,6 +237,20 @@ class _Info:
         return out
 
 
+def reverse_reads_alloca(synth, name: str) -> bool:
+    """Is the alloca `name` (the memory of) an argument of a fixed-point call of synth's
+    function? Its reverse runs the step on that memory again."""
+    found = getattr(synth, "_fp_allocas", None)
+    if found is None:
+        from .typeinfo import underlying
+        found = set()
+        for inst in synth.fn.insts():
+            if inst.op == "call" and (inst.callee or "").startswith(PREFIX):
+                found |= {underlying(synth.fn, o.value) for o in inst.ops if o.ty == "ptr"}
+        synth._fp_allocas = found
+    return name in found
+
+
 def acts_of(ctx, inst, info) -> list[str]:
     acts = []
     for o in inst.ops[:info.n]:
