@@ -413,6 +413,8 @@ def augment(ctx, inst):
     snap = _snapshot_fn(gen, info)
     args = ", ".join(f"{o.ty} {_prim(ctx, o)}" for o in inst.ops)
     ctx.emit(f"%ad.ctape.{inst.line} = call ptr {snap}({args})")
+    from enzyme_cc.rules.calls import defer_free     # with the tape: enzyme_nofree reuses it
+    defer_free(ctx, f"%ad.ctape.{inst.line}", "null")
 
 
 def reverse(ctx, inst, d):
@@ -474,7 +476,6 @@ def _reverse_fn(gen, info, acts):
         if acts[j] == "dup":            # the converged state does not depend on the first guess
             out.append(f"  call void @llvm.memset.p0.i64(ptr %a{j}.s, i8 0, i64 %sb{i}, i1 false)")
     _copy(out, info.areas, "%snap", False, "rd")
-    out.append("  call void @free(ptr %snap)")
     if not active:
         out.append("  ret void")
     else:
