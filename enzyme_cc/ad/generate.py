@@ -20,6 +20,7 @@ from .diagnostics import located
 from . import fixed_point, runtime, shared_globals
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
+                             rewrite_primal_reverse,
                              rewrite_vector_call)
 from .typeinfo import copy_ranges, TypeInfo
 
@@ -610,6 +611,13 @@ class Generator:
         for req in requests:
             if req.mode == "tape_size":
                 new = rewrite_tape_size(self, req)
+            elif req.mode == "reverse" and getattr(req, "opts", {}).get("primal"):
+                if getattr(req, "candidates", None):
+                    raise UserError(f"{located(self.module, req.caller, req.inst)}: "
+                                    "enzyme_primal_return with a function chosen at run time is "
+                                    "not supported; hint: call the marker once per function")
+                new = rewrite_primal_reverse(self, req, self.split(
+                    req.fn, req.acts, req.ret_active, self.request_hints(req)))
             elif req.mode in ("augment", "split_reverse"):
                 new = rewrite_split_call(self, req, self.split(req.fn, req.acts, req.ret_active,
                                                                self.request_hints(req)))

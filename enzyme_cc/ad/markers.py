@@ -295,10 +295,6 @@ def _return_activity(target, opts, mode, where, marker) -> bool:
     if tag == "enzyme_dup_return" and not carries_float(ret):
         raise UserError(f"{where}: enzyme_dup_return, but '{name}' returns {ret}, which has no "
                         "tangent here; hint: use enzyme_const_return")
-    if opts.get("primal") and mode == "reverse":
-        raise UserError(f"{where}: enzyme_primal_return is not supported yet in {marker}; hint: "
-                        "use __enzyme_augmentfwd + __enzyme_reverse (or enzyme::ReverseWithPrimal "
-                        "in C++), which return the primal result")
     return is_fp(ret) and tag != "enzyme_const_return"
 
 
