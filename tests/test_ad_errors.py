@@ -183,7 +183,24 @@ int main(void) {
 }
 """
 
+REVERSE_WIDTH_HAZARD = """\
+void __enzyme_autodiff(void *, ...);
+int enzyme_width, enzyme_dup;
+__attribute__((noinline)) static void keep(double **slot, double *x, double *y) {
+  *slot = x;
+  y[0] = x[0] * x[0];
+}
+int main(void) {
+  double x = 2, y, *s, *ds[2], dx[2] = {0}, dy[2] = {1, 1};
+  __enzyme_autodiff((void *)keep, enzyme_width, 2, enzyme_dup, &s, &ds[0], &ds[1],
+                    enzyme_dup, &x, &dx[0], &dx[1], enzyme_dup, &y, &dy[0], &dy[1]);
+  return (int)dx[0];
+}
+"""
+
 CASES = {
+    "reverse_width_lane_state": (REVERSE_WIDTH_HAZARD, ("main", "keep"),
+                                 "__enzyme_autodiff((void *)keep"),
     "set_fixed_point": (SET_FIXED_POINT, ("__enzyme_set_fixed_point", "loop"),
                         "__enzyme_set_fixed_point(1e-20"),
     "fixed_point_state_not_argument": (FIXED_POINT_STATE, ("solve", "z"),

@@ -17,7 +17,7 @@ import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
-from . import fixed_point, runtime, shared_globals
+from . import fixed_point, reverse_vector, runtime, shared_globals
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_primal_reverse,
@@ -46,6 +46,9 @@ class Generator:
         self.address_targets: dict[str, set] = {}   # pointer global -> arrays it may point into
         self.entry_fn: str | None = None             # sets up the shared globals' shadows
         self._callee_names: dict[str, set[str]] = {}
+        self._split_stack: list = []
+        self._split_edges: dict = {}
+        self.split_info: dict = {}       # split key -> (lane hazard, split keys it calls)
         set_module_registrations(self.reg.inactive, self.reg.like, self.reg.alloc_like)
 
     # ---- helpers used by rules -----------------------------------------------------------------
@@ -260,6 +263,8 @@ class Generator:
     def split(self, fn_name: str, acts: list[str], ret_active: bool, hints=None):
         """Augmented forward and reverse functions of a callee: (aug, aug_ret, rev, rev_ret)."""
         key = (fn_name, tuple(acts), ret_active, "split")
+        if self._split_stack:             # which split functions each one calls (reverse_vector)
+            self._split_edges.setdefault(self._split_stack[-1], set()).add(key)
         if key in self.done:
             return self.done[key]
         fn = self.module.function(fn_name)
@@ -270,11 +275,16 @@ class Generator:
         aug_ret = synth.aug_ret_type()
         rev_ret, _ = self.adjoint_return(fn, acts)
         self.done[key] = (aug, aug_ret, rev, rev_ret)   # before build: recursion calls itself
+        self._split_stack.append(key)
         try:
             fwd, rv = synth.build()
         except UserError:
             del self.done[key]
             raise
+        finally:
+            self._split_stack.pop()
+        self.split_info[key] = (reverse_vector.lane_hazard(synth),
+                                self._split_edges.setdefault(key, set()))
         params = self.params_text(fn, acts, synth)
         attrs = self.fn_attrs(fn)
         self.out.append(f"define internal {aug_ret} {aug}({', '.join(params + ['ptr %ad.tape'])}) "
@@ -611,6 +621,10 @@ class Generator:
         for req in requests:
             if req.mode == "tape_size":
                 new = rewrite_tape_size(self, req)
+            elif getattr(req, "reverse_vector", False):
+                req.split_key = (req.fn, tuple(req.acts), req.ret_active, "split")
+                new = reverse_vector.rewrite(self, req, self.split(
+                    req.fn, req.acts, req.ret_active, self.request_hints(req)))
             elif req.mode == "reverse" and getattr(req, "opts", {}).get("primal"):
                 if getattr(req, "candidates", None):
                     raise UserError(f"{located(self.module, req.caller, req.inst)}: "

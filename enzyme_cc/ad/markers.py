@@ -172,6 +172,18 @@ def _request(module, caller, inst, mode) -> Request:
         req = _vector_request(module, caller, inst, target, ops[:1] + ops[k:], where, sret)
         req.candidates = (candidates, ops[0]) if candidates else None
         return req
+    if mode == "reverse" and len(ops) > k + 1 and _marker_of(caller, ops[k].value) == "enzyme_width":
+        from . import reverse_vector
+        width, acts, lanes, pre = reverse_vector.parse(module, caller, inst, target, ops[:1] + ops[k:],
+                                                       where, opts)
+        req = Request(caller, inst, fn_val, acts, [], _return_activity(target, opts, mode, where,
+                                                                       marker), inst.line, sret, mode)
+        if candidates:
+            raise UserError(f"{where}: enzyme_width with a function chosen at run time is not "
+                            "supported; hint: call the marker once per function")
+        req.candidates, req.width, req.lanes, req.vector_pre = None, width, lanes, pre
+        req.reverse_vector, req.opts = True, opts
+        return req
     # enzyme_interleave: the primal arguments (with their markers) first, then every shadow in
     # argument order after the enzyme_interleave marker (Enzyme's C++ header passes them so)
     inter = next((j for j in range(1, len(ops)) if _marker_of(caller, ops[j].value)
