@@ -10,7 +10,8 @@ static void check(const char *name, double got, double want, double rtol) {
   printf("CHECK %s %.15g %.15g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
   failed += !ok;
 }
-int enzyme_dup, enzyme_dupv, enzyme_const, enzyme_width, enzyme_out;
+int enzyme_dup, enzyme_dupv, enzyme_const, enzyme_width, enzyme_out, enzyme_const_return,
+    enzyme_noret;
 void __enzyme_autodiff(void *, ...);
 typedef struct { double dx[2]; double dk[2]; } G2;
 G2 __enzyme_autodiff_g2(void *, ...) __asm__("__enzyme_autodiff");
@@ -18,6 +19,7 @@ typedef struct { double dx, dk; } G1;
 G1 __enzyme_autodiff_g1(void *, ...) __asm__("__enzyme_autodiff");
 typedef struct { double d[2]; } T2;
 T2 __enzyme_fwddiff(void *, ...);
+T2 __enzyme_autodiff_t2(void *, ...) __asm__("__enzyme_autodiff");
 
 #define NX 3
 #define NY 2
@@ -33,6 +35,7 @@ static void f(const double *x, double *y, int n) {
   }
 }
 double g(double x, double k) { return k * exp(x) * x; }
+double fy(double x, double *y) { *y = x * x; return sin(x); }
 
 int main(void) {
   double x[NX] = {0.3, -0.4, 1.1}, y[NY];
@@ -106,5 +109,17 @@ int main(void) {
     check(l ? "g_w2_dx1" : "g_w2_dx0", two.dx[l], one.dx, 1e-14);
     check(l ? "g_w2_dk1" : "g_w2_dk0", two.dk[l], one.dk, 1e-14);
   }
+  /* return options with a width: the result unseeded (enzyme_const_return) or seeded 1.0 in
+     every lane (enzyme_noret: the primal result is not returned) */
+  double yv, dl[2] = {1, 3};
+  T2 c = __enzyme_autodiff_t2((void *)fy, enzyme_const_return, enzyme_width, 2, 0.5, enzyme_dup,
+                              &yv, &dl[0], &dl[1]);
+  check("const_return_l0", c.d[0], 2 * 0.5 * 1, 1e-14);
+  check("const_return_l1", c.d[1], 2 * 0.5 * 3, 1e-14);
+  dl[0] = 1, dl[1] = 3;
+  c = __enzyme_autodiff_t2((void *)fy, enzyme_noret, enzyme_width, 2, 0.5, enzyme_dup, &yv, &dl[0],
+                           &dl[1]);
+  check("noret_l0", c.d[0], 1 + cos(0.5), 1e-14);
+  check("noret_l1", c.d[1], 3 + cos(0.5), 1e-14);
   return failed != 0;
 }
