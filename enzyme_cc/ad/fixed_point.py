@@ -254,8 +254,9 @@ def reverse_reads_alloca(synth, name: str) -> bool:
 def acts_of(ctx, inst, info) -> list[str]:
     acts = []
     for o in inst.ops[:info.n]:
-        if o.ty == "ptr":
-            acts.append("dup" if o.value != "null" and ctx.shadowed(o.value) else "const")
+        if o.ty == "ptr":           # a global with a shadow (shared globals) too
+            acts.append("dup" if ctx.shadowed(o.value) or o.value in ctx.act.global_shadows
+                        else "const")
         else:
             acts.append("active" if is_fp(o.ty) and ctx.active(o.value) else "const")
     return acts
