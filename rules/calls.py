@@ -32,6 +32,8 @@ def kind_of(gen, inst) -> str:
     from enzyme_cc.ad.checkpoint import DRIVERS
     if c in DRIVERS:
         return "ckpt_driver"
+    if c.startswith("@__enzyme_cc_fp."):
+        return "fixedpoint"          # enzyme_cc/ad/fixed_point.py: a lowered __enzyme_fixed_point
     from .registry import allocator, is_deallocator
     if c in ALLOC or allocator(c):
         return "alloc"
@@ -93,6 +95,11 @@ def _fwd_call(ctx, inst, before):
         from .tape import forward_sweep
         forward_sweep(ctx, inst, before)
         return None
+    if before and synth.mode == "split" and (inst.callee or "").startswith("@llvm.lifetime.") \
+            and inst.ops:
+        from enzyme_cc.ad.fixed_point import reverse_reads_alloca
+        if reverse_reads_alloca(synth, inst.ops[-1].value):
+            return False               # that alloca lives on the heap here (rules/instructions.py)
     if synth.mode == "combined" and (inst.callee or "").startswith("@llvm.stackrestore"):
         # a VLA (and its shadow) freed here is still read by the reverse sweep: keep the stack
         # until the gradient returns
@@ -164,6 +171,10 @@ def _fwd_call(ctx, inst, before):
         return False
     if kind == "mirror" and not before and _involved(ctx, inst):
         _mirror_call(ctx, inst)
+        return None
+    if kind == "fixedpoint" and not before and not fwd_mode and _involved(ctx, inst):
+        from enzyme_cc.ad.fixed_point import augment
+        augment(ctx, inst)
         return None
     if kind == "diff" and before and _involved(ctx, inst):
         if fwd_mode:
@@ -273,6 +284,9 @@ def _rev_call(ctx, inst, d):
         ctx.gen().emit_reverse_call(ctx, inst, d)
     elif kind in ("custom", "checkpoint") and _involved(ctx, inst):
         _custom_reverse(ctx, inst, d)
+    elif kind == "fixedpoint" and _involved(ctx, inst):
+        from enzyme_cc.ad.fixed_point import reverse as fixed_point_reverse
+        fixed_point_reverse(ctx, inst, d)
     elif kind == "blas" and _involved(ctx, inst):
         from .blas import reverse as blas_reverse
         blas_reverse(ctx, inst, d)

@@ -148,7 +148,63 @@ int main(void) {
 }
 """
 
+SET_FIXED_POINT = """\
+#include <enzyme/fixed_point.h>
+#include <math.h>
+void __enzyme_autodiff(void *, ...);
+double u[2];
+static double loop(double p) {
+  for (int i = 0; i < 50; i++) {
+    __enzyme_set_fixed_point(1e-20, (int64_t)-1, (void *)0, u, (int64_t)sizeof(u));
+    u[0] = 0.5 * cos(u[1]) + p; u[1] = 0.5 * sin(u[0]);
+  }
+  return u[0];
+}
+int main(void) {
+  __enzyme_autodiff((void *)loop, 1.0);
+  return 0;
+}
+"""
+
+FIXED_POINT_STATE = """\
+#include <enzyme/fixed_point.h>
+#include <math.h>
+void __enzyme_autodiff(void *, ...);
+double z[1];
+static int step(int64_t i, double *p) { double n = cos(*p * z[0]); int go = fabs(n - z[0]) > 1e-14; z[0] = n; return go; }
+static double solve(double *p) {
+  __enzyme_fixed_point((void *)step, enzyme_fp_state, z, (int64_t)sizeof(z), p);
+  return z[0];
+}
+int main(void) {
+  double p = 0.5, dp = 0;
+  __enzyme_autodiff((void *)solve, &p, &dp);
+  return 0;
+}
+"""
+
+REVERSE_WIDTH_HAZARD = """\
+void __enzyme_autodiff(void *, ...);
+int enzyme_width, enzyme_dup;
+__attribute__((noinline)) static void keep(double **slot, double *x, double *y) {
+  *slot = x;
+  y[0] = x[0] * x[0];
+}
+int main(void) {
+  double x = 2, y, *s, *ds[2], dx[2] = {0}, dy[2] = {1, 1};
+  __enzyme_autodiff((void *)keep, enzyme_width, 2, enzyme_dup, &s, &ds[0], &ds[1],
+                    enzyme_dup, &x, &dx[0], &dx[1], enzyme_dup, &y, &dy[0], &dy[1]);
+  return (int)dx[0];
+}
+"""
+
 CASES = {
+    "reverse_width_lane_state": (REVERSE_WIDTH_HAZARD, ("main", "keep"),
+                                 "__enzyme_autodiff((void *)keep"),
+    "set_fixed_point": (SET_FIXED_POINT, ("__enzyme_set_fixed_point", "loop"),
+                        "__enzyme_set_fixed_point(1e-20"),
+    "fixed_point_state_not_argument": (FIXED_POINT_STATE, ("solve", "z"),
+                                       "__enzyme_fixed_point((void *)step"),
     "unknown_entry_point": (UNKNOWN_ENTRY, ("__enzyme_error_estimate", "main"),
                             "__enzyme_error_estimate((void *)g"),
     "undefined_function": (UNDEFINED_FN, ("unknown", "main"), "__enzyme_fwddiff((void *)unknown"),

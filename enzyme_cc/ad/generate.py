@@ -17,9 +17,10 @@ import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
-from . import runtime, shared_globals
+from . import fixed_point, reverse_vector, runtime, shared_globals
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
+                             rewrite_primal_reverse,
                              rewrite_vector_call)
 from .typeinfo import copy_ranges, TypeInfo
 
@@ -45,6 +46,9 @@ class Generator:
         self.address_targets: dict[str, set] = {}   # pointer global -> arrays it may point into
         self.entry_fn: str | None = None             # sets up the shared globals' shadows
         self._callee_names: dict[str, set[str]] = {}
+        self._split_stack: list = []
+        self._split_edges: dict = {}
+        self.split_info: dict = {}       # split key -> (lane hazard, split keys it calls)
         set_module_registrations(self.reg.inactive, self.reg.like, self.reg.alloc_like)
 
     # ---- helpers used by rules -----------------------------------------------------------------
@@ -259,6 +263,8 @@ class Generator:
     def split(self, fn_name: str, acts: list[str], ret_active: bool, hints=None):
         """Augmented forward and reverse functions of a callee: (aug, aug_ret, rev, rev_ret)."""
         key = (fn_name, tuple(acts), ret_active, "split")
+        if self._split_stack:             # which split functions each one calls (reverse_vector)
+            self._split_edges.setdefault(self._split_stack[-1], set()).add(key)
         if key in self.done:
             return self.done[key]
         fn = self.module.function(fn_name)
@@ -269,11 +275,16 @@ class Generator:
         aug_ret = synth.aug_ret_type()
         rev_ret, _ = self.adjoint_return(fn, acts)
         self.done[key] = (aug, aug_ret, rev, rev_ret)   # before build: recursion calls itself
+        self._split_stack.append(key)
         try:
             fwd, rv = synth.build()
         except UserError:
             del self.done[key]
             raise
+        finally:
+            self._split_stack.pop()
+        self.split_info[key] = (reverse_vector.lane_hazard(synth),
+                                self._split_edges.setdefault(key, set()))
         params = self.params_text(fn, acts, synth)
         attrs = self.fn_attrs(fn)
         self.out.append(f"define internal {aug_ret} {aug}({', '.join(params + ['ptr %ad.tape'])}) "
@@ -610,6 +621,17 @@ class Generator:
         for req in requests:
             if req.mode == "tape_size":
                 new = rewrite_tape_size(self, req)
+            elif getattr(req, "reverse_vector", False):
+                req.split_key = (req.fn, tuple(req.acts), req.ret_active, "split")
+                new = reverse_vector.rewrite(self, req, self.split(
+                    req.fn, req.acts, req.ret_active, self.request_hints(req)))
+            elif req.mode == "reverse" and getattr(req, "opts", {}).get("primal"):
+                if getattr(req, "candidates", None):
+                    raise UserError(f"{located(self.module, req.caller, req.inst)}: "
+                                    "enzyme_primal_return with a function chosen at run time is "
+                                    "not supported; hint: call the marker once per function")
+                new = rewrite_primal_reverse(self, req, self.split(
+                    req.fn, req.acts, req.ret_active, self.request_hints(req)))
             elif req.mode in ("augment", "split_reverse"):
                 new = rewrite_split_call(self, req, self.split(req.fn, req.acts, req.ret_active,
                                                                self.request_hints(req)))
@@ -646,7 +668,7 @@ class Generator:
             for k in range(req.line + 1, req.inst.line_end + 1):
                 lines[k] = ""
         text = "\n".join(lines)
-        extra = list(self.out)
+        extra = [fixed_point.bump_iters(f) for f in self.out]   # derivatives: one order more
         if self.entry_fn:          # after all requests: every lane is known
             extra.append(shared_globals.entry_function(self, self.entry_fn))
         extra += [runtime.definition(h) for h in sorted(self.helpers, key=str)
@@ -668,12 +690,13 @@ def differentiate(text: str, origins: dict | None = None) -> str:
     from .checkpoint import lower
     text = lower(text)      # checkpointed loops: plain loops until reverse mode meets them
     counter = 0
+    text = fixed_point.lower(text)
     for _ in range(8):
         gen = Generator(text, counter)
         gen.origins = origins or {}
         requests = find_requests(gen.module)
         if not requests:
-            return text
+            return fixed_point.drop_iters(text)
         ready = [r for r in requests if not gen.reaches_marker(r.fn)]
         if not ready:
             raise UserError(f"function '{requests[0].fn[1:]}' differentiates itself (a marker call "

@@ -103,7 +103,8 @@ def _unknown_markers(module, name, body):
     undefined symbol at link time: name it, with the call's source line."""
     for m in _OTHER_MARKER.finditer(body):
         callee = m.group(1)
-        if _AUTODIFF.match(m.group(0)) or module.defines("@" + callee):
+        if _AUTODIFF.match(m.group(0)) or module.defines("@" + callee) or \
+                re.search(r"__enzyme_iter$", callee):     # ad/fixed_point.py
             continue
         caller = module.function(name)
         inst = next((i for i in caller.insts() if i.op in ("call", "invoke")
@@ -113,8 +114,8 @@ def _unknown_markers(module, name, body):
         plain = re.sub(r"^_Z\d+", "", callee)
         raise UserError(f"{located(module, caller, inst)}: '{plain}' is an Enzyme entry point that "
                         "enzyme-cc does not support; hint: the supported ones are __enzyme_autodiff, "
-                        "__enzyme_fwddiff, __enzyme_augmentfwd, __enzyme_reverse and "
-                        "__enzyme_augmentsize")
+                        "__enzyme_fwddiff, __enzyme_augmentfwd, __enzyme_reverse, "
+                        "__enzyme_augmentsize, __enzyme_fixed_point and __enzyme_iter")
 
 
 def _request(module, caller, inst, mode) -> Request:
@@ -170,6 +171,18 @@ def _request(module, caller, inst, mode) -> Request:
                             "yet with enzyme_width; hint: compute the primal with a plain call")
         req = _vector_request(module, caller, inst, target, ops[:1] + ops[k:], where, sret)
         req.candidates = (candidates, ops[0]) if candidates else None
+        return req
+    if mode == "reverse" and len(ops) > k + 1 and _marker_of(caller, ops[k].value) == "enzyme_width":
+        from . import reverse_vector
+        width, acts, lanes, pre = reverse_vector.parse(module, caller, inst, target, ops[:1] + ops[k:],
+                                                       where, opts)
+        req = Request(caller, inst, fn_val, acts, [], _return_activity(target, opts, mode, where,
+                                                                       marker), inst.line, sret, mode)
+        if candidates:
+            raise UserError(f"{where}: enzyme_width with a function chosen at run time is not "
+                            "supported; hint: call the marker once per function")
+        req.candidates, req.width, req.lanes, req.vector_pre = None, width, lanes, pre
+        req.reverse_vector, req.opts = True, opts
         return req
     # enzyme_interleave: the primal arguments (with their markers) first, then every shadow in
     # argument order after the enzyme_interleave marker (Enzyme's C++ header passes them so)
@@ -294,10 +307,6 @@ def _return_activity(target, opts, mode, where, marker) -> bool:
     if tag == "enzyme_dup_return" and not carries_float(ret):
         raise UserError(f"{where}: enzyme_dup_return, but '{name}' returns {ret}, which has no "
                         "tangent here; hint: use enzyme_const_return")
-    if opts.get("primal") and mode == "reverse":
-        raise UserError(f"{where}: enzyme_primal_return is not supported yet in {marker}; hint: "
-                        "use __enzyme_augmentfwd + __enzyme_reverse (or enzyme::ReverseWithPrimal "
-                        "in C++), which return the primal result")
     return is_fp(ret) and tag != "enzyme_const_return"
 
 
