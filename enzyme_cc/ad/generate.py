@@ -17,7 +17,7 @@ import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
-from . import runtime, shared_globals
+from . import global_shadows, runtime, shared_globals
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_vector_call)
@@ -44,6 +44,8 @@ class Generator:
         self.global_users: set[str] = set()
         self.address_targets: dict[str, set] = {}   # pointer global -> arrays it may point into
         self.entry_fn: str | None = None             # sets up the shared globals' shadows
+        self.shadow_lanes: dict[str, set] = {}       # global -> None / (width, lane) shadows made
+        self.persistent: set[str] = set()            # shadows the program owns (global_shadows)
         self._callee_names: dict[str, set[str]] = {}
         set_module_registrations(self.reg.inactive, self.reg.like, self.reg.alloc_like)
 
@@ -61,9 +63,10 @@ class Generator:
                 name not in self.module.globals:
             self.decls.setdefault(name, line)
 
-    def shadow_global(self, g: str, lane=None) -> str:
+    def shadow_global(self, g: str, lane=None, width=None) -> str:
         """Zero-initialized shadow of a mutable global that holds active data (lane k of vector
-        forward mode has its own); the program's own for a global marked enzyme_shadow."""
+        forward mode of width N has its own: the default shadow set of that width, see
+        global_shadows.py); the program's own for a global marked enzyme_shadow."""
         from .typeinfo import global_type
         if g in self.reg.shadows:
             if lane is not None:
@@ -71,7 +74,8 @@ class Generator:
                                 "which holds one tangent: vector forward mode (enzyme_width) "
                                 "needs one per lane; hint: use width 1 for it")
             return self.reg.shadows[g]
-        name = "@ad.shadow." + g[1:].strip('"') + (f".L{lane}" if lane is not None else "")
+        name = "@ad.shadow." + g[1:].strip('"') + (f".w{width}.L{lane}" if lane is not None else "")
+        self.shadow_lanes.setdefault(g, set()).add(lane if lane is None else (width, lane))
         if name not in self.decls:
             ty = global_type(self.module, g)
             if ty is None:
@@ -603,9 +607,11 @@ class Generator:
     def run(self, requests=None) -> str:
         if requests is None:
             requests = find_requests(self.module)
-        if not requests:
+        gs_calls = global_shadows.api_calls(self.module)
+        if not requests and not gs_calls:
             return self.module.text
         lines = list(self.module._lines)
+        table = global_shadows.setup(self, requests, gs_calls)
         self.find_shared_globals([r.fn for r in requests])
         for req in requests:
             if req.mode == "tape_size":
@@ -640,13 +646,19 @@ class Generator:
                     new = rewrite_call(self, req, name, rty, keep)
             if req.mode in ("reverse", "forward", "augment"):
                 new = self.zero_shared_shadows() + new
+            if table is not None and req.mode in ("reverse", "forward", "augment"):
+                new = global_shadows.around_call(req, new)
             lines[req.line] = "\n".join(new)
             if req.inst.op == "invoke":
                 drop_unwind_edge(lines, req)
             for k in range(req.line + 1, req.inst.line_end + 1):
                 lines[k] = ""
+        if table is not None:
+            global_shadows.lower_calls(self, lines, gs_calls)
         text = "\n".join(lines)
         extra = list(self.out)
+        if table is not None:
+            extra += table.definitions()
         if self.entry_fn:          # after all requests: every lane is known
             extra.append(shared_globals.entry_function(self, self.entry_fn))
         extra += [runtime.definition(h) for h in sorted(self.helpers, key=str)
@@ -671,8 +683,14 @@ def differentiate(text: str, origins: dict | None = None) -> str:
         gen.origins = origins or {}
         requests = find_requests(gen.module)
         if not requests:
-            return text
+            return gen.run([]) if global_shadows.uses_api(text) else text
         ready = [r for r in requests if not gen.reaches_marker(r.fn)]
+        if len(ready) < len(requests) and global_shadows.uses_api(text):
+            raise UserError("__enzyme_context / __enzyme_shadow / enzyme_context in a program with "
+                            f"nested derivatives ('{next(r for r in requests if r not in ready).fn[1:]}' "
+                            "calls a marker inside a "
+                            "differentiated function) are not supported yet; hint: use the "
+                            "implicit shadows of globals without contexts there")
         if not ready:
             raise UserError(f"function '{requests[0].fn[1:]}' differentiates itself (a marker call "
                             "reaches back to the function being differentiated)")
