@@ -686,11 +686,12 @@ def differentiate(text: str, origins: dict | None = None) -> str:
             return gen.run([]) if global_shadows.uses_api(text) else text
         ready = [r for r in requests if not gen.reaches_marker(r.fn)]
         if len(ready) < len(requests) and global_shadows.uses_api(text):
-            raise UserError("__enzyme_context / __enzyme_shadow / enzyme_context in a program with "
-                            f"nested derivatives ('{next(r for r in requests if r not in ready).fn[1:]}' "
-                            "calls a marker inside a "
-                            "differentiated function) are not supported yet; hint: use the "
-                            "implicit shadows of globals without contexts there")
+            outer = next(r for r in requests if r not in ready)
+            raise UserError(f"{located(gen.module, outer.caller, outer.inst)}: '{outer.fn[1:]}' "
+                            "calls a marker itself (a nested derivative), which enzyme-cc does not "
+                            "support yet in a program using __enzyme_context / __enzyme_shadow / "
+                            "enzyme_context; hint: differentiate the globals' shadows in one level, "
+                            "or pass the global as an argument of the inner derivative")
         if not ready:
             raise UserError(f"function '{requests[0].fn[1:]}' differentiates itself (a marker call "
                             "reaches back to the function being differentiated)")
