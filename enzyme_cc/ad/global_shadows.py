@@ -95,6 +95,9 @@ def queried_globals(gen, calls) -> set[str]:
         if gen.module.is_constant_global(g):
             raise UserError(f"{located(gen.module, fn, inst)}: '{g[1:]}' is constant: it has no "
                             "shadow; hint: declare it without const")
+        if g in gen.reg.inactive_globals:
+            raise UserError(f"{located(gen.module, fn, inst)}: '{g[1:]}' is marked enzyme_inactive: "
+                            "it holds no derivative; hint: remove the attribute to get its shadow")
         if g in gen.reg.shadows:
             raise UserError(f"{located(gen.module, fn, inst)}: '{g[1:]}' has a shadow of its own "
                             "(enzyme_shadow); hint: use that global instead of __enzyme_shadow")
