@@ -55,3 +55,15 @@ def test_mode_program_valgrind(tmp_path, prog, opt):
     run(["enzyme-cc", opt, "-g", str(src), "-lm", "-o", str(exe)], cwd=tmp_path)
     run(["valgrind", "-q", "--error-exitcode=1", "--leak-check=full",
          "--errors-for-leak-kinds=definite", str(exe)], cwd=tmp_path)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_global_shadow_fortran(tmp_path, opt):
+    """Shadows of module variables asked for from Fortran through bind(c) interfaces."""
+    shutil.copy(os.path.join(HERE, "global_shadow.f90"), tmp_path / "global_shadow.f90")
+    run(["enzyme-fc", opt, "global_shadow.f90", "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    pairs = list(_pairs(out))
+    assert len(pairs) == 3, out
+    for line, got, want in pairs:
+        assert got == pytest.approx(want, rel=1e-6), line
