@@ -190,7 +190,25 @@ int main(void) {
 }
 """
 
+GSHADOW_POINTER_STORE = """\
+#include <stdlib.h>
+extern void *__enzyme_context(int);
+extern double __enzyme_autodiff(void *, ...);
+extern int enzyme_context;
+double *buf;
+double fill(double x) {
+  buf = malloc(2 * sizeof(double));
+  buf[0] = x * x;
+  return buf[0];
+}
+int main(void) {
+  void *ctx = __enzyme_context(1);
+  return __enzyme_autodiff((void *)fill, enzyme_context, ctx, 3.0) != 6.0;
+}
+"""
+
 CASES = {
+    "global_shadow_pointer_store": (GSHADOW_POINTER_STORE, ("fill", "buf"), "buf = malloc("),
     "global_shadow_nested": (GSHADOW_NESTED, ("main", "dcube"), "__enzyme_fwddiff((void *)dcube"),
     "global_shadow_of_local": (GSHADOW_LOCAL, ("main",), "__enzyme_shadow(ctx, local"),
     "context_width_in_reverse": (GSHADOW_WIDTH_REVERSE, ("main",), "__enzyme_autodiff((void *)scaled"),

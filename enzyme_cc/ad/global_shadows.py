@@ -143,8 +143,25 @@ def setup(gen, requests, calls):
             if t not in persistent and t not in gen.reg.shadows:
                 persistent.add(t)
                 todo.append(t)
+    _no_pointer_stores(gen, reach, persistent)
     gen.persistent = persistent
     return Table(gen, persistent, widths(gen, calls, requests))
+
+
+def _no_pointer_stores(gen, reach, persistent):
+    """A shadow set re-derives pointer fields from the primal pointers between derivative calls;
+    a pointer the derivative itself stores into such a global (a block it allocates, an address
+    it computes) would lose its shadow there: refuse it."""
+    for f in sorted(reach):
+        fn = gen.module.function(f)
+        for inst in fn.insts():
+            if inst.op == "store" and inst.ops[0].ty == "ptr" and inst.ops[0].is_local:
+                g = underlying(fn, inst.ops[1].value)
+                if g in persistent:
+                    raise UserError(f"{located(gen.module, fn, inst)}: the differentiated code stores "
+                                    f"a pointer into '{g[1:]}', whose shadow the program owns "
+                                    "(__enzyme_shadow / enzyme_context); enzyme-cc does not support "
+                                    "that yet; hint: set the pointer before calling the derivative")
 
 
 def around_call(req, new: list[str]) -> list[str]:
