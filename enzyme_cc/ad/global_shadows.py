@@ -228,8 +228,9 @@ class Table:
             size = type_size(ty, named)
             scalars = _scalars(ty, named)
             self.sizes.append(size)
-            # float bytes (and bytes of unknown type) are zeroed; integers keep the primal's
-            keep = sorted((o, s) for o, k, s in scalars if k in ("ptr", "int"))
+            # float bytes and bytes of unknown type are zeroed, and so are i8s (clang's untyped
+            # storage, which may hold floats); integers keep the primal's, pointers are re-derived
+            keep = sorted((o, s) for o, k, s in scalars if k == "ptr" or k == "int" and s > 1)
             self.zero.append(_complement(keep, size))
             self.slots += [(i, o) for o, k, _ in scalars if k == "ptr"]
         if len(self.slots) > MAX_SLOTS:

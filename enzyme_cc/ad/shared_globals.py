@@ -62,13 +62,11 @@ def find_shared_globals(gen, roots):
     in the call trees of the differentiated functions (a simulation's state or its buffers
     set in one function, read in another), and the globals whose address a pointer global read
     there may hold, with that pointer global."""
-    module = gen.module
     reach, access, written = accesses(gen, roots)
     # A global with a shadow of the program's own (enzyme_shadow, __enzyme_shadow, a derivative
     # with enzyme_context) is active wherever it is used.
     shared = {g for g in written if len(access[g]) > 1} | \
-        {g for g in access if g in gen.reg.shadows or g in gen.persistent} | \
-        {g for g in gen.persistent if _carries_data(module, g)}
+        {g for g in access if g in gen.reg.shadows} | gen.persistent
     # A pointer global read in the call tree that may point into a global array: the array's
     # data is reached through it (written in one function, read in another, or set before the
     # derivative starts), so both need shadows everywhere.
@@ -113,7 +111,8 @@ def accesses(gen, roots):
             g = underlying(fn, ptr)
             if not g.startswith("@"):
                 g = next((t for t in g.split(" ") if t.startswith("@")), g)
-            if not _carries_data(module, g) or g in gen.reg.inactive_globals:
+            if not (_carries_data(module, g) or g in gen.persistent) or \
+                    g in gen.reg.inactive_globals:
                 continue      # enzyme_inactive: holds no derivative
             access.setdefault(g, set()).add(f)
             ty = named_expand(global_type(module, g) or "", module.named_types)

@@ -3,6 +3,7 @@
    descriptor pointing at a global array, a heap buffer allocated before the derivative. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct { double d1, d2; } Pair;
 extern void *__enzyme_context(int);
@@ -21,6 +22,8 @@ double scale = 2.0, weights[2] = {3.0, 5.0}, hidden = 7.0;
 double data[3] = {1.0, 2.0, 3.0};
 struct { double *base; long size; } desc = {data, 3};
 double *buf;
+struct { char tag; double v; long n; } rec = {'a', 2.0, 5};
+unsigned char raw[16];   /* untyped storage holding a double at byte 8 */
 
 double f(double x) { return g * x * x + blk.b * x; }
 double loss(double x) { return scale * (weights[0] + weights[1]) * x * x + hidden * x; }
@@ -34,6 +37,12 @@ double energy(double x) {
   for (int i = 0; i < 8; i++) s += buf[i] * buf[i] * x;
   return s;
 }
+__attribute__((noinline)) double raw_value(void) {
+  double r;
+  memcpy(&r, raw + 8, sizeof r);
+  return r;
+}
+double mixed(double x) { return rec.v * x * rec.n + raw_value() * x; }
 __attribute__((noinline)) void init(void) {
   buf = aligned_alloc(64, 8 * sizeof(double));
   for (int i = 0; i < 8; i++) buf[i] = i + 1;
@@ -132,5 +141,22 @@ int main(void) {
   for (int i = 0; i < 8; i++) (*dbuf)[i] = 1.0;
   show("heap: forward", __enzyme_fwddiff((void *)energy, enzyme_context, ch, 2.0, 0.0), 72.0 * 2.0);
   free(buf);
+
+  /* a struct with char and long fields, and bytes holding a double read in a callee */
+  double r0 = 1.5;
+  memcpy(raw + 8, &r0, sizeof r0);
+  void *cm = __enzyme_context(1);
+  double *dv = (double *)__enzyme_shadow(cm, &rec.v, 0);
+  long *dn = (long *)__enzyme_shadow(cm, &rec.n, 0);
+  unsigned char *draw = (unsigned char *)__enzyme_shadow(cm, &raw, 0);
+  show("mixed: long field copied", (double)*dn, 5.0);
+  for (int j = 0; j < 2; j++) {
+    double dr;
+    __enzyme_zero_shadows(cm);
+    show("mixed: dmixed/dx", __enzyme_autodiff((void *)mixed, enzyme_context, cm, 3.0), 2.0 * 5 + 1.5);
+    memcpy(&dr, draw + 8, sizeof dr);
+    show("mixed: dmixed/drec.v", *dv, 15.0);
+    show("mixed: dmixed/draw (bytes)", dr, 3.0);
+  }
   return 0;
 }
