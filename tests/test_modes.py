@@ -67,3 +67,28 @@ def test_global_shadow_fortran(tmp_path, opt):
     assert len(pairs) == 3, out
     for line, got, want in pairs:
         assert got == pytest.approx(want, rel=1e-6), line
+
+
+CONTEXT_WIDTH_AT_RUN_TIME = """\
+extern void *__enzyme_context(int);
+extern double __enzyme_fwddiff(void *, ...);
+extern int enzyme_context;
+double g = 2.0;
+double f(double x) { return g * x; }
+int main(int argc, char **argv) {
+  (void)argv;
+  void *ctx = __enzyme_context(argc + 1);   /* width 2, not known at link time */
+  return __enzyme_fwddiff((void *)f, enzyme_context, ctx, 3.0, 1.0) != 2.0;
+}
+"""
+
+
+def test_context_width_checked_at_run_time(tmp_path):
+    """A context whose width the link step cannot see is checked by the derivative call: a
+    width-1 derivative given a width-2 context aborts with a message, never a wrong value."""
+    (tmp_path / "w.c").write_text(CONTEXT_WIDTH_AT_RUN_TIME)
+    run(["enzyme-cc", "-O2", "w.c", "-o", "prog"], cwd=tmp_path)
+    r = run([str(tmp_path / "prog")], cwd=tmp_path, check=False)
+    assert r.returncode != 0
+    assert "enzyme-cc: a derivative was called with enzyme_context and a context of another width" \
+        in r.stderr, r.stderr

@@ -345,13 +345,12 @@ class Table:
         return [self._fix(w), self._zero(w), init.text(), new.text(), swap.text(), enter, leave,
                 prepare, default]
 
-    def _dispatch(self, name, params, call, ret="void", width_of="%w"):
-        """A function switching on the run-time width to the per-width helper."""
-        lines = [f"define internal {ret} @ad.gs.{name}({params}) {{", "entry:"]
-        if width_of == "%w":
-            lines.append("%w = load i64, ptr %set")
+    def _dispatch(self, name, params, call, ret="void", width="%w = load i64, ptr %set"):
+        """A function switching on the run-time width (%w, computed by `width`) to the
+        per-width helpers."""
+        lines = [f"define internal {ret} @ad.gs.{name}({params}) {{", "entry:", width]
         cases = " ".join(f"i64 {w}, label %w{w}" for w in self.widths)
-        lines.append(f"switch i64 {width_of}, label %bad [ {cases} ]")
+        lines.append(f"switch i64 %w, label %bad [ {cases} ]")
         for w in self.widths:
             lines.append(f"w{w}:")
             lines += call(w)
@@ -394,10 +393,9 @@ class Table:
         out = []
         for w in self.widths:
             out += self._per_width(w)
-        out.append(self._dispatch("context", "i32 %n", lambda w: [f"%s{w} = call ptr @ad.gs.new.{w}()",
-                                                               f"ret ptr %s{w}"],
-                                  ret="ptr", width_of="%n64").replace(
-            "entry:", "entry:\n%n64 = sext i32 %n to i64", 1))
+        out.append(self._dispatch("context", "i32 %n", lambda w: [
+            f"%s{w} = call ptr @ad.gs.new.{w}()", f"ret ptr %s{w}"], ret="ptr",
+            width="%w = sext i32 %n to i64"))
         out.append(self._dispatch("shadow_ctx", "ptr %set, ptr %addr, i32 %lane", lambda w: [
             f"%l{w} = getelementptr ptr, ptr %set, i64 3",
             f"call void @ad.gs.fix.{w}(ptr %set, ptr %l{w})",
@@ -406,8 +404,8 @@ class Table:
         out.append(self._dispatch("shadow_default", "ptr %addr, i32 %wi, i32 %lane", lambda w: [
             f"call void @ad.gs.prepare.{w}()",
             f"%r{w} = call ptr @ad.gs.lookup(ptr getelementptr (ptr, ptr @ad.gs.default.{w}, i64 3), "
-            f"i64 {w}, ptr %addr, i32 %lane)", f"ret ptr %r{w}"], ret="ptr", width_of="%w64").replace(
-            "entry:", "entry:\n%w64 = sext i32 %wi to i64", 1))
+            f"i64 {w}, ptr %addr, i32 %lane)", f"ret ptr %r{w}"], ret="ptr",
+            width="%w = sext i32 %wi to i64"))
         out.append(self._dispatch("zero_ctx", "ptr %set", lambda w: [
             f"call void @ad.gs.zero.{w}(ptr %set)", "ret void"]))
         out += [self._lookup(), _FIXED]
