@@ -90,5 +90,18 @@ def test_context_width_checked_at_run_time(tmp_path):
     run(["enzyme-cc", "-O2", "w.c", "-o", "prog"], cwd=tmp_path)
     r = run([str(tmp_path / "prog")], cwd=tmp_path, check=False)
     assert r.returncode != 0
+    # (no derivative of width 2 exists in the program: making the context already refuses it)
+    assert "enzyme-cc: __enzyme_context / __enzyme_shadow: no derivative of this width" in r.stderr
+    src = CONTEXT_WIDTH_AT_RUN_TIME.replace("int main(int argc, char **argv) {", """\
+double f2(double x) { return g * x * x; }
+typedef struct { double a, b; } P2;
+extern P2 __enzyme_fwddiff2(void *, ...) __asm__("__enzyme_fwddiff");
+extern int enzyme_width;
+int main(int argc, char **argv) {
+  if (argc > 5) __enzyme_fwddiff2((void *)f2, enzyme_width, 2, 1.0, 1.0, 1.0);""")
+    (tmp_path / "w2.c").write_text(src)
+    run(["enzyme-cc", "-O2", "w2.c", "-o", "prog2"], cwd=tmp_path)
+    r = run([str(tmp_path / "prog2")], cwd=tmp_path, check=False)
+    assert r.returncode != 0
     assert "enzyme-cc: a derivative was called with enzyme_context and a context of another width" \
         in r.stderr, r.stderr
