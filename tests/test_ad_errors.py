@@ -198,6 +198,65 @@ int main(void) {
 }
 """
 
+GSHADOW_NESTED = """\
+extern void *__enzyme_context(int);
+extern void *__enzyme_shadow(void *, void *, int);
+extern double __enzyme_fwddiff(void *, ...);
+extern double __enzyme_autodiff(void *, ...);
+extern int enzyme_context;
+double g = 2.0;
+double cube(double x) { return g * x * x * x; }
+double dcube(double x) {
+  void *inner = __enzyme_context(1);
+  return __enzyme_autodiff((void *)cube, enzyme_context, inner, x);
+}
+int main(void) {
+  void *outer = __enzyme_context(1);
+  return __enzyme_fwddiff((void *)dcube, enzyme_context, outer, 2.0, 1.0) != 24.0;
+}
+"""
+
+GSHADOW_LOCAL = """\
+extern void *__enzyme_context(int);
+extern void *__enzyme_shadow(void *, void *, int);
+double g = 2.0;
+int main(void) {
+  double local[2] = {1.0, 2.0};
+  void *ctx = __enzyme_context(1);
+  double *d = __enzyme_shadow(ctx, local, 0);
+  return d[0] != 0.0 || local[0] != 1.0;
+}
+"""
+
+GSHADOW_WIDTH_REVERSE = """\
+extern void *__enzyme_context(int);
+extern double __enzyme_autodiff(void *, ...);
+extern int enzyme_context;
+double g = 2.0;
+double scaled(double x) { return g * x; }
+int main(void) {
+  void *ctx = __enzyme_context(2);
+  return __enzyme_autodiff((void *)scaled, enzyme_context, ctx, 1.0) != 2.0;
+}
+"""
+
+GSHADOW_POINTER_STORE = """\
+#include <stdlib.h>
+extern void *__enzyme_context(int);
+extern double __enzyme_autodiff(void *, ...);
+extern int enzyme_context;
+double *buf;
+double fill(double x) {
+  buf = malloc(2 * sizeof(double));
+  buf[0] = x * x;
+  return buf[0];
+}
+int main(void) {
+  void *ctx = __enzyme_context(1);
+  return __enzyme_autodiff((void *)fill, enzyme_context, ctx, 3.0) != 6.0;
+}
+"""
+
 CASES = {
     "reverse_width_lane_state": (REVERSE_WIDTH_HAZARD, ("main", "keep"),
                                  "__enzyme_autodiff((void *)keep"),
@@ -205,6 +264,10 @@ CASES = {
                         "__enzyme_set_fixed_point(1e-20"),
     "fixed_point_state_not_argument": (FIXED_POINT_STATE, ("solve", "z"),
                                        "__enzyme_fixed_point((void *)step"),
+    "global_shadow_pointer_store": (GSHADOW_POINTER_STORE, ("fill", "buf"), "buf = malloc("),
+    "global_shadow_nested": (GSHADOW_NESTED, ("main", "dcube"), "__enzyme_fwddiff((void *)dcube"),
+    "global_shadow_of_local": (GSHADOW_LOCAL, ("main",), "__enzyme_shadow(ctx, local"),
+    "context_width_in_reverse": (GSHADOW_WIDTH_REVERSE, ("main",), "__enzyme_autodiff((void *)scaled"),
     "unknown_entry_point": (UNKNOWN_ENTRY, ("__enzyme_error_estimate", "main"),
                             "__enzyme_error_estimate((void *)g"),
     "undefined_function": (UNDEFINED_FN, ("unknown", "main"), "__enzyme_fwddiff((void *)unknown"),

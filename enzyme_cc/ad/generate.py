@@ -17,7 +17,7 @@ import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
-from . import fixed_point, reverse_vector, runtime, shared_globals
+from . import fixed_point, global_shadows, reverse_vector, runtime, shared_globals
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_primal_reverse,
@@ -45,6 +45,8 @@ class Generator:
         self.global_users: set[str] = set()
         self.address_targets: dict[str, set] = {}   # pointer global -> arrays it may point into
         self.entry_fn: str | None = None             # sets up the shared globals' shadows
+        self.shadow_lanes: dict[str, set] = {}       # global -> None / (width, lane) shadows made
+        self.persistent: set[str] = set()            # shadows the program owns (global_shadows)
         self._callee_names: dict[str, set[str]] = {}
         self._split_stack: list = []
         self._split_edges: dict = {}
@@ -65,9 +67,10 @@ class Generator:
                 name not in self.module.globals:
             self.decls.setdefault(name, line)
 
-    def shadow_global(self, g: str, lane=None) -> str:
+    def shadow_global(self, g: str, lane=None, width=None) -> str:
         """Zero-initialized shadow of a mutable global that holds active data (lane k of vector
-        forward mode has its own); the program's own for a global marked enzyme_shadow."""
+        forward mode of width N has its own: the default shadow set of that width, see
+        global_shadows.py); the program's own for a global marked enzyme_shadow."""
         from .typeinfo import global_type
         if g in self.reg.shadows:
             if lane is not None:
@@ -75,7 +78,8 @@ class Generator:
                                 "which holds one tangent: vector forward mode (enzyme_width) "
                                 "needs one per lane; hint: use width 1 for it")
             return self.reg.shadows[g]
-        name = "@ad.shadow." + g[1:].strip('"') + (f".L{lane}" if lane is not None else "")
+        name = "@ad.shadow." + g[1:].strip('"') + (f".w{width}.L{lane}" if lane is not None else "")
+        self.shadow_lanes.setdefault(g, set()).add(lane if lane is None else (width, lane))
         if name not in self.decls:
             ty = global_type(self.module, g)
             if ty is None:
@@ -614,9 +618,11 @@ class Generator:
     def run(self, requests=None) -> str:
         if requests is None:
             requests = find_requests(self.module)
-        if not requests:
+        gs_calls = global_shadows.api_calls(self.module)
+        if not requests and not gs_calls:
             return self.module.text
         lines = list(self.module._lines)
+        table = global_shadows.setup(self, requests, gs_calls)
         self.find_shared_globals([r.fn for r in requests])
         for req in requests:
             if req.mode == "tape_size":
@@ -662,13 +668,19 @@ class Generator:
                     new = rewrite_call(self, req, name, rty, keep)
             if req.mode in ("reverse", "forward", "augment"):
                 new = self.zero_shared_shadows() + new
+            if table is not None and req.mode in ("reverse", "forward", "augment"):
+                new = global_shadows.around_call(req, new)
             lines[req.line] = "\n".join(new)
             if req.inst.op == "invoke":
                 drop_unwind_edge(lines, req)
             for k in range(req.line + 1, req.inst.line_end + 1):
                 lines[k] = ""
+        if table is not None:
+            global_shadows.lower_calls(self, lines, gs_calls)
         text = "\n".join(lines)
         extra = [fixed_point.bump_iters(f) for f in self.out]   # derivatives: one order more
+        if table is not None:
+            extra += table.definitions()
         if self.entry_fn:          # after all requests: every lane is known
             extra.append(shared_globals.entry_function(self, self.entry_fn))
         extra += [runtime.definition(h) for h in sorted(self.helpers, key=str)
@@ -696,8 +708,15 @@ def differentiate(text: str, origins: dict | None = None) -> str:
         gen.origins = origins or {}
         requests = find_requests(gen.module)
         if not requests:
-            return fixed_point.drop_iters(text)
+            return fixed_point.drop_iters(gen.run([]) if global_shadows.uses_api(text) else text)
         ready = [r for r in requests if not gen.reaches_marker(r.fn)]
+        if len(ready) < len(requests) and global_shadows.uses_api(text):
+            outer = next(r for r in requests if r not in ready)
+            raise UserError(f"{located(gen.module, outer.caller, outer.inst)}: '{outer.fn[1:]}' "
+                            "calls a marker itself (a nested derivative), which enzyme-cc does not "
+                            "support yet in a program using __enzyme_context / __enzyme_shadow / "
+                            "enzyme_context; hint: differentiate the globals' shadows in one level, "
+                            "or pass the global as an argument of the inner derivative")
         if not ready:
             raise UserError(f"function '{requests[0].fn[1:]}' differentiates itself (a marker call "
                             "reaches back to the function being differentiated)")

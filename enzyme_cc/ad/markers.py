@@ -10,11 +10,12 @@ from enzyme_cc.ir.lexer import is_fp, parse_type
 from .activity import carries_float
 from .diagnostics import located
 from .marker_rewrite import _NAMED, TAPE_HEADER_BYTES
+from enzyme_cc.ir.model import Operand
 
 MARKERS = ("enzyme_dup", "enzyme_dupnoneed", "enzyme_const", "enzyme_out", "enzyme_active",
            "enzyme_width", "enzyme_dupv", "enzyme_dupnoneedv", "enzyme_allocated", "enzyme_tape",
            "enzyme_nofree", "enzyme_primal_return", "enzyme_const_return", "enzyme_noret",
-           "enzyme_active_return", "enzyme_dup_return", "enzyme_interleave")
+           "enzyme_active_return", "enzyme_dup_return", "enzyme_interleave", "enzyme_context")
 # return options (anywhere among the arguments; Enzyme's C++ header passes them first)
 RET_ACTIVITY = ("enzyme_const_return", "enzyme_active_return", "enzyme_dup_return")
 RET_USED = ("enzyme_primal_return", "enzyme_noret")
@@ -24,6 +25,7 @@ _ANY_MARKER = re.compile(r"@\"?[\w.$]*__enzyme_(batch)[\w.$]*\"?\(")
 # any other call of an Enzyme entry point (__enzyme_error_estimate, __enzyme_truncate_*, ...): our
 # own runtime helpers are __enzyme_cc_*
 _OTHER_MARKER = re.compile(r"@\"?([\w.$]*__enzyme_(?!cc_)\w+)\"?\(")
+GLOBAL_API = ("__enzyme_context", "__enzyme_shadow", "__enzyme_zero_shadows")
 # marker function -> request mode
 MODES = (("__enzyme_autodiff", "reverse"), ("__enzyme_fwddiff", "forward"),
          ("__enzyme_augmentfwd", "augment"), ("__enzyme_reverse", "split_reverse"),
@@ -104,7 +106,8 @@ def _unknown_markers(module, name, body):
     for m in _OTHER_MARKER.finditer(body):
         callee = m.group(1)
         if _AUTODIFF.match(m.group(0)) or module.defines("@" + callee) or \
-                re.search(r"__enzyme_iter$", callee):     # ad/fixed_point.py
+                re.search(r"__enzyme_iter$", callee) or \
+                callee in GLOBAL_API:     # ad/fixed_point.py, ad/global_shadows.py
             continue
         caller = module.function(name)
         inst = next((i for i in caller.insts() if i.op in ("call", "invoke")
@@ -115,7 +118,8 @@ def _unknown_markers(module, name, body):
         raise UserError(f"{located(module, caller, inst)}: '{plain}' is an Enzyme entry point that "
                         "enzyme-cc does not support; hint: the supported ones are __enzyme_autodiff, "
                         "__enzyme_fwddiff, __enzyme_augmentfwd, __enzyme_reverse, "
-                        "__enzyme_augmentsize, __enzyme_fixed_point and __enzyme_iter")
+                        "__enzyme_augmentsize, __enzyme_fixed_point, __enzyme_iter, __enzyme_context, "
+                        "__enzyme_shadow and __enzyme_zero_shadows")
 
 
 def _request(module, caller, inst, mode) -> Request:
@@ -165,12 +169,20 @@ def _request(module, caller, inst, mode) -> Request:
         return Request(caller, inst, fn_val, [], [], False, inst.line, sret, mode)
     opts: dict = {}
     k = _split_options(caller, ops, 1, opts, mode, where, marker)
+    ctx_width = _context_width(caller, opts, ops, k, mode, where)
+    if ctx_width > 1 and (k >= len(ops) or _marker_of(caller, ops[k].value) != "enzyme_width"):
+        # a context of width N states the width of the derivatives called with it
+        ops = ops[:k] + [Operand("ptr", "@enzyme_width"), Operand("i32", str(ctx_width))] + ops[k:]
     if mode == "forward" and len(ops) > k + 1 and _marker_of(caller, ops[k].value) == "enzyme_width":
         if opts.get("primal") or opts.get("ret") == "enzyme_const_return":
             raise UserError(f"{where}: enzyme_primal_return / enzyme_const_return are not supported "
                             "yet with enzyme_width; hint: compute the primal with a plain call")
         req = _vector_request(module, caller, inst, target, ops[:1] + ops[k:], where, sret)
         req.candidates = (candidates, ops[0]) if candidates else None
+        req.context = opts.get("context")
+        if req.context is not None and ctx_width and ctx_width != req.width:
+            raise UserError(f"{where}: enzyme_width {req.width}, but the context has width "
+                            f"{ctx_width} (__enzyme_context({ctx_width}))")
         return req
     if mode == "reverse" and len(ops) > k + 1 and _marker_of(caller, ops[k].value) == "enzyme_width":
         from . import reverse_vector
@@ -288,9 +300,24 @@ def _request(module, caller, inst, mode) -> Request:
     req.candidates = (candidates, ops[0]) if candidates else None
     req.extra = extra
     req.opts = opts
+    req.context = opts.get("context")
     if mode == "forward":     # what the call returns: (the primal result?, its tangent?)
         req.returns = (bool(opts.get("primal")), opts.get("ret") != "enzyme_const_return")
     return req
+
+
+def _context_width(caller, opts, ops, k, mode, where) -> int:
+    """The width of the context given with enzyme_context when known at link time (0: not
+    known; the derivative then checks it at run time)."""
+    if "context" not in opts:
+        return 0
+    from .global_shadows import context_width
+    w = context_width(caller, opts["context"].value) or 0
+    if w > 1 and mode != "forward":
+        raise UserError(f"{where}: the context has width {w} (__enzyme_context({w})), but "
+                        "enzyme_width is not supported in reverse mode yet; hint: use a context "
+                        "of width 1")
+    return w
 
 
 def _return_activity(target, opts, mode, where, marker) -> bool:
@@ -323,6 +350,16 @@ def _split_options(caller, ops, k, opts, mode, where, marker) -> int:
             else:
                 opts["primal"] = tag == "enzyme_primal_return"
             k += 1
+            continue
+        if tag == "enzyme_context":
+            if mode not in ("reverse", "forward"):
+                raise UserError(f"{where}: enzyme_context is supported in __enzyme_autodiff and "
+                                f"__enzyme_fwddiff, not yet in {marker}")
+            if k + 1 >= len(ops) or ops[k + 1].ty != "ptr":
+                raise UserError(f"{where}: enzyme_context must be followed by a context made by "
+                                "__enzyme_context(width)")
+            opts["context"] = ops[k + 1]
+            k += 2
             continue
         if tag not in ("enzyme_allocated", "enzyme_tape", "enzyme_nofree"):
             return k

@@ -752,8 +752,8 @@ class FwdCtx:
             if v.startswith("@") and self.synth.module.is_constant_global(v):
                 return v
             if v in self.act.global_shadows:      # one per lane in vector mode
-                lane = self.synth.lane if getattr(self.synth, "width", 1) > 1 else None
-                return self.synth.gen.shadow_global(v, lane)
+                width = getattr(self.synth, "width", 1)
+                return self.synth.gen.shadow_global(v, self.synth.lane if width > 1 else None, width)
             raise UserError(f"{self.synth.where(None)}: no shadow for '{v}' (a global or "
                             "constant used as active memory); hint: mark it inactive")
         if v not in self.act.shadowed and self.synth.null_based(v):
