@@ -218,3 +218,43 @@ int main(void) { return __enzyme_autodiff((void *)f, 1.0) != 2.0; }
     assert r.returncode != 0
     assert "unknown Enzyme annotation 'enzyme_sparse_accumulate' on 'f'" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+INACTIVE_GLOBAL_MIXED = r"""
+#include <stdio.h>
+extern double __enzyme_autodiff(void *, ...);
+extern double __enzyme_fwddiff(void *, ...);
+[[enzyme::inactive]] static double tally = 5.5;     /* bookkeeping: holds no derivative */
+/* one pointer that is either the inactive global or active memory */
+__attribute__((noinline)) static void scale(int to_tally, double a, double *c) {
+  double *p = to_tally ? &tally : c;
+  *p *= a;
+}
+double f(int to_tally, double a) {
+  double dat = a;
+  scale(to_tally, a, &dat);
+  return dat;
+}
+int main(void) {
+  int bad = 0;
+  for (int rep = 0; rep < 2; ++rep) {
+    double a = 3.0 + rep;
+    bad |= __enzyme_autodiff((void *)f, 0, a) != 2 * a;          /* d(a*a)/da */
+    bad |= __enzyme_autodiff((void *)f, 1, a) != 1.0;            /* dat = a; tally drops it */
+    bad |= __enzyme_fwddiff((void *)f, 0, a, 1.0) != 2 * a;
+    bad |= __enzyme_fwddiff((void *)f, 1, a, 1.0) != 1.0;
+  }
+  printf("%d %g\n", bad, tally);
+  return bad;
+}
+"""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_inactive_global_meeting_active_memory(tmp_path, level, c_program):
+    """A pointer choosing between an enzyme_inactive global and active memory (a select): the
+    active branch differentiates, the global's branch carries nothing."""
+    out = c_program(INACTIVE_GLOBAL_MIXED, flags=(level,))
+    bad, tally = floats(out)
+    assert bad == 0
+    assert tally == pytest.approx(5.5 * 3.0 * 3.0 * 4.0 * 4.0)   # the primal ran (4 calls)

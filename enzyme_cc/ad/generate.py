@@ -46,6 +46,7 @@ class Generator:
         self.address_targets: dict[str, set] = {}   # pointer global -> arrays it may point into
         self.entry_fn: str | None = None             # sets up the shared globals' shadows
         self.shadow_lanes: dict[str, set] = {}       # global -> None / (width, lane) shadows made
+        self.scratch_globals: set[str] = set()       # see scratch_shadow
         self.persistent: set[str] = set()            # shadows the program owns (global_shadows)
         self._callee_names: dict[str, set[str]] = {}
         self._split_stack: list = []
@@ -86,6 +87,13 @@ class Generator:
                 raise UserError(f"cannot determine the type of global '{g[1:]}' to shadow it")
             self.decls[name] = f"{name} = internal global {ty} zeroinitializer, align 16"
         return name
+
+    def scratch_shadow(self, g: str) -> str:
+        """A shadow for an enzyme_inactive global where a pointer to it meets shadowed pointers
+        (a select or phi choosing between it and active memory): what derivatives write there is
+        dropped, as the global holds none; it is zeroed when each derivative starts."""
+        self.scratch_globals.add(g)
+        return self.shadow_global(g)
 
     def zero_memory(self, emit, ptr: str, nbytes: str, ity: str = "i64"):
         """Emit `memset(ptr, 0, nbytes)` (declaring the intrinsic when the module lacks it)."""
@@ -587,7 +595,7 @@ class Generator:
     def zero_shared_shadows(self) -> list[str]:
         """A derivative starts from the shadows of the shared globals as of entry (zero floats,
         pointers re-derived from the primal ones): one call of a function defined at the end."""
-        if not self.shared_globals:
+        if not (self.shared_globals or self.scratch_globals):
             return []
         self.entry_fn = self.entry_fn or f"@ad.shadow.entry.{self.counter}"
         return [f"call void {self.entry_fn}()"]

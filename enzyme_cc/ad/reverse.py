@@ -754,6 +754,8 @@ class FwdCtx:
             if v in self.act.global_shadows:      # one per lane in vector mode
                 width = getattr(self.synth, "width", 1)
                 return self.synth.gen.shadow_global(v, self.synth.lane if width > 1 else None, width)
+            if v in self.act.inactive_globals:
+                return self.synth.gen.scratch_shadow(v)
             raise UserError(f"{self.synth.where(None)}: no shadow for '{v}' (a global or "
                             "constant used as active memory); hint: mark it inactive")
         if v not in self.act.shadowed and self.synth.null_based(v):
@@ -810,6 +812,8 @@ class RevCtx:
             return v
         if v in self.act.global_shadows:
             return self.synth.gen.shadow_global(v)
+        if v in self.act.inactive_globals:
+            return self.synth.gen.scratch_shadow(v)
         raise UserError(f"{self.synth.where(None)}: no shadow for '{v}'")
 
     def p(self, v: str) -> str:

@@ -136,7 +136,8 @@ def entry_function(gen, name: str) -> str:
         return f"%e{n[0]}"
 
     # the program seeds its own (enzyme_shadow, global_shadows' persistent ones)
-    for g in sorted(gen.shared_globals - set(gen.reg.shadows) - gen.persistent):
+    for g in sorted((gen.shared_globals | gen.scratch_globals) - set(gen.reg.shadows) -
+                    gen.persistent):
         ty = global_type(module, g)
         size = type_size(ty, module.named_types)
         gen.shadow_global(g)
