@@ -20,6 +20,11 @@ MEMSET = ("@llvm.memset.", "@memset")
 
 def call_kind(ctx, inst) -> str:
     kind = kind_of(ctx.gen(), inst)
+    if kind in ("diff", "unknown") and any(o.value in ctx.act.punned for o in inst.ops):
+        # the callee would see an integer and carry no derivative: never a silent zero
+        ctx.error(inst, "an integer argument carries float data (its bits were copied from a "
+                  f"float) into '{(inst.callee or '?').lstrip('@')}', whose derivative would drop "
+                  "it", "pass the value as a double (or float), not as its bits")
     if kind == "diff" and ctx.synth.mode != "forward":
         from enzyme_cc.ad.checkpoint import is_wrapper
         if is_wrapper(inst.callee):

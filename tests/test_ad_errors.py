@@ -257,7 +257,27 @@ int main(void) {
 }
 """
 
+PUNNED_ARG = """\
+#include <stdlib.h>
+#include <string.h>
+double __enzyme_autodiff(void *, ...);
+__attribute__((noinline)) static double *put(unsigned long long bits) {
+  double *d = malloc(sizeof(double));
+  memcpy(d, &bits, sizeof bits);
+  return d;
+}
+double through_bits(double x) {
+  unsigned long long bits;
+  memcpy(&bits, &x, sizeof bits);
+  double *d = put(bits);
+  return *d * 2;
+}
+int main(void) { return __enzyme_autodiff((void *)through_bits, 1.5) != 2.0; }
+"""
+
 CASES = {
+    "punned_int_argument": (PUNNED_ARG, ("through_bits", "put"),
+                            "double *d = put(bits)"),
     "reverse_width_lane_state": (REVERSE_WIDTH_HAZARD, ("main", "keep"),
                                  "__enzyme_autodiff((void *)keep"),
     "set_fixed_point": (SET_FIXED_POINT, ("__enzyme_set_fixed_point", "loop"),
