@@ -134,7 +134,7 @@ def test_preprocessed_source_then_compile(tmp_path):
     run(["enzyme-cc", "-E", "prog.c", "-o", "prog.i"], cwd=tmp_path)
     run(["enzyme-cc", "-O2", "-c", "prog.i", "-o", "prog.o"], cwd=tmp_path)
     run(["enzyme-cc", "prog.o", "-o", "prog"], cwd=tmp_path)
-    assert len(_checks(run([str(tmp_path / "prog")]).stdout)) == 4
+    assert len(_checks(run([str(tmp_path / "prog")]).stdout)) == 5
 
 
 def test_has_attribute_sees_them(tmp_path):
@@ -150,7 +150,7 @@ def test_through_ccache_and_make(tmp_path):
     env = dict(os.environ, CCACHE_DIR=str(tmp_path / "cache"))
     for _ in range(2):          # the second build is a cache hit
         run(["make", "-s", "-B", "CC=ccache enzyme-cc"], cwd=tmp_path, env=env)
-        assert len(_checks(run([str(tmp_path / "prog")]).stdout)) == 4
+        assert len(_checks(run([str(tmp_path / "prog")]).stdout)) == 5
     stats = dict(line.split("\t") for line in
                  run(["ccache", "--print-stats"], env=env).stdout.splitlines())
     assert int(stats["direct_cache_hit"]) + int(stats["preprocessed_cache_hit"]) >= 1
