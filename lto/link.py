@@ -213,6 +213,13 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
     except UserError as e:
         raise _name_origin(e, plan.missing_bitcode) from None
     stages.done("differentiate")
+    from enzyme_cc.ad import sparse
+    if sparse.has_todense(new):
+        try:
+            new = sparse.lower(new, lambda t: opt.inline_and_sroa(t, tmp))
+        except UserError as e:
+            raise _name_origin(e, plan.missing_bitcode) from None
+        stages.done("todense lowering")
     _dump(cfg, "after-ad.ll", new)
     try:
         if _DEBUG_VERSION in new:

@@ -128,6 +128,17 @@ def optimize(src: str, out: str, level: int, vectorize: bool, text: bool = False
              + (["-S"] if text else []), "the optimization pipeline")
 
 
+def inline_and_sroa(text: str, tmp: str) -> str:
+    """LLVM's always-inliner, then SROA and instsimplify, on module text (for ad/sparse.py)."""
+    src, out = os.path.join(tmp, "todense-in.ll"), os.path.join(tmp, "todense-out.ll")
+    with open(src, "w") as f:
+        f.write(text)
+    run_tool([toolchain.tool("opt"), "-passes=always-inline,function(sroa,instsimplify)", src,
+              "-S", "-o", out], "inlining for __enzyme_todense")
+    with open(out) as f:
+        return f.read()
+
+
 def emit_object(src: str, out: str, level: int, tmp: str) -> None:
     """Native PIC object of bitcode file `src`. A large module is split (llvm-split, locals kept
     with their users) and the parts are compiled in parallel, then joined with `ld.lld -r`."""

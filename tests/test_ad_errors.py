@@ -275,6 +275,32 @@ double through_bits(double x) {
 int main(void) { return __enzyme_autodiff((void *)through_bits, 1.5) != 2.0; }
 """
 
+TODENSE_ESCAPES = """\
+#include <stdint.h>
+double *__enzyme_todense(void *, void *, ...);
+static double unit(int64_t off, int64_t j) { return off / 8 == j; }
+static void none(double v, int64_t off, int64_t j) {}
+double *keep;
+
+int main(int argc, char **argv) {
+  double *p = __enzyme_todense((void *)unit, (void *)none, (int64_t)argc);
+  keep = p;
+  return keep[1] > 0;
+}
+"""
+
+TODENSE_ARG_TYPES = """\
+#include <stdint.h>
+double *__enzyme_todense(void *, void *, ...);
+static double unit(int64_t off, int64_t j) { return off / 8 == j; }
+static void none(double v, int64_t off, int64_t j) {}
+
+int main(int argc, char **argv) {
+  double *p = __enzyme_todense((void *)unit, (void *)none, argc);
+  return p[1] > 0;
+}
+"""
+
 CASES = {
     "punned_int_argument": (PUNNED_ARG, ("through_bits", "put"),
                             "double *d = put(bits)"),
@@ -288,6 +314,8 @@ CASES = {
     "global_shadow_nested": (GSHADOW_NESTED, ("main", "dcube"), "__enzyme_fwddiff((void *)dcube"),
     "global_shadow_of_local": (GSHADOW_LOCAL, ("main",), "__enzyme_shadow(ctx, local"),
     "context_width_in_reverse": (GSHADOW_WIDTH_REVERSE, ("main",), "__enzyme_autodiff((void *)scaled"),
+    "todense_pointer_stored": (TODENSE_ESCAPES, ("main",), "keep = p;"),
+    "todense_argument_types": (TODENSE_ARG_TYPES, ("main", "unit"), "__enzyme_todense((void *)unit"),
     "unknown_entry_point": (UNKNOWN_ENTRY, ("__enzyme_error_estimate", "main"),
                             "__enzyme_error_estimate((void *)g"),
     "undefined_function": (UNDEFINED_FN, ("unknown", "main"), "__enzyme_fwddiff((void *)unknown"),

@@ -23,8 +23,8 @@ _AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|revers
                        r"[\w.$]*\"?\(")
 _ANY_MARKER = re.compile(r"@\"?[\w.$]*__enzyme_(batch)[\w.$]*\"?\(")
 # any other call of an Enzyme entry point (__enzyme_error_estimate, __enzyme_truncate_*, ...): our
-# own runtime helpers are __enzyme_cc_*
-_OTHER_MARKER = re.compile(r"@\"?([\w.$]*__enzyme_(?!cc_)\w+)\"?\(")
+# own runtime helpers are __enzyme_cc_*; todense pointers are lowered after AD (ad/sparse.py)
+_OTHER_MARKER = re.compile(r"@\"?([\w.$]*__enzyme_(?!cc_|todense|post_sparse_todense)\w+)\"?\(")
 GLOBAL_API = ("__enzyme_context", "__enzyme_shadow", "__enzyme_zero_shadows")
 # marker function -> request mode
 MODES = (("__enzyme_autodiff", "reverse"), ("__enzyme_fwddiff", "forward"),
@@ -119,7 +119,7 @@ def _unknown_markers(module, name, body):
                         "enzyme-cc does not support; hint: the supported ones are __enzyme_autodiff, "
                         "__enzyme_fwddiff, __enzyme_augmentfwd, __enzyme_reverse, "
                         "__enzyme_augmentsize, __enzyme_fixed_point, __enzyme_iter, __enzyme_context, "
-                        "__enzyme_shadow and __enzyme_zero_shadows")
+                        "__enzyme_shadow, __enzyme_zero_shadows and __enzyme_todense")
 
 
 def _request(module, caller, inst, mode) -> Request:
