@@ -4,7 +4,7 @@ import ctypes
 from dataclasses import dataclass
 from math import prod
 
-from .signature import SignatureError, strides
+from .signature import SignatureError, common_lead, strides
 
 ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64),
                          ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64))
@@ -40,22 +40,29 @@ class Function:
         return f"<enzyme_cc function {self.name} from {self.path}>"
 
     # ---- shapes ------------------------------------------------------------------------------
-    def plan(self, input_shapes, ints=None):
+    def plan(self, input_shapes, ints=None, extra_leads=()):
+        """Sizes of one call. extra_leads: batch axes of seeds (tangents, cotangents) that take
+        part in the batch shape, as under a framework's vmap of a derivative."""
         ints = dict(ints or {})
         if len(input_shapes) != len(self.sig.inputs):
             raise SignatureError(f"{self.name}: takes {len(self.sig.inputs)} inputs "
                                  f"({', '.join(a.name for a in self.sig.inputs)}), "
                                  f"got {len(input_shapes)}")
         values, lead, leads = self.sig.resolve(input_shapes, ints)
+        if extra_leads:
+            lead = common_lead(self.name, list(self.sig.inputs) + [_Seed()] * len(extra_leads),
+                               list(leads) + [tuple(x) for x in extra_leads])
         outs = tuple(lead + self.sig.shape_of(a, values) for a in self.sig.outputs)
         return Plan(values, lead, tuple(leads), outs)
 
     def item_shape(self, arg, plan):
         return self.sig.shape_of(arg, plan.ints)
 
-    def buffer_strides(self, kind, plan, leads_ct_in=None):
-        """Per-buffer element strides in the order of the `kind` entry point's buffers. For the
-        VJP, leads_ct_in gives each input cotangent's batch axes (() sums over the batch)."""
+    def buffer_strides(self, kind, plan, seed_leads=None, grad_leads=None):
+        """Per-buffer element strides in the order of the `kind` entry point's buffers.
+        seed_leads: batch axes of the input tangents (jvp; default the inputs') or of the output
+        cotangents (vjp; default the batch shape). grad_leads: batch axes of the input cotangents
+        (vjp; default the inputs'; () sums over the batch)."""
         s, P = self.sig, plan
         ins = [strides(l, P.lead, self.item_shape(a, P)) for a, l in zip(s.inputs, P.leads)]
         outs = [strides(P.lead, P.lead, self.item_shape(a, P)) for a in s.outputs]
@@ -63,10 +70,13 @@ class Function:
         if kind == "primal":
             return ins + outs
         if kind == "jvp":
-            return ins + [ins[i] for i in diff] + outs
-        cts = leads_ct_in if leads_ct_in is not None else [P.leads[i] for i in diff]
-        return ins + outs + [strides(l, P.lead, self.item_shape(s.inputs[i], P))
-                             for i, l in zip(diff, cts)]
+            seeds = seed_leads if seed_leads is not None else [P.leads[i] for i in diff]
+            return ins + [strides(l, P.lead, self.item_shape(s.inputs[i], P))
+                          for i, l in zip(diff, seeds)] + outs
+        seeds = seed_leads if seed_leads is not None else [P.lead] * len(s.outputs)
+        grads = grad_leads if grad_leads is not None else [P.leads[i] for i in diff]
+        return ins + [strides(l, P.lead, self.item_shape(a, P)) for a, l in zip(s.outputs, seeds)] \
+            + [strides(l, P.lead, self.item_shape(s.inputs[i], P)) for i, l in zip(diff, grads)]
 
     def call(self, kind, plan, pointers, strides_):
         """Runs an entry point on raw buffer addresses (the caller checked every buffer)."""
@@ -166,3 +176,7 @@ class Library:
             return self.__dict__["functions"][name]
         except KeyError:
             raise AttributeError(name) from None
+
+
+class _Seed:
+    name = "a tangent or cotangent"
