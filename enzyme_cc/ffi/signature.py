@@ -143,12 +143,14 @@ class Signature:
 def common_lead(fname, args, leads):
     """The batch shape of a call: every argument's leading axes are either empty (the same value
     for the whole batch) or one shape shared by all the others."""
-    common = ()
+    common, owner = (), None
     for a, lead in zip(args, leads):
         if lead and common and lead != common:
-            raise SignatureError(f"{fname}: argument {a.name!r} has batch axes {lead}, but another "
-                                 f"argument has {common} (batch axes must match or be absent)")
-        common = common or tuple(lead)
+            raise SignatureError(f"{fname}: argument {a.name!r} has batch axes {lead}, but "
+                                 f"{owner.name!r} has {common} (batch axes must match or be "
+                                 "absent)")
+        if lead and not common:
+            common, owner = tuple(lead), a
     return common
 
 
