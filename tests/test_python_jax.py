@@ -94,3 +94,18 @@ def test_errors_name_the_argument(ops):
         ops["smooth"](rand(5), [1.0] * 5)
     with pytest.raises(ValueError, match="input 'w' was requested, but it is declared"):
         jax.grad(lambda w: ops["smooth"](rand(5), w).sum())(w)
+
+
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "python"
+
+
+def test_example_fit_oscillator(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    import fit_oscillator_jax
+    from oscillator import SIMULATE, SOURCE
+    sim = ej.op(SIMULATE, sources=[SOURCE])
+    check_grads(lambda p, s: sim(p, s, steps=30), (jnp.array([1.7, 0.15, 0.8]),
+                                                   jnp.array([1.0, 0.2])),
+                order=1, modes=["fwd", "rev"])
+    losses = fit_oscillator_jax.main(iters=60)
+    assert losses[-1] < 0.5 * losses[0]

@@ -107,3 +107,32 @@ def test_errors_name_the_argument(ops):
         ops["smooth"](rand(5), [1.0] * 5)
     with pytest.raises(RuntimeError, match="input 'w' was requested, but it is declared"):
         ops["smooth"](rand(5), rand(5)).sum().backward()
+
+
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "python"
+
+
+@pytest.fixture
+def examples_path(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+
+
+def test_example_fit_oscillator(examples_path):
+    import fit_oscillator_torch
+    from oscillator import SIMULATE, SOURCE
+    sim = et.op(SIMULATE, sources=[SOURCE])
+    assert torch.autograd.gradcheck(lambda p, s: sim(p, s, steps=30),
+                                    (torch.tensor([1.7, 0.15, 0.8], dtype=D, requires_grad=True),
+                                     torch.tensor([1.0, 0.2], dtype=D, requires_grad=True)))
+    losses = fit_oscillator_torch.main(iters=30)
+    assert losses[-1] < 0.2 * losses[0]
+
+
+def test_example_cxx_layer(examples_path):
+    import cxx_layer_torch
+    layer = cxx_layer_torch.TanhPool(3, 4)
+    assert torch.autograd.gradcheck(lambda x, W, b: layer.op(x, W, b),
+                                    (rand(2, 3), layer.W.detach().clone().requires_grad_(),
+                                     rand(4)))
+    losses = cxx_layer_torch.main(iters=20)
+    assert losses[-1] < 0.8 * losses[0]
