@@ -42,6 +42,13 @@ case "${1:-demo}" in
     ;;
   test)
     shift
+    # The Python API's optional extras (CPU torch pinned: newer versions pull a CUDA build of GBs)
+    extras=.venv/.enzyme-cc-extras
+    if [ "$(cat "$extras" 2>/dev/null)" != "$want" ]; then
+      echo "setup: installing the torch and jax extras into .venv"
+      .venv/bin/pip install -q --disable-pip-version-check -e '.[test,torch,jax]'
+      echo "$want" > "$extras"
+    fi
     exec .venv/bin/python -m pytest -q "$@"
     ;;
   *)
