@@ -88,6 +88,33 @@ int main(void) {
 }
 """
 
+# two lanes of sq do not fit in one double
+BATCH_RESULT = """\
+#include <stdio.h>
+extern int enzyme_width, enzyme_vector;
+double __enzyme_batch(void *, ...);
+double sq(double x) { return x * x; }
+
+int main(void) {
+  printf("%f\\n", __enzyme_batch((void *)sq, enzyme_width, 2, enzyme_vector, 2.0, 3.0));
+  return 0;
+}
+"""
+
+# three values for two lanes
+BATCH_TOO_MANY = """\
+#include <stdio.h>
+extern int enzyme_width;
+typedef struct { double v[2]; } D2;
+D2 __enzyme_batch(void *, ...);
+double sq(double x) { return x * x; }
+
+int main(void) {
+  printf("%f\\n", __enzyme_batch((void *)sq, enzyme_width, 2, 2.0, 3.0, 4.0).v[0]);
+  return 0;
+}
+"""
+
 ATOMIC_DOUBLE = """\
 #include <stdio.h>
 double __enzyme_autodiff(void *, ...);
@@ -324,7 +351,9 @@ CASES = {
     "atomic_cmpxchg": (ATOMIC_DOUBLE, ("sum2",), "s += x[i] * 2"),
     "tape_too_small": (TAPE_TOO_SMALL, ("main",), "__enzyme_augmentfwd((void *)square"),
     "tape_in_autodiff": (TAPE_IN_AUTODIFF, ("main",), "__enzyme_autodiff((void *)sq"),
-    "batch_unsupported": (BATCH, ("main",), "__enzyme_batch((void *)sq"),
+    "batch_without_width": (BATCH, ("main",), "__enzyme_batch((void *)sq"),
+    "batch_result_too_small": (BATCH_RESULT, ("main", "sq"), "__enzyme_batch((void *)sq"),
+    "batch_too_many_values": (BATCH_TOO_MANY, ("main", "sq"), "__enzyme_batch((void *)sq"),
     # name: (source, names that must appear, marker text locating the line)
     "external_no_bitcode": (EXTERNAL, ("uses_mystery", "mystery"), "return mystery(x)"),
     "marker_too_few_args": (TOO_FEW, ("two_args",), "__enzyme_autodiff((void *)two_args"),

@@ -17,7 +17,7 @@ import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
-from . import fixed_point, global_shadows, reverse_vector, runtime, shared_globals
+from . import batch, fixed_point, global_shadows, reverse_vector, runtime, shared_globals, virtual_shadow
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_primal_reverse,
@@ -711,6 +711,8 @@ def differentiate(text: str, origins: dict | None = None) -> str:
     text = lower(text)      # checkpointed loops: plain loops until reverse mode meets them
     counter = 0
     text = fixed_point.lower(text)
+    text = batch.lower(text)   # __enzyme_batch: a call of f per lane, differentiable like any code
+    text = virtual_shadow.lower(text)   # __enzyme_virtualreverse(p) is p (dispatch on the primal)
     for _ in range(8):
         gen = Generator(text, counter)
         gen.origins = origins or {}

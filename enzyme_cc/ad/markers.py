@@ -21,7 +21,6 @@ RET_ACTIVITY = ("enzyme_const_return", "enzyme_active_return", "enzyme_dup_retur
 RET_USED = ("enzyme_primal_return", "enzyme_noret")
 _AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse|augmentsize)"
                        r"[\w.$]*\"?\(")
-_ANY_MARKER = re.compile(r"@\"?[\w.$]*__enzyme_(batch)[\w.$]*\"?\(")
 # any other call of an Enzyme entry point (__enzyme_error_estimate, __enzyme_truncate_*, ...): our
 # own runtime helpers are __enzyme_cc_*; todense pointers are lowered after AD (ad/sparse.py)
 _OTHER_MARKER = re.compile(r"@\"?([\w.$]*__enzyme_(?!cc_|todense|post_sparse_todense)\w+)\"?\(")
@@ -62,13 +61,6 @@ def find_requests(module) -> list[Request]:
     out = []
     for name, (start, end) in module._bodies.items():
         body = "\n".join(module._lines[start:end])
-        if _ANY_MARKER.search(body):
-            caller = module.function(name)
-            inst = next((i for i in caller.insts() if i.op in ("call", "invoke")
-                        and "__enzyme_batch" in (i.callee or "")), None)
-            raise UserError(f"{located(module, caller, inst)}: __enzyme_batch (vectorizing the "
-                            "primal) is not supported; hint: call the function in a loop, or use "
-                            "__enzyme_fwddiff with enzyme_width for several tangent directions")
         _unknown_markers(module, name, body)
         if not _AUTODIFF.search(body):
             continue
@@ -119,7 +111,7 @@ def _unknown_markers(module, name, body):
                         "enzyme-cc does not support; hint: the supported ones are __enzyme_autodiff, "
                         "__enzyme_fwddiff, __enzyme_augmentfwd, __enzyme_reverse, "
                         "__enzyme_augmentsize, __enzyme_fixed_point, __enzyme_iter, __enzyme_context, "
-                        "__enzyme_shadow, __enzyme_zero_shadows and __enzyme_todense")
+                        "__enzyme_shadow, __enzyme_zero_shadows, __enzyme_todense and __enzyme_batch")
 
 
 def _request(module, caller, inst, mode) -> Request:
