@@ -37,7 +37,8 @@ def rounds(ctx, inst) -> bool:
                 "blas": "a BLAS call", "fortran": "a Fortran runtime call",
                 "fixedpoint": "a fixed-point loop",
                 "ckpt_driver": "a checkpointed loop"}[kind]
-        ctx.error(inst, f"{what} in __enzyme_error_estimate is not supported (its error "
+        callee = f" (of '{inst.callee[1:]}')" if inst.callee.startswith("@") else ""
+        ctx.error(inst, f"{what}{callee} in __enzyme_error_estimate is not supported (its error "
                   "propagation is not defined)",
                   "estimate the error of the code around it, or use __enzyme_fwddiff")
     return False
