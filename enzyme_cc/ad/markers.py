@@ -123,9 +123,9 @@ def _unknown_markers(module, name, body):
         raise UserError(f"{located(module, caller, inst)}: '{plain}' is an Enzyme entry point that "
                         "enzyme-cc does not support; hint: the supported ones are __enzyme_autodiff, "
                         "__enzyme_fwddiff, __enzyme_augmentfwd, __enzyme_reverse, "
-                        "__enzyme_augmentsize, __enzyme_error_estimate, __enzyme_fixed_point, __enzyme_iter, "
-                        "__enzyme_context, "
-                        "__enzyme_shadow and __enzyme_zero_shadows")
+                        "__enzyme_augmentsize, __enzyme_error_estimate, __enzyme_fixed_point, "
+                        "__enzyme_iter, __enzyme_context, __enzyme_shadow and "
+                        "__enzyme_zero_shadows")
 
 
 def _error_request(module, caller, inst) -> Request:
