@@ -133,12 +133,61 @@ int main(void) {
 
 UNKNOWN_ENTRY = """\
 #include <stdio.h>
+extern void *__enzyme_truncate_mem_func(void *, int, int);
+double g(double in) { return in * in; }
+
+int main(void) {
+  double (*h)(double) = (double (*)(double))__enzyme_truncate_mem_func((void *)g, 64, 32);
+  printf("%f\\n", h(1.0));
+  return 0;
+}
+"""
+
+ERREST_NO_BITCODE = """\
+#include <stdio.h>
 double unknown(double in);
 extern double __enzyme_error_estimate(void *, double, double);
 double g(double in) { return unknown(in); }
 
 int main(void) {
   printf("%f\\n", __enzyme_error_estimate((void *)g, 1.0, 1.0));
+  return 0;
+}
+"""
+
+ERREST_CUSTOM = """\
+#include <stdio.h>
+#include <math.h>
+double __enzyme_error_estimate(void *, ...);
+__attribute__((noinline)) double myexp(double x) { return exp(x); }
+double dmyexp(double x, double dx) { return exp(x) * dx; }
+void *__enzyme_register_derivative_myexp[] = {(void *)myexp, (void *)dmyexp};
+double g(double x) { return myexp(x) * 2; }
+int main(void) {
+  printf("%f\\n", __enzyme_error_estimate((void *)g, 1.0, 0.0));
+  return 0;
+}
+"""
+
+ERREST_WIDTH = """\
+#include <stdio.h>
+int enzyme_width;
+typedef struct { double a, b; } two;
+two __enzyme_error_estimate(void *, ...);
+double sq(double x) { return x * x; }
+int main(void) {
+  two t = __enzyme_error_estimate((void *)sq, enzyme_width, 2, 1.0, 0.0, 1.0);
+  printf("%f\\n", t.a);
+  return 0;
+}
+"""
+
+ERREST_LONG_DOUBLE = """\
+#include <stdio.h>
+double __enzyme_error_estimate(void *, ...);
+long double sq(long double x) { return x * x; }
+int main(void) {
+  printf("%f\\n", __enzyme_error_estimate((void *)sq, (long double)1.5, (long double)0.0));
   return 0;
 }
 """
@@ -343,8 +392,12 @@ CASES = {
     "context_width_in_reverse": (GSHADOW_WIDTH_REVERSE, ("main",), "__enzyme_autodiff((void *)scaled"),
     "todense_pointer_stored": (TODENSE_ESCAPES, ("main",), "keep = p;"),
     "todense_argument_types": (TODENSE_ARG_TYPES, ("main", "unit"), "__enzyme_todense((void *)unit"),
-    "unknown_entry_point": (UNKNOWN_ENTRY, ("__enzyme_error_estimate", "main"),
-                            "__enzyme_error_estimate((void *)g"),
+    "unknown_entry_point": (UNKNOWN_ENTRY, ("__enzyme_truncate_mem_func", "main"),
+                            "__enzyme_truncate_mem_func((void *)g"),
+    "error_estimate_no_bitcode": (ERREST_NO_BITCODE, ("unknown", "g"), "return unknown(in)"),
+    "error_estimate_custom": (ERREST_CUSTOM, ("g", "myexp"), "return myexp(x) * 2"),
+    "error_estimate_width": (ERREST_WIDTH, ("main",), "__enzyme_error_estimate((void *)sq"),
+    "error_estimate_long_double": (ERREST_LONG_DOUBLE, ("sq",), "return x * x"),
     "undefined_function": (UNDEFINED_FN, ("unknown", "main"), "__enzyme_fwddiff((void *)unknown"),
     "null_function": (NULL_FN, ("null", "main"), "__enzyme_fwddiff((void *)0"),
     "runtime_function": (RUNTIME_FN, ("main",), "__enzyme_fwddiff(choose_function()"),

@@ -309,19 +309,20 @@ class Generator:
 
     # ---- forward mode --------------------------------------------------------------------------
     def forward(self, fn_name: str, acts: list[str], callee: bool, hints=None,
-                width: int = 1) -> tuple[str, str]:
+                width: int = 1, error: bool = False) -> tuple[str, str]:
         """Forward-mode derivative: (name, return type). acts: 'active' (value + tangent),
         'dup' (pointer + shadow), 'const'. Width N > 1: N shadows/tangents per argument, N
-        tangents returned as an array."""
-        key = (fn_name, tuple(acts), callee, "forward", width)
+        tangents returned as an array. error: the tangents are error estimates
+        (__enzyme_error_estimate, rules/error.py)."""
+        key = (fn_name, tuple(acts), callee, "error" if error else "forward", width)
         if key in self.done:
             return self.done[key]
         from .forward import ForwardSynth
         fn = self.module.function(fn_name)
         self.counter += 1
         vec = f"{width}." if width > 1 else ""
-        name = f"@fwddiffe.{vec}{fn_name[1:].strip(chr(34))}.{self.counter}"
-        synth = ForwardSynth(self, fn, acts, callee, hints or {}, width)
+        name = f"@{'fwderr' if error else 'fwddiffe'}.{vec}{fn_name[1:].strip(chr(34))}.{self.counter}"
+        synth = ForwardSynth(self, fn, acts, callee, hints or {}, width, error)
         rty = synth.ret_type()
         self.done[key] = (name, rty)
         try:
@@ -341,15 +342,15 @@ class Generator:
                         + "\n".join(body) + "\n}\n")
         return name, rty
 
-    def forward_indirect(self, inst, acts, width: int = 1):
+    def forward_indirect(self, inst, acts, width: int = 1, error: bool = False):
         """Dispatcher over the forward derivatives of an indirect call's possible targets."""
         tys = self.param_types(inst)
-        key = ("fwd-indirect", inst.ty, tuple(tys), tuple(acts), width)
+        key = ("fwd-indirect", inst.ty, tuple(tys), tuple(acts), width, error)
         if key in self.done:
             return self.done[key]
         targets = self.indirect_targets(inst, tys)
         targets, parts = self._derivable(targets, lambda t: self.forward(t, acts, callee=True,
-                                                                         width=width))
+                                                                         width=width, error=error))
         rty = parts[0][1]
         self.counter += 1
         name = f"@fwd.indirect.{self.counter}"
@@ -373,9 +374,10 @@ class Generator:
         width = getattr(synth, "width", 1)
         acts = self.call_activity(inst, synth.act)
         indirect = inst.callee.startswith("%")
-        name, rty = self.forward_indirect(inst, acts, width) if indirect else \
+        error = getattr(synth, "error", False)
+        name, rty = self.forward_indirect(inst, acts, width, error) if indirect else \
             self.forward(inst.callee, acts, callee=True, hints=self.call_hints(synth, inst),
-                         width=width)
+                         width=width, error=error)
         args = [f"ptr {ctx.p(inst.callee)}"] if indirect else []
         for ty, o, a in zip(self.param_types(inst), inst.ops, acts):
             args.append(f"{ty} {ctx.p(o.value) if o.is_local else o.value}")
@@ -658,7 +660,8 @@ class Generator:
                 def derivative(fn):
                     if req.mode == "forward":   # the primal comes from the {primal, tangent} form
                         return self.forward(fn, req.acts, callee=primal, hints=hints,
-                                            width=getattr(req, "width", 1))
+                                            width=getattr(req, "width", 1),
+                                            error=getattr(req, "error", False))
                     return self.gradient(fn, req.acts, req.ret_active, hints)
                 name, rty = derivative(req.fn)
                 keep = None                     # forward: the primal alone, or nothing

@@ -19,7 +19,8 @@ MARKERS = ("enzyme_dup", "enzyme_dupnoneed", "enzyme_const", "enzyme_out", "enzy
 # return options (anywhere among the arguments; Enzyme's C++ header passes them first)
 RET_ACTIVITY = ("enzyme_const_return", "enzyme_active_return", "enzyme_dup_return")
 RET_USED = ("enzyme_primal_return", "enzyme_noret")
-_AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse|augmentsize)"
+_AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse|augmentsize"
+                       r"|error_estimate)"
                        r"[\w.$]*\"?\(")
 # any other call of an Enzyme entry point (__enzyme_error_estimate, __enzyme_truncate_*, ...): our
 # own runtime helpers are __enzyme_cc_*; todense pointers are lowered after AD (ad/sparse.py)
@@ -29,6 +30,8 @@ GLOBAL_API = ("__enzyme_context", "__enzyme_shadow", "__enzyme_zero_shadows")
 MODES = (("__enzyme_autodiff", "reverse"), ("__enzyme_fwddiff", "forward"),
          ("__enzyme_augmentfwd", "augment"), ("__enzyme_reverse", "split_reverse"),
          ("__enzyme_augmentsize", "tape_size"))
+# __enzyme_error_estimate(f, x, err_x, ...): forward mode whose tangents are error estimates
+ERROR_MARKER = "__enzyme_error_estimate"
 
 
 @dataclass
@@ -70,6 +73,8 @@ def find_requests(module) -> list[Request]:
                 mode = next((m for f, m in MODES if f in inst.callee), None)
                 if mode:
                     out.append(_request(module, caller, inst, mode))
+                elif ERROR_MARKER in inst.callee:
+                    out.append(_error_request(module, caller, inst))
     return out
 
 
@@ -110,13 +115,29 @@ def _unknown_markers(module, name, body):
         raise UserError(f"{located(module, caller, inst)}: '{plain}' is an Enzyme entry point that "
                         "enzyme-cc does not support; hint: the supported ones are __enzyme_autodiff, "
                         "__enzyme_fwddiff, __enzyme_augmentfwd, __enzyme_reverse, "
-                        "__enzyme_augmentsize, __enzyme_fixed_point, __enzyme_iter, __enzyme_context, "
-                        "__enzyme_shadow, __enzyme_zero_shadows, __enzyme_todense and __enzyme_batch")
+                        "__enzyme_augmentsize, __enzyme_error_estimate, __enzyme_fixed_point, "
+                        "__enzyme_iter, __enzyme_context, __enzyme_shadow, __enzyme_zero_shadows, "
+                        "__enzyme_todense and __enzyme_batch")
 
 
-def _request(module, caller, inst, mode) -> Request:
+def _error_request(module, caller, inst) -> Request:
+    """`__enzyme_error_estimate`: a forward-mode request (same arguments as __enzyme_fwddiff, the
+    tangent seeds being the inputs' errors) whose derivatives are built in error mode."""
+    req = _request(module, caller, inst, "forward", ERROR_MARKER)
     where = located(module, caller, inst)
-    marker = next(f for f, m in MODES if m == mode)
+    if getattr(req, "width", 1) > 1 or req.context is not None or \
+            getattr(req, "opts", {}).get("primal") or getattr(req, "opts", {}).get("ret"):
+        raise UserError(f"{where}: {ERROR_MARKER} takes the function and its arguments (each float "
+                        "followed by its error, each pointer by its shadow) only; enzyme_width, "
+                        "enzyme_context and return options are not supported there; hint: use "
+                        "one call per input error")
+    req.error = True
+    return req
+
+
+def _request(module, caller, inst, mode, marker=None) -> Request:
+    where = located(module, caller, inst)
+    marker = marker or next(f for f, m in MODES if m == mode)
     ops = list(inst.ops)
     sret = None
     if "sret" in inst.toks:
