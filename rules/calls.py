@@ -145,15 +145,13 @@ def _fwd_call(ctx, inst, before):
             synth.gen.zero_memory(ctx.emit, ctx.s(dst.value), nv, n.ty)
             return None
         # pointers copied in the forward sweep carry their shadows along
-        for off, size, k in ctx.gen().copy_ranges(synth, inst):
+        ranges = ctx.gen().copy_ranges(synth, inst)
+        for off, size, k in ranges:
             if k != "ptr":
                 continue
-            src_s = ctx.s(src.value) if ctx.shadowed(src.value) else ctx.p(src.value)
-            d, sp = _at(ctx, ctx.s(dst.value), off), _at(ctx, src_s, off)
-            nv = str(size) if size is not None else (ctx.p(n.value) if n.is_local else n.value)
-            ctx.emit(f"call void @llvm.memmove.p0.p0.{n.ty}(ptr {d}, ptr {sp}, {n.ty} {nv}, i1 false)")
-            synth.gen.declare_raw(f"@llvm.memmove.p0.p0.{n.ty}",
-                                  f"declare void @llvm.memmove.p0.p0.{n.ty}(ptr, ptr, {n.ty}, i1)")
+            nv = str(size) if size is not None else _len64(ctx, n)
+            ctx.gen().copy_fields(ctx.emit, ctx.tmp, "move", ctx.s(dst.value), ctx.s(src.value),
+                                  off, nv, ranges, _len64(ctx, n))
         return None
     if kind == "blas" and before and _involved(ctx, inst):
         from .blas import forward_copies, tangent_before
@@ -476,14 +474,6 @@ def _names(rule):
     return out
 
 
-def _at(ctx, ptr, off):
-    if not off:
-        return ptr
-    t = ctx.tmp("at")
-    ctx.emit(f"{t} = getelementptr i8, ptr {ptr}, i64 {off}")
-    return t
-
-
 def _rev_memcpy(ctx, inst):
     """Adjoint of a copy, range by range: float data moves its adjoint from the destination's
     shadow to the source's and zeroes it; pointers and integers carry none."""
@@ -502,29 +492,37 @@ def _rev_memcpy(ctx, inst):
                               n.value, n.ty)
         return
     gen = ctx.gen()
-    ranges = [(off, str(size) if size is not None else ctx.p(n.value), kind)
-              for off, size, kind in gen.copy_ranges(ctx.synth, inst) if kind in ("double", "float")]
+    all_ranges = gen.copy_ranges(ctx.synth, inst)
+    total = _len64(ctx, n)
+    ranges = [(off, str(size) if size is not None else total, kind)
+              for off, size, kind in all_ranges if kind in ("double", "float")]
     dshadow = ctx.s(dst.value)
     tmp = None
     if (inst.callee or "").startswith(("@llvm.memmove", "@memmove")) and ranges:
         # the ranges may overlap: an adjoint read after another element's adjoint was added
         # into it would be wrong, so take the destination's adjoints out first (into a
         # temporary), zero them, then add them into the source's
-        nv = ctx.p(n.value) if n.is_local else n.value
         tmp = ctx.tmp("mvadj")
-        ctx.emit(f"{tmp} = call ptr @malloc({n.ty} {nv})")
-        ctx.emit(f"call void @llvm.memcpy.p0.p0.{n.ty}(ptr {tmp}, ptr {dshadow}, {n.ty} {nv}, "
-                 "i1 false)")
+        ctx.emit(f"{tmp} = call ptr @malloc(i64 {total})")
+        ctx.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {tmp}, ptr {dshadow}, i64 {total}, i1 false)")
         gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
-        gen.declare_raw(f"@llvm.memcpy.p0.p0.{n.ty}",
-                        f"declare void @llvm.memcpy.p0.p0.{n.ty}(ptr, ptr, {n.ty}, i1)")
+        gen.declare_raw("@llvm.memcpy.p0.p0.i64", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")
         for off, nb, _ in ranges:
-            gen.zero_memory(ctx.emit, _at(ctx, dshadow, off), nb, n.ty)
+            gen.copy_fields(ctx.emit, ctx.tmp, "zero", dshadow, dshadow, off, nb, all_ranges, total)
         dshadow = tmp
     for off, nb, kind in ranges:
-        fn = gen.memcpy_adjoint(kind)
-        ctx.emit(f"call void @{fn}(ptr {_at(ctx, dshadow, off)}, "
-                 f"ptr {_at(ctx, ctx.s(src.value), off)}, i64 {nb})")
+        gen.copy_fields(ctx.emit, ctx.tmp, f"adj_{kind}", dshadow, ctx.s(src.value), off, nb,
+                        all_ranges, total)
     if tmp is not None:
         ctx.emit(f"call void @free(ptr {tmp})")
         gen.declare_raw("@free", "declare void @free(ptr)")
+
+
+def _len64(ctx, n):
+    """A copy's byte count as an i64 value."""
+    nv = ctx.p(n.value) if n.is_local else n.value
+    if n.ty == "i64":
+        return nv
+    t = ctx.tmp("len")
+    ctx.emit(f"{t} = zext {n.ty} {nv} to i64")
+    return t

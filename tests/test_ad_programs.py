@@ -31,12 +31,7 @@ RUN_TIMEOUT = 60
 
 # program (or program@level) -> why it fails today. Ordered by how common the pattern is in real
 # code. Each reason is the exact error or wrong value, with a minimal reproduction where known.
-XFAIL: dict = {
-    # std::sort's insertion step memmoves a variable number of {double, int, double*} records:
-    # "cannot deduce the type of the memory being copied" (a strided adjoint over mixed records
-    # is not implemented; fixed-size copies of the struct, including SROA's 12-byte slices, are)
-    "cxx_struct_sort.cpp": "variable-length memmove of mixed-type records is refused",
-}
+XFAIL: dict = {}
 
 PROGRAMS = sorted(p.name for p in PROGRAMS_DIR.iterdir() if p.suffix in (".c", ".cpp"))
 CHECK_LINE = re.compile(r"^CHECK (\S+) (\S+) (\S+)")
