@@ -13,6 +13,14 @@ ALLOC = {"@malloc": ((0,), "@free"), "@calloc": ((0, 1), "@free"),
          "@aligned_alloc": ((1,), "@free"), "@_Znwm": ((0,), "@_ZdlPv"),
          "@_Znam": ((0,), "@_ZdaPv"), "@_ZnwmRKSt9nothrow_t": ((0,), "@_ZdlPv"),
          "@_ZnamRKSt9nothrow_t": ((0,), "@_ZdaPv")}
+# std::string::_M_create(size_t &capacity, size_t old): an explicitly instantiated libstdc++
+# member without bitcode that returns `new char[capacity + 1]` after possibly growing
+# `capacity`: an allocation whose size ("*1+1": the i64 behind argument 1, plus one) is read
+# after the call; its shadow comes from operator new (characters carry no derivative, but a
+# string buffer may join a shadowed one, the short-string buffer inside a map node).
+STRING_CREATE = "@_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE9_M_createERmm"
+ALLOC[STRING_CREATE] = (("*1+1",), "@_ZdlPv")
+SHADOW_ALLOCATOR = {STRING_CREATE: "@_Znwm"}
 C_HEAP = ("@malloc", "@calloc", "@aligned_alloc", "@realloc")
 MEMCPY = ("@llvm.memcpy.", "@llvm.memmove.", "@memcpy", "@memmove")
 MEMSET = ("@llvm.memset.", "@memset")
@@ -121,6 +129,13 @@ def _fwd_call(ctx, inst, before):
         return False
     if kind == "alloc" and not before and inst.name in ctx.act.shadowed:
         s = synth.sname(inst.name)
+        if inst.callee in SHADOW_ALLOCATOR:
+            size = _alloc_size(ctx, inst)
+            ctx.emit(f"{s} = call ptr {SHADOW_ALLOCATOR[inst.callee]}(i64 {size})")
+            ctx.gen().declare_raw(SHADOW_ALLOCATOR[inst.callee],
+                                  f"declare ptr {SHADOW_ALLOCATOR[inst.callee]}(i64)")
+            ctx.gen().zero_memory(ctx.emit, s, size)
+            return None
         args = ", ".join(f"{o.ty} {ctx.p(o.value) if o.is_local else o.value}" for o in inst.ops)
         ctx.emit(f"{s} = call ptr {inst.callee}({args})")
         zero_shadow_block(ctx, inst.callee, s, _alloc_size(ctx, inst))
@@ -184,7 +199,15 @@ def _alloc_size(ctx, inst):
     """The byte count an allocation call requests."""
     from .registry import allocator
     idx = ALLOC[inst.callee][0] if inst.callee in ALLOC else (allocator(inst.callee)[0],)
-    vals = [ctx.p(inst.ops[k].value) if inst.ops[k].is_local else inst.ops[k].value for k in idx]
+    vals = []
+    for k in idx:
+        if isinstance(k, str):                   # "*K+1": the i64 argument K points to, plus one
+            v, t = ctx.tmp("cap"), ctx.tmp("sz")
+            ctx.emit(f"{v} = load i64, ptr {ctx.p(inst.ops[int(k[1:-2])].value)}")
+            ctx.emit(f"{t} = add i64 {v}, 1")
+            vals.append(t)
+        else:
+            vals.append(ctx.p(inst.ops[k].value) if inst.ops[k].is_local else inst.ops[k].value)
     while len(vals) > 1:
         t = ctx.tmp("sz")
         ctx.emit(f"{t} = mul i64 {vals[-2]}, {vals[-1]}")
