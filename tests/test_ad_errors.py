@@ -148,7 +148,35 @@ int main(void) {
 }
 """
 
+SRET_REVERSE = """\
+#include <stdio.h>
+double __enzyme_autodiff(void *, ...);
+struct big { double a, b, c, d; };
+struct big make(double x) { struct big r = {x, x * x, 2 * x, 3}; return r; }
+
+int main(void) {
+  printf("%f\\n", __enzyme_autodiff((void *)make, 2.0));
+  return 0;
+}
+"""
+
+SRET_FWD_SCALAR = """\
+#include <stdio.h>
+int enzyme_dup_return;
+double __enzyme_fwddiff(void *, ...);
+struct big { double a, b, c, d; };
+struct big make(double x) { struct big r = {x, x * x, 2 * x, 3}; return r; }
+
+int main(void) {
+  printf("%f\\n", __enzyme_fwddiff((void *)make, enzyme_dup_return, 2.0, 1.0));
+  return 0;
+}
+"""
+
 CASES = {
+    "sret_reverse": (SRET_REVERSE, ("make", "main"), "__enzyme_autodiff((void *)make"),
+    "sret_forward_scalar_result": (SRET_FWD_SCALAR, ("make", "main"),
+                                   "__enzyme_fwddiff((void *)make"),
     "unknown_entry_point": (UNKNOWN_ENTRY, ("__enzyme_error_estimate", "main"),
                             "__enzyme_error_estimate((void *)g"),
     "undefined_function": (UNDEFINED_FN, ("unknown", "main"), "__enzyme_fwddiff((void *)unknown"),
