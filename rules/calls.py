@@ -165,7 +165,7 @@ def _fwd_call(ctx, inst, before):
             if k != "ptr":
                 continue
             nv = str(size) if size is not None else _len64(ctx, n)
-            ctx.gen().copy_fields(ctx.emit, ctx.tmp, "move", ctx.s(dst.value), ctx.s(src.value),
+            copy_fields(ctx.gen(), ctx.emit, ctx.tmp, "move", ctx.s(dst.value), ctx.s(src.value),
                                   off, nv, ranges, _len64(ctx, n))
         return None
     if kind == "blas" and before and _involved(ctx, inst):
@@ -531,14 +531,41 @@ def _rev_memcpy(ctx, inst):
         gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
         gen.declare_raw("@llvm.memcpy.p0.p0.i64", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")
         for off, nb, _ in ranges:
-            gen.copy_fields(ctx.emit, ctx.tmp, "zero", dshadow, dshadow, off, nb, all_ranges, total)
+            copy_fields(gen, ctx.emit, ctx.tmp, "zero", dshadow, dshadow, off, nb, all_ranges, total)
         dshadow = tmp
     for off, nb, kind in ranges:
-        gen.copy_fields(ctx.emit, ctx.tmp, f"adj_{kind}", dshadow, ctx.s(src.value), off, nb,
+        copy_fields(gen, ctx.emit, ctx.tmp, f"adj_{kind}", dshadow, ctx.s(src.value), off, nb,
                         all_ranges, total)
     if tmp is not None:
         ctx.emit(f"call void @free(ptr {tmp})")
         gen.declare_raw("@free", "declare void @free(ptr)")
+
+
+def copy_fields(gen, emit, tmp, op, d, s, off, nbytes, ranges, total):
+    """Apply op ('adj_double'/'adj_float': memcpy adjoint, 'zero', 'move') to the range
+    [off, off+nbytes) of d (and s): once, or in every record when ranges has a stride."""
+    stride = getattr(ranges, "stride", None)
+    if stride is None:
+        def at(p):
+            if not off:
+                return p
+            t = tmp("fld")
+            emit(f"{t} = getelementptr i8, ptr {p}, i64 {off}")
+            return t
+        if op.startswith("adj_"):
+            emit(f"call void @{gen.memcpy_adjoint(op[4:])}(ptr {at(d)}, ptr {at(s)}, i64 {nbytes})")
+        elif op == "zero":
+            gen.zero_memory(emit, at(d), nbytes)
+        else:
+            emit(f"call void @llvm.memmove.p0.p0.i64(ptr {at(d)}, ptr {at(s)}, i64 {nbytes}, i1 false)")
+            gen.declare_raw("@llvm.memmove.p0.p0.i64",
+                             "declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1)")
+        return
+    if op.startswith("adj_"):
+        gen.memcpy_adjoint(op[4:])
+    gen.helpers.add(("records", op))
+    emit(f"call void @__enzyme_cc_records_{op}(ptr {d}, ptr {s}, i64 {total}, i64 {stride}, "
+         f"i64 {off}, i64 {nbytes})")
 
 
 def _len64(ctx, n):

@@ -95,32 +95,6 @@ class Generator:
         self.helpers.add(("memcpy", kind))
         return f"__enzyme_cc_memcpy_adj_{kind}"
 
-    def copy_fields(self, emit, tmp, op, d, s, off, nbytes, ranges, total):
-        """Apply op ('adj_double'/'adj_float': memcpy adjoint, 'zero', 'move') to the range
-        [off, off+nbytes) of d (and s): once, or in every record when ranges has a stride."""
-        stride = getattr(ranges, "stride", None)
-        if stride is None:
-            def at(p):
-                if not off:
-                    return p
-                t = tmp("fld")
-                emit(f"{t} = getelementptr i8, ptr {p}, i64 {off}")
-                return t
-            if op.startswith("adj_"):
-                emit(f"call void @{self.memcpy_adjoint(op[4:])}(ptr {at(d)}, ptr {at(s)}, i64 {nbytes})")
-            elif op == "zero":
-                self.zero_memory(emit, at(d), nbytes)
-            else:
-                emit(f"call void @llvm.memmove.p0.p0.i64(ptr {at(d)}, ptr {at(s)}, i64 {nbytes}, i1 false)")
-                self.declare_raw("@llvm.memmove.p0.p0.i64",
-                                 "declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1)")
-            return
-        if op.startswith("adj_"):
-            self.memcpy_adjoint(op[4:])
-        self.helpers.add(("records", op))
-        emit(f"call void @__enzyme_cc_records_{op}(ptr {d}, ptr {s}, i64 {total}, i64 {stride}, "
-             f"i64 {off}, i64 {nbytes})")
-
     def copy_ranges(self, synth, inst):
         """[(offset, size or None, kind)] of a memcpy in synth's function; error when unknown."""
         ranges = copy_ranges(self.module, synth.fn, inst, synth.types)
