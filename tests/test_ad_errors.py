@@ -377,6 +377,31 @@ int main(int argc, char **argv) {
 }
 """
 
+SRET_REVERSE = """\
+#include <stdio.h>
+double __enzyme_autodiff(void *, ...);
+struct big { double a, b, c, d; };
+struct big make(double x) { struct big r = {x, x * x, 2 * x, 3}; return r; }
+
+int main(void) {
+  printf("%f\\n", __enzyme_autodiff((void *)make, 2.0));
+  return 0;
+}
+"""
+
+SRET_FWD_SCALAR = """\
+#include <stdio.h>
+int enzyme_dup_return;
+double __enzyme_fwddiff(void *, ...);
+struct big { double a, b, c, d; };
+struct big make(double x) { struct big r = {x, x * x, 2 * x, 3}; return r; }
+
+int main(void) {
+  printf("%f\\n", __enzyme_fwddiff((void *)make, enzyme_dup_return, 2.0, 1.0));
+  return 0;
+}
+"""
+
 CASES = {
     "punned_int_argument": (PUNNED_ARG, ("through_bits", "put"),
                             "double *d = put(bits)"),
@@ -398,6 +423,9 @@ CASES = {
     "error_estimate_custom": (ERREST_CUSTOM, ("g", "myexp"), "return myexp(x) * 2"),
     "error_estimate_width": (ERREST_WIDTH, ("main",), "__enzyme_error_estimate((void *)sq"),
     "error_estimate_long_double": (ERREST_LONG_DOUBLE, ("sq",), "return x * x"),
+    "sret_reverse": (SRET_REVERSE, ("make", "main"), "__enzyme_autodiff((void *)make"),
+    "sret_forward_scalar_result": (SRET_FWD_SCALAR, ("make", "main"),
+                                   "__enzyme_fwddiff((void *)make"),
     "undefined_function": (UNDEFINED_FN, ("unknown", "main"), "__enzyme_fwddiff((void *)unknown"),
     "null_function": (NULL_FN, ("null", "main"), "__enzyme_fwddiff((void *)0"),
     "runtime_function": (RUNTIME_FN, ("main",), "__enzyme_fwddiff(choose_function()"),

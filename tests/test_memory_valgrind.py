@@ -11,7 +11,7 @@ from conftest import run
 HERE = os.path.join(os.path.dirname(__file__), "ad_programs")
 PROGRAMS = ["realloc_small.c", "realloc_loop_buffers.c", "realloc_grow.c", "memmove_overlap.c",
             "aligned_alloc.c", "malloc_fnptr_global.c", "fixed_point.c", "reverse_primal_return.c",
-            "reverse_vector.c"]
+            "reverse_vector.c", "cxx_string_keys.cpp", "cxx_struct_sort.cpp"]
 # refused by design (test_ad_programs.XFAIL says why)
 NOT_BUILT = {("reverse_vector.c", "-O2-ref")}
 VALGRIND = ["valgrind", "--error-exitcode=1", "--leak-check=full",
@@ -28,7 +28,8 @@ def test_memory_program_under_valgrind(tmp_path, prog, level):
     if level.endswith("-ref"):
         env["ENZYME_CC_PREOPT"] = "0"
     exe = tmp_path / "prog"
-    run(["enzyme-cc", level.removesuffix("-ref"), os.path.join(HERE, prog), "-lm", "-o", str(exe)],
+    driver = "enzyme-c++" if prog.endswith(".cpp") else "enzyme-cc"
+    run([driver, level.removesuffix("-ref"), os.path.join(HERE, prog), "-lm", "-o", str(exe)],
         cwd=tmp_path, env=env)
     r = run([*VALGRIND, str(exe)], cwd=tmp_path, check=False)
     assert r.returncode == 0, f"{prog} {level}: exit {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"

@@ -10,7 +10,7 @@ import pytest
 from conftest import run, floats
 
 HERE = os.path.join(os.path.dirname(__file__), "modes")
-PROGRAMS = ["forward.c", "hvp.c", "hvp_repeat.c", "higher_order.c", "saddle.cpp", "particle.cpp", "split.c", "split_allocated.c", "vector.c", "vector_calls.c", "vector_indirect.c", "indirect.c", "cxx_api.cpp", "cxx_api_refs.cpp", "width_dupnoneed.c", "registrations.c", "allocation_like.c", "global_shadow.c", "global_shadow.cpp"]
+PROGRAMS = ["forward.c", "hvp.c", "hvp_repeat.c", "higher_order.c", "saddle.cpp", "particle.cpp", "split.c", "split_allocated.c", "vector.c", "vector_calls.c", "vector_indirect.c", "indirect.c", "cxx_api.cpp", "cxx_api_refs.cpp", "width_dupnoneed.c", "registrations.c", "allocation_like.c", "global_shadow.c", "global_shadow.cpp", "cxx_sret.cpp"]
 
 
 def _pairs(out: str):
@@ -45,14 +45,16 @@ def test_mode_program(tmp_path, prog, opt):
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
-@pytest.mark.parametrize("prog", ["hvp_repeat.c", "global_shadow.c"])
+@pytest.mark.parametrize("prog", ["hvp_repeat.c", "global_shadow.c", "cxx_sret.cpp"])
 def test_mode_program_valgrind(tmp_path, prog, opt):
     """Repeated higher-order derivative calls, contexts of global shadows (heap shadow blocks,
-    swaps): no invalid access, nothing definitely lost."""
+    swaps), objects returned through sret with their tangent objects: no invalid access, nothing
+    definitely lost."""
     src = tmp_path / prog
     shutil.copy(os.path.join(HERE, prog), src)
     exe = tmp_path / "prog"
-    run(["enzyme-cc", opt, "-g", str(src), "-lm", "-o", str(exe)], cwd=tmp_path)
+    driver = ["enzyme-c++", "-std=c++17"] if prog.endswith(".cpp") else ["enzyme-cc"]
+    run([*driver, opt, "-g", str(src), "-lm", "-o", str(exe)], cwd=tmp_path)
     run(["valgrind", "-q", "--error-exitcode=1", "--leak-check=full",
          "--errors-for-leak-kinds=definite", str(exe)], cwd=tmp_path)
 

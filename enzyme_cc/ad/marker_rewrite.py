@@ -231,6 +231,9 @@ def rewrite_call(gen, req, name, rty, keep=None) -> list[str]:
     """keep: which top-level field of the generated function's result the marker returns (None:
     all of it, -1: none; forward mode's {primal, tangent} when only the primal is wanted)."""
     lines = _rewrite_call(gen, req, name, rty, keep)
+    plan = getattr(req, "sret_slots", None)
+    if plan:
+        lines = _sret_before(gen, plan) + lines + _sret_after(plan)
     if req.inst.op == "invoke":          # the gradient does not unwind: continue normally
         lines.append(f"br label {req.inst.targets[0]}")
     return lines
@@ -295,6 +298,28 @@ def _rewrite_call(gen, req, name, rty, keep) -> list[str]:
     else:
         lines.append(f"{inst.name} = {_identity(want, acc)}")
     return lines
+
+
+def _sret_before(gen, plan) -> list[str]:
+    """The sret slots of a forward derivative (markers._sret_slots): the primal object in the
+    marker's result or in a stack temporary, the tangent object after it (or in a temporary),
+    zeroed so that fields without a tangent read as zero."""
+    p, sh, out = plan["primal"], plan["shadow"], []
+    if plan["temp_primal"] or plan["temp_shadow"]:
+        out.append(f"{p}.sp = call ptr @llvm.stacksave.p0()")
+        gen.declare_raw("@llvm.stacksave.p0", "declare ptr @llvm.stacksave.p0()")
+        gen.declare_raw("@llvm.stackrestore.p0", "declare void @llvm.stackrestore.p0(ptr)")
+    for name, temp, at in ((p, plan["temp_primal"], 0), (sh, plan["temp_shadow"], plan["shadow_at"])):
+        out.append(f"{name} = alloca {plan['ty']}, align 16" if temp else
+                   f"{name} = getelementptr i8, ptr {plan['ptr']}, i64 {at}")
+    gen.zero_memory(out.append, sh, str(plan["size"]))
+    return out
+
+
+def _sret_after(plan) -> list[str]:
+    if plan["temp_primal"] or plan["temp_shadow"]:
+        return [f"call void @llvm.stackrestore.p0(ptr {plan['primal']}.sp)"]
+    return []
 
 
 def _used(fn, name) -> bool:

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp, parse_type
+from enzyme_cc.ir.lexer import is_fp, parse_type, type_size
 from .activity import carries_float
 from .diagnostics import located
 from .marker_rewrite import _NAMED, TAPE_HEADER_BYTES
@@ -229,7 +229,17 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
                             f"'{fn_val[1:]}'")
         return ops[k], k + 1
     acts, args = [], []
-    for p in target.params:
+    sret_at = _sret_param(target)
+    if sret_at is not None and mode != "forward":
+        raise UserError(f"{where}: '{fn_val[1:]}' returns a struct through a hidden pointer (sret); "
+                        f"{marker} of such a function is not supported (its result cannot be active, "
+                        "and the object would be built and never destroyed); hint: pass the result "
+                        "as a Duplicated pointer or reference argument, or use __enzyme_fwddiff")
+    for i, p in enumerate(target.params):
+        if sret_at is not None and i == sret_at[0]:
+            slot = (len(acts), len(args))        # filled in once the return options are known
+            acts.append(None)
+            continue
         k = _split_options(caller, ops, k, opts, mode, where, marker)
         if p.ty == "...":
             raise UserError(f"{where}: cannot differentiate variadic function '{fn_val[1:]}'")
@@ -281,6 +291,14 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
         raise UserError(f"{where}: {len(shadows)} more value(s) after enzyme_interleave than "
                         f"'{fn_val[1:]}' has duplicated parameters")
     k = _split_options(caller, ops, k, opts, mode, where, marker)
+    sret_slots = None
+    if sret_at is not None:
+        act, slot_args, sret_slots = _sret_slots(target, sret_at, sret, opts, inst.line, where, marker)
+        acts[slot[0]] = act
+        args[slot[1]:slot[1]] = slot_args
+        sret = None                   # the function builds the marker's result itself
+        opts.pop("ret", None)
+        opts.pop("primal", None)
     ret_active = _return_activity(target, opts, mode, where, marker)
     extra = []
     k = _split_options(caller, ops, k, opts, mode, where, marker)
@@ -314,6 +332,7 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
     req.extra = extra
     req.opts = opts
     req.context = opts.get("context")
+    req.sret_slots = sret_slots
     if mode == "forward":     # what the call returns: (the primal result?, its tangent?)
         req.returns = (bool(opts.get("primal")), opts.get("ret") != "enzyme_const_return")
     return req
@@ -331,6 +350,46 @@ def _context_width(caller, opts, ops, k, mode, where) -> int:
                         "enzyme_width is not supported in reverse mode yet; hint: use a context "
                         "of width 1")
     return w
+
+
+def _sret_param(target):
+    """(index, type) of the function's hidden result pointer (`sret(T)`), or None."""
+    for i, p in enumerate(target.params):
+        if "sret" in p.attrs:
+            j = p.attrs.index("sret")
+            if j + 2 < len(p.attrs) and p.attrs[j + 1] == "(":
+                return i, p.attrs[j + 2]
+    return None
+
+
+def _sret_slots(target, sret_at, sret, opts, line, where, marker):
+    """__enzyme_fwddiff of a function returning a struct through sret: the marker's own result
+    (also returned through sret) holds the objects the function builds: {primal, tangent} with
+    enzyme_dup_return and the primal (enzyme_primal_return, the default), the tangent alone
+    with enzyme_noret, the primal alone with enzyme_const_return. The sret parameter becomes a
+    duplicated pointer into that memory (the primal, when not returned, into a stack temporary
+    that is dropped without destruction; the tangent of a const return likewise: the function
+    still writes one). Returns (activity, [(type, operand)], slot plan)."""
+    from enzyme_cc.ir.model import Operand
+    ty = sret_at[1]
+    size = type_size(ty, _NAMED)
+    name = target.name[1:]
+    tangent = opts.get("ret") == "enzyme_dup_return"
+    primal = opts.get("primal", True) if tangent else True
+    if opts.get("ret") == "enzyme_active_return":
+        raise UserError(f"{where}: enzyme_active_return, but '{name}' returns a struct (through a "
+                        "hidden sret pointer); hint: use enzyme_dup_return in __enzyme_fwddiff")
+    need = size * (int(primal) + int(tangent))
+    if sret is None or type_size(sret[0], _NAMED) < need:
+        what = "{primal, tangent}" if primal and tangent else "the tangent" if tangent else "the primal"
+        raise UserError(f"{where}: '{name}' returns {ty} through a hidden pointer (sret), so {marker} "
+                        f"must be declared to return {what} as a struct of {need} bytes"
+                        f"{'' if sret is None else ', not ' + sret[0]}; hint: declare the marker "
+                        "with that return type (e.g. struct { T primal; T tangent; })")
+    p, sh = f"%ad.sret{line}.p", f"%ad.sret{line}.s"
+    plan = {"ptr": sret[1], "ty": ty, "size": size, "primal": p, "shadow": sh,
+            "temp_primal": not primal, "temp_shadow": not tangent, "shadow_at": size if primal else 0}
+    return "dup", [("ptr", Operand("ptr", p)), ("ptr", Operand("ptr", sh))], plan
 
 
 def _return_activity(target, opts, mode, where, marker) -> bool:
