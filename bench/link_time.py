@@ -1,18 +1,24 @@
-"""Link time of enzyme-cc against clang-22 (a benchmark, not a test).
+"""Link and compile time of enzyme-cc against clang-22 (a benchmark, not a test).
 
-    .venv/bin/python bench/link_time.py [--runs 5] [--files 20]
+    .venv/bin/python bench/link_time.py [--runs 5] [--compile-runs 30]
 
-Generates a program of --files C files (a few functions each), compiles it once with enzyme-cc,
-then times the link alone, --runs times, and prints the median (and min/max) of:
+Generates a program of 400 small functions (20 files of 20, loops and libm calls, 4.8k lines),
+compiles it once with enzyme-cc and once with clang-22 -flto, then times the link alone, --runs
+times, and prints the median (and min/max) of:
 
-  (a) the program without marker calls, linked by enzyme-cc and by clang-22: enzyme-cc's extra
-      cost is reading the objects' bitcode to find that there is nothing to differentiate;
-  (b) the same objects plus a main that calls __enzyme_autodiff on a function reaching into every
-      file: merge, pre-AD optimization, AD, post-AD optimization, codegen, relink. The clang-22
-      row links the same program with the marker call resolved by a stub, for scale.
+  (a) the program without marker calls: clang-22's plain link, clang-22 full LTO (-flto at
+      compile and link, same -O2) and enzyme-cc (whose extra cost is reading the objects to find
+      that there is nothing to differentiate);
+  (b) the same functions plus a main whose __enzyme_autodiff differentiates a function calling
+      10 of the 400 (each reaching 3 more): clang-22 full LTO with the marker resolved by a stub,
+      and enzyme-cc with the AD cache off (merge, pre-AD optimization, AD, post-AD optimization,
+      codegen, relink) and with a cache hit; with enzyme-cc's stage breakdown (`-v`, medians);
+  (c) the compile step: one `-O2 -c` of a small C file, --compile-runs times, clang-22 against
+      enzyme-cc (Python start-up, the attribute plugin, the bitcode section).
 """
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -21,86 +27,156 @@ import tempfile
 import time
 
 BIN = os.path.dirname(sys.executable)
-
-UNIT = """#include <math.h>
-double f{k}_a(double x) {{ return sin(x) * {k}.5 + x * x; }}
-double f{k}_b(double x) {{ double s = 0; for (int i = 0; i < 8; i++) s += f{k}_a(x + i) / (i + 1); return s; }}
-double f{k}_c(const double *v, int n) {{ double s = 0; for (int i = 0; i < n; i++) s += f{k}_b(v[i]) * v[i]; return s; }}
+FILES, PER_FILE = 20, 20
+N = FILES * PER_FILE
+LIBM = ["sin({t})", "exp(-{t} * {t} * 0.01)", "log(1.0 + {t} * {t})", "sqrt(1.0 + {t} * {t})",
+        "tanh({t})", "pow(1.0 + fabs({t}), 1.5)", "atan({t})", "cos({t}) * {t}"]
+FUNC = """double g{k}(const double *v, int n, double x)
+{{
+  double s = 0, p = 1;
+  for (int i = 0; i < n; i++) {{
+    double t = v[i] * x + {c:.3f};
+    s += {m1} * {c2:.3f};
+    if (t > {c:.3f}) p *= {m2};
+    else s -= t * p;
+  }}
+  return s + p{call};
+}}
 """
-PLAIN_MAIN = """#include <stdio.h>
+MAIN = """#include <stdio.h>
+typedef double (*fn)(const double *, int, double);
 {decls}
-int main(void) {{ double v[4] = {{1, 2, 3, 4}}, s = 0;
-{calls}
-  printf("%f\\n", s); return 0; }}
-"""
-AD_MAIN = """#include <stdio.h>
-{decls}
-int enzyme_dup, enzyme_const;
-void __enzyme_autodiff(void *, ...);
-double all(const double *v, int n) {{ double s = 0;
+static const fn all[{n}] = {{ {names} }};
+double obj(const double *v, int n) {{ double s = 0;
 {calls}
   return s; }}
-int main(void) {{ double v[4] = {{1, 2, 3, 4}}, dv[4] = {{0}};
-  __enzyme_autodiff((void *)all, enzyme_dup, v, dv, enzyme_const, 4);
-  printf("%f %f %f %f\\n", dv[0], dv[1], dv[2], dv[3]); return 0; }}
+int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+int main(void) {{
+  double v[4] = {{0.1, 0.2, 0.3, 0.4}}, dv[4] = {{0}}, s = 0;
+  for (int k = 0; k < {n}; k++) s += all[k](v, 4, 1.0);
+  {ad}
+  printf("%f %f %f %f %f\\n", s, dv[0], dv[1], dv[2], dv[3]);
+  return 0;
+}}
 """
 STUB = "void __enzyme_autodiff(void *f, ...) {}\n"
+SMALL = """#include <math.h>
+double f(const double *x, int n) { double s = 0; for (int i = 0; i < n; i++) s += sin(x[i]);
+  return s; }
+"""
 
 
-def sh(cmd, cwd):
-    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+def generate(d):
+    for f in range(FILES):
+        out = ["#include <math.h>"]
+        for j in range(PER_FILE):
+            k = f * PER_FILE + j
+            if j:
+                out.append(f"double g{k - 1}(const double *v, int n, double x);")
+            out.append(FUNC.format(k=k, c=(k % 13) * 0.1 + 0.05, c2=1.0 / (1 + k % 7),
+                                   m1=LIBM[k % 8].format(t="t"),
+                                   m2=LIBM[(k + 3) % 8].format(t="t"),
+                                   call=f" + 0.5 * g{k - 1}(v, n, x * 0.5)" if j % 4 else ""))
+        with open(os.path.join(d, f"gen{f}.c"), "w") as fh:
+            fh.write("\n".join(out))
+    decls = "\n".join(f"double g{k}(const double *v, int n, double x);" for k in range(N))
+    names = ", ".join(f"g{k}" for k in range(N))
+    calls = "\n".join(f"  s += g{40 * i + 3}(v, n, {1 + i * 0.1:.1f});" for i in range(10))
+    ad = "__enzyme_autodiff((void *)obj, enzyme_dup, v, dv, enzyme_const, 4);"
+    for name, call in (("plain_main.c", ""), ("ad_main.c", ad)):
+        with open(os.path.join(d, name), "w") as fh:
+            fh.write(MAIN.format(decls=decls, n=N, names=names, calls=calls, ad=call))
+    for name, text in (("stub.c", STUB), ("small.c", SMALL)):
+        with open(os.path.join(d, name), "w") as fh:
+            fh.write(text)
+
+
+def sh(cmd, cwd, env=None):
+    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{r.stderr}")
+    return r.stderr
 
 
-def timed(cmd, cwd, runs):
+def timed(cmd, cwd, runs, env=None, stages=None):
     times = []
     for _ in range(runs):
         t = time.perf_counter()
-        sh(cmd, cwd)
+        err = sh(cmd, cwd, env)
         times.append(time.perf_counter() - t)
+        if stages is not None:
+            for name, s in re.findall(r"^enzyme-cc: ([^:/]+): ([0-9.]+)s$", err, re.M):
+                stages.setdefault(name, []).append(float(s))
     return times
+
+
+def row(program, linker, t, ref=None):
+    m = statistics.median(t)
+    ratio = f"{m / ref:6.2f}x" if ref else " " * 7
+    print(f"| {program:<22} | {linker:<26} | {m:7.3f} | {min(t):7.3f} | {max(t):7.3f} | {ratio} |",
+          flush=True)
+    return m
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--files", type=int, default=20)
+    ap.add_argument("--compile-runs", type=int, default=30)
     args = ap.parse_args()
     enzyme_cc = os.path.join(BIN, "enzyme-cc")
     if not os.path.exists(enzyme_cc):
         enzyme_cc = shutil.which("enzyme-cc") or sys.exit("enzyme-cc not found")
     d = tempfile.mkdtemp(prefix="enzyme-link-bench-")
+    nocache = dict(os.environ, ENZYME_CC_CACHE="0")
     try:
-        n = args.files
-        decls = "\n".join(f"double f{k}_c(const double *v, int n);" for k in range(n))
-        calls = "\n".join(f"  s += f{k}_c(v, 4);" for k in range(n))
-        for k in range(n):
-            with open(os.path.join(d, f"unit{k}.c"), "w") as f:
-                f.write(UNIT.format(k=k))
-        for name, text in (("plain_main.c", PLAIN_MAIN), ("ad_main.c", AD_MAIN)):
-            with open(os.path.join(d, name), "w") as f:
-                f.write(text.format(decls=decls, calls=calls))
-        with open(os.path.join(d, "stub.c"), "w") as f:
-            f.write(STUB)
-        units = [f"unit{k}.c" for k in range(n)]
-        sh([enzyme_cc, "-O2", "-c", *units, "plain_main.c", "ad_main.c"], d)
-        sh(["clang-22", "-O2", "-c", "stub.c"], d)
-        objs = [f"unit{k}.o" for k in range(n)]
-        rows = [
-            ("(a) no markers", "clang-22", ["clang-22", "-O2", "plain_main.o", *objs, "-lm", "-o", "a1"]),
-            ("(a) no markers", "enzyme-cc", [enzyme_cc, "-O2", "plain_main.o", *objs, "-lm", "-o", "a2"]),
-            ("(b) markers", "clang-22 (stub)", ["clang-22", "-O2", "ad_main.o", "stub.o", *objs, "-lm", "-o", "b1"]),
-            ("(b) markers", "enzyme-cc", [enzyme_cc, "-O2", "ad_main.o", *objs, "-lm", "-o", "b2"]),
-        ]
-        print(f"link time, {n} files + main, {args.runs} runs each (seconds)\n")
-        print(f"| {'program':<16} | {'linker':<16} | {'median':>7} | {'min':>7} | {'max':>7} |")
-        print(f"| {'-' * 16} | {'-' * 16} | {'-' * 7}:| {'-' * 7}:| {'-' * 7}:|")
-        for program, linker, cmd in rows:
-            t = timed(cmd, d, args.runs)
-            print(f"| {program:<16} | {linker:<16} | {statistics.median(t):7.3f} | {min(t):7.3f} | "
-                  f"{max(t):7.3f} |", flush=True)
-        sh(["./b2"], d)     # the differentiated program runs
+        generate(d)
+        units = [f"gen{f}" for f in range(FILES)]
+        sh([enzyme_cc, "-O2", "-c", *[u + ".c" for u in units], "plain_main.c", "ad_main.c"], d)
+        for u in units + ["plain_main", "ad_main", "stub"]:
+            sh(["clang-22", "-O2", "-flto", "-c", u + ".c", "-o", u + ".lto.o"], d)
+        objs = [u + ".o" for u in units]
+        lto = [u + ".lto.o" for u in units]
+        print(f"link time, {N} functions in {FILES} files + main, {args.runs} runs each "
+              f"(seconds; ratio: against the clang-22 full LTO row above it)\n")
+        print(f"| {'program':<22} | {'linker':<26} | {'median':>7} | {'min':>7} | {'max':>7} "
+              f"| {'ratio':>7} |")
+        print(f"| {'-' * 22} | {'-' * 26} | {'-' * 7}:| {'-' * 7}:| {'-' * 7}:| {'-' * 7}:|")
+        link = ["-O2"]
+        row("(a) no markers", "clang-22",
+            timed(["clang-22", *link, "plain_main.o", *objs, "-lm", "-o", "a1"], d, args.runs))
+        ref = row("(a) no markers", "clang-22 -flto (full LTO)",
+                  timed(["clang-22", *link, "-flto", "plain_main.lto.o", *lto, "-lm", "-o", "a2"],
+                        d, args.runs))
+        row("(a) no markers", "enzyme-cc",
+            timed([enzyme_cc, *link, "plain_main.o", *objs, "-lm", "-o", "a3"], d, args.runs), ref)
+        ref = row("(b) marker", "clang-22 -flto (stub)",
+                  timed(["clang-22", *link, "-flto", "ad_main.lto.o", "stub.lto.o", *lto, "-lm",
+                         "-o", "b1"], d, args.runs))
+        stages = {}
+        row("(b) marker", "enzyme-cc (no AD cache)",
+            timed([enzyme_cc, *link, "-v", "ad_main.o", *objs, "-lm", "-o", "b2"], d, args.runs,
+                  nocache, stages), ref)
+        row("(b) marker", "enzyme-cc (AD cache hit)",
+            timed([enzyme_cc, *link, "ad_main.o", *objs, "-lm", "-o", "b3"], d, args.runs), ref)
+        out = [subprocess.run([f"./{b}"], cwd=d, capture_output=True, text=True).stdout
+               for b in ("b2", "b3")]
+        if out[0] != out[1] or not out[0]:
+            sys.exit(f"the differentiated programs disagree: {out}")
+        print("\nenzyme-cc stages of (b) without the cache (median seconds):\n")
+        print("| stage | median |\n| --- | ---: |")
+        for name, t in stages.items():
+            print(f"| {name} | {statistics.median(t):.3f} |")
+        print(f"\ncompile step: `-O2 -c small.c`, {args.compile_runs} runs (seconds)\n")
+        print(f"| {'compiler':<10} | {'median':>7} | {'min':>7} | {'max':>7} | {'ratio':>7} |")
+        print(f"| {'-' * 10} | {'-' * 7}:| {'-' * 7}:| {'-' * 7}:| {'-' * 7}:|")
+        c = []
+        for cc in ("clang-22", enzyme_cc):
+            t = timed([cc, "-O2", "-c", "small.c", "-o", "small.o"], d, args.compile_runs)
+            c.append(statistics.median(t))
+            ratio = f"{c[-1] / c[0]:6.2f}x" if len(c) > 1 else " " * 7
+            print(f"| {os.path.basename(cc):<10} | {c[-1]:7.3f} | {min(t):7.3f} | {max(t):7.3f} "
+                  f"| {ratio} |", flush=True)
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

@@ -1,12 +1,12 @@
-"""Entry points enzyme-cc, enzyme-c++, enzyme-fc: drop-in clang-22 / clang++-22 / flang-new-22."""
+"""Entry points enzyme-cc, enzyme-c++, enzyme-fc: drop-in clang-22 / clang++-22 / flang-new-22.
+
+Every compile of a build starts one of these, so this path imports only what a compile needs
+(the link step and the AD core load on demand): Python's start-up is most of our overhead
+over clang's (docs/performance.md "Link time")."""
 from __future__ import annotations
 
 import os
 import sys
-import traceback
-from importlib import resources
-
-import click
 
 from . import toolchain
 from .config import load_config
@@ -17,6 +17,7 @@ PROG = {"clang": "enzyme-cc", "clang++": "enzyme-c++", "flang": "enzyme-fc"}
 
 
 def toolchain_file() -> str:
+    from importlib import resources
     return str(resources.files("enzyme_cc.data").joinpath("enzyme-toolchain.cmake"))
 
 
@@ -53,6 +54,7 @@ def _main(driver: str, argv: list[str]) -> int:
         return run_driver(driver, argv)
     except UserError as e:
         if os.environ.get("ENZYME_CC_DEBUG") == "1":
+            import traceback
             traceback.print_exc()
         print(f"{PROG[driver]}: error: {e.message}", file=sys.stderr)
         return e.exit_code
@@ -66,15 +68,13 @@ def _main(driver: str, argv: list[str]) -> int:
         return 70
 
 
-def _command(driver: str):
-    @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
-                                     "help_option_names": []}, add_help_option=False)
-    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-    def cmd(args):
-        sys.exit(_main(driver, list(args)))
-    return cmd
+def enzyme_cc():
+    sys.exit(_main("clang", sys.argv[1:]))
 
 
-enzyme_cc = _command("clang")
-enzyme_cxx = _command("clang++")
-enzyme_fc = _command("flang")
+def enzyme_cxx():
+    sys.exit(_main("clang++", sys.argv[1:]))
+
+
+def enzyme_fc():
+    sys.exit(_main("flang", sys.argv[1:]))

@@ -5,13 +5,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-import tomli
-
 from .errors import UserError
 
 SCHEMA = {
     "toolchain": {"clang": str, "clang++": str, "flang": str, "objcopy": str, "ar": str,
-                  "ranlib": str},
+                  "ranlib": str, "opt": str, "llc": str, "split": str, "lld": str},
     "ad": {"preopt": bool},
     "debug": {"dump_dir": str, "verbose": bool},
     "rules": {"files": list},
@@ -49,6 +47,7 @@ def load_config(start: str | None = None) -> Config:
     path = find_config(start)
     cfg = Config(path=path)
     if path:
+        import tomli                    # only when there is a file (most compiles: none)
         try:
             with open(path, "rb") as f:
                 data = tomli.load(f)

@@ -8,11 +8,8 @@ at install time. Concurrent compiles (make -j) wait on a lock and build it once.
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
-import subprocess
-import tempfile
 
 from . import toolchain
 from .errors import UserError
@@ -43,6 +40,7 @@ def plugin_path() -> str:
     path = os.path.join(cache_root(), f"enzyme-attributes-{key.hexdigest()[:16]}.so")
     if os.path.exists(path):
         return path
+    import fcntl
     os.makedirs(cache_root(), exist_ok=True)
     with open(path + ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)           # another compile may be building it
@@ -52,6 +50,8 @@ def plugin_path() -> str:
 
 
 def _build(clangxx: str, real: str, path: str) -> None:
+    import subprocess
+    import tempfile
     include = os.path.join(os.path.dirname(os.path.dirname(real)), "include")
     if not os.path.exists(os.path.join(include, "clang", "Sema", "ParsedAttr.h")):
         raise UserError(f"enzyme-cc needs clang's headers to build its attribute plugin; "

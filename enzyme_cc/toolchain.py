@@ -12,6 +12,10 @@ DEFAULTS = {
     "objcopy": "llvm-objcopy-22",
     "ar": "llvm-ar-22",
     "ranlib": "llvm-ranlib-22",
+    "opt": "opt-22",                # the link step's pipelines and codegen (lto/optimize.py)
+    "llc": "llc-22",
+    "split": "llvm-split-22",
+    "lld": "ld.lld-22",             # joins the codegen partitions (`-r`)
 }
 
 INSTALL_HINT = ("install LLVM 22 (Debian: `apt-get install clang-22 flang-22 lld-22 llvm-22`) "

@@ -7,7 +7,6 @@ import contextlib
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -197,16 +196,30 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
         text = opt.internalize_inline_functions(text)
     module = opt.parse_text(text, ctx, "merged bitcode")
     stages.done("merge")
+    tmp = os.path.dirname(obj)
     if cfg.preopt:
-        opt.optimize(module, 2, vectorize=False)
+        merged = os.path.join(tmp, "merged.bc")
+        with open(merged, "wb") as f:
+            f.write(module.as_bitcode())
+        opt.optimize(merged, os.path.join(tmp, "pre.ll"), 2, vectorize=False, text=True)
+        with open(os.path.join(tmp, "pre.ll")) as f:
+            pre = f.read()
         stages.done("pre-AD optimization")
-    pre = str(module)
+    else:
+        pre = str(module)
     _dump(cfg, "before-ad.ll", pre)
     try:
         new = differentiate(pre, plan.missing_bitcode)
     except UserError as e:
         raise _name_origin(e, plan.missing_bitcode) from None
     stages.done("differentiate")
+    from enzyme_cc.ad import sparse
+    if sparse.has_todense(new):
+        try:
+            new = sparse.lower(new, lambda t: opt.inline_and_sroa(t, tmp))
+        except UserError as e:
+            raise _name_origin(e, plan.missing_bitcode) from None
+        stages.done("todense lowering")
     _dump(cfg, "after-ad.ll", new)
     try:
         if _DEBUG_VERSION in new:
@@ -222,14 +235,13 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
             f.write(e.text)
         raise UserError(f"internal error: the derivative IR does not verify ({e}); the IR was "
                         f"written to {path}; please report this")
+    ad, post = os.path.join(tmp, "ad.bc"), os.path.join(tmp, "post.bc")
+    with open(ad, "wb") as f:
+        f.write(module.as_bitcode())
     level = _level(inv.opt_level)
-    opt.optimize(module, max(level, 0), vectorize=level >= 2)
+    opt.optimize(ad, post, level, vectorize=level >= 2)
     stages.done("post-AD optimization")
-    with open(obj, "wb") as f:
-        f.write(opt.emit_object(module, level))
-    if "llvm.global_ctors" in new or "llvm.global_dtors" in new:
-        subprocess.run([toolchain.tool("objcopy"), "--rename-section", ".ctors=.init_array",
-                        "--rename-section", ".dtors=.fini_array", obj], check=False)
+    opt.emit_object(post, obj, level, tmp)      # llc: .init_array for constructors, as clang
     stages.done("codegen")
 
 

@@ -13,17 +13,40 @@ ALLOC = {"@malloc": ((0,), "@free"), "@calloc": ((0, 1), "@free"),
          "@aligned_alloc": ((1,), "@free"), "@_Znwm": ((0,), "@_ZdlPv"),
          "@_Znam": ((0,), "@_ZdaPv"), "@_ZnwmRKSt9nothrow_t": ((0,), "@_ZdlPv"),
          "@_ZnamRKSt9nothrow_t": ((0,), "@_ZdaPv")}
+# std::string::_M_create(size_t &capacity, size_t old): an explicitly instantiated libstdc++
+# member without bitcode that returns `new char[capacity + 1]` after possibly growing
+# `capacity`: an allocation whose size ("*1+1": the i64 behind argument 1, plus one) is read
+# after the call; its shadow comes from operator new (characters carry no derivative, but a
+# string buffer may join a shadowed one, the short-string buffer inside a map node).
+STRING_CREATE = "@_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE9_M_createERmm"
+ALLOC[STRING_CREATE] = (("*1+1",), "@_ZdlPv")
+SHADOW_ALLOCATOR = {STRING_CREATE: "@_Znwm"}
 C_HEAP = ("@malloc", "@calloc", "@aligned_alloc", "@realloc")
 MEMCPY = ("@llvm.memcpy.", "@llvm.memmove.", "@memcpy", "@memmove")
 MEMSET = ("@llvm.memset.", "@memset")
 
 
 def call_kind(ctx, inst) -> str:
-    return kind_of(ctx.gen(), inst)
+    kind = kind_of(ctx.gen(), inst)
+    if kind in ("diff", "unknown") and any(o.value in ctx.act.punned for o in inst.ops):
+        # the callee would see an integer and carry no derivative: never a silent zero
+        ctx.error(inst, "an integer argument carries float data (its bits were copied from a "
+                  f"float) into '{(inst.callee or '?').lstrip('@')}', whose derivative would drop "
+                  "it", "pass the value as a double (or float), not as its bits")
+    if kind == "diff" and ctx.synth.mode != "forward":
+        from enzyme_cc.ad.checkpoint import is_wrapper
+        if is_wrapper(inst.callee):
+            return "checkpoint"     # reverse mode: the schedule's driver, not a taped loop
+    return kind
 
 
 def kind_of(gen, inst) -> str:
     c = inst.callee or ""
+    from enzyme_cc.ad.checkpoint import DRIVERS
+    if c in DRIVERS:
+        return "ckpt_driver"
+    if c.startswith("@__enzyme_cc_fp."):
+        return "fixedpoint"          # enzyme_cc/ad/fixed_point.py: a lowered __enzyme_fixed_point
     from .registry import allocator, is_deallocator
     if c in ALLOC or allocator(c):
         return "alloc"
@@ -79,10 +102,17 @@ def _fwd_call(ctx, inst, before):
     kind = call_kind(ctx, inst)
     synth = ctx.synth
     fwd_mode = synth.mode == "forward"
+    if kind == "ckpt_driver" and before:
+        refuse_checkpoint_driver(ctx.gen(), synth, inst)
     if kind == "tape":
         from .tape import forward_sweep
         forward_sweep(ctx, inst, before)
         return None
+    if before and synth.mode == "split" and (inst.callee or "").startswith("@llvm.lifetime.") \
+            and inst.ops:
+        from enzyme_cc.ad.fixed_point import reverse_reads_alloca
+        if reverse_reads_alloca(synth, inst.ops[-1].value):
+            return False               # that alloca lives on the heap here (rules/instructions.py)
     if synth.mode == "combined" and (inst.callee or "").startswith("@llvm.stackrestore"):
         # a VLA (and its shadow) freed here is still read by the reverse sweep: keep the stack
         # until the gradient returns
@@ -91,7 +121,7 @@ def _fwd_call(ctx, inst, before):
         if fwd_mode:
             return None                # forward mode frees both at once (see the tangent rule)
         if before and inst.ops and ctx.act.has_shadow(inst.ops[0].value) and \
-                not _allocated_here(ctx, inst.ops[0]):
+                not (_allocated_here(ctx, inst.ops[0]) and inst.ops[0].value in synth.freed):
             # not one allocation of this function (a callee's, or reached through memory or a
             # phi): the reverse sweep may still read it; free both when the gradient returns
             one_arg = {"@_ZdlPvm": "@_ZdlPv", "@_ZdaPvm": "@_ZdaPv"}.get(inst.callee, inst.callee)
@@ -111,6 +141,13 @@ def _fwd_call(ctx, inst, before):
         return False
     if kind == "alloc" and not before and inst.name in ctx.act.shadowed:
         s = synth.sname(inst.name)
+        if inst.callee in SHADOW_ALLOCATOR:
+            size = _alloc_size(ctx, inst)
+            ctx.emit(f"{s} = call ptr {SHADOW_ALLOCATOR[inst.callee]}(i64 {size})")
+            ctx.gen().declare_raw(SHADOW_ALLOCATOR[inst.callee],
+                                  f"declare ptr {SHADOW_ALLOCATOR[inst.callee]}(i64)")
+            ctx.gen().zero_memory(ctx.emit, s, size)
+            return None
         args = ", ".join(f"{o.ty} {ctx.p(o.value) if o.is_local else o.value}" for o in inst.ops)
         ctx.emit(f"{s} = call ptr {inst.callee}({args})")
         zero_shadow_block(ctx, inst.callee, s, _alloc_size(ctx, inst))
@@ -135,25 +172,27 @@ def _fwd_call(ctx, inst, before):
             synth.gen.zero_memory(ctx.emit, ctx.s(dst.value), nv, n.ty)
             return None
         # pointers copied in the forward sweep carry their shadows along
-        for off, size, k in ctx.gen().copy_ranges(synth, inst):
+        ranges = ctx.gen().copy_ranges(synth, inst)
+        for off, size, k in ranges:
             if k != "ptr":
                 continue
-            src_s = ctx.s(src.value) if ctx.shadowed(src.value) else ctx.p(src.value)
-            d, sp = _at(ctx, ctx.s(dst.value), off), _at(ctx, src_s, off)
-            nv = str(size) if size is not None else (ctx.p(n.value) if n.is_local else n.value)
-            ctx.emit(f"call void @llvm.memmove.p0.p0.{n.ty}(ptr {d}, ptr {sp}, {n.ty} {nv}, i1 false)")
-            synth.gen.declare_raw(f"@llvm.memmove.p0.p0.{n.ty}",
-                                  f"declare void @llvm.memmove.p0.p0.{n.ty}(ptr, ptr, {n.ty}, i1)")
+            nv = str(size) if size is not None else _len64(ctx, n)
+            copy_fields(ctx.gen(), ctx.emit, ctx.tmp, "move", ctx.s(dst.value), ctx.s(src.value),
+                                  off, nv, ranges, _len64(ctx, n))
         return None
     if kind == "blas" and before and _involved(ctx, inst):
         from .blas import forward_copies, tangent_before
         tangent_before(ctx, inst) if fwd_mode else forward_copies(ctx, inst)
         return None
-    if kind == "custom" and before and _involved(ctx, inst) and not fwd_mode:
+    if kind in ("custom", "checkpoint") and before and _involved(ctx, inst) and not fwd_mode:
         _custom_augment(ctx, inst)
         return False
     if kind == "mirror" and not before and _involved(ctx, inst):
         _mirror_call(ctx, inst)
+        return None
+    if kind == "fixedpoint" and not before and not fwd_mode and _involved(ctx, inst):
+        from enzyme_cc.ad.fixed_point import augment
+        augment(ctx, inst)
         return None
     if kind == "diff" and before and _involved(ctx, inst):
         if fwd_mode:
@@ -176,7 +215,15 @@ def _alloc_size(ctx, inst):
     """The byte count an allocation call requests."""
     from .registry import allocator
     idx = ALLOC[inst.callee][0] if inst.callee in ALLOC else (allocator(inst.callee)[0],)
-    vals = [ctx.p(inst.ops[k].value) if inst.ops[k].is_local else inst.ops[k].value for k in idx]
+    vals = []
+    for k in idx:
+        if isinstance(k, str):                   # "*K+1": the i64 argument K points to, plus one
+            v, t = ctx.tmp("cap"), ctx.tmp("sz")
+            ctx.emit(f"{v} = load i64, ptr {ctx.p(inst.ops[int(k[1:-2])].value)}")
+            ctx.emit(f"{t} = add i64 {v}, 1")
+            vals.append(t)
+        else:
+            vals.append(ctx.p(inst.ops[k].value) if inst.ops[k].is_local else inst.ops[k].value)
     while len(vals) > 1:
         t = ctx.tmp("sz")
         ctx.emit(f"{t} = mul i64 {vals[-2]}, {vals[-1]}")
@@ -261,8 +308,11 @@ def _rev_call(ctx, inst, d):
         reverse_sweep(ctx, inst)
     elif kind == "diff" and _involved(ctx, inst):
         ctx.gen().emit_reverse_call(ctx, inst, d)
-    elif kind == "custom" and _involved(ctx, inst):
+    elif kind in ("custom", "checkpoint") and _involved(ctx, inst):
         _custom_reverse(ctx, inst, d)
+    elif kind == "fixedpoint" and _involved(ctx, inst):
+        from enzyme_cc.ad.fixed_point import reverse as fixed_point_reverse
+        fixed_point_reverse(ctx, inst, d)
     elif kind == "blas" and _involved(ctx, inst):
         from .blas import reverse as blas_reverse
         blas_reverse(ctx, inst, d)
@@ -271,8 +321,19 @@ def _rev_call(ctx, inst, d):
         fortran_reverse(ctx, inst, d)
 
 
+def refuse_checkpoint_driver(gen, synth, inst):
+    gen.fail(synth, inst, "a checkpointed loop (__enzyme_checkpoint_for/while) inside a "
+             "derivative that is differentiated again (higher order) is not supported",
+             "differentiate the plain loop for higher-order derivatives")
+
+
 def _custom_fns(ctx, inst, which):
     gen = ctx.gen()
+    if call_kind(ctx, inst) == "checkpoint":     # generated: enzyme_cc/ad/checkpoint.py
+        from types import SimpleNamespace
+        from enzyme_cc.ad.checkpoint import functions
+        fns = functions(gen, ctx, inst)
+        return fns[2 * which], SimpleNamespace(ret_ty=fns[2 * which + 1])
     pair = gen.reg.gradient.get(inst.callee)
     if pair is None:
         gen.fail(ctx.synth, inst, f"'{inst.callee[1:]}' has a custom derivative for forward mode "
@@ -455,14 +516,6 @@ def _names(rule):
     return out
 
 
-def _at(ctx, ptr, off):
-    if not off:
-        return ptr
-    t = ctx.tmp("at")
-    ctx.emit(f"{t} = getelementptr i8, ptr {ptr}, i64 {off}")
-    return t
-
-
 def _rev_memcpy(ctx, inst):
     """Adjoint of a copy, range by range: float data moves its adjoint from the destination's
     shadow to the source's and zeroes it; pointers and integers carry none."""
@@ -481,29 +534,64 @@ def _rev_memcpy(ctx, inst):
                               n.value, n.ty)
         return
     gen = ctx.gen()
-    ranges = [(off, str(size) if size is not None else ctx.p(n.value), kind)
-              for off, size, kind in gen.copy_ranges(ctx.synth, inst) if kind in ("double", "float")]
+    all_ranges = gen.copy_ranges(ctx.synth, inst)
+    total = _len64(ctx, n)
+    ranges = [(off, str(size) if size is not None else total, kind)
+              for off, size, kind in all_ranges if kind in ("double", "float")]
     dshadow = ctx.s(dst.value)
     tmp = None
     if (inst.callee or "").startswith(("@llvm.memmove", "@memmove")) and ranges:
         # the ranges may overlap: an adjoint read after another element's adjoint was added
         # into it would be wrong, so take the destination's adjoints out first (into a
         # temporary), zero them, then add them into the source's
-        nv = ctx.p(n.value) if n.is_local else n.value
         tmp = ctx.tmp("mvadj")
-        ctx.emit(f"{tmp} = call ptr @malloc({n.ty} {nv})")
-        ctx.emit(f"call void @llvm.memcpy.p0.p0.{n.ty}(ptr {tmp}, ptr {dshadow}, {n.ty} {nv}, "
-                 "i1 false)")
+        ctx.emit(f"{tmp} = call ptr @malloc(i64 {total})")
+        ctx.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {tmp}, ptr {dshadow}, i64 {total}, i1 false)")
         gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
-        gen.declare_raw(f"@llvm.memcpy.p0.p0.{n.ty}",
-                        f"declare void @llvm.memcpy.p0.p0.{n.ty}(ptr, ptr, {n.ty}, i1)")
+        gen.declare_raw("@llvm.memcpy.p0.p0.i64", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")
         for off, nb, _ in ranges:
-            gen.zero_memory(ctx.emit, _at(ctx, dshadow, off), nb, n.ty)
+            copy_fields(gen, ctx.emit, ctx.tmp, "zero", dshadow, dshadow, off, nb, all_ranges, total)
         dshadow = tmp
     for off, nb, kind in ranges:
-        fn = gen.memcpy_adjoint(kind)
-        ctx.emit(f"call void @{fn}(ptr {_at(ctx, dshadow, off)}, "
-                 f"ptr {_at(ctx, ctx.s(src.value), off)}, i64 {nb})")
+        copy_fields(gen, ctx.emit, ctx.tmp, f"adj_{kind}", dshadow, ctx.s(src.value), off, nb,
+                        all_ranges, total)
     if tmp is not None:
         ctx.emit(f"call void @free(ptr {tmp})")
         gen.declare_raw("@free", "declare void @free(ptr)")
+
+
+def copy_fields(gen, emit, tmp, op, d, s, off, nbytes, ranges, total):
+    """Apply op ('adj_double'/'adj_float': memcpy adjoint, 'zero', 'move') to the range
+    [off, off+nbytes) of d (and s): once, or in every record when ranges has a stride."""
+    stride = getattr(ranges, "stride", None)
+    if stride is None:
+        def at(p):
+            if not off:
+                return p
+            t = tmp("fld")
+            emit(f"{t} = getelementptr i8, ptr {p}, i64 {off}")
+            return t
+        if op.startswith("adj_"):
+            emit(f"call void @{gen.memcpy_adjoint(op[4:])}(ptr {at(d)}, ptr {at(s)}, i64 {nbytes})")
+        elif op == "zero":
+            gen.zero_memory(emit, at(d), nbytes)
+        else:
+            emit(f"call void @llvm.memmove.p0.p0.i64(ptr {at(d)}, ptr {at(s)}, i64 {nbytes}, i1 false)")
+            gen.declare_raw("@llvm.memmove.p0.p0.i64",
+                             "declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1)")
+        return
+    if op.startswith("adj_"):
+        gen.memcpy_adjoint(op[4:])
+    gen.helpers.add(("records", op))
+    emit(f"call void @__enzyme_cc_records_{op}(ptr {d}, ptr {s}, i64 {total}, i64 {stride}, "
+         f"i64 {off}, i64 {nbytes})")
+
+
+def _len64(ctx, n):
+    """A copy's byte count as an i64 value."""
+    nv = ctx.p(n.value) if n.is_local else n.value
+    if n.ty == "i64":
+        return nv
+    t = ctx.tmp("len")
+    ctx.emit(f"{t} = zext {n.ty} {nv} to i64")
+    return t

@@ -448,24 +448,40 @@ def _fwd_store(ctx, inst, before):
     ctx.emit(f"store {val.ty} {sv}, ptr {ctx.s(ptr.value)}{align_of(inst)}")
 
 
+def _alloca_bytes(ctx, inst) -> str:
+    from enzyme_cc.ir.lexer import type_size
+    size = type_size(inst.src_ty, ctx.synth.module.named_types)
+    count = inst.ops[0] if inst.ops else None
+    if count is None:
+        return str(size)
+    n = ctx.tmp()
+    cv = ctx.p(count.value) if count.is_local else count.value
+    ctx.emit(f"{n} = mul {count.ty} {cv}, {size}")
+    if count.ty == "i64":
+        return n
+    w = ctx.tmp()
+    ctx.emit(f"{w} = zext {count.ty} {n} to i64")
+    return w
+
+
 @forward("alloca")
 def _fwd_alloca(ctx, inst, before):
-    if before or inst.name not in ctx.act.shadowed:
-        return
     synth = ctx.synth
-    from enzyme_cc.ir.lexer import type_size
-    size = type_size(inst.src_ty, synth.module.named_types)
+    if before:
+        from enzyme_cc.ad.fixed_point import reverse_reads_alloca
+        if synth.mode == "split" and reverse_reads_alloca(synth, inst.name):
+            # the reverse sweep runs the fixed point's step on it again, after this frame is
+            # gone: the primal lives on the heap until the gradient ends
+            synth.gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
+            ctx.emit(f"{synth.r(inst.name)} = call ptr @malloc(i64 {_alloca_bytes(ctx, inst)})")
+            from .calls import defer_free
+            defer_free(ctx, synth.r(inst.name), "null")
+            return False
+        return None
+    if inst.name not in ctx.act.shadowed:
+        return
     count = inst.ops[0] if inst.ops else None
-    nbytes = str(size)
-    if count is not None:
-        n = ctx.tmp()
-        cv = ctx.p(count.value) if count.is_local else count.value
-        ctx.emit(f"{n} = mul {count.ty} {cv}, {size}")
-        nbytes = n
-        if count.ty != "i64":
-            w = ctx.tmp()
-            ctx.emit(f"{w} = zext {count.ty} {n} to i64")
-            nbytes = w
+    nbytes = _alloca_bytes(ctx, inst)
     s = synth.sname(inst.name)
     if synth.mode == "split":
         ctx.emit(f"{s} = call ptr @calloc(i64 1, i64 {nbytes})")

@@ -219,6 +219,13 @@ def _t_call(ctx, inst):
         from .calls import _involved
         from .blas import tangent as blas_tangent
         return blas_tangent(ctx, inst) if _involved(ctx, inst) else None
+    if kind == "ckpt_driver":
+        from .calls import refuse_checkpoint_driver
+        refuse_checkpoint_driver(ctx.gen(), ctx.synth, inst)
+    if kind == "fixedpoint":
+        from .calls import _involved
+        from enzyme_cc.ad.fixed_point import tangent as fixed_point_tangent
+        return fixed_point_tangent(ctx, inst) if _involved(ctx, inst) else None
     if kind == "custom":
         from .calls import _involved
         if not _involved(ctx, inst):

@@ -8,7 +8,7 @@ SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 
 missing=""
-for tool in clang-22 clang++-22 flang-new-22 ld.lld-22 llvm-objcopy-22 llvm-ar-22 cmake make ccache; do
+for tool in clang-22 clang++-22 flang-new-22 ld.lld-22 llvm-objcopy-22 llvm-ar-22 opt-22 llc-22 llvm-split-22 cmake make ccache; do
   command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
 [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || missing="$missing libopenblas-dev"
@@ -42,6 +42,13 @@ case "${1:-demo}" in
     ;;
   test)
     shift
+    # The Python API's optional extras (CPU torch pinned: newer versions pull a CUDA build of GBs)
+    extras=.venv/.enzyme-cc-extras
+    if [ "$(cat "$extras" 2>/dev/null)" != "$want" ]; then
+      echo "setup: installing the torch and jax extras into .venv"
+      .venv/bin/pip install -q --disable-pip-version-check -e '.[test,torch,jax]'
+      echo "$want" > "$extras"
+    fi
     exec .venv/bin/python -m pytest -q "$@"
     ;;
   *)

@@ -88,6 +88,33 @@ int main(void) {
 }
 """
 
+# two lanes of sq do not fit in one double
+BATCH_RESULT = """\
+#include <stdio.h>
+extern int enzyme_width, enzyme_vector;
+double __enzyme_batch(void *, ...);
+double sq(double x) { return x * x; }
+
+int main(void) {
+  printf("%f\\n", __enzyme_batch((void *)sq, enzyme_width, 2, enzyme_vector, 2.0, 3.0));
+  return 0;
+}
+"""
+
+# three values for two lanes
+BATCH_TOO_MANY = """\
+#include <stdio.h>
+extern int enzyme_width;
+typedef struct { double v[2]; } D2;
+D2 __enzyme_batch(void *, ...);
+double sq(double x) { return x * x; }
+
+int main(void) {
+  printf("%f\\n", __enzyme_batch((void *)sq, enzyme_width, 2, 2.0, 3.0, 4.0).v[0]);
+  return 0;
+}
+"""
+
 ATOMIC_DOUBLE = """\
 #include <stdio.h>
 double __enzyme_autodiff(void *, ...);
@@ -106,12 +133,61 @@ int main(void) {
 
 UNKNOWN_ENTRY = """\
 #include <stdio.h>
+extern void *__enzyme_truncate_mem_func(void *, int, int);
+double g(double in) { return in * in; }
+
+int main(void) {
+  double (*h)(double) = (double (*)(double))__enzyme_truncate_mem_func((void *)g, 64, 32);
+  printf("%f\\n", h(1.0));
+  return 0;
+}
+"""
+
+ERREST_NO_BITCODE = """\
+#include <stdio.h>
 double unknown(double in);
 extern double __enzyme_error_estimate(void *, double, double);
 double g(double in) { return unknown(in); }
 
 int main(void) {
   printf("%f\\n", __enzyme_error_estimate((void *)g, 1.0, 1.0));
+  return 0;
+}
+"""
+
+ERREST_CUSTOM = """\
+#include <stdio.h>
+#include <math.h>
+double __enzyme_error_estimate(void *, ...);
+__attribute__((noinline)) double myexp(double x) { return exp(x); }
+double dmyexp(double x, double dx) { return exp(x) * dx; }
+void *__enzyme_register_derivative_myexp[] = {(void *)myexp, (void *)dmyexp};
+double g(double x) { return myexp(x) * 2; }
+int main(void) {
+  printf("%f\\n", __enzyme_error_estimate((void *)g, 1.0, 0.0));
+  return 0;
+}
+"""
+
+ERREST_WIDTH = """\
+#include <stdio.h>
+int enzyme_width;
+typedef struct { double a, b; } two;
+two __enzyme_error_estimate(void *, ...);
+double sq(double x) { return x * x; }
+int main(void) {
+  two t = __enzyme_error_estimate((void *)sq, enzyme_width, 2, 1.0, 0.0, 1.0);
+  printf("%f\\n", t.a);
+  return 0;
+}
+"""
+
+ERREST_LONG_DOUBLE = """\
+#include <stdio.h>
+double __enzyme_error_estimate(void *, ...);
+long double sq(long double x) { return x * x; }
+int main(void) {
+  printf("%f\\n", __enzyme_error_estimate((void *)sq, (long double)1.5, (long double)0.0));
   return 0;
 }
 """
@@ -148,16 +224,217 @@ int main(void) {
 }
 """
 
+SET_FIXED_POINT = """\
+#include <enzyme/fixed_point.h>
+#include <math.h>
+void __enzyme_autodiff(void *, ...);
+double u[2];
+static double loop(double p) {
+  for (int i = 0; i < 50; i++) {
+    __enzyme_set_fixed_point(1e-20, (int64_t)-1, (void *)0, u, (int64_t)sizeof(u));
+    u[0] = 0.5 * cos(u[1]) + p; u[1] = 0.5 * sin(u[0]);
+  }
+  return u[0];
+}
+int main(void) {
+  __enzyme_autodiff((void *)loop, 1.0);
+  return 0;
+}
+"""
+
+FIXED_POINT_STATE = """\
+#include <enzyme/fixed_point.h>
+#include <math.h>
+void __enzyme_autodiff(void *, ...);
+double z[1];
+static int step(int64_t i, double *p) { double n = cos(*p * z[0]); int go = fabs(n - z[0]) > 1e-14; z[0] = n; return go; }
+static double solve(double *p) {
+  __enzyme_fixed_point((void *)step, enzyme_fp_state, z, (int64_t)sizeof(z), p);
+  return z[0];
+}
+int main(void) {
+  double p = 0.5, dp = 0;
+  __enzyme_autodiff((void *)solve, &p, &dp);
+  return 0;
+}
+"""
+
+REVERSE_WIDTH_HAZARD = """\
+void __enzyme_autodiff(void *, ...);
+int enzyme_width, enzyme_dup;
+__attribute__((noinline)) static void keep(double **slot, double *x, double *y) {
+  *slot = x;
+  y[0] = x[0] * x[0];
+}
+int main(void) {
+  double x = 2, y, *s, *ds[2], dx[2] = {0}, dy[2] = {1, 1};
+  __enzyme_autodiff((void *)keep, enzyme_width, 2, enzyme_dup, &s, &ds[0], &ds[1],
+                    enzyme_dup, &x, &dx[0], &dx[1], enzyme_dup, &y, &dy[0], &dy[1]);
+  return (int)dx[0];
+}
+"""
+
+GSHADOW_NESTED = """\
+extern void *__enzyme_context(int);
+extern void *__enzyme_shadow(void *, void *, int);
+extern double __enzyme_fwddiff(void *, ...);
+extern double __enzyme_autodiff(void *, ...);
+extern int enzyme_context;
+double g = 2.0;
+double cube(double x) { return g * x * x * x; }
+double dcube(double x) {
+  void *inner = __enzyme_context(1);
+  return __enzyme_autodiff((void *)cube, enzyme_context, inner, x);
+}
+int main(void) {
+  void *outer = __enzyme_context(1);
+  return __enzyme_fwddiff((void *)dcube, enzyme_context, outer, 2.0, 1.0) != 24.0;
+}
+"""
+
+GSHADOW_LOCAL = """\
+extern void *__enzyme_context(int);
+extern void *__enzyme_shadow(void *, void *, int);
+double g = 2.0;
+int main(void) {
+  double local[2] = {1.0, 2.0};
+  void *ctx = __enzyme_context(1);
+  double *d = __enzyme_shadow(ctx, local, 0);
+  return d[0] != 0.0 || local[0] != 1.0;
+}
+"""
+
+GSHADOW_WIDTH_REVERSE = """\
+extern void *__enzyme_context(int);
+extern double __enzyme_autodiff(void *, ...);
+extern int enzyme_context;
+double g = 2.0;
+double scaled(double x) { return g * x; }
+int main(void) {
+  void *ctx = __enzyme_context(2);
+  return __enzyme_autodiff((void *)scaled, enzyme_context, ctx, 1.0) != 2.0;
+}
+"""
+
+GSHADOW_POINTER_STORE = """\
+#include <stdlib.h>
+extern void *__enzyme_context(int);
+extern double __enzyme_autodiff(void *, ...);
+extern int enzyme_context;
+double *buf;
+double fill(double x) {
+  buf = malloc(2 * sizeof(double));
+  buf[0] = x * x;
+  return buf[0];
+}
+int main(void) {
+  void *ctx = __enzyme_context(1);
+  return __enzyme_autodiff((void *)fill, enzyme_context, ctx, 3.0) != 6.0;
+}
+"""
+
+PUNNED_ARG = """\
+#include <stdlib.h>
+#include <string.h>
+double __enzyme_autodiff(void *, ...);
+__attribute__((noinline)) static double *put(unsigned long long bits) {
+  double *d = malloc(sizeof(double));
+  memcpy(d, &bits, sizeof bits);
+  return d;
+}
+double through_bits(double x) {
+  unsigned long long bits;
+  memcpy(&bits, &x, sizeof bits);
+  double *d = put(bits);
+  return *d * 2;
+}
+int main(void) { return __enzyme_autodiff((void *)through_bits, 1.5) != 2.0; }
+"""
+
+TODENSE_ESCAPES = """\
+#include <stdint.h>
+double *__enzyme_todense(void *, void *, ...);
+static double unit(int64_t off, int64_t j) { return off / 8 == j; }
+static void none(double v, int64_t off, int64_t j) {}
+double *keep;
+
+int main(int argc, char **argv) {
+  double *p = __enzyme_todense((void *)unit, (void *)none, (int64_t)argc);
+  keep = p;
+  return keep[1] > 0;
+}
+"""
+
+TODENSE_ARG_TYPES = """\
+#include <stdint.h>
+double *__enzyme_todense(void *, void *, ...);
+static double unit(int64_t off, int64_t j) { return off / 8 == j; }
+static void none(double v, int64_t off, int64_t j) {}
+
+int main(int argc, char **argv) {
+  double *p = __enzyme_todense((void *)unit, (void *)none, argc);
+  return p[1] > 0;
+}
+"""
+
+SRET_REVERSE = """\
+#include <stdio.h>
+double __enzyme_autodiff(void *, ...);
+struct big { double a, b, c, d; };
+struct big make(double x) { struct big r = {x, x * x, 2 * x, 3}; return r; }
+
+int main(void) {
+  printf("%f\\n", __enzyme_autodiff((void *)make, 2.0));
+  return 0;
+}
+"""
+
+SRET_FWD_SCALAR = """\
+#include <stdio.h>
+int enzyme_dup_return;
+double __enzyme_fwddiff(void *, ...);
+struct big { double a, b, c, d; };
+struct big make(double x) { struct big r = {x, x * x, 2 * x, 3}; return r; }
+
+int main(void) {
+  printf("%f\\n", __enzyme_fwddiff((void *)make, enzyme_dup_return, 2.0, 1.0));
+  return 0;
+}
+"""
+
 CASES = {
-    "unknown_entry_point": (UNKNOWN_ENTRY, ("__enzyme_error_estimate", "main"),
-                            "__enzyme_error_estimate((void *)g"),
+    "punned_int_argument": (PUNNED_ARG, ("through_bits", "put"),
+                            "double *d = put(bits)"),
+    "reverse_width_lane_state": (REVERSE_WIDTH_HAZARD, ("main", "keep"),
+                                 "__enzyme_autodiff((void *)keep"),
+    "set_fixed_point": (SET_FIXED_POINT, ("__enzyme_set_fixed_point", "loop"),
+                        "__enzyme_set_fixed_point(1e-20"),
+    "fixed_point_state_not_argument": (FIXED_POINT_STATE, ("solve", "z"),
+                                       "__enzyme_fixed_point((void *)step"),
+    "global_shadow_pointer_store": (GSHADOW_POINTER_STORE, ("fill", "buf"), "buf = malloc("),
+    "global_shadow_nested": (GSHADOW_NESTED, ("main", "dcube"), "__enzyme_fwddiff((void *)dcube"),
+    "global_shadow_of_local": (GSHADOW_LOCAL, ("main",), "__enzyme_shadow(ctx, local"),
+    "context_width_in_reverse": (GSHADOW_WIDTH_REVERSE, ("main",), "__enzyme_autodiff((void *)scaled"),
+    "todense_pointer_stored": (TODENSE_ESCAPES, ("main",), "keep = p;"),
+    "todense_argument_types": (TODENSE_ARG_TYPES, ("main", "unit"), "__enzyme_todense((void *)unit"),
+    "unknown_entry_point": (UNKNOWN_ENTRY, ("__enzyme_truncate_mem_func", "main"),
+                            "__enzyme_truncate_mem_func((void *)g"),
+    "error_estimate_no_bitcode": (ERREST_NO_BITCODE, ("unknown", "g"), "return unknown(in)"),
+    "error_estimate_custom": (ERREST_CUSTOM, ("g", "myexp"), "return myexp(x) * 2"),
+    "error_estimate_width": (ERREST_WIDTH, ("main",), "__enzyme_error_estimate((void *)sq"),
+    "error_estimate_long_double": (ERREST_LONG_DOUBLE, ("sq",), "return x * x"),
+    "sret_reverse": (SRET_REVERSE, ("make", "main"), "__enzyme_autodiff((void *)make"),
+    "sret_forward_scalar_result": (SRET_FWD_SCALAR, ("make", "main"),
+                                   "__enzyme_fwddiff((void *)make"),
     "undefined_function": (UNDEFINED_FN, ("unknown", "main"), "__enzyme_fwddiff((void *)unknown"),
     "null_function": (NULL_FN, ("null", "main"), "__enzyme_fwddiff((void *)0"),
     "runtime_function": (RUNTIME_FN, ("main",), "__enzyme_fwddiff(choose_function()"),
     "atomic_cmpxchg": (ATOMIC_DOUBLE, ("sum2",), "s += x[i] * 2"),
     "tape_too_small": (TAPE_TOO_SMALL, ("main",), "__enzyme_augmentfwd((void *)square"),
     "tape_in_autodiff": (TAPE_IN_AUTODIFF, ("main",), "__enzyme_autodiff((void *)sq"),
-    "batch_unsupported": (BATCH, ("main",), "__enzyme_batch((void *)sq"),
+    "batch_without_width": (BATCH, ("main",), "__enzyme_batch((void *)sq"),
+    "batch_result_too_small": (BATCH_RESULT, ("main", "sq"), "__enzyme_batch((void *)sq"),
+    "batch_too_many_values": (BATCH_TOO_MANY, ("main", "sq"), "__enzyme_batch((void *)sq"),
     # name: (source, names that must appear, marker text locating the line)
     "external_no_bitcode": (EXTERNAL, ("uses_mystery", "mystery"), "return mystery(x)"),
     "marker_too_few_args": (TOO_FEW, ("two_args",), "__enzyme_autodiff((void *)two_args"),

@@ -27,10 +27,12 @@ __attribute__((noinline)) double recall(void) { return last_x * last_x; }
 [[enzyme::function_like("log1p")]] double my_log1p(double x) { return 2 * x; }
 double scale_shadow;
 __attribute__((enzyme_shadow(scale_shadow))) double scale = 2.0;
+/* a sparse-accumulation hint: differentiated as written (d/dx 3x^2 = 6x) */
+[[enzyme::sparse_accumulate]] __attribute__((noinline)) double tripled(double x) { return 3 * x * x; }
 
 double f(double x) {
   remember(x);
-  return counted(x) + jitter(x) + recall() * x + my_log1p(x) + scale * x * x;
+  return counted(x) + jitter(x) + recall() * x + my_log1p(x) + scale * x * x + tripled(x);
 }
 
 static int failures;
@@ -45,13 +47,14 @@ int main(void) {
     double x = 1.5 + rep;
     scale_shadow = 0;
     /* d/dx: recall()*x with last_x constant -> x^2; log1p -> 1/(1+x); scale*x^2 -> 2*scale*x */
-    double want = x * x + 1 / (1 + x) + 2 * 2.0 * x;
+    double want = x * x + 1 / (1 + x) + 2 * 2.0 * x + 6 * x;
     check("reverse", __enzyme_autodiff((void *)f, x), want);
     check("scale_adjoint", scale_shadow, x * x);          /* df/dscale accumulated */
     scale_shadow = 0;
     check("forward", __enzyme_fwddiff((void *)f, x, 1.0), want);
     scale_shadow = 1.0;                                   /* seed the global's tangent */
     check("forward_seeded", __enzyme_fwddiff((void *)f, x, 0.0), x * x);
+    check("tripled", __enzyme_autodiff((void *)tripled, x), 6 * x);
   }
   return failures != 0;
 }
@@ -114,7 +117,7 @@ def _checks(out: str) -> dict:
 def test_c_attributes_every_kind(tmp_path, level, c_program):
     out = c_program(C_PROGRAM, flags=(level,))
     checks = _checks(out)
-    assert set(checks) == {"reverse", "scale_adjoint", "forward", "forward_seeded"}
+    assert set(checks) == {"reverse", "scale_adjoint", "forward", "forward_seeded", "tripled"}
     for got, want in checks.values():
         assert got == pytest.approx(want, abs=1e-9)
 
@@ -131,7 +134,7 @@ def test_preprocessed_source_then_compile(tmp_path):
     run(["enzyme-cc", "-E", "prog.c", "-o", "prog.i"], cwd=tmp_path)
     run(["enzyme-cc", "-O2", "-c", "prog.i", "-o", "prog.o"], cwd=tmp_path)
     run(["enzyme-cc", "prog.o", "-o", "prog"], cwd=tmp_path)
-    assert len(_checks(run([str(tmp_path / "prog")]).stdout)) == 4
+    assert len(_checks(run([str(tmp_path / "prog")]).stdout)) == 5
 
 
 def test_has_attribute_sees_them(tmp_path):
@@ -147,7 +150,7 @@ def test_through_ccache_and_make(tmp_path):
     env = dict(os.environ, CCACHE_DIR=str(tmp_path / "cache"))
     for _ in range(2):          # the second build is a cache hit
         run(["make", "-s", "-B", "CC=ccache enzyme-cc"], cwd=tmp_path, env=env)
-        assert len(_checks(run([str(tmp_path / "prog")]).stdout)) == 4
+        assert len(_checks(run([str(tmp_path / "prog")]).stdout)) == 5
     stats = dict(line.split("\t") for line in
                  run(["ccache", "--print-stats"], env=env).stdout.splitlines())
     assert int(stats["direct_cache_hit"]) + int(stats["preprocessed_cache_hit"]) >= 1
@@ -187,8 +190,8 @@ def test_unknown_enzyme_attribute_is_a_compile_error(tmp_path, spelling, quiet):
 
 
 @pytest.mark.parametrize("source, words", [
-    ("__attribute__((enzyme_sparse_accumulate)) void acc(double *p, double v) { *p += v; }",
-     "'enzyme_sparse_accumulate' is not supported by enzyme-cc yet"),
+    ("__attribute__((enzyme_sparse_accumulate(1))) void acc(double *p, double v) { *p += v; }",
+     "'enzyme_sparse_accumulate' takes no arguments"),
     ("void f(double *x, int n) { [[enzyme::checkpoint(\"revolve\", 4)]] "
      "for (int i = 0; i < n; ++i) x[i] *= 2; }",
      "'enzyme::checkpoint' is not supported by enzyme-cc yet"),
@@ -211,10 +214,50 @@ def test_misused_or_unsupported_attribute_is_an_error(tmp_path, source, words):
 def test_handwritten_unknown_annotation_is_a_link_error(tmp_path):
     (tmp_path / "p.c").write_text(r"""
 extern double __enzyme_autodiff(void *, ...);
-__attribute__((annotate("enzyme_sparse_accumulate"))) double f(double x) { return x * x; }
+__attribute__((annotate("enzyme_sparse_acumulate"))) double f(double x) { return x * x; }
 int main(void) { return __enzyme_autodiff((void *)f, 1.0) != 2.0; }
 """)
     r = run(["enzyme-cc", "-O2", "p.c", "-o", "p"], cwd=tmp_path, check=False)
     assert r.returncode != 0
-    assert "unknown Enzyme annotation 'enzyme_sparse_accumulate' on 'f'" in r.stderr
+    assert "unknown Enzyme annotation 'enzyme_sparse_acumulate' on 'f'" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+INACTIVE_GLOBAL_MIXED = r"""
+#include <stdio.h>
+extern double __enzyme_autodiff(void *, ...);
+extern double __enzyme_fwddiff(void *, ...);
+[[enzyme::inactive]] static double tally = 5.5;     /* bookkeeping: holds no derivative */
+/* one pointer that is either the inactive global or active memory */
+__attribute__((noinline)) static void scale(int to_tally, double a, double *c) {
+  double *p = to_tally ? &tally : c;
+  *p *= a;
+}
+double f(int to_tally, double a) {
+  double dat = a;
+  scale(to_tally, a, &dat);
+  return dat;
+}
+int main(void) {
+  int bad = 0;
+  for (int rep = 0; rep < 2; ++rep) {
+    double a = 3.0 + rep;
+    bad |= __enzyme_autodiff((void *)f, 0, a) != 2 * a;          /* d(a*a)/da */
+    bad |= __enzyme_autodiff((void *)f, 1, a) != 1.0;            /* dat = a; tally drops it */
+    bad |= __enzyme_fwddiff((void *)f, 0, a, 1.0) != 2 * a;
+    bad |= __enzyme_fwddiff((void *)f, 1, a, 1.0) != 1.0;
+  }
+  printf("%d %g\n", bad, tally);
+  return bad;
+}
+"""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_inactive_global_meeting_active_memory(tmp_path, level, c_program):
+    """A pointer choosing between an enzyme_inactive global and active memory (a select): the
+    active branch differentiates, the global's branch carries nothing."""
+    out = c_program(INACTIVE_GLOBAL_MIXED, flags=(level,))
+    bad, tally = floats(out)
+    assert bad == 0
+    assert tally == pytest.approx(5.5 * 3.0 * 3.0 * 4.0 * 4.0)   # the primal ran (4 calls)

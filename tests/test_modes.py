@@ -10,7 +10,7 @@ import pytest
 from conftest import run, floats
 
 HERE = os.path.join(os.path.dirname(__file__), "modes")
-PROGRAMS = ["forward.c", "hvp.c", "hvp_repeat.c", "higher_order.c", "saddle.cpp", "particle.cpp", "split.c", "split_allocated.c", "vector.c", "vector_calls.c", "vector_indirect.c", "indirect.c", "cxx_api.cpp", "cxx_api_refs.cpp", "width_dupnoneed.c", "registrations.c", "allocation_like.c"]
+PROGRAMS = ["forward.c", "hvp.c", "hvp_repeat.c", "higher_order.c", "saddle.cpp", "particle.cpp", "split.c", "split_allocated.c", "vector.c", "vector_calls.c", "vector_indirect.c", "indirect.c", "cxx_api.cpp", "cxx_api_refs.cpp", "width_dupnoneed.c", "registrations.c", "allocation_like.c", "global_shadow.c", "global_shadow.cpp", "cxx_sret.cpp"]
 
 
 def _pairs(out: str):
@@ -45,12 +45,65 @@ def test_mode_program(tmp_path, prog, opt):
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
-@pytest.mark.parametrize("prog", ["hvp_repeat.c"])
+@pytest.mark.parametrize("prog", ["hvp_repeat.c", "global_shadow.c", "cxx_sret.cpp"])
 def test_mode_program_valgrind(tmp_path, prog, opt):
-    """Repeated higher-order derivative calls: no invalid access, nothing definitely lost."""
+    """Repeated higher-order derivative calls, contexts of global shadows (heap shadow blocks,
+    swaps), objects returned through sret with their tangent objects: no invalid access, nothing
+    definitely lost."""
     src = tmp_path / prog
     shutil.copy(os.path.join(HERE, prog), src)
     exe = tmp_path / "prog"
-    run(["enzyme-cc", opt, "-g", str(src), "-lm", "-o", str(exe)], cwd=tmp_path)
+    driver = ["enzyme-c++", "-std=c++17"] if prog.endswith(".cpp") else ["enzyme-cc"]
+    run([*driver, opt, "-g", str(src), "-lm", "-o", str(exe)], cwd=tmp_path)
     run(["valgrind", "-q", "--error-exitcode=1", "--leak-check=full",
          "--errors-for-leak-kinds=definite", str(exe)], cwd=tmp_path)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_global_shadow_fortran(tmp_path, opt):
+    """Shadows of module variables asked for from Fortran through bind(c) interfaces."""
+    shutil.copy(os.path.join(HERE, "global_shadow.f90"), tmp_path / "global_shadow.f90")
+    run(["enzyme-fc", opt, "global_shadow.f90", "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    pairs = list(_pairs(out))
+    assert len(pairs) == 3, out
+    for line, got, want in pairs:
+        assert got == pytest.approx(want, rel=1e-6), line
+
+
+CONTEXT_WIDTH_AT_RUN_TIME = """\
+extern void *__enzyme_context(int);
+extern double __enzyme_fwddiff(void *, ...);
+extern int enzyme_context;
+double g = 2.0;
+double f(double x) { return g * x; }
+int main(int argc, char **argv) {
+  (void)argv;
+  void *ctx = __enzyme_context(argc + 1);   /* width 2, not known at link time */
+  return __enzyme_fwddiff((void *)f, enzyme_context, ctx, 3.0, 1.0) != 2.0;
+}
+"""
+
+
+def test_context_width_checked_at_run_time(tmp_path):
+    """A context whose width the link step cannot see is checked by the derivative call: a
+    width-1 derivative given a width-2 context aborts with a message, never a wrong value."""
+    (tmp_path / "w.c").write_text(CONTEXT_WIDTH_AT_RUN_TIME)
+    run(["enzyme-cc", "-O2", "w.c", "-o", "prog"], cwd=tmp_path)
+    r = run([str(tmp_path / "prog")], cwd=tmp_path, check=False)
+    assert r.returncode != 0
+    # (no derivative of width 2 exists in the program: making the context already refuses it)
+    assert "enzyme-cc: __enzyme_context / __enzyme_shadow: no derivative of this width" in r.stderr
+    src = CONTEXT_WIDTH_AT_RUN_TIME.replace("int main(int argc, char **argv) {", """\
+double f2(double x) { return g * x * x; }
+typedef struct { double a, b; } P2;
+extern P2 __enzyme_fwddiff2(void *, ...) __asm__("__enzyme_fwddiff");
+extern int enzyme_width;
+int main(int argc, char **argv) {
+  if (argc > 5) __enzyme_fwddiff2((void *)f2, enzyme_width, 2, 1.0, 1.0, 1.0);""")
+    (tmp_path / "w2.c").write_text(src)
+    run(["enzyme-cc", "-O2", "w2.c", "-o", "prog2"], cwd=tmp_path)
+    r = run([str(tmp_path / "prog2")], cwd=tmp_path, check=False)
+    assert r.returncode != 0
+    assert "enzyme-cc: a derivative was called with enzyme_context and a context of another width" \
+        in r.stderr, r.stderr

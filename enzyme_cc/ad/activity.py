@@ -345,7 +345,8 @@ class Activity:
                 o.value in self.shadowed for o in inst.ops)
         if op in ("call", "invoke"):
             from enzyme_cc.rules.registry import allocator
-            if inst.callee in ALLOCATORS or allocator(inst.callee or ""):
+            from enzyme_cc.rules.calls import ALLOC
+            if inst.callee in ALLOCATORS or inst.callee in ALLOC or allocator(inst.callee or ""):
                 return False, self._local_shadowed(inst.name) or (
                     inst.callee == "@realloc" and inst.ops[0].value in self.shadowed)
             if is_inactive_call(inst.callee or ""):

@@ -87,3 +87,19 @@ def cyclic_blocks(fn, skip_edge=None) -> set[str]:
         if b.label not in index:
             strong(b.label)
     return out
+
+
+def always_passes(fn, src: str, via: str) -> bool:
+    """Does every path from block src to a return go through block via?"""
+    if src == via:
+        return True
+    seen, todo = {src}, [src]
+    while todo:
+        b = fn.block(todo.pop())
+        if b.term.op == "ret":
+            return False
+        for t in b.term.targets:
+            if t != via and t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return True

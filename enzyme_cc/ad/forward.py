@@ -13,6 +13,7 @@ import re
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp
 from enzyme_cc.rules import FORWARD, TANGENT
+from enzyme_cc.rules import error as error_rule
 from .activity import carries_float, has_shadow_type
 from enzyme_cc.ir.lexer import zero_of
 from .reverse import Synth, FwdCtx
@@ -30,6 +31,9 @@ class TanCtx(FwdCtx):
 
     def t(self, v: str, ty: str) -> str:
         """Tangent of operand v (zero for constants and inactive values)."""
+        only = self.synth.t_only
+        if only is not None:                  # error mode: one operand's term (rules/error.py)
+            return only[1] if v == only[0] else zero_of(ty)
         if v in self.act.active:
             return self.synth.tan.get(v, f"@@TAN:{self.synth.lane}:{v}@@")
         return zero_of(ty)
@@ -39,11 +43,13 @@ class TanCtx(FwdCtx):
 
 
 class ForwardSynth(Synth):
-    """mode 'forward': tangents; `callee=True` returns {primal, tangent} for use by a caller."""
+    """mode 'forward': tangents; `callee=True` returns {primal, tangent} for use by a caller.
+    error=True: the tangents are error estimates (__enzyme_error_estimate, rules/error.py)."""
 
-    def __init__(self, gen, fn, arg_act, callee: bool, hints=None, width: int = 1):
+    def __init__(self, gen, fn, arg_act, callee: bool, hints=None, width: int = 1,
+                 error: bool = False):
         super().__init__(gen, fn, arg_act, False, "forward", hints or {})
-        self.callee = callee
+        self.callee, self.error, self.t_only = callee, error, None
         self.width, self.lane = width, 0
         self.tans: list[dict[str, str]] = [{} for _ in range(width)]
         for _ in self.lanes():
@@ -129,12 +135,19 @@ class ForwardSynth(Synth):
             raise UserError(self.where(inst) + ": integer arithmetic on data that holds a float "
                             "(bit manipulation of a double); hint: compute on the float value "
                             "instead, or mark the function inactive")
+        if self.error and not active and inst.op == "call":
+            error_rule.rounds(ctx, inst)      # refuses calls it cannot estimate through
         if not active and inst.op not in ("store", "call", "atomicrmw", "cmpxchg"):
             for _ in self.lanes():
                 if fwd:
                     fwd(ctx, inst, before=False)
             return                         # no tangent; side effects only matter for these
         rule = TANGENT.get(inst.op)
+        if self.error and active and rule is not None and error_rule.rounds(ctx, inst):
+            if fwd:
+                fwd(ctx, inst, before=False)
+            self.tan[inst.name] = error_rule.error_of(ctx, inst, self)
+            return
         if rule is None:
             raise UserError(self.where(inst) + f": cannot differentiate instruction "
                             f"'{inst.op}' in forward mode (no tangent rule)")

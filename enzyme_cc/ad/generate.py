@@ -17,9 +17,10 @@ import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, TAPE_TY, local_name
 from .diagnostics import located
-from . import runtime, shared_globals
+from . import batch, fixed_point, global_shadows, reverse_vector, runtime, shared_globals, virtual_shadow
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
+                             rewrite_primal_reverse,
                              rewrite_vector_call)
 from .typeinfo import copy_ranges, TypeInfo
 
@@ -44,7 +45,13 @@ class Generator:
         self.global_users: set[str] = set()
         self.address_targets: dict[str, set] = {}   # pointer global -> arrays it may point into
         self.entry_fn: str | None = None             # sets up the shared globals' shadows
+        self.shadow_lanes: dict[str, set] = {}       # global -> None / (width, lane) shadows made
+        self.scratch_globals: set[str] = set()       # see scratch_shadow
+        self.persistent: set[str] = set()            # shadows the program owns (global_shadows)
         self._callee_names: dict[str, set[str]] = {}
+        self._split_stack: list = []
+        self._split_edges: dict = {}
+        self.split_info: dict = {}       # split key -> (lane hazard, split keys it calls)
         set_module_registrations(self.reg.inactive, self.reg.like, self.reg.alloc_like)
 
     # ---- helpers used by rules -----------------------------------------------------------------
@@ -61,9 +68,10 @@ class Generator:
                 name not in self.module.globals:
             self.decls.setdefault(name, line)
 
-    def shadow_global(self, g: str, lane=None) -> str:
+    def shadow_global(self, g: str, lane=None, width=None) -> str:
         """Zero-initialized shadow of a mutable global that holds active data (lane k of vector
-        forward mode has its own); the program's own for a global marked enzyme_shadow."""
+        forward mode of width N has its own: the default shadow set of that width, see
+        global_shadows.py); the program's own for a global marked enzyme_shadow."""
         from .typeinfo import global_type
         if g in self.reg.shadows:
             if lane is not None:
@@ -71,13 +79,21 @@ class Generator:
                                 "which holds one tangent: vector forward mode (enzyme_width) "
                                 "needs one per lane; hint: use width 1 for it")
             return self.reg.shadows[g]
-        name = "@ad.shadow." + g[1:].strip('"') + (f".L{lane}" if lane is not None else "")
+        name = "@ad.shadow." + g[1:].strip('"') + (f".w{width}.L{lane}" if lane is not None else "")
+        self.shadow_lanes.setdefault(g, set()).add(lane if lane is None else (width, lane))
         if name not in self.decls:
             ty = global_type(self.module, g)
             if ty is None:
                 raise UserError(f"cannot determine the type of global '{g[1:]}' to shadow it")
             self.decls[name] = f"{name} = internal global {ty} zeroinitializer, align 16"
         return name
+
+    def scratch_shadow(self, g: str) -> str:
+        """A shadow for an enzyme_inactive global where a pointer to it meets shadowed pointers
+        (a select or phi choosing between it and active memory): what derivatives write there is
+        dropped, as the global holds none; it is zeroed when each derivative starts."""
+        self.scratch_globals.add(g)
+        return self.shadow_global(g)
 
     def zero_memory(self, emit, ptr: str, nbytes: str, ity: str = "i64"):
         """Emit `memset(ptr, 0, nbytes)` (declaring the intrinsic when the module lacks it)."""
@@ -264,6 +280,8 @@ class Generator:
     def split(self, fn_name: str, acts: list[str], ret_active: bool, hints=None):
         """Augmented forward and reverse functions of a callee: (aug, aug_ret, rev, rev_ret)."""
         key = (fn_name, tuple(acts), ret_active, "split")
+        if self._split_stack:             # which split functions each one calls (reverse_vector)
+            self._split_edges.setdefault(self._split_stack[-1], set()).add(key)
         if key in self.done:
             return self.done[key]
         fn = self.module.function(fn_name)
@@ -274,11 +292,16 @@ class Generator:
         aug_ret = synth.aug_ret_type()
         rev_ret, _ = self.adjoint_return(fn, acts)
         self.done[key] = (aug, aug_ret, rev, rev_ret)   # before build: recursion calls itself
+        self._split_stack.append(key)
         try:
             fwd, rv = synth.build()
         except UserError:
             del self.done[key]
             raise
+        finally:
+            self._split_stack.pop()
+        self.split_info[key] = (reverse_vector.lane_hazard(synth),
+                                self._split_edges.setdefault(key, set()))
         params = self.params_text(fn, acts, synth)
         attrs = self.fn_attrs(fn)
         self.out.append(f"define internal {aug_ret} {aug}({', '.join(params + ['ptr %ad.tape'])}) "
@@ -291,19 +314,20 @@ class Generator:
 
     # ---- forward mode --------------------------------------------------------------------------
     def forward(self, fn_name: str, acts: list[str], callee: bool, hints=None,
-                width: int = 1) -> tuple[str, str]:
+                width: int = 1, error: bool = False) -> tuple[str, str]:
         """Forward-mode derivative: (name, return type). acts: 'active' (value + tangent),
         'dup' (pointer + shadow), 'const'. Width N > 1: N shadows/tangents per argument, N
-        tangents returned as an array."""
-        key = (fn_name, tuple(acts), callee, "forward", width)
+        tangents returned as an array. error: the tangents are error estimates
+        (__enzyme_error_estimate, rules/error.py)."""
+        key = (fn_name, tuple(acts), callee, "error" if error else "forward", width)
         if key in self.done:
             return self.done[key]
         from .forward import ForwardSynth
         fn = self.module.function(fn_name)
         self.counter += 1
         vec = f"{width}." if width > 1 else ""
-        name = f"@fwddiffe.{vec}{fn_name[1:].strip(chr(34))}.{self.counter}"
-        synth = ForwardSynth(self, fn, acts, callee, hints or {}, width)
+        name = f"@{'fwderr' if error else 'fwddiffe'}.{vec}{fn_name[1:].strip(chr(34))}.{self.counter}"
+        synth = ForwardSynth(self, fn, acts, callee, hints or {}, width, error)
         rty = synth.ret_type()
         self.done[key] = (name, rty)
         try:
@@ -323,15 +347,15 @@ class Generator:
                         + "\n".join(body) + "\n}\n")
         return name, rty
 
-    def forward_indirect(self, inst, acts, width: int = 1):
+    def forward_indirect(self, inst, acts, width: int = 1, error: bool = False):
         """Dispatcher over the forward derivatives of an indirect call's possible targets."""
         tys = self.param_types(inst)
-        key = ("fwd-indirect", inst.ty, tuple(tys), tuple(acts), width)
+        key = ("fwd-indirect", inst.ty, tuple(tys), tuple(acts), width, error)
         if key in self.done:
             return self.done[key]
         targets = self.indirect_targets(inst, tys)
         targets, parts = self._derivable(targets, lambda t: self.forward(t, acts, callee=True,
-                                                                         width=width))
+                                                                         width=width, error=error))
         rty = parts[0][1]
         self.counter += 1
         name = f"@fwd.indirect.{self.counter}"
@@ -355,9 +379,10 @@ class Generator:
         width = getattr(synth, "width", 1)
         acts = self.call_activity(inst, synth.act)
         indirect = inst.callee.startswith("%")
-        name, rty = self.forward_indirect(inst, acts, width) if indirect else \
+        error = getattr(synth, "error", False)
+        name, rty = self.forward_indirect(inst, acts, width, error) if indirect else \
             self.forward(inst.callee, acts, callee=True, hints=self.call_hints(synth, inst),
-                         width=width)
+                         width=width, error=error)
         args = [f"ptr {ctx.p(inst.callee)}"] if indirect else []
         for ty, o, a in zip(self.param_types(inst), inst.ops, acts):
             args.append(f"{ty} {ctx.p(o.value) if o.is_local else o.value}")
@@ -577,7 +602,7 @@ class Generator:
     def zero_shared_shadows(self) -> list[str]:
         """A derivative starts from the shadows of the shared globals as of entry (zero floats,
         pointers re-derived from the primal ones): one call of a function defined at the end."""
-        if not self.shared_globals:
+        if not (self.shared_globals or self.scratch_globals):
             return []
         self.entry_fn = self.entry_fn or f"@ad.shadow.entry.{self.counter}"
         return [f"call void {self.entry_fn}()"]
@@ -608,13 +633,26 @@ class Generator:
     def run(self, requests=None) -> str:
         if requests is None:
             requests = find_requests(self.module)
-        if not requests:
+        gs_calls = global_shadows.api_calls(self.module)
+        if not requests and not gs_calls:
             return self.module.text
         lines = list(self.module._lines)
+        table = global_shadows.setup(self, requests, gs_calls)
         self.find_shared_globals([r.fn for r in requests])
         for req in requests:
             if req.mode == "tape_size":
                 new = rewrite_tape_size(self, req)
+            elif getattr(req, "reverse_vector", False):
+                req.split_key = (req.fn, tuple(req.acts), req.ret_active, "split")
+                new = reverse_vector.rewrite(self, req, self.split(
+                    req.fn, req.acts, req.ret_active, self.request_hints(req)))
+            elif req.mode == "reverse" and getattr(req, "opts", {}).get("primal"):
+                if getattr(req, "candidates", None):
+                    raise UserError(f"{located(self.module, req.caller, req.inst)}: "
+                                    "enzyme_primal_return with a function chosen at run time is "
+                                    "not supported; hint: call the marker once per function")
+                new = rewrite_primal_reverse(self, req, self.split(
+                    req.fn, req.acts, req.ret_active, self.request_hints(req)))
             elif req.mode in ("augment", "split_reverse"):
                 new = rewrite_split_call(self, req, self.split(req.fn, req.acts, req.ret_active,
                                                                self.request_hints(req)))
@@ -627,7 +665,8 @@ class Generator:
                 def derivative(fn):
                     if req.mode == "forward":   # the primal comes from the {primal, tangent} form
                         return self.forward(fn, req.acts, callee=primal, hints=hints,
-                                            width=getattr(req, "width", 1))
+                                            width=getattr(req, "width", 1),
+                                            error=getattr(req, "error", False))
                     return self.gradient(fn, req.acts, req.ret_active, hints)
                 name, rty = derivative(req.fn)
                 keep = None                     # forward: the primal alone, or nothing
@@ -645,13 +684,19 @@ class Generator:
                     new = rewrite_call(self, req, name, rty, keep)
             if req.mode in ("reverse", "forward", "augment"):
                 new = self.zero_shared_shadows() + new
+            if table is not None and req.mode in ("reverse", "forward", "augment"):
+                new = global_shadows.around_call(req, new)
             lines[req.line] = "\n".join(new)
             if req.inst.op == "invoke":
                 drop_unwind_edge(lines, req)
             for k in range(req.line + 1, req.inst.line_end + 1):
                 lines[k] = ""
+        if table is not None:
+            global_shadows.lower_calls(self, lines, gs_calls)
         text = "\n".join(lines)
-        extra = list(self.out)
+        extra = [fixed_point.bump_iters(f) for f in self.out]   # derivatives: one order more
+        if table is not None:
+            extra += table.definitions()
         if self.entry_fn:          # after all requests: every lane is known
             extra.append(shared_globals.entry_function(self, self.entry_fn))
         extra += [runtime.definition(h) for h in sorted(self.helpers, key=str)
@@ -670,14 +715,26 @@ CALLEE = re.compile(r"(@[-\w.$]+|@\"[^\"]+\")\(")
 def differentiate(text: str, origins: dict | None = None) -> str:
     """Rewrite every marker call. Marker calls inside functions that are themselves
     differentiated (higher order) are handled first, in rounds, innermost first."""
+    from .checkpoint import lower
+    text = lower(text)      # checkpointed loops: plain loops until reverse mode meets them
     counter = 0
+    text = fixed_point.lower(text)
+    text = batch.lower(text)   # __enzyme_batch: a call of f per lane, differentiable like any code
+    text = virtual_shadow.lower(text)   # __enzyme_virtualreverse(p) is p (dispatch on the primal)
     for _ in range(8):
         gen = Generator(text, counter)
         gen.origins = origins or {}
         requests = find_requests(gen.module)
         if not requests:
-            return text
+            return fixed_point.drop_iters(gen.run([]) if global_shadows.uses_api(text) else text)
         ready = [r for r in requests if not gen.reaches_marker(r.fn)]
+        if len(ready) < len(requests) and global_shadows.uses_api(text):
+            outer = next(r for r in requests if r not in ready)
+            raise UserError(f"{located(gen.module, outer.caller, outer.inst)}: '{outer.fn[1:]}' "
+                            "calls a marker itself (a nested derivative), which enzyme-cc does not "
+                            "support yet in a program using __enzyme_context / __enzyme_shadow / "
+                            "enzyme_context; hint: differentiate the globals' shadows in one level, "
+                            "or pass the global as an argument of the inner derivative")
         if not ready:
             raise UserError(f"function '{requests[0].fn[1:]}' differentiates itself (a marker call "
                             "reaches back to the function being differentiated)")

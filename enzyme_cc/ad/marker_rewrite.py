@@ -33,6 +33,12 @@ def rewrite_vector_call(gen, req, name, rty) -> list[str]:
         lines.append(f"{res} = call {rty} {name}({text})")
         for path, sty in _leaves(rty):
             vals.append((_extract(lines, tmp, rty, res, path), sty))
+    return _pack(gen, req, lines, tmp, vals, "tangents")
+
+
+def _pack(gen, req, lines, tmp, vals, what) -> list[str]:
+    """Store the scalars vals [(value, type)] into the leaves of the marker's declared result."""
+    inst = req.inst
     want = req.sret[0] if req.sret else inst.ty
     if not vals or want == "void" or (not inst.name and not req.sret):
         if inst.name:
@@ -40,8 +46,8 @@ def rewrite_vector_call(gen, req, name, rty) -> list[str]:
         return lines
     slots = _leaves(gen.module.named_types.get(want, want))
     if len(slots) < len(vals):
-        raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_fwddiff returns {want}, "
-                        f"which cannot hold {len(vals)} tangents")
+        raise UserError(f"{located(gen.module, req.caller, inst)}: {inst.callee[1:]} returns {want}, "
+                        f"which cannot hold {len(vals)} {what}")
     acc = "zeroinitializer"
     for (path, sty), (v, vty) in zip(slots, vals):
         v = _convert(lines, tmp, v, vty, sty)
@@ -175,10 +181,59 @@ def rewrite_split_call(gen, req, names) -> list[str]:
                     f"but the derivatives of '{req.fn[1:]}' have type {rev_ret}")
 
 
+def rewrite_primal_reverse(gen, req, names) -> list[str]:
+    """__enzyme_autodiff with enzyme_primal_return: the augmented forward and the reverse on a
+    fresh tape; returns Enzyme's {primal, {adjoints...}} (the leaves of the declared result in
+    that order: the primal result first, then the adjoints)."""
+    aug, aug_ret, rev, rev_ret = names
+    inst, lines, n = req.inst, [], [0]
+
+    def tmp():
+        n[0] += 1
+        return f"%ad.pr{req.line}.{n[0]}"
+    args = [f"{pty} {_convert(lines, tmp, op.value, op.ty, pty) if op.ty != pty else op.value}"
+            for pty, op in req.args]
+    h = tmp()
+    gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
+    gen.declare_raw("@free", "declare void @free(ptr)")
+    lines += [f"{h} = call ptr @malloc(i64 {TAPE_HEADER_BYTES})",
+              f"call void @__enzyme_cc_tape_start(ptr {h})"]
+    vals = []
+    call = f"call {aug_ret} {aug}({', '.join(args + ['ptr ' + h])})"
+    if aug_ret == "void":
+        lines.append(call)
+    else:
+        r = tmp()
+        lines.append(f"{r} = {call}")
+        ret = gen.module.function(req.fn).ret_ty
+        if aug_ret.startswith("{"):
+            prim = tmp()
+            lines.append(f"{prim} = extractvalue {aug_ret} {r}, 0")
+            r = prim
+        vals += [(_extract(lines, tmp, ret, r, path), t) for path, t in _leaves(ret)]
+    ret = gen.module.function(req.fn).ret_ty
+    dret = [f"{ret} 1.0"] if req.ret_active else []      # the seed, as in combined mode
+    rargs = ", ".join(args + dret + ["ptr " + h])
+    if rev_ret == "void":
+        lines.append(f"call void {rev}({rargs})")
+    else:
+        res = tmp()
+        lines.append(f"{res} = call {rev_ret} {rev}({rargs})")
+        vals += [(_extract(lines, tmp, rev_ret, res, path), t) for path, t in _leaves(rev_ret)]
+    lines += [f"call void @__enzyme_cc_tape_end(ptr {h})", f"call void @free(ptr {h})"]
+    lines = _pack(gen, req, lines, tmp, vals, "values (the primal result and the derivatives)")
+    if inst.op == "invoke":
+        lines.append(f"br label {inst.targets[0]}")
+    return lines
+
+
 def rewrite_call(gen, req, name, rty, keep=None) -> list[str]:
     """keep: which top-level field of the generated function's result the marker returns (None:
     all of it, -1: none; forward mode's {primal, tangent} when only the primal is wanted)."""
     lines = _rewrite_call(gen, req, name, rty, keep)
+    plan = getattr(req, "sret_slots", None)
+    if plan:
+        lines = _sret_before(gen, plan) + lines + _sret_after(plan)
     if req.inst.op == "invoke":          # the gradient does not unwind: continue normally
         lines.append(f"br label {req.inst.targets[0]}")
     return lines
@@ -243,6 +298,28 @@ def _rewrite_call(gen, req, name, rty, keep) -> list[str]:
     else:
         lines.append(f"{inst.name} = {_identity(want, acc)}")
     return lines
+
+
+def _sret_before(gen, plan) -> list[str]:
+    """The sret slots of a forward derivative (markers._sret_slots): the primal object in the
+    marker's result or in a stack temporary, the tangent object after it (or in a temporary),
+    zeroed so that fields without a tangent read as zero."""
+    p, sh, out = plan["primal"], plan["shadow"], []
+    if plan["temp_primal"] or plan["temp_shadow"]:
+        out.append(f"{p}.sp = call ptr @llvm.stacksave.p0()")
+        gen.declare_raw("@llvm.stacksave.p0", "declare ptr @llvm.stacksave.p0()")
+        gen.declare_raw("@llvm.stackrestore.p0", "declare void @llvm.stackrestore.p0(ptr)")
+    for name, temp, at in ((p, plan["temp_primal"], 0), (sh, plan["temp_shadow"], plan["shadow_at"])):
+        out.append(f"{name} = alloca {plan['ty']}, align 16" if temp else
+                   f"{name} = getelementptr i8, ptr {plan['ptr']}, i64 {at}")
+    gen.zero_memory(out.append, sh, str(plan["size"]))
+    return out
+
+
+def _sret_after(plan) -> list[str]:
+    if plan["temp_primal"] or plan["temp_shadow"]:
+        return [f"call void @llvm.stackrestore.p0(ptr {plan['primal']}.sp)"]
+    return []
 
 
 def _used(fn, name) -> bool:

@@ -6,28 +6,32 @@ import re
 from dataclasses import dataclass
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp, parse_type
+from enzyme_cc.ir.lexer import is_fp, parse_type, type_size
 from .activity import carries_float
 from .diagnostics import located
 from .marker_rewrite import _NAMED, TAPE_HEADER_BYTES
+from enzyme_cc.ir.model import Operand
 
 MARKERS = ("enzyme_dup", "enzyme_dupnoneed", "enzyme_const", "enzyme_out", "enzyme_active",
            "enzyme_width", "enzyme_dupv", "enzyme_dupnoneedv", "enzyme_allocated", "enzyme_tape",
            "enzyme_nofree", "enzyme_primal_return", "enzyme_const_return", "enzyme_noret",
-           "enzyme_active_return", "enzyme_dup_return", "enzyme_interleave")
+           "enzyme_active_return", "enzyme_dup_return", "enzyme_interleave", "enzyme_context")
 # return options (anywhere among the arguments; Enzyme's C++ header passes them first)
 RET_ACTIVITY = ("enzyme_const_return", "enzyme_active_return", "enzyme_dup_return")
 RET_USED = ("enzyme_primal_return", "enzyme_noret")
-_AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse|augmentsize)"
+_AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse|augmentsize"
+                       r"|error_estimate)"
                        r"[\w.$]*\"?\(")
-_ANY_MARKER = re.compile(r"@\"?[\w.$]*__enzyme_(batch)[\w.$]*\"?\(")
 # any other call of an Enzyme entry point (__enzyme_error_estimate, __enzyme_truncate_*, ...): our
-# own runtime helpers are __enzyme_cc_*
-_OTHER_MARKER = re.compile(r"@\"?([\w.$]*__enzyme_(?!cc_)\w+)\"?\(")
+# own runtime helpers are __enzyme_cc_*; todense pointers are lowered after AD (ad/sparse.py)
+_OTHER_MARKER = re.compile(r"@\"?([\w.$]*__enzyme_(?!cc_|todense|post_sparse_todense)\w+)\"?\(")
+GLOBAL_API = ("__enzyme_context", "__enzyme_shadow", "__enzyme_zero_shadows")
 # marker function -> request mode
 MODES = (("__enzyme_autodiff", "reverse"), ("__enzyme_fwddiff", "forward"),
          ("__enzyme_augmentfwd", "augment"), ("__enzyme_reverse", "split_reverse"),
          ("__enzyme_augmentsize", "tape_size"))
+# __enzyme_error_estimate(f, x, err_x, ...): forward mode whose tangents are error estimates
+ERROR_MARKER = "__enzyme_error_estimate"
 
 
 @dataclass
@@ -60,13 +64,6 @@ def find_requests(module) -> list[Request]:
     out = []
     for name, (start, end) in module._bodies.items():
         body = "\n".join(module._lines[start:end])
-        if _ANY_MARKER.search(body):
-            caller = module.function(name)
-            inst = next((i for i in caller.insts() if i.op in ("call", "invoke")
-                        and "__enzyme_batch" in (i.callee or "")), None)
-            raise UserError(f"{located(module, caller, inst)}: __enzyme_batch (vectorizing the "
-                            "primal) is not supported; hint: call the function in a loop, or use "
-                            "__enzyme_fwddiff with enzyme_width for several tangent directions")
         _unknown_markers(module, name, body)
         if not _AUTODIFF.search(body):
             continue
@@ -76,6 +73,8 @@ def find_requests(module) -> list[Request]:
                 mode = next((m for f, m in MODES if f in inst.callee), None)
                 if mode:
                     out.append(_request(module, caller, inst, mode))
+                elif ERROR_MARKER in inst.callee:
+                    out.append(_error_request(module, caller, inst))
     return out
 
 
@@ -103,7 +102,9 @@ def _unknown_markers(module, name, body):
     undefined symbol at link time: name it, with the call's source line."""
     for m in _OTHER_MARKER.finditer(body):
         callee = m.group(1)
-        if _AUTODIFF.match(m.group(0)) or module.defines("@" + callee):
+        if _AUTODIFF.match(m.group(0)) or module.defines("@" + callee) or \
+                re.search(r"__enzyme_iter$", callee) or \
+                callee in GLOBAL_API:     # ad/fixed_point.py, ad/global_shadows.py
             continue
         caller = module.function(name)
         inst = next((i for i in caller.insts() if i.op in ("call", "invoke")
@@ -113,13 +114,30 @@ def _unknown_markers(module, name, body):
         plain = re.sub(r"^_Z\d+", "", callee)
         raise UserError(f"{located(module, caller, inst)}: '{plain}' is an Enzyme entry point that "
                         "enzyme-cc does not support; hint: the supported ones are __enzyme_autodiff, "
-                        "__enzyme_fwddiff, __enzyme_augmentfwd, __enzyme_reverse and "
-                        "__enzyme_augmentsize")
+                        "__enzyme_fwddiff, __enzyme_augmentfwd, __enzyme_reverse, "
+                        "__enzyme_augmentsize, __enzyme_error_estimate, __enzyme_fixed_point, "
+                        "__enzyme_iter, __enzyme_context, __enzyme_shadow, __enzyme_zero_shadows, "
+                        "__enzyme_todense and __enzyme_batch")
 
 
-def _request(module, caller, inst, mode) -> Request:
+def _error_request(module, caller, inst) -> Request:
+    """`__enzyme_error_estimate`: a forward-mode request (same arguments as __enzyme_fwddiff, the
+    tangent seeds being the inputs' errors) whose derivatives are built in error mode."""
+    req = _request(module, caller, inst, "forward", ERROR_MARKER)
     where = located(module, caller, inst)
-    marker = next(f for f, m in MODES if m == mode)
+    if getattr(req, "width", 1) > 1 or req.context is not None or \
+            getattr(req, "opts", {}).get("primal") or getattr(req, "opts", {}).get("ret"):
+        raise UserError(f"{where}: {ERROR_MARKER} takes the function and its arguments (each float "
+                        "followed by its error, each pointer by its shadow) only; enzyme_width, "
+                        "enzyme_context and return options are not supported there; hint: use "
+                        "one call per input error")
+    req.error = True
+    return req
+
+
+def _request(module, caller, inst, mode, marker=None) -> Request:
+    where = located(module, caller, inst)
+    marker = marker or next(f for f, m in MODES if m == mode)
     ops = list(inst.ops)
     sret = None
     if "sret" in inst.toks:
@@ -164,12 +182,32 @@ def _request(module, caller, inst, mode) -> Request:
         return Request(caller, inst, fn_val, [], [], False, inst.line, sret, mode)
     opts: dict = {}
     k = _split_options(caller, ops, 1, opts, mode, where, marker)
+    ctx_width = _context_width(caller, opts, ops, k, mode, where)
+    if ctx_width > 1 and (k >= len(ops) or _marker_of(caller, ops[k].value) != "enzyme_width"):
+        # a context of width N states the width of the derivatives called with it
+        ops = ops[:k] + [Operand("ptr", "@enzyme_width"), Operand("i32", str(ctx_width))] + ops[k:]
     if mode == "forward" and len(ops) > k + 1 and _marker_of(caller, ops[k].value) == "enzyme_width":
         if opts.get("primal") or opts.get("ret") == "enzyme_const_return":
             raise UserError(f"{where}: enzyme_primal_return / enzyme_const_return are not supported "
                             "yet with enzyme_width; hint: compute the primal with a plain call")
         req = _vector_request(module, caller, inst, target, ops[:1] + ops[k:], where, sret)
         req.candidates = (candidates, ops[0]) if candidates else None
+        req.context = opts.get("context")
+        if req.context is not None and ctx_width and ctx_width != req.width:
+            raise UserError(f"{where}: enzyme_width {req.width}, but the context has width "
+                            f"{ctx_width} (__enzyme_context({ctx_width}))")
+        return req
+    if mode == "reverse" and len(ops) > k + 1 and _marker_of(caller, ops[k].value) == "enzyme_width":
+        from . import reverse_vector
+        width, acts, lanes, pre = reverse_vector.parse(module, caller, inst, target, ops[:1] + ops[k:],
+                                                       where, opts)
+        req = Request(caller, inst, fn_val, acts, [], _return_activity(target, opts, mode, where,
+                                                                       marker), inst.line, sret, mode)
+        if candidates:
+            raise UserError(f"{where}: enzyme_width with a function chosen at run time is not "
+                            "supported; hint: call the marker once per function")
+        req.candidates, req.width, req.lanes, req.vector_pre = None, width, lanes, pre
+        req.reverse_vector, req.opts = True, opts
         return req
     # enzyme_interleave: the primal arguments (with their markers) first, then every shadow in
     # argument order after the enzyme_interleave marker (Enzyme's C++ header passes them so)
@@ -191,7 +229,17 @@ def _request(module, caller, inst, mode) -> Request:
                             f"'{fn_val[1:]}'")
         return ops[k], k + 1
     acts, args = [], []
-    for p in target.params:
+    sret_at = _sret_param(target)
+    if sret_at is not None and mode != "forward":
+        raise UserError(f"{where}: '{fn_val[1:]}' returns a struct through a hidden pointer (sret); "
+                        f"{marker} of such a function is not supported (its result cannot be active, "
+                        "and the object would be built and never destroyed); hint: pass the result "
+                        "as a Duplicated pointer or reference argument, or use __enzyme_fwddiff")
+    for i, p in enumerate(target.params):
+        if sret_at is not None and i == sret_at[0]:
+            slot = (len(acts), len(args))        # filled in once the return options are known
+            acts.append(None)
+            continue
         k = _split_options(caller, ops, k, opts, mode, where, marker)
         if p.ty == "...":
             raise UserError(f"{where}: cannot differentiate variadic function '{fn_val[1:]}'")
@@ -243,6 +291,14 @@ def _request(module, caller, inst, mode) -> Request:
         raise UserError(f"{where}: {len(shadows)} more value(s) after enzyme_interleave than "
                         f"'{fn_val[1:]}' has duplicated parameters")
     k = _split_options(caller, ops, k, opts, mode, where, marker)
+    sret_slots = None
+    if sret_at is not None:
+        act, slot_args, sret_slots = _sret_slots(target, sret_at, sret, opts, inst.line, where, marker)
+        acts[slot[0]] = act
+        args[slot[1]:slot[1]] = slot_args
+        sret = None                   # the function builds the marker's result itself
+        opts.pop("ret", None)
+        opts.pop("primal", None)
     ret_active = _return_activity(target, opts, mode, where, marker)
     extra = []
     k = _split_options(caller, ops, k, opts, mode, where, marker)
@@ -275,9 +331,65 @@ def _request(module, caller, inst, mode) -> Request:
     req.candidates = (candidates, ops[0]) if candidates else None
     req.extra = extra
     req.opts = opts
+    req.context = opts.get("context")
+    req.sret_slots = sret_slots
     if mode == "forward":     # what the call returns: (the primal result?, its tangent?)
         req.returns = (bool(opts.get("primal")), opts.get("ret") != "enzyme_const_return")
     return req
+
+
+def _context_width(caller, opts, ops, k, mode, where) -> int:
+    """The width of the context given with enzyme_context when known at link time (0: not
+    known; the derivative then checks it at run time)."""
+    if "context" not in opts:
+        return 0
+    from .global_shadows import context_width
+    w = context_width(caller, opts["context"].value) or 0
+    if w > 1 and mode != "forward":
+        raise UserError(f"{where}: the context has width {w} (__enzyme_context({w})), but "
+                        "enzyme_width is not supported in reverse mode yet; hint: use a context "
+                        "of width 1")
+    return w
+
+
+def _sret_param(target):
+    """(index, type) of the function's hidden result pointer (`sret(T)`), or None."""
+    for i, p in enumerate(target.params):
+        if "sret" in p.attrs:
+            j = p.attrs.index("sret")
+            if j + 2 < len(p.attrs) and p.attrs[j + 1] == "(":
+                return i, p.attrs[j + 2]
+    return None
+
+
+def _sret_slots(target, sret_at, sret, opts, line, where, marker):
+    """__enzyme_fwddiff of a function returning a struct through sret: the marker's own result
+    (also returned through sret) holds the objects the function builds: {primal, tangent} with
+    enzyme_dup_return and the primal (enzyme_primal_return, the default), the tangent alone
+    with enzyme_noret, the primal alone with enzyme_const_return. The sret parameter becomes a
+    duplicated pointer into that memory (the primal, when not returned, into a stack temporary
+    that is dropped without destruction; the tangent of a const return likewise: the function
+    still writes one). Returns (activity, [(type, operand)], slot plan)."""
+    from enzyme_cc.ir.model import Operand
+    ty = sret_at[1]
+    size = type_size(ty, _NAMED)
+    name = target.name[1:]
+    tangent = opts.get("ret") == "enzyme_dup_return"
+    primal = opts.get("primal", True) if tangent else True
+    if opts.get("ret") == "enzyme_active_return":
+        raise UserError(f"{where}: enzyme_active_return, but '{name}' returns a struct (through a "
+                        "hidden sret pointer); hint: use enzyme_dup_return in __enzyme_fwddiff")
+    need = size * (int(primal) + int(tangent))
+    if sret is None or type_size(sret[0], _NAMED) < need:
+        what = "{primal, tangent}" if primal and tangent else "the tangent" if tangent else "the primal"
+        raise UserError(f"{where}: '{name}' returns {ty} through a hidden pointer (sret), so {marker} "
+                        f"must be declared to return {what} as a struct of {need} bytes"
+                        f"{'' if sret is None else ', not ' + sret[0]}; hint: declare the marker "
+                        "with that return type (e.g. struct { T primal; T tangent; })")
+    p, sh = f"%ad.sret{line}.p", f"%ad.sret{line}.s"
+    plan = {"ptr": sret[1], "ty": ty, "size": size, "primal": p, "shadow": sh,
+            "temp_primal": not primal, "temp_shadow": not tangent, "shadow_at": size if primal else 0}
+    return "dup", [("ptr", Operand("ptr", p)), ("ptr", Operand("ptr", sh))], plan
 
 
 def _return_activity(target, opts, mode, where, marker) -> bool:
@@ -294,10 +406,6 @@ def _return_activity(target, opts, mode, where, marker) -> bool:
     if tag == "enzyme_dup_return" and not carries_float(ret):
         raise UserError(f"{where}: enzyme_dup_return, but '{name}' returns {ret}, which has no "
                         "tangent here; hint: use enzyme_const_return")
-    if opts.get("primal") and mode == "reverse":
-        raise UserError(f"{where}: enzyme_primal_return is not supported yet in {marker}; hint: "
-                        "use __enzyme_augmentfwd + __enzyme_reverse (or enzyme::ReverseWithPrimal "
-                        "in C++), which return the primal result")
     return is_fp(ret) and tag != "enzyme_const_return"
 
 
@@ -314,6 +422,16 @@ def _split_options(caller, ops, k, opts, mode, where, marker) -> int:
             else:
                 opts["primal"] = tag == "enzyme_primal_return"
             k += 1
+            continue
+        if tag == "enzyme_context":
+            if mode not in ("reverse", "forward"):
+                raise UserError(f"{where}: enzyme_context is supported in __enzyme_autodiff and "
+                                f"__enzyme_fwddiff, not yet in {marker}")
+            if k + 1 >= len(ops) or ops[k + 1].ty != "ptr":
+                raise UserError(f"{where}: enzyme_context must be followed by a context made by "
+                                "__enzyme_context(width)")
+            opts["context"] = ops[k + 1]
+            k += 2
             continue
         if tag not in ("enzyme_allocated", "enzyme_tape", "enzyme_nofree"):
             return k

@@ -88,7 +88,11 @@ def read_registrations(module) -> Registrations:
 
 # Annotation text -> what it makes of the annotated function or global. The hints change no
 # derivative value: enzyme-cc's analyses need no help to get them right.
-HINTS = ("enzyme_nofree", "enzyme_shouldrecompute", "enzyme_elementwise_read", "enzyme_ta_norecur")
+# enzyme_sparse_accumulate marks a function that records entries for a __enzyme_todense store
+# function (ad/sparse.py); Enzyme's loop sparsification uses it to skip zero entries, enzyme-cc
+# evaluates the loops densely, which gives the same entries.
+HINTS = ("enzyme_nofree", "enzyme_shouldrecompute", "enzyme_elementwise_read", "enzyme_ta_norecur",
+         "enzyme_sparse_accumulate")
 _ENTRY = re.compile(r"\{\s*ptr (@[-\w.$\"]+), ptr (@[-\w.$\"]+), ptr [^,]+, i32 (\d+), "
                     r"ptr (null|@[-\w.$\"]+)\s*\}")
 _REGISTER = "enzyme_cc_register:"

@@ -107,14 +107,21 @@ class Synth:
         self._tmp = 0
         self.slots: dict[str, str] = {}       # original value -> adjoint alloca
         self.value_slots: dict = {}           # need key -> alloca for slot-cached primal values
-        # allocations freed inside the function: their reverse frees them (realloc's old block
-        # is not here: its forward rule defers that free to the end of the gradient)
+        # allocations this function always frees once made: their reverse frees them. Others
+        # (freed on some paths only, e.g. a map node dropped when its key exists, or elsewhere)
+        # are freed with the gradient: the forward rule of free defers those frees (as it does
+        # realloc's old block).
         self.freed: set[str] = set()
-        for i in fn.insts():
-            from enzyme_cc.rules.registry import is_deallocator
-            if i.op in ("call", "invoke") and (i.callee in gen.FREES or is_deallocator(
-                    i.callee or "")) and i.ops and i.ops[0].value in self.act.shadowed:
-                self.freed.add(i.ops[0].value)
+        from .cfg import always_passes
+        from enzyme_cc.rules.registry import is_deallocator
+        blocks = {i.name: b.label for b in fn.blocks for i in b.insts if i.name}
+        for b in fn.blocks:
+            for i in b.insts:
+                if i.op in ("call", "invoke") and (i.callee in gen.FREES or is_deallocator(
+                        i.callee or "")) and i.ops and i.ops[0].value in self.act.shadowed and \
+                        i.ops[0].value in blocks and \
+                        always_passes(fn, blocks[i.ops[0].value], b.label):
+                    self.freed.add(i.ops[0].value)
 
     # ---- naming -------------------------------------------------------------------------------
     def tmp(self, hint="t") -> str:
@@ -788,8 +795,10 @@ class FwdCtx:
             if v.startswith("@") and self.synth.module.is_constant_global(v):
                 return v
             if v in self.act.global_shadows:      # one per lane in vector mode
-                lane = self.synth.lane if getattr(self.synth, "width", 1) > 1 else None
-                return self.synth.gen.shadow_global(v, lane)
+                width = getattr(self.synth, "width", 1)
+                return self.synth.gen.shadow_global(v, self.synth.lane if width > 1 else None, width)
+            if v in self.act.inactive_globals:
+                return self.synth.gen.scratch_shadow(v)
             raise UserError(f"{self.synth.where(None)}: no shadow for '{v}' (a global or "
                             "constant used as active memory); hint: mark it inactive")
         if v not in self.act.shadowed and self.synth.null_based(v):
@@ -846,6 +855,8 @@ class RevCtx:
             return v
         if v in self.act.global_shadows:
             return self.synth.gen.shadow_global(v)
+        if v in self.act.inactive_globals:
+            return self.synth.gen.scratch_shadow(v)
         raise UserError(f"{self.synth.where(None)}: no shadow for '{v}'")
 
     def p(self, v: str) -> str:

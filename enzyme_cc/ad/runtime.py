@@ -30,6 +30,40 @@ done:
 }}
 """
 
+# One field of each of `bytes / stride` records (a copy of a variable number of structs):
+# {op} is the field's adjoint, zeroing or move. Records go in the direction a memmove from %ds
+# to %dd needs, so overlapping runs of records move like the primal's.
+_RECORDS = """
+define internal void @__enzyme_cc_records_{op}(ptr %dd, ptr %ds, i64 %bytes, i64 %stride, i64 %off, i64 %fbytes) nounwind {{
+entry:
+  %n = udiv i64 %bytes, %stride
+  %up = icmp ule ptr %dd, %ds
+  %last = sub i64 %n, 1
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %done, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %down = sub i64 %last, %i
+  %r = select i1 %up, i64 %i, i64 %down
+  %rs = mul i64 %r, %stride
+  %o = add i64 %rs, %off
+  %pd = getelementptr inbounds i8, ptr %dd, i64 %o
+  %ps = getelementptr inbounds i8, ptr %ds, i64 %o
+  {body}
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}
+"""
+_RECORD_OPS = {
+    "adj_double": "call void @__enzyme_cc_memcpy_adj_double(ptr %pd, ptr %ps, i64 %fbytes)",
+    "adj_float": "call void @__enzyme_cc_memcpy_adj_float(ptr %pd, ptr %ps, i64 %fbytes)",
+    "zero": "call void @llvm.memset.p0.i64(ptr %pd, i8 0, i64 %fbytes, i1 false)",
+    "move": "call void @llvm.memmove.p0.p0.i64(ptr %pd, ptr %ps, i64 %fbytes, i1 false)",
+}
+
 
 def agg_add_name(ty: str) -> str:
     return "__enzyme_cc_add_" + hashlib.sha1(ty.encode()).hexdigest()[:10]
@@ -268,6 +302,8 @@ def defined_name(helper) -> str:
         return "@__enzyme_cc_dasum_adj"
     if kind == "memcpy":
         return f"@__enzyme_cc_memcpy_adj_{helper[1]}"
+    if kind == "records":
+        return f"@__enzyme_cc_records_{helper[1]}"
     return "@" + agg_add_name(helper[1])
 
 
@@ -287,6 +323,8 @@ def definition(helper) -> str:
         return _DASUM
     if kind == "memcpy":
         return _MEMCPY.format(kind=helper[1], size=type_size(helper[1]))
+    if kind == "records":
+        return _RECORDS.format(op=helper[1], body=_RECORD_OPS[helper[1]])
     if kind == "aggadd":
         return _agg_add(helper[1])
     raise KeyError(helper)
@@ -302,6 +340,10 @@ def declarations(helper) -> dict:
         return {"@calloc": "declare noalias ptr @calloc(i64, i64)", "@abort": "declare void @abort()",
                 "@llvm.umax.i64": "declare i64 @llvm.umax.i64(i64, i64)",
                 "@free": "declare void @free(ptr)"}
+    if helper[0] == "records" and helper[1] == "zero":
+        return {"@llvm.memset.p0.i64": "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)"}
+    if helper[0] == "records" and helper[1] == "move":
+        return {"@llvm.memmove.p0.p0.i64": "declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1)"}
     if helper[0] == "dasum":
         return {"@llvm.copysign.f64": "declare double @llvm.copysign.f64(double, double)"}
     if helper[0] == "scalemat":

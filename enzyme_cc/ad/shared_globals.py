@@ -62,6 +62,32 @@ def find_shared_globals(gen, roots):
     in the call trees of the differentiated functions (a simulation's state or its buffers
     set in one function, read in another), and the globals whose address a pointer global read
     there may hold, with that pointer global."""
+    reach, access, written = accesses(gen, roots)
+    # A global with a shadow of the program's own (enzyme_shadow, __enzyme_shadow, a derivative
+    # with enzyme_context) is active wherever it is used.
+    shared = {g for g in written if len(access[g]) > 1} | \
+        {g for g in access if g in gen.reg.shadows} | gen.persistent
+    # A pointer global read in the call tree that may point into a global array: the array's
+    # data is reached through it (written in one function, read in another, or set before the
+    # derivative starts), so both need shadows everywhere.
+    gen.address_targets = {}
+    for holder, targets in address_stores(gen).items():
+        if holder in access or holder in gen.persistent:
+            shared |= {holder} | targets
+            gen.address_targets[holder] = targets
+    gen.shared_globals = shared
+    users = {f for g in shared for f in access.get(g, ())}
+    changed = True
+    while changed:
+        new = {f for f in reach if f not in users and gen._callees(f) & users}
+        users |= new
+        changed = bool(new)
+    gen.global_users = users
+
+
+def accesses(gen, roots):
+    """(functions reached from roots, mutable data global -> functions accessing it, globals
+    written there)."""
     from enzyme_cc.rules.calls import kind_of
     module = gen.module
     reach, todo = set(), list(roots)
@@ -85,7 +111,8 @@ def find_shared_globals(gen, roots):
             g = underlying(fn, ptr)
             if not g.startswith("@"):
                 g = next((t for t in g.split(" ") if t.startswith("@")), g)
-            if not _carries_data(module, g) or g in gen.reg.inactive_globals:
+            if not (_carries_data(module, g) or g in gen.persistent) or \
+                    g in gen.reg.inactive_globals:
                 continue      # enzyme_inactive: holds no derivative
             access.setdefault(g, set()).add(f)
             ty = named_expand(global_type(module, g) or "", module.named_types)
@@ -93,24 +120,7 @@ def find_shared_globals(gen, roots):
                 continue      # a pointer global set to a constant: see address_stores
             if inst.op != "load":
                 written.add(g)
-    # A global with a shadow of the program's own (enzyme_shadow) is active wherever it is used.
-    shared = {g for g in written if len(access[g]) > 1} | {g for g in access if g in gen.reg.shadows}
-    # A pointer global read in the call tree that may point into a global array: the array's
-    # data is reached through it (written in one function, read in another, or set before the
-    # derivative starts), so both need shadows everywhere.
-    gen.address_targets = {}
-    for holder, targets in address_stores(gen).items():
-        if holder in access:
-            shared |= {holder} | targets
-            gen.address_targets[holder] = targets
-    gen.shared_globals = shared
-    users = {f for g in shared for f in access.get(g, ())}
-    changed = True
-    while changed:
-        new = {f for f in reach if f not in users and gen._callees(f) & users}
-        users |= new
-        changed = bool(new)
-    gen.global_users = users
+    return reach, access, written
 
 
 def entry_function(gen, name: str) -> str:
@@ -125,15 +135,17 @@ def entry_function(gen, name: str) -> str:
         n[0] += 1
         return f"%e{n[0]}"
 
-    for g in sorted(gen.shared_globals - set(gen.reg.shadows)):   # the program seeds its own
+    # the program seeds its own (enzyme_shadow, global_shadows' persistent ones)
+    for g in sorted((gen.shared_globals | gen.scratch_globals) - set(gen.reg.shadows) -
+                    gen.persistent):
         ty = global_type(module, g)
         size = type_size(ty, module.named_types)
-        base = gen.shadow_global(g)
-        lanes = [None] + [int(d.rsplit(".L", 1)[1]) for d in gen.decls if d.startswith(base + ".L")]
+        gen.shadow_global(g)
+        lanes = [None] + sorted(x for x in gen.shadow_lanes.get(g, ()) if x is not None)
         targets = sorted(gen.address_targets.get(g, ()))
         slots = [o for o, k in sorted(layout(ty, module.named_types).items()) if k == "ptr"]
         for lane in lanes:
-            sg = gen.shadow_global(g, lane)
+            sg = gen.shadow_global(g, *(lane or (None, None))[::-1])
             gen.zero_memory(body.append, sg, str(size))
             for off in slots if targets else ():
                 p, pi = tmp(), tmp()
@@ -145,7 +157,7 @@ def entry_function(gen, name: str) -> str:
                     tsize = type_size(global_type(module, t), module.named_types)
                     body += [f"{d} = sub i64 {pi}, ptrtoint (ptr {t} to i64)",
                              f"{inside} = icmp ult i64 {d}, {tsize}",
-                             f"{sh} = getelementptr i8, ptr {gen.shadow_global(t, lane)}, i64 {d}",
+                             f"{sh} = getelementptr i8, ptr {gen.shadow_global(t, *(lane or (None, None))[::-1])}, i64 {d}",
                              f"{sel} = select i1 {inside}, ptr {sh}, ptr {cur}"]
                     cur = sel
                 body.append(f"store ptr {cur}, ptr getelementptr (i8, ptr {sg}, i64 {off})")

@@ -210,6 +210,7 @@ class TypeInfo:
         self.uniform: dict[str, set] = {}
         self.float_accesses: dict[str, dict] = {}   # object -> {offset: kind} of float-typed IR accesses
         self.chars: dict[str, set] = {}     # object -> offsets accessed as characters
+        self.records: dict[str, set] = {}   # pointer class -> struct types GEPs index it by
         # pointers joined by phi/select (or realloc) denote the same memory for typing purposes
         self._classes = UnionFind()
         self._find, self._union = self._classes.find, self._classes.union
@@ -246,6 +247,8 @@ class TypeInfo:
                 b = self._find(underlying(fn, inst.ops[0].value))
                 for k in set(layout(inst.src_ty, named).values()) - {"int"}:
                     self.uniform.setdefault(b, set()).add(k)
+                if inst.src_ty.strip().startswith("%"):     # it points at records of a struct type
+                    self.records.setdefault(b, set()).add(inst.src_ty.strip())
             elif inst.op == "alloca" and inst.src_ty not in ("i8",) and "x i8 ]" not in inst.src_ty \
                     and "union." not in named_expand(inst.src_ty, named, keep_names=True):
                 declared[inst.name] = layout(inst.src_ty, named)
@@ -364,6 +367,12 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None):
         if any(k is None for _, _, k in ranges):
             return _declared_ranges(module, fn, (dst.value, src.value), length) or ranges
         return ranges
+    if length is None:
+        # a run of records: their declared struct type is stronger evidence than the kinds
+        # accessed anywhere in the memory (a struct's double field alone says "double")
+        rec = record_ranges(module, fn, (dst.value, src.value), info)
+        if rec is not None:
+            return rec
     if any(info.char_data(o, length) for o in (dst.value, src.value)):
         return [(0, length, "int")]          # characters (a string's): no derivative
     kinds = set()
@@ -379,6 +388,51 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None):
     if length is not None:
         return _declared_ranges(module, fn, (dst.value, src.value), length)
     return None
+
+
+class RecordRanges(list):
+    """The ranges of one record of a copy of a variable number of records `stride` bytes
+    apart (e.g. std::sort's memmove of a run of structs)."""
+    def __init__(self, ranges, stride):
+        super().__init__(ranges)
+        self.stride = stride
+
+
+def record_ranges(module, fn, ptrs, info):
+    """A copy of unknown length between arrays of one struct type (the declared type, or the
+    one struct type GEPs index the memory by, at both ends it can be found for, starting on a
+    record): the ranges of one record, or None."""
+    named = module.named_types
+    found = set()
+    for p in ptrs:
+        ty, off = _containing_type(module, fn, p)
+        if ty is None:
+            base, off = decompose(module, fn, p)
+            tys = info.records.get(info._find(base), set())
+            if len(tys) > 1:
+                return None
+            ty = next(iter(tys), None)
+        if ty is None or off is None:
+            continue
+        ty = ty.strip()
+        while True:                              # arrays of records: the record
+            body = named.get(ty, ty).strip()
+            if not (body.startswith("[") and " x " in body):
+                break
+            ty = body[1:-1].split(" x ", 1)[1].strip()
+        size = type_size(ty, named)
+        full = named_expand(ty, named, keep_names=True)
+        if not size or off % size or "i8" in full or "i16" in full or "union." in full:
+            return None                          # not on a record boundary, or bytes/unions
+        found.add((ty, size))
+    if len({size for _, size in found}) != 1 or len({named_expand(t, named) for t, _ in found}) != 1:
+        return None
+    ty, size = found.pop()
+    lay = layout(ty, named)
+    if 0 not in lay:
+        lay[0] = "int"
+    offs = sorted(lay) + [size]
+    return RecordRanges([(o, offs[i + 1] - o, lay[o]) for i, o in enumerate(offs[:-1])], size)
 
 
 def _declared_ranges(module, fn, ptrs, length):

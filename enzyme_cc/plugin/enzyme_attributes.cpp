@@ -226,9 +226,11 @@ ENZYME_ATTR(ElementwiseRead, "enzyme_elementwise_read", EnzymeAttr::Functions,
             "enzyme_elementwise_read", "", 1);
 ENZYME_ATTR(NoTypeAnalysis, "enzyme_notypeanalysis", EnzymeAttr::FunctionsAndGlobals,
             "enzyme_ta_norecur", "enzyme_ta_norecur", 1);
-// Not implemented yet: refused where they are written.
+// Marks the function a __enzyme_todense store function calls to record an entry (Enzyme's
+// automatic loop sparsification looks for it; enzyme-cc runs such loops densely).
 ENZYME_ATTR(SparseAccumulate, "enzyme_sparse_accumulate", EnzymeAttr::Functions,
-            "enzyme_sparse_accumulate", "", 1, "sparse Jacobian accumulation");
+            "enzyme_sparse_accumulate", "", 1);
+// Not implemented yet: refused where they are written.
 ENZYME_ATTR(Checkpoint, "enzyme_checkpoint", EnzymeAttr::ForLoops, "", "", 2,
             "checkpointed loops; remove the attribute to tape the whole loop");
 ENZYME_ATTR(CheckpointingEnable, "enzyme_checkpointing_enable", EnzymeAttr::ForLoops, "", "",

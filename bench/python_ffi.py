@@ -1,0 +1,120 @@
+"""Overhead of calling enzyme-cc code from Python (not a test): per-call time of a trivial function
+through ctypes, the numpy front end, the torch op and a jitted JAX op (and the same function in
+torch / jax), and the gradient time of a real kernel (a 1-D Brusselator integrated with explicit
+Euler) through each framework against calling its C derivative directly (ctypes, prebuilt
+buffers).
+
+    python bench/python_ffi.py [--n 4096] [--steps 200]
+"""
+import argparse
+import ctypes
+import timeit
+
+import numpy as np
+
+from enzyme_cc import ffi
+from enzyme_cc.ffi import In, Int, Out, Ret, Signature
+
+TRIVIAL = Signature("twice", [In("x", (1,)), Out("y", (1,))])
+BRUSS = Signature("bruss", [In("p", (3,)), In("u0", ("n",)), In("v0", ("n",)), Int("n"),
+                            Int("steps")], ret=Ret("loss"))
+SRC = r"""
+#include <stdlib.h>
+#include <string.h>
+void twice(const double *x, double *y) { y[0] = 2.0 * x[0]; }
+/* u' = a + u^2 v - (b+1) u + alpha u_xx,  v' = b u - u^2 v + alpha v_xx  (periodic, explicit Euler) */
+double bruss(const double *p, const double *u0, const double *v0, int n, int steps) {
+  double a = p[0], b = p[1], alpha = p[2], dt = 1e-3;
+  double *u = malloc(n * sizeof(double)), *v = malloc(n * sizeof(double));
+  double *un = malloc(n * sizeof(double)), *vn = malloc(n * sizeof(double));
+  memcpy(u, u0, n * sizeof(double)); memcpy(v, v0, n * sizeof(double));
+  for (int t = 0; t < steps; t++) {
+    for (int i = 0; i < n; i++) {
+      int l = i ? i - 1 : n - 1, r = i + 1 < n ? i + 1 : 0;
+      double uuv = u[i] * u[i] * v[i];
+      un[i] = u[i] + dt * (a + uuv - (b + 1) * u[i] + alpha * (u[l] - 2 * u[i] + u[r]));
+      vn[i] = v[i] + dt * (b * u[i] - uuv + alpha * (v[l] - 2 * v[i] + v[r]));
+    }
+    double *s = u; u = un; un = s; s = v; v = vn; vn = s;
+  }
+  double loss = 0;
+  for (int i = 0; i < n; i++) loss += u[i] * u[i] + v[i] * v[i];
+  free(u); free(v); free(un); free(vn);
+  return loss;
+}
+"""
+
+
+def best(fn, number):
+    fn()
+    return min(timeit.repeat(fn, number=number, repeat=5)) / number
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--steps", type=int, default=200)
+    args = ap.parse_args()
+    lib = ffi.build([TRIVIAL, BRUSS], source=SRC)
+    rows = []
+
+    # ---- per-call overhead of a trivial function ------------------------------------------------
+    tw = lib.twice
+    x, y = np.ones(1), np.empty(1)
+    entry, ints = tw.entry["primal"], (ctypes.c_int64 * 1)(0)
+    ptrs = (ctypes.c_void_p * 2)(x.ctypes.data, y.ctypes.data)
+    st = (ctypes.c_int64 * 2)(1, 1)
+    rows.append(("trivial", "ctypes, prebuilt arguments", best(lambda: entry(1, ints, ptrs, st), 20000)))
+    rows.append(("trivial", "enzyme_cc.ffi numpy call", best(lambda: tw(x), 5000)))
+    import torch
+    import enzyme_cc.torch as et
+    top, tx = et.op(tw), torch.ones(1, dtype=torch.float64)
+    rows.append(("trivial", "enzyme_cc.torch op", best(lambda: top(tx), 5000)))
+    rows.append(("trivial", "torch.Tensor (2 * x)", best(lambda: 2 * tx, 20000)))
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    import enzyme_cc.jax as ej
+    jop, jx = ej.op(tw), jnp.ones(1)
+    f = jax.jit(jop)
+    rows.append(("trivial", "enzyme_cc.jax op, jit", best(lambda: f(jx).block_until_ready(), 5000)))
+    g = jax.jit(lambda x: 2 * x)
+    rows.append(("trivial", "jax.numpy (2 * x), jit", best(lambda: g(jx).block_until_ready(), 5000)))
+
+    # ---- gradient of a real kernel -------------------------------------------------------------
+    n, steps = args.n, args.steps
+    br = lib.bruss
+    rng = np.random.default_rng(0)
+    p, u0, v0 = np.array([1.0, 3.0, 0.5]), 1 + 0.1 * rng.random(n), 3 + 0.1 * rng.random(n)
+    plan = br.plan([p.shape, u0.shape, v0.shape], {"steps": steps})
+    ct, gp, gu, gv = np.ones(()), np.empty(3), np.empty(n), np.empty(n)
+    vjp = br.entry["vjp"]
+    ints = (ctypes.c_int64 * 2)(*plan.ints)
+    ptrs = (ctypes.c_void_p * 7)(*[a.ctypes.data for a in (p, u0, v0, ct, gp, gu, gv)])
+    st = (ctypes.c_int64 * 7)(*br.buffer_strides("vjp", plan))
+    reps = 5
+    rows.append((f"bruss n={n} steps={steps}", "primal, ctypes",
+                 best(lambda: br(p, u0, v0, steps=steps), reps)))
+    direct = best(lambda: vjp(1, ints, ptrs, st), reps)
+    rows.append((f"bruss n={n} steps={steps}", "gradient: C derivative (ctypes, prebuilt)", direct))
+    tb = et.op(br)
+    tp, tu, tv = (torch.tensor(a, requires_grad=True) for a in (p, u0, v0))
+
+    def torch_grad():
+        return torch.autograd.grad(tb(tp, tu, tv, steps=steps), (tp, tu, tv))
+    rows.append((f"bruss n={n} steps={steps}", "gradient: enzyme_cc.torch", best(torch_grad, reps)))
+    jb = ej.op(br)
+    jg = jax.jit(jax.grad(lambda p, u, v: jb(p, u, v, steps=steps), argnums=(0, 1, 2)))
+    jp, ju, jv = jnp.asarray(p), jnp.asarray(u0), jnp.asarray(v0)
+    rows.append((f"bruss n={n} steps={steps}", "gradient: enzyme_cc.jax, jit(grad)",
+                 best(lambda: jax.block_until_ready(jg(jp, ju, jv)), reps)))
+    np.testing.assert_allclose(np.asarray(jg(jp, ju, jv)[1]), torch_grad()[1].numpy(), rtol=1e-12)
+
+    width = max(len(r[1]) for r in rows)
+    for case, what, t in rows:
+        rel = f"  {t / direct:5.3f}x direct" if what.startswith("gradient") else ""
+        print(f"{case:26s} {what:{width}s} {t * 1e6:12.2f} us{rel}")
+
+
+if __name__ == "__main__":
+    main()

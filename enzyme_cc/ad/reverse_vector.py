@@ -1,0 +1,192 @@
+"""Reverse vector mode: `__enzyme_autodiff(f, enzyme_width, N, ...)`, N adjoint seeds at once.
+
+One augmented forward sweep runs the primal once and fills the tape; then the reverse sweep runs
+N times on that tape (its top restored after each, as `enzyme_nofree` does), lane k with the
+k-th shadows. This is exact when the forward sweep keeps nothing that belongs to one lane:
+`lane_hazard` (computed per split function, callees included) names what would be lane 0's
+(shadow pointers taped in the forward sweep, shadows of allocations, pointers written into
+shadow memory, shadow globals, library calls with their own tapes); such requests are refused.
+
+Arguments, as Enzyme's: a float is active (its N adjoints are returned), `enzyme_dup, p, dp_1,
+..., dp_N` or `enzyme_dupv, stride, p, dp` (lane k's shadow at dp + k*stride bytes), `enzyme_const,
+v`. A float result is seeded with 1.0 in every lane. The result is Enzyme's `{[N x T] per active
+argument}`, packed into the declared return type in that order.
+"""
+from __future__ import annotations
+
+from enzyme_cc.errors import UserError
+from enzyme_cc.ir.lexer import is_fp
+from .diagnostics import located
+
+_ALLOWED_KINDS = ("rule", "inactive", "diff", "memset", "unknown")
+
+
+def lane_hazard(synth) -> str | None:
+    """What in synth's split pair belongs to lane 0 only (None: nothing)."""
+    from enzyme_cc.rules.calls import kind_of
+    for plan in synth.plan.values():
+        for (kind, v), how in plan:
+            if kind == "ctape":
+                return "a library call whose reverse reads data the forward sweep copied"
+            if kind == "s" and isinstance(v, str) and v.startswith("%") and how in ("tape", "slot"):
+                return f"the shadow of '{v}' is made by the forward sweep"
+    if synth.act.global_shadows:
+        return "a global with a shadow (one shadow, not one per lane)"
+    for inst in synth.fn.insts():
+        if inst.op == "store" and inst.ops[0].ty == "ptr" and inst.ops[1].value in synth.act.shadowed:
+            return f"a pointer stored into memory with a shadow ({inst})"
+        if inst.op in ("call", "invoke") and inst.callee:
+            kind = kind_of(synth.gen, inst)
+            involved = any(o.value in synth.act.shadowed or o.value in synth.act.active
+                           for o in inst.ops) or (inst.name in synth.act.shadowed)
+            if involved and kind not in _ALLOWED_KINDS:
+                return f"a call of '{inst.callee[1:]}' ({kind})"
+    return None
+
+
+def hazard_of(gen, key, seen=None) -> str | None:
+    """The hazard of a generated split pair or of any split function it calls."""
+    seen = seen if seen is not None else set()
+    if key in seen:
+        return None
+    seen.add(key)
+    own, children = gen.split_info.get(key, (None, ()))
+    if own:
+        return f"'{key[0][1:]}': {own}"
+    for c in children:
+        h = hazard_of(gen, c, seen)
+        if h:
+            return h
+    return None
+
+
+def parse(module, caller, inst, target, ops, where, opts):
+    """ops: [fn, enzyme_width, N, args...] -> (width, acts, lanes of (type, value, pre) argument
+    lists: lane k's shadows), each lane's list being the split functions' arguments."""
+    from .markers import _marker_of
+    try:
+        width = int(ops[2].value)
+    except ValueError:
+        raise UserError(f"{where}: enzyme_width needs a constant width, got '{ops[2].value}'")
+    if width < 1:
+        raise UserError(f"{where}: enzyme_width must be at least 1, got {width}")
+    if opts.get("primal"):
+        raise UserError(f"{where}: enzyme_primal_return with enzyme_width in __enzyme_autodiff is "
+                        "not supported; hint: compute the primal with a plain call")
+    lanes = [[] for _ in range(width)]
+    pre, acts, k = [], [], 3
+    name = target.name[1:]
+    for p in target.params:
+        tag = _marker_of(caller, ops[k].value) if k < len(ops) else None
+        if tag:
+            k += 1
+        if k >= len(ops):
+            raise UserError(f"{where}: too few arguments to __enzyme_autodiff for '{name}' "
+                            f"(parameter {len(acts) + 1} missing)")
+        if tag is None:
+            tag = "enzyme_dup" if p.ty == "ptr" else "enzyme_out" if is_fp(p.ty) else "enzyme_const"
+        if tag in ("enzyme_dupv", "enzyme_dupnoneedv") and p.ty == "ptr":
+            if k + 2 >= len(ops):
+                raise UserError(f"{where}: {tag} needs a byte stride, the pointer and its shadows")
+            stride, val, base = ops[k], ops[k + 1], ops[k + 2]
+            k += 3
+            for lane in range(width):
+                off, sh = f"%ad.rvo{inst.line}.{len(acts)}.{lane}", f"%ad.rvs{inst.line}.{len(acts)}.{lane}"
+                pre.append(f"{off} = mul {stride.ty} {stride.value}, {lane}")
+                if stride.ty != "i64":
+                    pre.append(f"{off}.w = sext {stride.ty} {off} to i64")
+                    off += ".w"
+                pre.append(f"{sh} = getelementptr i8, ptr {base.value}, i64 {off}")
+                lanes[lane] += [("ptr", val.value), ("ptr", sh)]
+            acts.append("dup")
+        elif tag in ("enzyme_dup", "enzyme_dupnoneed") and p.ty == "ptr":
+            val, shadows = ops[k], ops[k + 1:k + 1 + width]
+            if len(shadows) != width:
+                raise UserError(f"{where}: parameter {len(acts) + 1} of '{name}' needs {width} "
+                                f"shadows (enzyme_width {width})")
+            k += 1 + width
+            for lane in range(width):
+                lanes[lane] += [("ptr", val.value), ("ptr", shadows[lane].value)]
+            acts.append("dup")
+        elif tag in ("enzyme_out", "enzyme_active") and is_fp(p.ty):
+            for lane in range(width):
+                lanes[lane].append((p.ty, _same_type(pre, ops[k], p.ty, inst, len(acts))))
+            k += 1
+            acts.append("active")
+        elif tag == "enzyme_const":
+            for lane in range(width):
+                lanes[lane].append((p.ty, _same_type(pre, ops[k], p.ty, inst, len(acts))))
+            k += 1
+            acts.append("const")
+        else:
+            raise UserError(f"{where}: '{tag}' is not valid for parameter {len(acts) + 1} of "
+                            f"'{name}' ({p.ty}) in reverse vector mode")
+    if k != len(ops):
+        raise UserError(f"{where}: too many arguments to __enzyme_autodiff for '{name}' "
+                        f"({len(ops) - 1} given)")
+    return width, acts, lanes, pre
+
+
+def _same_type(pre, op, ty, inst, idx):
+    if op.ty == ty:
+        return op.value
+    from enzyme_cc.ir.lexer import float_cast
+    t = f"%ad.rvc{inst.line}.{idx}"
+    if is_fp(op.ty) and is_fp(ty):
+        pre.append(f"{t} = {float_cast(op.ty, ty)} {op.ty} {op.value} to {ty}")
+    elif op.ty.startswith("i") and ty.startswith("i"):
+        pre.append(f"{t} = {'sext' if int(op.ty[1:]) < int(ty[1:]) else 'trunc'} {op.ty} "
+                   f"{op.value} to {ty}")
+    else:
+        raise UserError(f"cannot pass a {op.ty} argument as {ty}")
+    return t
+
+
+def rewrite(gen, req, names) -> list[str]:
+    """The augmented forward once, the reverse once per lane on the same tape."""
+    from .marker_rewrite import TAPE_HEADER_BYTES, _extract, _leaves, _pack
+    aug, aug_ret, rev, rev_ret = names
+    inst, lines, n = req.inst, list(req.vector_pre), [0]
+    where = located(gen.module, req.caller, inst)
+    hazard = hazard_of(gen, req.split_key)
+    if hazard:
+        raise UserError(f"{where}: enzyme_width in __enzyme_autodiff runs one forward sweep and "
+                        f"{req.width} reverse sweeps, which needs a forward sweep that keeps "
+                        f"nothing of one lane, but {hazard}; hint: call __enzyme_autodiff once "
+                        "per seed, or use __enzyme_fwddiff with enzyme_width")
+
+    def tmp():
+        n[0] += 1
+        return f"%ad.rw{req.line}.{n[0]}"
+    gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
+    gen.declare_raw("@free", "declare void @free(ptr)")
+    h = tmp()
+    lines += [f"{h} = call ptr @malloc(i64 {TAPE_HEADER_BYTES})",
+              f"call void @__enzyme_cc_tape_start(ptr {h})"]
+    first = ", ".join(f"{t} {v}" for t, v in req.lanes[0])
+    call = f"call {aug_ret} {aug}({first}, ptr {h})" if first else f"call {aug_ret} {aug}(ptr {h})"
+    lines.append(call if aug_ret == "void" else f"{tmp()} = {call}")
+    ret = gen.module.function(req.fn).ret_ty
+    dret = [(ret, "1.0")] if req.ret_active else []
+    topp = tmp()
+    lines.append(f"{topp} = getelementptr i8, ptr {h}, i64 8")
+    per_lane = []
+    for lane in range(req.width):
+        top = tmp()
+        lines.append(f"{top} = load i64, ptr {topp}")
+        args = ", ".join(f"{t} {v}" for t, v in req.lanes[lane] + dret + [("ptr", h)])
+        if rev_ret == "void":
+            lines.append(f"call void {rev}({args})")
+            per_lane.append([])
+        else:
+            r = tmp()
+            lines.append(f"{r} = call {rev_ret} {rev}({args})")
+            per_lane.append([(_extract(lines, tmp, rev_ret, r, p), t) for p, t in _leaves(rev_ret)])
+        lines.append(f"store i64 {top}, ptr {topp}")
+    lines += [f"call void @__enzyme_cc_tape_end(ptr {h})", f"call void @free(ptr {h})"]
+    # Enzyme's layout: each active argument's N adjoints together
+    vals = [per_lane[lane][j] for j in range(len(per_lane[0])) for lane in range(req.width)]
+    lines = _pack(gen, req, lines, tmp, vals, "adjoints")
+    if inst.op == "invoke":
+        lines.append(f"br label {inst.targets[0]}")
+    return lines

@@ -1,0 +1,32 @@
+"""Calling differentiated C, C++ and Fortran from Python: declare a function's signature, build it
+with enzyme-cc into a shared library holding its primal, reverse-mode (VJP) and forward-mode (JVP)
+entry points, call them (numpy here; enzyme_cc.torch and enzyme_cc.jax wrap them as framework
+operations).
+
+    from enzyme_cc.ffi import In, Out, Int, Signature, build
+    lib = build([Signature("norm2", [In("x", ("n",)), Int("n")], ret=Ret("r"))], source=SRC)
+    lib.norm2(x)               # numpy in, numpy out
+    lib.norm2.vjp([x], [1.0])  # gradient
+"""
+from .build import BuildError, CompilerNotFound, build_library
+from .runtime import Function, Library, Plan
+from .signature import In, Int, Out, Ret, Signature, SignatureError
+
+
+def build(signatures, sources=(), source=None, lang="c", flags=("-O2",), link_flags=()):
+    """Builds (or finds in the cache) the library for these signatures from source files and/or
+    one source string in `lang` ("c", "c++", "fortran"); returns it loaded."""
+    sigs = [signatures] if isinstance(signatures, Signature) else list(signatures)
+    if isinstance(sources, (str, bytes)) or hasattr(sources, "__fspath__"):
+        sources = [sources]
+    path = build_library(sigs, sources, source, lang, flags, link_flags)
+    return Library(path, sigs)
+
+
+def function(signature, sources=(), source=None, lang="c", flags=("-O2",), link_flags=()):
+    """build() for one signature: returns its Function."""
+    return build([signature], sources, source, lang, flags, link_flags)[signature.name]
+
+
+__all__ = ["BuildError", "CompilerNotFound", "Function", "In", "Int", "Library", "Out", "Plan",
+           "Ret", "Signature", "SignatureError", "build", "function"]

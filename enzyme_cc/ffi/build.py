@@ -1,0 +1,139 @@
+"""Building a declared function into a shared library with enzyme-cc, cached by content: the
+sources, the flags, the signature and enzyme-cc's version and code. A second build of the same
+input costs one hash."""
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from .. import __version__
+from ..errors import UserError
+from .codegen import wrapper_source
+
+LANGS = {".c": "c", ".cc": "c++", ".cpp": "c++", ".cxx": "c++", ".C": "c++",
+         ".f90": "fortran", ".f": "fortran", ".F90": "fortran", ".f95": "fortran", ".F": "fortran"}
+DRIVERS = {"c": "enzyme-cc", "c++": "enzyme-c++", "fortran": "enzyme-fc"}
+TOOLCHAIN = {"c": "clang", "c++": "clang++", "fortran": "flang"}
+SOURCE_EXT = {"c": ".c", "c++": ".cpp", "fortran": ".f90"}
+
+
+class BuildError(RuntimeError):
+    """enzyme-cc failed; the message is enzyme-cc's own."""
+
+
+class CompilerNotFound(BuildError):
+    """enzyme-cc, or the LLVM 22 compiler it drives, is not installed."""
+
+
+def cache_root():
+    root = os.environ.get("ENZYME_CC_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "enzyme-cc")
+    return os.path.join(root, "ffi")
+
+
+def driver(lang):
+    """The enzyme-cc driver for a language: beside this Python (a venv's bin), else on PATH."""
+    name = DRIVERS[lang]
+    here = os.path.join(os.path.dirname(sys.executable), name)
+    found = here if os.access(here, os.X_OK) else shutil.which(name)
+    if not found:
+        raise CompilerNotFound(f"cannot find {name} (install the enzyme-cc package into this "
+                               "Python environment, or put it on PATH)")
+    return found
+
+
+def check_toolchain(langs):
+    """The compilers enzyme-cc will run: a missing one is named before any build starts."""
+    from ..toolchain import tool
+    try:
+        for lang in sorted(langs):
+            tool(TOOLCHAIN[lang])
+        tool("lld")
+    except UserError as e:
+        raise CompilerNotFound(f"enzyme-cc: error: {e.message}") from None
+
+
+_code = None
+
+
+def _code_digest():
+    global _code
+    if _code is None:
+        from ..lto.link import _code_digest as digest
+        _code = digest()
+    return _code
+
+
+def read_sources(sources, source, lang):
+    """[(file name, language, bytes)] from paths and/or one source string."""
+    out = []
+    for path in sources:
+        path = os.fspath(path)
+        ext = os.path.splitext(path)[1]
+        if ext not in LANGS:
+            raise BuildError(f"{path}: unknown source language (use .c, .cpp, .f90, ...)")
+        try:
+            with open(path, "rb") as f:
+                out.append((os.path.abspath(path), LANGS[ext], f.read()))
+        except OSError as e:
+            raise BuildError(f"cannot read source {path}: {e.strerror}") from None
+    if source is not None:
+        if lang not in DRIVERS:
+            raise BuildError(f"lang must be one of {', '.join(DRIVERS)}, not {lang!r}")
+        out.append((f"source{SOURCE_EXT[lang]}", lang, source.encode()))
+    if not out:
+        raise BuildError("nothing to build: give sources=[...] or source=...")
+    return out
+
+
+def build_library(sigs, sources=(), source=None, lang="c", flags=("-O2",), link_flags=()):
+    """Path of a shared library holding each signature's ecc_{primal,vjp,jvp}_<name>."""
+    srcs = read_sources(sources, source, lang)
+    flags, link_flags = list(flags), list(link_flags)
+    h = hashlib.sha256()
+    h.update(repr((__version__, [s.key() for s in sigs], flags, link_flags)).encode())
+    for name, lg, data in srcs:
+        h.update(repr((os.path.basename(name), lg)).encode() + hashlib.sha256(data).digest())
+    h.update(_code_digest())
+    out_dir = os.path.join(cache_root(), h.hexdigest()[:32])
+    lib = os.path.join(out_dir, "lib.so")
+    if os.path.isfile(lib):
+        return lib
+    langs = {lg for _, lg, _ in srcs} | {"c"}
+    check_toolchain(langs)
+    os.makedirs(cache_root(), exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="build-", dir=cache_root())
+    try:
+        objs = []
+        units = [(n, lg, d) for n, lg, d in srcs] + \
+            [(f"ecc_wrap_{s.name}.c", "c", wrapper_source(s).encode()) for s in sigs]
+        for i, (name, lg, data) in enumerate(units):
+            path = os.path.join(tmp, f"{i}_{os.path.basename(name)}")
+            with open(path, "wb") as f:
+                f.write(data)
+            obj = path + ".o"
+            _run([driver(lg), *flags, "-fPIC", "-c", path, "-o", obj], name)
+            objs.append(obj)
+        linker = "fortran" if "fortran" in langs else "c++" if "c++" in langs else "c"
+        extra = ["-lstdc++"] if linker == "fortran" and "c++" in langs else []
+        _run([driver(linker), *flags, "-shared", "-fPIC", *objs, *link_flags, *extra, "-lm",
+              "-Wl,--no-undefined", "-o", os.path.join(tmp, "lib.so")], "the link")
+        with open(os.path.join(tmp, "wrapper.c"), "w") as f:
+            f.write("\n".join(wrapper_source(s) for s in sigs))
+        try:
+            os.rename(tmp, out_dir)     # atomic: concurrent builds of one input both succeed
+        except OSError:
+            if not os.path.isfile(lib):
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return lib
+
+
+def _run(cmd, what):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        msg = (r.stderr + r.stdout).strip() or f"exit status {r.returncode}"
+        raise BuildError(f"building {os.path.basename(what)} failed:\n{msg}")

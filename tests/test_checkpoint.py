@@ -1,0 +1,128 @@
+"""Checkpointed loops (<enzyme/checkpoint.h>): __enzyme_checkpoint_for / __enzyme_checkpoint_while.
+
+The programs in tests/checkpoint/ print `CHECK name got expected` lines (checkpointed gradient
+against the plain taped loop's and central differences, state after the gradient, taped-step and
+slot counts, forward mode against reverse mode) and exit non-zero on a mismatch."""
+import os
+import shutil
+import subprocess
+import sys
+from functools import lru_cache
+
+import pytest
+
+from conftest import run, ROOT
+
+HERE = os.path.join(os.path.dirname(__file__), "checkpoint")
+INCLUDE = os.path.join(ROOT, "enzyme_cc", "include")
+
+
+def _build(tmp_path, prog, opt, extra=()):
+    src = tmp_path / prog
+    shutil.copy(os.path.join(HERE, prog), src)
+    exe = tmp_path / "prog"
+    cxx = prog.endswith(".cpp")
+    run(["enzyme-c++" if cxx else "enzyme-cc", opt, *(["-std=c++17"] if cxx else []), *extra,
+         str(src), "-lm", "-o", str(exe)], cwd=tmp_path)
+    return exe
+
+
+def _checks(out):
+    lines = [l for l in out.splitlines() if l.startswith("CHECK ")]
+    assert lines, out
+    bad = [l for l in lines if "MISMATCH" in l]
+    assert not bad, "\n".join(bad[:20])
+    return len(lines)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+@pytest.mark.parametrize("prog", ["ckpt_for.c", "ckpt_cxx.cpp"])
+def test_checkpoint_program(tmp_path, prog, opt):
+    exe = _build(tmp_path, prog, opt)
+    assert _checks(run([str(exe)], cwd=tmp_path).stdout) >= 100
+
+
+@lru_cache(None)
+def _optimal(l, s):
+    """Forward steps of the best binomial schedule (exhaustive over the first advance)."""
+    if l <= 1:
+        return 0
+    if s <= 1:
+        return l * (l - 1) // 2
+    return min(m + _optimal(m, s) + _optimal(l - m, s - 1) for m in range(1, l))
+
+
+def test_schedules(tmp_path):
+    """The schemes alone, with a fake step: every step reversed once in order from the right
+    state; Revolve within its slots and with the optimal recomputation (up to 257 steps)."""
+    exe = tmp_path / "sim"
+    run(["clang-22", "-O1", "-I", INCLUDE, os.path.join(HERE, "schedule_sim.c"), "-o", str(exe)])
+    out = run([str(exe)]).stdout
+    sys.setrecursionlimit(10000)
+    rows = [l.split() for l in out.splitlines()]
+    assert rows and all(r[-1] == "ok" for r in rows), out
+    for n, k, name, fwd, slots, _ in rows:
+        n, k, fwd, slots = int(n), int(k), int(fwd), int(slots)
+        if name == "revolve":
+            assert slots <= k and fwd == _optimal(n, max(1, min(k, n))), (n, k, fwd)
+        if name in ("periodic", "store_all") and n:
+            # one sweep to the last step, then each earlier segment once more but its last step
+            seg = -(-n // max(1, min(k if name == "periodic" else 1, n)))
+            assert fwd == n - 1 + (-(-n // seg) - 1) * (seg - 1), (n, k, fwd)
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
+def test_checkpoint_valgrind(tmp_path):
+    """Snapshots, run records and per-step tapes: no invalid access, nothing definitely lost."""
+    exe = _build(tmp_path, "ckpt_cxx.cpp", "-O2", ["-g"])
+    run(["valgrind", "-q", "--error-exitcode=1", "--leak-check=full",
+         "--errors-for-leak-kinds=definite", str(exe)], cwd=tmp_path)
+
+
+HEAD = """\
+#include <enzyme/checkpoint.h>
+void __enzyme_autodiff(void *, ...);
+void __enzyme_fwddiff(void *, ...);
+extern int enzyme_dup;
+static void step(int64_t i, double *u) { u[0] = u[0] * u[0] + 0.1 * (double)i; }
+"""
+
+ERRORS = {
+    "no_scheme": ("""
+double f(double *u, int64_t n) {
+  __enzyme_checkpoint_for((void *)step, 0, n, u);
+  return u[0];
+}""", "without a scheme"),
+    "arity": ("""
+double f(double *u, int64_t n) {
+  EnzymeCkptConfig c = {2, 0, 0, 0, 0};
+  __enzyme_checkpoint_for((void *)step, 0, n, enzyme_scheme, &EnzymeCkptRevolve, &c, u, u);
+  return u[0];
+}""", "takes 2 parameters"),
+    "higher_order": ("""
+double f(double *u, int64_t n) {
+  EnzymeCkptConfig c = {2, 0, 0, 0, 0};
+  __enzyme_checkpoint_for((void *)step, 0, n, enzyme_scheme, &EnzymeCkptRevolve, &c,
+                          enzyme_checkpoint_region, u, (int64_t)sizeof(double), u);
+  return u[0];
+}
+void g(double *u, double *du) { __enzyme_autodiff((void *)f, enzyme_dup, u, du, 3L); }
+""", "differentiated again (higher order)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_checkpoint_errors(tmp_path, case):
+    body, message = ERRORS[case]
+    main = "int main(void) { double u[1] = {0.5}, du[1] = {0}, v[1] = {1}, dv[1] = {1};\n"
+    if case == "higher_order":
+        main += "  __enzyme_fwddiff((void *)g, enzyme_dup, u, v, enzyme_dup, du, dv); return 0; }\n"
+    else:
+        main += "  __enzyme_autodiff((void *)f, enzyme_dup, u, du, 3L); return 0; }\n"
+    src = tmp_path / "e.c"
+    src.write_text(HEAD + body + "\n" + main)
+    r = subprocess.run(["enzyme-cc", "-O2", "-g", str(src), "-o", str(tmp_path / "e")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0, r.stdout
+    assert "enzyme-cc: error:" in r.stderr and message in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and "hint" in r.stderr, r.stderr

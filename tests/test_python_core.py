@@ -1,0 +1,169 @@
+"""enzyme_cc.ffi: declared signatures built with enzyme-cc, their primal/VJP/JVP entry points
+checked against analytic values and central finite differences, the cache, and the errors."""
+import os
+import time
+
+import pytest
+
+np = pytest.importorskip("numpy")
+from enzyme_cc import ffi  # noqa: E402
+from enzyme_cc.ffi import In, Out  # noqa: E402
+from ffi_kernels import (AFFINE, C_SRC, CUBIC, CXX_SRC, F_SRC, NORM2, SMOOTH,  # noqa: E402
+                         SOFTMAX)
+
+OPT = ["-O0", "-O2"]
+
+
+@pytest.fixture(scope="module", params=OPT)
+def lib(request):
+    return ffi.build([NORM2, SMOOTH, AFFINE], source=C_SRC, flags=(request.param,))
+
+
+def fd_jacobian(f, x, h=1e-6):
+    """Central differences of f (array -> array) at x: J[i, j] = d f_i / d x_j."""
+    cols = []
+    for j in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[j] = h
+        cols.append((np.ravel(f(x + e)) - np.ravel(f(x - e))) / (2 * h))
+    return np.stack(cols, axis=1)
+
+
+def check_derivatives(fn, inputs, k, rtol=1e-6):
+    """VJP and JVP of fn with respect to input k against finite differences, both modes."""
+    rng = np.random.default_rng(0)
+
+    def f(xk):
+        args = list(inputs)
+        args[k] = xk
+        out = fn(*args)
+        return np.concatenate([np.ravel(o) for o in (out if isinstance(out, tuple) else (out,))])
+    J = fd_jacobian(f, inputs[k])
+    outs = fn(*inputs)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    cts = [rng.standard_normal(o.shape) for o in outs]
+    grads = fn.vjp(inputs, cts)
+    diff = [i for i, a in enumerate(fn.sig.inputs) if a.diff]
+    g = (grads if isinstance(grads, tuple) else (grads,))[diff.index(k)]
+    assert g.shape == inputs[k].shape
+    np.testing.assert_allclose(np.ravel(g), np.concatenate([np.ravel(c) for c in cts]) @ J,
+                               rtol=rtol, atol=1e-8)
+    ts = [np.zeros_like(inputs[i]) for i in diff]
+    ts[diff.index(k)] = rng.standard_normal(inputs[k].shape)
+    tout = fn.jvp(inputs, ts)
+    tout = tout if isinstance(tout, tuple) else (tout,)
+    np.testing.assert_allclose(np.concatenate([np.ravel(t) for t in tout]),
+                               J @ np.ravel(ts[diff.index(k)]), rtol=rtol, atol=1e-8)
+
+
+def test_scalar_output(lib):
+    x = np.array([1.0, -2.0, 3.0, 0.5])
+    assert lib.norm2(x) == pytest.approx(np.linalg.norm(x), rel=1e-14)
+    np.testing.assert_allclose(lib.norm2.vjp([x], [np.array(1.0)]), x / np.linalg.norm(x),
+                               rtol=1e-14)
+    check_derivatives(lib.norm2, [x], 0)
+
+
+def test_vector_output_with_loop_and_malloc(lib):
+    x, w = np.array([0.3, -1.2, 2.0, 0.7, 1.1]), np.array([0.5, 2.0, -1.0, 3.0, 1.5])
+    t = np.sin(x) * w
+    np.testing.assert_allclose(lib.smooth(x, w), t * np.roll(t, -1) + np.exp(0.1 * x),
+                               rtol=1e-14)
+    check_derivatives(lib.smooth, [x, w], 0)
+
+
+def test_float32_two_outputs(lib):
+    a = np.array([0.5, -1.0, 2.0], np.float32)
+    b = np.array([1.5, 0.25, -2.0], np.float32)
+    y, s = lib.affine(a, b)
+    np.testing.assert_allclose(y, a * b + b[0], rtol=1e-6)
+    assert s == pytest.approx(float(a @ a), rel=1e-6)
+    ga, gb = lib.affine.vjp([a, b], [np.ones(3, np.float32), np.array(2.0, np.float32)])
+    np.testing.assert_allclose(ga, b + 4 * a, rtol=1e-6)
+    np.testing.assert_allclose(gb, a + np.array([3, 0, 0]), rtol=1e-6)
+
+
+def test_batch_is_looped_in_c(lib):
+    rng = np.random.default_rng(1)
+    xs, w = rng.standard_normal((4, 5)), rng.standard_normal(5)
+    np.testing.assert_allclose(lib.smooth(xs, w), np.stack([lib.smooth(x, w) for x in xs]),
+                               rtol=1e-15)
+    cts = rng.standard_normal((4, 5))
+    np.testing.assert_allclose(lib.smooth.vjp([xs, w], [cts]),
+                               np.stack([lib.smooth.vjp([x, w], [c]) for x, c in zip(xs, cts)]),
+                               rtol=1e-15)
+    # an input shared by the batch gets the sum of the items' cotangents
+    x = xs[0]
+    np.testing.assert_allclose(lib.norm2.vjp([np.stack([x, 2 * x])], [np.ones(2)]),
+                               np.stack([x, x]) / np.linalg.norm(x), rtol=1e-14)
+
+
+@pytest.mark.parametrize("opt", OPT)
+def test_cxx_std_vector(opt):
+    sm = ffi.function(SOFTMAX, source=CXX_SRC, lang="c++", flags=(opt,))
+    x = np.array([0.1, 0.5, -0.3, 1.2])
+    np.testing.assert_allclose(sm(x), np.exp(x) / np.exp(x).sum(), rtol=1e-14)
+    check_derivatives(sm, [x], 0)
+
+
+@pytest.mark.parametrize("opt", OPT)
+def test_fortran(opt):
+    cu = ffi.function(CUBIC, source=F_SRC, lang="fortran", flags=(opt,))
+    p, x = np.array([1.0, 2.0, 3.0]), np.array([0.1, 0.5, -0.3])
+    np.testing.assert_allclose(cu(p, x), p[0] * x**3 + p[1] * np.sin(x) + p[2], rtol=1e-14)
+    check_derivatives(cu, [p, x], 0)
+    check_derivatives(cu, [p, x], 1)
+
+
+def test_source_files_and_cache(tmp_path):
+    (tmp_path / "k.c").write_text(C_SRC)
+    t = time.perf_counter()
+    first = ffi.build([NORM2], sources=[tmp_path / "k.c"])
+    again = ffi.build([NORM2], sources=[tmp_path / "k.c"])
+    assert again.path == first.path
+    assert time.perf_counter() - t < 60
+    t = time.perf_counter()
+    ffi.build([NORM2], sources=[tmp_path / "k.c"])
+    assert time.perf_counter() - t < 1.0       # a hit costs a hash, no compiler
+    (tmp_path / "k.c").write_text(C_SRC.replace("sqrt(s)", "sqrt(s) * 2"))
+    changed = ffi.build([NORM2], sources=[tmp_path / "k.c"])
+    assert changed.path != first.path
+    assert changed.norm2(np.array([3.0, 4.0])) == pytest.approx(10.0)
+
+
+def test_compiler_error_carries_enzyme_cc_message():
+    with pytest.raises(ffi.BuildError, match=r"error: .*undeclared identifier 'zz'"):
+        ffi.build([NORM2], source="double norm2(const double *x, int n) { return zz; }")
+
+
+def test_missing_function_is_a_build_error():
+    with pytest.raises(ffi.BuildError, match="norm2"):
+        ffi.build([NORM2], source="double other(double x) { return x; }")
+
+
+def test_missing_compiler(monkeypatch):
+    monkeypatch.setenv("ENZYME_CC_CLANG", "/nonexistent/clang-22")
+    with pytest.raises(ffi.CompilerNotFound, match="cannot find '/nonexistent/clang-22'"):
+        ffi.build([NORM2], source=C_SRC + "/* a new input: no cache hit */\n")
+
+
+def test_call_errors_name_the_argument(lib):
+    x = np.array([1.0, 2.0])
+    with pytest.raises(TypeError, match="'x' has dtype float32, expected float64"):
+        lib.norm2(x.astype(np.float32))
+    with pytest.raises(ValueError, match="'x' is not C-contiguous"):
+        lib.norm2(np.ones((2, 4))[:, ::2])
+    with pytest.raises(ffi.SignatureError, match="'w' has shape \\(3,\\), expected \\(2,\\)"):
+        lib.smooth(x, np.ones(3))
+    with pytest.raises(ffi.SignatureError, match="'w' has batch axes \\(4,\\), but 'x' has \\(3,\\)"):
+        lib.smooth(np.ones((3, 2)), np.ones((4, 2)))
+
+
+def test_signature_errors():
+    with pytest.raises(ffi.SignatureError, match="names 'm', which is not an Int"):
+        ffi.Signature("f", [In("x", ("m",)), Out("y", (2,))])
+    with pytest.raises(ffi.SignatureError, match="dtype must be float64 or float32"):
+        ffi.Signature("f", [In("x", (2,), "int32"), Out("y", (2,))])
+    with pytest.raises(ffi.SignatureError, match="no differentiable input"):
+        ffi.Signature("f", [In("x", (2,), diff=False), Out("y", (2,))])
+

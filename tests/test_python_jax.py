@@ -1,0 +1,111 @@
+"""enzyme_cc.jax: check_grads (forward and reverse) on C, C++ and Fortran functions, jit, vmap
+against a Python loop, jacfwd/jacrev, and the errors naming the argument."""
+import pytest
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.test_util import check_grads  # noqa: E402
+
+from enzyme_cc import ffi  # noqa: E402
+import enzyme_cc.jax as ej  # noqa: E402
+from ffi_kernels import (AFFINE, C_SRC, CUBIC, CXX_SRC, F_SRC, NORM2, SMOOTH,  # noqa: E402
+                         SOFTMAX)
+
+
+@pytest.fixture(scope="module", params=["-O0", "-O2"])
+def ops(request):
+    lib = ffi.build([NORM2, SMOOTH, AFFINE], source=C_SRC, flags=(request.param,))
+    return {name: ej.op(lib[name]) for name in ("norm2", "smooth", "affine")}
+
+
+def rand(*shape, seed=0, dtype=np.float64):
+    return jnp.asarray(np.random.default_rng(seed + sum(shape)).standard_normal(shape), dtype)
+
+
+def test_check_grads_c(ops):
+    x, w = rand(5), rand(5, seed=1)
+    check_grads(ops["norm2"], (x,), order=1, modes=["fwd", "rev"])
+    check_grads(lambda x: ops["smooth"](x, w), (x,), order=1, modes=["fwd", "rev"])
+    assert float(ops["norm2"](x)) == pytest.approx(float(jnp.linalg.norm(x)), rel=1e-14)
+    np.testing.assert_allclose(jax.grad(ops["norm2"])(x), x / jnp.linalg.norm(x), rtol=1e-14)
+
+
+def test_float32(ops):
+    a, b = rand(4, dtype=np.float32), rand(4, seed=2, dtype=np.float32)
+    ga, gb = jax.grad(lambda a, b: (lambda y, s: y.sum() + 2 * s)(*ops["affine"](a, b)),
+                      argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(ga, b + 4 * a, rtol=1e-6)
+    np.testing.assert_allclose(gb, a + jnp.array([4.0, 0, 0, 0]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_check_grads_cxx_and_fortran(opt):
+    sm = ej.op(SOFTMAX, source=CXX_SRC, lang="c++", flags=(opt,))
+    cu = ej.op(CUBIC, source=F_SRC, lang="fortran", flags=(opt,))
+    check_grads(sm, (rand(5),), order=1, modes=["fwd", "rev"])
+    check_grads(cu, (rand(3), rand(4)), order=1, modes=["fwd", "rev"])
+    # a parameter shared by a batch: its gradient sums over the batch
+    check_grads(cu, (rand(3), rand(2, 4)), order=1, modes=["fwd", "rev"])
+
+
+def test_jit_vmap_jacobians(ops):
+    xs, w = rand(3, 5), rand(5, seed=3)
+    f = jax.jit(lambda x: ops["smooth"](x, w))
+    loop = jnp.stack([ops["smooth"](x, w) for x in xs])
+    np.testing.assert_allclose(jax.vmap(f)(xs), loop, rtol=1e-15)
+    np.testing.assert_allclose(f(xs), loop, rtol=1e-15)          # the C batch loop
+    jr, jf = jax.jit(jax.jacrev(f))(xs[0]), jax.jit(jax.jacfwd(f))(xs[0])
+    np.testing.assert_allclose(jr, jf, rtol=1e-13)
+    eps = 1e-6
+    fd = jnp.stack([(f(xs[0] + eps * e) - f(xs[0] - eps * e)) / (2 * eps)
+                    for e in jnp.eye(5)], axis=1)
+    np.testing.assert_allclose(jr, fd, rtol=1e-6, atol=1e-8)
+    g = jax.vmap(jax.grad(ops["norm2"]))(xs)
+    np.testing.assert_allclose(g, xs / jnp.linalg.norm(xs, axis=1, keepdims=True), rtol=1e-14)
+    # vmap over an already batched call, with a shared argument
+    cu = ej.op(CUBIC, source=F_SRC, lang="fortran")
+    p, xb = rand(4, 3), rand(2, 5)
+    out = jax.vmap(lambda p: cu(p, xb))(p)
+    np.testing.assert_allclose(out, jnp.stack([cu(q, xb) for q in p]), rtol=1e-15)
+    gp = jax.vmap(jax.grad(lambda p: cu(p, xb).sum()))(p)
+    np.testing.assert_allclose(gp, jnp.stack([jax.grad(lambda q: cu(q, xb).sum())(q) for q in p]),
+                               rtol=1e-13)
+
+
+def test_jit_call_has_no_python_callback(ops):
+    hlo = jax.jit(ops["norm2"]).lower(rand(5)).as_text()
+    assert "enzyme_cc_call" in hlo and "callback" not in hlo
+
+
+def test_second_order_is_refused(ops):
+    with pytest.raises(NotImplementedError, match="enzyme_cc_vjp"):
+        jax.hessian(ops["norm2"])(rand(3))
+
+
+def test_errors_name_the_argument(ops):
+    w = rand(5)
+    with pytest.raises(TypeError, match="'x' has dtype float32, expected float64"):
+        ops["smooth"](rand(5, dtype=np.float32), w)
+    with pytest.raises(ffi.SignatureError, match="'w' has shape \\(4,\\), expected \\(5,\\)"):
+        ops["smooth"](rand(5), rand(4))
+    with pytest.raises(TypeError, match="'w' must be an array"):
+        ops["smooth"](rand(5), [1.0] * 5)
+    with pytest.raises(ValueError, match="input 'w' was requested, but it is declared"):
+        jax.grad(lambda w: ops["smooth"](rand(5), w).sum())(w)
+
+
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "python"
+
+
+def test_example_fit_oscillator(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    import fit_oscillator_jax
+    from oscillator import SIMULATE, SOURCE
+    sim = ej.op(SIMULATE, sources=[SOURCE])
+    check_grads(lambda p, s: sim(p, s, steps=30), (jnp.array([1.7, 0.15, 0.8]),
+                                                   jnp.array([1.0, 0.2])),
+                order=1, modes=["fwd", "rev"])
+    losses = fit_oscillator_jax.main(iters=60)
+    assert losses[-1] < 0.5 * losses[0]

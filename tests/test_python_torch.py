@@ -1,0 +1,138 @@
+"""enzyme_cc.torch: gradcheck on C, C++ and Fortran functions, batches and vmap against a Python
+loop, torch.func.grad, torch.compile, and the errors naming the argument."""
+import pytest
+
+torch = pytest.importorskip("torch")
+from enzyme_cc import ffi  # noqa: E402
+import enzyme_cc.torch as et  # noqa: E402
+from ffi_kernels import (AFFINE, C_SRC, CUBIC, CXX_SRC, F_SRC, NORM2, SMOOTH,  # noqa: E402
+                         SOFTMAX)
+
+D = torch.float64
+
+
+@pytest.fixture(scope="module", params=["-O0", "-O2"])
+def ops(request):
+    lib = ffi.build([NORM2, SMOOTH, AFFINE], source=C_SRC, flags=(request.param,))
+    return {name: et.op(lib[name]) for name in ("norm2", "smooth", "affine")}
+
+
+def rand(*shape, grad=True, dtype=D):
+    return torch.randn(*shape, dtype=dtype, generator=torch.Generator().manual_seed(sum(shape)),
+                       requires_grad=grad)
+
+
+def test_gradcheck_c(ops):
+    w = rand(5, grad=False)
+    assert torch.autograd.gradcheck(ops["norm2"], (rand(6),))
+    assert torch.autograd.gradcheck(lambda x: ops["smooth"](x, w), (rand(5),))
+    x = rand(6).detach()
+    torch.testing.assert_close(ops["norm2"](x), x.norm(), rtol=1e-14, atol=0)
+
+
+def test_float32(ops):
+    a, b = rand(4, dtype=torch.float32), rand(4, dtype=torch.float32)
+    y, s = ops["affine"](a, b)
+    (y.sum() + 2 * s).backward()
+    torch.testing.assert_close(a.grad, (b + 4 * a).detach())
+    torch.testing.assert_close(b.grad, (a + torch.tensor([4.0, 0, 0, 0])).detach())
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_gradcheck_cxx_and_fortran(opt):
+    sm = et.op(SOFTMAX, source=CXX_SRC, lang="c++", flags=(opt,))
+    cu = et.op(CUBIC, source=F_SRC, lang="fortran", flags=(opt,))
+    assert torch.autograd.gradcheck(sm, (rand(5),))
+    assert torch.autograd.gradcheck(cu, (rand(3), rand(4)))
+
+
+def test_batch_against_python_loop(ops):
+    xs, w = rand(3, 5), rand(5)
+    y = ops["smooth"](xs, w.detach())
+    torch.testing.assert_close(y, torch.stack([ops["smooth"](x, w.detach()) for x in xs]))
+    assert torch.autograd.gradcheck(lambda x: ops["smooth"](x, w.detach()), (xs,))
+    # a parameter shared by the batch gets the summed gradient
+    cu = et.op(CUBIC, source=F_SRC, lang="fortran")
+    assert torch.autograd.gradcheck(cu, (rand(3), rand(2, 4)))
+
+
+def test_torch_func_grad_and_vmap(ops):
+    xs = rand(4, 6, grad=False)
+    torch.testing.assert_close(torch.func.vmap(ops["norm2"])(xs), xs.norm(dim=1))
+    torch.testing.assert_close(torch.func.grad(ops["norm2"])(xs[0]), xs[0] / xs[0].norm())
+    torch.testing.assert_close(torch.func.vmap(torch.func.grad(ops["norm2"]))(xs),
+                               xs / xs.norm(dim=1, keepdim=True))
+    w = rand(6, grad=False)
+    jac = torch.func.jacrev(lambda x: ops["smooth"](x, w))(xs[0])
+    fd = torch.autograd.functional.jacobian(lambda x: ops["smooth"](x, w), xs[0])
+    torch.testing.assert_close(jac, fd)
+
+
+def test_second_order_is_refused(ops):
+    x = rand(3)
+    (g,) = torch.autograd.grad(ops["norm2"](x), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="second derivatives are not provided"):
+        g.sum().backward()
+
+
+def test_torch_compile_opaque(ops):
+    x = rand(4, 6, grad=False)
+    f = torch.compile(lambda x: ops["norm2"](x).sum() * 2, fullgraph=True, backend="eager")
+    torch.testing.assert_close(f(x), 2 * x.norm(dim=1).sum())
+    # the op's schema, fake kernel and autograd registrations pass torch's own checks
+    torch.library.opcheck(ops["norm2"].primal, ([x], [6]))
+
+
+def test_no_copy_for_contiguous_inputs(ops, monkeypatch):
+    x, seen = rand(6, grad=False), []
+    fn = ops["norm2"].fn
+    orig = fn.call
+    monkeypatch.setattr(fn, "call", lambda kind, plan, ptrs, st: (seen.append(ptrs[0]),
+                                                                  orig(kind, plan, ptrs, st)))
+    ops["norm2"](x)
+    assert seen == [x.data_ptr()]
+
+
+def test_errors_name_the_argument(ops):
+    w = rand(5, grad=False)
+    with pytest.raises(TypeError, match="'x' has dtype torch.float32, expected torch.float64"):
+        ops["smooth"](rand(5, dtype=torch.float32), w)
+    with pytest.raises(ffi.SignatureError, match="'w' has shape \\(4,\\), expected \\(5,\\)"):
+        ops["smooth"](rand(5), rand(4, grad=False))
+    with pytest.raises(ValueError, match="'x' is not contiguous"):
+        ops["smooth"](rand(10)[::2], w)
+    with pytest.raises(ValueError, match="'x' is on device meta; .* pass a CPU tensor"):
+        ops["smooth"](torch.empty(5, dtype=D, device="meta"), w)
+    with pytest.raises(TypeError, match="'w' must be a torch.Tensor"):
+        ops["smooth"](rand(5), [1.0] * 5)
+    with pytest.raises(RuntimeError, match="input 'w' was requested, but it is declared"):
+        ops["smooth"](rand(5), rand(5)).sum().backward()
+
+
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "python"
+
+
+@pytest.fixture
+def examples_path(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+
+
+def test_example_fit_oscillator(examples_path):
+    import fit_oscillator_torch
+    from oscillator import SIMULATE, SOURCE
+    sim = et.op(SIMULATE, sources=[SOURCE])
+    assert torch.autograd.gradcheck(lambda p, s: sim(p, s, steps=30),
+                                    (torch.tensor([1.7, 0.15, 0.8], dtype=D, requires_grad=True),
+                                     torch.tensor([1.0, 0.2], dtype=D, requires_grad=True)))
+    losses = fit_oscillator_torch.main(iters=30)
+    assert losses[-1] < 0.2 * losses[0]
+
+
+def test_example_cxx_layer(examples_path):
+    import cxx_layer_torch
+    layer = cxx_layer_torch.TanhPool(3, 4)
+    assert torch.autograd.gradcheck(lambda x, W, b: layer.op(x, W, b),
+                                    (rand(2, 3), layer.W.detach().clone().requires_grad_(),
+                                     rand(4)))
+    losses = cxx_layer_torch.main(iters=20)
+    assert losses[-1] < 0.8 * losses[0]
