@@ -171,7 +171,7 @@ def rewrite_split_call(gen, req, names) -> list[str]:
         lines.append(f"{inst.name} = {_identity(inst.ty, zero)}")
         return lines
     res = f"%ad.rv{req.line}"
-    if rev_ret == inst.ty:
+    if rev_ret.replace(" ", "") == inst.ty.replace(" ", ""):    # the same type, spaced differently
         lines.append(f"{inst.name} = {_identity(inst.ty, res)}")
         return lines
     if not rev_ret.startswith("{") and is_fp(inst.ty):

@@ -7,6 +7,10 @@ Aug __enzyme_augmentfwd2(void*, ...) __asm__("__enzyme_augmentfwd");
 double __enzyme_reverse(void*, ...);
 double __enzyme_autodiff(void*, ...);
 int enzyme_const, enzyme_dup, enzyme_tape;
+/* two active floats: the reverse returns their adjoints as a struct */
+typedef struct { double dx, dy; } Pair;
+Pair __enzyme_reverse_pair(void*, ...) __asm__("__enzyme_reverse");
+double h(double x, double y) { return x * x * y; }
 double f(const double *x, int n) { double s = 0; for (int i=0;i<n;i++) s += sin(x[i]) * x[i]; return s; }
 void g(double *x, int n) { for (int i=0;i<n;i++) x[i] = x[i]*x[i]; }
 int main() {
@@ -21,4 +25,7 @@ int main() {
   printf("y %f %f\n", y[0], y[1]);
   __enzyme_reverse((void*)g, y, dy, enzyme_const, 2, enzyme_tape, t);
   printf("%f %f | 3 4\n", dy[0], dy[1]);
+  void *th = __enzyme_augmentfwd((void*)h, 3.0, 2.0);
+  Pair p = __enzyme_reverse_pair((void*)h, 3.0, 2.0, 1.0, th);
+  printf("%f %f | 12 9\n", p.dx, p.dy);
 }
