@@ -708,6 +708,7 @@ class Generator:
         return text + "\n" + "\n".join(extra) + "\n"
 
 
+_LOGGER = re.compile(r"^define [^@\n]*@(_Z\d+)?(enzymeLog(?:Value|Error|Grad))\w*\(", re.M)
 MARKER_CALL = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse)")
 CALLEE = re.compile(r"(@[-\w.$]+|@\"[^\"]+\")\(")
 
@@ -715,6 +716,12 @@ CALLEE = re.compile(r"(@[-\w.$]+|@\"[^\"]+\")\(")
 def differentiate(text: str, origins: dict | None = None) -> str:
     """Rewrite every marker call. Marker calls inside functions that are themselves
     differentiated (higher order) are handled first, in rounds, innermost first."""
+    logger = _LOGGER.search(text)
+    if logger:
+        raise UserError(f"the program defines '{logger.group(2)}', a callback of Enzyme's FPOpt "
+                        "logger, which enzyme-cc never calls (its derivatives and error estimates "
+                        "log nothing); hint: remove the logger, or compute what it records from "
+                        "__enzyme_autodiff / __enzyme_error_estimate results")
     from .checkpoint import lower
     text = lower(text)      # checkpointed loops: plain loops until reverse mode meets them
     counter = 0
