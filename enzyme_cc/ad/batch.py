@@ -30,14 +30,8 @@ _HINT = ("call __enzyme_batch((void *)f, enzyme_width, N, [enzyme_vector,] x_1, 
 
 
 def _tag(fn, value: str) -> str | None:
-    name = None
-    if value.startswith("@"):
-        name = value[1:].strip('"')
-    else:
-        d = fn.defs.get(value)
-        if getattr(d, "op", None) == "load" and d.ops[0].value.startswith("@"):
-            name = d.ops[0].value[1:].strip('"')
-    return name if name in _TAGS else None
+    from .markers import _marker_of
+    return _marker_of(fn, value, _TAGS)
 
 
 def lower(text: str) -> str:

@@ -38,14 +38,8 @@ _HINT = ("call __enzyme_fixed_point((void *)step, enzyme_fp_state, z, bytes, [op
 
 
 def _tag(fn, value: str) -> str | None:
-    name = None
-    if value.startswith("@"):
-        name = value[1:].strip('"')
-    else:
-        d = fn.defs.get(value)
-        if getattr(d, "op", None) == "load" and d.ops[0].value.startswith("@"):
-            name = d.ops[0].value[1:].strip('"')
-    return name if name in _OPTS else None
+    from .markers import _marker_of
+    return _marker_of(fn, value, _OPTS)
 
 
 def _same_pointer(fn, a: str, b: str) -> bool:

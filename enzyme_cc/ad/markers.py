@@ -47,14 +47,16 @@ class Request:
     mode: str = "reverse"           # 'reverse' (__enzyme_autodiff) or 'forward' (__enzyme_fwddiff)
 
 
-def _marker_of(caller, value: str) -> str | None:
+def _marker_of(caller, value: str, names=MARKERS) -> str | None:
+    """The marker global (`enzyme_dup`, ... or one of `names`) that an argument passes, directly
+    or loaded from it."""
     if value.startswith("@"):
         name = value[1:].strip('"')
-        return name if name in MARKERS else None
+        return name if name in names else None
     d = caller.defs.get(value)
     if d is not None and getattr(d, "op", None) == "load" and d.ops[0].value.startswith("@"):
         name = d.ops[0].value[1:].strip('"')
-        return name if name in MARKERS else None
+        return name if name in names else None
     return None
 
 
