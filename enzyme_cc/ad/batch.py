@@ -128,12 +128,8 @@ def _lane_function(module, fn, inst, count, where):
     if len(ops) < 3 or _tag(fn, ops[1].value) != "enzyme_width":
         raise UserError(f"{where}: __enzyme_batch needs enzyme_width, N after the function; "
                         f"hint: {_HINT}")
-    try:
-        width = int(ops[2].value)
-    except ValueError:
-        raise UserError(f"{where}: enzyme_width needs a constant width, got '{ops[2].value}'") from None
-    if width < 1:
-        raise UserError(f"{where}: enzyme_width must be at least 1, got {width}")
+    from .markers import constant_width
+    width = constant_width(ops, where)
     lanes, pre = _lane_args(fn, target, ops[3:], width, where, count)
     fret = target.ret_ty
     want = sret[0] if sret else inst.ty

@@ -468,16 +468,22 @@ def _split_options(caller, ops, k, opts, mode, where, marker) -> int:
     return k
 
 
+def constant_width(ops, where) -> int:
+    """N of `marker(f, enzyme_width, N, ...)`: a constant of at least 1."""
+    try:
+        width = int(ops[2].value)
+    except ValueError:
+        raise UserError(f"{where}: enzyme_width needs a constant width, got '{ops[2].value}'") from None
+    if width < 1:
+        raise UserError(f"{where}: enzyme_width must be at least 1, got {width}")
+    return width
+
+
 def _vector_request(module, caller, inst, target, ops, where, sret):
     """`__enzyme_fwddiff(f, enzyme_width, N, ...)`: N tangent directions. Floats take N tangents
     after the value; pointers `enzyme_dup, x, dx_1..dx_N` or `enzyme_dupv, stride, x, dx` (lane k's
     shadow at dx + k*stride bytes). Returns the N tangents of the result."""
-    try:
-        width = int(ops[2].value)
-    except ValueError:
-        raise UserError(f"{where}: enzyme_width needs a constant width, got '{ops[2].value}'")
-    if width < 1:
-        raise UserError(f"{where}: enzyme_width must be at least 1, got {width}")
+    width = constant_width(ops, where)
     args = []           # the generated function's arguments: (type, value text, pre-instructions)
     acts, k = [], 3
     for p in target.params:

@@ -64,12 +64,8 @@ def parse(module, caller, inst, target, ops, where, opts):
     """ops: [fn, enzyme_width, N, args...] -> (width, acts, lanes of (type, value, pre) argument
     lists: lane k's shadows), each lane's list being the split functions' arguments."""
     from .markers import _marker_of
-    try:
-        width = int(ops[2].value)
-    except ValueError:
-        raise UserError(f"{where}: enzyme_width needs a constant width, got '{ops[2].value}'")
-    if width < 1:
-        raise UserError(f"{where}: enzyme_width must be at least 1, got {width}")
+    from .markers import constant_width
+    width = constant_width(ops, where)
     if opts.get("primal"):
         raise UserError(f"{where}: enzyme_primal_return with enzyme_width in __enzyme_autodiff is "
                         "not supported; hint: compute the primal with a plain call")
