@@ -15,11 +15,16 @@ done
 [ -e /usr/include/eigen3/Eigen/Dense ] || missing="$missing libeigen3-dev"
 [ -e /usr/lib/llvm-22/include/clang/Sema/ParsedAttr.h ] || missing="$missing libclang-22-dev"
 command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"     # the memory tests run under it
+# OpenMP (clang-22's runtime), Open MPI 4.1 and MPFR (the truncation family's arbitrary precision)
+[ -e /usr/lib/llvm-22/lib/libomp.so ] || missing="$missing libomp-22-dev"
+command -v mpicc >/dev/null 2>&1 || missing="$missing libopenmpi-dev openmpi-bin"
+[ -e /usr/include/mpfr.h ] || missing="$missing libmpfr-dev"
 if [ -n "$missing" ]; then
   echo "setup: installing LLVM 22 and build tools (missing:$missing)"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-22 flang-22 lld-22 llvm-22 \
-    cmake make libopenblas-dev libeigen3-dev libclang-22-dev ccache valgrind >/dev/null
+    cmake make libopenblas-dev libeigen3-dev libclang-22-dev ccache valgrind \
+    libomp-22-dev libopenmpi-dev openmpi-bin libmpfr-dev >/dev/null
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
