@@ -1,6 +1,6 @@
 """Link and compile time of enzyme-cc against clang-22 (a benchmark, not a test).
 
-    .venv/bin/python bench/link_time.py [--runs 5] [--compile-runs 30]
+    .venv/bin/python bench/link_time.py [--runs 5] [--compile-runs 30] [--compile-only]
 
 Generates a program of 400 small functions (20 files of 20, loops and libm calls, 4.8k lines),
 compiles it once with enzyme-cc and once with clang-22 -flto, then times the link alone, --runs
@@ -13,8 +13,10 @@ times, and prints the median (and min/max) of:
       10 of the 400 (each reaching 3 more): clang-22 full LTO with the marker resolved by a stub,
       and enzyme-cc with the AD cache off (merge, pre-AD optimization, AD, post-AD optimization,
       codegen, relink) and with a cache hit; with enzyme-cc's stage breakdown (`-v`, medians);
-  (c) the compile step: one `-O2 -c` of a small C file, --compile-runs times, clang-22 against
-      enzyme-cc (Python start-up, the attribute plugin, the bitcode section).
+  (c) the compile step: one `-O2 -c` of a small C file, --compile-runs times, and of the 20
+      generated files: clang-22 against enzyme-cc (setup's compiled launcher, see
+      enzyme_cc/launcher.py) and enzyme-cc's Python driver, wall and CPU time
+      (`--compile-only` prints this table alone).
 """
 import argparse
 import os
@@ -123,6 +125,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--compile-runs", type=int, default=30)
+    ap.add_argument("--compile-only", action="store_true", help="only the compile-step table")
     args = ap.parse_args()
     enzyme_cc = os.path.join(BIN, "enzyme-cc")
     if not os.path.exists(enzyme_cc):
@@ -132,6 +135,9 @@ def main():
     try:
         generate(d)
         units = [f"gen{f}" for f in range(FILES)]
+        if args.compile_only:
+            compile_table(d, enzyme_cc, units, args.compile_runs)
+            return
         sh([enzyme_cc, "-O2", "-c", *[u + ".c" for u in units], "plain_main.c", "ad_main.c"], d)
         for u in units + ["plain_main", "ad_main", "stub"]:
             sh(["clang-22", "-O2", "-flto", "-c", u + ".c", "-o", u + ".lto.o"], d)
@@ -167,18 +173,42 @@ def main():
         print("| stage | median |\n| --- | ---: |")
         for name, t in stages.items():
             print(f"| {name} | {statistics.median(t):.3f} |")
-        print(f"\ncompile step: `-O2 -c small.c`, {args.compile_runs} runs (seconds)\n")
-        print(f"| {'compiler':<10} | {'median':>7} | {'min':>7} | {'max':>7} | {'ratio':>7} |")
-        print(f"| {'-' * 10} | {'-' * 7}:| {'-' * 7}:| {'-' * 7}:| {'-' * 7}:|")
-        c = []
-        for cc in ("clang-22", enzyme_cc):
-            t = timed([cc, "-O2", "-c", "small.c", "-o", "small.o"], d, args.compile_runs)
-            c.append(statistics.median(t))
-            ratio = f"{c[-1] / c[0]:6.2f}x" if len(c) > 1 else " " * 7
-            print(f"| {os.path.basename(cc):<10} | {c[-1]:7.3f} | {min(t):7.3f} | {max(t):7.3f} "
-                  f"| {ratio} |", flush=True)
+        compile_table(d, enzyme_cc, units, args.compile_runs)
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def compile_table(d, enzyme_cc, units, runs):
+    """The compile step: `-O2 -c` of a small file, and of every generated file in turn (a build),
+    with clang-22, enzyme-cc as installed (setup's compiled launcher when present) and enzyme-cc's
+    Python driver. Wall time, and the CPU time (user + system) of the processes started: on a
+    shared machine the CPU time is the steadier figure."""
+    import resource
+    python_driver = [sys.executable, "-m", "enzyme_cc.cli", "clang"]
+    compilers = [("clang-22", ["clang-22"]), ("enzyme-cc", [enzyme_cc]),
+                 ("python driver", python_driver)]
+    for what, files, n in (("`-O2 -c small.c`", ["small"], runs),
+                           (f"`-O2 -c` of the {len(units)} generated files", units,
+                            max(3, runs // 10))):
+        print(f"\ncompile step: {what}, {n} runs (seconds, medians)\n")
+        print(f"| {'compiler':<13} | {'wall':>7} | {'ratio':>7} | {'cpu':>7} | {'ratio':>7} |")
+        print(f"| {'-' * 13} | {'-' * 7}:| {'-' * 7}:| {'-' * 7}:| {'-' * 7}:|")
+        wall = {name: [] for name, _ in compilers}
+        cpu = {name: [] for name, _ in compilers}
+        for _ in range(n):              # interleaved, so that load changes hit all alike
+            for name, cc in compilers:
+                r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+                for f in files:
+                    sh([*cc, "-O2", "-c", f + ".c", "-o", f + ".o"], d)
+                r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                wall[name].append(time.perf_counter() - t0)
+                cpu[name].append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
+        base = statistics.median(wall["clang-22"]), statistics.median(cpu["clang-22"])
+        for name, _ in compilers:
+            w, c = statistics.median(wall[name]), statistics.median(cpu[name])
+            ratios = (f"{w / base[0]:6.2f}x", f"{c / base[1]:6.2f}x") if name != "clang-22" \
+                else (" " * 7, " " * 7)
+            print(f"| {name:<13} | {w:7.3f} | {ratios[0]} | {c:7.3f} | {ratios[1]} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -78,3 +78,7 @@ def enzyme_cxx():
 
 def enzyme_fc():
     sys.exit(_main("flang", sys.argv[1:]))
+
+
+if __name__ == "__main__":      # the compiled launcher's way in: python -m enzyme_cc.cli DRIVER ARGS
+    sys.exit(_main(sys.argv[1], sys.argv[2:]))

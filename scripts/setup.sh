@@ -39,6 +39,10 @@ export PATH="$root/.venv/bin:$PATH"
 # The clang plugin for Enzyme's source attributes: built once here rather than by the first
 # compile (about 15 s).
 .venv/bin/python -c "from enzyme_cc.plugin import plugin_path; plugin_path()"
+# The compile step's fast path without Python (enzyme_cc/launcher.py) over the entry scripts;
+# rebuilt when pip rewrote them or the plugin, clang or the launcher changed.
+install_launcher() { .venv/bin/python -m enzyme_cc.launcher .venv/bin; }
+install_launcher
 
 case "${1:-demo}" in
   demo)
@@ -54,6 +58,7 @@ case "${1:-demo}" in
       echo "setup: installing the torch and jax extras into .venv"
       .venv/bin/pip install -q --disable-pip-version-check -e '.[test,torch,jax]'
       echo "$want" > "$extras"
+      install_launcher
     fi
     exec .venv/bin/python -m pytest -q "$@"
     ;;

@@ -1,0 +1,360 @@
+/* enzyme-cc / enzyme-c++ fast path: the compile step of one C or C++ source at -O1 and above.
+ *
+ * A build runs the compiler once per source, so Python's start-up and imports (~60 ms) would
+ * double the cost of a compile (clang itself takes ~40 ms on a small file). This launcher does
+ * exactly what the Python driver does for the common case -- one clang invocation with our
+ * include directory, the attribute plugin and embedded bitcode, then the rename of .llvmbc to
+ * .enzyme.bc in the object's section headers -- and hands every other command line, unchanged,
+ * to the Python driver (`python -m enzyme_cc.cli DRIVER ARGS...`). It is conservative: any
+ * option it does not know, any ENZYME_CC_* variable, an enzyme.toml, -O0, Fortran, links,
+ * response files, a stale plugin, ... all go to Python.
+ *
+ * Built by enzyme_cc/launcher.py with the paths below given as -D macros.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef PYTHON
+#error "build with enzyme_cc/launcher.py"
+#endif
+
+extern char **environ;
+
+static char *argv0_base(char *p) {
+    char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static int starts(const char *s, const char *prefix) {
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static int ends(const char *s, const char *suffix) {
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Hand the whole command line to the Python driver. */
+static void fallback(const char *driver, int argc, char **argv) {
+    char **args = calloc((size_t)argc + 5, sizeof(char *));
+    int k = 0;
+    args[k++] = PYTHON;
+    args[k++] = "-m";
+    args[k++] = "enzyme_cc.cli";
+    args[k++] = (char *)driver;
+    for (int i = 1; i < argc; i++)
+        args[k++] = argv[i];
+    args[k] = NULL;
+    execv(PYTHON, args);
+    fprintf(stderr, "%s: error: cannot run the Python driver '%s': %s\n", argv0_base(argv[0]),
+            PYTHON, strerror(errno));
+    exit(127);
+}
+
+/* shutil.which(name): the first executable on PATH. */
+static int which(const char *name, char *out, size_t size) {
+    const char *path = getenv("PATH");
+    if (!path)
+        return 0;
+    while (*path) {
+        const char *end = strchr(path, ':');
+        size_t len = end ? (size_t)(end - path) : strlen(path);
+        if (len > 0 && (size_t)snprintf(out, size, "%.*s/%s", (int)len, path, name) < size &&
+            access(out, X_OK) == 0)
+            return 1;
+        path += len + (end ? 1 : 0);
+    }
+    return 0;
+}
+
+/* True when an enzyme.toml lies in the working directory or above (the Python driver reads it). */
+static int config_upward(void) {
+    char dir[PATH_MAX];
+    if (!getcwd(dir, sizeof dir))
+        return 1;
+    for (;;) {
+        char p[PATH_MAX + 16];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/enzyme.toml", strcmp(dir, "/") ? dir : "");
+        if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
+            return 1;
+        char *slash = strrchr(dir, '/');
+        if (!slash || (slash == dir && dir[1] == 0))
+            return 0;
+        if (slash == dir)
+            dir[1] = 0;
+        else
+            *slash = 0;
+    }
+}
+
+/* ENZYME_CC_* variables other than the link step's own may change what a compile does. */
+static int any_enzyme_env(void) {
+    static const char *link_only[] = {"ENZYME_CC_CACHE=", "ENZYME_CC_PREOPT=",
+                                      "ENZYME_CC_DUMP_DIR=", "ENZYME_CC_TAPE_STATS=", 0};
+    for (char **e = environ; *e; e++) {
+        if (!starts(*e, "ENZYME_CC_"))
+            continue;
+        int ok = 0;
+        for (int k = 0; link_only[k]; k++)
+            ok |= starts(*e, link_only[k]);
+        if (!ok)
+            return 1;
+    }
+    return 0;
+}
+
+static const char *CXX_EXT[] = {".cc", ".cpp", ".cxx", ".c++", ".cp", ".C", ".CPP", ".CC", 0};
+
+static int is_source(const char *a) {
+    if (ends(a, ".c"))
+        return 1;
+    for (int k = 0; CXX_EXT[k]; k++)
+        if (ends(a, CXX_EXT[k]))
+            return 1;
+    return 0;
+}
+
+/* Options whose value is the next token (when not joined): kept as they are. */
+static int takes_value(const char *a) {
+    static const char *sep[] = {"-I", "-D", "-U", "-isystem", "-iquote", "-idirafter",
+                                "-include", "-MF", "-MT", "-MQ", 0};
+    for (int k = 0; sep[k]; k++)
+        if (strcmp(a, sep[k]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Options the fast path passes to clang unchanged (everything else: the Python driver). */
+static int plain_option(const char *a) {
+    static const char *exact[] = {"-pthread", "-pipe", "-w", "-ansi", "-pedantic",
+                                  "-pedantic-errors", "-MD", "-MMD", "-MP", "-P", "-C", 0};
+    static const char *prefix[] = {"-I", "-D", "-U", "-isystem", "-iquote", "-idirafter",
+                                   "-include", "-std=", "-W", "-f", "-g", "-m", "-MF", "-MT",
+                                   "-MQ", 0};
+    static const char *refused[] = {"-Wl,", "-include-pch", "-isystem-after", "-flto",
+                                    "-fno-lto", "-ffat-lto", "-fno-fat-lto",
+                                    "-fembed-bitcode", "-fplugin", "-fpass-plugin",
+                                    "-fsyntax-only", "-fuse-ld", "-fopenmp", "-fno-openmp",
+                                    "-fmodules", "-mllvm", "-fdriver-only", "-fsave-optimization",
+                                    "-fprofile", "-fsanitize", "-fcoverage", "-fdump", 0};
+    for (int k = 0; refused[k]; k++)
+        if (starts(a, refused[k]))
+            return 0;
+    for (int k = 0; exact[k]; k++)
+        if (strcmp(a, exact[k]) == 0)
+            return 1;
+    for (int k = 0; prefix[k]; k++)
+        if (starts(a, prefix[k]))
+            return 1;
+    return 0;
+}
+
+/* The object's .llvmbc section renamed .enzyme.bc, and it and .llvmcmd marked SHF_EXCLUDE:
+ * the same in-place edit as compile._rename_in_place. 0 on success, -1 for another layout
+ * (then llvm-objcopy does it). */
+#define SHF_EXCLUDE 0x80000000u
+struct shdr {
+    uint32_t name, type;
+    uint64_t flags, addr, offset, size;
+    uint32_t link, info;
+    uint64_t align, entsize;
+};
+
+static int rename_in_place(const char *path) {
+    int fd = open(path, O_RDWR);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < 64) {
+        close(fd);
+        return -1;
+    }
+    size_t n = (size_t)st.st_size;
+    unsigned char *data = malloc(n + 64);
+    int rc = -1;
+    if (!data || pread(fd, data, n, 0) != (ssize_t)n || memcmp(data, "\x7f" "ELF\x02\x01", 6))
+        goto out;
+    uint64_t shoff;
+    uint16_t shentsize, shnum, shstrndx;
+    memcpy(&shoff, data + 0x28, 8);
+    memcpy(&shentsize, data + 0x3A, 2);
+    memcpy(&shnum, data + 0x3C, 2);
+    memcpy(&shstrndx, data + 0x3E, 2);
+    if (shentsize != 64 || shoff + (uint64_t)shnum * 64 != n || shstrndx == 0 || shstrndx >= shnum)
+        goto out;
+    struct shdr *h = malloc(sizeof(struct shdr) * shnum);
+    memcpy(h, data + shoff, sizeof(struct shdr) * shnum);
+    uint64_t soff = h[shstrndx].offset, ssize = h[shstrndx].size;
+    if (soff + ssize > shoff)
+        goto out_h;
+    int bc = -1, bcs = 0;
+    for (int k = 0; k < shnum; k++) {
+        if (k != shstrndx && h[k].type != 8 && h[k].offset + h[k].size > soff)
+            goto out_h;             /* a section after the name table: not LLVM's layout */
+        if (h[k].name >= ssize)
+            goto out_h;
+        const char *nm = (const char *)data + soff + h[k].name;
+        if (!memchr(nm, 0, ssize - h[k].name))
+            goto out_h;
+        if (strcmp(nm, ".llvmbc") == 0)
+            bc = k, bcs++;
+        if (strcmp(nm, ".enzyme.bc") == 0)
+            goto out_h;
+    }
+    if (bcs != 1)
+        goto out_h;
+    for (int k = 0; k < shnum; k++)
+        if (strcmp((const char *)data + soff + h[k].name, ".llvmcmd") == 0)
+            h[k].flags |= SHF_EXCLUDE;
+    h[bc].name = (uint32_t)ssize;
+    h[bc].flags |= SHF_EXCLUDE;
+    static const char NEW[] = ".enzyme.bc";     /* with its terminating NUL */
+    uint64_t tsize = ssize + sizeof NEW;
+    h[shstrndx].size = tsize;
+    uint64_t new_shoff = (soff + tsize + 7) & ~(uint64_t)7;
+    size_t tail = (size_t)(new_shoff - soff) + sizeof(struct shdr) * shnum;
+    unsigned char *buf = calloc(1, tail);
+    memcpy(buf, data + soff, ssize);
+    memcpy(buf + ssize, NEW, sizeof NEW);
+    memcpy(buf + (new_shoff - soff), h, sizeof(struct shdr) * shnum);
+    if (pwrite(fd, &new_shoff, 8, 0x28) == 8 && pwrite(fd, buf, tail, (off_t)soff) == (ssize_t)tail
+        && ftruncate(fd, (off_t)(soff + tail)) == 0)
+        rc = 0;
+    free(buf);
+out_h:
+    free(h);
+out:
+    free(data);
+    close(fd);
+    return rc;
+}
+
+static int run(char **args) {
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        execv(args[0], args);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return WEXITSTATUS(status);
+}
+
+static int same_stat(const char *path, long long mtime_ns, long long size) {
+    struct stat st;
+    return stat(path, &st) == 0 &&
+           (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec == mtime_ns &&
+           (long long)st.st_size == size;
+}
+
+int main(int argc, char **argv) {
+    const char *base = argv0_base(argv[0]);
+    int cxx = strcmp(base, "enzyme-c++") == 0;
+    const char *driver = cxx ? "clang++" : "clang";
+    if (!cxx && strcmp(base, "enzyme-cc") != 0)
+        fallback(driver, argc, argv);
+
+    /* The command line: exactly one C/C++ source, -c, -o OUT, an optimization level >= 1,
+     * and only options from plain_option(). */
+    const char *src = NULL, *out = NULL;
+    int compile = 0, opt = 0;
+    char **keep = calloc((size_t)argc + 16, sizeof(char *));
+    int nkeep = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] != '-' || a[1] == 0) {
+            if (src || !is_source(a))
+                fallback(driver, argc, argv);
+            src = a;
+        } else if (strcmp(a, "-c") == 0) {
+            compile = 1;
+        } else if (strcmp(a, "-o") == 0) {
+            if (out || i + 1 >= argc)
+                fallback(driver, argc, argv);
+            out = argv[++i];
+        } else if (a[1] == 'O') {
+            /* -O1..-O3 (and above), -Os, -Oz, -Ofast, -O; -O0 has its own two-job path */
+            const char *v = a + 2;
+            if (strcmp(v, "0") == 0)
+                opt = 0;
+            else if (*v == 0 || strcmp(v, "s") == 0 || strcmp(v, "z") == 0 ||
+                     strcmp(v, "fast") == 0 || (v[0] >= '1' && v[0] <= '9' && v[1] == 0))
+                opt = 1;
+            else
+                fallback(driver, argc, argv);
+            keep[nkeep++] = (char *)a;
+        } else if (plain_option(a)) {
+            keep[nkeep++] = (char *)a;
+            if (takes_value(a)) {
+                if (i + 1 >= argc)
+                    fallback(driver, argc, argv);
+                keep[nkeep++] = argv[++i];
+            }
+        } else {
+            fallback(driver, argc, argv);
+        }
+    }
+    if (!src || !out || !compile || !opt || out[0] == '-' || any_enzyme_env() || config_upward())
+        fallback(driver, argc, argv);
+    struct stat st;
+    if (stat(src, &st) != 0)
+        fallback(driver, argc, argv);       /* clang's own "no such file" via the driver */
+
+    /* The tools and the plugin the Python driver would pick (else it decides). */
+    char tool[PATH_MAX], toolxx[PATH_MAX], real[PATH_MAX];
+    if (!which(cxx ? CLANGXX_NAME : CLANG_NAME, tool, sizeof tool) ||
+        !which(CLANGXX_NAME, toolxx, sizeof toolxx) || !realpath(toolxx, real) ||
+        strcmp(real, CLANGXX_REAL) != 0 || !same_stat(real, CLANGXX_MTIME_NS, CLANGXX_SIZE) ||
+        !same_stat(PLUGIN_SOURCE, PLUGIN_SOURCE_MTIME_NS, PLUGIN_SOURCE_SIZE) ||
+        access(PLUGIN, R_OK) != 0)
+        fallback(driver, argc, argv);
+
+    char **cmd = calloc((size_t)nkeep + 16, sizeof(char *));
+    int k = 0;
+    cmd[k++] = tool;
+    for (int i = 0; i < nkeep; i++)
+        cmd[k++] = keep[i];
+    cmd[k++] = "-isystem";
+    cmd[k++] = INCLUDE_DIR;
+    cmd[k++] = "-fplugin=" PLUGIN;
+    cmd[k++] = "-Xclang";
+    cmd[k++] = "-fembed-bitcode=all";
+    cmd[k++] = "-c";
+    cmd[k++] = (char *)src;
+    cmd[k++] = "-o";
+    cmd[k++] = (char *)out;
+    cmd[k] = NULL;
+    int rc = run(cmd);
+    if (rc != 0)
+        return rc < 0 ? 1 : rc;
+    if (stat(out, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;                           /* -o /dev/null */
+    if (rename_in_place(out) == 0)
+        return 0;
+    char objcopy[PATH_MAX];
+    if (!which(OBJCOPY_NAME, objcopy, sizeof objcopy)) {
+        fprintf(stderr, "%s: error: cannot find '%s'\n", base, OBJCOPY_NAME);
+        return 1;
+    }
+    char *oc[] = {objcopy, "--rename-section", ".llvmbc=.enzyme.bc,exclude", "--remove-section",
+                  ".llvmcmd", (char *)out, NULL};
+    rc = run(oc);
+    return rc < 0 ? 1 : rc;
+}

@@ -1,0 +1,146 @@
+"""The compiled fast path of the compile step (enzyme_cc/launcher.py, launcher/launcher.c).
+
+Two launchers are built into temporary directories: `fast`, whose Python fallback does not exist
+(so a command that it does not handle itself fails with exit 127, which shows the path taken),
+and `real`, as setup installs it. The fast path must produce byte-identical objects and dependency
+files to the Python driver's, and hand everything else to the Python driver unchanged."""
+import os
+import shutil
+import sys
+
+import pytest
+
+from conftest import run
+from enzyme_cc import launcher
+
+PY_DRIVER = [sys.executable, "-m", "enzyme_cc.cli"]
+
+
+@pytest.fixture(scope="module")
+def bins(tmp_path_factory):
+    fast = tmp_path_factory.mktemp("fast")
+    real = tmp_path_factory.mktemp("real")
+    launcher.install(str(fast), python="/nonexistent/python3")
+    launcher.install(str(real))
+    return fast, real
+
+
+@pytest.fixture()
+def work(tmp_path):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "scale.h").write_text("#define SCALE 3.0\n")
+    (tmp_path / "f.c").write_text(
+        '#include "scale.h"\n'
+        "double f(double x) { return SCALE * x * x + OFFSET; }\n")
+    (tmp_path / "g.cpp").write_text(
+        "#include <vector>\n"
+        "extern \"C\" double g(const double *x, int n) {\n"
+        "  std::vector<double> v(x, x + n); double s = 0;\n"
+        "  for (double e : v) s += e * e;\n  return s;\n}\n")
+    (tmp_path / "main.c").write_text(
+        "#include <stdio.h>\n"
+        "double f(double);\ndouble __enzyme_autodiff(void *, double);\n"
+        "int main(void) {\n"
+        "  double d = __enzyme_autodiff((void *)f, 2.0);\n"
+        "  printf(\"%.12g\\n\", d);\n  return d == 12.0 ? 0 : 1;\n}\n")
+    return tmp_path
+
+
+def env_without_enzyme():
+    return {k: v for k, v in os.environ.items() if not k.startswith("ENZYME_CC_")}
+
+
+FAST_CASES = [
+    ("enzyme-cc", ["-O2", "-c", "f.c", "-o", "f.o", "-Iinc", "-DOFFSET=1.0"]),
+    ("enzyme-cc", ["-O3", "-g", "-fPIC", "-std=c11", "-Wall", "-I", "inc", "-D", "OFFSET=2",
+                   "-MD", "-MF", "f.d", "-MT", "f.o", "-c", "f.c", "-o", "f.o"]),
+    ("enzyme-cc", ["-Os", "-MMD", "-MP", "-Iinc", "-DOFFSET=0", "-c", "-o", "f.o", "f.c"]),
+    ("enzyme-c++", ["-O2", "-std=c++17", "-march=x86-64", "-c", "g.cpp", "-o", "g.o"]),
+]
+
+
+@pytest.mark.parametrize("driver, args", FAST_CASES)
+def test_fast_path_matches_python_driver(bins, work, driver, args):
+    fast, _ = bins
+    env = env_without_enzyme()
+    r = run([str(fast / driver), *args], cwd=work, env=env)
+    assert r.stderr == ""
+    outputs = [a for a in ("f.o", "g.o", "f.d") if (work / a).exists()]
+    assert outputs
+    saved = {a: (work / a).read_bytes() for a in outputs}
+    for a in outputs:
+        (work / a).unlink()
+    run(PY_DRIVER + [driver.replace("enzyme-cc", "clang").replace("enzyme-c++", "clang++"),
+                     *args], cwd=work, env=env)
+    for a in outputs:
+        assert (work / a).read_bytes() == saved[a], a
+    o = saved.get("f.o") or saved["g.o"]
+    assert b".enzyme.bc" in o      # (the old name stays in the string table, unused)
+
+
+@pytest.mark.parametrize("args", [
+    ["-c", "f.c", "-o", "f.o", "-Iinc", "-DOFFSET=1"],              # no -O: -O0's two jobs
+    ["-O0", "-c", "f.c", "-o", "f.o", "-Iinc", "-DOFFSET=1"],
+    ["-O2", "-c", "f.c", "-Iinc", "-DOFFSET=1"],                      # default output name
+    ["-O2", "-E", "f.c", "-Iinc"],
+    ["-O2", "-flto", "-c", "f.c", "-o", "f.o", "-Iinc", "-DOFFSET=1"],
+    ["-O2", "-fopenmp", "-c", "f.c", "-o", "f.o", "-Iinc", "-DOFFSET=1"],
+    ["-O2", "-x", "c", "-c", "f.c", "-o", "f.o", "-Iinc", "-DOFFSET=1"],
+    ["-O2", "-c", "f.c", "main.c"],
+    ["-O2", "f.c", "-o", "prog"],
+    ["-O2", "-c", "missing.c", "-o", "m.o"],
+    ["-O2", "-v", "-c", "f.c", "-o", "f.o"],
+    ["@args.rsp"],
+])
+def test_other_commands_go_to_python(bins, work, args):
+    fast, _ = bins
+    r = run([str(fast / "enzyme-cc"), *args], cwd=work, check=False, env=env_without_enzyme())
+    assert r.returncode == 127 and "cannot run the Python driver" in r.stderr
+
+
+def test_environment_and_config_go_to_python(bins, work):
+    fast, _ = bins
+    args = [str(fast / "enzyme-cc"), "-O2", "-c", "f.c", "-o", "f.o", "-Iinc", "-DOFFSET=1"]
+    r = run(args, cwd=work, check=False, env={**env_without_enzyme(), "ENZYME_CC_CLANG": "x"})
+    assert r.returncode == 127
+    r = run(args, cwd=work, check=False, env={**env_without_enzyme(), "ENZYME_CC_CACHE": "0"})
+    assert r.returncode == 0                                  # the link step's own setting
+    (work / "enzyme.toml").write_text("[ad]\npreopt = true\n")
+    r = run(args, cwd=work, check=False, env=env_without_enzyme())
+    assert r.returncode == 127
+
+
+def test_compile_error_is_clangs(bins, work):
+    fast, _ = bins
+    (work / "bad.c").write_text("int main(void) { return }\n")
+    e = run([str(fast / "enzyme-cc"), "-O2", "-c", "bad.c", "-o", "bad.o"], cwd=work,
+            check=False, env=env_without_enzyme())
+    c = run(["clang-22", "-O2", "-c", "bad.c", "-o", "bad.o"], cwd=work, check=False)
+    assert e.returncode == c.returncode == 1
+    assert "error: expected expression" in e.stderr
+    assert e.stderr.replace(str(work) + "/", "") == c.stderr.replace(str(work) + "/", "")
+
+
+def test_fast_objects_differentiate_at_link(bins, work):
+    """Objects from the fast path feed the link step's AD (which the real launcher hands to
+    Python), with the attribute plugin and our headers in place."""
+    _, real = bins
+    env = env_without_enzyme()
+    cc = str(real / "enzyme-cc")
+    run([cc, "-O2", "-c", "f.c", "-o", "f.o", "-Iinc", "-DOFFSET=1"], cwd=work, env=env)
+    run([cc, "-O2", "-c", "main.c", "-o", "main.o"], cwd=work, env=env)
+    run([cc, "-O2", "f.o", "main.o", "-o", "prog"], cwd=work, env=env)
+    r = run([str(work / "prog")], cwd=work)
+    assert r.stdout.strip() == "12"
+
+
+def test_install_is_idempotent_and_replaces_scripts(tmp_path):
+    for name in launcher.NAMES:
+        (tmp_path / name).write_text("#!/bin/sh\nexit 9\n")
+    assert launcher.install(str(tmp_path)) is True
+    assert launcher.install(str(tmp_path)) is False
+    for name in launcher.NAMES:
+        assert (tmp_path / name).read_bytes()[:4] == b"\x7fELF"
+    r = run([str(tmp_path / "enzyme-cc"), "--version"], check=False)
+    assert r.returncode == 0 and "clang version 22" in r.stdout
+    assert shutil.which("clang-22")
