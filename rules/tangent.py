@@ -13,18 +13,29 @@ def _op(ctx, text):
     return t
 
 
+# The terms of an inactive operand are left out (as Enzyme does), not emitted as `x * 0.0`:
+# LLVM may not fold that (x may be NaN or infinite), and it costs time in every forward loop.
+
 @tangent("fadd", "fsub")
 def _t_addsub(ctx, inst):
     a, b = inst.ops
+    if not ctx.active(b.value):
+        return ctx.t(a.value, a.ty)
+    if not ctx.active(a.value):
+        tb = ctx.t(b.value, b.ty)
+        return tb if inst.op == "fadd" else _op(ctx, f"fneg {inst.ty} {tb}")
     return _op(ctx, f"{inst.op} {inst.ty} {ctx.t(a.value, a.ty)}, {ctx.t(b.value, b.ty)}")
 
 
 @tangent("fmul")
 def _t_mul(ctx, inst):
     a, b = inst.ops
-    x = _op(ctx, f"fmul {inst.ty} {ctx.t(a.value, a.ty)}, {ctx.p(b.value)}")
-    y = _op(ctx, f"fmul {inst.ty} {ctx.p(a.value)}, {ctx.t(b.value, b.ty)}")
-    return _op(ctx, f"fadd {inst.ty} {x}, {y}")
+    terms = []
+    if ctx.active(a.value) or not ctx.active(b.value):
+        terms.append(_op(ctx, f"fmul {inst.ty} {ctx.t(a.value, a.ty)}, {ctx.p(b.value)}"))
+    if ctx.active(b.value):
+        terms.append(_op(ctx, f"fmul {inst.ty} {ctx.p(a.value)}, {ctx.t(b.value, b.ty)}"))
+    return terms[0] if len(terms) == 1 else _op(ctx, f"fadd {inst.ty} {terms[0]}, {terms[1]}")
 
 
 @tangent("fdiv")
