@@ -64,6 +64,10 @@ def _depfile_args(inv, src) -> list[str]:
     return out
 
 
+# a declaration (not a definition) of Enzyme's truncation runtime (ad/truncate.py)
+_FPRT_DECL = re.compile(r'^declare [^@\n]*@"?__enzyme_fprt_', re.M)
+
+
 def _link(driver, inv, cfg, tmp) -> int:
     stages = Stages(cfg.verbose or inv.verbose)
     final = _final_driver(driver, inv)
@@ -103,7 +107,9 @@ def _link(driver, inv, cfg, tmp) -> int:
             first = False
     if first:   # bitcode only from archive members
         replace[inputs[0][0]] = [obj] + replace.get(inputs[0][0], [inputs[0][2]])
-    rc = run([final] + inv.link_args_with(replace), inv.verbose)
+    with open(obj, "rb") as f:   # the MPFR truncation runtime (ours or <enzyme/fprt/mpfr.h>)
+        mpfr = [] if b"mpfr_" not in f.read() else ["-lmpfr"]
+    rc = run([final] + inv.link_args_with(replace) + mpfr, inv.verbose)
     stages.done("relink")
     return rc
 
@@ -229,6 +235,9 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
                 opt.parse_text(new.replace(_DEBUG_VERSION, '!"Debug Info Version", i32 0'),
                                opt.new_context())
         module = opt.parse_text(new, ctx)
+        if _FPRT_DECL.search(new):      # truncation runtime calls the program does not define
+            with open(opt.fprt_runtime(tmp), "rb") as f:
+                module.link_in(opt.parse_bitcode(f.read(), "truncation runtime", ctx))
     except opt.InternalIRError as e:
         fd, path = tempfile.mkstemp(prefix="enzyme-cc-invalid-", suffix=".ll")  # (make -j)
         with os.fdopen(fd, "w") as f:

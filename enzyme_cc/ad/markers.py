@@ -23,8 +23,9 @@ _AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|revers
                        r"|error_estimate)"
                        r"[\w.$]*\"?\(")
 # any other call of an Enzyme entry point (__enzyme_error_estimate, __enzyme_truncate_*, ...): our
-# own runtime helpers are __enzyme_cc_*; todense pointers are lowered after AD (ad/sparse.py)
-_OTHER_MARKER = re.compile(r"@\"?([\w.$]*__enzyme_(?!cc_|todense|post_sparse_todense)\w+)\"?\(")
+# own runtime helpers are __enzyme_cc_*; todense pointers are lowered after AD (ad/sparse.py);
+# __enzyme_fprt_* is the truncation runtime (ad/truncate.py, supplied at link time)
+_OTHER_MARKER = re.compile(r"@\"?([\w.$]*__enzyme_(?!cc_|todense|post_sparse_todense|fprt_)\w+)\"?\(")
 GLOBAL_API = ("__enzyme_context", "__enzyme_shadow", "__enzyme_zero_shadows")
 # marker function -> request mode
 MODES = (("__enzyme_autodiff", "reverse"), ("__enzyme_fwddiff", "forward"),
