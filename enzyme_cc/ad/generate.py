@@ -266,6 +266,7 @@ class Generator(IndirectCalls):
         if key in self.done:
             return self.done[key]
         fn = self.module.function(fn_name)
+        truncate.refuse_derivative(fn)
         self.counter += 1
         name = f"@diffe.{fn_name[1:].strip(chr(34))}.{self.counter}"
         synth = Synth(self, fn, acts, ret_active, "combined", hints or {})
@@ -286,6 +287,7 @@ class Generator(IndirectCalls):
         if key in self.done:
             return self.done[key]
         fn = self.module.function(fn_name)
+        truncate.refuse_derivative(fn)
         self.counter += 1
         base = fn_name[1:].strip('"')
         aug, rev = f"@aug.{base}.{self.counter}", f"@rev.{base}.{self.counter}"
@@ -325,6 +327,7 @@ class Generator(IndirectCalls):
             return self.done[key]
         from .forward import ForwardSynth
         fn = self.module.function(fn_name)
+        truncate.refuse_derivative(fn)
         self.counter += 1
         vec = f"{width}." if width > 1 else ""
         name = f"@{'fwderr' if error else 'fwddiffe'}.{vec}{fn_name[1:].strip(chr(34))}.{self.counter}"

@@ -81,12 +81,39 @@ class Truncation:
         return f"{'mem' if self.mode == MEM else 'op'}_{self.tag}to{self.exp}_{self.sig}"
 
 
+# truncated copy -> the marker call that made it (for errors about its derivative)
+MADE_AT: dict[str, str] = {}
+
+
 def lower(text: str) -> str:
     """Rewrite every truncation marker call; returns the module text with the clones added."""
+    MADE_AT.clear()
     if not _CALL.search(text):
         return text
     from enzyme_cc.ir.model import parse_module
     return _Lowering(parse_module(text)).run()
+
+
+def refuse_derivative(fn):
+    """Only op-mode copies computing in an LLVM type are differentiable (fptrunc/fpext and the
+    narrow arithmetic have rules); a mem-mode value is a bit pattern, and the runtime's
+    operations have no derivatives."""
+    name = fn.name
+    if not name.startswith('@"__enzyme_cc_trunc.'):
+        return
+    mem = name.startswith('@"__enzyme_cc_trunc.mem_')
+    runtime = next((i for i in fn.insts() if i.op == "call" and
+                    (i.callee or "").startswith("@__enzyme_fprt_")), None)
+    if mem or runtime:
+        plain = name[2:-1].split(".", 2)[2]
+        why = ("mem-mode values are bit patterns of the narrow format" if mem else
+               "it computes through the truncation runtime (a format without an LLVM type), "
+               "whose operations have no derivatives")
+        raise UserError(f"{MADE_AT.get(name, 'a truncation marker call')}: the truncated copy of "
+                        f"'{plain}' is called by differentiated code, but enzyme-cc "
+                        f"differentiates only op-mode truncation to float, half or bfloat ({why});"
+                        " hint: use __enzyme_truncate_op_func(f, 64, 32) (or 16) there, or call "
+                        "the truncated function outside the differentiated code")
 
 
 def _ieee_bits(x: float, e: int, s: int) -> int:
@@ -190,6 +217,13 @@ class _Lowering:
             tr = self._truncation(mode, vals, where)
             new = self.clone(target, tr, where)
             self._replace(inst, f"{inst.name} = {_identity(inst.ty, new)}" if inst.name else "")
+            for use in fn.insts():      # direct calls of the copy (and of its derivatives)
+                if use.op in ("call", "invoke") and inst.name and use.callee == inst.name:
+                    toks = [new if t == inst.name else t for t in use.toks]
+                    self.lines[use.line] = join(toks) + "".join(
+                        f", {k} {v}" for k, v in use.md.items())
+                    for k in range(use.line + 1, use.line_end + 1):
+                        self.lines[k] = ""
             return
         # __enzyme_truncate_mem_value(x, from, to) / __enzyme_expand_mem_value(x, from, to)
         if len(vals) != 2 or not inst.ops or inst.ops[0].ty not in ("double", "float"):
@@ -228,6 +262,7 @@ class _Lowering:
         if key not in self.clones:
             plain = name[1:].strip('"')
             self.clones[key] = new = f'@"__enzyme_cc_trunc.{tr.label()}.{plain}"'
+            MADE_AT[new] = where
             self.extra.append(_Clone(self, self.m.function(name), tr, new).text())
         return self.clones[key]
 
