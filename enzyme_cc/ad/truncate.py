@@ -11,7 +11,7 @@ significand widths). The modes differ in what a `from` value holds:
 - mem mode: a value (argument, result, memory) holds the target representation:
   `__enzyme_truncate_mem_value(x, from, to)` makes one, `__enzyme_expand_mem_value` reads it.
 
-Targets LLVM has a type for (float 8/23, half 5/10, bfloat 8/7) are computed inline with
+Targets of Enzyme's own widths (float 8/23, half 5/10) are computed inline with
 fptrunc/fpext and arithmetic of that type; a mem-mode value keeps the narrow float's bits in the
 low bits of the `from` slot (upper bits zero). Every other target calls Enzyme's runtime ABI,
 `__enzyme_fprt_<from>_<kind>_<op>(operands..., i64 exponent, i64 significand, i64 mode,
@@ -36,8 +36,10 @@ from .diagnostics import located, source_of
 _CALL = re.compile(r"@\"?[\w.$]*__enzyme_(truncate_(mem|op)_func|truncate_mem_value|"
                    r"expand_mem_value)[\w.$]*\"?\(")
 IEEE = {16: (5, 10), 32: (8, 23), 64: (11, 52)}
-NATIVE = {(11, 52): "double", (8, 23): "float", (5, 10): "half", (8, 7): "bfloat"}
-_SUFFIX = {"double": "f64", "float": "f32", "half": "f16", "bfloat": "bf16"}
+# formats computed inline (Enzyme's own widths); bfloat (8, 7) goes through the runtime like
+# any other: Debian's libgcc has no bfloat conversions (__truncdfbf2) for the code LLVM emits
+NATIVE = {(11, 52): "double", (8, 23): "float", (5, 10): "half"}
+_SUFFIX = {"double": "f64", "float": "f32", "half": "f16"}
 MEM, OP = 1, 2
 _HINT = ("call __enzyme_truncate_op_func((void *)f, 64, 32) or (f, 64, exponent_bits, "
          "significand_bits) with constant widths and a function defined in the program")
@@ -111,7 +113,7 @@ def refuse_derivative(fn):
                "whose operations have no derivatives")
         raise UserError(f"{MADE_AT.get(name, 'a truncation marker call')}: the truncated copy of "
                         f"'{plain}' is called by differentiated code, but enzyme-cc "
-                        f"differentiates only op-mode truncation to float, half or bfloat ({why});"
+                        f"differentiates only op-mode truncation to float or half ({why});"
                         " hint: use __enzyme_truncate_op_func(f, 64, 32) (or 16) there, or call "
                         "the truncated function outside the differentiated code")
 
@@ -153,8 +155,6 @@ def _literal(x: float, ty: str) -> str:
     bits = _ieee_bits(x, e, s)
     if ty == "half":
         return f"0xH{bits:04X}"
-    if ty == "bfloat":
-        return f"0xR{bits:04X}"
     v = struct.unpack(">f", struct.pack(">I", bits))[0] if ty == "float" else \
         struct.unpack(">d", struct.pack(">Q", bits))[0]
     return "0x" + struct.pack(">d", v).hex().upper()
@@ -214,7 +214,7 @@ class _Lowering:
             if len(vals) not in (2, 3):
                 raise UserError(f"{where}: '{_plain(callee)}' takes (f, from, to) or (f, from, "
                                 f"exponent, significand), not {len(inst.ops)} arguments")
-            tr = self._truncation(mode, vals, where)
+            tr = self._truncation(mode, vals, where, callee)
             new = self.clone(target, tr, where)
             self._replace(inst, f"{inst.name} = {_identity(inst.ty, new)}" if inst.name else "")
             for use in fn.insts():      # direct calls of the copy (and of its derivatives)
@@ -229,7 +229,7 @@ class _Lowering:
         if len(vals) != 2 or not inst.ops or inst.ops[0].ty not in ("double", "float"):
             raise UserError(f"{where}: '{_plain(callee)}' takes (value, from, to): a float or "
                             f"double and two constant widths; hint: {_HINT}")
-        tr = self._truncation(MEM, vals, where)
+        tr = self._truncation(MEM, vals, where, callee)
         if inst.ops[0].ty != tr.from_ty:
             raise UserError(f"{where}: '{_plain(callee)}' got a {inst.ops[0].ty} for {vals[0]}-bit "
                             f"values; hint: pass a {tr.from_ty}")
@@ -243,10 +243,11 @@ class _Lowering:
         out = body.out + ([f"{inst.name} = {_identity(inst.ty, v)}"] if inst.name else [])
         self._replace(inst, "\n".join(out))
 
-    def _truncation(self, mode, vals, where):
+    def _truncation(self, mode, vals, where, callee):
         to = IEEE.get(vals[1]) if len(vals) == 2 else tuple(vals[1:])
         if to is None or vals[0] not in IEEE:
-            raise UserError(f"{where}: float widths must be 16, 32 or 64 (got "
+            raise UserError(f"{where}: the float widths passed to '{_plain(callee)}' must be 16, "
+                            "32 or 64 (got "
                             f"{', '.join(map(str, vals))}); hint: {_HINT}")
         tag = f"{vals[0]}_{IEEE[vals[0]][1]}"
         return Truncation(mode, vals[0], to, where, tag in self.user_fprt)
@@ -329,11 +330,8 @@ class _Body:
     def cast(self, v, src, dst):
         if scalar_of(src) == scalar_of(dst):
             return v
-        bits = {"half": 16, "bfloat": 16, "float": 32, "double": 64}
+        bits = {"half": 16, "float": 32, "double": 64}
         a, b = scalar_of(src), scalar_of(dst)
-        if {a, b} == {"half", "bfloat"}:
-            v, src = self.emit(f"fpext {src} {v} to {_vec(src, 'float')}"), _vec(src, "float")
-            return self.cast(v, src, dst)
         op = "fpext" if bits[a] < bits[b] else "fptrunc"
         return self.emit(f"{op} {src} {v} to {dst}")
 

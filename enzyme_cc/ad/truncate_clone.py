@@ -65,7 +65,7 @@ class _Clone:
     def no_vector(self, inst, ty):
         if ty.startswith("<") and not self.tr.native:
             self.refuse(inst, "vector operation", "hint: the runtime computes scalars only; "
-                        "truncate to float/half/bfloat, or keep the code scalar")
+                        "truncate to float or half, or keep the code scalar")
 
     def mem_consts(self, inst, toks, b) -> list[str]:
         """mem mode: every `from` constant operand replaced by its representation."""
@@ -236,7 +236,7 @@ class _Clone:
             if native_name.startswith("llvm."):
                 self.low.declare("@" + native_name, rty, [t for t, _ in narrow])
                 call_args, r_ty, name = narrow, rty, native_name
-            else:   # libm has no half/bfloat functions: compute in float and round (as C does)
+            else:   # libm has no half functions: compute in float and round (as C does)
                 call_args = [("float", b.cast(v, t, "float")) if t == tr.native else (t, v)
                              for t, v in narrow]
                 r_ty = "float" if rty == tr.native else rty
