@@ -288,7 +288,7 @@ class _Lowering:
         if group not in self.groups:
             text = self.m.attr_groups.get(group, "{ }")
             text = re.sub(r"\bmemory\([^)]*\)|\b(readnone|readonly|writeonly|argmemonly|"
-                          r"inaccessiblememonly|speculatable|willreturn|nosync)\b", "", text)
+                          r"inaccessiblememonly|speculatable|willreturn|nosync|nofree)\b", "", text)
             self.groups[group] = g = f"#{9000 + len(self.groups)}"
             self.extra.append(f"attributes {g} = {text}")
         return self.groups[group]
@@ -338,15 +338,31 @@ class _Body:
     def _int(self, ty, bits):
         return _vec(ty, f"i{bits}")
 
-    def unpack(self, v, ty):
-        """mem mode, native target: the narrow float kept in the low bits of a `from` value."""
-        t = self.tr
-        nt = _vec(ty, t.native)
+    def narrow_literal(self, v):
+        """A constant (scalar, vector or splat) of the `from` type rounded to the target, or
+        None when v is not a literal."""
         c = _const_value(v)
         if c is not None:
-            return _literal(c, t.native)
+            return _literal(c, self.tr.native)
         if v in ("zeroinitializer", "undef", "poison"):
             return v
+        if not v.startswith(("<", "splat")):
+            return None
+        toks = tokenize(v)
+        for k in range(len(toks) - 1):
+            if toks[k] == self.tr.from_ty and _const_value(toks[k + 1]) is not None:
+                toks[k], toks[k + 1] = self.tr.native, _literal(_const_value(toks[k + 1]),
+                                                                self.tr.native)
+        return join(toks)
+
+    def unpack(self, v, ty):
+        """mem mode, native target: the narrow float kept in the low bits of a `from` value
+        (a literal is a number: rounded here)."""
+        t = self.tr
+        nt = _vec(ty, t.native)
+        lit = self.narrow_literal(v)
+        if lit is not None:
+            return lit
         wide, narrow = {"double": 64, "float": 32}[t.from_ty], 16 if t.native != "float" else 32
         i = self.emit(f"bitcast {ty} {v} to {self._int(ty, wide)}")
         i = self.emit(f"trunc {self._int(ty, wide)} {i} to {self._int(ty, narrow)}")
@@ -379,10 +395,8 @@ class _Body:
             return self.packed_const(v, loc) if t.mode == MEM and _const_value(v) is not None else v
         if t.mode == MEM:
             return self.unpack(v, ty)
-        c = _const_value(v)
-        if c is not None:
-            return _literal(c, t.native)
-        return self.cast(v, ty, _vec(ty, t.native))
+        lit = self.narrow_literal(v)
+        return lit if lit is not None else self.cast(v, ty, _vec(ty, t.native))
 
     def result(self, v, ty):
         """The result (computed in the target type) back as a `from` value."""

@@ -138,6 +138,8 @@ class _Clone:
             return b.out
         if op in ("call", "invoke"):
             return self.call(inst, b, loc)
+        if op == "atomicrmw" and tr.mode == MEM and self.is_from(inst.ty):
+            self.refuse(inst, "atomic update", "hint: keep atomics outside the truncated code")
         if tr.mode == MEM and op in ("bitcast",) and (self.is_from(inst.ty) or
                                                       self.is_from(inst.ops[0].ty)):
             self.refuse(inst, "reinterpretation of a truncated value's bits")

@@ -50,6 +50,12 @@ static double steps(double a, double b) {
   }
 STEPS_NARROW(_Float16, steps_h)
 
+/* vector code (clang's vector extension): lanes truncated alike, vector literals rounded */
+typedef double v2d __attribute__((vector_size(16)));
+typedef float v2f __attribute__((vector_size(8)));
+static void axpb(v2d *a) { *a = *a * (v2d){1.1, 2.2} + 0.3; }
+static v2f axpb_f(v2f a) { return a * (v2f){1.1f, 2.2f} + 0.3f; }
+
 typedef double (*Kernel)(double *, const double *, int);
 typedef double (*Steps)(double, double);
 enum { N = 6 };
@@ -92,6 +98,15 @@ int main(void) {
     double r = m16(__enzyme_truncate_mem_value(x, 64, 16), __enzyme_truncate_mem_value(y, 64, 16));
     check_exact("mem16", __enzyme_expand_mem_value(r, 64, 16),
                 (double)steps_h((_Float16)x, (_Float16)y));
+  }
+  v2d va = {rnd(50), rnd(51)}, vm = {__enzyme_truncate_mem_value(va[0], 64, 32),
+                                      __enzyme_truncate_mem_value(va[1], 64, 32)};
+  v2f vw = axpb_f((v2f){(float)va[0], (float)va[1]});
+  ((void (*)(v2d *))__enzyme_truncate_op_func((void *)axpb, 64, 32))(&va);
+  ((void (*)(v2d *))__enzyme_truncate_mem_func((void *)axpb, 64, 32))(&vm);
+  for (int k = 0; k < 2; k++) {
+    check_exact("op32_vector", va[k], vw[k]);
+    check_exact("mem32_vector", __enzyme_expand_mem_value(vm[k], 64, 32), vw[k]);
   }
   return report();
 }
