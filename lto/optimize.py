@@ -157,13 +157,15 @@ def fprt_runtime(tmp: str) -> str:
     return out
 
 
-def emit_object(src: str, out: str, level: int, tmp: str) -> None:
+def emit_object(src: str, out: str, level: int, tmp: str, debug: bool = False) -> None:
     """Native PIC object of bitcode file `src`. A large module is split (llvm-split, locals kept
-    with their users) and the parts are compiled in parallel, then joined with `ld.lld -r`."""
+    with their users) and the parts are compiled in parallel, then joined with `ld.lld -r`;
+    not with debug info, whose variable records name internal globals (static variables,
+    strings) from every part while llvm-split keeps each local in one part only."""
     llc = [toolchain.tool("llc"), f"-O{min(max(level, 0), 3)}", "-relocation-model=pic",
            "-filetype=obj"]
     jobs = min(len(os.sched_getaffinity(0)), 2)
-    if jobs < 2 or os.path.getsize(src) < SPLIT_BYTES:
+    if jobs < 2 or debug or os.path.getsize(src) < SPLIT_BYTES:
         run_tool(llc + [src, "-o", out], "code generation")
         return
     part = os.path.join(tmp, "part")
