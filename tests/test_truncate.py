@@ -45,6 +45,15 @@ def test_truncate_ref_pipeline(tmp_path, monkeypatch):
     assert "FAILED" not in r.stdout
 
 
+def test_truncate_debug_info_with_runtime_header(tmp_path):
+    """Enzyme's way of building: `-include enzyme/fprt/mpfr.h` in C++ with -g. The runtime makes
+    the module large enough for split code generation, whose parts once lost the static
+    variables and strings that the debug info names (undefined `.str` at link)."""
+    exe = _build(tmp_path, "template.cpp", ["-O2", "-g", "-include", "enzyme/fprt/mpfr.h"])
+    r = run([str(exe)])
+    assert "FAILED" not in r.stdout
+
+
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
 @pytest.mark.parametrize("prog", ["native.c", "mpfr_direct.c"])
 def test_truncate_valgrind(tmp_path, prog):
