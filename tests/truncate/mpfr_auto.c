@@ -57,5 +57,12 @@ int main(void) {
     double want = round_bits(round_bits(round_bits(x[i], 10) * 1.5, 10) + 0.5, 10);
     check_exact("mem_p10", __enzyme_fprt_64_52_get(xm[i], 8, 10, 1, "mpfr_auto.c"), want);
   }
+  /* zeroed memory reads as +0 in mem mode (it never held a runtime number) */
+  double z[N] = {0};
+  z[1] = __enzyme_fprt_64_52_new(x[1], 8, 10, 1, "mpfr_auto.c");
+  ms(z, N, __enzyme_fprt_64_52_new(2.0, 8, 10, 1, "mpfr_auto.c"));
+  check_exact("mem_zero", __enzyme_fprt_64_52_get(z[0], 8, 10, 1, "mpfr_auto.c"), 0.5);
+  check_exact("mem_zero_other", __enzyme_fprt_64_52_get(z[1], 8, 10, 1, "mpfr_auto.c"),
+              round_bits(round_bits(x[1], 10) * 2 + 0.5, 10));
   return report();
 }

@@ -54,10 +54,24 @@ ECC_FPRT_WEAK double __enzyme_fprt_64_52_const(double a, int64_t exponent, int64
                                                int64_t mode, const char *loc) {
   return __enzyme_fprt_64_52_new(a, exponent, significand, mode, loc);
 }
+/* The number a mem-mode value holds. All-zero bits (memory cleared with memset or calloc, which
+   never held a runtime number) read as +0, as in Enzyme's runtime. */
+static __thread mpfr_t ecc_fprt_zero;
+static __thread int ecc_fprt_zero_made;
+static inline mpfr_srcptr ecc_fprt_number(double a) {
+  if (__enzyme_fprt_double_to_ptr(a))
+    return __enzyme_fprt_double_to_ptr(a)->v;
+  if (!ecc_fprt_zero_made) {
+    mpfr_init2(ecc_fprt_zero, MPFR_PREC_MIN);
+    mpfr_set_zero(ecc_fprt_zero, 1);
+    ecc_fprt_zero_made = 1;
+  }
+  return ecc_fprt_zero;
+}
 ECC_FPRT_WEAK double __enzyme_fprt_64_52_get(double a, int64_t exponent, int64_t significand,
                                              int64_t mode, const char *loc) {
   (void)exponent, (void)significand, (void)mode, (void)loc;
-  return mpfr_get_d(__enzyme_fprt_double_to_ptr(a)->v, ECC_RND);
+  return mpfr_get_d(ecc_fprt_number(a), ECC_RND);
 }
 ECC_FPRT_WEAK void __enzyme_fprt_64_52_delete(double a, int64_t exponent, int64_t significand,
                                               int64_t mode, const char *loc) {
@@ -148,7 +162,7 @@ static inline mpfr_srcptr ecc_fprt_in_d(mpfr_ptr tmp, double x, ECC_SIG) {
     mpfr_set_d(tmp, x, ECC_RND);
     return tmp;
   }
-  return __enzyme_fprt_double_to_ptr(x)->v;
+  return ecc_fprt_number(x);
 }
 static inline mpfr_srcptr ecc_fprt_in_f(mpfr_ptr tmp, float x, ECC_SIG) {
   (void)exponent, (void)loc;
