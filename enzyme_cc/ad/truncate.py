@@ -160,6 +160,12 @@ def _literal(x: float, ty: str) -> str:
     return "0x" + struct.pack(">d", v).hex().upper()
 
 
+def line_of(toks) -> str:
+    """An instruction printed from its tokens, callee and argument list joined as LLVM prints
+    them (`@f(`): the marker scans (ad/markers.py) look for exactly that."""
+    return re.sub(r'(@(?:[-\w.$]+|"[^"]*")) \(', r"\1(", join(toks))
+
+
 def _vec(ty: str, scalar: str) -> str:
     """ty with its float element type replaced by `scalar` (vectors keep their length)."""
     return ty.replace(scalar_of(ty), scalar) if ty.startswith("<") else scalar
@@ -217,10 +223,10 @@ class _Lowering:
             tr = self._truncation(mode, vals, where, callee)
             new = self.clone(target, tr, where)
             self._replace(inst, f"{inst.name} = {_identity(inst.ty, new)}" if inst.name else "")
-            for use in fn.insts():      # direct calls of the copy (and of its derivatives)
-                if use.op in ("call", "invoke") and inst.name and use.callee == inst.name:
+            for use in fn.insts():      # the copy itself: direct calls, markers of it
+                if inst.name and use is not inst and inst.name in use.toks:
                     toks = [new if t == inst.name else t for t in use.toks]
-                    self.lines[use.line] = join(toks) + "".join(
+                    self.lines[use.line] = line_of(toks) + "".join(
                         f", {k} {v}" for k, v in use.md.items())
                     for k in range(use.line + 1, use.line_end + 1):
                         self.lines[k] = ""

@@ -7,7 +7,8 @@ import re
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import join, scalar_of
 from .diagnostics import located
-from .truncate import (_BINOPS, INTRINSICS, LIBM, MEM, OP, _SUFFIX, _Body, _const_value, _vec)
+from .truncate import (_BINOPS, INTRINSICS, LIBM, MEM, _SUFFIX, _Body, _const_value, _vec,
+                       line_of)
 
 _CASTS = ("fptosi", "fptoui", "sitofp", "uitofp", "fpext", "fptrunc", "bitcast")
 _FROM_HINT = ("hint: truncate only code whose floats stay floats, or expand the value "
@@ -143,7 +144,7 @@ class _Clone:
         if tr.mode == MEM and op in ("bitcast",) and (self.is_from(inst.ty) or
                                                       self.is_from(inst.ops[0].ty)):
             self.refuse(inst, "reinterpretation of a truncated value's bits")
-        return b.out + [join(self.mem_consts(inst, inst.toks, b))]
+        return b.out + [line_of(self.mem_consts(inst, inst.toks, b))]
 
     def constant_memory(self, ptr) -> bool:
         seen = 0
@@ -191,13 +192,13 @@ class _Clone:
             if floats or callee != "asm":
                 self.refuse(inst, "call through a function pointer", "hint: call the function "
                             "directly, so that its truncated copy can be called")
-            return [join(inst.toks)]
+            return [line_of(inst.toks)]
         if self.m.defines(callee) and not callee.startswith('@"__enzyme_cc_trunc'):
             new = self.low.clone(callee, tr, self.where(inst))
             toks = [new if t == callee else t for t in inst.toks]
             if not tr.native:            # the call site must not promise the original's purity
                 toks = [t for t in toks if not re.fullmatch(r"#\d+", t)]
-            return b.out + [join(self.mem_consts(inst, toks, b))]
+            return b.out + [line_of(self.mem_consts(inst, toks, b))]
         plain = callee[1:].strip('"')
         if plain.startswith("llvm."):
             parts = plain[5:].split(".")
@@ -205,7 +206,7 @@ class _Clone:
                 if floats and tr.mode == MEM and not plain.startswith(("llvm.lifetime", "llvm.mem")):
                     self.refuse(inst, f"call of '{plain}'", "hint: enzyme-cc truncates "
                                 + ", ".join(sorted(INTRINSICS)) + " intrinsics")
-                return b.out + [join(self.mem_consts(inst, inst.toks, b))]
+                return b.out + [line_of(self.mem_consts(inst, inst.toks, b))]
             native = "llvm." + ".".join([parts[0]] + [self.suffix(p) for p in parts[1:]]) \
                 if tr.native else None
             return self.math(inst, b, loc, plain, "intr_" + plain.replace(".", "_"), native)
@@ -216,7 +217,7 @@ class _Clone:
             self.refuse(inst, f"call of '{plain}', which has no bitcode",
                         "hint: expand the values first (__enzyme_expand_mem_value), or build "
                         f"'{plain}' with enzyme-cc so that it is truncated too")
-        return b.out + [join(inst.toks)]
+        return b.out + [line_of(inst.toks)]
 
     def suffix(self, part):
         m = re.fullmatch(r"(v\d+)?" + _SUFFIX[self.tr.from_ty], part)

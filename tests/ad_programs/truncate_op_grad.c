@@ -82,6 +82,15 @@ int main(void) {
     snprintf(name, sizeof name, "dmodel[%d]", j);
     check(name, dx[j], (x[j] + cos(x[j])) * x[0] + (j == 0 ? e : 0));
   }
+  /* the truncated copy itself differentiated: the marker's function is the copy */
+  double de[N] = {0};
+  __enzyme_autodiff(__enzyme_truncate_op_func((void *)energy, 64, 32), enzyme_dup, x, de,
+                    enzyme_const, N);
+  for (int j = 0; j < N; j++) {
+    char name[32];
+    snprintf(name, sizeof name, "denergy32[%d]", j);
+    check(name, de[j], x[j] + cos(x[j]));
+  }
   double v[N], jv = 0;
   for (int i = 0; i < N; i++) v[i] = rnd(20 + i), jv += v[i] * dx[i];
   check("dot_model", __enzyme_fwddiff((void *)model, enzyme_dup, x, v, enzyme_const, N), jv);
