@@ -180,6 +180,7 @@ class _Lowering:
         self.clones: dict[tuple, str] = {}
         self.locs: dict[str, str] = {}
         self.groups: dict[str, str] = {}
+        self.tmps = 0
         # a program's own (strong) runtime functions: Enzyme calls them for every target
         self.user_fprt = {m.group(1) for name, (a, _) in module._bodies.items()
                           for m in [re.match(r'@"?__enzyme_fprt_(\d+_\d+)_', name)]
@@ -310,11 +311,10 @@ class _Body:
 
     def __init__(self, low, tr, fn):
         self.low, self.tr, self.fn, self.out = low, tr, fn, []
-        self.n = 0
 
     def tmp(self):
-        self.low.tmp_counter = getattr(self.low, "tmp_counter", 0) + 1
-        return f"%tr.{self.low.tmp_counter}"
+        self.low.tmps += 1
+        return f"%tr.{self.low.tmps}"
 
     def emit(self, rhs) -> str:
         t = self.tmp()
@@ -388,10 +388,12 @@ class _Body:
         c = _const_value(v)
         if c is None:
             return v                           # zeroinitializer / undef / poison: zero bits
-        if t.native:
+        if t.native:         # the narrow bits, zero-extended, as a literal of the slot's type
             bits = _ieee_bits(c, *{x: k for k, x in NATIVE.items()}[t.native])
-            return "0x" + struct.pack(">Q", bits).hex().upper() if t.from_ty == "double" else \
-                "0x" + struct.pack(">d", struct.unpack(">f", struct.pack(">I", bits))[0]).hex().upper()
+            if t.from_ty == "float":
+                bits = struct.unpack(">Q", struct.pack(">d", struct.unpack(
+                    ">f", struct.pack(">I", bits))[0]))[0]
+            return f"0x{bits:016X}"
         return self.fprt("const", [(t.from_ty, v)], t.from_ty, loc)
 
     def operand(self, v, ty, loc):

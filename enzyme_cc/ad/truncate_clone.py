@@ -203,7 +203,7 @@ class _Clone:
         if plain.startswith("llvm."):
             parts = plain[5:].split(".")
             if parts[0] not in INTRINSICS or not floats:
-                if floats and tr.mode == MEM and not plain.startswith(("llvm.lifetime", "llvm.mem")):
+                if floats and tr.mode == MEM:
                     self.refuse(inst, f"call of '{plain}'", "hint: enzyme-cc truncates "
                                 + ", ".join(sorted(INTRINSICS)) + " intrinsics")
                 return b.out + [line_of(self.mem_consts(inst, inst.toks, b))]
