@@ -6,6 +6,14 @@ void *__enzyme_truncate_op_func(void *, int, int, ...);
 void *__enzyme_truncate_mem_func(void *, int, int, ...);
 double __enzyme_truncate_mem_value(double, int, int);
 double __enzyme_expand_mem_value(double, int, int);
+float __enzyme_truncate_mem_value_f(float, int, int);
+float __enzyme_expand_mem_value_f(float, int, int);
+
+/* float -> half: a constant result is stored in the float slot's representation */
+static float clampish(float a) { return a > 1.0f ? 2.5f : a * 3.0f; }
+static _Float16 clampish_h(_Float16 a) {
+  return (float)a > 1.0f ? (_Float16)2.5f : (_Float16)((float)a * 3.0f);
+}
 
 /* branches, a loop over memory, libm and intrinsic calls, integer conversions, a callee */
 static double scale(double v, int k) { return v * k + 0.25; }
@@ -98,6 +106,14 @@ int main(void) {
     double r = m16(__enzyme_truncate_mem_value(x, 64, 16), __enzyme_truncate_mem_value(y, 64, 16));
     check_exact("mem16", __enzyme_expand_mem_value(r, 64, 16),
                 (double)steps_h((_Float16)x, (_Float16)y));
+  }
+  float (*cf)(float) = (float (*)(float))__enzyme_truncate_mem_func((void *)clampish, 32, 16);
+  float (*co)(float) = (float (*)(float))__enzyme_truncate_op_func((void *)clampish, 32, 16);
+  for (int k = 0; k < 3; k++) {
+    float v = (float)rnd(60 + k) / 2;
+    float r = __enzyme_expand_mem_value_f(cf(__enzyme_truncate_mem_value_f(v, 32, 16)), 32, 16);
+    check_exact("mem32to16", r, (float)clampish_h((_Float16)v));
+    check_exact("op32to16", co(v), (float)clampish_h((_Float16)v));
   }
   v2d va = {rnd(50), rnd(51)}, vm = {__enzyme_truncate_mem_value(va[0], 64, 32),
                                       __enzyme_truncate_mem_value(va[1], 64, 32)};
