@@ -166,7 +166,7 @@ def _code_digest() -> bytes:
     for d in sorted(pkg_dirs):
         for root, _, files in sorted(os.walk(d)):
             for name in sorted(files):
-                if name.endswith((".py", ".toml")):
+                if name.endswith((".py", ".toml", ".h")):   # .h: the linked fprt runtime
                     with open(os.path.join(root, name), "rb") as f:
                         h.update(name.encode() + f.read())
     return h.digest()
