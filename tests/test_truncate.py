@@ -37,12 +37,13 @@ def test_truncate_program(tmp_path, prog, opt):
     assert len(checks) >= 3, r.stdout
 
 
-def test_truncate_ref_pipeline(tmp_path, monkeypatch):
+@pytest.mark.parametrize("prog", PROGRAMS)
+def test_truncate_ref_pipeline(tmp_path, monkeypatch, prog):
     """Unoptimized IR (ENZYME_CC_PREOPT=0): every value in memory, every helper a call."""
     monkeypatch.setenv("ENZYME_CC_PREOPT", "0")
-    exe = _build(tmp_path, "native.c", ["-O0"])
+    exe = _build(tmp_path, prog, ["-O0"])
     r = run([str(exe)])
-    assert "FAILED" not in r.stdout
+    assert "FAILED" not in r.stdout and "CHECK" in r.stdout
 
 
 def test_truncate_debug_info_with_runtime_header(tmp_path):
