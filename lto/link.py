@@ -64,6 +64,10 @@ def _depfile_args(inv, src) -> list[str]:
     return out
 
 
+# a declaration (not a definition) of Enzyme's truncation runtime (ad/truncate.py)
+_FPRT_DECL = re.compile(r'^declare [^@\n]*@"?__enzyme_fprt_', re.M)
+
+
 def _link(driver, inv, cfg, tmp) -> int:
     stages = Stages(cfg.verbose or inv.verbose)
     final = _final_driver(driver, inv)
@@ -103,7 +107,9 @@ def _link(driver, inv, cfg, tmp) -> int:
             first = False
     if first:   # bitcode only from archive members
         replace[inputs[0][0]] = [obj] + replace.get(inputs[0][0], [inputs[0][2]])
-    rc = run([final] + inv.link_args_with(replace), inv.verbose)
+    with open(obj, "rb") as f:   # the MPFR truncation runtime (ours or <enzyme/fprt/mpfr.h>)
+        mpfr = [] if b"mpfr_" not in f.read() else ["-lmpfr"]
+    rc = run([final] + inv.link_args_with(replace) + mpfr, inv.verbose)
     stages.done("relink")
     return rc
 
@@ -160,7 +166,7 @@ def _code_digest() -> bytes:
     for d in sorted(pkg_dirs):
         for root, _, files in sorted(os.walk(d)):
             for name in sorted(files):
-                if name.endswith((".py", ".toml")):
+                if name.endswith((".py", ".toml", ".h")):   # .h: the linked fprt runtime
                     with open(os.path.join(root, name), "rb") as f:
                         h.update(name.encode() + f.read())
     return h.digest()
@@ -229,6 +235,9 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
                 opt.parse_text(new.replace(_DEBUG_VERSION, '!"Debug Info Version", i32 0'),
                                opt.new_context())
         module = opt.parse_text(new, ctx)
+        if _FPRT_DECL.search(new):      # truncation runtime calls the program does not define
+            with open(opt.fprt_runtime(tmp), "rb") as f:
+                module.link_in(opt.parse_bitcode(f.read(), "truncation runtime", ctx))
     except opt.InternalIRError as e:
         fd, path = tempfile.mkstemp(prefix="enzyme-cc-invalid-", suffix=".ll")  # (make -j)
         with os.fdopen(fd, "w") as f:
@@ -241,7 +250,8 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
     level = _level(inv.opt_level)
     opt.optimize(ad, post, level, vectorize=level >= 2)
     stages.done("post-AD optimization")
-    opt.emit_object(post, obj, level, tmp)      # llc: .init_array for constructors, as clang
+    # llc: .init_array for constructors, as clang
+    opt.emit_object(post, obj, level, tmp, debug=_DEBUG_VERSION in new)
     stages.done("codegen")
 
 

@@ -139,13 +139,33 @@ def inline_and_sroa(text: str, tmp: str) -> str:
         return f.read()
 
 
-def emit_object(src: str, out: str, level: int, tmp: str) -> None:
+def fprt_runtime(tmp: str) -> str:
+    """Bitcode of enzyme-cc's <enzyme/fprt/mpfr.h> (weak definitions), for a program whose
+    truncated functions call the runtime without including it itself."""
+    src, out = os.path.join(tmp, "fprt-runtime.c"), os.path.join(tmp, "fprt-runtime.bc")
+    with open(src, "w") as f:
+        f.write("#include <enzyme/fprt/mpfr.h>\n")
+    r = subprocess.run([toolchain.tool("clang"), "-O2", "-c", "-emit-llvm", "-isystem",
+                        toolchain.include_dir(), src, "-o", out], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True, errors="replace")
+    if r.returncode != 0:
+        missing = "mpfr.h" in r.stderr and "not found" in r.stderr
+        raise UserError("the truncation runtime (<enzyme/fprt/mpfr.h>, needed by a truncation "
+                        "to a format without an LLVM type) does not compile"
+                        + ("; hint: install MPFR (Debian: apt-get install libmpfr-dev)" if missing
+                           else f": {r.stderr.strip()[-1000:]}"))
+    return out
+
+
+def emit_object(src: str, out: str, level: int, tmp: str, debug: bool = False) -> None:
     """Native PIC object of bitcode file `src`. A large module is split (llvm-split, locals kept
-    with their users) and the parts are compiled in parallel, then joined with `ld.lld -r`."""
+    with their users) and the parts are compiled in parallel, then joined with `ld.lld -r`;
+    not with debug info, whose variable records name internal globals (static variables,
+    strings) from every part while llvm-split keeps each local in one part only."""
     llc = [toolchain.tool("llc"), f"-O{min(max(level, 0), 3)}", "-relocation-model=pic",
            "-filetype=obj"]
     jobs = min(len(os.sched_getaffinity(0)), 2)
-    if jobs < 2 or os.path.getsize(src) < SPLIT_BYTES:
+    if jobs < 2 or debug or os.path.getsize(src) < SPLIT_BYTES:
         run_tool(llc + [src, "-o", out], "code generation")
         return
     part = os.path.join(tmp, "part")

@@ -133,12 +133,11 @@ int main(void) {
 
 UNKNOWN_ENTRY = """\
 #include <stdio.h>
-extern void *__enzyme_truncate_mem_func(void *, int, int);
+extern double __enzyme_likelihood(void *, double, double);
 double g(double in) { return in * in; }
 
 int main(void) {
-  double (*h)(double) = (double (*)(double))__enzyme_truncate_mem_func((void *)g, 64, 32);
-  printf("%f\\n", h(1.0));
+  printf("%f\\n", __enzyme_likelihood((void *)g, 1.0, 2.0));
   return 0;
 }
 """
@@ -417,8 +416,8 @@ CASES = {
     "context_width_in_reverse": (GSHADOW_WIDTH_REVERSE, ("main",), "__enzyme_autodiff((void *)scaled"),
     "todense_pointer_stored": (TODENSE_ESCAPES, ("main",), "keep = p;"),
     "todense_argument_types": (TODENSE_ARG_TYPES, ("main", "unit"), "__enzyme_todense((void *)unit"),
-    "unknown_entry_point": (UNKNOWN_ENTRY, ("__enzyme_truncate_mem_func", "main"),
-                            "__enzyme_truncate_mem_func((void *)g"),
+    "unknown_entry_point": (UNKNOWN_ENTRY, ("__enzyme_likelihood", "main"),
+                            "__enzyme_likelihood((void *)g"),
     "error_estimate_no_bitcode": (ERREST_NO_BITCODE, ("unknown", "g"), "return unknown(in)"),
     "error_estimate_custom": (ERREST_CUSTOM, ("g", "myexp"), "return myexp(x) * 2"),
     "error_estimate_width": (ERREST_WIDTH, ("main",), "__enzyme_error_estimate((void *)sq"),

@@ -17,7 +17,7 @@ import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, local_name
 from .diagnostics import located
-from . import batch, fixed_point, global_shadows, reverse_vector, runtime, shared_globals, virtual_shadow
+from . import batch, fixed_point, truncate, global_shadows, reverse_vector, runtime, shared_globals, virtual_shadow
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_primal_reverse,
@@ -266,6 +266,7 @@ class Generator(IndirectCalls):
         if key in self.done:
             return self.done[key]
         fn = self.module.function(fn_name)
+        truncate.refuse_derivative(fn)
         self.counter += 1
         name = f"@diffe.{fn_name[1:].strip(chr(34))}.{self.counter}"
         synth = Synth(self, fn, acts, ret_active, "combined", hints or {})
@@ -286,6 +287,7 @@ class Generator(IndirectCalls):
         if key in self.done:
             return self.done[key]
         fn = self.module.function(fn_name)
+        truncate.refuse_derivative(fn)
         self.counter += 1
         base = fn_name[1:].strip('"')
         aug, rev = f"@aug.{base}.{self.counter}", f"@rev.{base}.{self.counter}"
@@ -325,6 +327,7 @@ class Generator(IndirectCalls):
             return self.done[key]
         from .forward import ForwardSynth
         fn = self.module.function(fn_name)
+        truncate.refuse_derivative(fn)
         self.counter += 1
         vec = f"{width}." if width > 1 else ""
         name = f"@{'fwderr' if error else 'fwddiffe'}.{vec}{fn_name[1:].strip(chr(34))}.{self.counter}"
@@ -590,6 +593,7 @@ def differentiate(text: str, origins: dict | None = None) -> str:
                         "logger, which enzyme-cc never calls (its derivatives and error estimates "
                         "log nothing); hint: remove the logger, or compute what it records from "
                         "__enzyme_autodiff / __enzyme_error_estimate results")
+    text = truncate.lower(text)   # __enzyme_truncate_*: truncated copies, differentiable code
     from .checkpoint import lower
     text = lower(text)      # checkpointed loops: plain loops until reverse mode meets them
     counter = 0

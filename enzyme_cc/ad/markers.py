@@ -22,9 +22,10 @@ RET_USED = ("enzyme_primal_return", "enzyme_noret")
 _AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse|augmentsize"
                        r"|error_estimate)"
                        r"[\w.$]*\"?\(")
-# any other call of an Enzyme entry point (__enzyme_error_estimate, __enzyme_truncate_*, ...): our
-# own runtime helpers are __enzyme_cc_*; todense pointers are lowered after AD (ad/sparse.py)
-_OTHER_MARKER = re.compile(r"@\"?([\w.$]*__enzyme_(?!cc_|todense|post_sparse_todense)\w+)\"?\(")
+# any other call of an Enzyme entry point (ProbProg's __enzyme_likelihood, ...): our
+# own runtime helpers are __enzyme_cc_*; todense pointers are lowered after AD (ad/sparse.py);
+# __enzyme_fprt_* is the truncation runtime (ad/truncate.py, supplied at link time)
+_OTHER_MARKER = re.compile(r"@\"?([\w.$]*__enzyme_(?!cc_|todense|post_sparse_todense|fprt_)\w+)\"?\(")
 GLOBAL_API = ("__enzyme_context", "__enzyme_shadow", "__enzyme_zero_shadows")
 # marker function -> request mode
 MODES = (("__enzyme_autodiff", "reverse"), ("__enzyme_fwddiff", "forward"),
@@ -119,7 +120,9 @@ def _unknown_markers(module, name, body):
                         "__enzyme_fwddiff, __enzyme_augmentfwd, __enzyme_reverse, "
                         "__enzyme_augmentsize, __enzyme_error_estimate, __enzyme_fixed_point, "
                         "__enzyme_iter, __enzyme_context, __enzyme_shadow, __enzyme_zero_shadows, "
-                        "__enzyme_todense and __enzyme_batch")
+                        "__enzyme_todense, __enzyme_batch, __enzyme_truncate_mem_func, "
+                        "__enzyme_truncate_op_func, __enzyme_truncate_mem_value and "
+                        "__enzyme_expand_mem_value")
 
 
 def _error_request(module, caller, inst) -> Request:
