@@ -97,8 +97,25 @@ def _allocated_here(ctx, op) -> bool:
         "alloc", "realloc")
 
 
+def _defer_shadows(ctx, inst):
+    """Higher order: an inner derivative defers freeing a block and its shadow to the end of its
+    tape. The outer derivative's shadows of both go with them (forward mode: the primal tape's
+    end) or to the end of the outer's own tape (reverse mode: its reverse sweep still uses them)."""
+    t, p, s, dealloc = inst.ops[:4]
+    shadows = [ctx.s(o.value) if ctx.shadowed(o.value) else "null" for o in (p, s)]
+    if shadows == ["null", "null"]:
+        return
+    tape = ctx.p(t.value) if ctx.synth.mode == "forward" else "%ad.tape"
+    ctx.emit(f"call void @__enzyme_cc_defer_free(ptr {tape}, ptr {shadows[0]}, ptr {shadows[1]}, "
+             f"ptr {dealloc.value})")
+
+
 @forward("call")
 def _fwd_call(ctx, inst, before):
+    if inst.callee == "@__enzyme_cc_defer_free":
+        if not before:
+            _defer_shadows(ctx, inst)
+        return None
     kind = call_kind(ctx, inst)
     synth = ctx.synth
     fwd_mode = synth.mode == "forward"
