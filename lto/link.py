@@ -241,7 +241,8 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
     level = _level(inv.opt_level)
     opt.optimize(ad, post, level, vectorize=level >= 2)
     stages.done("post-AD optimization")
-    opt.emit_object(post, obj, level, tmp)      # llc: .init_array for constructors, as clang
+    # llc: .init_array for constructors, as clang
+    opt.emit_object(post, obj, level, tmp, split=_DEBUG_VERSION not in new)
     stages.done("codegen")
 
 

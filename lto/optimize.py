@@ -139,13 +139,16 @@ def inline_and_sroa(text: str, tmp: str) -> str:
         return f.read()
 
 
-def emit_object(src: str, out: str, level: int, tmp: str) -> None:
+def emit_object(src: str, out: str, level: int, tmp: str, split: bool = True) -> None:
     """Native PIC object of bitcode file `src`. A large module is split (llvm-split, locals kept
-    with their users) and the parts are compiled in parallel, then joined with `ld.lld -r`."""
+    with their users) and the parts are compiled in parallel, then joined with `ld.lld -r`.
+    `split=False` for a module with debug info: every part gets the compile unit's list of
+    global variables, so a part's .debug_addr names locals (string literals) that live in the
+    other part, and the link fails with undefined references."""
     llc = [toolchain.tool("llc"), f"-O{min(max(level, 0), 3)}", "-relocation-model=pic",
            "-filetype=obj"]
     jobs = min(len(os.sched_getaffinity(0)), 2)
-    if jobs < 2 or os.path.getsize(src) < SPLIT_BYTES:
+    if jobs < 2 or not split or os.path.getsize(src) < SPLIT_BYTES:
         run_tool(llc + [src, "-o", out], "code generation")
         return
     part = os.path.join(tmp, "part")
