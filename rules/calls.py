@@ -1,6 +1,8 @@
 """Rules for calls: library functions with formula rules, memory functions, allocation, and
 calls to functions whose bitcode we have (differentiated recursively: augmented forward + reverse).
 """
+import re
+
 from enzyme_cc.ir.lexer import is_fp, float_cast
 from .registry import reverse, forward, call_rule, is_inactive_call
 from .formula import FormulaCompiler
@@ -97,24 +99,12 @@ def _allocated_here(ctx, op) -> bool:
         "alloc", "realloc")
 
 
-def _defer_shadows(ctx, inst):
-    """Higher order: an inner derivative defers freeing a block and its shadow to the end of its
-    tape. The outer derivative's shadows of both go with them (forward mode: the primal tape's
-    end) or to the end of the outer's own tape (reverse mode: its reverse sweep still uses them)."""
-    t, p, s, dealloc = inst.ops[:4]
-    shadows = [ctx.s(o.value) if ctx.shadowed(o.value) else "null" for o in (p, s)]
-    if shadows == ["null", "null"]:
-        return
-    tape = ctx.p(t.value) if ctx.synth.mode == "forward" else "%ad.tape"
-    ctx.emit(f"call void @__enzyme_cc_defer_free(ptr {tape}, ptr {shadows[0]}, ptr {shadows[1]}, "
-             f"ptr {dealloc.value})")
-
-
 @forward("call")
 def _fwd_call(ctx, inst, before):
     if inst.callee == "@__enzyme_cc_defer_free":
         if not before:
-            _defer_shadows(ctx, inst)
+            from .tape import defer_shadows
+            defer_shadows(ctx, inst)
         return None
     kind = call_kind(ctx, inst)
     synth = ctx.synth
@@ -219,6 +209,14 @@ def _fwd_call(ctx, inst, before):
     if kind == "unknown" and before and _involved(ctx, inst):
         what = "indirect call" if (inst.callee or "").startswith("%") else \
             f"call to '{(inst.callee or '').lstrip('@')}'"
+        if re.match(r'@"?__enzyme_(post_sparse_)?todense', inst.callee or ""):
+            name = inst.callee.strip('@"')
+            ctx.gen().fail(synth, inst, f"'{name}' with arguments that carry "
+                           "derivatives inside a function that is differentiated is not supported "
+                           "yet (the pointer is lowered to its load/store calls after "
+                           "differentiation)",
+                           "call __enzyme_todense outside the differentiated function and pass "
+                           "the pointer in as an argument (or as a shadow)")
         if (inst.callee or "").startswith(("@__kmpc_", "@omp_", "@GOMP_")):
             ctx.gen().fail(synth, inst, f"OpenMP parallel regions are not supported ({what})",
                            "build the differentiated code without -fopenmp")

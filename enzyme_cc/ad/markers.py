@@ -343,7 +343,7 @@ def _context_width(caller, opts, ops, k, mode, where) -> int:
     known; the derivative then checks it at run time)."""
     if "context" not in opts:
         return 0
-    from .global_shadows import context_width
+    from .global_addresses import context_width
     w = context_width(caller, opts["context"].value) or 0
     if w > 1 and mode != "forward":
         raise UserError(f"{where}: the context has width {w} (__enzyme_context({w})), but "
