@@ -107,13 +107,28 @@ class NoNeed:
                 work += [x for x, _ in d.incoming] if d.op == "phi" else d.locals_used()
         self.unneeded = feeds
 
+    def _escapes(self, i) -> bool:
+        """A use of a dupnoneed pointer other than an access, a derived pointer, a compare or a
+        call argument (the pointer stored as a value, returned, cast to an integer): something
+        may read the memory later through a pointer we do not follow."""
+        if i.op in ("load", "icmp") or i.name in self.ptrs or i.op in ("call", "invoke"):
+            return False
+        if i.op == "store":
+            return i.ops[0].value in self.ptrs
+        vals = [v for v, _ in i.incoming] if i.op == "phi" else [o.value for o in i.ops]
+        return any(v in self.ptrs for v in vals)
+
     def _needs_reads(self, fn) -> bool:
         for i in fn.insts():
             if i.op == "load" and i.ops[0].value in self.ptrs and i.name not in self.unneeded:
                 return True
+            if self._escapes(i):
+                return True
             if i.op not in ("call", "invoke") or not any(o.value in self.ptrs for o in i.ops):
                 continue
             callee = i.callee or ""
+            if callee.startswith(("@llvm.lifetime.", "@llvm.assume", "@llvm.prefetch")):
+                continue
             if _MEMWRITE.match(callee):
                 if _MEMCOPY.match(callee) and len(i.ops) > 1 and i.ops[1].value in self.ptrs:
                     return True

@@ -116,6 +116,15 @@ static void prefix_product(double *out, const double *x, int n) {
 static void scale(double *out, const double *x, int n) {
   for (int i = 0; i < n; i++) out[i] *= x[i];
 }
+// the pointer escapes into a global, through which a callee reads what was written
+static double *kept;
+__attribute__((noinline)) static void keep(double *p) { kept = p; }
+__attribute__((noinline)) static double kept_square() { return kept[0] * kept[0]; }
+static void through_global(double *out, const double *x) {
+  keep(out);
+  out[0] = 3 * x[0];
+  out[1] = kept_square();
+}
 
 typedef void (*grad_fn)(size_t, const double *, double *);
 
@@ -227,6 +236,10 @@ int main() {
   check("scale_d0", dn[0], 4);
   check("scale_d1", dn[1], 5 + 0.5 * a[1]);
   check("scale_d2", dn[2], 6);
+  double g[2], dg2[2] = {0, 0}, one = 1;
+  __enzyme_fwddiff((void *)through_global, enzyme_dupnoneed, g, dg2, enzyme_dup, a, &one);
+  check("escaped_d0", dg2[0], 3);
+  check("escaped_d1", dg2[1], 18 * a[0]);
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0;
 }
