@@ -1,6 +1,8 @@
 """Rules for calls: library functions with formula rules, memory functions, allocation, and
 calls to functions whose bitcode we have (differentiated recursively: augmented forward + reverse).
 """
+import re
+
 from enzyme_cc.ir.lexer import is_fp, float_cast
 from .registry import reverse, forward, call_rule, is_inactive_call
 from .formula import FormulaCompiler
@@ -99,6 +101,11 @@ def _allocated_here(ctx, op) -> bool:
 
 @forward("call")
 def _fwd_call(ctx, inst, before):
+    if inst.callee == "@__enzyme_cc_defer_free":
+        if not before:
+            from .tape import defer_shadows
+            defer_shadows(ctx, inst)
+        return None
     kind = call_kind(ctx, inst)
     synth = ctx.synth
     fwd_mode = synth.mode == "forward"
@@ -202,6 +209,14 @@ def _fwd_call(ctx, inst, before):
     if kind == "unknown" and before and _involved(ctx, inst):
         what = "indirect call" if (inst.callee or "").startswith("%") else \
             f"call to '{(inst.callee or '').lstrip('@')}'"
+        if re.match(r'@"?__enzyme_(post_sparse_)?todense', inst.callee or ""):
+            name = inst.callee.strip('@"')
+            ctx.gen().fail(synth, inst, f"'{name}' with arguments that carry "
+                           "derivatives inside a function that is differentiated is not supported "
+                           "yet (the pointer is lowered to its load/store calls after "
+                           "differentiation)",
+                           "call __enzyme_todense outside the differentiated function and pass "
+                           "the pointer in as an argument (or as a shadow)")
         if (inst.callee or "").startswith(("@__kmpc_", "@omp_", "@GOMP_")):
             ctx.gen().fail(synth, inst, f"OpenMP parallel regions are not supported ({what})",
                            "build the differentiated code without -fopenmp")

@@ -48,3 +48,17 @@ def reverse_sweep(ctx, inst):
     if TAPE_OPS[inst.callee] in ("start", "sinit") and ctx.shadowed(inst.ops[0].value):
         ctx.gen().helpers.add(("stape",))
         ctx.emit(f"call void @__enzyme_cc_stape_free(ptr {ctx.s(inst.ops[0].value)})")
+
+
+def defer_shadows(ctx, inst):
+    """An inner derivative defers freeing a block and its shadow to the end of its tape
+    (`__enzyme_cc_defer_free`). The outer derivative's shadows of both go with them (forward mode:
+    the primal tape's end) or to the end of the outer's own tape (reverse mode: its reverse
+    sweep still uses them)."""
+    t, p, s, dealloc = inst.ops[:4]
+    shadows = [ctx.s(o.value) if ctx.shadowed(o.value) else "null" for o in (p, s)]
+    if shadows == ["null", "null"]:
+        return
+    tape = ctx.p(t.value) if ctx.synth.mode == "forward" else "%ad.tape"
+    ctx.emit(f"call void @__enzyme_cc_defer_free(ptr {tape}, ptr {shadows[0]}, ptr {shadows[1]}, "
+             f"ptr {dealloc.value})")

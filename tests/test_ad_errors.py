@@ -376,6 +376,26 @@ int main(int argc, char **argv) {
 }
 """
 
+TODENSE_ACTIVE_INSIDE = """\
+#include <stdint.h>
+int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+double *__enzyme_todense(void *, void *, ...);
+static double wrap_load(int64_t off, const double *x, int64_t n) { return x[(off / 8) % n]; }
+static void wrap_store(double v, int64_t off, const double *x, int64_t n) {}
+double ring(const double *x, int64_t n) {
+  const double *v = __enzyme_todense((void *)wrap_load, (void *)wrap_store, x, n);
+  double e = 0;
+  for (int64_t i = 0; i < n; i++) e += (v[i + 1] - v[i]) * (v[i + 1] - v[i]);
+  return e;
+}
+int main(void) {
+  double x[3] = {1, 2, 4}, dx[3] = {0};
+  __enzyme_autodiff((void *)ring, enzyme_dup, x, dx, enzyme_const, (int64_t)3);
+  return dx[0] == 0;
+}
+"""
+
 SRET_REVERSE = """\
 #include <stdio.h>
 double __enzyme_autodiff(void *, ...);
@@ -415,6 +435,8 @@ CASES = {
     "global_shadow_of_local": (GSHADOW_LOCAL, ("main",), "__enzyme_shadow(ctx, local"),
     "context_width_in_reverse": (GSHADOW_WIDTH_REVERSE, ("main",), "__enzyme_autodiff((void *)scaled"),
     "todense_pointer_stored": (TODENSE_ESCAPES, ("main",), "keep = p;"),
+    "todense_active_inside_derivative": (TODENSE_ACTIVE_INSIDE, ("ring", "__enzyme_todense"),
+                                         "const double *v = __enzyme_todense"),
     "todense_argument_types": (TODENSE_ARG_TYPES, ("main", "unit"), "__enzyme_todense((void *)unit"),
     "unknown_entry_point": (UNKNOWN_ENTRY, ("__enzyme_likelihood", "main"),
                             "__enzyme_likelihood((void *)g"),

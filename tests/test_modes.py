@@ -45,9 +45,11 @@ def test_mode_program(tmp_path, prog, opt):
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
-@pytest.mark.parametrize("prog", ["hvp_repeat.c", "global_shadow.c", "cxx_sret.cpp"])
+@pytest.mark.parametrize("prog", ["hvp_repeat.c", "global_shadow.c", "cxx_sret.cpp", "higher_order.c",
+                                  "particle.cpp"])
 def test_mode_program_valgrind(tmp_path, prog, opt):
-    """Repeated higher-order derivative calls, contexts of global shadows (heap shadow blocks,
+    """Repeated higher-order derivative calls (to 4th order: the shadows of blocks an inner
+    derivative defers freeing go with them), contexts of global shadows (heap shadow blocks,
     swaps), objects returned through sret with their tangent objects: no invalid access, nothing
     definitely lost."""
     src = tmp_path / prog

@@ -28,8 +28,8 @@ class IndirectCalls:
             params.append(f"{ty} %a{k}")
             names.append(f"{ty} %a{k}")
             for lane in range(width) if a != "const" else ():
-                params.append(f"{'ptr' if a == 'dup' else ty} %s{k}.{lane}")
-                names.append(f"{'ptr' if a == 'dup' else ty} %s{k}.{lane}")
+                params.append(f"{'ptr' if a in ('dup', 'dupnoneed') else ty} %s{k}.{lane}")
+                names.append(f"{'ptr' if a in ('dup', 'dupnoneed') else ty} %s{k}.{lane}")
         self.out.append(self._dispatcher(name, rty, params, names, targets, [p[0] for p in parts]))
         self.helpers.add(("badcall",))
         self.done[key] = (name, rty)

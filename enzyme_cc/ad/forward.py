@@ -16,6 +16,7 @@ from enzyme_cc.rules import FORWARD, TANGENT
 from enzyme_cc.rules import error as error_rule
 from .activity import carries_float, has_shadow_type
 from enzyme_cc.ir.lexer import zero_of
+from .noneed import NoNeed
 from .reverse import Synth, FwdCtx
 
 # integer instructions whose result would drop a float's tangent (icmp/trunc/ext only inspect it)
@@ -51,6 +52,7 @@ class ForwardSynth(Synth):
         super().__init__(gen, fn, arg_act, False, "forward", hints or {})
         self.callee, self.error, self.t_only = callee, error, None
         self.width, self.lane = width, 0
+        self.noneed = NoNeed.of(gen, fn, arg_act, error)
         self.tans: list[dict[str, str]] = [{} for _ in range(width)]
         for _ in self.lanes():
             for p, a in zip(fn.params, arg_act):
@@ -105,8 +107,10 @@ class ForwardSynth(Synth):
                                 text).split("\n")
 
     def _one(self, ctx, inst):
+        skip = self.noneed.drops_primal(inst)      # enzyme_dupnoneed memory (noneed.py)
         if inst.op == "phi":
-            ctx.lines.append(self.print_primal(inst))
+            if not skip:
+                ctx.lines.append(self.print_primal(inst))
             rule = FORWARD.get("phi")
             for _ in self.lanes():
                 rule(ctx, inst, before=False)
@@ -128,7 +132,7 @@ class ForwardSynth(Synth):
         keep = True
         if fwd:
             keep = all([fwd(ctx, inst, before=True) is not False for _ in self.lanes()])
-        if keep:
+        if keep and not skip:
             ctx.lines.append(self.print_primal(inst))
         if not active and any(o.value in self.act.punned for o in inst.ops) and inst.op in \
                 _INT_OPS:

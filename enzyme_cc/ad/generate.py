@@ -343,7 +343,7 @@ class Generator(IndirectCalls):
         for p, a in zip(fn.params, acts):
             params.append(f"{p.ty} {local_name(p.name)}")
             for _ in synth.lanes():
-                if a == "dup":
+                if a in ("dup", "dupnoneed"):
                     params.append(f"{p.ty} {synth.sname(p.name)}")
                 elif a == "active":
                     params.append(f"{p.ty} {synth.tname(p.name)}")
@@ -359,6 +359,8 @@ class Generator(IndirectCalls):
         width = getattr(synth, "width", 1)
         acts = self.call_activity(inst, synth.act)
         indirect = inst.callee.startswith("%")
+        if not indirect:
+            acts = synth.noneed.propagate(inst, acts)
         error = getattr(synth, "error", False)
         name, rty = self.forward_indirect(inst, acts, width, error) if indirect else \
             self.forward(inst.callee, acts, callee=True, hints=self.call_hints(synth, inst),
@@ -367,7 +369,7 @@ class Generator(IndirectCalls):
         for ty, o, a in zip(self.param_types(inst), inst.ops, acts):
             args.append(f"{ty} {ctx.p(o.value) if o.is_local else o.value}")
             for _ in synth.lanes() if width > 1 else (0,):
-                if a == "dup":
+                if a in ("dup", "dupnoneed"):
                     args.append(f"ptr {ctx.s(o.value)}")
                 elif a == "active":
                     args.append(f"{ty} {ctx.t(o.value, o.ty)}")

@@ -27,11 +27,11 @@ from types import SimpleNamespace
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import type_size
 from .diagnostics import located
+from .global_addresses import queried_globals
 from .typeinfo import global_type, layout, underlying
 
 API = ("__enzyme_context", "__enzyme_shadow", "__enzyme_zero_shadows")
 API_CALL = re.compile(r"@\"?(__enzyme_context|__enzyme_shadow|__enzyme_zero_shadows)\"?\(")
-_GLOBAL = re.compile(r"@[-\w.$]+|@\"[^\"]+\"")
 MAX_SLOTS = 1024
 
 
@@ -49,59 +49,6 @@ def api_calls(module):
         for inst in fn.insts():
             if inst.op in ("call", "invoke") and (inst.callee or "").strip('@"') in API:
                 out.append((fn, inst, inst.callee.strip('@"')))
-    return out
-
-
-def resolve(fn, v: str, depth: int = 0) -> str:
-    """The value behind v through casts, GEPs and (unoptimized code) a local slot stored once."""
-    v = underlying(fn, v)
-    d = fn.defs.get(v)
-    if depth < 8 and d is not None and getattr(d, "op", None) == "load":
-        slot = d.ops[0].value
-        stores = [i for i in fn.insts() if i.op == "store" and i.ops[1].value == slot]
-        if len(stores) == 1 and fn.defs.get(slot) is not None and fn.defs[slot].op == "alloca":
-            return resolve(fn, stores[0].ops[0].value, depth + 1)
-    return v
-
-
-def address_global(fn, v: str) -> str | None:
-    """The global an address operand (`@g`, a constant GEP of it, ...) points into."""
-    r = resolve(fn, v)
-    m = _GLOBAL.search(r) if not r.startswith("%") else None
-    return m.group(0) if m else None
-
-
-def context_width(fn, v: str) -> int | None:
-    """The constant width of the `__enzyme_context(N)` call a context value comes from."""
-    d = fn.defs.get(resolve(fn, v))
-    if d is not None and getattr(d, "op", None) == "call" and \
-            (d.callee or "").strip('@"') == "__enzyme_context" and d.ops and d.ops[0].value.isdigit():
-        return int(d.ops[0].value)
-    return None
-
-
-def queried_globals(gen, calls) -> set[str]:
-    out = set()
-    for fn, inst, name in calls:
-        if name != "__enzyme_shadow":
-            continue
-        addr = inst.ops[1] if inst.ops and inst.ops[0].ty == "ptr" and len(inst.ops) > 1 and \
-            inst.ops[1].ty == "ptr" else inst.ops[0] if inst.ops else None
-        g = address_global(fn, addr.value) if addr is not None else None
-        if g is None or g not in gen.module.globals:
-            raise UserError(f"{located(gen.module, fn, inst)}: __enzyme_shadow needs the address of "
-                            "a global variable (or of a member or element of one) known at link "
-                            "time; hint: pass &global directly")
-        if gen.module.is_constant_global(g):
-            raise UserError(f"{located(gen.module, fn, inst)}: '{g[1:]}' is constant: it has no "
-                            "shadow; hint: declare it without const")
-        if g in gen.reg.inactive_globals:
-            raise UserError(f"{located(gen.module, fn, inst)}: '{g[1:]}' is marked enzyme_inactive: "
-                            "it holds no derivative; hint: remove the attribute to get its shadow")
-        if g in gen.reg.shadows:
-            raise UserError(f"{located(gen.module, fn, inst)}: '{g[1:]}' has a shadow of its own "
-                            "(enzyme_shadow); hint: use that global instead of __enzyme_shadow")
-        out.add(g)
     return out
 
 

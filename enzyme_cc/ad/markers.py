@@ -277,8 +277,6 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
             continue
         act = {"enzyme_dup": "dup", "enzyme_dupnoneed": "dupnoneed", "enzyme_const": "const",
                "enzyme_out": "active", "enzyme_active": "active"}[tag]
-        if mode == "forward" and act == "dupnoneed":
-            act = "dup"                # forward mode computes the primal result anyway
         if act == "active" and not is_fp(p.ty):
             raise UserError(f"{where}: parameter {len(acts) + 1} of '{fn_val[1:]}' has type {p.ty}, "
                             "which cannot be active (enzyme_out); hint: use enzyme_const or enzyme_dup")
@@ -348,7 +346,7 @@ def _context_width(caller, opts, ops, k, mode, where) -> int:
     known; the derivative then checks it at run time)."""
     if "context" not in opts:
         return 0
-    from .global_shadows import context_width
+    from .global_addresses import context_width
     w = context_width(caller, opts["context"].value) or 0
     if w > 1 and mode != "forward":
         raise UserError(f"{where}: the context has width {w} (__enzyme_context({w})), but "
@@ -514,7 +512,7 @@ def _vector_request(module, caller, inst, target, ops, where, sret):
                     pre.append(f"{sh}.v = load {p.ty}, ptr {sh}")
                     sh += ".v"
                 args.append((p.ty, sh, pre))
-            acts.append("dup" if p.ty == "ptr" else "active")
+            acts.append(("dupnoneed" if "noneed" in tag else "dup") if p.ty == "ptr" else "active")
         elif tag in ("enzyme_dup", "enzyme_dupnoneed") and (p.ty == "ptr" or is_fp(p.ty)):
             val = ops[k]
             shadows = ops[k + 1:k + 1 + width]
@@ -524,7 +522,7 @@ def _vector_request(module, caller, inst, target, ops, where, sret):
             k += 1 + width
             args.append((p.ty, val.value, []))
             args += [(p.ty, sh.value, []) for sh in shadows]
-            acts.append("dup" if p.ty == "ptr" else "active")
+            acts.append(("dupnoneed" if "noneed" in tag else "dup") if p.ty == "ptr" else "active")
         elif tag == "enzyme_const":
             args.append((p.ty, ops[k].value, []))
             k += 1

@@ -83,6 +83,17 @@ __attribute__((noinline)) void sparse_hessian_view(const double *x, struct coo *
   }
 }
 
+/* a pseudo-dense pointer made inside a differentiated function, from arguments without
+   derivatives: its values (weights 1 + k*j) are constants of the derivative */
+static double weight_load(int64_t offset, int64_t j) { return 1.0 + (double)(offset / 8 * j); }
+static void weight_store(double v, int64_t offset, int64_t j) { (void)v; (void)offset; (void)j; }
+double weighted_squares(const double *x, int64_t j) {
+  const double *w = __enzyme_todense((void *)weight_load, (void *)weight_store, j);
+  double s = 0;
+  for (int i = 0; i < 3; i++) s += w[i] * x[i] * x[i];
+  return s;
+}
+
 int main(void) {
   double x[N] = {0.3, -0.7, 1.1, 0.4, -0.2, 0.9, 1.6};
   double H[N][N], D[N][N], gp[N], gm[N], g[N];
@@ -141,6 +152,16 @@ int main(void) {
   for (int i = 0; i < N; i++) dot += gr[i] * v[i];
   check("fwd_vs_rev", __enzyme_fwddiff((void *)energy, enzyme_dup, x, v, enzyme_const, (int64_t)N),
         dot);
+  double y[3] = {1.0, -2.0, 0.5}, dy[3] = {0}, ones[3] = {1, 1, 1};
+  __enzyme_autodiff((void *)weighted_squares, enzyme_dup, y, dy, enzyme_const, (int64_t)2);
+  for (int i = 0; i < 3; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "inner_todense_d[%d]", i);
+    check(name, dy[i], 2 * (1.0 + 2 * i) * y[i]);
+  }
+  check("inner_todense_fwd",
+        __enzyme_fwddiff((void *)weighted_squares, enzyme_dup, y, ones, enzyme_const, (int64_t)2),
+        dy[0] + dy[1] + dy[2]);
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0;
 }

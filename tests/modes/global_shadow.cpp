@@ -18,6 +18,13 @@ double weighted(const std::vector<double> &v) {
   return s;
 }
 
+// the global reaches enzyme::shadow by reference through functions that are not inlined: its
+// shadow is found from what their callers pass
+__attribute__((noinline)) static double *shadow_of(enzyme::context &c, double &g) { return enzyme::shadow(c, g); }
+template <class T> __attribute__((noinline)) static T *shadow_via(enzyme::context &c, T &g) {
+  return shadow_of(c, g);
+}
+
 static void show(const char *what, double got, double want) { std::printf("%-30s %.12g | %.12g\n", what, got, want); }
 
 int main() {
@@ -56,5 +63,20 @@ int main() {
     show("vector: d/dtable[1]", dtable[1], 4.0);
     show("vector: d/dtable[3] (unused)", dtable[3], 0.0);
   }
+
+  // by reference, through non-inlined helpers called with two different globals
+  enzyme::context third;
+  double &scale_ref = scale;
+  double *rs = shadow_via(third, scale_ref), *ro = shadow_of(third, Params::offset);
+  *rs = 0.5;
+  *ro = 0.0;
+  auto t3 = enzyme::autodiff<enzyme::Forward>(third, f, enzyme::Duplicated<double>(3.0, 0.0));
+  show("by reference: forward", enzyme::get<0>(t3), 0.5 * 9.0);
+  *rs = 0.0;
+  auto r3 = enzyme::autodiff<enzyme::Reverse>(third, f, enzyme::Active(2.0));
+  show("by reference: df/dx", enzyme::get<0>(enzyme::get<0>(r3)), 2 * 2.0 * 2.0 + 1.0);
+  show("by reference: df/dscale", *rs, 4.0);
+  show("by reference: df/doffset", *ro, 2.0);
+  show("by reference: same shadow", *shadow_of(third, scale), 4.0);
   return 0;
 }
