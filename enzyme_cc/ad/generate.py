@@ -408,9 +408,13 @@ class Generator(IndirectCalls):
             return self.split(inst.callee, acts, ret_active, self.call_hints(synth, inst))
         return self.split_indirect(inst, acts, ret_active)
 
+    def _split_call_activity(self, inst, synth):
+        acts = self.call_activity(inst, synth.act)
+        return acts if inst.callee.startswith("%") else synth.noneed.propagate(inst, acts)
+
     def emit_augmented_call(self, ctx, inst):
         synth = ctx.synth
-        acts = self.call_activity(inst, synth.act)
+        acts = self._split_call_activity(inst, synth)
         ret_active = bool(inst.name) and synth.act.is_active(inst.name)
         aug, aug_ret, _, _ = self._split_for(inst, acts, ret_active, synth)
         args = self._call_args(ctx, inst, acts, lambda v: ctx.p(v) if v.startswith("%") else v,
@@ -431,7 +435,7 @@ class Generator(IndirectCalls):
 
     def emit_reverse_call(self, ctx, inst, d):
         synth = ctx.synth
-        acts = self.call_activity(inst, synth.act)
+        acts = self._split_call_activity(inst, synth)
         ret_active = bool(inst.name) and synth.act.is_active(inst.name)
         _, _, rev, rev_ret = self._split_for(inst, acts, ret_active, synth)
         args = self._call_args(ctx, inst, acts, ctx.p, ctx.s)

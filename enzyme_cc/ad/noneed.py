@@ -1,8 +1,9 @@
-"""`enzyme_dupnoneed` in forward mode: the caller does not need the primal memory behind the
-argument (Enzyme's sparse examples pass `(double*)0x1`), only its shadow. As in Enzyme, primal
-writes whose underlying object is such an argument are dropped (stores, memset/memcpy into it):
-their shadow counterparts still run. The primal values that only fed dropped writes (a load of
-`g[i]` feeding `g[i] + a`) are not computed either, so nothing reads the primal memory for them.
+"""`enzyme_dupnoneed` (forward mode, and the forward sweep of reverse mode): the caller does not need
+the primal memory behind the argument (Enzyme's sparse examples pass `(double*)0x1`), only its
+shadow. As in Enzyme, primal writes whose underlying object is such an argument are dropped
+(stores, memset/memcpy into it): their shadow counterparts still run. The primal values that only
+fed dropped writes (a load of `g[i]` feeding `g[i] + a`) are not computed either, so nothing reads
+the primal memory for them.
 
 Where the function (or a callee it passes the pointer to) still needs a primal value read from
 that memory, a dropped write could make the read stale: then nothing is dropped and the argument
@@ -28,6 +29,7 @@ class NoNeed:
         self.ptrs: set[str] = {p.name for p, a in zip(fn.params, acts) if a == "dupnoneed"}
         self.drops: set[int] = set()        # id() of the writes whose primal is dropped
         self.unneeded: set[str] = set()
+        self.slots: set[str] = set()        # stack slots holding only such pointers
         self.reads = False                  # a needed primal read of the memory (here or below)
         if not self.ptrs or error:
             self.ptrs = set()
@@ -47,15 +49,23 @@ class NoNeed:
         if key not in memo:
             busy = cls.__new__(cls)
             busy.ptrs, busy.drops, busy.unneeded, busy.reads = set(), set(), set(), True
+            busy.slots = set()
             memo[key] = busy
             memo[key] = cls(gen, fn, acts, error)
         return memo[key]
 
     def _derive(self, fn):
         """Pointers whose underlying object is a dupnoneed argument (greatest fixed point, so
-        loop-carried pointer phis qualify)."""
-        cand = {i.name: i for i in fn.insts() if i.name and i.ty == "ptr" and
-                i.op in ("getelementptr", "bitcast", "addrspacecast", "phi", "select")}
+        loop-carried pointer phis qualify), also through a stack slot the pointer is spilled to
+        and loaded back from (unoptimized code keeps every argument in one)."""
+        slots = _spill_slots(fn)
+        stored: dict[str, list[str]] = {a: [] for a in slots}
+        for i in fn.insts():
+            if i.op == "store" and i.ops[1].value in slots:
+                stored[i.ops[1].value].append(i.ops[0].value)
+        cand = {i.name: i for i in fn.insts() if i.name and i.ty == "ptr" and (
+            i.op in ("getelementptr", "bitcast", "addrspacecast", "phi", "select") or
+            i.op == "load" and i.ops[0].value in slots)}
         keep = set(cand) | self.ptrs
         changed = True
         while changed:
@@ -64,11 +74,14 @@ class NoNeed:
                 if name not in keep:
                     continue
                 srcs = [v for v, _ in i.incoming] if i.op == "phi" else \
-                    [i.ops[1].value, i.ops[2].value] if i.op == "select" else [i.ops[0].value]
-                if not all(s in keep for s in srcs):
+                    [i.ops[1].value, i.ops[2].value] if i.op == "select" else \
+                    stored[i.ops[0].value] if i.op == "load" else [i.ops[0].value]
+                if not srcs or not all(s in keep for s in srcs):
                     keep.discard(name)
                     changed = True
         self.ptrs = keep
+        # slots that only ever hold such pointers: spilling into them is not an escape
+        self.slots = {a for a, vals in stored.items() if vals and all(v in keep for v in vals)}
 
     def _find_drops(self, fn):
         for i in fn.insts():
@@ -114,7 +127,7 @@ class NoNeed:
         if i.op in ("load", "icmp") or i.name in self.ptrs or i.op in ("call", "invoke"):
             return False
         if i.op == "store":
-            return i.ops[0].value in self.ptrs
+            return i.ops[0].value in self.ptrs and i.ops[1].value not in self.slots
         vals = [v for v, _ in i.incoming] if i.op == "phi" else [o.value for o in i.ops]
         return any(v in self.ptrs for v in vals)
 
@@ -142,9 +155,26 @@ class NoNeed:
         return False
 
     def drops_primal(self, inst) -> bool:
+        """A primal write (or a value only it uses) that the forward sweep leaves out."""
         return id(inst) in self.drops or (inst.name is not None and inst.name in self.unneeded)
 
     def propagate(self, inst, acts: list[str]) -> list[str]:
         """A callee's pointer argument based on a dupnoneed one is dupnoneed there too."""
         return [("dupnoneed" if a == "dup" and o.value in self.ptrs else a)
                 for a, o in zip(acts, inst.ops)] + acts[len(inst.ops):]
+
+
+def _spill_slots(fn) -> set[str]:
+    """Allocas used only as the address of whole loads and stores (and lifetime markers)."""
+    slots = {i.name for i in fn.insts() if i.op == "alloca"}
+    for i in fn.insts():
+        used = [v for v, _ in i.incoming] if i.op == "phi" else i.locals_used()
+        for k, v in enumerate(used):
+            if v not in slots:
+                continue
+            if i.op == "load" and k == 0 and i.ty == "ptr" or \
+                    i.op == "store" and k == 1 and i.ops[0].value != v or \
+                    i.op == "call" and (i.callee or "").startswith("@llvm.lifetime."):
+                continue
+            slots.discard(v)
+    return slots

@@ -75,6 +75,9 @@ class Synth:
         self.act = Activity(fn, self.module, arg_act, gen.callee_activity, self.types,
                             gen.callee_writes, shared_globals=gen.shared_globals,
                             inactive_globals=gen.reg.inactive_globals)
+        from .noneed import NoNeed
+        # enzyme_dupnoneed: the forward sweep skips primal writes nobody reads (noneed.py)
+        self.noneed = NoNeed.of(gen, fn, arg_act)
         self.dom = dominators(fn)
         self.cyclic = cyclic_blocks(fn)
         self.rpo = reverse_postorder(fn)
@@ -491,7 +494,7 @@ class Synth:
         keep = True
         if rule is not None:
             keep = rule(ctx, inst, before=True) is not False
-        if keep:
+        if keep and not self.noneed.drops_primal(inst):
             ctx.lines.append(self.print_primal(inst))
         if rule is not None:
             rule(ctx, inst, before=False)

@@ -37,12 +37,32 @@ double both(double *out, const double *x, int n) {
   return s;
 }
 
+/* reads back what it wrote: the primal writes must stay (needed reads) */
+void square_twice(double *out, const double *x, int n) {
+  for (int i = 0; i < n; i++) {
+    out[i] = x[i] * x[i];
+    out[i] = out[i] * out[i];
+  }
+}
+
 int main(void) {
   enum { N = 4 };
   double x[N] = {0.5, -1, 2, 1.5}, dx[N] = {0}, out[N], dout[N];
   for (int i = 0; i < N; i++) dout[i] = i + 1;
   __enzyme_autodiff((void *)squares, enzyme_dupnoneed, out, dout, enzyme_dup, x, dx, enzyme_const, N);
   for (int i = 0; i < N; i++) checki("dupnoneed_dx", i, dx[i], (i + 1) * (x[i] + cos(x[i])));
+
+  /* reverse mode never writes (or reads) a dupnoneed primal nobody reads back: Enzyme's
+     sparse examples pass (double *)0x1 */
+  for (int i = 0; i < N; i++) { dx[i] = 0; dout[i] = i + 1; }
+  __enzyme_autodiff((void *)squares, enzyme_dupnoneed, (double *)0x1, dout, enzyme_dup, x, dx,
+                    enzyme_const, N);
+  for (int i = 0; i < N; i++) checki("dupnoneed_0x1_dx", i, dx[i], (i + 1) * (x[i] + cos(x[i])));
+  for (int i = 0; i < N; i++) { dx[i] = 0; dout[i] = i + 1; }
+  __enzyme_autodiff((void *)square_twice, enzyme_dupnoneed, out, dout, enzyme_dup, x, dx,
+                    enzyme_const, N);
+  for (int i = 0; i < N; i++)
+    checki("dupnoneed_readback_dx", i, dx[i], (i + 1) * 4 * x[i] * x[i] * x[i]);
 
   for (int i = 0; i < N; i++) { dx[i] = 0; dout[i] = 0.5 * i; }
   __enzyme_autodiff((void *)both, enzyme_dup, out, dout, enzyme_dup, x, dx, enzyme_const, N);
