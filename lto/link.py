@@ -207,6 +207,13 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
         stages.done("pre-AD optimization")
     else:
         pre = str(module)
+    from enzyme_cc.ad import loop_checkpoint
+    if loop_checkpoint.has_annotations(pre):
+        try:
+            pre = loop_checkpoint.outline(pre, lambda t: opt.normalize_loops(t, tmp))
+        except UserError as e:
+            raise _name_origin(e, plan.missing_bitcode) from None
+        stages.done("checkpointed loops outlined")
     _dump(cfg, "before-ad.ll", pre)
     try:
         new = differentiate(pre, plan.missing_bitcode)

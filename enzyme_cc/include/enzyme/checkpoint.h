@@ -567,6 +567,61 @@ static const EnzymeCheckpointScheme EnzymeCkptStoreAll = {
     enzyme_ckpt_periodic_finalize, NULL,                        NULL,
     NULL};
 
+/* ---- loops annotated for checkpointing (Enzyme's loop attributes) ----
+ * [[enzyme::checkpoint("revolve", 4)]] / [[enzyme_checkpointing_enable(...)]] /
+ * `#pragma enzyme checkpoint(...)` on a for loop: the link step outlines the loop into a
+ * __enzyme_checkpoint_for whose scheme and config come from these two (weak: one file of the
+ * program including this header is enough). Schedules are Enzyme's tags: 1 periodic ("regular"),
+ * 2 revolve, 3 store_all, 4 binomial (run by Revolve here, the binomial schedule with the least
+ * recomputation). A budget of all ones or 0 asks for the default: sqrt(n) slots (at least 2) for
+ * the binomial ones, segments of sqrt(n) steps for periodic. */
+enum {
+  ENZYME_CKPT_SCHEDULE_NONE = 0,
+  ENZYME_CKPT_SCHEDULE_PERIODIC = 1,
+  ENZYME_CKPT_SCHEDULE_REVOLVE = 2,
+  ENZYME_CKPT_SCHEDULE_STORE_ALL = 3,
+  ENZYME_CKPT_SCHEDULE_BINOMIAL = 4
+};
+
+/* The extent of memory an annotated loop writes through a pointer it did not allocate, given
+ * before the loop (the call is removed at link time). */
+__attribute__((nothrow)) void __enzyme_ptr_size_hint(void *ptr, int64_t bytes);
+
+__attribute__((weak, used)) ENZYME_CKPT_FN const EnzymeCheckpointScheme *
+__enzyme_checkpoint_builtin(int64_t mode) {
+  if (mode == ENZYME_CKPT_SCHEDULE_PERIODIC)
+    return &EnzymeCkptPeriodic;
+  if (mode == ENZYME_CKPT_SCHEDULE_STORE_ALL)
+    return &EnzymeCkptStoreAll;
+  return &EnzymeCkptRevolve;
+}
+
+static inline ENZYME_CKPT_FN int64_t enzyme_ckpt_isqrt(int64_t n) {
+  int64_t r = 0;
+  while (n > 0 && r + 1 <= n / (r + 1))
+    r++;
+  return r;
+}
+
+__attribute__((weak, used)) ENZYME_CKPT_FN void
+__enzyme_cc_ckpt_loop_config(EnzymeCkptConfig *c, int64_t mode, int64_t budget, int64_t n) {
+  int64_t len;
+  memset(c, 0, sizeof *c);
+  if (budget > 0) {
+    c->snapshots = budget;
+  } else if (mode == ENZYME_CKPT_SCHEDULE_PERIODIC) {
+    len = enzyme_ckpt_isqrt(n);
+    len = len < 1 ? 1 : len;
+    c->snapshots = (n + len - 1) / len;
+  } else {
+    c->snapshots = enzyme_ckpt_isqrt(n);
+    if (c->snapshots < 2)
+      c->snapshots = 2;
+  }
+  if (c->snapshots < 1)
+    c->snapshots = 1;
+}
+
 /* ---- the driver enzyme-cc's link step calls (weak: every file including this has it) ----
  * The generated code fills one __enzyme_cc_ckpt_run: advance(env, a, b) runs steps a..b-1
  * untaped and returns -1, or j + 1 when a while loop's step j returned false; uturn(env, j)
