@@ -60,7 +60,7 @@ def outline(text: str, normalize) -> str:
             count += 1
             text = _outline_one(module, site[0], site[1], count)
     # the extent hints only matter to the loops above
-    return re.sub(r"(?m)^\s*call void @\"?[\w.$]*__enzyme_ptr_size_hint\w*\"?\(.*$", "", text)
+    return re.sub(r"(?m)^\s*(?:tail |musttail |notail )?call void @\"?[\w.$]*__enzyme_ptr_size_hint\w*\"?\(.*$", "", text)
 
 
 def _is_marker(inst) -> bool:
@@ -435,6 +435,8 @@ class _Outliner:
             for k, inst in enumerate(b.insts):
                 if (b is self.H and inst.op == "phi") or id(inst) in self.markers:
                     continue
+                if (inst.callee or "").startswith("@llvm.lifetime."):
+                    continue           # of the function's allocas: not the step's to mark
                 text = "\n".join(self.lines[inst.line:inst.line_end + 1])
                 if inst.is_terminator:
                     if b.label == L.latch:
