@@ -177,7 +177,7 @@ class _Outliner:
         a, b = cmp.ops[0].value, cmp.ops[1].value
         found = None
         for phi in self.H.phis:
-            af = affine_phi(fn, self.L, phi)
+            af = _affine(fn, self.L, phi)
             if not af or not phi.ty.startswith("i"):
                 continue
             nxt = next(v for v, blk in phi.incoming if blk == self.L.latch)
@@ -221,7 +221,7 @@ class _Outliner:
     def classify_phis(self):
         self.ivs, self.carried = [], []
         for phi in self.H.phis:
-            af = affine_phi(self.fn, self.L, phi)
+            af = _affine(self.fn, self.L, phi)
             if af and (phi.ty.startswith("i") or phi.ty == "ptr"):
                 self.ivs.append((phi, af))
             elif _scalar(phi.ty):
@@ -457,6 +457,21 @@ class _Outliner:
         text = re.sub(r"(?<![\w.$\"])%(\d+)(?![\w.$])",
                       lambda mt: mt.group(0) if mt.group(0) in named else f"%c.{mt.group(1)}", text)
         return re.sub(r"(?m)^(\d+):", r"c.\1:", text)
+
+
+def _affine(fn, loop, phi):
+    """loops.affine_phi, and `phi - C` (unoptimized code counting down)."""
+    af = affine_phi(fn, loop, phi)
+    if af or phi.op != "phi" or len(phi.incoming) != 2 or not phi.ty.startswith("i"):
+        return af
+    init = next((v for v, b in phi.incoming if b == loop.preheader), None)
+    d = fn.defs.get(next((v for v, b in phi.incoming if b == loop.latch), ""))
+    if init is not None and getattr(d, "op", None) == "sub" and d.ops[0].value == phi.name:
+        try:
+            return init, -int(d.ops[1].value)
+        except ValueError:
+            return None
+    return None
 
 
 def _scalar(ty: str) -> bool:
