@@ -42,6 +42,16 @@ def test_checkpoint_program(tmp_path, prog, opt):
     assert _checks(run([str(exe)], cwd=tmp_path).stdout) >= 100
 
 
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_checkpoint_loop_attributes_cxx(tmp_path, opt):
+    """[[enzyme::checkpoint]] / [[enzyme::checkpointing_enable]] in C++ (a template, an object,
+    a std::vector with a size hint, a lambda); the C forms are the corpus's
+    checkpoint_loop_attr.c. (Unoptimized, ENZYME_CC_PREOPT=0, the vector's calls are invokes
+    out of the loop: refused, see test_checkpoint_loop_errors.)"""
+    exe = _build(tmp_path, "ckpt_loop_attr.cpp", opt)
+    assert _checks(run([str(exe)], cwd=tmp_path).stdout) >= 90
+
+
 @lru_cache(None)
 def _optimal(l, s):
     """Forward steps of the best binomial schedule (exhaustive over the first advance)."""
@@ -72,9 +82,10 @@ def test_schedules(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
-def test_checkpoint_valgrind(tmp_path):
+@pytest.mark.parametrize("prog", ["ckpt_cxx.cpp", "ckpt_loop_attr.cpp"])
+def test_checkpoint_valgrind(tmp_path, prog):
     """Snapshots, run records and per-step tapes: no invalid access, nothing definitely lost."""
-    exe = _build(tmp_path, "ckpt_cxx.cpp", "-O2", ["-g"])
+    exe = _build(tmp_path, prog, "-O2", ["-g"])
     run(["valgrind", "-q", "--error-exitcode=1", "--leak-check=full",
          "--errors-for-leak-kinds=definite", str(exe)], cwd=tmp_path)
 

@@ -147,6 +147,12 @@ class _Outliner:
         fn, L = self.fn, self.L
         self.H, self.P, self.latch = fn.block(L.header), fn.block(L.preheader), L.latch
         exiting = [b for b in L.blocks if any(t in L.exits for t in fn.block(b).term.targets)]
+        throwing = [fn.block(b).term for b in exiting if fn.block(b).term.op == "invoke"]
+        if throwing:
+            self.where = located(self.m, fn, throwing[0])
+            self.fail("a call in a checkpointed loop may throw (its exception leaves the loop, "
+                      "which a step cannot); make the callee noexcept, or build with "
+                      "optimization, which turns calls that cannot throw into plain calls")
         if len(L.exits) != 1 or len(exiting) != 1 or exiting[0] not in (L.header, L.latch):
             self.fail("a checkpointed loop must leave from its header or its latch, to one "
                       "block (no break, return or goto out of it)")
@@ -154,7 +160,7 @@ class _Outliner:
         if self.P.term.op != "br" or self.P.term.targets != [L.header]:
             self.fail("the loop has no preheader")
         for b in L.blocks:
-            if fn.block(b).term.op not in ("br", "switch", "unreachable"):
+            if fn.block(b).term.op not in ("br", "switch"):
                 self.fail(f"the loop's block '{b}' ends with '{fn.block(b).term.op}'")
         nsteps = self.trip_count()
         self.classify_phis()

@@ -98,7 +98,9 @@ FunctionDecl *setCheckpointingDecl(ASTContext &C) {
   if (Of == &C)
     return F;
   QualType U64 = C.UnsignedLongTy;
-  QualType FT = C.getFunctionType(C.VoidTy, {U64, U64}, FunctionProtoType::ExtProtoInfo());
+  FunctionProtoType::ExtProtoInfo EPI;
+  EPI.ExceptionSpec.Type = EST_BasicNoexcept;      // a call, never an invoke, in C++
+  QualType FT = C.getFunctionType(C.VoidTy, {U64, U64}, EPI);
   DeclContext *TU = C.getTranslationUnitDecl();
   F = FunctionDecl::Create(C, TU, SourceLocation(), SourceLocation(),
                            DeclarationName(&C.Idents.get("__enzyme_set_checkpointing")), FT,
@@ -109,6 +111,7 @@ FunctionDecl *setCheckpointingDecl(ASTContext &C) {
                                          C.getTrivialTypeSourceInfo(U64), SC_None, nullptr));
   F->setParams(Params);
   F->setImplicit();
+  F->addAttr(NoThrowAttr::CreateImplicit(C));
   Of = &C;
   return F;
 }
