@@ -137,3 +137,75 @@ def test_checkpoint_errors(tmp_path, case):
     assert r.returncode != 0, r.stdout
     assert "enzyme-cc: error:" in r.stderr and message in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and "hint" in r.stderr, r.stderr
+
+
+# Loops annotated for checkpointing that enzyme-cc cannot outline: link-time errors naming why.
+LOOP_ERRORS = {
+    "break": ("""
+double f(double *u, long n) {
+  __enzyme_ptr_size_hint(u, sizeof(double));
+  [[enzyme::checkpoint("revolve", 2)]] for (long i = 0; i < n; i++) {
+    if (u[0] > 10) break;
+    u[0] = u[0] * u[0] + 0.1;
+  }
+  return u[0];
+}""", "must leave from its header or its latch"),
+    "extent": ("""
+double f(double *u, long n) {
+  [[enzyme::checkpoint("revolve", 2)]] for (long i = 0; i < n; i++) u[0] = u[0] * u[0] + 0.1;
+  return u[0];
+}""", "whose extent enzyme-cc cannot know"),
+    "count": ("""
+double f(double *u, long n) {
+  __enzyme_ptr_size_hint(u, sizeof(double));
+  [[enzyme::checkpoint]] for (long i = 0; u[1] < (double)n; i++) { u[1] += 1; u[0] *= 1.1; }
+  return u[0];
+}""", "number of iterations of a checkpointed loop must be known"),
+    "no_header": ("""
+double f(double *u, long n) {
+  double a = u[0];
+  [[enzyme::checkpoint]] for (long i = 0; i < n; i++) a = a * 0.9 + 0.1;
+  return a;
+}""", "needs the schemes of <enzyme/checkpoint.h>"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOOP_ERRORS))
+def test_checkpoint_loop_errors(tmp_path, case):
+    body, message = LOOP_ERRORS[case]
+    head = HEAD if case != "no_header" else \
+        "void __enzyme_autodiff(void *, ...);\nextern int enzyme_dup;\n"
+    main = ("int main(void) { double u[2] = {0.5, 0}, du[2] = {0};\n"
+            "  __enzyme_autodiff((void *)f, enzyme_dup, u, du, 3L); return 0; }\n")
+    src = tmp_path / "e.c"
+    src.write_text(head + body + "\n" + main)
+    r = subprocess.run(["enzyme-cc", "-std=c2x", "-O2", "-g", str(src), "-o", str(tmp_path / "e")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0, r.stdout
+    assert "enzyme-cc: error:" in r.stderr and message in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and "hint" in r.stderr and "e.c:" in r.stderr, r.stderr
+
+
+def test_checkpoint_loop_throwing_call(tmp_path):
+    """C++: a call in the annotated loop that may throw out of it is refused by name."""
+    src = tmp_path / "t.cpp"
+    src.write_text("""#include <enzyme/checkpoint.h>
+extern "C" void __enzyme_autodiff(void *, ...);
+extern int enzyme_dup;
+struct Guard { ~Guard(); };
+Guard::~Guard() { __asm__ volatile(""); }
+__attribute__((noinline)) void grow(double *u) { if (u[0] > 1e9) throw 1; u[0] *= 1.5; }
+double f(double *u, long n) {
+  Guard g;
+  __enzyme_ptr_size_hint(u, sizeof(double));
+  [[enzyme::checkpoint("revolve", 2)]] for (long i = 0; i < n; i++) grow(u);
+  return u[0];
+}
+int main() { double u[1] = {0.5}, du[1] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, u, du, 3L); }
+""")
+    r = subprocess.run(["enzyme-c++", "-O2", "-g", str(src), "-o", str(tmp_path / "t")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0, r.stdout
+    assert "a call in a checkpointed loop may throw" in r.stderr and "t.cpp:" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr, r.stderr

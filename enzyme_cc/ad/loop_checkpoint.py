@@ -160,7 +160,7 @@ class _Outliner:
         if self.P.term.op != "br" or self.P.term.targets != [L.header]:
             self.fail("the loop has no preheader")
         for b in L.blocks:
-            if fn.block(b).term.op not in ("br", "switch"):
+            if fn.block(b).term.op not in ("br", "switch", "unreachable"):
                 self.fail(f"the loop's block '{b}' ends with '{fn.block(b).term.op}'")
         nsteps = self.trip_count()
         self.classify_phis()
