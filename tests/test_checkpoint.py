@@ -52,6 +52,13 @@ def test_checkpoint_loop_attributes_cxx(tmp_path, opt):
     assert _checks(run([str(exe)], cwd=tmp_path).stdout) >= 90
 
 
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_schedule_only_entry_points(tmp_path, opt):
+    """__enzyme_ckpt_schedule_*: an adjoint driven by the actions alone, every schedule."""
+    exe = _build(tmp_path, "schedule_api.c", opt)
+    assert _checks(run([str(exe)], cwd=tmp_path).stdout) == 360
+
+
 @lru_cache(None)
 def _optimal(l, s):
     """Forward steps of the best binomial schedule (exhaustive over the first advance)."""

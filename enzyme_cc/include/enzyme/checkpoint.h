@@ -622,6 +622,106 @@ __enzyme_cc_ckpt_loop_config(EnzymeCkptConfig *c, int64_t mode, int64_t budget, 
     c->snapshots = 1;
 }
 
+/* ---- a schedule without a driver (Enzyme's schedule-only entry points) ----
+ * For a caller that keeps its snapshots itself and needs only the actions:
+ *
+ *   void *h = __enzyme_ckpt_schedule_begin(mode, budget, nsteps);
+ *   while (__enzyme_ckpt_schedule_next(h) != ENZYME_CKPT_DONE)
+ *     ... _iteration(h), _start(h), _slot(h) ...
+ *   __enzyme_ckpt_schedule_end(h);
+ *
+ * mode is a schedule tag above (binomial runs Revolve); budget is config.snapshots, the
+ * square root of nsteps (at least 1) when not positive. STORE asks the caller to save the state
+ * before step _iteration into slot _slot, RESTORE to load it back, FORWARD to run steps _start to
+ * _iteration - 1, FIRSTUTURN / UTURN to differentiate step _iteration - 1 from the current state.
+ * Slots are 0 to __enzyme_ckpt_schedule_slots(h) - 1. The definitions are compiled where
+ * ENZYME_CHECKPOINT_RUNTIME is defined (weak: several files may). ENZYME_CKPT_VERBOSE=1 in the
+ * environment prints a summary at the end, 2 also every action. */
+void *__enzyme_ckpt_schedule_begin(int64_t mode, int64_t budget, int64_t nsteps);
+int32_t __enzyme_ckpt_schedule_next(void *h);
+int32_t __enzyme_ckpt_schedule_flag(void *h);
+int64_t __enzyme_ckpt_schedule_iteration(void *h);
+int64_t __enzyme_ckpt_schedule_start(void *h);
+int64_t __enzyme_ckpt_schedule_slot(void *h);
+int64_t __enzyme_ckpt_schedule_slots(void *h);
+void __enzyme_ckpt_schedule_end(void *h);
+
+#ifdef ENZYME_CHECKPOINT_RUNTIME
+typedef struct enzyme_ckpt_schedule {
+  const EnzymeCheckpointScheme *scheme;
+  void *state;
+  EnzymeCkptConfig config;
+  EnzymeCkptStats stats;
+  EnzymeCkptAction action;
+  int64_t slots;
+} enzyme_ckpt_schedule;
+
+__attribute__((weak)) ENZYME_CKPT_FN void *
+__enzyme_ckpt_schedule_begin(int64_t mode, int64_t budget, int64_t nsteps) {
+  enzyme_ckpt_schedule *h;
+  const char *verbose = getenv("ENZYME_CKPT_VERBOSE");
+  EnzymeCkptAction a;
+  void *dry;
+  if (nsteps < 0)
+    enzyme_ckpt_die("a schedule needs the number of steps");
+  if (mode < ENZYME_CKPT_SCHEDULE_PERIODIC || mode > ENZYME_CKPT_SCHEDULE_BINOMIAL)
+    enzyme_ckpt_die("unknown schedule (1 periodic, 2 revolve, 3 store_all, 4 binomial)");
+  if (budget < 1)
+    budget = enzyme_ckpt_isqrt(nsteps) < 1 ? 1 : enzyme_ckpt_isqrt(nsteps);
+  h = (enzyme_ckpt_schedule *)calloc(1, sizeof *h);
+  h->scheme = __enzyme_checkpoint_builtin(mode);
+  h->config.snapshots = budget;
+  /* the slots the scheme names: a dry run of the same schedule, quietly */
+  dry = h->scheme->init(&h->config, nsteps, 0);
+  do {
+    memset(&a, 0, sizeof a);
+    h->scheme->next_action(dry, &a);
+    if ((a.flag == ENZYME_CKPT_STORE || a.flag == ENZYME_CKPT_RESTORE) && a.cpnum + 1 > h->slots)
+      h->slots = a.cpnum + 1;
+  } while (a.flag != ENZYME_CKPT_DONE && a.flag != ENZYME_CKPT_ERROR &&
+           a.flag != ENZYME_CKPT_NONE);
+  h->scheme->finalize(dry);
+  h->config.verbose = verbose ? atoi(verbose) : 0;
+  h->config.stats = &h->stats;
+  h->state = h->scheme->init(&h->config, nsteps, 0);
+  return h;
+}
+
+__attribute__((weak)) ENZYME_CKPT_FN int32_t __enzyme_ckpt_schedule_next(void *p) {
+  enzyme_ckpt_schedule *h = (enzyme_ckpt_schedule *)p;
+  memset(&h->action, 0, sizeof h->action);
+  h->scheme->next_action(h->state, &h->action);
+  if (h->action.flag == ENZYME_CKPT_ERROR || h->action.flag == ENZYME_CKPT_NONE)
+    enzyme_ckpt_die("the scheme returned no action");
+  if ((h->action.flag == ENZYME_CKPT_STORE || h->action.flag == ENZYME_CKPT_RESTORE) &&
+      (h->action.cpnum < 0 || h->action.cpnum >= h->slots))
+    enzyme_ckpt_die("the scheme named a slot out of range");
+  return h->action.flag;
+}
+
+__attribute__((weak)) ENZYME_CKPT_FN int32_t __enzyme_ckpt_schedule_flag(void *p) {
+  return ((enzyme_ckpt_schedule *)p)->action.flag;
+}
+__attribute__((weak)) ENZYME_CKPT_FN int64_t __enzyme_ckpt_schedule_iteration(void *p) {
+  return ((enzyme_ckpt_schedule *)p)->action.iteration;
+}
+__attribute__((weak)) ENZYME_CKPT_FN int64_t __enzyme_ckpt_schedule_start(void *p) {
+  return ((enzyme_ckpt_schedule *)p)->action.startiteration;
+}
+__attribute__((weak)) ENZYME_CKPT_FN int64_t __enzyme_ckpt_schedule_slot(void *p) {
+  return ((enzyme_ckpt_schedule *)p)->action.cpnum;
+}
+__attribute__((weak)) ENZYME_CKPT_FN int64_t __enzyme_ckpt_schedule_slots(void *p) {
+  return ((enzyme_ckpt_schedule *)p)->slots;
+}
+
+__attribute__((weak)) ENZYME_CKPT_FN void __enzyme_ckpt_schedule_end(void *p) {
+  enzyme_ckpt_schedule *h = (enzyme_ckpt_schedule *)p;
+  h->scheme->finalize(h->state);
+  free(h);
+}
+#endif /* ENZYME_CHECKPOINT_RUNTIME */
+
 /* ---- the driver enzyme-cc's link step calls (weak: every file including this has it) ----
  * The generated code fills one __enzyme_cc_ckpt_run: advance(env, a, b) runs steps a..b-1
  * untaped and returns -1, or j + 1 when a while loop's step j returned false; uturn(env, j)
