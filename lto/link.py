@@ -135,7 +135,8 @@ def _cache_path(plan, inv, cfg) -> str | None:
     h = hashlib.sha256()
     for origin, data in plan.modules:
         h.update(hashlib.sha256(data).digest())
-    h.update(repr((cfg.preopt, _level(inv.opt_level), sorted(cfg.rule_files), inv.shared)).encode())
+    h.update(repr((cfg.preopt, _level(inv.opt_level), sorted(cfg.rule_files), inv.shared,
+                   cfg.ckpt_budget)).encode())
     for path in cfg.rule_files:
         try:
             with open(path, "rb") as f:
@@ -214,6 +215,9 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
         except UserError as e:
             raise _name_origin(e, plan.missing_bitcode) from None
         stages.done("checkpointed loops outlined")
+    if cfg.ckpt_budget:
+        from enzyme_cc.ad.checkpoint import define_budget
+        pre = define_budget(pre, cfg.ckpt_budget)
     _dump(cfg, "before-ad.ll", pre)
     try:
         new = differentiate(pre, plan.missing_bitcode)

@@ -59,6 +59,17 @@ def test_schedule_only_entry_points(tmp_path, opt):
     assert _checks(run([str(exe)], cwd=tmp_path).stdout) == 360
 
 
+@pytest.mark.parametrize("budget, slots", [(None, 1), (200, 3), (1000, 15)])
+def test_enzyme_toml_budget(tmp_path, budget, slots, monkeypatch):
+    """[checkpoint] budget_bytes: 64-byte snapshots, so 200 bytes give Revolve 3 slots."""
+    if budget is not None:
+        (tmp_path / "enzyme.toml").write_text(f"[checkpoint]\nbudget_bytes = {budget}\n")
+    monkeypatch.delenv("ENZYME_CC_CONFIG", raising=False)
+    exe = _build(tmp_path, "ckpt_budget.c", "-O2")
+    out = run([str(exe)], cwd=tmp_path).stdout
+    assert _checks(out) == 8 and f"slots {slots}\n" in out, out
+
+
 @lru_cache(None)
 def _optimal(l, s):
     """Forward steps of the best binomial schedule (exhaustive over the first advance)."""

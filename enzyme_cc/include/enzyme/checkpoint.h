@@ -130,6 +130,9 @@ typedef struct EnzymeCkptConfig {
   uint64_t budget_bytes;  /* enzyme-cc: Revolve's slots from a memory budget (snapshots <= 0) */
 } EnzymeCkptConfig;
 
+/* enzyme.toml's [checkpoint] budget_bytes: defined by the link step when the key is set */
+extern const uint64_t __enzyme_cc_ckpt_default_budget __attribute__((weak));
+
 /* ---- snapshot slots (slot -2 and -1 are the driver's, kept at index 0 and 1) ---- */
 
 typedef struct enzyme_ckpt_slots {
@@ -307,10 +310,13 @@ static inline ENZYME_CKPT_FN void *enzyme_ckpt_revolve_init(void *data, int64_t 
   const EnzymeCkptConfig *config = (const EnzymeCkptConfig *)data;
   enzyme_ckpt_revolve *r;
   int64_t k = config->snapshots;
+  uint64_t budget = config->budget_bytes;
   if (n < 0)
     enzyme_ckpt_die("Revolve needs the number of steps (use EnzymeCkptStoreAll for a while loop)");
-  if (k <= 0 && config->budget_bytes > 0)
-    k = bytes ? (int64_t)(config->budget_bytes / bytes) : n;
+  if (k <= 0 && config->budget_bytes == 0 && &__enzyme_cc_ckpt_default_budget)
+    budget = __enzyme_cc_ckpt_default_budget;   /* enzyme.toml [checkpoint] budget_bytes */
+  if (k <= 0 && budget > 0)
+    k = bytes ? (int64_t)(budget / bytes) : n;
   if (k > n)
     k = n;
   if (k < 1)
@@ -609,6 +615,9 @@ __enzyme_cc_ckpt_loop_config(EnzymeCkptConfig *c, int64_t mode, int64_t budget, 
   memset(c, 0, sizeof *c);
   if (budget > 0) {
     c->snapshots = budget;
+  } else if (mode != ENZYME_CKPT_SCHEDULE_PERIODIC && &__enzyme_cc_ckpt_default_budget &&
+             __enzyme_cc_ckpt_default_budget) {
+    return;                  /* Revolve takes the slots that fit in the enzyme.toml budget */
   } else if (mode == ENZYME_CKPT_SCHEDULE_PERIODIC) {
     len = enzyme_ckpt_isqrt(n);
     len = len < 1 ? 1 : len;
