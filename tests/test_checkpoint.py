@@ -70,6 +70,20 @@ def test_enzyme_toml_budget(tmp_path, budget, slots, monkeypatch):
     assert _checks(out) == 8 and f"slots {slots}\n" in out, out
 
 
+@pytest.mark.skipif(not os.environ.get("ENZYME_CC_ADBINOMIAL_C"),
+                    reason="Tapenade's adBinomial.c not given (ENZYME_CC_ADBINOMIAL_C=path)")
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_tapenade_binomial_scheme(tmp_path, opt):
+    """EnzymeCkptADBinomial with Tapenade's own adBinomial.c (not part of enzyme-cc)."""
+    adb = tmp_path / "adBinomial.c"
+    shutil.copy(os.environ["ENZYME_CC_ADBINOMIAL_C"], adb)
+    header = os.path.join(os.path.dirname(os.environ["ENZYME_CC_ADBINOMIAL_C"]), "adBinomial.h")
+    if os.path.exists(header):
+        shutil.copy(header, tmp_path / "adBinomial.h")
+    exe = _build(tmp_path, "ckpt_adbinomial.c", opt, ["-DENZYME_CKPT_ADBINOMIAL", str(adb)])
+    assert _checks(run([str(exe)], cwd=tmp_path).stdout) == 160
+
+
 @lru_cache(None)
 def _optimal(l, s):
     """Forward steps of the best binomial schedule (exhaustive over the first advance)."""

@@ -573,6 +573,107 @@ static const EnzymeCheckpointScheme EnzymeCkptStoreAll = {
     enzyme_ckpt_periodic_finalize, NULL,                        NULL,
     NULL};
 
+/* ---- Tapenade's binomial scheduler (adBinomial.c of Tapenade's ADFirstAidKit) ----
+ * With ENZYME_CKPT_ADBINOMIAL defined, EnzymeCkptADBinomial runs the schedule Tapenade's
+ * $AD BINOMIAL-CKP directive would, config.snapshots slots (at most 97), for comparisons with a
+ * Tapenade adjoint. adBinomial.c is not part of enzyme-cc (nor of Enzyme): link Tapenade's. Its
+ * sessions live on a static stack: loops using it may nest but not interleave. Its actions
+ * count steps from 1: ADVANCE s runs step s, PUSHSNAP s saves the state after s steps,
+ * LOOKSNAP / POPSNAP restore the newest snapshot (POPSNAP drops it), (FIRST)TURN s
+ * differentiates step s. */
+#ifdef ENZYME_CKPT_ADBINOMIAL
+extern void adBinomial_init(int length, int nbSnap, int firstStep);
+extern int adBinomial_next(int *action, int *step);
+
+typedef struct enzyme_ckpt_adbinomial {
+  enzyme_ckpt_slots slots;
+  int64_t depth, done;
+  int64_t at[128]; /* per snapshot on the stack: the steps done before it */
+} enzyme_ckpt_adbinomial;
+
+static inline ENZYME_CKPT_FN void *enzyme_ckpt_adbinomial_init(void *data, int64_t n,
+                                                               uint64_t bytes) {
+  const EnzymeCkptConfig *config = (const EnzymeCkptConfig *)data;
+  enzyme_ckpt_adbinomial *b;
+  int64_t k = config->snapshots < 1 ? 1 : config->snapshots;
+  if (n < 0)
+    enzyme_ckpt_die("adBinomial needs the number of steps");
+  if (k > 97)
+    enzyme_ckpt_die("adBinomial allows at most 97 snapshots");
+  if (n > 2147483647)
+    enzyme_ckpt_die("adBinomial counts steps in an int");
+  b = (enzyme_ckpt_adbinomial *)calloc(1, sizeof *b);
+  b->slots.config = config;
+  b->slots.bytes = bytes;
+  b->done = n == 0;
+  if (n)
+    adBinomial_init((int)n, (int)k, 1);
+  return b;
+}
+
+static inline ENZYME_CKPT_FN void enzyme_ckpt_adbinomial_next(void *state, EnzymeCkptAction *a) {
+  enzyme_ckpt_adbinomial *b = (enzyme_ckpt_adbinomial *)state;
+  int action = 0, step = 0;
+  if (b->done || !adBinomial_next(&action, &step)) {
+    b->done = 1;
+    a->flag = ENZYME_CKPT_DONE;
+  } else if (action == 1) {                     /* PUSHSNAP */
+    if (b->depth == 128)
+      enzyme_ckpt_die("adBinomial: too many snapshots");
+    a->flag = ENZYME_CKPT_STORE;
+    a->iteration = a->startiteration = step;
+    a->cpnum = b->depth;
+    b->at[b->depth++] = step;
+  } else if (action == 2 || action == 3) {      /* LOOKSNAP, POPSNAP */
+    if (b->depth == 0)
+      enzyme_ckpt_die("adBinomial restored a snapshot it never pushed");
+    a->flag = ENZYME_CKPT_RESTORE;
+    a->cpnum = b->depth - 1;
+    a->iteration = a->startiteration = b->at[b->depth - 1];
+    b->depth -= action == 3;
+  } else if (action == 4) {                     /* ADVANCE */
+    a->flag = ENZYME_CKPT_FORWARD;
+    a->startiteration = step - 1;
+    a->iteration = step;
+  } else if (action == 5 || action == 6) {      /* FIRSTTURN, TURN */
+    a->flag = action == 5 ? ENZYME_CKPT_FIRSTUTURN : ENZYME_CKPT_UTURN;
+    a->startiteration = step - 1;
+    a->iteration = step;
+  } else {
+    enzyme_ckpt_die("adBinomial returned an unknown action");
+  }
+  enzyme_ckpt_note(&b->slots, a);
+}
+
+static inline ENZYME_CKPT_FN void enzyme_ckpt_adbinomial_store(void *state, int64_t slot,
+                                                               int64_t step,
+                                                               const EnzymeCkptRegion *rg,
+                                                               uint64_t nr) {
+  (void)step;
+  enzyme_ckpt_put(&((enzyme_ckpt_adbinomial *)state)->slots, slot, rg, nr);
+}
+
+static inline ENZYME_CKPT_FN void enzyme_ckpt_adbinomial_restore(void *state, int64_t slot,
+                                                                 int64_t step,
+                                                                 const EnzymeCkptRegion *rg,
+                                                                 uint64_t nr) {
+  (void)step;
+  enzyme_ckpt_get(&((enzyme_ckpt_adbinomial *)state)->slots, slot, rg, nr);
+}
+
+static inline ENZYME_CKPT_FN void enzyme_ckpt_adbinomial_finalize(void *state) {
+  enzyme_ckpt_adbinomial *b = (enzyme_ckpt_adbinomial *)state;
+  enzyme_ckpt_close(&b->slots);
+  free(b);
+}
+
+static const EnzymeCheckpointScheme EnzymeCkptADBinomial = {
+    ENZYME_CKPT_ABI_VERSION,        enzyme_ckpt_adbinomial_init,    enzyme_ckpt_adbinomial_next,
+    enzyme_ckpt_adbinomial_store,   enzyme_ckpt_adbinomial_restore, NULL,
+    enzyme_ckpt_adbinomial_finalize, NULL,                          NULL,
+    NULL};
+#endif /* ENZYME_CKPT_ADBINOMIAL */
+
 /* ---- loops annotated for checkpointing (Enzyme's loop attributes) ----
  * [[enzyme::checkpoint("revolve", 4)]] / [[enzyme_checkpointing_enable(...)]] /
  * `#pragma enzyme checkpoint(...)` on a for loop: the link step outlines the loop into a
