@@ -140,12 +140,13 @@ def inline_and_sroa(text: str, tmp: str) -> str:
 
 
 def normalize_loops(text: str, tmp: str) -> str:
-    """mem2reg and loop-simplify on module text (ad/loop_checkpoint.py: loops in SSA form with a
-    preheader, one latch and dedicated exits, also in the unoptimized "Ref" pipeline)."""
+    """mem2reg, loop-rotate and loop-simplify on module text (ad/loop_checkpoint.py: loops in
+    SSA form with a preheader, one latch, dedicated exits and the test at the end, also in the
+    unoptimized "Ref" pipeline)."""
     src, out = os.path.join(tmp, "loops-in.ll"), os.path.join(tmp, "loops-out.ll")
     with open(src, "w") as f:
         f.write(text)
-    run_tool([toolchain.tool("opt"), "-passes=function(mem2reg,loop-simplify)", src, "-S", "-o",
+    run_tool([toolchain.tool("opt"), "-passes=function(mem2reg,loop(loop-rotate),loop-simplify)", src, "-S", "-o",
               out], "loop normalization for checkpointed loops")
     with open(out) as f:
         return f.read()

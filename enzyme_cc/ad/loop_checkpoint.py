@@ -31,13 +31,16 @@ from .diagnostics import located
 from .loops import affine_phi, find_loops
 from .typeinfo import underlying
 
-_MARK = re.compile(r"__enzyme_set_checkpointing")
+_MARK = re.compile(r"__enzyme_set_(checkpointing|fixed_point)")
 _HINT = re.compile(r"__enzyme_ptr_size_hint")
 _ALLOCS = {"@malloc": 1, "@_Znwm": 1, "@_Znam": 1, "@calloc": 2}
 _PREDS = {"slt": "lt", "ult": "lt", "sle": "le", "ule": "le", "sgt": "gt", "ugt": "gt",
           "sge": "ge", "uge": "ge", "ne": "ne", "eq": "eq"}
 _INVERSE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "ne": "eq", "eq": "ne"}
 _SWAP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "ne": "ne", "eq": "eq"}
+_WHAT = {False: "checkpointing", True: "a fixed point"}
+FP_HINT = ("hint: write one iteration as int step(int64_t i, args...) and call "
+           "__enzyme_fixed_point (<enzyme/fixed_point.h>)")
 HINT_TEXT = ("hint: write the loop as __enzyme_checkpoint_for (<enzyme/checkpoint.h>) with its "
              "state as enzyme_checkpoint_region, or remove the annotation to tape the loop")
 
@@ -89,7 +92,8 @@ def _const(module, fn, inst, k):
 def _outline_one(module, fn, marker, count) -> str:
     lines = list(module._lines)
     where = located(module, fn, marker)
-    mode, budget = _const(module, fn, marker, 0), _const(module, fn, marker, 1)
+    fp = "fixed_point" in marker.callee
+    mode, budget = (1, 0) if fp else (_const(module, fn, marker, 0), _const(module, fn, marker, 1))
     dom = dominators(fn)
     loops = find_loops(fn, dom)
 
@@ -100,14 +104,17 @@ def _outline_one(module, fn, marker, count) -> str:
     loop = innermost(marker.block.label)
     if loop is None:
         if marker.block.label in cyclic_blocks(fn):
-            raise UserError(f"{where}: the loop marked for checkpointing has no single entry "
+            raise UserError(f"{where}: the loop marked for {_WHAT[fp]} has no single entry "
                             f"and back edge after optimization; {HINT_TEXT}")
+        if fp:
+            raise UserError(f"{where}: __enzyme_set_fixed_point is not inside a loop (after "
+                            "optimization); hint: call it at the top of the loop's body")
         # no loop left (it runs at most once): nothing to checkpoint
         for k in range(marker.line, marker.line_end + 1):
             lines[k] = ""
         return "\n".join(lines)
     markers = [i for b in loop.blocks for i in fn.block(b).insts
-               if _is_marker(i) and innermost(b) is loop]
+               if _is_marker(i) and innermost(b) is loop and ("fixed_point" in i.callee) == fp]
     if mode == 0 or mode > 4:
         if mode > 4:
             raise UserError(f"{where}: unknown checkpointing schedule {mode}")
@@ -115,11 +122,13 @@ def _outline_one(module, fn, marker, count) -> str:
             for k in range(m.line, m.line_end + 1):
                 lines[k] = ""
         return "\n".join(lines)
-    if not module.defines("@__enzyme_checkpoint_builtin"):
+    if not fp and not module.defines("@__enzyme_checkpoint_builtin"):
         raise UserError(f"{where}: a loop marked for checkpointing needs the schemes of "
                         "<enzyme/checkpoint.h>; hint: include it in one of the program's files "
                         "built with enzyme-cc")
-    return _Outliner(module, fn, loop, markers, mode, budget, count, where, lines).run()
+    o = _Outliner(module, fn, loop, markers, mode, budget, count, where, lines)
+    o.fp = marker if fp else None
+    return o.run()
 
 
 class _Outliner:
@@ -128,11 +137,13 @@ class _Outliner:
         self.markers = {id(i) for i in markers}
         self.mode, self.budget, self.c = mode, budget, count
         self.p = f"%ck{count}."
+        self.fp = None                      # the __enzyme_set_fixed_point call, for such a loop
+        self.states: list[tuple[str, str]] = []
         self.pre: list[str] = []            # IR in the preheader, before the call
         self.entry: list[str] = []          # allocas
 
     def fail(self, what: str):
-        raise UserError(f"{self.where}: {what}; {HINT_TEXT}")
+        raise UserError(f"{self.where}: {what}; {FP_HINT if self.fp else HINT_TEXT}")
 
     def inside(self, v: str) -> bool:
         d = self.fn.defs.get(v)
@@ -162,8 +173,16 @@ class _Outliner:
         for b in L.blocks:
             if fn.block(b).term.op not in ("br", "switch", "unreachable"):
                 self.fail(f"the loop's block '{b}' ends with '{fn.block(b).term.op}'")
-        nsteps = self.trip_count()
+        if self.fp:
+            nsteps = None
+            self.fixed_point_options()
+        else:
+            nsteps = self.trip_count()
         self.classify_phis()
+        if self.fp and self.carried:
+            self.fail(f"the loop carries '{self.carried[0].name}' from one iteration to the next "
+                      "in a register; a fixed-point loop's state must be memory named in "
+                      "__enzyme_set_fixed_point")
         self.find_outs()
         self.find_liveins()
         regions = self.regions()
@@ -223,6 +242,55 @@ class _Outliner:
                          f"{p}k = select i1 {p}pos, i64 {p}q, i64 0"]
         self.pre.append(f"{p}n = add i64 {p}k, 1")
         return f"{p}n"
+
+    def fixed_point_options(self):
+        """reduction, max_iters, control and the (state, bytes) pairs of the marker; the step
+        returns whether to go on, so the loop must test at its end (its latch)."""
+        m, p = self.fp, self.p
+        if self.X.label != self.L.latch:
+            self.fail("a loop marked with __enzyme_set_fixed_point must test at its end (an "
+                      "optimized build rotates while loops so; ENZYME_CC_PREOPT=0 does not)")
+        ops = list(m.ops)
+        if len(ops) < 5 or len(ops) % 2 == 0 or ops[2].ty != "ptr":
+            self.fail("__enzyme_set_fixed_point(reduction, max_iters, control, state, bytes, ...) "
+                      "needs at least one state and its size")
+        for k in range(3, len(ops), 2):       # unoptimized code decays an array in the loop
+            ops[k] = type(ops[k])(ops[k].ty, self._zero_offset_base(ops[k].value))
+        for o in ops:
+            if self.inside(o.value):
+                self.fail(f"the argument '{o.value}' of __enzyme_set_fixed_point is computed in "
+                          "the loop; compute it before the loop")
+        red, mx, ctl = ops[0], ops[1], ops[2]
+        self.fp_args = []
+        if red.ty != "double":
+            self.fail("the reduction of __enzyme_set_fixed_point must be a double")
+        try:
+            if float(red.value) >= 0:
+                self.fp_args += ["ptr @enzyme_fp_reduction", f"double {red.value}"]
+        except ValueError:                      # computed: negative means the default
+            self.pre += [f"{p}rneg = fcmp olt double {red.value}, 0.0",
+                         f"{p}red = select i1 {p}rneg, double 1.0e-12, double {red.value}"]
+            self.fp_args += ["ptr @enzyme_fp_reduction", f"double {p}red"]
+        n = _i64(self, mx)
+        if not n.lstrip("-").isdigit():
+            self.pre += [f"{p}mneg = icmp slt i64 {n}, 0",
+                         f"{p}maxit = select i1 {p}mneg, i64 1000, i64 {n}"]
+            self.fp_args += ["ptr @enzyme_fp_max_iters", f"i64 {p}maxit"]
+        elif int(n) >= 0:
+            self.fp_args += ["ptr @enzyme_fp_max_iters", f"i64 {n}"]
+        if ctl.value not in ("null", "zeroinitializer"):
+            self.fp_args += ["ptr @enzyme_fp_control", f"ptr {ctl.value}"]
+        for k in range(3, len(ops), 2):
+            self.states.append((ops[k].value, _i64(self, ops[k + 1])))
+
+    def _zero_offset_base(self, v: str) -> str:
+        """v itself, or the pointer defined before the loop that v (computed in it) equals."""
+        d, w = self.fn.defs.get(v), v
+        while self.inside(w) and getattr(d, "op", None) in ("getelementptr", "bitcast") and \
+                all(o.value == "0" for o in d.ops[1:]):
+            w = d.ops[0].value
+            d = self.fn.defs.get(w)
+        return w if not self.inside(w) else v
 
     def classify_phis(self):
         self.ivs, self.carried = [], []
@@ -303,6 +371,8 @@ class _Outliner:
     def _region(self, ptr, inst, out, depth):
         fn = self.fn
         base = underlying(fn, ptr)
+        if any(underlying(fn, z) == base for z, _ in self.states):
+            return                                      # the fixed point's state
         if base.startswith("@") or base in out or base in ("null", "undef", "poison"):
             return                                      # globals: the driver snapshots them
         d = fn.defs.get(base)
@@ -364,7 +434,8 @@ class _Outliner:
         for j, inst in enumerate(self.outs):
             outs[inst.name] = f"{p}o{j}"
             self.entry.append(f"{p}o{j} = alloca {inst.ty}")
-        self.entry.append(f"{p}cfg = alloca [8 x i64], align 8")
+        if not self.fp:
+            self.entry.append(f"{p}cfg = alloca [8 x i64], align 8")
         step = _step_name(fn.name, self.c)
         args = [f"ptr {step}", "i64 0", f"i64 {nsteps}", "ptr @enzyme_scheme", f"ptr {p}sch",
                 f"ptr {p}cfg"]
@@ -374,10 +445,20 @@ class _Outliner:
             args += ["ptr @enzyme_checkpoint_region", f"ptr {ptr}", f"i64 {size}"]
         args += [f"{t} {v}" for v, t in self.liveins]
         args += [f"ptr {s}" for s in list(slots.values()) + list(outs.values())]
-        call = [*self.pre, f"{p}sch = call ptr @__enzyme_checkpoint_builtin(i64 {self.mode})",
-                f"call void @__enzyme_cc_ckpt_loop_config(ptr {p}cfg, i64 {self.mode}, "
-                f"i64 {self.budget}, i64 {nsteps})",
-                f"call void (ptr, i64, i64, ...) @__enzyme_checkpoint_for({', '.join(args)})"]
+        if self.fp:
+            args = [f"ptr {step}"]
+            for z, b in self.states:
+                args += ["ptr @enzyme_fp_state", f"ptr {z}", f"i64 {b}"]
+            for ptr, size in regions + [(outs[i.name], str(_size(self, i.ty))) for i in self.outs]:
+                args += ["ptr @enzyme_checkpoint_region", f"ptr {ptr}", f"i64 {size}"]
+            args += self.fp_args + [f"{t} {v}" for v, t in self.liveins]
+            args += [f"ptr {s}" for s in outs.values()]
+            call = [*self.pre, f"call void (ptr, ...) @__enzyme_fixed_point({', '.join(args)})"]
+        else:
+            call = [*self.pre, f"{p}sch = call ptr @__enzyme_checkpoint_builtin(i64 {self.mode})",
+                    f"call void @__enzyme_cc_ckpt_loop_config(ptr {p}cfg, i64 {self.mode}, "
+                    f"i64 {self.budget}, i64 {nsteps})",
+                    f"call void (ptr, i64, i64, ...) @__enzyme_checkpoint_for({', '.join(args)})"]
         rename = {}
         for j, inst in enumerate(self.outs):
             rename[inst.name] = f"{p}ov{j}"
@@ -403,12 +484,13 @@ class _Outliner:
                 lines[k] = re.sub(r",\s*" + re.escape(self.X.label) + r"(\s*\])",
                                   f", {self.P.label}\\1", lines[k])
         extra = [step_text]
-        for g in ("@enzyme_scheme", "@enzyme_checkpoint_region"):
-            if g not in self.m.globals:
+        for g in ("@enzyme_scheme", "@enzyme_checkpoint_region", "@enzyme_fp_state",
+                  "@enzyme_fp_reduction", "@enzyme_fp_max_iters", "@enzyme_fp_control"):
+            if g not in self.m.globals and g in "\n".join(lines):
                 extra.append(f"{g} = external global i32")
-        if "@__enzyme_checkpoint_for" not in self.m.declarations and \
-                not self.m.defines("@__enzyme_checkpoint_for"):
-            extra.append("declare void @__enzyme_checkpoint_for(ptr, i64, i64, ...)")
+        target = "@__enzyme_fixed_point" if self.fp else "@__enzyme_checkpoint_for"
+        if target not in self.m.declarations and not self.m.defines(target):
+            extra.append(f"declare void {target}(ptr, {'' if self.fp else 'i64, i64, '}...)")
         return "\n".join(lines) + "\n" + "\n".join(extra) + "\n"
 
     def step_function(self, name, slots, outs) -> str:
@@ -433,8 +515,8 @@ class _Outliner:
             if phi.name in outs:
                 body.append(f"  store {phi.ty} {phi.name}, ptr {outs[phi.name]}")
         body.append(f"  br label {L.header}")
-        target = re.compile(r"label (" + re.escape(L.header) + "|" + re.escape(self.E.label) +
-                            r")(?![\w.$\"])")
+        back = re.compile(r"label " + re.escape(L.header) + r"(?![\w.$\"])")
+        leave = re.compile(r"label " + re.escape(self.E.label) + r"(?![\w.$\"])")
         for b in self._blocks():
             body.append(b.label[1:] + ":")
             last_phi = max((k for k, i in enumerate(b.insts) if i.op == "phi"), default=-1)
@@ -449,15 +531,17 @@ class _Outliner:
                         for phi in self.carried:
                             v = next(v for v, bb in phi.incoming if bb == L.latch)
                             body.append(f"  store {phi.ty} {v}, ptr {slots[phi.name]}")
-                    text = target.sub("label %ck.next", text)
+                    text = leave.sub("label %ck.stop", back.sub("label %ck.more", text))
                 body.append(text)
                 # a value used after the loop: the last step's is what the slot keeps
                 done = [inst] if inst.op != "phi" else b.phis if k == last_phi else []
                 for i in done:
                     if i.name in outs:
                         body.append(f"  store {i.ty} {i.name}, ptr {outs[i.name]}")
-        body += ["ck.next:", "  ret void"]
-        text = f"define internal void {name}({', '.join(params)}) {{\n" + "\n".join(body) + "\n}"
+        rt = "i32" if self.fp else "void"         # a fixed point's step says whether to go on
+        body += ["ck.more:", f"  ret {rt} {'1' if self.fp else ''}".rstrip(),
+                 "ck.stop:", f"  ret {rt} {'0' if self.fp else ''}".rstrip()]
+        text = f"define internal {rt} {name}({', '.join(params)}) {{\n" + "\n".join(body) + "\n}"
         # numbered values must be numbered in order: give the copied ones names
         named = self.m.named_types
         text = re.sub(r"(?<![\w.$\"])%(\d+)(?![\w.$])",
