@@ -161,12 +161,13 @@ class _Outliner:
         throwing = [fn.block(b).term for b in exiting if fn.block(b).term.op == "invoke"]
         if throwing:
             self.where = located(self.m, fn, throwing[0])
-            self.fail("a call in a checkpointed loop may throw (its exception leaves the loop, "
-                      "which a step cannot); make the callee noexcept, or build with "
+            self.fail(f"a call in a loop marked for {_WHAT[bool(self.fp)]} may throw (its "
+                      "exception leaves the loop, which a step cannot); make the callee "
+                      "noexcept, or build with "
                       "optimization, which turns calls that cannot throw into plain calls")
         if len(L.exits) != 1 or len(exiting) != 1 or exiting[0] not in (L.header, L.latch):
-            self.fail("a checkpointed loop must leave from its header or its latch, to one "
-                      "block (no break, return or goto out of it)")
+            self.fail(f"a loop marked for {_WHAT[bool(self.fp)]} must leave from its header or "
+                      "its latch, to one block (no break, return or goto out of it)")
         self.E, self.X = fn.block(next(iter(L.exits))), fn.block(exiting[0])
         if self.P.term.op != "br" or self.P.term.targets != [L.header]:
             self.fail("the loop has no preheader")
