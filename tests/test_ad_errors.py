@@ -407,7 +407,7 @@ CASES = {
                             "double *d = put(bits)"),
     "reverse_width_lane_state": (REVERSE_WIDTH_HAZARD, ("main", "keep"),
                                  "__enzyme_autodiff((void *)keep"),
-    "set_fixed_point": (SET_FIXED_POINT, ("__enzyme_set_fixed_point", "loop"),
+    "set_fixed_point_global_state": (SET_FIXED_POINT, ("__enzyme_set_fixed_point", "loop"),
                         "__enzyme_set_fixed_point(1e-20"),
     "fixed_point_state_not_argument": (FIXED_POINT_STATE, ("solve", "z"),
                                        "__enzyme_fixed_point((void *)step"),

@@ -282,6 +282,10 @@ class _Outliner:
         if ctl.value not in ("null", "zeroinitializer"):
             self.fp_args += ["ptr @enzyme_fp_control", f"ptr {ctl.value}"]
         for k in range(3, len(ops), 2):
+            if _base(self.fn, ops[k].value).startswith("@"):
+                self.fail(f"the state '{ops[k].value}' of '__enzyme_set_fixed_point' is a "
+                          "global; enzyme-cc needs the state in a local array or behind a "
+                          "pointer the function is given (the step takes it as an argument)")
             self.states.append((ops[k].value, _i64(self, ops[k + 1])))
 
     def _zero_offset_base(self, v: str) -> str:
@@ -371,8 +375,8 @@ class _Outliner:
 
     def _region(self, ptr, inst, out, depth):
         fn = self.fn
-        base = underlying(fn, ptr)
-        if any(underlying(fn, z) == base for z, _ in self.states):
+        base = _base(fn, ptr)
+        if any(_base(fn, z) == base for z, _ in self.states):
             return                                      # the fixed point's state
         if base.startswith("@") or base in out or base in ("null", "undef", "poison"):
             return                                      # globals: the driver snapshots them
@@ -425,6 +429,9 @@ class _Outliner:
 
     def emit(self, nsteps, regions) -> str:
         fn, L, p, lines = self.fn, self.L, self.p, self.lines
+        marker = self.fp or next(i for b in self._blocks() for i in b.insts if id(i) in self.markers)
+        # errors about the call name the annotation's source line
+        self.dbg = f", !dbg {marker.md['!dbg']}" if "!dbg" in marker.md else ""
         slots = {}
         for j, phi in enumerate(self.carried):
             slots[phi.name] = f"{p}s{j}"
@@ -454,12 +461,14 @@ class _Outliner:
                 args += ["ptr @enzyme_checkpoint_region", f"ptr {ptr}", f"i64 {size}"]
             args += self.fp_args + [f"{t} {v}" for v, t in self.liveins]
             args += [f"ptr {s}" for s in outs.values()]
-            call = [*self.pre, f"call void (ptr, ...) @__enzyme_fixed_point({', '.join(args)})"]
+            call = [*self.pre, f"call void (ptr, ...) @__enzyme_fixed_point({', '.join(args)})"
+                    + self.dbg]
         else:
             call = [*self.pre, f"{p}sch = call ptr @__enzyme_checkpoint_builtin(i64 {self.mode})",
                     f"call void @__enzyme_cc_ckpt_loop_config(ptr {p}cfg, i64 {self.mode}, "
                     f"i64 {self.budget}, i64 {nsteps})",
-                    f"call void (ptr, i64, i64, ...) @__enzyme_checkpoint_for({', '.join(args)})"]
+                    f"call void (ptr, i64, i64, ...) @__enzyme_checkpoint_for({', '.join(args)})"
+                    + self.dbg]
         rename = {}
         for j, inst in enumerate(self.outs):
             rename[inst.name] = f"{p}ov{j}"
@@ -563,6 +572,14 @@ def _affine(fn, loop, phi):
         except ValueError:
             return None
     return None
+
+
+def _base(fn, ptr: str) -> str:
+    """typeinfo.underlying, also through constant GEP expressions of a global."""
+    if not ptr.startswith(("%", "@")):
+        g = re.search(r"ptr (@[-\w.$]+|@\"[^\"]*\")", ptr)
+        return g.group(1) if g else ptr
+    return underlying(fn, ptr)
 
 
 def _scalar(ty: str) -> bool:
