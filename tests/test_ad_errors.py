@@ -224,6 +224,8 @@ int main(void) {
 }
 """
 
+# __enzyme_set_fixed_point whose state is a global: the outlined step could not take it as an
+# argument (the fixed-point machinery's rule), so it is refused by name
 SET_FIXED_POINT = """\
 #include <enzyme/fixed_point.h>
 #include <math.h>
