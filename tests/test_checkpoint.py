@@ -52,6 +52,15 @@ def test_checkpoint_loop_attributes_cxx(tmp_path, opt):
     assert _checks(run([str(exe)], cwd=tmp_path).stdout) >= 90
 
 
+@pytest.mark.parametrize("opt", ["-O0", "-O2", "-O2-ref"])
+def test_checkpoint_loops_nested(tmp_path, opt, monkeypatch):
+    """An annotated loop inside an annotated loop, differentiated and in the primal."""
+    if opt.endswith("-ref"):
+        monkeypatch.setenv("ENZYME_CC_PREOPT", "0")
+    exe = _build(tmp_path, "ckpt_loop_nested.c", opt.removesuffix("-ref"))
+    assert _checks(run([str(exe)], cwd=tmp_path).stdout) == 21
+
+
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_schedule_only_entry_points(tmp_path, opt):
     """__enzyme_ckpt_schedule_*: an adjoint driven by the actions alone, every schedule."""

@@ -480,6 +480,10 @@ class _Outliner:
             lines[k] = ""
         first = fn.blocks[0].insts[0]
         lines[first.line] = "\n".join("  " + x for x in self.entry) + "\n" + lines[first.line]
+        # what is known of the memory the step is given, for loops annotated inside it
+        live = {v for v, _ in self.liveins}
+        self.known = [(b, z) for b, z in regions + [(z, n) for z, n in self.states]
+                      if b in live and z.isdigit()]
         step_text = self.step_function(step, slots, outs)
         for b in self._blocks():                      # the loop's lines go
             lo = _label_line(lines, b.insts[0].line, b.label)
@@ -498,6 +502,8 @@ class _Outliner:
                   "@enzyme_fp_reduction", "@enzyme_fp_max_iters", "@enzyme_fp_control"):
             if g not in self.m.globals and g in "\n".join(lines):
                 extra.append(f"{g} = external global i32")
+        if self.known and "@__enzyme_ptr_size_hint" not in self.m.declarations:
+            extra.append("declare void @__enzyme_ptr_size_hint(ptr, i64)")
         target = "@__enzyme_fixed_point" if self.fp else "@__enzyme_checkpoint_for"
         if target not in self.m.declarations and not self.m.defines(target):
             extra.append(f"declare void {target}(ptr, {'' if self.fp else 'i64, i64, '}...)")
@@ -508,6 +514,7 @@ class _Outliner:
         params = ["i64 %ck.k"] + [f"{t} {v}" for v, t in self.liveins]
         params += [f"ptr {s}" for s in list(slots.values()) + list(outs.values())]
         body = ["ck.entry:"]
+        body += [f"  call void @__enzyme_ptr_size_hint(ptr {b}, i64 {z})" for b, z in self.known]
         for j, (phi, (init, s)) in enumerate(self.ivs):
             if phi.ty == "ptr":
                 body += [f"  %ck.m{j} = mul i64 %ck.k, {s}",
