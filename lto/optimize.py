@@ -146,8 +146,8 @@ def normalize_loops(text: str, tmp: str) -> str:
     src, out = os.path.join(tmp, "loops-in.ll"), os.path.join(tmp, "loops-out.ll")
     with open(src, "w") as f:
         f.write(text)
-    run_tool([toolchain.tool("opt"), "-passes=function(mem2reg,loop(loop-rotate),loop-simplify)", src, "-S", "-o",
-              out], "loop normalization for checkpointed loops")
+    run_tool([toolchain.tool("opt"), "-passes=function(mem2reg,loop(loop-rotate),loop-simplify)",
+              src, "-S", "-o", out], "loop normalization for checkpointed loops")
     with open(out) as f:
         return f.read()
 

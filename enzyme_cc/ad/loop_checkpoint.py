@@ -29,11 +29,12 @@ from enzyme_cc.ir.model import parse_module
 from .cfg import cyclic_blocks, dominators
 from .diagnostics import located
 from .loops import affine_phi, find_loops
-from .typeinfo import underlying
+from . import loop_regions
 
 _MARK = re.compile(r"__enzyme_set_(checkpointing|fixed_point)")
 _HINT = re.compile(r"__enzyme_ptr_size_hint")
-_ALLOCS = {"@malloc": 1, "@_Znwm": 1, "@_Znam": 1, "@calloc": 2}
+_HINT_CALL = re.compile(r"(?m)^\s*(?:tail |musttail |notail )?call void "
+                        r"@\"?[\w.$]*__enzyme_ptr_size_hint\w*\"?\(.*$")
 _PREDS = {"slt": "lt", "ult": "lt", "sle": "le", "ule": "le", "sgt": "gt", "ugt": "gt",
           "sge": "ge", "uge": "ge", "ne": "ne", "eq": "eq"}
 _INVERSE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "ne": "eq", "eq": "ne"}
@@ -63,7 +64,7 @@ def outline(text: str, normalize) -> str:
             count += 1
             text = _outline_one(module, site[0], site[1], count)
     # the extent hints only matter to the loops above
-    return re.sub(r"(?m)^\s*(?:tail |musttail |notail )?call void @\"?[\w.$]*__enzyme_ptr_size_hint\w*\"?\(.*$", "", text)
+    return _HINT_CALL.sub("", text)
 
 
 def _is_marker(inst) -> bool:
@@ -186,7 +187,7 @@ class _Outliner:
                       "__enzyme_set_fixed_point")
         self.find_outs()
         self.find_liveins()
-        regions = self.regions()
+        regions = loop_regions.regions(self)
         return self.emit(nsteps, regions)
 
     def trip_count(self) -> str:
@@ -272,7 +273,7 @@ class _Outliner:
             self.pre += [f"{p}rneg = fcmp olt double {red.value}, 0.0",
                          f"{p}red = select i1 {p}rneg, double 1.0e-12, double {red.value}"]
             self.fp_args += ["ptr @enzyme_fp_reduction", f"double {p}red"]
-        n = _i64(self, mx)
+        n = loop_regions.i64(self, mx)
         if not n.lstrip("-").isdigit():
             self.pre += [f"{p}mneg = icmp slt i64 {n}, 0",
                          f"{p}maxit = select i1 {p}mneg, i64 1000, i64 {n}"]
@@ -282,11 +283,11 @@ class _Outliner:
         if ctl.value not in ("null", "zeroinitializer"):
             self.fp_args += ["ptr @enzyme_fp_control", f"ptr {ctl.value}"]
         for k in range(3, len(ops), 2):
-            if _base(self.fn, ops[k].value).startswith("@"):
+            if loop_regions.base_of(self.fn, ops[k].value).startswith("@"):
                 self.fail(f"the state '{ops[k].value}' of '__enzyme_set_fixed_point' is a "
                           "global; enzyme-cc needs the state in a local array or behind a "
                           "pointer the function is given (the step takes it as an argument)")
-            self.states.append((ops[k].value, _i64(self, ops[k + 1])))
+            self.states.append((ops[k].value, loop_regions.i64(self, ops[k + 1])))
 
     def _zero_offset_base(self, v: str) -> str:
         """v itself, or the pointer defined before the loop that v (computed in it) equals."""
@@ -348,88 +349,12 @@ class _Outliner:
     def _blocks(self):
         return [b for b in self.fn.blocks if b.label in self.L.blocks]
 
-    # ---- memory the loop writes ---------------------------------------------------------------
-
-    def regions(self) -> list[tuple[str, str]]:
-        out: dict[str, str] = {}
-        for b in self._blocks():
-            for inst in b.insts:
-                for ptr in self._written(inst):
-                    self._region(ptr, inst, out, 0)
-        return list(out.items())
-
-    def _written(self, inst):
-        if inst.op == "store":
-            return [inst.ops[1].value]
-        if inst.op in ("atomicrmw", "cmpxchg"):
-            return [inst.ops[0].value]
-        if inst.op not in ("call", "invoke") or id(inst) in self.markers:
-            return []
-        callee = inst.callee or ""
-        if re.match(r"@llvm\.(memcpy|memmove|memset)", callee):
-            return [inst.ops[0].value]
-        if callee.startswith("@llvm.") or _HINT.search(callee):
-            return []
-        return [o.value for k, o in enumerate(inst.ops)
-                if o.ty == "ptr" and _may_write_arg(self.m, callee, k)]
-
-    def _region(self, ptr, inst, out, depth):
-        fn = self.fn
-        base = _base(fn, ptr)
-        if any(_base(fn, z) == base for z, _ in self.states):
-            return                                      # the fixed point's state
-        if base.startswith("@") or base in out or base in ("null", "undef", "poison"):
-            return                                      # globals: the driver snapshots them
-        d = fn.defs.get(base)
-        op = getattr(d, "op", None)
-        if self.inside(base):
-            if op == "alloca" or (op == "call" and d.callee in _ALLOCS):
-                return                                  # made by the step itself
-            iv = next((af for phi, af in self.ivs if phi.name == base), None)
-            if iv and depth < 8:
-                return self._region(iv[0], inst, out, depth + 1)
-        elif op == "alloca":
-            size = type_size(d.src_ty, self.m.named_types)
-            if d.ops:
-                n = f"{self.p}an{len(out)}"
-                self.pre.append(f"{n} = mul i64 {_i64(self, d.ops[0])}, {size}")
-                size = n
-            out[base] = str(size)
-            return
-        elif op == "call" and d.callee in _ALLOCS:
-            sz = _i64(self, d.ops[0])
-            if _ALLOCS[d.callee] == 2:
-                n = f"{self.p}cn{len(out)}"
-                self.pre.append(f"{n} = mul i64 {sz}, {_i64(self, d.ops[1])}")
-                sz = n
-            out[base] = sz
-            return
-        else:
-            hint = self._hint(base)
-            if hint:
-                out[base] = hint
-                return
-        self.fail(f"the loop writes memory through '{ptr}' whose extent enzyme-cc cannot know "
-                  f"(instruction '{str(inst)[:100]}'); give it with __enzyme_ptr_size_hint(ptr, "
-                  "bytes) before the loop")
-
-    def _hint(self, base):
-        dom = dominators(self.fn)
-        for inst in self.fn.insts():
-            if inst.op == "call" and _HINT.search(inst.callee or "") and len(inst.ops) >= 2 \
-                    and underlying(self.fn, inst.ops[0].value) == base \
-                    and inst.block.label in dom[self.P.label]:
-                if len(inst.ops) > 2 and inst.ops[2].value != "0":
-                    self.fail("__enzyme_ptr_size_hint of device memory (a memory space other "
-                              "than 0) is not supported")
-                return _i64(self, inst.ops[1])
-        return None
-
     # ---- the new IR ---------------------------------------------------------------------------
 
     def emit(self, nsteps, regions) -> str:
         fn, L, p, lines = self.fn, self.L, self.p, self.lines
-        marker = self.fp or next(i for b in self._blocks() for i in b.insts if id(i) in self.markers)
+        marker = self.fp or next(i for b in self._blocks() for i in b.insts
+                                 if id(i) in self.markers)
         # errors about the call name the annotation's source line
         self.dbg = f", !dbg {marker.md['!dbg']}" if "!dbg" in marker.md else ""
         slots = {}
@@ -581,43 +506,12 @@ def _affine(fn, loop, phi):
     return None
 
 
-def _base(fn, ptr: str) -> str:
-    """typeinfo.underlying, also through constant GEP expressions of a global."""
-    if not ptr.startswith(("%", "@")):
-        g = re.search(r"ptr (@[-\w.$]+|@\"[^\"]*\")", ptr)
-        return g.group(1) if g else ptr
-    return underlying(fn, ptr)
-
-
 def _scalar(ty: str) -> bool:
     return ty in ("double", "float", "half", "x86_fp80", "fp128") or re.fullmatch(r"i\d+", ty)
 
 
 def _size(o, ty):
     return type_size(ty, o.m.named_types)
-
-
-def _i64(o, operand) -> str:
-    if operand.ty == "i64":
-        return operand.value
-    n = f"{o.p}z{len(o.pre)}"
-    o.pre.append(f"{n} = zext {operand.ty} {operand.value} to i64")
-    return n
-
-
-def _may_write_arg(module, callee: str, k: int) -> bool:
-    """Whether a call of callee may write through its k-th argument (attributes say not)."""
-    fn = module.function(callee) if callee.startswith("@") else None
-    decl = module.declarations.get(callee, "")
-    group = fn.attr_group if fn else (re.search(r"#\d+", decl.split(")")[-1]) or [None])[0]
-    attrs = module.attr_groups.get(group or "", "")
-    mem = re.search(r"memory\(([^)]*)\)", attrs + (fn.header if fn else decl))
-    if mem and ("write" not in mem.group(1) or mem.group(1) == "none"):
-        if "argmem: readwrite" not in mem.group(1) and "argmem: write" not in mem.group(1):
-            return False
-    if fn and k < len(fn.params):
-        return not any(a in ("readonly", "readnone") for a in fn.params[k].attrs)
-    return True
 
 
 def _step_name(fname: str, count: int) -> str:
