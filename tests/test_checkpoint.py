@@ -202,6 +202,21 @@ double f(double *u, long n) {
   [[enzyme::checkpoint]] for (long i = 0; u[1] < (double)n; i++) { u[1] += 1; u[0] *= 1.1; }
   return u[0];
 }""", "number of iterations of a checkpointed loop must be known"),
+    "hidden_write": ("""
+#include <stdlib.h>
+struct S { double *data; double u[2]; };
+__attribute__((noinline)) static void advance_s(struct S *s) {
+  s->data[0] = s->data[0] * s->u[0];
+  s->u[1] += s->data[0];
+}
+double f(double *u, long n) {
+  struct S s = {malloc(sizeof(double)), {u[0], 0}};
+  s.data[0] = u[1];
+  [[enzyme::checkpoint("revolve", 2)]] for (long i = 0; i < n; i++) advance_s(&s);
+  double r = s.u[1];
+  free(s.data);
+  return r;
+}""", "'advance_s', called in the loop, writes memory through"),
     "no_header": ("""
 double f(double *u, long n) {
   double a = u[0];

@@ -36,8 +36,65 @@ def _written(o, inst):
         return [inst.ops[0].value]
     if callee.startswith("@llvm.") or _HINT.search(callee):
         return []
+    hidden = _hidden_write(o.m, callee, set())
+    if hidden:
+        o.fail(f"'{callee[1:]}', called in the loop, writes memory through '{hidden}', a pointer "
+               "it loads or is handed back, whose object and extent enzyme-cc cannot see "
+               "from the loop; inline it, or write the loop as __enzyme_checkpoint_for")
     return [x.value for k, x in enumerate(inst.ops)
             if x.ty == "ptr" and _may_write_arg(o.m, callee, k)]
+
+
+def _hidden_write(module, name: str, seen: set) -> str | None:
+    """A pointer a function of the module (or one it calls) writes through that is none of its
+    parameters, locals, globals or fresh allocations: memory a snapshot of the loop's regions
+    would miss (the existing checkpoint API leaves this to the program; here it is checked)."""
+    fn = module.function(name) if name.startswith("@") and name not in seen else None
+    if fn is None or len(seen) > 64:
+        return None
+    seen.add(name)
+    params = {p.name for p in fn.params}
+    for inst in fn.insts():
+        ptrs = []
+        if inst.op == "store":
+            ptrs = [inst.ops[1].value]
+        elif inst.op in ("atomicrmw", "cmpxchg"):
+            ptrs = [inst.ops[0].value]
+        elif inst.op in ("call", "invoke"):
+            c = inst.callee or ""
+            if re.match(r"@llvm\.(memcpy|memmove|memset)", c):
+                ptrs = [inst.ops[0].value]
+            elif not c.startswith("@llvm."):
+                deep = _hidden_write(module, c, seen)
+                if deep:
+                    return deep
+                ptrs = [x.value for k, x in enumerate(inst.ops)
+                        if x.ty == "ptr" and module.function(c) is None
+                        and _may_write_arg(module, c, k)]
+        for ptr in ptrs:
+            if not all(_visible(fn, params, r) for r in _roots(fn, base_of(fn, ptr), set())):
+                return ptr
+    return None
+
+
+def _roots(fn, b: str, seen: set) -> set:
+    """The objects a pointer may be based on, through phis and selects."""
+    d = fn.defs.get(b)
+    op = getattr(d, "op", None)
+    if op not in ("phi", "select") or b in seen:
+        return set() if b in seen else {b}
+    seen.add(b)
+    out = set()
+    for x in (d.ops[1:] if op == "select" else d.ops):
+        out |= _roots(fn, base_of(fn, x.value), seen)
+    return out
+
+
+def _visible(fn, params, b: str) -> bool:
+    d = fn.defs.get(b)
+    op = getattr(d, "op", None)
+    return b in params or b.startswith("@") or op == "alloca" or b in ("null", "undef", "poison") \
+        or (op == "call" and d.callee in _ALLOCS) or not b.startswith("%")
 
 
 def _region(o, ptr, inst, out, depth):
