@@ -181,10 +181,12 @@ class _Outliner:
         else:
             nsteps = self.trip_count()
         self.classify_phis()
-        if self.fp and self.carried:
-            self.fail(f"the loop carries '{self.carried[0].name}' from one iteration to the next "
-                      "in a register; a fixed-point loop's state must be memory named in "
-                      "__enzyme_set_fixed_point")
+        for phi in self.carried if self.fp else []:
+            if not self._control_only(phi.name, set()):
+                self.fail(f"the loop carries '{phi.name}' from one iteration to the next in a "
+                          "register, and it reaches the loop's results; a fixed-point loop's "
+                          "state must be memory named in __enzyme_set_fixed_point (values that "
+                          "only decide when to stop, an error or a count, may be carried)")
         self.find_outs()
         self.find_liveins()
         regions = loop_regions.regions(self)
@@ -298,6 +300,28 @@ class _Outliner:
             d = self.fn.defs.get(w)
         return w if not self.inside(w) else v
 
+    def _control_only(self, v: str, seen: set) -> bool:
+        """v (computed in the loop) only decides when the loop stops: in the loop it reaches
+        nothing but comparisons and values of its own kind (a fixed point's carried error or
+        count, which needs no adjoint)."""
+        if v in seen:
+            return True
+        seen.add(v)
+        for b in self._blocks():
+            for inst in b.insts:
+                if v not in inst.locals_used() or id(inst) in self.markers:
+                    continue
+                if inst.op in ("icmp", "fcmp"):
+                    continue
+                pure = inst.op == "call" and re.match(r"@llvm\.(?!mem|lifetime|stack|va_)",
+                                                      inst.callee or "")
+                if inst.op == "br" or not inst.name or (not pure and inst.op in (
+                        "store", "call", "invoke", "load", "getelementptr")):
+                    return False
+                if not self._control_only(inst.name, seen):
+                    return False
+        return True
+
     def classify_phis(self):
         self.ivs, self.carried = [], []
         for phi in self.H.phis:
@@ -382,10 +406,12 @@ class _Outliner:
             args = [f"ptr {step}"]
             for z, b in self.states:
                 args += ["ptr @enzyme_fp_state", f"ptr {z}", f"i64 {b}"]
-            for ptr, size in regions + [(outs[i.name], str(_size(self, i.ty))) for i in self.outs]:
+            for ptr, size in regions + [(slots[ph.name], str(_size(self, ph.ty)))
+                                        for ph in self.carried] + \
+                    [(outs[i.name], str(_size(self, i.ty))) for i in self.outs]:
                 args += ["ptr @enzyme_checkpoint_region", f"ptr {ptr}", f"i64 {size}"]
             args += self.fp_args + [f"{t} {v}" for v, t in self.liveins]
-            args += [f"ptr {s}" for s in outs.values()]
+            args += [f"ptr {s}" for s in list(slots.values()) + list(outs.values())]
             call = [*self.pre, f"call void (ptr, ...) @__enzyme_fixed_point({', '.join(args)})"
                     + self.dbg]
         else:
