@@ -140,6 +140,7 @@ class _Outliner:
         self.p = f"%ck{count}."
         self.fp = None                      # the __enzyme_set_fixed_point call, for such a loop
         self.states: list[tuple[str, str]] = []
+        self.gstates: dict[str, str] = {}         # a global state -> the step's parameter
         self.pre: list[str] = []            # IR in the preheader, before the call
         self.entry: list[str] = []          # allocas
 
@@ -181,13 +182,13 @@ class _Outliner:
         else:
             nsteps = self.trip_count()
         self.classify_phis()
+        self.find_outs()
         for phi in self.carried if self.fp else []:
             if not self._control_only(phi.name, set()):
                 self.fail(f"the loop carries '{phi.name}' from one iteration to the next in a "
                           "register, and it reaches the loop's results; a fixed-point loop's "
-                          "state must be memory named in __enzyme_set_fixed_point (values that "
+                          "state must be memory named in '__enzyme_set_fixed_point' (values that "
                           "only decide when to stop, an error or a count, may be carried)")
-        self.find_outs()
         self.find_liveins()
         regions = loop_regions.regions(self)
         return self.emit(nsteps, regions)
@@ -285,11 +286,16 @@ class _Outliner:
         if ctl.value not in ("null", "zeroinitializer"):
             self.fp_args += ["ptr @enzyme_fp_control", f"ptr {ctl.value}"]
         for k in range(3, len(ops), 2):
-            if loop_regions.base_of(self.fn, ops[k].value).startswith("@"):
-                self.fail(f"the state '{ops[k].value}' of '__enzyme_set_fixed_point' is a "
-                          "global; enzyme-cc needs the state in a local array or behind a "
-                          "pointer the function is given (the step takes it as an argument)")
-            self.states.append((ops[k].value, loop_regions.i64(self, ops[k + 1])))
+            z = ops[k].value
+            if z.startswith("@"):
+                # a global state: the step takes it as an argument (the fixed-point machinery
+                # iterates the shadows of the step's arguments) and uses it through that
+                self.gstates[z] = f"%ck.gs{len(self.gstates)}"
+            elif loop_regions.base_of(self.fn, z).startswith("@"):
+                self.fail(f"the state '{z}' of '__enzyme_set_fixed_point' points into a global "
+                          "at an offset; pass the whole global (or give each state from its "
+                          "start)")
+            self.states.append((z, loop_regions.i64(self, ops[k + 1])))
 
     def _zero_offset_base(self, v: str) -> str:
         """v itself, or the pointer defined before the loop that v (computed in it) equals."""
@@ -306,6 +312,8 @@ class _Outliner:
         count, which needs no adjoint)."""
         if v in seen:
             return True
+        if any(o.name == v for o in self.outs):
+            return False                        # used after the loop: a result
         seen.add(v)
         for b in self._blocks():
             for inst in b.insts:
@@ -412,6 +420,7 @@ class _Outliner:
                 args += ["ptr @enzyme_checkpoint_region", f"ptr {ptr}", f"i64 {size}"]
             args += self.fp_args + [f"{t} {v}" for v, t in self.liveins]
             args += [f"ptr {s}" for s in list(slots.values()) + list(outs.values())]
+            args += [f"ptr {g}" for g in self.gstates]
             call = [*self.pre, f"call void (ptr, ...) @__enzyme_fixed_point({', '.join(args)})"
                     + self.dbg]
         else:
@@ -464,6 +473,7 @@ class _Outliner:
         fn, L, p = self.fn, self.L, self.p
         params = ["i64 %ck.k"] + [f"{t} {v}" for v, t in self.liveins]
         params += [f"ptr {s}" for s in list(slots.values()) + list(outs.values())]
+        params += [f"ptr {p}" for p in self.gstates.values()]
         body = ["ck.entry:"]
         body += [f"  call void @__enzyme_ptr_size_hint(ptr {b}, i64 {z})" for b, z in self.known]
         for j, (phi, (init, s)) in enumerate(self.ivs):
@@ -514,7 +524,37 @@ class _Outliner:
         named = self.m.named_types
         text = re.sub(r"(?<![\w.$\"])%(\d+)(?![\w.$])",
                       lambda mt: mt.group(0) if mt.group(0) in named else f"%c.{mt.group(1)}", text)
-        return re.sub(r"(?m)^(\d+):", r"c.\1:", text)
+        text = re.sub(r"(?m)^(\d+):", r"c.\1:", text)
+        return self._through_params(text) if self.gstates else text
+
+    def _through_params(self, text: str) -> str:
+        """The step's uses of global states go through its parameters; constant GEPs of them
+        become instructions."""
+        out, n = [], 0
+        ce = re.compile(r"getelementptr((?:\s+(?:inbounds|nuw|nusw|inrange\(\d+\)))*)\s*"
+                        r"\(([^()]*)\)")
+        for line in text.split("\n"):
+            pre = []
+
+            def expand(mt):
+                nonlocal n
+                if not any(re.search(re.escape(g) + r"(?![\w.$])", mt.group(2))
+                           for g in self.gstates):
+                    return mt.group(0)
+                n += 1
+                pre.append(f"  %ck.ce{n} = getelementptr{mt.group(1)} {mt.group(2)}")
+                return f"%ck.ce{n}"
+            line = ce.sub(expand, line)
+            if pre and line.lstrip().startswith(("%", "store", "call", "tail call")) and \
+                    " phi " not in line:
+                out += pre
+            elif pre:
+                self.fail("a global state is used in a phi through a constant address")
+            out.append(line)
+        text = "\n".join(out)
+        for g, prm in self.gstates.items():
+            text = re.sub(re.escape(g) + r"(?![\w.$])", prm, text)
+        return text
 
 
 def _affine(fn, loop, phi):
