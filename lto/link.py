@@ -195,6 +195,9 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
     text = keep_registered_calls(opt.strip_optnone(str(module)))
     if not inv.shared:
         text = opt.internalize_inline_functions(text)
+    from enzyme_cc.ad import loop_checkpoint
+    if cfg.preopt:
+        text = loop_checkpoint.keep_loops(text)     # marked loops stay loops through -O2
     module = opt.parse_text(text, ctx, "merged bitcode")
     stages.done("merge")
     tmp = os.path.dirname(obj)
@@ -208,7 +211,6 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
         stages.done("pre-AD optimization")
     else:
         pre = str(module)
-    from enzyme_cc.ad import loop_checkpoint
     if loop_checkpoint.has_annotations(pre):
         try:
             pre = loop_checkpoint.outline(pre, lambda t: opt.normalize_loops(t, tmp))

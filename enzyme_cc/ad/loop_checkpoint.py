@@ -67,6 +67,42 @@ def outline(text: str, normalize) -> str:
     return _HINT_CALL.sub("", text)
 
 
+def keep_loops(text: str) -> str:
+    """Before the pre-AD optimization: the loops holding a marker get llvm.loop.unroll.disable,
+    so that they are still loops to outline afterwards (Enzyme keeps marked loops from being
+    unrolled; a loop of a constant count would otherwise be unrolled in full)."""
+    if not _MARK.search(text):
+        return text
+    module = parse_module(text)
+    lines = list(module._lines)
+    ids = [int(k[1:]) for k in module.metadata if k[1:].isdigit()]
+    flag = f"!{max(ids, default=0) + 1}"
+    fresh = max(ids, default=0) + 2
+    extra = []
+    for name, (a, b) in module._bodies.items():
+        if not any(_MARK.search(line) for line in lines[a + 1:b]):
+            continue
+        fn = module.function(name)
+        loops = find_loops(fn, dominators(fn))
+        for inst in fn.insts():
+            inside = [lp for lp in loops.values() if _is_marker(inst) and
+                      inst.block.label in lp.blocks]
+            if not inside:
+                continue
+            latch = fn.block(min(inside, key=lambda lp: len(lp.blocks)).latch).term
+            old = re.search(r"!llvm\.loop (!\d+)", lines[latch.line])
+            if old:                            # add the flag to the loop's own node
+                k = next(i for i, line in enumerate(lines) if line.startswith(old.group(1) + " "))
+                if flag not in lines[k]:
+                    lines[k] = re.sub(r"\}\s*$", f", {flag}}}", lines[k])
+            else:
+                lines[latch.line] += f", !llvm.loop !{fresh}"
+                extra.append(f"!{fresh} = distinct !{{!{fresh}, {flag}}}")
+                fresh += 1
+    extra.append(f'{flag} = !{{!"llvm.loop.unroll.disable"}}')
+    return "\n".join(lines) + "\n" + "\n".join(extra) + "\n"
+
+
 def _is_marker(inst) -> bool:
     return inst.op == "call" and bool(_MARK.search(inst.callee or ""))
 

@@ -51,6 +51,28 @@ __attribute__((noinline)) double marked(void) {
 }
 __attribute__((noinline)) double plain(void) { ITERATE((void)0) }
 
+/* a constant count of iterations of a function that is not inlined: the marked loop is kept
+   from being unrolled, so it is still a loop when the link step outlines it */
+__attribute__((noinline)) static void sweep(void) {
+  double t[N];
+  for (int k = 0; k < N; k++)
+    t[k] = 0.05 * sin(u[k] + u[(k + 1) % N]) + p[k] * p[k];
+  for (int k = 0; k < N; k++)
+    u[k] = t[k];
+}
+#define COUNTED(MARK)                                                                         \
+  for (int k = 0; k < N; k++)                                                                 \
+    u[k] = 0;                                                                                 \
+  for (int it = 0; it < 16; it++) {                                                           \
+    MARK;                                                                                     \
+    sweep();                                                                                  \
+  }                                                                                           \
+  return u[0] + 2 * u[1] + 3 * u[2] + 4 * u[3] + 5 * u[4];
+__attribute__((noinline)) double counted(void) {
+  COUNTED(__enzyme_set_fixed_point(1e-28, (int64_t)-1, (void *)0, u, (int64_t)sizeof u))
+}
+__attribute__((noinline)) double counted_plain(void) { COUNTED((void)0) }
+
 int main(void) {
   double *du = (double *)shadow_default((void *)u, 1, 0);
   double *dp = (double *)shadow_default((void *)p, 1, 0);
@@ -92,6 +114,18 @@ int main(void) {
     dot += v[k] * got[k];
   }
   check("forward_dot", __enzyme_fwddiff((void *)marked), dot, 1e-9);
+  for (int k = 0; k < N; k++)
+    dp[k] = du[k] = 0;
+  __enzyme_autodiff((void *)counted_plain);
+  for (int k = 0; k < N; k++) {
+    want[k] = dp[k];
+    dp[k] = du[k] = 0;
+  }
+  __enzyme_autodiff((void *)counted);
+  for (int k = 0; k < N; k++) {
+    snprintf(name, sizeof name, "counted_vs_taped_%d", k);
+    check(name, dp[k], want[k], 1e-12);
+  }
   if (failed)
     printf("FAILED: %d check(s)\n", failed);
   return failed != 0;
