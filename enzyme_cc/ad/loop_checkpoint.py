@@ -29,7 +29,7 @@ from enzyme_cc.ir.model import parse_module
 from .cfg import cyclic_blocks, dominators
 from .diagnostics import located
 from .loops import affine_phi, find_loops
-from . import loop_regions
+from . import loop_fixed_point, loop_regions
 
 _MARK = re.compile(r"__enzyme_set_(checkpointing|fixed_point)")
 _HINT = re.compile(r"__enzyme_ptr_size_hint")
@@ -214,13 +214,13 @@ class _Outliner:
                 self.fail(f"the loop's block '{b}' ends with '{fn.block(b).term.op}'")
         if self.fp:
             nsteps = None
-            self.fixed_point_options()
+            loop_fixed_point.options(self)
         else:
             nsteps = self.trip_count()
         self.classify_phis()
         self.find_outs()
         for phi in self.carried if self.fp else []:
-            if not self._control_only(phi.name, set()):
+            if not loop_fixed_point.control_only(self, phi.name, set()):
                 self.fail(f"the loop carries '{phi.name}' from one iteration to the next in a "
                           "register, and it reaches the loop's results; a fixed-point loop's "
                           "state must be memory named in '__enzyme_set_fixed_point' (values that "
@@ -283,88 +283,6 @@ class _Outliner:
                          f"{p}k = select i1 {p}pos, i64 {p}q, i64 0"]
         self.pre.append(f"{p}n = add i64 {p}k, 1")
         return f"{p}n"
-
-    def fixed_point_options(self):
-        """reduction, max_iters, control and the (state, bytes) pairs of the marker; the step
-        returns whether to go on, so the loop must test at its end (its latch)."""
-        m, p = self.fp, self.p
-        if self.X.label != self.L.latch:
-            self.fail("a loop marked with __enzyme_set_fixed_point must test at its end (an "
-                      "optimized build rotates while loops so; ENZYME_CC_PREOPT=0 does not)")
-        ops = list(m.ops)
-        if len(ops) < 5 or len(ops) % 2 == 0 or ops[2].ty != "ptr":
-            self.fail("__enzyme_set_fixed_point(reduction, max_iters, control, state, bytes, ...) "
-                      "needs at least one state and its size")
-        for k in range(3, len(ops), 2):       # unoptimized code decays an array in the loop
-            ops[k] = type(ops[k])(ops[k].ty, self._zero_offset_base(ops[k].value))
-        for o in ops:
-            if self.inside(o.value):
-                self.fail(f"the argument '{o.value}' of __enzyme_set_fixed_point is computed in "
-                          "the loop; compute it before the loop")
-        red, mx, ctl = ops[0], ops[1], ops[2]
-        self.fp_args = []
-        if red.ty != "double":
-            self.fail("the reduction of __enzyme_set_fixed_point must be a double")
-        try:
-            if float(red.value) >= 0:
-                self.fp_args += ["ptr @enzyme_fp_reduction", f"double {red.value}"]
-        except ValueError:                      # computed: negative means the default
-            self.pre += [f"{p}rneg = fcmp olt double {red.value}, 0.0",
-                         f"{p}red = select i1 {p}rneg, double 1.0e-12, double {red.value}"]
-            self.fp_args += ["ptr @enzyme_fp_reduction", f"double {p}red"]
-        n = loop_regions.i64(self, mx)
-        if not n.lstrip("-").isdigit():
-            self.pre += [f"{p}mneg = icmp slt i64 {n}, 0",
-                         f"{p}maxit = select i1 {p}mneg, i64 1000, i64 {n}"]
-            self.fp_args += ["ptr @enzyme_fp_max_iters", f"i64 {p}maxit"]
-        elif int(n) >= 0:
-            self.fp_args += ["ptr @enzyme_fp_max_iters", f"i64 {n}"]
-        if ctl.value not in ("null", "zeroinitializer"):
-            self.fp_args += ["ptr @enzyme_fp_control", f"ptr {ctl.value}"]
-        for k in range(3, len(ops), 2):
-            z = ops[k].value
-            if z.startswith("@"):
-                # a global state: the step takes it as an argument (the fixed-point machinery
-                # iterates the shadows of the step's arguments) and uses it through that
-                self.gstates[z] = f"%ck.gs{len(self.gstates)}"
-            elif loop_regions.base_of(self.fn, z).startswith("@"):
-                self.fail(f"the state '{z}' of '__enzyme_set_fixed_point' points into a global "
-                          "at an offset; pass the whole global (or give each state from its "
-                          "start)")
-            self.states.append((z, loop_regions.i64(self, ops[k + 1])))
-
-    def _zero_offset_base(self, v: str) -> str:
-        """v itself, or the pointer defined before the loop that v (computed in it) equals."""
-        d, w = self.fn.defs.get(v), v
-        while self.inside(w) and getattr(d, "op", None) in ("getelementptr", "bitcast") and \
-                all(o.value == "0" for o in d.ops[1:]):
-            w = d.ops[0].value
-            d = self.fn.defs.get(w)
-        return w if not self.inside(w) else v
-
-    def _control_only(self, v: str, seen: set) -> bool:
-        """v (computed in the loop) only decides when the loop stops: in the loop it reaches
-        nothing but comparisons and values of its own kind (a fixed point's carried error or
-        count, which needs no adjoint)."""
-        if v in seen:
-            return True
-        if any(o.name == v for o in self.outs):
-            return False                        # used after the loop: a result
-        seen.add(v)
-        for b in self._blocks():
-            for inst in b.insts:
-                if v not in inst.locals_used() or id(inst) in self.markers:
-                    continue
-                if inst.op in ("icmp", "fcmp"):
-                    continue
-                pure = inst.op == "call" and re.match(r"@llvm\.(?!mem|lifetime|stack|va_)",
-                                                      inst.callee or "")
-                if inst.op == "br" or not inst.name or (not pure and inst.op in (
-                        "store", "call", "invoke", "load", "getelementptr")):
-                    return False
-                if not self._control_only(inst.name, seen):
-                    return False
-        return True
 
     def classify_phis(self):
         self.ivs, self.carried = [], []
@@ -561,37 +479,7 @@ class _Outliner:
         text = re.sub(r"(?<![\w.$\"])%(\d+)(?![\w.$])",
                       lambda mt: mt.group(0) if mt.group(0) in named else f"%c.{mt.group(1)}", text)
         text = re.sub(r"(?m)^(\d+):", r"c.\1:", text)
-        return self._through_params(text) if self.gstates else text
-
-    def _through_params(self, text: str) -> str:
-        """The step's uses of global states go through its parameters; constant GEPs of them
-        become instructions."""
-        out, n = [], 0
-        ce = re.compile(r"getelementptr((?:\s+(?:inbounds|nuw|nusw|inrange\(\d+\)))*)\s*"
-                        r"\(([^()]*)\)")
-        for line in text.split("\n"):
-            pre = []
-
-            def expand(mt):
-                nonlocal n
-                if not any(re.search(re.escape(g) + r"(?![\w.$])", mt.group(2))
-                           for g in self.gstates):
-                    return mt.group(0)
-                n += 1
-                pre.append(f"  %ck.ce{n} = getelementptr{mt.group(1)} {mt.group(2)}")
-                return f"%ck.ce{n}"
-            line = ce.sub(expand, line)
-            if pre and line.lstrip().startswith(("%", "store", "call", "tail call")) and \
-                    " phi " not in line:
-                out += pre
-            elif pre:
-                self.fail("a global state is used in a phi through a constant address")
-            out.append(line)
-        text = "\n".join(out)
-        for g, prm in self.gstates.items():
-            text = re.sub(re.escape(g) + r"(?![\w.$])", prm, text)
-        return text
-
+        return loop_fixed_point.through_params(self, text) if self.gstates else text
 
 def _affine(fn, loop, phi):
     """loops.affine_phi, and `phi - C` (unoptimized code counting down)."""
