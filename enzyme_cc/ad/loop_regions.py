@@ -21,6 +21,18 @@ def regions(o) -> list[tuple[str, str]]:
         for inst in b.insts:
             for ptr in _written(o, inst):
                 _region(o, ptr, inst, out, 0)
+    # memory the loop only reads but the function writes elsewhere (after the loop, say): the
+    # reverse sweep recomputes steps later, so the snapshots must hold it too
+    later = {base_of(o.fn, ptr) for b in o.fn.blocks if b.label not in o.L.blocks
+             for inst in b.insts for ptr in _written(o, inst)}
+    for b in o._blocks():
+        for inst in b.insts:
+            ptrs = [inst.ops[0].value] if inst.op == "load" else \
+                [x.value for x in inst.ops if x.ty == "ptr"] if inst.op == "call" and \
+                not id(inst) in o.markers and not _HINT.search(inst.callee or "") else []
+            for ptr in ptrs:
+                if base_of(o.fn, ptr) in later and not o.inside(base_of(o.fn, ptr)):
+                    _region(o, ptr, inst, out, 0)
     return list(out.items())
 
 
