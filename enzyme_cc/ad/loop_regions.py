@@ -21,10 +21,17 @@ def regions(o) -> list[tuple[str, str]]:
         for inst in b.insts:
             for ptr in _written(o, inst):
                 _region(o, ptr, inst, out, 0)
-    # memory the loop only reads but the function writes elsewhere (after the loop, say): the
-    # reverse sweep recomputes steps later, so the snapshots must hold it too
-    later = {base_of(o.fn, ptr) for b in o.fn.blocks if b.label not in o.L.blocks
-             for inst in b.insts for ptr in _written(o, inst)}
+    # memory the loop only reads but the function writes after it: the reverse sweep
+    # recomputes steps later, so the snapshots must hold it too
+    after, todo = set(), [o.E.label]
+    while todo:
+        lab = todo.pop()
+        if lab in after or lab in o.L.blocks:
+            continue
+        after.add(lab)
+        todo += o.fn.block(lab).term.targets
+    later = {base_of(o.fn, ptr) for lab in after for inst in o.fn.block(lab).insts
+             for ptr in _written(o, inst)}
     for b in o._blocks():
         for inst in b.insts:
             ptrs = [inst.ops[0].value] if inst.op == "load" else \
