@@ -7,7 +7,9 @@ a process, ru_maxrss, only grows): the plain taped loop, Revolve with --snaps sl
 with --snaps segments, and Revolve from a memory budget in bytes. The state is 64 doubles and a
 step does some nonlinear work on them, so the full tape grows with the step count while the
 checkpointed one is bounded by the snapshots plus one step's tape. Also prints the
-recomputation factor (steps run in all / steps) of each schedule."""
+recomputation factor (steps run in all / steps) of each schedule. The last variant is the plain
+loop with `__attribute__((enzyme_checkpoint("revolve", 10)))` (its config is the link step's: no
+statistics, so its factor and snapshot columns are not measured)."""
 import argparse
 import os
 import subprocess
@@ -38,6 +40,12 @@ double ckpt(double *u, int64_t n, const EnzymeCheckpointScheme *s, EnzymeCkptCon
                           (int64_t)sizeof(double) * N, u);
   return loss(u);
 }
+/* the plain loop annotated (Enzyme's loop attribute): the link step outlines it */
+double annotated(double *u, int64_t n) {
+  __enzyme_ptr_size_hint(u, (int64_t)sizeof(double) * N);
+  __attribute__((enzyme_checkpoint("revolve", 10))) for (int64_t i = 0; i < n; i++) step(i, u);
+  return loss(u);
+}
 int main(int argc, char **argv) {
   int64_t n = atoll(argv[1]), snaps = atoll(argv[3]);
   double u[N], du[N] = {0};
@@ -50,6 +58,7 @@ int main(int argc, char **argv) {
   case 't': __enzyme_autodiff((void *)plain, enzyme_dup, u, du, enzyme_const, n); break;
   case 'r': __enzyme_autodiff((void *)ckpt, enzyme_dup, u, du, enzyme_const, n, enzyme_const, &EnzymeCkptRevolve, enzyme_const, &cfg); break;
   case 'p': __enzyme_autodiff((void *)ckpt, enzyme_dup, u, du, enzyme_const, n, enzyme_const, &EnzymeCkptPeriodic, enzyme_const, &cfg); break;
+  case 'a': __enzyme_autodiff((void *)annotated, enzyme_dup, u, du, enzyme_const, n); break;
   case 'b': cfg.snapshots = 0; cfg.budget_bytes = (uint64_t)snaps;
             __enzyme_autodiff((void *)ckpt, enzyme_dup, u, du, enzyme_const, n, enzyme_const, &EnzymeCkptRevolve, enzyme_const, &cfg); break;
   }
@@ -80,7 +89,8 @@ def main():
         rss0 = int(base.stdout.split()[0])
         variants = [("taped", "t", 0), (f"revolve {args.snaps}", "r", args.snaps),
                     (f"periodic {args.snaps}", "p", args.snaps),
-                    (f"budget {args.budget} B", "b", args.budget)]
+                    (f"budget {args.budget} B", "b", args.budget),
+                    ("attribute rev 10", "a", 10)]
         print(f"{'steps':>7}  {'variant':<16} {'peak RSS (KiB)':>14} {'above base':>10} "
               f"{'time (s)':>9} {'steps run/step':>14} {'snapshot B':>10}  du[0]")
         for n in [int(s) for s in args.steps.split(",")]:

@@ -11,6 +11,7 @@ SCHEMA = {
     "toolchain": {"clang": str, "clang++": str, "flang": str, "objcopy": str, "ar": str,
                   "ranlib": str, "opt": str, "llc": str, "split": str, "lld": str},
     "ad": {"preopt": bool},
+    "checkpoint": {"budget_bytes": int},
     "debug": {"dump_dir": str, "verbose": bool},
     "rules": {"files": list},
 }
@@ -24,6 +25,7 @@ class Config:
     dump_dir: str = ""            # write IR before/after AD here
     verbose: bool = False         # print each link stage with its time
     rule_files: list = field(default_factory=list)
+    ckpt_budget: int = 0          # Revolve's snapshot bytes where the program sets no count
 
 
 def find_config(start: str | None = None) -> str | None:
@@ -79,6 +81,9 @@ def load_config(start: str | None = None) -> Config:
         cfg.dump_dir = os.path.join(base, dbg["dump_dir"]) if dbg.get("dump_dir") else ""
         cfg.verbose = dbg.get("verbose", False)
         cfg.rule_files = [os.path.join(base, f) for f in data.get("rules", {}).get("files", [])]
+        cfg.ckpt_budget = data.get("checkpoint", {}).get("budget_bytes", 0)
+        if isinstance(cfg.ckpt_budget, bool) or cfg.ckpt_budget < 0:
+            raise UserError(f"{path}: 'checkpoint.budget_bytes' must be a non-negative int")
     env = os.environ.get("ENZYME_CC_PREOPT")
     if env is not None:
         cfg.preopt = env not in ("0", "false", "no", "off")

@@ -141,7 +141,8 @@ def _cache_path(plan, inv, cfg) -> str | None:
     h = hashlib.sha256()
     for origin, data in plan.modules:
         h.update(hashlib.sha256(data).digest())
-    h.update(repr((cfg.preopt, _level(inv.opt_level), sorted(cfg.rule_files), inv.shared)).encode())
+    h.update(repr((cfg.preopt, _level(inv.opt_level), sorted(cfg.rule_files), inv.shared,
+                   cfg.ckpt_budget)).encode())
     for path in cfg.rule_files:
         try:
             with open(path, "rb") as f:
@@ -200,6 +201,9 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
     text = keep_registered_calls(opt.strip_optnone(str(module)))
     if not inv.shared:
         text = opt.internalize_inline_functions(text)
+    from enzyme_cc.ad import loop_checkpoint
+    if cfg.preopt:
+        text = loop_checkpoint.keep_loops(text)     # marked loops stay loops through -O2
     module = opt.parse_text(text, ctx, "merged bitcode")
     stages.done("merge")
     tmp = os.path.dirname(obj)
@@ -213,6 +217,15 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
         stages.done("pre-AD optimization")
     else:
         pre = str(module)
+    if loop_checkpoint.has_annotations(pre):
+        try:
+            pre = loop_checkpoint.outline(pre, lambda t: opt.normalize_loops(t, tmp))
+        except UserError as e:
+            raise _name_origin(e, plan.missing_bitcode) from None
+        stages.done("checkpointed loops outlined")
+    if cfg.ckpt_budget:
+        from enzyme_cc.ad.checkpoint import define_budget
+        pre = define_budget(pre, cfg.ckpt_budget)
     _dump(cfg, "before-ad.ll", pre)
     try:
         new = differentiate(pre, plan.missing_bitcode)

@@ -157,6 +157,19 @@ def fprt_runtime(tmp: str) -> str:
     return out
 
 
+def normalize_loops(text: str, tmp: str) -> str:
+    """mem2reg, loop-rotate and loop-simplify on module text (ad/loop_checkpoint.py: loops in
+    SSA form with a preheader, one latch, dedicated exits and the test at the end, also in the
+    unoptimized "Ref" pipeline)."""
+    src, out = os.path.join(tmp, "loops-in.ll"), os.path.join(tmp, "loops-out.ll")
+    with open(src, "w") as f:
+        f.write(text)
+    run_tool([toolchain.tool("opt"), "-passes=function(mem2reg,loop(loop-rotate),loop-simplify)",
+              src, "-S", "-o", out], "loop normalization for checkpointed loops")
+    with open(out) as f:
+        return f.read()
+
+
 def emit_object(src: str, out: str, level: int, tmp: str, debug: bool = False) -> None:
     """Native PIC object of bitcode file `src`. A large module is split (llvm-split, locals kept
     with their users) and the parts are compiled in parallel, then joined with `ld.lld -r`;

@@ -41,6 +41,10 @@ XFAIL: dict = {
     "sparse_spring_hessian.c@-O2-ref": "todense pointer stored to memory is refused",
     "cxx_sparse_cloth_hessian.cpp@-O2-ref": "todense pointer stored to memory is refused",
     "cxx_sparse_dupnoneed_springs.cpp@-O2-ref": "todense pointer stored to memory is refused",
+    # unoptimized C++ writes the fixed point's next state through std::array::operator[]'s
+    # result (a call in the loop), whose object the loop outliner cannot see: "the loop writes
+    # memory through '%28' whose extent enzyme-cc cannot know" (a clear error, as in Enzyme)
+    "cxx_set_fixed_point.cpp@-O2-ref": "write through an operator[] call result in the loop",
 }
 
 PROGRAMS = sorted(p.name for p in PROGRAMS_DIR.iterdir() if p.suffix in (".c", ".cpp"))

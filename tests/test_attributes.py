@@ -192,12 +192,24 @@ def test_unknown_enzyme_attribute_is_a_compile_error(tmp_path, spelling, quiet):
 @pytest.mark.parametrize("source, words", [
     ("__attribute__((enzyme_sparse_accumulate(1))) void acc(double *p, double v) { *p += v; }",
      "'enzyme_sparse_accumulate' takes no arguments"),
-    ("void f(double *x, int n) { [[enzyme::checkpoint(\"revolve\", 4)]] "
+    ("void f(double *x, int n) { [[enzyme::checkpoint(\"revolv\", 4)]] "
      "for (int i = 0; i < n; ++i) x[i] *= 2; }",
-     "'enzyme::checkpoint' is not supported by enzyme-cc yet"),
-    ("void f(double *x, int n) {\n#pragma enzyme checkpoint(\"revolve\", 4)\n"
+     "'enzyme::checkpoint': the schedule must be one of"),
+    ("void f(double *x, int n) { [[enzyme::checkpoint(\"revolve\", n)]] "
      "for (int i = 0; i < n; ++i) x[i] *= 2; }",
-     "'#pragma enzyme checkpoint' is not supported by enzyme-cc yet"),
+     "must be a non-negative integer constant"),
+    ("void f(double *x, int n) { [[enzyme_checkpointing_enable(\"revolve\", 4, 1)]] "
+     "for (int i = 0; i < n; ++i) x[i] *= 2; }",
+     "takes no more than 2 arguments"),
+    ("void f(double *x, int n) { int i = 0; [[enzyme::checkpoint]] "
+     "while (i < n) x[i++] *= 2; }",
+     "'enzyme::checkpoint' applies to for statements only"),
+    ("void f(double *x, int n) {\n#pragma enzyme checkpoint(\"sqrt\")\n"
+     "for (int i = 0; i < n; ++i) x[i] *= 2; }",
+     "'enzyme_checkpoint': the schedule must be one of"),
+    ("void f(double *x, int n) {\n#pragma enzyme unroll\n"
+     "for (int i = 0; i < n; ++i) x[i] *= 2; }",
+     "unknown '#pragma enzyme unroll'"),
     ("__attribute__((enzyme_function_like)) double f(double x) { return x; }",
      "takes one string argument"),
     ("double s; __attribute__((enzyme_shadow(nonexistent))) double g;",

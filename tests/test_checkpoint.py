@@ -42,6 +42,57 @@ def test_checkpoint_program(tmp_path, prog, opt):
     assert _checks(run([str(exe)], cwd=tmp_path).stdout) >= 100
 
 
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_checkpoint_loop_attributes_cxx(tmp_path, opt):
+    """[[enzyme::checkpoint]] / [[enzyme::checkpointing_enable]] in C++ (a template, an object,
+    a std::vector with a size hint, a lambda); the C forms are the corpus's
+    checkpoint_loop_attr.c. (Unoptimized, ENZYME_CC_PREOPT=0, the vector's calls are invokes
+    out of the loop: refused, see test_checkpoint_loop_errors.)"""
+    exe = _build(tmp_path, "ckpt_loop_attr.cpp", opt)
+    assert _checks(run([str(exe)], cwd=tmp_path).stdout) >= 90
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2", "-O2-ref"])
+def test_checkpoint_loops_nested(tmp_path, opt, monkeypatch):
+    """An annotated loop inside an annotated loop, differentiated and in the primal."""
+    if opt.endswith("-ref"):
+        monkeypatch.setenv("ENZYME_CC_PREOPT", "0")
+    exe = _build(tmp_path, "ckpt_loop_nested.c", opt.removesuffix("-ref"))
+    assert _checks(run([str(exe)], cwd=tmp_path).stdout) == 21
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_schedule_only_entry_points(tmp_path, opt):
+    """__enzyme_ckpt_schedule_*: an adjoint driven by the actions alone, every schedule."""
+    exe = _build(tmp_path, "schedule_api.c", opt)
+    assert _checks(run([str(exe)], cwd=tmp_path).stdout) == 360
+
+
+@pytest.mark.parametrize("budget, slots", [(None, 1), (200, 3), (1000, 15)])
+def test_enzyme_toml_budget(tmp_path, budget, slots, monkeypatch):
+    """[checkpoint] budget_bytes: 64-byte snapshots, so 200 bytes give Revolve 3 slots."""
+    if budget is not None:
+        (tmp_path / "enzyme.toml").write_text(f"[checkpoint]\nbudget_bytes = {budget}\n")
+    monkeypatch.delenv("ENZYME_CC_CONFIG", raising=False)
+    exe = _build(tmp_path, "ckpt_budget.c", "-O2")
+    out = run([str(exe)], cwd=tmp_path).stdout
+    assert _checks(out) == 8 and f"slots {slots}\n" in out, out
+
+
+@pytest.mark.skipif(not os.environ.get("ENZYME_CC_ADBINOMIAL_C"),
+                    reason="Tapenade's adBinomial.c not given (ENZYME_CC_ADBINOMIAL_C=path)")
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_tapenade_binomial_scheme(tmp_path, opt):
+    """EnzymeCkptADBinomial with Tapenade's own adBinomial.c (not part of enzyme-cc)."""
+    adb = tmp_path / "adBinomial.c"
+    shutil.copy(os.environ["ENZYME_CC_ADBINOMIAL_C"], adb)
+    header = os.path.join(os.path.dirname(os.environ["ENZYME_CC_ADBINOMIAL_C"]), "adBinomial.h")
+    if os.path.exists(header):
+        shutil.copy(header, tmp_path / "adBinomial.h")
+    exe = _build(tmp_path, "ckpt_adbinomial.c", opt, ["-DENZYME_CKPT_ADBINOMIAL", str(adb)])
+    assert _checks(run([str(exe)], cwd=tmp_path).stdout) == 160
+
+
 @lru_cache(None)
 def _optimal(l, s):
     """Forward steps of the best binomial schedule (exhaustive over the first advance)."""
@@ -72,9 +123,10 @@ def test_schedules(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
-def test_checkpoint_valgrind(tmp_path):
+@pytest.mark.parametrize("prog", ["ckpt_cxx.cpp", "ckpt_loop_attr.cpp"])
+def test_checkpoint_valgrind(tmp_path, prog):
     """Snapshots, run records and per-step tapes: no invalid access, nothing definitely lost."""
-    exe = _build(tmp_path, "ckpt_cxx.cpp", "-O2", ["-g"])
+    exe = _build(tmp_path, prog, "-O2", ["-g"])
     run(["valgrind", "-q", "--error-exitcode=1", "--leak-check=full",
          "--errors-for-leak-kinds=definite", str(exe)], cwd=tmp_path)
 
@@ -126,3 +178,91 @@ def test_checkpoint_errors(tmp_path, case):
     assert r.returncode != 0, r.stdout
     assert "enzyme-cc: error:" in r.stderr and message in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and "hint" in r.stderr, r.stderr
+
+
+# Loops annotated for checkpointing that enzyme-cc cannot outline: link-time errors naming why.
+LOOP_ERRORS = {
+    "break": ("""
+double f(double *u, long n) {
+  __enzyme_ptr_size_hint(u, sizeof(double));
+  [[enzyme::checkpoint("revolve", 2)]] for (long i = 0; i < n; i++) {
+    if (u[0] > 10) break;
+    u[0] = u[0] * u[0] + 0.1;
+  }
+  return u[0];
+}""", "must leave from its header or its latch"),
+    "extent": ("""
+double f(double *u, long n) {
+  [[enzyme::checkpoint("revolve", 2)]] for (long i = 0; i < n; i++) u[0] = u[0] * u[0] + 0.1;
+  return u[0];
+}""", "whose extent enzyme-cc cannot know"),
+    "count": ("""
+double f(double *u, long n) {
+  __enzyme_ptr_size_hint(u, sizeof(double));
+  [[enzyme::checkpoint]] for (long i = 0; u[1] < (double)n; i++) { u[1] += 1; u[0] *= 1.1; }
+  return u[0];
+}""", "number of iterations of a checkpointed loop must be known"),
+    "hidden_write": ("""
+#include <stdlib.h>
+struct S { double *data; double u[2]; };
+__attribute__((noinline)) static void advance_s(struct S *s) {
+  s->data[0] = s->data[0] * s->u[0];
+  s->u[1] += s->data[0];
+}
+double f(double *u, long n) {
+  struct S s = {malloc(sizeof(double)), {u[0], 0}};
+  s.data[0] = u[1];
+  [[enzyme::checkpoint("revolve", 2)]] for (long i = 0; i < n; i++) advance_s(&s);
+  double r = s.u[1];
+  free(s.data);
+  return r;
+}""", "'advance_s', called in the loop, writes memory through"),
+    "no_header": ("""
+double f(double *u, long n) {
+  double a = u[0];
+  [[enzyme::checkpoint]] for (long i = 0; i < n; i++) a = a * 0.9 + 0.1;
+  return a;
+}""", "needs the schemes of <enzyme/checkpoint.h>"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOOP_ERRORS))
+def test_checkpoint_loop_errors(tmp_path, case):
+    body, message = LOOP_ERRORS[case]
+    head = HEAD if case != "no_header" else \
+        "void __enzyme_autodiff(void *, ...);\nextern int enzyme_dup;\n"
+    main = ("int main(void) { double u[2] = {0.5, 0}, du[2] = {0};\n"
+            "  __enzyme_autodiff((void *)f, enzyme_dup, u, du, 3L); return 0; }\n")
+    src = tmp_path / "e.c"
+    src.write_text(head + body + "\n" + main)
+    r = subprocess.run(["enzyme-cc", "-std=c2x", "-O2", "-g", str(src), "-o", str(tmp_path / "e")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0, r.stdout
+    assert "enzyme-cc: error:" in r.stderr and message in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and "hint" in r.stderr and "e.c:" in r.stderr, r.stderr
+
+
+def test_checkpoint_loop_throwing_call(tmp_path):
+    """C++: a call in the annotated loop that may throw out of it is refused by name."""
+    src = tmp_path / "t.cpp"
+    src.write_text("""#include <enzyme/checkpoint.h>
+extern "C" void __enzyme_autodiff(void *, ...);
+extern int enzyme_dup;
+struct Guard { ~Guard(); };
+Guard::~Guard() { __asm__ volatile(""); }
+__attribute__((noinline)) void grow(double *u) { if (u[0] > 1e9) throw 1; u[0] *= 1.5; }
+double f(double *u, long n) {
+  Guard g;
+  __enzyme_ptr_size_hint(u, sizeof(double));
+  [[enzyme::checkpoint("revolve", 2)]] for (long i = 0; i < n; i++) grow(u);
+  return u[0];
+}
+int main() { double u[1] = {0.5}, du[1] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, u, du, 3L); }
+""")
+    r = subprocess.run(["enzyme-c++", "-O2", "-g", str(src), "-o", str(tmp_path / "t")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0, r.stdout
+    assert "a call in a loop marked for checkpointing may throw" in r.stderr, r.stderr
+    assert "t.cpp:" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr, r.stderr

@@ -81,7 +81,7 @@ def test_relative_paths_are_relative_to_the_file(tmp_path):
 @pytest.mark.parametrize("text, message", [
     ("[ad\npreopt = false\n", r"invalid TOML: .*line 1"),
     ("[ad]\npreopt = \n", r"invalid TOML"),
-    ("[optimizer]\nlevel = 2\n", r"unknown key 'optimizer' \(known: toolchain, ad, debug, rules\)"),
+    ("[optimizer]\nlevel = 2\n", r"unknown key 'optimizer' \(known: toolchain, ad, checkpoint, debug, rules\)"),
     ("[ad]\npre_opt = false\n", r"unknown key 'ad.pre_opt' \(known: preopt\)"),
     ("[toolchain]\nld = 'ld.lld-22'\n", r"unknown key 'toolchain.ld'"),
     ("ad = 1\n", r"'ad' must be a table"),

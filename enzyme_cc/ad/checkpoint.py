@@ -60,6 +60,15 @@ def _convert(pre, value, have, want, where, what):
     return t
 
 
+_BUDGET = re.compile(r"(?m)^@__enzyme_cc_ckpt_default_budget = extern_weak (?:global|constant) i64.*$")
+
+
+def define_budget(text: str, budget: int) -> str:
+    """enzyme.toml's [checkpoint] budget_bytes: the header's weak declaration becomes a
+    definition (a program not using <enzyme/checkpoint.h>'s schemes has none to define)."""
+    return _BUDGET.sub(f"@__enzyme_cc_ckpt_default_budget = constant i64 {budget}", text)
+
+
 def lower(text: str) -> str:
     """Replace every checkpoint call by a call of its loop function (see the module doc)."""
     if not _CALL.search(text):

@@ -27,6 +27,7 @@
 #include "clang/Sema/ParsedAttr.h"
 #include "clang/Sema/Sema.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringSwitch.h"
 
 #include <string>
 #include <vector>
@@ -71,6 +72,100 @@ Expr *shadowArgument(Sema &S, const ParsedAttr &A) {
     return nullptr;
   return DeclRefExpr::Create(S.getASTContext(), NestedNameSpecifierLoc(), SourceLocation(), V,
                              false, Id->getLoc(), V->getType(), VK_LValue);
+}
+
+// Loop checkpointing, as Enzyme lowers it: the attribute becomes a call
+// __enzyme_set_checkpointing(schedule, budget) at the top of the loop body, which the link step
+// (enzyme_cc/ad/loop_checkpoint.py) finds after optimization and turns the loop around it into a
+// checkpointed loop. Schedules are Enzyme's tags (<enzyme/checkpoint.h>); the budget is all ones
+// when not given (the schedule's default).
+int64_t scheduleTag(StringRef Name) {
+  return llvm::StringSwitch<int64_t>(Name)
+      .Case("none", 0)
+      .Case("periodic", 1)
+      .Case("regular", 1)
+      .Case("revolve", 2)
+      .Case("store_all", 3)
+      .Case("binomial", 4)
+      .Default(-1);
+}
+
+// One declaration per translation unit, void(unsigned long, unsigned long), at file scope so
+// that a loop in a template is instantiated with a call of the same function.
+FunctionDecl *setCheckpointingDecl(ASTContext &C) {
+  static ASTContext *Of = nullptr;
+  static FunctionDecl *F = nullptr;
+  if (Of == &C)
+    return F;
+  QualType U64 = C.UnsignedLongTy;
+  FunctionProtoType::ExtProtoInfo EPI;
+  EPI.ExceptionSpec.Type = EST_BasicNoexcept;      // a call, never an invoke, in C++
+  QualType FT = C.getFunctionType(C.VoidTy, {U64, U64}, EPI);
+  DeclContext *TU = C.getTranslationUnitDecl();
+  F = FunctionDecl::Create(C, TU, SourceLocation(), SourceLocation(),
+                           DeclarationName(&C.Idents.get("__enzyme_set_checkpointing")), FT,
+                           C.getTrivialTypeSourceInfo(FT), SC_Extern);
+  SmallVector<ParmVarDecl *, 2> Params;
+  for (int k = 0; k < 2; ++k)
+    Params.push_back(ParmVarDecl::Create(C, F, SourceLocation(), SourceLocation(), nullptr, U64,
+                                         C.getTrivialTypeSourceInfo(U64), SC_None, nullptr));
+  F->setParams(Params);
+  F->setImplicit();
+  F->addAttr(NoThrowAttr::CreateImplicit(C));
+  Of = &C;
+  return F;
+}
+
+ParsedAttrInfo::AttrHandling lowerCheckpointLoop(Sema &S, ForStmt *For, const ParsedAttr &A,
+                                                 Attr *&Result) {
+  ASTContext &C = S.getASTContext();
+  std::string Name = displayName(A);
+  if (A.getNumArgs() > 2) {
+    report(S, A.getLoc(), "'" + Name + "' takes at most two arguments: a schedule name "
+                                       "(\"revolve\", \"binomial\", \"periodic\", \"store_all\" "
+                                       "or \"none\") and an integer budget");
+    return ParsedAttrInfo::AttributeNotApplied;
+  }
+  int64_t Mode = 1;          // Enzyme's default: periodic
+  if (A.getNumArgs() >= 1) {
+    auto *Lit = A.isArgExpr(0) ? dyn_cast<StringLiteral>(A.getArgAsExpr(0)->IgnoreParenCasts())
+                               : nullptr;
+    Mode = Lit ? scheduleTag(Lit->getString()) : -1;
+    if (Mode < 0) {
+      report(S, A.getLoc(), "'" + Name + "': the schedule must be one of \"revolve\", "
+                                         "\"binomial\", \"periodic\" (or \"regular\"), "
+                                         "\"store_all\", \"none\"");
+      return ParsedAttrInfo::AttributeNotApplied;
+    }
+  }
+  uint64_t Budget = ~uint64_t(0);
+  if (A.getNumArgs() == 2) {
+    Expr::EvalResult R;
+    Expr *E = A.isArgExpr(1) ? A.getArgAsExpr(1) : nullptr;
+    if (!E || E->isValueDependent() || !E->EvaluateAsInt(R, C) ||
+        R.Val.getInt().isNegative()) {
+      report(S, A.getLoc(), "'" + Name + "': the budget (snapshots, or segments for "
+                                         "\"periodic\") must be a non-negative integer constant");
+      return ParsedAttrInfo::AttributeNotApplied;
+    }
+    Budget = R.Val.getInt().getZExtValue();
+  }
+  FunctionDecl *F = setCheckpointingDecl(C);
+  SourceLocation Loc = A.getLoc();
+  auto *Ref = DeclRefExpr::Create(C, NestedNameSpecifierLoc(), SourceLocation(), F, false, Loc,
+                                  F->getType(), VK_LValue);
+  Expr *Callee = ImplicitCastExpr::Create(C, C.getPointerType(F->getType()),
+                                          CK_FunctionToPointerDecay, Ref, nullptr, VK_PRValue,
+                                          FPOptionsOverride());
+  Expr *Args[] = {IntegerLiteral::Create(C, llvm::APInt(64, (uint64_t)Mode), C.UnsignedLongTy, Loc),
+                  IntegerLiteral::Create(C, llvm::APInt(64, Budget), C.UnsignedLongTy, Loc)};
+  Stmt *Call = CallExpr::Create(C, Callee, Args, C.VoidTy, VK_PRValue, Loc, FPOptionsOverride());
+  Stmt *Body[] = {Call, For->getBody()};
+  For->setBody(CompoundStmt::Create(C, Body, FPOptionsOverride(), Loc, Loc));
+  // One header run per step: LLVM must not unroll the loop before the link step outlines it.
+  Result = LoopHintAttr::CreateImplicit(C, LoopHintAttr::Unroll, LoopHintAttr::Disable, nullptr,
+                                        A.getRange());
+  return ParsedAttrInfo::AttributeApplied;
 }
 
 // One attribute: its enzyme_ name, what it applies to, and how it is lowered.
@@ -129,9 +224,11 @@ struct EnzymeAttr : public ParsedAttrInfo {
       S.Diag(A.getLoc(), diag::warn_unknown_attribute_ignored) << A << A.getRange();
       return false;
     }
-    if (Applies == ForLoops)
+    if (Applies == ForLoops && isa<ForStmt>(St))
       return true;
-    report(S, A.getLoc(), "'" + displayName(A) + "' applies to declarations, not statements");
+    report(S, A.getLoc(), "'" + displayName(A) + "' applies to " +
+                              (Applies == ForLoops ? "for statements only"
+                                                   : "declarations, not statements"));
     return false;
   }
 
@@ -145,8 +242,9 @@ struct EnzymeAttr : public ParsedAttrInfo {
 
   AttrHandling handleStmtAttribute(Sema &S, Stmt *St, const ParsedAttr &A,
                                    class Attr *&Result) const override {
-    checkUnsupported(S, A);
-    return AttributeNotApplied;
+    if (checkUnsupported(S, A) || !isa<ForStmt>(St))
+      return AttributeNotApplied;
+    return lowerCheckpointLoop(S, cast<ForStmt>(St), A, Result);
   }
 
   // The annotation text for this use, or "" after reporting an error.
@@ -230,11 +328,9 @@ ENZYME_ATTR(NoTypeAnalysis, "enzyme_notypeanalysis", EnzymeAttr::FunctionsAndGlo
 // automatic loop sparsification looks for it; enzyme-cc runs such loops densely).
 ENZYME_ATTR(SparseAccumulate, "enzyme_sparse_accumulate", EnzymeAttr::Functions,
             "enzyme_sparse_accumulate", "", 1);
-// Not implemented yet: refused where they are written.
-ENZYME_ATTR(Checkpoint, "enzyme_checkpoint", EnzymeAttr::ForLoops, "", "", 2,
-            "checkpointed loops; remove the attribute to tape the whole loop");
-ENZYME_ATTR(CheckpointingEnable, "enzyme_checkpointing_enable", EnzymeAttr::ForLoops, "", "",
-            2, "checkpointed loops; remove the attribute to tape the whole loop");
+// Loop checkpointing (lowerCheckpointLoop); enzyme_checkpointing_enable is Reactant's spelling.
+ENZYME_ATTR(Checkpoint, "enzyme_checkpoint", EnzymeAttr::ForLoops, "", "", 2);
+ENZYME_ATTR(CheckpointingEnable, "enzyme_checkpointing_enable", EnzymeAttr::ForLoops, "", "", 2);
 
 const char *const KnownNames[] = {
     "enzyme_inactive", "enzyme_inactive_noblock", "enzyme_function_like", "enzyme_shadow",
@@ -369,20 +465,47 @@ protected:
   ActionType getActionType() override { return AddBeforeMainAction; }
 };
 
-// `#pragma enzyme checkpoint(...)` before a loop: clang would ignore it in silence.
+// `#pragma enzyme checkpoint(...)` before a loop (for C without C23 attributes), as Enzyme reads
+// it: the tokens __attribute__((enzyme_checkpoint(...))) in its place, which apply to the for
+// statement that follows. Other directives would be ignored in silence by clang: errors.
 struct EnzymePragma : public PragmaHandler {
   EnzymePragma() : PragmaHandler("enzyme") {}
   void HandlePragma(Preprocessor &PP, PragmaIntroducer, Token &First) override {
     Token Tok;
     PP.Lex(Tok);
     std::string What = Tok.is(tok::identifier) ? Tok.getIdentifierInfo()->getName().str() : "";
-    unsigned Id = PP.getDiagnostics().getCustomDiagID(
-        DiagnosticsEngine::Error, "'#pragma enzyme %0' is not supported by enzyme-cc yet (%1)");
-    PP.Diag(First.getLocation(), Id)
-        << What
-        << (What == "checkpoint" ? "checkpointed loops; remove the pragma to tape the whole loop"
-                                 : "unknown Enzyme directive");
-    PP.DiscardUntilEndOfDirective();
+    if (What != "checkpoint") {
+      unsigned Id = PP.getDiagnostics().getCustomDiagID(
+          DiagnosticsEngine::Error,
+          "unknown '#pragma enzyme %0' (enzyme-cc knows '#pragma enzyme checkpoint')");
+      PP.Diag(First.getLocation(), Id) << What;
+      PP.DiscardUntilEndOfDirective();
+      return;
+    }
+    SourceLocation Loc = Tok.getLocation();
+    std::vector<Token> Args;
+    for (PP.Lex(Tok); Tok.isNot(tok::eod); PP.Lex(Tok))
+      Args.push_back(Tok);
+    auto make = [&](tok::TokenKind Kind, IdentifierInfo *II = nullptr) {
+      Token T;
+      T.startToken();
+      T.setKind(Kind);
+      T.setLocation(Loc);
+      T.setLength(0);
+      if (II)
+        T.setIdentifierInfo(II);
+      return T;
+    };
+    std::vector<Token> Toks = {make(tok::kw___attribute), make(tok::l_paren),
+                               make(tok::l_paren),
+                               make(tok::identifier, PP.getIdentifierInfo("enzyme_checkpoint"))};
+    Toks.insert(Toks.end(), Args.begin(), Args.end());
+    Toks.push_back(make(tok::r_paren));
+    Toks.push_back(make(tok::r_paren));
+    auto Buffer = std::make_unique<Token[]>(Toks.size());
+    std::copy(Toks.begin(), Toks.end(), Buffer.get());
+    PP.EnterTokenStream(std::move(Buffer), Toks.size(), /*DisableMacroExpansion=*/false,
+                        /*IsReinject=*/false);
   }
 };
 

@@ -130,6 +130,9 @@ typedef struct EnzymeCkptConfig {
   uint64_t budget_bytes;  /* enzyme-cc: Revolve's slots from a memory budget (snapshots <= 0) */
 } EnzymeCkptConfig;
 
+/* enzyme.toml's [checkpoint] budget_bytes: defined by the link step when the key is set */
+extern const uint64_t __enzyme_cc_ckpt_default_budget __attribute__((weak));
+
 /* ---- snapshot slots (slot -2 and -1 are the driver's, kept at index 0 and 1) ---- */
 
 typedef struct enzyme_ckpt_slots {
@@ -307,10 +310,13 @@ static inline ENZYME_CKPT_FN void *enzyme_ckpt_revolve_init(void *data, int64_t 
   const EnzymeCkptConfig *config = (const EnzymeCkptConfig *)data;
   enzyme_ckpt_revolve *r;
   int64_t k = config->snapshots;
+  uint64_t budget = config->budget_bytes;
   if (n < 0)
     enzyme_ckpt_die("Revolve needs the number of steps (use EnzymeCkptStoreAll for a while loop)");
-  if (k <= 0 && config->budget_bytes > 0)
-    k = bytes ? (int64_t)(config->budget_bytes / bytes) : n;
+  if (k <= 0 && config->budget_bytes == 0 && &__enzyme_cc_ckpt_default_budget)
+    budget = __enzyme_cc_ckpt_default_budget;   /* enzyme.toml [checkpoint] budget_bytes */
+  if (k <= 0 && budget > 0)
+    k = bytes ? (int64_t)(budget / bytes) : n;
   if (k > n)
     k = n;
   if (k < 1)
@@ -566,6 +572,265 @@ static const EnzymeCheckpointScheme EnzymeCkptStoreAll = {
     enzyme_ckpt_periodic_store,   enzyme_ckpt_periodic_restore, enzyme_ckpt_store_all_set_nsteps,
     enzyme_ckpt_periodic_finalize, NULL,                        NULL,
     NULL};
+
+/* ---- Tapenade's binomial scheduler (adBinomial.c of Tapenade's ADFirstAidKit) ----
+ * With ENZYME_CKPT_ADBINOMIAL defined, EnzymeCkptADBinomial runs the schedule Tapenade's
+ * $AD BINOMIAL-CKP directive would, config.snapshots slots (at most 97), for comparisons with a
+ * Tapenade adjoint. adBinomial.c is not part of enzyme-cc (nor of Enzyme): link Tapenade's. Its
+ * sessions live on a static stack: loops using it may nest but not interleave. Its actions
+ * count steps from 1: ADVANCE s runs step s, PUSHSNAP s saves the state after s steps,
+ * LOOKSNAP / POPSNAP restore the newest snapshot (POPSNAP drops it), (FIRST)TURN s
+ * differentiates step s. */
+#ifdef ENZYME_CKPT_ADBINOMIAL
+extern void adBinomial_init(int length, int nbSnap, int firstStep);
+extern int adBinomial_next(int *action, int *step);
+
+typedef struct enzyme_ckpt_adbinomial {
+  enzyme_ckpt_slots slots;
+  int64_t depth, done;
+  int64_t at[128]; /* per snapshot on the stack: the steps done before it */
+} enzyme_ckpt_adbinomial;
+
+static inline ENZYME_CKPT_FN void *enzyme_ckpt_adbinomial_init(void *data, int64_t n,
+                                                               uint64_t bytes) {
+  const EnzymeCkptConfig *config = (const EnzymeCkptConfig *)data;
+  enzyme_ckpt_adbinomial *b;
+  int64_t k = config->snapshots < 1 ? 1 : config->snapshots;
+  if (n < 0)
+    enzyme_ckpt_die("adBinomial needs the number of steps");
+  if (k > 97)
+    enzyme_ckpt_die("adBinomial allows at most 97 snapshots");
+  if (n > 2147483647)
+    enzyme_ckpt_die("adBinomial counts steps in an int");
+  b = (enzyme_ckpt_adbinomial *)calloc(1, sizeof *b);
+  b->slots.config = config;
+  b->slots.bytes = bytes;
+  b->done = n == 0;
+  if (n)
+    adBinomial_init((int)n, (int)k, 1);
+  return b;
+}
+
+static inline ENZYME_CKPT_FN void enzyme_ckpt_adbinomial_next(void *state, EnzymeCkptAction *a) {
+  enzyme_ckpt_adbinomial *b = (enzyme_ckpt_adbinomial *)state;
+  int action = 0, step = 0;
+  if (b->done || !adBinomial_next(&action, &step)) {
+    b->done = 1;
+    a->flag = ENZYME_CKPT_DONE;
+  } else if (action == 1) {                     /* PUSHSNAP */
+    if (b->depth == 128)
+      enzyme_ckpt_die("adBinomial: too many snapshots");
+    a->flag = ENZYME_CKPT_STORE;
+    a->iteration = a->startiteration = step;
+    a->cpnum = b->depth;
+    b->at[b->depth++] = step;
+  } else if (action == 2 || action == 3) {      /* LOOKSNAP, POPSNAP */
+    if (b->depth == 0)
+      enzyme_ckpt_die("adBinomial restored a snapshot it never pushed");
+    a->flag = ENZYME_CKPT_RESTORE;
+    a->cpnum = b->depth - 1;
+    a->iteration = a->startiteration = b->at[b->depth - 1];
+    b->depth -= action == 3;
+  } else if (action == 4) {                     /* ADVANCE */
+    a->flag = ENZYME_CKPT_FORWARD;
+    a->startiteration = step - 1;
+    a->iteration = step;
+  } else if (action == 5 || action == 6) {      /* FIRSTTURN, TURN */
+    a->flag = action == 5 ? ENZYME_CKPT_FIRSTUTURN : ENZYME_CKPT_UTURN;
+    a->startiteration = step - 1;
+    a->iteration = step;
+  } else {
+    enzyme_ckpt_die("adBinomial returned an unknown action");
+  }
+  enzyme_ckpt_note(&b->slots, a);
+}
+
+static inline ENZYME_CKPT_FN void enzyme_ckpt_adbinomial_store(void *state, int64_t slot,
+                                                               int64_t step,
+                                                               const EnzymeCkptRegion *rg,
+                                                               uint64_t nr) {
+  (void)step;
+  enzyme_ckpt_put(&((enzyme_ckpt_adbinomial *)state)->slots, slot, rg, nr);
+}
+
+static inline ENZYME_CKPT_FN void enzyme_ckpt_adbinomial_restore(void *state, int64_t slot,
+                                                                 int64_t step,
+                                                                 const EnzymeCkptRegion *rg,
+                                                                 uint64_t nr) {
+  (void)step;
+  enzyme_ckpt_get(&((enzyme_ckpt_adbinomial *)state)->slots, slot, rg, nr);
+}
+
+static inline ENZYME_CKPT_FN void enzyme_ckpt_adbinomial_finalize(void *state) {
+  enzyme_ckpt_adbinomial *b = (enzyme_ckpt_adbinomial *)state;
+  enzyme_ckpt_close(&b->slots);
+  free(b);
+}
+
+static const EnzymeCheckpointScheme EnzymeCkptADBinomial = {
+    ENZYME_CKPT_ABI_VERSION,        enzyme_ckpt_adbinomial_init,    enzyme_ckpt_adbinomial_next,
+    enzyme_ckpt_adbinomial_store,   enzyme_ckpt_adbinomial_restore, NULL,
+    enzyme_ckpt_adbinomial_finalize, NULL,                          NULL,
+    NULL};
+#endif /* ENZYME_CKPT_ADBINOMIAL */
+
+/* ---- loops annotated for checkpointing (Enzyme's loop attributes) ----
+ * [[enzyme::checkpoint("revolve", 4)]] / [[enzyme_checkpointing_enable(...)]] /
+ * `#pragma enzyme checkpoint(...)` on a for loop: the link step outlines the loop into a
+ * __enzyme_checkpoint_for whose scheme and config come from these two (weak: one file of the
+ * program including this header is enough). Schedules are Enzyme's tags: 1 periodic ("regular"),
+ * 2 revolve, 3 store_all, 4 binomial (run by Revolve here, the binomial schedule with the least
+ * recomputation). A budget of all ones or 0 asks for the default: sqrt(n) slots (at least 2) for
+ * the binomial ones, segments of sqrt(n) steps for periodic. */
+enum {
+  ENZYME_CKPT_SCHEDULE_NONE = 0,
+  ENZYME_CKPT_SCHEDULE_PERIODIC = 1,
+  ENZYME_CKPT_SCHEDULE_REVOLVE = 2,
+  ENZYME_CKPT_SCHEDULE_STORE_ALL = 3,
+  ENZYME_CKPT_SCHEDULE_BINOMIAL = 4
+};
+
+/* The extent of memory an annotated loop writes through a pointer it did not allocate, given
+ * before the loop (the call is removed at link time). */
+__attribute__((nothrow)) void __enzyme_ptr_size_hint(void *ptr, int64_t bytes);
+
+__attribute__((weak, used)) ENZYME_CKPT_FN const EnzymeCheckpointScheme *
+__enzyme_checkpoint_builtin(int64_t mode) {
+  if (mode == ENZYME_CKPT_SCHEDULE_PERIODIC)
+    return &EnzymeCkptPeriodic;
+  if (mode == ENZYME_CKPT_SCHEDULE_STORE_ALL)
+    return &EnzymeCkptStoreAll;
+  return &EnzymeCkptRevolve;
+}
+
+static inline ENZYME_CKPT_FN int64_t enzyme_ckpt_isqrt(int64_t n) {
+  int64_t r = 0;
+  while (n > 0 && r + 1 <= n / (r + 1))
+    r++;
+  return r;
+}
+
+__attribute__((weak, used)) ENZYME_CKPT_FN void
+__enzyme_cc_ckpt_loop_config(EnzymeCkptConfig *c, int64_t mode, int64_t budget, int64_t n) {
+  int64_t len;
+  memset(c, 0, sizeof *c);
+  if (budget > 0) {
+    c->snapshots = budget;
+  } else if (mode != ENZYME_CKPT_SCHEDULE_PERIODIC && &__enzyme_cc_ckpt_default_budget &&
+             __enzyme_cc_ckpt_default_budget) {
+    return;                  /* Revolve takes the slots that fit in the enzyme.toml budget */
+  } else if (mode == ENZYME_CKPT_SCHEDULE_PERIODIC) {
+    len = enzyme_ckpt_isqrt(n);
+    len = len < 1 ? 1 : len;
+    c->snapshots = (n + len - 1) / len;
+  } else {
+    c->snapshots = enzyme_ckpt_isqrt(n);
+    if (c->snapshots < 2)
+      c->snapshots = 2;
+  }
+  if (c->snapshots < 1)
+    c->snapshots = 1;
+}
+
+/* ---- a schedule without a driver (Enzyme's schedule-only entry points) ----
+ * For a caller that keeps its snapshots itself and needs only the actions:
+ *
+ *   void *h = __enzyme_ckpt_schedule_begin(mode, budget, nsteps);
+ *   while (__enzyme_ckpt_schedule_next(h) != ENZYME_CKPT_DONE)
+ *     ... _iteration(h), _start(h), _slot(h) ...
+ *   __enzyme_ckpt_schedule_end(h);
+ *
+ * mode is a schedule tag above (binomial runs Revolve); budget is config.snapshots, the
+ * square root of nsteps (at least 1) when not positive. STORE asks the caller to save the state
+ * before step _iteration into slot _slot, RESTORE to load it back, FORWARD to run steps _start to
+ * _iteration - 1, FIRSTUTURN / UTURN to differentiate step _iteration - 1 from the current state.
+ * Slots are 0 to __enzyme_ckpt_schedule_slots(h) - 1. The definitions are compiled where
+ * ENZYME_CHECKPOINT_RUNTIME is defined (weak: several files may). ENZYME_CKPT_VERBOSE=1 in the
+ * environment prints a summary at the end, 2 also every action. */
+void *__enzyme_ckpt_schedule_begin(int64_t mode, int64_t budget, int64_t nsteps);
+int32_t __enzyme_ckpt_schedule_next(void *h);
+int32_t __enzyme_ckpt_schedule_flag(void *h);
+int64_t __enzyme_ckpt_schedule_iteration(void *h);
+int64_t __enzyme_ckpt_schedule_start(void *h);
+int64_t __enzyme_ckpt_schedule_slot(void *h);
+int64_t __enzyme_ckpt_schedule_slots(void *h);
+void __enzyme_ckpt_schedule_end(void *h);
+
+#ifdef ENZYME_CHECKPOINT_RUNTIME
+typedef struct enzyme_ckpt_schedule {
+  const EnzymeCheckpointScheme *scheme;
+  void *state;
+  EnzymeCkptConfig config;
+  EnzymeCkptStats stats;
+  EnzymeCkptAction action;
+  int64_t slots;
+} enzyme_ckpt_schedule;
+
+__attribute__((weak)) ENZYME_CKPT_FN void *
+__enzyme_ckpt_schedule_begin(int64_t mode, int64_t budget, int64_t nsteps) {
+  enzyme_ckpt_schedule *h;
+  const char *verbose = getenv("ENZYME_CKPT_VERBOSE");
+  EnzymeCkptAction a;
+  void *dry;
+  if (nsteps < 0)
+    enzyme_ckpt_die("a schedule needs the number of steps");
+  if (mode < ENZYME_CKPT_SCHEDULE_PERIODIC || mode > ENZYME_CKPT_SCHEDULE_BINOMIAL)
+    enzyme_ckpt_die("unknown schedule (1 periodic, 2 revolve, 3 store_all, 4 binomial)");
+  if (budget < 1)
+    budget = enzyme_ckpt_isqrt(nsteps) < 1 ? 1 : enzyme_ckpt_isqrt(nsteps);
+  h = (enzyme_ckpt_schedule *)calloc(1, sizeof *h);
+  h->scheme = __enzyme_checkpoint_builtin(mode);
+  h->config.snapshots = budget;
+  /* the slots the scheme names: a dry run of the same schedule, quietly */
+  dry = h->scheme->init(&h->config, nsteps, 0);
+  do {
+    memset(&a, 0, sizeof a);
+    h->scheme->next_action(dry, &a);
+    if ((a.flag == ENZYME_CKPT_STORE || a.flag == ENZYME_CKPT_RESTORE) && a.cpnum + 1 > h->slots)
+      h->slots = a.cpnum + 1;
+  } while (a.flag != ENZYME_CKPT_DONE && a.flag != ENZYME_CKPT_ERROR &&
+           a.flag != ENZYME_CKPT_NONE);
+  h->scheme->finalize(dry);
+  h->config.verbose = verbose ? atoi(verbose) : 0;
+  h->config.stats = &h->stats;
+  h->state = h->scheme->init(&h->config, nsteps, 0);
+  return h;
+}
+
+__attribute__((weak)) ENZYME_CKPT_FN int32_t __enzyme_ckpt_schedule_next(void *p) {
+  enzyme_ckpt_schedule *h = (enzyme_ckpt_schedule *)p;
+  memset(&h->action, 0, sizeof h->action);
+  h->scheme->next_action(h->state, &h->action);
+  if (h->action.flag == ENZYME_CKPT_ERROR || h->action.flag == ENZYME_CKPT_NONE)
+    enzyme_ckpt_die("the scheme returned no action");
+  if ((h->action.flag == ENZYME_CKPT_STORE || h->action.flag == ENZYME_CKPT_RESTORE) &&
+      (h->action.cpnum < 0 || h->action.cpnum >= h->slots))
+    enzyme_ckpt_die("the scheme named a slot out of range");
+  return h->action.flag;
+}
+
+__attribute__((weak)) ENZYME_CKPT_FN int32_t __enzyme_ckpt_schedule_flag(void *p) {
+  return ((enzyme_ckpt_schedule *)p)->action.flag;
+}
+__attribute__((weak)) ENZYME_CKPT_FN int64_t __enzyme_ckpt_schedule_iteration(void *p) {
+  return ((enzyme_ckpt_schedule *)p)->action.iteration;
+}
+__attribute__((weak)) ENZYME_CKPT_FN int64_t __enzyme_ckpt_schedule_start(void *p) {
+  return ((enzyme_ckpt_schedule *)p)->action.startiteration;
+}
+__attribute__((weak)) ENZYME_CKPT_FN int64_t __enzyme_ckpt_schedule_slot(void *p) {
+  return ((enzyme_ckpt_schedule *)p)->action.cpnum;
+}
+__attribute__((weak)) ENZYME_CKPT_FN int64_t __enzyme_ckpt_schedule_slots(void *p) {
+  return ((enzyme_ckpt_schedule *)p)->slots;
+}
+
+__attribute__((weak)) ENZYME_CKPT_FN void __enzyme_ckpt_schedule_end(void *p) {
+  enzyme_ckpt_schedule *h = (enzyme_ckpt_schedule *)p;
+  h->scheme->finalize(h->state);
+  free(h);
+}
+#endif /* ENZYME_CHECKPOINT_RUNTIME */
 
 /* ---- the driver enzyme-cc's link step calls (weak: every file including this has it) ----
  * The generated code fills one __enzyme_cc_ckpt_run: advance(env, a, b) runs steps a..b-1

@@ -1,0 +1,125 @@
+"""Loops marked with __enzyme_set_fixed_point (Enzyme's fixed_point.h): what loop_checkpoint.py's
+outliner does differently for them. The marker's options become __enzyme_fixed_point's, its
+states must be computed before the loop (unoptimized code decays an array in it: looked
+through), a global state is taken by the step as an argument, and a value carried between
+iterations in a register may only decide when the loop stops."""
+from __future__ import annotations
+
+import re
+
+from . import loop_regions
+
+
+def options(o):
+    """reduction, max_iters, control and the (state, bytes) pairs of the marker; the step
+    returns whether to go on, so the loop must test at its end (its latch)."""
+    m, p = o.fp, o.p
+    if o.X.label != o.L.latch:
+        o.fail("a loop marked with __enzyme_set_fixed_point must test at its end (an "
+               "optimized build rotates while loops so; ENZYME_CC_PREOPT=0 does not)")
+    ops = list(m.ops)
+    if len(ops) < 5 or len(ops) % 2 == 0 or ops[2].ty != "ptr":
+        o.fail("__enzyme_set_fixed_point(reduction, max_iters, control, state, bytes, ...) "
+               "needs at least one state and its size")
+    for k in range(3, len(ops), 2):       # unoptimized code decays an array in the loop
+        ops[k] = type(ops[k])(ops[k].ty, zero_offset_base(o, ops[k].value))
+    for x in ops:
+        if o.inside(x.value):
+            o.fail(f"the argument '{x.value}' of __enzyme_set_fixed_point is computed in "
+                   "the loop; compute it before the loop")
+    red, mx, ctl = ops[0], ops[1], ops[2]
+    o.fp_args = []
+    if red.ty != "double":
+        o.fail("the reduction of __enzyme_set_fixed_point must be a double")
+    try:
+        if float(red.value) >= 0:
+            o.fp_args += ["ptr @enzyme_fp_reduction", f"double {red.value}"]
+    except ValueError:                      # computed: negative means the default
+        o.pre += [f"{p}rneg = fcmp olt double {red.value}, 0.0",
+                  f"{p}red = select i1 {p}rneg, double 1.0e-12, double {red.value}"]
+        o.fp_args += ["ptr @enzyme_fp_reduction", f"double {p}red"]
+    n = loop_regions.i64(o, mx)
+    if not n.lstrip("-").isdigit():
+        o.pre += [f"{p}mneg = icmp slt i64 {n}, 0",
+                  f"{p}maxit = select i1 {p}mneg, i64 1000, i64 {n}"]
+        o.fp_args += ["ptr @enzyme_fp_max_iters", f"i64 {p}maxit"]
+    elif int(n) >= 0:
+        o.fp_args += ["ptr @enzyme_fp_max_iters", f"i64 {n}"]
+    if ctl.value not in ("null", "zeroinitializer"):
+        o.fp_args += ["ptr @enzyme_fp_control", f"ptr {ctl.value}"]
+    for k in range(3, len(ops), 2):
+        z = ops[k].value
+        if z.startswith("@"):
+            # a global state: the step takes it as an argument (the fixed-point machinery
+            # iterates the shadows of the step's arguments) and uses it through that
+            o.gstates[z] = f"%ck.gs{len(o.gstates)}"
+        elif loop_regions.base_of(o.fn, z).startswith("@"):
+            o.fail(f"the state '{z}' of '__enzyme_set_fixed_point' points into a global "
+                   "at an offset; pass the whole global (or give each state from its "
+                   "start)")
+        o.states.append((z, loop_regions.i64(o, ops[k + 1])))
+
+
+def zero_offset_base(o, v: str) -> str:
+    """v itself, or the pointer defined before the loop that v (computed in it) equals."""
+    d, w = o.fn.defs.get(v), v
+    while o.inside(w) and getattr(d, "op", None) in ("getelementptr", "bitcast") and \
+            all(x.value == "0" for x in d.ops[1:]):
+        w = d.ops[0].value
+        d = o.fn.defs.get(w)
+    return w if not o.inside(w) else v
+
+
+def control_only(o, v: str, seen: set) -> bool:
+    """v (computed in the loop) only decides when the loop stops: in the loop it reaches
+    nothing but comparisons and values of its own kind (a fixed point's carried error or
+    count, which needs no adjoint)."""
+    if v in seen:
+        return True
+    if any(x.name == v for x in o.outs):
+        return False                        # used after the loop: a result
+    seen.add(v)
+    for b in o._blocks():
+        for inst in b.insts:
+            if v not in inst.locals_used() or id(inst) in o.markers:
+                continue
+            if inst.op in ("icmp", "fcmp"):
+                continue
+            pure = inst.op == "call" and re.match(r"@llvm\.(?!mem|lifetime|stack|va_)",
+                                                  inst.callee or "")
+            if inst.op == "br" or not inst.name or (not pure and inst.op in (
+                    "store", "call", "invoke", "load", "getelementptr")):
+                return False
+            if not control_only(o, inst.name, seen):
+                return False
+    return True
+
+
+def through_params(o, text: str) -> str:
+    """The step's uses of global states go through its parameters; constant GEPs of them
+    become instructions."""
+    out, n = [], 0
+    ce = re.compile(r"getelementptr((?:\s+(?:inbounds|nuw|nusw|inrange\(\d+\)))*)\s*"
+                    r"\(([^()]*)\)")
+    for line in text.split("\n"):
+        pre = []
+
+        def expand(mt):
+            nonlocal n
+            if not any(re.search(re.escape(g) + r"(?![\w.$])", mt.group(2))
+                       for g in o.gstates):
+                return mt.group(0)
+            n += 1
+            pre.append(f"  %ck.ce{n} = getelementptr{mt.group(1)} {mt.group(2)}")
+            return f"%ck.ce{n}"
+        line = ce.sub(expand, line)
+        if pre and line.lstrip().startswith(("%", "store", "call", "tail call")) and \
+                " phi " not in line:
+            out += pre
+        elif pre:
+            o.fail("a global state is used in a phi through a constant address")
+        out.append(line)
+    text = "\n".join(out)
+    for g, prm in o.gstates.items():
+        text = re.sub(re.escape(g) + r"(?![\w.$])", prm, text)
+    return text
