@@ -42,6 +42,9 @@ def call_kind(ctx, inst) -> str:
 
 def kind_of(gen, inst) -> str:
     c = inst.callee or ""
+    from enzyme_cc.ad import openmp
+    if openmp.is_openmp(c):
+        return openmp.kind(c)         # OpenMP runtime: enzyme_cc/ad/openmp.py
     from enzyme_cc.ad.checkpoint import DRIVERS
     if c in DRIVERS:
         return "ckpt_driver"
@@ -108,6 +111,15 @@ def _fwd_call(ctx, inst, before):
         from .tape import forward_sweep
         forward_sweep(ctx, inst, before)
         return None
+    if kind.startswith("omp") and before:
+        from enzyme_cc.ad import openmp
+        if kind == "omp_refused":
+            openmp.refuse(ctx.gen(), synth, inst)
+        if kind == "omp":
+            return openmp.forward_runtime(ctx, inst)
+        if kind == "omp_fork" and not fwd_mode and openmp.involved(ctx, inst):
+            openmp.augment_fork(ctx, inst)
+            return False
     if before and synth.mode == "split" and (inst.callee or "").startswith("@llvm.lifetime.") \
             and inst.ops:
         from enzyme_cc.ad.fixed_point import reverse_reads_alloca
@@ -202,9 +214,6 @@ def _fwd_call(ctx, inst, before):
     if kind == "unknown" and before and _involved(ctx, inst):
         what = "indirect call" if (inst.callee or "").startswith("%") else \
             f"call to '{(inst.callee or '').lstrip('@')}'"
-        if (inst.callee or "").startswith(("@__kmpc_", "@omp_", "@GOMP_")):
-            ctx.gen().fail(synth, inst, f"OpenMP parallel regions are not supported ({what})",
-                           "build the differentiated code without -fopenmp")
         ctx.gen().fail(synth, inst, f"no derivative rule for {what} and no bitcode for it",
                        "rebuild the object defining it with enzyme-cc, add a rule in an enzyme.toml "
                        "rule file, or declare it inactive with __enzyme_inactivefn")
@@ -306,6 +315,13 @@ def _rev_call(ctx, inst, d):
     elif kind == "tape":
         from .tape import reverse_sweep
         reverse_sweep(ctx, inst)
+    elif kind == "omp":
+        from enzyme_cc.ad.openmp import reverse_runtime
+        reverse_runtime(ctx, inst)
+    elif kind == "omp_fork":
+        from enzyme_cc.ad import openmp
+        if openmp.involved(ctx, inst):
+            openmp.reverse_fork(ctx, inst)
     elif kind == "diff" and _involved(ctx, inst):
         ctx.gen().emit_reverse_call(ctx, inst, d)
     elif kind in ("custom", "checkpoint") and _involved(ctx, inst):
@@ -535,6 +551,9 @@ def _rev_memcpy(ctx, inst):
         return
     gen = ctx.gen()
     all_ranges = gen.copy_ranges(ctx.synth, inst)
+    from enzyme_cc.ad import openmp
+    if openmp.shared(ctx, src.value) and any(k in ("double", "float") for _, _, k in all_ranges):
+        openmp.refuse_shared(ctx, inst, "the adjoint of a copy")
     total = _len64(ctx, n)
     ranges = [(off, str(size) if size is not None else total, kind)
               for off, size, kind in all_ranges if kind in ("double", "float")]

@@ -51,6 +51,7 @@ class Generator(IndirectCalls):
         self.persistent: set[str] = set()            # shadows the program owns (global_shadows)
         self._callee_names: dict[str, set[str]] = {}
         self._split_stack: list = []
+        self.in_parallel = False         # synthesizing code an OpenMP team runs (see split)
         self._split_edges: dict = {}
         self.split_info: dict = {}       # split key -> (lane hazard, split keys it calls)
         set_module_registrations(self.reg.inactive, self.reg.like, self.reg.alloc_like)
@@ -278,9 +279,12 @@ class Generator(IndirectCalls):
         self.done[key] = (name, rty)
         return name, rty
 
-    def split(self, fn_name: str, acts: list[str], ret_active: bool, hints=None):
-        """Augmented forward and reverse functions of a callee: (aug, aug_ret, rev, rev_ret)."""
-        key = (fn_name, tuple(acts), ret_active, "split")
+    def split(self, fn_name: str, acts: list[str], ret_active: bool, hints=None, parallel=None):
+        """Augmented forward and reverse functions of a callee: (aug, aug_ret, rev, rev_ret).
+        parallel: run by the threads of an OpenMP team (ad/openmp.py: atomic shared adjoints);
+        by default, whether the function being synthesized is."""
+        parallel = self.in_parallel if parallel is None else parallel
+        key = (fn_name, tuple(acts), ret_active, "split-parallel" if parallel else "split")
         if self._split_stack:             # which split functions each one calls (reverse_vector)
             self._split_edges.setdefault(self._split_stack[-1], set()).add(key)
         if key in self.done:
@@ -290,10 +294,12 @@ class Generator(IndirectCalls):
         base = fn_name[1:].strip('"')
         aug, rev = f"@aug.{base}.{self.counter}", f"@rev.{base}.{self.counter}"
         synth = Synth(self, fn, acts, ret_active, "split", hints or {})
+        synth.parallel = parallel
         aug_ret = synth.aug_ret_type()
         rev_ret, _ = self.adjoint_return(fn, acts)
         self.done[key] = (aug, aug_ret, rev, rev_ret)   # before build: recursion calls itself
         self._split_stack.append(key)
+        outer, self.in_parallel = self.in_parallel, parallel
         try:
             fwd, rv = synth.build()
         except UserError:
@@ -301,6 +307,7 @@ class Generator(IndirectCalls):
             raise
         finally:
             self._split_stack.pop()
+            self.in_parallel = outer
         self.split_info[key] = (reverse_vector.lane_hazard(synth),
                                 self._split_edges.setdefault(key, set()))
         params = self.params_text(fn, acts, synth)

@@ -1,0 +1,406 @@
+"""OpenMP in derivatives (clang's lowering onto libomp's `__kmpc_*` entry points).
+
+A parallel region is `__kmpc_fork_call(loc, n, @outlined, captured...)`; the runtime calls
+`@outlined(ptr gtid, ptr btid, captured...)` on every thread of the team. Its derivatives are
+forked the same way (Enzyme's scheme, SC'21/SC'22):
+
+- forward mode: a fork of the outlined function's tangent with the shadows beside the captured
+  pointers (one fork carries every lane in vector mode);
+- reverse mode: the forward sweep forks the augmented outlined function, the reverse sweep forks
+  its reverse with the same team size (recorded, pushed with `__kmpc_push_num_threads`). Each
+  thread keeps its own tape: a record {team size, capacity, pad, capacity x 32-byte tape header}
+  made by the caller, indexed by `omp_get_thread_num()`, freed after the reverse fork. The
+  record reaches the reverse sweep like a custom gradient's tape (`('ctape', line)` key).
+
+Derivatives run by several threads at once are synthesized with `Synth.parallel`: adjoints added
+into memory that is not a local of the function (an alloca, private to the thread) are atomic.
+Worksharing bounds written by `__kmpc_for_static_init_*`/`__kmpc_dispatch_next_*` are ordinary
+integers in memory the call writes, so each thread reverses exactly the iterations it ran.
+Reductions run libomp's critical method (`__kmpc_reduce*` becomes `__kmpc_critical`, the combine
+code runs under the reduction lock): its tree method combines in the runtime's own reduction
+function, which no derivative would see. Synchronisation is mirrored in the reverse sweep
+(barrier <-> barrier, critical <-> end_critical).
+"""
+from enzyme_cc.ir.lexer import is_fp
+from enzyme_cc.ir.model import Inst, Operand
+
+FORK = "@__kmpc_fork_call"
+PREFIXES = ("@__kmpc_", "@omp_", "@GOMP_", "@__tgt_", "@kmp_")
+
+# integer bookkeeping kept as it is in every sweep (no derivative, nothing to undo)
+KEPT = {
+    "__kmpc_global_thread_num", "__kmpc_push_num_threads", "__kmpc_for_static_fini",
+    "__kmpc_single", "__kmpc_end_single", "__kmpc_master", "__kmpc_end_master",
+    "__kmpc_masked", "__kmpc_end_masked", "__kmpc_barrier", "__kmpc_critical",
+    "__kmpc_critical_with_hint", "__kmpc_end_critical", "__kmpc_reduce", "__kmpc_reduce_nowait",
+    "__kmpc_end_reduce", "__kmpc_end_reduce_nowait", "__kmpc_flush",
+    "omp_get_thread_num", "omp_get_num_threads", "omp_get_max_threads", "omp_get_num_procs",
+    "omp_in_parallel", "omp_get_wtime", "omp_get_wtick", "omp_get_level", "omp_get_thread_limit",
+    "omp_get_dynamic", "omp_get_active_level", "omp_get_team_size", "omp_get_ancestor_thread_num",
+}
+for _w in ("4", "4u", "8", "8u"):
+    KEPT |= {f"__kmpc_for_static_init_{_w}", f"__kmpc_dispatch_init_{_w}",
+             f"__kmpc_dispatch_next_{_w}", f"__kmpc_dispatch_fini_{_w}"}
+
+# what a refused runtime entry point lowers (for the error message)
+CONSTRUCTS = [
+    ("__kmpc_omp_task", "OpenMP tasks (#pragma omp task / taskwait / taskgroup / taskloop)"),
+    ("__kmpc_taskloop", "OpenMP taskloop"), ("__kmpc_taskgroup", "OpenMP taskgroup"),
+    ("__kmpc_end_taskgroup", "OpenMP taskgroup"),
+    ("__kmpc_ordered", "OpenMP ordered"), ("__kmpc_end_ordered", "OpenMP ordered"),
+    ("__kmpc_doacross", "OpenMP ordered(n) / doacross loops"),
+    ("__kmpc_fork_teams", "OpenMP teams"), ("__kmpc_push_num_teams", "OpenMP teams"),
+    ("__tgt_", "OpenMP target offloading"), ("__kmpc_fork_call_if", "'#pragma omp parallel if(...)'"),
+    ("__kmpc_copyprivate", "OpenMP single copyprivate"), ("__kmpc_push_proc_bind", None),
+    ("__kmpc_sections_init", "OpenMP sections"), ("__kmpc_next_section", "OpenMP sections"),
+    ("__kmpc_distribute", "OpenMP distribute"), ("__kmpc_dist_", "OpenMP distribute"),
+    ("omp_set_lock", "OpenMP locks"), ("omp_unset_lock", "OpenMP locks"),
+    ("omp_init_lock", "OpenMP locks"), ("omp_set_nest_lock", "OpenMP locks"),
+    ("__kmpc_threadprivate", "OpenMP threadprivate"), ("__kmpc_alloc", "OpenMP allocators"),
+    ("__kmpc_omp_taskwait", "OpenMP taskwait"), ("__kmpc_cancel", "OpenMP cancel"),
+]
+# reverse sweep: the synchronisation mirroring a forward one (None: nothing)
+MIRROR = {"__kmpc_barrier": ("barrier",), "__kmpc_critical": ("end_critical",),
+          "__kmpc_critical_with_hint": ("end_critical",), "__kmpc_end_critical": ("critical",),
+          "__kmpc_reduce": ("end_critical",), "__kmpc_reduce_nowait": ("end_critical",),
+          "__kmpc_end_reduce": ("barrier", "critical"), "__kmpc_end_reduce_nowait": ("critical",)}
+
+
+def is_openmp(callee: str | None) -> bool:
+    return (callee or "").startswith(PREFIXES)
+
+
+def kind(callee: str) -> str:
+    name = callee.lstrip("@").strip('"')
+    if callee == FORK:
+        return "omp_fork"
+    return "omp" if name in KEPT else "omp_refused"
+
+
+def is_kept(callee: str) -> bool:
+    return callee.lstrip("@").strip('"') in KEPT
+
+
+def refuse(gen, synth, inst):
+    name = (inst.callee or "").lstrip("@")
+    what = next((c for p, c in CONSTRUCTS if name.startswith(p) and c), None)
+    what = what or f"the OpenMP runtime function '{name}'"
+    gen.fail(synth, inst, f"{what} in differentiated code is not supported ('{name}')",
+             "supported: parallel, for (static/dynamic/guided), reduction(+), private/firstprivate/"
+             "lastprivate, critical, atomic, single, master/masked, barrier; move the rest out of "
+             "the differentiated function or mark it __enzyme_inactivefn")
+
+
+# ---- the outlined function as a call -------------------------------------------------------
+def outlined_call(inst) -> Inst:
+    """The fork as the call the runtime makes: @outlined(gtid, btid, captured...) (gtid/btid
+    are the runtime's, inactive: stand-ins `null`)."""
+    fn = inst.ops[2].value
+    ops = [Operand("ptr", "null"), Operand("ptr", "null")] + list(inst.ops[3:])
+    return Inst(name=None, op="call", ty="void", toks=inst.toks, md=inst.md, block=inst.block,
+                ops=ops, callee=fn)
+
+
+def involved(ctx, inst) -> bool:
+    gen = ctx.gen()
+    return any(ctx.active(o.value) or ctx.shadowed(o.value) for o in inst.ops[3:]) or \
+        inst.ops[2].value in gen.global_users
+
+
+def _check(ctx, inst, call):
+    gen, synth = ctx.gen(), ctx.synth
+    fn = gen.module.function(call.callee)
+    if fn is None or inst.ops[2].value.startswith("%"):
+        gen.fail(synth, inst, "a parallel region whose outlined function has no bitcode",
+                 "compile the file with the parallel region with enzyme-cc")
+    for p, o in zip(fn.params[2:], call.ops[2:]):
+        if is_fp(p.ty) or o.value in ctx.act.punned or (
+                not p.ty == "ptr" and ctx.active(o.value)):
+            gen.fail(synth, inst, "a float captured by value by a parallel region (firstprivate "
+                     "or a scalar shared copy) carries a derivative through the runtime's "
+                     "integer arguments", "read the value through a pointer inside the region "
+                     "(e.g. a shared variable), or copy it into a local inside the region")
+    return fn
+
+
+def _fork_args(ctx, call, acts, get_p, get_s, lanes=(None,)):
+    """Arguments after gtid/btid of the outlined function's derivative."""
+    args = []
+    for o, a in zip(call.ops[2:], acts[2:]):
+        args.append(f"{o.ty} {get_p(o.value) if o.is_local else o.value}")
+        if a in ("dup", "dupnoneed"):
+            for _ in lanes:
+                args.append(f"ptr {get_s(o.value)}")
+    return args
+
+
+def _fork(loc, fn, args):
+    return (f"call void (ptr, i32, ptr, ...) {FORK}(ptr {loc}, i32 {len(args)}, ptr {fn}"
+            + "".join(f", {a}" for a in args) + ")")
+
+
+def _wrapper(gen, name, target, tys, ret, what):
+    """void name(gtid, btid, tys..., rec): the thread's tape header, then target(..., header)."""
+    params = ["ptr %gtid", "ptr %btid"] + [f"{t} %a{k}" for k, t in enumerate(tys)]
+    args = ", ".join(params + ["ptr %h"])
+    gen.out.append(f"define internal void {name}({', '.join(params + ['ptr %rec'])}) nounwind {{\n"
+                   f"  %h = call ptr @__enzyme_cc_omp_tape(ptr %rec, i1 {what})\n"
+                   f"  {'' if ret == 'void' else '%r = '}call {ret} {target}({args})\n"
+                   "  ret void\n}\n")
+
+
+def _split(ctx, inst):
+    gen, synth = ctx.gen(), ctx.synth
+    call = outlined_call(inst)
+    fn = _check(ctx, inst, call)
+    acts = gen.call_activity(call, synth.act)
+    aug, aug_ret, rev, rev_ret = gen.split(call.callee, acts, False, gen.call_hints(synth, call),
+                                           parallel=True)
+    tys = [t for p, a in zip(fn.params[2:], acts[2:]) for t in
+           ([p.ty, "ptr"] if a in ("dup", "dupnoneed") else [p.ty])]
+    key = (aug, rev)
+    names = gen.__dict__.setdefault("_omp_wrappers", {})
+    if key not in names:
+        gen.counter += 1
+        names[key] = (f"@omp.aug.{gen.counter}", f"@omp.rev.{gen.counter}")
+        _wrapper(gen, names[key][0], aug, tys, aug_ret, "true")
+        _wrapper(gen, names[key][1], rev, tys, rev_ret, "false")
+        _helpers(gen)
+    return call, acts, names[key]
+
+
+def augment_fork(ctx, inst):
+    """Reverse mode, forward sweep: per-thread tapes, then the fork of the augmented region."""
+    call, acts, (aug, _) = _split(ctx, inst)
+    synth = ctx.synth
+    mx = ctx.tmp("omx")
+    ctx.emit(f"{mx} = call i32 @omp_get_max_threads()")
+    cap = mx
+    k = _pushed_threads(inst)
+    if k is not None:
+        cap = ctx.tmp("ocap")
+        ctx.emit(f"{cap} = call i32 @llvm.smax.i32(i32 {mx}, i32 {ctx.p(k) if k.startswith('%') else k})")
+        ctx.gen().declare_raw("@llvm.smax.i32", "declare i32 @llvm.smax.i32(i32, i32)")
+    rec = f"%ad.ctape.{inst.line}"
+    ctx.emit(f"{rec} = call ptr @__enzyme_cc_omp_tapes(i32 {cap})")
+    args = _fork_args(ctx, call, acts, synth.r, ctx.s) + [f"ptr {rec}"]
+    ctx.emit(_fork(ctx.p(inst.ops[0].value) if inst.ops[0].is_local else inst.ops[0].value,
+                   aug, args))
+
+
+def _pushed_threads(inst):
+    """The num_threads(k) value pushed right before the fork, if any."""
+    insts = inst.block.insts
+    k = insts.index(inst)
+    for i in reversed(insts[:k]):
+        if i.op == "call" and i.callee == "@__kmpc_push_num_threads":
+            return i.ops[2].value
+        if i.op == "call" and i.callee == FORK:
+            return None
+    return None
+
+
+def reverse_fork(ctx, inst):
+    """Reverse sweep: the reverse region forked on a team of the recorded size."""
+    call, acts, (_, rev) = _split(ctx, inst)
+    rec = ctx._get(("ctape", inst.line))
+    loc = inst.ops[0].value
+    nt, gt = ctx.tmp("ont"), ctx.tmp("ogt")
+    ctx.emit(f"{nt} = load i32, ptr {rec}")
+    ctx.emit(f"{gt} = call i32 @__kmpc_global_thread_num(ptr {loc})")
+    ctx.emit(f"call void @__kmpc_push_num_threads(ptr {loc}, i32 {gt}, i32 {nt})")
+    ctx.emit(_fork(loc, rev, _fork_args(ctx, call, acts, ctx.p, ctx.s) + [f"ptr {rec}"]))
+    ctx.emit(f"call void @__enzyme_cc_omp_tapes_end(ptr {rec})")
+
+
+def tangent_fork(ctx, inst):
+    """Forward mode: one fork of the region's tangent (all lanes); the primal when inactive."""
+    synth, gen = ctx.synth, ctx.gen()
+    if not involved(ctx, inst):
+        ctx.lines.append(synth.print_primal(inst))
+        return
+    call = outlined_call(inst)
+    _check(ctx, inst, call)
+    acts = gen.call_activity(call, synth.act)
+    width = getattr(synth, "width", 1)
+    name, _ = gen.forward(call.callee, acts, callee=True, hints=gen.call_hints(synth, call),
+                          width=width, error=getattr(synth, "error", False))
+    args = []
+    for o, a in zip(call.ops[2:], acts[2:]):
+        args.append(f"{o.ty} {ctx.p(o.value) if o.is_local else o.value}")
+        if a in ("dup", "dupnoneed"):
+            for _ in synth.lanes():
+                args.append(f"ptr {ctx.s(o.value)}")
+    ctx.emit(_fork(inst.ops[0].value, name, args))
+
+
+# ---- runtime calls inside a region -------------------------------------------------------------
+def forward_runtime(ctx, inst):
+    """A kept runtime call in a forward sweep; False when replaced. Reductions take libomp's
+    critical method (see the module docstring)."""
+    name = inst.callee[1:]
+    p = (lambda o: ctx.p(o.value) if o.is_local else o.value)
+    if name in ("__kmpc_reduce", "__kmpc_reduce_nowait"):
+        loc, gtid, lck = p(inst.ops[0]), p(inst.ops[1]), p(inst.ops[6])
+        ctx.emit(f"call void @__kmpc_critical(ptr {loc}, i32 {gtid}, ptr {lck})")
+        ctx.emit(f"{ctx.synth.r(inst.name)} = add i32 0, 1")
+        _declare_sync(ctx.gen())
+        return False
+    if name in ("__kmpc_end_reduce", "__kmpc_end_reduce_nowait"):
+        loc, gtid, lck = p(inst.ops[0]), p(inst.ops[1]), p(inst.ops[2])
+        ctx.emit(f"call void @__kmpc_end_critical(ptr {loc}, i32 {gtid}, ptr {lck})")
+        if name == "__kmpc_end_reduce":
+            ctx.emit(f"call void @__kmpc_barrier(ptr {loc}, i32 {gtid})")
+        _declare_sync(ctx.gen())
+        return False
+    return None
+
+
+def reverse_runtime(ctx, inst):
+    """The reverse sweep's mirror of a synchronisation call (fresh gtid: the reverse team's)."""
+    name = inst.callee[1:]
+    if name not in MIRROR:
+        return
+    loc = inst.ops[0].value
+    lck = inst.ops[6].value if name.startswith("__kmpc_reduce") else \
+        inst.ops[2].value if len(inst.ops) > 2 else None
+    if lck is not None and lck.startswith("%"):
+        lck = ctx.p(lck)
+    gt = ctx.tmp("ogt")
+    ctx.emit(f"{gt} = call i32 @__kmpc_global_thread_num(ptr {loc})")
+    for what in MIRROR[name]:
+        tail = "" if what == "barrier" else f", ptr {lck}"
+        ctx.emit(f"call void @__kmpc_{what}(ptr {loc}, i32 {gt}{tail})")
+    _declare_sync(ctx.gen())
+
+
+def _declare_sync(gen):
+    for n in ("critical", "end_critical"):
+        gen.declare_raw(f"@__kmpc_{n}", f"declare void @__kmpc_{n}(ptr, i32, ptr)")
+    gen.declare_raw("@__kmpc_barrier", "declare void @__kmpc_barrier(ptr, i32)")
+    gen.declare_raw("@__kmpc_global_thread_num", "declare i32 @__kmpc_global_thread_num(ptr)")
+
+
+# ---- adjoints into shared memory -------------------------------------------------------------
+def shared(ctx, ptr: str) -> bool:
+    """In a derivative run by a team: is ptr's memory possibly shared with other threads?"""
+    if not getattr(ctx.synth, "parallel", False):
+        return False
+    from .typeinfo import underlying
+    d = ctx.synth.fn.defs.get(underlying(ctx.synth.fn, ptr))
+    return getattr(d, "op", None) != "alloca"
+
+
+def atomic_add(ctx, sp: str, ty: str, d: str, align: str) -> bool:
+    """shadow[sp] += d atomically; False for types that have no atomic add here."""
+    ty = ty.strip()
+    if is_fp(ty):
+        ctx.emit(f"{ctx.tmp()} = atomicrmw fadd ptr {sp}, {ty} {d} monotonic{align}")
+        return True
+    if ty.startswith("<") and " x " in ty:
+        n, elem = ty[1:-1].split(" x ", 1)
+        elem = elem.strip()
+        if not is_fp(elem):
+            return False
+        size = 8 if elem == "double" else 4 if elem == "float" else None
+        if size is None:
+            return False
+        for k in range(int(n)):
+            e, q = ctx.tmp(), ctx.tmp()
+            ctx.emit(f"{e} = extractelement {ty} {d}, i32 {k}")
+            ctx.emit(f"{q} = getelementptr inbounds i8, ptr {sp}, i64 {k * size}")
+            ctx.emit(f"{ctx.tmp()} = atomicrmw fadd ptr {q}, {elem} {e} monotonic")
+        return True
+    return False
+
+
+def refuse_shared(ctx, inst, what):
+    ctx.error(inst, f"{what} into memory shared by the threads of an OpenMP parallel region "
+              "(reverse mode) has no atomic adjoint here", "copy element by element, or work "
+              "on a thread-local copy inside the region")
+
+
+# ---- per-thread tapes --------------------------------------------------------------------------
+_HELPERS = r"""
+; per-thread tapes of a parallel region: {i32 team size, i32 capacity, 8 pad, headers[capacity]}
+define internal ptr @__enzyme_cc_omp_tapes(i32 %cap) nounwind {
+entry:
+  %n = zext i32 %cap to i64
+  %b = shl i64 %n, 5
+  %sz = add i64 %b, 16
+  %r = call ptr @calloc(i64 1, i64 %sz)
+  %capp = getelementptr inbounds i8, ptr %r, i64 4
+  store i32 %cap, ptr %capp
+  ret ptr %r
+}
+
+; this thread's header; the forward sweep records the team size, the reverse checks it
+define internal ptr @__enzyme_cc_omp_tape(ptr %r, i1 %fwd) nounwind {
+entry:
+  %tid = call i32 @omp_get_thread_num()
+  %nt = call i32 @omp_get_num_threads()
+  %capp = getelementptr inbounds i8, ptr %r, i64 4
+  %cap = load i32, ptr %capp
+  br i1 %fwd, label %f, label %v
+f:
+  store atomic i32 %nt, ptr %r monotonic, align 4
+  %okf = icmp ult i32 %tid, %cap
+  br i1 %okf, label %ok, label %bad
+v:
+  %was = load atomic i32, ptr %r monotonic, align 4
+  %okv = icmp eq i32 %was, %nt
+  br i1 %okv, label %ok, label %bad
+bad:
+  %w = call i64 @write(i32 2, ptr @__enzyme_cc_omp_msg, i64 112)
+  call void @abort()
+  unreachable
+ok:
+  %t = zext i32 %tid to i64
+  %o = shl i64 %t, 5
+  %o2 = add i64 %o, 16
+  %h = getelementptr inbounds i8, ptr %r, i64 %o2
+  ret ptr %h
+}
+
+define internal void @__enzyme_cc_omp_tapes_end(ptr %r) nounwind {
+entry:
+  %capp = getelementptr inbounds i8, ptr %r, i64 4
+  %cap = load i32, ptr %capp
+  br label %head
+head:
+  %k = phi i32 [ 0, %entry ], [ %k1, %body ]
+  %more = icmp ult i32 %k, %cap
+  br i1 %more, label %body, label %done
+body:
+  %t = zext i32 %k to i64
+  %o = shl i64 %t, 5
+  %o2 = add i64 %o, 16
+  %h = getelementptr inbounds i8, ptr %r, i64 %o2
+  call void @__enzyme_cc_tape_end(ptr %h)
+  %k1 = add i32 %k, 1
+  br label %head
+done:
+  call void @free(ptr %r)
+  ret void
+}
+
+@__enzyme_cc_omp_msg = private constant [113 x i8] c"enzyme-cc: the reverse sweep of an OpenMP parallel region did not get the team size of its forward sweep; abort\0A\00"
+"""
+
+
+def _helpers(gen):
+    if getattr(gen, "_omp_helpers", False):
+        return
+    gen._omp_helpers = True
+    gen.out.append(_HELPERS)
+    gen.helpers.add(("tape",))
+    for n, d in (("@calloc", "declare ptr @calloc(i64, i64)"), ("@free", "declare void @free(ptr)"),
+                 ("@abort", "declare void @abort()"), ("@write", "declare i64 @write(i32, ptr, i64)"),
+                 ("@omp_get_thread_num", "declare i32 @omp_get_thread_num()"),
+                 ("@omp_get_num_threads", "declare i32 @omp_get_num_threads()"),
+                 ("@omp_get_max_threads", "declare i32 @omp_get_max_threads()"),
+                 ("@__kmpc_push_num_threads", "declare void @__kmpc_push_num_threads(ptr, i32, i32)")):
+        gen.declare_raw(n, d)
+    _declare_sync(gen)
+    if gen.module.function(FORK) is None and FORK not in gen.module.declarations:
+        gen.declare_raw(FORK, f"declare void {FORK}(ptr, i32, ptr, ...)")
