@@ -552,8 +552,9 @@ def _rev_memcpy(ctx, inst):
     gen = ctx.gen()
     all_ranges = gen.copy_ranges(ctx.synth, inst)
     from enzyme_cc.ad import openmp
-    if openmp.shared(ctx, src.value) and any(k in ("double", "float") for _, _, k in all_ranges):
-        openmp.refuse_shared(ctx, inst, "the adjoint of a copy")
+    atomic = "_atomic" if openmp.shared(ctx, src.value) else ""   # other threads add there too
+    if atomic and getattr(all_ranges, "stride", None) is not None:
+        openmp.refuse_shared(ctx, inst, "the adjoint of a copy of records")
     total = _len64(ctx, n)
     ranges = [(off, str(size) if size is not None else total, kind)
               for off, size, kind in all_ranges if kind in ("double", "float")]
@@ -572,7 +573,7 @@ def _rev_memcpy(ctx, inst):
             copy_fields(gen, ctx.emit, ctx.tmp, "zero", dshadow, dshadow, off, nb, all_ranges, total)
         dshadow = tmp
     for off, nb, kind in ranges:
-        copy_fields(gen, ctx.emit, ctx.tmp, f"adj_{kind}", dshadow, ctx.s(src.value), off, nb,
+        copy_fields(gen, ctx.emit, ctx.tmp, f"adj_{kind}{atomic}", dshadow, ctx.s(src.value), off, nb,
                         all_ranges, total)
     if tmp is not None:
         ctx.emit(f"call void @free(ptr {tmp})")

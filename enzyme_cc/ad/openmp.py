@@ -41,6 +41,7 @@ KEPT = {
 for _w in ("4", "4u", "8", "8u"):
     KEPT |= {f"__kmpc_for_static_init_{_w}", f"__kmpc_dispatch_init_{_w}",
              f"__kmpc_dispatch_next_{_w}", f"__kmpc_dispatch_fini_{_w}"}
+KEPT.add("__kmpc_dispatch_deinit")
 
 # what a refused runtime entry point lowers (for the error message)
 CONSTRUCTS = [
