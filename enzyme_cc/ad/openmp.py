@@ -60,11 +60,6 @@ CONSTRUCTS = [
     ("__kmpc_threadprivate", "OpenMP threadprivate"), ("__kmpc_alloc", "OpenMP allocators"),
     ("__kmpc_omp_taskwait", "OpenMP taskwait"), ("__kmpc_cancel", "OpenMP cancel"),
 ]
-# reverse sweep: the synchronisation mirroring a forward one (None: nothing)
-MIRROR = {"__kmpc_barrier": ("barrier",), "__kmpc_critical": ("end_critical",),
-          "__kmpc_critical_with_hint": ("end_critical",), "__kmpc_end_critical": ("critical",),
-          "__kmpc_reduce": ("end_critical",), "__kmpc_reduce_nowait": ("end_critical",),
-          "__kmpc_end_reduce": ("barrier", "critical"), "__kmpc_end_reduce_nowait": ("critical",)}
 
 
 def is_openmp(callee: str | None) -> bool:
@@ -161,12 +156,12 @@ def _split(ctx, inst):
            ([p.ty, "ptr"] if a in ("dup", "dupnoneed") else [p.ty])]
     key = (aug, rev)
     names = gen.__dict__.setdefault("_omp_wrappers", {})
+    _helpers(gen)
     if key not in names:
         gen.counter += 1
         names[key] = (f"@omp.aug.{gen.counter}", f"@omp.rev.{gen.counter}")
         _wrapper(gen, names[key][0], aug, tys, aug_ret, "true")
         _wrapper(gen, names[key][1], rev, tys, rev_ret, "false")
-        _helpers(gen)
     return call, acts, names[key]
 
 
@@ -236,43 +231,86 @@ def tangent_fork(ctx, inst):
 
 
 # ---- runtime calls inside a region -------------------------------------------------------------
+# Critical sections (and reductions, which run as critical sections) in reverse mode: the
+# reverse of a body that read-modify-writes shared data must run in the reverse of the order in
+# which the threads ran it forward (y = y * f(part) is not order-free). The forward sweep takes
+# a ticket from a counter per lock (under the lock) and keeps it, the reverse sweep waits for
+# the counter to come back down to its ticket (a stack, so several forward sweeps before their
+# reverses nest).
+LOCK_ARG = {"__kmpc_critical": 2, "__kmpc_critical_with_hint": 2, "__kmpc_end_critical": 2,
+            "__kmpc_reduce": 6, "__kmpc_reduce_nowait": 6, "__kmpc_end_reduce": 2,
+            "__kmpc_end_reduce_nowait": 2}
+ENTER = ("__kmpc_critical", "__kmpc_critical_with_hint", "__kmpc_reduce", "__kmpc_reduce_nowait")
+
+
+def _tick(ctx, inst):
+    lck = inst.ops[LOCK_ARG[inst.callee[1:]]].value
+    if not lck.startswith("@"):
+        ctx.error(inst, "an OpenMP critical section whose lock is not a global",
+                  "use a named or unnamed #pragma omp critical")
+    gen = ctx.gen()
+    _helpers(gen)
+    g = "@__enzyme_cc_omp_tick." + lck[1:].strip('"')
+    made = gen.__dict__.setdefault("_omp_ticks", set())
+    if g not in made:
+        made.add(g)
+        gen.out.append(f"{g} = internal global i64 0, align 8\n")
+    return g
+
+
 def forward_runtime(ctx, inst):
-    """A kept runtime call in a forward sweep; False when replaced. Reductions take libomp's
-    critical method (see the module docstring)."""
+    """A kept runtime call in a forward sweep; False when emitted here. Reductions take libomp's
+    critical method (see the module docstring); reverse mode keeps critical-section tickets."""
     name = inst.callee[1:]
+    if name not in LOCK_ARG:
+        return None
     p = (lambda o: ctx.p(o.value) if o.is_local else o.value)
-    if name in ("__kmpc_reduce", "__kmpc_reduce_nowait"):
-        loc, gtid, lck = p(inst.ops[0]), p(inst.ops[1]), p(inst.ops[6])
-        ctx.emit(f"call void @__kmpc_critical(ptr {loc}, i32 {gtid}, ptr {lck})")
-        ctx.emit(f"{ctx.synth.r(inst.name)} = add i32 0, 1")
-        _declare_sync(ctx.gen())
+    loc, gtid, lck = p(inst.ops[0]), p(inst.ops[1]), p(inst.ops[LOCK_ARG[name]])
+    tape = ctx.synth.mode != "forward"
+    tick = _tick(ctx, inst) if tape else None
+    _declare_sync(ctx.gen())
+    if name in ENTER:
+        if name.startswith("__kmpc_reduce"):
+            ctx.emit(f"call void @__kmpc_critical(ptr {loc}, i32 {gtid}, ptr {lck})")
+            ctx.emit(f"{ctx.synth.r(inst.name)} = add i32 0, 1")
+        else:
+            ctx.lines.append(ctx.synth.print_primal(inst))
+        if tape:
+            t, t1 = ctx.tmp("otk"), ctx.tmp("otk")
+            ctx.emit(f"{t} = load i64, ptr {tick}, align 8")
+            ctx.emit(f"{t1} = add i64 {t}, 1")
+            ctx.emit(f"store i64 {t1}, ptr {tick}, align 8")
+            ctx.emit(f"%ad.ctape.{inst.line} = inttoptr i64 {t} to ptr")
         return False
-    if name in ("__kmpc_end_reduce", "__kmpc_end_reduce_nowait"):
-        loc, gtid, lck = p(inst.ops[0]), p(inst.ops[1]), p(inst.ops[2])
-        ctx.emit(f"call void @__kmpc_end_critical(ptr {loc}, i32 {gtid}, ptr {lck})")
-        if name == "__kmpc_end_reduce":
-            ctx.emit(f"call void @__kmpc_barrier(ptr {loc}, i32 {gtid})")
-        _declare_sync(ctx.gen())
-        return False
-    return None
+    if tape:                                  # leaving: the ticket this thread took
+        t, t1 = ctx.tmp("otk"), ctx.tmp("otk")
+        ctx.emit(f"{t} = load i64, ptr {tick}, align 8")
+        ctx.emit(f"{t1} = sub i64 {t}, 1")
+        ctx.emit(f"%ad.ctape.{inst.line} = inttoptr i64 {t1} to ptr")
+    ctx.emit(f"call void @__kmpc_end_critical(ptr {loc}, i32 {gtid}, ptr {lck})")
+    if name == "__kmpc_end_reduce":
+        ctx.emit(f"call void @__kmpc_barrier(ptr {loc}, i32 {gtid})")
+    return False
 
 
 def reverse_runtime(ctx, inst):
     """The reverse sweep's mirror of a synchronisation call (fresh gtid: the reverse team's)."""
     name = inst.callee[1:]
-    if name not in MIRROR:
+    if name == "__kmpc_end_reduce" or name == "__kmpc_barrier":
+        loc = inst.ops[0].value
+        gt = ctx.tmp("ogt")
+        ctx.emit(f"{gt} = call i32 @__kmpc_global_thread_num(ptr {loc})")
+        ctx.emit(f"call void @__kmpc_barrier(ptr {loc}, i32 {gt})")
+        _declare_sync(ctx.gen())
+    if name not in LOCK_ARG:
         return
-    loc = inst.ops[0].value
-    lck = inst.ops[6].value if name.startswith("__kmpc_reduce") else \
-        inst.ops[2].value if len(inst.ops) > 2 else None
-    if lck is not None and lck.startswith("%"):
-        lck = ctx.p(lck)
-    gt = ctx.tmp("ogt")
-    ctx.emit(f"{gt} = call i32 @__kmpc_global_thread_num(ptr {loc})")
-    for what in MIRROR[name]:
-        tail = "" if what == "barrier" else f", ptr {lck}"
-        ctx.emit(f"call void @__kmpc_{what}(ptr {loc}, i32 {gt}{tail})")
-    _declare_sync(ctx.gen())
+    tick = _tick(ctx, inst)
+    t = ctx.tmp("otk")
+    ctx.emit(f"{t} = ptrtoint ptr {ctx._get(('ctape', inst.line))} to i64")
+    if name in ENTER:                         # reverse body done: the previous ticket's turn
+        ctx.emit(f"store atomic i64 {t}, ptr {tick} release, align 8")
+    else:                                     # reverse body next: wait for this ticket's turn
+        ctx.emit(f"call void @__enzyme_cc_omp_turn(ptr {tick}, i64 {t})")
 
 
 def _declare_sync(gen):
@@ -385,6 +423,22 @@ done:
   ret void
 }
 
+; reverse of a critical section: wait until the tickets taken after this one are reversed
+define internal void @__enzyme_cc_omp_turn(ptr %tick, i64 %mine) nounwind {
+entry:
+  %want = add i64 %mine, 1
+  br label %spin
+spin:
+  %now = load atomic i64, ptr %tick acquire, align 8
+  %go = icmp eq i64 %now, %want
+  br i1 %go, label %done, label %wait
+wait:
+  %y = call i32 @sched_yield()
+  br label %spin
+done:
+  ret void
+}
+
 @__enzyme_cc_omp_msg = private constant [113 x i8] c"enzyme-cc: the reverse sweep of an OpenMP parallel region did not get the team size of its forward sweep; abort\0A\00"
 """
 
@@ -397,6 +451,7 @@ def _helpers(gen):
     gen.helpers.add(("tape",))
     for n, d in (("@calloc", "declare ptr @calloc(i64, i64)"), ("@free", "declare void @free(ptr)"),
                  ("@abort", "declare void @abort()"), ("@write", "declare i64 @write(i32, ptr, i64)"),
+                 ("@sched_yield", "declare i32 @sched_yield()"),
                  ("@omp_get_thread_num", "declare i32 @omp_get_thread_num()"),
                  ("@omp_get_num_threads", "declare i32 @omp_get_num_threads()"),
                  ("@omp_get_max_threads", "declare i32 @omp_get_max_threads()"),
