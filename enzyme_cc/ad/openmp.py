@@ -264,6 +264,8 @@ def forward_runtime(ctx, inst):
     name = inst.callee[1:]
     if name not in LOCK_ARG:
         return None
+    if getattr(ctx.synth, "lane", 0):
+        return False                          # vector forward mode: lane 0 made the call
     p = (lambda o: ctx.p(o.value) if o.is_local else o.value)
     loc, gtid, lck = p(inst.ops[0]), p(inst.ops[1]), p(inst.ops[LOCK_ARG[name]])
     tape = ctx.synth.mode != "forward"

@@ -6,7 +6,8 @@
      parallel primal and against the reverse mode of the serial copy;
    - the parallel reverse gradient repeated REPS times (races show as differing results);
    - forward mode of the parallel copy: J v against the serial forward mode, and the dot-product
-     test <J v, w> == <v, J^T w>.
+     test <J v, w> == <v, J^T w>;
+   - vector forward mode (width 2) of the parallel copy: lanes J v and J x against width 1.
    Prints `CHECK name got expected` lines and `SUM <value>` (compared across thread counts by
    the test); exits non-zero on a mismatch. */
 #include <math.h>
@@ -15,7 +16,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-extern int enzyme_dup, enzyme_const;
+extern int enzyme_dup, enzyme_const, enzyme_width, enzyme_dupv;
 void __enzyme_autodiff(void *, ...);
 void __enzyme_fwddiff(void *, ...);
 #ifdef __cplusplus
@@ -62,6 +63,15 @@ static double wsum(const double *w, const double *y, int m) {
     __enzyme_fwddiff((void *)par, enzyme_dup, x, v, enzyme_dup, y, yt, enzyme_const, N);    \
     __enzyme_fwddiff((void *)ser, enzyme_dup, x, v, enzyme_dup, y, yts, enzyme_const, N);   \
     for (int j = 0; j < M; j++) check("fwd_serial", j, yt[j], yts[j], 1e-10);               \
+    static double v2[2][N], y2[2][M], yx[M];                                                \
+    memcpy(v2[0], v, sizeof v); memcpy(v2[1], x, sizeof x);                                 \
+    __enzyme_fwddiff((void *)par, enzyme_width, 2, enzyme_dupv, sizeof v2[0], x, v2,        \
+                     enzyme_dupv, sizeof y2[0], y, y2, enzyme_const, N);                    \
+    __enzyme_fwddiff((void *)ser, enzyme_dup, x, x, enzyme_dup, y, yx, enzyme_const, N);    \
+    for (int j = 0; j < M; j++) {                                                           \
+      check("vec_lane0", j, y2[0][j], yts[j], 1e-10);                                       \
+      check("vec_lane1", j, y2[1][j], yx[j], 1e-10);                                        \
+    }                                                                                       \
     double jv = wsum(w, yt, M), vjt = 0, sum = 0;                                           \
     for (int i = 0; i < N; i++) { vjt += v[i] * dx0[i]; sum += dx0[i]; }                    \
     check("dot", 0, jv, vjt, 1e-10);                                                        \
