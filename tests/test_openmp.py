@@ -19,7 +19,7 @@ from conftest import run
 
 HERE = Path(__file__).resolve().parent / "openmp_programs"
 PROGRAMS = sorted(p.name for p in HERE.iterdir() if p.suffix in (".c", ".cpp"))
-LEVELS = ("-O0", "-O2")
+LEVELS = ("-O0", "-O2", "-O0-ref")   # -ref: no pre-AD optimization (every local in memory)
 THREADS = (1, 2, 4)
 RUN_TIMEOUT = 120          # a hang (a deadlocked reverse sweep) fails instead of blocking
 
@@ -30,8 +30,9 @@ def _driver(prog):
 
 def _build(prog, level, outdir):
     exe = outdir / f"{Path(prog).stem}{level}"
-    r = run([*_driver(prog), "-fopenmp", level, "-g", str(HERE / prog), "-lm", "-o", str(exe)],
-            cwd=outdir, check=False)
+    env = dict(os.environ, ENZYME_CC_PREOPT="0") if level.endswith("-ref") else None
+    r = run([*_driver(prog), "-fopenmp", level.removesuffix("-ref"), "-g", str(HERE / prog), "-lm",
+             "-o", str(exe)], cwd=outdir, check=False, env=env)
     return exe, r
 
 
