@@ -8,9 +8,9 @@ forked the same way (Enzyme's scheme, SC'21/SC'22):
   pointers (one fork carries every lane in vector mode);
 - reverse mode: the forward sweep forks the augmented outlined function, the reverse sweep forks
   its reverse with the same team size (recorded, pushed with `__kmpc_push_num_threads`). Each
-  thread keeps its own tape: a record {team size, capacity, pad, capacity x 32-byte tape header}
-  made by the caller, indexed by `omp_get_thread_num()`, freed after the reverse fork. The
-  record reaches the reverse sweep like a custom gradient's tape (`('ctape', line)` key).
+  thread keeps its own tape: a record {team size, capacity, ticket counter, capacity x 32-byte
+  tape headers} made by the caller, indexed by `omp_get_thread_num()`, freed after the reverse
+  fork. The record reaches the reverse sweep like a custom gradient's tape (`('ctape', line)`).
 
 Derivatives run by several threads at once are synthesized with `Synth.parallel`: adjoints added
 into memory that is not a local of the function (an alloca, private to the thread) are atomic.
@@ -18,8 +18,8 @@ Worksharing bounds written by `__kmpc_for_static_init_*`/`__kmpc_dispatch_next_*
 integers in memory the call writes, so each thread reverses exactly the iterations it ran.
 Reductions run libomp's critical method (`__kmpc_reduce*` becomes `__kmpc_critical`, the combine
 code runs under the reduction lock): its tree method combines in the runtime's own reduction
-function, which no derivative would see. Synchronisation is mirrored in the reverse sweep
-(barrier <-> barrier, critical <-> end_critical).
+function, which no derivative would see. Barriers are mirrored in the reverse sweep; critical
+sections are reversed in the reverse of the order the threads passed them (tickets, below).
 """
 from enzyme_cc.ir.lexer import is_fp
 from enzyme_cc.ir.model import Inst, Operand
@@ -141,7 +141,10 @@ def _wrapper(gen, name, target, tys, ret, what):
     args = ", ".join(params + ["ptr %h"])
     gen.out.append(f"define internal void {name}({', '.join(params + ['ptr %rec'])}) nounwind {{\n"
                    f"  %h = call ptr @__enzyme_cc_omp_tape(ptr %rec, i1 {what})\n"
+                   "  %outer = load ptr, ptr @__enzyme_cc_omp_rec, align 8\n"
+                   "  store ptr %rec, ptr @__enzyme_cc_omp_rec, align 8\n"
                    f"  {'' if ret == 'void' else '%r = '}call {ret} {target}({args})\n"
+                   "  store ptr %outer, ptr @__enzyme_cc_omp_rec, align 8\n"
                    "  ret void\n}\n")
 
 
@@ -233,29 +236,24 @@ def tangent_fork(ctx, inst):
 # ---- runtime calls inside a region -------------------------------------------------------------
 # Critical sections (and reductions, which run as critical sections) in reverse mode: the
 # reverse of a body that read-modify-writes shared data must run in the reverse of the order in
-# which the threads ran it forward (y = y * f(part) is not order-free). The forward sweep takes
-# a ticket from a counter per lock (under the lock) and keeps it, the reverse sweep waits for
-# the counter to come back down to its ticket (a stack, so several forward sweeps before their
-# reverses nest).
+# which the threads ran it forward (y = y * f(part) is not order-free). Entering and leaving a
+# critical section take tickets from one counter per fork (in its record, found through the
+# thread-local @__enzyme_cc_omp_rec the region's wrappers set; outside our forks a per-thread
+# counter); the reverse sweep passes each of these points when the counter has come back down
+# to its ticket, so the reverse runs the same interleaving backwards.
 LOCK_ARG = {"__kmpc_critical": 2, "__kmpc_critical_with_hint": 2, "__kmpc_end_critical": 2,
             "__kmpc_reduce": 6, "__kmpc_reduce_nowait": 6, "__kmpc_end_reduce": 2,
             "__kmpc_end_reduce_nowait": 2}
 ENTER = ("__kmpc_critical", "__kmpc_critical_with_hint", "__kmpc_reduce", "__kmpc_reduce_nowait")
 
 
-def _tick(ctx, inst):
-    lck = inst.ops[LOCK_ARG[inst.callee[1:]]].value
-    if not lck.startswith("@"):
-        ctx.error(inst, "an OpenMP critical section whose lock is not a global",
-                  "use a named or unnamed #pragma omp critical")
-    gen = ctx.gen()
-    _helpers(gen)
-    g = "@__enzyme_cc_omp_tick." + lck[1:].strip('"')
-    made = gen.__dict__.setdefault("_omp_ticks", set())
-    if g not in made:
-        made.add(g)
-        gen.out.append(f"{g} = internal global i64 0, align 8\n")
-    return g
+def _ticket(ctx, inst):
+    """Forward sweep: take this point's ticket, kept for the reverse sweep (a ctape key)."""
+    _helpers(ctx.gen())
+    c, t = ctx.tmp("octr"), ctx.tmp("otk")
+    ctx.emit(f"{c} = call ptr @__enzyme_cc_omp_counter()")
+    ctx.emit(f"{t} = atomicrmw add ptr {c}, i64 1 monotonic, align 8")
+    ctx.emit(f"%ad.ctape.{inst.line} = inttoptr i64 {t} to ptr")
 
 
 def forward_runtime(ctx, inst):
@@ -269,7 +267,6 @@ def forward_runtime(ctx, inst):
     p = (lambda o: ctx.p(o.value) if o.is_local else o.value)
     loc, gtid, lck = p(inst.ops[0]), p(inst.ops[1]), p(inst.ops[LOCK_ARG[name]])
     tape = ctx.synth.mode != "forward"
-    tick = _tick(ctx, inst) if tape else None
     _declare_sync(ctx.gen())
     if name in ENTER:
         if name.startswith("__kmpc_reduce"):
@@ -278,17 +275,10 @@ def forward_runtime(ctx, inst):
         else:
             ctx.lines.append(ctx.synth.print_primal(inst))
         if tape:
-            t, t1 = ctx.tmp("otk"), ctx.tmp("otk")
-            ctx.emit(f"{t} = load i64, ptr {tick}, align 8")
-            ctx.emit(f"{t1} = add i64 {t}, 1")
-            ctx.emit(f"store i64 {t1}, ptr {tick}, align 8")
-            ctx.emit(f"%ad.ctape.{inst.line} = inttoptr i64 {t} to ptr")
+            _ticket(ctx, inst)
         return False
-    if tape:                                  # leaving: the ticket this thread took
-        t, t1 = ctx.tmp("otk"), ctx.tmp("otk")
-        ctx.emit(f"{t} = load i64, ptr {tick}, align 8")
-        ctx.emit(f"{t1} = sub i64 {t}, 1")
-        ctx.emit(f"%ad.ctape.{inst.line} = inttoptr i64 {t1} to ptr")
+    if tape:
+        _ticket(ctx, inst)
     ctx.emit(f"call void @__kmpc_end_critical(ptr {loc}, i32 {gtid}, ptr {lck})")
     if name == "__kmpc_end_reduce":
         ctx.emit(f"call void @__kmpc_barrier(ptr {loc}, i32 {gtid})")
@@ -306,13 +296,11 @@ def reverse_runtime(ctx, inst):
         _declare_sync(ctx.gen())
     if name not in LOCK_ARG:
         return
-    tick = _tick(ctx, inst)
-    t = ctx.tmp("otk")
+    _helpers(ctx.gen())
+    c, t = ctx.tmp("octr"), ctx.tmp("otk")
     ctx.emit(f"{t} = ptrtoint ptr {ctx._get(('ctape', inst.line))} to i64")
-    if name in ENTER:                         # reverse body done: the previous ticket's turn
-        ctx.emit(f"store atomic i64 {t}, ptr {tick} release, align 8")
-    else:                                     # reverse body next: wait for this ticket's turn
-        ctx.emit(f"call void @__enzyme_cc_omp_turn(ptr {tick}, i64 {t})")
+    ctx.emit(f"{c} = call ptr @__enzyme_cc_omp_counter()")
+    ctx.emit(f"call void @__enzyme_cc_omp_turn(ptr {c}, i64 {t})")
 
 
 def _declare_sync(gen):
@@ -363,7 +351,8 @@ def refuse_shared(ctx, inst, what):
 
 # ---- per-thread tapes --------------------------------------------------------------------------
 _HELPERS = r"""
-; per-thread tapes of a parallel region: {i32 team size, i32 capacity, 8 pad, headers[capacity]}
+; per-thread tapes of a parallel region: {i32 team size, i32 capacity, i64 critical-section
+; ticket counter, headers[capacity]}
 define internal ptr @__enzyme_cc_omp_tapes(i32 %cap) nounwind {
 entry:
   %n = zext i32 %cap to i64
@@ -425,19 +414,34 @@ done:
   ret void
 }
 
-; reverse of a critical section: wait until the tickets taken after this one are reversed
-define internal void @__enzyme_cc_omp_turn(ptr %tick, i64 %mine) nounwind {
+; the record of the fork this thread runs a derivative region of (null outside)
+@__enzyme_cc_omp_rec = internal thread_local global ptr null, align 8
+@__enzyme_cc_omp_own = internal thread_local global i64 0, align 8
+
+define internal ptr @__enzyme_cc_omp_counter() nounwind {
+entry:
+  %r = load ptr, ptr @__enzyme_cc_omp_rec, align 8
+  %none = icmp eq ptr %r, null
+  %c = getelementptr inbounds i8, ptr %r, i64 8
+  %p = select i1 %none, ptr @__enzyme_cc_omp_own, ptr %c
+  ret ptr %p
+}
+
+; reverse of a critical-section entry or exit: wait until the points with later tickets are
+; reversed, then let the previous one go
+define internal void @__enzyme_cc_omp_turn(ptr %ctr, i64 %mine) nounwind {
 entry:
   %want = add i64 %mine, 1
   br label %spin
 spin:
-  %now = load atomic i64, ptr %tick acquire, align 8
+  %now = load atomic i64, ptr %ctr acquire, align 8
   %go = icmp eq i64 %now, %want
   br i1 %go, label %done, label %wait
 wait:
   %y = call i32 @sched_yield()
   br label %spin
 done:
+  store atomic i64 %mine, ptr %ctr release, align 8
   ret void
 }
 
