@@ -96,9 +96,11 @@ def test_fopenmp_driver(tmp_path):
 
 
 REFUSED = {
-    "firstprivate": ("double c = x[0] * 2;\n#pragma omp parallel for firstprivate(c)\n"
-                     "for (int i = 0; i < n; i++) y[i] = x[i] * c;",
-                     "a float captured by value by a parallel region (firstprivate"),
+    "teams": ("#pragma omp teams distribute parallel for\n"
+              "for (int i = 0; i < n; i++) y[i] = x[i] * x[i];", "OpenMP teams"),
+    "copyprivate": ("#pragma omp parallel\n{\n  double c;\n#pragma omp single copyprivate(c)\n"
+                    "  c = x[0];\n#pragma omp for\n  for (int i = 0; i < n; i++) y[i] = x[i] * c;\n}",
+                    "OpenMP single copyprivate"),
     "task": ("#pragma omp parallel\n#pragma omp single\nfor (int i = 0; i < n; i++) {\n"
              "#pragma omp task\n  y[i] = x[i] * x[i];\n}",
              "OpenMP tasks (#pragma omp task"),

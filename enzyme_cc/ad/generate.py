@@ -589,6 +589,7 @@ CALLEE = re.compile(r"(@[-\w.$]+|@\"[^\"]+\")\(")
 
 
 def differentiate(text: str, origins: dict | None = None) -> str:
+    from . import openmp
     """Rewrite every marker call. Marker calls inside functions that are themselves
     differentiated (higher order) are handled first, in rounds, innermost first."""
     logger = _LOGGER.search(text)
@@ -603,6 +604,7 @@ def differentiate(text: str, origins: dict | None = None) -> str:
     text = fixed_point.lower(text)
     text = batch.lower(text)   # __enzyme_batch: a call of f per lane, differentiable like any code
     text = virtual_shadow.lower(text)   # __enzyme_virtualreverse(p) is p (dispatch on the primal)
+    text = openmp.lower(text)   # values a parallel region captures by value: through memory
     for _ in range(8):
         gen = Generator(text, counter)
         gen.origins = origins or {}
