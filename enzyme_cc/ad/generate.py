@@ -17,7 +17,7 @@ import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, local_name
 from .diagnostics import located
-from . import batch, fixed_point, global_shadows, reverse_vector, runtime, shared_globals, virtual_shadow
+from . import batch, fixed_point, openmp, global_shadows, reverse_vector, runtime, shared_globals, virtual_shadow
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_primal_reverse,
@@ -198,6 +198,13 @@ class Generator(IndirectCalls):
     def callee_writes(self, inst, caller_act):
         """(argument positions through which a call may store active data, positions whose
         pointer the callee stores away or returns); None when unknown."""
+        if inst.callee == openmp.FORK:      # a parallel region: its outlined function's summary
+            call = openmp.outlined_call(inst)
+            if not self.module.defines(call.callee):
+                return None
+            res = self._callee_summary(call.callee, self.call_activity(call, caller_act),
+                                       self._arg_hints(call, caller_act))[2:]
+            return tuple({k + 1 for k in part if k >= 2} for part in res)
         fn = self.module.function(inst.callee) if (inst.callee or "").startswith("@") else None
         if fn is None or len(fn.params) != len(inst.ops):
             return None
