@@ -31,7 +31,7 @@ def _driver(prog):
 def _build(prog, level, outdir):
     exe = outdir / f"{Path(prog).stem}{level}"
     env = dict(os.environ, ENZYME_CC_PREOPT="0") if level.endswith("-ref") else None
-    r = run([*_driver(prog), "-fopenmp", level.removesuffix("-ref"), "-g", str(HERE / prog), "-lm",
+    r = run([*_driver(prog), "-fopenmp", level.removesuffix("-ref"), str(HERE / prog), "-lm",
              "-o", str(exe)], cwd=outdir, check=False, env=env)
     return exe, r
 
