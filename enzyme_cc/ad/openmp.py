@@ -267,7 +267,13 @@ def _wrapper(gen, name, target, tys, ret, what):
                    f"  %h = call ptr @__enzyme_cc_omp_tape(ptr %rec, i1 {what})\n"
                    "  %outer = load ptr, ptr @__enzyme_cc_omp_rec, align 8\n"
                    "  store ptr %rec, ptr @__enzyme_cc_omp_rec, align 8\n"
+                   "  %was = load i8, ptr @__enzyme_cc_omp_many, align 1\n"
+                   "  %in = call i32 @omp_in_parallel()\n"
+                   "  %many = icmp ne i32 %in, 0\n"
+                   "  %m = zext i1 %many to i8\n"
+                   "  store i8 %m, ptr @__enzyme_cc_omp_many, align 1\n"
                    f"  {'' if ret == 'void' else '%r = '}call {ret} {target}({args})\n"
+                   "  store i8 %was, ptr @__enzyme_cc_omp_many, align 1\n"
                    "  store ptr %outer, ptr @__enzyme_cc_omp_rec, align 8\n"
                    "  ret void\n}\n")
 
@@ -445,26 +451,43 @@ def shared(ctx, ptr: str) -> bool:
 
 
 def atomic_add(ctx, sp: str, ty: str, d: str, align: str) -> bool:
-    """shadow[sp] += d atomically; False for types that have no atomic add here."""
+    """shadow[sp] += d, atomic unless the thread runs alone (no enclosing team of several
+    threads: @__enzyme_cc_omp_many, set by the region wrappers); False for types that have no
+    atomic add here."""
     ty = ty.strip()
     if is_fp(ty):
-        ctx.emit(f"{ctx.tmp()} = atomicrmw fadd ptr {sp}, {ty} {d} monotonic{align}")
+        ctx.emit(f"call void {_add_helper(ctx.gen(), ty, align)}(ptr {sp}, {ty} {d})")
         return True
     if ty.startswith("<") and " x " in ty:
         n, elem = ty[1:-1].split(" x ", 1)
         elem = elem.strip()
-        if not is_fp(elem):
-            return False
-        size = 8 if elem == "double" else 4 if elem == "float" else None
+        size = {"double": 8, "float": 4}.get(elem)
         if size is None:
             return False
         for k in range(int(n)):
             e, q = ctx.tmp(), ctx.tmp()
             ctx.emit(f"{e} = extractelement {ty} {d}, i32 {k}")
             ctx.emit(f"{q} = getelementptr inbounds i8, ptr {sp}, i64 {k * size}")
-            ctx.emit(f"{ctx.tmp()} = atomicrmw fadd ptr {q}, {elem} {e} monotonic")
+            ctx.emit(f"call void {_add_helper(ctx.gen(), elem, '')}(ptr {q}, {elem} {e})")
         return True
     return False
+
+
+def _add_helper(gen, ty, align):
+    a = align.split()[-1] if align else {"double": "8", "float": "4", "half": "2"}.get(ty, "16")
+    name = f"@__enzyme_cc_omp_add.{ty}.a{a}"
+    made = gen.__dict__.setdefault("_omp_adds", set())
+    if name not in made:
+        made.add(name)
+        _helpers(gen)
+        gen.out.append(
+            f"define internal void {name}(ptr %p, {ty} %d) alwaysinline nounwind {{\n"
+            "entry:\n  %m = load i8, ptr @__enzyme_cc_omp_many, align 1\n"
+            "  %many = icmp ne i8 %m, 0\n  br i1 %many, label %atomic, label %plain\n"
+            f"atomic:\n  %o = atomicrmw fadd ptr %p, {ty} %d monotonic, align {a}\n  ret void\n"
+            f"plain:\n  %v = load {ty}, ptr %p, align {a}\n  %s = fadd {ty} %v, %d\n"
+            f"  store {ty} %s, ptr %p, align {a}\n  ret void\n}}\n")
+    return name
 
 
 def refuse_shared(ctx, inst, what):
@@ -541,6 +564,9 @@ done:
 ; the record of the fork this thread runs a derivative region of (null outside)
 @__enzyme_cc_omp_rec = internal thread_local global ptr null, align 8
 @__enzyme_cc_omp_own = internal thread_local global i64 0, align 8
+; whether this thread may share memory with other threads (omp_in_parallel(): some enclosing
+; team has several); adjoints into shared memory are atomic only then. Unknown: assume so.
+@__enzyme_cc_omp_many = internal thread_local global i8 1, align 1
 
 define internal ptr @__enzyme_cc_omp_counter() nounwind {
 entry:
@@ -582,6 +608,7 @@ def _helpers(gen):
     for n, d in (("@calloc", "declare ptr @calloc(i64, i64)"), ("@free", "declare void @free(ptr)"),
                  ("@abort", "declare void @abort()"), ("@write", "declare i64 @write(i32, ptr, i64)"),
                  ("@sched_yield", "declare i32 @sched_yield()"),
+                 ("@omp_in_parallel", "declare i32 @omp_in_parallel()"),
                  ("@omp_get_thread_num", "declare i32 @omp_get_thread_num()"),
                  ("@omp_get_num_threads", "declare i32 @omp_get_num_threads()"),
                  ("@omp_get_max_threads", "declare i32 @omp_get_max_threads()"),
