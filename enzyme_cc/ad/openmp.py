@@ -43,7 +43,8 @@ KEPT = {
 for _w in ("4", "4u", "8", "8u"):
     KEPT |= {f"__kmpc_for_static_init_{_w}", f"__kmpc_dispatch_init_{_w}",
              f"__kmpc_dispatch_next_{_w}", f"__kmpc_dispatch_fini_{_w}"}
-KEPT |= {"__kmpc_dispatch_deinit", "__kmpc_serialized_parallel", "__kmpc_end_serialized_parallel"}
+KEPT |= {"__kmpc_dispatch_deinit", "__kmpc_serialized_parallel", "__kmpc_end_serialized_parallel",
+         "__kmpc_push_proc_bind", "omp_set_num_threads", "omp_set_dynamic"}
 
 # what a refused runtime entry point lowers (for the error message)
 CONSTRUCTS = [
@@ -54,7 +55,7 @@ CONSTRUCTS = [
     ("__kmpc_doacross", "OpenMP ordered(n) / doacross loops"),
     ("__kmpc_fork_teams", "OpenMP teams"), ("__kmpc_push_num_teams", "OpenMP teams"),
     ("__tgt_", "OpenMP target offloading"), ("__kmpc_fork_call_if", "'#pragma omp parallel if(...)'"),
-    ("__kmpc_copyprivate", "OpenMP single copyprivate"), ("__kmpc_push_proc_bind", None),
+    ("__kmpc_copyprivate", "OpenMP single copyprivate"),
     ("__kmpc_distribute", "OpenMP distribute"), ("__kmpc_dist_", "OpenMP distribute"),
     ("omp_set_lock", "OpenMP locks"), ("omp_unset_lock", "OpenMP locks"),
     ("omp_init_lock", "OpenMP locks"), ("omp_set_nest_lock", "OpenMP locks"),
@@ -218,6 +219,11 @@ def involved(ctx, inst) -> bool:
 def _check(ctx, inst, call):
     gen, synth = ctx.gen(), ctx.synth
     fn = gen.module.function(call.callee)
+    if call.callee.startswith(("@omp.aug.", "@omp.rev.")):
+        gen.fail(synth, inst, "a reverse-mode derivative of a parallel region differentiated "
+                 "again (higher order) is not supported", "differentiate the primal region in "
+                 "forward mode for higher derivatives, or move the region out of the inner "
+                 "derivative")
     if fn is None or inst.ops[2].value.startswith("%"):
         gen.fail(synth, inst, "a parallel region whose outlined function has no bitcode",
                  "compile the file with the parallel region with enzyme-cc")
