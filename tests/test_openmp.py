@@ -128,3 +128,24 @@ def test_openmp_refused(tmp_path, case, mode):
     assert r.returncode != 0
     assert "enzyme-cc: error:" in r.stderr and msg in r.stderr, r.stderr
     assert "r.c:" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_openmp_higher_order_refused(tmp_path):
+    """A reverse-mode derivative of a region differentiated again: a clear error."""
+    src = tmp_path / "ho.c"
+    src.write_text(
+        "extern int enzyme_dup, enzyme_const;\ndouble __enzyme_autodiff(void *, ...);\n"
+        "double __enzyme_fwddiff(void *, ...);\n"
+        "double f(const double *x, int n) {\n  double s = 0;\n"
+        "#pragma omp parallel for reduction(+ : s)\n"
+        "  for (int i = 0; i < n; i++) s += x[i] * x[i] * x[i];\n  return s;\n}\n"
+        "void g(const double *x, double *dx, int n) {\n"
+        "  __enzyme_autodiff((void *)f, enzyme_dup, x, dx, enzyme_const, n);\n}\n"
+        "int main(void) {\n  double x[4] = {1, 2, 3, 4}, dx[4] = {0}, v[4] = {1}, h[4] = {0};\n"
+        "  __enzyme_fwddiff((void *)g, enzyme_dup, x, v, enzyme_dup, dx, h, enzyme_const, 4);\n"
+        "  return 0;\n}\n")
+    r = run(["enzyme-cc", "-fopenmp", "-O2", str(src), "-o", str(tmp_path / "ho")], cwd=tmp_path,
+            check=False)
+    assert r.returncode != 0 and "enzyme-cc: error:" in r.stderr, r.stderr
+    assert "parallel region differentiated again (higher order)" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
