@@ -112,14 +112,8 @@ def _fwd_call(ctx, inst, before):
         forward_sweep(ctx, inst, before)
         return None
     if kind.startswith("omp") and before:
-        from enzyme_cc.ad import openmp
-        if kind == "omp_refused":
-            openmp.refuse(ctx.gen(), synth, inst)
-        if kind == "omp":
-            return openmp.forward_runtime(ctx, inst)
-        if kind == "omp_fork" and not fwd_mode and openmp.involved(ctx, inst):
-            openmp.augment_fork(ctx, inst)
-            return False
+        from enzyme_cc.ad.openmp import forward_call
+        return forward_call(ctx, inst, kind)
     if before and synth.mode == "split" and (inst.callee or "").startswith("@llvm.lifetime.") \
             and inst.ops:
         from enzyme_cc.ad.fixed_point import reverse_reads_alloca
@@ -315,13 +309,9 @@ def _rev_call(ctx, inst, d):
     elif kind == "tape":
         from .tape import reverse_sweep
         reverse_sweep(ctx, inst)
-    elif kind == "omp":
-        from enzyme_cc.ad.openmp import reverse_runtime
-        reverse_runtime(ctx, inst)
-    elif kind == "omp_fork":
-        from enzyme_cc.ad import openmp
-        if openmp.involved(ctx, inst):
-            openmp.reverse_fork(ctx, inst)
+    elif kind.startswith("omp"):
+        from enzyme_cc.ad.openmp import reverse_call
+        reverse_call(ctx, inst, kind)
     elif kind == "diff" and _involved(ctx, inst):
         ctx.gen().emit_reverse_call(ctx, inst, d)
     elif kind in ("custom", "checkpoint") and _involved(ctx, inst):

@@ -17,7 +17,7 @@ import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, local_name
 from .diagnostics import located
-from . import batch, fixed_point, openmp, global_shadows, reverse_vector, runtime, shared_globals, virtual_shadow
+from . import batch, fixed_point, openmp, openmp_capture, global_shadows, reverse_vector, runtime, shared_globals, virtual_shadow
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_primal_reverse,
@@ -199,12 +199,7 @@ class Generator(IndirectCalls):
         """(argument positions through which a call may store active data, positions whose
         pointer the callee stores away or returns); None when unknown."""
         if inst.callee == openmp.FORK:      # a parallel region: its outlined function's summary
-            call = openmp.outlined_call(inst)
-            if not self.module.defines(call.callee):
-                return None
-            res = self._callee_summary(call.callee, self.call_activity(call, caller_act),
-                                       self._arg_hints(call, caller_act))[2:]
-            return tuple({k + 1 for k in part if k >= 2} for part in res)
+            return openmp.fork_writes(self, inst, caller_act)
         fn = self.module.function(inst.callee) if (inst.callee or "").startswith("@") else None
         if fn is None or len(fn.params) != len(inst.ops):
             return None
@@ -611,7 +606,7 @@ def differentiate(text: str, origins: dict | None = None) -> str:
     text = fixed_point.lower(text)
     text = batch.lower(text)   # __enzyme_batch: a call of f per lane, differentiable like any code
     text = virtual_shadow.lower(text)   # __enzyme_virtualreverse(p) is p (dispatch on the primal)
-    text = openmp.lower(text)   # values a parallel region captures by value: through memory
+    text = openmp_capture.lower(text)   # values a region captures by value: through memory
     for _ in range(8):
         gen = Generator(text, counter)
         gen.origins = origins or {}

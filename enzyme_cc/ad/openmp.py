@@ -21,8 +21,6 @@ code runs under the reduction lock): its tree method combines in the runtime's o
 function, which no derivative would see. Barriers are mirrored in the reverse sweep; critical
 sections are reversed in the reverse of the order the threads passed them (tickets, below).
 """
-import re
-
 from enzyme_cc.ir.lexer import is_fp
 from enzyme_cc.ir.model import Inst, Operand
 
@@ -89,117 +87,6 @@ def refuse(gen, synth, inst):
              "the differentiated function or mark it __enzyme_inactivefn")
 
 
-# ---- captured values passed by value --------------------------------------------------------
-_LABEL = re.compile(r'^\s*("[^"]*"|[-\w.$]+):')
-
-
-def lower(text: str) -> str:
-    """Captured values the fork passes by value (a firstprivate double travels as the i64 of its
-    bits, which no derivative can follow through the runtime) go through memory instead: the
-    caller stores them into an entry-block slot and passes its address, the outlined function
-    (when only such forks use it) takes a pointer and loads the value on entry. A pointer
-    argument then carries the value's shadow like any captured variable."""
-    if f"{FORK}(" not in text:
-        return text
-    from enzyme_cc.ir.model import parse_module
-    module = parse_module(text)
-    lines = list(module._lines)
-    forks: dict = {}                   # outlined function -> [(caller, fork inst)]
-    for name, (start, end) in module._bodies.items():
-        if not any(f"{FORK}(" in ln for ln in module._lines[start:end]):
-            continue
-        for inst in module.function(name).insts():
-            if inst.op == "call" and inst.callee == FORK and inst.ops[2].value.startswith("@"):
-                forks.setdefault(inst.ops[2].value, []).append((name, inst))
-    entry_slots: dict = {}
-    for target, uses in forks.items():
-        boxed = {tuple(k for k, o in enumerate(i.ops[3:]) if o.ty != "ptr") for _, i in uses}
-        if len(boxed) != 1 or not next(iter(boxed)) or not module.defines(target):
-            continue
-        boxed = next(iter(boxed))
-        refs = sum(len(re.findall(re.escape(target) + r"(?![-\w.$])", ln)) for ln in lines)
-        if refs != len(uses) + 1 or not _box_params(module, lines, target, boxed):
-            continue                   # used elsewhere too: the fork rule refuses active values
-        for caller, inst in uses:
-            pre, args = [], []
-            defs = module.function(caller).defs
-            for k, o in enumerate(inst.ops[3:]):
-                if k in boxed:
-                    d = defs.get(o.value)
-                    if _reloaded(d, inst, defs):
-                        # unoptimized code reloads the value from the local it was stored to
-                        # (as a double): that local is the box, with the float's shadow
-                        args.append(f"ptr {d.ops[0].value}")
-                        continue
-                    slot = f"%ad.box.{inst.line}.{k}"
-                    entry_slots.setdefault(caller, []).append(f"  {slot} = alloca {o.ty}, align 8")
-                    if getattr(d, "op", None) == "bitcast" and is_fp(d.ops[0].ty):
-                        o = d.ops[0]           # the float itself: an active store, a shadow
-                    pre.append(f"  store {o.ty} {o.value}, ptr {slot}, align 8")
-                    args.append(f"ptr {slot}")
-                else:
-                    args.append(f"{o.ty} {o.value}")
-            dbg = f", !dbg {inst.md['!dbg']}" if "!dbg" in inst.md else ""
-            lines[inst.line] = "\n".join(pre + [
-                f"  call void (ptr, i32, ptr, ...) {FORK}(ptr {inst.ops[0].value}, "
-                f"i32 {inst.ops[1].value}, ptr {target}, {', '.join(args)}){dbg}"])
-            for j in range(inst.line + 1, inst.line_end + 1):
-                lines[j] = ""
-    for caller, slots in entry_slots.items():
-        _at_entry(module, lines, caller, slots)
-    return "\n".join(lines) + "\n"
-
-
-def _reloaded(d, fork, defs) -> bool:
-    """d loads the value from an alloca right before the fork (nothing in between writes)."""
-    if getattr(d, "op", None) != "load" or d.block is not fork.block:
-        return False
-    insts = d.block.insts
-    between = insts[insts.index(d) + 1:insts.index(fork)]
-    slot = d.ops[0].value
-    return getattr(defs.get(slot), "op", None) == "alloca" and all(
-        i.op not in ("call", "invoke", "atomicrmw", "cmpxchg") and not (
-            i.op == "store" and (i.ops[1].value == slot or
-                                 getattr(defs.get(i.ops[1].value), "op", None) != "alloca"))
-        for i in between)
-
-
-def _at_entry(module, lines, name, new):
-    """Insert lines at the top of a function's entry block."""
-    start, _ = module._bodies[name]
-    h = start
-    while not lines[h].rstrip().endswith("{"):
-        h += 1
-    if _LABEL.match(lines[h + 1]):
-        h += 1
-    lines[h] += "\n" + "\n".join(new)
-
-
-def _box_params(module, lines, target, boxed) -> bool:
-    """The outlined function takes boxed parameters by pointer; False when its header resists."""
-    fn = module.function(target)
-    start, end = module._bodies[target]
-    h = start
-    while not lines[h].rstrip().endswith("{"):
-        h += 1
-    header = "\n".join(lines[start:h + 1])
-    loads = []
-    for k in boxed:
-        p = fn.params[k + 2]
-        pat = re.compile(re.escape(p.ty) + r"((?:\s+\w+)*)\s+" + re.escape(p.name) + r"(?=\s*[,)])")
-        header, n = pat.subn(f"ptr {p.name}", header, count=1)
-        if n != 1:
-            return False
-        val = f"%ad.byval.{p.name[1:].strip(chr(34))}"
-        use = re.compile(re.escape(p.name) + r"(?![-\w.$])")
-        for j in range(h + 1, end):
-            lines[j] = use.sub(val, lines[j])
-        loads.append(f"  {val} = load {p.ty}, ptr {p.name}, align 8")
-    lines[start:h + 1] = [header] + [""] * (h - start)
-    _at_entry(module, lines, target, loads)
-    return True
-
-
 # ---- the outlined function as a call -------------------------------------------------------
 def outlined_call(inst) -> Inst:
     """The fork as the call the runtime makes: @outlined(gtid, btid, captured...) (gtid/btid
@@ -241,7 +128,7 @@ def _check(ctx, inst, call):
 
 def _boxed_bits(ctx, fork, slot) -> bool:
     """A by-value capture `lower` put into memory as integer bits of a float (no shadow)."""
-    if not slot.startswith("%ad.box."):
+    if not slot.startswith("%ad.box."):       # slots made by openmp_capture.lower
         return False
     for i in fork.block.insts:
         if i.op == "store" and i.ops[1].value == slot:
@@ -367,6 +254,37 @@ def tangent_fork(ctx, inst):
             for _ in synth.lanes():
                 args.append(f"ptr {ctx.s(o.value)}")
     ctx.emit(_fork(inst.ops[0].value, name, args))
+
+
+# ---- the call rules' entry points (rules/calls.py) ------------------------------------------
+def forward_call(ctx, inst, kind):
+    """Forward sweep (any mode) of an OpenMP runtime call: None keeps the primal, False drops it
+    (emitted here)."""
+    if kind == "omp_refused":
+        refuse(ctx.gen(), ctx.synth, inst)
+    if kind == "omp":
+        return forward_runtime(ctx, inst)
+    if kind == "omp_fork" and ctx.synth.mode != "forward" and involved(ctx, inst):
+        augment_fork(ctx, inst)
+        return False
+    return None
+
+
+def reverse_call(ctx, inst, kind):
+    if kind == "omp":
+        reverse_runtime(ctx, inst)
+    elif kind == "omp_fork" and involved(ctx, inst):
+        reverse_fork(ctx, inst)
+
+
+def fork_writes(gen, inst, caller_act):
+    """Generator.callee_writes of a fork: its outlined function's summary, in fork positions."""
+    call = outlined_call(inst)
+    if not gen.module.defines(call.callee):
+        return None
+    res = gen._callee_summary(call.callee, gen.call_activity(call, caller_act),
+                              gen._arg_hints(call, caller_act))[2:]
+    return tuple({k + 1 for k in part if k >= 2} for part in res)
 
 
 # ---- runtime calls inside a region -------------------------------------------------------------
