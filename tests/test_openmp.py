@@ -149,3 +149,30 @@ def test_openmp_higher_order_refused(tmp_path):
     assert r.returncode != 0 and "enzyme-cc: error:" in r.stderr, r.stderr
     assert "parallel region differentiated again (higher order)" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake not installed")
+def test_openmp_cmake_find_package(tmp_path):
+    """CMake's find_package(OpenMP) with enzyme-cc's toolchain file (-fopenmp=libomp in both
+    steps), building a program whose gradient runs in a parallel region."""
+    toolchain = run(["enzyme-cc", "--print-toolchain-file"]).stdout.strip()
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.16)\nproject(t C)\nfind_package(OpenMP REQUIRED)\n"
+        "add_executable(grad grad.c)\ntarget_link_libraries(grad OpenMP::OpenMP_C m)\n")
+    (tmp_path / "grad.c").write_text(
+        "#include <stdio.h>\nextern int enzyme_dup, enzyme_const;\n"
+        "void __enzyme_autodiff(void *, ...);\n"
+        "void f(const double *x, double *y, int n) {\n#pragma omp parallel for\n"
+        "  for (int i = 0; i < n; i++) y[i] = x[i] * x[(i + 1) % n];\n}\n"
+        "int main(void) {\n  double x[8], dx[8] = {0}, y[8], dy[8];\n"
+        "  for (int i = 0; i < 8; i++) { x[i] = i + 1; dy[i] = 1; }\n"
+        "  __enzyme_autodiff((void *)f, enzyme_dup, x, dx, enzyme_dup, y, dy, enzyme_const, 8);\n"
+        "  for (int i = 0; i < 8; i++) printf(\"%g \", dx[i]);\n  return 0;\n}\n")
+    run(["cmake", "-S", str(tmp_path), "-B", "build", f"-DCMAKE_TOOLCHAIN_FILE={toolchain}"],
+        cwd=tmp_path)
+    run(["cmake", "--build", "build"], cwd=tmp_path)
+    want = [(i + 2) + i for i in range(8)]      # d/dx_i: x[i+1] + x[i-1] (cyclic)
+    want[0], want[7] = 2 + 8, 1 + 7
+    for n in (1, 3):
+        r = run([str(tmp_path / "build" / "grad")], env=dict(os.environ, OMP_NUM_THREADS=str(n)))
+        assert [float(v) for v in r.stdout.split()] == want, r.stdout
