@@ -22,6 +22,9 @@ void __enzyme_fwddiff(void *, ...);
 #ifdef __cplusplus
 }
 #endif
+#ifndef SETUP
+#define SETUP (void)0   /* a program's own setup at the start of main */
+#endif
 #define PAR(s) _Pragma(s)
 #define SER(s)
 #define REPS 20
@@ -40,6 +43,7 @@ static double wsum(const double *w, const double *y, int m) {
 #define CHECKS(par, ser)                                                                    \
   int main(void) {                                                                          \
     static double x[N], dx[N], dxs[N], dx0[N], v[N], y[M], w[M], dy[M], yt[M], yts[M], xp[N];\
+    SETUP;                                                                                  \
     for (int i = 0; i < N; i++) { x[i] = 0.5 + 0.3 * rnd(i); v[i] = rnd(100 + i); }         \
     for (int j = 0; j < M; j++) w[j] = rnd(200 + j);                                        \
     for (int r = 0; r < REPS; r++) {                                                        \
