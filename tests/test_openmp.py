@@ -176,3 +176,15 @@ def test_openmp_cmake_find_package(tmp_path):
     for n in (1, 3):
         r = run([str(tmp_path / "build" / "grad")], env=dict(os.environ, OMP_NUM_THREADS=str(n)))
         assert [float(v) for v in r.stdout.split()] == want, r.stdout
+
+
+@pytest.mark.skipif(not (shutil.which("flang") or shutil.which("flang-22")), reason="no flang")
+def test_openmp_fortran(tmp_path):
+    """flang's OpenMP lowering (the same __kmpc_* calls) through enzyme-fc -fopenmp."""
+    exe = tmp_path / "fomp"
+    run(["enzyme-fc", "-fopenmp", "-O2", str(HERE / "fortran" / "omp_reduction.f90"), "-o",
+         str(exe)], cwd=tmp_path)
+    for n in (1, 3):
+        r = run([str(exe)], cwd=tmp_path, env=dict(os.environ, OMP_NUM_THREADS=str(n)))
+        got, want = (float(v) for v in r.stdout.split())
+        assert got == pytest.approx(want, rel=1e-12), r.stdout
