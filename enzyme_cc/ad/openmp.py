@@ -73,18 +73,15 @@ def kind(callee: str) -> str:
     return "omp" if name in KEPT else "omp_refused"
 
 
-def is_kept(callee: str) -> bool:
-    return callee.lstrip("@").strip('"') in KEPT
-
-
 def refuse(gen, synth, inst):
     name = (inst.callee or "").lstrip("@")
     what = next((c for p, c in CONSTRUCTS if name.startswith(p) and c), None)
     what = what or f"the OpenMP runtime function '{name}'"
     gen.fail(synth, inst, f"{what} in differentiated code is not supported ('{name}')",
-             "supported: parallel, for (static/dynamic/guided), reduction(+), private/firstprivate/"
-             "lastprivate, critical, atomic, single, master/masked, barrier; move the rest out of "
-             "the differentiated function or mark it __enzyme_inactivefn")
+             "supported: parallel (num_threads, if), for (static/dynamic/guided), sections, "
+             "reductions, private/firstprivate/lastprivate, critical, atomic, single, "
+             "master/masked, barrier; move the rest out of the differentiated function or mark "
+             "it __enzyme_inactivefn")
 
 
 # ---- the outlined function as a call -------------------------------------------------------
@@ -116,9 +113,11 @@ def _check(ctx, inst, call):
                  "compile the file with the parallel region with enzyme-cc")
     for p, o in zip(fn.params[2:], call.ops[2:]):
         d = ctx.synth.fn.defs.get(o.value)
-        reload = p.ty != "ptr" and getattr(d, "op", None) == "load" and ctx.shadowed(d.ops[0].value)
-        if is_fp(p.ty) or o.value in ctx.act.punned or _boxed_bits(ctx, inst, o.value) or reload or (
-                not p.ty == "ptr" and ctx.active(o.value)):
+        # a value reloaded from shadowed memory (unoptimized code) may be a float's bits
+        reload = p.ty != "ptr" and getattr(d, "op", None) == "load" and \
+            ctx.shadowed(d.ops[0].value)
+        if is_fp(p.ty) or o.value in ctx.act.punned or _boxed_bits(ctx, inst, o.value) or \
+                reload or (p.ty != "ptr" and ctx.active(o.value)):
             gen.fail(synth, inst, "a float captured by value by a parallel region (firstprivate "
                      "or a scalar shared copy) carries a derivative through the runtime's "
                      "integer arguments", "read the value through a pointer inside the region "
