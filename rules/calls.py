@@ -44,6 +44,9 @@ def call_kind(ctx, inst) -> str:
 
 def kind_of(gen, inst) -> str:
     c = inst.callee or ""
+    from enzyme_cc.ad import openmp
+    if openmp.is_openmp(c):
+        return openmp.kind(c)         # OpenMP runtime: enzyme_cc/ad/openmp.py
     from enzyme_cc.ad.checkpoint import DRIVERS
     if c in DRIVERS:
         return "ckpt_driver"
@@ -115,6 +118,9 @@ def _fwd_call(ctx, inst, before):
         from .tape import forward_sweep
         forward_sweep(ctx, inst, before)
         return None
+    if kind.startswith("omp") and before:
+        from enzyme_cc.ad.openmp import forward_call
+        return forward_call(ctx, inst, kind)
     if before and synth.mode == "split" and (inst.callee or "").startswith("@llvm.lifetime.") \
             and inst.ops:
         from enzyme_cc.ad.fixed_point import reverse_reads_alloca
@@ -217,9 +223,6 @@ def _fwd_call(ctx, inst, before):
                            "differentiation)",
                            "call __enzyme_todense outside the differentiated function and pass "
                            "the pointer in as an argument (or as a shadow)")
-        if (inst.callee or "").startswith(("@__kmpc_", "@omp_", "@GOMP_")):
-            ctx.gen().fail(synth, inst, f"OpenMP parallel regions are not supported ({what})",
-                           "build the differentiated code without -fopenmp")
         ctx.gen().fail(synth, inst, f"no derivative rule for {what} and no bitcode for it",
                        "rebuild the object defining it with enzyme-cc, add a rule in an enzyme.toml "
                        "rule file, or declare it inactive with __enzyme_inactivefn")
@@ -321,6 +324,9 @@ def _rev_call(ctx, inst, d):
     elif kind == "tape":
         from .tape import reverse_sweep
         reverse_sweep(ctx, inst)
+    elif kind.startswith("omp"):
+        from enzyme_cc.ad.openmp import reverse_call
+        reverse_call(ctx, inst, kind)
     elif kind == "diff" and _involved(ctx, inst):
         ctx.gen().emit_reverse_call(ctx, inst, d)
     elif kind in ("custom", "checkpoint") and _involved(ctx, inst):
@@ -550,6 +556,10 @@ def _rev_memcpy(ctx, inst):
         return
     gen = ctx.gen()
     all_ranges = gen.copy_ranges(ctx.synth, inst)
+    from enzyme_cc.ad import openmp
+    atomic = "_atomic" if openmp.shared(ctx, src.value) else ""   # other threads add there too
+    if atomic and getattr(all_ranges, "stride", None) is not None:
+        openmp.refuse_shared(ctx, inst, "the adjoint of a copy of records")
     total = _len64(ctx, n)
     ranges = [(off, str(size) if size is not None else total, kind)
               for off, size, kind in all_ranges if kind in ("double", "float")]
@@ -568,7 +578,7 @@ def _rev_memcpy(ctx, inst):
             copy_fields(gen, ctx.emit, ctx.tmp, "zero", dshadow, dshadow, off, nb, all_ranges, total)
         dshadow = tmp
     for off, nb, kind in ranges:
-        copy_fields(gen, ctx.emit, ctx.tmp, f"adj_{kind}", dshadow, ctx.s(src.value), off, nb,
+        copy_fields(gen, ctx.emit, ctx.tmp, f"adj_{kind}{atomic}", dshadow, ctx.s(src.value), off, nb,
                         all_ranges, total)
     if tmp is not None:
         ctx.emit(f"call void @free(ptr {tmp})")

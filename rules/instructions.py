@@ -167,6 +167,11 @@ def _load(ctx, inst, d):
     sp = ctx.s(inst.ops[0].value)
     old, new = ctx.tmp(), ctx.tmp()
     al = align_of(inst)
+    from enzyme_cc.ad import openmp
+    if openmp.shared(ctx, inst.ops[0].value):     # other threads add into the same shadow
+        if not openmp.atomic_add(ctx, sp, ty, d, al):
+            openmp.refuse_shared(ctx, inst, f"an adjoint of type {ty} added")
+        return
     ctx.emit(f"{old} = load {ty}, ptr {sp}{al}")
     if is_fp(ty):
         ctx.emit(f"{new} = fadd {ty} {old}, {d}")
@@ -247,6 +252,10 @@ def _atomicrmw(ctx, inst, d):
     if inst.pred == "xchg":                       # m was overwritten: its adjoint restarts
         ctx.emit(f"store {v.ty} {d if d is not None else zero_of(v.ty)}, ptr {sp}{align_of(inst)}")
     elif d is not None:
+        from enzyme_cc.ad import openmp
+        if openmp.shared(ctx, p.value):           # other threads add into the same shadow
+            openmp.atomic_add(ctx, sp, v.ty, d, align_of(inst))
+            return
         t = ctx.tmp()
         ctx.emit(f"{t} = fadd {v.ty} {a}, {d}")
         ctx.emit(f"store {v.ty} {t}, ptr {sp}{align_of(inst)}")

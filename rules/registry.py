@@ -246,7 +246,8 @@ _RUNTIME_INACTIVE = {"__enzyme_cc_defer_free", "__enzyme_cc_free_deferred"}
 def is_inactive_call(callee: str) -> bool:
     _ensure_loaded()
     name = callee.lstrip("@").strip('"')
-    return name in _INACTIVE or name in _RUNTIME_INACTIVE or name in _module_inactive or intrinsic_base(name) in _INACTIVE or \
+    from enzyme_cc.ad.openmp import KEPT
+    return name in _INACTIVE or name in _RUNTIME_INACTIVE or name in KEPT or name in _module_inactive or intrinsic_base(name) in _INACTIVE or \
         (name.startswith("llvm.") and intrinsic_base(name) + ".p0" in _INACTIVE)
 
 

@@ -43,6 +43,9 @@ class TanCtx(FwdCtx):
         raise UserError(f"{self.synth.where(inst)}: {why}; hint: {hint}")
 
 
+from .openmp import FORK, tangent_fork
+
+
 class ForwardSynth(Synth):
     """mode 'forward': tangents; `callee=True` returns {primal, tangent} for use by a caller.
     error=True: the tangents are error estimates (__enzyme_error_estimate, rules/error.py)."""
@@ -121,6 +124,9 @@ class ForwardSynth(Synth):
                     self.tan[inst.name] = name
             return
         active = inst.name in self.act.active
+        if inst.op == "call" and inst.callee == FORK:     # a parallel region (ad/openmp.py)
+            tangent_fork(ctx, inst)
+            return
         if self.width > 1 and inst.op == "call" and self._calls_derivative(ctx, inst):
             # one call of the callee's vector derivative computes the primal and all N lanes
             tans = self.gen.emit_forward_call(ctx, inst)

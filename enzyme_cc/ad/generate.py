@@ -17,7 +17,8 @@ import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, local_name
 from .diagnostics import located
-from . import batch, fixed_point, truncate, global_shadows, reverse_vector, runtime, shared_globals, virtual_shadow
+from . import (batch, fixed_point, openmp, openmp_capture, truncate, global_shadows,
+               reverse_vector, runtime, shared_globals, virtual_shadow)
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_primal_reverse,
@@ -51,6 +52,7 @@ class Generator(IndirectCalls):
         self.persistent: set[str] = set()            # shadows the program owns (global_shadows)
         self._callee_names: dict[str, set[str]] = {}
         self._split_stack: list = []
+        self.in_parallel = False         # synthesizing code an OpenMP team runs (see split)
         self._split_edges: dict = {}
         self.split_info: dict = {}       # split key -> (lane hazard, split keys it calls)
         set_module_registrations(self.reg.inactive, self.reg.like, self.reg.alloc_like)
@@ -197,6 +199,8 @@ class Generator(IndirectCalls):
     def callee_writes(self, inst, caller_act):
         """(argument positions through which a call may store active data, positions whose
         pointer the callee stores away or returns); None when unknown."""
+        if inst.callee == openmp.FORK:      # a parallel region: its outlined function's summary
+            return openmp.fork_writes(self, inst, caller_act)
         fn = self.module.function(inst.callee) if (inst.callee or "").startswith("@") else None
         if fn is None or len(fn.params) != len(inst.ops):
             return None
@@ -279,9 +283,12 @@ class Generator(IndirectCalls):
         self.done[key] = (name, rty)
         return name, rty
 
-    def split(self, fn_name: str, acts: list[str], ret_active: bool, hints=None):
-        """Augmented forward and reverse functions of a callee: (aug, aug_ret, rev, rev_ret)."""
-        key = (fn_name, tuple(acts), ret_active, "split")
+    def split(self, fn_name: str, acts: list[str], ret_active: bool, hints=None, parallel=None):
+        """Augmented forward and reverse functions of a callee: (aug, aug_ret, rev, rev_ret).
+        parallel: run by the threads of an OpenMP team (ad/openmp.py: atomic shared adjoints);
+        by default, whether the function being synthesized is."""
+        parallel = self.in_parallel if parallel is None else parallel
+        key = (fn_name, tuple(acts), ret_active, "split-parallel" if parallel else "split")
         if self._split_stack:             # which split functions each one calls (reverse_vector)
             self._split_edges.setdefault(self._split_stack[-1], set()).add(key)
         if key in self.done:
@@ -292,10 +299,12 @@ class Generator(IndirectCalls):
         base = fn_name[1:].strip('"')
         aug, rev = f"@aug.{base}.{self.counter}", f"@rev.{base}.{self.counter}"
         synth = Synth(self, fn, acts, ret_active, "split", hints or {})
+        synth.parallel = parallel
         aug_ret = synth.aug_ret_type()
         rev_ret, _ = self.adjoint_return(fn, acts)
         self.done[key] = (aug, aug_ret, rev, rev_ret)   # before build: recursion calls itself
         self._split_stack.append(key)
+        outer, self.in_parallel = self.in_parallel, parallel
         try:
             fwd, rv = synth.build()
         except UserError:
@@ -303,6 +312,7 @@ class Generator(IndirectCalls):
             raise
         finally:
             self._split_stack.pop()
+            self.in_parallel = outer
         self.split_info[key] = (reverse_vector.lane_hazard(synth),
                                 self._split_edges.setdefault(key, set()))
         params = self.params_text(fn, acts, synth)
@@ -591,6 +601,7 @@ CALLEE = re.compile(r"(@[-\w.$]+|@\"[^\"]+\")\(")
 
 
 def differentiate(text: str, origins: dict | None = None) -> str:
+    from . import openmp
     """Rewrite every marker call. Marker calls inside functions that are themselves
     differentiated (higher order) are handled first, in rounds, innermost first."""
     logger = _LOGGER.search(text)
@@ -606,6 +617,7 @@ def differentiate(text: str, origins: dict | None = None) -> str:
     text = fixed_point.lower(text)
     text = batch.lower(text)   # __enzyme_batch: a call of f per lane, differentiable like any code
     text = virtual_shadow.lower(text)   # __enzyme_virtualreverse(p) is p (dispatch on the primal)
+    text = openmp_capture.lower(text)   # values a region captures by value: through memory
     for _ in range(8):
         gen = Generator(text, counter)
         gen.origins = origins or {}

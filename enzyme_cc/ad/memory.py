@@ -52,6 +52,10 @@ class MemoryInfo:
             from enzyme_cc.rules.blas import written_arg
             k = written_arg(inst.callee)
             return {underlying(fn, inst.ops[k].value)} if k is not None else set()
+        if kind == "omp":                         # runtime bookkeeping: integers it is given
+            return set(ptrs)
+        if kind == "omp_fork":
+            return None
         if kind == "fortran" or kind in ("inactive", "rule", "alloc", "free"):
             return set()                          # a Fortran array routine only reads
         # a callee may write through its pointers, or globals

@@ -37,6 +37,7 @@ def prepare(fn, module=None):
             br.line = t.line
             b.insts[-1:] = [call, br]
     fn.index()
+    _reduce_critical(fn)
     reach, todo = set(), [fn.blocks[0].label]
     while todo:
         lab = todo.pop()
@@ -67,6 +68,27 @@ def prepare(fn, module=None):
         b.preds = uniq
     fn._prepared = True
     return fn
+
+
+def _reduce_critical(fn):
+    """Derivatives run OpenMP reductions on libomp's critical method (ad/openmp.py: the reduce
+    call answers 1): the switch on its answer goes to the critical-method block, and the
+    atomic-method block (compare-and-swap loops for * and max) drops out as unreachable."""
+    for b in fn.blocks:
+        t = b.term
+        d = fn.defs.get(t.ops[0].value) if t.op == "switch" and t.ops else None
+        if getattr(d, "op", None) != "call" or d.callee not in ("@__kmpc_reduce",
+                                                                "@__kmpc_reduce_nowait"):
+            continue
+        toks = t.toks
+        k = next((k for k in range(toks.index("[") + 1, len(toks) - 1)
+                  if toks[k] == "1" and toks[k - 1] == t.ops[0].ty), None)
+        target = next(x for x in toks[k:] if x.startswith("%")) if k is not None else \
+            t.targets[0]
+        br = parse_inst(f"br label {target}")
+        br.line, br.md = t.line, t.md
+        b.insts[-1] = br
+    fn.index()
 
 
 def _materialize_global_geps(fn, module):

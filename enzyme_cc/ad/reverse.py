@@ -58,6 +58,7 @@ class Synth:
                             "arguments are read with va_arg); hint: pass the values in an array, "
                             "or mark the function __enzyme_inactivefn if it carries no derivative")
         self.gen, self.fn, self.mode = gen, fn, mode
+        self.parallel = False                 # run by an OpenMP team: atomic shared adjoints
         self.module = gen.module
         self.arg_act, self.ret_active = arg_act, ret_active
         self.hints = hints

@@ -322,7 +322,14 @@ def definition(helper) -> str:
     if kind == "dasum":
         return _DASUM
     if kind == "memcpy":
-        return _MEMCPY.format(kind=helper[1], size=type_size(helper[1]))
+        base = helper[1].removesuffix("_atomic")
+        text = _MEMCPY.format(kind=base, size=type_size(base))
+        if base != helper[1]:       # the source is shared by an OpenMP team (ad/openmp.py)
+            text = text.replace(f"@__enzyme_cc_memcpy_adj_{base}(", f"@__enzyme_cc_memcpy_adj_{helper[1]}(")
+            text = text.replace(f"  %vs = load {base}, ptr %ps\n  %sum = fadd {base} %vs, %vd\n"
+                                f"  store {base} %sum, ptr %ps\n",
+                                f"  %vs = atomicrmw fadd ptr %ps, {base} %vd monotonic\n")
+        return text
     if kind == "records":
         return _RECORDS.format(op=helper[1], body=_RECORD_OPS[helper[1]])
     if kind == "aggadd":

@@ -1,0 +1,123 @@
+"""OpenMP: values a parallel region captures by value, routed through memory before AD.
+
+clang passes a `firstprivate` scalar to the outlined function by value, a double as the i64 of
+its bits (`__kmpc_fork_call` arguments are pointer-sized); no derivative can follow a float
+through the runtime's integer arguments. `lower` (run by ad/generate.py before the rounds)
+stores each such value into an entry-block slot of the caller and passes the slot's address;
+the outlined function (when only such forks use it) takes a pointer and loads the value on
+entry. The slot is then a captured pointer like any other, with the float's shadow
+(ad/openmp.py refuses what could not be routed).
+"""
+import re
+
+from enzyme_cc.ir.lexer import is_fp
+from .openmp import FORK
+
+_LABEL = re.compile(r'^\s*("[^"]*"|[-\w.$]+):')
+
+
+def lower(text: str) -> str:
+    """Captured values the fork passes by value (a firstprivate double travels as the i64 of its
+    bits, which no derivative can follow through the runtime) go through memory instead: the
+    caller stores them into an entry-block slot and passes its address, the outlined function
+    (when only such forks use it) takes a pointer and loads the value on entry. A pointer
+    argument then carries the value's shadow like any captured variable."""
+    if f"{FORK}(" not in text:
+        return text
+    from enzyme_cc.ir.model import parse_module
+    module = parse_module(text)
+    lines = list(module._lines)
+    forks: dict = {}                   # outlined function -> [(caller, fork inst)]
+    for name, (start, end) in module._bodies.items():
+        if not any(f"{FORK}(" in ln for ln in module._lines[start:end]):
+            continue
+        for inst in module.function(name).insts():
+            if inst.op == "call" and inst.callee == FORK and inst.ops[2].value.startswith("@"):
+                forks.setdefault(inst.ops[2].value, []).append((name, inst))
+    entry_slots: dict = {}
+    for target, uses in forks.items():
+        boxed = {tuple(k for k, o in enumerate(i.ops[3:]) if o.ty != "ptr") for _, i in uses}
+        if len(boxed) != 1 or not next(iter(boxed)) or not module.defines(target):
+            continue
+        boxed = next(iter(boxed))
+        refs = sum(len(re.findall(re.escape(target) + r"(?![-\w.$])", ln)) for ln in lines)
+        if refs != len(uses) + 1 or not _box_params(module, lines, target, boxed):
+            continue                   # used elsewhere too: the fork rule refuses active values
+        for caller, inst in uses:
+            pre, args = [], []
+            defs = module.function(caller).defs
+            for k, o in enumerate(inst.ops[3:]):
+                if k in boxed:
+                    d = defs.get(o.value)
+                    if _reloaded(d, inst, defs):
+                        # unoptimized code reloads the value from the local it was stored to
+                        # (as a double): that local is the box, with the float's shadow
+                        args.append(f"ptr {d.ops[0].value}")
+                        continue
+                    slot = f"%ad.box.{inst.line}.{k}"
+                    entry_slots.setdefault(caller, []).append(f"  {slot} = alloca {o.ty}, align 8")
+                    if getattr(d, "op", None) == "bitcast" and is_fp(d.ops[0].ty):
+                        o = d.ops[0]           # the float itself: an active store, a shadow
+                    pre.append(f"  store {o.ty} {o.value}, ptr {slot}, align 8")
+                    args.append(f"ptr {slot}")
+                else:
+                    args.append(f"{o.ty} {o.value}")
+            dbg = f", !dbg {inst.md['!dbg']}" if "!dbg" in inst.md else ""
+            lines[inst.line] = "\n".join(pre + [
+                f"  call void (ptr, i32, ptr, ...) {FORK}(ptr {inst.ops[0].value}, "
+                f"i32 {inst.ops[1].value}, ptr {target}, {', '.join(args)}){dbg}"])
+            for j in range(inst.line + 1, inst.line_end + 1):
+                lines[j] = ""
+    for caller, slots in entry_slots.items():
+        _at_entry(module, lines, caller, slots)
+    return "\n".join(lines) + "\n"
+
+
+def _reloaded(d, fork, defs) -> bool:
+    """d loads the value from an alloca right before the fork (nothing in between writes)."""
+    if getattr(d, "op", None) != "load" or d.block is not fork.block:
+        return False
+    insts = d.block.insts
+    between = insts[insts.index(d) + 1:insts.index(fork)]
+    slot = d.ops[0].value
+    return getattr(defs.get(slot), "op", None) == "alloca" and all(
+        i.op not in ("call", "invoke", "atomicrmw", "cmpxchg") and not (
+            i.op == "store" and (i.ops[1].value == slot or
+                                 getattr(defs.get(i.ops[1].value), "op", None) != "alloca"))
+        for i in between)
+
+
+def _at_entry(module, lines, name, new):
+    """Insert lines at the top of a function's entry block."""
+    start, _ = module._bodies[name]
+    h = start
+    while not lines[h].rstrip().endswith("{"):
+        h += 1
+    if _LABEL.match(lines[h + 1]):
+        h += 1
+    lines[h] += "\n" + "\n".join(new)
+
+
+def _box_params(module, lines, target, boxed) -> bool:
+    """The outlined function takes boxed parameters by pointer; False when its header resists."""
+    fn = module.function(target)
+    start, end = module._bodies[target]
+    h = start
+    while not lines[h].rstrip().endswith("{"):
+        h += 1
+    header = "\n".join(lines[start:h + 1])
+    loads = []
+    for k in boxed:
+        p = fn.params[k + 2]
+        pat = re.compile(re.escape(p.ty) + r"((?:\s+\w+)*)\s+" + re.escape(p.name) + r"(?=\s*[,)])")
+        header, n = pat.subn(f"ptr {p.name}", header, count=1)
+        if n != 1:
+            return False
+        val = f"%ad.byval.{p.name[1:].strip(chr(34))}"
+        use = re.compile(re.escape(p.name) + r"(?![-\w.$])")
+        for j in range(h + 1, end):
+            lines[j] = use.sub(val, lines[j])
+        loads.append(f"  {val} = load {p.ty}, ptr {p.name}, align 8")
+    lines[start:h + 1] = [header] + [""] * (h - start)
+    _at_entry(module, lines, target, loads)
+    return True
