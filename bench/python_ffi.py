@@ -70,6 +70,14 @@ def main():
     import enzyme_cc.torch as et
     top, tx = et.op(tw), torch.ones(1, dtype=torch.float64)
     rows.append(("trivial", "enzyme_cc.torch op", best(lambda: top(tx), 5000)))
+    with torch.no_grad():
+        rows.append(("trivial", "enzyme_cc.torch op, no_grad", best(lambda: top(tx), 5000)))
+    txg = tx.clone().requires_grad_()
+    rows.append(("trivial", "enzyme_cc.torch op, requires_grad", best(lambda: top(txg), 5000)))
+    rows.append(("trivial", "enzyme_cc.torch op, forward+backward",
+                 best(lambda: top(txg).backward(), 2000)))
+    rows.append(("trivial", "torch (2 * x), forward+backward",
+                 best(lambda: (2 * txg).backward(), 2000)))
     rows.append(("trivial", "torch.Tensor (2 * x)", best(lambda: 2 * tx, 20000)))
     import jax
     jax.config.update("jax_enable_x64", True)
@@ -86,12 +94,12 @@ def main():
     br = lib.bruss
     rng = np.random.default_rng(0)
     p, u0, v0 = np.array([1.0, 3.0, 0.5]), 1 + 0.1 * rng.random(n), 3 + 0.1 * rng.random(n)
-    plan = br.plan([p.shape, u0.shape, v0.shape], {"steps": steps})
     ct, gp, gu, gv = np.ones(()), np.empty(3), np.empty(n), np.empty(n)
+    prep = br.prepare("vjp", [p.shape, u0.shape, v0.shape, ct.shape], (("steps", steps),))
     vjp = br.entry["vjp"]
-    ints = (ctypes.c_int64 * 2)(*plan.ints)
+    ints = (ctypes.c_int64 * 2)(*prep.ints)
     ptrs = (ctypes.c_void_p * 7)(*[a.ctypes.data for a in (p, u0, v0, ct, gp, gu, gv)])
-    st = (ctypes.c_int64 * 7)(*br.buffer_strides("vjp", plan))
+    st = (ctypes.c_int64 * 7)(*prep.strides)
     reps = 5
     rows.append((f"bruss n={n} steps={steps}", "primal, ctypes",
                  best(lambda: br(p, u0, v0, steps=steps), reps)))

@@ -108,73 +108,42 @@ def _lead(x, arg):
     return tuple(x.shape[:len(x.shape) - len(arg.shape)])
 
 
-def _call_plan(fn, xs, ints):
-    return fn.plan([x.shape for x in xs], dict(zip((a.name for a in fn.sig.ints), ints)))
+def _prepare(fn, kind, args, ints, sum_lead=None):
+    return fn.prepare(kind, [x.shape for x in args], tuple(zip((a.name for a in fn.sig.ints),
+                                                               ints)), sum_lead)
 
 
-def _jvp_plan(fn, args, ints):
-    n, diff = len(fn.sig.inputs), fn.sig.diff_inputs
-    seeds = [_lead(t, a) for t, a in zip(args[n:], diff)]
-    plan = fn.plan([x.shape for x in args[:n]], dict(zip((a.name for a in fn.sig.ints), ints)),
-                   seeds)
-    return plan, seeds
-
-
-def _vjp_plan(fn, args, ints, sum_lead):
-    n = len(fn.sig.inputs)
-    seeds = [_lead(c, a) for c, a in zip(args[n:], fn.sig.outputs)]
-    plan = fn.plan([x.shape for x in args[:n]], dict(zip((a.name for a in fn.sig.ints), ints)),
-                   seeds)
-    grad_leads = [() if s else plan.lead for s in sum_lead]
-    shapes = [lead + fn.item_shape(a, plan) for a, lead in zip(fn.sig.diff_inputs, grad_leads)]
-    return plan, seeds, grad_leads, shapes
-
-
-def _avals(shapes, args):
-    return [jax.core.ShapedArray(sh, np.dtype(a.dtype)) for sh, a in zip(shapes, args)]
+def _avals(kind):
+    def abstract(*args, fn, ints, sum_lead=None):
+        return [jax.core.ShapedArray(sh, np.dtype(dt))
+                for sh, dt in _prepare(fn, kind, args, ints, sum_lead).results]
+    return abstract
 
 
 # ---- the primitives ----------------------------------------------------------------------------
-def _ffi(fn, kind, plan, strides, shapes, args, xs):
-    return jax.ffi.ffi_call(TARGET, [jax.ShapeDtypeStruct(sh, np.dtype(a.dtype))
-                                     for sh, a in zip(shapes, args)])(
-        *xs, fn=np.int64(fn.address[kind]), batch=np.int64(plan.batch),
-        ints=np.asarray(plan.ints, np.int64), strides=np.asarray(strides, np.int64))
+def _body(kind):
+    """The XLA custom call of entry point `kind` (args: inputs, then its seeds)."""
+    def body(*args, fn, ints, sum_lead=None):
+        p = _prepare(fn, kind, args, ints, sum_lead)
+        return jax.ffi.ffi_call(TARGET, [jax.ShapeDtypeStruct(sh, np.dtype(dt))
+                                         for sh, dt in p.results])(
+            *args, fn=np.int64(fn.address[kind]), batch=np.int64(p.batch),
+            ints=np.asarray(p.ints, np.int64), strides=np.asarray(p.strides, np.int64))
+    return body
 
 
-def _call_body(*xs, fn, ints):
-    plan = _call_plan(fn, xs, ints)
-    return _ffi(fn, "primal", plan, fn.buffer_strides("primal", plan), plan.out_shapes,
-                fn.sig.outputs, xs)
-
-
-def _jvp_body(*args, fn, ints):
-    plan, seeds = _jvp_plan(fn, args, ints)
-    return _ffi(fn, "jvp", plan, fn.buffer_strides("jvp", plan, seeds), plan.out_shapes,
-                fn.sig.outputs, args)
-
-
-def _vjp_body(*args, fn, ints, sum_lead):
-    plan, seeds, grad_leads, shapes = _vjp_plan(fn, args, ints, sum_lead)
-    return _ffi(fn, "vjp", plan, fn.buffer_strides("vjp", plan, seeds, grad_leads), shapes,
-                fn.sig.diff_inputs, args)
-
-
-def _primitive(name, body, abstract):
+def _primitive(name, kind):
     p = Primitive(name)
     p.multiple_results = True
-    p.def_impl(body)
-    p.def_abstract_eval(abstract)
-    mlir.register_lowering(p, mlir.lower_fun(body, multiple_results=True), platform="cpu")
+    p.def_impl(_body(kind))
+    p.def_abstract_eval(_avals(kind))
+    mlir.register_lowering(p, mlir.lower_fun(_body(kind), multiple_results=True), platform="cpu")
     return p
 
 
-call_p = _primitive("enzyme_cc_call", _call_body, lambda *xs, fn, ints: _avals(
-    _call_plan(fn, xs, ints).out_shapes, fn.sig.outputs))
-jvp_p = _primitive("enzyme_cc_jvp", _jvp_body, lambda *args, fn, ints: _avals(
-    _jvp_plan(fn, args, ints)[0].out_shapes, fn.sig.outputs))
-vjp_p = _primitive("enzyme_cc_vjp", _vjp_body, lambda *args, fn, ints, sum_lead: _avals(
-    _vjp_plan(fn, args, ints, sum_lead)[3], fn.sig.diff_inputs))
+call_p = _primitive("enzyme_cc_call", "primal")
+jvp_p = _primitive("enzyme_cc_jvp", "jvp")
+vjp_p = _primitive("enzyme_cc_vjp", "vjp")
 
 
 # ---- differentiation: JVP rule of the primal, transpose of the (linear) JVP ----------------------
@@ -200,9 +169,8 @@ def _jvp_transpose(cts, *args, fn, ints):
     primals, tangents = args[:n], args[n:]
     if any(ad.is_undefined_primal(x) for x in primals):
         raise ValueError(f"{fn.name}: cannot transpose with respect to a primal input")
-    plan, _ = _jvp_plan(fn, [x for x in primals] + [t.aval for t in tangents], ints)
-    cts = [jnp.zeros(sh, a.dtype) if type(c) is ad.Zero else c
-           for c, sh, a in zip(cts, plan.out_shapes, fn.sig.outputs)]
+    p = _prepare(fn, "jvp", list(primals) + [t.aval for t in tangents], ints)
+    cts = [jnp.zeros(sh, dt) if type(c) is ad.Zero else c for c, (sh, dt) in zip(cts, p.results)]
     sums = tuple(not _lead(t.aval, a) for t, a in zip(tangents, fn.sig.diff_inputs))
     grads = vjp_p.bind(*primals, *cts, fn=fn, ints=ints, sum_lead=sums)
     return [None] * n + list(grads)
