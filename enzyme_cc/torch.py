@@ -19,6 +19,7 @@ from .ffi.signature import SignatureError
 _DTYPES = {"float64": torch.float64, "float32": torch.float32}
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _C = torch._C
+_is_wrapped = _C._functorch.is_functorch_wrapped_tensor
 _BASE_APPLY = _C._FunctionBase.__dict__["apply"]
 _OPS = {}
 
@@ -34,6 +35,10 @@ def op(signature, sources=(), source=None, lang="c", flags=("-O2",), link_flags=
     return _OPS[key]
 
 
+class _NoStorage(Exception):
+    """A tensor that looked plain has no storage: the call goes through the custom op."""
+
+
 def _plain(ts):
     """True when tensors can go straight to C: ordinary CPU tensors, nothing tracing or
     transforming them (torch.compile, torch.func, dispatch or function modes). Otherwise the
@@ -41,8 +46,8 @@ def _plain(ts):
     if torch.compiler.is_compiling() or _C._are_functorch_transforms_active() or \
             _C._len_torch_dispatch_stack() or _C._is_torch_function_mode_enabled():
         return False
-    for t in ts:
-        if type(t) not in _PLAIN:
+    for t in ts:    # (gradcheck's legacy vmap batches tensors with no transform active)
+        if type(t) not in _PLAIN or _is_wrapped(t):
             return False
     return True
 
@@ -105,7 +110,7 @@ class TorchOp:
             record = record or x.requires_grad
         if not _plain(inputs):      # traced or transformed: the autograd.Function and the ops
             full = self.fn.plan([tuple(x.shape) for x in inputs], ints).ints
-            outs = self.function["primal"].apply(full, (), len(inputs), *inputs)
+            outs = self.function["primal"].apply(_Consts(full, (), len(inputs)), *inputs)
         else:
             p = self.fn.prepare("primal", [x.shape for x in inputs], tuple(ints.items()))
             if (record and torch.is_grad_enabled()) or _fwad._current_level >= 0:
@@ -116,8 +121,12 @@ class TorchOp:
 
     # ---- running an entry point ----------------------------------------------------------------
     def _run(self, prepared, bufs):
+        try:
+            ptrs = [x.data_ptr() for x in bufs]
+        except RuntimeError:    # no storage: batched by gradcheck's legacy vmap
+            raise _NoStorage from None
         res = [torch.empty(sh, dtype=_DTYPES[dt]) for sh, dt in prepared.results]
-        self.fn.run(prepared, [x.data_ptr() for x in bufs] + [r.data_ptr() for r in res])
+        self.fn.run(prepared, ptrs + [r.data_ptr() for r in res])
         return res
 
     def _prepare(self, kind, bufs, ints, sum_lead):
@@ -147,19 +156,20 @@ class TorchOp:
     def _call(self, kind, inputs, seeds, ints, sums):
         """Entry point `kind` on tensors: straight to C when nothing traces them, else the op."""
         if _plain(inputs) and _plain(seeds):
-            return self._impl(kind)(inputs, seeds, ints, sums)
+            try:
+                return self._impl(kind)(inputs, seeds, ints, sums)
+            except _NoStorage:
+                pass
         return self.ops[kind](list(inputs), list(seeds), list(ints), list(sums))
 
     def _forward(self, kind):
         if kind not in self.fn.entry:
-            return lambda ints, sums, n, *bufs: self._need_order2()
-        return lambda ints, sums, n, *bufs: tuple(self._call(kind, bufs[:n], bufs[n:], ints,
-                                                             sums))
+            return lambda c, *bufs: self._need_order2()
+        return lambda c, *bufs: tuple(self._call(kind, bufs[:c.n], bufs[c.n:], c.ints, c.sums))
 
     def _apply(self, kind, ints, sums, inputs, seeds):
-        args = (ints, tuple(sums), len(inputs), *inputs, *seeds)
-        if _plain(inputs) and _plain(seeds) and not any(
-                _C._functorch.is_functorch_wrapped_tensor(x) for x in args[3:]):
+        args = (_Consts(ints, tuple(sums), len(inputs)), *inputs, *seeds)
+        if _plain(inputs) and _plain(seeds):
             return self._base_apply[kind](*args)
         return self.function[kind].apply(*args)
 
@@ -195,12 +205,12 @@ class TorchOp:
 
     def _primal_vjp(self, ctx, *cts):
         xs, _ = _split(ctx)
-        self._diff_only(ctx.needs_input_grad[3:], "gradient")
+        self._diff_only(ctx.needs_input_grad[1:], "gradient")
         cts = self._zeros(cts, ctx.outputs_like)
         dx = self._apply("vjp", ctx.ints, self._sums(self._diff(xs)), xs, cts)
-        return (None, None, None, *self._scatter(dx))
+        return (None, *self._scatter(dx))
 
-    def _primal_jvp(self, ctx, _i, _s, _n, *ts):
+    def _primal_jvp(self, ctx, _c, *ts):
         xs, _ = _split(ctx)
         self._diff_only([t is not None for t in ts], "derivative")
         ts = self._zeros(self._diff(ts), self._diff(xs))
@@ -211,15 +221,15 @@ class TorchOp:
         d<u, g>/dx = vjp_jvp(x, ct; u), d<u, g>/dct = J u."""
         xs, cts = _split(ctx)
         n = len(xs)
-        self._diff_only(ctx.needs_input_grad[3:3 + n], "second derivative")
+        self._diff_only(ctx.needs_input_grad[1:1 + n], "second derivative")
         us = self._zeros(us, self._diff(xs))
         dx = self._apply("vjp_jvp", ctx.ints, ctx.sums, xs, list(cts) + us) \
-            if any(ctx.needs_input_grad[3:3 + n]) else [None] * len(us)
+            if any(ctx.needs_input_grad[1:1 + n]) else [None] * len(us)
         dct = self._apply("jvp", ctx.ints, (), xs, us) \
-            if any(ctx.needs_input_grad[3 + n:]) else [None] * len(cts)
-        return (None, None, None, *self._scatter(dx), *dct)
+            if any(ctx.needs_input_grad[1 + n:]) else [None] * len(cts)
+        return (None, *self._scatter(dx), *dct)
 
-    def _vjp_jvp(self, ctx, _i, _s, _n, *ts):
+    def _vjp_jvp(self, ctx, _c, *ts):
         """Tangent of g = J(x)^T ct: vjp_jvp(x, ct; dx) + J(x)^T dct."""
         xs, cts = _split(ctx)
         n = len(xs)
@@ -235,15 +245,15 @@ class TorchOp:
         """Gradient of <w, J(x) t>: with respect to x vjp_jvp(x, w; t), to t J(x)^T w."""
         xs, ts = _split(ctx)
         n = len(xs)
-        self._diff_only(ctx.needs_input_grad[3:3 + n], "second derivative")
+        self._diff_only(ctx.needs_input_grad[1:1 + n], "second derivative")
         ws = self._zeros(ws, ctx.outputs_like)
         dx = self._apply("vjp_jvp", ctx.ints, self._sums(self._diff(xs)), xs, ws + list(ts)) \
-            if any(ctx.needs_input_grad[3:3 + n]) else [None] * len(ts)
+            if any(ctx.needs_input_grad[1:1 + n]) else [None] * len(ts)
         dt = self._apply("vjp", ctx.ints, self._sums(ts), xs, ws) \
-            if any(ctx.needs_input_grad[3 + n:]) else [None] * len(ts)
-        return (None, None, None, *self._scatter(dx), *dt)
+            if any(ctx.needs_input_grad[1 + n:]) else [None] * len(ts)
+        return (None, *self._scatter(dx), *dt)
 
-    def _jvp_jvp(self, ctx, _i, _s, _n, *ds):
+    def _jvp_jvp(self, ctx, _c, *ds):
         """Tangent of J(x) t: f''[t, dx] + J(x) dt."""
         xs, ts = _split(ctx)
         n = len(xs)
@@ -274,11 +284,22 @@ class TorchOp:
         return rule
 
 
+class _Consts:
+    """The non-tensor arguments of an entry point's autograd.Function: Int values, sum_lead
+    flags, number of inputs (one opaque leaf, so torch.func's pytrees of in_dims, tangents and
+    cotangents line up with the tensors)."""
+    __slots__ = ("ints", "sums", "n")
+
+    def __init__(self, ints, sums, n):
+        self.ints, self.sums, self.n = ints, sums, n
+
+
 def _setup(ctx, inputs, output):
-    ints, sums, n, *bufs = inputs
+    c, *bufs = inputs
     ctx.save_for_backward(*bufs)
     ctx.save_for_forward(*bufs)
-    ctx.ints, ctx.sums, ctx.n = ints, sums, n
+    ctx.ints, ctx.sums, ctx.n = c.ints, c.sums, c.n
+    ctx.set_materialize_grads(False)    # absent (co)tangents stay None: diff=False checks
     ctx.outputs_like = [o.detach() for o in output]     # shapes for absent cotangents
 
 

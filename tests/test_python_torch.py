@@ -68,6 +68,70 @@ def test_torch_func_grad_and_vmap(ops):
     torch.testing.assert_close(jac, fd)
 
 
+def test_forward_mode(ops):
+    """torch.func.jvp and torch.autograd.forward_ad through the library's JVP entry point."""
+    import torch.autograd.forward_ad as fwAD
+    w, x, v = rand(5, grad=False), rand(5, grad=False), rand(5, 1, grad=False)[:, 0]
+    f = lambda x: ops["smooth"](x, w)   # noqa: E731
+    y, t = torch.func.jvp(f, (x,), (v,))
+    eps = 1e-6
+    torch.testing.assert_close(y, f(x))
+    torch.testing.assert_close(t, (f(x + eps * v) - f(x - eps * v)) / (2 * eps), rtol=1e-6,
+                               atol=1e-8)
+    torch.testing.assert_close(t, torch.func.jacrev(f)(x) @ v, rtol=1e-13, atol=1e-14)
+    with fwAD.dual_level():
+        yd = ops["smooth"](fwAD.make_dual(x, v), w)
+        torch.testing.assert_close(fwAD.unpack_dual(yd).tangent, t, rtol=1e-14, atol=0)
+    torch.testing.assert_close(torch.func.jacfwd(f)(x), torch.func.jacrev(f)(x), rtol=1e-13,
+                               atol=1e-14)
+    # batched, a shared parameter, vmap of jvp
+    cu = et.op(CUBIC, source=F_SRC, lang="fortran")
+    assert torch.autograd.gradcheck(cu, (rand(3), rand(2, 4)), check_forward_ad=True)
+    assert torch.autograd.gradcheck(ops["norm2"], (rand(6),), check_forward_ad=True)
+    assert torch.autograd.gradcheck(lambda x: ops["smooth"](x, w), (rand(3, 5),),
+                                    check_forward_ad=True)
+    xs, vs = rand(3, 6, grad=False), rand(6, 3, grad=False).T
+    tv = torch.func.vmap(lambda x, v: torch.func.jvp(ops["norm2"], (x,), (v,))[1])(xs, vs)
+    torch.testing.assert_close(tv, (xs * vs).sum(1) / xs.norm(dim=1))
+    with pytest.raises(RuntimeError, match="derivative with respect to input 'w' was requested"):
+        torch.func.jvp(lambda w: ops["smooth"](x, w), (w,), (v,))
+
+
+@pytest.fixture(scope="module", params=["-O0", "-O2"])
+def ops2(request):
+    lib = ffi.build([NORM2, SMOOTH], source=C_SRC, flags=(request.param,), order=2)
+    cu = ffi.function(CUBIC, source=F_SRC, lang="fortran", flags=(request.param,), order=2)
+    return {"norm2": et.op(lib["norm2"]), "smooth": et.op(lib["smooth"]), "cubic": et.op(cu)}
+
+
+def test_second_order(ops2):
+    """order=2: double backward (forward over reverse), Hessians by jacfwd(jacrev),
+    jacrev(jacfwd) and jacfwd(jacfwd) (forward over forward)."""
+    n2, w = ops2["norm2"], rand(5, grad=False)
+    assert torch.autograd.gradgradcheck(n2, (rand(6),))
+    assert torch.autograd.gradgradcheck(lambda x: ops2["smooth"](x, w), (rand(5),))
+    assert torch.autograd.gradgradcheck(lambda x: ops2["smooth"](x, w), (rand(3, 5),))
+    assert torch.autograd.gradgradcheck(ops2["cubic"], (rand(3), rand(2, 4)))
+    assert torch.autograd.gradgradcheck(ops2["cubic"], (rand(3), rand(4)),
+                                        check_fwd_over_rev=True)
+    x = rand(4, grad=False)
+    r = x.norm()
+    exact = (torch.eye(4, dtype=D) - torch.outer(x, x) / r ** 2) / r
+    for hess in (torch.func.hessian(n2), torch.func.jacrev(torch.func.jacfwd(n2)),
+                 torch.func.jacfwd(torch.func.jacfwd(n2)), torch.func.jacrev(torch.func.jacrev(n2))):
+        torch.testing.assert_close(hess(x), exact, rtol=1e-12, atol=1e-14)
+    # vector output: every composition of the modes equals central differences of the Jacobian
+    f = lambda x: ops2["smooth"](x, w)   # noqa: E731
+    x5, eps, J = rand(5, grad=False), 1e-6, torch.func.jacrev(f)
+    fd = torch.stack([(J(x5 + eps * e) - J(x5 - eps * e)) / (2 * eps)
+                      for e in torch.eye(5, dtype=D)], dim=-1)
+    for outer, inner in [(torch.func.jacfwd, torch.func.jacrev), (torch.func.jacrev,) * 2,
+                         (torch.func.jacfwd,) * 2, (torch.func.jacrev, torch.func.jacfwd)]:
+        torch.testing.assert_close(outer(inner(f))(x5), fd, rtol=1e-6, atol=1e-7)
+    with pytest.raises(RuntimeError, match="third and higher derivatives are not provided"):
+        torch.func.jacrev(torch.func.hessian(n2))(x)
+
+
 def test_second_order_is_refused(ops):
     x = rand(3)
     (g,) = torch.autograd.grad(ops["norm2"](x), x, create_graph=True)
