@@ -231,14 +231,17 @@ def _vjp_jvp(primals, tangents, *, fn, ints, sum_lead):
 
 
 def _linear_in_last(fn, args, group):
-    """Splits a transpose's arguments into the known primals and the linear (undefined) last
-    `group` of seeds; only that group may be linear."""
+    """Splits a transpose's arguments into the known primals and the last `group` of seeds, in
+    which it is linear (some may be known zeros); returns those seeds' avals too."""
     k = len(group)
     known, linear = args[:len(args) - k], args[len(args) - k:]
-    if any(ad.is_undefined_primal(x) for x in known) or \
-            not all(ad.is_undefined_primal(x) for x in linear):
+    if any(ad.is_undefined_primal(x) for x in known):
         raise ValueError(f"{fn.name}: cannot transpose with respect to a primal input")
-    return known, [x.aval for x in linear]
+    return known, [x.aval if ad.is_undefined_primal(x) else x for x in linear], linear
+
+
+def _only_undefined(res, linear):
+    return [r if ad.is_undefined_primal(x) else None for r, x in zip(res, linear)]
 
 
 def _instantiate(cts, kind, fn, args, ints, sum_lead=None):
@@ -259,39 +262,39 @@ def _fit(x, aval):
 
 
 def _jvp_transpose(cts, *args, fn, ints):
-    xs, ts = _linear_in_last(fn, args, fn.sig.diff_inputs)
+    xs, ts, lin = _linear_in_last(fn, args, fn.sig.diff_inputs)
     cts = _instantiate(cts, "jvp", fn, list(xs) + ts, ints)
     grads = vjp_p.bind(*xs, *cts, fn=fn, ints=ints, sum_lead=_sums(ts, fn.sig.diff_inputs))
-    return [None] * len(xs) + list(grads)
+    return [None] * len(xs) + _only_undefined(grads, lin)
 
 
 def _vjp_transpose(cts, *args, fn, ints, sum_lead):
     """J(x)^T ct is linear in ct: its transpose is J(x) w."""
-    xs, ct_avals = _linear_in_last(fn, args, fn.sig.outputs)
+    xs, ct_avals, lin = _linear_in_last(fn, args, fn.sig.outputs)
     cts = _instantiate(cts, "vjp", fn, list(xs) + ct_avals, ints, sum_lead)
     outs = jvp_p.bind(*xs, *cts, fn=fn, ints=ints)
-    return [None] * len(xs) + [_fit(o, a) for o, a in zip(outs, ct_avals)]
+    return [None] * len(xs) + _only_undefined([_fit(o, a) for o, a in zip(outs, ct_avals)], lin)
 
 
 def _vjp_jvp_transpose(cts, *args, fn, ints, sum_lead):
     """sum_i ct_i H_i t is linear in t with a symmetric matrix: its transpose is itself."""
-    known, t_avals = _linear_in_last(fn, args, fn.sig.diff_inputs)
+    known, t_avals, lin = _linear_in_last(fn, args, fn.sig.diff_inputs)
     cts = _instantiate(cts, "vjp_jvp", fn, list(known) + t_avals, ints, sum_lead)
     res = vjp_jvp_p.bind(*known, *cts, fn=fn, ints=ints,
                          sum_lead=_sums(t_avals, fn.sig.diff_inputs))
-    return [None] * len(known) + list(res)
+    return [None] * len(known) + _only_undefined(res, lin)
 
 
 def _jvp_jvp_transpose(cts, *args, fn, ints):
     """f''[t, dx] = (w . f'')(t, dx) per output weight w: its transpose in dx is
     sum_i w_i H_i t."""
-    known, dx_avals = _linear_in_last(fn, args, fn.sig.diff_inputs)
+    known, dx_avals, lin = _linear_in_last(fn, args, fn.sig.diff_inputs)
     n = len(fn.sig.inputs)
     xs, ts = known[:n], known[n:]
     cts = _instantiate(cts, "jvp_jvp", fn, list(known) + dx_avals, ints)
     res = vjp_jvp_p.bind(*xs, *cts, *ts, fn=fn, ints=ints,
                          sum_lead=_sums(dx_avals, fn.sig.diff_inputs))
-    return [None] * len(known) + list(res)
+    return [None] * len(known) + _only_undefined(res, lin)
 
 
 ad.primitive_jvps[call_p] = _call_jvp
