@@ -167,3 +167,29 @@ def test_signature_errors():
     with pytest.raises(ffi.SignatureError, match="no differentiable input"):
         ffi.Signature("f", [In("x", (2,), diff=False), Out("y", (2,))])
 
+
+
+@pytest.mark.parametrize("opt", OPT)
+def test_second_order_entry_points(opt):
+    """order=2: vjp_jvp (forward over reverse) and jvp_jvp (forward over forward) against
+    central differences of the first-order entry points, batched and shared; order=1 builds
+    refuse them by name."""
+    lib2 = ffi.build([SMOOTH], source=C_SRC, flags=(opt,), order=2)
+    cu = ffi.function(CUBIC, source=F_SRC, lang="fortran", flags=(opt,), order=2)
+    rng = np.random.default_rng(3)
+    sm, h = lib2.smooth, 1e-6
+    x, w, ct, t, s = (rng.standard_normal(5) for _ in range(5))
+    fd = (sm.vjp([x + h * t, w], ct) - sm.vjp([x - h * t, w], ct)) / (2 * h)
+    np.testing.assert_allclose(sm.vjp_jvp([x, w], ct, t), fd, rtol=1e-6, atol=1e-8)
+    fd = (sm.jvp([x + h * s, w], t) - sm.jvp([x - h * s, w], t)) / (2 * h)
+    np.testing.assert_allclose(sm.jvp_jvp([x, w], t, s), fd, rtol=1e-6, atol=1e-8)
+    # a shared parameter p under a batch of x: its entry sums over the batch
+    p, xs, cts = rng.standard_normal(3), rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
+    tp, txs = rng.standard_normal(3), rng.standard_normal((4, 6))
+    got = cu.vjp_jvp([p, xs], cts, [tp, txs])
+    lo, hi = cu.vjp([p - h * tp, xs - h * txs], cts), cu.vjp([p + h * tp, xs + h * txs], cts)
+    for g, a, b in zip(got, lo, hi):
+        np.testing.assert_allclose(g, (b - a) / (2 * h), rtol=1e-6, atol=1e-7)
+    assert got[0].shape == (3,) and got[1].shape == (4, 6)
+    with pytest.raises(ffi.SignatureError, match="entry point 'vjp_jvp' is not built .*order=2"):
+        ffi.build([SMOOTH], source=C_SRC, flags=(opt,)).smooth.vjp_jvp([x, w], ct, t)
