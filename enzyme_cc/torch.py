@@ -153,9 +153,9 @@ class TorchOp:
             return [bufs[0].new_empty(sh, dtype=_DTYPES[dt]) for sh, dt in p.results]
         return fake
 
-    def _call(self, kind, inputs, seeds, ints, sums):
+    def _call(self, kind, inputs, seeds, ints, sums, plain=None):
         """Entry point `kind` on tensors: straight to C when nothing traces them, else the op."""
-        if _plain(inputs) and _plain(seeds):
+        if plain or (plain is None and _plain((*inputs, *seeds))):
             try:
                 return self._impl(kind)(inputs, seeds, ints, sums)
             except _NoStorage:
@@ -168,10 +168,14 @@ class TorchOp:
         return lambda c, *bufs: tuple(self._call(kind, bufs[:c.n], bufs[c.n:], c.ints, c.sums))
 
     def _apply(self, kind, ints, sums, inputs, seeds):
-        args = (_Consts(ints, tuple(sums), len(inputs)), *inputs, *seeds)
-        if _plain(inputs) and _plain(seeds):
-            return self._base_apply[kind](*args)
-        return self.function[kind].apply(*args)
+        """Entry point `kind` as a differentiable operation (backward and jvp call it too)."""
+        if _plain((*inputs, *seeds)):
+            if not torch.is_grad_enabled() and _fwad._current_level < 0:   # nothing to record
+                return self._call(kind, inputs, seeds, ints, sums, plain=True)
+            return self._base_apply[kind](_Consts(ints, tuple(sums), len(inputs)), *inputs,
+                                          *seeds)
+        return self.function[kind].apply(_Consts(ints, tuple(sums), len(inputs)), *inputs,
+                                         *seeds)
 
     # ---- derivatives of each entry point (ctx: ints, sums, inputs, seeds) ------------------------
     def _need_order2(self):
