@@ -155,6 +155,8 @@ class TorchOp:
 
     def _call(self, kind, inputs, seeds, ints, sums, plain=None):
         """Entry point `kind` on tensors: straight to C when nothing traces them, else the op."""
+        if kind not in self.ops:
+            self._need_order2()
         if plain or (plain is None and _plain((*inputs, *seeds))):
             try:
                 return self._impl(kind)(inputs, seeds, ints, sums)
@@ -163,8 +165,6 @@ class TorchOp:
         return self.ops[kind](list(inputs), list(seeds), list(ints), list(sums))
 
     def _forward(self, kind):
-        if kind not in self.fn.entry:
-            return lambda c, *bufs: self._need_order2()
         return lambda c, *bufs: tuple(self._call(kind, bufs[:c.n], bufs[c.n:], c.ints, c.sums))
 
     def _apply(self, kind, ints, sums, inputs, seeds):
