@@ -41,13 +41,15 @@ class _NoStorage(Exception):
 
 def _plain(ts):
     """True when tensors can go straight to C: ordinary CPU tensors, nothing tracing or
-    transforming them (torch.compile, torch.func, dispatch or function modes). Otherwise the
-    custom ops run, whose fake kernels and vmap rules those machineries need."""
+    transforming them (torch.compile, torch.func, dispatch or function modes, torch.jit.trace)
+    and no lazily negated views. Otherwise the custom ops run, whose fake kernels and vmap rules
+    those machineries need."""
     if torch.compiler.is_compiling() or _C._are_functorch_transforms_active() or \
-            _C._len_torch_dispatch_stack() or _C._is_torch_function_mode_enabled():
+            _C._len_torch_dispatch_stack() or _C._is_torch_function_mode_enabled() or \
+            _C._get_tracing_state():
         return False
     for t in ts:    # (gradcheck's legacy vmap batches tensors with no transform active)
-        if type(t) not in _PLAIN or _is_wrapped(t):
+        if type(t) not in _PLAIN or _is_wrapped(t) or t.is_neg():
             return False
     return True
 
@@ -68,7 +70,8 @@ class TorchOp:
         tag = hashlib.sha256(repr((fn.path, fn.sig.key())).encode()).hexdigest()[:12]
         base = f"enzyme_cc::{fn.name}_{tag}"
         # one custom op per entry point (opaque to torch.compile), all with one schema:
-        # (inputs, seeds, ints, sum_lead) -> results
+        # (inputs, seeds, ints, sum_lead) -> results (sum_lead as ints: jit.trace takes no
+        # bool lists)
         self.ops = {}
         for kind in fn.entry:
             o = torch.library.custom_op(base + ("" if kind == "primal" else "_" + kind),
@@ -131,15 +134,15 @@ class TorchOp:
 
     def _prepare(self, kind, bufs, ints, sum_lead):
         return self.fn.prepare(kind, [x.shape for x in bufs], tuple(zip(self._int_names, ints)),
-                               tuple(sum_lead) if sum_lead else None)
+                               tuple(map(bool, sum_lead)) if sum_lead else None)
 
     def _impl(self, kind):
         if kind in self._impls:
             return self._impls[kind]
 
         def impl(inputs: list[torch.Tensor], seeds: list[torch.Tensor], ints: list[int],
-                 sum_lead: list[bool]) -> list[torch.Tensor]:
-            bufs = [x.contiguous() for x in list(inputs) + list(seeds)]
+                 sum_lead: list[int]) -> list[torch.Tensor]:
+            bufs = [x.resolve_neg().contiguous() for x in list(inputs) + list(seeds)]
             return self._run(self._prepare(kind, bufs, ints, sum_lead), bufs)
         self._impls[kind] = impl
         return impl
@@ -149,7 +152,7 @@ class TorchOp:
             bufs = list(inputs) + list(seeds)
             p = self.fn.prepare(kind, [tuple(int(d) for d in x.shape) for x in bufs],
                                 tuple(zip(self._int_names, ints)),
-                                tuple(sum_lead) if sum_lead else None)
+                                tuple(map(bool, sum_lead)) if sum_lead else None)
             return [bufs[0].new_empty(sh, dtype=_DTYPES[dt]) for sh, dt in p.results]
         return fake
 
@@ -162,7 +165,7 @@ class TorchOp:
                 return self._impl(kind)(inputs, seeds, ints, sums)
             except _NoStorage:
                 pass
-        return self.ops[kind](list(inputs), list(seeds), list(ints), list(sums))
+        return self.ops[kind](list(inputs), list(seeds), list(ints), [int(x) for x in sums])
 
     def _forward(self, kind):
         return lambda c, *bufs: tuple(self._call(kind, bufs[:c.n], bufs[c.n:], c.ints, c.sums))
@@ -280,7 +283,7 @@ class TorchOp:
             args, inner = _broadcast(info.batch_size, list(inputs) + list(seeds),
                                      list(in_dims[0]) + list(in_dims[1] or [None] * len(seeds)),
                                      nd)
-            res = self.ops[kind](args[:n], args[n:], list(ints), [False] * len(sum_lead))
+            res = self.ops[kind](args[:n], args[n:], list(ints), [0] * len(sum_lead))
             # each lane keeps its own cotangent; the inner batch is summed where it was before
             res = [r.sum(dim=tuple(range(1, 1 + len(inner)))) if s and inner else r
                    for r, s in zip(res, list(sum_lead) or [False] * len(res))]
@@ -296,6 +299,9 @@ class _Consts:
 
     def __init__(self, ints, sums, n):
         self.ints, self.sums, self.n = ints, sums, n
+
+    def __repr__(self):     # torch.jit.trace compares graphs by their text
+        return f"_Consts(ints={self.ints}, sums={self.sums}, n={self.n})"
 
 
 def _setup(ctx, inputs, output):

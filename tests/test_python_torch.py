@@ -157,6 +157,33 @@ def test_no_copy_for_contiguous_inputs(ops, monkeypatch):
     assert seen[0] == x.data_ptr() and len(seen) == 3
 
 
+def test_direct_and_traced_paths_agree(ops):
+    """Calls go straight to C only when nothing records or traces them: no_grad and
+    inference_mode give the recorded path's values, torch.jit.trace records the op (the trace
+    generalizes to new inputs), lazily negated views are resolved, not read raw."""
+    import warnings
+    n2, sm, w = ops["norm2"], ops["smooth"], rand(5, grad=False)
+    x = rand(5)
+    with torch.no_grad():
+        y0 = sm(x, w)
+    with torch.inference_mode():
+        y1 = sm(x.detach(), w)
+    y2 = sm(x, w)
+    assert y2.requires_grad and not y0.requires_grad
+    torch.testing.assert_close(y0, y2, rtol=0, atol=0)
+    torch.testing.assert_close(y1, y2, rtol=0, atol=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = torch.jit.trace(lambda x: n2(x), x.detach())
+    z = rand(5, grad=False) + 1
+    torch.testing.assert_close(traced(z), z.norm(), rtol=1e-14, atol=0)
+    neg = torch._neg_view(z)
+    torch.testing.assert_close(n2(neg), z.norm(), rtol=1e-14, atol=0)
+    (g1,) = torch.autograd.grad(sm(x, w), x, torch._neg_view(torch.ones(5, dtype=D)))
+    (g2,) = torch.autograd.grad(sm(x, w), x, -torch.ones(5, dtype=D))
+    torch.testing.assert_close(g1, g2, rtol=0, atol=0)
+
+
 def test_errors_name_the_argument(ops):
     w = rand(5, grad=False)
     with pytest.raises(TypeError, match="'x' has dtype torch.float32, expected torch.float64"):
