@@ -101,8 +101,8 @@ class JaxOp:
                 raise TypeError(f"{s.name}: argument {a.name!r} has dtype {x.dtype}, expected "
                                 f"{a.dtype}{hint}")
             xs.append(jnp.asarray(x))
-        plan = self.fn.plan([x.shape for x in xs], ints)
-        outs = call_p.bind(*xs, fn=self.fn, ints=plan.ints)
+        full = self.fn.prepare("primal", [tuple(x.shape) for x in xs], tuple(ints.items())).ints
+        outs = call_p.bind(*xs, fn=self.fn, ints=full)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 
