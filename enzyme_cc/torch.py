@@ -58,6 +58,12 @@ def _no_lead(x, a):
     return x.dim() == len(a.shape)
 
 
+def _fit(x, like):
+    """x summed over the leading axes `like` lacks (a seed shared by the batch)."""
+    extra = x.dim() - like.dim()
+    return x.sum(dim=tuple(range(extra))) if extra > 0 else x
+
+
 class TorchOp:
     """Call it with the inputs (tensors, in declared order) and Int values not implied by their
     shapes as keywords; returns the output tensor (a tuple when there are several)."""
@@ -229,10 +235,10 @@ class TorchOp:
         xs, cts = _split(ctx)
         n = len(xs)
         self._diff_only(ctx.needs_input_grad[1:1 + n], "second derivative")
-        us = self._zeros(us, self._diff(xs))
-        dx = self._apply("vjp_jvp", ctx.ints, ctx.sums, xs, list(cts) + us) \
+        us = self._zeros(us, ctx.outputs_like)
+        dx = self._apply("vjp_jvp", ctx.ints, self._sums(self._diff(xs)), xs, list(cts) + us) \
             if any(ctx.needs_input_grad[1:1 + n]) else [None] * len(us)
-        dct = self._apply("jvp", ctx.ints, (), xs, us) \
+        dct = [_fit(d, c) for d, c in zip(self._apply("jvp", ctx.ints, (), xs, us), cts)] \
             if any(ctx.needs_input_grad[1 + n:]) else [None] * len(cts)
         return (None, *self._scatter(dx), *dct)
 
@@ -272,7 +278,7 @@ class TorchOp:
                                                           self._zeros(dts, ts)))]
         return tuple(out)
 
-    # ---- vmap: the mapped axis becomes (part of) the batch looped over in C ------------------------
+    # ---- vmap: the mapped axis becomes (part of) the batch looped over in C --------------------
     def _vmap(self, kind):
         groups = {"outputs": self.sig.outputs, "diff": self.sig.diff_inputs}
         seed_nd = [len(a.shape) for g in KINDS[kind][0] for a in groups[g]]

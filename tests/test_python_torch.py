@@ -117,8 +117,9 @@ def test_second_order(ops2):
     x = rand(4, grad=False)
     r = x.norm()
     exact = (torch.eye(4, dtype=D) - torch.outer(x, x) / r ** 2) / r
-    for hess in (torch.func.hessian(n2), torch.func.jacrev(torch.func.jacfwd(n2)),
-                 torch.func.jacfwd(torch.func.jacfwd(n2)), torch.func.jacrev(torch.func.jacrev(n2))):
+    tf = torch.func
+    for hess in (tf.hessian(n2), tf.jacrev(tf.jacfwd(n2)), tf.jacfwd(tf.jacfwd(n2)),
+                 tf.jacrev(tf.jacrev(n2))):
         torch.testing.assert_close(hess(x), exact, rtol=1e-12, atol=1e-14)
     # vector output: every composition of the modes equals central differences of the Jacobian
     f = lambda x: ops2["smooth"](x, w)   # noqa: E731
@@ -128,6 +129,20 @@ def test_second_order(ops2):
     for outer, inner in [(torch.func.jacfwd, torch.func.jacrev), (torch.func.jacrev,) * 2,
                          (torch.func.jacfwd,) * 2, (torch.func.jacrev, torch.func.jacfwd)]:
         torch.testing.assert_close(outer(inner(f))(x5), fd, rtol=1e-6, atol=1e-7)
+    # mixed second derivatives of a batch sharing a parameter: d/dx of the p-Jacobian and d/dp
+    # of the x-Jacobian, against central differences
+    cu, p, xb = ops2["cubic"], rand(3, grad=False), rand(2, 4, grad=False)
+    Jp = torch.func.jacfwd(cu, argnums=0)
+    fd = torch.stack([(Jp(p, xb + eps * e) - Jp(p, xb - eps * e)) / (2 * eps)
+                      for e in torch.eye(8, dtype=D).reshape(8, 2, 4)], dim=-1).reshape(
+                          2, 4, 3, 2, 4)
+    torch.testing.assert_close(torch.func.jacrev(Jp, argnums=1)(p, xb), fd, rtol=1e-6,
+                               atol=1e-7)
+    Jx = torch.func.jacrev(cu, argnums=1)
+    fd = torch.stack([(Jx(p + eps * e, xb) - Jx(p - eps * e, xb)) / (2 * eps)
+                      for e in torch.eye(3, dtype=D)], dim=-1)
+    torch.testing.assert_close(torch.func.jacfwd(Jx, argnums=0)(p, xb), fd, rtol=1e-6,
+                               atol=1e-7)
     with pytest.raises(RuntimeError, match="third and higher derivatives are not provided"):
         torch.func.jacrev(torch.func.hessian(n2))(x)
 

@@ -133,8 +133,9 @@ def _helper(sig, mode):
 
 def _helper_call(sig, mode, per_arg, outer=None):
     """A call of the rev/fwd helper on one item (inputs are buffers 0..n-1); per_arg(a) gives
-    (value, shadow) of a differentiable input or output. outer: the marker differentiating that call again, whose
-    per-argument (value, shadow) pairs outer(a, k) gives (k = 0: the value, 1: the shadow)."""
+    (value, shadow) of a differentiable input or output. With outer, the call is differentiated
+    again by __enzyme_fwddiff: outer(a, k) gives the 1-tuple of the outer shadow of the value
+    (k = 0) and of the inner shadow (k = 1)."""
     parts = []
     for a in list(sig.args) + ([sig.ret] if sig.ret else []):
         if isinstance(a, Int) or (isinstance(a, In) and not a.diff):
