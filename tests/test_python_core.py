@@ -191,5 +191,11 @@ def test_second_order_entry_points(opt):
     for g, a, b in zip(got, lo, hi):
         np.testing.assert_allclose(g, (b - a) / (2 * h), rtol=1e-6, atol=1e-7)
     assert got[0].shape == (3,) and got[1].shape == (4, 6)
+    # C++ with std::vector
+    so = ffi.function(SOFTMAX, source=CXX_SRC, lang="c++", flags=(opt,), order=2)
+    fd = (so.vjp([x + h * t], ct) - so.vjp([x - h * t], ct)) / (2 * h)
+    np.testing.assert_allclose(so.vjp_jvp([x], ct, t), fd, rtol=1e-6, atol=1e-8)
+    fd = (so.jvp([x + h * s], t) - so.jvp([x - h * s], t)) / (2 * h)
+    np.testing.assert_allclose(so.jvp_jvp([x], t, s), fd, rtol=1e-6, atol=1e-8)
     with pytest.raises(ffi.SignatureError, match="entry point 'vjp_jvp' is not built .*order=2"):
         ffi.build([SMOOTH], source=C_SRC, flags=(opt,)).smooth.vjp_jvp([x, w], ct, t)
