@@ -1,10 +1,12 @@
-"""A built library loaded with ctypes: each declared function's three entry points, the shape
-plan of one call, and a numpy front end (the framework-free way to call them)."""
+"""A built library loaded with ctypes: each declared function's entry points, the prepared call
+of each (shapes, C arrays) cached per shapes, and a numpy front end (the framework-free way to
+call them)."""
 import ctypes
 from dataclasses import dataclass
 from math import prod
 
 from .signature import SignatureError, common_lead, strides
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -27,7 +29,7 @@ KINDS = {
     "jvp": (("diff",), "outputs"),
     "vjp": (("outputs",), "diff"),
     # second order (built with order=2): the tangent of the VJP in the inputs' direction t
-    # (H(ct) t, forward over reverse), and the second derivative f''[t1, t2] (forward over forward)
+    # (H(ct) t, forward over reverse), the second derivative f''[t1, t2] (forward over forward)
     "vjp_jvp": (("outputs", "diff"), "diff"),
     "jvp_jvp": (("diff", "diff"), "outputs"),
 }
