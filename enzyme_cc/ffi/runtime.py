@@ -169,7 +169,7 @@ class Function:
                 _check_array(np, self.name, a, x, SEED_NAMES.get(g, ""))
         p = self.prepare(kind, [x.shape for x in bufs], tuple(ints.items()))
         res = [np.empty(sh, dt) for sh, dt in p.results]
-        p.run([_address(x) for x in bufs] + [_address(x) for x in res])
+        self.run(p, [_address(x) for x in bufs] + [_address(x) for x in res])
         return res[0] if len(res) == 1 else tuple(res)
 
     def __call__(self, *inputs, **ints):
