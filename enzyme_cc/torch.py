@@ -134,7 +134,9 @@ class TorchOp:
             ptrs = [x.data_ptr() for x in bufs]
         except RuntimeError:    # no storage: batched by gradcheck's legacy vmap
             raise _NoStorage from None
-        res = [torch.empty(sh, dtype=_DTYPES[dt]) for sh, dt in prepared.results]
+        # (torch.empty parses unpacked sizes faster than a tuple)
+        res = [torch.empty(*sh, dtype=_DTYPES[dt]) if sh else torch.empty((), dtype=_DTYPES[dt])
+               for sh, dt in prepared.results]
         self.fn.run(prepared, ptrs + [r.data_ptr() for r in res])
         return res
 
