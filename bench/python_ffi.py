@@ -4,10 +4,15 @@ torch / jax), and the gradient time of a real kernel (a 1-D Brusselator integrat
 Euler) through each framework against calling its C derivative directly (ctypes, prebuilt
 buffers).
 
-    python bench/python_ffi.py [--n 4096] [--steps 200]
+    python bench/python_ffi.py [--n 4096] [--steps 200] [--cpu-time]
+
+--cpu-time times the trivial calls with time.thread_time (the calling thread's CPU time), which
+leaves out the time a loaded machine keeps the thread waiting for a core; the gradient rows stay
+wall time (XLA and torch's autograd engine may run work on other threads).
 """
 import argparse
 import ctypes
+import time
 import timeit
 
 import numpy as np
@@ -45,16 +50,23 @@ double bruss(const double *p, const double *u0, const double *v0, int n, int ste
 """
 
 
-def best(fn, number):
+TIMER = time.perf_counter
+
+
+def best(fn, number, timer=None):
     fn()
-    return min(timeit.repeat(fn, number=number, repeat=5)) / number
+    return min(timeit.repeat(fn, number=number, repeat=5, timer=timer or TIMER)) / number
 
 
 def main():
+    global TIMER
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--cpu-time", action="store_true")
     args = ap.parse_args()
+    if args.cpu_time:
+        TIMER = time.thread_time
     lib = ffi.build([TRIVIAL, BRUSS], source=SRC)
     rows = []
 
@@ -90,6 +102,7 @@ def main():
     rows.append(("trivial", "jax.numpy (2 * x), jit", best(lambda: g(jx).block_until_ready(), 5000)))
 
     # ---- gradient of a real kernel -------------------------------------------------------------
+    TIMER = time.perf_counter
     n, steps = args.n, args.steps
     br = lib.bruss
     rng = np.random.default_rng(0)
