@@ -147,6 +147,23 @@ def test_second_order(ops2):
         torch.func.jacrev(torch.func.hessian(n2))(x)
 
 
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_second_order_two_outputs_float32(opt):
+    """Hessian blocks of y = a*b + b[0], s = |a|^2 (float32, two outputs, one of them unused)
+    against the analytic ones; double backward through create_graph."""
+    af = et.op(ffi.function(AFFINE, source=C_SRC, flags=(opt,), order=2))
+    a, b = rand(4, grad=False, dtype=torch.float32), rand(3, 4, grad=False, dtype=torch.float32)[1]
+    H = torch.func.hessian(lambda a, b: (lambda y, s: y.sum() + 2 * s)(*af(a, b)),
+                           argnums=(0, 1))(a, b)
+    eye = torch.eye(4)
+    for got, want in zip((H[0][0], H[0][1], H[1][0], H[1][1]), (4 * eye, eye, eye, 0 * eye)):
+        torch.testing.assert_close(got, want)
+    torch.testing.assert_close(torch.func.hessian(lambda a: af(a, b)[1])(a), 2 * eye)
+    a2 = a.clone().requires_grad_()
+    (ga,) = torch.autograd.grad(af(a2, b)[1], a2, create_graph=True)
+    torch.testing.assert_close(torch.autograd.grad(ga.sum(), a2)[0], torch.full((4,), 2.0))
+
+
 def test_second_order_is_refused(ops):
     x = rand(3)
     (g,) = torch.autograd.grad(ops["norm2"](x), x, create_graph=True)
