@@ -88,8 +88,8 @@ def test_second_order_is_refused(ops):
 def test_second_order(opt):
     """order=2: check_grads order 2 in both modes (forward over forward, forward over reverse
     and the transposes), Hessians against the analytic one and FD, third order refused."""
-    lib = ffi.build([NORM2, SMOOTH], source=C_SRC, flags=(opt,), order=2)
-    n2, sm = ej.op(lib["norm2"]), ej.op(lib["smooth"])
+    lib = ffi.build([NORM2, SMOOTH, AFFINE], source=C_SRC, flags=(opt,), order=2)
+    n2, sm, af = ej.op(lib["norm2"]), ej.op(lib["smooth"]), ej.op(lib["affine"])
     cu = ej.op(CUBIC, source=F_SRC, lang="fortran", flags=(opt,), order=2)
     x, w = rand(5), rand(5, seed=1)
     check_grads(n2, (x,), order=2, modes=["fwd", "rev"])
@@ -108,6 +108,13 @@ def test_second_order(opt):
     xs = rand(3, 5)
     np.testing.assert_allclose(jax.vmap(jax.hessian(n2))(xs),
                                jnp.stack([jax.hessian(n2)(v) for v in xs]), rtol=1e-13)
+    # two float32 outputs (y = a*b + b[0], s = |a|^2), one unused: analytic Hessian blocks
+    a, b = rand(4, dtype=np.float32), rand(4, seed=5, dtype=np.float32)
+    H = jax.hessian(lambda a, b: (lambda y, s: y.sum() + 2 * s)(*af(a, b)), argnums=(0, 1))(a, b)
+    eye = np.eye(4, dtype=np.float32)
+    for got, want in zip((H[0][0], H[0][1], H[1][0], H[1][1]), (4 * eye, eye, eye, 0 * eye)):
+        np.testing.assert_allclose(got, want, atol=1e-6)
+    np.testing.assert_allclose(jax.hessian(lambda a: af(a, b)[1])(a), 2 * eye, atol=1e-6)
     with pytest.raises(NotImplementedError, match="enzyme_cc_(vjp|jvp)_jvp"):
         jax.jacfwd(jax.hessian(n2))(x)
 
