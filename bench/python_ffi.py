@@ -4,10 +4,15 @@ torch / jax), and the gradient time of a real kernel (a 1-D Brusselator integrat
 Euler) through each framework against calling its C derivative directly (ctypes, prebuilt
 buffers).
 
-    python bench/python_ffi.py [--n 4096] [--steps 200]
+    python bench/python_ffi.py [--n 4096] [--steps 200] [--cpu-time]
+
+--cpu-time times the trivial calls with time.thread_time (the calling thread's CPU time), which
+leaves out the time a loaded machine keeps the thread waiting for a core; the gradient rows stay
+wall time (XLA and torch's autograd engine may run work on other threads).
 """
 import argparse
 import ctypes
+import time
 import timeit
 
 import numpy as np
@@ -45,16 +50,23 @@ double bruss(const double *p, const double *u0, const double *v0, int n, int ste
 """
 
 
-def best(fn, number):
+TIMER = time.perf_counter
+
+
+def best(fn, number, timer=None):
     fn()
-    return min(timeit.repeat(fn, number=number, repeat=5)) / number
+    return min(timeit.repeat(fn, number=number, repeat=5, timer=timer or TIMER)) / number
 
 
 def main():
+    global TIMER
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--cpu-time", action="store_true")
     args = ap.parse_args()
+    if args.cpu_time:
+        TIMER = time.thread_time
     lib = ffi.build([TRIVIAL, BRUSS], source=SRC)
     rows = []
 
@@ -70,6 +82,14 @@ def main():
     import enzyme_cc.torch as et
     top, tx = et.op(tw), torch.ones(1, dtype=torch.float64)
     rows.append(("trivial", "enzyme_cc.torch op", best(lambda: top(tx), 5000)))
+    with torch.no_grad():
+        rows.append(("trivial", "enzyme_cc.torch op, no_grad", best(lambda: top(tx), 5000)))
+    txg = tx.clone().requires_grad_()
+    rows.append(("trivial", "enzyme_cc.torch op, requires_grad", best(lambda: top(txg), 5000)))
+    rows.append(("trivial", "enzyme_cc.torch op, forward+backward",
+                 best(lambda: top(txg).backward(), 2000)))
+    rows.append(("trivial", "torch (2 * x), forward+backward",
+                 best(lambda: (2 * txg).backward(), 2000)))
     rows.append(("trivial", "torch.Tensor (2 * x)", best(lambda: 2 * tx, 20000)))
     import jax
     jax.config.update("jax_enable_x64", True)
@@ -82,16 +102,17 @@ def main():
     rows.append(("trivial", "jax.numpy (2 * x), jit", best(lambda: g(jx).block_until_ready(), 5000)))
 
     # ---- gradient of a real kernel -------------------------------------------------------------
+    TIMER = time.perf_counter
     n, steps = args.n, args.steps
     br = lib.bruss
     rng = np.random.default_rng(0)
     p, u0, v0 = np.array([1.0, 3.0, 0.5]), 1 + 0.1 * rng.random(n), 3 + 0.1 * rng.random(n)
-    plan = br.plan([p.shape, u0.shape, v0.shape], {"steps": steps})
     ct, gp, gu, gv = np.ones(()), np.empty(3), np.empty(n), np.empty(n)
+    prep = br.prepare("vjp", [p.shape, u0.shape, v0.shape, ct.shape], (("steps", steps),))
     vjp = br.entry["vjp"]
-    ints = (ctypes.c_int64 * 2)(*plan.ints)
+    ints = (ctypes.c_int64 * 2)(*prep.ints)
     ptrs = (ctypes.c_void_p * 7)(*[a.ctypes.data for a in (p, u0, v0, ct, gp, gu, gv)])
-    st = (ctypes.c_int64 * 7)(*br.buffer_strides("vjp", plan))
+    st = (ctypes.c_int64 * 7)(*prep.strides)
     reps = 5
     rows.append((f"bruss n={n} steps={steps}", "primal, ctypes",
                  best(lambda: br(p, u0, v0, steps=steps), reps)))

@@ -1,8 +1,9 @@
 """A declared C/C++/Fortran function as JAX primitives: the primal, a JVP linear in its tangents
 whose transpose is the VJP, each lowered to an XLA custom call through `jax.ffi` (no Python on the
 path of a jitted call), with batching rules that turn vmap into the batch loop in C. So jax.grad,
-jax.jacrev, jax.jacfwd, jax.vmap and jax.jit all work; second derivatives are refused by JAX
-("Differentiation rule ... not implemented"), never silently zero.
+jax.jacrev, jax.jacfwd, jax.vmap and jax.jit all work; with order=2 also second derivatives
+(jax.hessian, check_grads order=2); beyond that JAX refuses ("Differentiation rule ... not
+implemented"), never a silent zero.
 
     f = enzyme_cc.jax.op(Signature("f", [In("x", ("n",)), Int("n"), Out("y", ("n",))]),
                          sources=["f.c"])
@@ -21,6 +22,7 @@ from jax.interpreters import ad, batching, mlir
 
 from . import ffi
 from .ffi.build import BuildError, cache_root, check_toolchain
+from .ffi.runtime import KINDS
 from .ffi.signature import SignatureError
 
 TARGET = "enzyme_cc_call"
@@ -61,10 +63,11 @@ def _register():
             _registered = dll       # keeps the library loaded
 
 
-def op(signature, sources=(), source=None, lang="c", flags=("-O2",), link_flags=()):
-    """Builds the function (cached by content) and returns it as a JAX operation."""
+def op(signature, sources=(), source=None, lang="c", flags=("-O2",), link_flags=(), order=1):
+    """Builds the function (cached by content) and returns it as a JAX operation. order=2 also
+    builds the second-order entry points (jax.hessian, check_grads order=2)."""
     fn = signature if isinstance(signature, ffi.Function) else \
-        ffi.function(signature, sources, source, lang, flags, link_flags)
+        ffi.function(signature, sources, source, lang, flags, link_flags, order)
     _register()
     key = (fn.path, fn.sig.key())
     if key not in _OPS:
@@ -98,8 +101,8 @@ class JaxOp:
                 raise TypeError(f"{s.name}: argument {a.name!r} has dtype {x.dtype}, expected "
                                 f"{a.dtype}{hint}")
             xs.append(jnp.asarray(x))
-        plan = self.fn.plan([x.shape for x in xs], ints)
-        outs = call_p.bind(*xs, fn=self.fn, ints=plan.ints)
+        full = self.fn.prepare("primal", [tuple(x.shape) for x in xs], tuple(ints.items())).ints
+        outs = call_p.bind(*xs, fn=self.fn, ints=full)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 
@@ -108,108 +111,199 @@ def _lead(x, arg):
     return tuple(x.shape[:len(x.shape) - len(arg.shape)])
 
 
-def _call_plan(fn, xs, ints):
-    return fn.plan([x.shape for x in xs], dict(zip((a.name for a in fn.sig.ints), ints)))
+def _prepare(fn, kind, args, ints, sum_lead=None):
+    return fn.prepare(kind, [x.shape for x in args], tuple(zip((a.name for a in fn.sig.ints),
+                                                               ints)), sum_lead)
 
 
-def _jvp_plan(fn, args, ints):
-    n, diff = len(fn.sig.inputs), fn.sig.diff_inputs
-    seeds = [_lead(t, a) for t, a in zip(args[n:], diff)]
-    plan = fn.plan([x.shape for x in args[:n]], dict(zip((a.name for a in fn.sig.ints), ints)),
-                   seeds)
-    return plan, seeds
-
-
-def _vjp_plan(fn, args, ints, sum_lead):
-    n = len(fn.sig.inputs)
-    seeds = [_lead(c, a) for c, a in zip(args[n:], fn.sig.outputs)]
-    plan = fn.plan([x.shape for x in args[:n]], dict(zip((a.name for a in fn.sig.ints), ints)),
-                   seeds)
-    grad_leads = [() if s else plan.lead for s in sum_lead]
-    shapes = [lead + fn.item_shape(a, plan) for a, lead in zip(fn.sig.diff_inputs, grad_leads)]
-    return plan, seeds, grad_leads, shapes
-
-
-def _avals(shapes, args):
-    return [jax.core.ShapedArray(sh, np.dtype(a.dtype)) for sh, a in zip(shapes, args)]
+def _avals(kind):
+    def abstract(*args, fn, ints, sum_lead=None):
+        return [jax.core.ShapedArray(sh, np.dtype(dt))
+                for sh, dt in _prepare(fn, kind, args, ints, sum_lead).results]
+    return abstract
 
 
 # ---- the primitives ----------------------------------------------------------------------------
-def _ffi(fn, kind, plan, strides, shapes, args, xs):
-    return jax.ffi.ffi_call(TARGET, [jax.ShapeDtypeStruct(sh, np.dtype(a.dtype))
-                                     for sh, a in zip(shapes, args)])(
-        *xs, fn=np.int64(fn.address[kind]), batch=np.int64(plan.batch),
-        ints=np.asarray(plan.ints, np.int64), strides=np.asarray(strides, np.int64))
+def _body(kind):
+    """The XLA custom call of entry point `kind` (args: inputs, then its seeds)."""
+    def body(*args, fn, ints, sum_lead=None):
+        p = _prepare(fn, kind, args, ints, sum_lead)
+        return jax.ffi.ffi_call(TARGET, [jax.ShapeDtypeStruct(sh, np.dtype(dt))
+                                         for sh, dt in p.results])(
+            *args, fn=np.int64(fn.address[kind]), batch=np.int64(p.batch),
+            ints=np.asarray(p.ints, np.int64), strides=np.asarray(p.strides, np.int64))
+    return body
 
 
-def _call_body(*xs, fn, ints):
-    plan = _call_plan(fn, xs, ints)
-    return _ffi(fn, "primal", plan, fn.buffer_strides("primal", plan), plan.out_shapes,
-                fn.sig.outputs, xs)
-
-
-def _jvp_body(*args, fn, ints):
-    plan, seeds = _jvp_plan(fn, args, ints)
-    return _ffi(fn, "jvp", plan, fn.buffer_strides("jvp", plan, seeds), plan.out_shapes,
-                fn.sig.outputs, args)
-
-
-def _vjp_body(*args, fn, ints, sum_lead):
-    plan, seeds, grad_leads, shapes = _vjp_plan(fn, args, ints, sum_lead)
-    return _ffi(fn, "vjp", plan, fn.buffer_strides("vjp", plan, seeds, grad_leads), shapes,
-                fn.sig.diff_inputs, args)
-
-
-def _primitive(name, body, abstract):
+def _primitive(name, kind):
     p = Primitive(name)
     p.multiple_results = True
-    p.def_impl(body)
-    p.def_abstract_eval(abstract)
-    mlir.register_lowering(p, mlir.lower_fun(body, multiple_results=True), platform="cpu")
+    p.def_impl(_body(kind))
+    p.def_abstract_eval(_avals(kind))
+    mlir.register_lowering(p, mlir.lower_fun(_body(kind), multiple_results=True), platform="cpu")
     return p
 
 
-call_p = _primitive("enzyme_cc_call", _call_body, lambda *xs, fn, ints: _avals(
-    _call_plan(fn, xs, ints).out_shapes, fn.sig.outputs))
-jvp_p = _primitive("enzyme_cc_jvp", _jvp_body, lambda *args, fn, ints: _avals(
-    _jvp_plan(fn, args, ints)[0].out_shapes, fn.sig.outputs))
-vjp_p = _primitive("enzyme_cc_vjp", _vjp_body, lambda *args, fn, ints, sum_lead: _avals(
-    _vjp_plan(fn, args, ints, sum_lead)[3], fn.sig.diff_inputs))
+call_p = _primitive("enzyme_cc_call", "primal")
+jvp_p = _primitive("enzyme_cc_jvp", "jvp")
+vjp_p = _primitive("enzyme_cc_vjp", "vjp")
 
 
-# ---- differentiation: JVP rule of the primal, transpose of the (linear) JVP ----------------------
+# ---- differentiation ----------------------------------------------------------------------------
+# First order: the JVP rule of the primal is jvp_p (linear in the tangents), whose transpose is
+# vjp_p. Second order (order=2 builds): the JVP of jvp_p adds jvp_jvp_p (f''[t, dx]), the JVP of
+# vjp_p adds vjp_jvp_p (sum_i ct_i H_i dx); both are linear in dx and, the Hessians being
+# symmetric, transpose into vjp_jvp_p again. Third order: JAX's "Differentiation rule for
+# 'enzyme_cc_vjp_jvp' not implemented".
+vjp_jvp_p = _primitive("enzyme_cc_vjp_jvp", "vjp_jvp")
+jvp_jvp_p = _primitive("enzyme_cc_jvp_jvp", "jvp_jvp")
+
+
 def _zero(x):
     return ad.Zero.from_primal_value(x)
 
 
-def _call_jvp(primals, tangents, *, fn, ints):
-    outs = call_p.bind(*primals, fn=fn, ints=ints)
+def _is_zero(t):
+    return type(t) is ad.Zero
+
+
+def _input_tangents(fn, primals, tangents):
+    """The differentiable inputs' tangents (zeros instantiated), or None if all are zero;
+    a tangent of a diff=False input is an error."""
     for a, t in zip(fn.sig.inputs, tangents):
-        if not a.diff and type(t) is not ad.Zero:
+        if not a.diff and not _is_zero(t):
             raise ValueError(f"{fn.name}: a derivative with respect to input {a.name!r} was "
                              "requested, but it is declared In(..., diff=False)")
-    diff = [(x, t) for a, x, t in zip(fn.sig.inputs, primals, tangents) if a.diff]
-    if all(type(t) is ad.Zero for _, t in diff):
-        return outs, [_zero(o) for o in outs]
-    ts = [ad.instantiate_zeros(t) for _, t in diff]
-    return outs, jvp_p.bind(*primals, *ts, fn=fn, ints=ints)
+    diff = [t for a, t in zip(fn.sig.inputs, tangents) if a.diff]
+    return None if all(_is_zero(t) for t in diff) else [ad.instantiate_zeros(t) for t in diff]
+
+
+def _second_order(fn):
+    if fn.order < 2:
+        raise NotImplementedError(f"{fn.name}: second derivatives need the second-order entry "
+                                  "points: build with enzyme_cc.jax.op(..., order=2)")
+
+
+def _add(terms, outs):
+    terms = [t for t in terms if t is not None]
+    if not terms:
+        return [_zero(o) for o in outs]
+    return [sum(parts[1:], parts[0]) for parts in zip(*terms)]
+
+
+def _call_jvp(primals, tangents, *, fn, ints):
+    outs = call_p.bind(*primals, fn=fn, ints=ints)
+    ts = _input_tangents(fn, primals, tangents)
+    return outs, [_zero(o) for o in outs] if ts is None else jvp_p.bind(*primals, *ts, fn=fn,
+                                                                          ints=ints)
+
+
+def _jvp_jvp(primals, tangents, *, fn, ints):
+    """Tangent of J(x) t: f''[t, dx] + J(x) dt."""
+    n = len(fn.sig.inputs)
+    xs, ts = primals[:n], primals[n:]
+    outs = jvp_p.bind(*primals, fn=fn, ints=ints)
+    dx = _input_tangents(fn, xs, tangents[:n])
+    dts = tangents[n:]
+    if dx is not None:
+        _second_order(fn)
+    return outs, _add([
+        None if dx is None else jvp_jvp_p.bind(*xs, *ts, *dx, fn=fn, ints=ints),
+        None if all(_is_zero(t) for t in dts) else
+        jvp_p.bind(*xs, *map(ad.instantiate_zeros, dts), fn=fn, ints=ints)], outs)
+
+
+def _vjp_jvp(primals, tangents, *, fn, ints, sum_lead):
+    """Tangent of J(x)^T ct: sum_i ct_i H_i dx + J(x)^T dct."""
+    n = len(fn.sig.inputs)
+    xs, cts = primals[:n], primals[n:]
+    outs = vjp_p.bind(*primals, fn=fn, ints=ints, sum_lead=sum_lead)
+    dx = _input_tangents(fn, xs, tangents[:n])
+    dcts = tangents[n:]
+    if dx is not None:
+        _second_order(fn)
+    return outs, _add([
+        None if dx is None else
+        vjp_jvp_p.bind(*xs, *cts, *dx, fn=fn, ints=ints, sum_lead=sum_lead),
+        None if all(_is_zero(t) for t in dcts) else
+        vjp_p.bind(*xs, *map(ad.instantiate_zeros, dcts), fn=fn, ints=ints,
+                   sum_lead=sum_lead)], outs)
+
+
+def _linear_in_last(fn, args, group):
+    """Splits a transpose's arguments into the known primals and the last `group` of seeds, in
+    which it is linear (some may be known zeros); returns those seeds' avals too."""
+    k = len(group)
+    known, linear = args[:len(args) - k], args[len(args) - k:]
+    if any(ad.is_undefined_primal(x) for x in known):
+        raise ValueError(f"{fn.name}: cannot transpose with respect to a primal input")
+    return known, [x.aval if ad.is_undefined_primal(x) else x for x in linear], linear
+
+
+def _only_undefined(res, linear):
+    return [r if ad.is_undefined_primal(x) else None for r, x in zip(res, linear)]
+
+
+def _instantiate(cts, kind, fn, args, ints, sum_lead=None):
+    if not any(_is_zero(c) for c in cts):
+        return cts
+    p = _prepare(fn, kind, args, ints, sum_lead)
+    return [jnp.zeros(sh, dt) if _is_zero(c) else c for c, (sh, dt) in zip(cts, p.results)]
+
+
+def _sums(avals, args):
+    return tuple(not _lead(t, a) for t, a in zip(avals, args))
+
+
+def _fit(x, aval):
+    """x summed over the leading axes aval lacks (a seed shared by a batch)."""
+    extra = x.ndim - len(aval.shape)
+    return x.sum(axis=tuple(range(extra))) if extra else x
 
 
 def _jvp_transpose(cts, *args, fn, ints):
+    xs, ts, lin = _linear_in_last(fn, args, fn.sig.diff_inputs)
+    cts = _instantiate(cts, "jvp", fn, list(xs) + ts, ints)
+    grads = vjp_p.bind(*xs, *cts, fn=fn, ints=ints, sum_lead=_sums(ts, fn.sig.diff_inputs))
+    return [None] * len(xs) + _only_undefined(grads, lin)
+
+
+def _vjp_transpose(cts, *args, fn, ints, sum_lead):
+    """J(x)^T ct is linear in ct: its transpose is J(x) w."""
+    xs, ct_avals, lin = _linear_in_last(fn, args, fn.sig.outputs)
+    cts = _instantiate(cts, "vjp", fn, list(xs) + ct_avals, ints, sum_lead)
+    outs = jvp_p.bind(*xs, *cts, fn=fn, ints=ints)
+    return [None] * len(xs) + _only_undefined([_fit(o, a) for o, a in zip(outs, ct_avals)], lin)
+
+
+def _vjp_jvp_transpose(cts, *args, fn, ints, sum_lead):
+    """sum_i ct_i H_i t is linear in t with a symmetric matrix: its transpose is itself."""
+    known, t_avals, lin = _linear_in_last(fn, args, fn.sig.diff_inputs)
+    cts = _instantiate(cts, "vjp_jvp", fn, list(known) + t_avals, ints, sum_lead)
+    res = vjp_jvp_p.bind(*known, *cts, fn=fn, ints=ints,
+                         sum_lead=_sums(t_avals, fn.sig.diff_inputs))
+    return [None] * len(known) + _only_undefined(res, lin)
+
+
+def _jvp_jvp_transpose(cts, *args, fn, ints):
+    """f''[t, dx] = (w . f'')(t, dx) per output weight w: its transpose in dx is
+    sum_i w_i H_i t."""
+    known, dx_avals, lin = _linear_in_last(fn, args, fn.sig.diff_inputs)
     n = len(fn.sig.inputs)
-    primals, tangents = args[:n], args[n:]
-    if any(ad.is_undefined_primal(x) for x in primals):
-        raise ValueError(f"{fn.name}: cannot transpose with respect to a primal input")
-    plan, _ = _jvp_plan(fn, [x for x in primals] + [t.aval for t in tangents], ints)
-    cts = [jnp.zeros(sh, a.dtype) if type(c) is ad.Zero else c
-           for c, sh, a in zip(cts, plan.out_shapes, fn.sig.outputs)]
-    sums = tuple(not _lead(t.aval, a) for t, a in zip(tangents, fn.sig.diff_inputs))
-    grads = vjp_p.bind(*primals, *cts, fn=fn, ints=ints, sum_lead=sums)
-    return [None] * n + list(grads)
+    xs, ts = known[:n], known[n:]
+    cts = _instantiate(cts, "jvp_jvp", fn, list(known) + dx_avals, ints)
+    res = vjp_jvp_p.bind(*xs, *cts, *ts, fn=fn, ints=ints,
+                         sum_lead=_sums(dx_avals, fn.sig.diff_inputs))
+    return [None] * len(known) + _only_undefined(res, lin)
 
 
 ad.primitive_jvps[call_p] = _call_jvp
+ad.primitive_jvps[jvp_p] = _jvp_jvp
+ad.primitive_jvps[vjp_p] = _vjp_jvp
 ad.primitive_transposes[jvp_p] = _jvp_transpose
+ad.primitive_transposes[vjp_p] = _vjp_transpose
+ad.primitive_transposes[vjp_jvp_p] = _vjp_jvp_transpose
+ad.primitive_transposes[jvp_jvp_p] = _jvp_jvp_transpose
 
 
 # ---- vmap: the mapped axis becomes (part of) the batch looped over in C ------------------------
@@ -234,31 +328,25 @@ def _broadcast(args, dims, item_ndims):
     return out, inner
 
 
-def _call_batch(args, dims, *, fn, ints):
-    xs, _ = _broadcast(args, dims, [len(a.shape) for a in fn.sig.inputs])
-    outs = call_p.bind(*xs, fn=fn, ints=ints)
-    return outs, [0] * len(outs)
+def _batcher(prim, kind):
+    def rule(args, dims, *, fn, ints, sum_lead=None):
+        groups = {"outputs": fn.sig.outputs, "diff": fn.sig.diff_inputs}
+        nd = [len(a.shape) for a in fn.sig.inputs] + \
+            [len(a.shape) for g in KINDS[kind][0] for a in groups[g]]
+        xs, inner = _broadcast(args, dims, nd)
+        if sum_lead is None:
+            res = prim.bind(*xs, fn=fn, ints=ints)
+        else:
+            res = prim.bind(*xs, fn=fn, ints=ints, sum_lead=(False,) * len(sum_lead))
+            # each lane keeps its own cotangent; the inner batch is summed where it was before
+            res = [r.sum(axis=tuple(range(1, 1 + len(inner)))) if s and inner else r
+                   for r, s in zip(res, sum_lead)]
+        return res, [0] * len(res)
+    return rule
 
 
-def _jvp_batch(args, dims, *, fn, ints):
-    nd = [len(a.shape) for a in fn.sig.inputs] + [len(a.shape) for a in fn.sig.diff_inputs]
-    xs, _ = _broadcast(args, dims, nd)
-    outs = jvp_p.bind(*xs, fn=fn, ints=ints)
-    return outs, [0] * len(outs)
+for _p, _k in ((call_p, "primal"), (jvp_p, "jvp"), (vjp_p, "vjp"), (vjp_jvp_p, "vjp_jvp"),
+               (jvp_jvp_p, "jvp_jvp")):
+    batching.primitive_batchers[_p] = _batcher(_p, _k)
 
-
-def _vjp_batch(args, dims, *, fn, ints, sum_lead):
-    nd = [len(a.shape) for a in fn.sig.inputs] + [len(a.shape) for a in fn.sig.outputs]
-    xs, inner = _broadcast(args, dims, nd)
-    grads = vjp_p.bind(*xs, fn=fn, ints=ints, sum_lead=(False,) * len(sum_lead))
-    # each lane keeps its own cotangent; the inner batch is summed where it was before
-    grads = [g.sum(axis=tuple(range(1, 1 + len(inner)))) if s and inner else g
-             for g, s in zip(grads, sum_lead)]
-    return grads, [0] * len(grads)
-
-
-batching.primitive_batchers[call_p] = _call_batch
-batching.primitive_batchers[jvp_p] = _jvp_batch
-batching.primitive_batchers[vjp_p] = _vjp_batch
-
-__all__ = ["JaxOp", "op", "SignatureError", "call_p", "jvp_p", "vjp_p"]
+__all__ = ["JaxOp", "op", "SignatureError", "call_p", "jvp_p", "vjp_p", "vjp_jvp_p", "jvp_jvp_p"]

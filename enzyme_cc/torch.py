@@ -10,26 +10,58 @@ pointer, without copies.
 import hashlib
 
 import torch
+import torch.autograd.forward_ad as _fwad
 
 from . import ffi
+from .ffi.runtime import KINDS
 from .ffi.signature import SignatureError
 
 _DTYPES = {"float64": torch.float64, "float32": torch.float32}
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+_C = torch._C
+_is_wrapped = _C._functorch.is_functorch_wrapped_tensor
+_BASE_APPLY = _C._FunctionBase.__dict__["apply"]
 _OPS = {}
 
 
-def op(signature, sources=(), source=None, lang="c", flags=("-O2",), link_flags=()):
-    """Builds the function (cached by content) and returns it as a torch operation."""
+def op(signature, sources=(), source=None, lang="c", flags=("-O2",), link_flags=(), order=1):
+    """Builds the function (cached by content) and returns it as a torch operation. order=2 also
+    builds the second-order entry points (double backward, forward over reverse)."""
     fn = signature if isinstance(signature, ffi.Function) else \
-        ffi.function(signature, sources, source, lang, flags, link_flags)
+        ffi.function(signature, sources, source, lang, flags, link_flags, order)
     key = (fn.path, fn.sig.key())
     if key not in _OPS:
         _OPS[key] = TorchOp(fn)
     return _OPS[key]
 
 
-def _pointer(t):
-    return t.data_ptr() if t.numel() else 0
+class _NoStorage(Exception):
+    """A tensor that looked plain has no storage: the call goes through the custom op."""
+
+
+def _plain(ts):
+    """True when tensors can go straight to C: ordinary CPU tensors, nothing tracing or
+    transforming them (torch.compile, torch.func, dispatch or function modes, torch.jit.trace)
+    and no lazily negated views. Otherwise the custom ops run, whose fake kernels and vmap rules
+    those machineries need."""
+    if torch.compiler.is_compiling() or _C._are_functorch_transforms_active() or \
+            _C._len_torch_dispatch_stack() or _C._is_torch_function_mode_enabled() or \
+            _C._get_tracing_state():
+        return False
+    for t in ts:    # (gradcheck's legacy vmap batches tensors with no transform active)
+        if type(t) not in _PLAIN or _is_wrapped(t) or t.is_neg():
+            return False
+    return True
+
+
+def _no_lead(x, a):
+    return x.dim() == len(a.shape)
+
+
+def _fit(x, like):
+    """x summed over the leading axes `like` lacks (a seed shared by the batch)."""
+    extra = x.dim() - like.dim()
+    return x.sum(dim=tuple(range(extra))) if extra > 0 else x
 
 
 class TorchOp:
@@ -38,28 +70,38 @@ class TorchOp:
 
     def __init__(self, fn):
         self.fn, self.sig = fn, fn.sig
+        self._int_names = tuple(a.name for a in self.sig.ints)
+        self._in_dtypes = [_DTYPES[a.dtype] for a in self.sig.inputs]
+        self._impls = {}
         tag = hashlib.sha256(repr((fn.path, fn.sig.key())).encode()).hexdigest()[:12]
         base = f"enzyme_cc::{fn.name}_{tag}"
-        self.primal = torch.library.custom_op(base, self._primal, mutates_args=())
-        self.vjp = torch.library.custom_op(base + "_vjp", self._vjp, mutates_args=())
-        self.primal.register_fake(self._primal_fake)
-        self.vjp.register_fake(self._vjp_fake)
-        torch.library.register_vmap(self.primal, self._primal_vmap)
-        torch.library.register_vmap(self.vjp, self._vjp_vmap)
-        # An autograd.Function (not register_autograd) so that torch.func.grad/vjp work too;
-        # its vmap rule is generated from the two ops' vmap rules.
-        self.function = type(f"{fn.name}_autograd", (torch.autograd.Function,), {
-            "forward": staticmethod(lambda ints, *xs: tuple(self.primal(list(xs), list(ints)))),
-            "setup_context": staticmethod(self._setup),
-            "backward": staticmethod(self._backward),
-            "generate_vmap_rule": True})
-        # The VJP as a function too: differentiating it again is refused, never a silent zero.
-        self.vjp_function = type(f"{fn.name}_vjp_autograd", (torch.autograd.Function,), {
-            "forward": staticmethod(lambda ints, sums, n, *xs: tuple(
-                self.vjp(list(xs[:n]), list(xs[n:]), list(ints), list(sums)))),
-            "setup_context": staticmethod(lambda ctx, inputs, output: None),
-            "backward": staticmethod(self._second_order),
-            "generate_vmap_rule": True})
+        # one custom op per entry point (opaque to torch.compile), all with one schema:
+        # (inputs, seeds, ints, sum_lead) -> results (sum_lead as ints: jit.trace takes no
+        # bool lists)
+        self.ops = {}
+        for kind in fn.entry:
+            o = torch.library.custom_op(base + ("" if kind == "primal" else "_" + kind),
+                                        self._impl(kind), mutates_args=())
+            o.register_fake(self._fake(kind))
+            torch.library.register_vmap(o, self._vmap(kind))
+            self.ops[kind] = o
+        self.primal, self.vjp = self.ops["primal"], self.ops["vjp"]
+        # autograd.Functions (not register_autograd, which torch.func.grad rejects in torch
+        # 2.13) over each entry point; their vmap rules come from the ops' vmap rules
+        derivs = {"primal": (self._primal_vjp, self._primal_jvp),
+                  "vjp": (self._vjp_vjp, self._vjp_jvp),
+                  "jvp": (self._jvp_vjp, self._jvp_jvp)}
+        self.function = {}
+        for kind in KINDS:
+            back, fwd = derivs.get(kind, (self._third_order, self._third_order))
+            self.function[kind] = type(f"{fn.name}_{kind}_autograd", (torch.autograd.Function,), {
+                "forward": staticmethod(self._forward(kind)),
+                "setup_context": staticmethod(_setup),
+                "backward": staticmethod(back), "jvp": staticmethod(fwd),
+                "generate_vmap_rule": True})
+        # Function.apply binds its arguments with inspect.signature on every call (~70 us);
+        # outside torch.func and torch.compile the C base's apply does the same work
+        self._base_apply = {k: _BASE_APPLY.__get__(None, f) for k, f in self.function.items()}
 
     def __repr__(self):
         return f"<enzyme_cc torch op {self.fn.name}>"
@@ -70,96 +112,218 @@ class TorchOp:
         if len(inputs) != len(s.inputs):
             raise TypeError(f"{s.name}() takes {len(s.inputs)} tensor inputs "
                             f"({', '.join(a.name for a in s.inputs)}), got {len(inputs)}")
-        for a, x in zip(s.inputs, inputs):
-            _check_tensor(s.name, a, x)
-        plan = self.fn.plan([tuple(x.shape) for x in inputs], ints)
-        outs = self.function.apply(tuple(plan.ints), *inputs)
+        record = False
+        for a, x, dt in zip(s.inputs, inputs, self._in_dtypes):
+            if type(x) not in _PLAIN or not x.is_cpu or x.dtype != dt or not x.is_contiguous():
+                _check_tensor(s.name, a, x)
+            record = record or x.requires_grad
+        if not _plain(inputs):      # traced or transformed: the autograd.Function and the ops
+            full = self.fn.plan([tuple(x.shape) for x in inputs], ints).ints
+            outs = self.function["primal"].apply(_Consts(full, (), len(inputs)), *inputs)
+        else:
+            p = self.fn.prepare("primal", [x.shape for x in inputs], tuple(ints.items()))
+            if (record and torch.is_grad_enabled()) or _fwad._current_level >= 0:
+                outs = self._apply("primal", p.ints, (), inputs, ())
+            else:                   # nothing to record: straight to C
+                outs = self._run(p, inputs)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    # ---- the custom ops ------------------------------------------------------------------------
-    def _plan(self, inputs, ints, extra=()):
-        return self.fn.plan([tuple(x.shape) for x in inputs], dict(zip(
-            (a.name for a in self.sig.ints), ints)), extra)
+    # ---- running an entry point ----------------------------------------------------------------
+    def _run(self, prepared, bufs):
+        try:
+            ptrs = [x.data_ptr() for x in bufs]
+        except RuntimeError:    # no storage: batched by gradcheck's legacy vmap
+            raise _NoStorage from None
+        # (torch.empty parses unpacked sizes faster than a tuple)
+        res = [torch.empty(*sh, dtype=_DTYPES[dt]) if sh else torch.empty((), dtype=_DTYPES[dt])
+               for sh, dt in prepared.results]
+        self.fn.run(prepared, ptrs + [r.data_ptr() for r in res])
+        return res
 
-    def _primal(self, inputs: list[torch.Tensor], ints: list[int]) -> list[torch.Tensor]:
-        inputs = [x.contiguous() for x in inputs]
-        plan = self._plan(inputs, ints)
-        outs = [torch.empty(sh, dtype=_DTYPES[a.dtype]) for a, sh in
-                zip(self.sig.outputs, plan.out_shapes)]
-        self.fn.call("primal", plan, [_pointer(x) for x in inputs + outs],
-                     self.fn.buffer_strides("primal", plan))
-        return outs
+    def _prepare(self, kind, bufs, ints, sum_lead):
+        return self.fn.prepare(kind, [x.shape for x in bufs], tuple(zip(self._int_names, ints)),
+                               tuple(map(bool, sum_lead)) if sum_lead else None)
 
-    def _primal_fake(self, inputs, ints):
-        plan = self._plan(inputs, ints)
-        return [inputs[0].new_empty(sh, dtype=_DTYPES[a.dtype]) for a, sh in
-                zip(self.sig.outputs, plan.out_shapes)]
+    def _impl(self, kind):
+        if kind in self._impls:
+            return self._impls[kind]
 
-    def _vjp_shapes(self, inputs, cts, ints, sum_lead):
-        out_nd = [len(a.shape) for a in self.sig.outputs]
-        seeds = [tuple(c.shape[:c.dim() - n]) for c, n in zip(cts, out_nd)]
-        plan = self._plan(inputs, ints, seeds)
-        diff = [(a, x) for a, x in zip(self.sig.inputs, inputs) if a.diff]
-        grad_leads = [() if s else plan.lead for s in sum_lead]
-        shapes = [lead + self.fn.item_shape(a, plan) for (a, _), lead in zip(diff, grad_leads)]
-        return plan, seeds, grad_leads, shapes, [a for a, _ in diff]
+        def impl(inputs: list[torch.Tensor], seeds: list[torch.Tensor], ints: list[int],
+                 sum_lead: list[int]) -> list[torch.Tensor]:
+            bufs = [x.resolve_neg().contiguous() for x in list(inputs) + list(seeds)]
+            return self._run(self._prepare(kind, bufs, ints, sum_lead), bufs)
+        self._impls[kind] = impl
+        return impl
 
-    def _vjp(self, inputs: list[torch.Tensor], cts: list[torch.Tensor], ints: list[int],
-             sum_lead: list[bool]) -> list[torch.Tensor]:
-        """Input cotangents: each over the whole batch, or summed over it where sum_lead."""
-        inputs = [x.contiguous() for x in inputs]
-        cts = [c.contiguous() for c in cts]
-        plan, seeds, grad_leads, shapes, args = self._vjp_shapes(inputs, cts, ints, sum_lead)
-        grads = [torch.empty(sh, dtype=_DTYPES[a.dtype]) for a, sh in zip(args, shapes)]
-        self.fn.call("vjp", plan, [_pointer(x) for x in inputs + cts + grads],
-                     self.fn.buffer_strides("vjp", plan, seeds, grad_leads))
-        return grads
+    def _fake(self, kind):
+        def fake(inputs, seeds, ints, sum_lead):
+            bufs = list(inputs) + list(seeds)
+            p = self.fn.prepare(kind, [tuple(int(d) for d in x.shape) for x in bufs],
+                                tuple(zip(self._int_names, ints)),
+                                tuple(map(bool, sum_lead)) if sum_lead else None)
+            return [bufs[0].new_empty(sh, dtype=_DTYPES[dt]) for sh, dt in p.results]
+        return fake
 
-    def _vjp_fake(self, inputs, cts, ints, sum_lead):
-        _, _, _, shapes, args = self._vjp_shapes(inputs, cts, ints, sum_lead)
-        return [inputs[0].new_empty(sh, dtype=_DTYPES[a.dtype]) for a, sh in zip(args, shapes)]
+    def _call(self, kind, inputs, seeds, ints, sums, plain=None):
+        """Entry point `kind` on tensors: straight to C when nothing traces them, else the op."""
+        if kind not in self.ops:
+            self._need_order2()
+        if plain or (plain is None and _plain((*inputs, *seeds))):
+            try:
+                return self._impl(kind)(inputs, seeds, ints, sums)
+            except _NoStorage:
+                pass
+        return self.ops[kind](list(inputs), list(seeds), list(ints), [int(x) for x in sums])
 
-    # ---- autograd ------------------------------------------------------------------------------
-    def _setup(self, ctx, inputs, output):
-        ints, *xs = inputs
-        ctx.save_for_backward(*xs)
-        ctx.ints = ints
+    def _forward(self, kind):
+        return lambda c, *bufs: tuple(self._call(kind, bufs[:c.n], bufs[c.n:], c.ints, c.sums))
 
-    def _backward(self, ctx, *grads):
-        xs = ctx.saved_tensors
-        for a, want in zip(self.sig.inputs, ctx.needs_input_grad[1:]):
+    def _apply(self, kind, ints, sums, inputs, seeds):
+        """Entry point `kind` as a differentiable operation (backward and jvp call it too)."""
+        if _plain((*inputs, *seeds)):
+            if not torch.is_grad_enabled() and _fwad._current_level < 0:   # nothing to record
+                return self._call(kind, inputs, seeds, ints, sums, plain=True)
+            return self._base_apply[kind](_Consts(ints, tuple(sums), len(inputs)), *inputs,
+                                          *seeds)
+        return self.function[kind].apply(_Consts(ints, tuple(sums), len(inputs)), *inputs,
+                                         *seeds)
+
+    # ---- derivatives of each entry point (ctx: ints, sums, inputs, seeds) ------------------------
+    def _need_order2(self):
+        raise RuntimeError(f"{self.sig.name}: second derivatives need the second-order entry "
+                           "points: build with enzyme_cc.torch.op(..., order=2)")
+
+    def _third_order(self, ctx, *_):
+        raise RuntimeError(f"{self.sig.name}: third and higher derivatives are not provided by "
+                           "enzyme_cc.torch (order=2 builds second-order entry points only)")
+
+    def _diff_only(self, wants, what):
+        """Refuses a derivative with respect to a diff=False input (never a silent zero)."""
+        for a, want in zip(self.sig.inputs, wants):
             if want and not a.diff:
-                raise RuntimeError(f"{self.sig.name}: a gradient with respect to input {a.name!r}"
-                                   " was requested, but it is declared In(..., diff=False)")
-        plan = self._plan(xs, ctx.ints)
-        cts = [g if g is not None else torch.zeros(sh, dtype=_DTYPES[a.dtype])
-               for a, sh, g in zip(self.sig.outputs, plan.out_shapes, grads)]
-        leads = [lead for a, lead in zip(self.sig.inputs, plan.leads) if a.diff]
-        dx = iter(self.vjp_function.apply(tuple(ctx.ints), tuple(not lead for lead in leads),
-                                          len(xs), *xs, *cts))
-        return (None, *[next(dx) if a.diff else None for a in self.sig.inputs])
+                raise RuntimeError(f"{self.sig.name}: a {what} with respect to input {a.name!r} "
+                                   "was requested, but it is declared In(..., diff=False)")
 
-    def _second_order(self, ctx, *grads):
-        raise RuntimeError(f"{self.sig.name}: second derivatives are not provided by "
-                           "enzyme_cc.torch (the library holds first-order VJP and JVP only)")
+    def _zeros(self, gs, like):
+        return [g if g is not None else torch.zeros_like(x) for g, x in zip(gs, like)]
 
-    # ---- vmap: the mapped axis becomes (part of) the batch looped over in C ------------------------
-    def _primal_vmap(self, info, in_dims, inputs, ints):
-        args, _ = _broadcast(info.batch_size, inputs, in_dims[0],
-                             [len(a.shape) for a in self.sig.inputs])
-        outs = self.primal(args, list(ints))
-        return outs, [0] * len(outs)
+    def _diff(self, xs):
+        return [x for a, x in zip(self.sig.inputs, xs) if a.diff]
 
-    def _vjp_vmap(self, info, in_dims, inputs, cts, ints, sum_lead):
-        nd = [len(a.shape) for a in self.sig.inputs] + [len(a.shape) for a in self.sig.outputs]
-        args, inner = _broadcast(info.batch_size, list(inputs) + list(cts),
-                                 list(in_dims[0]) + list(in_dims[1]), nd)
-        n = len(inputs)
-        grads = self.vjp(args[:n], args[n:], list(ints), [False] * len(sum_lead))
-        # each lane keeps its own cotangent; the inner batch is summed where it was before
-        grads = [g.sum(dim=tuple(range(1, 1 + len(inner)))) if s and inner else g
-                 for g, s in zip(grads, sum_lead)]
-        return grads, [0] * len(grads)
+    def _scatter(self, grads):
+        """Per input: its entry of grads (diff inputs, in order) or None."""
+        it = iter(grads)
+        return [next(it) if a.diff else None for a in self.sig.inputs]
+
+    def _sums(self, xs):
+        return tuple(_no_lead(x, a) for a, x in zip(self.sig.diff_inputs, xs))
+
+    def _primal_vjp(self, ctx, *cts):
+        xs, _ = _split(ctx)
+        self._diff_only(ctx.needs_input_grad[1:], "gradient")
+        cts = self._zeros(cts, ctx.outputs_like)
+        dx = self._apply("vjp", ctx.ints, self._sums(self._diff(xs)), xs, cts)
+        return (None, *self._scatter(dx))
+
+    def _primal_jvp(self, ctx, _c, *ts):
+        xs, _ = _split(ctx)
+        self._diff_only([t is not None for t in ts], "derivative")
+        ts = self._zeros(self._diff(ts), self._diff(xs))
+        return tuple(self._apply("jvp", ctx.ints, (), xs, ts))
+
+    def _vjp_vjp(self, ctx, *us):
+        """The VJP g = J(x)^T ct is linear in ct and its x-Jacobian sum_i ct_i H_i symmetric:
+        d<u, g>/dx = vjp_jvp(x, ct; u), d<u, g>/dct = J u."""
+        xs, cts = _split(ctx)
+        n = len(xs)
+        self._diff_only(ctx.needs_input_grad[1:1 + n], "second derivative")
+        us = self._zeros(us, ctx.outputs_like)
+        dx = self._apply("vjp_jvp", ctx.ints, self._sums(self._diff(xs)), xs, list(cts) + us) \
+            if any(ctx.needs_input_grad[1:1 + n]) else [None] * len(us)
+        dct = [_fit(d, c) for d, c in zip(self._apply("jvp", ctx.ints, (), xs, us), cts)] \
+            if any(ctx.needs_input_grad[1 + n:]) else [None] * len(cts)
+        return (None, *self._scatter(dx), *dct)
+
+    def _vjp_jvp(self, ctx, _c, *ts):
+        """Tangent of g = J(x)^T ct: vjp_jvp(x, ct; dx) + J(x)^T dct."""
+        xs, cts = _split(ctx)
+        n = len(xs)
+        self._diff_only([t is not None for t in ts[:n]], "second derivative")
+        dxs, dcts = self._zeros(self._diff(ts[:n]), self._diff(xs)), ts[n:]
+        out = self._apply("vjp_jvp", ctx.ints, ctx.sums, xs, list(cts) + dxs)
+        if any(t is not None for t in dcts):
+            out = [a + b for a, b in zip(out, self._apply(
+                "vjp", ctx.ints, ctx.sums, xs, self._zeros(dcts, cts)))]
+        return tuple(out)
+
+    def _jvp_vjp(self, ctx, *ws):
+        """Gradient of <w, J(x) t>: with respect to x vjp_jvp(x, w; t), to t J(x)^T w."""
+        xs, ts = _split(ctx)
+        n = len(xs)
+        self._diff_only(ctx.needs_input_grad[1:1 + n], "second derivative")
+        ws = self._zeros(ws, ctx.outputs_like)
+        dx = self._apply("vjp_jvp", ctx.ints, self._sums(self._diff(xs)), xs, ws + list(ts)) \
+            if any(ctx.needs_input_grad[1:1 + n]) else [None] * len(ts)
+        dt = self._apply("vjp", ctx.ints, self._sums(ts), xs, ws) \
+            if any(ctx.needs_input_grad[1 + n:]) else [None] * len(ts)
+        return (None, *self._scatter(dx), *dt)
+
+    def _jvp_jvp(self, ctx, _c, *ds):
+        """Tangent of J(x) t: f''[t, dx] + J(x) dt."""
+        xs, ts = _split(ctx)
+        n = len(xs)
+        self._diff_only([t is not None for t in ds[:n]], "second derivative")
+        dxs, dts = self._zeros(self._diff(ds[:n]), self._diff(xs)), ds[n:]
+        out = self._apply("jvp_jvp", ctx.ints, (), xs, list(ts) + dxs)
+        if any(t is not None for t in dts):
+            out = [a + b for a, b in zip(out, self._apply("jvp", ctx.ints, (), xs,
+                                                          self._zeros(dts, ts)))]
+        return tuple(out)
+
+    # ---- vmap: the mapped axis becomes (part of) the batch looped over in C --------------------
+    def _vmap(self, kind):
+        groups = {"outputs": self.sig.outputs, "diff": self.sig.diff_inputs}
+        seed_nd = [len(a.shape) for g in KINDS[kind][0] for a in groups[g]]
+
+        def rule(info, in_dims, inputs, seeds, ints, sum_lead):
+            nd = [len(a.shape) for a in self.sig.inputs] + seed_nd
+            n = len(inputs)
+            args, inner = _broadcast(info.batch_size, list(inputs) + list(seeds),
+                                     list(in_dims[0]) + list(in_dims[1] or [None] * len(seeds)),
+                                     nd)
+            res = self.ops[kind](args[:n], args[n:], list(ints), [0] * len(sum_lead))
+            # each lane keeps its own cotangent; the inner batch is summed where it was before
+            res = [r.sum(dim=tuple(range(1, 1 + len(inner)))) if s and inner else r
+                   for r, s in zip(res, list(sum_lead) or [False] * len(res))]
+            return res, [0] * len(res)
+        return rule
+
+
+class _Consts:
+    """The non-tensor arguments of an entry point's autograd.Function: Int values, sum_lead
+    flags, number of inputs (one opaque leaf, so torch.func's pytrees of in_dims, tangents and
+    cotangents line up with the tensors)."""
+    __slots__ = ("ints", "sums", "n")
+
+    def __init__(self, ints, sums, n):
+        self.ints, self.sums, self.n = ints, sums, n
+
+    def __repr__(self):     # torch.jit.trace compares graphs by their text
+        return f"_Consts(ints={self.ints}, sums={self.sums}, n={self.n})"
+
+
+def _setup(ctx, inputs, output):
+    c, *bufs = inputs
+    ctx.save_for_backward(*bufs)
+    ctx.save_for_forward(*bufs)
+    ctx.ints, ctx.sums, ctx.n = c.ints, c.sums, c.n
+    ctx.set_materialize_grads(False)    # absent (co)tangents stay None: diff=False checks
+    ctx.outputs_like = [o.detach() for o in output]     # shapes for absent cotangents
+
+
+def _split(ctx):
+    """The saved inputs and seeds."""
+    return ctx.saved_tensors[:ctx.n], ctx.saved_tensors[ctx.n:]
 
 
 def _broadcast(size, xs, dims, item_ndims):

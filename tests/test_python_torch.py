@@ -68,10 +68,106 @@ def test_torch_func_grad_and_vmap(ops):
     torch.testing.assert_close(jac, fd)
 
 
+def test_forward_mode(ops):
+    """torch.func.jvp and torch.autograd.forward_ad through the library's JVP entry point."""
+    import torch.autograd.forward_ad as fwAD
+    w, x, v = rand(5, grad=False), rand(5, grad=False), rand(5, 1, grad=False)[:, 0]
+    f = lambda x: ops["smooth"](x, w)   # noqa: E731
+    y, t = torch.func.jvp(f, (x,), (v,))
+    eps = 1e-6
+    torch.testing.assert_close(y, f(x))
+    torch.testing.assert_close(t, (f(x + eps * v) - f(x - eps * v)) / (2 * eps), rtol=1e-6,
+                               atol=1e-8)
+    torch.testing.assert_close(t, torch.func.jacrev(f)(x) @ v, rtol=1e-13, atol=1e-14)
+    with fwAD.dual_level():
+        yd = ops["smooth"](fwAD.make_dual(x, v), w)
+        torch.testing.assert_close(fwAD.unpack_dual(yd).tangent, t, rtol=1e-14, atol=0)
+    torch.testing.assert_close(torch.func.jacfwd(f)(x), torch.func.jacrev(f)(x), rtol=1e-13,
+                               atol=1e-14)
+    # batched, a shared parameter, vmap of jvp
+    cu = et.op(CUBIC, source=F_SRC, lang="fortran")
+    assert torch.autograd.gradcheck(cu, (rand(3), rand(2, 4)), check_forward_ad=True)
+    assert torch.autograd.gradcheck(ops["norm2"], (rand(6),), check_forward_ad=True)
+    assert torch.autograd.gradcheck(lambda x: ops["smooth"](x, w), (rand(3, 5),),
+                                    check_forward_ad=True)
+    xs, vs = rand(3, 6, grad=False), rand(6, 3, grad=False).T
+    tv = torch.func.vmap(lambda x, v: torch.func.jvp(ops["norm2"], (x,), (v,))[1])(xs, vs)
+    torch.testing.assert_close(tv, (xs * vs).sum(1) / xs.norm(dim=1))
+    with pytest.raises(RuntimeError, match="derivative with respect to input 'w' was requested"):
+        torch.func.jvp(lambda w: ops["smooth"](x, w), (w,), (v,))
+
+
+@pytest.fixture(scope="module", params=["-O0", "-O2"])
+def ops2(request):
+    lib = ffi.build([NORM2, SMOOTH], source=C_SRC, flags=(request.param,), order=2)
+    cu = ffi.function(CUBIC, source=F_SRC, lang="fortran", flags=(request.param,), order=2)
+    return {"norm2": et.op(lib["norm2"]), "smooth": et.op(lib["smooth"]), "cubic": et.op(cu)}
+
+
+def test_second_order(ops2):
+    """order=2: double backward (forward over reverse), Hessians by jacfwd(jacrev),
+    jacrev(jacfwd) and jacfwd(jacfwd) (forward over forward)."""
+    n2, w = ops2["norm2"], rand(5, grad=False)
+    assert torch.autograd.gradgradcheck(n2, (rand(6),))
+    assert torch.autograd.gradgradcheck(lambda x: ops2["smooth"](x, w), (rand(5),))
+    assert torch.autograd.gradgradcheck(lambda x: ops2["smooth"](x, w), (rand(3, 5),))
+    assert torch.autograd.gradgradcheck(ops2["cubic"], (rand(3), rand(2, 4)))
+    assert torch.autograd.gradgradcheck(ops2["cubic"], (rand(3), rand(4)),
+                                        check_fwd_over_rev=True)
+    x = rand(4, grad=False)
+    r = x.norm()
+    exact = (torch.eye(4, dtype=D) - torch.outer(x, x) / r ** 2) / r
+    tf = torch.func
+    for hess in (tf.hessian(n2), tf.jacrev(tf.jacfwd(n2)), tf.jacfwd(tf.jacfwd(n2)),
+                 tf.jacrev(tf.jacrev(n2))):
+        torch.testing.assert_close(hess(x), exact, rtol=1e-12, atol=1e-14)
+    # vector output: every composition of the modes equals central differences of the Jacobian
+    f = lambda x: ops2["smooth"](x, w)   # noqa: E731
+    x5, eps, J = rand(5, grad=False), 1e-6, torch.func.jacrev(f)
+    fd = torch.stack([(J(x5 + eps * e) - J(x5 - eps * e)) / (2 * eps)
+                      for e in torch.eye(5, dtype=D)], dim=-1)
+    for outer, inner in [(torch.func.jacfwd, torch.func.jacrev), (torch.func.jacrev,) * 2,
+                         (torch.func.jacfwd,) * 2, (torch.func.jacrev, torch.func.jacfwd)]:
+        torch.testing.assert_close(outer(inner(f))(x5), fd, rtol=1e-6, atol=1e-7)
+    # mixed second derivatives of a batch sharing a parameter: d/dx of the p-Jacobian and d/dp
+    # of the x-Jacobian, against central differences
+    cu, p, xb = ops2["cubic"], rand(3, grad=False), rand(2, 4, grad=False)
+    Jp = torch.func.jacfwd(cu, argnums=0)
+    fd = torch.stack([(Jp(p, xb + eps * e) - Jp(p, xb - eps * e)) / (2 * eps)
+                      for e in torch.eye(8, dtype=D).reshape(8, 2, 4)], dim=-1).reshape(
+                          2, 4, 3, 2, 4)
+    torch.testing.assert_close(torch.func.jacrev(Jp, argnums=1)(p, xb), fd, rtol=1e-6,
+                               atol=1e-7)
+    Jx = torch.func.jacrev(cu, argnums=1)
+    fd = torch.stack([(Jx(p + eps * e, xb) - Jx(p - eps * e, xb)) / (2 * eps)
+                      for e in torch.eye(3, dtype=D)], dim=-1)
+    torch.testing.assert_close(torch.func.jacfwd(Jx, argnums=0)(p, xb), fd, rtol=1e-6,
+                               atol=1e-7)
+    with pytest.raises(RuntimeError, match="third and higher derivatives are not provided"):
+        torch.func.jacrev(torch.func.hessian(n2))(x)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_second_order_two_outputs_float32(opt):
+    """Hessian blocks of y = a*b + b[0], s = |a|^2 (float32, two outputs, one of them unused)
+    against the analytic ones; double backward through create_graph."""
+    af = et.op(ffi.function(AFFINE, source=C_SRC, flags=(opt,), order=2))
+    a, b = rand(4, grad=False, dtype=torch.float32), rand(3, 4, grad=False, dtype=torch.float32)[1]
+    H = torch.func.hessian(lambda a, b: (lambda y, s: y.sum() + 2 * s)(*af(a, b)),
+                           argnums=(0, 1))(a, b)
+    eye = torch.eye(4)
+    for got, want in zip((H[0][0], H[0][1], H[1][0], H[1][1]), (4 * eye, eye, eye, 0 * eye)):
+        torch.testing.assert_close(got, want)
+    torch.testing.assert_close(torch.func.hessian(lambda a: af(a, b)[1])(a), 2 * eye)
+    a2 = a.clone().requires_grad_()
+    (ga,) = torch.autograd.grad(af(a2, b)[1], a2, create_graph=True)
+    torch.testing.assert_close(torch.autograd.grad(ga.sum(), a2)[0], torch.full((4,), 2.0))
+
+
 def test_second_order_is_refused(ops):
     x = rand(3)
     (g,) = torch.autograd.grad(ops["norm2"](x), x, create_graph=True)
-    with pytest.raises(RuntimeError, match="second derivatives are not provided"):
+    with pytest.raises(RuntimeError, match=r"second derivatives need .* order=2"):
         g.sum().backward()
 
 
@@ -80,17 +176,44 @@ def test_torch_compile_opaque(ops):
     f = torch.compile(lambda x: ops["norm2"](x).sum() * 2, fullgraph=True, backend="eager")
     torch.testing.assert_close(f(x), 2 * x.norm(dim=1).sum())
     # the op's schema, fake kernel and autograd registrations pass torch's own checks
-    torch.library.opcheck(ops["norm2"].primal, ([x], [6]))
+    torch.library.opcheck(ops["norm2"].primal, ([x], [], [6], []))
 
 
 def test_no_copy_for_contiguous_inputs(ops, monkeypatch):
     x, seen = rand(6, grad=False), []
     fn = ops["norm2"].fn
-    orig = fn.call
-    monkeypatch.setattr(fn, "call", lambda kind, plan, ptrs, st: (seen.append(ptrs[0]),
-                                                                  orig(kind, plan, ptrs, st)))
+    orig = fn.run
+    monkeypatch.setattr(fn, "run", lambda p, ptrs: (seen.append(ptrs[0]), orig(p, ptrs)))
     ops["norm2"](x)
-    assert seen == [x.data_ptr()]
+    ops["norm2"](x.clone().requires_grad_()).backward()
+    assert seen[0] == x.data_ptr() and len(seen) == 3
+
+
+def test_direct_and_traced_paths_agree(ops):
+    """Calls go straight to C only when nothing records or traces them: no_grad and
+    inference_mode give the recorded path's values, torch.jit.trace records the op (the trace
+    generalizes to new inputs), lazily negated views are resolved, not read raw."""
+    import warnings
+    n2, sm, w = ops["norm2"], ops["smooth"], rand(5, grad=False)
+    x = rand(5)
+    with torch.no_grad():
+        y0 = sm(x, w)
+    with torch.inference_mode():
+        y1 = sm(x.detach(), w)
+    y2 = sm(x, w)
+    assert y2.requires_grad and not y0.requires_grad
+    torch.testing.assert_close(y0, y2, rtol=0, atol=0)
+    torch.testing.assert_close(y1, y2, rtol=0, atol=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = torch.jit.trace(lambda x: n2(x), x.detach())
+    z = rand(5, grad=False) + 1
+    torch.testing.assert_close(traced(z), z.norm(), rtol=1e-14, atol=0)
+    neg = torch._neg_view(z)
+    torch.testing.assert_close(n2(neg), z.norm(), rtol=1e-14, atol=0)
+    (g1,) = torch.autograd.grad(sm(x, w), x, torch._neg_view(torch.ones(5, dtype=D)))
+    (g2,) = torch.autograd.grad(sm(x, w), x, -torch.ones(5, dtype=D))
+    torch.testing.assert_close(g1, g2, rtol=0, atol=0)
 
 
 def test_errors_name_the_argument(ops):

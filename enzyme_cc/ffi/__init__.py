@@ -13,19 +13,22 @@ from .runtime import Function, Library, Plan
 from .signature import In, Int, Out, Ret, Signature, SignatureError
 
 
-def build(signatures, sources=(), source=None, lang="c", flags=("-O2",), link_flags=()):
+def build(signatures, sources=(), source=None, lang="c", flags=("-O2",), link_flags=(),
+          order=1):
     """Builds (or finds in the cache) the library for these signatures from source files and/or
-    one source string in `lang` ("c", "c++", "fortran"); returns it loaded."""
+    one source string in `lang` ("c", "c++", "fortran"); returns it loaded. order=2 also builds
+    second-order entry points (derivatives of the VJP and JVP: Hessian products)."""
     sigs = [signatures] if isinstance(signatures, Signature) else list(signatures)
     if isinstance(sources, (str, bytes)) or hasattr(sources, "__fspath__"):
         sources = [sources]
-    path = build_library(sigs, sources, source, lang, flags, link_flags)
-    return Library(path, sigs)
+    path = build_library(sigs, sources, source, lang, flags, link_flags, order)
+    return Library(path, sigs, order)
 
 
-def function(signature, sources=(), source=None, lang="c", flags=("-O2",), link_flags=()):
+def function(signature, sources=(), source=None, lang="c", flags=("-O2",), link_flags=(),
+             order=1):
     """build() for one signature: returns its Function."""
-    return build([signature], sources, source, lang, flags, link_flags)[signature.name]
+    return build([signature], sources, source, lang, flags, link_flags, order)[signature.name]
 
 
 __all__ = ["BuildError", "CompilerNotFound", "Function", "In", "Int", "Library", "Out", "Plan",

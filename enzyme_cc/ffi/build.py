@@ -88,12 +88,16 @@ def read_sources(sources, source, lang):
     return out
 
 
-def build_library(sigs, sources=(), source=None, lang="c", flags=("-O2",), link_flags=()):
-    """Path of a shared library holding each signature's ecc_{primal,vjp,jvp}_<name>."""
+def build_library(sigs, sources=(), source=None, lang="c", flags=("-O2",), link_flags=(),
+                  order=1):
+    """Path of a shared library holding each signature's ecc_{primal,vjp,jvp}_<name> (and with
+    order=2 the second-order ecc_{vjp_jvp,jvp_jvp}_<name>)."""
+    if order not in (1, 2):
+        raise BuildError(f"order must be 1 or 2, not {order!r}")
     srcs = read_sources(sources, source, lang)
     flags, link_flags = list(flags), list(link_flags)
     h = hashlib.sha256()
-    h.update(repr((__version__, [s.key() for s in sigs], flags, link_flags)).encode())
+    h.update(repr((__version__, [s.key() for s in sigs], flags, link_flags, order)).encode())
     for name, lg, data in srcs:
         h.update(repr((os.path.basename(name), lg)).encode() + hashlib.sha256(data).digest())
     h.update(_code_digest())
@@ -108,7 +112,7 @@ def build_library(sigs, sources=(), source=None, lang="c", flags=("-O2",), link_
     try:
         objs = []
         units = [(n, lg, d) for n, lg, d in srcs] + \
-            [(f"ecc_wrap_{s.name}.c", "c", wrapper_source(s).encode()) for s in sigs]
+            [(f"ecc_wrap_{s.name}.c", "c", wrapper_source(s, order).encode()) for s in sigs]
         for i, (name, lg, data) in enumerate(units):
             path = os.path.join(tmp, f"{i}_{os.path.basename(name)}")
             with open(path, "wb") as f:
@@ -121,7 +125,7 @@ def build_library(sigs, sources=(), source=None, lang="c", flags=("-O2",), link_
         _run([driver(linker), *flags, "-shared", "-fPIC", *objs, *link_flags, *extra, "-lm",
               "-Wl,--no-undefined", "-o", os.path.join(tmp, "lib.so")], "the link")
         with open(os.path.join(tmp, "wrapper.c"), "w") as f:
-            f.write("\n".join(wrapper_source(s) for s in sigs))
+            f.write("\n".join(wrapper_source(s, order) for s in sigs))
         try:
             os.rename(tmp, out_dir)     # atomic: concurrent builds of one input both succeed
         except OSError:

@@ -1,10 +1,14 @@
-"""The C wrapper around one declared function: three entry points with one ABI,
-`void ecc_{primal,vjp,jvp}_<name>(int64_t B, const int64_t *ints, void *const *bufs,
+"""The C wrapper around one declared function: entry points with one ABI,
+`void ecc_<kind>_<name>(int64_t B, const int64_t *ints, void *const *bufs,
 const int64_t *strides)`, each looping over a flattened batch of B items in C (stride 0: a buffer
 shared by every item). Buffers, in order:
-  primal: inputs, outputs
-  vjp:    inputs, output cotangents (read only), input cotangents (diff inputs; overwritten)
-  jvp:    inputs, input tangents (diff inputs), output tangents (overwritten)
+  primal:  inputs, outputs
+  vjp:     inputs, output cotangents (read only), input cotangents (diff inputs; overwritten)
+  jvp:     inputs, input tangents (diff inputs), output tangents (overwritten)
+and with order=2 (Enzyme differentiating the one-item VJP/JVP helpers in forward mode):
+  vjp_jvp: inputs, output cotangents, input tangents t, tangents of the input cotangents
+           (sum_i ct_i H_i t; overwritten)
+  jvp_jvp: inputs, input tangents t1, input tangents t2, f''[t1, t2] per output (overwritten)
 The VJP copies each cotangent into scratch because Enzyme's reverse pass consumes (zeroes) the
 shadow of an output, and zeroes the input cotangents because it accumulates into them; a shared
 (stride 0) input cotangent thus receives the sum over the batch. Outputs start at zero in all
@@ -31,7 +35,7 @@ def _count(sig, a):
     return "((int64_t)1" + "".join(f" * (int64_t){f}" for f in factors) + ")"
 
 
-def wrapper_source(sig):
+def wrapper_source(sig, order=1):
     n, name = sig.name, sig.name
     params = []
     for a in sig.args:
@@ -53,7 +57,9 @@ def wrapper_source(sig):
     call = f"{name}({', '.join(a.name for a in sig.args)})"
     body = f"*{sig.ret.name} = {call};" if sig.ret else f"{call};"
     lines.append(f"static void ecc_core_{n}({', '.join(core_params)}) {{ {body} }}")
-    lines += [_primal(sig), _vjp(sig), _jvp(sig)]
+    lines += [_helper(sig, "rev"), _helper(sig, "fwd"), _primal(sig), _vjp(sig), _jvp(sig)]
+    if order >= 2:
+        lines += [_vjp_jvp(sig), _jvp_jvp(sig)]
     return "\n".join(lines) + "\n"
 
 
@@ -92,10 +98,10 @@ def _primal(sig):
     return "\n".join(out)
 
 
-def _scratch(sig, names):
-    """malloc'd scratch for each output (and its shadow), freed at the end."""
+def _scratch(args, names, sig):
+    """calloc'd scratch for each of args under each name prefix, freed at the end."""
     decl, free = [], []
-    for a in sig.outputs:
+    for a in args:
         for pre in names:
             decl.append(f"  {_ctype(a)} *{pre}{a.name} = calloc((size_t){_count(sig, a)} + 1, "
                         f"sizeof({_ctype(a)}));")
@@ -103,53 +109,136 @@ def _scratch(sig, names):
     return decl, free
 
 
-def _vjp(sig):
-    ni, no = len(sig.inputs), len(sig.outputs)
-    ct_out = {a.name: ni + k for k, a in enumerate(sig.outputs)}
-    ct_in = {a.name: ni + no + k for k, a in enumerate(sig.diff_inputs)}
-    slot = {a.name: k for k, a in enumerate(sig.inputs)}
-    decl, free = _scratch(sig, ("ecc_y_", "ecc_dy_"))
-    out = [_entry("vjp", sig) + " {"] + decl
-    out += [_zero(a, ct_in[a.name], _count(sig, a)) for a in sig.diff_inputs]
-    out.append("  for (int64_t b = 0; b < B; b++) {")
-    for a in sig.outputs:
-        c = _count(sig, a)
-        out.append(f"    memset(ecc_y_{a.name}, 0, (size_t){c} * sizeof({_ctype(a)}));")
-        out.append(f"    memcpy(ecc_dy_{a.name}, {_buf(a, ct_out[a.name])}, (size_t){c} * "
-                   f"sizeof({_ctype(a)}));")
-
-    def arg(a):
+def _helper(sig, mode):
+    """One item's VJP (mode "rev") or JVP ("fwd") as a function of its own, so that the
+    second-order entries can differentiate it: every differentiable input and every output
+    carries its shadow as the parameter after it (d_<name>)."""
+    params, marks = [], []
+    for a in list(sig.args) + ([sig.ret] if sig.ret else []):
         if isinstance(a, Int):
-            return f"enzyme_const, {_int_arg(sig, a)}"
-        if isinstance(a, In):
-            x = _buf(a, slot[a.name])
-            return f"enzyme_dup, {x}, {_buf(a, ct_in[a.name])}" if a.diff else f"enzyme_const, {x}"
-        return f"enzyme_dup, ecc_y_{a.name}, ecc_dy_{a.name}"
-    out.append(f"    __enzyme_autodiff((void *)ecc_core_{sig.name}, {_core_args(sig, arg)});")
-    out += ["  }"] + free + ["}"]
+            params.append(f"{a.ctype} {a.name}")
+            marks.append(f"enzyme_const, {a.name}")
+        elif isinstance(a, In) and not a.diff:
+            params.append(f"const {_ctype(a)} *{a.name}")
+            marks.append(f"enzyme_const, {a.name}")
+        else:
+            const = "const " if isinstance(a, In) else ""
+            d_const = "const " if isinstance(a, In) and mode == "fwd" else ""
+            params += [f"{const}{_ctype(a)} *{a.name}", f"{d_const}{_ctype(a)} *d_{a.name}"]
+            marks.append(f"enzyme_dup, {a.name}, d_{a.name}")
+    marker = "__enzyme_autodiff" if mode == "rev" else "__enzyme_fwddiff"
+    return (f"static void ecc_{mode}_{sig.name}({', '.join(params)}) {{\n"
+            f"  {marker}((void *)ecc_core_{sig.name}, {', '.join(marks)});\n}}")
+
+
+def _helper_call(sig, mode, per_arg, outer=None):
+    """A call of the rev/fwd helper on one item (inputs are buffers 0..n-1); per_arg(a) gives
+    (value, shadow) of a differentiable input or output. With outer, the call is differentiated
+    again by __enzyme_fwddiff: outer(a, k) gives the 1-tuple of the outer shadow of the value
+    (k = 0) and of the inner shadow (k = 1)."""
+    parts = []
+    for a in list(sig.args) + ([sig.ret] if sig.ret else []):
+        if isinstance(a, Int) or (isinstance(a, In) and not a.diff):
+            v = _int_arg(sig, a) if isinstance(a, Int) else _buf(a, sig.inputs.index(a))
+            parts.append(f"enzyme_const, {v}" if outer else v)
+            continue
+        v, d = per_arg(a)
+        if outer:
+            parts.append("enzyme_dup, {}, {}, enzyme_dup, {}, {}".format(v, *outer(a, 0), d,
+                                                                        *outer(a, 1)))
+        else:
+            parts += [v, d]
+    if outer:
+        return f"    __enzyme_fwddiff((void *)ecc_{mode}_{sig.name}, {', '.join(parts)});"
+    return f"    ecc_{mode}_{sig.name}({', '.join(parts)});"
+
+
+def _loop(kind, sig, zero, decl, free, per_item, call):
+    out = [_entry(kind, sig) + " {"] + decl + zero
+    out.append("  for (int64_t b = 0; b < B; b++) {")
+    out += per_item + [call, "  }"] + free + ["}"]
     return "\n".join(out)
+
+
+def _memset(prefixes, args, sig):
+    return [f"    memset({p}{a.name}, 0, (size_t){_count(sig, a)} * sizeof({_ctype(a)}));"
+            for a in args for p in prefixes]
+
+
+def _copy_in(dst, a, src, sig):
+    return (f"    memcpy({dst}{a.name}, {src}, (size_t){_count(sig, a)} * "
+            f"sizeof({_ctype(a)}));")
+
+
+def _slots(sig, groups):
+    """Buffer slot of each (group, name) for the buffers after the inputs."""
+    slot, k = {("in", a.name): i for i, a in enumerate(sig.inputs)}, len(sig.inputs)
+    for g, args in groups:
+        for a in args:
+            slot[(g, a.name)] = k
+            k += 1
+    return slot
+
+
+def _vjp(sig):
+    S = _slots(sig, [("ct", sig.outputs), ("res", sig.diff_inputs)])
+    decl, free = _scratch(sig.outputs, ("ecc_y_", "ecc_dy_"), sig)
+    zero = [_zero(a, S[("res", a.name)], _count(sig, a)) for a in sig.diff_inputs]
+    per = _memset(("ecc_y_",), sig.outputs, sig) + [
+        _copy_in("ecc_dy_", a, _buf(a, S[("ct", a.name)]), sig) for a in sig.outputs]
+    call = _helper_call(sig, "rev", lambda a: (_buf(a, S[("in", a.name)]), _buf(
+        a, S[("res", a.name)])) if isinstance(a, In) else (f"ecc_y_{a.name}", f"ecc_dy_{a.name}"))
+    return _loop("vjp", sig, zero, decl, free, per, call)
 
 
 def _jvp(sig):
-    ni, nd = len(sig.inputs), len(sig.diff_inputs)
-    slot = {a.name: k for k, a in enumerate(sig.inputs)}
-    t_in = {a.name: ni + k for k, a in enumerate(sig.diff_inputs)}
-    t_out = {a.name: ni + nd + k for k, a in enumerate(sig.outputs)}
-    decl, free = _scratch(sig, ("ecc_y_",))
-    out = [_entry("jvp", sig) + " {"] + decl
-    out += [_zero(a, t_out[a.name], _count(sig, a)) for a in sig.outputs]
-    out.append("  for (int64_t b = 0; b < B; b++) {")
-    for a in sig.outputs:
-        out.append(f"    memset(ecc_y_{a.name}, 0, (size_t){_count(sig, a)} * "
-                   f"sizeof({_ctype(a)}));")
+    S = _slots(sig, [("t", sig.diff_inputs), ("res", sig.outputs)])
+    decl, free = _scratch(sig.outputs, ("ecc_y_",), sig)
+    zero = [_zero(a, S[("res", a.name)], _count(sig, a)) for a in sig.outputs]
+    call = _helper_call(sig, "fwd", lambda a: (_buf(a, S[("in", a.name)]), _buf(
+        a, S[("t", a.name)])) if isinstance(a, In) else (f"ecc_y_{a.name}",
+                                                         _buf(a, S[("res", a.name)])))
+    return _loop("jvp", sig, zero, decl, free, _memset(("ecc_y_",), sig.outputs, sig), call)
 
-    def arg(a):
-        if isinstance(a, Int):
-            return f"enzyme_const, {_int_arg(sig, a)}"
+
+def _vjp_jvp(sig):
+    """Forward over reverse: the tangent of the VJP when the inputs move along t (cotangents
+    fixed), i.e. sum_i ct_i H_i t, written to the results (one per differentiable input)."""
+    S = _slots(sig, [("ct", sig.outputs), ("t", sig.diff_inputs), ("res", sig.diff_inputs)])
+    d1, f1 = _scratch(sig.outputs, ("ecc_y_", "ecc_ty_", "ecc_dy_", "ecc_tdy_"), sig)
+    d2, f2 = _scratch(sig.diff_inputs, ("ecc_g_",), sig)
+    zero = [_zero(a, S[("res", a.name)], _count(sig, a)) for a in sig.diff_inputs]
+    per = _memset(("ecc_y_", "ecc_ty_", "ecc_tdy_"), sig.outputs, sig) + [
+        _copy_in("ecc_dy_", a, _buf(a, S[("ct", a.name)]), sig) for a in sig.outputs]
+
+    def inner(a):
+        return (_buf(a, S[("in", a.name)]), f"ecc_g_{a.name}") if isinstance(a, In) else \
+            (f"ecc_y_{a.name}", f"ecc_dy_{a.name}")
+
+    def outer(a, k):
         if isinstance(a, In):
-            x = _buf(a, slot[a.name])
-            return f"enzyme_dup, {x}, {_buf(a, t_in[a.name])}" if a.diff else f"enzyme_const, {x}"
-        return f"enzyme_dup, ecc_y_{a.name}, {_buf(a, t_out[a.name])}"
-    out.append(f"    __enzyme_fwddiff((void *)ecc_core_{sig.name}, {_core_args(sig, arg)});")
-    out += ["  }"] + free + ["}"]
-    return "\n".join(out)
+            return (_buf(a, S[("t", a.name)]),) if k == 0 else (_buf(a, S[("res", a.name)]),)
+        return (f"ecc_ty_{a.name}",) if k == 0 else (f"ecc_tdy_{a.name}",)
+    call = _helper_call(sig, "rev", inner, outer)
+    return _loop("vjp_jvp", sig, zero, d1 + d2, f1 + f2, per, call)
+
+
+def _jvp_jvp(sig):
+    """Forward over forward: the tangent of the JVP along t1 when the inputs move along t2,
+    i.e. f''[t1, t2], written to the results (one per output)."""
+    S = _slots(sig, [("t1", sig.diff_inputs), ("t2", sig.diff_inputs), ("res", sig.outputs)])
+    d1, f1 = _scratch(sig.outputs, ("ecc_y_", "ecc_sy_", "ecc_ty_"), sig)
+    d2, f2 = _scratch(sig.diff_inputs, ("ecc_st_",), sig)
+    zero = [_zero(a, S[("res", a.name)], _count(sig, a)) for a in sig.outputs]
+    per = _memset(("ecc_y_", "ecc_sy_", "ecc_ty_"), sig.outputs, sig)
+
+    def inner(a):
+        return (_buf(a, S[("in", a.name)]), _buf(a, S[("t1", a.name)])) if isinstance(a, In) \
+            else (f"ecc_y_{a.name}", f"ecc_ty_{a.name}")
+
+    def outer(a, k):
+        if isinstance(a, In):
+            return (_buf(a, S[("t2", a.name)]),) if k == 0 else (f"ecc_st_{a.name}",)
+        return (f"ecc_sy_{a.name}",) if k == 0 else (_buf(a, S[("res", a.name)]),)
+    call = _helper_call(sig, "fwd", inner, outer)
+    return _loop("jvp_jvp", sig, zero, d1 + d2, f1 + f2, per, call)

@@ -1,13 +1,11 @@
-"""A built library loaded with ctypes: each declared function's three entry points, the shape
-plan of one call, and a numpy front end (the framework-free way to call them)."""
+"""A built library loaded with ctypes: each declared function's entry points, the prepared call
+of each (shapes, C arrays) cached per shapes, and a numpy front end (the framework-free way to
+call them)."""
 import ctypes
 from dataclasses import dataclass
 from math import prod
 
 from .signature import SignatureError, common_lead, strides
-
-ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64),
-                         ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64))
 
 
 @dataclass(frozen=True)
@@ -24,17 +22,60 @@ class Plan:
         return prod(self.lead)
 
 
+# Buffers of each entry point after the inputs: the seeds it reads (by group: the outputs'
+# cotangents, the differentiable inputs' tangents) and what it writes.
+KINDS = {
+    "primal": ((), "outputs"),
+    "jvp": (("diff",), "outputs"),
+    "vjp": (("outputs",), "diff"),
+    # second order (built with order=2): the tangent of the VJP in the inputs' direction t
+    # (H(ct) t, forward over reverse), the second derivative f''[t1, t2] (forward over forward)
+    "vjp_jvp": (("outputs", "diff"), "diff"),
+    "jvp_jvp": (("diff", "diff"), "outputs"),
+}
+SEED_NAMES = {"outputs": "cotangent of ", "diff": "tangent of "}
+_ENTRY_ARGS = [ctypes.c_int64, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_void_p),
+               ctypes.POINTER(ctypes.c_int64)]
+
+
+class Prepared:
+    """Everything about one call of an entry point that depends only on the shapes: the plan,
+    the C arrays of Int values and buffer strides, the shapes and dtypes of the results. Cached
+    per shapes, so a repeated call only fills in the buffer addresses."""
+    __slots__ = ("kind", "plan", "batch", "ints", "strides", "results", "leads", "_entry",
+                 "_c_batch", "_c_ints", "_c_strides", "_ptrs")
+
+    def __init__(self, fn, kind, plan, strides_, results, leads):
+        self.kind, self.plan, self.batch, self.ints = kind, plan, plan.batch, plan.ints
+        self.strides, self.results, self.leads = tuple(strides_), tuple(results), tuple(leads)
+        # every argument is a ctypes object of the exact C type, so the entry point needs no
+        # argtypes conversion (a third of a trivial call's cost)
+        self._entry = fn.raw_entry[kind]
+        self._c_batch = ctypes.c_int64(plan.batch)
+        self._c_ints = (ctypes.c_int64 * max(1, len(plan.ints)))(*plan.ints)
+        self._c_strides = (ctypes.c_int64 * len(strides_))(*strides_)
+        self._ptrs = ctypes.c_void_p * len(strides_)
+
+    def run(self, pointers):
+        """Runs the entry point on raw buffer addresses (the caller checked every buffer)."""
+        self._entry(self._c_batch, self._c_ints, self._ptrs(*pointers), self._c_strides)
+
+
 class Function:
     """One declared function of a loaded library."""
 
-    def __init__(self, lib, sig, path):
-        self.sig, self.name, self.path = sig, sig.name, path
-        self.entry = {k: getattr(lib, f"ecc_{k}_{sig.name}") for k in ("primal", "vjp", "jvp")}
+    def __init__(self, lib, sig, path, order=1):
+        self.sig, self.name, self.path, self.order = sig, sig.name, path, order
+        kinds = [k for k in KINDS if order >= 2 or "_" not in k]
+        self.entry = {k: getattr(lib, f"ecc_{k}_{sig.name}") for k in kinds}
         for fn in self.entry.values():
-            fn.restype, fn.argtypes = None, [ctypes.c_int64, ctypes.POINTER(ctypes.c_int64),
-                                             ctypes.POINTER(ctypes.c_void_p),
-                                             ctypes.POINTER(ctypes.c_int64)]
+            fn.restype, fn.argtypes = None, _ENTRY_ARGS
         self.address = {k: ctypes.cast(fn, ctypes.c_void_p).value for k, fn in self.entry.items()}
+        self.raw_entry = {k: lib[f"ecc_{k}_{sig.name}"] for k in kinds}    # argtypes None
+        for fn in self.raw_entry.values():
+            fn.restype = None
+        self._prepared = {}
+        self._groups = {"outputs": self.sig.outputs, "diff": self.sig.diff_inputs}
 
     def __repr__(self):
         return f"<enzyme_cc function {self.name} from {self.path}>"
@@ -58,80 +99,107 @@ class Function:
     def item_shape(self, arg, plan):
         return self.sig.shape_of(arg, plan.ints)
 
-    def buffer_strides(self, kind, plan, seed_leads=None, grad_leads=None):
-        """Per-buffer element strides in the order of the `kind` entry point's buffers.
-        seed_leads: batch axes of the input tangents (jvp; default the inputs') or of the output
-        cotangents (vjp; default the batch shape). grad_leads: batch axes of the input cotangents
-        (vjp; default the inputs'; () sums over the batch)."""
-        s, P = self.sig, plan
-        ins = [strides(l, P.lead, self.item_shape(a, P)) for a, l in zip(s.inputs, P.leads)]
-        outs = [strides(P.lead, P.lead, self.item_shape(a, P)) for a in s.outputs]
-        diff = [i for i, a in enumerate(s.inputs) if a.diff]
-        if kind == "primal":
-            return ins + outs
-        if kind == "jvp":
-            seeds = seed_leads if seed_leads is not None else [P.leads[i] for i in diff]
-            return ins + [strides(l, P.lead, self.item_shape(s.inputs[i], P))
-                          for i, l in zip(diff, seeds)] + outs
-        seeds = seed_leads if seed_leads is not None else [P.lead] * len(s.outputs)
-        grads = grad_leads if grad_leads is not None else [P.leads[i] for i in diff]
-        return ins + [strides(l, P.lead, self.item_shape(a, P)) for a, l in zip(s.outputs, seeds)] \
-            + [strides(l, P.lead, self.item_shape(s.inputs[i], P)) for i, l in zip(diff, grads)]
+    def prepare(self, kind, shapes, ints=(), sum_lead=None):
+        """The Prepared call of entry point `kind` for buffers of these shapes (tuples: inputs,
+        then the seeds KINDS lists; each possibly under batch axes) and Int values ((name,
+        value) pairs).
+        sum_lead (vjp kinds): per differentiable input, whether its cotangent is summed over the
+        batch (default: where the input itself has no batch axes)."""
+        key = (kind, tuple(shapes), tuple(ints), sum_lead)
+        p = self._prepared.get(key)
+        if p is None:
+            if len(self._prepared) > 256:
+                self._prepared.clear()
+            p = self._prepared[key] = self._prepare(kind, *key[1:])
+        return p
 
-    def call(self, kind, plan, pointers, strides_):
-        """Runs an entry point on raw buffer addresses (the caller checked every buffer)."""
-        n = len(pointers)
-        ints = (ctypes.c_int64 * max(1, len(plan.ints)))(*plan.ints)
-        ptrs = (ctypes.c_void_p * n)(*pointers)
-        st = (ctypes.c_int64 * n)(*strides_)
-        self.entry[kind](plan.batch, ints, ptrs, st)
+    def _prepare(self, kind, shapes, ints, sum_lead):
+        if kind not in self.entry:
+            raise SignatureError(f"{self.name}: entry point {kind!r} is not built (second-order "
+                                 "entry points need order=2 when building)")
+        s, n = self.sig, len(self.sig.inputs)
+        seed_groups, result_group = KINDS[kind]
+        seed_args = [(g, a) for g in seed_groups for a in self._groups[g]]
+        if len(shapes) != n + len(seed_args):
+            raise SignatureError(f"{self.name}: {kind} takes {n + len(seed_args)} buffers, "
+                                 f"got {len(shapes)}")
+        seed_leads = []
+        for (g, a), sh in zip(seed_args, shapes[n:]):
+            k = len(sh) - len(a.shape)
+            if k < 0:
+                raise SignatureError(f"{self.name}: {SEED_NAMES[g]}{a.name!r} has shape {sh}, "
+                                     f"expected {a.shape} (with leading batch axes allowed)")
+            seed_leads.append(sh[:k])
+        plan = self.plan(shapes[:n], dict(ints), seed_leads)
+        for (g, a), sh, lead in zip(seed_args, shapes[n:], seed_leads):
+            if sh[len(lead):] != self.item_shape(a, plan):
+                raise SignatureError(f"{self.name}: {SEED_NAMES[g]}{a.name!r} has shape {sh}, "
+                                     f"expected {self.item_shape(a, plan)} (with leading batch "
+                                     "axes allowed)")
+        if result_group == "outputs":
+            res_args, res_leads = s.outputs, [plan.lead] * len(s.outputs)
+        else:
+            diff = [i for i, a in enumerate(s.inputs) if a.diff]
+            if sum_lead is None:
+                sum_lead = tuple(not plan.leads[i] for i in diff)
+            res_args, res_leads = s.diff_inputs, [() if x else plan.lead for x in sum_lead]
+        bufs = list(zip(s.inputs, plan.leads)) + [(a, l) for (_, a), l in
+                                                   zip(seed_args, seed_leads)] \
+            + list(zip(res_args, res_leads))
+        st = [strides(l, plan.lead, self.item_shape(a, plan)) for a, l in bufs]
+        results = [(lead + self.item_shape(a, plan), a.dtype) for a, lead in
+                   zip(res_args, res_leads)]
+        return Prepared(self, kind, plan, st, results, res_leads)
+
+    def run(self, prepared, pointers):
+        """Runs a prepared call on raw buffer addresses (the caller checked every buffer)."""
+        prepared.run(pointers)
 
     # ---- numpy front end ---------------------------------------------------------------------
+    def _call_np(self, kind, inputs, seeds, ints):
+        np = _numpy()
+        s = self.sig
+        if len(inputs) != len(s.inputs):
+            raise SignatureError(f"{self.name}: takes {len(s.inputs)} inputs "
+                                 f"({', '.join(a.name for a in s.inputs)}), got {len(inputs)}")
+        seed_args = [(g, a) for g in KINDS[kind][0] for a in self._groups[g]]
+        bufs = list(inputs) + list(seeds)
+        for (g, a), x in zip([("", a) for a in s.inputs] + seed_args, bufs):
+            if type(x) is not np.ndarray or x.dtype != a.dtype or not x.flags.c_contiguous:
+                _check_array(np, self.name, a, x, SEED_NAMES.get(g, ""))
+        p = self.prepare(kind, [x.shape for x in bufs], tuple(ints.items()))
+        res = [np.empty(sh, dt) for sh, dt in p.results]
+        self.run(p, [_address(x) for x in bufs] + [_address(x) for x in res])
+        return res[0] if len(res) == 1 else tuple(res)
+
     def __call__(self, *inputs, **ints):
         """Outputs of the function on numpy arrays (a tuple unless it has one output)."""
-        np = _numpy()
-        inputs = [_check_array(np, self.name, a, x) for a, x in zip(self.sig.inputs, inputs)]
-        plan = self.plan([x.shape for x in inputs], ints)
-        outs = [np.empty(sh, a.dtype) for a, sh in zip(self.sig.outputs, plan.out_shapes)]
-        self.call("primal", plan, [x.ctypes.data for x in inputs + outs],
-                  self.buffer_strides("primal", plan))
-        return outs[0] if len(outs) == 1 else tuple(outs)
+        return self._call_np("primal", inputs, (), ints)
 
     def vjp(self, inputs, cotangents, **ints):
         """Cotangents of the differentiable inputs (each summed over batch axes it lacks)."""
-        np = _numpy()
-        inputs = [_check_array(np, self.name, a, x) for a, x in zip(self.sig.inputs, inputs)]
-        plan = self.plan([x.shape for x in inputs], ints)
-        cts = []
-        for a, sh, c in zip(self.sig.outputs, plan.out_shapes, _as_list(cotangents)):
-            c = _check_array(np, self.name, a, c, "cotangent of ")
-            if c.shape != sh:
-                raise SignatureError(f"{self.name}: cotangent of {a.name!r} has shape {c.shape},"
-                                     f" expected {sh}")
-            cts.append(c)
-        diff = [(a, x) for a, x in zip(self.sig.inputs, inputs) if a.diff]
-        grads = [np.empty(x.shape, a.dtype) for a, x in diff]
-        self.call("vjp", plan, [x.ctypes.data for x in inputs + cts + grads],
-                  self.buffer_strides("vjp", plan))
-        return grads[0] if len(grads) == 1 else tuple(grads)
+        return self._call_np("vjp", inputs, _as_list(cotangents), ints)
 
     def jvp(self, inputs, tangents, **ints):
         """Tangents of the outputs given tangents of the differentiable inputs."""
-        np = _numpy()
-        inputs = [_check_array(np, self.name, a, x) for a, x in zip(self.sig.inputs, inputs)]
-        plan = self.plan([x.shape for x in inputs], ints)
-        diff = [(a, x) for a, x in zip(self.sig.inputs, inputs) if a.diff]
-        ts = []
-        for (a, x), t in zip(diff, _as_list(tangents)):
-            t = _check_array(np, self.name, a, t, "tangent of ")
-            if t.shape != x.shape:
-                raise SignatureError(f"{self.name}: tangent of {a.name!r} has shape {t.shape}, "
-                                     f"expected {x.shape}")
-            ts.append(t)
-        outs = [np.empty(sh, a.dtype) for a, sh in zip(self.sig.outputs, plan.out_shapes)]
-        self.call("jvp", plan, [x.ctypes.data for x in inputs + ts + outs],
-                  self.buffer_strides("jvp", plan))
-        return outs[0] if len(outs) == 1 else tuple(outs)
+        return self._call_np("jvp", inputs, _as_list(tangents), ints)
+
+    def vjp_jvp(self, inputs, cotangents, tangents, **ints):
+        """(order=2) The VJP's tangent when the inputs move along `tangents`: sum_i ct_i H_i t."""
+        return self._call_np("vjp_jvp", inputs, _as_list(cotangents) + _as_list(tangents), ints)
+
+    def jvp_jvp(self, inputs, tangents1, tangents2, **ints):
+        """(order=2) The second derivative f''[t1, t2] of each output."""
+        return self._call_np("jvp_jvp", inputs, _as_list(tangents1) + _as_list(tangents2), ints)
+
+
+def _address(x):
+    """Address of a contiguous array's data: through the buffer protocol when it is writable
+    (4x faster than x.ctypes.data), else numpy's ctypes view."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(x))
+    except (TypeError, ValueError):
+        return x.ctypes.data
 
 
 def _as_list(x):
@@ -163,10 +231,10 @@ def _check_array(np, fname, a, x, what=""):
 class Library:
     """The functions of one built library, by name (`lib.f` or `lib["f"]`)."""
 
-    def __init__(self, path, sigs):
+    def __init__(self, path, sigs, order=1):
         self.path = path
         self._dll = ctypes.CDLL(path)
-        self.functions = {s.name: Function(self._dll, s, path) for s in sigs}
+        self.functions = {s.name: Function(self._dll, s, path, order) for s in sigs}
 
     def __getitem__(self, name):
         return self.functions[name]
