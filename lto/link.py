@@ -160,7 +160,7 @@ def _code_digest() -> bytes:
     for d in sorted(pkg_dirs):
         for root, _, files in sorted(os.walk(d)):
             for name in sorted(files):
-                if name.endswith((".py", ".toml")):
+                if name.endswith((".py", ".toml", ".c")):
                     with open(os.path.join(root, name), "rb") as f:
                         h.update(name.encode() + f.read())
     return h.digest()
@@ -229,6 +229,8 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
                 opt.parse_text(new.replace(_DEBUG_VERSION, '!"Debug Info Version", i32 0'),
                                opt.new_context())
         module = opt.parse_text(new, ctx)
+        from enzyme_cc.rules.mpi import link_runtime
+        link_runtime(module, new, ctx)
     except opt.InternalIRError as e:
         fd, path = tempfile.mkstemp(prefix="enzyme-cc-invalid-", suffix=".ll")  # (make -j)
         with os.fdopen(fd, "w") as f:

@@ -252,6 +252,12 @@ class Activity:
                                              for o in inst.ops) and inst.ops[k].value.startswith("%"):
                         changed |= self._mark(inst.ops[k].value)
                     continue
+                from enzyme_cc.rules.mpi import is_mpi, received
+                if is_mpi(c):                     # receives float data from another rank
+                    for k in received(inst):
+                        if inst.ops[k].value.startswith("%"):
+                            changed |= self._mark(inst.ops[k].value)
+                    continue
                 if is_tape_call(c):
                     # the outer derivative keeps a shadow tape: the header gets a shadow
                     changed |= self._escape(inst.ops[0].value)
