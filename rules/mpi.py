@@ -184,6 +184,20 @@ def _check(ctx, inst):
     return c
 
 
+# the source argument of receives (reverse mode refuses MPI_ANY_SOURCE, see _wildcard)
+_SOURCE_ARG = {"MPI_Recv": 3, "MPI_Irecv": 3, "MPI_Sendrecv": 8}
+
+
+def _wildcard(ctx, inst):
+    """Reverse mode: a receive from MPI_ANY_SOURCE could match another rank's adjoint message
+    (sent on the same communicator while this rank still runs its forward sweep)."""
+    k = _SOURCE_ARG.get(inst.callee.lstrip("@"))
+    if k is not None and ctx.synth.mode != "forward" and inst.ops[k].value == "-1":
+        ctx.gen().fail(ctx.synth, inst, f"{inst.callee[1:]} from MPI_ANY_SOURCE in reverse mode "
+                       "is not supported (it could receive another rank's adjoint message)",
+                       "receive from a known rank (MPI_ANY_TAG is fine), or use forward mode")
+
+
 def forward(ctx, inst, before):
     """Forward sweep (reverse mode) and forward mode: the runtime's aug/fwd call replaces the
     primal call. Returns False to drop the primal."""
@@ -194,6 +208,7 @@ def forward(ctx, inst, before):
         return None                       # integer data: the primal call as it is
     fn, kinds, code = c
     synth = ctx.synth
+    _wildcard(ctx, inst)
     args = _args(ctx, inst, kinds, code, ctx.p)
     if synth.mode == "forward":
         name = f"__enzyme_cc_mpi_fwd_{fn}"

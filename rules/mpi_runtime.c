@@ -119,6 +119,15 @@ static size_t span(const int *counts, const int *displs, int n) {
 /* ---- point to point ------------------------------------------------------------------------ */
 typedef struct { int src, tag, count; } RecvRec;
 
+/* reverse mode: a receive from MPI_ANY_SOURCE could match another rank's adjoint message */
+static void no_wildcard(int src, const char *what) {
+    char msg[200];
+    if (src != -1) return;
+    snprintf(msg, sizeof msg, "%s from MPI_ANY_SOURCE in reverse-mode differentiated code is not "
+             "supported (it could receive another rank's adjoint message)", what);
+    fatal(msg);
+}
+
 static RecvRec *recv_rec(const St *st, H dt) {
     RecvRec *r = xcalloc(1, sizeof *r);
     r->src = st->src, r->tag = st->tag;
@@ -143,6 +152,7 @@ Aug __enzyme_cc_mpi_aug_recv(void *buf, int n, H dt, int src, int tag, H comm, S
                              void *dbuf, int k) {
     (void)dbuf, (void)k;
     St st;
+    no_wildcard(src, "MPI_Recv");
     int rc = MPI_Recv(buf, n, dt, src, tag, comm, &st);
     if (status) *status = st;
     return (Aug){recv_rec(&st, dt), rc};
@@ -194,6 +204,7 @@ Aug __enzyme_cc_mpi_aug_sendrecv(void *sb, int sn, H sdt, int dest, int stag, vo
                                  void *drb, int sk, int rk) {
     (void)dsb, (void)drb, (void)sk, (void)rk;
     St st;
+    no_wildcard(src, "MPI_Sendrecv");
     int rc = MPI_Sendrecv(sb, sn, sdt, dest, stag, rb, rn, rdt, src, rtag, comm, &st);
     if (status) *status = st;
     return (Aug){recv_rec(&st, rdt), rc};
@@ -267,6 +278,7 @@ Aug __enzyme_cc_mpi_aug_isend(void *buf, int n, H dt, int dest, int tag, H comm,
 }
 Aug __enzyme_cc_mpi_aug_irecv(void *buf, int n, H dt, int src, int tag, H comm, H *req,
                               void *dbuf, int k) {
+    no_wildcard(src, "MPI_Irecv");
     int rc = MPI_Irecv(buf, n, dt, src, tag, comm, req);
     ReqRec *r = req_rec(IRECV, buf, dbuf, n, dt, src, tag, comm, k);
     table_put(*req, r);

@@ -1,0 +1,111 @@
+/* Point to point: MPI_Send/Recv (a ring, wildcard source), MPI_Sendrecv, and a halo exchange
+ * with MPI_Isend/Irecv completed by MPI_Wait and MPI_Waitall. */
+#include "mpi_check.h"
+
+/* ring: rank r sends x*x to r+1 and receives from r-1 (any tag, read from the status) */
+double ring(double *x, int n) {
+  int r, p;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  double y[N], z[N];
+  MPI_Status st;
+  for (int i = 0; i < n; i++) y[i] = x[i] * x[i];
+  if (r % 2 == 0) {
+    MPI_Send(y, n, MPI_DOUBLE, (r + 1) % p, 7, MPI_COMM_WORLD);
+    MPI_Recv(z, n, MPI_DOUBLE, (r + p - 1) % p, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+  } else {
+    MPI_Recv(z, n, MPI_DOUBLE, (r + p - 1) % p, 7, MPI_COMM_WORLD, &st);
+    MPI_Send(y, n, MPI_DOUBLE, (r + 1) % p, 7, MPI_COMM_WORLD);
+  }
+  int cnt;
+  MPI_Get_count(&st, MPI_DOUBLE, &cnt);
+  double s = 0;
+  for (int i = 0; i < cnt; i++) s += sin(z[i]) * x[i] + 0.1 * st.MPI_TAG * z[i];
+  return s;
+}
+double ring_serial(double *X, int n, int p) {
+  double s = 0;
+  for (int r = 0; r < p; r++) {
+    double *x = X + r * n, *from = X + ((r + p - 1) % p) * n;
+    for (int i = 0; i < n; i++) {
+      double z = from[i] * from[i];
+      s += sin(z) * x[i] + 0.7 * z;
+    }
+  }
+  return s;
+}
+
+/* Sendrecv: float data right, from the left */
+double shift(double *x, int n) {
+  int r, p;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  double y[N], z[N];
+  for (int i = 0; i < n; i++) y[i] = exp(0.5 * x[i]);
+  MPI_Sendrecv(y, n, MPI_DOUBLE, (r + 1) % p, 3, z, n, MPI_DOUBLE, (r + p - 1) % p, 3,
+               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  double s = 0;
+  for (int i = 0; i < n; i++) s += z[i] * z[i] * x[(i + 1) % n];
+  return s;
+}
+double shift_serial(double *X, int n, int p) {
+  double s = 0;
+  for (int r = 0; r < p; r++) {
+    double *x = X + r * n, *from = X + ((r + p - 1) % p) * n;
+    for (int i = 0; i < n; i++) {
+      double z = exp(0.5 * from[i]);
+      s += z * z * x[(i + 1) % n];
+    }
+  }
+  return s;
+}
+
+/* halo exchange on a periodic 1-D domain: x[0] to the left, x[n-1] to the right, nonblocking;
+ * the right halo's requests are completed one by one, the left's with Waitall */
+double halo(double *x, int n) {
+  int r, p;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  int left = (r + p - 1) % p, right = (r + 1) % p;
+  double u[N + 2];
+  for (int i = 0; i < n; i++) u[i + 1] = x[i] * x[i];
+  MPI_Request rq[4];
+  MPI_Irecv(&u[0], 1, MPI_DOUBLE, left, 1, MPI_COMM_WORLD, &rq[0]);
+  MPI_Irecv(&u[n + 1], 1, MPI_DOUBLE, right, 2, MPI_COMM_WORLD, &rq[1]);
+  MPI_Isend(&u[n], 1, MPI_DOUBLE, right, 1, MPI_COMM_WORLD, &rq[2]);
+  MPI_Isend(&u[1], 1, MPI_DOUBLE, left, 2, MPI_COMM_WORLD, &rq[3]);
+  MPI_Wait(&rq[1], MPI_STATUS_IGNORE);
+  MPI_Wait(&rq[2], MPI_STATUS_IGNORE);
+  MPI_Request two[2] = {rq[0], rq[3]};
+  MPI_Waitall(2, two, MPI_STATUSES_IGNORE);
+  double s = 0;
+  for (int i = 1; i <= n; i++) {
+    double lap = u[i - 1] - 2 * u[i] + u[i + 1];
+    s += lap * lap * x[i - 1];
+  }
+  return s;
+}
+double halo_serial(double *X, int n, int p) {
+  double s = 0;
+  for (int r = 0; r < p; r++) {
+    double u[N + 2], *x = X + r * n, *l = X + ((r + p - 1) % p) * n, *rr = X + ((r + 1) % p) * n;
+    for (int i = 0; i < n; i++) u[i + 1] = x[i] * x[i];
+    u[0] = l[n - 1] * l[n - 1];
+    u[n + 1] = rr[0] * rr[0];
+    for (int i = 1; i <= n; i++) {
+      double lap = u[i - 1] - 2 * u[i] + u[i + 1];
+      s += lap * lap * x[i - 1];
+    }
+  }
+  return s;
+}
+
+int main(int argc, char **argv) {
+  start(&argc, &argv);
+  double x[N], v[N];
+  init_x(x, v);
+  TEST(ring, ring_serial);
+  TEST(shift, shift_serial);
+  TEST(halo, halo_serial);
+  return finish();
+}
