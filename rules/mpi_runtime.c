@@ -398,6 +398,7 @@ int __enzyme_cc_mpi_fwd_waitall(int n, H *reqs, St *statuses) {
 /* ---- collectives --------------------------------------------------------------------------- */
 Aug __enzyme_cc_mpi_aug_barrier(H comm) { return (Aug){NULL, MPI_Barrier(comm)}; }
 void __enzyme_cc_mpi_rev_barrier(void *rec, H comm) { (void)rec; MPI_Barrier(comm); }
+int __enzyme_cc_mpi_fwd_barrier(H comm) { return MPI_Barrier(comm); }
 
 Aug __enzyme_cc_mpi_aug_bcast(void *buf, int n, H dt, int root, H comm, void *dbuf, int k) {
     (void)dbuf, (void)k;
