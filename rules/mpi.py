@@ -51,8 +51,14 @@ _INTEGER = {"int", "long", "short", "unsigned", "unsigned_long", "unsigned_short
             "c_bool", "cxx_bool", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
             "uint16_t", "uint32_t", "uint64_t", "2int", "long_int", "short_int", "aint",
             "offset", "count", "integer", "logical", "character", "integer4", "integer8"}
+_ONE_SIDED = ("MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Get_accumulate", "MPI_Fetch_and_op",
+              "MPI_Compare_and_swap", "MPI_Raccumulate")
 OPS = {"sum": 0, "max": 1, "min": 2, "maxloc": 3, "minloc": 4}
 IN_PLACE = "inttoptr (i64 1 to ptr)"         # Open MPI's MPI_IN_PLACE, (void *)1
+
+
+def in_place(v: str) -> bool:
+    return "".join(v.split()) == "inttoptr(i641toptr)"
 _AUG = "{ ptr, i32 }"
 
 
@@ -72,6 +78,8 @@ def classify(inst):
     """(runtime name, [kind per distinct datatype argument], op code or None), None when the
     call moves no float data, or a string saying why it cannot be differentiated."""
     name = inst.callee.lstrip("@")
+    if name.startswith(("MPI_Win_", "MPI_Rput", "MPI_Rget")) or name in _ONE_SIDED:
+        return f"one-sided MPI ('{name}') is not supported"
     if name not in FUNCS:
         return f"no derivative rule for the MPI call '{name}'"
     fn, bufs, op, _ = FUNCS[name]
@@ -111,7 +119,7 @@ def classify(inst):
             return (f"{name}: MPI_MAXLOC/MPI_MINLOC need MPI_DOUBLE_INT or MPI_FLOAT_INT data, "
                     "and those types need them")
     for k, _ in bufs:
-        if inst.ops[k].value == IN_PLACE and not (op is not None and k == 0):
+        if in_place(inst.ops[k].value) and not (op is not None and k == 0):
             return f"MPI_IN_PLACE in {name} is not supported"
     return fn, kinds, code
 
@@ -149,8 +157,8 @@ def _args(ctx, inst, kinds, code, get_p):
 
 
 def _shadow(ctx, v):
-    if v == IN_PLACE:
-        return v
+    if in_place(v):
+        return IN_PLACE
     if v.startswith("%") and ctx.shadowed(v) or v in ctx.act.global_shadows:
         return ctx.s(v)
     return "null"
