@@ -1,5 +1,6 @@
-/* Point to point: MPI_Send/Recv (a ring, wildcard source), MPI_Sendrecv, and a halo exchange
- * with MPI_Isend/Irecv completed by MPI_Wait and MPI_Waitall. */
+/* Point to point: MPI_Send/Recv (a ring, wildcard tag), MPI_Sendrecv, a halo exchange with
+ * MPI_Isend/Irecv completed by MPI_Wait and MPI_Waitall, a receive in a callee without active
+ * arguments. */
 #include "mpi_check.h"
 
 /* ring: rank r sends x*x to r+1 and receives from r-1 (any tag, read from the status) */
@@ -100,6 +101,36 @@ double halo_serial(double *X, int n, int p) {
   return s;
 }
 
+/* a callee without active arguments that receives active data: it takes part in the
+ * derivative (its result is active, its receive has an adjoint send) */
+__attribute__((noinline)) static double from_left(int tag) {
+  int r, p;
+  double b;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  MPI_Recv(&b, 1, MPI_DOUBLE, (r + p - 1) % p, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return b;
+}
+double relay(double *x, int n) {
+  int r, p;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  double a = x[0] * x[1], got;
+  MPI_Request rq;
+  MPI_Isend(&a, 1, MPI_DOUBLE, (r + 1) % p, 9, MPI_COMM_WORLD, &rq);
+  got = from_left(9);
+  MPI_Wait(&rq, MPI_STATUS_IGNORE);
+  return got * x[2] + x[3];
+}
+double relay_serial(double *X, int n, int p) {
+  double s = 0;
+  for (int r = 0; r < p; r++) {
+    double *l = X + ((r + p - 1) % p) * n;
+    s += l[0] * l[1] * X[r * n + 2] + X[r * n + 3];
+  }
+  return s;
+}
+
 int main(int argc, char **argv) {
   start(&argc, &argv);
   double x[N], v[N];
@@ -107,5 +138,6 @@ int main(int argc, char **argv) {
   TEST(ring, ring_serial);
   TEST(shift, shift_serial);
   TEST(halo, halo_serial);
+  TEST(relay, relay_serial);
   return finish();
 }
