@@ -59,6 +59,19 @@ def test_mpi_program(built, prog, opt, ranks):
     assert sum("_rev_fd[" in c for c in checks) >= 4 * ranks, r.stdout
 
 
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
+@pytest.mark.parametrize("prog", ["p2p.c", "collectives.c"])
+def test_mpi_program_valgrind(built, prog):
+    """The runtime's records, temporaries and request table: no invalid access, nothing
+    definitely lost (Open MPI's own start-up and shutdown leaks suppressed)."""
+    exe = built(prog, "-O2")
+    supp = os.path.join(HERE, "openmpi.supp")
+    r = run([*MPIRUN, "-np", "2", "valgrind", "-q", "--num-callers=50", f"--suppressions={supp}",
+             "--error-exitcode=1", "--leak-check=full", "--errors-for-leak-kinds=definite",
+             str(exe)], cwd=exe.parent)
+    _check_output(r.stdout)
+
+
 def test_showme_build(tmp_path):
     """enzyme-cc $(mpicc --showme:compile) ... $(mpicc --showme:link)"""
     for f in ("p2p.c", "mpi_check.h"):
