@@ -160,7 +160,7 @@ def _code_digest() -> bytes:
     for d in sorted(pkg_dirs):
         for root, _, files in sorted(os.walk(d)):
             for name in sorted(files):
-                if name.endswith((".py", ".toml", ".c")):
+                if name.endswith((".py", ".toml", ".c", ".h")):
                     with open(os.path.join(root, name), "rb") as f:
                         h.update(name.encode() + f.read())
     return h.digest()

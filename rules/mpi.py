@@ -3,8 +3,8 @@ as Enzyme defines them (Moses et al., SC'22): the adjoint of a send is a receive
 of a receive a send of the shadow (then zeroed), of Bcast a sum-Reduce to the root, of a sum
 reduction a Bcast (Allreduce: an Allreduce) of the result's adjoint, of max/min the winner's
 element, Gather <-> Scatter, Allgather -> Reduce_scatter, Alltoall -> Alltoall. Forward mode
-sends the tangent along. The work is done by the C runtime rules/mpi_runtime.c (one aug/rev/fwd
-function per call, see there), linked into the derivative (`link_runtime`).
+sends the tangent along. The work is done by the C runtime (rules/mpi_runtime.h, .c and
+mpi_collectives.c: one aug/rev/fwd function per call, see there), linked into the derivative (`link_runtime`).
 
 Every float MPI call in differentiated code takes part in the derivative communication, active
 or not (a null shadow is zero data), so the ranks' communication patterns match; functions that
@@ -246,29 +246,46 @@ def reverse(ctx, inst):
 
 
 # ---- the runtime ---------------------------------------------------------------------------
-_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mpi_runtime.c")
+_DIR = os.path.dirname(os.path.abspath(__file__))
+_SOURCES = ("mpi_runtime.c", "mpi_collectives.c")       # both include mpi_runtime.h
 
 
-def _runtime_bitcode() -> bytes:
-    """mpi_runtime.c compiled by our clang (cached by source and compiler)."""
+def _runtime_bitcode() -> list[bytes]:
+    """The runtime's files compiled by our clang (cached by sources and compiler)."""
     from enzyme_cc import toolchain
     from enzyme_cc.compile import run
     from enzyme_cc.errors import UserError
     clang = toolchain.tool("clang")
-    with open(_SOURCE, "rb") as f:
-        src = f.read()
-    key = hashlib.sha256(src + clang.encode()).hexdigest()[:24]
+    h = hashlib.sha256(clang.encode())
+    for name in _SOURCES + ("mpi_runtime.h",):
+        with open(os.path.join(_DIR, name), "rb") as f:
+            h.update(name.encode() + f.read())
     root = os.environ.get("ENZYME_CC_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "enzyme-cc")
-    path = os.path.join(root, f"mpi-runtime-{key}.bc")
-    if not os.path.isfile(path):
-        os.makedirs(root, exist_ok=True)
-        part = f"{path}.{os.getpid()}.tmp"
-        if run([clang, "-O2", "-fPIC", "-c", "-emit-llvm", _SOURCE, "-o", part]) != 0:
-            raise UserError("internal error: cannot compile enzyme-cc's MPI runtime")
-        os.replace(part, path)
-    with open(path, "rb") as f:
-        return f.read()
+    out = []
+    for name in _SOURCES:
+        path = os.path.join(root, f"{name[:-2]}-{h.hexdigest()[:24]}.bc")
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                out.append(f.read())
+            continue
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            bc = os.path.join(tmp, "rt.bc")
+            if run([clang, "-O2", "-fPIC", "-c", "-emit-llvm", os.path.join(_DIR, name), "-o",
+                    bc]) != 0:
+                raise UserError(f"internal error: cannot compile enzyme-cc's MPI runtime ({name})")
+            with open(bc, "rb") as f:
+                out.append(f.read())
+        try:                                     # atomic: parallel links never see half a file
+            os.makedirs(root, exist_ok=True)
+            part = f"{path}.{os.getpid()}.tmp"
+            with open(part, "wb") as f:
+                f.write(out[-1])
+            os.replace(part, path)
+        except OSError:
+            pass                                 # a read-only cache only costs time
+    return out
 
 
 def link_runtime(module, text: str, ctx):
@@ -276,4 +293,5 @@ def link_runtime(module, text: str, ctx):
     if "@__enzyme_cc_mpi_" not in text:
         return
     from enzyme_cc.lto.optimize import parse_bitcode
-    module.link_in(parse_bitcode(_runtime_bitcode(), "enzyme-cc MPI runtime", ctx))
+    for data in _runtime_bitcode():
+        module.link_in(parse_bitcode(data, "enzyme-cc MPI runtime", ctx))
