@@ -4,7 +4,8 @@ of a receive a send of the shadow (then zeroed), of Bcast a sum-Reduce to the ro
 reduction a Bcast (Allreduce: an Allreduce) of the result's adjoint, of max/min the winner's
 element, Gather <-> Scatter, Allgather -> Reduce_scatter, Alltoall -> Alltoall. Forward mode
 sends the tangent along. The work is done by the C runtime (rules/mpi_runtime.h, .c and
-mpi_collectives.c: one aug/rev/fwd function per call, see there), linked into the derivative (`link_runtime`).
+mpi_collectives.c: one aug/rev/fwd function per call, see there), linked into the derivative
+(`link_runtime`).
 
 Every float MPI call in differentiated code takes part in the derivative communication, active
 or not (a null shadow is zero data), so the ranks' communication patterns match; functions that
