@@ -72,7 +72,7 @@ def kind_of(gen, inst) -> str:
     if reg is not None and (c in reg.gradient or c in reg.derivative):
         return "custom"
     from .mpi import is_mpi
-    if is_mpi(c):
+    if is_mpi(c) and not gen.module.defines(c):
         return "mpi"
     from .blas import is_blas
     if is_blas(c):

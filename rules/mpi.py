@@ -67,7 +67,9 @@ def is_mpi(callee: str) -> bool:
     """An MPI call that is not declared inactive (stdlib_rules/mpi.toml): it gets a rule here,
     or is refused."""
     name = (callee or "").lstrip("@")
-    return name.startswith(("MPI_", "PMPI_"))
+    # C names, and the Fortran bindings' (mpi_send_, mpi_send_f08_), which have no rules
+    return name.startswith(("MPI_", "PMPI_")) or \
+        name.startswith(("mpi_", "pmpi_")) and name.endswith("_")
 
 
 def _global(v: str) -> str | None:

@@ -253,7 +253,7 @@ class Activity:
                         changed |= self._mark(inst.ops[k].value)
                     continue
                 from enzyme_cc.rules.mpi import is_mpi, received
-                if is_mpi(c):                     # receives float data from another rank
+                if is_mpi(c) and not self.module.defines(c):   # float data from another rank
                     for k in received(inst):
                         if inst.ops[k].value.startswith("%"):
                             changed |= self._mark(inst.ops[k].value)
