@@ -23,6 +23,7 @@ import os
 FUNCS = {
     "MPI_Send": ("send", [(0, 2)], None, []),
     "MPI_Ssend": ("send", [(0, 2)], None, []),
+    "MPI_Rsend": ("send", [(0, 2)], None, []),     # (sent as MPI_Send, which is always valid)
     "MPI_Recv": ("recv", [(0, 2)], None, [0]),
     "MPI_Isend": ("isend", [(0, 2)], None, []),
     "MPI_Irecv": ("irecv", [(0, 2)], None, [0]),

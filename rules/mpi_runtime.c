@@ -15,7 +15,7 @@ static void no_wildcard(int src, const char *what) {
 
 static RecvRec *recv_rec(const St *st, H dt) {
     RecvRec *r = xcalloc(1, sizeof *r);
-    r->src = st->src, r->tag = st->tag;
+    r->src = st->src, r->tag = st->tag < 0 ? 0 : st->tag;   /* MPI_PROC_NULL: MPI_ANY_TAG */
     MPI_Get_count(st, dt, &r->count);
     if (r->count < 0) r->count = 0;
     return r;
@@ -172,7 +172,7 @@ Aug __enzyme_cc_mpi_aug_irecv(void *buf, int n, H dt, int src, int tag, H comm, 
 /* a completed receive: the message's actual source, tag and count */
 static void completed(ReqRec *r, St *st) {
     if (r && r->what == IRECV) {
-        r->peer = st->src, r->tag = st->tag;
+        r->peer = st->src, r->tag = st->tag < 0 ? 0 : st->tag;
         MPI_Get_count(st, r->dt, &r->n);
         if (r->n < 0) r->n = 0;
     }

@@ -1,6 +1,6 @@
 /* Point to point: MPI_Send/Recv (a ring, wildcard tag), MPI_Sendrecv, a halo exchange with
  * MPI_Isend/Irecv completed by MPI_Wait and MPI_Waitall, a receive in a callee without active
- * arguments. */
+ * arguments, MPI_PROC_NULL at the ends of a chain. */
 #include "mpi_check.h"
 
 /* ring: rank r sends x*x to r+1 and receives from r-1 (any tag, read from the status) */
@@ -131,6 +131,36 @@ double relay_serial(double *X, int n, int p) {
   return s;
 }
 
+/* a non-periodic chain: the end ranks talk to MPI_PROC_NULL (Sendrecv and Recv/Send) */
+double chain(double *x, int n) {
+  int r, p;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  int up = r > 0 ? r - 1 : MPI_PROC_NULL, down = r < p - 1 ? r + 1 : MPI_PROC_NULL;
+  double a[2] = {x[0] * x[1], x[2]}, b[2] = {0.5, 0.25}, c = 1.5;
+  MPI_Sendrecv(a, 2, MPI_DOUBLE, down, 4, b, 2, MPI_DOUBLE, up, 4, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+  double e = x[3] * x[3];
+  if (r % 2) {
+    MPI_Send(&e, 1, MPI_DOUBLE, up, 6, MPI_COMM_WORLD);
+    MPI_Recv(&c, 1, MPI_DOUBLE, down, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  } else {
+    MPI_Recv(&c, 1, MPI_DOUBLE, down, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Send(&e, 1, MPI_DOUBLE, up, 6, MPI_COMM_WORLD);
+  }
+  return b[0] * x[3] + b[1] * b[1] + c * x[0];
+}
+double chain_serial(double *X, int n, int p) {
+  double s = 0;
+  for (int r = 0; r < p; r++) {
+    double *x = X + r * n, b0 = 0.5, b1 = 0.25, c = 1.5;
+    if (r > 0) b0 = X[(r - 1) * n] * X[(r - 1) * n + 1], b1 = X[(r - 1) * n + 2];
+    if (r < p - 1) c = X[(r + 1) * n + 3] * X[(r + 1) * n + 3];
+    s += b0 * x[3] + b1 * b1 + c * x[0];
+  }
+  return s;
+}
+
 int main(int argc, char **argv) {
   start(&argc, &argv);
   double x[N], v[N];
@@ -139,5 +169,6 @@ int main(int argc, char **argv) {
   TEST(shift, shift_serial);
   TEST(halo, halo_serial);
   TEST(relay, relay_serial);
+  TEST(chain, chain_serial);
   return finish();
 }
