@@ -79,10 +79,11 @@ def find_shared_globals(gen, roots):
     users = {f for g in shared for f in access.get(g, ())}
     # a function that communicates over MPI takes part in the derivative's messages whether or
     # not its own arguments are active (rules/mpi.py)
+    from types import SimpleNamespace
     from enzyme_cc.rules.calls import kind_of
     from enzyme_cc.rules.mpi import is_mpi
-    users |= {f for f in reach if any(is_mpi(c) and kind_of(gen, _Call(c)) == "mpi"
-                                      for c in gen._callees(f))}
+    users |= {f for f in reach if any(is_mpi(c) and kind_of(gen, SimpleNamespace(callee=c)) ==
+                                      "mpi" for c in gen._callees(f))}
     changed = True
     while changed:
         new = {f for f in reach if f not in users and gen._callees(f) & users}
@@ -168,9 +169,3 @@ def entry_function(gen, name: str) -> str:
                     cur = sel
                 body.append(f"store ptr {cur}, ptr getelementptr (i8, ptr {sg}, i64 {off})")
     return f"define internal void {name}() {{\n" + "\n".join(body + ["ret void"]) + "\n}"
-
-
-class _Call:
-    """A callee name dressed as a call, for kind_of."""
-    def __init__(self, callee):
-        self.callee = callee
