@@ -46,20 +46,25 @@ double reduce_sum_serial(double *X, int n, int p) {
   return s;
 }
 
-/* max and min (Allreduce), max to a root (Reduce), float data, and MAXLOC over (value, rank) */
+/* max and min (Allreduce), max to a root (Reduce), MAXLOC (Allreduce) and MINLOC (Reduce) over
+ * (value, rank) */
 double extrema(double *x, int n) {
   int me = rk(), p = np();
   double mx[N], mn[N], rm[N] = {0};
-  struct { double v; int i; } loc[N], wl[N];
+  struct { double v; int i; } loc[N], wl[N], ml[N];
   MPI_Allreduce(x, mx, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(x, mn, n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
   MPI_Reduce(x, rm, n, MPI_DOUBLE, MPI_MAX, p - 1, MPI_COMM_WORLD);
   for (int i = 0; i < n; i++) loc[i].v = x[i] * x[i], loc[i].i = me;
   MPI_Allreduce(loc, wl, n, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+  for (int i = 0; i < n; i++) loc[i].v = cos(x[i]), loc[i].i = me;
+  MPI_Reduce(loc, ml, n, MPI_DOUBLE_INT, MPI_MINLOC, 0, MPI_COMM_WORLD);
   double s = 0;
   for (int i = 0; i < n; i++) s += mx[i] * mn[i] * x[i] + wl[i].v * (wl[i].i + 1);
   if (me == p - 1)
     for (int i = 0; i < n; i++) s += sin(rm[i]);
+  if (me == 0)
+    for (int i = 0; i < n; i++) s += ml[i].v * (ml[i].i + 2);
   return s / p;
 }
 double extrema_serial(double *X, int n, int p) {
@@ -74,6 +79,11 @@ double extrema_serial(double *X, int n, int p) {
     }
     for (int q = 0; q < p; q++) s += (mx * mn * X[q * n + i] + wl * (wi + 1)) / p;
     s += sin(mx) / p;
+    double mc = cos(X[i]);
+    int mi = 0;
+    for (int q = 1; q < p; q++)
+      if (cos(X[q * n + i]) < mc) mc = cos(X[q * n + i]), mi = q;
+    s += mc * (mi + 2) / p;
   }
   return s;
 }
