@@ -243,7 +243,8 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
     level = _level(inv.opt_level)
     opt.optimize(ad, post, level, vectorize=level >= 2)
     stages.done("post-AD optimization")
-    opt.emit_object(post, obj, level, tmp)      # llc: .init_array for constructors, as clang
+    opt.emit_object(post, obj, level, tmp,      # llc: .init_array for constructors, as clang
+                    debug_info=_DEBUG_VERSION in new)
     stages.done("codegen")
 
 

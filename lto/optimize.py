@@ -139,13 +139,15 @@ def inline_and_sroa(text: str, tmp: str) -> str:
         return f.read()
 
 
-def emit_object(src: str, out: str, level: int, tmp: str) -> None:
+def emit_object(src: str, out: str, level: int, tmp: str, debug_info: bool = False) -> None:
     """Native PIC object of bitcode file `src`. A large module is split (llvm-split, locals kept
-    with their users) and the parts are compiled in parallel, then joined with `ld.lld -r`."""
+    with their users) and the parts are compiled in parallel, then joined with `ld.lld -r`.
+    Not with debug info: the compile unit's list of globals names private ones (string
+    literals, statics) of every part, which each part's .debug_addr would reference undefined."""
     llc = [toolchain.tool("llc"), f"-O{min(max(level, 0), 3)}", "-relocation-model=pic",
            "-filetype=obj"]
     jobs = min(len(os.sched_getaffinity(0)), 2)
-    if jobs < 2 or os.path.getsize(src) < SPLIT_BYTES:
+    if jobs < 2 or debug_info or os.path.getsize(src) < SPLIT_BYTES:
         run_tool(llc + [src, "-o", out], "code generation")
         return
     part = os.path.join(tmp, "part")

@@ -1,5 +1,6 @@
-/* Collectives: Bcast, Reduce and Allreduce (sum, max, min, maxloc, in place), Gather(v),
- * Scatter(v), Allgather(v), Alltoall(v), Barrier; float data in one of them. */
+/* Collectives: Bcast, Reduce and Allreduce (sum, max, min, maxloc, minloc, in place), Gather(v),
+ * Scatter(v), Allgather(v), Alltoall(v), Barrier; float data in one of them, global buffers in
+ * another. */
 #include "mpi_check.h"
 
 static int rk(void) { int r; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
@@ -84,6 +85,26 @@ double extrema_serial(double *X, int n, int p) {
     for (int q = 1; q < p; q++)
       if (cos(X[q * n + i]) < mc) mc = cos(X[q * n + i]), mi = q;
     s += mc * (mi + 2) / p;
+  }
+  return s;
+}
+
+/* buffers that are globals: the received data makes them active (their shadows) */
+double g_part[N], g_total[N], g_root[N];
+double globals(double *x, int n) {
+  for (int i = 0; i < n; i++) g_part[i] = x[i] * x[(i + 1) % n], g_root[i] = sin(x[i]);
+  MPI_Allreduce(g_part, g_total, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Bcast(g_root, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  double s = 0;
+  for (int i = 0; i < n; i++) s += g_total[i] * x[i] + g_root[i] * g_root[i] * x[(i + 2) % n];
+  return s;
+}
+double globals_serial(double *X, int n, int p) {
+  double s = 0;
+  for (int i = 0; i < n; i++) {
+    double t = 0;
+    for (int q = 0; q < p; q++) t += X[q * n + i] * X[q * n + (i + 1) % n];
+    for (int q = 0; q < p; q++) s += t * X[q * n + i] + sin(X[i]) * sin(X[i]) * X[q * n + (i + 2) % n];
   }
   return s;
 }
@@ -213,6 +234,7 @@ int main(int argc, char **argv) {
   TEST(reduce_sum, reduce_sum_serial);
   TEST(extrema, extrema_serial);
   TEST(gather_scatter, gather_scatter_serial);
+  TEST(globals, globals_serial);
   tol_ = 2e-3, h_ = 1e-2;
   TEST(floats, floats_serial);
   tol_ = 1e-5, h_ = 1e-6;
