@@ -153,7 +153,14 @@ def _args(ctx, inst, kinds, code, get_p):
         out.append(f"{o.ty} {get_p(o.value) if o.is_local else o.value}")
     name = inst.callee.lstrip("@")
     for k, _ in FUNCS[name][1]:
-        out.append(f"ptr {_shadow(ctx, inst.ops[k].value)}")
+        sh = _shadow(ctx, inst.ops[k].value)
+        if sh == "null" and k in FUNCS[name][3] and inst.ops[k].value != "null":
+            # received float data would land in memory without a shadow: never a silent zero
+            ctx.gen().fail(ctx.synth, inst, f"the receive buffer of {name} "
+                           f"('{inst.ops[k].value}') has no shadow",
+                           "receive into a local, heap or global array (not a constant "
+                           "expression), or into memory passed with enzyme_dup")
+        out.append(f"ptr {sh}")
     out += [f"i32 {k}" for k in kinds]
     if code is not None:
         out.append(f"i32 {code}")

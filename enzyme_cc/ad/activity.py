@@ -260,10 +260,9 @@ class Activity:
                 if is_mpi(c) and not self.module.defines(c):   # float data from another rank
                     for k in received(inst):
                         v = inst.ops[k].value
-                        if v.startswith("%"):
+                        changed |= self._global_store(self._underlying(self.fn, v))
+                        if v.startswith("%"):     # (a global buffer: as an active store's)
                             changed |= self._mark(v)
-                        else:                     # a global buffer: as an active store's
-                            changed |= self._global_store(self._underlying(self.fn, v))
                     continue
                 if is_tape_call(c):
                     # the outer derivative keeps a shadow tape: the header gets a shadow
