@@ -167,7 +167,7 @@ def _code_digest() -> bytes:
     for d in sorted(pkg_dirs):
         for root, _, files in sorted(os.walk(d)):
             for name in sorted(files):
-                if name.endswith((".py", ".toml", ".h")):   # .h: the linked fprt runtime
+                if name.endswith((".py", ".toml", ".c", ".h")):
                     with open(os.path.join(root, name), "rb") as f:
                         h.update(name.encode() + f.read())
     return h.digest()
@@ -251,6 +251,8 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
         if _FPRT_DECL.search(new):      # truncation runtime calls the program does not define
             with open(opt.fprt_runtime(tmp), "rb") as f:
                 module.link_in(opt.parse_bitcode(f.read(), "truncation runtime", ctx))
+        from enzyme_cc.rules.mpi import link_runtime
+        link_runtime(module, new, ctx)
     except opt.InternalIRError as e:
         fd, path = tempfile.mkstemp(prefix="enzyme-cc-invalid-", suffix=".ll")  # (make -j)
         with os.fdopen(fd, "w") as f:

@@ -76,6 +76,9 @@ def kind_of(gen, inst) -> str:
     reg = getattr(gen, "reg", None)
     if reg is not None and (c in reg.gradient or c in reg.derivative):
         return "custom"
+    from .mpi import is_mpi
+    if is_mpi(c) and not gen.module.defines(c):
+        return "mpi"
     from .blas import is_blas
     if is_blas(c):
         return "blas"
@@ -114,6 +117,9 @@ def _fwd_call(ctx, inst, before):
     fwd_mode = synth.mode == "forward"
     if kind == "ckpt_driver" and before:
         refuse_checkpoint_driver(ctx.gen(), synth, inst)
+    if kind == "mpi":                  # always: every rank takes part in the derivative's messages
+        from .mpi import forward as mpi_forward
+        return mpi_forward(ctx, inst, before)
     if kind == "tape":
         from .tape import forward_sweep
         forward_sweep(ctx, inst, before)
@@ -337,6 +343,9 @@ def _rev_call(ctx, inst, d):
     elif kind == "blas" and _involved(ctx, inst):
         from .blas import reverse as blas_reverse
         blas_reverse(ctx, inst, d)
+    elif kind == "mpi":
+        from .mpi import reverse as mpi_reverse
+        mpi_reverse(ctx, inst)
     elif kind == "fortran":
         from .fortran import reverse as fortran_reverse
         fortran_reverse(ctx, inst, d)

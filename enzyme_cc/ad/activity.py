@@ -144,13 +144,17 @@ class Activity:
                 if inst.op == "store" and (inst.ops[0].value in self.active or
                                            inst.ops[0].value in self.shadowed):
                     from .typeinfo import underlying
-                    g = underlying(fn, inst.ops[1].value)
-                    if g.startswith("@") and g in module.globals and \
-                            not module.is_constant_global(g) and g not in self.shadowed and \
-                            g not in self.inactive_globals:
-                        self.shadowed.add(g)
-                        self.global_shadows.add(g)
-                        changed = True
+                    changed |= self._global_store(underlying(fn, inst.ops[1].value))
+
+    def _global_store(self, g: str) -> bool:
+        """Active data is stored into global g (if it is a mutable one): it gets a shadow."""
+        module = self.module
+        if g.startswith("@") and g in module.globals and not module.is_constant_global(g) and \
+                g not in self.shadowed and g not in self.inactive_globals:
+            self.shadowed.add(g)
+            self.global_shadows.add(g)
+            return True
+        return False
 
     def _escape(self, v: str, seen=None) -> bool:
         """v's object escapes; when v was reloaded from a local spill slot, so do the pointers
@@ -251,6 +255,14 @@ class Activity:
                     if k is not None and any(o.value in self.active or o.value in self.shadowed
                                              for o in inst.ops) and inst.ops[k].value.startswith("%"):
                         changed |= self._mark(inst.ops[k].value)
+                    continue
+                from enzyme_cc.rules.mpi import is_mpi, received
+                if is_mpi(c) and not self.module.defines(c):   # float data from another rank
+                    for k in received(inst):
+                        v = inst.ops[k].value
+                        changed |= self._global_store(self._underlying(self.fn, v))
+                        if v.startswith("%"):     # (a global buffer: as an active store's)
+                            changed |= self._mark(v)
                     continue
                 if is_tape_call(c):
                     # the outer derivative keeps a shadow tape: the header gets a shadow

@@ -56,6 +56,11 @@ class MemoryInfo:
             return set(ptrs)
         if kind == "omp_fork":
             return None
+        if kind == "mpi":
+            from enzyme_cc.rules.mpi import written
+            self.escaped.update(ptrs)             # Isend/Irecv keep their buffers
+            ks = written(inst)
+            return None if ks is None else {underlying(fn, inst.ops[k].value) for k in ks}
         if kind == "fortran" or kind in ("inactive", "rule", "alloc", "free"):
             return set()                          # a Fortran array routine only reads
         # a callee may write through its pointers, or globals

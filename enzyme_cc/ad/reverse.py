@@ -507,7 +507,8 @@ class Synth:
         if inst.name and skey in self.value_slots:
             out.append(f"store ptr {self.sname(inst.name)}, ptr {self.value_slots[skey]}")
         ckey = ("ctape", inst.line)
-        if ckey in self.value_slots:
+        if ckey in self.value_slots and inst.op in ("call", "invoke"):
+            # (a call's record; a GEP materialized before it shares its line: prepare.py)
             out.append(f"store ptr %ad.ctape.{inst.line}, ptr {self.value_slots[ckey]}")
 
     def print_primal(self, inst) -> str:

@@ -77,6 +77,13 @@ def find_shared_globals(gen, roots):
             gen.address_targets[holder] = targets
     gen.shared_globals = shared
     users = {f for g in shared for f in access.get(g, ())}
+    # a function that communicates over MPI takes part in the derivative's messages whether or
+    # not its own arguments are active (rules/mpi.py)
+    from types import SimpleNamespace
+    from enzyme_cc.rules.calls import kind_of
+    from enzyme_cc.rules.mpi import is_mpi
+    users |= {f for f in reach if any(is_mpi(c) and kind_of(gen, SimpleNamespace(callee=c)) ==
+                                      "mpi" for c in gen._callees(f))}
     changed = True
     while changed:
         new = {f for f in reach if f not in users and gen._callees(f) & users}

@@ -1,0 +1,308 @@
+"""MPI (Open MPI): derivatives of point-to-point, nonblocking and collective calls on float data,
+as Enzyme defines them (Moses et al., SC'22): the adjoint of a send is a receive of the adjoint,
+of a receive a send of the shadow (then zeroed), of Bcast a sum-Reduce to the root, of a sum
+reduction a Bcast (Allreduce: an Allreduce) of the result's adjoint, of max/min the winner's
+element, Gather <-> Scatter, Allgather -> Reduce_scatter, Alltoall -> Alltoall. Forward mode
+sends the tangent along. The work is done by the C runtime (rules/mpi_runtime.h, .c and
+mpi_collectives.c: one aug/rev/fwd function per call, see there), linked into the derivative
+(`link_runtime`).
+
+Every float MPI call in differentiated code takes part in the derivative communication, active
+or not (a null shadow is zero data), so the ranks' communication patterns match; functions that
+reach one are differentiated even without active arguments (shared_globals.find_shared_globals).
+Datatypes and ops must be Open MPI's predefined ones, known at compile time; integer data is
+inactive; anything else (derived types, user ops, one-sided MPI, calls without a rule) is refused.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+
+# name -> (runtime function, [(buffer argument, its datatype argument)], op argument or None,
+#          buffers it writes)
+FUNCS = {
+    "MPI_Send": ("send", [(0, 2)], None, []),
+    "MPI_Ssend": ("send", [(0, 2)], None, []),
+    "MPI_Rsend": ("send", [(0, 2)], None, []),     # (sent as MPI_Send, which is always valid)
+    "MPI_Recv": ("recv", [(0, 2)], None, [0]),
+    "MPI_Isend": ("isend", [(0, 2)], None, []),
+    "MPI_Irecv": ("irecv", [(0, 2)], None, [0]),
+    "MPI_Wait": ("wait", [], None, []),
+    "MPI_Waitall": ("waitall", [], None, []),
+    "MPI_Sendrecv": ("sendrecv", [(0, 2), (5, 7)], None, [5]),
+    "MPI_Bcast": ("bcast", [(0, 2)], None, [0]),
+    "MPI_Reduce": ("reduce", [(0, 3), (1, 3)], 4, [1]),
+    "MPI_Allreduce": ("allreduce", [(0, 3), (1, 3)], 4, [1]),
+    "MPI_Gather": ("gather", [(0, 2), (3, 5)], None, [3]),
+    "MPI_Gatherv": ("gatherv", [(0, 2), (3, 6)], None, [3]),
+    "MPI_Scatter": ("scatter", [(0, 2), (3, 5)], None, [3]),
+    "MPI_Scatterv": ("scatterv", [(0, 3), (4, 6)], None, [4]),
+    "MPI_Allgather": ("allgather", [(0, 2), (3, 5)], None, [3]),
+    "MPI_Allgatherv": ("allgatherv", [(0, 2), (3, 6)], None, [3]),
+    "MPI_Alltoall": ("alltoall", [(0, 2), (3, 5)], None, [3]),
+    "MPI_Alltoallv": ("alltoallv", [(0, 3), (4, 7)], None, [4]),
+    "MPI_Barrier": ("barrier", [], None, []),
+}
+# request completion: always handled (the request may belong to a float Isend/Irecv)
+_WAITS = ("MPI_Wait", "MPI_Waitall")
+# Open MPI's predefined datatypes (MPI_DOUBLE is &ompi_mpi_double): element kinds of
+# mpi_runtime.c, or None for integer data (inactive)
+KINDS = {"float": 0, "real": 0, "double": 1, "dblprec": 1, "float_int": 2, "double_int": 3}
+_INTEGER = {"int", "long", "short", "unsigned", "unsigned_long", "unsigned_short", "long_long_int",
+            "long_long", "unsigned_long_long", "char", "signed_char", "unsigned_char", "wchar",
+            "c_bool", "cxx_bool", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
+            "uint16_t", "uint32_t", "uint64_t", "2int", "long_int", "short_int", "aint",
+            "offset", "count", "integer", "logical", "character", "integer4", "integer8"}
+_ONE_SIDED = ("MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Get_accumulate", "MPI_Fetch_and_op",
+              "MPI_Compare_and_swap", "MPI_Raccumulate")
+OPS = {"sum": 0, "max": 1, "min": 2, "maxloc": 3, "minloc": 4}
+IN_PLACE = "inttoptr (i64 1 to ptr)"         # Open MPI's MPI_IN_PLACE, (void *)1
+
+
+def in_place(v: str) -> bool:
+    return "".join(v.split()) == "inttoptr(i641toptr)"
+_AUG = "{ ptr, i32 }"
+
+
+def is_mpi(callee: str) -> bool:
+    """An MPI call that is not declared inactive (stdlib_rules/mpi.toml): it gets a rule here,
+    or is refused."""
+    name = (callee or "").lstrip("@")
+    # C names, and the Fortran bindings' (mpi_send_, mpi_send_f08_), which have no rules
+    return name.startswith(("MPI_", "PMPI_")) or \
+        name.startswith(("mpi_", "pmpi_")) and name.endswith("_")
+
+
+def _global(v: str) -> str | None:
+    """'@ompi_mpi_double' -> 'double' (None: not an Open MPI predefined handle)."""
+    return v[len("@ompi_mpi_"):] if v.startswith("@ompi_mpi_") else None
+
+
+def classify(inst):
+    """(runtime name, [kind per distinct datatype argument], op code or None), None when the
+    call moves no float data, or a string saying why it cannot be differentiated."""
+    name = inst.callee.lstrip("@")
+    if name.startswith(("MPI_Win_", "MPI_Rput", "MPI_Rget")) or name in _ONE_SIDED:
+        return f"one-sided MPI ('{name}') is not supported"
+    if name not in FUNCS:
+        return f"no derivative rule for the MPI call '{name}'"
+    fn, bufs, op, _ = FUNCS[name]
+    if name in _WAITS or name == "MPI_Barrier":
+        return fn, [], None
+    kinds, seen = [], []
+    for _, d in bufs:
+        if d in seen:
+            continue
+        seen.append(d)
+        v = inst.ops[d].value
+        t = _global(v)
+        if t in KINDS:
+            kinds.append(KINDS[t])
+        elif t in _INTEGER:
+            kinds.append(None)
+        elif t in ("byte", "packed"):
+            kinds.append("bytes")
+        elif t is None:
+            return (f"the datatype of {name} ('{v}') is not a predefined Open MPI datatype known "
+                    "at compile time (derived datatypes and datatypes chosen at run time are not "
+                    "supported)")
+        else:
+            return f"MPI datatype MPI_{t.upper()} in {name} is not supported"
+    if all(k is None or k == "bytes" for k in kinds):
+        return None if "bytes" not in kinds else "bytes"
+    if len(set(kinds)) != 1:
+        return f"{name} with different datatypes on its two sides is not supported"
+    code = None
+    if op is not None:
+        o = _global(inst.ops[op].value.replace("@ompi_mpi_op_", "@ompi_mpi_"))
+        if not inst.ops[op].value.startswith("@ompi_mpi_op_") or o not in OPS:
+            return (f"the reduction operation of {name} ('{inst.ops[op].value}') is not "
+                    "MPI_SUM, MPI_MAX, MPI_MIN, MPI_MAXLOC or MPI_MINLOC")
+        code = OPS[o]
+        if (code >= 3) != (kinds[0] >= 2):
+            return (f"{name}: MPI_MAXLOC/MPI_MINLOC need MPI_DOUBLE_INT or MPI_FLOAT_INT data, "
+                    "and those types need them")
+    for k, _ in bufs:
+        if in_place(inst.ops[k].value) and not (op is not None and k == 0):
+            return f"MPI_IN_PLACE in {name} is not supported"
+    return fn, kinds, code
+
+
+def received(inst) -> list[int]:
+    """Arguments whose memory the call fills with float data (activity: they get shadows)."""
+    name = (inst.callee or "").lstrip("@")
+    c = classify(inst) if name in FUNCS else None
+    if not isinstance(c, tuple):
+        return []
+    return FUNCS[name][3]
+
+
+def written(inst):
+    """Argument indices the call may write (None: any memory, a request completion)."""
+    name = (inst.callee or "").lstrip("@")
+    if name not in FUNCS or name in _WAITS:
+        return None
+    return [k for k, o in enumerate(inst.ops) if o.ty == "ptr" and
+            k not in [b for b, _ in FUNCS[name][1]] or k in FUNCS[name][3]]
+
+
+def _args(ctx, inst, kinds, code, get_p):
+    """The runtime function's arguments: the call's, the buffers' shadows, kinds, op code."""
+    out = []
+    for o in inst.ops:
+        out.append(f"{o.ty} {get_p(o.value) if o.is_local else o.value}")
+    name = inst.callee.lstrip("@")
+    for k, _ in FUNCS[name][1]:
+        sh = _shadow(ctx, inst.ops[k].value)
+        if sh == "null" and k in FUNCS[name][3] and inst.ops[k].value != "null":
+            # received float data would land in memory without a shadow: never a silent zero
+            ctx.gen().fail(ctx.synth, inst, f"the receive buffer of {name} "
+                           f"('{inst.ops[k].value}') has no shadow",
+                           "receive into a local, heap or global array (not a constant "
+                           "expression), or into memory passed with enzyme_dup")
+        out.append(f"ptr {sh}")
+    out += [f"i32 {k}" for k in kinds]
+    if code is not None:
+        out.append(f"i32 {code}")
+    return out
+
+
+def _shadow(ctx, v):
+    if in_place(v):
+        return IN_PLACE
+    if v.startswith("%") and ctx.shadowed(v) or v in ctx.act.global_shadows:
+        return ctx.s(v)
+    return "null"
+
+
+def _declare(ctx, fn, ret, args):
+    ctx.gen().declare_raw(f"@{fn}", f"declare {ret} @{fn}({', '.join(a.split(' ')[0] for a in args)})")
+
+
+def _check(ctx, inst):
+    """The call's classification; refuses what cannot be differentiated."""
+    c = classify(inst)
+    synth = ctx.synth
+    if c == "bytes":
+        if any(_shadow(ctx, o.value) != "null" for o in inst.ops if o.ty == "ptr"):
+            ctx.gen().fail(synth, inst, f"{inst.callee[1:]} moves memory with a shadow as "
+                           "MPI_BYTE/MPI_PACKED data (its derivative is unknown)",
+                           "send float data as MPI_DOUBLE or MPI_FLOAT")
+        return None
+    if isinstance(c, str):
+        ctx.gen().fail(synth, inst, c, "differentiate only MPI_Send/Recv, Isend/Irecv/Wait/"
+                       "Waitall, Sendrecv, Bcast, (All)Reduce, (All)Gather(v), Scatter(v), "
+                       "Alltoall(v) and Barrier on predefined datatypes, or declare the call "
+                       "inactive with __enzyme_inactivefn if it moves no float data")
+    if c is not None and getattr(synth, "width", 1) > 1:
+        ctx.gen().fail(synth, inst, f"{inst.callee[1:]} in vector forward mode (enzyme_width) "
+                       "is not supported", "differentiate one direction at a time")
+    if c is not None and getattr(synth, "error", False):
+        ctx.gen().fail(synth, inst, f"{inst.callee[1:]} in __enzyme_error_estimate is not "
+                       "supported", "estimate the error of the code around it")
+    return c
+
+
+# the source argument of receives (reverse mode refuses MPI_ANY_SOURCE, see _wildcard)
+_SOURCE_ARG = {"MPI_Recv": 3, "MPI_Irecv": 3, "MPI_Sendrecv": 8}
+
+
+def _wildcard(ctx, inst):
+    """Reverse mode: a receive from MPI_ANY_SOURCE could match another rank's adjoint message
+    (sent on the same communicator while this rank still runs its forward sweep)."""
+    k = _SOURCE_ARG.get(inst.callee.lstrip("@"))
+    if k is not None and ctx.synth.mode != "forward" and inst.ops[k].value == "-1":
+        ctx.gen().fail(ctx.synth, inst, f"{inst.callee[1:]} from MPI_ANY_SOURCE in reverse mode "
+                       "is not supported (it could receive another rank's adjoint message)",
+                       "receive from a known rank (MPI_ANY_TAG is fine), or use forward mode")
+
+
+def forward(ctx, inst, before):
+    """Forward sweep (reverse mode) and forward mode: the runtime's aug/fwd call replaces the
+    primal call. Returns False to drop the primal."""
+    if not before:
+        return None
+    c = _check(ctx, inst)
+    if c is None:
+        return None                       # integer data: the primal call as it is
+    fn, kinds, code = c
+    synth = ctx.synth
+    _wildcard(ctx, inst)
+    args = _args(ctx, inst, kinds, code, ctx.p)
+    if synth.mode == "forward":
+        name = f"__enzyme_cc_mpi_fwd_{fn}"
+        _declare(ctx, name, "i32", args)
+        call = f"call i32 @{name}({', '.join(args)})"
+        ctx.emit(f"{synth.r(inst.name)} = {call}" if inst.name else call)
+        return False
+    name = f"__enzyme_cc_mpi_aug_{fn}"
+    _declare(ctx, name, _AUG, args)
+    t = ctx.tmp("mpi")
+    ctx.emit(f"{t} = call {_AUG} @{name}({', '.join(args)})")
+    ctx.emit(f"%ad.ctape.{inst.line} = extractvalue {_AUG} {t}, 0")
+    if inst.name:
+        ctx.emit(f"{synth.r(inst.name)} = extractvalue {_AUG} {t}, 1")
+    return False
+
+
+def reverse(ctx, inst):
+    c = _check(ctx, inst)
+    if c is None:
+        return
+    fn, kinds, code = c
+    args = [f"ptr {ctx._get(('ctape', inst.line))}"] + _args(ctx, inst, kinds, code, ctx.p)
+    name = f"__enzyme_cc_mpi_rev_{fn}"
+    _declare(ctx, name, "void", args)
+    ctx.emit(f"call void @{name}({', '.join(args)})")
+
+
+# ---- the runtime ---------------------------------------------------------------------------
+_DIR = os.path.dirname(os.path.abspath(__file__))
+_SOURCES = ("mpi_runtime.c", "mpi_collectives.c")       # both include mpi_runtime.h
+
+
+def _runtime_bitcode() -> list[bytes]:
+    """The runtime's files compiled by our clang (cached by sources and compiler)."""
+    from enzyme_cc import toolchain
+    from enzyme_cc.compile import run
+    from enzyme_cc.errors import UserError
+    clang = toolchain.tool("clang")
+    h = hashlib.sha256(clang.encode())
+    for name in _SOURCES + ("mpi_runtime.h",):
+        with open(os.path.join(_DIR, name), "rb") as f:
+            h.update(name.encode() + f.read())
+    root = os.environ.get("ENZYME_CC_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "enzyme-cc")
+    out = []
+    for name in _SOURCES:
+        path = os.path.join(root, f"{name[:-2]}-{h.hexdigest()[:24]}.bc")
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                out.append(f.read())
+            continue
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            bc = os.path.join(tmp, "rt.bc")
+            if run([clang, "-O2", "-fPIC", "-c", "-emit-llvm", os.path.join(_DIR, name), "-o",
+                    bc]) != 0:
+                raise UserError(f"internal error: cannot compile enzyme-cc's MPI runtime ({name})")
+            with open(bc, "rb") as f:
+                out.append(f.read())
+        try:                                     # atomic: parallel links never see half a file
+            os.makedirs(root, exist_ok=True)
+            part = f"{path}.{os.getpid()}.tmp"
+            with open(part, "wb") as f:
+                f.write(out[-1])
+            os.replace(part, path)
+        except OSError:
+            pass                                 # a read-only cache only costs time
+    return out
+
+
+def link_runtime(module, text: str, ctx):
+    """Link the runtime into the derivative module when it calls it."""
+    if "@__enzyme_cc_mpi_" not in text:
+        return
+    from enzyme_cc.lto.optimize import parse_bitcode
+    for data in _runtime_bitcode():
+        module.link_in(parse_bitcode(data, "enzyme-cc MPI runtime", ctx))

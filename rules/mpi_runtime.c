@@ -1,0 +1,282 @@
+/* enzyme-cc's MPI runtime: point-to-point and nonblocking calls (see mpi_runtime.h). */
+#include "mpi_runtime.h"
+
+/* ---- point to point ------------------------------------------------------------------------ */
+typedef struct { int src, tag, count; } RecvRec;
+
+/* reverse mode: a receive from MPI_ANY_SOURCE could match another rank's adjoint message */
+static void no_wildcard(int src, const char *what) {
+    char msg[200];
+    if (src != -1) return;
+    snprintf(msg, sizeof msg, "%s from MPI_ANY_SOURCE in reverse-mode differentiated code is not "
+             "supported (it could receive another rank's adjoint message)", what);
+    fatal(msg);
+}
+
+static RecvRec *recv_rec(const St *st, H dt) {
+    RecvRec *r = xcalloc(1, sizeof *r);
+    r->src = st->src, r->tag = st->tag < 0 ? 0 : st->tag;   /* MPI_PROC_NULL: MPI_ANY_TAG */
+    MPI_Get_count(st, dt, &r->count);
+    if (r->count < 0) r->count = 0;
+    return r;
+}
+
+Aug __enzyme_cc_mpi_aug_send(void *buf, int n, H dt, int dest, int tag, H comm, void *dbuf, int k) {
+    (void)dbuf, (void)k;
+    return (Aug){NULL, MPI_Send(buf, n, dt, dest, tag, comm)};
+}
+void __enzyme_cc_mpi_rev_send(void *rec, void *buf, int n, H dt, int dest, int tag, H comm,
+                              void *dbuf, int k) {
+    (void)rec, (void)buf;
+    void *t = copy(NULL, k, (size_t)n);
+    MPI_Recv(t, n, dt, dest, tag, comm, NULL);
+    add(dbuf, t, k, (size_t)n);
+    free(t);
+}
+Aug __enzyme_cc_mpi_aug_recv(void *buf, int n, H dt, int src, int tag, H comm, St *status,
+                             void *dbuf, int k) {
+    (void)dbuf, (void)k;
+    St st;
+    no_wildcard(src, "MPI_Recv");
+    int rc = MPI_Recv(buf, n, dt, src, tag, comm, &st);
+    if (status) *status = st;
+    return (Aug){recv_rec(&st, dt), rc};
+}
+void __enzyme_cc_mpi_rev_recv(RecvRec *rec, void *buf, int n, H dt, int src, int tag, H comm,
+                              St *status, void *dbuf, int k) {
+    (void)buf, (void)n, (void)src, (void)tag, (void)status;
+    void *t = copy(dbuf, k, (size_t)rec->count);
+    zero(dbuf, k, (size_t)rec->count);
+    MPI_Send(t, rec->count, dt, rec->src, rec->tag, comm);
+    free(t), free(rec);
+}
+
+/* forward mode: one message [primal | tangent] */
+static void *pack(const void *buf, const void *dbuf, int k, int n) {
+    char *p = xcalloc(2 * (size_t)n, esz(k));
+    memcpy(p, buf, (size_t)n * esz(k));
+    if (dbuf) memcpy(p + (size_t)n * esz(k), dbuf, (size_t)n * esz(k));
+    return p;
+}
+/* unpack a received [primal | tangent] message; the status reports the primal's count */
+static void unpack(const char *p, void *buf, void *dbuf, int k, St *st, H dt) {
+    int c = 0;
+    MPI_Get_count(st, dt, &c);
+    c = c > 0 ? c / 2 : 0;
+    memcpy(buf, p, (size_t)c * esz(k));
+    if (dbuf) memcpy(dbuf, p + (size_t)c * esz(k), (size_t)c * esz(k));
+    st->ucount /= 2;
+}
+int __enzyme_cc_mpi_fwd_send(void *buf, int n, H dt, int dest, int tag, H comm, void *dbuf, int k) {
+    void *p = pack(buf, dbuf, k, n);
+    int rc = MPI_Send(p, 2 * n, dt, dest, tag, comm);
+    free(p);
+    return rc;
+}
+int __enzyme_cc_mpi_fwd_recv(void *buf, int n, H dt, int src, int tag, H comm, St *status,
+                             void *dbuf, int k) {
+    St st;
+    char *p = xcalloc(2 * (size_t)n, esz(k));
+    int rc = MPI_Recv(p, 2 * n, dt, src, tag, comm, &st);
+    unpack(p, buf, dbuf, k, &st, dt);
+    if (status) *status = st;
+    free(p);
+    return rc;
+}
+
+Aug __enzyme_cc_mpi_aug_sendrecv(void *sb, int sn, H sdt, int dest, int stag, void *rb, int rn,
+                                 H rdt, int src, int rtag, H comm, St *status, void *dsb,
+                                 void *drb, int sk, int rk) {
+    (void)dsb, (void)drb, (void)sk, (void)rk;
+    St st;
+    no_wildcard(src, "MPI_Sendrecv");
+    int rc = MPI_Sendrecv(sb, sn, sdt, dest, stag, rb, rn, rdt, src, rtag, comm, &st);
+    if (status) *status = st;
+    return (Aug){recv_rec(&st, rdt), rc};
+}
+void __enzyme_cc_mpi_rev_sendrecv(RecvRec *rec, void *sb, int sn, H sdt, int dest, int stag,
+                                  void *rb, int rn, H rdt, int src, int rtag, H comm, St *status,
+                                  void *dsb, void *drb, int sk, int rk) {
+    (void)sb, (void)rb, (void)rn, (void)src, (void)rtag, (void)status;
+    void *out = copy(drb, rk, (size_t)rec->count), *in = copy(NULL, sk, (size_t)sn);
+    zero(drb, rk, (size_t)rec->count);
+    MPI_Sendrecv(out, rec->count, rdt, rec->src, rec->tag, in, sn, sdt, dest, stag, comm, NULL);
+    add(dsb, in, sk, (size_t)sn);
+    free(out), free(in), free(rec);
+}
+int __enzyme_cc_mpi_fwd_sendrecv(void *sb, int sn, H sdt, int dest, int stag, void *rb, int rn,
+                                 H rdt, int src, int rtag, H comm, St *status, void *dsb,
+                                 void *drb, int sk, int rk) {
+    St st;
+    void *ps = pack(sb, dsb, sk, sn);
+    char *pr = xcalloc(2 * (size_t)rn, esz(rk));
+    int rc = MPI_Sendrecv(ps, 2 * sn, sdt, dest, stag, pr, 2 * rn, rdt, src, rtag, comm, &st);
+    unpack(pr, rb, drb, rk, &st, rdt);
+    if (status) *status = st;
+    free(ps), free(pr);
+    return rc;
+}
+
+/* ---- nonblocking: the pending operation of a request --------------------------------------- */
+enum { ISEND, IRECV, FISEND, FIRECV };
+typedef struct {
+    int what, n, peer, tag, k, posted;
+    H dt, comm, rev;          /* rev: the request of the adjoint communication */
+    void *buf, *dbuf, *tmp;
+} ReqRec;
+
+/* primal request handle -> record, while the request is pending */
+static struct { H key; ReqRec *rec; } *table;
+static size_t table_n, table_cap;
+
+static void table_put(H key, ReqRec *r) {
+    if (table_n == table_cap) {
+        table_cap = table_cap ? 2 * table_cap : 16;
+        table = realloc(table, table_cap * sizeof *table);
+        if (!table) fatal("out of memory in an MPI derivative");
+    }
+    table[table_n].key = key, table[table_n].rec = r, table_n++;
+}
+static ReqRec *table_take(H key) {
+    for (size_t i = table_n; i-- > 0;)
+        if (table[i].key == key) {
+            ReqRec *r = table[i].rec;
+            table[i] = table[--table_n];
+            return r;
+        }
+    return NULL;
+}
+static ReqRec *req_rec(int what, void *buf, void *dbuf, int n, H dt, int peer, int tag, H comm,
+                       int k) {
+    ReqRec *r = xcalloc(1, sizeof *r);
+    r->what = what, r->buf = buf, r->dbuf = dbuf, r->n = n, r->dt = dt, r->peer = peer;
+    r->tag = tag, r->comm = comm, r->k = k;
+    return r;
+}
+
+Aug __enzyme_cc_mpi_aug_isend(void *buf, int n, H dt, int dest, int tag, H comm, H *req,
+                              void *dbuf, int k) {
+    int rc = MPI_Isend(buf, n, dt, dest, tag, comm, req);
+    ReqRec *r = req_rec(ISEND, buf, dbuf, n, dt, dest, tag, comm, k);
+    table_put(*req, r);
+    return (Aug){r, rc};
+}
+Aug __enzyme_cc_mpi_aug_irecv(void *buf, int n, H dt, int src, int tag, H comm, H *req,
+                              void *dbuf, int k) {
+    no_wildcard(src, "MPI_Irecv");
+    int rc = MPI_Irecv(buf, n, dt, src, tag, comm, req);
+    ReqRec *r = req_rec(IRECV, buf, dbuf, n, dt, src, tag, comm, k);
+    table_put(*req, r);
+    return (Aug){r, rc};
+}
+/* a completed receive: the message's actual source, tag and count */
+static void completed(ReqRec *r, St *st) {
+    if (r && r->what == IRECV) {
+        r->peer = st->src, r->tag = st->tag < 0 ? 0 : st->tag;
+        MPI_Get_count(st, r->dt, &r->n);
+        if (r->n < 0) r->n = 0;
+    }
+}
+Aug __enzyme_cc_mpi_aug_wait(H *req, St *status) {
+    St st;
+    ReqRec *r = table_take(*req);
+    int rc = MPI_Wait(req, &st);
+    completed(r, &st);
+    if (status) *status = st;
+    return (Aug){r, rc};
+}
+typedef struct { int n; ReqRec *recs[]; } AllRec;
+Aug __enzyme_cc_mpi_aug_waitall(int n, H *reqs, St *statuses) {
+    AllRec *a = xcalloc(1, sizeof *a + (size_t)n * sizeof(ReqRec *));
+    St *st = xcalloc((size_t)n, sizeof(St));
+    a->n = n;
+    for (int i = 0; i < n; i++) a->recs[i] = table_take(reqs[i]);
+    int rc = MPI_Waitall(n, reqs, st);
+    for (int i = 0; i < n; i++) completed(a->recs[i], &st[i]);
+    if (statuses) memcpy(statuses, st, (size_t)n * sizeof(St));
+    free(st);
+    return (Aug){a, rc};
+}
+/* reverse of the wait: start the adjoint communication (completed by the reverse of Isend/Irecv) */
+static void post(ReqRec *r) {
+    if (!r) return;
+    if (r->what == ISEND) {
+        r->tmp = copy(NULL, r->k, (size_t)r->n);
+        MPI_Irecv(r->tmp, r->n, r->dt, r->peer, r->tag, r->comm, &r->rev);
+    } else {
+        r->tmp = copy(r->dbuf, r->k, (size_t)r->n);
+        zero(r->dbuf, r->k, (size_t)r->n);
+        MPI_Isend(r->tmp, r->n, r->dt, r->peer, r->tag, r->comm, &r->rev);
+    }
+    r->posted = 1;
+}
+void __enzyme_cc_mpi_rev_wait(ReqRec *rec, H *req, St *status) { (void)req, (void)status; post(rec); }
+void __enzyme_cc_mpi_rev_waitall(AllRec *a, int n, H *reqs, St *statuses) {
+    (void)n, (void)reqs, (void)statuses;
+    for (int i = 0; i < a->n; i++) post(a->recs[i]);
+    free(a);
+}
+static void finish(ReqRec *r, const char *what) {
+    if (!r->posted) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "the request of an %s was not completed by an MPI_Wait or "
+                 "MPI_Waitall in differentiated code; its adjoint cannot be communicated", what);
+        fatal(msg);
+    }
+    MPI_Wait(&r->rev, NULL);
+    if (r->what == ISEND) add(r->dbuf, r->tmp, r->k, (size_t)r->n);
+    free(r->tmp), free(r);
+}
+void __enzyme_cc_mpi_rev_isend(ReqRec *rec, void *buf, int n, H dt, int dest, int tag, H comm,
+                               H *req, void *dbuf, int k) {
+    (void)buf, (void)n, (void)dt, (void)dest, (void)tag, (void)comm, (void)req, (void)dbuf, (void)k;
+    finish(rec, "MPI_Isend");
+}
+void __enzyme_cc_mpi_rev_irecv(ReqRec *rec, void *buf, int n, H dt, int src, int tag, H comm,
+                               H *req, void *dbuf, int k) {
+    (void)buf, (void)n, (void)dt, (void)src, (void)tag, (void)comm, (void)req, (void)dbuf, (void)k;
+    finish(rec, "MPI_Irecv");
+}
+
+int __enzyme_cc_mpi_fwd_isend(void *buf, int n, H dt, int dest, int tag, H comm, H *req,
+                              void *dbuf, int k) {
+    void *p = pack(buf, dbuf, k, n);
+    int rc = MPI_Isend(p, 2 * n, dt, dest, tag, comm, req);
+    ReqRec *r = req_rec(FISEND, buf, dbuf, n, dt, dest, tag, comm, k);
+    r->tmp = p;
+    table_put(*req, r);
+    return rc;
+}
+int __enzyme_cc_mpi_fwd_irecv(void *buf, int n, H dt, int src, int tag, H comm, H *req,
+                              void *dbuf, int k) {
+    void *p = xcalloc(2 * (size_t)n, esz(k));
+    int rc = MPI_Irecv(p, 2 * n, dt, src, tag, comm, req);
+    ReqRec *r = req_rec(FIRECV, buf, dbuf, n, dt, src, tag, comm, k);
+    r->tmp = p;
+    table_put(*req, r);
+    return rc;
+}
+static void fwd_completed(ReqRec *r, St *st) {
+    if (!r) return;
+    if (r->what == FIRECV) unpack(r->tmp, r->buf, r->dbuf, r->k, st, r->dt);
+    free(r->tmp), free(r);
+}
+int __enzyme_cc_mpi_fwd_wait(H *req, St *status) {
+    St st;
+    ReqRec *r = table_take(*req);
+    int rc = MPI_Wait(req, &st);
+    fwd_completed(r, &st);
+    if (status) *status = st;
+    return rc;
+}
+int __enzyme_cc_mpi_fwd_waitall(int n, H *reqs, St *statuses) {
+    ReqRec **rs = xcalloc((size_t)n, sizeof *rs);
+    St *st = xcalloc((size_t)n, sizeof(St));
+    for (int i = 0; i < n; i++) rs[i] = table_take(reqs[i]);
+    int rc = MPI_Waitall(n, reqs, st);
+    for (int i = 0; i < n; i++) fwd_completed(rs[i], &st[i]);
+    if (statuses) memcpy(statuses, st, (size_t)n * sizeof(St));
+    free(rs), free(st);
+    return rc;
+}
+
