@@ -180,7 +180,7 @@ static void completed(ReqRec *r, St *st) {
 Aug __enzyme_cc_mpi_aug_wait(H *req, St *status) {
     St st;
     ReqRec *r = table_take(*req);
-    int rc = MPI_Wait(req, &st);
+    int rc = PMPI_Wait(req, &st);
     completed(r, &st);
     if (status) *status = st;
     return (Aug){r, rc};
@@ -191,7 +191,7 @@ Aug __enzyme_cc_mpi_aug_waitall(int n, H *reqs, St *statuses) {
     St *st = xcalloc((size_t)n, sizeof(St));
     a->n = n;
     for (int i = 0; i < n; i++) a->recs[i] = table_take(reqs[i]);
-    int rc = MPI_Waitall(n, reqs, st);
+    int rc = PMPI_Waitall(n, reqs, st);
     for (int i = 0; i < n; i++) completed(a->recs[i], &st[i]);
     if (statuses) memcpy(statuses, st, (size_t)n * sizeof(St));
     free(st);
@@ -223,7 +223,7 @@ static void finish(ReqRec *r, const char *what) {
                  "MPI_Waitall in differentiated code; its adjoint cannot be communicated", what);
         fatal(msg);
     }
-    MPI_Wait(&r->rev, NULL);
+    PMPI_Wait(&r->rev, NULL);
     if (r->what == ISEND) add(r->dbuf, r->tmp, r->k, (size_t)r->n);
     free(r->tmp), free(r);
 }
@@ -264,7 +264,7 @@ static void fwd_completed(ReqRec *r, St *st) {
 int __enzyme_cc_mpi_fwd_wait(H *req, St *status) {
     St st;
     ReqRec *r = table_take(*req);
-    int rc = MPI_Wait(req, &st);
+    int rc = PMPI_Wait(req, &st);
     fwd_completed(r, &st);
     if (status) *status = st;
     return rc;
@@ -273,10 +273,96 @@ int __enzyme_cc_mpi_fwd_waitall(int n, H *reqs, St *statuses) {
     ReqRec **rs = xcalloc((size_t)n, sizeof *rs);
     St *st = xcalloc((size_t)n, sizeof(St));
     for (int i = 0; i < n; i++) rs[i] = table_take(reqs[i]);
-    int rc = MPI_Waitall(n, reqs, st);
+    int rc = PMPI_Waitall(n, reqs, st);
     for (int i = 0; i < n; i++) fwd_completed(rs[i], &st[i]);
     if (statuses) memcpy(statuses, st, (size_t)n * sizeof(St));
     free(rs), free(st);
     return rc;
 }
 
+/* ---- requests completed outside differentiated code ------------------------------------------
+ * The program may complete a request that a forward-mode derivative started (its message holds
+ * primal and tangent) with its own MPI_Wait or MPI_Waitall, outside differentiated code. MPI's
+ * profiling interface sends those calls here first, so they unpack the message as the
+ * derivative's own wait would; other ways of completing such a request stop with an error
+ * instead of leaving the buffer unwritten. Reverse-mode requests pass through: the reverse
+ * sweep reports a request that differentiated code did not complete. */
+static int forward_request(H key) {
+    for (size_t i = 0; i < table_n; i++)
+        if (table[i].key == key && key)
+            return table[i].rec->what == FISEND || table[i].rec->what == FIRECV ? 1 : -1;
+    return 0;
+}
+static int any_forward(int n, const H *reqs, int *reverse) {
+    int fwd = 0;
+    for (int i = 0; i < n; i++) {
+        int f = forward_request(reqs[i]);
+        fwd |= f > 0, *reverse |= f < 0;
+    }
+    return fwd;
+}
+static void refuse(const char *call) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "%s on a request that a forward-mode derivative started (its message "
+             "carries the tangent too): complete it with MPI_Wait or MPI_Waitall", call);
+    fatal(msg);
+}
+#pragma GCC visibility push(default)    /* MPI's own functions, and the interposed ones */
+int PMPI_Test(H *, int *, St *);
+int PMPI_Testall(int, H *, int *, St *);
+int PMPI_Testany(int, H *, int *, int *, St *);
+int PMPI_Testsome(int, H *, int *, int *, St *);
+int PMPI_Waitany(int, H *, int *, St *);
+int PMPI_Waitsome(int, H *, int *, int *, St *);
+int PMPI_Request_free(H *);
+int PMPI_Cancel(H *);
+int MPI_Wait(H *req, St *status) {
+    return forward_request(*req) > 0 ? __enzyme_cc_mpi_fwd_wait(req, status)
+                                     : PMPI_Wait(req, status);
+}
+int MPI_Waitall(int n, H *reqs, St *statuses) {
+    int reverse = 0;
+    if (!any_forward(n, reqs, &reverse))
+        return PMPI_Waitall(n, reqs, statuses);
+    if (reverse)
+        fatal("MPI_Waitall on requests of a forward-mode and a reverse-mode derivative at once");
+    return __enzyme_cc_mpi_fwd_waitall(n, reqs, statuses);
+}
+int MPI_Test(H *req, int *flag, St *status) {
+    if (forward_request(*req) > 0) refuse("MPI_Test");
+    return PMPI_Test(req, flag, status);
+}
+int MPI_Testall(int n, H *reqs, int *flag, St *statuses) {
+    int reverse = 0;
+    if (any_forward(n, reqs, &reverse)) refuse("MPI_Testall");
+    return PMPI_Testall(n, reqs, flag, statuses);
+}
+int MPI_Testany(int n, H *reqs, int *index, int *flag, St *status) {
+    int reverse = 0;
+    if (any_forward(n, reqs, &reverse)) refuse("MPI_Testany");
+    return PMPI_Testany(n, reqs, index, flag, status);
+}
+int MPI_Testsome(int n, H *reqs, int *count, int *indices, St *statuses) {
+    int reverse = 0;
+    if (any_forward(n, reqs, &reverse)) refuse("MPI_Testsome");
+    return PMPI_Testsome(n, reqs, count, indices, statuses);
+}
+int MPI_Waitany(int n, H *reqs, int *index, St *status) {
+    int reverse = 0;
+    if (any_forward(n, reqs, &reverse)) refuse("MPI_Waitany");
+    return PMPI_Waitany(n, reqs, index, status);
+}
+int MPI_Waitsome(int n, H *reqs, int *count, int *indices, St *statuses) {
+    int reverse = 0;
+    if (any_forward(n, reqs, &reverse)) refuse("MPI_Waitsome");
+    return PMPI_Waitsome(n, reqs, count, indices, statuses);
+}
+int MPI_Request_free(H *req) {
+    if (forward_request(*req) > 0) refuse("MPI_Request_free");
+    return PMPI_Request_free(req);
+}
+int MPI_Cancel(H *req) {
+    if (forward_request(*req) > 0) refuse("MPI_Cancel");
+    return PMPI_Cancel(req);
+}
+#pragma GCC visibility pop

@@ -35,6 +35,8 @@ int MPI_Isend(const void *, int, H, int, int, H, H *);
 int MPI_Irecv(void *, int, H, int, int, H, H *);
 int MPI_Wait(H *, St *);
 int MPI_Waitall(int, H *, St *);
+int PMPI_Wait(H *, St *);          /* the runtime's own waits (mpi_runtime.c interposes) */
+int PMPI_Waitall(int, H *, St *);
 int MPI_Sendrecv(const void *, int, H, int, int, void *, int, H, int, int, H, St *);
 int MPI_Bcast(void *, int, H, int, H);
 int MPI_Reduce(const void *, void *, int, H, H, int, H);

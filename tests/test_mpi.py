@@ -212,3 +212,16 @@ int main(int c, char **v) {
     r = run(["mpicc", "-O2", "e.c", "-o", "e"], cwd=tmp_path, check=False, env=_env("e.c"))
     assert r.returncode != 0 and "in vector forward mode (enzyme_width) is not supported" in \
         r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_forward_requests_completed_outside(built, opt):
+    """A forward-mode derivative's requests completed by the program's own MPI_Wait/MPI_Waitall:
+    value and tangent arrive (the runtime interposes them); MPI_Test on them is a clear error."""
+    exe = built("wait_outside.c", opt)
+    r = run([*MPIRUN, "-np", "2", str(exe)], cwd=exe.parent)
+    assert "ALL OK" in r.stdout and r.stdout.count("CHECK") == 4, r.stdout
+    r = run([*MPIRUN, "-np", "2", str(exe), "test"], cwd=exe.parent, check=False)
+    assert r.returncode != 0
+    assert "enzyme-cc: error: MPI_Test on a request that a forward-mode derivative started" \
+        in r.stderr + r.stdout
