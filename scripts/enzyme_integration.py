@@ -26,7 +26,9 @@ Each (test, level) is classified as:
 
 Tests that expect a failure count as pass when enzyme-cc (or the run) reported an error.
 Tests whose RUN lines only check the generated IR, whose RUN lines do not apply to this LLVM
-version, and MPI / OpenMP / CUDA tests are listed as not run, with the reason.
+version, and CUDA tests are listed as not run, with the reason. OpenMP tests build with their
+-fopenmp; MPI tests (those including <mpi.h>) build with `mpicc --showme` flags and run under
+`mpirun --allow-run-as-root --oversubscribe -np 2`.
 """
 
 import argparse
@@ -73,12 +75,8 @@ class Test:
     def plan(self):
         low = self.text.lower()
         rel = self.rel.replace(os.sep, "/")
-        if re.search(r"(^|/)(mpi|omp)/", rel) or "#include <mpi.h>" in self.text or \
-                re.search(r"\bmpi", os.path.basename(rel)):
-            return "skip", "parallel (MPI), not in scope", [], None
-        if "#include <omp.h>" in self.text or "-fopenmp" in " ".join(self.run_lines) or \
-                re.match(r"omp", os.path.basename(rel)):
-            return "skip", "parallel (OpenMP), not in scope", [], None
+        # MPI tests: built with mpicc's flags and run on 2 ranks (run_one); OpenMP: -fopenmp
+        self.mpi = "#include <mpi.h>" in self.text
         if "cuda" in low and ("cuda" in os.path.basename(rel).lower() or
                               "#include <cuda" in self.text or "-x cuda" in self.text):
             return "skip", "CUDA, not in scope", [], None
@@ -185,7 +183,7 @@ def is_run_segment(seg):
     s = seg.strip()
     s = re.sub(r"^not\s+(--crash\s+)?", "", s)
     s = re.sub(r"^(env\s+(\w+=\S+\s+)*)", "", s)
-    return s.startswith("%lli") or re.match(r"%t(\S*)?(\s|$)", s) is not None or \
+    return s.startswith("%lli") or re.match(r"%[ts](\.\w+)?(\s|$)", s) is not None or \
         s.startswith("./")
 
 
@@ -231,6 +229,15 @@ def compile_flags(line):
         i += 1
     if cxx and "-x" not in out:
         out = cxx + out
+    return out
+
+
+def mpi_flags():
+    """Open MPI's compile and link flags (`mpicc --showme:compile`, `--showme:link`)."""
+    out = []
+    for what in ("compile", "link"):
+        r = subprocess.run(["mpicc", "--showme:" + what], capture_output=True, text=True)
+        out += r.stdout.split() if r.returncode == 0 else []
     return out
 
 
@@ -313,6 +320,8 @@ def run_one(test, level, args, workroot, env):
     if not test.has_main:
         cmd += ["-shared", "-fPIC"]
     cmd += ["-o", exe, "-lm"]
+    if test.mpi:
+        cmd += mpi_flags()
     res["build_cmd"] = " ".join(shlex.quote(c) for c in cmd)
     rc, out, to = run_cmd(cmd, work, args.build_timeout, env)
     built = not to and rc == 0 and os.path.exists(exe)
@@ -344,7 +353,10 @@ def run_one(test, level, args, workroot, env):
             res.update(status="build-error", detail=first_error(out), output=tail(out, 12))
         cleanup(work, args)
         return res
-    rc, out, to = run_cmd([exe], work, args.timeout, env)
+    run = [exe]
+    if test.mpi:
+        run = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", exe]
+    rc, out, to = run_cmd(run, work, args.timeout, env)
     if to:
         res.update(status="timeout", detail="run took over %ds" % args.timeout,
                    output=tail(out))

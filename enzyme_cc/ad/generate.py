@@ -600,6 +600,12 @@ MARKER_CALL = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reve
 CALLEE = re.compile(r"(@[-\w.$]+|@\"[^\"]+\")\(")
 
 
+# Enzyme's type annotations (`__enzyme_double(p)`, ...) only inform type analysis (typeinfo.py):
+# no code, so their calls go once the derivatives are made
+_TYPE_HINT_CALL = re.compile(r'^[ \t]*(?:\w+ )*call void (?:\([^)]*\) )?'
+                             r'@"?__enzyme_(?:double|float|integer|pointer)"? ?\(.*\n', re.M)
+
+
 def differentiate(text: str, origins: dict | None = None) -> str:
     from . import openmp
     """Rewrite every marker call. Marker calls inside functions that are themselves
@@ -623,7 +629,8 @@ def differentiate(text: str, origins: dict | None = None) -> str:
         gen.origins = origins or {}
         requests = find_requests(gen.module)
         if not requests:
-            return fixed_point.drop_iters(gen.run([]) if global_shadows.uses_api(text) else text)
+            done = gen.run([]) if global_shadows.uses_api(text) else text
+            return _TYPE_HINT_CALL.sub("", fixed_point.drop_iters(done))
         ready = [r for r in requests if not gen.reaches_marker(r.fn)]
         if len(ready) < len(requests) and global_shadows.uses_api(text):
             outer = next(r for r in requests if r not in ready)

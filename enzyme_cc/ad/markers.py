@@ -106,7 +106,7 @@ def _unknown_markers(module, name, body):
     for m in _OTHER_MARKER.finditer(body):
         callee = m.group(1)
         if _AUTODIFF.match(m.group(0)) or module.defines("@" + callee) or \
-                re.search(r"__enzyme_iter$", callee) or \
+                re.search(r"__enzyme_(iter|double|float|integer|pointer)$", callee) or \
                 callee in GLOBAL_API:     # ad/fixed_point.py, ad/global_shadows.py
             continue
         caller = module.function(name)
@@ -121,8 +121,9 @@ def _unknown_markers(module, name, body):
                         "__enzyme_augmentsize, __enzyme_error_estimate, __enzyme_fixed_point, "
                         "__enzyme_iter, __enzyme_context, __enzyme_shadow, __enzyme_zero_shadows, "
                         "__enzyme_todense, __enzyme_batch, __enzyme_truncate_mem_func, "
-                        "__enzyme_truncate_op_func, __enzyme_truncate_mem_value and "
-                        "__enzyme_expand_mem_value")
+                        "__enzyme_truncate_op_func, __enzyme_truncate_mem_value, "
+                        "__enzyme_expand_mem_value and the type annotations __enzyme_double, "
+                        "__enzyme_float, __enzyme_integer, __enzyme_pointer")
 
 
 def _error_request(module, caller, inst) -> Request:

@@ -17,6 +17,9 @@ from enzyme_cc.ir.lexer import type_size, split_fields, type_align
 from .unionfind import UnionFind
 
 FLOATS = {"double", "float"}
+# Enzyme's type annotation calls: `__enzyme_double(p)` says p points to doubles (type analysis
+# evidence, like a typed access); the calls are removed after differentiation (markers.py)
+TYPE_HINT = re.compile(r'@"?__enzyme_(double|float|integer|pointer)"?$')
 _INT_NAMES = {"int", "long", "long long", "short", "bool", "_Bool", "unsigned int", "unsigned long",
               "signed char", "unsigned char", "wchar_t", "char16_t", "char32_t", "__int128"}
 
@@ -243,6 +246,8 @@ class TypeInfo:
                 if inst.ops[0].ty == "ptr" and inst.ops[0].value.startswith("%"):
                     self._pointee(underlying(fn, inst.ops[0].value), inst.md.get("!tbaa"))
                     self._char_pointer(inst.ops[0].value, inst.md.get("!tbaa"))
+            elif inst.op == "call" and TYPE_HINT.match(inst.callee or "") and inst.ops:
+                self._hint(inst.ops[0].value, TYPE_HINT.match(inst.callee).group(1))
             elif inst.op == "getelementptr" and inst.src_ty not in ("i8",):
                 b = self._find(underlying(fn, inst.ops[0].value))
                 for k in set(layout(inst.src_ty, named).values()) - {"int"}:
@@ -254,6 +259,17 @@ class TypeInfo:
                 declared[inst.name] = layout(inst.src_ty, named)
         for obj, lay in declared.items():     # typed accesses win over the declared type
             self.facts[obj] = {**lay, **self.facts.get(obj, {})}
+
+    def _hint(self, ptr, name):
+        """Enzyme's `__enzyme_double(p)` (float, integer, pointer): p points to that type."""
+        kind = {"double": "double", "float": "float", "integer": "int", "pointer": "ptr"}[name]
+        base, off = decompose(self.module, self.fn, ptr)
+        if off is not None:
+            self.facts.setdefault(base, {})[off] = kind
+            if kind in FLOATS:
+                self.float_accesses.setdefault(base, {}).setdefault(off, kind)
+        if kind != "int":
+            self.uniform.setdefault(self._find(base), set()).add(kind)
 
     def _pointee(self, ptr, tag):
         """A pointer loaded or stored with a typed pointer TBAA tag points to that type."""
