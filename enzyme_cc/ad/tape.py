@@ -38,6 +38,69 @@ entry:
   ret ptr %p
 }
 
+; The same on a function-local copy %l of the header's {base, top, cap} (ad/tape_local.py):
+; once inlined, SROA keeps top, cap and base in registers. Grow works on the header (whose
+; base and cap the copy always equals; only top is stale) and the copy takes its new base and cap.
+define internal ptr @__enzyme_cc_lpush(ptr %t, ptr %l, i64 %n) alwaysinline nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %l, i64 8
+  %capp = getelementptr inbounds i8, ptr %l, i64 16
+  %top = load i64, ptr %topp
+  %cap = load i64, ptr %capp
+  %new = add i64 %top, %n
+  %ok = icmp ule i64 %new, %cap
+  br i1 %ok, label %fast, label %slow
+slow:
+  call void @__enzyme_cc_grow(ptr %t, i64 %new)
+  %nb = load ptr, ptr %t
+  %hcapp = getelementptr inbounds i8, ptr %t, i64 16
+  %nc = load i64, ptr %hcapp
+  store ptr %nb, ptr %l
+  store i64 %nc, ptr %capp
+  br label %fast
+fast:
+  %base = load ptr, ptr %l
+  store i64 %new, ptr %topp
+  %p = getelementptr inbounds i8, ptr %base, i64 %top
+  ret ptr %p
+}
+
+define internal ptr @__enzyme_cc_lpop(ptr %l, i64 %n) alwaysinline nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %l, i64 8
+  %top = load i64, ptr %topp
+  %new = sub i64 %top, %n
+  store i64 %new, ptr %topp
+  %base = load ptr, ptr %l
+  %p = getelementptr inbounds i8, ptr %base, i64 %new
+  ret ptr %p
+}
+
+; header -> copy (at entry, after calls given the header); copy's top -> header (before them)
+define internal void @__enzyme_cc_tape_get(ptr %l, ptr %t) alwaysinline nounwind {
+entry:
+  %b = load ptr, ptr %t
+  store ptr %b, ptr %l
+  %ttop = getelementptr inbounds i8, ptr %t, i64 8
+  %top = load i64, ptr %ttop
+  %ltop = getelementptr inbounds i8, ptr %l, i64 8
+  store i64 %top, ptr %ltop
+  %tcap = getelementptr inbounds i8, ptr %t, i64 16
+  %cap = load i64, ptr %tcap
+  %lcap = getelementptr inbounds i8, ptr %l, i64 16
+  store i64 %cap, ptr %lcap
+  ret void
+}
+
+define internal void @__enzyme_cc_tape_put(ptr %t, ptr %l) alwaysinline nounwind {
+entry:
+  %ltop = getelementptr inbounds i8, ptr %l, i64 8
+  %top = load i64, ptr %ltop
+  %ttop = getelementptr inbounds i8, ptr %t, i64 8
+  store i64 %top, ptr %ttop
+  ret void
+}
+
 ; One spare tape buffer per process: a gradient starts on the buffer the previous one released,
 ; so repeated gradient calls (an optimizer loop) grow and copy their tape once, not every call.
 ; The spare is kept whatever its size: dropping large ones made every call of a large gradient
