@@ -21,7 +21,11 @@ from __future__ import annotations
 import re
 
 _VAL = r'%(?:[-\w.$]+|"[^"]*")'
-_TAPE_CALL = re.compile(r"@__enzyme_cc_(push|pop)\(ptr (" + _VAL + r"), i64 ")
+_TAPE_CALL = re.compile(r"@__enzyme_cc_(push|pop|push_nc|reserve|reserve_check)\(ptr (" + _VAL +
+                        r"), i64 ")
+# helper on the header -> (helper on the local copy, whether it still takes the header)
+_LOCAL = {"push": ("lpush", True), "pop": ("lpop", False), "push_nc": ("lpush_nc", False),
+          "reserve": ("lreserve", True), "reserve_check": ("lreserve_check", False)}
 _DEFINE = re.compile(r"^define [^@]*@")
 _LABEL = re.compile(r'^\s*(?:[-\w.$]+|"[^"]*"):')
 _CALL_LINE = re.compile(r"^\s*(?:" + _VAL + r"\s*=\s*)?(?:tail |notail )?call ")
@@ -31,7 +35,7 @@ _NO_SYNC = ("@__enzyme_cc_defer_free(",)
 
 
 def lower(text: str) -> str:
-    if "@__enzyme_cc_push(" not in text and "@__enzyme_cc_pop(" not in text:
+    if not _TAPE_CALL.search(text):
         return text
     lines = text.split("\n")
     out, k = [], 0
@@ -102,10 +106,9 @@ def _lower_function(body: list[str]) -> list[str]:
         m = _TAPE_CALL.search(x)
         if m and m.group(2) in local:
             t = m.group(2)
-            if m.group(1) == "push":
-                x = x.replace(m.group(0), f"@__enzyme_cc_lpush(ptr {t}, ptr {local[t]}, i64 ")
-            else:
-                x = x.replace(m.group(0), f"@__enzyme_cc_lpop(ptr {local[t]}, i64 ")
+            name, header = _LOCAL[m.group(1)]
+            x = x.replace(m.group(0), f"@__enzyme_cc_{name}(" + (f"ptr {t}, " if header else "") +
+                          f"ptr {local[t]}, i64 ")
             out.append(x)
             continue
         if _RET.match(x):
