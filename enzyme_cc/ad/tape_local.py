@@ -95,7 +95,10 @@ def _lower_function(body: list[str]) -> list[str]:
     uses = {t: _uses(t) for t in tapes}
     out = [body[0]]
     start = 1
-    if start < len(body) and _LABEL.match(body[start]):
+    while start < len(body) and (not body[start].strip() or body[start].lstrip().startswith(";")):
+        out.append(body[start])
+        start += 1
+    if start < len(body) and _LABEL.match(body[start]):     # the copy goes into the entry block
         out.append(body[start])
         start += 1
     for t in tapes:
