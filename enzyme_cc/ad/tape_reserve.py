@@ -16,8 +16,9 @@ Loops with calls that are given the tape (augmented callees push on it) are left
 
 Computing a run-time count and checking it costs about 20 instructions per entry of the loop,
 against 3 saved per iteration: GMM's inner loops run 2-5 iterations per entry and got slower
-(docs/performance.md). So a run-time count is used only for loops entered once per call (in no
-enclosing cycle); a constant count (folded to one reservation of constant size) everywhere.
+(docs/performance.md). So a run-time count is used only for loops entered once per gradient (in
+no enclosing cycle of a combined gradient; an augmented callee may be called in a loop); a
+constant count (folded to one reservation of constant size) everywhere.
 """
 from __future__ import annotations
 
@@ -182,9 +183,11 @@ def _trip_code(synth, lp, phi, after, n):
         if d % k:
             return None                            # never reaches N: runs until it fails
         code = [f"{t}.t = add i64 {((d - k) % mod if after else d) // k + 1}, 0"]
-    elif lp.header in cyclic_blocks(fn, skip_edge=(lp.latch, lp.header)):
-        # entered many times per call: computing the count costs more than the checks it saves
-        # when the loop is short, as GMM's inner loops are (docs/performance.md)
+    elif synth.mode != "combined" or \
+            lp.header in cyclic_blocks(fn, skip_edge=(lp.latch, lp.header)):
+        # entered many times per gradient (in a loop, or in an augmented callee that may be
+        # called in one): computing the count costs more than the checks it saves when the loop
+        # is short, as GMM's inner loops are (docs/performance.md)
         return None
     else:
         code = _runtime_count(synth, ty, t, init, n, step, after)
