@@ -16,9 +16,9 @@ Loops with calls that are given the tape (augmented callees push on it) are left
 
 Computing a run-time count and checking it costs about 20 instructions per entry of the loop,
 against 3 saved per iteration: GMM's hottest inner loop runs about 2 iterations per entry, and
-GMM got 5-7 % slower (docs/performance.md). So a run-time count is used only for loops entered once per gradient (in
-no enclosing cycle of a combined gradient; an augmented callee may be called in a loop); a
-constant count (folded to one reservation of constant size) everywhere.
+GMM got 5-7 % slower (docs/performance.md). So a run-time count is used only for loops entered
+once per gradient (in no enclosing cycle of a combined gradient; an augmented callee may be
+called in a loop); a constant count (folded to one reservation of constant size) everywhere.
 """
 from __future__ import annotations
 
