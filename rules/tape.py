@@ -22,8 +22,8 @@ def is_tape_call(callee: str) -> bool:
 def forward_sweep(ctx, inst, before):
     """After the primal helper call: the same operation on the shadow tape."""
     t = inst.ops[0].value if inst.ops else None
-    if before or t is None or not ctx.shadowed(t):
-        return
+    if before or t is None or not ctx.shadowed(t) or TAPE_OPS[inst.callee] == "rcheck":
+        return                           # (a reservation's end is the primal tape's own)
     synth = ctx.synth
     if synth.mode == "forward":
         callee = inst.callee

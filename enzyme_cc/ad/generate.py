@@ -18,7 +18,7 @@ from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, local_name
 from .diagnostics import located
 from . import (batch, fixed_point, openmp, openmp_capture, truncate, global_shadows,
-               reverse_vector, runtime, shared_globals, virtual_shadow)
+               reverse_vector, runtime, shared_globals, tape_local, virtual_shadow)
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_primal_reverse,
@@ -630,7 +630,8 @@ def differentiate(text: str, origins: dict | None = None) -> str:
         requests = find_requests(gen.module)
         if not requests:
             done = gen.run([]) if global_shadows.uses_api(text) else text
-            return _TYPE_HINT_CALL.sub("", fixed_point.drop_iters(done))
+            done = _TYPE_HINT_CALL.sub("", fixed_point.drop_iters(done))
+            return tape_local.lower(done)     # after the last round (rules/tape.py reads calls)
         ready = [r for r in requests if not gen.reaches_marker(r.fn)]
         if len(ready) < len(requests) and global_shadows.uses_api(text):
             outer = next(r for r in requests if r not in ready)

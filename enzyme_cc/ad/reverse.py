@@ -381,7 +381,9 @@ class Synth:
             prologue += self._riv_allocas()
 
         # forward sweep
+        ranges = {}                        # block -> its lines (tape_reserve edits loops)
         for b in blocks:
+            start = len(fwd_lines)
             fwd_lines.append(f"{self.r(b.label)[1:]}:")
             if b is entry:
                 fwd_lines.extend(self._adjoint_allocas(act_vals, combined=self.mode == "combined"))
@@ -429,6 +431,9 @@ class Synth:
                     fwd_lines.append(f"store i64 %ad.iv.{h}, ptr %ad.nexit.{h}")
             self._push_needs(ctx, b)
             self._forward_term(ctx, b)
+            ranges[b.label] = (start, len(fwd_lines))
+        from .tape_reserve import reserve_loops
+        fwd_lines = reserve_loops(self, fwd_lines, ranges)
 
         # reverse sweep
         rev_lines += self._rev_prologue()

@@ -342,6 +342,8 @@ def declarations(helper) -> dict:
         return {"@realloc": "declare ptr @realloc(ptr, i64)", "@abort": "declare void @abort()",
                 "@llvm.umax.i64": "declare i64 @llvm.umax.i64(i64, i64)",
                 "@free": "declare void @free(ptr)", "@malloc": "declare ptr @malloc(i64)",
+                "@llvm.uadd.sat.i64": "declare i64 @llvm.uadd.sat.i64(i64, i64)",
+                "@stderr": "@stderr = external global ptr", "@fputs": "declare i32 @fputs(ptr, ptr)",
                 **({"@dprintf": "declare i32 @dprintf(i32, ptr, ...)"} if tape_stats() else {})}
     if helper[0] == "stape":
         return {"@calloc": "declare noalias ptr @calloc(i64, i64)", "@abort": "declare void @abort()",

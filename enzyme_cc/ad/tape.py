@@ -38,6 +38,169 @@ entry:
   ret ptr %p
 }
 
+; The same on a function-local copy %l of the header's {base, top, cap} (ad/tape_local.py):
+; once inlined, SROA keeps top, cap and base in registers. Grow works on the header (whose
+; base and cap the copy always equals; only top is stale) and the copy takes its new base and cap.
+define internal ptr @__enzyme_cc_lpush(ptr %t, ptr %l, i64 %n) alwaysinline nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %l, i64 8
+  %capp = getelementptr inbounds i8, ptr %l, i64 16
+  %top = load i64, ptr %topp
+  %cap = load i64, ptr %capp
+  %new = add i64 %top, %n
+  %ok = icmp ule i64 %new, %cap
+  br i1 %ok, label %fast, label %slow
+slow:
+  call void @__enzyme_cc_grow(ptr %t, i64 %new)
+  %nb = load ptr, ptr %t
+  %hcapp = getelementptr inbounds i8, ptr %t, i64 16
+  %nc = load i64, ptr %hcapp
+  store ptr %nb, ptr %l
+  store i64 %nc, ptr %capp
+  br label %fast
+fast:
+  %base = load ptr, ptr %l
+  store i64 %new, ptr %topp
+  %p = getelementptr inbounds i8, ptr %base, i64 %top
+  ret ptr %p
+}
+
+define internal ptr @__enzyme_cc_lpop(ptr %l, i64 %n) alwaysinline nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %l, i64 8
+  %top = load i64, ptr %topp
+  %new = sub i64 %top, %n
+  store i64 %new, ptr %topp
+  %base = load ptr, ptr %l
+  %p = getelementptr inbounds i8, ptr %base, i64 %new
+  ret ptr %p
+}
+
+; A loop whose trip count is known on entry reserves its iterations' pushes once
+; (ad/tape_reserve.py): reserve returns the end of the reserved bytes (saturated: a count that
+; overflows makes grow fail and abort), the loop's pushes are unchecked, and its exit checks
+; that the pushes stayed within the reservation (a safety net: a miscounted loop aborts).
+define internal i64 @__enzyme_cc_reserve(ptr %t, i64 %n) alwaysinline nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %t, i64 8
+  %capp = getelementptr inbounds i8, ptr %t, i64 16
+  %top = load i64, ptr %topp
+  %cap = load i64, ptr %capp
+  %new = call i64 @llvm.uadd.sat.i64(i64 %top, i64 %n)
+  %ok = icmp ule i64 %new, %cap
+  br i1 %ok, label %done, label %slow
+slow:
+  call void @__enzyme_cc_grow(ptr %t, i64 %new)
+  br label %done
+done:
+  ret i64 %new
+}
+
+define internal ptr @__enzyme_cc_push_nc(ptr %t, i64 %n) alwaysinline nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %t, i64 8
+  %top = load i64, ptr %topp
+  %new = add i64 %top, %n
+  %base = load ptr, ptr %t
+  store i64 %new, ptr %topp
+  %p = getelementptr inbounds i8, ptr %base, i64 %top
+  ret ptr %p
+}
+
+define internal void @__enzyme_cc_reserve_check(ptr %t, i64 %end) alwaysinline nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %t, i64 8
+  %top = load i64, ptr %topp
+  %bad = icmp ugt i64 %top, %end
+  br i1 %bad, label %fail, label %ok
+fail:
+  call void @__enzyme_cc_reserve_failed()
+  unreachable
+ok:
+  ret void
+}
+
+@__enzyme_cc_reserve_msg = private unnamed_addr constant [86 x i8] c"enzyme-cc: internal error: a loop pushed more onto the tape than its trip count said\\0A\\00"
+
+define internal void @__enzyme_cc_reserve_failed() noinline cold noreturn nounwind {
+entry:
+  %err = load ptr, ptr @stderr
+  %r = call i32 @fputs(ptr @__enzyme_cc_reserve_msg, ptr %err)
+  call void @abort()
+  unreachable
+}
+
+; the same three on the function-local copy
+define internal i64 @__enzyme_cc_lreserve(ptr %t, ptr %l, i64 %n) alwaysinline nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %l, i64 8
+  %capp = getelementptr inbounds i8, ptr %l, i64 16
+  %top = load i64, ptr %topp
+  %cap = load i64, ptr %capp
+  %new = call i64 @llvm.uadd.sat.i64(i64 %top, i64 %n)
+  %ok = icmp ule i64 %new, %cap
+  br i1 %ok, label %done, label %slow
+slow:
+  call void @__enzyme_cc_grow(ptr %t, i64 %new)
+  %nb = load ptr, ptr %t
+  %hcapp = getelementptr inbounds i8, ptr %t, i64 16
+  %nc = load i64, ptr %hcapp
+  store ptr %nb, ptr %l
+  store i64 %nc, ptr %capp
+  br label %done
+done:
+  ret i64 %new
+}
+
+define internal ptr @__enzyme_cc_lpush_nc(ptr %l, i64 %n) alwaysinline nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %l, i64 8
+  %top = load i64, ptr %topp
+  %new = add i64 %top, %n
+  %base = load ptr, ptr %l
+  store i64 %new, ptr %topp
+  %p = getelementptr inbounds i8, ptr %base, i64 %top
+  ret ptr %p
+}
+
+define internal void @__enzyme_cc_lreserve_check(ptr %l, i64 %end) alwaysinline nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %l, i64 8
+  %top = load i64, ptr %topp
+  %bad = icmp ugt i64 %top, %end
+  br i1 %bad, label %fail, label %ok
+fail:
+  call void @__enzyme_cc_reserve_failed()
+  unreachable
+ok:
+  ret void
+}
+
+; header -> copy (at entry, after calls given the header); copy's top -> header (before them)
+define internal void @__enzyme_cc_tape_get(ptr %l, ptr %t) alwaysinline nounwind {
+entry:
+  %b = load ptr, ptr %t
+  store ptr %b, ptr %l
+  %ttop = getelementptr inbounds i8, ptr %t, i64 8
+  %top = load i64, ptr %ttop
+  %ltop = getelementptr inbounds i8, ptr %l, i64 8
+  store i64 %top, ptr %ltop
+  %tcap = getelementptr inbounds i8, ptr %t, i64 16
+  %cap = load i64, ptr %tcap
+  %lcap = getelementptr inbounds i8, ptr %l, i64 16
+  store i64 %cap, ptr %lcap
+  ret void
+}
+
+define internal void @__enzyme_cc_tape_put(ptr %t, ptr %l) alwaysinline nounwind {
+entry:
+  %ltop = getelementptr inbounds i8, ptr %l, i64 8
+  %top = load i64, ptr %ltop
+  %ttop = getelementptr inbounds i8, ptr %t, i64 8
+  store i64 %top, ptr %ttop
+  ret void
+}
+
 ; One spare tape buffer per process: a gradient starts on the buffer the previous one released,
 ; so repeated gradient calls (an optimizer loop) grow and copy their tape once, not every call.
 ; The spare is kept whatever its size: dropping large ones made every call of a large gradient
@@ -344,6 +507,8 @@ def tape_stats() -> bool:
 # calls of the tape helpers, which derivatives of generated code handle without differentiating
 # them (rules/tape.py)
 TAPE_OPS = {"@__enzyme_cc_push": "push", "@__enzyme_cc_pop": "pop",
+            "@__enzyme_cc_push_nc": "push", "@__enzyme_cc_reserve": "reserve",
+            "@__enzyme_cc_reserve_check": "rcheck",
             "@__enzyme_cc_tape_start": "start", "@__enzyme_cc_tape_end": "end",
             "@__enzyme_cc_stape_push": "spush", "@__enzyme_cc_stape_pop": "spop",
             "@__enzyme_cc_stape_init": "sinit", "@__enzyme_cc_stape_free": "sfree"}

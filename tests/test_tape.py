@@ -1,0 +1,73 @@
+"""The tape position in SSA (enzyme_cc/ad/tape_local.py) and the per-loop reservation's safety
+net (enzyme_cc/ad/tape_reserve.py). The derivatives themselves are checked by the corpus
+(tests/ad_programs/tape_reserve.c and every program that tapes)."""
+import shutil
+import subprocess
+
+import pytest
+
+from enzyme_cc.ad import tape_local
+from enzyme_cc.ad.tape import TAPE
+
+AUG = """define internal double @aug(ptr %x, ptr %ad.tape) {
+entry:
+  %p = call ptr @__enzyme_cc_push(ptr %ad.tape, i64 8)
+  store double 1.0, ptr %p, align 1
+  call void @callee(ptr %x, ptr %ad.tape)
+  call void @other(ptr %x)
+  %q = call ptr @__enzyme_cc_pop(ptr %ad.tape, i64 8)
+  ret double 0.0
+}"""
+
+
+def test_local_copy_synced_around_calls_given_the_header():
+    out = tape_local.lower(AUG).split("\n")
+    get = "  call void @__enzyme_cc_tape_get(ptr %ad.tl0, ptr %ad.tape)"
+    put = "  call void @__enzyme_cc_tape_put(ptr %ad.tape, ptr %ad.tl0)"
+    assert out[2] == "  %ad.tl0 = alloca { ptr, i64, i64 }, align 8" and out[3] == get
+    assert "@__enzyme_cc_lpush(ptr %ad.tape, ptr %ad.tl0, i64 8)" in out[4]
+    k = out.index("  call void @callee(ptr %x, ptr %ad.tape)")
+    assert out[k - 1] == put and out[k + 1] == get      # the callee pushes on the header
+    k = out.index("  call void @other(ptr %x)")
+    assert out[k - 1] != put and out[k + 1] != get      # not given the header: no sync
+    assert "@__enzyme_cc_lpop(ptr %ad.tl0, i64 8)" in out[k + 1]
+    assert out[-3] == put and out[-2].strip() == "ret double 0.0"   # the caller reads top
+
+
+def test_header_read_directly_keeps_the_helpers():
+    text = AUG.replace("  ret double 0.0", "  %t = getelementptr i8, ptr %ad.tape, i64 8\n"
+                       "  %top = load i64, ptr %t\n  ret double 0.0")
+    assert tape_local.lower(text) == text
+
+
+@pytest.mark.skipif(shutil.which("clang-22") is None, reason="clang-22 is not installed")
+def test_reservation_overrun_aborts(tmp_path):
+    """A loop that pushes more than it reserved stops with an internal error, never silently."""
+    main = """
+@stderr = external global ptr
+declare i32 @fputs(ptr, ptr)
+declare void @abort()
+declare ptr @realloc(ptr, i64)
+declare void @free(ptr)
+declare ptr @malloc(i64)
+declare i64 @llvm.umax.i64(i64, i64)
+declare i64 @llvm.uadd.sat.i64(i64, i64)
+define i32 @main() {
+entry:
+  %t = alloca { ptr, i64, i64, ptr }
+  call void @__enzyme_cc_tape_start(ptr %t)
+  %end = call i64 @__enzyme_cc_reserve(ptr %t, i64 16)
+  %a = call ptr @__enzyme_cc_push_nc(ptr %t, i64 16)
+  call void @__enzyme_cc_reserve_check(ptr %t, i64 %end)
+  %b = call ptr @__enzyme_cc_push_nc(ptr %t, i64 8)
+  call void @__enzyme_cc_reserve_check(ptr %t, i64 %end)
+  ret i32 0
+}
+"""
+    src = tmp_path / "t.ll"
+    src.write_text(TAPE + main)
+    exe = tmp_path / "t"
+    subprocess.run(["clang-22", "-O1", str(src), "-o", str(exe)], check=True)
+    r = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "a loop pushed more onto the tape than its trip count said" in r.stderr
