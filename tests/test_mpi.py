@@ -225,3 +225,22 @@ def test_forward_requests_completed_outside(built, opt):
     assert r.returncode != 0
     assert "enzyme-cc: error: MPI_Test on a request that a forward-mode derivative started" \
         in r.stderr + r.stdout
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("ranks", [1, 2, 4])
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_hybrid_mpi_openmp(tmp_path_factory, opt, ranks, threads, _hybrid={}):
+    """MPI + OpenMP in one program (mpicc -fopenmp), each rank running OpenMP threads."""
+    if opt not in _hybrid:
+        d = tmp_path_factory.mktemp("hybrid" + opt)
+        for f in ("hybrid.c", "mpi_check.h"):
+            shutil.copy(os.path.join(HERE, f), d / f)
+        run(["mpicc", opt, "-fopenmp", "hybrid.c", "-lm", "-o", "prog"], cwd=d, env=_env("hybrid.c"))
+        _hybrid[opt] = d / "prog"
+    exe = _hybrid[opt]
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    r = run([*MPIRUN, "-x", "OMP_NUM_THREADS", "-np", str(ranks), str(exe)], cwd=exe.parent,
+            env=env)
+    checks = _check_output(r.stdout)
+    assert sum("_rev_fd[" in c for c in checks) == 4 * ranks, r.stdout
