@@ -133,6 +133,7 @@ def test_checkpoint_valgrind(tmp_path, prog):
 
 HEAD = """\
 #include <enzyme/checkpoint.h>
+void __enzyme_ptr_size_hint(void *, long);
 void __enzyme_autodiff(void *, ...);
 void __enzyme_fwddiff(void *, ...);
 extern int enzyme_dup;
@@ -247,6 +248,7 @@ def test_checkpoint_loop_throwing_call(tmp_path):
     src = tmp_path / "t.cpp"
     src.write_text("""#include <enzyme/checkpoint.h>
 extern "C" void __enzyme_autodiff(void *, ...);
+extern "C" void __enzyme_ptr_size_hint(void *, long) noexcept;
 extern int enzyme_dup;
 struct Guard { ~Guard(); };
 Guard::~Guard() { __asm__ volatile(""); }

@@ -6,6 +6,7 @@
  * central differences, the primal must be the same, and forward mode through the annotated loop
  * must match reverse mode (dot-product test). Also a loop counting down by 2. */
 #include <enzyme/checkpoint.h>
+void __enzyme_ptr_size_hint(void *, long);  /* declared by the program, as in Enzyme */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,6 +10,7 @@
 #include <vector>
 
 extern "C" double __enzyme_autodiff(void *, ...);
+extern "C" void __enzyme_ptr_size_hint(void *, long) noexcept;
 extern "C" double __enzyme_fwddiff(void *, ...);
 extern int enzyme_dup, enzyme_const, enzyme_out;
 

@@ -2,6 +2,7 @@
  * which passes on what it knows of the memory: the size hint), at every level of the gradient
  * and in the primal: values equal the plain loops' (gradient 1e-12, FD 1e-6). */
 #include <enzyme/checkpoint.h>
+void __enzyme_ptr_size_hint(void *, long);  /* declared by the program, as in Enzyme */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -690,9 +690,9 @@ enum {
   ENZYME_CKPT_SCHEDULE_BINOMIAL = 4
 };
 
-/* The extent of memory an annotated loop writes through a pointer it did not allocate, given
- * before the loop (the call is removed at link time). */
-__attribute__((nothrow)) void __enzyme_ptr_size_hint(void *ptr, int64_t bytes);
+/* `__enzyme_ptr_size_hint(ptr, bytes[, space])` before an annotated loop gives the extent of
+ * memory it writes through a pointer it did not allocate (the call is removed at link time).
+ * Not declared here, as in Enzyme: programs declare it with the arguments they pass. */
 
 __attribute__((weak, used)) ENZYME_CKPT_FN const EnzymeCheckpointScheme *
 __enzyme_checkpoint_builtin(int64_t mode) {
