@@ -73,7 +73,7 @@ def has_shadow_type(ty: str) -> bool:
 
 class Activity:
     def __init__(self, fn, module, arg_act: list[str], callee_info, types=None, callee_writes=None,
-                 shared_globals=(), inactive_globals=()):
+                 shared_globals=(), inactive_globals=(), global_users=()):
         """arg_act per param: 'active', 'dup', 'dupnoneed', 'const'.
         callee_info(inst) -> (result_active, result_shadowed) for calls to functions with bitcode."""
         self.fn, self.module = fn, module
@@ -89,6 +89,9 @@ class Activity:
         # have a shadow everywhere.
         self.global_shadows: set[str] = set(shared_globals)
         self.inactive_globals = set(inactive_globals)     # enzyme_inactive: hold no derivative
+        # functions reading or writing the shared globals: active data may come out of a call
+        # of one even when no argument is active (Generator.global_users)
+        self.global_users = global_users
         self.shadowed.update(shared_globals)
         for p, a in zip(fn.params, arg_act):
             if a == "active":
@@ -275,7 +278,8 @@ class Activity:
                 for k in escapes:                 # the callee keeps the pointer somewhere
                     if inst.ops[k].value.startswith("%"):
                         changed |= self._escape(inst.ops[k].value)
-                if not any(o.value in self.active or o.value in self.shadowed for o in inst.ops):
+                if not any(o.value in self.active or o.value in self.shadowed for o in inst.ops) \
+                        and c not in self.global_users:
                     continue                  # nothing active goes in: nothing active comes out
                 for k, o in enumerate(inst.ops):
                     if o.ty == "ptr" and o.value.startswith("%") and (writes is None or k in writes):

@@ -232,14 +232,16 @@ class _Info:
 
 
 def reverse_reads_alloca(synth, name: str) -> bool:
-    """Is the alloca `name` (the memory of) an argument of a fixed-point call of synth's
-    function? Its reverse runs the step on that memory again."""
+    """Is the alloca `name` (the memory of) an argument of a fixed-point or checkpointed-loop
+    call of synth's function? Its reverse runs the step on that memory again (and the
+    checkpoint driver keeps pointers to it: regions, config)."""
     found = getattr(synth, "_fp_allocas", None)
     if found is None:
+        from .checkpoint import PREFIX as CKPT
         from .typeinfo import underlying
         found = set()
         for inst in synth.fn.insts():
-            if inst.op == "call" and (inst.callee or "").startswith(PREFIX):
+            if inst.op == "call" and (inst.callee or "").startswith((PREFIX, CKPT)):
                 found |= {underlying(synth.fn, o.value) for o in inst.ops if o.ty == "ptr"}
         synth._fp_allocas = found
     return name in found

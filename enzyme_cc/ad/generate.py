@@ -187,7 +187,8 @@ class Generator(IndirectCalls):
         act = Activity(fn, self.module, acts, self.callee_activity,
                        types=TypeInfo(self.module, fn, hints or {}), callee_writes=self.callee_writes,
                        shared_globals=self.shared_globals,
-                       inactive_globals=self.reg.inactive_globals)
+                       inactive_globals=self.reg.inactive_globals,
+                       global_users=self.global_users)
         rets = [b.term for b in fn.blocks if b.term.op == "ret" and b.term.ops]
         res = (carries_float(fn.ret_ty) and any(act.is_active(r.ops[0].value) for r in rets),
                has_shadow_type(fn.ret_ty) and any(r.ops[0].value in act.shadowed for r in rets),

@@ -75,7 +75,8 @@ class Synth:
         self.types = TypeInfo(self.module, fn, hints)
         self.act = Activity(fn, self.module, arg_act, gen.callee_activity, self.types,
                             gen.callee_writes, shared_globals=gen.shared_globals,
-                            inactive_globals=gen.reg.inactive_globals)
+                            inactive_globals=gen.reg.inactive_globals,
+                            global_users=gen.global_users)
         from .noneed import NoNeed
         # enzyme_dupnoneed: the forward sweep skips primal writes nobody reads (noneed.py)
         self.noneed = NoNeed.of(gen, fn, arg_act)
