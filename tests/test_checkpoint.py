@@ -131,6 +131,20 @@ def test_checkpoint_valgrind(tmp_path, prog):
          "--errors-for-leak-kinds=definite", str(exe)], cwd=tmp_path)
 
 
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_checkpoint_loop_split_valgrind(tmp_path, opt):
+    """An annotated loop in a callee differentiated in split mode: the driver reads its stack
+    objects (regions, config, carried slots) in the reverse sweep, after the augmented function
+    returned; they must live on the heap until then (at -O0 they were the dead frame's)."""
+    src = os.path.join(os.path.dirname(__file__), "ad_programs", "checkpoint_loop_split.c")
+    exe = tmp_path / "prog"
+    run(["enzyme-cc", opt, "-g", src, "-lm", "-o", str(exe)], cwd=tmp_path)
+    out = run(["valgrind", "-q", "--error-exitcode=1", "--leak-check=full",
+               "--errors-for-leak-kinds=definite", str(exe)], cwd=tmp_path).stdout
+    assert out.count("CHECK ") >= 200 and "FAILED" not in out
+
+
 HEAD = """\
 #include <enzyme/checkpoint.h>
 void __enzyme_ptr_size_hint(void *, long);
