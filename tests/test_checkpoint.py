@@ -173,9 +173,11 @@ def test_schedules(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
-@pytest.mark.parametrize("prog", ["ckpt_cxx.cpp", "ckpt_loop_attr.cpp"])
+@pytest.mark.parametrize("prog", ["ckpt_cxx.cpp", "ckpt_loop_attr.cpp", "ckpt_schedule.c"])
 def test_checkpoint_valgrind(tmp_path, prog):
-    """Snapshots, run records and per-step tapes: no invalid access, nothing definitely lost."""
+    """Snapshots, run records and per-step tapes: no invalid access, nothing definitely lost.
+    (Built with -g: ckpt_schedule.c's __enzyme_checkpoint_for call in a C function with debug
+    info once lost its location, and the inlined step call failed LLVM's verifier.)"""
     exe = _build(tmp_path, prog, "-O2", ["-g"])
     run(["valgrind", "-q", "--error-exitcode=1", "--leak-check=full",
          "--errors-for-leak-kinds=definite", str(exe)], cwd=tmp_path)
