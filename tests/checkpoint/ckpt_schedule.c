@@ -87,8 +87,10 @@ static void arithmetic(void) {
 
   {
     static const struct { const char *s; size_t len; int64_t want; } names[] = {
-        {"binomial", 8, ENZYME_CKPT_SCHEDULE_BINOMIAL}, {"revolve", 7, ENZYME_CKPT_SCHEDULE_REVOLVE},
-        {"periodic", 8, ENZYME_CKPT_SCHEDULE_PERIODIC}, {"regular", 7, ENZYME_CKPT_SCHEDULE_PERIODIC},
+        {"binomial", 8, ENZYME_CKPT_SCHEDULE_BINOMIAL},
+        {"revolve", 7, ENZYME_CKPT_SCHEDULE_REVOLVE},
+        {"periodic", 8, ENZYME_CKPT_SCHEDULE_PERIODIC},
+        {"regular", 7, ENZYME_CKPT_SCHEDULE_PERIODIC},
         {"store_all", 9, ENZYME_CKPT_SCHEDULE_STORE_ALL}, {"none", 4, ENZYME_CKPT_SCHEDULE_NONE},
         {"binomial\")", 8, ENZYME_CKPT_SCHEDULE_BINOMIAL}, /* the rest of an annotation */
         {"binomia", 7, -1}, {"binomials", 9, -1}, {"Revolve", 7, -1}, {"", 0, -1},

@@ -521,10 +521,11 @@ static const EnzymeCheckpointScheme EnzymeCkptBinomial = {
     NULL};
 
 /* ---- Periodic and store-all ----
- * Segments of ceil(n / K) steps (enzyme_ckpt_periodic_split: floor(sqrt(n)) for K <= 0). The forward sweep stores the start of every segment but the
- * last (slot k) and runs through it. A segment [s, e) is reversed from its start: store the
- * state before each of its steps but the last (slots K..; its start stays in slot k), run to
- * e - 1, u-turn, then restore and u-turn backwards. A while loop (store-all only) stores before
+ * Segments of ceil(n / K) steps (enzyme_ckpt_periodic_split: floor(sqrt(n)) for K <= 0). The
+ * forward sweep stores the start of every segment but the last (slot k) and runs through it. A
+ * segment [s, e) is reversed from its start: store the state before each of its steps but the
+ * last (slots K..; its start stays in slot k), run to e - 1, u-turn, then restore and u-turn
+ * backwards. A while loop (store-all only) stores before
  * every step until set_nsteps, then reverses that one segment. */
 enum { ENZYME_CKPT_P_STARTS, ENZYME_CKPT_P_DOWN, ENZYME_CKPT_P_BACK, ENZYME_CKPT_P_ONLINE,
        ENZYME_CKPT_P_ENDED };
@@ -853,10 +854,12 @@ __enzyme_cc_ckpt_loop_config(EnzymeCkptConfig *c, int64_t mode, int64_t budget, 
  *     ... _iteration(h), _start(h), _slot(h) ...
  *   __enzyme_ckpt_schedule_end(h);
  *
- * mode is a schedule tag above (binomial runs EnzymeCkptBinomial); budget is config.snapshots, the
- * square root of nsteps (at least 1) when not positive. STORE asks the caller to save the state
- * before step _iteration into slot _slot, RESTORE to load it back, FORWARD to run steps _start to
- * _iteration - 1, FIRSTUTURN / UTURN to differentiate step _iteration - 1 from the current state.
+ * mode is a schedule tag above (binomial runs EnzymeCkptBinomial); budget is config.snapshots,
+ * when not positive an annotated loop's default (periodic: segments of floor(sqrt(nsteps))
+ * steps; binomial, revolve: floor(sqrt(nsteps)) slots, at least 2). STORE asks the caller to
+ * save the state before step _iteration into slot _slot, RESTORE to load it back, FORWARD to run
+ * steps _start to _iteration - 1, FIRSTUTURN / UTURN to differentiate step _iteration - 1 from
+ * the current state.
  * Slots are 0 to __enzyme_ckpt_schedule_slots(h) - 1. The definitions are compiled where
  * ENZYME_CHECKPOINT_RUNTIME is defined (weak: several files may). ENZYME_CKPT_VERBOSE=1 in the
  * environment prints a summary at the end, 2 also every action. */
@@ -889,8 +892,10 @@ __enzyme_ckpt_schedule_begin(int64_t mode, int64_t budget, int64_t nsteps) {
     enzyme_ckpt_die("a schedule needs the number of steps");
   if (mode < ENZYME_CKPT_SCHEDULE_PERIODIC || mode > ENZYME_CKPT_SCHEDULE_BINOMIAL)
     enzyme_ckpt_die("unknown schedule (1 periodic, 2 revolve, 3 store_all, 4 binomial)");
+  /* an annotated loop's default: the periodic scheme takes segments of floor(sqrt(n)) steps
+   * itself; Revolve (1 slot without a count) is given the binomial default */
   if (budget < 1)
-    budget = enzyme_ckpt_isqrt(nsteps) < 1 ? 1 : enzyme_ckpt_isqrt(nsteps);
+    budget = mode == ENZYME_CKPT_SCHEDULE_PERIODIC ? 0 : enzyme_ckpt_binomial_slots(nsteps, 0);
   h = (enzyme_ckpt_schedule *)calloc(1, sizeof *h);
   h->scheme = __enzyme_checkpoint_builtin(mode);
   h->config.snapshots = budget;
