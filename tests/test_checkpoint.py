@@ -3,6 +3,7 @@
 The programs in tests/checkpoint/ print `CHECK name got expected` lines (checkpointed gradient
 against the plain taped loop's and central differences, state after the gradient, taped-step and
 slot counts, forward mode against reverse mode) and exit non-zero on a mismatch."""
+import math
 import os
 import shutil
 import subprocess
@@ -93,6 +94,52 @@ def test_tapenade_binomial_scheme(tmp_path, opt):
     assert _checks(run([str(exe)], cwd=tmp_path).stdout) == 160
 
 
+def _progress(n, s):
+    """enzyme_ckpt_binomial_progress from its definition, with exact binomials."""
+    if n <= 1 or s <= 1:
+        return max(n, 0)
+    t = 0
+    while math.comb(s + t, t) < n:
+        t += 1
+    lo = max(1, n - math.comb(s - 1 + t, t))
+    hi = min(n - 1, math.comb(s + t - 1, t - 1))
+    return max(1, min((lo + hi) // 2, n - (s - 1)))
+
+
+def _binomial_forward(n, b):
+    """Steps run forward by Enzyme-MLIR's binomial schedule under our driver: the forward sweep
+    stops before the last step (the first turn runs it); reversing step cur-1 replays from the
+    top slot, placing slots, up to cur-1."""
+    slots, pos, q = min(b, n), [], 0
+    for k in range(slots):  # the forward sweep: slot k at q
+        pos.append(q)
+        q += _progress(n - q, min(slots - k, n - q))
+    assert q == n
+    fwd = n - 1
+    for cur in range(n, 0, -1):
+        a, q = len(pos) - 1, pos.pop()  # restore the top slot; placing from it re-pushes it
+        while q + 1 < cur:
+            pos.append(q)
+            nq = q + _progress(cur - q, min(slots - a, cur - q))
+            fwd += min(nq, cur - 1) - q
+            q, a = nq, a + 1
+    return fwd
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_checkpoint_schedule_header(tmp_path, opt):
+    """<enzyme/checkpoint_schedule.h>'s arithmetic, EnzymeCkptBinomial and EnzymeCkptPeriodic
+    on a model of the driver, and schedule 4's gradients (ckpt_schedule.c); the binomial
+    scheme's recomputation against this file's own model of Enzyme-MLIR's schedule."""
+    exe = _build(tmp_path, "ckpt_schedule.c", opt)
+    out = run([str(exe)], cwd=tmp_path).stdout
+    assert _checks(out) == 398
+    rows = [l.split()[2:] for l in out.splitlines() if l.startswith("sched binomial ")]
+    assert len(rows) == 60 * 9
+    for n, b, fwd, slots in (map(int, r) for r in rows):
+        assert slots <= min(b, n) and fwd == _binomial_forward(n, b), (n, b, fwd, slots)
+
+
 @lru_cache(None)
 def _optimal(l, s):
     """Forward steps of the best binomial schedule (exhaustive over the first advance)."""
@@ -105,7 +152,8 @@ def _optimal(l, s):
 
 def test_schedules(tmp_path):
     """The schemes alone, with a fake step: every step reversed once in order from the right
-    state; Revolve within its slots and with the optimal recomputation (up to 257 steps)."""
+    state; Revolve within its slots and with the optimal recomputation (up to 257 steps); the
+    binomial scheme within its slots, recomputing as the model of Enzyme-MLIR's schedule."""
     exe = tmp_path / "sim"
     run(["clang-22", "-O1", "-I", INCLUDE, os.path.join(HERE, "schedule_sim.c"), "-o", str(exe)])
     out = run([str(exe)]).stdout
@@ -116,6 +164,8 @@ def test_schedules(tmp_path):
         n, k, fwd, slots = int(n), int(k), int(fwd), int(slots)
         if name == "revolve":
             assert slots <= k and fwd == _optimal(n, max(1, min(k, n))), (n, k, fwd)
+        if name == "binomial" and n:
+            assert slots <= k and fwd == _binomial_forward(n, k), (n, k, fwd)
         if name in ("periodic", "store_all") and n:
             # one sweep to the last step, then each earlier segment once more but its last step
             seg = -(-n // max(1, min(k if name == "periodic" else 1, n)))
@@ -123,9 +173,11 @@ def test_schedules(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
-@pytest.mark.parametrize("prog", ["ckpt_cxx.cpp", "ckpt_loop_attr.cpp"])
+@pytest.mark.parametrize("prog", ["ckpt_cxx.cpp", "ckpt_loop_attr.cpp", "ckpt_schedule.c"])
 def test_checkpoint_valgrind(tmp_path, prog):
-    """Snapshots, run records and per-step tapes: no invalid access, nothing definitely lost."""
+    """Snapshots, run records and per-step tapes: no invalid access, nothing definitely lost.
+    (Built with -g: ckpt_schedule.c's __enzyme_checkpoint_for call in a C function with debug
+    info once lost its location, and the inlined step call failed LLVM's verifier.)"""
     exe = _build(tmp_path, prog, "-O2", ["-g"])
     run(["valgrind", "-q", "--error-exitcode=1", "--leak-check=full",
          "--errors-for-leak-kinds=definite", str(exe)], cwd=tmp_path)

@@ -152,7 +152,10 @@ def _lower_call(module, fn, inst, kind, count, where):
     for p, b in regions:
         call_args += [f"ptr {p}", f"i64 {b}"]
     call_args += [f"{p.ty} {v}" for p, v in zip(params[1:], vals)]
-    call = "\n".join(pre + [f"call void {name}({', '.join(call_args)})"])
+    # the call keeps the marker's location: inlined into a function with debug info, the step
+    # call inside would otherwise have none (the verifier rejects that with -g)
+    dbg = f", !dbg {inst.md['!dbg']}" if "!dbg" in inst.md else ""
+    call = "\n".join(pre + [f"call void {name}({', '.join(call_args)}){dbg}"])
     fparams = ["ptr %scheme", "ptr %config", "i64 %start", "i64 %n"]
     fparams += [x for j in range(len(regions)) for x in (f"ptr %r{j}", f"i64 %b{j}")]
     fparams += [f"{p.ty} %a{j}" for j, p in enumerate(params[1:])]

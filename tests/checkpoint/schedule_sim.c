@@ -60,6 +60,7 @@ int main(void) {
   for (unsigned a = 0; a < sizeof ns / sizeof *ns; a++)
     for (unsigned b = 0; b < sizeof ks / sizeof *ks; b++) {
       bad += run(&EnzymeCkptRevolve, ns[a], ks[b], 0, "revolve");
+      bad += run(&EnzymeCkptBinomial, ns[a], ks[b], 0, "binomial");
       bad += run(&EnzymeCkptPeriodic, ns[a], ks[b], 0, "periodic");
       bad += run(&EnzymeCkptStoreAll, ns[a], ks[b], 0, "store_all");
     }

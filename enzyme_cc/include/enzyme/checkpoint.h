@@ -34,7 +34,10 @@
  *                       number of recomputed steps for that many snapshots. enzyme-cc: with
  *                       config.snapshots <= 0 and config.budget_bytes > 0 the number of slots is
  *                       what fits in budget_bytes (at least one).
+ *   EnzymeCkptBinomial  Enzyme-MLIR's binomial schedule with config.snapshots slots (default:
+ *                       floor(sqrt(n)), at least 2; enzyme-cc: or budget_bytes as Revolve's)
  *   EnzymeCkptPeriodic  config.snapshots segments; the segment being reversed stores every step
+ *                       (<= 0: segments of floor(sqrt(n)) steps)
  *   EnzymeCkptStoreAll  a snapshot before every step; also for __enzyme_checkpoint_while
  * Snapshots live in memory, or, past config.mem_budget bytes of slots, in files under
  * config.spill_dir. Device memory (a region with addrspace != 0) is not supported.
@@ -42,6 +45,7 @@
 #ifndef ENZYME_CHECKPOINT_H
 #define ENZYME_CHECKPOINT_H
 
+#include "checkpoint_schedule.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -61,16 +65,7 @@ extern "C" {
 
 #define ENZYME_CKPT_ABI_VERSION 1
 
-enum {
-  ENZYME_CKPT_NONE = 0,
-  ENZYME_CKPT_STORE = 1,
-  ENZYME_CKPT_RESTORE = 2,
-  ENZYME_CKPT_FORWARD = 3,
-  ENZYME_CKPT_FIRSTUTURN = 4,
-  ENZYME_CKPT_UTURN = 5,
-  ENZYME_CKPT_ERROR = 6,
-  ENZYME_CKPT_DONE = 7
-};
+/* The action flags and schedule tags are in <enzyme/checkpoint_schedule.h>. */
 
 typedef struct EnzymeCkptAction {
   int32_t flag;
@@ -305,18 +300,26 @@ static inline ENZYME_CKPT_FN int64_t enzyme_ckpt_advance(int64_t l, int64_t c) {
   return lo <= hi ? lo : hi;
 }
 
+/* config.snapshots, or with none the slots of `bytes` each that fit in config.budget_bytes or
+ * else enzyme.toml's [checkpoint] budget_bytes; <= 0 when neither is given. */
+static inline ENZYME_CKPT_FN int64_t enzyme_ckpt_config_slots(const EnzymeCkptConfig *config,
+                                                              int64_t n, uint64_t bytes) {
+  int64_t k = config->snapshots;
+  uint64_t budget = config->budget_bytes;
+  if (k <= 0 && budget == 0 && &__enzyme_cc_ckpt_default_budget)
+    budget = __enzyme_cc_ckpt_default_budget;
+  if (k <= 0 && budget > 0)
+    k = bytes ? (int64_t)(budget / bytes) : n;
+  return k;
+}
+
 static inline ENZYME_CKPT_FN void *enzyme_ckpt_revolve_init(void *data, int64_t n,
                                                             uint64_t bytes) {
   const EnzymeCkptConfig *config = (const EnzymeCkptConfig *)data;
   enzyme_ckpt_revolve *r;
-  int64_t k = config->snapshots;
-  uint64_t budget = config->budget_bytes;
+  int64_t k = enzyme_ckpt_config_slots(config, n, bytes);
   if (n < 0)
     enzyme_ckpt_die("Revolve needs the number of steps (use EnzymeCkptStoreAll for a while loop)");
-  if (k <= 0 && config->budget_bytes == 0 && &__enzyme_cc_ckpt_default_budget)
-    budget = __enzyme_cc_ckpt_default_budget;   /* enzyme.toml [checkpoint] budget_bytes */
-  if (k <= 0 && budget > 0)
-    k = bytes ? (int64_t)(budget / bytes) : n;
   if (k > n)
     k = n;
   if (k < 1)
@@ -394,11 +397,135 @@ static const EnzymeCheckpointScheme EnzymeCkptRevolve = {
     enzyme_ckpt_revolve_finalize, NULL,                        NULL,
     NULL};
 
+/* ---- Enzyme-MLIR's binomial schedule (EnzymeCkptBinomial, schedule 4) ----
+ * A stack of config.snapshots slots (the default of enzyme_ckpt_binomial_slots without one).
+ * Placing slots from position q towards `cur`: the slot k at q advances
+ * enzyme_ckpt_binomial_progress(cur - q, slots left) steps. The forward sweep places every
+ * slot from step 0 towards n (the advances sum to n), running up to step n-1 only: the driver's
+ * first turn runs the last step. To reverse step cur-1 (cur = n down to 1) it restores the top
+ * slot and places slots from it towards cur, never running past cur-1; those placed become the
+ * stack, and a top slot at cur-1 itself is popped. Reversing step n-1 replays the forward
+ * sweep's last advance once more, as Enzyme-MLIR's reverse pass does. */
+enum { ENZYME_CKPT_B_SWEEP, ENZYME_CKPT_B_RESTORE, ENZYME_CKPT_B_PLACE };
+
+typedef struct enzyme_ckpt_binomial {
+  enzyme_ckpt_slots slots;
+  int64_t nslots, phase, turned;
+  int64_t cur;  /* the step being reversed is cur-1 */
+  int64_t sp;   /* slots on the stack */
+  int64_t q;    /* the position placing has reached (the state is min(q, cur-1)) */
+  int64_t next; /* the slot to place next */
+  int64_t to;   /* q's next position: > q while an advance is pending */
+  int64_t top;  /* the restored slot, which already holds its position */
+  int64_t *pos; /* per slot: the step whose state it holds */
+} enzyme_ckpt_binomial;
+
+static inline ENZYME_CKPT_FN void *enzyme_ckpt_binomial_init(void *data, int64_t n,
+                                                             uint64_t bytes) {
+  const EnzymeCkptConfig *config = (const EnzymeCkptConfig *)data;
+  enzyme_ckpt_binomial *b;
+  if (n < 0)
+    enzyme_ckpt_die("the binomial schedule needs the number of steps (use EnzymeCkptStoreAll "
+                    "for a while loop)");
+  b = (enzyme_ckpt_binomial *)calloc(1, sizeof *b);
+  b->slots.config = config;
+  b->slots.bytes = bytes;
+  b->nslots = enzyme_ckpt_binomial_slots(n, enzyme_ckpt_config_slots(config, n, bytes));
+  b->cur = n;
+  b->top = -1;
+  b->pos = (int64_t *)calloc((size_t)b->nslots, sizeof(int64_t));
+  return b;
+}
+
+static inline ENZYME_CKPT_FN void enzyme_ckpt_binomial_next(void *state, EnzymeCkptAction *a) {
+  enzyme_ckpt_binomial *b = (enzyme_ckpt_binomial *)state;
+  for (;;) {
+    a->cpnum = -1;
+    if (b->to > b->q) { /* the pending advance, stopping short of step cur-1 */
+      int64_t from = b->q, upto = b->to < b->cur ? b->to : b->cur - 1;
+      b->q = b->to;
+      if (upto > from) {
+        a->flag = ENZYME_CKPT_FORWARD;
+        a->startiteration = from;
+        a->iteration = upto;
+        break;
+      }
+      continue;
+    }
+    a->startiteration = a->iteration = b->q;
+    if (b->phase == ENZYME_CKPT_B_SWEEP ? b->next < b->nslots && b->q < b->cur
+        : b->phase == ENZYME_CKPT_B_PLACE && b->q + 1 < b->cur) {
+      int64_t k = b->next++, left = b->nslots - k, rem = b->cur - b->q;
+      b->pos[k] = b->q;
+      b->to = b->q + enzyme_ckpt_binomial_progress(rem, left < rem ? left : rem);
+      if (k == b->top)
+        continue;
+      a->flag = ENZYME_CKPT_STORE;
+      a->cpnum = k;
+      break;
+    }
+    if (b->phase != ENZYME_CKPT_B_PLACE && b->cur == 0) {
+      a->flag = ENZYME_CKPT_DONE;
+      a->startiteration = a->iteration = 0;
+      break;
+    }
+    if (b->phase != ENZYME_CKPT_B_PLACE) { /* the sweep is done, or a step was reversed */
+      if (b->phase == ENZYME_CKPT_B_SWEEP)
+        b->sp = b->next;
+      b->top = b->next = b->sp - 1;
+      b->q = b->to = b->pos[b->top];
+      b->phase = ENZYME_CKPT_B_PLACE;
+      a->flag = ENZYME_CKPT_RESTORE;
+      a->cpnum = b->top;
+      a->startiteration = a->iteration = b->q;
+      break;
+    }
+    b->sp = b->next; /* the top slot is popped when it held cur-1 itself */
+    a->flag = b->turned ? ENZYME_CKPT_UTURN : ENZYME_CKPT_FIRSTUTURN;
+    a->startiteration = b->cur - 1;
+    a->iteration = b->cur--;
+    b->turned = 1;
+    b->phase = ENZYME_CKPT_B_RESTORE;
+    break;
+  }
+  enzyme_ckpt_note(&b->slots, a);
+}
+
+static inline ENZYME_CKPT_FN void enzyme_ckpt_binomial_store(void *state, int64_t slot,
+                                                             int64_t step,
+                                                             const EnzymeCkptRegion *rg,
+                                                             uint64_t nr) {
+  (void)step;
+  enzyme_ckpt_put(&((enzyme_ckpt_binomial *)state)->slots, slot, rg, nr);
+}
+
+static inline ENZYME_CKPT_FN void enzyme_ckpt_binomial_restore(void *state, int64_t slot,
+                                                               int64_t step,
+                                                               const EnzymeCkptRegion *rg,
+                                                               uint64_t nr) {
+  (void)step;
+  enzyme_ckpt_get(&((enzyme_ckpt_binomial *)state)->slots, slot, rg, nr);
+}
+
+static inline ENZYME_CKPT_FN void enzyme_ckpt_binomial_finalize(void *state) {
+  enzyme_ckpt_binomial *b = (enzyme_ckpt_binomial *)state;
+  enzyme_ckpt_close(&b->slots);
+  free(b->pos);
+  free(b);
+}
+
+static const EnzymeCheckpointScheme EnzymeCkptBinomial = {
+    ENZYME_CKPT_ABI_VERSION,       enzyme_ckpt_binomial_init,    enzyme_ckpt_binomial_next,
+    enzyme_ckpt_binomial_store,    enzyme_ckpt_binomial_restore, NULL,
+    enzyme_ckpt_binomial_finalize, NULL,                         NULL,
+    NULL};
+
 /* ---- Periodic and store-all ----
- * Segments of ceil(n / K) steps. The forward sweep stores the start of every segment but the
- * last (slot k) and runs through it. A segment [s, e) is reversed from its start: store the
- * state before each of its steps but the last (slots K..; its start stays in slot k), run to
- * e - 1, u-turn, then restore and u-turn backwards. A while loop (store-all only) stores before
+ * Segments of ceil(n / K) steps (enzyme_ckpt_periodic_split: floor(sqrt(n)) for K <= 0). The
+ * forward sweep stores the start of every segment but the last (slot k) and runs through it. A
+ * segment [s, e) is reversed from its start: store the state before each of its steps but the
+ * last (slots K..; its start stays in slot k), run to e - 1, u-turn, then restore and u-turn
+ * backwards. A while loop (store-all only) stores before
  * every step until set_nsteps, then reverses that one segment. */
 enum { ENZYME_CKPT_P_STARTS, ENZYME_CKPT_P_DOWN, ENZYME_CKPT_P_BACK, ENZYME_CKPT_P_ONLINE,
        ENZYME_CKPT_P_ENDED };
@@ -430,13 +557,13 @@ static inline ENZYME_CKPT_FN void *enzyme_ckpt_periodic_make(void *data, int64_t
     p->nseg = 1;
     return p;
   }
-  if (k < 1)
-    k = 1;
-  if (k > n)
-    k = n;
-  p->n = n;
-  p->seglen = n ? (n + k - 1) / k : 1;
-  p->nseg = n ? (n + p->seglen - 1) / p->seglen : 0;
+  {
+    /* Enzyme-MLIR's segments: ceil(n / k) steps each, floor(sqrt(n)) for k <= 0 */
+    EnzymeCkptPeriodicSplit split = enzyme_ckpt_periodic_split(n, k);
+    p->n = n;
+    p->seglen = split.inner;
+    p->nseg = enzyme_ckpt_periodic_segments(split);
+  }
   p->phase = p->nseg > 1 ? ENZYME_CKPT_P_STARTS : ENZYME_CKPT_P_DOWN;
   return p;
 }
@@ -679,17 +806,9 @@ static const EnzymeCheckpointScheme EnzymeCkptADBinomial = {
  * `#pragma enzyme checkpoint(...)` on a for loop: the link step outlines the loop into a
  * __enzyme_checkpoint_for whose scheme and config come from these two (weak: one file of the
  * program including this header is enough). Schedules are Enzyme's tags: 1 periodic ("regular"),
- * 2 revolve, 3 store_all, 4 binomial (run by Revolve here, the binomial schedule with the least
- * recomputation). A budget of all ones or 0 asks for the default: sqrt(n) slots (at least 2) for
- * the binomial ones, segments of sqrt(n) steps for periodic. */
-enum {
-  ENZYME_CKPT_SCHEDULE_NONE = 0,
-  ENZYME_CKPT_SCHEDULE_PERIODIC = 1,
-  ENZYME_CKPT_SCHEDULE_REVOLVE = 2,
-  ENZYME_CKPT_SCHEDULE_STORE_ALL = 3,
-  ENZYME_CKPT_SCHEDULE_BINOMIAL = 4
-};
-
+ * 2 revolve, 3 store_all, 4 binomial (EnzymeCkptBinomial, Enzyme-MLIR's schedule), as in
+ * <enzyme/checkpoint_schedule.h>. A budget of all ones or 0 asks for the default: sqrt(n) slots
+ * (at least 2) for the binomial ones, segments of sqrt(n) steps for periodic. */
 /* `__enzyme_ptr_size_hint(ptr, bytes[, space])` before an annotated loop gives the extent of
  * memory it writes through a pointer it did not allocate (the call is removed at link time).
  * Not declared here, as in Enzyme: programs declare it with the arguments they pass. */
@@ -700,14 +819,9 @@ __enzyme_checkpoint_builtin(int64_t mode) {
     return &EnzymeCkptPeriodic;
   if (mode == ENZYME_CKPT_SCHEDULE_STORE_ALL)
     return &EnzymeCkptStoreAll;
+  if (mode == ENZYME_CKPT_SCHEDULE_BINOMIAL)
+    return &EnzymeCkptBinomial;
   return &EnzymeCkptRevolve;
-}
-
-static inline ENZYME_CKPT_FN int64_t enzyme_ckpt_isqrt(int64_t n) {
-  int64_t r = 0;
-  while (n > 0 && r + 1 <= n / (r + 1))
-    r++;
-  return r;
 }
 
 __attribute__((weak, used)) ENZYME_CKPT_FN void
@@ -740,10 +854,12 @@ __enzyme_cc_ckpt_loop_config(EnzymeCkptConfig *c, int64_t mode, int64_t budget, 
  *     ... _iteration(h), _start(h), _slot(h) ...
  *   __enzyme_ckpt_schedule_end(h);
  *
- * mode is a schedule tag above (binomial runs Revolve); budget is config.snapshots, the
- * square root of nsteps (at least 1) when not positive. STORE asks the caller to save the state
- * before step _iteration into slot _slot, RESTORE to load it back, FORWARD to run steps _start to
- * _iteration - 1, FIRSTUTURN / UTURN to differentiate step _iteration - 1 from the current state.
+ * mode is a schedule tag above (binomial runs EnzymeCkptBinomial); budget is config.snapshots,
+ * when not positive an annotated loop's default (periodic: segments of floor(sqrt(nsteps))
+ * steps; binomial, revolve: floor(sqrt(nsteps)) slots, at least 2). STORE asks the caller to
+ * save the state before step _iteration into slot _slot, RESTORE to load it back, FORWARD to run
+ * steps _start to _iteration - 1, FIRSTUTURN / UTURN to differentiate step _iteration - 1 from
+ * the current state.
  * Slots are 0 to __enzyme_ckpt_schedule_slots(h) - 1. The definitions are compiled where
  * ENZYME_CHECKPOINT_RUNTIME is defined (weak: several files may). ENZYME_CKPT_VERBOSE=1 in the
  * environment prints a summary at the end, 2 also every action. */
@@ -776,8 +892,10 @@ __enzyme_ckpt_schedule_begin(int64_t mode, int64_t budget, int64_t nsteps) {
     enzyme_ckpt_die("a schedule needs the number of steps");
   if (mode < ENZYME_CKPT_SCHEDULE_PERIODIC || mode > ENZYME_CKPT_SCHEDULE_BINOMIAL)
     enzyme_ckpt_die("unknown schedule (1 periodic, 2 revolve, 3 store_all, 4 binomial)");
+  /* an annotated loop's default: the periodic scheme takes segments of floor(sqrt(n)) steps
+   * itself; Revolve (1 slot without a count) is given the binomial default */
   if (budget < 1)
-    budget = enzyme_ckpt_isqrt(nsteps) < 1 ? 1 : enzyme_ckpt_isqrt(nsteps);
+    budget = mode == ENZYME_CKPT_SCHEDULE_PERIODIC ? 0 : enzyme_ckpt_binomial_slots(nsteps, 0);
   h = (enzyme_ckpt_schedule *)calloc(1, sizeof *h);
   h->scheme = __enzyme_checkpoint_builtin(mode);
   h->config.snapshots = budget;
