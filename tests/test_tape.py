@@ -30,7 +30,7 @@ def test_local_copy_synced_around_calls_given_the_header():
     assert out[k - 1] == put and out[k + 1] == get      # the callee pushes on the header
     k = out.index("  call void @other(ptr %x)")
     assert out[k - 1] != put and out[k + 1] != get      # not given the header: no sync
-    assert "@__enzyme_cc_lpop(ptr %ad.tl0, i64 8)" in out[k + 1]
+    assert "@__enzyme_cc_pop(ptr %ad.tl0, i64 8)" in out[k + 1]
     assert out[-3] == put and out[-2].strip() == "ret double 0.0"   # the caller reads top
 
 

@@ -41,6 +41,8 @@ entry:
 ; The same on a function-local copy %l of the header's {base, top, cap} (ad/tape_local.py):
 ; once inlined, SROA keeps top, cap and base in registers. Grow works on the header (whose
 ; base and cap the copy always equals; only top is stale) and the copy takes its new base and cap.
+; Helpers that never grow (pop, push_nc, reserve_check) read the same three fields and run on the
+; copy as they are.
 define internal ptr @__enzyme_cc_lpush(ptr %t, ptr %l, i64 %n) alwaysinline nounwind {
 entry:
   %topp = getelementptr inbounds i8, ptr %l, i64 8
@@ -62,17 +64,6 @@ fast:
   %base = load ptr, ptr %l
   store i64 %new, ptr %topp
   %p = getelementptr inbounds i8, ptr %base, i64 %top
-  ret ptr %p
-}
-
-define internal ptr @__enzyme_cc_lpop(ptr %l, i64 %n) alwaysinline nounwind {
-entry:
-  %topp = getelementptr inbounds i8, ptr %l, i64 8
-  %top = load i64, ptr %topp
-  %new = sub i64 %top, %n
-  store i64 %new, ptr %topp
-  %base = load ptr, ptr %l
-  %p = getelementptr inbounds i8, ptr %base, i64 %new
   ret ptr %p
 }
 
@@ -130,7 +121,7 @@ entry:
   unreachable
 }
 
-; the same three on the function-local copy
+; reserve on the function-local copy (growing: see lpush)
 define internal i64 @__enzyme_cc_lreserve(ptr %t, ptr %l, i64 %n) alwaysinline nounwind {
 entry:
   %topp = getelementptr inbounds i8, ptr %l, i64 8
@@ -150,30 +141,6 @@ slow:
   br label %done
 done:
   ret i64 %new
-}
-
-define internal ptr @__enzyme_cc_lpush_nc(ptr %l, i64 %n) alwaysinline nounwind {
-entry:
-  %topp = getelementptr inbounds i8, ptr %l, i64 8
-  %top = load i64, ptr %topp
-  %new = add i64 %top, %n
-  %base = load ptr, ptr %l
-  store i64 %new, ptr %topp
-  %p = getelementptr inbounds i8, ptr %base, i64 %top
-  ret ptr %p
-}
-
-define internal void @__enzyme_cc_lreserve_check(ptr %l, i64 %end) alwaysinline nounwind {
-entry:
-  %topp = getelementptr inbounds i8, ptr %l, i64 8
-  %top = load i64, ptr %topp
-  %bad = icmp ugt i64 %top, %end
-  br i1 %bad, label %fail, label %ok
-fail:
-  call void @__enzyme_cc_reserve_failed()
-  unreachable
-ok:
-  ret void
 }
 
 ; header -> copy (at entry, after calls given the header); copy's top -> header (before them)

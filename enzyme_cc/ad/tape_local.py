@@ -6,7 +6,7 @@ passed to callees and to the out-of-line grow, so every push reloads top and cap
 (a store of pushed data through `base` may alias the header). After the last AD round (the
 higher-order rules recognize the plain helper calls, rules/tape.py), each function gets a local
 copy `{base, top, cap}` of every tape header it pushes or pops on: pushes and pops work on the
-copy (`__enzyme_cc_lpush/lpop`), which SROA promotes to SSA values once they are inlined.
+copy (`__enzyme_cc_lpush`, `__enzyme_cc_pop` on the copy), which SROA promotes to SSA values once they are inlined.
 
 The header stays the truth for everybody else: top is written back before every call that is
 passed the header (an augmented or reverse callee, tape_end, ...) and at every return when the
@@ -23,9 +23,11 @@ import re
 _VAL = r'%(?:[-\w.$]+|"[^"]*")'
 _TAPE_CALL = re.compile(r"@__enzyme_cc_(push|pop|push_nc|reserve|reserve_check)\(ptr (" + _VAL +
                         r"), i64 ")
-# helper on the header -> (helper on the local copy, whether it still takes the header)
-_LOCAL = {"push": ("lpush", True), "pop": ("lpop", False), "push_nc": ("lpush_nc", False),
-          "reserve": ("lreserve", True), "reserve_check": ("lreserve_check", False)}
+# helper on the header -> (helper on the local copy, whether it still takes the header): only the
+# helpers that may grow the tape need the header; the others read {base, top, cap}, which the
+# copy lays out as the header does
+_LOCAL = {"push": ("lpush", True), "pop": ("pop", False), "push_nc": ("push_nc", False),
+          "reserve": ("lreserve", True), "reserve_check": ("reserve_check", False)}
 _DEFINE = re.compile(r"^define [^@]*@")
 _LABEL = re.compile(r'^\s*(?:[-\w.$]+|"[^"]*"):')
 _CALL_LINE = re.compile(r"^\s*(?:" + _VAL + r"\s*=\s*)?(?:tail |notail )?call ")
