@@ -218,26 +218,20 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
     else:
         pre = str(module)
     if loop_checkpoint.has_annotations(pre):
-        try:
+        with _origin_named(plan.missing_bitcode):
             pre = loop_checkpoint.outline(pre, lambda t: opt.normalize_loops(t, tmp))
-        except UserError as e:
-            raise _name_origin(e, plan.missing_bitcode) from None
         stages.done("checkpointed loops outlined")
     if cfg.ckpt_budget:
         from enzyme_cc.ad.checkpoint import define_budget
         pre = define_budget(pre, cfg.ckpt_budget)
     _dump(cfg, "before-ad.ll", pre)
-    try:
+    with _origin_named(plan.missing_bitcode):
         new = differentiate(pre, plan.missing_bitcode)
-    except UserError as e:
-        raise _name_origin(e, plan.missing_bitcode) from None
     stages.done("differentiate")
     from enzyme_cc.ad import sparse
     if sparse.has_todense(new):
-        try:
+        with _origin_named(plan.missing_bitcode):
             new = sparse.lower(new, lambda t: opt.inline_and_sroa(t, tmp))
-        except UserError as e:
-            raise _name_origin(e, plan.missing_bitcode) from None
         stages.done("todense lowering")
     _dump(cfg, "after-ad.ll", new)
     try:
@@ -289,8 +283,16 @@ _DEBUG_VERSION = '!"Debug Info Version", i32 3'
 _NO_BITCODE = re.compile(r"function '([^']+)' has no bitcode|call to '([^']+)' and no bitcode")
 
 
+@contextlib.contextmanager
+def _origin_named(missing: dict[str, str]):
+    """Re-raise a 'no bitcode' error with the input that defines the function natively."""
+    try:
+        yield
+    except UserError as e:
+        raise _name_origin(e, missing) from None
+
+
 def _name_origin(e: UserError, missing: dict[str, str]) -> UserError:
-    """Add to a 'no bitcode' error the input that defines the function natively."""
     m = _NO_BITCODE.search(e.message)
     if not m:
         return e
