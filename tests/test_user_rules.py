@@ -183,6 +183,9 @@ def test_no_rule_is_an_error(ext, tmp_path):
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert r.stderr.startswith("enzyme-cc: error:")
     assert "no derivative rule for call to 'mysq' and no bitcode for it" in r.stderr
+    # the link names the object that defines mysq natively, and what to do about it
+    assert ("'mysq' comes from '" in r.stderr and "ext.o', which was not built with enzyme-cc"
+            in r.stderr and "rebuild that object with enzyme-cc" in r.stderr)
 
 
 def test_doc_inactive_example(mylib, tmp_path):
