@@ -22,7 +22,7 @@ from . import (batch, fixed_point, openmp, openmp_capture, truncate, global_shad
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_primal_reverse,
-                             rewrite_vector_call)
+                             rewrite_vector_call, with_marker_location)
 from .typeinfo import copy_ranges, TypeInfo
 from .dispatch import IndirectCalls
 
@@ -574,7 +574,7 @@ class Generator(IndirectCalls):
                 new = self.zero_shared_shadows() + new
             if table is not None and req.mode in ("reverse", "forward", "augment"):
                 new = global_shadows.around_call(req, new)
-            lines[req.line] = "\n".join(new)
+            lines[req.line] = with_marker_location("\n".join(new), req.inst.md.get("!dbg"))
             if req.inst.op == "invoke":
                 drop_unwind_edge(lines, req)
             for k in range(req.line + 1, req.inst.line_end + 1):

@@ -3,6 +3,8 @@ generated function's parameter types, the results packed into the marker's decla
 (scalars, structs, arrays, vectors, sret)."""
 from __future__ import annotations
 
+import re
+
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, split_fields, float_cast
 from .diagnostics import located
@@ -13,6 +15,20 @@ from .diagnostics import located
 TAPE_HEADER_BYTES = 32
 # named struct types of the module being rewritten (set by markers.find_requests)
 _NAMED: dict = {}
+
+
+_CALL_LINE = re.compile(r"^\s*(%[-\w.$]+ = )?(tail |musttail |notail )?(call|invoke) ")
+
+
+def with_marker_location(text: str, dbg: str | None) -> str:
+    """The marker's source location on every call replacing it: a derivative inlined into a
+    function with debug info brings the primal callees' locations with it, and without a call
+    site location LLVM's inliner leaves them pointing at the wrong subprogram (a module that
+    no longer verifies, with -g in the Ref pipeline)."""
+    if not dbg:
+        return text
+    return "\n".join(f"{ln}, !dbg {dbg}" if _CALL_LINE.match(ln) and "!dbg" not in ln else ln
+                     for ln in text.split("\n"))
 
 
 def rewrite_vector_call(gen, req, name, rty) -> list[str]:
