@@ -282,10 +282,11 @@ int __enzyme_cc_mpi_fwd_waitall(int n, H *reqs, St *statuses) {
 
 /* ---- requests completed outside differentiated code ------------------------------------------
  * The program may complete a request that a forward-mode derivative started (its message holds
- * primal and tangent) with its own MPI_Wait or MPI_Waitall, outside differentiated code. MPI's
- * profiling interface sends those calls here first, so they unpack the message as the
- * derivative's own wait would; other ways of completing such a request stop with an error
- * instead of leaving the buffer unwritten. Reverse-mode requests pass through: the reverse
+ * primal and tangent) with its own MPI_Wait, Waitall, Waitany, Waitsome or Test, Testall,
+ * Testany, Testsome, outside differentiated code. MPI's profiling interface sends those calls
+ * here first, so what they complete unpacks the message as the derivative's own wait would.
+ * MPI_Request_free and MPI_Cancel of such a request stop with an error (a receive would never
+ * be unpacked). Reverse-mode requests pass through: the reverse
  * sweep reports a request that differentiated code did not complete. */
 static int forward_request(H key) {
     for (size_t i = 0; i < table_n; i++)
@@ -328,34 +329,81 @@ int MPI_Waitall(int n, H *reqs, St *statuses) {
         fatal("MPI_Waitall on requests of a forward-mode and a reverse-mode derivative at once");
     return __enzyme_cc_mpi_fwd_waitall(n, reqs, statuses);
 }
-int MPI_Test(H *req, int *flag, St *status) {
-    if (forward_request(*req) > 0) refuse("MPI_Test");
-    return PMPI_Test(req, flag, status);
+/* After a call that completed some of the requests keys[0..n): idx[j] (or j when idx is NULL)
+ * completed with status st[j]. Forward-mode requests unpack their message; the handles were
+ * saved before the call because MPI sets completed ones to MPI_REQUEST_NULL. */
+static void fwd_after(const H *keys, const int *idx, int m, St *st) {
+    for (int j = 0; j < m; j++) {
+        H key = keys[idx ? idx[j] : j];
+        if (forward_request(key) > 0) fwd_completed(table_take(key), &st[j]);
+    }
+}
+static H *saved(int n, const H *reqs) {
+    H *keys = xcalloc(n > 0 ? (size_t)n : 1, sizeof *keys);
+    memcpy(keys, reqs, (size_t)(n > 0 ? n : 0) * sizeof *keys);
+    return keys;
 }
 int MPI_Testall(int n, H *reqs, int *flag, St *statuses) {
     int reverse = 0;
-    if (any_forward(n, reqs, &reverse)) refuse("MPI_Testall");
-    return PMPI_Testall(n, reqs, flag, statuses);
+    if (!any_forward(n, reqs, &reverse)) return PMPI_Testall(n, reqs, flag, statuses);
+    H *keys = saved(n, reqs);
+    St *st = xcalloc(n > 0 ? (size_t)n : 1, sizeof(St));
+    int rc = PMPI_Testall(n, reqs, flag, st);
+    if (*flag) {
+        fwd_after(keys, NULL, n, st);
+        if (statuses) memcpy(statuses, st, (size_t)n * sizeof(St));
+    }
+    free(keys), free(st);
+    return rc;
+}
+/* Testany and Waitany (flag NULL): one request completed, at *index */
+static int any_done(int n, H *reqs, int *index, int *flag, St *status) {
+    H *keys = saved(n, reqs);
+    St st;
+    int done = 1;
+    int rc = flag ? PMPI_Testany(n, reqs, index, flag, &st) : PMPI_Waitany(n, reqs, index, &st);
+    if (flag) done = *flag;
+    if (done && *index >= 0 && *index < n) fwd_after(keys, index, 1, &st);
+    if (done && status) *status = st;
+    free(keys);
+    return rc;
+}
+int MPI_Test(H *req, int *flag, St *status) {
+    if (forward_request(*req) <= 0) return PMPI_Test(req, flag, status);
+    return any_done(1, req, &(int){0}, flag, status);
 }
 int MPI_Testany(int n, H *reqs, int *index, int *flag, St *status) {
     int reverse = 0;
-    if (any_forward(n, reqs, &reverse)) refuse("MPI_Testany");
-    return PMPI_Testany(n, reqs, index, flag, status);
-}
-int MPI_Testsome(int n, H *reqs, int *count, int *indices, St *statuses) {
-    int reverse = 0;
-    if (any_forward(n, reqs, &reverse)) refuse("MPI_Testsome");
-    return PMPI_Testsome(n, reqs, count, indices, statuses);
+    if (!any_forward(n, reqs, &reverse)) return PMPI_Testany(n, reqs, index, flag, status);
+    return any_done(n, reqs, index, flag, status);
 }
 int MPI_Waitany(int n, H *reqs, int *index, St *status) {
     int reverse = 0;
-    if (any_forward(n, reqs, &reverse)) refuse("MPI_Waitany");
-    return PMPI_Waitany(n, reqs, index, status);
+    if (!any_forward(n, reqs, &reverse)) return PMPI_Waitany(n, reqs, index, status);
+    return any_done(n, reqs, index, NULL, status);
+}
+/* Testsome and Waitsome (wait != 0): *count requests completed, at indices[0..count) */
+static int some_done(int n, H *reqs, int *count, int *indices, St *statuses, int wait) {
+    H *keys = saved(n, reqs);
+    St *st = xcalloc(n > 0 ? (size_t)n : 1, sizeof(St));
+    int rc = wait ? PMPI_Waitsome(n, reqs, count, indices, st)
+                  : PMPI_Testsome(n, reqs, count, indices, st);
+    if (*count > 0) {               /* MPI_UNDEFINED (negative) when no request was active */
+        fwd_after(keys, indices, *count, st);
+        if (statuses) memcpy(statuses, st, (size_t)*count * sizeof(St));
+    }
+    free(keys), free(st);
+    return rc;
+}
+int MPI_Testsome(int n, H *reqs, int *count, int *indices, St *statuses) {
+    int reverse = 0;
+    if (!any_forward(n, reqs, &reverse)) return PMPI_Testsome(n, reqs, count, indices, statuses);
+    return some_done(n, reqs, count, indices, statuses, 0);
 }
 int MPI_Waitsome(int n, H *reqs, int *count, int *indices, St *statuses) {
     int reverse = 0;
-    if (any_forward(n, reqs, &reverse)) refuse("MPI_Waitsome");
-    return PMPI_Waitsome(n, reqs, count, indices, statuses);
+    if (!any_forward(n, reqs, &reverse)) return PMPI_Waitsome(n, reqs, count, indices, statuses);
+    return some_done(n, reqs, count, indices, statuses, 1);
 }
 int MPI_Request_free(H *req) {
     if (forward_request(*req) > 0) refuse("MPI_Request_free");

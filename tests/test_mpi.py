@@ -229,15 +229,19 @@ int main(int c, char **v) {
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_forward_requests_completed_outside(built, opt):
-    """A forward-mode derivative's requests completed by the program's own MPI_Wait/MPI_Waitall:
-    value and tangent arrive (the runtime interposes them); MPI_Test on them is a clear error."""
+    """A forward-mode derivative's requests completed by the program's own MPI_Wait(all/any/some)
+    or MPI_Test(all/any/some): value and tangent arrive (the runtime interposes them through
+    PMPI); MPI_Request_free on them is a clear error."""
     exe = built("wait_outside.c", opt)
     r = run([*MPIRUN, "-np", "2", str(exe)], cwd=exe.parent)
     assert "ALL OK" in r.stdout and r.stdout.count("CHECK") == 4, r.stdout
-    r = run([*MPIRUN, "-np", "2", str(exe), "test"], cwd=exe.parent, check=False)
+    for how in ("test", "testall", "testany", "testsome", "waitany", "waitsome"):
+        r = run([*MPIRUN, "-np", "2", str(exe), how], cwd=exe.parent)
+        assert "ALL OK" in r.stdout and r.stdout.count("CHECK") == 4, (how, r.stdout)
+    r = run([*MPIRUN, "-np", "2", str(exe), "free"], cwd=exe.parent, check=False)
     assert r.returncode != 0
-    assert "enzyme-cc: error: MPI_Test on a request that a forward-mode derivative started" \
-        in r.stderr + r.stdout
+    assert "enzyme-cc: error: MPI_Request_free on a request that a forward-mode derivative " \
+        "started" in r.stderr + r.stdout
 
 
 @pytest.mark.parametrize("threads", [1, 2])
