@@ -3,7 +3,9 @@ Python entry scripts by `python -m enzyme_cc.launcher BINDIR` (scripts/setup.sh 
 
 Python's start-up and imports cost more than clang's compile of a small file, and a build starts
 the wrapper once per source, so the common compile step (one C/C++ source, -c -o, -O1 and above,
-known options) runs without Python; every other command line goes to `python -m enzyme_cc.cli`.
+known options) runs without Python, and so does a link of objects and archives none of which holds
+a marker name (clang's link, unchanged); every other command line goes to
+`python -m enzyme_cc.cli`.
 The paths the Python driver would use are compiled in, with the stat of the plugin's source and
 of clang, so that a changed checkout or compiler sends the launcher back to Python until it is
 rebuilt. Without this step (a plain `pip install`) the Python scripts do the same work, slower.
@@ -17,6 +19,8 @@ import sys
 
 from . import toolchain
 from .plugin import SOURCE as PLUGIN_SOURCE, plugin_path
+from .bitcode.libs import DEFAULT_LIB_DIRS
+from .lto.link import MARKER_BYTES
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launcher", "launcher.c")
 NAMES = ("enzyme-cc", "enzyme-c++")
@@ -41,6 +45,9 @@ def build_flags(python: str | None = None) -> list[str]:
         "PLUGIN": plugin_path(),
         "PLUGIN_SOURCE": PLUGIN_SOURCE,
         "INCLUDE_DIR": toolchain.include_dir(),
+        # a link without markers (lto/link.py _may_call_markers, bitcode/libs.py)
+        "MARKER": MARKER_BYTES[0].decode(),
+        "LIB_DIRS": ":".join(DEFAULT_LIB_DIRS),
     }
     numbers = {"CLANGXX_MTIME_NS": st.st_mtime_ns, "CLANGXX_SIZE": st.st_size,
                "PLUGIN_SOURCE_MTIME_NS": src.st_mtime_ns, "PLUGIN_SOURCE_SIZE": src.st_size}

@@ -88,6 +88,7 @@ def test_fast_path_matches_python_driver(bins, work, driver, args):
     ["-O2", "-x", "c", "-c", "f.c", "-o", "f.o", "-Iinc", "-DOFFSET=1"],
     ["-O2", "-c", "f.c", "main.c"],
     ["-O2", "f.c", "-o", "prog"],
+    ["-O2", "main.o", "-o", "prog"],                                # no such file: clang's error
     ["-O2", "-c", "missing.c", "-o", "m.o"],
     ["-O2", "-v", "-c", "f.c", "-o", "f.o"],
     ["@args.rsp"],
@@ -132,6 +133,37 @@ def test_fast_objects_differentiate_at_link(bins, work):
     run([cc, "-O2", "f.o", "main.o", "-o", "prog"], cwd=work, env=env)
     r = run([str(work / "prog")], cwd=work)
     assert r.stdout.strip() == "12"
+
+
+def test_link_without_markers_is_clangs(bins, work):
+    """A link of objects and archives none of which names a marker runs clang directly (the
+    fast launcher, whose Python is missing, succeeds); an object or a -l archive that names one
+    goes to the Python link step (exit 127 there)."""
+    fast, real = bins
+    env = env_without_enzyme()
+    cc = str(real / "enzyme-cc")
+    (work / "plain.c").write_text('#include <stdio.h>\ndouble f(double);\n'
+                                  'int main(void) { printf("%g\\n", f(2.0)); return 0; }\n')
+    for src in ("f.c", "plain.c", "main.c"):
+        run([cc, "-O2", "-c", src, "-Iinc", "-DOFFSET=1"], cwd=work, env=env)
+    run(["llvm-ar-22", "rcs", "libf.a", "f.o"], cwd=work)
+    run(["llvm-ar-22", "rcs", "libm2.a", "main.o"], cwd=work)
+    fcc = str(fast / "enzyme-cc")
+    for args in (["plain.o", "f.o"], ["-L.", "plain.o", "-lf", "-lm"],
+                 ["plain.o", "-L", ".", "-l", "f", "-Wl,--as-needed", "-pthread"]):
+        run([fcc, "-O2", *args, "-o", "prog"], cwd=work, env=env)
+        assert run([str(work / "prog")], cwd=work).stdout.strip() == "13"
+    for args in (["main.o", "f.o"], ["f.o", "-L.", "-lm2"], ["f.o", "main.c"],
+                 ["-O2", "plain.o", "f.o", "-fopenmp"]):
+        r = run([fcc, *args, "-o", "prog"], cwd=work, check=False, env=env)
+        assert r.returncode == 127 and "cannot run the Python driver" in r.stderr, args
+    # the link step's own settings allow it; others and an enzyme.toml go to Python
+    r = run([fcc, "plain.o", "f.o", "-o", "prog"], cwd=work, check=False,
+            env={**env, "ENZYME_CC_CACHE": "0"})
+    assert r.returncode == 0
+    r = run([fcc, "plain.o", "f.o", "-o", "prog"], cwd=work, check=False,
+            env={**env, "ENZYME_CC_CLANG": "x"})
+    assert r.returncode == 127
 
 
 def test_install_is_idempotent_and_replaces_scripts(tmp_path):

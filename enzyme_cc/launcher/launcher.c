@@ -6,8 +6,11 @@
  * include directory, the attribute plugin and embedded bitcode, then the rename of .llvmbc to
  * .enzyme.bc in the object's section headers -- and hands every other command line, unchanged,
  * to the Python driver (`python -m enzyme_cc.cli DRIVER ARGS...`). It is conservative: any
- * option it does not know, any ENZYME_CC_* variable, an enzyme.toml, -O0, Fortran, links,
- * response files, a stale plugin, ... all go to Python.
+ * option it does not know, any ENZYME_CC_* variable, an enzyme.toml, -O0, Fortran, response
+ * files, a stale plugin, ... all go to Python.
+ *
+ * It also runs the link of objects and archives none of which holds a marker name (the Python
+ * link step's own first test, lto/link.py _may_call_markers): that link is clang's, unchanged.
  *
  * Built by enzyme_cc/launcher.py with the paths below given as -D macros.
  */
@@ -264,12 +267,123 @@ static int same_stat(const char *path, long long mtime_ns, long long size) {
            (long long)st.st_size == size;
 }
 
+/* ---- links without markers --------------------------------------------------------------- */
+
+/* True when the file's bytes hold a marker name, or it cannot be read, or it is a thin archive
+ * (whose members live elsewhere): then the Python link step decides. */
+static int may_call_markers(const char *path) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return 1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return 1;
+    }
+    size_t n = (size_t)st.st_size;
+    char *data = malloc(n + 1);
+    ssize_t got = data ? pread(fd, data, n, 0) : -1;
+    close(fd);
+    int hit = got != (ssize_t)n || (n >= 8 && memcmp(data, "!<thin>\n", 8) == 0) ||
+              memmem(data, n, MARKER, sizeof MARKER - 1) != NULL;
+    free(data);
+    return hit;
+}
+
+/* -lNAME as GNU ld finds it (bitcode/libs.py find_library): per directory, libNAME.so, then
+ * libNAME.a. Returns 1 when the library found is an archive holding a marker name. */
+static int library_may_call_markers(const char *name, char **dirs, int ndirs) {
+    char defaults[] = LIB_DIRS, path[PATH_MAX];
+    char *all[256];
+    int n = 0;
+    for (int i = 0; i < ndirs && n < 200; i++)
+        all[n++] = dirs[i];
+    for (char *d = strtok(defaults, ":"); d && n < 256; d = strtok(NULL, ":"))
+        all[n++] = d;
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < 2; k++) {
+            if (name[0] == ':')
+                snprintf(path, sizeof path, "%s/%s", all[i], name + 1);
+            else
+                snprintf(path, sizeof path, "%s/lib%s.%s", all[i], name, k ? "a" : "so");
+            if (access(path, F_OK) != 0)
+                continue;
+            return ends(path, ".a") ? may_call_markers(path) : 0;   /* shared: never ours */
+        }
+    }
+    return 0;                   /* not found: clang reports it */
+}
+
+/* Options of a link the fast path passes to clang unchanged. */
+static int link_option(const char *a) {
+    static const char *exact[] = {"-pthread", "-s", "-rdynamic", "-shared", "-pie", "-no-pie",
+                                  "-static-libgcc", "-fPIC", "-fpic", "-fPIE", "-fpie", "-w", 0};
+    static const char *prefix[] = {"-O", "-Wl,", "-g", "-march=", "-mtune=", "-fuse-ld=", 0};
+    for (int k = 0; exact[k]; k++)
+        if (strcmp(a, exact[k]) == 0)
+            return 1;
+    for (int k = 0; prefix[k]; k++)
+        if (starts(a, prefix[k]))
+            return 1;
+    return 0;
+}
+
+/* A link of .o/.a files with link_option()s, -L, -l and -o only: when nothing holds a marker
+ * name, run clang with the same arguments (else return, and Python decides). */
+static void link_fast_path(const char *driver, int argc, char **argv, const char *tool) {
+    char **dirs = calloc((size_t)argc + 1, sizeof(char *));
+    int ndirs = 0, inputs = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] != '-') {
+            if (!ends(a, ".o") && !ends(a, ".a"))
+                return;
+            inputs++;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "-L") == 0 || strcmp(a, "-l") == 0) {
+            if (++i >= argc)
+                return;
+            if (a[1] == 'L')
+                dirs[ndirs++] = argv[i];
+        } else if (starts(a, "-L")) {
+            dirs[ndirs++] = (char *)a + 2;
+        } else if (!starts(a, "-l") && !link_option(a)) {
+            return;
+        }
+    }
+    if (!inputs)
+        return;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-o") == 0 || strcmp(a, "-L") == 0) {
+            i++;
+        } else if (strcmp(a, "-l") == 0) {
+            if (library_may_call_markers(argv[++i], dirs, ndirs))
+                return;
+        } else if (starts(a, "-l")) {
+            if (library_may_call_markers(a + 2, dirs, ndirs))
+                return;
+        } else if (a[0] != '-' && may_call_markers(a)) {
+            return;
+        }
+    }
+    (void)driver;
+    argv[0] = (char *)tool;
+    execv(tool, argv);
+}
+
 int main(int argc, char **argv) {
     const char *base = argv0_base(argv[0]);
     int cxx = strcmp(base, "enzyme-c++") == 0;
     const char *driver = cxx ? "clang++" : "clang";
     if (!cxx && strcmp(base, "enzyme-cc") != 0)
         fallback(driver, argc, argv);
+    char tool[PATH_MAX], toolxx[PATH_MAX], real[PATH_MAX];
+    int tools_ok = which(cxx ? CLANGXX_NAME : CLANG_NAME, tool, sizeof tool) &&
+                   which(CLANGXX_NAME, toolxx, sizeof toolxx) && realpath(toolxx, real) &&
+                   strcmp(real, CLANGXX_REAL) == 0 &&
+                   same_stat(real, CLANGXX_MTIME_NS, CLANGXX_SIZE);
+    if (tools_ok && !any_enzyme_env() && !config_upward())
+        link_fast_path(driver, argc, argv, tool);
 
     /* The command line: exactly one C/C++ source, -c, -o OUT, an optimization level >= 1,
      * and only options from plain_option(). */
@@ -318,11 +432,7 @@ int main(int argc, char **argv) {
         fallback(driver, argc, argv);       /* clang's own "no such file" via the driver */
 
     /* The tools and the plugin the Python driver would pick (else it decides). */
-    char tool[PATH_MAX], toolxx[PATH_MAX], real[PATH_MAX];
-    if (!which(cxx ? CLANGXX_NAME : CLANG_NAME, tool, sizeof tool) ||
-        !which(CLANGXX_NAME, toolxx, sizeof toolxx) || !realpath(toolxx, real) ||
-        strcmp(real, CLANGXX_REAL) != 0 || !same_stat(real, CLANGXX_MTIME_NS, CLANGXX_SIZE) ||
-        !same_stat(PLUGIN_SOURCE, PLUGIN_SOURCE_MTIME_NS, PLUGIN_SOURCE_SIZE) ||
+    if (!tools_ok || !same_stat(PLUGIN_SOURCE, PLUGIN_SOURCE_MTIME_NS, PLUGIN_SOURCE_SIZE) ||
         access(PLUGIN, R_OK) != 0)
         fallback(driver, argc, argv);
 

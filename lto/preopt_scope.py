@@ -1,0 +1,117 @@
+"""The functions the pre-AD optimization runs on.
+
+The pre-AD pipeline (LLVM's O2 without vectorization) exists for automatic differentiation: it
+gives AD compact, scalar code. The rest of the program gets its O2 once, after AD, like any
+other LTO link. So before the pre-AD pipeline, every function that AD cannot reach is marked
+`optnone noinline` with a private tag, and the tag and the pair are removed again right after
+it. A large program with one differentiated kernel then pays one optimization pipeline for most
+of its code, not two (the link-time target of issue 12).
+
+What AD can reach, from the module text alone: every function passed to a marker
+(`__enzyme_*` calls) or named by a global whose name says enzyme (gradient registrations),
+every function a reached function or global refers to, and, when a reached function calls
+through a pointer, every function whose address is taken (AD dispatches an indirect call over
+those). Functions that hold markers are optimized too, so marker arguments look as at -O2.
+A function left unoptimized is still differentiated correctly if this guess ever misses it
+(AD handles unoptimized IR: the Ref pipeline); only its derivative would be slower."""
+from __future__ import annotations
+
+import re
+
+_TAG = '"enzyme-cc-later"'
+_NAME = r'(?:[-\w.$]+|"[^"]+")'
+_DEFINE = re.compile(rf"^define [^\n]*?@({_NAME})\(", re.M)
+_GLOBAL = re.compile(rf"^@({_NAME}) = [^\n]*", re.M)
+_REF = re.compile(rf"@({_NAME})(\(?)")
+_GROUP = re.compile(r"^attributes #(\d+) = \{(.*)\}", re.M)
+_GROUP_REF = re.compile(r"#(\d+)")
+# a call's callee is the first name followed by "(" after the keyword (a function type such as
+# "(ptr, ...)" before it is preceded by a space)
+_CALLEE = re.compile(rf"\b(?:call|invoke)\b[^\n]*?([@%]){_NAME}\(")
+_MARKER = re.compile(r"\b(?:call|invoke)\b[^\n]*?@[\w.$]*__enzyme_")
+
+
+def _indirect(body: str) -> bool:
+    return any(m.group(1) == "%" for m in _CALLEE.finditer(body))
+
+
+def _functions(text: str) -> dict[str, tuple[str, str]]:
+    """name -> (define line, body) of every function defined in the module."""
+    out = {}
+    for m in _DEFINE.finditer(text):
+        end = text.find("\n}\n", m.end())
+        end = len(text) if end < 0 else end
+        line_end = text.find("\n", m.start())
+        out[m.group(1)] = (text[m.start():line_end], text[line_end:end])
+    return out
+
+
+def _reached(text: str, funcs: dict[str, tuple[str, str]]) -> set[str]:
+    globals_ = {m.group(1): m.group(0) for m in _GLOBAL.finditer(text)}
+    address_taken = {m.group(1) for _, body in funcs.values() for m in _REF.finditer(body)
+                     if not m.group(2)} | {m.group(1) for g in globals_.values()
+                                           for m in _REF.finditer(g) if not m.group(2)}
+    todo = [n for n, g in globals_.items() if "enzyme" in n.lower()]
+    for name, (_, body) in funcs.items():
+        for line in body.split("\n"):
+            if _MARKER.search(line):
+                todo += [m.group(1) for m in _REF.finditer(line) if not m.group(2)]
+    seen: set[str] = set()
+    dispatch_added = False
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in funcs:
+            body = funcs[name][1]
+            todo += [m.group(1) for m in _REF.finditer(body)]
+            if not dispatch_added and _indirect(body):
+                todo += address_taken
+                dispatch_added = True
+        elif name in globals_:
+            todo += [m.group(1) for m in _REF.finditer(globals_[name].split("=", 1)[1])]
+    return seen
+
+
+def mark_unreached(text: str) -> str:
+    """`text` with every function AD cannot reach tagged optnone + noinline (see the module
+    docstring); functions that are noinline, optnone or alwaysinline already are left alone."""
+    funcs = _functions(text)
+    reached = _reached(text, funcs)
+    holders = {n for n, (_, body) in funcs.items() if _MARKER.search(body)}
+    groups = {g: attrs for g, attrs in _GROUP.findall(text)}
+    later = []
+    for name, (define, _) in funcs.items():
+        if name in reached or name in holders:
+            continue
+        attrs = " ".join(groups.get(g, "") for g in _GROUP_REF.findall(define.split(")")[-1]))
+        if re.search(r"\b(noinline|optnone|alwaysinline|optsize|minsize|optdebug)\b", attrs + define):
+            continue
+        later.append(name)
+    if not later:
+        return text
+    later_set, next_id, copies = set(later), max((int(g) for g in groups), default=0) + 1, {}
+    out = []
+    for line in text.split("\n"):
+        m = _DEFINE.match(line) if line.startswith("define ") else None
+        if m and m.group(1) in later_set:
+            refs = _GROUP_REF.findall(line.split(")")[-1])
+            if len(refs) == 1:          # clang gives each function one group: use a tagged copy
+                if refs[0] not in copies:
+                    copies[refs[0]], next_id = next_id, next_id + 1
+                line = re.sub(rf"#{refs[0]}\b(?=[^#]*$)", f"#{copies[refs[0]]}", line)
+        out.append(line)
+    out += [f"attributes #{new} = {{ {groups[old].strip()} noinline optnone {_TAG} }}"
+            for old, new in copies.items()]
+    return "\n".join(out)
+
+
+def unmark(text: str) -> str:
+    """Undo mark_unreached on the optimized module text: drop the tag and the pair it brought."""
+    out = []
+    for line in text.split("\n"):
+        if line.startswith("attributes #") and _TAG in line:
+            line = re.sub(r" (noinline|optnone)\b", "", line.replace(" " + _TAG, ""))
+        out.append(line)
+    return "\n".join(out)

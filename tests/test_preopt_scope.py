@@ -1,0 +1,90 @@
+"""The pre-AD optimization runs only on code AD can reach (lto/preopt_scope.py); the rest of
+the program is optimized once, after AD. Gradients must not change, and what AD reaches
+(directly, through globals, markers, and indirect calls) must still be optimized before AD."""
+import os
+import re
+
+from conftest import run
+
+from enzyme_cc.lto.preopt_scope import mark_unreached, unmark
+
+PROGRAM = r"""
+#include <math.h>
+#include <stdio.h>
+extern double __enzyme_autodiff(void *, ...);
+extern int enzyme_dup, enzyme_const;
+
+typedef double (*unary)(double);
+static double sq(double t) { return t * t; }
+static double cube(double t) { return t * t * t; }
+unary table[2] = {sq, cube};            /* reached only through a pointer loaded in f */
+
+double helper(double x) { double a[4]; for (int i = 0; i < 4; i++) a[i] = sin(x * i);
+  return a[0] + a[1] * a[2] + a[3]; }
+double f(double *x, int k) { return helper(x[0]) * x[1] + table[k](x[1]); }
+
+/* big, unrelated to AD: optimized only after AD */
+double unrelated(double *v, int n) { double s = 0; for (int i = 0; i < n; i++) s += v[i] * i;
+  return s; }
+
+int main(void) {
+  double v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  double x[2] = {0.7, 1.3}, dx[2] = {0, 0};
+  __enzyme_autodiff((void *)f, enzyme_dup, x, dx, enzyme_const, 1);
+  double h = 1e-6, xp[2] = {x[0] + h, x[1]}, xm[2] = {x[0] - h, x[1]};
+  double fd0 = (f(xp, 1) - f(xm, 1)) / (2 * h);
+  xp[0] = xm[0] = x[0], xp[1] = x[1] + h, xm[1] = x[1] - h;
+  double fd1 = (f(xp, 1) - f(xm, 1)) / (2 * h);
+  printf("%.9f %.9f %.9f %.9f %g\n", dx[0], fd0, dx[1], fd1, unrelated(v, 8));
+  return fabs(dx[0] - fd0) > 1e-6 || fabs(dx[1] - fd1) > 1e-6 || dx[1] == 0;
+}
+"""
+
+
+def _function(text, name):
+    m = re.search(rf"^define [^\n]*@{name}\(.*?^}}", text, re.M | re.S)
+    assert m, name
+    return m.group(0)
+
+
+def test_gradient_and_scope(tmp_path):
+    (tmp_path / "p.c").write_text(PROGRAM)
+    dump = tmp_path / "dump"
+    env = dict(os.environ, ENZYME_CC_DUMP_DIR=str(dump), ENZYME_CC_CACHE="0")
+    run(["enzyme-cc", "-O2", "p.c", "-lm", "-o", "p"], cwd=tmp_path, env=env)
+    out = run(["./p"], cwd=tmp_path).stdout.split()
+    assert out[-1] == "168"
+    before = (dump / "before-ad.ll").read_text()
+    # reached code was optimized before AD (mem2reg: no allocas left in the table's targets),
+    # unreached code was not, and the tag is gone
+    assert "alloca" not in _function(before, "cube")
+    assert "alloca" in _function(before, "unrelated")
+    assert "enzyme-cc-later" not in before
+    assert not re.search(r"attributes #\d+ = \{[^}]*optnone", before)
+
+
+def test_mark_unreached_text():
+    text = "\n".join([
+        '@__enzyme_register_gradient_h = global [3 x ptr] [ptr @h, ptr @ah, ptr @rh]',
+        '@tbl = global [1 x ptr] [ptr @t]',
+        'define double @f(double %x) #0 {\n  %1 = call double @g(double %x)\n  ret double %1\n}',
+        'define double @g(double %x) #0 {\n  %p = load ptr, ptr @tbl\n'
+        '  %1 = call double %p(double %x)\n  ret double %1\n}',
+        'define double @t(double %x) #0 {\n  ret double %x\n}',
+        'define double @h(double %x) #0 {\n  ret double %x\n}',
+        'define double @ah(double %x) #0 {\n  ret double %x\n}',
+        'define double @rh(double %x) #0 {\n  ret double %x\n}',
+        'define double @lonely(double %x) #0 {\n  ret double %x\n}',
+        'define double @inl(double %x) #1 {\n  ret double %x\n}',
+        'define i32 @main() #0 {\n  %1 = call double (ptr, ...) @__enzyme_autodiff(ptr @f, '
+        'double 1.0)\n  ret i32 0\n}',
+        'declare double @__enzyme_autodiff(ptr, ...)',
+        'attributes #0 = { nounwind }',
+        'attributes #1 = { alwaysinline nounwind }',
+    ])
+    marked = mark_unreached(text)
+    tagged = {m.group(1) for m in re.finditer(r"^define [^@]*@(\w+)\(.*#2 \{", marked, re.M)}
+    assert tagged == {"lonely"}      # f, g (marker), t (indirect call), h/ah/rh (registration)
+    assert "attributes #2 = { nounwind noinline optnone \"enzyme-cc-later\" }" in marked
+    back = unmark(marked)
+    assert "attributes #2 = { nounwind }" in back and "optnone" not in back
