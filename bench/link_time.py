@@ -21,6 +21,7 @@ times, and prints the median (and min/max) of:
 import argparse
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -101,12 +102,19 @@ def sh(cmd, cwd, env=None):
     return r.stderr
 
 
+def _children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def timed(cmd, cwd, runs, env=None, stages=None):
+    """[(wall, cpu)] per run; cpu: user + sys of the command and its children (a loaded
+    machine inflates wall time far more than CPU time)."""
     times = []
     for _ in range(runs):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _children_cpu()
         err = sh(cmd, cwd, env)
-        times.append(time.perf_counter() - t)
+        times.append((time.perf_counter() - t, _children_cpu() - c))
         if stages is not None:
             for name, s in re.findall(r"^enzyme-cc: ([^:/]+): ([0-9.]+)s$", err, re.M):
                 stages.setdefault(name, []).append(float(s))
@@ -114,11 +122,13 @@ def timed(cmd, cwd, runs, env=None, stages=None):
 
 
 def row(program, linker, t, ref=None):
-    m = statistics.median(t)
-    ratio = f"{m / ref:6.2f}x" if ref else " " * 7
-    print(f"| {program:<22} | {linker:<26} | {m:7.3f} | {min(t):7.3f} | {max(t):7.3f} | {ratio} |",
-          flush=True)
-    return m
+    """One table row; returns (wall median, cpu median) as the next rows' reference."""
+    m, c = statistics.median(w for w, _ in t), statistics.median(c for _, c in t)
+    ratio = f"{m / ref[0]:6.2f}x" if ref else " " * 7
+    cratio = f"{c / ref[1]:6.2f}x" if ref else " " * 7
+    print(f"| {program:<22} | {linker:<26} | {m:7.3f} | {min(w for w, _ in t):7.3f} | "
+          f"{max(w for w, _ in t):7.3f} | {ratio} | {c:7.3f} | {cratio} |", flush=True)
+    return m, c
 
 
 def main():
@@ -144,18 +154,22 @@ def main():
         objs = [u + ".o" for u in units]
         lto = [u + ".lto.o" for u in units]
         print(f"link time, {N} functions in {FILES} files + main, {args.runs} runs each "
-              f"(seconds; ratio: against the clang-22 full LTO row above it)\n")
+              f"(seconds; ratio: (a) against plain clang-22, (b) against clang-22 full LTO; "
+              f"CPU: user + sys of the link and its children)\n")
         print(f"| {'program':<22} | {'linker':<26} | {'median':>7} | {'min':>7} | {'max':>7} "
-              f"| {'ratio':>7} |")
-        print(f"| {'-' * 22} | {'-' * 26} | {'-' * 7}:| {'-' * 7}:| {'-' * 7}:| {'-' * 7}:|")
+              f"| {'ratio':>7} | {'CPU':>7} | {'ratio':>7} |")
+        print(f"| {'-' * 22} | {'-' * 26} | {'-' * 7}:| {'-' * 7}:| {'-' * 7}:| {'-' * 7}:"
+              f"| {'-' * 7}:| {'-' * 7}:|")
         link = ["-O2"]
-        row("(a) no markers", "clang-22",
-            timed(["clang-22", *link, "plain_main.o", *objs, "-lm", "-o", "a1"], d, args.runs))
-        ref = row("(a) no markers", "clang-22 -flto (full LTO)",
-                  timed(["clang-22", *link, "-flto", "plain_main.lto.o", *lto, "-lm", "-o", "a2"],
-                        d, args.runs))
-        row("(a) no markers", "enzyme-cc",
-            timed([enzyme_cc, *link, "plain_main.o", *objs, "-lm", "-o", "a3"], d, args.runs), ref)
+        plain = row("(a) no markers", "clang-22",
+                    timed(["clang-22", *link, "plain_main.o", *objs, "-lm", "-o", "a1"], d,
+                          args.runs))
+        row("(a) no markers", "enzyme-cc (vs clang-22)",
+            timed([enzyme_cc, *link, "plain_main.o", *objs, "-lm", "-o", "a3"], d, args.runs),
+            plain)
+        row("(a) no markers", "clang-22 -flto (full LTO)",
+            timed(["clang-22", *link, "-flto", "plain_main.lto.o", *lto, "-lm", "-o", "a2"], d,
+                  args.runs))
         ref = row("(b) marker", "clang-22 -flto (stub)",
                   timed(["clang-22", *link, "-flto", "ad_main.lto.o", "stub.lto.o", *lto, "-lm",
                          "-o", "b1"], d, args.runs))

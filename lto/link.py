@@ -202,8 +202,10 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
     if not inv.shared:
         text = opt.internalize_inline_functions(text)
     from enzyme_cc.ad import loop_checkpoint
+    from . import preopt_scope
     if cfg.preopt:
         text = loop_checkpoint.keep_loops(text)     # marked loops stay loops through -O2
+        text = preopt_scope.mark_unreached(text)    # code AD never sees: optimized once, later
     module = opt.parse_text(text, ctx, "merged bitcode")
     stages.done("merge")
     tmp = os.path.dirname(obj)
@@ -213,7 +215,7 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
             f.write(module.as_bitcode())
         opt.optimize(merged, os.path.join(tmp, "pre.ll"), 2, vectorize=False, text=True)
         with open(os.path.join(tmp, "pre.ll")) as f:
-            pre = f.read()
+            pre = preopt_scope.unmark(f.read())
         stages.done("pre-AD optimization")
     else:
         pre = str(module)
