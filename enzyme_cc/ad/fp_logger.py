@@ -12,8 +12,8 @@ name mangled as a plain function). Its declared parameter types choose among the
 versions used (FORMS); values are passed as double (float is extended), a vector operation logs
 each lane. The identifier is "function:block:instruction", the indices of the operation in the
 function as differentiated. Only operations whose value can reach the function's effects (its
-return, memory, a differentiated call) are logged, as Enzyme's activity analysis excludes a value
-that only reaches printf. The logging reads the values it passes and changes nothing else: a
+return, memory, a differentiated call; a stack slot of unoptimized code counts when a load of it
+does) are logged, as Enzyme's activity analysis excludes a value that only reaches printf. The logging reads the values it passes and changes nothing else: a
 program without these callbacks gets the same derivative code as before."""
 from __future__ import annotations
 
@@ -109,13 +109,17 @@ def useful(synth) -> set[str]:
         return synth._fp_useful
     from enzyme_cc.rules.calls import kind_of
     act, out, work = synth.act.active, set(), []
+    slots = _slots(synth.fn)
+    stored: dict[str, list[str]] = {}        # slot -> the values stored into it
 
     def mark(v):
         if v in act and v not in out:
             out.add(v)
             work.append(v)
     for inst in synth.fn.insts():
-        if inst.op in ("ret", "store", "atomicrmw", "cmpxchg") or (
+        if inst.op == "store" and inst.ops[1].value in slots:
+            stored.setdefault(inst.ops[1].value, []).append(inst.ops[0].value)
+        elif inst.op in ("ret", "store", "atomicrmw", "cmpxchg") or (
                 inst.op in ("call", "invoke") and kind_of(synth.gen, inst) not in ("inactive",
                                                                                   "rule")):
             for o in inst.ops:
@@ -125,8 +129,25 @@ def useful(synth) -> set[str]:
         if isinstance(d, Inst):
             for o in d.ops:
                 mark(o.value)
+            if d.op == "load" and d.ops[0].value in slots:
+                for v in stored.get(d.ops[0].value, ()):
+                    mark(v)
     synth._fp_useful = out
     return out
+
+
+def _slots(fn) -> set[str]:
+    """Allocas only loaded and stored through (unoptimized code's variables): what is stored
+    there matters only if a load of it does."""
+    slots = {i.name for i in fn.insts() if i.op == "alloca"}
+    for inst in fn.insts():
+        if inst.op == "call" and (inst.callee or "").startswith(("@llvm.lifetime.",
+                                                                  "@llvm.dbg.")):
+            continue
+        for k, o in enumerate(inst.ops):
+            if o.value in slots and not (inst.op == "load" or (inst.op == "store" and k == 1)):
+                slots.discard(o.value)
+    return slots
 
 
 def wanted(ctx, inst, base: str):
