@@ -23,7 +23,6 @@ import re
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.model import Inst, parse_function
 
-CALLBACKS = ("enzymeLogValue", "enzymeLogError", "enzymeLogGrad")
 _LONG = ("res", "val", "opcode", "callee", "module", "function", "block", "inst", "n", "ops")
 # the accepted parameter lists: 'val' is the error or the adjoint, 'res' the operation's result
 FORMS = {
@@ -40,7 +39,7 @@ _C = {"id": "const char *id", "opcode": "const char *opcodeName", "callee": "con
       "block": "unsigned blockIdx", "inst": "unsigned instIdx"}
 _VAL = {"enzymeLogValue": "", "enzymeLogError": "double err", "enzymeLogGrad": "double grad"}
 _DEFINE = re.compile(r"^define [^@\n]*@(?:_Z(\d+))?(enzymeLog(?:Value|Error|Grad))(\w*)\(", re.M)
-_EXT = {"double": None, "float": "fpext", "half": "fpext", "bfloat": "fpext"}
+_EXT = ("double", "float", "half", "bfloat")         # passed as double (fpext)
 
 
 class Callback:
@@ -49,22 +48,25 @@ class Callback:
 
 
 def find(module) -> dict[str, Callback]:
-    """The callbacks the module defines, by base name; an unknown signature is an error."""
+    """The callbacks the module defines, by base name (a C definition before C++ overloads); a
+    callback none of whose definitions has a known form is an error."""
     found: dict[str, Callback] = {}
-    for base, symbol in _defined(module):
-        if base in found and found[base].symbol[1:] == base:
-            continue                       # the C name wins over a C++ overload
+    wrong: dict[str, str] = {}
+    for base, symbol in sorted(_defined(module), key=lambda d: d[1].startswith("@_Z")):
         fn = module.function(symbol)
         types = tuple(p.ty for p in fn.params)
         form = next((f for f in FORMS[base] if tuple(_TYPES[k] for k in f) == types), None)
         if form is None:
-            shown = f"{fn.ret_ty} {symbol[1:]}({', '.join(types)})"
+            wrong.setdefault(base, f"'{symbol[1:]}' as '{fn.ret_ty} {symbol[1:]}"
+                                   f"({', '.join(types)})'")
+        elif base not in found:
+            found[base] = Callback(base, symbol, fn.ret_ty, form)
+    for base, shown in wrong.items():
+        if base not in found:
             forms = " or ".join(f"void {base}({', '.join(_C.get(k) or _VAL[base] for k in f)})"
                                 for f in FORMS[base])
-            raise UserError(f"the program defines '{symbol[1:]}' as '{shown}', which is not a "
-                            f"signature of Enzyme's FPOpt logger callback '{base}'; hint: declare "
-                            f"it as {forms}")
-        found[base] = Callback(base, symbol, fn.ret_ty, form)
+            raise UserError(f"the program defines {shown}, which is not a signature of Enzyme's "
+                            f"FPOpt logger callback '{base}'; hint: declare it as {forms}")
     return found
 
 
