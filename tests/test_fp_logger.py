@@ -16,7 +16,7 @@ HERE = os.path.join(os.path.dirname(__file__), "fp_logger")
 PROGRAMS = {"error_log.c": 24, "grad_log.cpp": 30, "long_form.c": 30}
 
 
-def _build(tmp_path, prog, opt, logger):
+def _build(tmp_path, prog, opt, logger, flags=(), runner=()):
     src = tmp_path / prog
     shutil.copy(os.path.join(HERE, prog), src)
     driver = "enzyme-c++" if prog.endswith(".cpp") else "enzyme-cc"
@@ -24,9 +24,9 @@ def _build(tmp_path, prog, opt, logger):
     env = dict(os.environ)
     if opt.endswith("-ref"):          # AD of unoptimized IR: variables in stack slots
         opt, env["ENZYME_CC_PREOPT"] = opt[:-4], "0"
-    run([driver, opt, *(["-DLOGGER"] if logger else []), str(src), "-lm", "-o", str(exe)],
-        cwd=tmp_path, env=env)
-    return run([str(exe)], cwd=tmp_path).stdout
+    run([driver, opt, *flags, *(["-DLOGGER"] if logger else []), str(src), "-lm", "-o",
+         str(exe)], cwd=tmp_path, env=env)
+    return run([*runner, str(exe)], cwd=tmp_path).stdout
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2", "-O2-ref"])
@@ -40,6 +40,17 @@ def test_logger_program(tmp_path, prog, opt):
     results = [line for line in logged.splitlines() if line.startswith("RESULT ")]
     assert results and results == [line for line in plain.splitlines()
                                    if line.startswith("RESULT ")]
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
+@pytest.mark.parametrize("prog", sorted(PROGRAMS))
+def test_logger_program_g_valgrind(tmp_path, prog):
+    """With -g (callbacks with debug info called from derivatives without: not inlined there) and
+    the operand arrays on the stack: no invalid access, nothing definitely lost."""
+    out = _build(tmp_path, prog, "-O2", True, flags=("-g",),
+                 runner=("valgrind", "-q", "--error-exitcode=1", "--leak-check=full",
+                         "--errors-for-leak-kinds=definite"))
+    assert "CHECK " in out and "FAILED" not in out, out
 
 
 UNKNOWN = """

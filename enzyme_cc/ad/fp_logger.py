@@ -236,7 +236,9 @@ def _emit(ctx, inst, cb: Callback, val: str | None):
         vals["block"], vals["inst"] = (str(i) for i in _index(synth, inst))
         call = ", ".join(f"{_TYPES[k]} {vals[k]}" for k in cb.fields)
         res = f"{ctx.tmp('lgr')} = " if cb.ret != "void" else ""
-        ctx.emit(f"{res}call {cb.ret} {cb.symbol}({call})")
+        # noinline: derivatives have no debug info, and a callback built with -g inlined at a
+        # call without a location would leave its locations unparented (LLVM's verifier fails)
+        ctx.emit(f"{res}call {cb.ret} {cb.symbol}({call}) noinline")
         if save is not None:
             ctx.emit(f"call void @llvm.stackrestore.p0(ptr {save})")
 
