@@ -542,20 +542,3 @@ def test_without_g_suggests_g(tmp_path):
     r, exe = _build(tmp_path, "external_no_bitcode", ["-O2"])
     _assert_clean_error(r, exe, "external_no_bitcode")
     assert "-g" in r.stderr, r.stderr
-
-
-def test_fpopt_logger_callbacks_are_refused(tmp_path):
-    """Enzyme's FPOpt logger callbacks would never be called: a clear error, not silence."""
-    src = tmp_path / "logger.c"
-    src.write_text("""
-#include <stdio.h>
-double __enzyme_autodiff(void *, ...);
-int grads;
-void enzymeLogGrad(const char *id, double grad) { grads++; }
-double f(double x) { return x * x; }
-int main(void) { printf("%g %d\\n", __enzyme_autodiff((void *)f, 3.0), grads); return 0; }
-""")
-    r = subprocess.run([os.path.join(BIN, "enzyme-cc"), "-O2", str(src), "-o", str(tmp_path / "p")],
-                       capture_output=True, text=True)
-    assert r.returncode != 0
-    assert "'enzymeLogGrad'" in r.stderr and "hint:" in r.stderr and "Traceback" not in r.stderr

@@ -17,6 +17,7 @@ from enzyme_cc.rules import error as error_rule
 from .activity import carries_float, has_shadow_type
 from enzyme_cc.ir.lexer import zero_of
 from .noneed import NoNeed
+from . import fp_logger
 from .reverse import Synth, FwdCtx
 
 # integer instructions whose result would drop a float's tangent (icmp/trunc/ext only inspect it)
@@ -140,6 +141,8 @@ class ForwardSynth(Synth):
             keep = all([fwd(ctx, inst, before=True) is not False for _ in self.lanes()])
         if keep and not skip:
             ctx.lines.append(self.print_primal(inst))
+            if active:
+                fp_logger.value(ctx, inst)
         if not active and any(o.value in self.act.punned for o in inst.ops) and inst.op in \
                 _INT_OPS:
             raise UserError(self.where(inst) + ": integer arithmetic on data that holds a float "
@@ -157,6 +160,7 @@ class ForwardSynth(Synth):
             if fwd:
                 fwd(ctx, inst, before=False)
             self.tan[inst.name] = error_rule.error_of(ctx, inst, self)
+            fp_logger.error(ctx, inst, self.tan[inst.name])
             return
         if rule is None:
             raise UserError(self.where(inst) + f": cannot differentiate instruction "

@@ -43,6 +43,8 @@ class Generator(IndirectCalls):
         from .registrations import read_registrations
         from enzyme_cc.rules.registry import set_module_registrations
         self.reg = read_registrations(self.module)
+        from . import fp_logger
+        self.reg.inactive.update(fp_logger.symbols(self.module))   # logging carries no derivative
         self.shared_globals: set[str] = set()    # see find_shared_globals
         self.global_users: set[str] = set()
         self.address_targets: dict[str, set] = {}   # pointer global -> arrays it may point into
@@ -596,7 +598,6 @@ class Generator(IndirectCalls):
         return text + "\n" + "\n".join(extra) + "\n"
 
 
-_LOGGER = re.compile(r"^define [^@\n]*@(_Z\d+)?(enzymeLog(?:Value|Error|Grad))\w*\(", re.M)
 MARKER_CALL = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse)")
 CALLEE = re.compile(r"(@[-\w.$]+|@\"[^\"]+\")\(")
 
@@ -611,12 +612,6 @@ def differentiate(text: str, origins: dict | None = None) -> str:
     from . import openmp
     """Rewrite every marker call. Marker calls inside functions that are themselves
     differentiated (higher order) are handled first, in rounds, innermost first."""
-    logger = _LOGGER.search(text)
-    if logger:
-        raise UserError(f"the program defines '{logger.group(2)}', a callback of Enzyme's FPOpt "
-                        "logger, which enzyme-cc never calls (its derivatives and error estimates "
-                        "log nothing); hint: remove the logger, or compute what it records from "
-                        "__enzyme_autodiff / __enzyme_error_estimate results")
     text = truncate.lower(text)   # __enzyme_truncate_*: truncated copies, differentiable code
     from .checkpoint import lower
     text = lower(text)      # checkpointed loops: plain loops until reverse mode meets them

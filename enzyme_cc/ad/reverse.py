@@ -23,6 +23,7 @@ from enzyme_cc.rules import REVERSE, FORWARD
 from .activity import Activity, carries_float
 from .cfg import dominators, cyclic_blocks, reverse_postorder
 from .diagnostics import located
+from . import fp_logger
 
 RECOMPUTABLE = {"getelementptr", "bitcast", "addrspacecast", "ptrtoint", "inttoptr", "trunc", "zext",
                 "sext", "fptrunc", "fpext", "sitofp", "uitofp", "fptosi", "fptoui", "add", "sub",
@@ -503,6 +504,8 @@ class Synth:
             keep = rule(ctx, inst, before=True) is not False
         if keep and not self.noneed.drops_primal(inst):
             ctx.lines.append(self.print_primal(inst))
+            if inst.name in self.act.active:
+                fp_logger.value(ctx, inst)
         if rule is not None:
             rule(ctx, inst, before=False)
         out = ctx.after_phis if inst.op == "phi" else ctx.lines
@@ -688,6 +691,8 @@ class Synth:
                                     "this instruction, or mark the function __enzyme_inactivefn")
                 continue
             rule(ctx, inst, d)
+            if d is not None:
+                fp_logger.grad(ctx, inst, d)
         # phi adjoints are read here and distributed on the edges (see _reverse_branch)
         ctx.phi_d = {}
         for phi in b.phis:
