@@ -203,10 +203,10 @@ class TorchOp:
         res = [torch.empty(sh, dtype=_DTYPES[dt]) for sh, dt in p.results]
         tape = torch.empty(p.tape_bytes, dtype=torch.uint8)
         ptrs = [x.data_ptr() for x in bufs + res] + [tape.data_ptr()]
-        p.run(ptrs)
+        self.fn.run(p, ptrs)
         nout = len(self.sig.outputs)
         outs = res[:nout]
-        c.pre = _Tape(p, ptrs, bufs + res + [tape], res[nout:nout + len(self.sig.diff_inputs)],
+        c.pre = _Tape(self.fn.run, p, ptrs, bufs + res + [tape], res[nout:nout + len(self.sig.diff_inputs)],
                       res[nout + len(self.sig.diff_inputs):], outs)
         return tuple(outs)
 
@@ -367,10 +367,10 @@ class _Tape:
     forward was given and the buffers it ran on (kept alive: the reverse gets the same
     pointers). The reverse runs once: for the backward, else when the graph is dropped (with
     zero cotangents, which frees the tapes and what the forward kept for the reverse)."""
-    __slots__ = ("prep", "ptrs", "keep", "din", "dout", "versions")
+    __slots__ = ("run", "prep", "ptrs", "keep", "din", "dout", "versions")
 
-    def __init__(self, prep, ptrs, bufs, din, dout, outs):
-        self.prep, self.ptrs, self.din, self.dout = prep, ptrs, din, dout
+    def __init__(self, run, prep, ptrs, bufs, din, dout, outs):
+        self.run, self.prep, self.ptrs, self.din, self.dout = run, prep, ptrs, din, dout
         self.keep = [x.untyped_storage() for x in bufs]     # (not the tensors: no cycle)
         self.versions = [o._version for o in outs]
 
@@ -392,7 +392,7 @@ class _Tape:
 
     def _run(self):
         ptrs, self.ptrs = self.ptrs, None
-        self.prep.reverse.run(ptrs)
+        self.run(self.prep.reverse, ptrs)
         self.keep = self.din = self.dout = None
 
     def __del__(self):
