@@ -200,14 +200,16 @@ class TorchOp:
         """The augmented forward (plain tensors, autograd recording): the outputs, and the tapes
         and shadows the reverse needs, held by a _Tape that setup_context gives the ctx."""
         p, bufs = c.pre, list(inputs)
-        res = [torch.empty(sh, dtype=_DTYPES[dt]) for sh, dt in p.results]
+        res = [torch.empty(*sh, dtype=_DTYPES[dt]) if sh else torch.empty((), dtype=_DTYPES[dt])
+               for sh, dt in p.results]
         tape = torch.empty(p.tape_bytes, dtype=torch.uint8)
         ptrs = [x.data_ptr() for x in bufs + res] + [tape.data_ptr()]
         self.fn.run(p, ptrs)
         nout = len(self.sig.outputs)
         outs = res[:nout]
-        c.pre = _Tape(self.fn.run, p, ptrs, bufs + res + [tape], res[nout:nout + len(self.sig.diff_inputs)],
-                      res[nout + len(self.sig.diff_inputs):], outs)
+        nd = nout + len(self.sig.diff_inputs)
+        c.pre = _Tape(self.fn.run, p, ptrs, bufs, [o.detach() for o in outs], res[nout:nd],
+                      res[nd:], tape)
         return tuple(outs)
 
     def _split_vjp(self, ctx, *cts):
@@ -216,7 +218,7 @@ class TorchOp:
         xs, _ = _split(ctx)     # (checks that no input changed in place)
         self._diff_only(ctx.needs_input_grad[1:], "gradient")
         tape, ctx.tape = ctx.tape, None
-        if tape is None or not tape.unchanged(ctx.outputs_like):
+        if tape is None or not tape.unchanged():
             if tape is not None:
                 tape.discard()
             return self._primal_vjp(ctx, *cts)
@@ -367,16 +369,18 @@ class _Tape:
     forward was given and the buffers it ran on (kept alive: the reverse gets the same
     pointers). The reverse runs once: for the backward, else when the graph is dropped (with
     zero cotangents, which frees the tapes and what the forward kept for the reverse)."""
-    __slots__ = ("run", "prep", "ptrs", "keep", "din", "dout", "versions")
+    __slots__ = ("run", "prep", "ptrs", "keep", "outs", "din", "dout", "versions")
 
-    def __init__(self, run, prep, ptrs, bufs, din, dout, outs):
+    def __init__(self, run, prep, ptrs, inputs, outs, din, dout, tape):
         self.run, self.prep, self.ptrs, self.din, self.dout = run, prep, ptrs, din, dout
-        self.keep = [x.untyped_storage() for x in bufs]     # (not the tensors: no cycle)
+        # the outputs detached (the outputs themselves would make a cycle through their
+        # grad_fn and the ctx holding this)
+        self.keep, self.outs = (inputs, tape), outs
         self.versions = [o._version for o in outs]
 
-    def unchanged(self, outs):
+    def unchanged(self):
         """False when an output changed in place (the reverse reads the outputs' memory)."""
-        return all(o._version == v for o, v in zip(outs, self.versions))
+        return all(o._version == v for o, v in zip(self.outs, self.versions))
 
     def reverse(self, cts):
         for d, c in zip(self.dout, cts):
@@ -393,7 +397,7 @@ class _Tape:
     def _run(self):
         ptrs, self.ptrs = self.ptrs, None
         self.run(self.prep.reverse, ptrs)
-        self.keep = self.din = self.dout = None
+        self.keep = self.outs = self.din = self.dout = None
 
     def __del__(self):
         if self.ptrs is not None:
@@ -405,13 +409,15 @@ class _Tape:
 
 def _setup(ctx, inputs, output):
     c, *bufs = inputs
-    if isinstance(c.pre, _Tape):        # split mode
-        ctx.tape, c.pre = c.pre, None
     ctx.save_for_backward(*bufs)
     ctx.save_for_forward(*bufs)
     ctx.ints, ctx.sums, ctx.n = c.ints, c.sums, c.n
     ctx.set_materialize_grads(False)    # absent (co)tangents stay None: diff=False checks
-    ctx.outputs_like = [o.detach() for o in output]     # shapes for absent cotangents
+    if isinstance(c.pre, _Tape):        # split mode
+        ctx.tape, c.pre = c.pre, None
+        ctx.outputs_like = ctx.tape.outs
+    else:
+        ctx.outputs_like = [o.detach() for o in output]     # shapes for absent cotangents
 
 
 def _op_setup(ctx, inputs, output):
