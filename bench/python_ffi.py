@@ -59,17 +59,20 @@ def best(fn, number, timer=None):
     return min(timeit.repeat(fn, number=number, repeat=5, timer=timer or TIMER)) / number
 
 
-def medians(fn, reps):
-    """Median wall and calling-thread CPU time of one call (torch's CPU autograd engine and the
-    C entries run on the calling thread, so its CPU time leaves out waiting for a core)."""
-    fn()
-    wall, cpu = [], []
-    for _ in range(reps):
-        w, c = time.perf_counter(), time.thread_time()
+def medians(fns, reps):
+    """Median wall and calling-thread CPU time of one call of each function (torch's CPU
+    autograd engine and the C entries run on the calling thread, so its CPU time leaves out
+    waiting for a core), the functions taking turns so that a load change hits them alike."""
+    times = [([], []) for _ in fns]
+    for fn in fns:
         fn()
-        cpu.append(time.thread_time() - c)
-        wall.append(time.perf_counter() - w)
-    return statistics.median(wall), statistics.median(cpu)
+    for _ in range(reps):
+        for fn, (wall, cpu) in zip(fns, times):
+            w, c = time.perf_counter(), time.thread_time()
+            fn()
+            cpu.append(time.thread_time() - c)
+            wall.append(time.perf_counter() - w)
+    return [(statistics.median(w), statistics.median(c)) for w, c in times]
 
 
 def main():
@@ -172,7 +175,7 @@ def main():
            ("C: augmented forward + reverse (split)", split_direct),
            ("torch forward+backward, split (default)", torch_grad),
            ("torch forward+backward, combined (before)", torch_combined)]
-    med = [(what, *medians(f, args.reps)) for what, f in big]
+    med = [(what, *m) for (what, _), m in zip(big, medians([f for _, f in big], args.reps))]
     ref_w, ref_c = med[0][1], med[0][2]
 
     width = max(len(r[1]) for r in rows)
