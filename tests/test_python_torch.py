@@ -147,6 +147,20 @@ def test_second_order(ops2):
         torch.func.jacrev(torch.func.hessian(n2))(x)
 
 
+def test_compile_second_order(ops2):
+    """A double backward through the compiled op (its registered formula calls the VJP op,
+    whose own formula gives the second derivative) equals the analytic Hessian."""
+    n2, x = ops2["norm2"], rand(4)
+    f = torch.compile(lambda x: n2(x) * 1.0, backend="eager", fullgraph=True)
+    (g,) = torch.autograd.grad(f(x), x, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), x)
+    xd = x.detach()
+    r = xd.norm()
+    exact = (torch.eye(4, dtype=D) - torch.outer(xd, xd) / r ** 2) / r
+    torch.testing.assert_close(g, xd / r, rtol=1e-14, atol=1e-15)
+    torch.testing.assert_close(h, exact.sum(1), rtol=1e-12, atol=1e-14)
+
+
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_second_order_two_outputs_float32(opt):
     """Hessian blocks of y = a*b + b[0], s = |a|^2 (float32, two outputs, one of them unused)
