@@ -1,7 +1,8 @@
 """A declared C/C++/Fortran function as a PyTorch operation: `torch.library.custom_op`s for the
 primal and its VJP (opaque to torch.compile), an autograd formula, a vmap rule, and a leading batch
 shape looped over in C. CPU tensors of the declared dtype; contiguous tensors are passed by
-pointer, without copies.
+pointer, without copies. A call autograd records runs Enzyme's split mode: the augmented forward
+keeps its tape in the ctx and the backward reverses it, so the primal runs once.
 
     op = enzyme_cc.torch.op(Signature("f", [In("x", ("n",)), Int("n"), Out("y", ("n",))]),
                             sources=["f.c"])
