@@ -12,6 +12,7 @@ wall time (XLA and torch's autograd engine may run work on other threads).
 """
 import argparse
 import ctypes
+import statistics
 import time
 import timeit
 
@@ -58,12 +59,29 @@ def best(fn, number, timer=None):
     return min(timeit.repeat(fn, number=number, repeat=5, timer=timer or TIMER)) / number
 
 
+def medians(fns, reps):
+    """Median wall and calling-thread CPU time of one call of each function (torch's CPU
+    autograd engine and the C entries run on the calling thread, so its CPU time leaves out
+    waiting for a core), the functions taking turns so that a load change hits them alike."""
+    times = [([], []) for _ in fns]
+    for fn in fns:
+        fn()
+    for _ in range(reps):
+        for fn, (wall, cpu) in zip(fns, times):
+            w, c = time.perf_counter(), time.thread_time()
+            fn()
+            cpu.append(time.thread_time() - c)
+            wall.append(time.perf_counter() - w)
+    return [(statistics.median(w), statistics.median(c)) for w, c in times]
+
+
 def main():
     global TIMER
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--cpu-time", action="store_true")
+    ap.add_argument("--reps", type=int, default=21, help="calls per median (large kernel)")
     args = ap.parse_args()
     if args.cpu_time:
         TIMER = time.thread_time
@@ -131,10 +149,44 @@ def main():
                  best(lambda: jax.block_until_ready(jg(jp, ju, jv)), reps)))
     np.testing.assert_allclose(np.asarray(jg(jp, ju, jv)[1]), torch_grad()[1].numpy(), rtol=1e-12)
 
+    # ---- the same gradient, medians of wall and thread CPU time: torch's split mode (forward:
+    # augmented forward keeping the tape; backward: reverse on it) against the combined path it
+    # replaced (forward: primal; backward: the VJP entry, which runs the primal sweep again) and
+    # the direct C calls
+    from enzyme_cc.torch import _Consts
+    aug = br.prepare_split([p.shape, u0.shape, v0.shape], (("steps", steps),))
+    res = [np.zeros(sh, dt) for sh, dt in aug.results]
+    tape = np.zeros(max(aug.tape_bytes, 1), np.uint8)
+    sptrs = [a.ctypes.data for a in (p, u0, v0, *res, tape)]
+
+    def split_direct():
+        aug.run(sptrs)
+        res[4][...] = 1.0           # the output's shadow (results: loss, dp, du, dv, dloss)
+        aug.reverse.run(sptrs)
+
+    def torch_combined():
+        out = tb._base_apply["primal"](_Consts(aug.ints, (), 3), tp, tu, tv)[0]
+        return torch.autograd.grad(out, (tp, tu, tv))
+    np.testing.assert_allclose(torch_combined()[1].numpy(), torch_grad()[1].numpy(), rtol=1e-12)
+    split_direct()
+    np.testing.assert_allclose(res[2], torch_grad()[1].numpy(), rtol=1e-12)
+    big = [("C: VJP entry (ctypes, prebuilt)", lambda: vjp(1, ints, ptrs, st)),
+           ("C: primal + VJP entry", lambda: (br(p, u0, v0, steps=steps), vjp(1, ints, ptrs, st))),
+           ("C: augmented forward + reverse (split)", split_direct),
+           ("torch forward+backward, split (default)", torch_grad),
+           ("torch forward+backward, combined (before)", torch_combined)]
+    med = [(what, *m) for (what, _), m in zip(big, medians([f for _, f in big], args.reps))]
+    ref_w, ref_c = med[0][1], med[0][2]
+
     width = max(len(r[1]) for r in rows)
     for case, what, t in rows:
         rel = f"  {t / direct:5.3f}x direct" if what.startswith("gradient") else ""
         print(f"{case:26s} {what:{width}s} {t * 1e6:12.2f} us{rel}")
+    print(f"\nbruss n={n} steps={steps}, medians of {args.reps} calls (wall, calling thread CPU; "
+          "ratios to the C VJP entry)")
+    for what, w, c in med:
+        print(f"  {what:42s} {w * 1e3:9.3f} ms {w / ref_w:6.3f}x   {c * 1e3:9.3f} ms "
+              f"{c / ref_c:6.3f}x")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """A declared C/C++/Fortran function as a PyTorch operation: `torch.library.custom_op`s for the
 primal and its VJP (opaque to torch.compile), an autograd formula, a vmap rule, and a leading batch
 shape looped over in C. CPU tensors of the declared dtype; contiguous tensors are passed by
-pointer, without copies.
+pointer, without copies. A call autograd records runs Enzyme's split mode: the augmented forward
+keeps its tape in the ctx and the backward reverses it, so the primal runs once.
 
     op = enzyme_cc.torch.op(Signature("f", [In("x", ("n",)), Int("n"), Out("y", ("n",))]),
                             sources=["f.c"])
@@ -86,16 +87,24 @@ class TorchOp:
             torch.library.register_vmap(o, self._vmap(kind))
             self.ops[kind] = o
         self.primal, self.vjp = self.ops["primal"], self.ops["vjp"]
+        # the ops' own autograd formulas: what torch.compile traces (Dynamo refuses an
+        # autograd.Function with a custom jvp); they run the same derivatives as the Functions
+        for kind, back in (("primal", self._primal_vjp), ("vjp", self._vjp_vjp),
+                           ("jvp", self._jvp_vjp)):
+            torch.library.register_autograd(self.ops[kind], _op_backward(back),
+                                            setup_context=_op_setup)
         # autograd.Functions (not register_autograd, which torch.func.grad rejects in torch
         # 2.13) over each entry point; their vmap rules come from the ops' vmap rules
         derivs = {"primal": (self._primal_vjp, self._primal_jvp),
                   "vjp": (self._vjp_vjp, self._vjp_jvp),
                   "jvp": (self._jvp_vjp, self._jvp_jvp)}
         self.function = {}
-        for kind in KINDS:
+        derivs["split"] = (self._split_vjp, self._primal_jvp)
+        for kind in list(KINDS) + ["split"]:
             back, fwd = derivs.get(kind, (self._third_order, self._third_order))
             self.function[kind] = type(f"{fn.name}_{kind}_autograd", (torch.autograd.Function,), {
-                "forward": staticmethod(self._forward(kind)),
+                "forward": staticmethod(self._split_forward if kind == "split" else
+                                        self._forward(kind)),
                 "setup_context": staticmethod(_setup),
                 "backward": staticmethod(back), "jvp": staticmethod(fwd),
                 "generate_vmap_rule": True})
@@ -117,14 +126,21 @@ class TorchOp:
             if type(x) not in _PLAIN or not x.is_cpu or x.dtype != dt or not x.is_contiguous():
                 _check_tensor(s.name, a, x)
             record = record or x.requires_grad
-        if not _plain(inputs):      # traced or transformed: the autograd.Function and the ops
+        if torch.compiler.is_compiling():   # the op, with its registered autograd formula
+            full = self.fn.plan([tuple(x.shape) for x in inputs], ints).ints
+            outs = self.ops["primal"](list(inputs), [], list(full), [])
+        elif not _plain(inputs):    # traced or transformed: the autograd.Function and the ops
             full = self.fn.plan([tuple(x.shape) for x in inputs], ints).ints
             outs = self.function["primal"].apply(_Consts(full, (), len(inputs)), *inputs)
         else:
-            p = self.fn.prepare("primal", [x.shape for x in inputs], tuple(ints.items()))
-            if (record and torch.is_grad_enabled()) or _fwad._current_level >= 0:
+            if _fwad._current_level >= 0:
+                p = self.fn.prepare("primal", [x.shape for x in inputs], tuple(ints.items()))
                 outs = self._apply("primal", p.ints, (), inputs, ())
+            elif record and torch.is_grad_enabled():    # split mode: the tape goes to backward
+                p = self.fn.prepare_split([x.shape for x in inputs], tuple(ints.items()))
+                outs = self._base_apply["split"](_Consts(p.ints, (), len(inputs), p), *inputs)
             else:                   # nothing to record: straight to C
+                p = self.fn.prepare("primal", [x.shape for x in inputs], tuple(ints.items()))
                 outs = self._run(p, inputs)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
@@ -176,16 +192,52 @@ class TorchOp:
         return self.ops[kind](list(inputs), list(seeds), list(ints), [int(x) for x in sums])
 
     def _forward(self, kind):
-        return lambda c, *bufs: tuple(self._call(kind, bufs[:c.n], bufs[c.n:], c.ints, c.sums))
+        # (c.pre: the result, already computed by a split-mode reverse)
+        return lambda c, *bufs: c.pre if c.pre is not None else \
+            tuple(self._call(kind, bufs[:c.n], bufs[c.n:], c.ints, c.sums))
 
-    def _apply(self, kind, ints, sums, inputs, seeds):
-        """Entry point `kind` as a differentiable operation (backward and jvp call it too)."""
+    # ---- split mode: the recorded forward keeps Enzyme's tape for the backward ------------------
+    def _split_forward(self, c, *inputs):
+        """The augmented forward (plain tensors, autograd recording): the outputs, and the tapes
+        and shadows the reverse needs, held by a _Tape that setup_context gives the ctx."""
+        p, bufs = c.pre, list(inputs)
+        res = [torch.empty(*sh, dtype=_DTYPES[dt]) if sh else torch.empty((), dtype=_DTYPES[dt])
+               for sh, dt in p.results]
+        tape = torch.empty(p.tape_bytes, dtype=torch.uint8)
+        ptrs = [x.data_ptr() for x in bufs + res] + [tape.data_ptr()]
+        self.fn.run(p, ptrs)
+        nout = len(self.sig.outputs)
+        outs = res[:nout]
+        nd = nout + len(self.sig.diff_inputs)
+        c.pre = _Tape(self.fn.run, p, ptrs, bufs, [o.detach() for o in outs], res[nout:nd],
+                      res[nd:], tape)
+        return tuple(outs)
+
+    def _split_vjp(self, ctx, *cts):
+        """Backward of a split-mode forward: the reverse on its tape (once; a second backward
+        of a retained graph, or an output changed in place since, takes the combined VJP)."""
+        xs, _ = _split(ctx)     # (checks that no input changed in place)
+        self._diff_only(ctx.needs_input_grad[1:], "gradient")
+        tape, ctx.tape = ctx.tape, None
+        if tape is None or not tape.unchanged():
+            if tape is not None:
+                tape.discard()
+            return self._primal_vjp(ctx, *cts)
+        dx = tape.reverse(cts)
+        if torch.is_grad_enabled():     # create_graph: recorded as the VJP (double backward)
+            cts = self._zeros(cts, ctx.outputs_like)
+            dx = self._apply("vjp", ctx.ints, self._sums(self._diff(xs)), xs, cts, pre=tuple(dx))
+        return (None, *self._scatter(dx))
+
+    def _apply(self, kind, ints, sums, inputs, seeds, pre=None):
+        """Entry point `kind` as a differentiable operation (backward and jvp call it too);
+        pre: its result, already computed."""
         if _plain((*inputs, *seeds)):
             if not torch.is_grad_enabled() and _fwad._current_level < 0:   # nothing to record
-                return self._call(kind, inputs, seeds, ints, sums, plain=True)
-            return self._base_apply[kind](_Consts(ints, tuple(sums), len(inputs)), *inputs,
+                return pre or self._call(kind, inputs, seeds, ints, sums, plain=True)
+            return self._base_apply[kind](_Consts(ints, tuple(sums), len(inputs), pre), *inputs,
                                           *seeds)
-        return self.function[kind].apply(_Consts(ints, tuple(sums), len(inputs)), *inputs,
+        return self.function[kind].apply(_Consts(ints, tuple(sums), len(inputs), pre), *inputs,
                                          *seeds)
 
     # ---- derivatives of each entry point (ctx: ints, sums, inputs, seeds) ------------------------
@@ -302,14 +354,58 @@ class TorchOp:
 class _Consts:
     """The non-tensor arguments of an entry point's autograd.Function: Int values, sum_lead
     flags, number of inputs (one opaque leaf, so torch.func's pytrees of in_dims, tangents and
-    cotangents line up with the tensors)."""
-    __slots__ = ("ints", "sums", "n")
+    cotangents line up with the tensors); pre: the result already computed, or for split mode
+    the prepared call in and the _Tape out of forward."""
+    __slots__ = ("ints", "sums", "n", "pre")
 
-    def __init__(self, ints, sums, n):
-        self.ints, self.sums, self.n = ints, sums, n
+    def __init__(self, ints, sums, n, pre=None):
+        self.ints, self.sums, self.n, self.pre = ints, sums, n, pre
 
     def __repr__(self):     # torch.jit.trace compares graphs by their text
         return f"_Consts(ints={self.ints}, sums={self.sums}, n={self.n})"
+
+
+class _Tape:
+    """One split-mode forward's tapes (a header per batch item), the shadows its augmented
+    forward was given and the buffers it ran on (kept alive: the reverse gets the same
+    pointers). The reverse runs once: for the backward, else when the graph is dropped (with
+    zero cotangents, which frees the tapes and what the forward kept for the reverse)."""
+    __slots__ = ("run", "prep", "ptrs", "keep", "outs", "din", "dout", "versions")
+
+    def __init__(self, run, prep, ptrs, inputs, outs, din, dout, tape):
+        self.run, self.prep, self.ptrs, self.din, self.dout = run, prep, ptrs, din, dout
+        # the outputs detached (the outputs themselves would make a cycle through their
+        # grad_fn and the ctx holding this)
+        self.keep, self.outs = (inputs, tape), outs
+        self.versions = [o._version for o in outs]
+
+    def unchanged(self):
+        """False when an output changed in place (the reverse reads the outputs' memory)."""
+        return all(o._version == v for o, v in zip(self.outs, self.versions))
+
+    def reverse(self, cts):
+        for d, c in zip(self.dout, cts):
+            d.zero_() if c is None else d.copy_(c)
+        din = self.din
+        self._run()
+        return din
+
+    def discard(self):
+        for d in self.dout:
+            d.zero_()
+        self._run()
+
+    def _run(self):
+        ptrs, self.ptrs = self.ptrs, None
+        self.run(self.prep.reverse, ptrs)
+        self.keep = self.outs = self.din = self.dout = None
+
+    def __del__(self):
+        if self.ptrs is not None:
+            try:
+                self.discard()
+            except Exception:   # interpreter shutdown: the library may be gone
+                pass
 
 
 def _setup(ctx, inputs, output):
@@ -318,7 +414,40 @@ def _setup(ctx, inputs, output):
     ctx.save_for_forward(*bufs)
     ctx.ints, ctx.sums, ctx.n = c.ints, c.sums, c.n
     ctx.set_materialize_grads(False)    # absent (co)tangents stay None: diff=False checks
-    ctx.outputs_like = [o.detach() for o in output]     # shapes for absent cotangents
+    if isinstance(c.pre, _Tape):        # split mode
+        ctx.tape, c.pre = c.pre, None
+        ctx.outputs_like = ctx.tape.outs
+    else:
+        ctx.outputs_like = [o.detach() for o in output]     # shapes for absent cotangents
+
+
+def _op_setup(ctx, inputs, output):
+    """setup_context of the custom ops' registered autograd (torch.compile's path): the same
+    ctx fields as the autograd.Functions' (needs_input_grad offset by the _Consts slot)."""
+    xs, seeds, ints, sums = inputs
+    ctx.save_for_backward(*xs, *seeds)
+    ctx.ints, ctx.sums, ctx.n = tuple(ints), tuple(map(bool, sums)), len(xs)
+    ctx.outputs_like = [o.detach() for o in output]
+
+
+class _OpCtx:
+    """The custom op's ctx seen as an autograd.Function's (flat needs_input_grad)."""
+
+    def __init__(self, ctx):
+        self.saved_tensors, self.ints, self.sums, self.n = ctx.saved_tensors, ctx.ints, \
+            ctx.sums, ctx.n
+        self.outputs_like = ctx.outputs_like
+        xs, seeds = ctx.needs_input_grad[:2]
+        self.needs_input_grad = (False, *xs, *seeds)
+
+
+def _op_backward(back):
+    def backward(ctx, grads):
+        res = back(_OpCtx(ctx), *grads)[1:]
+        # (torch's pytree of the inputs keeps an empty int list a list, others a leaf)
+        return (list(res[:ctx.n]), list(res[ctx.n:]), *([] if not x else None
+                                                         for x in (ctx.ints, ctx.sums)))
+    return backward
 
 
 def _split(ctx):

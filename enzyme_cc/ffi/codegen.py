@@ -5,6 +5,12 @@ shared by every item). Buffers, in order:
   primal:  inputs, outputs
   vjp:     inputs, output cotangents (read only), input cotangents (diff inputs; overwritten)
   jvp:     inputs, input tangents (diff inputs), output tangents (overwritten)
+split mode (Enzyme's __enzyme_augmentfwd / __enzyme_reverse, one caller-allocated tape per item):
+  augfwd:  inputs, outputs, shadows of the diff inputs, shadows of the outputs, tapes
+           (outputs and shadows zeroed; each item's tape header at tapes + b * strides[tapes])
+  reverse: the same buffers, the output shadows holding the cotangents: adds the input
+           cotangents into their shadows and frees each item's tape
+`int64_t ecc_tapesize_<name>(void)` is the bytes of one item's tape (__enzyme_augmentsize).
 and with order=2 (Enzyme differentiating the one-item VJP/JVP helpers in forward mode):
   vjp_jvp: inputs, output cotangents, input tangents t, tangents of the input cotangents
            (sum_i ct_i H_i t; overwritten)
@@ -21,6 +27,10 @@ HEADER = """#include <stdint.h>
 extern int enzyme_dup, enzyme_const;
 extern void __enzyme_autodiff(void *, ...);
 extern void __enzyme_fwddiff(void *, ...);
+extern int enzyme_allocated, enzyme_tape;
+extern size_t __enzyme_augmentsize(void *, ...);
+extern void __enzyme_augmentfwd(void *, ...);
+extern void __enzyme_reverse(void *, ...);
 """
 
 
@@ -58,6 +68,7 @@ def wrapper_source(sig, order=1):
     body = f"*{sig.ret.name} = {call};" if sig.ret else f"{call};"
     lines.append(f"static void ecc_core_{n}({', '.join(core_params)}) {{ {body} }}")
     lines += [_helper(sig, "rev"), _helper(sig, "fwd"), _primal(sig), _vjp(sig), _jvp(sig)]
+    lines += _split(sig)
     if order >= 2:
         lines += [_vjp_jvp(sig), _jvp_jvp(sig)]
     return "\n".join(lines) + "\n"
@@ -242,3 +253,37 @@ def _jvp_jvp(sig):
         return (f"ecc_sy_{a.name}",) if k == 0 else (_buf(a, S[("res", a.name)]),)
     call = _helper_call(sig, "fwd", inner, outer)
     return _loop("jvp_jvp", sig, zero, d1 + d2, f1 + f2, per, call)
+
+
+def _split(sig):
+    """Split mode: the augmented forward keeps each item's tape (in a caller-allocated header of
+    __enzyme_augmentsize bytes) and the reverse runs on it later, so a framework's backward does
+    not run the primal again. The shadows the augmented forward sees are the ones the reverse
+    gets (it may keep pointers to them), so the caller keeps them between the two calls."""
+    n, order = sig.name, list(sig.args) + ([sig.ret] if sig.ret else [])
+    S = _slots(sig, [("out", sig.outputs), ("din", sig.diff_inputs), ("dout", sig.outputs)])
+    tapes = len(S)
+
+    def marks(a):
+        if isinstance(a, Int):
+            return f"enzyme_const, {_int_arg(sig, a)}"
+        if isinstance(a, In) and not a.diff:
+            return f"enzyme_const, {_buf(a, S[('in', a.name)])}"
+        v, d = (("in", "din") if isinstance(a, In) else ("out", "dout"))
+        return f"enzyme_dup, {_buf(a, S[(v, a.name)])}, {_buf(a, S[(d, a.name)])}"
+    kinds = ", ".join("enzyme_const" if isinstance(a, Int) or (isinstance(a, In) and not a.diff)
+                      else "enzyme_dup" for a in order)
+    args = ", ".join(marks(a) for a in order)
+    tape = f"enzyme_allocated, (size_t)strides[{tapes}], enzyme_tape, " \
+        f"(char *)bufs[{tapes}] + b * strides[{tapes}]"
+    zero = [_zero(a, S[(g, a.name)], _count(sig, a)) for g, group in
+            (("out", sig.outputs), ("din", sig.diff_inputs), ("dout", sig.outputs))
+            for a in group]
+    out = [f"int64_t ecc_tapesize_{n}(void) {{\n  return (int64_t)__enzyme_augmentsize("
+           f"(void *)ecc_core_{n}, {kinds});\n}}"]
+    for kind, marker, pre in (("augfwd", "__enzyme_augmentfwd", zero),
+                              ("reverse", "__enzyme_reverse", [])):
+        out.append("\n".join([_entry(kind, sig) + " {"] + pre + [
+            "  for (int64_t b = 0; b < B; b++)",
+            f"    {marker}((void *)ecc_core_{n}, {tape}, {args});", "}"]))
+    return out

@@ -33,6 +33,9 @@ KINDS = {
     "vjp_jvp": (("outputs", "diff"), "diff"),
     "jvp_jvp": (("diff", "diff"), "outputs"),
 }
+# Split mode (augmented forward, then reverse on its tapes): both take the same buffers, the
+# inputs, the outputs, the shadows of the diff inputs and of the outputs, then the tapes.
+SPLIT = ("augfwd", "reverse")
 SEED_NAMES = {"outputs": "cotangent of ", "diff": "tangent of "}
 _ENTRY_ARGS = [ctypes.c_int64, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_void_p),
                ctypes.POINTER(ctypes.c_int64)]
@@ -43,7 +46,7 @@ class Prepared:
     the C arrays of Int values and buffer strides, the shapes and dtypes of the results. Cached
     per shapes, so a repeated call only fills in the buffer addresses."""
     __slots__ = ("kind", "plan", "batch", "ints", "strides", "results", "leads", "_entry",
-                 "_c_batch", "_c_ints", "_c_strides", "_ptrs")
+                 "_c_batch", "_c_ints", "_c_strides", "_ptrs", "tape_bytes", "reverse")
 
     def __init__(self, fn, kind, plan, strides_, results, leads):
         self.kind, self.plan, self.batch, self.ints = kind, plan, plan.batch, plan.ints
@@ -71,9 +74,12 @@ class Function:
         for fn in self.entry.values():
             fn.restype, fn.argtypes = None, _ENTRY_ARGS
         self.address = {k: ctypes.cast(fn, ctypes.c_void_p).value for k, fn in self.entry.items()}
-        self.raw_entry = {k: lib[f"ecc_{k}_{sig.name}"] for k in kinds}    # argtypes None
-        for fn in self.raw_entry.values():
+        self.raw_entry = {k: lib[f"ecc_{k}_{sig.name}"] for k in kinds + list(SPLIT)}
+        for fn in self.raw_entry.values():     # (argtypes None)
             fn.restype = None
+        size = lib[f"ecc_tapesize_{sig.name}"]
+        size.restype, size.argtypes = ctypes.c_int64, []
+        self.tape_bytes = size()        # one item's tape header (__enzyme_augmentsize)
         self._prepared = {}
         self._groups = {"outputs": self.sig.outputs, "diff": self.sig.diff_inputs}
 
@@ -150,6 +156,29 @@ class Function:
         results = [(lead + self.item_shape(a, plan), a.dtype) for a, lead in
                    zip(res_args, res_leads)]
         return Prepared(self, kind, plan, st, results, res_leads)
+
+    def prepare_split(self, shapes, ints=()):
+        """The Prepared call of the split entries (augfwd and reverse share it) for inputs of
+        these shapes; its results are the outputs, then the shadows: of the diff inputs (a shared
+        input's without batch axes: its gradient sums over the batch), of the outputs. Its
+        `tape_bytes` is the size of the tapes' buffer (one header per batch item)."""
+        key = ("split", tuple(shapes), tuple(ints))
+        p = self._prepared.get(key)
+        if p is None:
+            if len(self._prepared) > 256:
+                self._prepared.clear()
+            s, plan = self.sig, self.plan(shapes, dict(ints))
+            diff_leads = [l for a, l in zip(s.inputs, plan.leads) if a.diff]
+            res = [(a, plan.lead) for a in s.outputs] + list(zip(s.diff_inputs, diff_leads)) + \
+                [(a, plan.lead) for a in s.outputs]
+            st = [strides(l, plan.lead, self.item_shape(a, plan)) for a, l in
+                  list(zip(s.inputs, plan.leads)) + res] + [self.tape_bytes]
+            p = Prepared(self, "augfwd", plan, st, [(l + self.item_shape(a, plan), a.dtype)
+                                                     for a, l in res], [l for _, l in res])
+            p.tape_bytes = self.tape_bytes * plan.batch
+            p.reverse = Prepared(self, "reverse", plan, st, p.results, p.leads)
+            self._prepared[key] = p
+        return p
 
     def run(self, prepared, pointers):
         """Runs a prepared call on raw buffer addresses (the caller checked every buffer)."""
