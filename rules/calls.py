@@ -310,6 +310,9 @@ def _mirror_call(ctx, inst):
 @reverse("call")
 def _rev_call(ctx, inst, d):
     kind = call_kind(ctx, inst)
+    if (inst.callee or "").startswith("@ad.gs."):
+        from enzyme_cc.ad.global_shadows_nested import outer_call
+        return outer_call(ctx, inst)
     if kind == "rule":
         _rev_formula(ctx, inst, d)
     elif kind == "memcpy":
