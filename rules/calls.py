@@ -80,8 +80,8 @@ def kind_of(gen, inst) -> str:
     if is_mpi(c) and not gen.module.defines(c):
         return "mpi"
     from .blas import is_blas
-    if is_blas(c):
-        return "blas"
+    if is_blas(c) and not gen.module.defines(c):
+        return "blas"          # (a BLAS routine the program defines is differentiated as code)
     from .fortran import is_fortran
     if is_fortran(c):
         return "fortran"
