@@ -613,6 +613,11 @@ CALLEE = re.compile(r"(@[-\w.$]+|@\"[^\"]+\")\(")
 
 # Enzyme's type annotations (`__enzyme_double(p)`, ...) only inform type analysis (typeinfo.py):
 # no code, so their calls go once the derivatives are made
+# The plugin's registration variables (registrations.py) hold the address of a marked declaration
+# only to tell the AD about it: once it is done they hold null, so that a declaration nothing
+# else references (an enzyme_inactive extern global the optimizer dropped) needs no definition
+_REGISTRATION = re.compile(r'^(@[\w.$]*__enzyme_cc_register_\d+ = internal global ptr )[^,\n]+',
+                           re.M)
 _TYPE_HINT_CALL = re.compile(r'^[ \t]*(?:\w+ )*call void (?:\([^)]*\) )?'
                              r'@"?__enzyme_(?:double|float|integer|pointer)"? ?\(.*\n', re.M)
 
@@ -643,6 +648,7 @@ def differentiate(text: str, origins: dict | None = None) -> str:
         if not requests:
             done = gen.run([]) if global_shadows.uses_api(text) else text
             done = _TYPE_HINT_CALL.sub("", fixed_point.drop_iters(done))
+            done = _REGISTRATION.sub(r"\1null", done)
             return tape_local.lower(done)     # after the last round (rules/tape.py reads calls)
         ready = [r for r in requests if not gen.reaches_marker(r.fn)]
         if not ready:
