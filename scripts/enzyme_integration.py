@@ -68,6 +68,7 @@ class Test:
         self.run_lines = parse_run_lines(self.text)
         self.xfail = bool(re.search(r"^\s*//\s*XFAIL:", self.text, re.M))
         self.has_main = bool(re.search(r"\bmain\s*\(", self.text))
+        self.extra = []     # flags of other modules of the file that the run links in
         self.kind, self.reason, self.flags, self.filecheck = self.plan()
 
     # What to do with the test: ("run" | "expect-error" | "expect-fail" | "skip", reason,
@@ -109,6 +110,7 @@ class Test:
             line = (runs or [l for l, _ in fc_run] or expect_fail)[0]
             return "expect-fail", "XFAIL", compile_flags(line), None
         if runs:
+            self.extra = extra_modules(pick(runs))
             return "run", "", compile_flags(pick(runs)), None
         if fc_run:
             # Some tests document Enzyme's own bugs with a BUG prefix at some levels: check
@@ -195,9 +197,23 @@ def pick(lines):
     return lines[0]
 
 
+def extra_modules(line):
+    """Flags of the compiles of the other modules a RUN line links into the run (separate
+    compilation: `%clang -DX %s -o %t.callee.ll; %clang %s -o - | %lli --extra-module=%t.callee.ll`)."""
+    out = []
+    for path in re.findall(r"--extra-module[= ](\S+)", line):
+        seg = next((s for s in pipeline_segments(line) if "%clang" in s and
+                    re.search(r"-o\s+" + re.escape(path) + r"(\s|$)", s)), None)
+        if seg is not None:
+            out.append(compile_flags(seg))
+    return out
+
+
 def compile_flags(line):
-    """The flags of the RUN line's compile command that matter for enzyme-cc."""
-    seg = next((s for s in pipeline_segments(line) if "%clang" in s), None)
+    """The flags of the RUN line's compile command that matter for enzyme-cc: the one whose
+    output the run takes (`-o -`), else the first."""
+    segs = [s for s in pipeline_segments(line) if "%clang" in s]
+    seg = next((s for s in segs if re.search(r"-o\s+-(\s|$)", s)), segs[0] if segs else None)
     if seg is None:
         return []
     cxx = ["-x", "c++"] if "%clang++" in seg else []
@@ -317,6 +333,19 @@ def run_one(test, level, args, workroot, env):
         cmd += [test.path, "-x", "none"]
     else:
         cmd += [test.path]
+    for k, extra in enumerate(test.extra):   # other modules, compiled on their own and linked
+        obj = os.path.join(work, "extra%d.o" % k)
+        xflags = [f.replace("%S", srcdir).replace("%p", srcdir) for f in extra]
+        xcmd = [tool, "-" + level] + xflags + ["-I", srcdir, "-I", args.dir, "-c", test.path,
+                                               "-o", obj]
+        rc, out, to = run_cmd(xcmd, work, args.build_timeout, env)
+        if to or rc != 0:
+            res.update(status="timeout" if to else "build-error",
+                       detail=first_error(out) if not to else "build took over %ds" %
+                       args.build_timeout, output=tail(out, 12), build_cmd=" ".join(xcmd))
+            cleanup(work, args)
+            return res
+        cmd.append(obj)
     if not test.has_main:
         cmd += ["-shared", "-fPIC"]
     cmd += ["-o", exe, "-lm"]
