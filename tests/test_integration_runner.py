@@ -35,3 +35,32 @@ def test_separate_compilation_test_plan(tmp_path):
     t = runner.Test(str(tmp_path), str(src))
     assert t.kind == "run" and t.flags == ["-std=c11"]
     assert t.extra == [["-std=c11", "-DMODULE_CALLEE"]]
+
+
+def test_objects_compiled_by_other_run_lines(tmp_path):
+    """`%clang -c %s -o %t.main.o`, `... -DDEFINE_F -c %s -o %t.f.o`, then a RUN line linking the
+    objects and running %t: one build per object, each with its compile's flags."""
+    src = tmp_path / "ReverseMode" / "objs.c"
+    src.parent.mkdir()
+    src.write_text(
+        "// RUN: %clang -std=c11 -O2 -flto=thin %loadClangEnzyme -c %s -o %t.main.o\n"
+        "// RUN: %clang -std=c11 -O2 -flto=thin %loadClangEnzyme -DDEFINE_F -c %s -o %t.f.o\n"
+        "// RUN: %clang -O2 -flto=thin %linkLLDEnzyme %t.main.o %t.f.o -o %t && %t | FileCheck %s\n"
+        "// CHECK: 1\n#ifdef DEFINE_F\nint f(void) { return 1; }\n#else\nint f(void);\n"
+        "int main() { return f() - 1; }\n#endif\n")
+    t = runner.Test(str(tmp_path), str(src))
+    assert t.kind == "run"
+    assert t.flags == ["-std=c11", "-flto=thin"]
+    assert t.extra == [["-std=c11", "-flto=thin", "-DDEFINE_F"]]
+
+
+def test_compile_only_line_makes_an_object(tmp_path):
+    """A compile-only RUN line with -c builds an object (enzyme-cc differentiates at the link,
+    which that line never reaches)."""
+    src = tmp_path / "ForwardMode" / "c.c"
+    src.parent.mkdir()
+    src.write_text("// RUN: %clang -std=c11 -O2 -flto %loadClangEnzyme -c %s -o /dev/null\n"
+                   "extern double sq(double);\ndouble __enzyme_fwddiff(void *, double, double);\n"
+                   "double d(double x) { return __enzyme_fwddiff((void *)sq, x, 1.0); }\n")
+    t = runner.Test(str(tmp_path), str(src))
+    assert t.kind == "compile" and t.object_only and t.flags == ["-std=c11", "-flto"]
