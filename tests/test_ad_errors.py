@@ -316,6 +316,20 @@ int main(void) {
 }
 """
 
+# vector forward mode with one shadow where N are needed (Enzyme's leaf-vectorized layout,
+# ForwardModeVector/VectorizedAtLeafNodes): the next marker is never taken for a shadow
+VECTOR_ONE_SHADOW = """\
+int enzyme_width, enzyme_dup, enzyme_const;
+typedef struct { double a, b; } T2;
+T2 __enzyme_fwddiff2(void *, ...) __asm__("__enzyme_fwddiff");
+double sumsq(const double *x, int n) { double s = 0; for (int i = 0; i < n; i++) s += x[i] * x[i]; return s; }
+int main(void) {
+  double x[2] = {1, 2}, dx[4] = {1, 0, 0, 1};
+  T2 t = __enzyme_fwddiff2((void *)sumsq, enzyme_width, 2, enzyme_dup, x, dx, enzyme_const, 2);
+  return t.a != 2.0;
+}
+"""
+
 GSHADOW_LOCAL = """\
 extern void *__enzyme_context(int);
 extern void *__enzyme_shadow(void *, void *, int);
@@ -460,6 +474,7 @@ CASES = {
                                        "return *(double *)__enzyme_shadow(inner"),
     "global_shadow_nested_forward_reused": (GSHADOW_NESTED_REUSED, ("twice",),
                                             "return __enzyme_fwddiff((void *)cube"),
+    "vector_one_shadow": (VECTOR_ONE_SHADOW, ("main", "sumsq"), "T2 t = __enzyme_fwddiff2"),
     "global_shadow_of_local": (GSHADOW_LOCAL, ("main",), "__enzyme_shadow(ctx, local"),
     "context_width_in_reverse": (GSHADOW_WIDTH_REVERSE, ("main",), "__enzyme_autodiff((void *)scaled"),
     "todense_pointer_stored": (TODENSE_ESCAPES, ("main",), "keep = p;"),
