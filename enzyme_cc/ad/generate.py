@@ -18,7 +18,7 @@ from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, local_name
 from .diagnostics import located
 from . import (batch, fixed_point, openmp, openmp_capture, truncate, global_shadows,
-               reverse_vector, runtime, shared_globals, tape_local, virtual_shadow)
+               registrations, reverse_vector, runtime, shared_globals, tape_local, virtual_shadow)
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_primal_reverse,
@@ -613,11 +613,6 @@ CALLEE = re.compile(r"(@[-\w.$]+|@\"[^\"]+\")\(")
 
 # Enzyme's type annotations (`__enzyme_double(p)`, ...) only inform type analysis (typeinfo.py):
 # no code, so their calls go once the derivatives are made
-# The plugin's registration variables (registrations.py) hold the address of a marked declaration
-# only to tell the AD about it: once it is done they hold null, so that a declaration nothing
-# else references (an enzyme_inactive extern global the optimizer dropped) needs no definition
-_REGISTRATION = re.compile(r'^(@[\w.$]*__enzyme_cc_register_\d+ = internal global ptr )[^,\n]+',
-                           re.M)
 _TYPE_HINT_CALL = re.compile(r'^[ \t]*(?:\w+ )*call void (?:\([^)]*\) )?'
                              r'@"?__enzyme_(?:double|float|integer|pointer)"? ?\(.*\n', re.M)
 
@@ -648,7 +643,7 @@ def differentiate(text: str, origins: dict | None = None) -> str:
         if not requests:
             done = gen.run([]) if global_shadows.uses_api(text) else text
             done = _TYPE_HINT_CALL.sub("", fixed_point.drop_iters(done))
-            done = _REGISTRATION.sub(r"\1null", done)
+            done = registrations.drop_references(done)
             return tape_local.lower(done)     # after the last round (rules/tape.py reads calls)
         ready = [r for r in requests if not gen.reaches_marker(r.fn)]
         if not ready:
