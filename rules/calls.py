@@ -80,8 +80,8 @@ def kind_of(gen, inst) -> str:
     if is_mpi(c) and not gen.module.defines(c):
         return "mpi"
     from .blas import is_blas
-    if is_blas(c):
-        return "blas"
+    if is_blas(c) and not gen.module.defines(c):
+        return "blas"          # (a BLAS routine the program defines is differentiated as code)
     from .fortran import is_fortran
     if is_fortran(c):
         return "fortran"
@@ -310,6 +310,9 @@ def _mirror_call(ctx, inst):
 @reverse("call")
 def _rev_call(ctx, inst, d):
     kind = call_kind(ctx, inst)
+    if (inst.callee or "").startswith("@ad.gs."):
+        from enzyme_cc.ad.global_shadows_nested import outer_call
+        return outer_call(ctx, inst)
     if kind == "rule":
         _rev_formula(ctx, inst, d)
     elif kind == "memcpy":

@@ -184,6 +184,10 @@ def _t_store(ctx, inst):
 def _t_call(ctx, inst):
     from .calls import call_kind
     kind = call_kind(ctx, inst)
+    if (inst.callee or "").startswith("@ad.gs."):
+        from enzyme_cc.ad.global_shadows_nested import outer_call
+        outer_call(ctx, inst, getattr(ctx.synth, "lane", 0), getattr(ctx.synth, "width", 1))
+        return None
     if kind == "rule":
         from .calls import check_arity, convert_float
         rule = call_rule(inst.callee)

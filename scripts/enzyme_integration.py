@@ -48,7 +48,7 @@ from collections import Counter, OrderedDict, defaultdict
 SOURCE_EXTS = (".c", ".cpp", ".cc", ".cxx")
 
 # Flags taken over from a RUN line's compile command (a prefix match on the argument).
-KEEP_PREFIXES = ("-std=", "-ffast-math", "-fno-", "-fstrict", "-fwrapv", "-D", "-U", "-I",
+KEEP_PREFIXES = ("-std=", "-ffast-math", "-fno-", "-flto", "-fstrict", "-fwrapv", "-D", "-U", "-I",
                  "-include", "-l", "-L", "-march=", "-mavx", "-msse", "-mfma", "-pthread",
                  "-fexceptions", "-frtti", "-fno-exceptions", "-g", "-ffp-contract=",
                  "-fmath-errno", "-funsafe-math-optimizations", "-fopenmp")
@@ -68,6 +68,8 @@ class Test:
         self.run_lines = parse_run_lines(self.text)
         self.xfail = bool(re.search(r"^\s*//\s*XFAIL:", self.text, re.M))
         self.has_main = bool(re.search(r"\bmain\s*\(", self.text))
+        self.extra = []     # flags of other modules of the file that the run links in
+        self.object_only = False
         self.kind, self.reason, self.flags, self.filecheck = self.plan()
 
     # What to do with the test: ("run" | "expect-error" | "expect-fail" | "skip", reason,
@@ -109,13 +111,15 @@ class Test:
             line = (runs or [l for l, _ in fc_run] or expect_fail)[0]
             return "expect-fail", "XFAIL", compile_flags(line), None
         if runs:
-            return "run", "", compile_flags(pick(runs)), None
+            flags, self.extra = linked_objects(pick(runs), applicable)
+            return "run", "", flags, None
         if fc_run:
             # Some tests document Enzyme's own bugs with a BUG prefix at some levels: check
             # against the prefixes of a line that expects the right answer.
             good = [(l, f) for l, f in fc_run if not re.search(r"prefix(es)?=\S*BUG", f)]
             line, fc = (good or fc_run)[0]
-            return "run", "output checked with FileCheck", compile_flags(line), fc
+            flags, self.extra = linked_objects(line, applicable)
+            return "run", "output checked with FileCheck", flags, fc
         if expect_fail:
             return "expect-fail", "RUN line expects the run to fail", \
                 compile_flags(expect_fail[0]), None
@@ -128,6 +132,8 @@ class Test:
             return "skip", "-verify without expected errors (diagnostics only)", [], None
         compiles = [l for l in applicable if "%clang" in l and "FileCheck" not in l]
         if compiles:
+            # `-c`: an object is all the line makes (enzyme-cc differentiates at the link)
+            self.object_only = re.search(r"\s-c(\s|$)", compiles[0]) is not None
             return "compile", "compile-only RUN line", compile_flags(compiles[0]), None
         return "skip", "RUN lines check IR or compiler output only", [], None
 
@@ -195,9 +201,43 @@ def pick(lines):
     return lines[0]
 
 
+def extra_modules(line):
+    """Flags of the compiles of the other modules a RUN line links into the run (separate
+    compilation: `%clang -DX %s -o %t.callee.ll; %clang %s -o - | %lli --extra-module=%t.callee.ll`)."""
+    out = []
+    for path in re.findall(r"--extra-module[= ](\S+)", line):
+        seg = next((s for s in pipeline_segments(line) if "%clang" in s and
+                    re.search(r"-o\s+" + re.escape(path) + r"(\s|$)", s)), None)
+        if seg is not None:
+            out.append(compile_flags(seg))
+    return out
+
+
+def linked_objects(line, lines):
+    """(flags of the main build, flags of each other module linked in) for a run line. Besides
+    --extra-module (extra_modules), a link of objects that other RUN lines compile from the file
+    (`%clang -DDEFINE_F -c %s -o %t.f.o` ... `%clang %t.main.o %t.f.o -o %t && %t`): the first
+    object's compile is the main build, the others are extra modules."""
+    link = next((s for s in pipeline_segments(line) if "%clang" in s), "")
+    objs = [o for o in re.findall(r"(?<!-o )(%t\.[\w.]+\.o)\b", link)]
+    producers = []
+    for o in objs:
+        seg = next((s for l in lines for s in pipeline_segments(l) if "%clang" in s and "%s" in s
+                    and re.search(r"-o\s+" + re.escape(o) + r"(\s|$)", s)), None)
+        if seg is None:
+            return compile_flags(line), extra_modules(line)
+        producers.append(compile_flags(seg) + [f for f in compile_flags(link) if f not in
+                                               compile_flags(seg)])
+    if not producers:
+        return compile_flags(line), extra_modules(line)
+    return producers[0], producers[1:]
+
+
 def compile_flags(line):
-    """The flags of the RUN line's compile command that matter for enzyme-cc."""
-    seg = next((s for s in pipeline_segments(line) if "%clang" in s), None)
+    """The flags of the RUN line's compile command that matter for enzyme-cc: the one whose
+    output the run takes (`-o -`), else the first."""
+    segs = [s for s in pipeline_segments(line) if "%clang" in s]
+    seg = next((s for s in segs if re.search(r"-o\s+-(\s|$)", s)), segs[0] if segs else None)
     if seg is None:
         return []
     cxx = ["-x", "c++"] if "%clang++" in seg else []
@@ -317,9 +357,23 @@ def run_one(test, level, args, workroot, env):
         cmd += [test.path, "-x", "none"]
     else:
         cmd += [test.path]
-    if not test.has_main:
-        cmd += ["-shared", "-fPIC"]
-    cmd += ["-o", exe, "-lm"]
+    for k, extra in enumerate(test.extra):   # other modules, compiled on their own and linked
+        obj = os.path.join(work, "extra%d.o" % k)
+        xflags = [f.replace("%S", srcdir).replace("%p", srcdir) for f in extra]
+        xcmd = [tool, "-" + level] + xflags + ["-I", srcdir, "-I", args.dir, "-c", test.path,
+                                               "-o", obj]
+        rc, out, to = run_cmd(xcmd, work, args.build_timeout, env)
+        if to or rc != 0:
+            res.update(status="timeout" if to else "build-error",
+                       detail=first_error(out) if not to else "build took over %ds" %
+                       args.build_timeout, output=tail(out, 12), build_cmd=" ".join(xcmd))
+            cleanup(work, args)
+            return res
+        cmd.append(obj)
+    if test.kind == "compile" and test.object_only:
+        cmd += ["-c", "-o", exe]
+    else:
+        cmd += (["-shared", "-fPIC"] if not test.has_main else []) + ["-o", exe, "-lm"]
     if test.mpi:
         cmd += mpi_flags()
     res["build_cmd"] = " ".join(shlex.quote(c) for c in cmd)

@@ -275,7 +275,9 @@ int main(void) {
 }
 """
 
-GSHADOW_NESTED = """\
+# nested derivatives with contexts: differentiated code may only seed an inner context with
+# constants (global_shadows_nested.py); reading its shadows back there would lose derivatives
+GSHADOW_NESTED_READ = """\
 extern void *__enzyme_context(int);
 extern void *__enzyme_shadow(void *, void *, int);
 extern double __enzyme_fwddiff(void *, ...);
@@ -283,13 +285,48 @@ extern double __enzyme_autodiff(void *, ...);
 extern int enzyme_context;
 double g = 2.0;
 double cube(double x) { return g * x * x * x; }
-double dcube(double x) {
+double dcube_dg(double x) {
   void *inner = __enzyme_context(1);
-  return __enzyme_autodiff((void *)cube, enzyme_context, inner, x);
+  *(double *)__enzyme_shadow(inner, &g, 0) = 0.0;
+  __enzyme_autodiff((void *)cube, enzyme_context, inner, x);
+  return *(double *)__enzyme_shadow(inner, &g, 0);
 }
 int main(void) {
   void *outer = __enzyme_context(1);
-  return __enzyme_fwddiff((void *)dcube, enzyme_context, outer, 2.0, 1.0) != 24.0;
+  return __enzyme_fwddiff((void *)dcube_dg, enzyme_context, outer, 2.0, 1.0) != 12.0;
+}
+"""
+
+# ... and a forward-mode inner derivative there must read seeds no other derivative wrote
+GSHADOW_NESTED_REUSED = """\
+extern void *__enzyme_context(int);
+extern void *__enzyme_shadow(void *, void *, int);
+extern double __enzyme_fwddiff(void *, ...);
+extern int enzyme_context;
+double g = 2.0;
+double cube(double x) { g = g * x; return g * x * x; }
+double twice(double x) {
+  void *inner = __enzyme_context(1);
+  *(double *)__enzyme_shadow(inner, &g, 0) = 1.0;
+  return __enzyme_fwddiff((void *)cube, enzyme_context, inner, x, 0.0) + __enzyme_fwddiff((void *)cube, enzyme_context, inner, x, 0.0);
+}
+int main(void) {
+  void *outer = __enzyme_context(1);
+  return __enzyme_fwddiff((void *)twice, enzyme_context, outer, 2.0, 1.0) != 0.0;
+}
+"""
+
+# vector forward mode with one shadow where N are needed (Enzyme's leaf-vectorized layout,
+# ForwardModeVector/VectorizedAtLeafNodes): the next marker is never taken for a shadow
+VECTOR_ONE_SHADOW = """\
+int enzyme_width, enzyme_dup, enzyme_const;
+typedef struct { double a, b; } T2;
+T2 __enzyme_fwddiff2(void *, ...) __asm__("__enzyme_fwddiff");
+double sumsq(const double *x, int n) { double s = 0; for (int i = 0; i < n; i++) s += x[i] * x[i]; return s; }
+int main(void) {
+  double x[2] = {1, 2}, dx[4] = {1, 0, 0, 1};
+  T2 t = __enzyme_fwddiff2((void *)sumsq, enzyme_width, 2, enzyme_dup, x, dx, enzyme_const, 2);
+  return t.a != 2.0;
 }
 """
 
@@ -433,7 +470,11 @@ CASES = {
     "fixed_point_state_not_argument": (FIXED_POINT_STATE, ("solve", "z"),
                                        "__enzyme_fixed_point((void *)step"),
     "global_shadow_pointer_store": (GSHADOW_POINTER_STORE, ("fill", "buf"), "buf = malloc("),
-    "global_shadow_nested": (GSHADOW_NESTED, ("main", "dcube"), "__enzyme_fwddiff((void *)dcube"),
+    "global_shadow_nested_read_back": (GSHADOW_NESTED_READ, ("dcube_dg",),
+                                       "return *(double *)__enzyme_shadow(inner"),
+    "global_shadow_nested_forward_reused": (GSHADOW_NESTED_REUSED, ("twice",),
+                                            "return __enzyme_fwddiff((void *)cube"),
+    "vector_one_shadow": (VECTOR_ONE_SHADOW, ("main", "sumsq"), "T2 t = __enzyme_fwddiff2"),
     "global_shadow_of_local": (GSHADOW_LOCAL, ("main",), "__enzyme_shadow(ctx, local"),
     "context_width_in_reverse": (GSHADOW_WIDTH_REVERSE, ("main",), "__enzyme_autodiff((void *)scaled"),
     "todense_pointer_stored": (TODENSE_ESCAPES, ("main",), "keep = p;"),

@@ -173,6 +173,31 @@ int main(void) { printf("%g\n", __enzyme_autodiff((void *)f, 2.0)); }
         assert floats(run([str(tmp_path / "prog")]).stdout) == [3.0]
 
 
+def test_marked_declaration_defined_nowhere(tmp_path):
+    """An enzyme_inactive extern global that no object defines, whose only use the optimizer
+    drops (an argument the callee ignores; Enzyme's ReverseMode/customglob.cpp): the
+    registration variable does not keep a reference to it after AD, so the program links."""
+    (tmp_path / "main.cpp").write_text(r"""
+#include <cstdio>
+#include <cstdlib>
+extern double __enzyme_autodiff(void *, ...);
+enum class Pool { Host };
+__attribute__((enzyme_inactive)) extern Pool default_pool;
+__attribute__((noinline)) static void *get(int n, Pool) { return malloc(n); }
+double cube(double a) {
+  double *d = (double *)get(sizeof(double), default_pool);
+  d[0] = a * a * a;
+  double r = d[0];
+  free(d);
+  return r;
+}
+int main() { printf("%g\n", __enzyme_autodiff((void *)cube, 2.0)); }
+""")
+    for level in LEVELS:
+        run(["enzyme-c++", level, "main.cpp", "-o", "prog"], cwd=tmp_path)
+        assert floats(run([str(tmp_path / "prog")]).stdout) == [12.0]
+
+
 @pytest.mark.parametrize("spelling", ["__attribute__((enzyme_inactve)) double f(double x);",
                                       "[[enzyme::inactve]] double f(double x);",
                                       "[[enzyme_frobnicate]] double g;"])

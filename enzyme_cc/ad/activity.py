@@ -253,7 +253,7 @@ class Activity:
                                  "@_Zda")) or is_inactive_call(c) or call_rule(c) is not None:
                     continue
                 from enzyme_cc.rules.blas import is_blas, written_arg
-                if is_blas(c):                    # BLAS writes exactly one array argument
+                if is_blas(c) and not self.module.defines(c):   # BLAS writes one array argument
                     k = written_arg(c)
                     if k is not None and any(o.value in self.active or o.value in self.shadowed
                                              for o in inst.ops) and inst.ops[k].value.startswith("%"):

@@ -18,7 +18,7 @@ from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, local_name
 from .diagnostics import located
 from . import (batch, fixed_point, openmp, openmp_capture, truncate, global_shadows,
-               reverse_vector, runtime, shared_globals, tape_local, virtual_shadow)
+               registrations, reverse_vector, runtime, shared_globals, tape_local, virtual_shadow)
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_primal_reverse,
@@ -45,8 +45,13 @@ class Generator(IndirectCalls):
         self.reg = read_registrations(self.module)
         from . import fp_logger
         self.reg.inactive.update(fp_logger.symbols(self.module))   # logging carries no derivative
+        # an earlier round's global-shadow helpers are bookkeeping to the derivatives of this one
+        # (global_shadows_nested.outer_call: their effect on the shadows of its static storage)
+        self.reg.inactive |= {f for f in self.module._bodies if f.startswith("@ad.gs.")}
+        self.level = 1                               # the round of differentiate() (higher order)
         self.shared_globals: set[str] = set()    # see find_shared_globals
         self.global_users: set[str] = set()
+        self.reset_globals: set[str] = set()       # see shared_globals.find_shared_globals
         self.address_targets: dict[str, set] = {}   # pointer global -> arrays it may point into
         self.entry_fn: str | None = None             # sets up the shared globals' shadows
         self.shadow_lanes: dict[str, set] = {}       # global -> None / (width, lane) shadows made
@@ -85,6 +90,9 @@ class Generator(IndirectCalls):
                                 "needs one per lane; hint: use width 1 for it")
             return self.reg.shadows[g]
         name = "@ad.shadow." + g[1:].strip('"') + (f".w{width}.L{lane}" if lane is not None else "")
+        base, k = name, 2
+        while name in self.module.globals:  # an inner round's shadow: in use as primal storage
+            name, k = f"{base}.o{k}", k + 1
         self.shadow_lanes.setdefault(g, set()).add(lane if lane is None else (width, lane))
         if name not in self.decls:
             ty = global_type(self.module, g)
@@ -492,7 +500,7 @@ class Generator(IndirectCalls):
     def zero_shared_shadows(self) -> list[str]:
         """A derivative starts from the shadows of the shared globals as of entry (zero floats,
         pointers re-derived from the primal ones): one call of a function defined at the end."""
-        if not (self.shared_globals or self.scratch_globals):
+        if not (self.shared_globals or self.scratch_globals or self.reset_globals):
             return []
         self.entry_fn = self.entry_fn or f"@ad.shadow.entry.{self.counter}"
         return [f"call void {self.entry_fn}()"]
@@ -520,14 +528,16 @@ class Generator(IndirectCalls):
             todo.extend(self._callees(f))
         return False
 
-    def run(self, requests=None) -> str:
+    def run(self, requests=None, later=()) -> str:
+        """Rewrite the marker calls of `requests`; `later` are those of the rounds after this one
+        (derivatives of functions calling these markers)."""
         if requests is None:
             requests = find_requests(self.module)
         gs_calls = global_shadows.api_calls(self.module)
         if not requests and not gs_calls:
             return self.module.text
         lines = list(self.module._lines)
-        table = global_shadows.setup(self, requests, gs_calls)
+        table = global_shadows.setup(self, requests, gs_calls, later)
         self.find_shared_globals([r.fn for r in requests])
         for req in requests:
             if req.mode == "tape_size":
@@ -575,7 +585,7 @@ class Generator(IndirectCalls):
             if req.mode in ("reverse", "forward", "augment"):
                 new = self.zero_shared_shadows() + new
             if table is not None and req.mode in ("reverse", "forward", "augment"):
-                new = global_shadows.around_call(req, new)
+                new = table.around_call(req, new)
             lines[req.line] = with_marker_location("\n".join(new), req.inst.md.get("!dbg"))
             if req.inst.op == "invoke":
                 drop_unwind_edge(lines, req)
@@ -620,25 +630,20 @@ def differentiate(text: str, origins: dict | None = None) -> str:
     text = batch.lower(text)   # __enzyme_batch: a call of f per lane, differentiable like any code
     text = virtual_shadow.lower(text)   # __enzyme_virtualreverse(p) is p (dispatch on the primal)
     text = openmp_capture.lower(text)   # values a region captures by value: through memory
-    for _ in range(8):
+    for level in range(1, 9):
         gen = Generator(text, counter)
+        gen.level = level
         gen.origins = origins or {}
         requests = find_requests(gen.module)
         if not requests:
             done = gen.run([]) if global_shadows.uses_api(text) else text
             done = _TYPE_HINT_CALL.sub("", fixed_point.drop_iters(done))
+            done = registrations.drop_references(done)
             return tape_local.lower(done)     # after the last round (rules/tape.py reads calls)
         ready = [r for r in requests if not gen.reaches_marker(r.fn)]
-        if len(ready) < len(requests) and global_shadows.uses_api(text):
-            outer = next(r for r in requests if r not in ready)
-            raise UserError(f"{located(gen.module, outer.caller, outer.inst)}: '{outer.fn[1:]}' "
-                            "calls a marker itself (a nested derivative), which enzyme-cc does not "
-                            "support yet in a program using __enzyme_context / __enzyme_shadow / "
-                            "enzyme_context; hint: differentiate the globals' shadows in one level, "
-                            "or pass the global as an argument of the inner derivative")
         if not ready:
             raise UserError(f"function '{requests[0].fn[1:]}' differentiates itself (a marker call "
                             "reaches back to the function being differentiated)")
-        text = gen.run(ready)
+        text = gen.run(ready, [r for r in requests if r not in ready])
         counter = gen.counter
     raise UserError("marker calls nested more than 8 deep")

@@ -89,7 +89,8 @@ def context_width(fn, v: str) -> int | None:
     """The constant width of the `__enzyme_context(N)` call a context value comes from."""
     d = fn.defs.get(resolve(fn, v))
     if d is not None and getattr(d, "op", None) == "call" and \
-            (d.callee or "").strip('@"') == "__enzyme_context" and d.ops and d.ops[0].value.isdigit():
+            (d.callee or "").strip('@"') in ("__enzyme_context", "ad.gs.context") and d.ops and \
+            d.ops[0].value.isdigit():
         return int(d.ops[0].value)
     return None
 

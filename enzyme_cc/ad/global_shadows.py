@@ -31,6 +31,7 @@ from .global_addresses import queried_globals
 from .typeinfo import global_type, layout, underlying
 
 API = ("__enzyme_context", "__enzyme_shadow", "__enzyme_zero_shadows")
+BASE_GLOBALS = "@ad.gs.globals"      # the table's globals, in order (read by later rounds)
 API_CALL = re.compile(r"@\"?(__enzyme_context|__enzyme_shadow|__enzyme_zero_shadows)\"?\(")
 MAX_SLOTS = 1024
 
@@ -63,10 +64,14 @@ def widths(gen, calls, requests) -> set[int]:
     return {w for w in ws if w >= 1}
 
 
-def setup(gen, requests, calls):
-    """The table of persistent globals (gen.persistent) when the program uses the API, else None."""
+def setup(gen, requests, calls, later=()):
+    """The table of persistent globals (gen.persistent) when the program uses the API, else None.
+    `later`: the requests of later rounds (derivatives of code calling these markers)."""
     from .shared_globals import accesses, address_stores
-    ctx_reqs = [r for r in requests if getattr(r, "context", None) is not None]
+    from . import global_shadows_nested as nested
+    if not calls and BASE_GLOBALS in gen.module.globals:
+        return nested.level_setup(gen, requests)     # a later round: see global_shadows_nested
+    ctx_reqs = [r for r in [*requests, *later] if getattr(r, "context", None) is not None]
     if not calls and not ctx_reqs:
         return None
     reach = accesses(gen, [r.fn for r in requests])[0]
@@ -92,7 +97,10 @@ def setup(gen, requests, calls):
                 todo.append(t)
     _no_pointer_stores(gen, reach, persistent)
     gen.persistent = persistent
-    return Table(gen, persistent, widths(gen, calls, requests))
+    table = Table(gen, persistent, widths(gen, calls, [*requests, *later]))
+    if later:
+        nested.check_outer(gen, requests, later, calls, table)
+    return table
 
 
 def _no_pointer_stores(gen, reach, persistent):
@@ -109,18 +117,6 @@ def _no_pointer_stores(gen, reach, persistent):
                                     f"a pointer into '{g[1:]}', whose shadow the program owns "
                                     "(__enzyme_shadow / enzyme_context); enzyme-cc does not support "
                                     "that yet; hint: set the pointer before calling the derivative")
-
-
-def around_call(req, new: list[str]) -> list[str]:
-    """A derivative call with enzyme_context runs on the context's shadows (swapped into the
-    static storage and back); one without runs on the default set of its width."""
-    w = getattr(req, "width", 1)
-    ctx = getattr(req, "context", None)
-    tail = [new.pop()] if new and new[-1].startswith("br label") else []
-    if ctx is None:
-        return [f"call void @ad.gs.prepare.{w}()"] + new + tail
-    return [f"call void @ad.gs.enter.{w}(ptr {ctx.value})"] + new + \
-        [f"call void @ad.gs.leave.{w}(ptr {ctx.value})"] + tail
 
 
 class _Layout:
@@ -166,6 +162,8 @@ class _Fn:
 
 
 class Table:
+    prefix = "ad.gs"      # of the helpers that depend on the round (static storage): see static()
+
     def __init__(self, gen, globals_, ws):
         self.gen, self.globals, self.widths = gen, sorted(globals_), sorted(ws)
         named = gen.module.named_types
@@ -186,6 +184,17 @@ class Table:
 
     def static(self, i, w, k):
         return self.gen.shadow_global(self.globals[i], None if w == 1 else k, w)
+
+    def around_call(self, req, new: list[str]) -> list[str]:
+        """A derivative call with enzyme_context runs on the context's shadows (swapped into the
+        static storage and back); one without runs on the default set of its width."""
+        w, P = getattr(req, "width", 1), self.prefix
+        ctx = getattr(req, "context", None)
+        tail = [new.pop()] if new and new[-1].startswith("br label") else []
+        if ctx is None:
+            return [f"call void @{P}.prepare.{w}()"] + new + tail
+        return [f"call void @{P}.enter.{w}(ptr {ctx.value})"] + new + \
+            [f"call void @{P}.leave.{w}(ptr {ctx.value})"] + tail
 
     # ---- per-width helpers ------------------------------------------------------------------
     def _fix(self, w):
@@ -236,7 +245,6 @@ class Table:
 
     def _per_width(self, w):
         L = _Layout(len(self.globals), len(self.slots), w)
-        lanes = f"getelementptr (ptr, ptr @ad.gs.default.{w}, i64 3)"
         init = _Fn(f"define internal void @ad.gs.init.{w}(ptr %set) {{")
         for i, g in enumerate(self.globals):
             for k in range(w):
@@ -261,7 +269,14 @@ class Table:
         new.emit(f"store ptr %head, ptr {new.word('%set', 2)}")
         new.emit("store ptr %set, ptr @ad.gs.list")
         new.emit("ret ptr %set")
-        swap = _Fn(f"define internal void @ad.gs.swap.{w}(ptr %set) {{")
+        return [self._fix(w), self._zero(w), init.text(), new.text()] + self.round_helpers(w)
+
+    def round_helpers(self, w):
+        """The helpers tied to the static storage of this round's derivatives: the default set
+        of width w (its blocks are the statics), swapping a context in and out."""
+        L, P = _Layout(len(self.globals), len(self.slots), w), self.prefix
+        lanes = f"getelementptr (ptr, ptr @{P}.default.{w}, i64 3)"
+        swap = _Fn(f"define internal void @{P}.swap.{w}(ptr %set) {{")
         for i in range(len(self.globals)):
             for k in range(w):
                 lane = swap.load_word("%set", L.lane(i, k))
@@ -269,28 +284,32 @@ class Table:
                           f"i64 {self.sizes[i]})")
         swap.emit("ret void")
         enter = "\n".join([
-            f"define internal void @ad.gs.enter.{w}(ptr %set) {{", "entry:",
+            f"define internal void @{P}.enter.{w}(ptr %set) {{", "entry:",
             "%w = load i64, ptr %set", f"%ok = icmp eq i64 %w, {w}",
             "br i1 %ok, label %go, label %bad",
             "bad:", "call void @ad.gs.fail(ptr @ad.gs.msg.width)", "unreachable",
-            "go:", f"call void @ad.gs.swap.{w}(ptr %set)",
+            "go:", f"call void @{P}.swap.{w}(ptr %set)",
             f"call void @ad.gs.fix.{w}(ptr %set, ptr {lanes})", "ret void", "}"])
         leave = "\n".join([
-            f"define internal void @ad.gs.leave.{w}(ptr %set) {{", "entry:",
-            f"call void @ad.gs.swap.{w}(ptr %set)", "%l = getelementptr ptr, ptr %set, i64 3",
-            "call void @ad.gs.fix.{w}(ptr %set, ptr %l)".replace("{w}", str(w)), "ret void", "}"])
-        prepare = "\n".join([
-            f"define internal void @ad.gs.prepare.{w}() {{", "entry:",
-            f"%i = load i64, ptr getelementptr (ptr, ptr @ad.gs.default.{w}, i64 1)",
-            "%new = icmp eq i64 %i, 0", "br i1 %new, label %init, label %fix",
-            "init:", f"call void @ad.gs.init.{w}(ptr @ad.gs.default.{w})", "ret void",
-            "fix:", f"call void @ad.gs.fix.{w}(ptr @ad.gs.default.{w}, ptr {lanes})", "ret void", "}"])
+            f"define internal void @{P}.leave.{w}(ptr %set) {{", "entry:",
+            f"call void @{P}.swap.{w}(ptr %set)", "%l = getelementptr ptr, ptr %set, i64 3",
+            f"call void @ad.gs.fix.{w}(ptr %set, ptr %l)", "ret void", "}"])
+        # the base round's default set persists (the program queries and seeds it); a later
+        # round's cannot be queried: its derivatives start from zero shadows (ad.gs.init)
+        init = f"call void @ad.gs.init.{w}(ptr @{P}.default.{w})"
+        prepare = [f"define internal void @{P}.prepare.{w}() {{", "entry:", init, "ret void", "}"]
+        if P == Table.prefix:
+            prepare[2:3] = [
+                f"%i = load i64, ptr getelementptr (ptr, ptr @{P}.default.{w}, i64 1)",
+                "%new = icmp eq i64 %i, 0", "br i1 %new, label %init, label %fix",
+                "init:", init, "ret void",
+                "fix:", f"call void @ad.gs.fix.{w}(ptr @{P}.default.{w}, ptr {lanes})"]
+        prepare = "\n".join(prepare)
         words = [f"ptr inttoptr (i64 {w} to ptr)", "ptr null", "ptr null"]
         words += [f"ptr {self.static(i, w, k)}" for i in range(len(self.globals)) for k in range(w)]
         words += ["ptr null"] * (2 * len(self.slots) * w)
-        default = f"@ad.gs.default.{w} = internal global [{len(words)} x ptr] [{', '.join(words)}]"
-        return [self._fix(w), self._zero(w), init.text(), new.text(), swap.text(), enter, leave,
-                prepare, default]
+        default = f"@{P}.default.{w} = internal global [{len(words)} x ptr] [{', '.join(words)}]"
+        return [swap.text(), enter, leave, prepare, default]
 
     def _dispatch(self, name, params, call, ret="void", width="%w = load i64, ptr %set"):
         """A function switching on the run-time width (%w, computed by `width`) to the
@@ -337,7 +356,8 @@ class Table:
         return f.text()
 
     def definitions(self) -> list[str]:
-        out = []
+        out = [f"{BASE_GLOBALS} = internal constant [{len(self.globals)} x ptr] "
+               f"[{', '.join('ptr ' + g for g in self.globals)}]"]
         for w in self.widths:
             out += self._per_width(w)
         out.append(self._dispatch("context", "i32 %n", lambda w: [

@@ -517,9 +517,16 @@ def _vector_request(module, caller, inst, target, ops, where, sret):
         elif tag in ("enzyme_dup", "enzyme_dupnoneed") and (p.ty == "ptr" or is_fp(p.ty)):
             val = ops[k]
             shadows = ops[k + 1:k + 1 + width]
-            if len(shadows) != width:
+            got = next((j for j, o in enumerate(shadows) if _marker_of(caller, o.value)),
+                       len(shadows))           # (a marker is never a shadow)
+            if got != width:
+                leaf = "; one shadow holding each element's N tangents side by side (Enzyme's " \
+                    "-enzyme-vectorize-at-leaf-nodes layout) is not supported" \
+                    if got == 1 and p.ty == "ptr" else ""
                 raise UserError(f"{where}: parameter {len(acts) + 1} of '{target.name[1:]}' needs "
-                                f"{width} shadows/tangents (enzyme_width {width})")
+                                f"{width} shadows/tangents (enzyme_width {width}), got {got}{leaf}; "
+                                "hint: pass one shadow per lane after the value, or enzyme_dupv, "
+                                "stride, x, dx with lane k's copy at dx + k*stride bytes")
             k += 1 + width
             args.append((p.ty, val.value, []))
             args += [(p.ty, sh.value, []) for sh in shadows]

@@ -61,6 +61,8 @@ class MemoryInfo:
             self.escaped.update(ptrs)             # Isend/Irecv keep their buffers
             ks = written(inst)
             return None if ks is None else {underlying(fn, inst.ops[k].value) for k in ks}
+        if (inst.callee or "").startswith("@ad.gs."):
+            return None                           # an inner round's swaps of shadow storage
         if kind == "fortran" or kind in ("inactive", "rule", "alloc", "free"):
             return set()                          # a Fortran array routine only reads
         # a callee may write through its pointers, or globals

@@ -126,6 +126,17 @@ def _annotations(module, line, reg):
                             f"{', '.join(HINTS)}")
 
 
+# A registration variable holds the address of a marked declaration only to tell the AD about it
+_REGISTRATION_VAR = re.compile(r'^(@[\w.$]*__enzyme_cc_register_\d+ = internal global ptr )[^,\n]+',
+                               re.M)
+
+
+def drop_references(text: str) -> str:
+    """Once the AD is done the registration variables hold null, so that a declaration nothing
+    else references (an enzyme_inactive extern global the optimizer dropped) needs no definition."""
+    return _REGISTRATION_VAR.sub(r"\1null", text)
+
+
 def keep_registered_calls(text: str) -> str:
     """Mark every function with a registration `noinline` before the pre-AD optimization, so
     that inlining does not erase the calls whose derivative the user defined."""

@@ -76,6 +76,9 @@ def find_shared_globals(gen, roots):
             shared |= {holder} | targets
             gen.address_targets[holder] = targets
     gen.shared_globals = shared
+    # the shadow of a global one function writes starts from zero too: an earlier derivative
+    # leaves the adjoint of the global's value on entry there (or forward mode its tangent)
+    gen.reset_globals = set(written) - shared - set(gen.reg.shadows) - gen.persistent
     users = {f for g in shared for f in access.get(g, ())}
     # a function that communicates over MPI takes part in the derivative's messages whether or
     # not its own arguments are active (rules/mpi.py)
@@ -100,8 +103,9 @@ def accesses(gen, roots):
     reach, todo = set(), list(roots)
     while todo:
         f = todo.pop()
-        if f in reach or f not in module._bodies or f in TAPE_OPS:
-            continue            # (the tape's spare buffer is no data: rules/tape.py)
+        if f in reach or f not in module._bodies or f in TAPE_OPS or f.startswith("@ad.gs."):
+            continue            # (the tape's spare buffer is no data: rules/tape.py; nor are an
+            #                      inner round's shadow sets: global_shadows_nested.py)
         reach.add(f)
         todo.extend(gen._callees(f))
     access: dict[str, set] = {}
@@ -143,8 +147,8 @@ def entry_function(gen, name: str) -> str:
         return f"%e{n[0]}"
 
     # the program seeds its own (enzyme_shadow, global_shadows' persistent ones)
-    for g in sorted((gen.shared_globals | gen.scratch_globals) - set(gen.reg.shadows) -
-                    gen.persistent):
+    for g in sorted((gen.shared_globals | gen.scratch_globals | gen.reset_globals) -
+                    set(gen.reg.shadows) - gen.persistent):
         ty = global_type(module, g)
         size = type_size(ty, module.named_types)
         gen.shadow_global(g)
