@@ -24,6 +24,7 @@ sections are reversed in the reverse of the order the threads passed them (ticke
 """
 from enzyme_cc.ir.lexer import is_fp
 from enzyme_cc.ir.model import Inst, Operand
+from . import openmp_ranges
 
 FORK = "@__kmpc_fork_call"
 PREFIXES = ("@__kmpc_", "@omp_", "@GOMP_", "@__tgt_", "@kmp_")
@@ -152,12 +153,20 @@ def _fork(loc, fn, args):
             + "".join(f", {a}" for a in args) + ")")
 
 
-def _wrapper(gen, name, target, tys, ret, what):
-    """void name(gtid, btid, tys..., rec): the thread's tape header, then target(..., header)."""
+def _wrapper(gen, name, targets, tys, ret, what, track):
+    """void name(gtid, btid, tys..., rec): the thread's tape header, then target(..., header):
+    targets = (team version, alone version): a thread with no enclosing team of several threads
+    (omp_in_parallel() false, the same in the forward and the reverse fork, whose teams have the
+    same size) runs the derivative synthesized for serial code, with plain adds and no range
+    tracking. Around it the forward sweep records the thread's adjoint ranges, the reverse its
+    exclusive ranges (openmp_ranges; track: whether the region is trackable)."""
     params = ["ptr %gtid", "ptr %btid"] + [f"{t} %a{k}" for k, t in enumerate(tys)]
     args = ", ".join(params + ["ptr %h"])
+    pre, post = ("track_begin", "track_end") if what == "true" else ("excl_begin", "excl_end")
     gen.out.append(f"define internal void {name}({', '.join(params + ['ptr %rec'])}) nounwind {{\n"
                    f"  %h = call ptr @__enzyme_cc_omp_tape(ptr %rec, i1 {what})\n"
+                   f"  %save = alloca [{2 * openmp_ranges.K} x i64], align 8\n"
+                   f"  call void @__enzyme_cc_omp_{pre}(ptr %rec, i1 {track}, ptr %save)\n"
                    "  %outer = load ptr, ptr @__enzyme_cc_omp_rec, align 8\n"
                    "  store ptr %rec, ptr @__enzyme_cc_omp_rec, align 8\n"
                    "  %was = load i8, ptr @__enzyme_cc_omp_many, align 1\n"
@@ -165,7 +174,13 @@ def _wrapper(gen, name, target, tys, ret, what):
                    "  %many = icmp ne i32 %in, 0\n"
                    "  %m = zext i1 %many to i8\n"
                    "  store i8 %m, ptr @__enzyme_cc_omp_many, align 1\n"
-                   f"  {'' if ret == 'void' else '%r = '}call {ret} {target}({args})\n"
+                   "  br i1 %many, label %team, label %alone\n"
+                   f"team:\n  {'' if ret == 'void' else '%r1 = '}call {ret} {targets[0]}({args})\n"
+                   "  br label %done\n"
+                   f"alone:\n  {'' if ret == 'void' else '%r2 = '}call {ret} {targets[1]}({args})\n"
+                   "  br label %done\n"
+                   "done:\n"
+                   f"  call void @__enzyme_cc_omp_{post}(ptr %rec, ptr %save)\n"
                    "  store i8 %was, ptr @__enzyme_cc_omp_many, align 1\n"
                    "  store ptr %outer, ptr @__enzyme_cc_omp_rec, align 8\n"
                    "  ret void\n}\n")
@@ -176,8 +191,9 @@ def _split(ctx, inst):
     call = outlined_call(inst)
     fn = _check(ctx, inst, call)
     acts = gen.call_activity(call, synth.act)
-    aug, aug_ret, rev, rev_ret = gen.split(call.callee, acts, False, gen.call_hints(synth, call),
-                                           parallel=True)
+    hints = gen.call_hints(synth, call)
+    aug, aug_ret, rev, rev_ret = gen.split(call.callee, acts, False, hints, parallel=True)
+    aug1, _, rev1, _ = gen.split(call.callee, acts, False, hints, parallel=False)
     tys = [t for p, a in zip(fn.params[2:], acts[2:]) for t in
            ([p.ty, "ptr"] if a in ("dup", "dupnoneed") else [p.ty])]
     key = (aug, rev)
@@ -186,8 +202,10 @@ def _split(ctx, inst):
     if key not in names:
         gen.counter += 1
         names[key] = (f"@omp.aug.{gen.counter}", f"@omp.rev.{gen.counter}")
-        _wrapper(gen, names[key][0], aug, tys, aug_ret, "true")
-        _wrapper(gen, names[key][1], rev, tys, rev_ret, "false")
+        track = "true" if openmp_ranges.trackable(gen, call.callee, set(), is_openmp, kind,
+                                                  FORK) else "false"
+        _wrapper(gen, names[key][0], (aug, aug1), tys, aug_ret, "true", track)
+        _wrapper(gen, names[key][1], (rev, rev1), tys, rev_ret, "false", track)
     return call, acts, names[key]
 
 
@@ -374,13 +392,14 @@ def shared(ctx, ptr: str) -> bool:
     return getattr(d, "op", None) != "alloca"
 
 
-def atomic_add(ctx, sp: str, ty: str, d: str, align: str) -> bool:
+def atomic_add(ctx, sp: str, ty: str, d: str, align: str, cls: int = 0) -> bool:
     """shadow[sp] += d, atomic unless the thread runs alone (no enclosing team of several
-    threads: @__enzyme_cc_omp_many, set by the region wrappers); False for types that have no
-    atomic add here."""
+    threads: @__enzyme_cc_omp_many, set by the region wrappers) or sp lies in the thread's
+    exclusive range of address class cls (openmp_ranges); False for types that have no atomic
+    add here."""
     ty = ty.strip()
     if is_fp(ty):
-        ctx.emit(f"call void {_add_helper(ctx.gen(), ty, align)}(ptr {sp}, {ty} {d})")
+        ctx.emit(f"call void {_add_helper(ctx.gen(), ty, align)}(ptr {sp}, {ty} {d}, i64 {cls})")
         return True
     if ty.startswith("<") and " x " in ty:
         n, elem = ty[1:-1].split(" x ", 1)
@@ -392,7 +411,7 @@ def atomic_add(ctx, sp: str, ty: str, d: str, align: str) -> bool:
             e, q = ctx.tmp(), ctx.tmp()
             ctx.emit(f"{e} = extractelement {ty} {d}, i32 {k}")
             ctx.emit(f"{q} = getelementptr inbounds i8, ptr {sp}, i64 {k * size}")
-            ctx.emit(f"call void {_add_helper(ctx.gen(), elem, '')}(ptr {q}, {elem} {e})")
+            ctx.emit(f"call void {_add_helper(ctx.gen(), elem, '')}(ptr {q}, {elem} {e}, i64 {cls})")
         return True
     return False
 
@@ -405,13 +424,19 @@ def _add_helper(gen, ty, align):
         made.add(name)
         _helpers(gen)
         gen.out.append(
-            f"define internal void {name}(ptr %p, {ty} %d) alwaysinline nounwind {{\n"
+            f"define internal void {name}(ptr %p, {ty} %d, i64 %k) alwaysinline nounwind {{\n"
             "entry:\n  %m = load i8, ptr @__enzyme_cc_omp_many, align 1\n"
-            "  %many = icmp ne i8 %m, 0\n  br i1 %many, label %atomic, label %plain\n"
+            "  %many = icmp ne i8 %m, 0\n  br i1 %many, label %check, label %plain\n"
+            f"check:\n  %own = call i1 @__enzyme_cc_omp_own_range(ptr %p, i64 {_FP_SIZE.get(ty, 16)}, "
+            "i64 %k)\n"
+            "  br i1 %own, label %plain, label %atomic\n"
             f"atomic:\n  %o = atomicrmw fadd ptr %p, {ty} %d monotonic, align {a}\n  ret void\n"
             f"plain:\n  %v = load {ty}, ptr %p, align {a}\n  %s = fadd {ty} %v, %d\n"
             f"  store {ty} %s, ptr %p, align {a}\n  ret void\n}}\n")
     return name
+
+
+_FP_SIZE = {"double": 8, "float": 4, "half": 2, "bfloat": 2}
 
 
 def refuse_shared(ctx, inst, what):
@@ -429,7 +454,8 @@ _HELPERS = r"""
 ; {i64 capacity, i64 0, headers[capacity]} hung on the forking code's own tape as a deferred-free
 ; node (found again by its deallocator @__enzyme_cc_omp_set_free; freed with that tape, so a
 ; nested region's set hangs on the outer thread's tape). Each fork gets a record {i32 team size,
-; i32 capacity, i64 critical-section ticket counter, ptr node} (the node: the set may move when a
+; i32 capacity, i64 critical-section ticket counter, ptr node, capacity x K x {i64 lo, i64 hi}
+; adjoint ranges (openmp_ranges)} (the node: the set may move when a
 ; larger team needs more headers; that happens only in the forking thread, between its forks).
 define internal ptr @__enzyme_cc_omp_tapes(ptr %tape, i32 %want) nounwind {
 entry:
@@ -489,7 +515,9 @@ zero:
 rec:
   %cap64 = phi i64 [ %have, %size ], [ %w, %zero ]
   %cap = trunc i64 %cap64 to i32
-  %r = call ptr @calloc(i64 1, i64 24)
+  %rb = shl i64 %cap64, 6
+  %rsz = add i64 %rb, 24
+  %r = call ptr @calloc(i64 1, i64 %rsz)
   %capp = getelementptr inbounds i8, ptr %r, i64 4
   store i32 %cap, ptr %capp
   %np = getelementptr inbounds i8, ptr %r, i64 16
@@ -649,11 +677,10 @@ def _helpers(gen):
     if getattr(gen, "_omp_helpers", False):
         return
     gen._omp_helpers = True
-    gen.out.append(_HELPERS)
+    gen.out.append(_HELPERS + openmp_ranges.IR)
     gen.helpers.add(("tape",))
     for n, d in (("@calloc", "declare ptr @calloc(i64, i64)"), ("@free", "declare void @free(ptr)"),
                  ("@realloc", "declare ptr @realloc(ptr, i64)"),
-                 ("@llvm.memset.p0.i64", "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)"),
                  ("@abort", "declare void @abort()"), ("@write", "declare i64 @write(i32, ptr, i64)"),
                  ("@sched_yield", "declare i32 @sched_yield()"),
                  ("@omp_in_parallel", "declare i32 @omp_in_parallel()"),
@@ -661,6 +688,8 @@ def _helpers(gen):
                  ("@omp_get_num_threads", "declare i32 @omp_get_num_threads()"),
                  ("@omp_get_max_threads", "declare i32 @omp_get_max_threads()"),
                  ("@__kmpc_push_num_threads", "declare void @__kmpc_push_num_threads(ptr, i32, i32)")):
+        gen.declare_raw(n, d)
+    for n, d in openmp_ranges.DECLS:
         gen.declare_raw(n, d)
     _declare_sync(gen)
     if gen.module.function(FORK) is None and FORK not in gen.module.declarations:
