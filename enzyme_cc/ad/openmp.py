@@ -169,11 +169,8 @@ def _wrapper(gen, name, targets, tys, ret, what, track):
                    f"  call void @__enzyme_cc_omp_{pre}(ptr %rec, i1 {track}, ptr %save)\n"
                    "  %outer = load ptr, ptr @__enzyme_cc_omp_rec, align 8\n"
                    "  store ptr %rec, ptr @__enzyme_cc_omp_rec, align 8\n"
-                   "  %was = load i8, ptr @__enzyme_cc_omp_many, align 1\n"
                    "  %in = call i32 @omp_in_parallel()\n"
                    "  %many = icmp ne i32 %in, 0\n"
-                   "  %m = zext i1 %many to i8\n"
-                   "  store i8 %m, ptr @__enzyme_cc_omp_many, align 1\n"
                    "  br i1 %many, label %team, label %alone\n"
                    f"team:\n  {'' if ret == 'void' else '%r1 = '}call {ret} {targets[0]}({args})\n"
                    "  br label %done\n"
@@ -181,7 +178,6 @@ def _wrapper(gen, name, targets, tys, ret, what, track):
                    "  br label %done\n"
                    "done:\n"
                    f"  call void @__enzyme_cc_omp_{post}(ptr %rec, ptr %save)\n"
-                   "  store i8 %was, ptr @__enzyme_cc_omp_many, align 1\n"
                    "  store ptr %outer, ptr @__enzyme_cc_omp_rec, align 8\n"
                    "  ret void\n}\n")
 
@@ -393,8 +389,8 @@ def shared(ctx, ptr: str) -> bool:
 
 
 def atomic_add(ctx, sp: str, ty: str, d: str, align: str, cls: int = 0) -> bool:
-    """shadow[sp] += d, atomic unless the thread runs alone (no enclosing team of several
-    threads: @__enzyme_cc_omp_many, set by the region wrappers) or sp lies in the thread's
+    """shadow[sp] += d in the team version of a region's derivative (a thread with no team of
+    several threads runs the serial version: _wrapper), atomic unless sp lies in the thread's
     exclusive range of address class cls (openmp_ranges); False for types that have no atomic
     add here."""
     ty = ty.strip()
@@ -425,9 +421,7 @@ def _add_helper(gen, ty, align):
         _helpers(gen)
         gen.out.append(
             f"define internal void {name}(ptr %p, {ty} %d, i64 %k) alwaysinline nounwind {{\n"
-            "entry:\n  %m = load i8, ptr @__enzyme_cc_omp_many, align 1\n"
-            "  %many = icmp ne i8 %m, 0\n  br i1 %many, label %check, label %plain\n"
-            f"check:\n  %own = call i1 @__enzyme_cc_omp_own_range(ptr %p, i64 {_FP_SIZE.get(ty, 16)}, "
+            f"entry:\n  %own = call i1 @__enzyme_cc_omp_own_range(ptr %p, i64 {_FP_SIZE.get(ty, 16)}, "
             "i64 %k)\n"
             "  br i1 %own, label %plain, label %atomic\n"
             f"atomic:\n  %o = atomicrmw fadd ptr %p, {ty} %d monotonic, align {a}\n  ret void\n"
@@ -638,9 +632,6 @@ out:
 ; the record of the fork this thread runs a derivative region of (null outside)
 @__enzyme_cc_omp_rec = internal thread_local global ptr null, align 8
 @__enzyme_cc_omp_own = internal thread_local global i64 0, align 8
-; whether this thread may share memory with other threads (omp_in_parallel(): some enclosing
-; team has several); adjoints into shared memory are atomic only then. Unknown: assume so.
-@__enzyme_cc_omp_many = internal thread_local global i8 1, align 1
 
 define internal ptr @__enzyme_cc_omp_counter() nounwind {
 entry:

@@ -21,7 +21,8 @@ plain loads and stores, calls of such functions, OpenMP bookkeeping, intrinsics 
 functions without pointer arguments; any other region (atomics, memcpy, library calls on memory,
 nested forks, indirect calls) and any region run inside another active team gets empty ranges,
 so all its shared adds stay atomic. Over-approximated ranges only keep more adds atomic.
-Tracking runs only when the team has several threads (`@__enzyme_cc_omp_many`).
+All this is in the team version of a region's derivative only: a thread without a team of
+several threads runs the serial version, with plain adds and no tracking (openmp._wrapper).
 """
 from enzyme_cc.ir.lexer import type_size
 
@@ -30,8 +31,7 @@ K = 4                     # address classes per thread
 
 def track_allocas():
     """Prologue of a team's augmented function: its ranges start empty, in locals (SROA)."""
-    out = ["%ad.tmany.b = load i8, ptr @__enzyme_cc_omp_many, align 1",
-           "%ad.tmany = icmp ne i8 %ad.tmany.b, 0"]
+    out = []
     for k in range(K):
         out += [f"%ad.tlo.{k} = alloca i64", f"%ad.thi.{k} = alloca i64",
                 f"store i64 -1, ptr %ad.tlo.{k}", f"store i64 0, ptr %ad.thi.{k}"]
@@ -56,7 +56,7 @@ def track_load(ctx, inst, shared):
         return
     k = load_class(ctx.synth, ptr)
     size = max(type_size(inst.ty, ctx.synth.module.named_types), 1)
-    ctx.emit(f"call void @__enzyme_cc_omp_track(i1 %ad.tmany, ptr %ad.tlo.{k}, ptr %ad.thi.{k}, "
+    ctx.emit(f"call void @__enzyme_cc_omp_track(ptr %ad.tlo.{k}, ptr %ad.thi.{k}, "
              f"ptr {ctx.s(ptr)}, i64 {size})")
 
 
@@ -107,10 +107,8 @@ IR = f"""
 @__enzyme_cc_omp_xlo = internal thread_local global [{K} x i64] zeroinitializer, align 8
 @__enzyme_cc_omp_xhi = internal thread_local global [{K} x i64] zeroinitializer, align 8
 
-define internal void @__enzyme_cc_omp_track(i1 %on, ptr %tlo, ptr %thi, ptr %p, i64 %n) alwaysinline nounwind {{
+define internal void @__enzyme_cc_omp_track(ptr %tlo, ptr %thi, ptr %p, i64 %n) alwaysinline nounwind {{
 entry:
-  br i1 %on, label %track, label %done
-track:
   %a = ptrtoint ptr %p to i64
   %e = add i64 %a, %n
   %lo = load i64, ptr %tlo, align 8
@@ -119,8 +117,6 @@ track:
   %hi2 = call i64 @llvm.umax.i64(i64 %hi, i64 %e)
   store i64 %lo2, ptr %tlo, align 8
   store i64 %hi2, ptr %thi, align 8
-  br label %done
-done:
   ret void
 }}
 
