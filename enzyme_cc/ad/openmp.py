@@ -14,7 +14,9 @@ forked the same way (Enzyme's scheme, SC'21/SC'22):
   reaches the reverse sweep like a custom gradient's tape (`('ctape', line)`).
 
 Derivatives run by several threads at once are synthesized with `Synth.parallel`: adjoints added
-into memory that is not a local of the function (an alloca, private to the thread) are atomic.
+into memory that is not a local of the function (an alloca, private to the thread) are atomic,
+except inside the thread's exclusive range (openmp_ranges.py). A thread with no team of several
+threads runs the serial split pair instead (plain adds; _wrapper chooses).
 Worksharing bounds written by `__kmpc_for_static_init_*`/`__kmpc_dispatch_next_*` are ordinary
 integers in memory the call writes, so each thread reverses exactly the iterations it ran.
 Reductions run libomp's critical method (`__kmpc_reduce*` becomes `__kmpc_critical`, the combine
