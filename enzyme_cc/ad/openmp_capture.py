@@ -155,7 +155,9 @@ def hoist_reads(text: str) -> str:
         for k, p in enumerate(fn.params[2:]):
             loads = loads_of.get(p.name)
             if p.ty != "ptr" or not loads or len({i.ty for i in loads}) != 1 or not all(
-                    _read_only_arg(module.function(c), u, k, fn, loads_of) for c, u in uses):
+                    _read_only_arg(module.function(c), u, k, fn, loads_of) and
+                    _kept_local(module, module.function(c), u.ops[3 + k].value)
+                    for c, u in uses):
                 continue
             align = min(int(i.toks[i.toks.index("align") + 1]) if "align" in i.toks else 1
                         for i in loads)
@@ -195,6 +197,36 @@ def _read_only_arg(caller, fork, k, fn, loads_of) -> bool:
         return False
     return _private_local(caller, args[k]) and all(
         fn.params[j + 2].name in loads_of for j, a in enumerate(args) if a == args[k])
+
+
+def _kept_local(module, caller, v) -> bool:
+    """No region the caller forks with v lets its address escape (into memory or a call), so no
+    code but the caller's and those regions' accesses through the parameter reaches it."""
+    for i in caller.insts():
+        if i.op != "call" or i.callee != FORK or v not in [o.value for o in i.ops[3:]]:
+            continue
+        target = i.ops[2].value
+        if not target.startswith("@") or not module.defines(target):
+            return False
+        fn = module.function(target)
+        for j, o in enumerate(i.ops[3:]):
+            if o.value == v and not _address_only(fn, fn.params[j + 2].name):
+                return False
+    return True
+
+
+def _address_only(fn, p) -> bool:
+    """p is used only as the address of loads, stores and atomic updates."""
+    for i in fn.insts():
+        used = [o.value for o in i.ops] + [w for w, _ in i.incoming] + [i.callee]
+        if p not in used:
+            continue
+        if i.op in ("load", "atomicrmw", "cmpxchg") and used.count(p) == 1 and i.ops[0].value == p:
+            continue
+        if i.op == "store" and used.count(p) == 1 and i.ops[1].value == p:
+            continue
+        return False
+    return True
 
 
 def _private_local(fn, v) -> bool:

@@ -66,6 +66,11 @@ def track_merge(ctx):
         ctx.emit(f"call void @__enzyme_cc_omp_track_merge(ptr %ad.tlo.{k}, ptr %ad.thi.{k}, i64 {k})")
 
 
+# intrinsics taking pointers that move no data
+_NO_MEMORY = ("@llvm.lifetime.", "@llvm.dbg.", "@llvm.prefetch", "@llvm.invariant.",
+              "@llvm.stacksave", "@llvm.stackrestore", "@llvm.experimental.noalias")
+
+
 def trackable(gen, name, seen, is_openmp, kind, fork) -> bool:
     """Whether the region's code (callees included) adds adjoints into shared memory only as the
     adjoints of plain loads (see the module docstring)."""
@@ -88,13 +93,11 @@ def trackable(gen, name, seen, is_openmp, kind, fork) -> bool:
             if is_openmp(c):
                 if kind(c) != "omp":
                     return False
-            elif c.startswith(("@llvm.memcpy", "@llvm.memmove", "@llvm.memset")):
-                return False
             elif gen.module.defines(c):
                 if not trackable(gen, c, seen, is_openmp, kind, fork):
                     return False
-            elif not c.startswith("@llvm.") and any(o.ty == "ptr" for o in i.ops):
-                return False
+            elif any(o.ty == "ptr" for o in i.ops) and not c.startswith(_NO_MEMORY):
+                return False            # memcpy, masked loads, library calls on memory, ...
     return True
 
 
