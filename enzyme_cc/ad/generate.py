@@ -630,6 +630,7 @@ def differentiate(text: str, origins: dict | None = None) -> str:
     text = batch.lower(text)   # __enzyme_batch: a call of f per lane, differentiable like any code
     text = virtual_shadow.lower(text)   # __enzyme_virtualreverse(p) is p (dispatch on the primal)
     text = openmp_capture.lower(text)   # values a region captures by value: through memory
+    text = openmp_capture.hoist_reads(text)   # shared variables a region only reads
     for level in range(1, 9):
         gen = Generator(text, counter)
         gen.level = level

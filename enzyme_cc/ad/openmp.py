@@ -8,12 +8,15 @@ forked the same way (Enzyme's scheme, SC'21/SC'22):
   pointers (one fork carries every lane in vector mode);
 - reverse mode: the forward sweep forks the augmented outlined function, the reverse sweep forks
   its reverse with the same team size (recorded, pushed with `__kmpc_push_num_threads`). Each
-  thread keeps its own tape: a record {team size, capacity, ticket counter, capacity x 32-byte
-  tape headers} made by the caller, indexed by `omp_get_thread_num()`, freed after the reverse
-  fork. The record reaches the reverse sweep like a custom gradient's tape (`('ctape', line)`).
+  thread number keeps one tape for all the forks of a gradient (a set hung on the forking code's
+  tape, indexed by `omp_get_thread_num()`; openmp_tapes.py); each fork has a record {team size,
+  capacity, ticket counter, set}, made by the caller and freed after the reverse fork, which
+  reaches the reverse sweep like a custom gradient's tape (`('ctape', line)`).
 
 Derivatives run by several threads at once are synthesized with `Synth.parallel`: adjoints added
-into memory that is not a local of the function (an alloca, private to the thread) are atomic.
+into memory that is not a local of the function (an alloca, private to the thread) are atomic,
+except inside the thread's exclusive range (openmp_ranges.py). A thread with no team of several
+threads runs the serial split pair instead (plain adds; _wrapper chooses).
 Worksharing bounds written by `__kmpc_for_static_init_*`/`__kmpc_dispatch_next_*` are ordinary
 integers in memory the call writes, so each thread reverses exactly the iterations it ran.
 Reductions run libomp's critical method (`__kmpc_reduce*` becomes `__kmpc_critical`, the combine
@@ -23,6 +26,7 @@ sections are reversed in the reverse of the order the threads passed them (ticke
 """
 from enzyme_cc.ir.lexer import is_fp
 from enzyme_cc.ir.model import Inst, Operand
+from . import openmp_ranges, openmp_tapes
 
 FORK = "@__kmpc_fork_call"
 PREFIXES = ("@__kmpc_", "@omp_", "@GOMP_", "@__tgt_", "@kmp_")
@@ -151,21 +155,31 @@ def _fork(loc, fn, args):
             + "".join(f", {a}" for a in args) + ")")
 
 
-def _wrapper(gen, name, target, tys, ret, what):
-    """void name(gtid, btid, tys..., rec): the thread's tape header, then target(..., header)."""
+def _wrapper(gen, name, targets, tys, ret, what, track):
+    """void name(gtid, btid, tys..., rec): the thread's tape header, then target(..., header):
+    targets = (team version, alone version): a thread with no enclosing team of several threads
+    (omp_in_parallel() false, the same in the forward and the reverse fork, whose teams have the
+    same size) runs the derivative synthesized for serial code, with plain adds and no range
+    tracking. Around it the forward sweep records the thread's adjoint ranges, the reverse its
+    exclusive ranges (openmp_ranges; track: whether the region is trackable)."""
     params = ["ptr %gtid", "ptr %btid"] + [f"{t} %a{k}" for k, t in enumerate(tys)]
     args = ", ".join(params + ["ptr %h"])
+    pre, post = ("track_begin", "track_end") if what == "true" else ("excl_begin", "excl_end")
     gen.out.append(f"define internal void {name}({', '.join(params + ['ptr %rec'])}) nounwind {{\n"
                    f"  %h = call ptr @__enzyme_cc_omp_tape(ptr %rec, i1 {what})\n"
+                   f"  %save = alloca [{2 * openmp_ranges.K} x i64], align 8\n"
+                   f"  call void @__enzyme_cc_omp_{pre}(ptr %rec, i1 {track}, ptr %save)\n"
                    "  %outer = load ptr, ptr @__enzyme_cc_omp_rec, align 8\n"
                    "  store ptr %rec, ptr @__enzyme_cc_omp_rec, align 8\n"
-                   "  %was = load i8, ptr @__enzyme_cc_omp_many, align 1\n"
                    "  %in = call i32 @omp_in_parallel()\n"
                    "  %many = icmp ne i32 %in, 0\n"
-                   "  %m = zext i1 %many to i8\n"
-                   "  store i8 %m, ptr @__enzyme_cc_omp_many, align 1\n"
-                   f"  {'' if ret == 'void' else '%r = '}call {ret} {target}({args})\n"
-                   "  store i8 %was, ptr @__enzyme_cc_omp_many, align 1\n"
+                   "  br i1 %many, label %team, label %alone\n"
+                   f"team:\n  {'' if ret == 'void' else '%r1 = '}call {ret} {targets[0]}({args})\n"
+                   "  br label %done\n"
+                   f"alone:\n  {'' if ret == 'void' else '%r2 = '}call {ret} {targets[1]}({args})\n"
+                   "  br label %done\n"
+                   "done:\n"
+                   f"  call void @__enzyme_cc_omp_{post}(ptr %rec, ptr %save)\n"
                    "  store ptr %outer, ptr @__enzyme_cc_omp_rec, align 8\n"
                    "  ret void\n}\n")
 
@@ -175,8 +189,9 @@ def _split(ctx, inst):
     call = outlined_call(inst)
     fn = _check(ctx, inst, call)
     acts = gen.call_activity(call, synth.act)
-    aug, aug_ret, rev, rev_ret = gen.split(call.callee, acts, False, gen.call_hints(synth, call),
-                                           parallel=True)
+    hints = gen.call_hints(synth, call)
+    aug, aug_ret, rev, rev_ret = gen.split(call.callee, acts, False, hints, parallel=True)
+    aug1, _, rev1, _ = gen.split(call.callee, acts, False, hints, parallel=False)
     tys = [t for p, a in zip(fn.params[2:], acts[2:]) for t in
            ([p.ty, "ptr"] if a in ("dup", "dupnoneed") else [p.ty])]
     key = (aug, rev)
@@ -185,8 +200,10 @@ def _split(ctx, inst):
     if key not in names:
         gen.counter += 1
         names[key] = (f"@omp.aug.{gen.counter}", f"@omp.rev.{gen.counter}")
-        _wrapper(gen, names[key][0], aug, tys, aug_ret, "true")
-        _wrapper(gen, names[key][1], rev, tys, rev_ret, "false")
+        track = "true" if openmp_ranges.trackable(gen, call.callee, set(), is_openmp, kind,
+                                                  FORK) else "false"
+        _wrapper(gen, names[key][0], (aug, aug1), tys, aug_ret, "true", track)
+        _wrapper(gen, names[key][1], (rev, rev1), tys, rev_ret, "false", track)
     return call, acts, names[key]
 
 
@@ -203,7 +220,7 @@ def augment_fork(ctx, inst):
         ctx.emit(f"{cap} = call i32 @llvm.smax.i32(i32 {mx}, i32 {ctx.p(k) if k.startswith('%') else k})")
         ctx.gen().declare_raw("@llvm.smax.i32", "declare i32 @llvm.smax.i32(i32, i32)")
     rec = f"%ad.ctape.{inst.line}"
-    ctx.emit(f"{rec} = call ptr @__enzyme_cc_omp_tapes(i32 {cap})")
+    ctx.emit(f"{rec} = call ptr @__enzyme_cc_omp_tapes(ptr %ad.tape, i32 {cap})")
     args = _fork_args(ctx, call, acts, synth.r, ctx.s) + [f"ptr {rec}"]
     ctx.emit(_fork(ctx.p(inst.ops[0].value) if inst.ops[0].is_local else inst.ops[0].value,
                    aug, args))
@@ -373,13 +390,14 @@ def shared(ctx, ptr: str) -> bool:
     return getattr(d, "op", None) != "alloca"
 
 
-def atomic_add(ctx, sp: str, ty: str, d: str, align: str) -> bool:
-    """shadow[sp] += d, atomic unless the thread runs alone (no enclosing team of several
-    threads: @__enzyme_cc_omp_many, set by the region wrappers); False for types that have no
-    atomic add here."""
+def atomic_add(ctx, sp: str, ty: str, d: str, align: str, cls: int = 0) -> bool:
+    """shadow[sp] += d in the team version of a region's derivative (a thread with no team of
+    several threads runs the serial version: _wrapper), atomic unless sp lies in the thread's
+    exclusive range of address class cls (openmp_ranges); False for types that have no atomic
+    add here."""
     ty = ty.strip()
     if is_fp(ty):
-        ctx.emit(f"call void {_add_helper(ctx.gen(), ty, align)}(ptr {sp}, {ty} {d})")
+        ctx.emit(f"call void {_add_helper(ctx.gen(), ty, align)}(ptr {sp}, {ty} {d}, i64 {cls})")
         return True
     if ty.startswith("<") and " x " in ty:
         n, elem = ty[1:-1].split(" x ", 1)
@@ -391,7 +409,7 @@ def atomic_add(ctx, sp: str, ty: str, d: str, align: str) -> bool:
             e, q = ctx.tmp(), ctx.tmp()
             ctx.emit(f"{e} = extractelement {ty} {d}, i32 {k}")
             ctx.emit(f"{q} = getelementptr inbounds i8, ptr {sp}, i64 {k * size}")
-            ctx.emit(f"call void {_add_helper(ctx.gen(), elem, '')}(ptr {q}, {elem} {e})")
+            ctx.emit(f"call void {_add_helper(ctx.gen(), elem, '')}(ptr {q}, {elem} {e}, i64 {cls})")
         return True
     return False
 
@@ -404,13 +422,17 @@ def _add_helper(gen, ty, align):
         made.add(name)
         _helpers(gen)
         gen.out.append(
-            f"define internal void {name}(ptr %p, {ty} %d) alwaysinline nounwind {{\n"
-            "entry:\n  %m = load i8, ptr @__enzyme_cc_omp_many, align 1\n"
-            "  %many = icmp ne i8 %m, 0\n  br i1 %many, label %atomic, label %plain\n"
+            f"define internal void {name}(ptr %p, {ty} %d, i64 %k) alwaysinline nounwind {{\n"
+            f"entry:\n  %own = call i1 @__enzyme_cc_omp_own_range(ptr %p, i64 {_FP_SIZE.get(ty, 16)}, "
+            "i64 %k)\n"
+            "  br i1 %own, label %plain, label %atomic\n"
             f"atomic:\n  %o = atomicrmw fadd ptr %p, {ty} %d monotonic, align {a}\n  ret void\n"
             f"plain:\n  %v = load {ty}, ptr %p, align {a}\n  %s = fadd {ty} %v, %d\n"
             f"  store {ty} %s, ptr %p, align {a}\n  ret void\n}}\n")
     return name
+
+
+_FP_SIZE = {"double": 8, "float": 4, "half": 2, "bfloat": 2}
 
 
 def refuse_shared(ctx, inst, what):
@@ -421,75 +443,9 @@ def refuse_shared(ctx, inst, what):
 
 # ---- per-thread tapes --------------------------------------------------------------------------
 _HELPERS = r"""
-; per-thread tapes of a parallel region: {i32 team size, i32 capacity, i64 critical-section
-; ticket counter, headers[capacity]}
-define internal ptr @__enzyme_cc_omp_tapes(i32 %cap) nounwind {
-entry:
-  %n = zext i32 %cap to i64
-  %b = shl i64 %n, 5
-  %sz = add i64 %b, 16
-  %r = call ptr @calloc(i64 1, i64 %sz)
-  %capp = getelementptr inbounds i8, ptr %r, i64 4
-  store i32 %cap, ptr %capp
-  ret ptr %r
-}
-
-; this thread's header; the forward sweep records the team size, the reverse checks it
-define internal ptr @__enzyme_cc_omp_tape(ptr %r, i1 %fwd) nounwind {
-entry:
-  %tid = call i32 @omp_get_thread_num()
-  %nt = call i32 @omp_get_num_threads()
-  %capp = getelementptr inbounds i8, ptr %r, i64 4
-  %cap = load i32, ptr %capp
-  br i1 %fwd, label %f, label %v
-f:
-  store atomic i32 %nt, ptr %r monotonic, align 4
-  %okf = icmp ult i32 %tid, %cap
-  br i1 %okf, label %ok, label %bad
-v:
-  %was = load atomic i32, ptr %r monotonic, align 4
-  %okv = icmp eq i32 %was, %nt
-  br i1 %okv, label %ok, label %bad
-bad:
-  %w = call i64 @write(i32 2, ptr @__enzyme_cc_omp_msg, i64 112)
-  call void @abort()
-  unreachable
-ok:
-  %t = zext i32 %tid to i64
-  %o = shl i64 %t, 5
-  %o2 = add i64 %o, 16
-  %h = getelementptr inbounds i8, ptr %r, i64 %o2
-  ret ptr %h
-}
-
-define internal void @__enzyme_cc_omp_tapes_end(ptr %r) nounwind {
-entry:
-  %capp = getelementptr inbounds i8, ptr %r, i64 4
-  %cap = load i32, ptr %capp
-  br label %head
-head:
-  %k = phi i32 [ 0, %entry ], [ %k1, %body ]
-  %more = icmp ult i32 %k, %cap
-  br i1 %more, label %body, label %done
-body:
-  %t = zext i32 %k to i64
-  %o = shl i64 %t, 5
-  %o2 = add i64 %o, 16
-  %h = getelementptr inbounds i8, ptr %r, i64 %o2
-  call void @__enzyme_cc_tape_end(ptr %h)
-  %k1 = add i32 %k, 1
-  br label %head
-done:
-  call void @free(ptr %r)
-  ret void
-}
-
 ; the record of the fork this thread runs a derivative region of (null outside)
 @__enzyme_cc_omp_rec = internal thread_local global ptr null, align 8
 @__enzyme_cc_omp_own = internal thread_local global i64 0, align 8
-; whether this thread may share memory with other threads (omp_in_parallel(): some enclosing
-; team has several); adjoints into shared memory are atomic only then. Unknown: assume so.
-@__enzyme_cc_omp_many = internal thread_local global i8 1, align 1
 
 define internal ptr @__enzyme_cc_omp_counter() nounwind {
 entry:
@@ -526,9 +482,10 @@ def _helpers(gen):
     if getattr(gen, "_omp_helpers", False):
         return
     gen._omp_helpers = True
-    gen.out.append(_HELPERS)
+    gen.out.append(openmp_tapes.IR + _HELPERS + openmp_ranges.IR)
     gen.helpers.add(("tape",))
     for n, d in (("@calloc", "declare ptr @calloc(i64, i64)"), ("@free", "declare void @free(ptr)"),
+                 ("@realloc", "declare ptr @realloc(ptr, i64)"),
                  ("@abort", "declare void @abort()"), ("@write", "declare i64 @write(i32, ptr, i64)"),
                  ("@sched_yield", "declare i32 @sched_yield()"),
                  ("@omp_in_parallel", "declare i32 @omp_in_parallel()"),
@@ -536,6 +493,8 @@ def _helpers(gen):
                  ("@omp_get_num_threads", "declare i32 @omp_get_num_threads()"),
                  ("@omp_get_max_threads", "declare i32 @omp_get_max_threads()"),
                  ("@__kmpc_push_num_threads", "declare void @__kmpc_push_num_threads(ptr, i32, i32)")):
+        gen.declare_raw(n, d)
+    for n, d in openmp_ranges.DECLS:
         gen.declare_raw(n, d)
     _declare_sync(gen)
     if gen.module.function(FORK) is None and FORK not in gen.module.declarations:

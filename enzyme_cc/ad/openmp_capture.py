@@ -121,3 +121,131 @@ def _box_params(module, lines, target, boxed) -> bool:
     lines[start:h + 1] = [header] + [""] * (h - start)
     _at_entry(module, lines, target, loads)
     return True
+
+
+def hoist_reads(text: str) -> str:
+    """A shared variable a region only reads keeps its value while the region runs: every load
+    of it in the outlined function becomes one load on entry. Without this, a loop in the region
+    reloading it (LLVM cannot hoist the load past the loop's stores into other captured arrays,
+    which it cannot tell apart from the caller's local) made reverse mode tape the value and add
+    its adjoint into the variable's shadow at every iteration: atomically, into one cache line
+    all threads share, with 2+ threads (docs/performance.md, "OpenMP"). It holds when the
+    argument is a local of every forking caller used there only by loads, stores into it, lifetime
+    markers and fork arguments (no other code can reach it), and the outlined function (called
+    only by these forks) uses the parameter only as the address of plain loads of one type."""
+    if f"{FORK}(" not in text:
+        return text
+    from enzyme_cc.ir.model import parse_module
+    module = parse_module(text)
+    lines = list(module._lines)
+    forks: dict = {}
+    for name, (start, end) in module._bodies.items():
+        if any(f"{FORK}(" in ln for ln in module._lines[start:end]):
+            for inst in module.function(name).insts():
+                if inst.op == "call" and inst.callee == FORK and inst.ops[2].value.startswith("@"):
+                    forks.setdefault(inst.ops[2].value, []).append((name, inst))
+    changed = False
+    for target, uses in forks.items():
+        refs = sum(len(re.findall(re.escape(target) + r"(?![-\w.$])", ln)) for ln in lines)
+        if refs != len(uses) + 1 or not module.defines(target):
+            continue
+        fn = module.function(target)
+        loads_of = _uses_by_load(fn)
+        hoisted = []
+        for k, p in enumerate(fn.params[2:]):
+            loads = loads_of.get(p.name)
+            if p.ty != "ptr" or not loads or len({i.ty for i in loads}) != 1 or not all(
+                    _read_only_arg(module.function(c), u, k, fn, loads_of) and
+                    _kept_local(module, module.function(c), u.ops[3 + k].value)
+                    for c, u in uses):
+                continue
+            align = min(int(i.toks[i.toks.index("align") + 1]) if "align" in i.toks else 1
+                        for i in loads)
+            val = f"%ad.inv.{p.name[1:].strip(chr(34))}"
+            hoisted.append(f"  {val} = load {loads[0].ty}, ptr {p.name}, align {align}")
+            start, end = module._bodies[target]
+            for i in loads:
+                for j in range(i.line, i.line_end + 1):
+                    lines[j] = ""
+                use = re.compile(re.escape(i.name) + r"(?![-\w.$])")
+                for j in range(start, end):
+                    lines[j] = use.sub(val, lines[j])
+        if hoisted:
+            _at_entry(module, lines, target, hoisted)
+            changed = True
+    return "\n".join(lines) + "\n" if changed else text
+
+
+def _uses_by_load(fn) -> dict:
+    """param -> its uses when every one is a plain (not volatile, not atomic) load from it."""
+    out: dict = {p.name: [] for p in fn.params}
+    bad = set()
+    for i in fn.insts():
+        used = [o.value for o in i.ops] + [v for v, _ in i.incoming] + [i.callee]
+        for v in set(used) & out.keys():
+            plain = i.op == "load" and used.count(v) == 1 and i.ops[0].value == v and \
+                not {"volatile", "atomic"} & set(i.toks)
+            (out[v].append(i) if plain else bad.add(v))
+    return {k: v for k, v in out.items() if k not in bad}
+
+
+def _read_only_arg(caller, fork, k, fn, loads_of) -> bool:
+    """The fork's k-th captured argument is a private local of the caller, and every parameter
+    it is passed as (it may be passed twice) is only loaded from."""
+    args = [o.value for o in fork.ops[3:]]
+    if len(args) != len(fn.params) - 2:
+        return False
+    return _private_local(caller, args[k]) and all(
+        fn.params[j + 2].name in loads_of for j, a in enumerate(args) if a == args[k])
+
+
+def _kept_local(module, caller, v) -> bool:
+    """No region the caller forks with v lets its address escape (into memory or a call), so no
+    code but the caller's and those regions' accesses through the parameter reaches it."""
+    for i in caller.insts():
+        if i.op != "call" or i.callee != FORK or v not in [o.value for o in i.ops[3:]]:
+            continue
+        target = i.ops[2].value
+        if not target.startswith("@") or not module.defines(target):
+            return False
+        fn = module.function(target)
+        for j, o in enumerate(i.ops[3:]):
+            if o.value == v and not _address_only(fn, fn.params[j + 2].name):
+                return False
+    return True
+
+
+def _address_only(fn, p) -> bool:
+    """p is used only as the address of loads, stores and atomic updates."""
+    for i in fn.insts():
+        used = [o.value for o in i.ops] + [w for w, _ in i.incoming] + [i.callee]
+        if p not in used:
+            continue
+        if i.op in ("load", "atomicrmw", "cmpxchg") and used.count(p) == 1 and i.ops[0].value == p:
+            continue
+        if i.op == "store" and used.count(p) == 1 and i.ops[1].value == p:
+            continue
+        return False
+    return True
+
+
+def _private_local(fn, v) -> bool:
+    """v is an alloca of fn used only by loads, stores into it, lifetime markers and forks."""
+    if getattr(fn.defs.get(v), "op", None) != "alloca":
+        return False
+    for i in fn.insts():
+        used = [o.value for o in i.ops] + [w for w, _ in i.incoming]
+        if v not in used:
+            continue
+        if i.op == "load" and used.count(v) == 1:
+            continue
+        if i.op == "store" and used.count(v) == 1 and i.ops[1].value == v:
+            continue
+        if i.op == "call" and (i.callee or "").startswith(("@llvm.lifetime.", "@llvm.dbg.")):
+            continue
+        if i.op == "call" and i.callee == FORK and v not in [o.value for o in i.ops[:3]]:
+            continue
+        if i is fn.defs[v]:
+            continue
+        return False
+    return True

@@ -24,6 +24,7 @@ from .activity import Activity, carries_float
 from .cfg import dominators, cyclic_blocks, reverse_postorder
 from .diagnostics import located
 from . import fp_logger
+from . import openmp, openmp_ranges
 
 RECOMPUTABLE = {"getelementptr", "bitcast", "addrspacecast", "ptrtoint", "inttoptr", "trunc", "zext",
                 "sext", "fptrunc", "fpext", "sitofp", "uitofp", "fptosi", "fptoui", "add", "sub",
@@ -381,6 +382,8 @@ class Synth:
         prologue += hoist_allocas(self)
         if self.mode == "combined":
             prologue += self._riv_allocas()
+        elif getattr(self, "parallel", False):
+            prologue += openmp_ranges.track_allocas()   # its adjoint ranges (registers)
 
         # forward sweep
         ranges = {}                        # block -> its lines (tape_reserve edits loops)
@@ -508,6 +511,8 @@ class Synth:
                 fp_logger.value(ctx, inst)
         if rule is not None:
             rule(ctx, inst, before=False)
+        if inst.op == "load" and getattr(self, "parallel", False):
+            openmp_ranges.track_load(ctx, inst, openmp.shared)   # where its adjoint goes
         out = ctx.after_phis if inst.op == "phi" else ctx.lines
         key = ("p", inst.name)
         if inst.name and key in self.value_slots:
@@ -554,6 +559,8 @@ class Synth:
             if self.mode == "combined":
                 ctx.lines.append(f"br label %rev.{self.r(b.label)[1:]}")
                 return
+            if getattr(self, "parallel", False):
+                openmp_ranges.track_merge(ctx)
             if len(self.rets) > 1:
                 k = self.rets.index(b)
                 p = self.tmp("push")
