@@ -141,8 +141,9 @@ def _cache_path(plan, inv, cfg) -> str | None:
     h = hashlib.sha256()
     for origin, data in plan.modules:
         h.update(hashlib.sha256(data).digest())
+    from enzyme_cc.ad.tape import tape_stats         # instrumented tape helpers
     h.update(repr((cfg.preopt, _level(inv.opt_level), sorted(cfg.rule_files), inv.shared,
-                   cfg.ckpt_budget)).encode())
+                   cfg.ckpt_budget, tape_stats())).encode())
     for path in cfg.rule_files:
         try:
             with open(path, "rb") as f:
