@@ -10,7 +10,7 @@ import pytest
 from conftest import run, floats
 
 HERE = os.path.join(os.path.dirname(__file__), "modes")
-PROGRAMS = ["forward.c", "hvp.c", "hvp_repeat.c", "higher_order.c", "saddle.cpp", "particle.cpp", "split.c", "split_allocated.c", "vector.c", "vector_calls.c", "vector_indirect.c", "indirect.c", "cxx_api.cpp", "cxx_api_refs.cpp", "width_dupnoneed.c", "registrations.c", "allocation_like.c", "global_shadow.c", "global_shadow.cpp", "cxx_sret.cpp"]
+PROGRAMS = ["forward.c", "hvp.c", "hvp_repeat.c", "higher_order.c", "saddle.cpp", "particle.cpp", "split.c", "split_allocated.c", "nofree_heap.c", "vector.c", "vector_calls.c", "vector_indirect.c", "indirect.c", "cxx_api.cpp", "cxx_api_refs.cpp", "width_dupnoneed.c", "registrations.c", "allocation_like.c", "global_shadow.c", "global_shadow.cpp", "cxx_sret.cpp"]
 
 
 def _pairs(out: str):
@@ -109,3 +109,14 @@ int main(int argc, char **argv) {
     assert r.returncode != 0
     assert "enzyme-cc: a derivative was called with enzyme_context and a context of another width" \
         in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_nofree_tape_spent(tmp_path, opt):
+    """A second reverse of a tape that an enzyme_nofree reverse used, for a function whose
+    reverse frees its own heap blocks: a clear error, never a read of freed memory."""
+    run(["enzyme-cc", opt, os.path.join(HERE, "nofree_heap.c"), "-o", "p"], cwd=tmp_path)
+    r = run(["./p", "again"], cwd=tmp_path, check=False)
+    assert r.returncode != 0 and "second reverse ran" not in r.stdout
+    assert "enzyme-cc: error: __enzyme_reverse on a tape that an enzyme_nofree reverse already " \
+        "used" in r.stderr

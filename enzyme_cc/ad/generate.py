@@ -62,6 +62,7 @@ class Generator(IndirectCalls):
         self.in_parallel = False         # synthesizing code an OpenMP team runs (see split)
         self._split_edges: dict = {}
         self.split_info: dict = {}       # split key -> (lane hazard, split keys it calls)
+        self.split_frees: dict = {}      # split key -> its reverse frees what its forward allocated
         set_module_registrations(self.reg.inactive, self.reg.like, self.reg.alloc_like)
 
     # ---- helpers used by rules -----------------------------------------------------------------
@@ -326,6 +327,7 @@ class Generator(IndirectCalls):
             self.in_parallel = outer
         self.split_info[key] = (reverse_vector.lane_hazard(synth),
                                 self._split_edges.setdefault(key, set()))
+        self.split_frees[key] = bool(synth.freed)   # its reverse frees blocks (enzyme_nofree)
         params = self.params_text(fn, acts, synth)
         attrs = self.fn_attrs(fn)
         self.out.append(f"define internal {aug_ret} {aug}({', '.join(params + ['ptr %ad.tape'])}) "

@@ -167,10 +167,16 @@ def rewrite_split_call(gen, req, names) -> list[str]:
         else:
             tape = op.value
     top = None
+    gen.helpers.add(("tape",))
+    lines.append(f"call void @__enzyme_cc_tape_check(ptr {tape})")   # not spent by a nofree reverse
     if opts.get("nofree"):                  # keep the tape as it is: it may be reversed again
         top = (tmp(), tmp())
         lines.append(f"{top[0]} = getelementptr i8, ptr {tape}, i64 8")
         lines.append(f"{top[1]} = load i64, ptr {top[0]}")
+        if _reverse_frees(gen, (req.fn, tuple(req.acts), req.ret_active, "split")):
+            # the reverse frees blocks the function allocated: another reverse of this tape would
+            # read them; the tape is marked spent (top = -1) and tape_check stops that reverse
+            top = (top[0], "-1")
     lines.append(f"%ad.rv{req.line} = call {rev_ret} {rev}({', '.join(args + ['ptr ' + tape])})"
                  if rev_ret != "void" else f"call void {rev}({', '.join(args + ['ptr ' + tape])})")
     if top:
@@ -195,6 +201,16 @@ def rewrite_split_call(gen, req, names) -> list[str]:
         return lines
     raise UserError(f"{located(gen.module, req.caller, inst)}: {inst.callee[1:]} returns {inst.ty}, "
                     f"but the derivatives of '{req.fn[1:]}' have type {rev_ret}")
+
+
+def _reverse_frees(gen, key, seen=None) -> bool:
+    """Whether the reverse of split pair `key`, or of one it calls, frees memory."""
+    seen = seen if seen is not None else set()
+    if key in seen:
+        return False
+    seen.add(key)
+    return gen.split_frees.get(key, False) or any(
+        _reverse_frees(gen, k, seen) for k in gen.split_info.get(key, (None, ()))[1])
 
 
 def rewrite_primal_reverse(gen, req, names) -> list[str]:

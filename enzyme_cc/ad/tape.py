@@ -111,6 +111,25 @@ ok:
   ret void
 }
 
+; A tape reversed with enzyme_nofree by a function whose reverse frees its own blocks is marked
+; spent (top = -1): a second reverse would read freed memory, so it stops here with a message.
+@__enzyme_cc_spent_msg = private unnamed_addr constant [208 x i8] c"enzyme-cc: error: __enzyme_reverse on a tape that an enzyme_nofree reverse already used, of a function whose reverse frees memory it allocated; hint: reverse each tape once, or run __enzyme_augmentfwd again\\0A\\00"
+
+define internal void @__enzyme_cc_tape_check(ptr %t) nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %t, i64 8
+  %top = load i64, ptr %topp
+  %spent = icmp eq i64 %top, -1
+  br i1 %spent, label %fail, label %ok
+fail:
+  %err = load ptr, ptr @stderr
+  %r = call i32 @fputs(ptr @__enzyme_cc_spent_msg, ptr %err)
+  call void @abort()
+  unreachable
+ok:
+  ret void
+}
+
 @__enzyme_cc_reserve_msg = private unnamed_addr constant [86 x i8] c"enzyme-cc: internal error: a loop pushed more onto the tape than its trip count said\\0A\\00"
 
 define internal void @__enzyme_cc_reserve_failed() noinline cold noreturn nounwind {
