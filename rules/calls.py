@@ -402,6 +402,9 @@ def _custom_augment(ctx, inst):
         ctx.emit(f"{synth.r(inst.name) if inst.name else synth.tmp('cr')} = {call}")
     elif fn.ret_ty == "ptr" and inst.ty == "void":
         ctx.emit(f"{tape} = {call}")
+        if call_kind(ctx, inst) == "checkpoint" and ctx.gen().in_multi:
+            # reversed once per lane (reverse vector mode): the run lives as long as the tape
+            defer_free(ctx, tape, "null", "@__enzyme_cc_ckpt_release")
     else:                                   # { ptr tape, T result }
         t = synth.tmp("ca")
         ctx.emit(f"{t} = {call}")

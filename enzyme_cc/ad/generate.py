@@ -53,6 +53,7 @@ class Generator(IndirectCalls):
         self._callee_names: dict[str, set[str]] = {}
         self._split_stack: list = []
         self.in_parallel = False         # synthesizing code an OpenMP team runs (see split)
+        self.in_multi = False            # split functions reversed once per lane (see split)
         self._split_edges: dict = {}
         self.split_info: dict = {}       # split key -> (lane hazard, split keys it calls)
         set_module_registrations(self.reg.inactive, self.reg.like, self.reg.alloc_like)
@@ -275,7 +276,11 @@ class Generator(IndirectCalls):
         self.counter += 1
         name = f"@diffe.{fn_name[1:].strip(chr(34))}.{self.counter}"
         synth = Synth(self, fn, acts, ret_active, "combined", hints or {})
-        fwd, rev = synth.build()
+        outer_multi, self.in_multi = self.in_multi, False     # reversed once per call
+        try:
+            fwd, rev = synth.build()
+        finally:
+            self.in_multi = outer_multi
         rty, _ = self.adjoint_return(fn, acts)
         params = ", ".join(self.params_text(fn, acts, synth))
         self.out.append(f"define internal {rty} {name}({params}) {self.fn_attrs(fn)} {{\n"
@@ -284,12 +289,16 @@ class Generator(IndirectCalls):
         self.done[key] = (name, rty)
         return name, rty
 
-    def split(self, fn_name: str, acts: list[str], ret_active: bool, hints=None, parallel=None):
+    def split(self, fn_name: str, acts: list[str], ret_active: bool, hints=None, parallel=None,
+              multi=None):
         """Augmented forward and reverse functions of a callee: (aug, aug_ret, rev, rev_ret).
         parallel: run by the threads of an OpenMP team (ad/openmp.py: atomic shared adjoints);
-        by default, whether the function being synthesized is."""
+        multi: the reverse runs more than once on one tape (reverse vector mode: checkpointed
+        loops keep their run, ad/checkpoint.py); by default, as the function being synthesized."""
         parallel = self.in_parallel if parallel is None else parallel
-        key = (fn_name, tuple(acts), ret_active, "split-parallel" if parallel else "split")
+        multi = self.in_multi if multi is None else multi
+        key = (fn_name, tuple(acts), ret_active,
+               ("split-parallel" if parallel else "split") + ("-multi" if multi else ""))
         if self._split_stack:             # which split functions each one calls (reverse_vector)
             self._split_edges.setdefault(self._split_stack[-1], set()).add(key)
         if key in self.done:
@@ -306,6 +315,7 @@ class Generator(IndirectCalls):
         self.done[key] = (aug, aug_ret, rev, rev_ret)   # before build: recursion calls itself
         self._split_stack.append(key)
         outer, self.in_parallel = self.in_parallel, parallel
+        outer_multi, self.in_multi = self.in_multi, multi
         try:
             fwd, rv = synth.build()
         except UserError:
@@ -313,7 +323,7 @@ class Generator(IndirectCalls):
             raise
         finally:
             self._split_stack.pop()
-            self.in_parallel = outer
+            self.in_parallel, self.in_multi = outer, outer_multi
         self.split_info[key] = (reverse_vector.lane_hazard(synth),
                                 self._split_edges.setdefault(key, set()))
         params = self.params_text(fn, acts, synth)
@@ -531,9 +541,9 @@ class Generator(IndirectCalls):
             if req.mode == "tape_size":
                 new = rewrite_tape_size(self, req)
             elif getattr(req, "reverse_vector", False):
-                req.split_key = (req.fn, tuple(req.acts), req.ret_active, "split")
+                req.split_key = (req.fn, tuple(req.acts), req.ret_active, "split-multi")
                 new = reverse_vector.rewrite(self, req, self.split(
-                    req.fn, req.acts, req.ret_active, self.request_hints(req)))
+                    req.fn, req.acts, req.ret_active, self.request_hints(req), multi=True))
             elif req.mode == "reverse" and getattr(req, "opts", {}).get("primal"):
                 if getattr(req, "candidates", None):
                     raise UserError(f"{located(self.module, req.caller, req.inst)}: "

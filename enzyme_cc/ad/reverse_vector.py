@@ -24,9 +24,11 @@ _ALLOWED_KINDS = ("rule", "inactive", "diff", "memset", "unknown")
 def lane_hazard(synth) -> str | None:
     """What in synth's split pair belongs to lane 0 only (None: nothing)."""
     from enzyme_cc.rules.calls import kind_of
+    from .checkpoint import is_wrapper
+    ckpt = {i.line for i in synth.fn.insts() if i.op == "call" and is_wrapper(i.callee)}
     for plan in synth.plan.values():
         for (kind, v), how in plan:
-            if kind == "ctape":
+            if kind == "ctape" and v not in ckpt:    # a checkpointed loop's run is reversed again
                 return "a library call whose reverse reads data the forward sweep copied"
             if kind == "s" and isinstance(v, str) and v.startswith("%") and how in ("tape", "slot"):
                 return f"the shadow of '{v}' is made by the forward sweep"
