@@ -50,6 +50,9 @@ def kind_of(gen, inst) -> str:
     from enzyme_cc.ad.checkpoint import DRIVERS
     if c in DRIVERS:
         return "ckpt_driver"
+    from enzyme_cc.ad.checkpoint_tangent import is_ckpt_fn
+    if is_ckpt_fn(c):
+        return "ckpt_fn"             # a checkpointed loop's derivative, differentiated again
     if c.startswith("@__enzyme_cc_fp."):
         return "fixedpoint"          # enzyme_cc/ad/fixed_point.py: a lowered __enzyme_fixed_point
     from .registry import allocator, is_deallocator
@@ -117,6 +120,11 @@ def _fwd_call(ctx, inst, before):
     fwd_mode = synth.mode == "forward"
     if kind == "ckpt_driver" and before:
         refuse_checkpoint_driver(ctx.gen(), synth, inst)
+    if kind == "ckpt_fn" and before and not fwd_mode and _involved(ctx, inst):
+        ctx.gen().fail(synth, inst, "a checkpointed loop (__enzyme_checkpoint_for/while) inside "
+                       "a gradient that is differentiated again in reverse mode is not supported "
+                       "(forward over reverse is)", "differentiate the gradient in forward mode "
+                       "(__enzyme_fwddiff), or differentiate the plain loop")
     if kind == "mpi":                  # always: every rank takes part in the derivative's messages
         from .mpi import forward as mpi_forward
         return mpi_forward(ctx, inst, before)

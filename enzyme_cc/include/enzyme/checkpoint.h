@@ -1124,6 +1124,9 @@ __attribute__((weak, used)) void __enzyme_cc_ckpt_reverse_again(__enzyme_cc_ckpt
   free(now);
 }
 
+/* Generated code's consistency checks (a derivative of a derivative, checkpoint_tangent.py). */
+__attribute__((weak, used)) void __enzyme_cc_ckpt_fail(const char *why) { enzyme_ckpt_die(why); }
+
 /* The run's memory, when its tape is freed (the deferred frees call it with NULL too). */
 __attribute__((weak, used)) void __enzyme_cc_ckpt_release(__enzyme_cc_ckpt_run *r) {
   if (!r)
