@@ -276,11 +276,14 @@ class Generator(IndirectCalls):
         self.counter += 1
         name = f"@diffe.{fn_name[1:].strip(chr(34))}.{self.counter}"
         synth = Synth(self, fn, acts, ret_active, "combined", hints or {})
-        outer_multi, self.in_multi = self.in_multi, False     # reversed once per call
+        # reversed once per call, and its split callees belong to it, not to an enclosing split
+        # function (reverse_vector.hazard_of follows those edges)
+        outer_multi, self.in_multi = self.in_multi, False
+        stack, self._split_stack = self._split_stack, []
         try:
             fwd, rev = synth.build()
         finally:
-            self.in_multi = outer_multi
+            self.in_multi, self._split_stack = outer_multi, stack
         rty, _ = self.adjoint_return(fn, acts)
         params = ", ".join(self.params_text(fn, acts, synth))
         self.out.append(f"define internal {rty} {name}({params}) {self.fn_attrs(fn)} {{\n"
