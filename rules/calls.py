@@ -121,9 +121,11 @@ def _fwd_call(ctx, inst, before):
     if kind == "ckpt_driver" and before:
         refuse_checkpoint_driver(ctx.gen(), synth, inst)
     if kind == "ckpt_fn" and before and not fwd_mode and _involved(ctx, inst):
-        ctx.gen().fail(synth, inst, "a checkpointed loop (__enzyme_checkpoint_for/while) inside "
-                       "a gradient that is differentiated again in reverse mode is not supported "
-                       "(forward over reverse is)", "differentiate the gradient in forward mode "
+        from enzyme_cc.ad.checkpoint_tangent import loop_source
+        ctx.gen().fail(synth, inst, "a checkpointed loop (__enzyme_checkpoint_for/while)"
+                       f"{loop_source(ctx.gen(), inst.callee)} inside a gradient that is "
+                       "differentiated again in reverse mode is not supported (forward over "
+                       "reverse is)", "differentiate the gradient in forward mode "
                        "(__enzyme_fwddiff), or differentiate the plain loop")
     if kind == "mpi":                  # always: every rank takes part in the derivative's messages
         from .mpi import forward as mpi_forward

@@ -44,6 +44,15 @@ def test_checkpoint_program(tmp_path, prog, opt):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_checkpoint_vector_and_hvp(tmp_path, opt):
+    """Reverse vector mode (widths 2, 3), vector forward mode and forward over reverse (width 1,
+    and 2 with enzyme_dupv) through two checkpointed for loops (one in a split callee) and a
+    while loop, every scheme: lanes against scalar plain-loop calls and central differences."""
+    exe = _build(tmp_path, "ckpt_vector_hvp.c", opt)
+    assert _checks(run([str(exe)], cwd=tmp_path).stdout) == 2076
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_checkpoint_loop_attributes_cxx(tmp_path, opt):
     """[[enzyme::checkpoint]] / [[enzyme::checkpointing_enable]] in C++ (a template, an object,
     a std::vector with a size hint, a lambda); the C forms are the corpus's
@@ -173,7 +182,8 @@ def test_schedules(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
-@pytest.mark.parametrize("prog", ["ckpt_cxx.cpp", "ckpt_loop_attr.cpp", "ckpt_schedule.c"])
+@pytest.mark.parametrize("prog", ["ckpt_cxx.cpp", "ckpt_loop_attr.cpp", "ckpt_schedule.c",
+                                  "ckpt_vector_hvp.c"])
 def test_checkpoint_valgrind(tmp_path, prog):
     """Snapshots, run records and per-step tapes: no invalid access, nothing definitely lost.
     (Built with -g: ckpt_schedule.c's __enzyme_checkpoint_for call in a C function with debug
@@ -218,15 +228,29 @@ double f(double *u, int64_t n) {
   __enzyme_checkpoint_for((void *)step, 0, n, enzyme_scheme, &EnzymeCkptRevolve, &c, u, u);
   return u[0];
 }""", "takes 2 parameters"),
-    "higher_order": ("""
+    "reverse_over_reverse": ("""
 double f(double *u, int64_t n) {
   EnzymeCkptConfig c = {2, 0, 0, 0, 0};
   __enzyme_checkpoint_for((void *)step, 0, n, enzyme_scheme, &EnzymeCkptRevolve, &c,
                           enzyme_checkpoint_region, u, (int64_t)sizeof(double), u);
   return u[0];
 }
+double g(double *u, double *du) { __enzyme_autodiff((void *)f, enzyme_dup, u, du, 3L);
+  return du[0] * du[0]; }
+""", "differentiated again in reverse mode is not supported"),
+    # forward over reverse: the global's one shadow would be both the tangent and the adjoint
+    "hvp_global": ("""
+static double drift;
+static void gstep(int64_t i, double *u) { drift = 0.5 * drift + u[0]; u[0] = u[0] * drift; }
+double f(double *u, int64_t n) {
+  EnzymeCkptConfig c = {2, 0, 0, 0, 0};
+  drift = 0.1;
+  __enzyme_checkpoint_for((void *)gstep, 0, n, enzyme_scheme, &EnzymeCkptRevolve, &c,
+                          enzyme_checkpoint_region, u, (int64_t)sizeof(double), u);
+  return u[0];
+}
 void g(double *u, double *du) { __enzyme_autodiff((void *)f, enzyme_dup, u, du, 3L); }
-""", "differentiated again (higher order)"),
+""", "uses the global 'drift', which has a derivative"),
 }
 
 
@@ -234,8 +258,11 @@ void g(double *u, double *du) { __enzyme_autodiff((void *)f, enzyme_dup, u, du, 
 def test_checkpoint_errors(tmp_path, case):
     body, message = ERRORS[case]
     main = "int main(void) { double u[1] = {0.5}, du[1] = {0}, v[1] = {1}, dv[1] = {1};\n"
-    if case == "higher_order":
+    if case == "hvp_global":
         main += "  __enzyme_fwddiff((void *)g, enzyme_dup, u, v, enzyme_dup, du, dv); return 0; }\n"
+    elif case == "reverse_over_reverse":
+        main += ("  __enzyme_autodiff((void *)g, enzyme_dup, u, v, enzyme_dup, du, dv); return 0; "
+                 "}\n")
     else:
         main += "  __enzyme_autodiff((void *)f, enzyme_dup, u, du, 3L); return 0; }\n"
     src = tmp_path / "e.c"

@@ -38,6 +38,22 @@ def _info(gen, n):
     return callee, tuple(acts.split(",")) if acts else (), diffe, drty, multi == "1"
 
 
+def loop_source(gen, callee) -> str:
+    """' (the loop at file:line)' for an error about a call of @ckpt.aug.N / @ckpt.rev.N in
+    generated code, from the debug location of the loop's own call; '' without one."""
+    from .diagnostics import source_of
+    info = _info(gen, callee.rsplit(".", 1)[1])
+    if info is None:
+        return ""
+    for line in gen.module._lines:
+        if f"{info[0]}(" in line and "call " in line:
+            m = re.search(r"!dbg (![0-9]+)", line)
+            src = source_of(gen.module, m.group(1)) if m else None
+            if src:
+                return f" (the loop at {src})"
+    return ""
+
+
 def _ops(L):
     """The custom ABI's operands in order: (wrapper parameter index, 'p' or 'q')."""
     out = []
@@ -90,7 +106,7 @@ def tangent_call(ctx, inst):
     n = inst.callee.rsplit(".", 1)[1]
     info = _info(gen, n)
     what = "a checkpointed loop (__enzyme_checkpoint_for/while) in a derivative that is " \
-           "differentiated again in forward mode"
+           "differentiated again in forward mode" + loop_source(gen, inst.callee)
     if info is None:
         gen.fail(synth, inst, f"{what}: its description is missing", "report this as a bug")
     if info[4]:
@@ -160,7 +176,8 @@ def _params(L, ops, a2, width):
 def _refuse_global_shadows(gen, synth, inst, L):
     shadowed = [g for g, _ in touched_globals(gen, L.step) if g in gen.shadow_lanes]
     if shadowed:
-        gen.fail(synth, inst, f"the step of a checkpointed loop uses the global '{shadowed[0][1:]}'"
+        gen.fail(synth, inst, f"the step of a checkpointed loop{loop_source(gen, inst.callee)} "
+                 f"uses the global '{shadowed[0][1:]}'"
                  ", which has a derivative, in a gradient that is differentiated again in forward "
                  "mode (its one shadow would hold both the tangent and the adjoint)",
                  "pass the global's value to the step as an argument, or use the plain loop")
