@@ -49,7 +49,7 @@ def test_checkpoint_vector_and_hvp(tmp_path, opt):
     and 2 with enzyme_dupv) through two checkpointed for loops (one in a split callee) and a
     while loop, every scheme: lanes against scalar plain-loop calls and central differences."""
     exe = _build(tmp_path, "ckpt_vector_hvp.c", opt)
-    assert _checks(run([str(exe)], cwd=tmp_path).stdout) == 2076
+    assert _checks(run([str(exe)], cwd=tmp_path).stdout) == 2116
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])

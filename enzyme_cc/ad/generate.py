@@ -555,8 +555,9 @@ class Generator(IndirectCalls):
                 new = rewrite_primal_reverse(self, req, self.split(
                     req.fn, req.acts, req.ret_active, self.request_hints(req)))
             elif req.mode in ("augment", "split_reverse"):
+                # multi: enzyme_nofree lets the program reverse one tape more than once
                 new = rewrite_split_call(self, req, self.split(req.fn, req.acts, req.ret_active,
-                                                               self.request_hints(req)))
+                                                               self.request_hints(req), multi=True))
                 if req.inst.op == "invoke":
                     new.append(f"br label {req.inst.targets[0]}")
             else:

@@ -5,7 +5,8 @@
  * step also writes an integer global the snapshots must hold. Every lane must equal a scalar call
  * on the plain loops (same function, no scheme) and central differences; the HVP the plain
  * loops' and central differences of the gradient; the state after, and its tangent, the plain
- * loops'. Each scheme (Revolve, binomial, periodic, store-all) and a while loop. Prints CHECK
+ * loops'. Each scheme (Revolve, binomial, periodic, store-all) and a while loop. A tape
+ * reversed twice (enzyme_nofree) must give both seeds' gradients. Prints CHECK
  * name got expected; exits 1 on a mismatch. */
 #include <enzyme/checkpoint.h>
 #include <math.h>
@@ -21,7 +22,9 @@ D3 __enzyme_autodiff_w3(void *, ...);
 double __enzyme_fwddiff(void *, ...);
 void __enzyme_fwddiff_v(void *, ...);
 D2 __enzyme_fwddiff_w2(void *, ...);
-extern int enzyme_dup, enzyme_dupv, enzyme_const, enzyme_width;
+void *__enzyme_augmentfwd(void *, ...);
+double __enzyme_reverse(void *, ...);
+extern int enzyme_dup, enzyme_dupv, enzyme_const, enzyme_width, enzyme_nofree, enzyme_tape;
 
 static int64_t phase; /* written and read by every step, no derivative */
 static int failures;
@@ -374,6 +377,38 @@ static void while_loop(double limit) {
   }
 }
 
+/* __enzyme_augmentfwd once, __enzyme_reverse with enzyme_nofree, then again with another seed */
+static void reverse_twice(const char *sn, const EnzymeCheckpointScheme *s, int64_t n) {
+  char name[96];
+  EnzymeCkptConfig cfg = {2, 0, NULL, 0, NULL, 0};
+  double u[N], du[N] = {0}, out[3], dout[3];
+  init(u);
+  memcpy(dout, SEED[0], sizeof dout);
+  void *t = __enzyme_augmentfwd((void *)model, enzyme_dup, u, du, 0.8, enzyme_dup, out, dout,
+                                enzyme_const, n, enzyme_const, s, enzyme_const, &cfg);
+  for (int j = 0; j < 2; j++) {
+    memcpy(dout, SEED[j], sizeof dout);
+    memset(du, 0, sizeof du);
+    double dc = j ? __enzyme_reverse((void *)model, enzyme_dup, u, du, 0.8, enzyme_dup, out, dout,
+                                     enzyme_const, n, enzyme_const, s, enzyme_const, &cfg,
+                                     enzyme_tape, t)
+                  : __enzyme_reverse((void *)model, enzyme_dup, u, du, 0.8, enzyme_dup, out, dout,
+                                     enzyme_const, n, enzyme_const, s, enzyme_const, &cfg,
+                                     enzyme_nofree, enzyme_tape, t);
+    double v[N], dv[N] = {0}, o[3], dov[3];
+    init(v);
+    memcpy(dov, SEED[j], sizeof dov);
+    double wc = __enzyme_autodiff((void *)plain, enzyme_dup, v, dv, 0.8, enzyme_dup, o, dov,
+                                  enzyme_const, n);
+    snprintf(name, sizeof name, "twice_dc_%s_n%lld_%d", sn, (long long)n, j);
+    check(name, dc, wc, 1e-10);
+    for (int k = 0; k < N; k++) {
+      snprintf(name, sizeof name, "twice_du_%s_n%lld_%d_%d", sn, (long long)n, j, k);
+      check(name, du[k], dv[k], 1e-10);
+    }
+  }
+}
+
 int main(void) {
   const EnzymeCheckpointScheme *schemes[] = {&EnzymeCkptRevolve, &EnzymeCkptBinomial,
                                              &EnzymeCkptPeriodic, &EnzymeCkptStoreAll};
@@ -386,6 +421,7 @@ int main(void) {
         vector_modes(names[b], schemes[b], steps[a], snaps[c]);
         hvp(names[b], schemes[b], steps[a], snaps[c]);
       }
+  for (unsigned b = 0; b < 4; b++) reverse_twice(names[b], schemes[b], 9);
   double limits[] = {0.1, 1.0, 1.6};
   for (unsigned l = 0; l < 3; l++) while_loop(limits[l]);
   if (failures) {
