@@ -6,11 +6,14 @@
  * on the plain loops (same function, no scheme) and central differences; the HVP the plain
  * loops' and central differences of the gradient; the state after, and its tangent, the plain
  * loops'. Each scheme (Revolve, binomial, periodic, store-all) and a while loop. A tape
- * reversed twice (enzyme_nofree) must give both seeds' gradients. Prints CHECK
+ * reversed twice (enzyme_nofree) must give both seeds' gradients. Loops annotated for
+ * checkpointing (heap state, a carried scalar, memory behind a pointer argument) under forward
+ * over reverse against the same loop without the annotation. Prints CHECK
  * name got expected; exits 1 on a mismatch. */
 #include <enzyme/checkpoint.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define N 4
@@ -20,6 +23,7 @@ double __enzyme_autodiff(void *, ...);
 D2 __enzyme_autodiff_w2(void *, ...);
 D3 __enzyme_autodiff_w3(void *, ...);
 double __enzyme_fwddiff(void *, ...);
+void __enzyme_ptr_size_hint(void *, long);
 void __enzyme_fwddiff_v(void *, ...);
 D2 __enzyme_fwddiff_w2(void *, ...);
 void *__enzyme_augmentfwd(void *, ...);
@@ -409,6 +413,101 @@ static void reverse_twice(const char *sn, const EnzymeCheckpointScheme *s, int64
   }
 }
 
+/* annotated loops: outlined into checkpointed loops by the link step */
+#define BODY                                                                                  \
+  {                                                                                           \
+    double t[N];                                                                              \
+    for (int k = 0; k < N; k++)                                                               \
+      t[k] = u[k] + 0.1 * u[(k + 1) % N] * acc + 0.01 * sin(u[k] + 0.1 * (double)i) + c * w[k]; \
+    for (int k = 0; k < N; k++) {                                                             \
+      u[k] = t[k];                                                                            \
+      w[k] = 0.9 * w[k] + 0.05 * cos(t[k]);                                                   \
+    }                                                                                         \
+    acc += u[1] * 0.3;                                                                        \
+  }
+#define RUN(NAME, ATTR)                                                                       \
+  __attribute__((noinline)) static double NAME(const double *x, double *w, double c, long n) { \
+    double *u = (double *)malloc(N * sizeof(double));                                         \
+    for (int k = 0; k < N; k++)                                                               \
+      u[k] = x[k];                                                                            \
+    double acc = 0.2;                                                                         \
+    __enzyme_ptr_size_hint(w, N * sizeof(double));                                            \
+    ATTR for (long i = 0; i < n; i++) BODY                                                    \
+    double r = acc;                                                                           \
+    for (int k = 0; k < N; k++)                                                               \
+      r += u[k] * u[k] + w[k];                                                                \
+    free(u);                                                                                  \
+    return r;                                                                                 \
+  }
+RUN(aplain, )
+RUN(arevolve2, __attribute__((enzyme_checkpoint("revolve", 2))))
+RUN(aregular3, __attribute__((enzyme_checkpointing_enable("regular", 3))))
+RUN(astoreall, __attribute__((enzyme_checkpoint("store_all"))))
+
+#define GRAD(NAME, F)                                                                         \
+  __attribute__((noinline)) static double NAME(double *x, double *dx, double *w, double *dw,  \
+                                               double c, long n) {                            \
+    return __enzyme_autodiff((void *)F, enzyme_dup, x, dx, enzyme_dup, w, dw, c, enzyme_const, \
+                             n);                                                              \
+  }
+GRAD(gplain, aplain)
+GRAD(grevolve2, arevolve2)
+GRAD(gregular3, aregular3)
+GRAD(gstoreall, astoreall)
+#define HVP(NAME, G)                                                                          \
+  __attribute__((noinline)) static double NAME(double *x, double *xd, double *dx, double *hx, \
+                                               double *w, double *wd, double *dw, double *hw,  \
+                                               long n) {                                      \
+    return __enzyme_fwddiff((void *)G, enzyme_dup, x, xd, enzyme_dup, dx, hx, enzyme_dup, w,  \
+                            wd, enzyme_dup, dw, hw, 0.7, 0.4, enzyme_const, n);               \
+  }
+HVP(hplain, gplain)
+HVP(hrevolve2, grevolve2)
+HVP(hregular3, gregular3)
+HVP(hstoreall, gstoreall)
+static double (*const hvps[4])(double *, double *, double *, double *, double *, double *,
+                               double *, double *, long) = {hplain, hrevolve2, hregular3,
+                                                            hstoreall};
+
+static void annotated(long n) {
+  char name[96];
+  const double h = 1e-6;
+  double ref[2 * N + 1];
+  for (int which = 0; which < 4; which++) {
+    double x[N], xd[N], dx[N] = {0}, hx[N] = {0}, w[N], wd[N], dw[N] = {0}, hw[N] = {0};
+    for (int k = 0; k < N; k++) {
+      x[k] = 0.3 + 0.1 * k;
+      xd[k] = 1 - 0.2 * k;
+      w[k] = 0.5 - 0.1 * k;
+      wd[k] = 0.1 * k;
+    }
+    double hc = hvps[which](x, xd, dx, hx, w, wd, dw, hw, n);
+    for (int k = 0; k <= 2 * N; k++) {
+      double got = k < N ? hx[k] : k < 2 * N ? hw[k - N] : hc;
+      if (!which) {
+        ref[k] = got;
+        continue;
+      }
+      snprintf(name, sizeof name, "annotated_hvp_%d_n%ld_%d", which, n, k);
+      check(name, got, ref[k], 1e-10);
+    }
+  }
+  double gp[2 * N] = {0}, gm[2 * N] = {0}, c[2];
+  for (int sgn = 0; sgn < 2; sgn++) {
+    double e = sgn ? -h : h, x[N], w[N];
+    for (int k = 0; k < N; k++) {
+      x[k] = 0.3 + 0.1 * k + e * (1 - 0.2 * k);
+      w[k] = 0.5 - 0.1 * k + e * 0.1 * k;
+    }
+    double *g = sgn ? gm : gp;
+    c[sgn] = gplain(x, g, w, g + N, 0.7 + e * 0.4, n);
+  }
+  for (int k = 0; k <= 2 * N; k++) {
+    snprintf(name, sizeof name, "annotated_hvp_fd_n%ld_%d", n, k);
+    check(name, ref[k], k < 2 * N ? (gp[k] - gm[k]) / (2 * h) : (c[0] - c[1]) / (2 * h), 1e-5);
+  }
+}
+
 int main(void) {
   const EnzymeCheckpointScheme *schemes[] = {&EnzymeCkptRevolve, &EnzymeCkptBinomial,
                                              &EnzymeCkptPeriodic, &EnzymeCkptStoreAll};
@@ -422,6 +521,7 @@ int main(void) {
         hvp(names[b], schemes[b], steps[a], snaps[c]);
       }
   for (unsigned b = 0; b < 4; b++) reverse_twice(names[b], schemes[b], 9);
+  for (long n = 0; n < 10; n += 3) annotated(n);
   double limits[] = {0.1, 1.0, 1.6};
   for (unsigned l = 0; l < 3; l++) while_loop(limits[l]);
   if (failures) {
