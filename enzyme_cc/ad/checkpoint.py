@@ -348,7 +348,8 @@ def start_run(gen, L, body, entries, env, adv, turn, driver):
 
 def _info(gen, n, L, diffe, drty, multi):
     """What a later round (forward over reverse, checkpoint_tangent.py) needs to know about
-    @ckpt.aug.n / @ckpt.rev.n: a private string global, bytes other than letters, digits and -_.@% escaped."""
+    @ckpt.aug.n / @ckpt.rev.n: a private string global (bytes other than letters, digits and
+    -_.@% escaped)."""
     text = "|".join([L.callee, ",".join(L.acts), diffe, drty, str(int(multi))])
     enc = "".join(chr(b) if re.match(r"[-\w.@%]", chr(b)) else f"\\{b:02X}" for b in text.encode())
     gen.out.append(f"{INFO}{n} = private unnamed_addr constant [{len(text.encode())} x i8] "
