@@ -22,7 +22,8 @@ from .diagnostics import located
 
 PREFIX = "@__enzyme_cc_ckpt."
 DRIVERS = ("@__enzyme_cc_ckpt_forward", "@__enzyme_cc_ckpt_reverse")
-# a run reversed once per lane (reverse vector mode): see the header's __enzyme_cc_ckpt_forward_again
+# a run reversed more than once (reverse vector mode: once per lane; enzyme_nofree): see the
+# header's __enzyme_cc_ckpt_forward_again
 AGAIN = ("@__enzyme_cc_ckpt_forward_again", "@__enzyme_cc_ckpt_reverse_again",
          "@__enzyme_cc_ckpt_release")
 INFO = "@__enzyme_cc_ckpt_info."
@@ -417,7 +418,8 @@ def functions(gen, ctx, inst):
     for j, p in enumerate(L.sparams):
         body.append(f"store {p.ty} %p{first + j}, ptr {L.field(body, ('a', j))}")
     body.append(f"store i64 %p2, ptr {L.field(body, 'start')}")
-    start_run(gen, L, body, region_entries(gen, L), "%env", adv, turn, AGAIN[0] if multi else DRIVERS[0])
+    start_run(gen, L, body, region_entries(gen, L), "%env", adv, turn,
+              AGAIN[0] if multi else DRIVERS[0])
     body.append("ret ptr %run")
     gen.out.append(f"define internal ptr {aug}({', '.join(params)}) {{\n" + "\n".join(body)
                    + "\n}\n")

@@ -131,7 +131,7 @@ def tangent_call(ctx, inst):
                                                                   a2, arg2, sh2, width)
     name, rty = gen.done[key]
     args = []
-    for (k, pq), o, a in zip(ops, inst.ops, a2):
+    for o, a in zip(inst.ops, a2):
         args.append(f"{o.ty} {ctx.p(o.value) if o.is_local else o.value}")
         for _ in synth.lanes():
             if a == "dup":
@@ -144,7 +144,7 @@ def tangent_call(ctx, inst):
     call = f"call {rty} {name}({', '.join(args)})"
     if aug:
         ctx.emit(f"{synth.r(inst.name)} = {call}" if inst.name else call)
-        if inst.name and inst.name in synth.act.shadowed:    # the run is its own record
+        if inst.name and inst.name in synth.act.shadowed:    # the run has no shadow: null
             for _ in synth.lanes():
                 ctx.emit(f"{synth.sname(inst.name)} = getelementptr i8, ptr null, i64 0")
         return None
@@ -277,15 +277,17 @@ def _reverse_part(gen, synth, inst, L, info, ops, a2, arg2, sh2, width):
     for k, j in enumerate(L.active):
         ty = L.sparams[j].ty
         sub = f", {k}" if many else ""
-        parts = [(("acc", j), f"0{sub}")] + [
-            (("tacc", j, lane), f"1{f', {lane}' if width > 1 else ''}{sub}") for lane in range(width)]
+        lanes = [f", {lane}" if width > 1 else "" for lane in range(width)]
+        parts = [(("acc", j), f"0{sub}")] + [(("tacc", j, lane), f"1{lanes[lane]}{sub}")
+                                             for lane in range(width)]
         for m, (fk, idx) in enumerate(parts):
             slot = L.field(body, fk)
-            body += [f"%g{k}.{m} = extractvalue {fdrty} %g, {idx}",
-                     f"%o{k}.{m} = load {ty}, ptr {slot}", f"%n{k}.{m} = fadd {ty} %o{k}.{m}, %g{k}.{m}",
-                     f"store {ty} %n{k}.{m}, ptr {slot}"]
+            g, o, nv = f"%g{k}.{m}", f"%o{k}.{m}", f"%n{k}.{m}"
+            body += [f"{g} = extractvalue {fdrty} %g, {idx}", f"{o} = load {ty}, ptr {slot}",
+                     f"{nv} = fadd {ty} {o}, {g}", f"store {ty} {nv}, ptr {slot}"]
     body.append("ret void")
-    gen.out.append(f"define internal void {turn}(ptr %env, i64 %j) {{\n" + "\n".join(body) + "\n}\n")
+    gen.out.append(f"define internal void {turn}(ptr %env, i64 %j) {{\n" + "\n".join(body)
+                   + "\n}\n")
     # the reverse part
     body = ["entry:", f"%envp = getelementptr inbounds {RUN_TY}, ptr %tape, i32 0, i32 5",
             "%env = load ptr, ptr %envp"]
@@ -330,7 +332,8 @@ def _reverse_part(gen, synth, inst, L, info, ops, a2, arg2, sh2, width):
         if width > 1:
             tv = "poison"
             for lane in range(width):
-                body.append(f"%tv{lane} = insertvalue {tvec} {tv}, {rty} {packed[1 + lane]}, {lane}")
+                body.append(f"%tv{lane} = insertvalue {tvec} {tv}, {rty} {packed[1 + lane]}, "
+                            f"{lane}")
                 tv = f"%tv{lane}"
         body += [f"%ret0 = insertvalue {ret} poison, {rty} {packed[0]}, 0",
                  f"%ret1 = insertvalue {ret} %ret0, {tvec} {tv}, 1", f"ret {ret} %ret1"]
