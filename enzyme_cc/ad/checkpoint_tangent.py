@@ -11,6 +11,8 @@ derivative of the step's combined gradient (adjoints and their tangents), and th
 each region and its tangent (the region pointer's shadow, per lane). The env record is the inner
 one (checkpoint.Layout) followed by the tangents: of each step argument, of each shadow, of each
 adjoint accumulator (W lanes each), and the activity signature the two halves must agree on.
+A run the inner derivative reverses more than once (checkpoint.AGAIN) is reversed again here
+too, each time from the regions and tangents kept before the loop.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import hashlib
 import re
 
 from enzyme_cc.ir.lexer import is_fp, type_size, zero_of
-from .checkpoint import (DRIVERS, INFO, RUN_TY, Layout, advance_fn, region_entries, start_run,
+from .checkpoint import (AGAIN, DRIVERS, INFO, RUN_TY, Layout, advance_fn, region_entries, start_run,
                          step_index, touched_globals)
 
 PREFIXES = ("@ckpt.aug.", "@ckpt.rev.")
@@ -109,10 +111,6 @@ def tangent_call(ctx, inst):
            "differentiated again in forward mode" + loop_source(gen, inst.callee)
     if info is None:
         gen.fail(synth, inst, f"{what}: its description is missing", "report this as a bug")
-    if info[4]:
-        gen.fail(synth, inst, f"{what}, under reverse vector mode (enzyme_width in "
-                 "__enzyme_autodiff), is not supported",
-                 "differentiate the reverse pass with one seed per call")
     if getattr(synth, "error", False):
         gen.fail(synth, inst, f"{what} for error estimates is not supported",
                  "estimate the error of the plain loop")
@@ -230,7 +228,7 @@ def _forward_part(gen, synth, inst, L, info, ops, a2, arg2, sh2, width):
     for r in range(L.nreg):          # each region's tangent is snapshot with it
         if a2[pidx[(4 + 2 * r, "p")]] == "dup":
             entries += [(_dname(4 + 2 * r, "p", lane), f"%p{5 + 2 * r}") for lane in range(width)]
-    start_run(gen, L, body, entries, "%env", adv, "null", DRIVERS[0])
+    start_run(gen, L, body, entries, "%env", adv, "null", AGAIN[0] if info[4] else DRIVERS[0])
     body.append("ret ptr %run")
     gen.out.append(f"define internal ptr {name}({', '.join(_params(L, ops, a2, width))}) {{\n"
                    + "\n".join(body) + "\n}\n")
@@ -307,7 +305,8 @@ def _reverse_part(gen, synth, inst, L, info, ops, a2, arg2, sh2, width):
         for fk in [("acc", j)] + [("tacc", j, lane) for lane in range(width)]:
             body.append(f"store {ty} {zero_of(ty)}, ptr {L.field(body, fk)}")
     body += [f"%turnp = getelementptr inbounds {RUN_TY}, ptr %tape, i32 0, i32 7",
-             f"store ptr {turn}, ptr %turnp", f"call void {DRIVERS[1]}(ptr %tape)"]
+             f"store ptr {turn}, ptr %turnp",
+             f"call void {AGAIN[1] if info[4] else DRIVERS[1]}(ptr %tape)"]
     fps, rty = L.fp_params()
     vals = [[] for _ in range(width + 1)]
     for k, ty in fps:
@@ -318,7 +317,8 @@ def _reverse_part(gen, synth, inst, L, info, ops, a2, arg2, sh2, width):
                 vals[m].append((ty, f"%v{k}.{m}"))
             else:
                 vals[m].append((ty, zero_of(ty)))
-    body += ["call void @free(ptr %env)", "call void @free(ptr %tape)"]
+    if not info[4]:     # else reversed again: freed with the inner tape (its deferred free)
+        body += ["call void @free(ptr %env)", "call void @free(ptr %tape)"]
     _declare_fail(gen)
     params = _params(L, ops, a2, width) + ["ptr %tape"]
     if rty == "void":

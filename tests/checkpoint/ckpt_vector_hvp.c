@@ -6,7 +6,8 @@
  * on the plain loops (same function, no scheme) and central differences; the HVP the plain
  * loops' and central differences of the gradient; the state after, and its tangent, the plain
  * loops'. Each scheme (Revolve, binomial, periodic, store-all) and a while loop. A tape
- * reversed twice (enzyme_nofree) must give both seeds' gradients. Loops annotated for
+ * reversed twice (enzyme_nofree) must give both seeds' gradients; forward over such reverse
+ * passes (the program's split pair, reverse vector mode) too. Loops annotated for
  * checkpointing (heap state, a carried scalar, memory behind a pointer argument) under forward
  * over reverse against the same loop without the annotation. Prints CHECK
  * name got expected; exits 1 on a mismatch. */
@@ -118,6 +119,34 @@ __attribute__((noinline)) static double grad(double *u, double *g, double c, int
     return __enzyme_autodiff((void *)plain_loss, enzyme_dup, u, g, c, enzyme_const, n);
   return __enzyme_autodiff((void *)loss, enzyme_dup, u, g, c, enzyme_const, n, enzyme_const, s,
                            enzyme_const, cfg);
+}
+
+/* the same gradient through __enzyme_augmentfwd / __enzyme_reverse */
+__attribute__((noinline)) static double gsplit(double *u, double *g, double c, int64_t n,
+                                               const EnzymeCheckpointScheme *s,
+                                               EnzymeCkptConfig *cfg) {
+  void *t = __enzyme_augmentfwd((void *)loss, enzyme_dup, u, g, c, enzyme_const, n, enzyme_const,
+                                s, enzyme_const, cfg);
+  return __enzyme_reverse((void *)loss, enzyme_dup, u, g, c, enzyme_const, n, enzyme_const, s,
+                          enzyme_const, cfg, 1.0, enzyme_tape, t);
+}
+
+/* two seeds of the outputs at once (reverse vector mode), and one, with the plain loops */
+__attribute__((noinline)) static D2 gradw(double *u, double *du0, double *du1, double *dout0,
+                                          double *dout1, double c, int64_t n,
+                                          const EnzymeCheckpointScheme *s,
+                                          EnzymeCkptConfig *cfg) {
+  double out[3];
+  return __enzyme_autodiff_w2((void *)model, enzyme_width, 2, enzyme_dup, u, du0, du1, c,
+                              enzyme_dup, out, dout0, dout1, enzyme_const, n, enzyme_const, s,
+                              enzyme_const, cfg);
+}
+
+__attribute__((noinline)) static double gradp(double *u, double *du, double *dout, double c,
+                                              int64_t n) {
+  double out[3];
+  return __enzyme_autodiff((void *)plain, enzyme_dup, u, du, c, enzyme_dup, out, dout,
+                           enzyme_const, n);
 }
 
 /* a while loop: steps until the first entry passes *limit */
@@ -381,6 +410,53 @@ static void while_loop(double limit) {
   }
 }
 
+/* forward over a reverse pass that runs more than once: the program's split pair, and reverse
+ * vector mode (each lane's Hessian-vector product against one plain call per seed) */
+static void hvp_multi(const char *sn, const EnzymeCheckpointScheme *s, int64_t n) {
+  char name[96];
+  EnzymeCkptConfig cfg = {2, 0, NULL, 0, NULL, 0};
+  double want[N + 1];
+  {
+    double u[N], ud[N], g[N] = {0}, hv[N] = {0};
+    init(u);
+    memcpy(ud, VU, sizeof ud);
+    want[N] = __enzyme_fwddiff((void *)grad, enzyme_dup, u, ud, enzyme_dup, g, hv, 0.8, VC,
+                               enzyme_const, n, enzyme_const, (void *)0, enzyme_const, (void *)0);
+    memcpy(want, hv, sizeof hv);
+  }
+  {
+    double u[N], ud[N], g[N] = {0}, hv[N] = {0};
+    init(u);
+    memcpy(ud, VU, sizeof ud);
+    double hc = __enzyme_fwddiff((void *)gsplit, enzyme_dup, u, ud, enzyme_dup, g, hv, 0.8, VC,
+                                 enzyme_const, n, enzyme_const, s, enzyme_const, &cfg);
+    for (int k = 0; k <= N; k++) {
+      snprintf(name, sizeof name, "hvp_split_%s_n%lld_%d", sn, (long long)n, k);
+      check(name, k < N ? hv[k] : hc, want[k], 1e-10);
+    }
+  }
+  double u[N], ud[N], du[2][N] = {{0}}, hv[2][N] = {{0}}, dout[2][3];
+  init(u);
+  memcpy(ud, VU, sizeof ud);
+  memcpy(dout, SEED, sizeof dout);
+  D2 hc = __enzyme_fwddiff_w2((void *)gradw, enzyme_dup, u, ud, enzyme_dup, du[0], hv[0],
+                              enzyme_dup, du[1], hv[1], enzyme_const, dout[0], enzyme_const,
+                              dout[1], 0.8, VC, enzyme_const, n, enzyme_const, s, enzyme_const,
+                              &cfg);
+  for (int j = 0; j < 2; j++) {
+    double v[N], vd[N], dv[N] = {0}, hw[N] = {0}, dov[3];
+    init(v);
+    memcpy(vd, VU, sizeof vd);
+    memcpy(dov, SEED[j], sizeof dov);
+    double hp = __enzyme_fwddiff((void *)gradp, enzyme_dup, v, vd, enzyme_dup, dv, hw,
+                                 enzyme_const, dov, 0.8, VC, enzyme_const, n);
+    for (int k = 0; k <= N; k++) {
+      snprintf(name, sizeof name, "hvp_width_%s_n%lld_l%d_%d", sn, (long long)n, j, k);
+      check(name, k < N ? hv[j][k] : hc.c[j], k < N ? hw[k] : hp, 1e-10);
+    }
+  }
+}
+
 /* __enzyme_augmentfwd once, __enzyme_reverse with enzyme_nofree, then again with another seed */
 static void reverse_twice(const char *sn, const EnzymeCheckpointScheme *s, int64_t n) {
   char name[96];
@@ -520,7 +596,11 @@ int main(void) {
         vector_modes(names[b], schemes[b], steps[a], snaps[c]);
         hvp(names[b], schemes[b], steps[a], snaps[c]);
       }
-  for (unsigned b = 0; b < 4; b++) reverse_twice(names[b], schemes[b], 9);
+  for (unsigned b = 0; b < 4; b++) {
+    reverse_twice(names[b], schemes[b], 9);
+    hvp_multi(names[b], schemes[b], 1);
+    hvp_multi(names[b], schemes[b], 10);
+  }
   for (long n = 0; n < 10; n += 3) annotated(n);
   double limits[] = {0.1, 1.0, 1.6};
   for (unsigned l = 0; l < 3; l++) while_loop(limits[l]);
