@@ -362,3 +362,60 @@ int main() { double u[1] = {0.5}, du[1] = {0};
     assert "a call in a loop marked for checkpointing may throw" in r.stderr, r.stderr
     assert "t.cpp:" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr, r.stderr
+
+
+SAVE_STATE = r"""
+#include <enzyme/checkpoint.h>
+#include <string.h>
+void __enzyme_autodiff(void *, ...);
+void __enzyme_fwddiff(void *, ...);
+typedef struct { double c[2]; } D2;
+D2 __enzyme_autodiff_w2(void *, ...);
+extern int enzyme_dup, enzyme_const, enzyme_width;
+static double saved[64];
+/* a scheme copying the state itself: env is {double *u, double *du, int64_t start} */
+static void save(void *st, int64_t slot, int64_t step, void *env) {
+  memcpy(saved + 2 * (slot + 2), *(double **)env, 2 * sizeof(double));
+}
+static void load(void *st, int64_t slot, int64_t step, void *env) {
+  memcpy(*(double **)env, saved + 2 * (slot + 2), 2 * sizeof(double));
+}
+static void step(int64_t i, double *u) { u[0] = u[0] * u[1]; u[1] = u[1] + 0.1 * u[0]; }
+static double f(double *u, int64_t n, const EnzymeCheckpointScheme *s) {
+  EnzymeCkptConfig c = {0, 0, 0, 0, 0, 0};
+  __enzyme_checkpoint_for((void *)step, 0, n, enzyme_scheme, s, &c,
+                          enzyme_checkpoint_region, u, (int64_t)(2 * sizeof(double)), u);
+  return u[0];
+}
+__attribute__((noinline)) static void g(double *u, double *du, const EnzymeCheckpointScheme *s) {
+  __enzyme_autodiff((void *)f, enzyme_dup, u, du, enzyme_const, (int64_t)4, enzyme_const, s);
+}
+int main(int argc, char **argv) {
+  EnzymeCheckpointScheme my = EnzymeCkptStoreAll;
+  double u[2] = {0.5, 1.1}, v[2] = {1, 0}, du[2] = {0}, dv[2] = {0}, d1[2] = {0};
+  my.save_state = save;
+  my.load_state = load;
+  if (argc > 1)
+    __enzyme_fwddiff((void *)g, enzyme_dup, u, v, enzyme_dup, du, dv, enzyme_const, &my);
+  else
+    __enzyme_autodiff_w2((void *)f, enzyme_width, 2, enzyme_dup, u, du, d1, enzyme_const,
+                         (int64_t)4, enzyme_const, &my);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("mode", ["hvp", "vector"])
+def test_checkpoint_save_state_scheme_refused(tmp_path, mode):
+    """A scheme with its own save_state copies the state, not the tangents forward over reverse
+    needs in the snapshots, nor the state before the loop a reverse sweep run again needs: the
+    run stops with a message instead of a wrong derivative."""
+    (tmp_path / "s.c").write_text(SAVE_STATE)
+    run(["enzyme-cc", "-O2", "s.c", "-o", "prog"], cwd=tmp_path)
+    r = run([str(tmp_path / "prog")] + (["hvp"] if mode == "hvp" else []), cwd=tmp_path,
+            check=False)
+    assert r.returncode != 0
+    want = "forward mode over a checkpointed loop's gradient" if mode == "hvp" else \
+        "cannot be rerun for a second reverse sweep"
+    assert "enzyme checkpoint: a scheme with its own save_state" in r.stderr and want in r.stderr, \
+        r.stderr

@@ -24,6 +24,8 @@ from .checkpoint import (AGAIN, DRIVERS, INFO, RUN_TY, Layout, advance_fn, regio
                          step_index, touched_globals)
 
 PREFIXES = ("@ckpt.aug.", "@ckpt.rev.")
+# the forward part, refusing schemes whose save_state would not copy the tangents (the header)
+TANGENT = ("@__enzyme_cc_ckpt_forward_tangent", "@__enzyme_cc_ckpt_forward_tangent_again")
 
 
 def is_ckpt_fn(callee: str | None) -> bool:
@@ -114,6 +116,10 @@ def tangent_call(ctx, inst):
     if getattr(synth, "error", False):
         gen.fail(synth, inst, f"{what} for error estimates is not supported",
                  "estimate the error of the plain loop")
+    for d in TANGENT + ("@__enzyme_cc_ckpt_fail",):
+        if not gen.module.defines(d):
+            gen.fail(synth, inst, f"{what}: the program's <enzyme/checkpoint.h> lacks '{d[1:]}'",
+                     "rebuild every file including <enzyme/checkpoint.h> with this enzyme-cc")
     L = _layout(gen, info, width)
     ops = _ops(L)
     a2 = [_act2(ctx, o) for o in inst.ops[:len(ops)]]
@@ -228,7 +234,7 @@ def _forward_part(gen, synth, inst, L, info, ops, a2, arg2, sh2, width):
     for r in range(L.nreg):          # each region's tangent is snapshot with it
         if a2[pidx[(4 + 2 * r, "p")]] == "dup":
             entries += [(_dname(4 + 2 * r, "p", lane), f"%p{5 + 2 * r}") for lane in range(width)]
-    start_run(gen, L, body, entries, "%env", adv, "null", AGAIN[0] if info[4] else DRIVERS[0])
+    start_run(gen, L, body, entries, "%env", adv, "null", TANGENT[1 if info[4] else 0])
     body.append("ret ptr %run")
     gen.out.append(f"define internal ptr {name}({', '.join(_params(L, ops, a2, width))}) {{\n"
                    + "\n".join(body) + "\n}\n")
@@ -358,8 +364,6 @@ _MSG = ("the forward and the reverse part of a checkpointed loop's derivative we
 
 
 def _declare_fail(gen):
-    if not gen.module.defines("@__enzyme_cc_ckpt_fail"):
-        gen.declare_raw("@__enzyme_cc_ckpt_fail", "declare void @__enzyme_cc_ckpt_fail(ptr)")
     if ("ckpt-fmsg",) not in gen.done and "@ckpt.fmsg" not in gen.module.globals:
         gen.done[("ckpt-fmsg",)] = True
         gen.out.append(f"@ckpt.fmsg = private unnamed_addr constant [{len(_MSG) + 1} x i8] "

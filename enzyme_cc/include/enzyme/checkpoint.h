@@ -1098,10 +1098,8 @@ static inline ENZYME_CKPT_FN void *enzyme_ckpt_copy_regions(__enzyme_cc_ckpt_run
  * loop. The schedule's own slots are consumed by a reverse sweep, so each further one runs the
  * whole schedule again from that state (the memory after it is put back as it was). */
 __attribute__((weak, used)) void __enzyme_cc_ckpt_forward_again(__enzyme_cc_ckpt_run *r) {
-  if (r->scheme->save_state)
-    enzyme_ckpt_die("a scheme with its own save_state cannot be rerun for reverse vector mode "
-                    "(enzyme_width in __enzyme_autodiff): use one seed per call");
-  r->initial = enzyme_ckpt_copy_regions(r, NULL, 1);
+  /* a scheme copying the state itself may keep more than the regions: no second sweep then */
+  r->initial = r->scheme->save_state ? NULL : enzyme_ckpt_copy_regions(r, NULL, 1);
   r->nsteps0 = r->nsteps;
   r->reversed = 0;
   __enzyme_cc_ckpt_forward(r);
@@ -1114,6 +1112,10 @@ __attribute__((weak, used)) void __enzyme_cc_ckpt_reverse_again(__enzyme_cc_ckpt
     enzyme_ckpt_reverse_run(r);
     return;
   }
+  if (!r->initial)
+    enzyme_ckpt_die("a scheme with its own save_state cannot be rerun for a second reverse sweep "
+                    "(reverse vector mode: enzyme_width in __enzyme_autodiff; enzyme_nofree): "
+                    "use one seed per call");
   now = enzyme_ckpt_copy_regions(r, NULL, 1);
   enzyme_ckpt_copy_regions(r, r->initial, 0);
   r->nsteps = r->nsteps0;
@@ -1122,6 +1124,24 @@ __attribute__((weak, used)) void __enzyme_cc_ckpt_reverse_again(__enzyme_cc_ckpt
   enzyme_ckpt_reverse_run(r);
   enzyme_ckpt_copy_regions(r, now, 0);
   free(now);
+}
+
+/* Forward mode over a checkpointed loop's gradient (checkpoint_tangent.py): the regions' tangents
+ * are regions of their own, which a scheme copying the state itself (save_state) would miss. */
+static inline ENZYME_CKPT_FN void enzyme_ckpt_tangent_ok(__enzyme_cc_ckpt_run *r) {
+  if (r->scheme->save_state)
+    enzyme_ckpt_die("a scheme with its own save_state cannot keep the tangents of forward mode "
+                    "over a checkpointed loop's gradient: use a scheme without it");
+}
+
+__attribute__((weak, used)) void __enzyme_cc_ckpt_forward_tangent(__enzyme_cc_ckpt_run *r) {
+  enzyme_ckpt_tangent_ok(r);
+  __enzyme_cc_ckpt_forward(r);
+}
+
+__attribute__((weak, used)) void __enzyme_cc_ckpt_forward_tangent_again(__enzyme_cc_ckpt_run *r) {
+  enzyme_ckpt_tangent_ok(r);
+  __enzyme_cc_ckpt_forward_again(r);
 }
 
 /* Generated code's consistency checks (a derivative of a derivative, checkpoint_tangent.py). */
