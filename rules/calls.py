@@ -50,6 +50,9 @@ def kind_of(gen, inst) -> str:
     from enzyme_cc.ad.checkpoint import DRIVERS
     if c in DRIVERS:
         return "ckpt_driver"
+    from enzyme_cc.ad.checkpoint_tangent import is_ckpt_fn
+    if is_ckpt_fn(c):
+        return "ckpt_fn"             # a checkpointed loop's derivative, differentiated again
     if c.startswith("@__enzyme_cc_fp."):
         return "fixedpoint"          # enzyme_cc/ad/fixed_point.py: a lowered __enzyme_fixed_point
     from .registry import allocator, is_deallocator
@@ -117,6 +120,13 @@ def _fwd_call(ctx, inst, before):
     fwd_mode = synth.mode == "forward"
     if kind == "ckpt_driver" and before:
         refuse_checkpoint_driver(ctx.gen(), synth, inst)
+    if kind == "ckpt_fn" and before and not fwd_mode and _involved(ctx, inst):
+        from enzyme_cc.ad.checkpoint_tangent import loop_source
+        ctx.gen().fail(synth, inst, "a checkpointed loop (__enzyme_checkpoint_for/while)"
+                       f"{loop_source(ctx.gen(), inst.callee)} inside a gradient that is "
+                       "differentiated again in reverse mode is not supported (forward over "
+                       "reverse is)", "differentiate the gradient in forward mode "
+                       "(__enzyme_fwddiff), or differentiate the plain loop")
     if kind == "mpi":                  # always: every rank takes part in the derivative's messages
         from .mpi import forward as mpi_forward
         return mpi_forward(ctx, inst, before)
@@ -405,6 +415,9 @@ def _custom_augment(ctx, inst):
         ctx.emit(f"{synth.r(inst.name) if inst.name else synth.tmp('cr')} = {call}")
     elif fn.ret_ty == "ptr" and inst.ty == "void":
         ctx.emit(f"{tape} = {call}")
+        if call_kind(ctx, inst) == "checkpoint" and ctx.gen().in_multi:
+            # reversed once per lane (reverse vector mode): the run lives as long as the tape
+            defer_free(ctx, tape, "null", "@__enzyme_cc_ckpt_release")
     else:                                   # { ptr tape, T result }
         t = synth.tmp("ca")
         ctx.emit(f"{t} = {call}")

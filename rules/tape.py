@@ -28,9 +28,13 @@ def forward_sweep(ctx, inst, before):
     if synth.mode == "forward":
         callee = inst.callee
     else:
+        if TAPE_OPS[inst.callee] == "settop":
+            synth.gen.fail(synth, inst, "reverse mode over reverse vector mode (enzyme_width in "
+                           "__enzyme_autodiff) is not supported", "differentiate the gradient "
+                           "in forward mode, or call __enzyme_autodiff once per seed")
         callee = STABLE.get(TAPE_OPS[inst.callee])
         if callee is None:
-            return                       # end/free: the reverse sweep still reads the shadow tape
+            return                       # end/free/top: the reverse sweep still reads the shadow tape
         synth.gen.helpers.add(("stape",))
     args = [f"ptr {ctx.s(t)}"] + [f"{o.ty} {ctx.p(o.value) if o.is_local else o.value}"
                                   for o in inst.ops[1:]]

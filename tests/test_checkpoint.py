@@ -44,6 +44,16 @@ def test_checkpoint_program(tmp_path, prog, opt):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_checkpoint_vector_and_hvp(tmp_path, opt):
+    """Reverse vector mode (widths 2, 3), vector forward mode and forward over reverse (width 1,
+    and 2 with enzyme_dupv) through two checkpointed for loops (one in a split callee) and a
+    while loop, every scheme: lanes against scalar plain-loop calls and central differences; a
+    tape reversed twice (enzyme_nofree); annotated loops under forward over reverse."""
+    exe = _build(tmp_path, "ckpt_vector_hvp.c", opt)
+    assert _checks(run([str(exe)], cwd=tmp_path).stdout) == 2380
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_checkpoint_loop_attributes_cxx(tmp_path, opt):
     """[[enzyme::checkpoint]] / [[enzyme::checkpointing_enable]] in C++ (a template, an object,
     a std::vector with a size hint, a lambda); the C forms are the corpus's
@@ -173,7 +183,8 @@ def test_schedules(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
-@pytest.mark.parametrize("prog", ["ckpt_cxx.cpp", "ckpt_loop_attr.cpp", "ckpt_schedule.c"])
+@pytest.mark.parametrize("prog", ["ckpt_cxx.cpp", "ckpt_loop_attr.cpp", "ckpt_schedule.c",
+                                  "ckpt_vector_hvp.c"])
 def test_checkpoint_valgrind(tmp_path, prog):
     """Snapshots, run records and per-step tapes: no invalid access, nothing definitely lost.
     (Built with -g: ckpt_schedule.c's __enzyme_checkpoint_for call in a C function with debug
@@ -218,15 +229,29 @@ double f(double *u, int64_t n) {
   __enzyme_checkpoint_for((void *)step, 0, n, enzyme_scheme, &EnzymeCkptRevolve, &c, u, u);
   return u[0];
 }""", "takes 2 parameters"),
-    "higher_order": ("""
+    "reverse_over_reverse": ("""
 double f(double *u, int64_t n) {
   EnzymeCkptConfig c = {2, 0, 0, 0, 0};
   __enzyme_checkpoint_for((void *)step, 0, n, enzyme_scheme, &EnzymeCkptRevolve, &c,
                           enzyme_checkpoint_region, u, (int64_t)sizeof(double), u);
   return u[0];
 }
+double g(double *u, double *du) { __enzyme_autodiff((void *)f, enzyme_dup, u, du, 3L);
+  return du[0] * du[0]; }
+""", "differentiated again in reverse mode is not supported"),
+    # forward over reverse: the global's one shadow would be both the tangent and the adjoint
+    "hvp_global": ("""
+static double drift;
+static void gstep(int64_t i, double *u) { drift = 0.5 * drift + u[0]; u[0] = u[0] * drift; }
+double f(double *u, int64_t n) {
+  EnzymeCkptConfig c = {2, 0, 0, 0, 0};
+  drift = 0.1;
+  __enzyme_checkpoint_for((void *)gstep, 0, n, enzyme_scheme, &EnzymeCkptRevolve, &c,
+                          enzyme_checkpoint_region, u, (int64_t)sizeof(double), u);
+  return u[0];
+}
 void g(double *u, double *du) { __enzyme_autodiff((void *)f, enzyme_dup, u, du, 3L); }
-""", "differentiated again (higher order)"),
+""", "uses the global 'drift', which has a derivative"),
 }
 
 
@@ -234,8 +259,11 @@ void g(double *u, double *du) { __enzyme_autodiff((void *)f, enzyme_dup, u, du, 
 def test_checkpoint_errors(tmp_path, case):
     body, message = ERRORS[case]
     main = "int main(void) { double u[1] = {0.5}, du[1] = {0}, v[1] = {1}, dv[1] = {1};\n"
-    if case == "higher_order":
+    if case == "hvp_global":
         main += "  __enzyme_fwddiff((void *)g, enzyme_dup, u, v, enzyme_dup, du, dv); return 0; }\n"
+    elif case == "reverse_over_reverse":
+        main += ("  __enzyme_autodiff((void *)g, enzyme_dup, u, v, enzyme_dup, du, dv); return 0; "
+                 "}\n")
     else:
         main += "  __enzyme_autodiff((void *)f, enzyme_dup, u, du, 3L); return 0; }\n"
     src = tmp_path / "e.c"
@@ -334,3 +362,60 @@ int main() { double u[1] = {0.5}, du[1] = {0};
     assert "a call in a loop marked for checkpointing may throw" in r.stderr, r.stderr
     assert "t.cpp:" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr, r.stderr
+
+
+SAVE_STATE = r"""
+#include <enzyme/checkpoint.h>
+#include <string.h>
+void __enzyme_autodiff(void *, ...);
+void __enzyme_fwddiff(void *, ...);
+typedef struct { double c[2]; } D2;
+D2 __enzyme_autodiff_w2(void *, ...);
+extern int enzyme_dup, enzyme_const, enzyme_width;
+static double saved[64];
+/* a scheme copying the state itself: env is {double *u, double *du, int64_t start} */
+static void save(void *st, int64_t slot, int64_t step, void *env) {
+  memcpy(saved + 2 * (slot + 2), *(double **)env, 2 * sizeof(double));
+}
+static void load(void *st, int64_t slot, int64_t step, void *env) {
+  memcpy(*(double **)env, saved + 2 * (slot + 2), 2 * sizeof(double));
+}
+static void step(int64_t i, double *u) { u[0] = u[0] * u[1]; u[1] = u[1] + 0.1 * u[0]; }
+static double f(double *u, int64_t n, const EnzymeCheckpointScheme *s) {
+  EnzymeCkptConfig c = {0, 0, 0, 0, 0, 0};
+  __enzyme_checkpoint_for((void *)step, 0, n, enzyme_scheme, s, &c,
+                          enzyme_checkpoint_region, u, (int64_t)(2 * sizeof(double)), u);
+  return u[0];
+}
+__attribute__((noinline)) static void g(double *u, double *du, const EnzymeCheckpointScheme *s) {
+  __enzyme_autodiff((void *)f, enzyme_dup, u, du, enzyme_const, (int64_t)4, enzyme_const, s);
+}
+int main(int argc, char **argv) {
+  EnzymeCheckpointScheme my = EnzymeCkptStoreAll;
+  double u[2] = {0.5, 1.1}, v[2] = {1, 0}, du[2] = {0}, dv[2] = {0}, d1[2] = {0};
+  my.save_state = save;
+  my.load_state = load;
+  if (argc > 1)
+    __enzyme_fwddiff((void *)g, enzyme_dup, u, v, enzyme_dup, du, dv, enzyme_const, &my);
+  else
+    __enzyme_autodiff_w2((void *)f, enzyme_width, 2, enzyme_dup, u, du, d1, enzyme_const,
+                         (int64_t)4, enzyme_const, &my);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("mode", ["hvp", "vector"])
+def test_checkpoint_save_state_scheme_refused(tmp_path, mode):
+    """A scheme with its own save_state copies the state, not the tangents forward over reverse
+    needs in the snapshots, nor the state before the loop a reverse sweep run again needs: the
+    run stops with a message instead of a wrong derivative."""
+    (tmp_path / "s.c").write_text(SAVE_STATE)
+    run(["enzyme-cc", "-O2", "s.c", "-o", "prog"], cwd=tmp_path)
+    r = run([str(tmp_path / "prog")] + (["hvp"] if mode == "hvp" else []), cwd=tmp_path,
+            check=False)
+    assert r.returncode != 0
+    want = "forward mode over a checkpointed loop's gradient" if mode == "hvp" else \
+        "cannot be rerun for a second reverse sweep"
+    assert "enzyme checkpoint: a scheme with its own save_state" in r.stderr and want in r.stderr, \
+        r.stderr

@@ -4,13 +4,14 @@ Each program prints lines `got... | expected...`; the test compares the numbers 
 (and the dot-product test <J v, g> for forward against reverse)."""
 import os
 import shutil
+import subprocess
 
 import pytest
 
 from conftest import run, floats
 
 HERE = os.path.join(os.path.dirname(__file__), "modes")
-PROGRAMS = ["forward.c", "hvp.c", "hvp_repeat.c", "higher_order.c", "saddle.cpp", "particle.cpp", "split.c", "split_allocated.c", "nofree_heap.c", "vector.c", "vector_calls.c", "vector_indirect.c", "indirect.c", "cxx_api.cpp", "cxx_api_refs.cpp", "width_dupnoneed.c", "registrations.c", "allocation_like.c", "global_shadow.c", "global_shadow.cpp", "cxx_sret.cpp"]
+PROGRAMS = ["forward.c", "hvp.c", "hvp_repeat.c", "hvp_vector_reverse.c", "higher_order.c", "saddle.cpp", "particle.cpp", "split.c", "split_allocated.c", "nofree_heap.c", "vector.c", "vector_calls.c", "vector_indirect.c", "indirect.c", "cxx_api.cpp", "cxx_api_refs.cpp", "width_dupnoneed.c", "registrations.c", "allocation_like.c", "global_shadow.c", "global_shadow.cpp", "cxx_sret.cpp"]
 
 
 def _pairs(out: str):
@@ -120,3 +121,30 @@ def test_nofree_tape_spent(tmp_path, opt):
     assert r.returncode != 0 and "second reverse ran" not in r.stdout
     assert "enzyme-cc: error: __enzyme_reverse on a tape that an enzyme_nofree reverse already " \
         "used" in r.stderr
+
+
+def test_reverse_over_reverse_vector_refused(tmp_path):
+    """Reverse mode over reverse vector mode: each lane's reverse sweep restarts from the same
+    tape top, which the outer reverse sweep's shadow tape cannot follow: an error naming it
+    (forward mode over it works: hvp_vector_reverse.c)."""
+    src = tmp_path / "rr.c"
+    src.write_text(open(os.path.join(HERE, "hvp_vector_reverse.c")).read().replace(
+        "int main(void) {", """\
+double __enzyme_autodiff(void *, ...);
+double outer(double *u, double *d0, double *d1, double c, double *s0, double *s1) {
+  D2 r = g(u, d0, d1, c, s0, s1);
+  return r.c[0] + r.c[1];
+}
+int main2(void) {
+  double u[2] = {0.5, 0.7}, du[2] = {0}, d0[2] = {0}, d1[2] = {0}, s0[2] = {1, 0}, s1[2] = {0, 1};
+  double e0[2] = {0}, e1[2] = {0};
+  return (int)__enzyme_autodiff((void *)outer, enzyme_dup, u, du, enzyme_dup, d0, e0, enzyme_dup,
+                                d1, e1, 0.3, enzyme_const, s0, enzyme_const, s1);
+}
+int main(void) {
+  if (main2()) return 1;"""))
+    r = subprocess.run(["enzyme-cc", "-O2", str(src), "-lm", "-o", str(tmp_path / "rr")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "enzyme-cc: error:" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert "reverse mode over reverse vector mode" in r.stderr and "hint:" in r.stderr, r.stderr

@@ -22,10 +22,15 @@ from .diagnostics import located
 
 PREFIX = "@__enzyme_cc_ckpt."
 DRIVERS = ("@__enzyme_cc_ckpt_forward", "@__enzyme_cc_ckpt_reverse")
+# a run reversed more than once (reverse vector mode: once per lane; enzyme_nofree): see the
+# header's __enzyme_cc_ckpt_forward_again
+AGAIN = ("@__enzyme_cc_ckpt_forward_again", "@__enzyme_cc_ckpt_reverse_again",
+         "@__enzyme_cc_ckpt_release")
+INFO = "@__enzyme_cc_ckpt_info."
 _CALL = re.compile(r"@__enzyme_checkpoint_(for|while)\b")
 _TAGS = ("enzyme_scheme", "enzyme_checkpoint_region")
 # the driver's run record (<enzyme/checkpoint.h>: __enzyme_cc_ckpt_run)
-RUN_TY = "{ ptr, ptr, ptr, ptr, i64, ptr, ptr, ptr, i64, i64 }"
+RUN_TY = "{ ptr, ptr, ptr, ptr, i64, ptr, ptr, ptr, i64, i64, ptr, i64, i64 }"
 REGION_TY = "{ ptr, i64, i32, i32 }"
 
 
@@ -229,162 +234,231 @@ def _store_fields(body, ty, ptr, fields):
                  f"store {fty} {v}, ptr {f}"]
 
 
-def functions(gen, ctx, inst):
-    """(augmented, its return type, reverse, its return type) of a checkpointed loop call, for
-    the activity of its arguments at this call (rules/calls.py's custom-gradient ABI)."""
-    acts = tuple("dup" if o.ty == "ptr" and ctx.shadowed(o.value) else
-                 "active" if is_fp(o.ty) and ctx.active(o.value) else "const" for o in inst.ops)
-    key = ("ckpt", inst.callee, acts)
-    if key in gen.done:
-        return gen.done[key]
-    for d in DRIVERS:
-        if not gen.module.defines(d):
-            gen.fail(ctx.synth, inst, "the checkpointing driver is missing from the program",
-                     "include <enzyme/checkpoint.h> in the file that calls "
-                     "__enzyme_checkpoint_for / __enzyme_checkpoint_while")
-    kind, nreg, step, target = _site(gen, inst.callee)
-    wrapper = gen.module.function(inst.callee)
-    first = 4 + 2 * nreg
-    sacts = ["const"] + list(acts[first:])
-    diffe, drty = gen.gradient(step, sacts, False)
-    gen.counter += 1
-    n = gen.counter
-    sparams = target.params[1:]
-    # env: each step argument, followed by its shadow when it has one (the layout a scheme's
-    # save_state sees), then start, then one adjoint accumulator per active float argument
-    members, where = [], {}
-    for j, (p, a) in enumerate(zip(sparams, acts[first:])):
-        where[("a", j)] = len(members)
-        members.append(p.ty)
-        if a == "dup":
-            where[("s", j)] = len(members)
-            members.append("ptr")
-    where["start"] = len(members)
-    members.append("i64")
-    active = [j for j, a in enumerate(acts[first:]) if a == "active"]
-    for j in active:
-        where[("acc", j)] = len(members)
-        members.append(sparams[j].ty)
-    env_ty = "{ " + ", ".join(members) + " }"
-    env_size = type_size(env_ty, gen.module.named_types)
+class Layout:
+    """One checkpointed call for one activity of its operands. Its env record holds each step
+    argument, followed by its shadow when it has one (the layout a scheme's save_state sees),
+    then start, then one adjoint accumulator per active float argument; forward over reverse
+    (checkpoint_tangent.py) appends the tangents."""
 
-    def field(out, k, ptr="%env"):
-        t = f"%f{k}.{len(out)}"
-        out.append(f"{t} = getelementptr inbounds {env_ty}, ptr {ptr}, i32 0, i32 {k}")
+    def __init__(self, gen, callee, acts):
+        self.callee, self.acts = callee, tuple(acts)
+        self.kind, self.nreg, self.step, self.target = _site(gen, callee)
+        self.wrapper = gen.module.function(callee)
+        self.first = 4 + 2 * self.nreg
+        self.sparams = self.target.params[1:]
+        self.sacts = ["const"] + list(acts[self.first:])
+        self.members, self.where = [], {}
+        for j, (p, a) in enumerate(zip(self.sparams, acts[self.first:])):
+            self.add(("a", j), p.ty)
+            if a == "dup":
+                self.add(("s", j), "ptr")
+        self.add("start", "i64")
+        self.active = [j for j, a in enumerate(acts[self.first:]) if a == "active"]
+        for j in self.active:
+            self.add(("acc", j), self.sparams[j].ty)
+
+    def add(self, key, ty):
+        self.where[key] = len(self.members)
+        self.members.append(ty)
+
+    @property
+    def env_ty(self) -> str:
+        return "{ " + ", ".join(self.members) + " }"
+
+    def field(self, out, key, ptr="%env"):
+        t = f"%f{self.where[key]}.{len(out)}"
+        out.append(f"{t} = getelementptr inbounds {self.env_ty}, ptr {ptr}, i32 0, "
+                   f"i32 {self.where[key]}")
         return t
 
-    def load_args(out, with_shadows):
-        argl = []
-        for j, p in enumerate(sparams):
-            v = f"%a{j}"
-            out.append(f"{v} = load {p.ty}, ptr {field(out, where[('a', j)])}")
-            argl.append(f"{p.ty} {v}")
-            if with_shadows and ("s", j) in where:
-                out.append(f"%s{j} = load ptr, ptr {field(out, where[('s', j)])}")
-                argl.append(f"ptr %s{j}")
-        out.append(f"%start = load i64, ptr {field(out, where['start'])}")
-        return argl
+    def load(self, out, key, ty, name):
+        out.append(f"{name} = load {ty}, ptr {self.field(out, key)}")
 
-    adv, turn = f"@ckpt.advance.{n}", f"@ckpt.uturn.{n}"
-    aug, rev = f"@ckpt.aug.{n}", f"@ckpt.rev.{n}"
-    # advance(env, a, b): steps a..b-1 untaped; -1, or j + 1 when a while step j said stop
+    def aug_params(self) -> list[str]:
+        """The custom-gradient ABI's parameters: each wrapper parameter, pointers with a shadow."""
+        out = []
+        for k, p in enumerate(self.wrapper.params):
+            out.append(f"{p.ty} %p{k}")
+            if p.ty == "ptr":
+                out.append(f"ptr %q{k}")
+        return out
+
+    def fp_params(self):
+        """The custom ABI's adjoints: every float parameter of the wrapper, in order."""
+        fps = [(k, p.ty) for k, p in enumerate(self.wrapper.params) if is_fp(p.ty)]
+        rty = "void" if not fps else fps[0][1] if len(fps) == 1 else \
+            "{ " + ", ".join(t for _, t in fps) + " }"
+        return fps, rty
+
+
+def advance_fn(L, name, load, call) -> str:
+    """advance(env, a, b): steps a..b-1 untaped; -1, or j + 1 when a while step j said stop.
+    load(body) emits the loads of the arguments (and %start), call(body, argl) the step call of
+    step %i (its result %r for a while loop)."""
     body = ["entry:"]
-    argl = load_args(body, False)
+    argl = load(body)
     body += ["%go = icmp slt i64 %a, %b", "br i1 %go, label %loop, label %done", "loop:",
-             "%j = phi i64 [ %a, %entry ], [ %j.next, %cont ]", "%i = add i64 %start, %j",
-             *_step_call(target, step, "%i", argl), "%j.next = add i64 %j, 1"]
-    if kind == "while":
-        body += [f"%stop = icmp eq {target.ret_ty} %r, 0",
+             "%j = phi i64 [ %a, %entry ], [ %j.next, %cont ]", "%i = add i64 %start, %j"]
+    call(body, argl)
+    body.append("%j.next = add i64 %j, 1")
+    if L.kind == "while":
+        body += [f"%stop = icmp eq {L.target.ret_ty} %r, 0",
                  "br i1 %stop, label %ended, label %cont", "ended:", "ret i64 %j.next"]
     else:
         body += ["br label %cont"]
     body += ["cont:", "%more = icmp slt i64 %j.next, %b", "br i1 %more, label %loop, label %done",
              "done:", "ret i64 -1"]
-    gen.out.append(f"define internal i64 {adv}(ptr %env, i64 %a, i64 %b) {{\n" + "\n".join(body)
-                   + "\n}\n")
+    return f"define internal i64 {name}(ptr %env, i64 %a, i64 %b) {{\n" + "\n".join(body) + "\n}\n"
+
+
+def step_index(L, body) -> str:
+    """%i (i64) as the step's index type."""
+    ity = L.target.params[0].ty
+    if ity == "i64":
+        return "i64 %i"
+    body.append(f"%ii = trunc i64 %i to {ity}")
+    return f"{ity} %ii"
+
+
+def region_entries(gen, L) -> list[tuple[str, str]]:
+    """(pointer, bytes) of the regions given (the aug parameters) and the globals the step names."""
+    return [(f"%p{4 + 2 * r}", f"%p{5 + 2 * r}") for r in range(L.nreg)] + \
+        [(g, str(size)) for g, size in touched_globals(gen, L.step)]
+
+
+def start_run(gen, L, body, entries, env, adv, turn, driver):
+    """The regions table and the run record; then the forward part of the schedule."""
+    nr = len(entries)
+    body.append(f"%regs = call ptr @malloc(i64 {max(nr, 1) * 24})")
+    for r, (ptr, size) in enumerate(entries):
+        body.append(f"%regs.{r} = getelementptr inbounds {REGION_TY}, ptr %regs, i64 {r}")
+        _store_fields(body, REGION_TY, f"%regs.{r}", [("ptr", ptr), ("i64", size), ("i32", "0"),
+                                                      ("i32", "0")])
+    if L.kind == "for":
+        body += ["%neg = icmp slt i64 %p3, 0", "%steps = select i1 %neg, i64 0, i64 %p3"]
+    steps = "%steps" if L.kind == "for" else "-1"
+    body.append(f"%run = call ptr @malloc(i64 {type_size(RUN_TY, gen.module.named_types)})")
+    _store_fields(body, RUN_TY, "%run", [("ptr", "%p0"), ("ptr", "%p1"), ("ptr", "null"),
+                                         ("ptr", "%regs"), ("i64", str(nr)), ("ptr", env),
+                                         ("ptr", adv), ("ptr", turn), ("i64", steps), ("i64", "0"),
+                                         ("ptr", "null"), ("i64", "0"), ("i64", "0")])
+    body.append(f"call void {driver}(ptr %run)")
+    gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
+    gen.declare_raw("@free", "declare void @free(ptr)")
+
+
+def _info(gen, n, L, diffe, drty, multi):
+    """What a later round (forward over reverse, checkpoint_tangent.py) needs to know about
+    @ckpt.aug.n / @ckpt.rev.n: a private string global (bytes other than letters, digits and
+    -_.@% escaped)."""
+    text = "|".join([L.callee, ",".join(L.acts), diffe, drty, str(int(multi))])
+    enc = "".join(chr(b) if re.match(r"[-\w.@%]", chr(b)) else f"\\{b:02X}" for b in text.encode())
+    gen.out.append(f"{INFO}{n} = private unnamed_addr constant [{len(text.encode())} x i8] "
+                   f"c\"{enc}\"\n")
+
+
+def functions(gen, ctx, inst):
+    """(augmented, its return type, reverse, its return type) of a checkpointed loop call, for
+    the activity of its arguments at this call (rules/calls.py's custom-gradient ABI). Under
+    reverse vector mode (gen.in_multi: the reverse sweep runs once per lane on one forward
+    sweep) the run is kept until the tape is freed and reversed again (AGAIN)."""
+    acts = tuple("dup" if o.ty == "ptr" and ctx.shadowed(o.value) else
+                 "active" if is_fp(o.ty) and ctx.active(o.value) else "const" for o in inst.ops)
+    multi = bool(getattr(gen, "in_multi", False))
+    key = ("ckpt", inst.callee, acts, multi)
+    if key in gen.done:
+        return gen.done[key]
+    for d in DRIVERS + (AGAIN if multi else ()):
+        if not gen.module.defines(d):
+            gen.fail(ctx.synth, inst, "the checkpointing driver is missing from the program",
+                     "include <enzyme/checkpoint.h> in the file that calls "
+                     "__enzyme_checkpoint_for / __enzyme_checkpoint_while")
+    L = Layout(gen, inst.callee, acts)
+    diffe, drty = gen.gradient(L.step, L.sacts, False)
+    gen.counter += 1
+    n = gen.counter
+    target, step, first = L.target, L.step, L.first
+    adv, turn = f"@ckpt.advance.{n}", f"@ckpt.uturn.{n}"
+    aug, rev = f"@ckpt.aug.{n}", f"@ckpt.rev.{n}"
+    _info(gen, n, L, diffe, drty, multi)
+
+    def load_args(out, with_shadows):
+        argl = []
+        for j, p in enumerate(L.sparams):
+            L.load(out, ("a", j), p.ty, f"%a{j}")
+            argl.append(f"{p.ty} %a{j}")
+            if with_shadows and ("s", j) in L.where:
+                L.load(out, ("s", j), "ptr", f"%s{j}")
+                argl.append(f"ptr %s{j}")
+        L.load(out, "start", "i64", "%start")
+        return argl
+
+    gen.out.append(advance_fn(L, adv, lambda b: load_args(b, False),
+                              lambda b, argl: b.extend(_step_call(target, step, "%i", argl))))
     # uturn(env, j): the combined gradient of step j from the current state
     body = ["entry:"]
     argl = load_args(body, True)
-    ity = target.params[0].ty
     body.append("%i = add i64 %start, %j")
-    if ity != "i64":
-        body.append(f"%ii = trunc i64 %i to {ity}")
-    call = f"call {drty} {diffe}({', '.join([f'{ity} ' + ('%i' if ity == 'i64' else '%ii')] + argl)})"
+    call = f"call {drty} {diffe}({', '.join([step_index(L, body)] + argl)})"
     body.append(call if drty == "void" else f"%g = {call}")
-    for k, j in enumerate(active):
-        ty = sparams[j].ty
-        g = "%g" if len(active) == 1 else f"%g{k}"
-        if len(active) > 1:
+    for k, j in enumerate(L.active):
+        ty = L.sparams[j].ty
+        g = "%g" if len(L.active) == 1 else f"%g{k}"
+        if len(L.active) > 1:
             body.append(f"{g} = extractvalue {drty} %g, {k}")
-        slot = field(body, where[("acc", j)])
+        slot = L.field(body, ("acc", j))
         body += [f"%o{k} = load {ty}, ptr {slot}", f"%n{k} = fadd {ty} %o{k}, {g}",
                  f"store {ty} %n{k}, ptr {slot}"]
     body.append("ret void")
     gen.out.append(f"define internal void {turn}(ptr %env, i64 %j) {{\n" + "\n".join(body) + "\n}\n")
     # augmented: fill env, regions and the run record, run the forward part of the schedule
-    params = []
-    for k, p in enumerate(wrapper.params):
-        params.append(f"{p.ty} %p{k}")
-        if p.ty == "ptr":
-            params.append(f"ptr %q{k}")
-    globs = touched_globals(gen, step)
-    nr = nreg + len(globs)
+    params = L.aug_params()
+    env_size = type_size(L.env_ty, gen.module.named_types)
     body = ["entry:", f"%env = call ptr @malloc(i64 {env_size})"]
-    for j, p in enumerate(sparams):
-        body.append(f"store {p.ty} %p{first + j}, ptr {field(body, where[('a', j)])}")
-        if ("s", j) in where:
-            body.append(f"store ptr %q{first + j}, ptr {field(body, where[('s', j)])}")
-    body.append(f"store i64 %p2, ptr {field(body, where['start'])}")
-    for j in active:
-        body.append(f"store {sparams[j].ty} {zero_of(sparams[j].ty)}, "
-                    f"ptr {field(body, where[('acc', j)])}")
-    body.append(f"%regs = call ptr @malloc(i64 {max(nr, 1) * 24})")
-    entries = [(f"%p{4 + 2 * r}", f"%p{5 + 2 * r}") for r in range(nreg)] + \
-        [(g, str(size)) for g, size in globs]
-    for r, (ptr, size) in enumerate(entries):
-        body.append(f"%regs.{r} = getelementptr inbounds {REGION_TY}, ptr %regs, i64 {r}")
-        _store_fields(body, REGION_TY, f"%regs.{r}", [("ptr", ptr), ("i64", size), ("i32", "0"),
-                                                      ("i32", "0")])
-    if kind == "for":
-        body += ["%neg = icmp slt i64 %p3, 0", "%steps = select i1 %neg, i64 0, i64 %p3"]
-    steps = "%steps" if kind == "for" else "-1"
-    body.append("%run = call ptr @malloc(i64 80)")
-    _store_fields(body, RUN_TY, "%run", [("ptr", "%p0"), ("ptr", "%p1"), ("ptr", "null"),
-                                         ("ptr", "%regs"), ("i64", str(nr)), ("ptr", "%env"),
-                                         ("ptr", adv), ("ptr", turn), ("i64", steps), ("i64", "0")])
-    body += ["call void @__enzyme_cc_ckpt_forward(ptr %run)", "ret ptr %run"]
+    for j, p in enumerate(L.sparams):
+        body.append(f"store {p.ty} %p{first + j}, ptr {L.field(body, ('a', j))}")
+    body.append(f"store i64 %p2, ptr {L.field(body, 'start')}")
+    start_run(gen, L, body, region_entries(gen, L), "%env", adv, turn,
+              AGAIN[0] if multi else DRIVERS[0])
+    body.append("ret ptr %run")
     gen.out.append(f"define internal ptr {aug}({', '.join(params)}) {{\n" + "\n".join(body)
                    + "\n}\n")
-    # reverse: the rest of the schedule; the adjoints of the float arguments (custom ABI: every
-    # float argument, zero for inactive ones)
-    fps = [(k, p.ty) for k, p in enumerate(wrapper.params) if is_fp(p.ty)]
-    rty = "void" if not fps else fps[0][1] if len(fps) == 1 else \
-        "{ " + ", ".join(t for _, t in fps) + " }"
-    body = ["entry:", "call void @__enzyme_cc_ckpt_reverse(ptr %tape)",
-            f"%envp = getelementptr inbounds {RUN_TY}, ptr %tape, i32 0, i32 5",
+    # reverse: this sweep's shadows (one lane's in reverse vector mode), the rest of the
+    # schedule, the adjoints of the float arguments (custom ABI: zero for inactive ones)
+    fps, rty = L.fp_params()
+    body = ["entry:", f"%envp = getelementptr inbounds {RUN_TY}, ptr %tape, i32 0, i32 5",
             "%env = load ptr, ptr %envp"]
+    for j, p in enumerate(L.sparams):
+        if ("s", j) in L.where:
+            body.append(f"store ptr %q{first + j}, ptr {L.field(body, ('s', j))}")
+    for j in L.active:
+        body.append(f"store {L.sparams[j].ty} {zero_of(L.sparams[j].ty)}, "
+                    f"ptr {L.field(body, ('acc', j))}")
+    body.append(f"call void {AGAIN[1] if multi else DRIVERS[1]}(ptr %tape)")
     vals = []
     for k, ty in fps:
         j = k - first
-        if j in active:
-            body.append(f"%adj{k} = load {ty}, ptr {field(body, where[('acc', j)])}")
+        if j in L.active:
+            L.load(body, ("acc", j), ty, f"%adj{k}")
             vals.append((ty, f"%adj{k}"))
         else:
             vals.append((ty, zero_of(ty)))
-    body += ["call void @free(ptr %env)", "call void @free(ptr %tape)"]
-    if rty == "void":
-        body.append("ret void")
-    elif len(vals) == 1:
-        body.append(f"ret {rty} {vals[0][1]}")
-    else:
-        acc = "poison"
-        for k, (ty, v) in enumerate(vals):
-            body.append(f"%agg{k} = insertvalue {rty} {acc}, {ty} {v}, {k}")
-            acc = f"%agg{k}"
-        body.append(f"ret {rty} {acc}")
+    if not multi:                 # else freed with the tape (rules/calls.py defers it)
+        body += ["call void @free(ptr %env)", "call void @free(ptr %tape)"]
+    body += ret_values(rty, vals)
     gen.out.append(f"define internal {rty} {rev}({', '.join(params + ['ptr %tape'])}) {{\n"
                    + "\n".join(body) + "\n}\n")
-    gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
-    gen.declare_raw("@free", "declare void @free(ptr)")
     gen.done[key] = (aug, "ptr", rev, rty)
     return gen.done[key]
+
+
+def ret_values(rty, vals) -> list[str]:
+    if rty == "void":
+        return ["ret void"]
+    if len(vals) == 1:
+        return [f"ret {rty} {vals[0][1]}"]
+    out, acc = [], "poison"
+    for k, (ty, v) in enumerate(vals):
+        out.append(f"%agg{k} = insertvalue {rty} {acc}, {ty} {v}, {k}")
+        acc = f"%agg{k}"
+    return out + [f"ret {rty} {acc}"]

@@ -55,7 +55,8 @@ class IndirectCalls:
     def split_indirect(self, inst, acts, ret_active):
         """Dispatchers (augmented, reverse) over the possible targets of an indirect call."""
         tys = self.param_types(inst)
-        key = ("indirect", inst.ty, tuple(tys), tuple(acts), ret_active, self.in_parallel)
+        key = ("indirect", inst.ty, tuple(tys), tuple(acts), ret_active, self.in_parallel,
+               self.in_multi)
         if key in self.done:
             return self.done[key]
         targets = self.indirect_targets(inst, tys)

@@ -128,6 +128,13 @@ class ForwardSynth(Synth):
         if inst.op == "call" and inst.callee == FORK:     # a parallel region (ad/openmp.py)
             tangent_fork(ctx, inst)
             return
+        if inst.op == "call" and self._calls_checkpoint(ctx, inst):
+            from .checkpoint_tangent import tangent_call     # one call for all the lanes
+            tans = tangent_call(ctx, inst)
+            for lane in self.lanes():
+                if active:
+                    self.tan[inst.name] = tans[lane] if tans else zero_of(inst.ty)
+            return
         if self.width > 1 and inst.op == "call" and self._calls_derivative(ctx, inst):
             # one call of the callee's vector derivative computes the primal and all N lanes
             tans = self.gen.emit_forward_call(ctx, inst)
@@ -171,6 +178,10 @@ class ForwardSynth(Synth):
             t = rule(ctx, inst)
             if active:
                 self.tan[inst.name] = t if t is not None else zero_of(inst.ty)
+
+    def _calls_checkpoint(self, ctx, inst) -> bool:
+        from enzyme_cc.rules.calls import kind_of, _involved
+        return kind_of(self.gen, inst) == "ckpt_fn" and _involved(ctx, inst)
 
     def _calls_derivative(self, ctx, inst) -> bool:
         from enzyme_cc.rules.calls import call_kind, _involved

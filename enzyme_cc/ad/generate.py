@@ -60,6 +60,7 @@ class Generator(IndirectCalls):
         self._callee_names: dict[str, set[str]] = {}
         self._split_stack: list = []
         self.in_parallel = False         # synthesizing code an OpenMP team runs (see split)
+        self.in_multi = False            # split functions reversed once per lane (see split)
         self._split_edges: dict = {}
         self.split_info: dict = {}       # split key -> (lane hazard, split keys it calls)
         self.split_frees: dict = {}      # split key -> its reverse frees what its forward allocated
@@ -286,7 +287,14 @@ class Generator(IndirectCalls):
         self.counter += 1
         name = f"@diffe.{fn_name[1:].strip(chr(34))}.{self.counter}"
         synth = Synth(self, fn, acts, ret_active, "combined", hints or {})
-        fwd, rev = synth.build()
+        # reversed once per call, and its split callees belong to it, not to an enclosing split
+        # function (reverse_vector.hazard_of follows those edges)
+        outer_multi, self.in_multi = self.in_multi, False
+        stack, self._split_stack = self._split_stack, []
+        try:
+            fwd, rev = synth.build()
+        finally:
+            self.in_multi, self._split_stack = outer_multi, stack
         rty, _ = self.adjoint_return(fn, acts)
         params = ", ".join(self.params_text(fn, acts, synth))
         self.out.append(f"define internal {rty} {name}({params}) {self.fn_attrs(fn)} {{\n"
@@ -295,12 +303,16 @@ class Generator(IndirectCalls):
         self.done[key] = (name, rty)
         return name, rty
 
-    def split(self, fn_name: str, acts: list[str], ret_active: bool, hints=None, parallel=None):
+    def split(self, fn_name: str, acts: list[str], ret_active: bool, hints=None, parallel=None,
+              multi=None):
         """Augmented forward and reverse functions of a callee: (aug, aug_ret, rev, rev_ret).
         parallel: run by the threads of an OpenMP team (ad/openmp.py: atomic shared adjoints);
-        by default, whether the function being synthesized is."""
+        multi: the reverse runs more than once on one tape (reverse vector mode: checkpointed
+        loops keep their run, ad/checkpoint.py); by default, as the function being synthesized."""
         parallel = self.in_parallel if parallel is None else parallel
-        key = (fn_name, tuple(acts), ret_active, "split-parallel" if parallel else "split")
+        multi = self.in_multi if multi is None else multi
+        key = (fn_name, tuple(acts), ret_active,
+               ("split-parallel" if parallel else "split") + ("-multi" if multi else ""))
         if self._split_stack:             # which split functions each one calls (reverse_vector)
             self._split_edges.setdefault(self._split_stack[-1], set()).add(key)
         if key in self.done:
@@ -317,6 +329,7 @@ class Generator(IndirectCalls):
         self.done[key] = (aug, aug_ret, rev, rev_ret)   # before build: recursion calls itself
         self._split_stack.append(key)
         outer, self.in_parallel = self.in_parallel, parallel
+        outer_multi, self.in_multi = self.in_multi, multi
         try:
             fwd, rv = synth.build()
         except UserError:
@@ -324,7 +337,7 @@ class Generator(IndirectCalls):
             raise
         finally:
             self._split_stack.pop()
-            self.in_parallel = outer
+            self.in_parallel, self.in_multi = outer, outer_multi
         self.split_info[key] = (reverse_vector.lane_hazard(synth),
                                 self._split_edges.setdefault(key, set()))
         self.split_frees[key] = bool(synth.freed)   # its reverse frees blocks (enzyme_nofree)
@@ -545,9 +558,9 @@ class Generator(IndirectCalls):
             if req.mode == "tape_size":
                 new = rewrite_tape_size(self, req)
             elif getattr(req, "reverse_vector", False):
-                req.split_key = (req.fn, tuple(req.acts), req.ret_active, "split")
+                req.split_key = (req.fn, tuple(req.acts), req.ret_active, "split-multi")
                 new = reverse_vector.rewrite(self, req, self.split(
-                    req.fn, req.acts, req.ret_active, self.request_hints(req)))
+                    req.fn, req.acts, req.ret_active, self.request_hints(req), multi=True))
             elif req.mode == "reverse" and getattr(req, "opts", {}).get("primal"):
                 if getattr(req, "candidates", None):
                     raise UserError(f"{located(self.module, req.caller, req.inst)}: "
@@ -556,8 +569,9 @@ class Generator(IndirectCalls):
                 new = rewrite_primal_reverse(self, req, self.split(
                     req.fn, req.acts, req.ret_active, self.request_hints(req)))
             elif req.mode in ("augment", "split_reverse"):
+                # multi: enzyme_nofree lets the program reverse one tape more than once
                 new = rewrite_split_call(self, req, self.split(req.fn, req.acts, req.ret_active,
-                                                               self.request_hints(req)))
+                                                               self.request_hints(req), multi=True))
                 if req.inst.op == "invoke":
                     new.append(f"br label {req.inst.targets[0]}")
             else:

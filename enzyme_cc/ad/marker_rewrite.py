@@ -283,7 +283,12 @@ def _rewrite_call(gen, req, name, rty, keep) -> list[str]:
     args = []
     for pty, op in req.args:
         v = op.value
-        args.append(f"{pty} {_convert(lines, tmp, v, op.ty, pty) if op.ty != pty else v}")
+        try:
+            args.append(f"{pty} {_convert(lines, tmp, v, op.ty, pty) if op.ty != pty else v}")
+        except UserError as e:
+            raise UserError(f"{located(gen.module, req.caller, inst)}: {e} (to '{req.fn[1:]}'); "
+                            "hint: check the activity markers and the arguments against the "
+                            "function's parameters") from None
     call = f"call {rty} {name}({', '.join(args)})"
     want = req.sret[0] if req.sret else inst.ty
     if want in ("void",) or (not inst.name and not req.sret):

@@ -24,9 +24,11 @@ _ALLOWED_KINDS = ("rule", "inactive", "diff", "memset", "unknown")
 def lane_hazard(synth) -> str | None:
     """What in synth's split pair belongs to lane 0 only (None: nothing)."""
     from enzyme_cc.rules.calls import kind_of
+    from .checkpoint import is_wrapper
+    ckpt = {i.line for i in synth.fn.insts() if i.op == "call" and is_wrapper(i.callee)}
     for plan in synth.plan.values():
         for (kind, v), how in plan:
-            if kind == "ctape":
+            if kind == "ctape" and v not in ckpt:    # a checkpointed loop's run is reversed again
                 return "a library call whose reverse reads data the forward sweep copied"
             if kind == "s" and isinstance(v, str) and v.startswith("%") and how in ("tape", "slot"):
                 return f"the shadow of '{v}' is made by the forward sweep"
@@ -164,12 +166,10 @@ def rewrite(gen, req, names) -> list[str]:
     lines.append(call if aug_ret == "void" else f"{tmp()} = {call}")
     ret = gen.module.function(req.fn).ret_ty
     dret = [(ret, "1.0")] if req.ret_active else []
-    topp = tmp()
-    lines.append(f"{topp} = getelementptr i8, ptr {h}, i64 8")
     per_lane = []
     for lane in range(req.width):
         top = tmp()
-        lines.append(f"{top} = load i64, ptr {topp}")
+        lines.append(f"{top} = call i64 @__enzyme_cc_tape_top(ptr {h})")
         args = ", ".join(f"{t} {v}" for t, v in req.lanes[lane] + dret + [("ptr", h)])
         if rev_ret == "void":
             lines.append(f"call void {rev}({args})")
@@ -178,7 +178,7 @@ def rewrite(gen, req, names) -> list[str]:
             r = tmp()
             lines.append(f"{r} = call {rev_ret} {rev}({args})")
             per_lane.append([(_extract(lines, tmp, rev_ret, r, p), t) for p, t in _leaves(rev_ret)])
-        lines.append(f"store i64 {top}, ptr {topp}")
+        lines.append(f"call void @__enzyme_cc_tape_settop(ptr {h}, i64 {top})")
     lines += [f"call void @__enzyme_cc_tape_end(ptr {h})", f"call void @free(ptr {h})"]
     # Enzyme's layout: each active argument's N adjoints together
     vals = [per_lane[lane][j] for j in range(len(per_lane[0])) for lane in range(req.width)]

@@ -195,6 +195,22 @@ entry:
 ; empty). A spare buffer keeps its capacity in its first 8 bytes (buffers are >= 4096 bytes).
 @__enzyme_cc_spare = internal global ptr null, align 8
 
+; The top of the tape, and setting it back (reverse vector mode runs each lane's reverse sweep
+; from the same top): helpers, so that an outer derivative does the same on its shadow tape.
+define internal i64 @__enzyme_cc_tape_top(ptr %t) alwaysinline nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %t, i64 8
+  %top = load i64, ptr %topp
+  ret i64 %top
+}
+
+define internal void @__enzyme_cc_tape_settop(ptr %t, i64 %top) alwaysinline nounwind {
+entry:
+  %topp = getelementptr inbounds i8, ptr %t, i64 8
+  store i64 %top, ptr %topp
+  ret void
+}
+
 define internal void @__enzyme_cc_tape_start(ptr %t) alwaysinline nounwind {
 entry:
   %b = atomicrmw xchg ptr @__enzyme_cc_spare, ptr null acquire
@@ -496,5 +512,6 @@ TAPE_OPS = {"@__enzyme_cc_push": "push", "@__enzyme_cc_pop": "pop",
             "@__enzyme_cc_push_nc": "push", "@__enzyme_cc_reserve": "reserve",
             "@__enzyme_cc_reserve_check": "rcheck",
             "@__enzyme_cc_tape_start": "start", "@__enzyme_cc_tape_end": "end",
+            "@__enzyme_cc_tape_top": "top", "@__enzyme_cc_tape_settop": "settop",
             "@__enzyme_cc_stape_push": "spush", "@__enzyme_cc_stape_pop": "spop",
             "@__enzyme_cc_stape_init": "sinit", "@__enzyme_cc_stape_free": "sfree"}

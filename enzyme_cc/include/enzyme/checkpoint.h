@@ -965,6 +965,11 @@ typedef struct __enzyme_cc_ckpt_run {
   void (*uturn)(void *env, int64_t step);
   int64_t nsteps; /* -1: a while loop whose length is not known yet */
   int64_t finished;
+  /* a run reversed more than once (reverse vector mode: once per lane): the regions before the
+   * loop, nsteps as given, and whether a reverse sweep has run */
+  void *initial;
+  int64_t nsteps0;
+  int64_t reversed;
 } __enzyme_cc_ckpt_run;
 
 static inline ENZYME_CKPT_FN void enzyme_ckpt_save_(__enzyme_cc_ckpt_run *r, int64_t slot,
@@ -1032,7 +1037,7 @@ __attribute__((weak, used)) void __enzyme_cc_ckpt_forward(__enzyme_cc_ckpt_run *
   }
 }
 
-__attribute__((weak, used)) void __enzyme_cc_ckpt_reverse(__enzyme_cc_ckpt_run *r) {
+static inline ENZYME_CKPT_FN void enzyme_ckpt_reverse_run(__enzyme_cc_ckpt_run *r) {
   EnzymeCkptAction a;
   if (!r->finished) {
     enzyme_ckpt_save_(r, -1, r->nsteps);
@@ -1063,7 +1068,93 @@ __attribute__((weak, used)) void __enzyme_cc_ckpt_reverse(__enzyme_cc_ckpt_run *
     enzyme_ckpt_load(r, -1, r->nsteps);
   }
   r->scheme->finalize(r->state);
+}
+
+__attribute__((weak, used)) void __enzyme_cc_ckpt_reverse(__enzyme_cc_ckpt_run *r) {
+  enzyme_ckpt_reverse_run(r);
   free(r->regions);
+}
+
+/* The regions' bytes into buf (to = 1) or back (to = 0); buf NULL: a new buffer. */
+static inline ENZYME_CKPT_FN void *enzyme_ckpt_copy_regions(__enzyme_cc_ckpt_run *r, void *buf,
+                                                            int to) {
+  uint64_t k, off = 0, bytes = 0;
+  for (k = 0; k < r->nregions; k++)
+    bytes += r->regions[k].bytes;
+  if (!buf)
+    buf = malloc(bytes ? bytes : 1);
+  for (k = 0; k < r->nregions; k++) {
+    if (to)
+      memcpy((char *)buf + off, r->regions[k].ptr, r->regions[k].bytes);
+    else
+      memcpy(r->regions[k].ptr, (char *)buf + off, r->regions[k].bytes);
+    off += r->regions[k].bytes;
+  }
+  return buf;
+}
+
+/* A run that may be reversed more than once (reverse vector mode runs the reverse sweep once per
+ * lane on one forward sweep): the forward sweep also keeps the regions as they were before the
+ * loop. The schedule's own slots are consumed by a reverse sweep, so each further one runs the
+ * whole schedule again from that state (the memory after it is put back as it was). */
+__attribute__((weak, used)) void __enzyme_cc_ckpt_forward_again(__enzyme_cc_ckpt_run *r) {
+  /* a scheme copying the state itself may keep more than the regions: no second sweep then */
+  r->initial = r->scheme->save_state ? NULL : enzyme_ckpt_copy_regions(r, NULL, 1);
+  r->nsteps0 = r->nsteps;
+  r->reversed = 0;
+  __enzyme_cc_ckpt_forward(r);
+}
+
+__attribute__((weak, used)) void __enzyme_cc_ckpt_reverse_again(__enzyme_cc_ckpt_run *r) {
+  void *now;
+  if (!r->reversed) {
+    r->reversed = 1;
+    enzyme_ckpt_reverse_run(r);
+    return;
+  }
+  if (!r->initial)
+    enzyme_ckpt_die("a scheme with its own save_state cannot be rerun for a second reverse sweep "
+                    "(reverse vector mode: enzyme_width in __enzyme_autodiff; enzyme_nofree): "
+                    "use one seed per call");
+  now = enzyme_ckpt_copy_regions(r, NULL, 1);
+  enzyme_ckpt_copy_regions(r, r->initial, 0);
+  r->nsteps = r->nsteps0;
+  r->finished = 0;
+  __enzyme_cc_ckpt_forward(r);
+  enzyme_ckpt_reverse_run(r);
+  enzyme_ckpt_copy_regions(r, now, 0);
+  free(now);
+}
+
+/* Forward mode over a checkpointed loop's gradient (checkpoint_tangent.py): the regions' tangents
+ * are regions of their own, which a scheme copying the state itself (save_state) would miss. */
+static inline ENZYME_CKPT_FN void enzyme_ckpt_tangent_ok(__enzyme_cc_ckpt_run *r) {
+  if (r->scheme->save_state)
+    enzyme_ckpt_die("a scheme with its own save_state cannot keep the tangents of forward mode "
+                    "over a checkpointed loop's gradient: use a scheme without it");
+}
+
+__attribute__((weak, used)) void __enzyme_cc_ckpt_forward_tangent(__enzyme_cc_ckpt_run *r) {
+  enzyme_ckpt_tangent_ok(r);
+  __enzyme_cc_ckpt_forward(r);
+}
+
+__attribute__((weak, used)) void __enzyme_cc_ckpt_forward_tangent_again(__enzyme_cc_ckpt_run *r) {
+  enzyme_ckpt_tangent_ok(r);
+  __enzyme_cc_ckpt_forward_again(r);
+}
+
+/* Generated code's consistency checks (a derivative of a derivative, checkpoint_tangent.py). */
+__attribute__((weak, used)) void __enzyme_cc_ckpt_fail(const char *why) { enzyme_ckpt_die(why); }
+
+/* The run's memory, when its tape is freed (the deferred frees call it with NULL too). */
+__attribute__((weak, used)) void __enzyme_cc_ckpt_release(__enzyme_cc_ckpt_run *r) {
+  if (!r)
+    return;
+  free(r->regions);
+  free(r->initial);
+  free(r->env);
+  free(r);
 }
 
 #ifdef __cplusplus
