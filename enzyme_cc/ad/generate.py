@@ -570,6 +570,7 @@ class Generator(IndirectCalls):
                     req.fn, req.acts, req.ret_active, self.request_hints(req)))
             elif req.mode in ("augment", "split_reverse"):
                 # multi: enzyme_nofree lets the program reverse one tape more than once
+                req.split_key = (req.fn, tuple(req.acts), req.ret_active, "split-multi")
                 new = rewrite_split_call(self, req, self.split(req.fn, req.acts, req.ret_active,
                                                                self.request_hints(req), multi=True))
                 if req.inst.op == "invoke":

@@ -173,7 +173,7 @@ def rewrite_split_call(gen, req, names) -> list[str]:
         top = (tmp(), tmp())
         lines.append(f"{top[0]} = getelementptr i8, ptr {tape}, i64 8")
         lines.append(f"{top[1]} = load i64, ptr {top[0]}")
-        if _reverse_frees(gen, (req.fn, tuple(req.acts), req.ret_active, "split")):
+        if _reverse_frees(gen, req.split_key):
             # the reverse frees blocks the function allocated: another reverse of this tape would
             # read them; the tape is marked spent (top = -1) and tape_check stops that reverse
             top = (top[0], "-1")
