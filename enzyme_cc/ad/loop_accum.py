@@ -80,9 +80,11 @@ def _conflicts(synth, addr: str, lp) -> bool:
                     return True
             elif inst.op in ("call", "invoke"):
                 kind = kind_of(synth.gen, inst)
-                ptrs = [o.value for o in inst.ops if o.ty == "ptr"]
                 if kind == "inactive":
                     continue
+                if any("ptr" in o.ty and o.ty != "ptr" for o in inst.ops):
+                    return True               # pointers in vectors or aggregates
+                ptrs = [o.value for o in inst.ops if o.ty == "ptr"]
                 if (inst.callee or "").startswith("@llvm.") and kind not in ("memcpy", "memset"):
                     # intrinsics: math on values, or markers (lifetime) of one object
                     if not ptrs or all(not mem.may_alias(base, underlying(fn, p)) for p in ptrs):
