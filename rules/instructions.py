@@ -164,6 +164,13 @@ def _load(ctx, inst, d):
     if d is None:
         return
     ty = ctx.synth.value_type(inst.name)      # an integer copy of float data: as that float
+    acc = getattr(ctx.synth, "accumulators", {}).get(id(inst))
+    if acc is not None:                       # invariant in a loop: a register sum (loop_accum.py)
+        old, new = ctx.tmp(), ctx.tmp()
+        ctx.emit(f"{old} = load {ty}, ptr {acc[1]}")
+        ctx.emit(f"{new} = fadd {ty} {old}, {d}")
+        ctx.emit(f"store {ty} {new}, ptr {acc[1]}")
+        return
     sp = ctx.s(inst.ops[0].value)
     old, new = ctx.tmp(), ctx.tmp()
     al = align_of(inst)

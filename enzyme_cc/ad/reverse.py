@@ -271,16 +271,24 @@ class Synth:
                 elif how == "hoist":
                     out.append(f"  reverse of {lab} reads {kind}:{v} from a tape entry pushed "
                                f"once per loop {self.hoist_of[(lab, (kind, v))]}")
+        for inst in self.fn.insts():
+            if id(inst) in getattr(self, "accumulators", {}):
+                out.append(f"  adjoint of {inst.name} accumulated in a register over loop "
+                           f"{self.accumulators[id(inst)][0]}")
         print("\n".join(out), file=sys.stderr)
 
     def build(self):
         fn = self.fn
         blocks = [b for b in fn.blocks if b.label in self.reachable]
+        from . import loop_accum
+        self.accumulators = loop_accum.plan_accumulators(self)
         # Dry run: which primal values does each reverse block read?
         self.needs = {}
         for b in blocks:
             ctx = RevCtx(self, b, dry=True)
             self._reverse_body(ctx, b)
+            if b.label in self.loops:         # the accumulators' flush on the way out
+                loop_accum.flush(self, ctx, self.loops[b.label])
             self.needs[b.label] = ctx.requests
         # entering a loop backwards needs its iteration count at the exit
         for b in blocks:
@@ -381,7 +389,8 @@ class Synth:
         from .plan import hoist_allocas
         prologue += hoist_allocas(self)
         if self.mode == "combined":
-            prologue += self._riv_allocas()
+            from .loop_accum import allocas
+            prologue += self._riv_allocas() + allocas(self)
         elif getattr(self, "parallel", False):
             prologue += openmp_ranges.track_allocas()   # its adjoint ranges (registers)
 
@@ -488,7 +497,8 @@ class Synth:
             lines.append(f"{slot} = alloca {self._key_type(k)}")
         from .plan import hoist_allocas
         lines += hoist_allocas(self)
-        lines += self._riv_allocas()
+        from .loop_accum import allocas
+        lines += self._riv_allocas() + allocas(self)
         if len(self.rets) == 1:
             lines.append(f"br label %rev.{self.r(self.rets[0].label)[1:]}")
         else:
@@ -711,7 +721,9 @@ class Synth:
 
     def _enter_loops(self, ctx, b, pred):
         """Reverse edge b -> pred enters loops backwards: start their counters at the last iteration."""
+        from .loop_accum import reset
         for lp in self.exited(pred.label, b.label):
+            reset(self, ctx, lp)
             h = self.r(lp.header)[1:]
             if lp.header in self.once:
                 n = self.tmp("nexit")
@@ -736,6 +748,8 @@ class Synth:
             ctx.lines.append(f"{first} = icmp eq i64 {iv}, 0")
             ctx.lines.append(f"br i1 {first}, label %redge.{h}.pre, label %redge.{h}.latch")
             ctx.lines.append(f"redge.{h}.pre:")
+            from .loop_accum import flush
+            flush(self, ctx, lp)
             self._enter_loops(ctx, b, self.fn.block(lp.preheader))
             self._edge_adjoints(ctx, b, self.fn.block(lp.preheader))
             ctx.lines.append(f"br label %rev.{self.r(lp.preheader)[1:]}")
