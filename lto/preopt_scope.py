@@ -46,12 +46,9 @@ def _functions(text: str) -> dict[str, tuple[str, str]]:
     return out
 
 
-def _reached(text: str, funcs: dict[str, tuple[str, str]]) -> set[str]:
-    globals_ = {m.group(1): m.group(0) for m in _GLOBAL.finditer(text)}
-    address_taken = {m.group(1) for _, body in funcs.values() for m in _REF.finditer(body)
-                     if not m.group(2)} | {m.group(1) for g in globals_.values()
-                                           for m in _REF.finditer(g) if not m.group(2)}
-    todo = [n for n, g in globals_.items() if "enzyme" in n.lower()]
+def _reached(funcs, globals_, address_taken, roots) -> set[str]:
+    """Functions and globals AD may reach: from marker operands, enzyme globals and `roots`."""
+    todo = [n for n, g in globals_.items() if "enzyme" in n.lower()] + list(roots)
     for name, (_, body) in funcs.items():
         for line in body.split("\n"):
             if _MARKER.search(line):
@@ -74,12 +71,56 @@ def _reached(text: str, funcs: dict[str, tuple[str, str]]) -> set[str]:
     return seen
 
 
+def _params(define: str, name: str) -> str:
+    """The parameter list of a define line (up to the matching parenthesis)."""
+    rest, depth = define.split(f"@{name}(", 1)[1], 1
+    for k, c in enumerate(rest):
+        depth += c == "("
+        depth -= c == ")"
+        if depth == 0:
+            return rest[:k]
+    return rest
+
+
+def _holders(funcs: dict[str, tuple[str, str]], address_taken: set[str]):
+    """(holders, roots): the functions whose optimization the markers need, and those whose
+    every reference AD may reach. Holders are the functions holding a marker call and, when one
+    of them takes pointers (the function to differentiate, or its arguments, may come from its
+    callers, as in Enzyme's C++ header), every function calling it, directly or not: inlining
+    into them makes the marker's operands constants, so what they refer to counts as reached.
+    None when such a holder is called through a pointer (then everything is optimized)."""
+    callers: dict[str, set[str]] = {}
+    for name, (_, body) in funcs.items():
+        for m in re.finditer(rf"@({_NAME})\(", body):
+            callers.setdefault(m.group(1), set()).add(name)
+    holders = {n for n, (_, body) in funcs.items() if _MARKER.search(body)}
+    roots = {n for n in holders if "ptr" in _params(funcs[n][0], n)    # (main has no callers)
+             and (n in callers or n in address_taken)}
+    todo = list(roots)
+    while todo:
+        n = todo.pop()
+        if n in address_taken:
+            return None
+        for c in callers.get(n, ()):
+            if c not in roots:
+                roots.add(c)
+                todo.append(c)
+    return holders | roots, roots
+
+
 def mark_unreached(text: str) -> str:
     """`text` with every function AD cannot reach tagged optnone + noinline (see the module
     docstring); functions that are noinline, optnone or alwaysinline already are left alone."""
     funcs = _functions(text)
-    reached = _reached(text, funcs)
-    holders = {n for n, (_, body) in funcs.items() if _MARKER.search(body)}
+    globals_ = {m.group(1): m.group(0) for m in _GLOBAL.finditer(text)}
+    address_taken = {m.group(1) for _, body in funcs.values() for m in _REF.finditer(body)
+                     if not m.group(2)} | {m.group(1) for g in globals_.values()
+                                           for m in _REF.finditer(g) if not m.group(2)}
+    scope = _holders(funcs, address_taken)
+    if scope is None:
+        return text
+    holders, roots = scope
+    reached = _reached(funcs, globals_, address_taken, roots)
     groups = {g: attrs for g, attrs in _GROUP.findall(text)}
     later = []
     for name, (define, _) in funcs.items():

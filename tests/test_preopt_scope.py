@@ -88,3 +88,28 @@ def test_mark_unreached_text():
     assert "attributes #2 = { nounwind noinline optnone \"enzyme-cc-later\" }" in marked
     back = unmark(marked)
     assert "attributes #2 = { nounwind }" in back and "optnone" not in back
+
+
+WRAPPER = r"""
+#include <math.h>
+#include <stdio.h>
+extern double __enzyme_autodiff(void *, ...);
+typedef double (*fn)(double);
+static double cube(double t) { return t * t * t; }
+static double other(double t) { return t + 1; }
+/* the function to differentiate reaches the marker through a parameter, as in Enzyme's C++
+   header: the callers must be optimized before AD so the marker sees a constant */
+static double grad(fn f, double x) { return __enzyme_autodiff((void *)f, x); }
+int main(int argc, char **argv) {
+  double g = grad(cube, 1.5 + argc - 1), h = other(2.0);
+  printf("%g %g\n", g, h);
+  return fabs(g - 6.75) > 1e-12;
+}
+"""
+
+
+def test_marker_operands_from_callers(tmp_path):
+    (tmp_path / "w.c").write_text(WRAPPER)
+    for opt in ("-O1", "-O2"):
+        run(["enzyme-cc", opt, "w.c", "-lm", "-o", "w"], cwd=tmp_path)
+        assert run(["./w"], cwd=tmp_path).stdout.split() == ["6.75", "3"]
