@@ -163,25 +163,27 @@ def _loop_function(module, fn, inst, count, where):
     if not states:
         raise UserError(f"{where}: __enzyme_fixed_point needs the state: enzyme_fp_state, z, "
                         f"bytes; hint: {_HINT}")
-    state_idx = []
+    state_idx, extra = [], []
     for sv, _ in states:
         j = next((j for j, a in enumerate(args) if a.ty == "ptr" and _same_pointer(fn, a.value, sv)),
                  None)
-        if j is None:
-            raise UserError(f"{where}: the state '{sv.lstrip('@')}' is not one of the step's pointer arguments; "
-                            f"only such states are supported; hint: pass the state to the step")
+        if j is None:               # memory the step reaches by name: a global (or part of one)
+            j = len(args) + len(extra)
+            extra.append(_global_state(pre, fn, sv, f"%ad.fps.{count}.{len(extra)}", where))
         state_idx.append(j)
     vals = [_convert(pre, f"%ad.fpa.{count}.{j}", a.ty, a.value, p.ty, where,
                      f"argument {j + 1} of the step") for j, (a, p) in enumerate(zip(args, params))]
     name = f"{PREFIX}{count}.{'_'.join(map(str, state_idx))}.{len(regions)}"
     ptys = [p.ty for p in params]
-    call_args = [f"{t} {v}" for t, v in zip(ptys, vals)] + [f"i64 {n}" for _, n in states]
+    call_args = [f"{t} {v}" for t, v in zip(ptys, vals)] + [f"ptr {z}" for z in extra]
+    call_args += [f"i64 {n}" for _, n in states]
     call_args += [f"ptr {p}, i64 {n}" for p, n in regions]
     call_args += [f"double {red}", f"i64 {maxit}", f"ptr {ctrl}"]
     dbg = inst.md.get("!dbg")
     call = "\n".join(pre + [f"call void {name}({', '.join(call_args)})" +
                             (f", !dbg {dbg}" if dbg else "")])
-    decl = [f"{t} %a{j}" for j, t in enumerate(ptys)] + [f"i64 %sb{i}" for i in range(len(states))]
+    decl = [f"{t} %a{j}" for j, t in enumerate(ptys + ["ptr"] * len(extra))]
+    decl += [f"i64 %sb{i}" for i in range(len(states))]
     decl += [f"ptr %rp{i}, i64 %rb{i}" for i in range(len(regions))]
     decl += ["double %red", "i64 %maxit", "ptr %ctrl"]
     rt = step.ret_ty
@@ -195,6 +197,26 @@ def _loop_function(module, fn, inst, count, where):
     return call, "\n".join(body)
 
 
+_CONST_GEP = re.compile(r"getelementptr((?:\s+(?:inbounds|nuw|nusw))*)\s*\(([^()]*)\)")
+
+
+def _global_state(pre, fn, sv, name, where):
+    """A state the step does not take as an argument: it must be a global or a constant
+    address in one (a COMMON block's member), which the step names itself. The loop
+    function takes it as an extra pointer, so that derivatives pass its shadow (the
+    global's) to the fixed-point helpers. A constant GEP becomes an instruction."""
+    from . import loop_regions
+    if not loop_regions.base_of(fn, sv).startswith("@"):
+        raise UserError(f"{where}: the state '{sv}' is neither one of the step's pointer "
+                        "arguments nor a global (or part of one), so the step cannot reach it "
+                        "by name; hint: pass the state to the step")
+    m = _CONST_GEP.fullmatch(sv.strip())
+    if m:
+        pre.append(f"{name} = getelementptr{m.group(1)} {m.group(2)}")
+        return name
+    return sv
+
+
 # ---- derivatives of a loop-function call ---------------------------------------------------------
 class _Info:
     def __init__(self, gen, callee):
@@ -205,9 +227,15 @@ class _Info:
         self.nreg = int(tail[2])
         self.step = gen.module.function(next(i.callee for i in fn.insts() if i.op == "call"))
         self.n = len(self.step.params) - 1
+        # the step's arguments, then the states it does not take (globals it names)
+        self.nx = sum(1 for p in fn.params if re.fullmatch(r"%a\d+", p.name))
         # (pointer, byte count) of what the snapshot holds: the states, then the regions
         self.areas = [(f"%a{j}", f"%sb{i}") for i, j in enumerate(self.states)] + \
                      [(f"%rp{i}", f"%rb{i}") for i in range(self.nreg)]
+        # and, as Enzyme keeps them without being listed, the mutable globals the step or its
+        # callees name (a superset of those it writes)
+        from .checkpoint import touched_globals
+        self.areas += [(g, str(size)) for g, size in touched_globals(gen, self.step.name)]
 
     def params(self, acts, with_tangents=False):
         out = []
@@ -249,12 +277,18 @@ def reverse_reads_alloca(synth, name: str) -> bool:
 
 def acts_of(ctx, inst, info) -> list[str]:
     acts = []
-    for o in inst.ops[:info.n]:
+    for o in inst.ops[:info.nx]:
         if o.ty == "ptr":           # a global with a shadow (shared globals) too
             acts.append("dup" if ctx.shadowed(o.value) or o.value in ctx.act.global_shadows
                         else "const")
         else:
             acts.append("active" if is_fp(o.ty) and ctx.active(o.value) else "const")
+    for j in info.states:
+        if j >= info.n and acts[j] != "dup":
+            # without its shadow the adjoint iteration could neither measure nor clear it
+            ctx.gen().fail(ctx.synth, inst, f"the fixed-point state '{inst.ops[j].value}' (a "
+                           "global the step names) has no shadow in this derivative",
+                           "pass the state to the step as an argument")
     return acts
 
 
@@ -393,7 +427,7 @@ def _snapshot_fn(gen, info):
     _declare(gen)
     gen.counter += 1
     name = f"@__enzyme_cc_fpsnap.{gen.counter}"
-    out = [f"define internal ptr {name}({', '.join(info.params(['const'] * info.n))}) {{", "entry:"]
+    out = [f"define internal ptr {name}({', '.join(info.params(['const'] * info.nx))}) {{", "entry:"]
     total = _total(out, info.areas)
     out.append(f"  %buf = call ptr @malloc(i64 {total})")
     _copy(out, info.areas, "%buf", True, "c")
@@ -422,7 +456,7 @@ def reverse(ctx, inst, d):
     args = []
     for j, o in enumerate(inst.ops):
         args.append(f"{o.ty} {_prim(ctx, o)}")
-        if j < info.n and acts[j] == "dup":
+        if j < info.nx and acts[j] == "dup":
             args.append(f"ptr {ctx.s(o.value)}")
     args.append(f"ptr {ctx._get(('ctape', inst.line))}")
     call = f"call {rty} {name}({', '.join(args)})"
@@ -444,7 +478,7 @@ def _reverse_fn(gen, info, acts):
     key = ("fp-rev", info.callee, tuple(acts))
     if key in gen.done:
         return gen.done[key]
-    grad, grty = gen.gradient(info.step.name, ["const"] + acts, False)
+    grad, grty = gen.gradient(info.step.name, ["const"] + acts[:info.n], False)
     _declare(gen)
     gen.counter += 1
     name = f"@__enzyme_cc_fprev.{gen.counter}"
@@ -454,6 +488,11 @@ def _reverse_fn(gen, info, acts):
            "entry:"]
     out += [f"  %adj{j} = alloca {t}" for j, t in active]
     out += [f"  store {t} 0.0, ptr %adj{j}" for j, t in active]
+    # the primal memory as the reverse pass found it, put back at the end (Enzyme's rule: the
+    # code reversed before this call may have overwritten the converged state)
+    total = _total(out, info.areas)
+    out.append(f"  %entry.state = call ptr @malloc(i64 {total})")
+    _copy(out, info.areas, "%entry.state", True, "es")
     _prologue(out)
     _copy(out, info.areas, "%snap", False, "rs")
     g = "%g"
@@ -472,7 +511,8 @@ def _reverse_fn(gen, info, acts):
     for i, j in enumerate(info.states):
         if acts[j] == "dup":            # the converged state does not depend on the first guess
             out.append(f"  call void @llvm.memset.p0.i64(ptr %a{j}.s, i8 0, i64 %sb{i}, i1 false)")
-    _copy(out, info.areas, "%snap", False, "rd")
+    _copy(out, info.areas, "%entry.state", False, "rd")
+    out.append("  call void @free(ptr %entry.state)")
     if not active:
         out.append("  ret void")
     else:
@@ -501,7 +541,7 @@ def tangent(ctx, inst):
     args = []
     for j, o in enumerate(inst.ops):
         args.append(f"{o.ty} {_prim(ctx, o)}")
-        if j < info.n and acts[j] == "dup":
+        if j < info.nx and acts[j] == "dup":
             args.append(f"ptr {ctx.s(o.value)}")
         elif j < info.n and acts[j] == "active":
             args.append(f"{o.ty} {ctx.t(o.value, o.ty)}")
@@ -513,7 +553,7 @@ def _forward_fn(gen, info, acts):
     key = ("fp-fwd", info.callee, tuple(acts))
     if key in gen.done:
         return gen.done[key]
-    fwd, _ = gen.forward(info.step.name, ["const"] + acts, callee=False)
+    fwd, _ = gen.forward(info.step.name, ["const"] + acts[:info.n], callee=False)
     _declare(gen)
     gen.counter += 1
     name = f"@__enzyme_cc_fpfwd.{gen.counter}"

@@ -219,12 +219,6 @@ class _Outliner:
             nsteps = self.trip_count()
         self.classify_phis()
         self.find_outs()
-        for phi in self.carried if self.fp else []:
-            if not loop_fixed_point.control_only(self, phi.name, set()):
-                self.fail(f"the loop carries '{phi.name}' from one iteration to the next in a "
-                          "register, and it reaches the loop's results; a fixed-point loop's "
-                          "state must be memory named in '__enzyme_set_fixed_point' (values that "
-                          "only decide when to stop, an error or a count, may be carried)")
         self.find_liveins()
         regions = loop_regions.regions(self)
         return self.emit(nsteps, regions)
@@ -366,10 +360,14 @@ class _Outliner:
         args += [f"ptr {s}" for s in list(slots.values()) + list(outs.values())]
         if self.fp:
             args = [f"ptr {step}"]
-            for z, b in self.states:
+            # values carried in registers go through their slots: those holding the state's
+            # value (load PRE of a state) are state too, the others' adjoints flow out
+            held = loop_fixed_point.state_phis(self)
+            for z, b in self.states + [(slots[ph.name], str(_size(self, ph.ty)))
+                                       for ph in self.carried if ph.name in held]:
                 args += ["ptr @enzyme_fp_state", f"ptr {z}", f"i64 {b}"]
             for ptr, size in regions + [(slots[ph.name], str(_size(self, ph.ty)))
-                                        for ph in self.carried] + \
+                                        for ph in self.carried if ph.name not in held] + \
                     [(outs[i.name], str(_size(self, i.ty))) for i in self.outs]:
                 args += ["ptr @enzyme_checkpoint_region", f"ptr {ptr}", f"i64 {size}"]
             args += self.fp_args + [f"{t} {v}" for v, t in self.liveins]

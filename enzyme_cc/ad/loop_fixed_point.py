@@ -2,7 +2,8 @@
 outliner does differently for them. The marker's options become __enzyme_fixed_point's, its
 states must be computed before the loop (unoptimized code decays an array in it: looked
 through), a global state is taken by the step as an argument, and a value carried between
-iterations in a register may only decide when the loop stops."""
+iterations in a register goes through a stack slot (a state when it holds a
+state's value)."""
 from __future__ import annotations
 
 import re
@@ -70,29 +71,21 @@ def zero_offset_base(o, v: str) -> str:
     return w if not o.inside(w) else v
 
 
-def control_only(o, v: str, seen: set) -> bool:
-    """v (computed in the loop) only decides when the loop stops: in the loop it reaches
-    nothing but comparisons and values of its own kind (a fixed point's carried error or
-    count, which needs no adjoint)."""
-    if v in seen:
-        return True
-    if any(x.name == v for x in o.outs):
-        return False                        # used after the loop: a result
-    seen.add(v)
-    for b in o._blocks():
-        for inst in b.insts:
-            if v not in inst.locals_used() or id(inst) in o.markers:
-                continue
-            if inst.op in ("icmp", "fcmp"):
-                continue
-            pure = inst.op == "call" and re.match(r"@llvm\.(?!mem|lifetime|stack|va_)",
-                                                  inst.callee or "")
-            if inst.op == "br" or not inst.name or (not pure and inst.op in (
-                    "store", "call", "invoke", "load", "getelementptr")):
-                return False
-            if not control_only(o, inst.name, seen):
-                return False
-    return True
+def state_phis(o) -> set:
+    """The carried values (header phis) that hold a state's value: the latch passes a value
+    loaded from a state, or one the loop stores into a state (GVN's load PRE and store
+    forwarding carry memory in registers so). Their slots are states of the fixed point."""
+    bases = {loop_regions.base_of(o.fn, z) for z, _ in o.states}
+    stored = {i.ops[0].value for b in o._blocks() for i in b.insts
+              if i.op == "store" and loop_regions.base_of(o.fn, i.ops[1].value) in bases}
+    out = set()
+    for phi in o.carried:
+        v = next(v for v, b in phi.incoming if b == o.L.latch)
+        d = o.fn.defs.get(v)
+        if v in stored or (getattr(d, "op", None) == "load" and o.inside(v) and
+                           loop_regions.base_of(o.fn, d.ops[0].value) in bases):
+            out.add(phi.name)
+    return out
 
 
 def through_params(o, text: str) -> str:
