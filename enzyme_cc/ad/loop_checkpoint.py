@@ -176,7 +176,6 @@ class _Outliner:
         self.p = f"%ck{count}."
         self.fp = None                      # the __enzyme_set_fixed_point call, for such a loop
         self.states: list[tuple[str, str]] = []
-        self.gstates: dict[str, str] = {}         # a global state -> the step's parameter
         self.pre: list[str] = []            # IR in the preheader, before the call
         self.entry: list[str] = []          # allocas
 
@@ -372,7 +371,6 @@ class _Outliner:
                 args += ["ptr @enzyme_checkpoint_region", f"ptr {ptr}", f"i64 {size}"]
             args += self.fp_args + [f"{t} {v}" for v, t in self.liveins]
             args += [f"ptr {s}" for s in list(slots.values()) + list(outs.values())]
-            args += [f"ptr {g}" for g in self.gstates]
             call = [*self.pre, f"call void (ptr, ...) @__enzyme_fixed_point({', '.join(args)})"
                     + self.dbg]
         else:
@@ -425,7 +423,6 @@ class _Outliner:
         fn, L, p = self.fn, self.L, self.p
         params = ["i64 %ck.k"] + [f"{t} {v}" for v, t in self.liveins]
         params += [f"ptr {s}" for s in list(slots.values()) + list(outs.values())]
-        params += [f"ptr {p}" for p in self.gstates.values()]
         body = ["ck.entry:"]
         body += [f"  call void @__enzyme_ptr_size_hint(ptr {b}, i64 {z})" for b, z in self.known]
         for j, (phi, (init, s)) in enumerate(self.ivs):
@@ -477,7 +474,7 @@ class _Outliner:
         text = re.sub(r"(?<![\w.$\"])%(\d+)(?![\w.$])",
                       lambda mt: mt.group(0) if mt.group(0) in named else f"%c.{mt.group(1)}", text)
         text = re.sub(r"(?m)^(\d+):", r"c.\1:", text)
-        return loop_fixed_point.through_params(self, text) if self.gstates else text
+        return text
 
 def _affine(fn, loop, phi):
     """loops.affine_phi, and `phi - C` (unoptimized code counting down)."""

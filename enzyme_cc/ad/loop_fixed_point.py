@@ -1,12 +1,10 @@
 """Loops marked with __enzyme_set_fixed_point (Enzyme's fixed_point.h): what loop_checkpoint.py's
 outliner does differently for them. The marker's options become __enzyme_fixed_point's, its
 states must be computed before the loop (unoptimized code decays an array in it: looked
-through), a global state is taken by the step as an argument, and a value carried between
-iterations in a register goes through a stack slot (a state when it holds a
-state's value)."""
+through), and a value carried between iterations in a register goes through a stack slot
+(a state when it holds a state's value)."""
 from __future__ import annotations
 
-import re
 
 from . import loop_regions
 
@@ -48,16 +46,9 @@ def options(o):
         o.fp_args += ["ptr @enzyme_fp_max_iters", f"i64 {n}"]
     if ctl.value not in ("null", "zeroinitializer"):
         o.fp_args += ["ptr @enzyme_fp_control", f"ptr {ctl.value}"]
+    # a global state (or part of one) the step names itself: fixed_point.lower passes it
     for k in range(3, len(ops), 2):
         z = ops[k].value
-        if z.startswith("@"):
-            # a global state: the step takes it as an argument (the fixed-point machinery
-            # iterates the shadows of the step's arguments) and uses it through that
-            o.gstates[z] = f"%ck.gs{len(o.gstates)}"
-        elif loop_regions.base_of(o.fn, z).startswith("@"):
-            o.fail(f"the state '{z}' of '__enzyme_set_fixed_point' points into a global "
-                   "at an offset; pass the whole global (or give each state from its "
-                   "start)")
         o.states.append((z, loop_regions.i64(o, ops[k + 1])))
 
 
@@ -86,33 +77,3 @@ def state_phis(o) -> set:
                            loop_regions.base_of(o.fn, d.ops[0].value) in bases):
             out.add(phi.name)
     return out
-
-
-def through_params(o, text: str) -> str:
-    """The step's uses of global states go through its parameters; constant GEPs of them
-    become instructions."""
-    out, n = [], 0
-    ce = re.compile(r"getelementptr((?:\s+(?:inbounds|nuw|nusw|inrange\(\d+\)))*)\s*"
-                    r"\(([^()]*)\)")
-    for line in text.split("\n"):
-        pre = []
-
-        def expand(mt):
-            nonlocal n
-            if not any(re.search(re.escape(g) + r"(?![\w.$])", mt.group(2))
-                       for g in o.gstates):
-                return mt.group(0)
-            n += 1
-            pre.append(f"  %ck.ce{n} = getelementptr{mt.group(1)} {mt.group(2)}")
-            return f"%ck.ce{n}"
-        line = ce.sub(expand, line)
-        if pre and line.lstrip().startswith(("%", "store", "call", "tail call")) and \
-                " phi " not in line:
-            out += pre
-        elif pre:
-            o.fail("a global state is used in a phi through a constant address")
-        out.append(line)
-    text = "\n".join(out)
-    for g, prm in o.gstates.items():
-        text = re.sub(re.escape(g) + r"(?![\w.$])", prm, text)
-    return text
