@@ -169,7 +169,7 @@ def _loop_function(module, fn, inst, count, where):
                  None)
         if j is None:               # memory the step reaches by name: a global (or part of one)
             j = len(args) + len(extra)
-            extra.append(_global_state(pre, fn, sv, f"%ad.fps.{count}.{len(extra)}", where))
+            extra.append(_named_state(pre, sv, f"%ad.fps.{count}.{len(extra)}"))
         state_idx.append(j)
     vals = [_convert(pre, f"%ad.fpa.{count}.{j}", a.ty, a.value, p.ty, where,
                      f"argument {j + 1} of the step") for j, (a, p) in enumerate(zip(args, params))]
@@ -190,8 +190,8 @@ def _loop_function(module, fn, inst, count, where):
     body = [f"define internal void {name}({', '.join(decl)}) {{", "entry:", "  br label %loop",
             "loop:", "  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]",
             "  %i.next = add i64 %i, 1",
-            f"  %more = call {rt} {step.name}(i64 %i, "
-            + ", ".join(f"{t} %a{j}" for j, t in enumerate(ptys)) + ")",
+            f"  %more = call {rt} {step.name}("
+            + ", ".join(["i64 %i"] + [f"{t} %a{j}" for j, t in enumerate(ptys)]) + ")",
             f"  %go = icmp ne {rt} %more, 0", "  br i1 %go, label %loop, label %done",
             "done:", "  ret void", "}"]
     return call, "\n".join(body)
@@ -200,16 +200,11 @@ def _loop_function(module, fn, inst, count, where):
 _CONST_GEP = re.compile(r"getelementptr((?:\s+(?:inbounds|nuw|nusw))*)\s*\(([^()]*)\)")
 
 
-def _global_state(pre, fn, sv, name, where):
-    """A state the step does not take as an argument: it must be a global or a constant
-    address in one (a COMMON block's member), which the step names itself. The loop
-    function takes it as an extra pointer, so that derivatives pass its shadow (the
-    global's) to the fixed-point helpers. A constant GEP becomes an instruction."""
-    from . import loop_regions
-    if not loop_regions.base_of(fn, sv).startswith("@"):
-        raise UserError(f"{where}: the state '{sv}' is neither one of the step's pointer "
-                        "arguments nor a global (or part of one), so the step cannot reach it "
-                        "by name; hint: pass the state to the step")
+def _named_state(pre, sv, name):
+    """A state the step does not take as an argument but reaches itself: a global it names (or
+    a member of one), or memory behind a pointer it loads. The loop function takes it as an
+    extra pointer, so that derivatives pass its shadow to the fixed-point helpers (acts_of).
+    A constant GEP becomes an instruction, which activity gives the global's shadow."""
     m = _CONST_GEP.fullmatch(sv.strip())
     if m:
         pre.append(f"{name} = getelementptr{m.group(1)} {m.group(2)}")
@@ -283,11 +278,15 @@ def acts_of(ctx, inst, info) -> list[str]:
                         else "const")
         else:
             acts.append("active" if is_fp(o.ty) and ctx.active(o.value) else "const")
-    for j in info.states:
-        if j >= info.n and acts[j] != "dup":
-            # without its shadow the adjoint iteration could neither measure nor clear it
-            ctx.gen().fail(ctx.synth, inst, f"the fixed-point state '{inst.ops[j].value}' (a "
-                           "global the step names) has no shadow in this derivative",
+    for k, j in enumerate(info.states):
+        v = inst.ops[j].value
+        if j >= info.n and acts[j] != "dup" and v not in ctx.act.inactive_globals:
+            # the step reaches it without an argument, but no active data does: without its
+            # shadow the adjoint iteration could neither measure nor clear it
+            step = info.step.name[1:].strip('"')
+            ctx.gen().fail(ctx.synth, inst, f"fixed-point state {k + 1} ('{v}'), which the step "
+                           f"'{step}' does not take as an argument, has no shadow here: the step "
+                           "reaches it neither by name nor through a pointer with active data",
                            "pass the state to the step as an argument")
     return acts
 

@@ -286,9 +286,10 @@ class _Outliner:
             elif _scalar(phi.ty):
                 self.carried.append(phi)
             else:
-                self.fail(f"the loop carries '{phi.name}' ({phi.ty}) from one iteration to the "
-                          "next, which is not an induction variable (a pointer's shadow would "
-                          "not follow the snapshots)")
+                what = "'__enzyme_set_fixed_point'" if self.fp else "checkpointing"
+                self.fail(f"the loop marked with {what} carries '{phi.name}' ({phi.ty}) from "
+                          "one iteration to the next, which is not an induction variable (a "
+                          "pointer's shadow would not follow the snapshots)")
 
     def find_outs(self):
         used = set()

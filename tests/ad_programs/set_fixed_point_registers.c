@@ -79,16 +79,15 @@ double g, pg;
 static double carried(const double *pin, double tol) {
   pg = *pin;
   g = 0.1;
-  double a = g, pp = pg;
-  for (;;) {
+  double a = g, pp = pg, e;
+  do {
     __enzyme_set_fixed_point(1e-30, (int64_t)-1, (void *)0, &g, (int64_t)sizeof g);
     double na = 0.3 * sin(a) + pp * pp;
     g = na;
-    if (!(fabs(na - a) > tol))
-      break;
+    e = fabs(na - a);
     a = na;
     pp = pg;
-  }
+  } while (e > tol);
   return g * g;
 }
 
