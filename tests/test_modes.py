@@ -73,6 +73,21 @@ def test_global_shadow_fortran(tmp_path, opt):
         assert got == pytest.approx(want, rel=1e-6), line
 
 
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_set_fixed_point_fortran(tmp_path, opt):
+    """__enzyme_set_fixed_point from Fortran (bind(c)) in a DO WHILE loop over module
+    variables, carrying locals: against the taped gradient, central differences and forward
+    mode (dot product)."""
+    shutil.copy(os.path.join(HERE, "set_fixed_point.f90"), tmp_path / "set_fixed_point.f90")
+    run(["enzyme-fc", opt, "set_fixed_point.f90", "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    pairs = list(_pairs(out))
+    assert len(pairs) == 10, out
+    tol = {"iters": 0, "taped": 1e-9, "fd": 1e-6, "dot": 1e-9}
+    for line, got, want in pairs:
+        assert got == pytest.approx(want, rel=tol[line.split()[0]]), line
+
+
 CONTEXT_WIDTH_AT_RUN_TIME = """\
 extern void *__enzyme_context(int);
 extern double __enzyme_fwddiff(void *, ...);
