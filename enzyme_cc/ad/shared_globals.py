@@ -137,7 +137,8 @@ def accesses(gen, roots):
 def _fixed_point_states(module, gen, fn, inst, access, written):
     """A fixed-point loop reads and writes its states, and its adjoint iteration needs the
     shadow of a global one (which the step may name itself): such a global is shared."""
-    for o in inst.ops:
+    states = inst.callee[len(FP_PREFIX):].strip('"').split(".")[1].split("_")
+    for o in (inst.ops[int(j)] for j in states):
         g = underlying(fn, o.value) if o.ty == "ptr" else ""
         if not g.startswith("@"):
             g = next((t for t in g.split(" ") if t.startswith("@")), g)
