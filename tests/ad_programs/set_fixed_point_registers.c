@@ -5,8 +5,9 @@
      adjoint iteration and flows back out of the loop),
    - a while loop tested at its top carrying a tolerance it tightens and passes to the
      iteration's function, and a count used after the loop,
-   - a loop carrying the state itself in a register (the value it stores into the global state,
-     as load PRE leaves it) and a parameter it reloads each iteration.
+   - loops carrying the state itself in a register (the value they store into the global state,
+     as load PRE leaves it), a do-while loop with a parameter it reloads each iteration and a
+     counted one whose result is the register.
    Checked against the implicit-function theorem's derivative at the converged state, the
    gradient through every iteration of the same loop unmarked, central differences, and forward
    vs reverse mode. */
@@ -91,6 +92,20 @@ static double carried(const double *pin, double tol) {
   return g * g;
 }
 
+/* ---- 4: a counted loop carrying the state a = 0.5 cos(a) + p in a register (and storing it
+   into the global the marker names), from the first guess p; the result is the register ---- */
+double g4;
+static double counted_register(double p) {
+  g4 = p;
+  double a = g4;
+  for (int i = 0; i < 80; i++) {
+    __enzyme_set_fixed_point(1e-30, (int64_t)-1, (void *)0, &g4, (int64_t)sizeof g4);
+    a = 0.5 * cos(a) + p;
+    g4 = a;
+  }
+  return a * a;
+}
+
 int main(void) {
   char name[48];
   double h = 1e-6;
@@ -139,6 +154,15 @@ int main(void) {
     double t = 1;
     check("carried_fwd", __enzyme_fwddiff((void *)carried, enzyme_dup, &p, &t, enzyme_const, tol),
           dp, 1e-10);
+  }
+  {
+    double p = 0.4, d = __enzyme_autodiff((void *)counted_register, p), a = 0;
+    for (int i = 0; i < 200; i++)
+      a = 0.5 * cos(a) + p;
+    check("counted_register_rev", d, 2 * a / (1 + 0.5 * sin(a)), 1e-10);
+    check("counted_register_fd", d,
+          (counted_register(p + h) - counted_register(p - h)) / (2 * h), 1e-6);
+    check("counted_register_fwd", __enzyme_fwddiff((void *)counted_register, p, 1.0), d, 1e-10);
   }
   return failed != 0;
 }
