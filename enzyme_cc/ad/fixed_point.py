@@ -167,7 +167,7 @@ def _loop_function(module, fn, inst, count, where):
     for sv, _ in states:
         j = next((j for j, a in enumerate(args) if a.ty == "ptr" and _same_pointer(fn, a.value, sv)),
                  None)
-        if j is None:               # memory the step reaches by name: a global (or part of one)
+        if j is None:               # memory the step reaches itself (a global, say)
             j = len(args) + len(extra)
             extra.append(_named_state(pre, sv, f"%ad.fps.{count}.{len(extra)}"))
         state_idx.append(j)
@@ -222,7 +222,7 @@ class _Info:
         self.nreg = int(tail[2])
         self.step = gen.module.function(next(i.callee for i in fn.insts() if i.op == "call"))
         self.n = len(self.step.params) - 1
-        # the step's arguments, then the states it does not take (globals it names)
+        # the step's arguments, then the states it reaches itself (globals, say)
         self.nx = sum(1 for p in fn.params if re.fullmatch(r"%a\d+", p.name))
         # (pointer, byte count) of what the snapshot holds: the states, then the regions
         self.areas = [(f"%a{j}", f"%sb{i}") for i, j in enumerate(self.states)] + \

@@ -5,7 +5,6 @@ through), and a value carried between iterations in a register goes through a st
 (a state when it holds a state's value)."""
 from __future__ import annotations
 
-
 from . import loop_regions
 
 
@@ -14,8 +13,8 @@ def options(o):
     returns whether to go on, so the loop must test at its end (its latch)."""
     m, p = o.fp, o.p
     if o.X.label != o.L.latch:
-        o.fail("a loop marked with __enzyme_set_fixed_point must test at its end (an "
-               "optimized build rotates while loops so; ENZYME_CC_PREOPT=0 does not)")
+        o.fail("a loop marked with __enzyme_set_fixed_point must test at its end, and "
+               "LLVM's loop rotation could not move its test there")
     ops = list(m.ops)
     if len(ops) < 5 or len(ops) % 2 == 0 or ops[2].ty != "ptr":
         o.fail("__enzyme_set_fixed_point(reduction, max_iters, control, state, bytes, ...) "

@@ -7,7 +7,8 @@
      iteration's function, and a count used after the loop,
    - loops carrying the state itself in a register (the value they store into the global state,
      as load PRE leaves it), a do-while loop with a parameter it reloads each iteration and a
-     counted one whose result is the register.
+     counted one whose result is the register,
+   - a while loop whose test does the work (rotated by the link step).
    Checked against the implicit-function theorem's derivative at the converged state, the
    gradient through every iteration of the same loop unmarked, central differences, and forward
    vs reverse mode. */
@@ -106,6 +107,29 @@ static double counted_register(double p) {
   return a * a;
 }
 
+/* ---- 5: a while loop whose test does the work (a DO WHILE condition larger than what LLVM
+   rotates by default): the link step rotates it so that the step ends with the test ---- */
+double w[3], q5;
+#define RESIDUAL                                                                              \
+  (fabs(0.3 * sin(w[0]) + q5 - w[1]) + fabs(0.2 * cos(w[1]) * q5 - w[2]) +                    \
+   fabs(w[2] * w[0] * 0.1 + exp(-w[1]) - w[0]))
+#define TESTED(MARK)                                                                          \
+  q5 = q;                                                                                     \
+  w[0] = w[1] = w[2] = 0;                                                                     \
+  while (RESIDUAL > 1e-14) {                                                                  \
+    MARK;                                                                                     \
+    double a = 0.3 * sin(w[0]) + q5, b = 0.2 * cos(w[1]) * q5;                                \
+    double c = w[2] * w[0] * 0.1 + exp(-w[1]);                                                \
+    w[1] = a;                                                                                 \
+    w[2] = b;                                                                                 \
+    w[0] = c;                                                                                 \
+  }                                                                                           \
+  return w[0] + 2 * w[1] + 3 * w[2];
+static double tested(double q) {
+  TESTED(__enzyme_set_fixed_point(1e-30, (int64_t)-1, (void *)0, w, (int64_t)sizeof w))
+}
+static double tested_plain(double q) { TESTED((void)0) }
+
 int main(void) {
   char name[48];
   double h = 1e-6;
@@ -163,6 +187,12 @@ int main(void) {
     check("counted_register_fd", d,
           (counted_register(p + h) - counted_register(p - h)) / (2 * h), 1e-6);
     check("counted_register_fwd", __enzyme_fwddiff((void *)counted_register, p, 1.0), d, 1e-10);
+  }
+  {
+    double q = 0.5, d = __enzyme_autodiff((void *)tested, q);
+    check("tested_vs_taped", d, __enzyme_autodiff((void *)tested_plain, q), 1e-10);
+    check("tested_fd", d, (tested(q + h) - tested(q - h)) / (2 * h), 1e-6);
+    check("tested_fwd", __enzyme_fwddiff((void *)tested, q, 1.0), d, 1e-10);
   }
   return failed != 0;
 }
