@@ -31,8 +31,10 @@ from .diagnostics import located
 
 PREFIX = "@__enzyme_cc_fp."
 _FP_CALL = re.compile(r"@\"?[\w.$]*__enzyme_(fixed_point|set_fixed_point)\w*\"?\(")
+# enzyme_cc_fp_measured (the loop outliner's, not Enzyme's): a region whose shadow's update also
+# counts in the convergence test, but is not cleared (a value a marked loop carries in a register)
 _OPTS = ("enzyme_fp_state", "enzyme_fp_reduction", "enzyme_fp_max_iters", "enzyme_fp_control",
-         "enzyme_checkpoint_region")
+         "enzyme_checkpoint_region", "enzyme_cc_fp_measured")
 _HINT = ("call __enzyme_fixed_point((void *)step, enzyme_fp_state, z, bytes, [options,] args...) "
          "with int step(int64_t i, args...) updating z in place")
 
@@ -127,22 +129,25 @@ def _loop_function(module, fn, inst, count, where):
         raise UserError(f"{where}: the step '{step.name[1:]}' computes in float; only states of "
                         "doubles are supported (the convergence test reads the state as doubles)"
                         "; hint: use a double state")
-    pre, states, regions = [], [], []
+    pre, states, regions, measured = [], [], [], []
     red, maxit, ctrl = "-1.0", "-1", "null"
     k = 1
     while k < len(ops):
         tag = _tag(fn, ops[k].value)
         if tag is None:
             break
-        need = 3 if tag in ("enzyme_fp_state", "enzyme_checkpoint_region") else 2
+        need = 3 if tag in ("enzyme_fp_state", "enzyme_checkpoint_region",
+                            "enzyme_cc_fp_measured") else 2
         if k + need > len(ops):
             raise UserError(f"{where}: {tag} needs {need - 1} value(s) after it; hint: {_HINT}")
         tmp = f"%ad.fpc.{count}.{k}"
-        if tag in ("enzyme_fp_state", "enzyme_checkpoint_region"):
+        if tag in ("enzyme_fp_state", "enzyme_checkpoint_region", "enzyme_cc_fp_measured"):
             p, n = ops[k + 1], ops[k + 2]
             if p.ty != "ptr":
                 raise UserError(f"{where}: {tag} must be followed by a pointer and a byte count")
             size = _convert(pre, tmp, n.ty, n.value, "i64", where, f"the byte count of {tag}")
+            if tag == "enzyme_cc_fp_measured":
+                measured.append((p.value, len(regions)))
             (states if tag == "enzyme_fp_state" else regions).append((p.value, size))
         elif tag == "enzyme_fp_reduction":
             red = _convert(pre, tmp, ops[k + 1].ty, ops[k + 1].value, "double", where,
@@ -173,7 +178,10 @@ def _loop_function(module, fn, inst, count, where):
         state_idx.append(j)
     vals = [_convert(pre, f"%ad.fpa.{count}.{j}", a.ty, a.value, p.ty, where,
                      f"argument {j + 1} of the step") for j, (a, p) in enumerate(zip(args, params))]
-    name = f"{PREFIX}{count}.{'_'.join(map(str, state_idx))}.{len(regions)}"
+    # measured regions: <step argument>x<region>, for the step arguments that are those pointers
+    meas = [f"{j}x{r}" for mv, r in measured for j, a in enumerate(args)
+            if a.ty == "ptr" and _same_pointer(fn, a.value, mv)]
+    name = f"{PREFIX}{count}.{'_'.join(map(str, state_idx))}.{len(regions)}.{'_'.join(meas)}"
     ptys = [p.ty for p in params]
     call_args = [f"{t} {v}" for t, v in zip(ptys, vals)] + [f"ptr {z}" for z in extra]
     call_args += [f"i64 {n}" for _, n in states]
@@ -220,6 +228,12 @@ class _Info:
         self.callee, self.fn = callee, fn
         self.states = [int(x) for x in tail[1].split("_")]
         self.nreg = int(tail[2])
+        # (step argument, byte count) of each memory whose shadow's update the convergence test
+        # measures: the states, then the measured regions
+        self.meas = [(j, f"%sb{i}") for i, j in enumerate(self.states)]
+        for jr in (tail[3].split("_") if len(tail) > 3 and tail[3] else []):
+            j, r = jr.split("x")
+            self.meas.append((int(j), f"%rb{r}"))
         self.step = gen.module.function(next(i.callee for i in fn.insts() if i.op == "call"))
         self.n = len(self.step.params) - 1
         # the step's arguments, then the states it reaches itself (globals, say)
@@ -397,19 +411,19 @@ def _decide(out, norm):
 
 
 def _norms(out, info, acts, old):
-    """Squared norm of the update of the shadowed states (old: their previous shadows)."""
+    """Squared norm of the update of the shadowed measured memory (old: its previous shadows)."""
     sq = _declare_name()
     acc, off = "0.0", "0"
-    for i, j in enumerate(info.states):
+    for i, (j, size) in enumerate(info.meas):
         if acts[j] != "dup":
             continue
         b = "null"
         if old:
             b = f"%old.at{i}"
             out.append(f"  {b} = getelementptr i8, ptr %old, i64 {off}")
-            out.append(f"  %old.end{i} = add i64 {off}, %sb{i}")
+            out.append(f"  %old.end{i} = add i64 {off}, {size}")
             off = f"%old.end{i}"
-        out.append(f"  %sq{i} = call double {sq}(ptr %a{j}.s, ptr {b}, i64 %sb{i})")
+        out.append(f"  %sq{i} = call double {sq}(ptr %a{j}.s, ptr {b}, i64 {size})")
         out.append(f"  %acc{i} = fadd double {acc}, %sq{i}")
         acc = f"%acc{i}"
     return acc, off
@@ -567,7 +581,7 @@ def _forward_fn(gen, info, acts):
             out.append(f"  call void @llvm.memset.p0.i64(ptr %a{j}.s, i8 0, i64 %sb{i}, i1 false)")
     _prologue(out)
     _copy(out, info.areas, "%snap", False, "rs")
-    shadowed = [(f"%a{j}.s", f"%sb{i}") for i, j in enumerate(info.states) if acts[j] == "dup"]
+    shadowed = [(f"%a{j}.s", size) for j, size in info.meas if acts[j] == "dup"]
     _copy(out, shadowed, "%old", True, "o")
     out.append(f"  call void {fwd}({', '.join(info.step_args(acts, True))})")
     acc, _ = _norms(out, info, acts, True)

@@ -361,15 +361,21 @@ class _Outliner:
         if self.fp:
             args = [f"ptr {step}"]
             # values carried in registers go through their slots: those holding the state's
-            # value (load PRE of a state) are state too, the others' adjoints flow out
+            # value (load PRE of a state) are state too; the others' adjoints flow out, but the
+            # updates of those that change count in the convergence test (a state kept only in
+            # a register would otherwise stop the adjoint iteration after one pass)
             held = loop_fixed_point.state_phis(self)
             for z, b in self.states + [(slots[ph.name], str(_size(self, ph.ty)))
                                        for ph in self.carried if ph.name in held]:
                 args += ["ptr @enzyme_fp_state", f"ptr {z}", f"i64 {b}"]
-            for ptr, size in regions + [(slots[ph.name], str(_size(self, ph.ty)))
-                                        for ph in self.carried if ph.name not in held] + \
-                    [(outs[i.name], str(_size(self, i.ty))) for i in self.outs]:
+            for ptr, size in regions + [(outs[i.name], str(_size(self, i.ty))) for i in self.outs]:
                 args += ["ptr @enzyme_checkpoint_region", f"ptr {ptr}", f"i64 {size}"]
+            for ph in self.carried:
+                if ph.name not in held:     # carried from one iteration to the next (not as is)
+                    latch = next(v for v, b in ph.incoming if b == L.latch)
+                    tag = "@enzyme_checkpoint_region" if latch == ph.name else \
+                        "@enzyme_cc_fp_measured"
+                    args += [f"ptr {tag}", f"ptr {slots[ph.name]}", f"i64 {_size(self, ph.ty)}"]
             args += self.fp_args + [f"{t} {v}" for v, t in self.liveins]
             args += [f"ptr {s}" for s in list(slots.values()) + list(outs.values())]
             call = [*self.pre, f"call void (ptr, ...) @__enzyme_fixed_point({', '.join(args)})"
@@ -409,7 +415,8 @@ class _Outliner:
                 lines[k] = re.sub(r",\s*" + re.escape(self.X.label) + r"(\s*\])",
                                   f", {self.P.label}\\1", lines[k])
         extra = [step_text]
-        for g in ("@enzyme_scheme", "@enzyme_checkpoint_region", "@enzyme_fp_state",
+        for g in ("@enzyme_scheme", "@enzyme_checkpoint_region", "@enzyme_cc_fp_measured",
+                  "@enzyme_fp_state",
                   "@enzyme_fp_reduction", "@enzyme_fp_max_iters", "@enzyme_fp_control"):
             if g not in self.m.globals and g in "\n".join(lines):
                 extra.append(f"{g} = external global i32")

@@ -8,7 +8,8 @@
    - loops carrying the state itself in a register (the value they store into the global state,
      as load PRE leaves it), a do-while loop with a parameter it reloads each iteration and a
      counted one whose result is the register,
-   - a while loop whose test does the work (rotated by the link step).
+   - a while loop whose test does the work (rotated by the link step),
+   - a loop whose state is only in a register (the global it names is written, never read).
    Checked against the implicit-function theorem's derivative at the converged state, the
    gradient through every iteration of the same loop unmarked, central differences, and forward
    vs reverse mode. */
@@ -130,6 +131,21 @@ static double tested(double q) {
 }
 static double tested_plain(double q) { TESTED((void)0) }
 
+/* ---- 6: the iteration's state only in a register: the global the marker names is written
+   (twice the state) but never read in the loop. The register's adjoint updates count in the
+   convergence test, so the adjoint iteration does not stop after one pass ---- */
+double g6;
+static double register_only(double p) {
+  double a = 0.5;
+  g6 = 0;
+  for (int i = 0; i < 60; i++) {
+    __enzyme_set_fixed_point(1e-30, (int64_t)-1, (void *)0, &g6, (int64_t)sizeof g6);
+    a = 0.5 * cos(a) + p;
+    g6 = 2 * a;
+  }
+  return g6;
+}
+
 int main(void) {
   char name[48];
   double h = 1e-6;
@@ -193,6 +209,14 @@ int main(void) {
     check("tested_vs_taped", d, __enzyme_autodiff((void *)tested_plain, q), 1e-10);
     check("tested_fd", d, (tested(q + h) - tested(q - h)) / (2 * h), 1e-6);
     check("tested_fwd", __enzyme_fwddiff((void *)tested, q, 1.0), d, 1e-10);
+  }
+  {
+    double p = 0.2, d = __enzyme_autodiff((void *)register_only, p), a = 0;
+    for (int i = 0; i < 200; i++)
+      a = 0.5 * cos(a) + p;
+    check("register_only_rev", d, 2 / (1 + 0.5 * sin(a)), 1e-10);
+    check("register_only_fd", d, (register_only(p + h) - register_only(p - h)) / (2 * h), 1e-6);
+    check("register_only_fwd", __enzyme_fwddiff((void *)register_only, p, 1.0), d, 1e-10);
   }
   return failed != 0;
 }
