@@ -17,12 +17,10 @@ rules/tangent.py call kind "fixedpoint") and never go through its iterations:
 Both stop as Enzyme's header says (relative reduction of the squared norm of the update,
 growth after five passes, max iterations, or Tapenade's control protocol).
 
-`__enzyme_iter(a, b)` is a in the program and gains b in every derivative that copies it
-(`bump_iters`); the calls left at the end become their first argument (`drop_iters`).
+`__enzyme_iter` is ad/iter_marker.py's.
 """
 from __future__ import annotations
 
-import itertools
 import re
 
 from enzyme_cc.errors import UserError
@@ -440,7 +438,8 @@ def _snapshot_fn(gen, info):
     _declare(gen)
     gen.counter += 1
     name = f"@__enzyme_cc_fpsnap.{gen.counter}"
-    out = [f"define internal ptr {name}({', '.join(info.params(['const'] * info.nx))}) {{", "entry:"]
+    params = ", ".join(info.params(["const"] * info.nx))
+    out = [f"define internal ptr {name}({params}) {{", "entry:"]
     total = _total(out, info.areas)
     out.append(f"  %buf = call ptr @malloc(i64 {total})")
     _copy(out, info.areas, "%buf", True, "c")
@@ -591,42 +590,3 @@ def _forward_fn(gen, info, acts):
     out += ["  call void @free(ptr %snap)", "  call void @free(ptr %old)", "  ret void", "}"]
     gen.out.append("\n".join(out) + "\n")
     return name
-
-
-# ---- __enzyme_iter ---------------------------------------------------------------------------------
-_ITER = re.compile(r"^(\s*)(%[-\w.$]+) = (?:tail |notail |musttail )?call (?:\w+ )*(i\d+) "
-                   r"@\"?[\w.$]*__enzyme_iter\w*\"?\s*\(\s*(i\d+) (?:noundef )?([^,\s]+)\s*,"
-                   r"\s*(i\d+) (?:noundef )?([^,)\s]+)\s*\)(.*)$")
-
-
-_ITER_NAMES = itertools.count()
-
-
-def bump_iters(text: str) -> str:
-    """In a derivative: __enzyme_iter(a, b) -> __enzyme_iter(a + b, b)."""
-    if "__enzyme_iter" not in text:
-        return text
-    out = []
-    for line in text.split("\n"):
-        m = _ITER.match(line)
-        if m:
-            ind, res, ty, aty, a, bty, b, _ = m.groups()
-            nxt = f"%ad.iter.{next(_ITER_NAMES)}"
-            out.append(f"{ind}{nxt} = add {aty} {a}, {b}")
-            line = line[:m.start(5)] + nxt + line[m.end(5):]
-        out.append(line)
-    return "\n".join(out)
-
-
-def drop_iters(text: str) -> str:
-    """The __enzyme_iter calls the program keeps: their first argument."""
-    if "__enzyme_iter" not in text:
-        return text
-    out = []
-    for line in text.split("\n"):
-        m = _ITER.match(line)
-        if m:
-            ind, res, ty, aty, a = m.groups()[:5]
-            line = f"{ind}{res} = add {aty} {a}, 0"
-        out.append(line)
-    return "\n".join(out)
