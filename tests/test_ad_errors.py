@@ -247,6 +247,27 @@ int main(void) {
 }
 """
 
+# __enzyme_set_fixed_point in a loop adding a loop value to a carried sum that reaches its result
+# (acc = acc + x): the sum grows with the number of iterations and has no fixed point, so the
+# loop is refused by name
+SET_FIXED_POINT_SUM = """\
+#include <enzyme/fixed_point.h>
+#include <math.h>
+void __enzyme_autodiff(void *, ...);
+static double loop(double p) {
+  double x[1] = {0.5}, acc = 0;
+  for (int i = 0; i < 50; i++) {
+    __enzyme_set_fixed_point(1e-20, (int64_t)-1, (void *)0, x, (int64_t)sizeof(x));
+    acc = acc + x[0]; x[0] = 0.5 * cos(x[0]) + p;
+  }
+  return x[0] + acc;
+}
+int main(void) {
+  __enzyme_autodiff((void *)loop, 1.0);
+  return 0;
+}
+"""
+
 # __enzyme_fixed_point with a state that the step neither takes nor reaches (it iterates the
 # global w): the state has no shadow, so the adjoint iteration could not measure it
 FIXED_POINT_STATE = """\
@@ -436,6 +457,9 @@ CASES = {
     "reverse_width_lane_state": (REVERSE_WIDTH_HAZARD, ("main", "keep"),
                                  "__enzyme_autodiff((void *)keep"),
     "set_fixed_point_carried_pointer": (SET_FIXED_POINT, ("__enzyme_set_fixed_point", "loop"),
+                                        "__enzyme_set_fixed_point(1e-20"),
+    "set_fixed_point_accumulated_sum": (SET_FIXED_POINT_SUM, ("__enzyme_set_fixed_point",
+                                                               "loop"),
                                         "__enzyme_set_fixed_point(1e-20"),
     "fixed_point_state_unreached": (FIXED_POINT_STATE, ("solve", "step"),
                                     "__enzyme_fixed_point((void *)step"),

@@ -218,6 +218,8 @@ class _Outliner:
             nsteps = self.trip_count()
         self.classify_phis()
         self.find_outs()
+        if self.fp:
+            loop_fixed_point.check_accumulators(self)
         self.find_liveins()
         regions = loop_regions.regions(self)
         return self.emit(nsteps, regions)

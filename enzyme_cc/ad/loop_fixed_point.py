@@ -5,6 +5,9 @@ through), and a value carried between iterations in a register goes through a st
 (a state when it holds a state's value)."""
 from __future__ import annotations
 
+import re
+
+from enzyme_cc.ir.lexer import is_fp
 from . import loop_regions
 
 
@@ -76,3 +79,55 @@ def state_phis(o) -> set:
                            loop_regions.base_of(o.fn, d.ops[0].value) in bases):
             out.add(phi.name)
     return out
+
+
+def check_accumulators(o):
+    """A carried float that adds a value of the loop to itself each iteration (acc = acc + x)
+    grows with the number of iterations: it has no fixed point, and a fixed point's derivative
+    does not see how often the loop ran. It may only decide when to stop; otherwise the loop
+    is refused."""
+    held = state_phis(o)
+    for phi in o.carried:
+        if phi.name in held or not is_fp(phi.ty):
+            continue
+        d = o.fn.defs.get(next(v for v, b in phi.incoming if b == o.L.latch))
+        ops = [x.value for x in getattr(d, "ops", [])]
+        op = getattr(d, "op", None)
+        inc = None
+        if op == "fadd" and phi.name in ops[:2]:
+            inc = ops[1] if ops[0] == phi.name else ops[0]
+        elif op == "fsub" and ops[:1] == [phi.name]:
+            inc = ops[1]
+        elif op == "call" and re.match(r"@llvm\.(fmuladd|fma)\.", d.callee or "") and \
+                ops[2:3] == [phi.name]:
+            inc = ops[0] if ops[0].startswith("%") else ops[1]
+        if inc and inc.startswith("%") and not control_only(o, phi.name, set()):
+            o.fail(f"the loop marked with '__enzyme_set_fixed_point' accumulates "
+                   f"'{phi.name}' (adding '{inc}' to it in each iteration) into its results: "
+                   "that sum grows with the number of iterations, which a fixed point's "
+                   "derivative does not see (a carried value must converge, e.g. "
+                   "acc = 0.5 * acc + x)")
+
+
+def control_only(o, v: str, seen: set) -> bool:
+    """v (computed in the loop) only decides when the loop stops: in the loop it reaches
+    nothing but comparisons and values of its own kind, and nothing after the loop."""
+    if v in seen:
+        return True
+    if any(x.name == v for x in o.outs):
+        return False                        # used after the loop: a result
+    seen.add(v)
+    for b in o._blocks():
+        for inst in b.insts:
+            if v not in inst.locals_used() or id(inst) in o.markers:
+                continue
+            if inst.op in ("icmp", "fcmp"):
+                continue
+            pure = inst.op == "call" and re.match(r"@llvm\.(?!mem|lifetime|stack|va_)",
+                                                  inst.callee or "")
+            if inst.op == "br" or not inst.name or (not pure and inst.op in (
+                    "store", "call", "invoke", "load", "getelementptr")):
+                return False
+            if not control_only(o, inst.name, seen):
+                return False
+    return True
