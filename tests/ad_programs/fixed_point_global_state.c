@@ -1,5 +1,5 @@
 /* __enzyme_fixed_point whose state the step names itself instead of taking it as an argument
-   (Enzyme's fixed_point_global test: MITgcm keeps the state in COMMON blocks): a global array,
+   (model state in globals, as Fortran codes hold it in COMMON blocks): a global array,
    two globals, a global next to a state passed as an argument, and a member of a global
    struct. Checked against the implicit-function theorem's derivative at the converged state
    (analytic), central differences, and forward vs reverse mode. The code after a solve
