@@ -21,8 +21,7 @@ from . import (batch, fixed_point, iter_marker, openmp, openmp_capture, truncate
                reverse_vector, runtime, shared_globals, tape_local, virtual_shadow)
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
-                             rewrite_primal_reverse,
-                             rewrite_vector_call)
+                             rewrite_primal_reverse, rewrite_vector_call, with_location)
 from .typeinfo import copy_ranges, TypeInfo
 from .dispatch import IndirectCalls
 
@@ -574,7 +573,7 @@ class Generator(IndirectCalls):
                 new = self.zero_shared_shadows() + new
             if table is not None and req.mode in ("reverse", "forward", "augment"):
                 new = global_shadows.around_call(req, new)
-            lines[req.line] = "\n".join(new)
+            lines[req.line] = "\n".join(with_location(new, req.inst.md.get("!dbg")))
             if req.inst.op == "invoke":
                 drop_unwind_edge(lines, req)
             for k in range(req.line + 1, req.inst.line_end + 1):

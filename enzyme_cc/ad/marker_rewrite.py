@@ -3,6 +3,8 @@ generated function's parameter types, the results packed into the marker's decla
 (scalars, structs, arrays, vectors, sret)."""
 from __future__ import annotations
 
+import re
+
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, split_fields, float_cast
 from .diagnostics import located
@@ -369,3 +371,20 @@ def _identity(ty, v):
     if is_fp(ty):
         return f"fadd {ty} {v}, -0.0" if not ty.startswith("<") else f"fadd {ty} {v}, zeroinitializer"
     return f"select i1 true, {ty} {v}, {ty} {v}"
+
+
+_CALL_LINE = re.compile(r"^\s*(?:%[-\w.$\"]+ = )?(?:tail |musttail |notail )?call ")
+
+
+def with_location(lines: list[str], dbg: str | None) -> list[str]:
+    """The calls replacing a marker keep its location (`!dbg`). A derivative inlined into the
+    function then gives its instructions that location; without it, a call the derivative
+    makes to a function with debug info (an inactive call it keeps, a fixed point's step)
+    would have none there, which LLVM's verifier rejects with -g."""
+    if not dbg:
+        return lines
+    out = []
+    for chunk in lines:
+        out.append("\n".join(line + f", !dbg {dbg}" if _CALL_LINE.match(line) and
+                              "!dbg" not in line else line for line in chunk.split("\n")))
+    return out
