@@ -160,12 +160,14 @@ def fprt_runtime(tmp: str) -> str:
 def normalize_loops(text: str, tmp: str) -> str:
     """mem2reg, loop-rotate and loop-simplify on module text (ad/loop_checkpoint.py: loops in
     SSA form with a preheader, one latch, dedicated exits and the test at the end, also in the
-    unoptimized "Ref" pipeline)."""
+    unoptimized "Ref" pipeline). A fixed-point loop whose test does the work (a DO WHILE
+    condition) is rotated whatever its header's size: its step must end with the test."""
     src, out = os.path.join(tmp, "loops-in.ll"), os.path.join(tmp, "loops-out.ll")
     with open(src, "w") as f:
         f.write(text)
+    big = ["-rotation-max-header-size=100000"] if "__enzyme_set_fixed_point" in text else []
     run_tool([toolchain.tool("opt"), "-passes=function(mem2reg,loop(loop-rotate),loop-simplify)",
-              src, "-S", "-o", out], "loop normalization for checkpointed loops")
+              *big, src, "-S", "-o", out], "loop normalization for checkpointed loops")
     with open(out) as f:
         return f.read()
 

@@ -223,9 +223,34 @@ int main(void) {
 }
 """
 
-# __enzyme_set_fixed_point in a loop carrying a value (acc) into its result in a register: not
-# state memory the fixed point iterates, so the loop is refused by name
+# __enzyme_set_fixed_point in a loop carrying a pointer from one iteration to the next (two
+# buffers swapped): the step could not give the pointer's shadow to the next one, so the loop is
+# refused by name
 SET_FIXED_POINT = """\
+#include <enzyme/fixed_point.h>
+#include <math.h>
+void __enzyme_autodiff(void *, ...);
+static double loop(double p) {
+  double a[1] = {0.5}, b[1] = {0.5};
+  double *x = a, *y = b;
+  for (int i = 0; i < 50; i++) {
+    __enzyme_set_fixed_point(1e-20, (int64_t)-1, (void *)0, a, (int64_t)sizeof(a),
+                             b, (int64_t)sizeof(b));
+    y[0] = 0.5 * cos(x[0]) + p;
+    double *t = x; x = y; y = t;
+  }
+  return x[0];
+}
+int main(void) {
+  __enzyme_autodiff((void *)loop, 1.0);
+  return 0;
+}
+"""
+
+# __enzyme_set_fixed_point in a loop adding a loop value to a carried sum that reaches its result
+# (acc = acc + x): the sum grows with the number of iterations and has no fixed point, so the
+# loop is refused by name
+SET_FIXED_POINT_SUM = """\
 #include <enzyme/fixed_point.h>
 #include <math.h>
 void __enzyme_autodiff(void *, ...);
@@ -233,7 +258,7 @@ static double loop(double p) {
   double x[1] = {0.5}, acc = 0;
   for (int i = 0; i < 50; i++) {
     __enzyme_set_fixed_point(1e-20, (int64_t)-1, (void *)0, x, (int64_t)sizeof(x));
-    acc = 0.5 * acc + x[0]; x[0] = 0.5 * cos(x[0]) + p;
+    acc = acc + x[0]; x[0] = 0.5 * cos(x[0]) + p;
   }
   return x[0] + acc;
 }
@@ -243,15 +268,18 @@ int main(void) {
 }
 """
 
+# __enzyme_fixed_point with a state that the step neither takes nor reaches (it iterates the
+# global w): the state has no shadow, so the adjoint iteration could not measure it
 FIXED_POINT_STATE = """\
 #include <enzyme/fixed_point.h>
 #include <math.h>
 void __enzyme_autodiff(void *, ...);
-double z[1];
-static int step(int64_t i, double *p) { double n = cos(*p * z[0]); int go = fabs(n - z[0]) > 1e-14; z[0] = n; return go; }
+double w[1];
+static int step(int64_t i, double *p) { double n = cos(*p * w[0]); int go = fabs(n - w[0]) > 1e-14; w[0] = n; return go; }
 static double solve(double *p) {
+  double z[1] = {0};
   __enzyme_fixed_point((void *)step, enzyme_fp_state, z, (int64_t)sizeof(z), p);
-  return z[0];
+  return w[0];
 }
 int main(void) {
   double p = 0.5, dp = 0;
@@ -465,10 +493,13 @@ CASES = {
                             "double *d = put(bits)"),
     "reverse_width_lane_state": (REVERSE_WIDTH_HAZARD, ("main", "keep"),
                                  "__enzyme_autodiff((void *)keep"),
-    "set_fixed_point_carried_result": (SET_FIXED_POINT, ("__enzyme_set_fixed_point", "loop"),
-                        "__enzyme_set_fixed_point(1e-20"),
-    "fixed_point_state_not_argument": (FIXED_POINT_STATE, ("solve", "z"),
-                                       "__enzyme_fixed_point((void *)step"),
+    "set_fixed_point_carried_pointer": (SET_FIXED_POINT, ("__enzyme_set_fixed_point", "loop"),
+                                        "__enzyme_set_fixed_point(1e-20"),
+    "set_fixed_point_accumulated_sum": (SET_FIXED_POINT_SUM, ("__enzyme_set_fixed_point",
+                                                               "loop"),
+                                        "__enzyme_set_fixed_point(1e-20"),
+    "fixed_point_state_unreached": (FIXED_POINT_STATE, ("solve", "step"),
+                                    "__enzyme_fixed_point((void *)step"),
     "global_shadow_pointer_store": (GSHADOW_POINTER_STORE, ("fill", "buf"), "buf = malloc("),
     "global_shadow_nested_read_back": (GSHADOW_NESTED_READ, ("dcube_dg",),
                                        "return *(double *)__enzyme_shadow(inner"),

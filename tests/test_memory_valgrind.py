@@ -11,7 +11,8 @@ from conftest import run
 HERE = os.path.join(os.path.dirname(__file__), "ad_programs")
 PROGRAMS = ["realloc_small.c", "realloc_loop_buffers.c", "realloc_grow.c", "memmove_overlap.c",
             "aligned_alloc.c", "malloc_fnptr_global.c", "fixed_point.c", "set_fixed_point.c",
-            "set_fixed_point_globals.c", "global_shadow_nested.c",   # contexts made in derivatives
+            "set_fixed_point_globals.c", "fixed_point_global_state.c", "set_fixed_point_registers.c",
+            "global_shadow_nested.c",   # contexts made in derivatives
             "checkpoint_loop_attr.c", "reverse_primal_return.c", "reverse_vector.c",
             "cxx_string_keys.cpp", "cxx_struct_sort.cpp",
             "tape_reserve.c"]      # unchecked pushes into a reserved tape: no write past it

@@ -74,6 +74,56 @@ def test_global_shadow_fortran(tmp_path, opt):
         assert got == pytest.approx(want, rel=1e-6), line
 
 
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_set_fixed_point_fortran(tmp_path, opt):
+    """__enzyme_set_fixed_point from Fortran (bind(c)) in a DO WHILE loop over module
+    variables, carrying locals: against the taped gradient, central differences and forward
+    mode (dot product)."""
+    shutil.copy(os.path.join(HERE, "set_fixed_point.f90"), tmp_path / "set_fixed_point.f90")
+    run(["enzyme-fc", opt, "set_fixed_point.f90", "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    pairs = list(_pairs(out))
+    assert len(pairs) == 10, out
+    tol = {"iters": 0, "taped": 1e-9, "fd": 1e-6, "dot": 1e-9}
+    for line, got, want in pairs:
+        assert got == pytest.approx(want, rel=tol[line.split()[0]]), line
+
+
+# a derivative that keeps an inactive call to a function with debug info (bump): inlined into
+# main with -g, that call needs a location (the marker's)
+INACTIVE_CALL_G = """\
+#include <stdio.h>
+double __enzyme_autodiff(void *, ...);
+int counter;
+__attribute__((noinline)) void bump(int k) { counter += k; }
+__attribute__((noinline)) double f(double x) { bump(1); return x * x; }
+int main(void) {
+  double d = __enzyme_autodiff((void *)f, 3.0);
+  printf("got %f %d | 6.0 1\\n", d, counter);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+@pytest.mark.parametrize("prog", ["inactive_call.c", "fixed_point_global_state.c",
+                                  "set_fixed_point_registers.c"])
+def test_debug_info_derivative_calls(tmp_path, prog, opt):
+    """With -g, derivatives inlined into the marker's function that call primal functions with
+    debug info (an inactive call, a fixed point's loop and step) build and give the same
+    results."""
+    src = tmp_path / prog
+    if prog == "inactive_call.c":
+        src.write_text(INACTIVE_CALL_G)
+    else:
+        shutil.copy(os.path.join(HERE, "..", "ad_programs", prog), src)
+    run(["enzyme-cc", opt, "-g", str(src), "-lm", "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert "FAILED" not in out, out
+    for line, got, want in _pairs(out):
+        assert got == pytest.approx(want, rel=1e-12), line
+
+
 CONTEXT_WIDTH_AT_RUN_TIME = """\
 extern void *__enzyme_context(int);
 extern double __enzyme_fwddiff(void *, ...);

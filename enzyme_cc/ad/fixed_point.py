@@ -17,12 +17,10 @@ rules/tangent.py call kind "fixedpoint") and never go through its iterations:
 Both stop as Enzyme's header says (relative reduction of the squared norm of the update,
 growth after five passes, max iterations, or Tapenade's control protocol).
 
-`__enzyme_iter(a, b)` is a in the program and gains b in every derivative that copies it
-(`bump_iters`); the calls left at the end become their first argument (`drop_iters`).
+`__enzyme_iter` is ad/iter_marker.py's.
 """
 from __future__ import annotations
 
-import itertools
 import re
 
 from enzyme_cc.errors import UserError
@@ -31,8 +29,10 @@ from .diagnostics import located
 
 PREFIX = "@__enzyme_cc_fp."
 _FP_CALL = re.compile(r"@\"?[\w.$]*__enzyme_(fixed_point|set_fixed_point)\w*\"?\(")
+# enzyme_cc_fp_measured (the loop outliner's, not Enzyme's): a region whose shadow's update also
+# counts in the convergence test, but is not cleared (a value a marked loop carries in a register)
 _OPTS = ("enzyme_fp_state", "enzyme_fp_reduction", "enzyme_fp_max_iters", "enzyme_fp_control",
-         "enzyme_checkpoint_region")
+         "enzyme_checkpoint_region", "enzyme_cc_fp_measured")
 _HINT = ("call __enzyme_fixed_point((void *)step, enzyme_fp_state, z, bytes, [options,] args...) "
          "with int step(int64_t i, args...) updating z in place")
 
@@ -127,22 +127,25 @@ def _loop_function(module, fn, inst, count, where):
         raise UserError(f"{where}: the step '{step.name[1:]}' computes in float; only states of "
                         "doubles are supported (the convergence test reads the state as doubles)"
                         "; hint: use a double state")
-    pre, states, regions = [], [], []
+    pre, states, regions, measured = [], [], [], []
     red, maxit, ctrl = "-1.0", "-1", "null"
     k = 1
     while k < len(ops):
         tag = _tag(fn, ops[k].value)
         if tag is None:
             break
-        need = 3 if tag in ("enzyme_fp_state", "enzyme_checkpoint_region") else 2
+        need = 3 if tag in ("enzyme_fp_state", "enzyme_checkpoint_region",
+                            "enzyme_cc_fp_measured") else 2
         if k + need > len(ops):
             raise UserError(f"{where}: {tag} needs {need - 1} value(s) after it; hint: {_HINT}")
         tmp = f"%ad.fpc.{count}.{k}"
-        if tag in ("enzyme_fp_state", "enzyme_checkpoint_region"):
+        if tag in ("enzyme_fp_state", "enzyme_checkpoint_region", "enzyme_cc_fp_measured"):
             p, n = ops[k + 1], ops[k + 2]
             if p.ty != "ptr":
                 raise UserError(f"{where}: {tag} must be followed by a pointer and a byte count")
             size = _convert(pre, tmp, n.ty, n.value, "i64", where, f"the byte count of {tag}")
+            if tag == "enzyme_cc_fp_measured":
+                measured.append((p.value, len(regions)))
             (states if tag == "enzyme_fp_state" else regions).append((p.value, size))
         elif tag == "enzyme_fp_reduction":
             red = _convert(pre, tmp, ops[k + 1].ty, ops[k + 1].value, "double", where,
@@ -163,36 +166,56 @@ def _loop_function(module, fn, inst, count, where):
     if not states:
         raise UserError(f"{where}: __enzyme_fixed_point needs the state: enzyme_fp_state, z, "
                         f"bytes; hint: {_HINT}")
-    state_idx = []
+    state_idx, extra = [], []
     for sv, _ in states:
         j = next((j for j, a in enumerate(args) if a.ty == "ptr" and _same_pointer(fn, a.value, sv)),
                  None)
-        if j is None:
-            raise UserError(f"{where}: the state '{sv.lstrip('@')}' is not one of the step's pointer arguments; "
-                            f"only such states are supported; hint: pass the state to the step")
+        if j is None:               # memory the step reaches itself (a global, say)
+            j = len(args) + len(extra)
+            extra.append(_named_state(pre, sv, f"%ad.fps.{count}.{len(extra)}"))
         state_idx.append(j)
     vals = [_convert(pre, f"%ad.fpa.{count}.{j}", a.ty, a.value, p.ty, where,
                      f"argument {j + 1} of the step") for j, (a, p) in enumerate(zip(args, params))]
-    name = f"{PREFIX}{count}.{'_'.join(map(str, state_idx))}.{len(regions)}"
+    # measured regions: <step argument>x<region>, for the step arguments that are those pointers
+    meas = [f"{j}x{r}" for mv, r in measured for j, a in enumerate(args)
+            if a.ty == "ptr" and _same_pointer(fn, a.value, mv)]
+    name = f"{PREFIX}{count}.{'_'.join(map(str, state_idx))}.{len(regions)}.{'_'.join(meas)}"
     ptys = [p.ty for p in params]
-    call_args = [f"{t} {v}" for t, v in zip(ptys, vals)] + [f"i64 {n}" for _, n in states]
+    call_args = [f"{t} {v}" for t, v in zip(ptys, vals)] + [f"ptr {z}" for z in extra]
+    call_args += [f"i64 {n}" for _, n in states]
     call_args += [f"ptr {p}, i64 {n}" for p, n in regions]
     call_args += [f"double {red}", f"i64 {maxit}", f"ptr {ctrl}"]
     dbg = inst.md.get("!dbg")
     call = "\n".join(pre + [f"call void {name}({', '.join(call_args)})" +
                             (f", !dbg {dbg}" if dbg else "")])
-    decl = [f"{t} %a{j}" for j, t in enumerate(ptys)] + [f"i64 %sb{i}" for i in range(len(states))]
+    decl = [f"{t} %a{j}" for j, t in enumerate(ptys + ["ptr"] * len(extra))]
+    decl += [f"i64 %sb{i}" for i in range(len(states))]
     decl += [f"ptr %rp{i}, i64 %rb{i}" for i in range(len(regions))]
     decl += ["double %red", "i64 %maxit", "ptr %ctrl"]
     rt = step.ret_ty
     body = [f"define internal void {name}({', '.join(decl)}) {{", "entry:", "  br label %loop",
             "loop:", "  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]",
             "  %i.next = add i64 %i, 1",
-            f"  %more = call {rt} {step.name}(i64 %i, "
-            + ", ".join(f"{t} %a{j}" for j, t in enumerate(ptys)) + ")",
+            f"  %more = call {rt} {step.name}("
+            + ", ".join(["i64 %i"] + [f"{t} %a{j}" for j, t in enumerate(ptys)]) + ")",
             f"  %go = icmp ne {rt} %more, 0", "  br i1 %go, label %loop, label %done",
             "done:", "  ret void", "}"]
     return call, "\n".join(body)
+
+
+_CONST_GEP = re.compile(r"getelementptr((?:\s+(?:inbounds|nuw|nusw))*)\s*\(([^()]*)\)")
+
+
+def _named_state(pre, sv, name):
+    """A state the step does not take as an argument but reaches itself: a global it names (or
+    a member of one), or memory behind a pointer it loads. The loop function takes it as an
+    extra pointer, so that derivatives pass its shadow to the fixed-point helpers (acts_of).
+    A constant GEP becomes an instruction, which activity gives the global's shadow."""
+    m = _CONST_GEP.fullmatch(sv.strip())
+    if m:
+        pre.append(f"{name} = getelementptr{m.group(1)} {m.group(2)}")
+        return name
+    return sv
 
 
 # ---- derivatives of a loop-function call ---------------------------------------------------------
@@ -203,11 +226,23 @@ class _Info:
         self.callee, self.fn = callee, fn
         self.states = [int(x) for x in tail[1].split("_")]
         self.nreg = int(tail[2])
+        # (step argument, byte count) of each memory whose shadow's update the convergence test
+        # measures: the states, then the measured regions
+        self.meas = [(j, f"%sb{i}") for i, j in enumerate(self.states)]
+        for jr in (tail[3].split("_") if len(tail) > 3 and tail[3] else []):
+            j, r = jr.split("x")
+            self.meas.append((int(j), f"%rb{r}"))
         self.step = gen.module.function(next(i.callee for i in fn.insts() if i.op == "call"))
         self.n = len(self.step.params) - 1
+        # the step's arguments, then the states it reaches itself (globals, say)
+        self.nx = sum(1 for p in fn.params if re.fullmatch(r"%a\d+", p.name))
         # (pointer, byte count) of what the snapshot holds: the states, then the regions
         self.areas = [(f"%a{j}", f"%sb{i}") for i, j in enumerate(self.states)] + \
                      [(f"%rp{i}", f"%rb{i}") for i in range(self.nreg)]
+        # and, as Enzyme keeps them without being listed, the mutable globals the step or its
+        # callees name (a superset of those it writes)
+        from .checkpoint import touched_globals
+        self.areas += [(g, str(size)) for g, size in touched_globals(gen, self.step.name)]
 
     def params(self, acts, with_tangents=False):
         out = []
@@ -249,12 +284,22 @@ def reverse_reads_alloca(synth, name: str) -> bool:
 
 def acts_of(ctx, inst, info) -> list[str]:
     acts = []
-    for o in inst.ops[:info.n]:
+    for o in inst.ops[:info.nx]:
         if o.ty == "ptr":           # a global with a shadow (shared globals) too
             acts.append("dup" if ctx.shadowed(o.value) or o.value in ctx.act.global_shadows
                         else "const")
         else:
             acts.append("active" if is_fp(o.ty) and ctx.active(o.value) else "const")
+    for k, j in enumerate(info.states):
+        v = inst.ops[j].value
+        if j >= info.n and acts[j] != "dup" and v not in ctx.act.inactive_globals:
+            # the step reaches it without an argument, but no active data does: without its
+            # shadow the adjoint iteration could neither measure nor clear it
+            step = info.step.name[1:].strip('"')
+            ctx.gen().fail(ctx.synth, inst, f"fixed-point state {k + 1} ('{v}'), which the step "
+                           f"'{step}' does not take as an argument, has no shadow here: the step "
+                           "reaches it neither by name nor through a pointer with active data",
+                           "pass the state to the step as an argument")
     return acts
 
 
@@ -364,19 +409,19 @@ def _decide(out, norm):
 
 
 def _norms(out, info, acts, old):
-    """Squared norm of the update of the shadowed states (old: their previous shadows)."""
+    """Squared norm of the update of the shadowed measured memory (old: its previous shadows)."""
     sq = _declare_name()
     acc, off = "0.0", "0"
-    for i, j in enumerate(info.states):
+    for i, (j, size) in enumerate(info.meas):
         if acts[j] != "dup":
             continue
         b = "null"
         if old:
             b = f"%old.at{i}"
             out.append(f"  {b} = getelementptr i8, ptr %old, i64 {off}")
-            out.append(f"  %old.end{i} = add i64 {off}, %sb{i}")
+            out.append(f"  %old.end{i} = add i64 {off}, {size}")
             off = f"%old.end{i}"
-        out.append(f"  %sq{i} = call double {sq}(ptr %a{j}.s, ptr {b}, i64 %sb{i})")
+        out.append(f"  %sq{i} = call double {sq}(ptr %a{j}.s, ptr {b}, i64 {size})")
         out.append(f"  %acc{i} = fadd double {acc}, %sq{i}")
         acc = f"%acc{i}"
     return acc, off
@@ -393,7 +438,8 @@ def _snapshot_fn(gen, info):
     _declare(gen)
     gen.counter += 1
     name = f"@__enzyme_cc_fpsnap.{gen.counter}"
-    out = [f"define internal ptr {name}({', '.join(info.params(['const'] * info.n))}) {{", "entry:"]
+    params = ", ".join(info.params(["const"] * info.nx))
+    out = [f"define internal ptr {name}({params}) {{", "entry:"]
     total = _total(out, info.areas)
     out.append(f"  %buf = call ptr @malloc(i64 {total})")
     _copy(out, info.areas, "%buf", True, "c")
@@ -422,7 +468,7 @@ def reverse(ctx, inst, d):
     args = []
     for j, o in enumerate(inst.ops):
         args.append(f"{o.ty} {_prim(ctx, o)}")
-        if j < info.n and acts[j] == "dup":
+        if j < info.nx and acts[j] == "dup":
             args.append(f"ptr {ctx.s(o.value)}")
     args.append(f"ptr {ctx._get(('ctape', inst.line))}")
     call = f"call {rty} {name}({', '.join(args)})"
@@ -444,7 +490,7 @@ def _reverse_fn(gen, info, acts):
     key = ("fp-rev", info.callee, tuple(acts))
     if key in gen.done:
         return gen.done[key]
-    grad, grty = gen.gradient(info.step.name, ["const"] + acts, False)
+    grad, grty = gen.gradient(info.step.name, ["const"] + acts[:info.n], False)
     _declare(gen)
     gen.counter += 1
     name = f"@__enzyme_cc_fprev.{gen.counter}"
@@ -454,6 +500,11 @@ def _reverse_fn(gen, info, acts):
            "entry:"]
     out += [f"  %adj{j} = alloca {t}" for j, t in active]
     out += [f"  store {t} 0.0, ptr %adj{j}" for j, t in active]
+    # the primal memory as the reverse pass found it, put back at the end (Enzyme's rule: the
+    # code reversed before this call may have overwritten the converged state)
+    total = _total(out, info.areas)
+    out.append(f"  %entry.state = call ptr @malloc(i64 {total})")
+    _copy(out, info.areas, "%entry.state", True, "es")
     _prologue(out)
     _copy(out, info.areas, "%snap", False, "rs")
     g = "%g"
@@ -472,7 +523,8 @@ def _reverse_fn(gen, info, acts):
     for i, j in enumerate(info.states):
         if acts[j] == "dup":            # the converged state does not depend on the first guess
             out.append(f"  call void @llvm.memset.p0.i64(ptr %a{j}.s, i8 0, i64 %sb{i}, i1 false)")
-    _copy(out, info.areas, "%snap", False, "rd")
+    _copy(out, info.areas, "%entry.state", False, "rd")
+    out.append("  call void @free(ptr %entry.state)")
     if not active:
         out.append("  ret void")
     else:
@@ -501,7 +553,7 @@ def tangent(ctx, inst):
     args = []
     for j, o in enumerate(inst.ops):
         args.append(f"{o.ty} {_prim(ctx, o)}")
-        if j < info.n and acts[j] == "dup":
+        if j < info.nx and acts[j] == "dup":
             args.append(f"ptr {ctx.s(o.value)}")
         elif j < info.n and acts[j] == "active":
             args.append(f"{o.ty} {ctx.t(o.value, o.ty)}")
@@ -513,7 +565,7 @@ def _forward_fn(gen, info, acts):
     key = ("fp-fwd", info.callee, tuple(acts))
     if key in gen.done:
         return gen.done[key]
-    fwd, _ = gen.forward(info.step.name, ["const"] + acts, callee=False)
+    fwd, _ = gen.forward(info.step.name, ["const"] + acts[:info.n], callee=False)
     _declare(gen)
     gen.counter += 1
     name = f"@__enzyme_cc_fpfwd.{gen.counter}"
@@ -528,7 +580,7 @@ def _forward_fn(gen, info, acts):
             out.append(f"  call void @llvm.memset.p0.i64(ptr %a{j}.s, i8 0, i64 %sb{i}, i1 false)")
     _prologue(out)
     _copy(out, info.areas, "%snap", False, "rs")
-    shadowed = [(f"%a{j}.s", f"%sb{i}") for i, j in enumerate(info.states) if acts[j] == "dup"]
+    shadowed = [(f"%a{j}.s", size) for j, size in info.meas if acts[j] == "dup"]
     _copy(out, shadowed, "%old", True, "o")
     out.append(f"  call void {fwd}({', '.join(info.step_args(acts, True))})")
     acc, _ = _norms(out, info, acts, True)
@@ -538,42 +590,3 @@ def _forward_fn(gen, info, acts):
     out += ["  call void @free(ptr %snap)", "  call void @free(ptr %old)", "  ret void", "}"]
     gen.out.append("\n".join(out) + "\n")
     return name
-
-
-# ---- __enzyme_iter ---------------------------------------------------------------------------------
-_ITER = re.compile(r"^(\s*)(%[-\w.$]+) = (?:tail |notail |musttail )?call (?:\w+ )*(i\d+) "
-                   r"@\"?[\w.$]*__enzyme_iter\w*\"?\s*\(\s*(i\d+) (?:noundef )?([^,\s]+)\s*,"
-                   r"\s*(i\d+) (?:noundef )?([^,)\s]+)\s*\)(.*)$")
-
-
-_ITER_NAMES = itertools.count()
-
-
-def bump_iters(text: str) -> str:
-    """In a derivative: __enzyme_iter(a, b) -> __enzyme_iter(a + b, b)."""
-    if "__enzyme_iter" not in text:
-        return text
-    out = []
-    for line in text.split("\n"):
-        m = _ITER.match(line)
-        if m:
-            ind, res, ty, aty, a, bty, b, _ = m.groups()
-            nxt = f"%ad.iter.{next(_ITER_NAMES)}"
-            out.append(f"{ind}{nxt} = add {aty} {a}, {b}")
-            line = line[:m.start(5)] + nxt + line[m.end(5):]
-        out.append(line)
-    return "\n".join(out)
-
-
-def drop_iters(text: str) -> str:
-    """The __enzyme_iter calls the program keeps: their first argument."""
-    if "__enzyme_iter" not in text:
-        return text
-    out = []
-    for line in text.split("\n"):
-        m = _ITER.match(line)
-        if m:
-            ind, res, ty, aty, a = m.groups()[:5]
-            line = f"{ind}{res} = add {aty} {a}, 0"
-        out.append(line)
-    return "\n".join(out)

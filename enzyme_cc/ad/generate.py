@@ -17,12 +17,11 @@ import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, local_name
 from .diagnostics import located
-from . import (batch, fixed_point, openmp, openmp_capture, truncate, global_shadows,
+from . import (batch, fixed_point, iter_marker, openmp, openmp_capture, truncate, global_shadows,
                registrations, reverse_vector, runtime, shared_globals, tape_local, virtual_shadow)
 from .markers import drop_unwind_edge, find_requests
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
-                             rewrite_primal_reverse,
-                             rewrite_vector_call, with_marker_location)
+                             rewrite_primal_reverse, rewrite_vector_call, with_marker_location)
 from .typeinfo import copy_ranges, TypeInfo
 from .dispatch import IndirectCalls
 
@@ -611,7 +610,7 @@ class Generator(IndirectCalls):
         if table is not None:
             global_shadows.lower_calls(self, lines, gs_calls)
         text = "\n".join(lines)
-        extra = [fixed_point.bump_iters(f) for f in self.out]   # derivatives: one order more
+        extra = [iter_marker.bump_iters(f) for f in self.out]   # derivatives: one order more
         if table is not None:
             extra += table.definitions()
         if self.entry_fn:          # after all requests: every lane is known
@@ -655,7 +654,7 @@ def differentiate(text: str, origins: dict | None = None) -> str:
         requests = find_requests(gen.module)
         if not requests:
             done = gen.run([]) if global_shadows.uses_api(text) else text
-            done = _TYPE_HINT_CALL.sub("", fixed_point.drop_iters(done))
+            done = _TYPE_HINT_CALL.sub("", iter_marker.drop_iters(done))
             done = registrations.drop_references(done)
             return tape_local.lower(done)     # after the last round (rules/tape.py reads calls)
         ready = [r for r in requests if not gen.reaches_marker(r.fn)]

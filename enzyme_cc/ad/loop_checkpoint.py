@@ -176,7 +176,6 @@ class _Outliner:
         self.p = f"%ck{count}."
         self.fp = None                      # the __enzyme_set_fixed_point call, for such a loop
         self.states: list[tuple[str, str]] = []
-        self.gstates: dict[str, str] = {}         # a global state -> the step's parameter
         self.pre: list[str] = []            # IR in the preheader, before the call
         self.entry: list[str] = []          # allocas
 
@@ -219,12 +218,8 @@ class _Outliner:
             nsteps = self.trip_count()
         self.classify_phis()
         self.find_outs()
-        for phi in self.carried if self.fp else []:
-            if not loop_fixed_point.control_only(self, phi.name, set()):
-                self.fail(f"the loop carries '{phi.name}' from one iteration to the next in a "
-                          "register, and it reaches the loop's results; a fixed-point loop's "
-                          "state must be memory named in '__enzyme_set_fixed_point' (values that "
-                          "only decide when to stop, an error or a count, may be carried)")
+        if self.fp:
+            loop_fixed_point.check_accumulators(self)
         self.find_liveins()
         regions = loop_regions.regions(self)
         return self.emit(nsteps, regions)
@@ -293,9 +288,10 @@ class _Outliner:
             elif _scalar(phi.ty):
                 self.carried.append(phi)
             else:
-                self.fail(f"the loop carries '{phi.name}' ({phi.ty}) from one iteration to the "
-                          "next, which is not an induction variable (a pointer's shadow would "
-                          "not follow the snapshots)")
+                what = "'__enzyme_set_fixed_point'" if self.fp else "checkpointing"
+                self.fail(f"the loop marked with {what} carries '{phi.name}' ({phi.ty}) from "
+                          "one iteration to the next, which is not an induction variable (a "
+                          "pointer's shadow would not follow the snapshots)")
 
     def find_outs(self):
         used = set()
@@ -366,15 +362,24 @@ class _Outliner:
         args += [f"ptr {s}" for s in list(slots.values()) + list(outs.values())]
         if self.fp:
             args = [f"ptr {step}"]
-            for z, b in self.states:
+            # values carried in registers go through their slots: those holding the state's
+            # value (load PRE of a state) are state too; the others' adjoints flow out, but the
+            # updates of those that change count in the convergence test (a state kept only in
+            # a register would otherwise stop the adjoint iteration after one pass)
+            held = loop_fixed_point.state_phis(self)
+            for z, b in self.states + [(slots[ph.name], str(_size(self, ph.ty)))
+                                       for ph in self.carried if ph.name in held]:
                 args += ["ptr @enzyme_fp_state", f"ptr {z}", f"i64 {b}"]
-            for ptr, size in regions + [(slots[ph.name], str(_size(self, ph.ty)))
-                                        for ph in self.carried] + \
-                    [(outs[i.name], str(_size(self, i.ty))) for i in self.outs]:
+            for ptr, size in regions + [(outs[i.name], str(_size(self, i.ty))) for i in self.outs]:
                 args += ["ptr @enzyme_checkpoint_region", f"ptr {ptr}", f"i64 {size}"]
+            for ph in self.carried:
+                if ph.name not in held:     # carried from one iteration to the next (not as is)
+                    latch = next(v for v, b in ph.incoming if b == L.latch)
+                    tag = "@enzyme_checkpoint_region" if latch == ph.name else \
+                        "@enzyme_cc_fp_measured"
+                    args += [f"ptr {tag}", f"ptr {slots[ph.name]}", f"i64 {_size(self, ph.ty)}"]
             args += self.fp_args + [f"{t} {v}" for v, t in self.liveins]
             args += [f"ptr {s}" for s in list(slots.values()) + list(outs.values())]
-            args += [f"ptr {g}" for g in self.gstates]
             call = [*self.pre, f"call void (ptr, ...) @__enzyme_fixed_point({', '.join(args)})"
                     + self.dbg]
         else:
@@ -412,7 +417,8 @@ class _Outliner:
                 lines[k] = re.sub(r",\s*" + re.escape(self.X.label) + r"(\s*\])",
                                   f", {self.P.label}\\1", lines[k])
         extra = [step_text]
-        for g in ("@enzyme_scheme", "@enzyme_checkpoint_region", "@enzyme_fp_state",
+        for g in ("@enzyme_scheme", "@enzyme_checkpoint_region", "@enzyme_cc_fp_measured",
+                  "@enzyme_fp_state",
                   "@enzyme_fp_reduction", "@enzyme_fp_max_iters", "@enzyme_fp_control"):
             if g not in self.m.globals and g in "\n".join(lines):
                 extra.append(f"{g} = external global i32")
@@ -427,7 +433,6 @@ class _Outliner:
         fn, L, p = self.fn, self.L, self.p
         params = ["i64 %ck.k"] + [f"{t} {v}" for v, t in self.liveins]
         params += [f"ptr {s}" for s in list(slots.values()) + list(outs.values())]
-        params += [f"ptr {p}" for p in self.gstates.values()]
         body = ["ck.entry:"]
         body += [f"  call void @__enzyme_ptr_size_hint(ptr {b}, i64 {z})" for b, z in self.known]
         for j, (phi, (init, s)) in enumerate(self.ivs):
@@ -479,7 +484,7 @@ class _Outliner:
         text = re.sub(r"(?<![\w.$\"])%(\d+)(?![\w.$])",
                       lambda mt: mt.group(0) if mt.group(0) in named else f"%c.{mt.group(1)}", text)
         text = re.sub(r"(?m)^(\d+):", r"c.\1:", text)
-        return loop_fixed_point.through_params(self, text) if self.gstates else text
+        return text
 
 def _affine(fn, loop, phi):
     """loops.affine_phi, and `phi - C` (unoptimized code counting down)."""

@@ -1,12 +1,13 @@
 """Loops marked with __enzyme_set_fixed_point (Enzyme's fixed_point.h): what loop_checkpoint.py's
 outliner does differently for them. The marker's options become __enzyme_fixed_point's, its
 states must be computed before the loop (unoptimized code decays an array in it: looked
-through), a global state is taken by the step as an argument, and a value carried between
-iterations in a register may only decide when the loop stops."""
+through), and a value carried between iterations in a register goes through a stack slot
+(a state when it holds a state's value)."""
 from __future__ import annotations
 
 import re
 
+from enzyme_cc.ir.lexer import is_fp
 from . import loop_regions
 
 
@@ -15,8 +16,8 @@ def options(o):
     returns whether to go on, so the loop must test at its end (its latch)."""
     m, p = o.fp, o.p
     if o.X.label != o.L.latch:
-        o.fail("a loop marked with __enzyme_set_fixed_point must test at its end (an "
-               "optimized build rotates while loops so; ENZYME_CC_PREOPT=0 does not)")
+        o.fail("a loop marked with __enzyme_set_fixed_point must test at its end, and "
+               "LLVM's loop rotation could not move its test there")
     ops = list(m.ops)
     if len(ops) < 5 or len(ops) % 2 == 0 or ops[2].ty != "ptr":
         o.fail("__enzyme_set_fixed_point(reduction, max_iters, control, state, bytes, ...) "
@@ -47,16 +48,9 @@ def options(o):
         o.fp_args += ["ptr @enzyme_fp_max_iters", f"i64 {n}"]
     if ctl.value not in ("null", "zeroinitializer"):
         o.fp_args += ["ptr @enzyme_fp_control", f"ptr {ctl.value}"]
+    # a global state (or part of one) the step names itself: fixed_point.lower passes it
     for k in range(3, len(ops), 2):
         z = ops[k].value
-        if z.startswith("@"):
-            # a global state: the step takes it as an argument (the fixed-point machinery
-            # iterates the shadows of the step's arguments) and uses it through that
-            o.gstates[z] = f"%ck.gs{len(o.gstates)}"
-        elif loop_regions.base_of(o.fn, z).startswith("@"):
-            o.fail(f"the state '{z}' of '__enzyme_set_fixed_point' points into a global "
-                   "at an offset; pass the whole global (or give each state from its "
-                   "start)")
         o.states.append((z, loop_regions.i64(o, ops[k + 1])))
 
 
@@ -70,10 +64,54 @@ def zero_offset_base(o, v: str) -> str:
     return w if not o.inside(w) else v
 
 
+def state_phis(o) -> set:
+    """The carried values (header phis) that hold a state's value: the latch passes a value
+    loaded from a state, or one the loop stores into a state (GVN's load PRE and store
+    forwarding carry memory in registers so). Their slots are states of the fixed point."""
+    bases = {loop_regions.base_of(o.fn, z) for z, _ in o.states}
+    stored = {i.ops[0].value for b in o._blocks() for i in b.insts
+              if i.op == "store" and loop_regions.base_of(o.fn, i.ops[1].value) in bases}
+    out = set()
+    for phi in o.carried:
+        v = next(v for v, b in phi.incoming if b == o.L.latch)
+        d = o.fn.defs.get(v)
+        if v in stored or (getattr(d, "op", None) == "load" and o.inside(v) and
+                           loop_regions.base_of(o.fn, d.ops[0].value) in bases):
+            out.add(phi.name)
+    return out
+
+
+def check_accumulators(o):
+    """A carried float that adds a value of the loop to itself each iteration (acc = acc + x)
+    grows with the number of iterations: it has no fixed point, and a fixed point's derivative
+    does not see how often the loop ran. It may only decide when to stop; otherwise the loop
+    is refused."""
+    held = state_phis(o)
+    for phi in o.carried:
+        if phi.name in held or not is_fp(phi.ty):
+            continue
+        d = o.fn.defs.get(next(v for v, b in phi.incoming if b == o.L.latch))
+        ops = [x.value for x in getattr(d, "ops", [])]
+        op = getattr(d, "op", None)
+        inc = None
+        if op == "fadd" and phi.name in ops[:2]:
+            inc = ops[1] if ops[0] == phi.name else ops[0]
+        elif op == "fsub" and ops[:1] == [phi.name]:
+            inc = ops[1]
+        elif op == "call" and re.match(r"@llvm\.(fmuladd|fma)\.", d.callee or "") and \
+                ops[2:3] == [phi.name]:
+            inc = ops[0] if ops[0].startswith("%") else ops[1]
+        if inc and inc.startswith("%") and not control_only(o, phi.name, set()):
+            o.fail(f"the loop marked with '__enzyme_set_fixed_point' accumulates "
+                   f"'{phi.name}' (adding '{inc}' to it in each iteration) into its results: "
+                   "that sum grows with the number of iterations, which a fixed point's "
+                   "derivative does not see (a carried value must converge, e.g. "
+                   "acc = 0.5 * acc + x)")
+
+
 def control_only(o, v: str, seen: set) -> bool:
     """v (computed in the loop) only decides when the loop stops: in the loop it reaches
-    nothing but comparisons and values of its own kind (a fixed point's carried error or
-    count, which needs no adjoint)."""
+    nothing but comparisons and values of its own kind, and nothing after the loop."""
     if v in seen:
         return True
     if any(x.name == v for x in o.outs):
@@ -93,33 +131,3 @@ def control_only(o, v: str, seen: set) -> bool:
             if not control_only(o, inst.name, seen):
                 return False
     return True
-
-
-def through_params(o, text: str) -> str:
-    """The step's uses of global states go through its parameters; constant GEPs of them
-    become instructions."""
-    out, n = [], 0
-    ce = re.compile(r"getelementptr((?:\s+(?:inbounds|nuw|nusw|inrange\(\d+\)))*)\s*"
-                    r"\(([^()]*)\)")
-    for line in text.split("\n"):
-        pre = []
-
-        def expand(mt):
-            nonlocal n
-            if not any(re.search(re.escape(g) + r"(?![\w.$])", mt.group(2))
-                       for g in o.gstates):
-                return mt.group(0)
-            n += 1
-            pre.append(f"  %ck.ce{n} = getelementptr{mt.group(1)} {mt.group(2)}")
-            return f"%ck.ce{n}"
-        line = ce.sub(expand, line)
-        if pre and line.lstrip().startswith(("%", "store", "call", "tail call")) and \
-                " phi " not in line:
-            out += pre
-        elif pre:
-            o.fail("a global state is used in a phi through a constant address")
-        out.append(line)
-    text = "\n".join(out)
-    for g, prm in o.gstates.items():
-        text = re.sub(re.escape(g) + r"(?![\w.$])", prm, text)
-    return text

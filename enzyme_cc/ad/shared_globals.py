@@ -13,6 +13,7 @@ from enzyme_cc.ir.lexer import type_size
 from .activity import carries_float
 from .tape import TAPE_OPS
 from .typeinfo import underlying, global_type, named_expand, layout
+from .fixed_point import PREFIX as FP_PREFIX
 
 # a store of a constant (a global's address, maybe a constant GEP of it) into memory
 _CONST_PTR_STORE = re.compile(r"store ptr (getelementptr[^,]*\(|)[^%,]*@")
@@ -113,6 +114,9 @@ def accesses(gen, roots):
     for f in reach:
         fn = module.function(f)
         for inst in fn.insts():
+            if inst.op == "call" and (inst.callee or "").startswith(FP_PREFIX):
+                _fixed_point_states(module, gen, fn, inst, access, written)
+                continue
             ptr = inst.ops[0].value if inst.op == "load" else inst.ops[1].value \
                 if inst.op == "store" else None
             if inst.op in ("call", "invoke") and kind_of(gen, inst) in ("memcpy", "memset"):
@@ -132,6 +136,19 @@ def accesses(gen, roots):
             if inst.op != "load":
                 written.add(g)
     return reach, access, written
+
+
+def _fixed_point_states(module, gen, fn, inst, access, written):
+    """A fixed-point loop reads and writes its states, and its adjoint iteration needs the
+    shadow of a global one (which the step may name itself): such a global is shared."""
+    states = inst.callee[len(FP_PREFIX):].strip('"').split(".")[1].split("_")
+    for o in (inst.ops[int(j)] for j in states):
+        g = underlying(fn, o.value) if o.ty == "ptr" else ""
+        if not g.startswith("@"):
+            g = next((t for t in g.split(" ") if t.startswith("@")), g)
+        if g.startswith("@") and _carries_data(module, g) and g not in gen.reg.inactive_globals:
+            access.setdefault(g, set()).update((fn.name, inst.callee))
+            written.add(g)
 
 
 def entry_function(gen, name: str) -> str:

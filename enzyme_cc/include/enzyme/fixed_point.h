@@ -8,8 +8,9 @@
  *                        args...);
  *
  * runs `int64_t i = 0; while (step(i++, args...));`, where `int step(int64_t i, args...)`
- * updates the state z (doubles; `bytes` long; it must be one of the step's pointer
- * arguments) in place and returns whether to go on. Derivatives do not go through every
+ * updates the state z (doubles; `bytes` long; one of the step's pointer arguments, or memory
+ * the step reaches itself, such as a global or a member of one) in place and returns whether
+ * to go on. Derivatives do not go through every
  * iteration: at the converged state z* = phi(z*, x), reverse mode iterates the adjoint
  * w <- zbar + phi_z^T w with the reverse of one step and then adds phi_x^T w to the inputs'
  * adjoints (the state's shadow is zero afterwards); forward mode iterates the tangent
@@ -17,9 +18,10 @@
  * has fallen below r (default 1e-12) times its first value, grows after five passes, or after
  * n passes (default 1000, 0: no limit); a control function `int control(double *cumul,
  * double *reduction)` decides instead (called with *cumul = -1 first, then with each squared
- * norm; returns whether to iterate again). The state and the checkpoint regions are kept at
- * the converged state for the reverse pass; other memory the step reads must not change
- * between the loop and the reverse pass.
+ * norm; returns whether to iterate again). The state, the checkpoint regions and the mutable
+ * globals the step names are kept at the converged state for the reverse pass, which puts
+ * that memory back as it found it; other memory the step reads must not change between the
+ * loop and the reverse pass.
  *
  * `uint64_t __enzyme_iter(uint64_t a, uint64_t b);` (declare it yourself, as in Enzyme) is a
  * in the program and a + k*b in its k-th derivative (e.g. the number of terms of a series
