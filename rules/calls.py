@@ -28,8 +28,16 @@ MEMCPY = ("@llvm.memcpy.", "@llvm.memmove.", "@memcpy", "@memmove")
 MEMSET = ("@llvm.memset.", "@memset")
 
 
+# call kinds that run as a plain primal call in a block ending in `unreachable`
+_PRIMAL_WHEN_DOOMED = ("diff", "unknown", "custom", "rule", "blas", "mirror", "memcpy", "memset",
+                       "alloc", "free", "realloc", "memalign", "checkpoint")
+
+
 def call_kind(ctx, inst) -> str:
     kind = kind_of(ctx.gen(), inst)
+    block = getattr(ctx, "block", None)
+    if kind in _PRIMAL_WHEN_DOOMED and block is not None and block.term.op == "unreachable":
+        return "inactive"           # never returns (Activity.doomed): no derivative needed
     if kind in ("diff", "unknown") and any(o.value in ctx.act.punned for o in inst.ops):
         # the callee would see an integer and carry no derivative: never a silent zero
         ctx.error(inst, "an integer argument carries float data (its bits were copied from a "

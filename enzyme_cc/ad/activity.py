@@ -36,6 +36,18 @@ def int_pointer_base(fn, inst):
     return None
 
 
+def primal_only(ctx, inst) -> bool:
+    """Emit `inst` of a block ending in `unreachable` (an abort, a throw: the program never
+    returns through it) as primal code only, and say so: nothing there needs a derivative
+    (Activity.doomed). Lifetime markers are dropped (their alloca may live on the heap here)."""
+    if ctx.block.term.op != "unreachable":
+        return False
+    if not (inst.callee or "").startswith("@llvm.lifetime.") and \
+            not ctx.synth.noneed.drops_primal(inst):
+        ctx.lines.append(ctx.synth.print_primal(inst))
+    return True
+
+
 def carries_float(ty: str) -> bool:
     return is_fp(ty) or (ty.startswith(("{", "[", "<{")) and any(
         f in ty for f in ("double", "float", "half", "x86_fp80", "fp128")))
@@ -77,6 +89,10 @@ class Activity:
         """arg_act per param: 'active', 'dup', 'dupnoneed', 'const'.
         callee_info(inst) -> (result_active, result_shadowed) for calls to functions with bitcode."""
         self.fn, self.module = fn, module
+        # instructions of blocks that end in `unreachable` (a call of a noreturn function: an
+        # abort, a throw): the program never returns through them, so nothing there needs a
+        # derivative, and they run as primal code (rules/calls.py call_kind)
+        self.doomed = {id(i) for b in fn.blocks if b.term.op == "unreachable" for i in b.insts}
         self.active: set[str] = set()     # active float/aggregate values (original names)
         self.shadowed: set[str] = set()   # pointer values with a shadow
         self.punned: dict[str, str] = {}  # integer values that carry float data -> float type
@@ -134,7 +150,7 @@ class Activity:
             changed = False
             changed |= self._mark_objects(callee_info)
             for inst in fn.insts():
-                if not inst.name:
+                if not inst.name or id(inst) in self.doomed:
                     continue
                 act, sh = self._infer(inst, callee_info)
                 if act and inst.name not in self.active:
@@ -144,6 +160,8 @@ class Activity:
                     self.shadowed.add(inst.name)
                     changed = True
             for inst in fn.insts():
+                if id(inst) in self.doomed:
+                    continue
                 if inst.op == "store" and (inst.ops[0].value in self.active or
                                            inst.ops[0].value in self.shadowed):
                     from .typeinfo import underlying
@@ -226,6 +244,8 @@ class Activity:
         """One pass of the local-memory activity rules; True when something changed."""
         changed = False
         for inst in self.fn.insts():
+            if id(inst) in self.doomed:
+                continue
             op = inst.op
             if op == "store":
                 val, ptr = inst.ops

@@ -14,7 +14,7 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp
 from enzyme_cc.rules import FORWARD, TANGENT
 from enzyme_cc.rules import error as error_rule
-from .activity import carries_float, has_shadow_type
+from .activity import carries_float, has_shadow_type, primal_only
 from enzyme_cc.ir.lexer import zero_of
 from .noneed import NoNeed
 from . import fp_logger
@@ -111,6 +111,8 @@ class ForwardSynth(Synth):
                                 text).split("\n")
 
     def _one(self, ctx, inst):
+        if primal_only(ctx, inst):
+            return
         skip = self.noneed.drops_primal(inst)      # enzyme_dupnoneed memory (noneed.py)
         if inst.op == "phi":
             if not skip:

@@ -20,7 +20,7 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, type_size, join, zero_of
 from enzyme_cc.ir.model import Inst, Operand
 from enzyme_cc.rules import REVERSE, FORWARD
-from .activity import Activity, carries_float
+from .activity import Activity, carries_float, primal_only
 from .cfg import dominators, cyclic_blocks, reverse_postorder
 from .diagnostics import located
 from . import fp_logger
@@ -286,7 +286,8 @@ class Synth:
         self.needs = {}
         for b in blocks:
             ctx = RevCtx(self, b, dry=True)
-            self._reverse_body(ctx, b)
+            if b.term.op != "unreachable":    # (no reverse: see primal_only)
+                self._reverse_body(ctx, b)
             if b.label in self.loops:         # the accumulators' flush on the way out
                 loop_accum.flush(self, ctx, self.loops[b.label])
             self.needs[b.label] = ctx.requests
@@ -511,6 +512,8 @@ class Synth:
 
     # forward sweep pieces
     def _forward_inst(self, ctx, inst):
+        if primal_only(ctx, inst):
+            return
         rule = FORWARD.get(inst.op)
         keep = True
         if rule is not None:
