@@ -26,7 +26,7 @@ def adbench_dirs() -> list[str]:
     if env:
         dirs.append(env)
     repo = os.path.dirname(HERE)
-    dirs += [os.path.join(os.path.dirname(repo), "shared", "adbench"), "/work/shared/adbench"]
+    dirs.append(os.path.join(os.path.dirname(repo), "shared", "adbench"))
     return dirs
 
 
