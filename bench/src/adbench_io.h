@@ -1,4 +1,4 @@
-/* Readers of ADBench input files (formats in /work/shared/adbench/README.md). */
+/* Readers of ADBench input files (formats as described in ADBench's README). */
 #ifndef BENCH_ADBENCH_IO_H
 #define BENCH_ADBENCH_IO_H
 #include <stdio.h>
