@@ -91,8 +91,9 @@ def _holders(funcs: dict[str, tuple[str, str]], address_taken: set[str]):
     None when such a holder is called through a pointer (then everything is optimized)."""
     callers: dict[str, set[str]] = {}
     for name, (_, body) in funcs.items():
-        for m in re.finditer(rf"@({_NAME})\(", body):
-            callers.setdefault(m.group(1), set()).add(name)
+        for m in _REF.finditer(body):
+            if m.group(2):                                  # a direct call
+                callers.setdefault(m.group(1), set()).add(name)
     holders = {n for n, (_, body) in funcs.items() if _MARKER.search(body)}
     roots = {n for n in holders if "ptr" in _params(funcs[n][0], n)    # (main has no callers)
              and (n in callers or n in address_taken)}
@@ -122,21 +123,21 @@ def mark_unreached(text: str) -> str:
     holders, roots = scope
     reached = _reached(funcs, globals_, address_taken, roots)
     groups = {g: attrs for g, attrs in _GROUP.findall(text)}
-    later = []
+    later = set()
     for name, (define, _) in funcs.items():
         if name in reached or name in holders:
             continue
         attrs = " ".join(groups.get(g, "") for g in _GROUP_REF.findall(define.split(")")[-1]))
         if re.search(r"\b(noinline|optnone|alwaysinline|optsize|minsize|optdebug)\b", attrs + define):
             continue
-        later.append(name)
+        later.add(name)
     if not later:
         return text
-    later_set, next_id, copies = set(later), max((int(g) for g in groups), default=0) + 1, {}
+    next_id, copies = max((int(g) for g in groups), default=0) + 1, {}
     out = []
     for line in text.split("\n"):
         m = _DEFINE.match(line) if line.startswith("define ") else None
-        if m and m.group(1) in later_set:
+        if m and m.group(1) in later:
             refs = _GROUP_REF.findall(line.split(")")[-1])
             if len(refs) == 1:          # clang gives each function one group: use a tagged copy
                 if refs[0] not in copies:

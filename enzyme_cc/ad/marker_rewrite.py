@@ -203,14 +203,10 @@ def rewrite_split_call(gen, req, names) -> list[str]:
                     f"but the derivatives of '{req.fn[1:]}' have type {rev_ret}")
 
 
-def _reverse_frees(gen, key, seen=None) -> bool:
+def _reverse_frees(gen, key) -> bool:
     """Whether the reverse of split pair `key`, or of one it calls, frees memory."""
-    seen = seen if seen is not None else set()
-    if key in seen:
-        return False
-    seen.add(key)
-    return gen.split_frees.get(key, False) or any(
-        _reverse_frees(gen, k, seen) for k in gen.split_info.get(key, (None, ()))[1])
+    from .reverse_vector import split_tree
+    return any(gen.split_frees.get(k, False) for k in split_tree(gen, key))
 
 
 def rewrite_primal_reverse(gen, req, names) -> list[str]:

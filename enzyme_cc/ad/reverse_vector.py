@@ -46,11 +46,24 @@ def lane_hazard(synth) -> str | None:
     return None
 
 
-def hazard_of(gen, key, seen=None) -> str | None:
-    """The hazard of a generated split pair or of any split function it calls."""
+def split_tree(gen, key, seen=None):
+    """The split pair `key` and every split pair it calls, depth first, each once."""
     seen = seen if seen is not None else set()
     if key in seen:
-        return None
+        return
+    seen.add(key)
+    yield key
+    for c in gen.split_info.get(key, (None, ()))[1]:
+        yield from split_tree(gen, c, seen)
+
+
+def hazard_of(gen, key) -> str | None:
+    """The hazard of a generated split pair or of any split function it calls."""
+    for k in split_tree(gen, key):
+        own = gen.split_info.get(k, (None, ()))[0]
+        if own:
+            return f"'{k[0][1:]}': {own}"
+    return None
     seen.add(key)
     own, children = gen.split_info.get(key, (None, ()))
     if own:
