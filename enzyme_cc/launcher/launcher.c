@@ -330,7 +330,7 @@ static int link_option(const char *a) {
 
 /* A link of .o/.a files with link_option()s, -L, -l and -o only: when nothing holds a marker
  * name, run clang with the same arguments (else return, and Python decides). */
-static void link_fast_path(const char *driver, int argc, char **argv, const char *tool) {
+static void link_fast_path(int argc, char **argv, const char *tool) {
     char **dirs = calloc((size_t)argc + 1, sizeof(char *));
     int ndirs = 0, inputs = 0;
     for (int i = 1; i < argc; i++) {
@@ -366,7 +366,6 @@ static void link_fast_path(const char *driver, int argc, char **argv, const char
             return;
         }
     }
-    (void)driver;
     argv[0] = (char *)tool;
     execv(tool, argv);
 }
@@ -383,7 +382,7 @@ int main(int argc, char **argv) {
                    strcmp(real, CLANGXX_REAL) == 0 &&
                    same_stat(real, CLANGXX_MTIME_NS, CLANGXX_SIZE);
     if (tools_ok && !any_enzyme_env() && !config_upward())
-        link_fast_path(driver, argc, argv, tool);
+        link_fast_path(argc, argv, tool);
 
     /* The command line: exactly one C/C++ source, -c, -o OUT, an optimization level >= 1,
      * and only options from plain_option(). */
