@@ -187,6 +187,27 @@ def _refuse_global_shadows(gen, synth, inst, L):
                  "pass the global's value to the step as an argument, or use the plain loop")
 
 
+def _load_step_args(L, body, arg2, width, sh2=None) -> list[str]:
+    """Load the step's arguments and their tangents (and, given sh2, the shadows the reverse
+    sweep passes and their tangents) from the env into `body`; the call's argument list."""
+    argl = []
+    for j, p in enumerate(L.sparams):
+        L.load(body, ("a", j), p.ty, f"%a{j}")
+        argl.append(f"{p.ty} %a{j}")
+        if arg2[j] != "const":
+            for lane in range(width):
+                L.load(body, ("ta", j, lane), p.ty, f"%ta{j}.{lane}")
+                argl.append(f"{p.ty} %ta{j}.{lane}")
+        if sh2 is not None and ("s", j) in L.where:
+            L.load(body, ("s", j), "ptr", f"%s{j}")
+            argl.append(f"ptr %s{j}")
+            if sh2[j] != "const":
+                for lane in range(width):
+                    L.load(body, ("ts", j, lane), "ptr", f"%ts{j}.{lane}")
+                    argl.append(f"ptr %ts{j}.{lane}")
+    return argl
+
+
 def _forward_part(gen, synth, inst, L, info, ops, a2, arg2, sh2, width):
     """@ckpt.aug.N's outer derivative: env and tangents, regions and their tangents, the
     forward part of the schedule with the step's forward-mode derivative."""
@@ -198,14 +219,7 @@ def _forward_part(gen, synth, inst, L, info, ops, a2, arg2, sh2, width):
     _refuse_global_shadows(gen, synth, inst, L)
 
     def load(body):
-        argl = []
-        for j, p in enumerate(L.sparams):
-            L.load(body, ("a", j), p.ty, f"%a{j}")
-            argl.append(f"{p.ty} %a{j}")
-            if arg2[j] != "const":
-                for lane in range(width):
-                    L.load(body, ("ta", j, lane), p.ty, f"%ta{j}.{lane}")
-                    argl.append(f"{p.ty} %ta{j}.{lane}")
+        argl = _load_step_args(L, body, arg2, width)
         L.load(body, "start", "i64", "%start")
         return argl
 
@@ -258,21 +272,7 @@ def _reverse_part(gen, synth, inst, L, info, ops, a2, arg2, sh2, width):
     _refuse_global_shadows(gen, synth, inst, L)
     # u-turn: the forward-mode derivative of the step's combined gradient, accumulated
     body = ["entry:"]
-    argl = []
-    for j, p in enumerate(L.sparams):
-        L.load(body, ("a", j), p.ty, f"%a{j}")
-        argl.append(f"{p.ty} %a{j}")
-        if arg2[j] != "const":
-            for lane in range(width):
-                L.load(body, ("ta", j, lane), p.ty, f"%ta{j}.{lane}")
-                argl.append(f"{p.ty} %ta{j}.{lane}")
-        if ("s", j) in L.where:
-            L.load(body, ("s", j), "ptr", f"%s{j}")
-            argl.append(f"ptr %s{j}")
-            if sh2[j] != "const":
-                for lane in range(width):
-                    L.load(body, ("ts", j, lane), "ptr", f"%ts{j}.{lane}")
-                    argl.append(f"ptr %ts{j}.{lane}")
+    argl = _load_step_args(L, body, arg2, width, sh2)
     L.load(body, "start", "i64", "%start")
     body.append("%i = add i64 %start, %j")
     c = f"call {fdrty} {fd}({', '.join([step_index(L, body)] + argl)})"
