@@ -20,6 +20,11 @@ class MemoryInfo:
         from .typeinfo import same_memory
         self.joined = {v for pair in same_memory(fn) for v in pair}
         self.writers: list = []     # (instruction, bases it may write; None: any memory)
+        # stores the reverse sweep can undo (Synth.undoable_stores), and those it must undo
+        # because a reload was allowed past them: id -> store
+        self.undoable: set = set()
+        self.undo: dict = {}
+        self.dropped: set = set()   # writes the forward sweep leaves out (enzyme_dupnoneed)
         self._reach: dict = {}
         for inst in fn.insts():
             bases = self._writes(fn, inst, kind_of_call)
@@ -101,16 +106,24 @@ class MemoryInfo:
         """No instruction that may write memory `base` points into can run after `load` (in
         forward order: later in its block, or in a block reachable from it): the value loaded
         is still in memory when the reverse sweep runs (it writes no primal memory, and frees
-        of the function's own allocations wait for it)."""
+        of the function's own allocations wait for it). A later write that the reverse sweep
+        undoes (a store run exactly once per call, `undoable`) does not count: its reverse puts
+        the old bytes back before the reload runs; nor does one the forward sweep leaves out."""
         blk = load.block
         later = self._reachable(blk.label)
         pos = {id(i): n for n, i in enumerate(blk.insts)}
+        undone = []
         for inst, bases in self.writers:
             b = inst.block.label
-            if b not in later and not (b == blk.label and pos[id(inst)] > pos[id(load)]):
+            if b not in later and not (b == blk.label and pos[id(inst)] > pos[id(load)]) or \
+                    id(inst) in self.dropped:
                 continue
             if bases is None or any(self.may_alias(base, w) for w in bases):
-                return False
+                if id(inst) not in self.undoable:
+                    return False
+                undone.append(inst)
+        for inst in undone:             # the reverse sweep will undo these (reverse.py)
+            self.undo[id(inst)] = inst
         return True
 
     def _reachable(self, label: str) -> set:
