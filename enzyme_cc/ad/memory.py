@@ -20,7 +20,7 @@ class MemoryInfo:
         from .typeinfo import same_memory
         self.joined = {v for pair in same_memory(fn) for v in pair}
         self.writers: list = []     # (instruction, bases it may write; None: any memory)
-        # stores the reverse sweep can undo (Synth.undoable_stores), and those it must undo
+        # stores the reverse sweep can undo (undo_stores.py), and those it must undo
         # because a reload was allowed past them: id -> store
         self.undoable: set = set()
         self.undo: dict = {}
@@ -122,7 +122,7 @@ class MemoryInfo:
                 if id(inst) not in self.undoable:
                     return False
                 undone.append(inst)
-        for inst in undone:             # the reverse sweep will undo these (reverse.py)
+        for inst in undone:             # the reverse sweep will undo these (undo_stores.py)
             self.undo[id(inst)] = inst
         return True
 

@@ -24,7 +24,7 @@ from .activity import Activity, carries_float, primal_only
 from .cfg import dominators, cyclic_blocks, reverse_postorder
 from .diagnostics import located
 from . import fp_logger
-from . import openmp, openmp_ranges
+from . import openmp, openmp_ranges, undo_stores
 
 RECOMPUTABLE = {"getelementptr", "bitcast", "addrspacecast", "ptrtoint", "inttoptr", "trunc", "zext",
                 "sext", "fptrunc", "fpext", "sitofp", "uitofp", "fptosi", "fptoui", "add", "sub",
@@ -102,7 +102,7 @@ class Synth:
                 if a is not None:
                     self.affine[phi.name] = (lp,) + a
         self.mem = MemoryInfo(fn, lambda i: kind_of(gen, i))
-        self.undo_old: dict = {}              # undone store -> its old bytes (forward sweep)
+        self.undo_old: dict = {}              # undone store -> its old bytes (undo_stores.py)
         self.line_insts = {i.line: i for i in fn.insts()}
         self._check_int_pointers()
         # loops run at most once per call (in no enclosing cycle): their exit count is kept in a
@@ -206,43 +206,6 @@ class Synth:
                 return "slot"
         return "tape"
 
-    def _undoable_stores(self) -> set:
-        """Stores the reverse sweep can undo (combined mode): plain stores that run exactly once
-        per call (a block outside every cycle that dominates each return), whose address and
-        value are available there as they are. Undoing one (its old bytes, loaded just before
-        it, stored back where its reverse runs; its value stored again when the sweep ends)
-        lets loads that ran before it be re-executed rather than taped, e.g. a gradient whose
-        last act is `*out = sum` with `out` a pointer that may alias the inputs."""
-        if self.parallel or not self.rets:
-            return set()
-
-        def once(v):
-            d = self.fn.defs.get(v)
-            if not v.startswith("%") or not isinstance(d, Inst):
-                return True                   # constant, global or parameter
-            blk = d.block.label
-            return blk not in self.cyclic and all(blk in self.dom[r.label] for r in self.rets)
-
-        from .typeinfo import underlying
-        params = {p.name for p in self.fn.params}
-
-        def outside(ptr):
-            # memory of the caller or a global: alive when the sweep ends (the function's own
-            # allocations may be freed by their reverse before that)
-            u = underlying(self.fn, ptr)
-            return u in params or u.startswith("@")
-
-        out = set()
-        for b in self.fn.blocks:
-            if b.label not in self.reachable or b.label in self.cyclic or \
-                    not all(b.label in self.dom[r.label] for r in self.rets):
-                continue
-            for inst in b.insts:
-                if inst.op == "store" and not inst.flags and not self.noneed.drops_primal(inst) \
-                        and all(once(o.value) for o in inst.ops) and outside(inst.ops[1].value):
-                    out.add(id(inst))
-        return out
-
     def _recomputable(self, key) -> bool:
         kind, v = key
         inst = self.fn.defs[v]
@@ -319,8 +282,7 @@ class Synth:
         fn = self.fn
         blocks = [b for b in fn.blocks if b.label in self.reachable]
         if self.mode == "combined":
-            self.mem.undoable = self._undoable_stores()
-            self.mem.dropped = {id(i) for i, _ in self.mem.writers if self.noneed.drops_primal(i)}
+            undo_stores.plan(self)
         from . import loop_accum
         self.accumulators = loop_accum.plan_accumulators(self)
         # Dry run: which primal values does each reverse block read?
@@ -555,12 +517,8 @@ class Synth:
     def _forward_inst(self, ctx, inst):
         if primal_only(ctx, inst):
             return
-        if id(inst) in self.mem.undo:         # the bytes it overwrites, for its reverse
-            from enzyme_cc.rules.instructions import align_of
-            old = self.tmp("undo")
-            self.undo_old[id(inst)] = old
-            ctx.lines.append(f"{old} = load {inst.ops[0].ty}, ptr {self.r(inst.ops[1].value)}"
-                             f"{align_of(inst)}")
+        if id(inst) in self.mem.undo:
+            undo_stores.save_old(self, ctx, inst)
         rule = FORWARD.get(inst.op)
         keep = True
         if rule is not None:
@@ -761,19 +719,12 @@ class Synth:
             if d is not None:
                 fp_logger.grad(ctx, inst, d)
             if id(inst) in self.mem.undo and not ctx.dry:
-                self._undo_store(ctx, inst, self.undo_old[id(inst)])
+                undo_stores.restore_old(self, ctx, inst)
         # phi adjoints are read here and distributed on the edges (see _reverse_branch)
         ctx.phi_d = {}
         for phi in b.phis:
             if phi.name in self.act.active:
                 ctx.phi_d[phi.name] = ctx.take(phi.name, self.value_type(phi.name))
-
-    def _undo_store(self, ctx, inst, val):
-        """Store `val` where the undoable store `inst` wrote: its old bytes where its reverse
-        runs, its own value again when the reverse sweep ends (see _undoable_stores)."""
-        from enzyme_cc.rules.instructions import align_of
-        ctx.lines.append(f"store {inst.ops[0].ty} {val}, ptr {self.r(inst.ops[1].value)}"
-                         f"{align_of(inst)}")
 
     def _touches_shadow(self, inst) -> bool:
         return any(o.value in self.act.shadowed for o in inst.ops)
@@ -794,9 +745,7 @@ class Synth:
     def _reverse_branch(self, ctx, b):
         preds = b.preds
         if b is self.fn.blocks[0]:
-            for inst in sorted(self.mem.undo.values(), key=lambda i: self.order[id(i)]):
-                # forward order: the last store wins
-                self._undo_store(ctx, inst, self.r(inst.ops[0].value))
+            undo_stores.redo(self, ctx)
             ctx.lines.extend(self.gen.finish_reverse(self, ctx))
             return
         lp = self.loops.get(b.label)
