@@ -109,7 +109,8 @@ def benchmarks() -> list[Bench]:
         Bench("gmm", "GMM", "gmm.cpp", "gmm_adolc.cpp", needs=["adolc"],
               fd_cost=lambda n: 2 * n,
               cases={"test": [_gmm(2, 5, "1k")],
-                     "quick": [_gmm(2, 5, "1k"), _gmm(10, 10, "1k")],
+                     # d=20 K=50: a tape (60 MB) far out of cache, which small inputs hide
+                     "quick": [_gmm(2, 5, "1k"), _gmm(10, 10, "1k"), _gmm(20, 50, "1k")],
                      "full": [_gmm(2, 5, "1k"), _gmm(10, 10, "1k"), _gmm(20, 50, "1k"),
                               _gmm(10, 25, "10k")]}),
         Bench("ba", "BA", "ba.cpp", "ba_adolc.cpp", needs=["adolc"],
@@ -141,7 +142,7 @@ def benchmarks() -> list[Bench]:
         Bench("bruss", "Bruss", "bruss.cpp", "bruss_adolc.cpp", needs=["adolc"],
               fd_cost=lambda n: 2 * n,
               cases={"test": [Case("N=8", ["8"], size=64, check=131)],
-                     "quick": [_grid(32)],
+                     "quick": [_grid(32), _grid(128), _grid(512)],   # 512: L1 set aliasing
                      "full": [_grid(32), _grid(128), _grid(512)]}),
         Bench("norm", "norm (Figure 1)", "norm.c", None, fd_cost=lambda n: 2 * n,
               guard_exponent=2, figure1=True,
