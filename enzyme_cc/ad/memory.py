@@ -102,13 +102,15 @@ class MemoryInfo:
             return False
         return not any(self.may_alias(base, w) for w in self.written)
 
-    def unmodified_after(self, base: str, load) -> bool:
+    def unmodified_after(self, base: str, load, user: str | None = None) -> bool:
         """No instruction that may write memory `base` points into can run after `load` (in
         forward order: later in its block, or in a block reachable from it): the value loaded
         is still in memory when the reverse sweep runs (it writes no primal memory, and frees
         of the function's own allocations wait for it). A later write that the reverse sweep
-        undoes (a store run exactly once per call, `undoable`) does not count: its reverse puts
-        the old bytes back before the reload runs; nor does one the forward sweep leaves out."""
+        undoes (a store run exactly once per call, `undoable`) does not count for a reload in
+        the reverse of block `user` that cannot run after the store: the store's reverse puts
+        the old bytes back before that reload runs. Nor does a write the forward sweep leaves
+        out."""
         blk = load.block
         later = self._reachable(blk.label)
         pos = {id(i): n for n, i in enumerate(blk.insts)}
@@ -119,7 +121,11 @@ class MemoryInfo:
                     id(inst) in self.dropped:
                 continue
             if bases is None or any(self.may_alias(base, w) for w in bases):
-                if id(inst) not in self.undoable:
+                # an undone store helps only a reload in the reverse of a block that cannot run
+                # after it (the reload runs where that block's reverse starts, before the
+                # reverse of the block's own stores)
+                if id(inst) not in self.undoable or user is None or b == user or \
+                        user in self._reachable(b):
                     return False
                 undone.append(inst)
         for inst in undone:             # the reverse sweep will undo these (undo_stores.py)

@@ -195,7 +195,7 @@ class Synth:
         blk = self.def_block(key)
         if blk is None:
             return "direct"
-        if kind in ("p", "s") and self._recomputable(key):
+        if kind in ("p", "s") and self._recomputable(key, user):
             return "recompute"
         if self.mode == "combined":
             if blk not in self.cyclic and all(blk in self.dom[r.label] for r in self.rets):
@@ -206,7 +206,7 @@ class Synth:
                 return "slot"
         return "tape"
 
-    def _recomputable(self, key) -> bool:
+    def _recomputable(self, key, user: str | None = None) -> bool:
         kind, v = key
         inst = self.fn.defs[v]
         if kind == "s":
@@ -215,7 +215,7 @@ class Synth:
             return True
         if inst.op == "load" and self.mode == "combined" and "volatile" not in inst.flags:
             from .typeinfo import underlying
-            return self.mem.unmodified_after(underlying(self.fn, inst.ops[0].value), inst)
+            return self.mem.unmodified_after(underlying(self.fn, inst.ops[0].value), inst, user)
         if inst.op == "call":
             from enzyme_cc.rules.registry import intrinsic_base
             return intrinsic_base((inst.callee or "")[1:]) in RECOMPUTABLE_INTRINSICS

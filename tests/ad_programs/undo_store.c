@@ -61,6 +61,16 @@ void glob(double *x, int n, double *out) {
   out[0] = s * s;
 }
 
+/* a value loaded before the store and used after it: its reverse runs before the undo, so it
+   must not be reloaded (out[0] may be x[0]) */
+void later_use(double *x, int n, double *out) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += x[i] * x[(i + 1) % n];
+  double x0 = x[0];
+  out[0] = s;
+  out[1] = x0 * x0 * s + sin(x[1]);
+}
+
 static double weight(int k) { return sin(1.3 + 7.1 * k); }
 
 /* L = sum w * (x after the call) + sum w' * (separate out after the call); off < 0: out separate */
@@ -127,5 +137,7 @@ int main(void) {
   TEST(cond, 1);
   TEST(glob, -1);
   TEST(glob, 3);
+  TEST(later_use, -1);
+  TEST(later_use, 0);
   return report();
 }
