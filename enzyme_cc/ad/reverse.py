@@ -24,7 +24,7 @@ from .activity import Activity, carries_float, primal_only
 from .cfg import dominators, cyclic_blocks, reverse_postorder
 from .diagnostics import located
 from . import fp_logger
-from . import openmp, openmp_ranges, undo_stores
+from . import openmp, openmp_ranges, phi_select, undo_stores
 
 RECOMPUTABLE = {"getelementptr", "bitcast", "addrspacecast", "ptrtoint", "inttoptr", "trunc", "zext",
                 "sext", "fptrunc", "fpext", "sitofp", "uitofp", "fptosi", "fptoui", "add", "sub",
@@ -216,6 +216,10 @@ class Synth:
         if inst.op == "load" and self.mode == "combined" and "volatile" not in inst.flags:
             from .typeinfo import underlying
             return self.mem.unmodified_after(underlying(self.fn, inst.ops[0].value), inst, user)
+        if inst.op == "phi":              # only when that costs no tape or slot of its own
+            sel = phi_select.branch_select(self, inst)
+            return sel is not None and all(not x.startswith("%") or self.classify(
+                ("p", x), user) in ("direct", "recompute") for x in sel)
         if inst.op == "call":
             from enzyme_cc.rules.registry import intrinsic_base
             return intrinsic_base((inst.callee or "")[1:]) in RECOMPUTABLE_INTRINSICS
@@ -230,6 +234,8 @@ class Synth:
             return [("iv", lp.header), (kind, init)]
         if kind == "s":
             return [("s", inst.ops[0].value)] + [("p", o.value) for o in inst.ops[1:] if o.is_local]
+        if inst.op == "phi":
+            return [("p", x) for x in phi_select.branch_select(self, inst) if x.startswith("%")]
         return [("p", o.value) for o in inst.ops if o.is_local]
 
     # ---- the two sweeps ------------------------------------------------------------------------
@@ -679,6 +685,12 @@ class Synth:
                 off = self.tmp("off")
                 ctx.lines.append(f"{off} = mul {inst.ty} {ivt}, {step}")
                 ctx.lines.append(f"{new} = add {inst.ty} {base}, {off}")
+            ctx.avail[key] = new
+            return
+        if inst.op == "phi":
+            c, vt, vf = (ctx.avail.get(("p", x), x) for x in phi_select.branch_select(self, inst))
+            new = self.tmp("rc")
+            ctx.lines.append(f"{new} = select i1 {c}, {inst.ty} {vt}, {inst.ty} {vf}")
             ctx.avail[key] = new
             return
         mapping = {}

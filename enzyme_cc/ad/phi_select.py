@@ -1,0 +1,77 @@
+"""A two-way phi that its immediate dominator's branch decides, recomputed as a select.
+
+LLVM's runtime unrolling leaves `x.unr = phi [x, %pre], [x.next.prol, %prol]` where a branch
+chose whether the prologue iteration ran; such a phi is the value for the unrolled loop's start,
+taped once per entry of the loop. When the branch condition and both incoming values can be
+recomputed in the reverse sweep (integer arithmetic on induction variables, typically), so can
+the phi: `select c, v_true, v_false`.
+
+Exactness: the phi's block P has exactly two predecessors; its immediate dominator B ends in
+`br i1 c, T, F`; each predecessor is B itself (the edge B -> P) or lies behind one successor S of
+B that has B as its only predecessor and dominates it while the other successor does not, so the
+edge into P tells which way B went; B and P lie in the same loops (one iteration's c), and no
+incoming value comes from a loop P is not in.
+"""
+from __future__ import annotations
+
+
+def branch_select(synth, phi):
+    """(c, value if c, value if not c) for `phi`, or None."""
+    cache = synth.__dict__.setdefault("_phi_select", {})
+    if phi.name not in cache:
+        cache[phi.name] = _find(synth, phi)
+    return cache[phi.name]
+
+
+def _idom(synth, label):
+    doms = synth.dom[label] - {label}
+    return max(doms, key=lambda d: len(synth.dom[d]), default=None)
+
+
+def _find(synth, phi):
+    fn = synth.fn
+    p = phi.block.label
+    if len(phi.incoming) != 2 or p in synth.loops:
+        return None
+    b = _idom(synth, p)
+    if b is None:
+        return None
+    term = fn.block(b).term
+    if term.op != "br" or len(term.ops) != 1 or len(term.targets) != 2:
+        return None
+    cond = term.ops[0].value
+    t, f = term.targets
+    if t == f:
+        return None
+    if any((b in lp.blocks) != (p in lp.blocks) for lp in synth.loops.values()) or \
+            (b in synth.cyclic) != (p in synth.cyclic):
+        return None
+    side = {}
+    for val, pred in phi.incoming:
+        if pred == b:
+            s = t if t == p else f
+        else:
+            s = None
+            for cand, other in ((t, f), (f, t)):
+                if cand != p and [q.label for q in fn.block(cand).preds] == [b] and \
+                        cand in synth.dom.get(pred, ()) and other not in synth.dom.get(pred, ()):
+                    s = cand
+            if s is None:
+                return None
+        if s in side:
+            return None
+        side[s] = val
+    if set(side) != {t, f}:
+        return None
+    out = (cond, side[t], side[f])
+    # a value from inside a loop that P is not in (the loop's exit value) is not the value its
+    # recomputation in P's loop context would give
+    for x in out:
+        d = fn.defs.get(x) if x.startswith("%") else None
+        blk = getattr(d, "block", None)
+        if blk is None:
+            continue
+        if any(blk.label in lp.blocks and p not in lp.blocks for lp in synth.loops.values()) or \
+                (blk.label in synth.cyclic and p not in synth.cyclic):
+            return None
+    return out
