@@ -38,7 +38,9 @@ STAGE_RE = re.compile(r"^enzyme-c(?:c|\+\+|fc): ([A-Za-z][A-Za-z -]*): ([0-9.]+)
 def tool_env(extra: dict | None = None) -> dict:
     """The environment for enzyme-cc: the venv's bin on PATH (where enzyme-cc lives)."""
     env = dict(os.environ)
-    bindir = os.path.dirname(sys.executable)
+    # absolute: `PATH=.venv/bin:$PATH python -m bench` makes sys.executable relative, and the
+    # tools run in BUILD
+    bindir = os.path.dirname(os.path.abspath(sys.executable))
     env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
     env.pop("ENZYME_CC_PREOPT", None)
     if extra:

@@ -79,7 +79,7 @@ def main():
     ap.add_argument("--budget", type=int, default=64 * 8 * 20, help="bytes for the budget variant")
     args = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
-    cc = os.path.join(os.path.dirname(sys.executable), "enzyme-cc")
+    cc = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "enzyme-cc")
     with tempfile.TemporaryDirectory() as tmp:
         src, exe = os.path.join(tmp, "ckpt.c"), os.path.join(tmp, "ckpt")
         with open(src, "w") as f:

@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 
-BIN = os.path.dirname(sys.executable)
+BIN = os.path.dirname(os.path.abspath(sys.executable))
 FILES, PER_FILE = 20, 20
 N = FILES * PER_FILE
 LIBM = ["sin({t})", "exp(-{t} * {t} * 0.01)", "log(1.0 + {t} * {t})", "sqrt(1.0 + {t} * {t})",

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-BIN = os.path.dirname(sys.executable)
+BIN = os.path.dirname(os.path.abspath(sys.executable))
 
 PROGRAM = r"""
 #include <math.h>

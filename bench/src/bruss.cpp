@@ -4,6 +4,7 @@
 #include "bench.h"
 #include "variants.h"
 #include "bruss.h"
+#include "bruss_hand.h"
 
 #ifndef BENCH_NO_ENZYME
 extern "C" { BENCH_DEFINE_MARKERS }
@@ -41,7 +42,19 @@ static int gradient(const char *v) {
 #ifdef BENCH_HAVE_ADOLC
   if (!strcmp(v, "adolc")) return bruss_adolc_adjoint(x, lu, lv, t, N, G);
 #endif
-  (void)nn;
+  /* hand-written adjoints (bruss_hand.h), called like the enzyme variant */
+  void (*hand)(double *, double *, const double *, const double *, const double *, double *,
+               double *, double *, int) =
+      !strcmp(v, "hand-scatter") ? bruss_hand_scatter
+      : !strcmp(v, "hand-taped") ? bruss_hand_taped
+      : !strcmp(v, "hand-gather") ? bruss_hand_gather : NULL;
+  if (hand) {
+    memset(G, 0, sizeof(double) * (2 * nn + 3));
+    memcpy(su, lu, sizeof(double) * nn);
+    memcpy(sv, lv, sizeof(double) * nn);
+    hand(su, sv, x, x + nn, x + 2 * nn, G, G + nn, G + 2 * nn, N);
+    return 0;
+  }
   return 1;
 }
 
@@ -101,7 +114,7 @@ int main(int argc, char **argv) {
   snprintf(b.input, sizeof b.input, "N=%d", N);
   b.ngrad = 2 * nn + 3;
   b.grad = G;
-  b.variants = BENCH_VARIANTS("");
+  b.variants = BENCH_VARIANTS("hand-scatter,hand-taped,hand-gather");
   b.primal = primal;
   b.gradient = gradient;
   b.fd_entry = fd_entry;
