@@ -18,7 +18,8 @@ from .activity import carries_float, has_shadow_type, primal_only
 from enzyme_cc.ir.lexer import zero_of
 from .noneed import NoNeed
 from . import fp_logger
-from .reverse import Synth, FwdCtx
+from .reverse import Synth
+from .sweep_ctx import FwdCtx
 
 # integer instructions whose result would drop a float's tangent (icmp/trunc/ext only inspect it)
 _INT_OPS = ("add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or",

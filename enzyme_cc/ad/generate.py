@@ -258,7 +258,7 @@ class Generator(IndirectCalls):
                 v = synth.tmp("res")
                 lines.append(f"{v} = load {p.ty}, ptr {synth.slots[p.name]}")
                 if p.ty in ("double", "float"):
-                    # an adjoint nothing reached is the accumulator's -0.0 (reverse.adjoint_zero):
+                    # an adjoint nothing reached is the accumulator's -0.0 (sweep_ctx.adjoint_zero):
                     # the user gets +0.0 (x + 0.0 == x except that -0.0 becomes +0.0)
                     lines.append(f"{v}.z = fadd {p.ty} {v}, 0.0")
                     v += ".z"

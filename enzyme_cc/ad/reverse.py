@@ -17,14 +17,16 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp, type_size, join, zero_of
-from enzyme_cc.ir.model import Inst, Operand
+from enzyme_cc.ir.lexer import join
+from enzyme_cc.ir.model import Inst
 from enzyme_cc.rules import REVERSE, FORWARD
-from .activity import Activity, carries_float, primal_only
+from .activity import Activity, primal_only
 from .cfg import dominators, cyclic_blocks, reverse_postorder
 from .diagnostics import located
 from . import fp_logger
-from . import openmp, openmp_ranges, phi_select, undo_stores
+from . import activity_report, openmp, openmp_ranges, phi_select, undo_stores
+from .sweep_ctx import FwdCtx, RevCtx, adjoint_zero
+from .tape_records import TapeRecords
 
 RECOMPUTABLE = {"getelementptr", "bitcast", "addrspacecast", "ptrtoint", "inttoptr", "trunc", "zext",
                 "sext", "fptrunc", "fpext", "sitofp", "uitofp", "fptosi", "fptoui", "add", "sub",
@@ -49,7 +51,7 @@ def local_name(name: str) -> str:
     return "%v" + body if body.isdigit() else "%n." + body
 
 
-class Synth:
+class Synth(TapeRecords):
     """Builds the derivative function(s) for one (function, activity) request."""
 
     def __init__(self, gen, fn, arg_act: list[str], ret_active: bool, mode: str, hints: dict):
@@ -239,51 +241,6 @@ class Synth:
         return [("p", o.value) for o in inst.ops if o.is_local]
 
     # ---- the two sweeps ------------------------------------------------------------------------
-    def report(self):
-        """ENZYME_CC_PRINT_ACTIVITY=<function>|all: activity and how each primal reaches the
-        reverse sweep, on stderr (like Enzyme's -enzyme-print-activity)."""
-        import os
-        import sys
-        name = self.fn.name[1:].strip('"')
-        want_types = os.environ.get("ENZYME_CC_PRINT_TYPE", "")
-        if want_types and want_types in ("all", name):
-            lines = [f"enzyme-cc: type analysis of '{name}' (byte offset: kind per memory object)"]
-            objs = set(self.types.facts) | set(self.types.uniform)
-            for o in sorted(objs):
-                facts = ", ".join(f"{k}: {v}" for k, v in sorted(self.types.facts.get(o, {}).items()))
-                uni = ", ".join(sorted(self.types.uniform.get(o, set())))
-                lines.append(f"  {o}: {{{facts}}}" + (f" elements: {uni}" if uni else ""))
-            for p_, h in self.hints.items():
-                lines.append(f"  argument {p_} (from the caller): {h}")
-            print("\n".join(lines), file=sys.stderr)
-        want = os.environ.get("ENZYME_CC_PRINT_ACTIVITY", "")
-        if not want or (want != "all" and want != name):
-            return
-        out = [f"enzyme-cc: activity of '{name}' ({self.mode} mode), arguments "
-               + ", ".join(f"{p.name}:{a}" for p, a in zip(self.fn.params, self.arg_act))]
-        for inst in self.fn.insts():
-            if not inst.name:
-                continue
-            tags = []
-            if inst.name in self.act.active:
-                tags.append("active" + (f" (integer copy of {self.act.punned[inst.name]})"
-                                        if inst.name in self.act.punned else ""))
-            if inst.name in self.act.shadowed:
-                tags.append("shadowed")
-            out.append(f"  {inst.name} = {inst.op} {inst.ty}: {', '.join(tags) or 'inactive'}")
-        for lab, plan in getattr(self, "plan", {}).items():
-            for (kind, v), how in plan:
-                if how in ("tape", "slot"):
-                    out.append(f"  reverse of {lab} reads {kind}:{v} from a {how}")
-                elif how == "hoist":
-                    out.append(f"  reverse of {lab} reads {kind}:{v} from a tape entry pushed "
-                               f"once per loop {self.hoist_of[(lab, (kind, v))]}")
-        for inst in self.fn.insts():
-            if id(inst) in getattr(self, "accumulators", {}):
-                out.append(f"  adjoint of {inst.name} accumulated in a register over loop "
-                           f"{self.accumulators[id(inst)][0]}")
-        print("\n".join(out), file=sys.stderr)
-
     def build(self):
         fn = self.fn
         blocks = [b for b in fn.blocks if b.label in self.reachable]
@@ -331,7 +288,7 @@ class Synth:
             for k, how in self.plan[b.label]:
                 if how == "slot" and k not in self.value_slots:
                     self.value_slots[k] = self.tmp("slot")
-        self.report()
+        activity_report.report(self)
         return self._emit(blocks)
 
     def exited(self, src: str, dst: str):
@@ -553,30 +510,6 @@ class Synth:
         toks = [self.ren.get(t, t) for t in inst.toks]
         return join(toks)
 
-    def _tape_items(self, b):
-        """The record block b pushes: its own tape entries, then the loop-invariant values of
-        the loops it exits (plan.py)."""
-        from .plan import exit_keys
-        return [(k, self._key_type(k)) for k, how in self.plan[b.label] if how == "tape"] + \
-            [(k, self._key_type(k)) for k in exit_keys(self, b)]
-
-    def _push_needs(self, ctx, b):
-        self._push_items(ctx, self._tape_items(b))
-
-    def _push_items(self, ctx, items):
-        if not items:
-            return
-        size = sum(_slot(ty, self.module) for _, ty in items)
-        p = self.tmp("push")
-        ctx.lines.append(f"{p} = call ptr @__enzyme_cc_push(ptr %ad.tape, i64 {size})")
-        off = 0
-        for k, ty in items:
-            at = self.tmp("at")
-            ctx.lines.append(f"{at} = getelementptr inbounds i8, ptr {p}, i64 {off}")
-            # records are packed (a 1-byte flag takes 1 byte): nothing on the tape is aligned
-            ctx.lines.append(f"store {ty} {self._key_forward_name(k)}, ptr {at}, align 1")
-            off += _slot(ty, self.module)
-
     def _forward_term(self, ctx, b):
         t = b.term
         if t.op == "ret":
@@ -618,98 +551,6 @@ class Synth:
         return any(r.term.ops and r.term.ops[0].value in self.act.shadowed for r in self.rets)
 
     # reverse sweep pieces
-    def _materialize(self, ctx, b):
-        """Make every planned primal value available at the top of rev.b."""
-        plan = self.plan[b.label]
-        for k, val in self._pop_items(ctx, self._tape_items(b)):
-            ctx.avail[k] = val
-        from .plan import store_hoisted
-        store_hoisted(self, ctx, b)
-        for k, how in plan:
-            if how == "hoist":
-                val = self.tmp("hv")
-                slot = self.hoist_slots[(k, self.hoist_of[(b.label, k)])]
-                ctx.lines.append(f"{val} = load {self._key_type(k)}, ptr {slot}")
-                ctx.avail[k] = val
-            elif how == "slot":
-                val = self.tmp("sv")
-                ctx.lines.append(f"{val} = load {self._key_type(k)}, ptr {self.value_slots[k]}")
-                ctx.avail[k] = val
-            elif how == "riv":
-                val = self.tmp("iv")
-                ctx.lines.append(f"{val} = load i64, ptr %ad.riv.{self.r(k[1])[1:]}")
-                ctx.avail[k] = val
-            elif how == "direct":
-                ctx.avail[k] = self._key_forward_name(k) if k[0] in ("iv", "ivx", "pred", "ctape") or \
-                    k[1].startswith("%") else \
-                    (k[1] if k[0] == "p" else self.fwd_shadow(k[1]))
-        recs = sorted((k for k, how in plan if how == "recompute"),
-                      key=lambda k: (self.order[id(self.fn.defs[k[1]])], k[0] == "s"))
-        for k in recs:
-            self._recompute(ctx, k)
-
-    def _pop_items(self, ctx, items):
-        """Pop one tape record of `items` (as _push_items laid it out): [(key, value)]."""
-        if not items:
-            return []
-        size = sum(_slot(ty, self.module) for _, ty in items)
-        p = self.tmp("pop")
-        ctx.lines.append(f"{p} = call ptr @__enzyme_cc_pop(ptr %ad.tape, i64 {size})")
-        off, out = 0, []
-        for k, ty in items:
-            at, val = self.tmp("at"), self.tmp("tv")
-            ctx.lines.append(f"{at} = getelementptr inbounds i8, ptr {p}, i64 {off}")
-            ctx.lines.append(f"{val} = load {ty}, ptr {at}, align 1")
-            out.append((k, val))
-            off += _slot(ty, self.module)
-        return out
-
-    def _recompute(self, ctx, key):
-        kind, v = key
-        inst = self.fn.defs[v]
-        if v in self.affine:
-            lp, init, step = self.affine[v]
-            iv = ctx.avail[("iv", lp.header)]
-            base = ctx.avail.get((kind, init), init) if init.startswith("%") else \
-                (init if kind == "p" else ctx.s(init))
-            new = self.tmp("rc")
-            if inst.ty == "ptr":
-                off = self.tmp("off")
-                ctx.lines.append(f"{off} = mul i64 {iv}, {step}")
-                ctx.lines.append(f"{new} = getelementptr i8, ptr {base}, i64 {off}")
-            else:
-                ivt = iv
-                if inst.ty != "i64":
-                    ivt = self.tmp("ivt")
-                    ctx.lines.append(f"{ivt} = trunc i64 {iv} to {inst.ty}")
-                off = self.tmp("off")
-                ctx.lines.append(f"{off} = mul {inst.ty} {ivt}, {step}")
-                ctx.lines.append(f"{new} = add {inst.ty} {base}, {off}")
-            ctx.avail[key] = new
-            return
-        if inst.op == "phi":
-            c, vt, vf = (ctx.avail.get(("p", x), x) for x in phi_select.branch_select(self, inst))
-            new = self.tmp("rc")
-            ctx.lines.append(f"{new} = select i1 {c}, {inst.ty} {vt}, {inst.ty} {vf}")
-            ctx.avail[key] = new
-            return
-        mapping = {}
-        for t in inst.toks:
-            if t in self.fn.defs or t in self.ren:
-                if t == inst.name:
-                    continue
-                if ("p", t) in ctx.avail:
-                    mapping[t] = ctx.avail[("p", t)]
-        new = self.tmp("rc")
-        toks = list(inst.toks)
-        if kind == "s":
-            base = inst.ops[0].value
-            toks = _replace_first_operand(toks, inst, base, ctx.avail[("s", base)])
-        toks = [mapping.get(t, t) for t in toks]
-        toks[0] = new
-        ctx.lines.append(join(toks))
-        ctx.avail[key] = new
-
     def _reverse_body(self, ctx, b):
         for inst in reversed(b.insts[:-1] if b.term.op != "invoke" else b.insts):
             if inst.op == "phi":
@@ -812,165 +653,3 @@ class Synth:
                     ctx.add(val, self.value_type(phi.name), ctx.phi_d[phi.name])
                     break
 
-
-def adjoint_zero(ty: str) -> str:
-    """The empty value of an adjoint accumulator: -0.0 for double and float, the identity of
-    fadd (-0.0 + x == x for every x, +0.0 included), so LLVM folds the first accumulation
-    `load; fadd; store` into a plain store (x + 0.0 does not fold: -0.0 + 0.0 is +0.0). Adjoints
-    handed to the user go through user_zero (generate.finish_reverse)."""
-    return "-0.0" if ty in ("double", "float") else zero_of(ty)
-
-
-def _replace_first_operand(toks, inst, old, new):
-    out, done = [], False
-    start = 2 if inst.name else 0
-    for k, t in enumerate(toks):
-        if not done and k >= start and t == old:
-            out.append(new)
-            done = True
-        else:
-            out.append(t)
-    return out
-
-
-def _slot(ty: str, module) -> int:
-    """Bytes a value of type ty takes in a tape record (packed, see _push_items)."""
-    return type_size(ty, module.named_types)
-
-
-class FwdCtx:
-    """What forward rules see: renamed primal names and forward shadow names."""
-
-    def __init__(self, synth, block, lines):
-        self.synth, self.block, self.lines = synth, block, lines
-        self.act = synth.act
-
-    def p(self, v):
-        return self.synth.r(v)
-
-    def s(self, v):
-        if not v.startswith("%"):
-            if v in ("null", "undef", "poison", "zeroinitializer"):
-                return v
-            if v.startswith("@") and self.synth.module.is_constant_global(v):
-                return v
-            if v in self.act.global_shadows:      # one per lane in vector mode
-                width = getattr(self.synth, "width", 1)
-                return self.synth.gen.shadow_global(v, self.synth.lane if width > 1 else None, width)
-            if v in self.act.inactive_globals:
-                return self.synth.gen.scratch_shadow(v)
-            raise UserError(f"{self.synth.where(None)}: no shadow for '{v}' (a global or "
-                            "constant used as active memory); hint: mark it inactive")
-        if v not in self.act.shadowed and self.synth.null_based(v):
-            return self.p(v)          # e.g. `gep (null, n)`: an end pointer never dereferenced
-        if v not in self.act.shadowed:
-            param = any(p.name == v for p in self.synth.fn.params)
-            hint = "mark the argument enzyme_dup" if param else \
-                "the pointer was made by code whose result has no shadow (a call without " \
-                "bitcode or rule, or an integer): build that code with enzyme-cc, or keep " \
-                "active data out of that memory"
-            raise UserError(f"{self.synth.where(self.synth.fn.defs.get(v))}: pointer '{v}' "
-                            f"joins shadowed and unshadowed memory; hint: {hint}")
-        return self.synth.sname(v)
-
-    def emit(self, line):
-        self.lines.append(line)
-
-    def tmp(self, hint="t"):
-        return self.synth.tmp(hint)
-
-    def gen(self):
-        return self.synth.gen
-
-    def active(self, v: str) -> bool:
-        return v in self.act.active
-
-    def shadowed(self, v: str) -> bool:
-        return v in self.act.shadowed
-
-
-class RevCtx:
-    """What reverse rules see: available primal values, shadows, adjoint accumulation."""
-
-    def __init__(self, synth, block, dry):
-        self.synth, self.block, self.dry = synth, block, dry
-        self.act = synth.act
-        self.requests: list = []
-        self.avail: dict = {}
-        self.lines: list[str] = []
-        self.phi_d = {}
-
-    def _get(self, key):
-        kind, v = key
-        if kind in ("p", "s") and not v.startswith("%"):
-            return v if kind == "p" else self._const_shadow(v)
-        if self.dry:
-            if key not in self.requests:
-                self.requests.append(key)
-            return "%ad.dry"
-        return self.avail[key]
-
-    def _const_shadow(self, v):
-        if v in ("null", "undef", "poison", "zeroinitializer"):
-            return v
-        if v in self.act.global_shadows:
-            return self.synth.gen.shadow_global(v)
-        if v in self.act.inactive_globals:
-            return self.synth.gen.scratch_shadow(v)
-        raise UserError(f"{self.synth.where(None)}: no shadow for '{v}'")
-
-    def p(self, v: str) -> str:
-        """Primal value of operand v, usable in this reverse block."""
-        return self._get(("p", v))
-
-    def s(self, v: str) -> str:
-        """Shadow pointer of v, usable in this reverse block."""
-        if v.startswith("%") and v not in self.act.shadowed and self.synth.null_based(v):
-            return self._get(("p", v))
-        return self._get(("s", v))
-
-    def active(self, v: str) -> bool:
-        return v in self.act.active
-
-    def shadowed(self, v: str) -> bool:
-        return v in self.act.shadowed
-
-    def emit(self, line):
-        if not self.dry:
-            self.lines.append(line)
-
-    def tmp(self, hint="t"):
-        return self.synth.tmp(hint)
-
-    def take(self, v, ty) -> str:
-        """Read the adjoint of v and reset it to zero."""
-        slot = self.synth.slots.get(v, "%ad.dry")
-        d = self.tmp("d")
-        self.emit(f"{d} = load {ty}, ptr {slot}")
-        self.emit(f"store {ty} {adjoint_zero(ty)}, ptr {slot}")
-        return d
-
-    def add(self, v: str, ty: str, val: str):
-        """Accumulate val into the adjoint of v (ignored for inactive values and constants)."""
-        if v not in self.act.active:
-            return
-        slot = self.synth.slots.get(v, "%ad.dry")
-        old, new = self.tmp("o"), self.tmp("n")
-        self.emit(f"{old} = load {ty}, ptr {slot}")
-        if is_fp(ty):
-            self.emit(f"{new} = fadd {ty} {old}, {val}")
-        else:
-            self.emit(f"{new} = call {ty} @__enzyme_cc_add_{_agg_tag(ty)}({ty} {old}, {ty} {val})")
-            self.synth.gen.need_aggregate_add(ty)
-        self.emit(f"store {ty} {new}, ptr {slot}")
-
-    def error(self, inst, why, hint):
-        raise UserError(f"{self.synth.where(inst)}: {why}; hint: {hint}")
-
-    def gen(self):
-        return self.synth.gen
-
-
-def _agg_tag(ty: str) -> str:
-    import hashlib
-    return hashlib.sha1(ty.encode()).hexdigest()[:10]

@@ -78,7 +78,7 @@ def reserve_loops(synth, lines: list[str], ranges: dict) -> list[str]:
 
 
 def _record_bytes(synth, b) -> int:
-    from .reverse import _slot
+    from .tape_records import _slot
     if b.label not in synth.plan:
         return 0
     return sum(_slot(ty, synth.module) for _, ty in synth._tape_items(b))

@@ -1,0 +1,153 @@
+"""What instruction rules see while a sweep is emitted: FwdCtx (forward sweep: renamed primal
+names, forward shadows) and RevCtx (reverse sweep: primal values as planned, adjoint
+accumulation), and the adjoint zero."""
+from __future__ import annotations
+
+from enzyme_cc.errors import UserError
+from enzyme_cc.ir.lexer import is_fp, zero_of
+
+
+def adjoint_zero(ty: str) -> str:
+    """The empty value of an adjoint accumulator: -0.0 for double and float, the identity of
+    fadd (-0.0 + x == x for every x, +0.0 included), so LLVM folds the first accumulation
+    `load; fadd; store` into a plain store (x + 0.0 does not fold: -0.0 + 0.0 is +0.0). Adjoints
+    handed to the user go through user_zero (generate.finish_reverse)."""
+    return "-0.0" if ty in ("double", "float") else zero_of(ty)
+
+
+class FwdCtx:
+    """What forward rules see: renamed primal names and forward shadow names."""
+
+    def __init__(self, synth, block, lines):
+        self.synth, self.block, self.lines = synth, block, lines
+        self.act = synth.act
+
+    def p(self, v):
+        return self.synth.r(v)
+
+    def s(self, v):
+        if not v.startswith("%"):
+            if v in ("null", "undef", "poison", "zeroinitializer"):
+                return v
+            if v.startswith("@") and self.synth.module.is_constant_global(v):
+                return v
+            if v in self.act.global_shadows:      # one per lane in vector mode
+                width = getattr(self.synth, "width", 1)
+                return self.synth.gen.shadow_global(v, self.synth.lane if width > 1 else None, width)
+            if v in self.act.inactive_globals:
+                return self.synth.gen.scratch_shadow(v)
+            raise UserError(f"{self.synth.where(None)}: no shadow for '{v}' (a global or "
+                            "constant used as active memory); hint: mark it inactive")
+        if v not in self.act.shadowed and self.synth.null_based(v):
+            return self.p(v)          # e.g. `gep (null, n)`: an end pointer never dereferenced
+        if v not in self.act.shadowed:
+            param = any(p.name == v for p in self.synth.fn.params)
+            hint = "mark the argument enzyme_dup" if param else \
+                "the pointer was made by code whose result has no shadow (a call without " \
+                "bitcode or rule, or an integer): build that code with enzyme-cc, or keep " \
+                "active data out of that memory"
+            raise UserError(f"{self.synth.where(self.synth.fn.defs.get(v))}: pointer '{v}' "
+                            f"joins shadowed and unshadowed memory; hint: {hint}")
+        return self.synth.sname(v)
+
+    def emit(self, line):
+        self.lines.append(line)
+
+    def tmp(self, hint="t"):
+        return self.synth.tmp(hint)
+
+    def gen(self):
+        return self.synth.gen
+
+    def active(self, v: str) -> bool:
+        return v in self.act.active
+
+    def shadowed(self, v: str) -> bool:
+        return v in self.act.shadowed
+
+
+class RevCtx:
+    """What reverse rules see: available primal values, shadows, adjoint accumulation."""
+
+    def __init__(self, synth, block, dry):
+        self.synth, self.block, self.dry = synth, block, dry
+        self.act = synth.act
+        self.requests: list = []
+        self.avail: dict = {}
+        self.lines: list[str] = []
+        self.phi_d = {}
+
+    def _get(self, key):
+        kind, v = key
+        if kind in ("p", "s") and not v.startswith("%"):
+            return v if kind == "p" else self._const_shadow(v)
+        if self.dry:
+            if key not in self.requests:
+                self.requests.append(key)
+            return "%ad.dry"
+        return self.avail[key]
+
+    def _const_shadow(self, v):
+        if v in ("null", "undef", "poison", "zeroinitializer"):
+            return v
+        if v in self.act.global_shadows:
+            return self.synth.gen.shadow_global(v)
+        if v in self.act.inactive_globals:
+            return self.synth.gen.scratch_shadow(v)
+        raise UserError(f"{self.synth.where(None)}: no shadow for '{v}'")
+
+    def p(self, v: str) -> str:
+        """Primal value of operand v, usable in this reverse block."""
+        return self._get(("p", v))
+
+    def s(self, v: str) -> str:
+        """Shadow pointer of v, usable in this reverse block."""
+        if v.startswith("%") and v not in self.act.shadowed and self.synth.null_based(v):
+            return self._get(("p", v))
+        return self._get(("s", v))
+
+    def active(self, v: str) -> bool:
+        return v in self.act.active
+
+    def shadowed(self, v: str) -> bool:
+        return v in self.act.shadowed
+
+    def emit(self, line):
+        if not self.dry:
+            self.lines.append(line)
+
+    def tmp(self, hint="t"):
+        return self.synth.tmp(hint)
+
+    def take(self, v, ty) -> str:
+        """Read the adjoint of v and reset it to zero."""
+        slot = self.synth.slots.get(v, "%ad.dry")
+        d = self.tmp("d")
+        self.emit(f"{d} = load {ty}, ptr {slot}")
+        self.emit(f"store {ty} {adjoint_zero(ty)}, ptr {slot}")
+        return d
+
+    def add(self, v: str, ty: str, val: str):
+        """Accumulate val into the adjoint of v (ignored for inactive values and constants)."""
+        if v not in self.act.active:
+            return
+        slot = self.synth.slots.get(v, "%ad.dry")
+        old, new = self.tmp("o"), self.tmp("n")
+        self.emit(f"{old} = load {ty}, ptr {slot}")
+        if is_fp(ty):
+            self.emit(f"{new} = fadd {ty} {old}, {val}")
+        else:
+            self.emit(f"{new} = call {ty} @__enzyme_cc_add_{_agg_tag(ty)}({ty} {old}, {ty} {val})")
+            self.synth.gen.need_aggregate_add(ty)
+        self.emit(f"store {ty} {new}, ptr {slot}")
+
+    def error(self, inst, why, hint):
+        raise UserError(f"{self.synth.where(inst)}: {why}; hint: {hint}")
+
+    def gen(self):
+        return self.synth.gen
+
+
+def _agg_tag(ty: str) -> str:
+    import hashlib
+    return hashlib.sha1(ty.encode()).hexdigest()[:10]
