@@ -74,6 +74,10 @@ class TorchOp:
         self._int_names = tuple(a.name for a in self.sig.ints)
         self._in_dtypes = [_DTYPES[a.dtype] for a in self.sig.inputs]
         self._impls = {}
+        # whether a recorded call runs split mode: cleared when a split-mode graph is dropped
+        # without a backward (its tape then costs a reverse pass), so later recorded calls run
+        # the primal alone; set again by a backward of such a call (the combined VJP)
+        self._split_on = True
         tag = hashlib.sha256(repr((fn.path, fn.sig.key())).encode()).hexdigest()[:12]
         base = f"enzyme_cc::{fn.name}_{tag}"
         # one custom op per entry point (opaque to torch.compile), all with one schema:
@@ -136,9 +140,13 @@ class TorchOp:
             if _fwad._current_level >= 0:
                 p = self.fn.prepare("primal", [x.shape for x in inputs], tuple(ints.items()))
                 outs = self._apply("primal", p.ints, (), inputs, ())
-            elif record and torch.is_grad_enabled():    # split mode: the tape goes to backward
+            elif record and torch.is_grad_enabled() and self._split_on:
+                # split mode: the tape goes to backward
                 p = self.fn.prepare_split([x.shape for x in inputs], tuple(ints.items()))
                 outs = self._base_apply["split"](_Consts(p.ints, (), len(inputs), p), *inputs)
+            elif record and torch.is_grad_enabled():    # the primal; backward: combined VJP
+                p = self.fn.prepare("primal", [x.shape for x in inputs], tuple(ints.items()))
+                outs = self._base_apply["primal"](_Consts(p.ints, (), len(inputs)), *inputs)
             else:                   # nothing to record: straight to C
                 p = self.fn.prepare("primal", [x.shape for x in inputs], tuple(ints.items()))
                 outs = self._run(p, inputs)
@@ -209,7 +217,7 @@ class TorchOp:
         nout = len(self.sig.outputs)
         outs = res[:nout]
         nd = nout + len(self.sig.diff_inputs)
-        c.pre = _Tape(self.fn.run, p, ptrs, bufs, [o.detach() for o in outs], res[nout:nd],
+        c.pre = _Tape(self, p, ptrs, bufs, [o.detach() for o in outs], res[nout:nd],
                       res[nd:], tape)
         return tuple(outs)
 
@@ -271,6 +279,7 @@ class TorchOp:
         return tuple(_no_lead(x, a) for a, x in zip(self.sig.diff_inputs, xs))
 
     def _primal_vjp(self, ctx, *cts):
+        self._split_on = True   # gradients are wanted: recorded calls keep their tapes again
         xs, _ = _split(ctx)
         self._diff_only(ctx.needs_input_grad[1:], "gradient")
         cts = self._zeros(cts, ctx.outputs_like)
@@ -369,11 +378,12 @@ class _Tape:
     """One split-mode forward's tapes (a header per batch item), the shadows its augmented
     forward was given and the buffers it ran on (kept alive: the reverse gets the same
     pointers). The reverse runs once: for the backward, else when the graph is dropped (with
-    zero cotangents, which frees the tapes and what the forward kept for the reverse)."""
-    __slots__ = ("run", "prep", "ptrs", "keep", "outs", "din", "dout", "versions")
+    zero cotangents, which frees the tapes and what the forward kept for the reverse: the only
+    way to free them, so the op then stops keeping tapes, see TorchOp._split_on)."""
+    __slots__ = ("op", "prep", "ptrs", "keep", "outs", "din", "dout", "versions")
 
-    def __init__(self, run, prep, ptrs, inputs, outs, din, dout, tape):
-        self.run, self.prep, self.ptrs, self.din, self.dout = run, prep, ptrs, din, dout
+    def __init__(self, op, prep, ptrs, inputs, outs, din, dout, tape):
+        self.op, self.prep, self.ptrs, self.din, self.dout = op, prep, ptrs, din, dout
         # the outputs detached (the outputs themselves would make a cycle through their
         # grad_fn and the ctx holding this)
         self.keep, self.outs = (inputs, tape), outs
@@ -397,12 +407,13 @@ class _Tape:
 
     def _run(self):
         ptrs, self.ptrs = self.ptrs, None
-        self.run(self.prep.reverse, ptrs)
+        self.op.fn.run(self.prep.reverse, ptrs)
         self.keep = self.outs = self.din = self.dout = None
 
     def __del__(self):
         if self.ptrs is not None:
             try:
+                self.op._split_on = False
                 self.discard()
             except Exception:   # interpreter shutdown: the library may be gone
                 pass

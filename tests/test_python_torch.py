@@ -261,7 +261,9 @@ def test_split_mode(ops, monkeypatch):
     gradients equal the direct C VJP and central differences (batched, a shared parameter,
     two outputs); each tape is reversed exactly once: by the backward, or when the graph is
     dropped without one; a second backward of a retained graph runs the combined VJP; an
-    output changed in place since the forward falls back to it too."""
+    output changed in place since the forward falls back to it too. After a dropped tape the
+    next recorded calls run the primal alone (a forward that is never differentiated costs no
+    reverse pass), until one of them is differentiated (the combined VJP)."""
     import gc
     sm, af, w = ops["smooth"], ops["affine"], rand(5, grad=False)
     runs = _count_runs(monkeypatch, sm.fn)
@@ -287,12 +289,21 @@ def test_split_mode(ops, monkeypatch):
     y = sm(x, w)
     del y
     assert runs == {"augfwd": 2, "reverse": 2, "vjp": 2}
+    # so the next recorded calls run the primal only, and a backward the combined VJP
+    for _ in range(3):
+        y = sm(x, w)
+    assert y.requires_grad and runs == {"augfwd": 2, "reverse": 2, "vjp": 2, "primal": 3}
+    torch.testing.assert_close(y, sm(x.detach(), w), rtol=0, atol=0)
+    (g5,) = torch.autograd.grad(y, x, ct)
+    torch.testing.assert_close(g5, g, rtol=1e-14, atol=0)
+    assert runs == {"augfwd": 2, "reverse": 2, "vjp": 3, "primal": 4}
+    # after which recorded calls keep their tapes again
     # an output changed in place: the combined VJP (from the saved inputs) and the tape freed
     y = sm(x, w)
     y.mul_(3)
     (g4,) = torch.autograd.grad(y, x, ct)
     torch.testing.assert_close(g4, 3 * g, rtol=1e-14, atol=0)
-    assert runs == {"augfwd": 3, "reverse": 3, "vjp": 3}
+    assert runs == {"augfwd": 3, "reverse": 3, "vjp": 4, "primal": 4}
     # a batched input sharing a parameter, two float32 outputs, an unused output
     a, b = rand(4, dtype=torch.float32), rand(2, 4, dtype=torch.float32)
     ys, s = af(a, b)
@@ -310,10 +321,10 @@ def _rss():
         return int(f.read().split()[1]) * __import__("os").sysconf("SC_PAGE_SIZE")
 
 
-def test_split_mode_frees_tapes(ops):
+def test_split_mode_frees_tapes(ops, monkeypatch):
     """1000 recorded calls of a kernel with a heap temporary (whose block and shadow the
-    reverse frees) without a backward, and 1000 with one: RSS stays flat (each tape would keep
-    ~0.5 MB)."""
+    reverse frees) without a backward, each followed by one with a backward (so each runs split
+    mode), and 1000 with one: RSS stays flat (each tape would keep ~0.5 MB)."""
     n = 20000
     sm, w = ops["smooth"], rand(n, grad=False)
     x = rand(n)
@@ -321,8 +332,11 @@ def test_split_mode_frees_tapes(ops):
         sm(x, w)
         sm(x, w).sum().backward()
     before = _rss()
+    runs = _count_runs(monkeypatch, sm.fn)
     for _ in range(1000):
         sm(x, w)
+        sm(x, w).sum().backward()
+    assert runs == {"augfwd": 1000, "reverse": 1000, "primal": 1000, "vjp": 1000}
     for _ in range(1000):
         sm(x, w).sum().backward()
     grown = _rss() - before
