@@ -21,6 +21,7 @@ _DTYPES = {"float64": torch.float64, "float32": torch.float32}
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _C = torch._C
 _is_wrapped = _C._functorch.is_functorch_wrapped_tensor
+_is_legacy = _C._functorch.is_legacy_batchedtensor
 _BASE_APPLY = _C._FunctionBase.__dict__["apply"]
 _OPS = {}
 
@@ -73,13 +74,13 @@ class TorchOp:
         self.fn, self.sig = fn, fn.sig
         self._int_names = tuple(a.name for a in self.sig.ints)
         self._in_dtypes = [_DTYPES[a.dtype] for a in self.sig.inputs]
-        self._impls = {}
+        self._impls, self._items = {}, {}
         # whether a recorded call runs split mode: cleared when a split-mode graph is dropped
         # without a backward (its tape then costs a reverse pass), so later recorded calls run
         # the primal alone; set again by a backward of such a call (the combined VJP)
         self._split_on = True
         tag = hashlib.sha256(repr((fn.path, fn.sig.key())).encode()).hexdigest()[:12]
-        base = f"enzyme_cc::{fn.name}_{tag}"
+        self._base = base = f"enzyme_cc::{fn.name}_{tag}"
         # one custom op per entry point (opaque to torch.compile), all with one schema:
         # (inputs, seeds, ints, sum_lead) -> results (sum_lead as ints: jit.trace takes no
         # bool lists)
@@ -195,9 +196,30 @@ class TorchOp:
         if plain or (plain is None and _plain((*inputs, *seeds))):
             try:
                 return self._impl(kind)(inputs, seeds, ints, sums)
-            except _NoStorage:
-                pass
+            except _NoStorage:  # gradcheck's legacy vmap: its per-item loop over the items op
+                return self._items_op(kind)(*inputs, *seeds, list(ints), [int(x) for x in sums])
         return self.ops[kind](list(inputs), list(seeds), list(ints), [int(x) for x in sums])
+
+    def _items_op(self, kind):
+        """Entry point `kind` as a custom op on single tensors (no tensor lists): torch's legacy
+        vmap (gradcheck's check_batched_grad and check_batched_forward_grad) has no batching
+        rule for a custom op, and its fallback, a loop calling the op on each item, refuses
+        tensor lists."""
+        if kind not in self._items:
+            groups = {"outputs": self.sig.outputs, "diff": self.sig.diff_inputs}
+            ni = len(self.sig.inputs)
+            n = ni + sum(len(groups[g]) for g in KINDS[kind][0])
+            impl, nres = self._impl(kind), len(groups[KINDS[kind][1]])
+
+            def items(*a):      # (a schema's one-tensor tuple is that tensor)
+                r = impl(a[:ni], a[ni:n], a[n], a[n + 1])
+                return tuple(r) if nres > 1 else r[0]
+            args = "".join(f"Tensor b{i}, " for i in range(n))
+            op = torch.library.custom_op(
+                f"{self._base}_{kind}_items", items, mutates_args=(),
+                schema=f"({args}int[] ints, int[] sum_lead) -> ({', '.join(['Tensor'] * nres)})")
+            self._items[kind] = op if nres > 1 else (lambda *a: (op(*a),))
+        return self._items[kind]
 
     def _forward(self, kind):
         # (c.pre: the result, already computed by a split-mode reverse)
@@ -227,7 +249,11 @@ class TorchOp:
         xs, _ = _split(ctx)     # (checks that no input changed in place)
         self._diff_only(ctx.needs_input_grad[1:], "gradient")
         tape, ctx.tape = ctx.tape, None
-        if tape is None or not tape.unchanged():
+        seeds = [c for c in cts if c is not None]
+        # batched cotangents (a vmap of the backward, is_grads_batched, gradcheck's legacy
+        # vmap) take the combined VJP, whose ops have vmap rules; the tape's shadows are one item
+        if tape is None or not tape.unchanged() or not _plain(seeds) or \
+                any(map(_is_legacy, seeds)):
             if tape is not None:
                 tape.discard()
             return self._primal_vjp(ctx, *cts)
@@ -428,8 +454,11 @@ def _setup(ctx, inputs, output):
     if isinstance(c.pre, _Tape):        # split mode
         ctx.tape, c.pre = c.pre, None
         ctx.outputs_like = ctx.tape.outs
-    else:
-        ctx.outputs_like = [o.detach() for o in output]     # shapes for absent cotangents
+    else:   # shapes for absent cotangents
+        try:
+            ctx.outputs_like = [o.detach() for o in output]
+        except RuntimeError:    # legacy vmap's batched tensors have no detach
+            ctx.outputs_like = [torch.zeros_like(o) for o in output]
 
 
 def _op_setup(ctx, inputs, output):

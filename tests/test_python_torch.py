@@ -97,6 +97,29 @@ def test_forward_mode(ops):
         torch.func.jvp(lambda w: ops["smooth"](x, w), (w,), (v,))
 
 
+def test_gradcheck_batched_checks(ops):
+    """gradcheck's batched checks (torch's legacy vmap over the JVP and the VJP: a per-item op,
+    its fallback loops over) and batched cotangents of a split-mode graph (is_grads_batched,
+    torch.func.vmap and legacy vmap of autograd.grad: the combined VJP) against the direct C
+    VJP of each cotangent."""
+    from torch._vmap_internals import _vmap
+    kw = dict(check_forward_ad=True, check_batched_grad=True, check_batched_forward_grad=True)
+    sm, w = ops["smooth"], rand(5, grad=False)
+    assert torch.autograd.gradcheck(ops["norm2"], (rand(3, 6),), **kw)
+    assert torch.autograd.gradcheck(lambda x: sm(x, w), (rand(5),), **kw)
+    cu = et.op(CUBIC, source=F_SRC, lang="fortran")
+    assert torch.autograd.gradcheck(cu, (rand(3), rand(2, 4)), **kw)
+    x, vs = rand(5), rand(2, 5, grad=False)
+    expect = torch.stack([torch.from_numpy(sm.fn.vjp([x.detach().numpy(), w.numpy()],
+                                                     [v.numpy()])) for v in vs])
+    (g,) = torch.autograd.grad(sm(x, w), x, vs, is_grads_batched=True)
+    torch.testing.assert_close(g, expect, rtol=1e-14, atol=1e-15)
+    for vmap in (torch.func.vmap, _vmap):
+        y = sm(x, w)
+        (g,) = vmap(lambda v: torch.autograd.grad(y, x, v, retain_graph=True))(vs)
+        torch.testing.assert_close(g, expect, rtol=1e-14, atol=1e-15)
+
+
 @pytest.fixture(scope="module", params=["-O0", "-O2"])
 def ops2(request):
     lib = ffi.build([NORM2, SMOOTH], source=C_SRC, flags=(request.param,), order=2)
