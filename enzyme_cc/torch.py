@@ -104,12 +104,16 @@ class TorchOp:
                   "vjp": (self._vjp_vjp, self._vjp_jvp),
                   "jvp": (self._jvp_vjp, self._jvp_jvp)}
         self.function = {}
+        # split: augmented forward and reverse; direct: the primal entry on plain tensors, its
+        # call prepared by __call__
         derivs["split"] = (self._split_vjp, self._primal_jvp)
-        for kind in list(KINDS) + ["split"]:
+        derivs["direct"] = derivs["primal"]
+        special = {"split": self._split_forward,
+                   "direct": lambda c, *xs: tuple(self._run(c.pre, xs))}
+        for kind in list(KINDS) + list(special):
             back, fwd = derivs.get(kind, (self._third_order, self._third_order))
             self.function[kind] = type(f"{fn.name}_{kind}_autograd", (torch.autograd.Function,), {
-                "forward": staticmethod(self._split_forward if kind == "split" else
-                                        self._forward(kind)),
+                "forward": staticmethod(special.get(kind) or self._forward(kind)),
                 "setup_context": staticmethod(_setup),
                 "backward": staticmethod(back), "jvp": staticmethod(fwd),
                 "generate_vmap_rule": True})
@@ -138,16 +142,14 @@ class TorchOp:
             full = self.fn.plan([tuple(x.shape) for x in inputs], ints).ints
             outs = self.function["primal"].apply(_Consts(full, (), len(inputs)), *inputs)
         else:
-            if _fwad._current_level >= 0:
+            fwad = _fwad._current_level >= 0
+            if fwad or record and torch.is_grad_enabled() and not self._split_on:
+                # the primal (its jvp: the JVP entry; its backward: the combined VJP)
                 p = self.fn.prepare("primal", [x.shape for x in inputs], tuple(ints.items()))
-                outs = self._apply("primal", p.ints, (), inputs, ())
-            elif record and torch.is_grad_enabled() and self._split_on:
-                # split mode: the tape goes to backward
+                outs = self._base_apply["direct"](_Consts(p.ints, (), len(inputs), p), *inputs)
+            elif record and torch.is_grad_enabled():    # split mode: the tape goes to backward
                 p = self.fn.prepare_split([x.shape for x in inputs], tuple(ints.items()))
                 outs = self._base_apply["split"](_Consts(p.ints, (), len(inputs), p), *inputs)
-            elif record and torch.is_grad_enabled():    # the primal; backward: combined VJP
-                p = self.fn.prepare("primal", [x.shape for x in inputs], tuple(ints.items()))
-                outs = self._base_apply["primal"](_Consts(p.ints, (), len(inputs)), *inputs)
             else:                   # nothing to record: straight to C
                 p = self.fn.prepare("primal", [x.shape for x in inputs], tuple(ints.items()))
                 outs = self._run(p, inputs)
@@ -448,13 +450,13 @@ class _Tape:
 def _setup(ctx, inputs, output):
     c, *bufs = inputs
     ctx.save_for_backward(*bufs)
-    ctx.save_for_forward(*bufs)
     ctx.ints, ctx.sums, ctx.n = c.ints, c.sums, c.n
     ctx.set_materialize_grads(False)    # absent (co)tangents stay None: diff=False checks
-    if isinstance(c.pre, _Tape):        # split mode
+    if isinstance(c.pre, _Tape):        # split mode (run with no forward-AD level: no jvp)
         ctx.tape, c.pre = c.pre, None
         ctx.outputs_like = ctx.tape.outs
     else:   # shapes for absent cotangents
+        ctx.save_for_forward(*bufs)
         try:
             ctx.outputs_like = [o.detach() for o in output]
         except RuntimeError:    # legacy vmap's batched tensors have no detach
