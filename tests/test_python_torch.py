@@ -137,6 +137,9 @@ def test_second_order(ops2):
     assert torch.autograd.gradgradcheck(ops2["cubic"], (rand(3), rand(2, 4)))
     assert torch.autograd.gradgradcheck(ops2["cubic"], (rand(3), rand(4)),
                                         check_fwd_over_rev=True)
+    # its batched check (legacy vmap of the double backward: the per-item op)
+    assert torch.autograd.gradgradcheck(ops2["cubic"], (rand(3), rand(2, 4)),
+                                        check_batched_grad=True)
     x = rand(4, grad=False)
     r = x.norm()
     exact = (torch.eye(4, dtype=D) - torch.outer(x, x) / r ** 2) / r
