@@ -118,6 +118,14 @@ def main():
     rows.append(("trivial", "enzyme_cc.jax op, jit", best(lambda: f(jx).block_until_ready(), 5000)))
     g = jax.jit(lambda x: 2 * x)
     rows.append(("trivial", "jax.numpy (2 * x), jit", best(lambda: g(jx).block_until_ready(), 5000)))
+    ident = jax.jit(lambda x: x)
+    rows.append(("trivial", "jax.jit(lambda x: x)", best(lambda: ident(jx).block_until_ready(),
+                                                         5000)))
+    # the same three interleaved: medians of batches of 1000 calls (JAX's own dispatch floor)
+    jax_rows = [("enzyme_cc.jax op, jit", lambda: f(jx).block_until_ready()),
+                ("jax.numpy (2 * x), jit", lambda: g(jx).block_until_ready()),
+                ("jax.jit(lambda x: x)", lambda: ident(jx).block_until_ready())]
+    jax_med = medians([(lambda fn=fn: [fn() for _ in range(1000)]) for _, fn in jax_rows], 15)
 
     # ---- gradient of a real kernel -------------------------------------------------------------
     TIMER = time.perf_counter
@@ -177,6 +185,19 @@ def main():
            ("torch forward+backward, combined (before)", torch_combined)]
     med = [(what, *m) for (what, _), m in zip(big, medians([f for _, f in big], args.reps))]
     ref_w, ref_c = med[0][1], med[0][2]
+    # a recorded forward that is never differentiated, against the primal: measured apart (the
+    # op's calls after a dropped tape run the primal alone, until a backward; taking turns with
+    # the gradient rows would switch it every call)
+    def fwd_only():
+        tb(tp, tu, tv, steps=steps)
+
+    def fwd_no_grad():
+        with torch.no_grad():
+            tb(tp, tu, tv, steps=steps)
+    fwd = [("C: primal (ctypes)", lambda: br(p, u0, v0, steps=steps)),
+           ("torch forward, no_grad", fwd_no_grad),
+           ("torch forward, requires_grad, no backward", fwd_only)]
+    fmed = [(what, *m) for (what, _), m in zip(fwd, medians([f for _, f in fwd], args.reps))]
 
     width = max(len(r[1]) for r in rows)
     for case, what, t in rows:
@@ -187,6 +208,14 @@ def main():
     for what, w, c in med:
         print(f"  {what:42s} {w * 1e3:9.3f} ms {w / ref_w:6.3f}x   {c * 1e3:9.3f} ms "
               f"{c / ref_c:6.3f}x")
+    print("  (ratios to the C primal)")
+    for what, w, c in fmed:
+        print(f"  {what:42s} {w * 1e3:9.3f} ms {w / fmed[0][1]:6.3f}x   {c * 1e3:9.3f} ms "
+              f"{c / fmed[0][2]:6.3f}x")
+    print("\ntrivial jitted JAX calls, medians of 15 interleaved batches of 1000 (wall, calling "
+          "thread CPU)")
+    for (what, _), (w, c) in zip(jax_rows, jax_med):
+        print(f"  {what:42s} {w * 1e3:9.3f} us           {c * 1e3:9.3f} us")
 
 
 if __name__ == "__main__":

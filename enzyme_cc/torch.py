@@ -21,6 +21,7 @@ _DTYPES = {"float64": torch.float64, "float32": torch.float32}
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _C = torch._C
 _is_wrapped = _C._functorch.is_functorch_wrapped_tensor
+_is_legacy = _C._functorch.is_legacy_batchedtensor
 _BASE_APPLY = _C._FunctionBase.__dict__["apply"]
 _OPS = {}
 
@@ -73,9 +74,13 @@ class TorchOp:
         self.fn, self.sig = fn, fn.sig
         self._int_names = tuple(a.name for a in self.sig.ints)
         self._in_dtypes = [_DTYPES[a.dtype] for a in self.sig.inputs]
-        self._impls = {}
+        self._impls, self._items = {}, {}
+        # whether a recorded call runs split mode: cleared when a split-mode graph is dropped
+        # without a backward (its tape then costs a reverse pass), so later recorded calls run
+        # the primal alone; set again by a backward of such a call (the combined VJP)
+        self._split_on = True
         tag = hashlib.sha256(repr((fn.path, fn.sig.key())).encode()).hexdigest()[:12]
-        base = f"enzyme_cc::{fn.name}_{tag}"
+        self._base = base = f"enzyme_cc::{fn.name}_{tag}"
         # one custom op per entry point (opaque to torch.compile), all with one schema:
         # (inputs, seeds, ints, sum_lead) -> results (sum_lead as ints: jit.trace takes no
         # bool lists)
@@ -99,12 +104,16 @@ class TorchOp:
                   "vjp": (self._vjp_vjp, self._vjp_jvp),
                   "jvp": (self._jvp_vjp, self._jvp_jvp)}
         self.function = {}
+        # split: augmented forward and reverse; direct: the primal entry on plain tensors, its
+        # call prepared by __call__
         derivs["split"] = (self._split_vjp, self._primal_jvp)
-        for kind in list(KINDS) + ["split"]:
+        derivs["direct"] = derivs["primal"]
+        special = {"split": self._split_forward,
+                   "direct": lambda c, *xs: tuple(self._run(c.pre, xs))}
+        for kind in list(KINDS) + list(special):
             back, fwd = derivs.get(kind, (self._third_order, self._third_order))
             self.function[kind] = type(f"{fn.name}_{kind}_autograd", (torch.autograd.Function,), {
-                "forward": staticmethod(self._split_forward if kind == "split" else
-                                        self._forward(kind)),
+                "forward": staticmethod(special.get(kind) or self._forward(kind)),
                 "setup_context": staticmethod(_setup),
                 "backward": staticmethod(back), "jvp": staticmethod(fwd),
                 "generate_vmap_rule": True})
@@ -133,9 +142,11 @@ class TorchOp:
             full = self.fn.plan([tuple(x.shape) for x in inputs], ints).ints
             outs = self.function["primal"].apply(_Consts(full, (), len(inputs)), *inputs)
         else:
-            if _fwad._current_level >= 0:
+            fwad = _fwad._current_level >= 0
+            if fwad or record and torch.is_grad_enabled() and not self._split_on:
+                # the primal (its jvp: the JVP entry; its backward: the combined VJP)
                 p = self.fn.prepare("primal", [x.shape for x in inputs], tuple(ints.items()))
-                outs = self._apply("primal", p.ints, (), inputs, ())
+                outs = self._base_apply["direct"](_Consts(p.ints, (), len(inputs), p), *inputs)
             elif record and torch.is_grad_enabled():    # split mode: the tape goes to backward
                 p = self.fn.prepare_split([x.shape for x in inputs], tuple(ints.items()))
                 outs = self._base_apply["split"](_Consts(p.ints, (), len(inputs), p), *inputs)
@@ -187,9 +198,30 @@ class TorchOp:
         if plain or (plain is None and _plain((*inputs, *seeds))):
             try:
                 return self._impl(kind)(inputs, seeds, ints, sums)
-            except _NoStorage:
-                pass
+            except _NoStorage:  # gradcheck's legacy vmap: its per-item loop over the items op
+                return self._items_op(kind)(*inputs, *seeds, list(ints), [int(x) for x in sums])
         return self.ops[kind](list(inputs), list(seeds), list(ints), [int(x) for x in sums])
+
+    def _items_op(self, kind):
+        """Entry point `kind` as a custom op on single tensors (no tensor lists): torch's legacy
+        vmap (gradcheck's check_batched_grad and check_batched_forward_grad) has no batching
+        rule for a custom op, and its fallback, a loop calling the op on each item, refuses
+        tensor lists."""
+        if kind not in self._items:
+            groups = {"outputs": self.sig.outputs, "diff": self.sig.diff_inputs}
+            ni = len(self.sig.inputs)
+            n = ni + sum(len(groups[g]) for g in KINDS[kind][0])
+            impl, nres = self._impl(kind), len(groups[KINDS[kind][1]])
+
+            def items(*a):      # (a schema's one-tensor tuple is that tensor)
+                r = impl(a[:ni], a[ni:n], a[n], a[n + 1])
+                return tuple(r) if nres > 1 else r[0]
+            args = "".join(f"Tensor b{i}, " for i in range(n))
+            op = torch.library.custom_op(
+                f"{self._base}_{kind}_items", items, mutates_args=(),
+                schema=f"({args}int[] ints, int[] sum_lead) -> ({', '.join(['Tensor'] * nres)})")
+            self._items[kind] = op if nres > 1 else (lambda *a: (op(*a),))
+        return self._items[kind]
 
     def _forward(self, kind):
         # (c.pre: the result, already computed by a split-mode reverse)
@@ -209,7 +241,7 @@ class TorchOp:
         nout = len(self.sig.outputs)
         outs = res[:nout]
         nd = nout + len(self.sig.diff_inputs)
-        c.pre = _Tape(self.fn.run, p, ptrs, bufs, [o.detach() for o in outs], res[nout:nd],
+        c.pre = _Tape(self, p, ptrs, bufs, [o.detach() for o in outs], res[nout:nd],
                       res[nd:], tape)
         return tuple(outs)
 
@@ -219,7 +251,11 @@ class TorchOp:
         xs, _ = _split(ctx)     # (checks that no input changed in place)
         self._diff_only(ctx.needs_input_grad[1:], "gradient")
         tape, ctx.tape = ctx.tape, None
-        if tape is None or not tape.unchanged():
+        seeds = [c for c in cts if c is not None]
+        # batched cotangents (a vmap of the backward, is_grads_batched, gradcheck's legacy
+        # vmap) take the combined VJP, whose ops have vmap rules; the tape's shadows are one item
+        if tape is None or not tape.unchanged() or not _plain(seeds) or \
+                any(map(_is_legacy, seeds)):
             if tape is not None:
                 tape.discard()
             return self._primal_vjp(ctx, *cts)
@@ -271,6 +307,7 @@ class TorchOp:
         return tuple(_no_lead(x, a) for a, x in zip(self.sig.diff_inputs, xs))
 
     def _primal_vjp(self, ctx, *cts):
+        self._split_on = True   # gradients are wanted: recorded calls keep their tapes again
         xs, _ = _split(ctx)
         self._diff_only(ctx.needs_input_grad[1:], "gradient")
         cts = self._zeros(cts, ctx.outputs_like)
@@ -369,11 +406,12 @@ class _Tape:
     """One split-mode forward's tapes (a header per batch item), the shadows its augmented
     forward was given and the buffers it ran on (kept alive: the reverse gets the same
     pointers). The reverse runs once: for the backward, else when the graph is dropped (with
-    zero cotangents, which frees the tapes and what the forward kept for the reverse)."""
-    __slots__ = ("run", "prep", "ptrs", "keep", "outs", "din", "dout", "versions")
+    zero cotangents, which frees the tapes and what the forward kept for the reverse: the only
+    way to free them, so the op then stops keeping tapes, see TorchOp._split_on)."""
+    __slots__ = ("op", "prep", "ptrs", "keep", "outs", "din", "dout", "versions")
 
-    def __init__(self, run, prep, ptrs, inputs, outs, din, dout, tape):
-        self.run, self.prep, self.ptrs, self.din, self.dout = run, prep, ptrs, din, dout
+    def __init__(self, op, prep, ptrs, inputs, outs, din, dout, tape):
+        self.op, self.prep, self.ptrs, self.din, self.dout = op, prep, ptrs, din, dout
         # the outputs detached (the outputs themselves would make a cycle through their
         # grad_fn and the ctx holding this)
         self.keep, self.outs = (inputs, tape), outs
@@ -397,12 +435,13 @@ class _Tape:
 
     def _run(self):
         ptrs, self.ptrs = self.ptrs, None
-        self.run(self.prep.reverse, ptrs)
+        self.op.fn.run(self.prep.reverse, ptrs)
         self.keep = self.outs = self.din = self.dout = None
 
     def __del__(self):
         if self.ptrs is not None:
             try:
+                self.op._split_on = False
                 self.discard()
             except Exception:   # interpreter shutdown: the library may be gone
                 pass
@@ -411,14 +450,17 @@ class _Tape:
 def _setup(ctx, inputs, output):
     c, *bufs = inputs
     ctx.save_for_backward(*bufs)
-    ctx.save_for_forward(*bufs)
     ctx.ints, ctx.sums, ctx.n = c.ints, c.sums, c.n
     ctx.set_materialize_grads(False)    # absent (co)tangents stay None: diff=False checks
-    if isinstance(c.pre, _Tape):        # split mode
+    if isinstance(c.pre, _Tape):        # split mode (run with no forward-AD level: no jvp)
         ctx.tape, c.pre = c.pre, None
         ctx.outputs_like = ctx.tape.outs
-    else:
-        ctx.outputs_like = [o.detach() for o in output]     # shapes for absent cotangents
+    else:   # shapes for absent cotangents
+        ctx.save_for_forward(*bufs)
+        try:
+            ctx.outputs_like = [o.detach() for o in output]
+        except RuntimeError:    # legacy vmap's batched tensors have no detach
+            ctx.outputs_like = [torch.zeros_like(o) for o in output]
 
 
 def _op_setup(ctx, inputs, output):

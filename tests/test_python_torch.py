@@ -97,6 +97,29 @@ def test_forward_mode(ops):
         torch.func.jvp(lambda w: ops["smooth"](x, w), (w,), (v,))
 
 
+def test_gradcheck_batched_checks(ops):
+    """gradcheck's batched checks (torch's legacy vmap over the JVP and the VJP: a per-item op,
+    its fallback loops over) and batched cotangents of a split-mode graph (is_grads_batched,
+    torch.func.vmap and legacy vmap of autograd.grad: the combined VJP) against the direct C
+    VJP of each cotangent."""
+    from torch._vmap_internals import _vmap
+    kw = dict(check_forward_ad=True, check_batched_grad=True, check_batched_forward_grad=True)
+    sm, w = ops["smooth"], rand(5, grad=False)
+    assert torch.autograd.gradcheck(ops["norm2"], (rand(3, 6),), **kw)
+    assert torch.autograd.gradcheck(lambda x: sm(x, w), (rand(5),), **kw)
+    cu = et.op(CUBIC, source=F_SRC, lang="fortran")
+    assert torch.autograd.gradcheck(cu, (rand(3), rand(2, 4)), **kw)
+    x, vs = rand(5), rand(2, 5, grad=False)
+    expect = torch.stack([torch.from_numpy(sm.fn.vjp([x.detach().numpy(), w.numpy()],
+                                                     [v.numpy()])) for v in vs])
+    (g,) = torch.autograd.grad(sm(x, w), x, vs, is_grads_batched=True)
+    torch.testing.assert_close(g, expect, rtol=1e-14, atol=1e-15)
+    for vmap in (torch.func.vmap, _vmap):
+        y = sm(x, w)
+        (g,) = vmap(lambda v: torch.autograd.grad(y, x, v, retain_graph=True))(vs)
+        torch.testing.assert_close(g, expect, rtol=1e-14, atol=1e-15)
+
+
 @pytest.fixture(scope="module", params=["-O0", "-O2"])
 def ops2(request):
     lib = ffi.build([NORM2, SMOOTH], source=C_SRC, flags=(request.param,), order=2)
@@ -114,6 +137,9 @@ def test_second_order(ops2):
     assert torch.autograd.gradgradcheck(ops2["cubic"], (rand(3), rand(2, 4)))
     assert torch.autograd.gradgradcheck(ops2["cubic"], (rand(3), rand(4)),
                                         check_fwd_over_rev=True)
+    # its batched check (legacy vmap of the double backward: the per-item op)
+    assert torch.autograd.gradgradcheck(ops2["cubic"], (rand(3), rand(2, 4)),
+                                        check_batched_grad=True)
     x = rand(4, grad=False)
     r = x.norm()
     exact = (torch.eye(4, dtype=D) - torch.outer(x, x) / r ** 2) / r
@@ -261,7 +287,9 @@ def test_split_mode(ops, monkeypatch):
     gradients equal the direct C VJP and central differences (batched, a shared parameter,
     two outputs); each tape is reversed exactly once: by the backward, or when the graph is
     dropped without one; a second backward of a retained graph runs the combined VJP; an
-    output changed in place since the forward falls back to it too."""
+    output changed in place since the forward falls back to it too. After a dropped tape the
+    next recorded calls run the primal alone (a forward that is never differentiated costs no
+    reverse pass), until one of them is differentiated (the combined VJP)."""
     import gc
     sm, af, w = ops["smooth"], ops["affine"], rand(5, grad=False)
     runs = _count_runs(monkeypatch, sm.fn)
@@ -287,12 +315,21 @@ def test_split_mode(ops, monkeypatch):
     y = sm(x, w)
     del y
     assert runs == {"augfwd": 2, "reverse": 2, "vjp": 2}
+    # so the next recorded calls run the primal only, and a backward the combined VJP
+    for _ in range(3):
+        y = sm(x, w)
+    assert y.requires_grad and runs == {"augfwd": 2, "reverse": 2, "vjp": 2, "primal": 3}
+    torch.testing.assert_close(y, sm(x.detach(), w), rtol=0, atol=0)
+    (g5,) = torch.autograd.grad(y, x, ct)
+    torch.testing.assert_close(g5, g, rtol=1e-14, atol=0)
+    assert runs == {"augfwd": 2, "reverse": 2, "vjp": 3, "primal": 4}
+    # after which recorded calls keep their tapes again
     # an output changed in place: the combined VJP (from the saved inputs) and the tape freed
     y = sm(x, w)
     y.mul_(3)
     (g4,) = torch.autograd.grad(y, x, ct)
     torch.testing.assert_close(g4, 3 * g, rtol=1e-14, atol=0)
-    assert runs == {"augfwd": 3, "reverse": 3, "vjp": 3}
+    assert runs == {"augfwd": 3, "reverse": 3, "vjp": 4, "primal": 4}
     # a batched input sharing a parameter, two float32 outputs, an unused output
     a, b = rand(4, dtype=torch.float32), rand(2, 4, dtype=torch.float32)
     ys, s = af(a, b)
@@ -310,10 +347,10 @@ def _rss():
         return int(f.read().split()[1]) * __import__("os").sysconf("SC_PAGE_SIZE")
 
 
-def test_split_mode_frees_tapes(ops):
+def test_split_mode_frees_tapes(ops, monkeypatch):
     """1000 recorded calls of a kernel with a heap temporary (whose block and shadow the
-    reverse frees) without a backward, and 1000 with one: RSS stays flat (each tape would keep
-    ~0.5 MB)."""
+    reverse frees) without a backward, each followed by one with a backward (so each runs split
+    mode), and 1000 with one: RSS stays flat (each tape would keep ~0.5 MB)."""
     n = 20000
     sm, w = ops["smooth"], rand(n, grad=False)
     x = rand(n)
@@ -321,8 +358,11 @@ def test_split_mode_frees_tapes(ops):
         sm(x, w)
         sm(x, w).sum().backward()
     before = _rss()
+    runs = _count_runs(monkeypatch, sm.fn)
     for _ in range(1000):
         sm(x, w)
+        sm(x, w).sum().backward()
+    assert runs == {"augfwd": 1000, "reverse": 1000, "primal": 1000, "vjp": 1000}
     for _ in range(1000):
         sm(x, w).sum().backward()
     grown = _rss() - before
