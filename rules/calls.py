@@ -145,6 +145,10 @@ def _fwd_call(ctx, inst, before):
     if kind.startswith("omp") and before:
         from enzyme_cc.ad.openmp import forward_call
         return forward_call(ctx, inst, kind)
+    if before and synth.mode == "combined" and (inst.callee or "").startswith("@llvm.lifetime."):
+        # the reverse sweep (a fixed point's too) still reads the primal's locals: their
+        # lifetime ends with the gradient, or stack colouring lays other objects over them
+        return False
     if before and synth.mode == "split" and (inst.callee or "").startswith("@llvm.lifetime.") \
             and inst.ops:
         from enzyme_cc.ad.fixed_point import reverse_reads_alloca

@@ -366,22 +366,14 @@ class Synth(TapeRecords):
         for b in blocks:
             start = len(fwd_lines)
             fwd_lines.append(f"{self.r(b.label)[1:]}:")
-            ctx = FwdCtx(self, b, fwd_lines)
-            ctx.after_phis = []            # slot stores wait until the phi group is complete
-            early = []
             if b is entry:
                 fwd_lines.extend(self._adjoint_allocas(act_vals, combined=self.mode == "combined"))
                 fwd_lines.extend(prologue)
-                # the primal's fixed-size allocas before the tape's start: once that is inlined
-                # (it branches) they would sit in a later block, where LLVM treats them as
-                # dynamic and jump threading can leave their lifetime markers on a phi
-                early = [i for i in b.insts if i.op == "alloca" and
-                         all(not o.is_local for o in i.ops)]
-                for inst in early:
-                    self._forward_inst(ctx, inst)
                 if self.mode == "combined":
                     fwd_lines.append(f"{self.tape} = alloca {TAPE_TY}")
                     fwd_lines.append(f"call void @__enzyme_cc_tape_start(ptr {self.tape})")
+            ctx = FwdCtx(self, b, fwd_lines)
+            ctx.after_phis = []            # slot stores wait until the phi group is complete
             lp = self.loops.get(b.label)
             if lp is not None:
                 h = self.r(b.label)[1:]
@@ -409,8 +401,7 @@ class Synth(TapeRecords):
                 if inst.op != "phi" and ctx.after_phis:
                     fwd_lines.extend(ctx.after_phis)
                     ctx.after_phis = []
-                if not any(inst is e for e in early):
-                    self._forward_inst(ctx, inst)
+                self._forward_inst(ctx, inst)
             fwd_lines.extend(ctx.after_phis)
             for lp in self.loops.values():
                 h = self.r(lp.header)[1:]
