@@ -27,6 +27,7 @@ def lane_hazard(synth) -> str | None:
     from .checkpoint import is_wrapper
     ckpt = {i.line for i in synth.fn.insts() if i.op == "call" and is_wrapper(i.callee)}
     from .activity import has_shadow_type
+    from .typeinfo import copy_ranges
     for plan in synth.plan.values():
         for (kind, v), how in plan:
             if kind == "ctape" and v not in ckpt:    # a checkpointed loop's run is reversed again
@@ -43,9 +44,11 @@ def lane_hazard(synth) -> str | None:
             return f"a pointer stored into memory with a shadow ({inst})"
         if inst.op in ("call", "invoke") and kind_of(synth.gen, inst) == "memcpy" and \
                 len(inst.ops) >= 3 and inst.ops[0].value in synth.act.shadowed and \
-                inst.ops[1].value in synth.act.shadowed and \
-                any(k == "ptr" for _, _, k in synth.gen.copy_ranges(synth, inst)):
-            return f"pointers copied into memory with a shadow ({inst})"
+                inst.ops[1].value in synth.act.shadowed:
+            # (not gen.copy_ranges: an unknown type here is a hazard, not an error of its own)
+            ranges = copy_ranges(synth.gen.module, synth.fn, inst, synth.types) or [(0, 0, None)]
+            if any(k in ("ptr", None) for _, _, k in ranges):
+                return f"pointers copied into memory with a shadow ({inst})"
         if inst.op in ("call", "invoke") and inst.callee:
             kind = kind_of(synth.gen, inst)
             involved = any(o.value in synth.act.shadowed or o.value in synth.act.active
