@@ -6,7 +6,8 @@ embedded bitcode), then link twice:
   <name>        the default pipeline (optimize, differentiate, optimize), linked with -v so that
                 each stage's time is printed (`enzyme-cc: differentiate: 0.123s`)
   <name>-ref    the same objects linked with ENZYME_CC_PREOPT=0 (the paper's "Ref": AD before
-                optimization)
+                optimization); a benchmark's `ref_defines` recompile its main source for this
+                link only (Euler/RK4: without the reverse vector variant, which Ref refuses)
   <name>-noad   only when the first link fails: the program without its enzyme-cc variant
                 (-DBENCH_NO_ENZYME, no marker calls: a plain link), so that the primal, finite
                 differences and ADOL-C still run
@@ -152,7 +153,7 @@ def compile_key(bench: Bench, flags: list[str]) -> str:
     """Objects depend on the sources, the flags and enzyme-cc's compile step (the top-level
     modules of enzyme_cc), not on the AD core: core changes relink without recompiling."""
     h = hashlib.sha256()
-    h.update(json.dumps([bench.main, bench.adolc, flags]).encode())
+    h.update(json.dumps([bench.main, bench.adolc, flags, bench.ref_defines]).encode())
     for f in sorted(os.listdir(SRC)):
         with open(os.path.join(SRC, f), "rb") as fh:
             h.update(f.encode())
@@ -279,7 +280,14 @@ def build(bench: Bench, rebuild: bool = False, log=print) -> Build:
             f.write(ckey)
     res.enzyme = _link(bench, objs, os.path.join(d, bench.name), libs, {},
                        os.path.join(d, "link-enzyme.log"))
-    res.ref = _link(bench, objs, os.path.join(d, bench.name + "-ref"), libs,
+    ref_objs = objs
+    if bench.ref_defines:     # the Ref binary leaves out variants its pipeline refuses
+        ref_o = os.path.join(d, "main-ref.o")
+        rc, text, _ = _run([drv, *main_flags, *[f"-D{x}" for x in bench.ref_defines], "-c",
+                            os.path.join(SRC, bench.main), "-o", ref_o],
+                           os.path.join(d, "compile-ref.log"))
+        ref_objs = [ref_o] + objs[1:] if rc == 0 else objs
+    res.ref = _link(bench, ref_objs, os.path.join(d, bench.name + "-ref"), libs,
                     {"ENZYME_CC_PREOPT": "0"}, os.path.join(d, "link-ref.log"))
     if not res.enzyme.ok:
         noad_o = os.path.join(d, "main-noad.o")

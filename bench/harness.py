@@ -19,7 +19,7 @@ from .runner import run_binary, run_selfcheck
 RESULTS = os.path.join(suite.HERE, "results")
 VARIANTS = ["primal", "enzyme", "ref", "adolc", "fd"]
 LABEL = {"primal": "primal", "enzyme": "enzyme-cc", "ref": "Ref", "adolc": "ADOL-C",
-         "fd": "FD"}
+         "fd": "FD", "enzyme-fwd2": "fwd w=2", "enzyme-rev2": "rev w=2"}
 
 MODES = {
     #         reps  min-time  timeout  FD budget  guard budget  max-call
@@ -80,7 +80,7 @@ def run_suite(benches, builds, mode: str, opts) -> list[dict]:
             ngrad = None
             primal_t = None
             primal_value = None
-            for v in VARIANTS:
+            for v in VARIANTS + bench.vector:
                 if v == "adolc" and not bench.adolc:
                     continue
                 rec = {"bench": bench.name, "case": case.label, "variant": v}
@@ -160,7 +160,7 @@ def _binary_for(b: builder.Build, v: str) -> tuple[str, str]:
         return "", b.skipped
     if b.compile_error:
         return "", "compile error: " + b.compile_error
-    if v == "enzyme":
+    if v == "enzyme" or v.startswith("enzyme-"):      # the vector variants live there too
         return (b.enzyme.binary, "") if b.enzyme.ok else ("", _link_msg(b.enzyme))
     if v == "ref":
         return (b.ref.binary, "") if b.ref.ok else ("", _link_msg(b.ref))
@@ -264,6 +264,24 @@ def tables(benches, builds, runs, mode) -> tuple[str, dict]:
                                for v, ts in per_variant.items()}
     out = [f"Per input: median seconds per call ({mode} mode; * = a single call, over the "
            f"--max-call limit)", render(rows, header)]
+
+    # the vector-mode variants: the same Jacobian in one call, beside the headline's two sweeps
+    rows = []
+    for bench in benches:
+        for case in bench.cases[mode] if bench.vector else ():
+            rec = {v: by.get((bench.name, case.label, v)) for v in ["primal", "enzyme"] +
+                   bench.vector}
+            rows.append([bench.title, case.label] + [cell(r, notes) for r in rec.values()] +
+                        [ratio(rec[v], rec["primal"]) for v in ["enzyme"] + bench.vector])
+    if rows:
+        vec = [v for b in benches for v in b.vector]
+        vec = sorted(set(vec), key=vec.index)
+        out += ["", "Vector modes: the whole Jacobian in one call (enzyme-cc = one reverse sweep "
+                "per output, as above; fwd/rev w=2: one __enzyme_fwddiff / __enzyme_autodiff "
+                "call with enzyme_width 2)",
+                render(rows, ["benchmark", "input", "primal", "enzyme-cc"] +
+                       [LABEL[v] for v in vec] + ["grad/primal"] +
+                       [f"{LABEL[v]}/primal" for v in vec])]
 
     # Table 1: geometric mean over the inputs where every input ran
     t1 = []

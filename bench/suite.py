@@ -60,6 +60,10 @@ class Bench:
     # quadratic guard: estimate a case's time from the previous one as (size ratio)^2
     guard_exponent: float = 0
     figure1: bool = False                      # the norm scaling table, not Table 1
+    # extra enzyme-cc variants of the default binary (vector modes), in their own table
+    vector: list[str] = field(default_factory=list)
+    # defines of the Ref binary's main object only: vector variants that the Ref pipeline refuses
+    ref_defines: list[str] = field(default_factory=list)
     cases: dict = field(default_factory=dict)  # mode -> list[Case]
 
     @property
@@ -104,6 +108,13 @@ def _norm(n: int, check: int = 0) -> Case:
     return Case(f"N={n:.0e}".replace("e+0", "e"), [str(n)], size=n, check=check)
 
 
+# the 2x2 Jacobian in one vector-mode call (bench/src/ode.cpp): forward mode, width 2 (no
+# tape), and reverse mode, width 2 (one forward sweep, the reverse sweep once per lane); the
+# Ref pipeline refuses the latter on Odeint (unoptimized code spills the pointer arguments, so
+# the forward sweep keeps lane 0's shadow pointers), so the Ref binary is built without it
+ODE_VECTOR = ["enzyme-fwd2", "enzyme-rev2"]
+
+
 def benchmarks() -> list[Bench]:
     return [
         Bench("gmm", "GMM", "gmm.cpp", "gmm_adolc.cpp", needs=["adolc"],
@@ -125,12 +136,14 @@ def benchmarks() -> list[Bench]:
                      "quick": [_lstm(2, 1024)],
                      "full": [_lstm(2, 1024), _lstm(4, 1024), _lstm(2, 4096), _lstm(4, 4096)]}),
         Bench("euler", "Euler", "ode.cpp", "ode_adolc.cpp", defines=["ODE_RK4=0"],
-              needs=["boost", "adolc"], fd_cost=lambda n: 2 * n,
+              needs=["boost", "adolc"], fd_cost=lambda n: 2 * n, vector=ODE_VECTOR,
+              ref_defines=["BENCH_NO_REVERSE_VECTOR"],
               cases={"test": [Case("100 steps", ["100"], size=100)],
                      "quick": [_steps(10 ** 4)],
                      "full": [_steps(10 ** 4), _steps(10 ** 5), _steps(10 ** 6)]}),
         Bench("rk4", "RK4", "ode.cpp", "ode_adolc.cpp", defines=["ODE_RK4=1"],
-              needs=["boost", "adolc"], fd_cost=lambda n: 2 * n,
+              needs=["boost", "adolc"], fd_cost=lambda n: 2 * n, vector=ODE_VECTOR,
+              ref_defines=["BENCH_NO_REVERSE_VECTOR"],
               cases={"test": [Case("100 steps", ["100"], size=100)],
                      "quick": [_steps(10 ** 4)],
                      "full": [_steps(10 ** 4), _steps(10 ** 5), _steps(10 ** 6)]}),

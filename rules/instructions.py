@@ -503,14 +503,27 @@ def _fwd_alloca(ctx, inst, before):
     if synth.mode == "split":
         ctx.emit(f"{s} = call ptr @calloc(i64 1, i64 {nbytes})")
         synth.gen.declare_raw("@calloc", "declare noalias ptr @calloc(i64, i64)")
+        if _reversed_again(ctx, inst):
+            from .calls import defer_free
+            defer_free(ctx, "null", s)
     else:
         cnt = f", {count.ty} {ctx.p(count.value) if count.is_local else count.value}" if count else ""
         ctx.emit(f"{s} = alloca {inst.src_ty}{cnt}, align 16")
         synth.gen.zero_memory(ctx.emit, s, nbytes)
 
 
+def _reversed_again(ctx, inst) -> bool:
+    """A fixed-size local's shadow in a split pair whose reverse runs more than once on one tape
+    (reverse vector mode, enzyme_nofree): it lives until the tape is freed, and each reverse
+    zeroes it at the end, as the forward sweep made it (reverse_vector.local_shadow)."""
+    return ctx.gen().in_multi and not inst.ops
+
+
 @reverse("alloca")
 def _rev_alloca(ctx, inst, d):
     if ctx.synth.mode == "split" and ctx.shadowed(inst.name):
+        if _reversed_again(ctx, inst):
+            ctx.gen().zero_memory(ctx.emit, ctx.s(inst.name), _alloca_bytes(ctx, inst))
+            return
         ctx.emit(f"call void @free(ptr {ctx.s(inst.name)})")
         ctx.gen().declare_raw("@free", "declare void @free(ptr)")

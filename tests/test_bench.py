@@ -84,3 +84,24 @@ def test_tables_show_every_failure_kind():
     assert "crash" in text and "timeout" in text
     assert "cannot differentiate" in text          # the footnote keeps the message
     assert summary["gmm"]["enzyme"] is None
+
+
+def test_vector_mode_table():
+    """Euler's vector-mode variants get their own table with a grad/primal each; the headline
+    enzyme-cc column and Table 1 keep the two-sweep reverse Jacobian."""
+    bench = BENCHES["euler"]
+    assert bench.vector == ["enzyme-fwd2", "enzyme-rev2"]
+    ok = builder.Link(ok=True, binary="x", stages={"differentiate": 0.1})
+    b = builder.Build("euler", ok=True, adolc=False, enzyme=ok, ref=ok)
+    label = bench.cases["quick"][0].label
+    times = {"primal": 1.0, "enzyme": 4.4, "ref": 9.0, "enzyme-fwd2": 1.1}
+    runs = [{"bench": "euler", "case": label, "variant": v, "status": "ok", "median": t}
+            for v, t in times.items()]
+    runs.append({"bench": "euler", "case": label, "variant": "enzyme-rev2", "status": "WRONG",
+                 "message": "WRONG GRADIENT: entry 1 is 0, finite differences give 2"})
+    text, summary = harness.tables([bench], {"euler": b}, runs, "quick")
+    vec = text.split("Vector modes", 1)[1].split("\n\n", 1)[0]
+    row = next(line for line in vec.splitlines() if line.startswith("Euler"))
+    assert row.split()[-3:] == ["4.4", "1.1", "-"], row       # grad/primal of each variant
+    assert "WRONG GRADIENT" in row
+    assert summary["euler"]["enzyme"] == 4.4                   # the headline: two sweeps

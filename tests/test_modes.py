@@ -11,7 +11,7 @@ import pytest
 from conftest import run, floats
 
 HERE = os.path.join(os.path.dirname(__file__), "modes")
-PROGRAMS = ["forward.c", "hvp.c", "hvp_repeat.c", "hvp_vector_reverse.c", "higher_order.c", "saddle.cpp", "particle.cpp", "split.c", "split_allocated.c", "nofree_heap.c", "vector.c", "vector_calls.c", "vector_indirect.c", "indirect.c", "cxx_api.cpp", "cxx_api_refs.cpp", "width_dupnoneed.c", "registrations.c", "allocation_like.c", "global_shadow.c", "global_shadow.cpp", "cxx_sret.cpp"]
+PROGRAMS = ["forward.c", "hvp.c", "hvp_repeat.c", "hvp_vector_reverse.c", "higher_order.c", "saddle.cpp", "particle.cpp", "split.c", "split_allocated.c", "nofree_heap.c", "nofree_local.c", "vector.c", "vector_calls.c", "vector_indirect.c", "indirect.c", "cxx_api.cpp", "cxx_api_refs.cpp", "width_dupnoneed.c", "registrations.c", "allocation_like.c", "global_shadow.c", "global_shadow.cpp", "cxx_sret.cpp"]
 
 
 def _pairs(out: str):
@@ -47,7 +47,7 @@ def test_mode_program(tmp_path, prog, opt):
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 @pytest.mark.parametrize("prog", ["hvp_repeat.c", "global_shadow.c", "cxx_sret.cpp", "higher_order.c",
-                                  "particle.cpp"])
+                                  "particle.cpp", "nofree_local.c"])
 def test_mode_program_valgrind(tmp_path, prog, opt):
     """Repeated higher-order derivative calls (to 4th order: the shadows of blocks an inner
     derivative defers freeing go with them), contexts of global shadows (heap shadow blocks,

@@ -1,5 +1,8 @@
 /* Euler / RK4 benchmarks (Boost.Odeint): the Jacobian of the final state w.r.t. the initial
-   state (2 x 2, one reverse sweep per output), J[2r + c] = d x_r(1) / d x0_c.
+   state (2 x 2), J[2r + c] = d x_r(1) / d x0_c. Variants: "enzyme" (the headline: one scalar
+   reverse sweep per output), "enzyme-fwd2" (one __enzyme_fwddiff call with enzyme_width 2: a
+   column per lane, no tape), "enzyme-rev2" (one __enzyme_autodiff call with enzyme_width 2: a
+   row per lane; left out with -DBENCH_NO_REVERSE_VECTOR, as the Ref binary is built).
    Built twice: -DODE_RK4=0 (euler) and -DODE_RK4=1 (rk4), so that one failing does not take
    the other down.
    usage: euler|rk4 STEPS [driver options, see bench.h] */
@@ -9,7 +12,11 @@
 #include <boost/assert/source_location.hpp>
 
 #ifndef BENCH_NO_ENZYME
-extern "C" { BENCH_DEFINE_MARKERS }
+extern "C" {
+BENCH_DEFINE_MARKERS
+int enzyme_width;
+void __enzyme_fwddiff(void *, ...);
+}
 #endif
 #ifdef BENCH_HAVE_ADOLC
 int ode_adolc_jacobian(int rk4, const double *x0, int steps, double *J);
@@ -32,6 +39,15 @@ typedef ode_rk4<double> Stepper;
 typedef ode_euler<double> Stepper;
 #endif
 static const int rk4 = ODE_RK4;
+#ifndef BENCH_NO_ENZYME
+#ifndef BENCH_NO_REVERSE_VECTOR
+#define BENCH_V_ODE_VECTOR "enzyme-fwd2,enzyme-rev2,"
+#else
+#define BENCH_V_ODE_VECTOR "enzyme-fwd2,"
+#endif
+#else
+#define BENCH_V_ODE_VECTOR ""
+#endif
 static int steps;
 static double x0[2] = {1.0, 1.0};
 static double J[4];
@@ -61,6 +77,25 @@ static int gradient(const char *v) {
     }
     return 0;
   }
+  if (!strcmp(v, "enzyme-fwd2")) {
+    /* one forward vector pass, width 2: lane c seeds dx0 = e_c and yields column c of J */
+    double dx[2][2] = {{1, 0}, {0, 1}}, dout[2][2], out[2];
+    __enzyme_fwddiff((void *)ode_final<double, Stepper>, enzyme_width, 2, enzyme_dup, x0, dx[0],
+                     dx[1], enzyme_dupnoneed, out, dout[0], dout[1], enzyme_const, steps);
+    for (int r = 0; r < 2; r++)
+      for (int c = 0; c < 2; c++) J[2 * r + c] = dout[c][r];
+    return 0;
+  }
+#ifndef BENCH_NO_REVERSE_VECTOR
+  if (!strcmp(v, "enzyme-rev2")) {
+    /* one reverse vector pass, width 2: lane r seeds dout = e_r and yields row r of J */
+    double dout[2][2] = {{1, 0}, {0, 1}}, out[2];
+    for (int i = 0; i < 4; i++) J[i] = 0;
+    __enzyme_autodiff((void *)ode_final<double, Stepper>, enzyme_width, 2, enzyme_dup, x0, &J[0],
+                      &J[2], enzyme_dupnoneed, out, dout[0], dout[1], enzyme_const, steps);
+    return 0;
+  }
+#endif
 #endif
 #ifdef BENCH_HAVE_ADOLC
   if (!strcmp(v, "adolc")) return ode_adolc_jacobian(rk4, x0, steps, J);
@@ -97,7 +132,7 @@ int main(int argc, char **argv) {
   snprintf(b.input, sizeof b.input, "steps=%d", steps);
   b.ngrad = 4;
   b.grad = J;
-  b.variants = BENCH_VARIANTS("");
+  b.variants = BENCH_VARIANTS(BENCH_V_ODE_VECTOR);
   b.primal = primal;
   b.gradient = gradient;
   b.fd_entry = fd_entry;

@@ -26,17 +26,29 @@ def lane_hazard(synth) -> str | None:
     from enzyme_cc.rules.calls import kind_of
     from .checkpoint import is_wrapper
     ckpt = {i.line for i in synth.fn.insts() if i.op == "call" and is_wrapper(i.callee)}
+    from .activity import has_shadow_type
+    from .typeinfo import copy_ranges
     for plan in synth.plan.values():
         for (kind, v), how in plan:
             if kind == "ctape" and v not in ckpt:    # a checkpointed loop's run is reversed again
                 return "a library call whose reverse reads data the forward sweep copied"
-            if kind == "s" and isinstance(v, str) and v.startswith("%") and how in ("tape", "slot"):
+            if kind == "s" and isinstance(v, str) and v.startswith("%") and how in ("tape", "slot") \
+                    and not local_shadow(synth.fn, v):
                 return f"the shadow of '{v}' is made by the forward sweep"
     if synth.act.global_shadows:
         return "a global with a shadow (one shadow, not one per lane)"
     for inst in synth.fn.insts():
-        if inst.op == "store" and inst.ops[0].ty == "ptr" and inst.ops[1].value in synth.act.shadowed:
+        # the forward sweep writes shadow pointers (lane 0's) only through these
+        if inst.op == "store" and inst.ops[1].value in synth.act.shadowed and \
+                (has_shadow_type(inst.ops[0].ty) or inst.ops[0].value in synth.act.ptrint):
             return f"a pointer stored into memory with a shadow ({inst})"
+        if inst.op in ("call", "invoke") and kind_of(synth.gen, inst) == "memcpy" and \
+                len(inst.ops) >= 3 and inst.ops[0].value in synth.act.shadowed and \
+                inst.ops[1].value in synth.act.shadowed:
+            # (not gen.copy_ranges: an unknown type here is a hazard, not an error of its own)
+            ranges = copy_ranges(synth.gen.module, synth.fn, inst, synth.types) or [(0, 0, None)]
+            if any(k in ("ptr", None) for _, _, k in ranges):
+                return f"pointers copied into memory with a shadow ({inst})"
         if inst.op in ("call", "invoke") and inst.callee:
             kind = kind_of(synth.gen, inst)
             involved = any(o.value in synth.act.shadowed or o.value in synth.act.active
@@ -44,6 +56,27 @@ def lane_hazard(synth) -> str | None:
             if involved and kind not in _ALLOWED_KINDS:
                 return f"a call of '{inst.callee[1:]}' ({kind})"
     return None
+
+
+def local_shadow(fn, v: str) -> bool:
+    """v's shadow points into the shadow of a fixed-size local of fn. In a split pair built
+    `multi` that shadow is freed with the tape and zeroed again by the reverse sweep
+    (rules/instructions.py, alloca), so each lane finds it as the forward sweep left it: zero,
+    since no forward sweep that writes a shadow pointer is accepted here."""
+    from .typeinfo import underlying
+    seen, todo = set(), [v]
+    while todo:
+        b = underlying(fn, todo.pop())
+        if b in seen:
+            continue
+        seen.add(b)
+        d = fn.defs.get(b)
+        op = getattr(d, "op", None)
+        if op in ("phi", "select"):
+            todo += [o.value for o in (d.ops[1:] if op == "select" else d.ops)]
+        elif op != "alloca" or d.ops:
+            return False
+    return True
 
 
 def split_tree(gen, key, seen=None):
