@@ -97,15 +97,6 @@ def hazard_of(gen, key) -> str | None:
         if own:
             return f"'{k[0][1:]}': {own}"
     return None
-    seen.add(key)
-    own, children = gen.split_info.get(key, (None, ()))
-    if own:
-        return f"'{key[0][1:]}': {own}"
-    for c in children:
-        h = hazard_of(gen, c, seen)
-        if h:
-            return h
-    return None
 
 
 def parse(module, caller, inst, target, ops, where, opts):
