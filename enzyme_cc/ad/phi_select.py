@@ -9,8 +9,9 @@ the phi: `select c, v_true, v_false`.
 Exactness: the phi's block P has exactly two predecessors; its immediate dominator B ends in
 `br i1 c, T, F`; each predecessor is B itself (the edge B -> P) or lies behind one successor S of
 B that has B as its only predecessor and dominates it while the other successor does not, so the
-edge into P tells which way B went; B and P lie in the same loops (one iteration's c), and no
-incoming value comes from a loop P is not in.
+edge into P tells which way B went; B and P lie in the same loops (one iteration's c); both
+values are available at P (defined in blocks dominating it, or pure arithmetic on such values),
+and none comes from a loop P is not in.
 """
 from __future__ import annotations
 
@@ -64,6 +65,11 @@ def _find(synth, phi):
     if set(side) != {t, f}:
         return None
     out = (cond, side[t], side[f])
+    # both values are needed whichever way the branch went: each must be available where P is
+    # (defined in a block dominating P, or pure arithmetic on such values, as the prologue's
+    # `x.next = x + 1`), or its tape push would sit where it does not dominate
+    if not all(_available(synth, x, p, 0) for x in out):
+        return None
     # a value from inside a loop that P is not in (the loop's exit value) is not the value its
     # recomputation in P's loop context would give
     for x in out:
@@ -75,3 +81,14 @@ def _find(synth, phi):
                 (blk.label in synth.cyclic and p not in synth.cyclic):
             return None
     return out
+
+
+def _available(synth, v, p, depth) -> bool:
+    from .reverse import RECOMPUTABLE
+    d = synth.fn.defs.get(v) if v.startswith("%") else None
+    blk = getattr(d, "block", None)
+    if blk is None or blk.label in synth.dom[p]:
+        return True                       # constant, global, parameter, or dominating P
+    if depth > 8 or d.op not in RECOMPUTABLE or d.op == "select":
+        return False
+    return all(_available(synth, o.value, p, depth + 1) for o in d.ops if o.is_local)
