@@ -145,14 +145,13 @@ def _fwd_call(ctx, inst, before):
     if kind.startswith("omp") and before:
         from enzyme_cc.ad.openmp import forward_call
         return forward_call(ctx, inst, kind)
-    if before and synth.mode == "combined" and (inst.callee or "").startswith("@llvm.lifetime."):
-        # the reverse sweep (a fixed point's too) still reads the primal's locals: their
-        # lifetime ends with the gradient, or stack colouring lays other objects over them
-        return False
-    if before and synth.mode == "split" and (inst.callee or "").startswith("@llvm.lifetime.") \
-            and inst.ops:
+    if before and (inst.callee or "").startswith("@llvm.lifetime."):
+        if synth.mode == "combined":
+            # the reverse sweep (a fixed point's too) still reads the primal's locals: their
+            # lifetime ends with the gradient, or stack colouring lays other objects over them
+            return False
         from enzyme_cc.ad.fixed_point import reverse_reads_alloca
-        if reverse_reads_alloca(synth, inst.ops[-1].value):
+        if synth.mode == "split" and inst.ops and reverse_reads_alloca(synth, inst.ops[-1].value):
             return False               # that alloca lives on the heap here (rules/instructions.py)
     if synth.mode == "combined" and (inst.callee or "").startswith("@llvm.stackrestore"):
         # a VLA (and its shadow) freed here is still read by the reverse sweep: keep the stack

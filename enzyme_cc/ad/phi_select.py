@@ -44,8 +44,7 @@ def _find(synth, phi):
     t, f = term.targets
     if t == f:
         return None
-    if any((b in lp.blocks) != (p in lp.blocks) for lp in synth.loops.values()) or \
-            (b in synth.cyclic) != (p in synth.cyclic):
+    if _loops(synth, b) != _loops(synth, p):
         return None
     side = {}
     for val, pred in phi.incoming:
@@ -73,14 +72,16 @@ def _find(synth, phi):
     # a value from inside a loop that P is not in (the loop's exit value) is not the value its
     # recomputation in P's loop context would give
     for x in out:
-        d = fn.defs.get(x) if x.startswith("%") else None
-        blk = getattr(d, "block", None)
-        if blk is None:
-            continue
-        if any(blk.label in lp.blocks and p not in lp.blocks for lp in synth.loops.values()) or \
-                (blk.label in synth.cyclic and p not in synth.cyclic):
+        blk = getattr(fn.defs.get(x) if x.startswith("%") else None, "block", None)
+        if blk is not None and not _loops(synth, blk.label) <= _loops(synth, p):
             return None
     return out
+
+
+def _loops(synth, label) -> set:
+    """The canonical loops around block `label`, and "cyclic" when it is in any cycle."""
+    out = {h for h, lp in synth.loops.items() if label in lp.blocks}
+    return out | {"cyclic"} if label in synth.cyclic else out
 
 
 def _available(synth, v, p, depth) -> bool:

@@ -200,13 +200,17 @@ class Synth(TapeRecords):
         if kind in ("p", "s") and self._recomputable(key, user):
             return "recompute"
         if self.mode == "combined":
-            if blk not in self.cyclic and all(blk in self.dom[r.label] for r in self.rets):
+            if self.runs_once(blk):
                 return "direct"
             if user not in self.cyclic:
                 return "slot"     # the user runs once: the last value stored is the one it saw
             if blk not in self.cyclic:
                 return "slot"
         return "tape"
+
+    def runs_once(self, label: str) -> bool:
+        """Block `label` runs exactly once per call: in no cycle, and on the way to every return."""
+        return label not in self.cyclic and all(label in self.dom[r.label] for r in self.rets)
 
     def _recomputable(self, key, user: str | None = None) -> bool:
         kind, v = key

@@ -32,12 +32,9 @@ def _undoable(synth) -> set:
     if synth.parallel or not synth.rets:
         return set()
 
-    def once(blk):
-        return blk not in synth.cyclic and all(blk in synth.dom[r.label] for r in synth.rets)
-
     def available(v):
         d = fn.defs.get(v)
-        return not v.startswith("%") or not isinstance(d, Inst) or once(d.block.label)
+        return not v.startswith("%") or not isinstance(d, Inst) or synth.runs_once(d.block.label)
 
     params = {p.name for p in fn.params}
 
@@ -47,7 +44,7 @@ def _undoable(synth) -> set:
 
     out = set()
     for b in fn.blocks:
-        if b.label not in synth.reachable or not once(b.label):
+        if b.label not in synth.reachable or not synth.runs_once(b.label):
             continue
         for inst in b.insts:
             if inst.op == "store" and not inst.flags and not synth.noneed.drops_primal(inst) \
