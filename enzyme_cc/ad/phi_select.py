@@ -8,12 +8,18 @@ the phi: `select c, v_true, v_false`.
 
 Exactness: the phi's block P has exactly two predecessors; its immediate dominator B ends in
 `br i1 c, T, F`; each predecessor is B itself (the edge B -> P) or lies behind one successor S of
-B that has B as its only predecessor and dominates it while the other successor does not, so the
-edge into P tells which way B went; B and P lie in the same loops (one iteration's c); both
-values are available at P (defined in blocks dominating it, or pure arithmetic on such values),
-and none comes from a loop P is not in.
+B that is entered only from B (or from blocks S dominates: S may head a loop) and dominates the
+predecessor while the other successor does not, so the edge into P tells which way B went; B and
+P lie in the same loops (one iteration's c); both values are available at P (defined in blocks
+dominating it, or pure arithmetic on such values), and none comes from a loop P is not in, except
+an induction variable's exit value computed from inputs available at P (exit_count.py).
+
+The same branch tells the reverse sweep which predecessor P was entered from (its taken-predecessor
+index, otherwise a byte on the tape per execution of P): `select c, i_true, i_false`.
 """
 from __future__ import annotations
+
+from . import exit_count
 
 
 def branch_select(synth, phi):
@@ -29,10 +35,26 @@ def _idom(synth, label):
     return max(doms, key=lambda d: len(synth.dom[d]), default=None)
 
 
-def _find(synth, phi):
+def pred_select(synth, label):
+    """(c, index of the predecessor taken if c, index if not c) for block `label`'s
+    taken-predecessor key, or None."""
+    cache = synth.__dict__.setdefault("_pred_select", {})
+    if label not in cache:
+        blk = synth.fn.block(label)
+        found = _sides(synth, label, [q.label for q in blk.preds])
+        cache[label] = None
+        if found is not None:
+            cond, side, (t, f) = found
+            order = [q.label for q in blk.preds]
+            cache[label] = (cond, order.index(side[t]), order.index(side[f]))
+    return cache[label]
+
+
+def _sides(synth, p, preds):
+    """(c, {successor of B: the predecessor of P behind it}, (T, F)) when P's immediate dominator
+    B's branch on c decides which of P's two predecessors was taken; else None."""
     fn = synth.fn
-    p = phi.block.label
-    if len(phi.incoming) != 2 or p in synth.loops:
+    if len(preds) != 2 or p in synth.loops:
         return None
     b = _idom(synth, p)
     if b is None:
@@ -47,35 +69,57 @@ def _find(synth, phi):
     if _loops(synth, b) != _loops(synth, p):
         return None
     side = {}
-    for val, pred in phi.incoming:
+    for pred in preds:
         if pred == b:
             s = t if t == p else f
         else:
             s = None
             for cand, other in ((t, f), (f, t)):
-                if cand != p and [q.label for q in fn.block(cand).preds] == [b] and \
+                if cand != p and _entered_from(synth, cand, b) and \
                         cand in synth.dom.get(pred, ()) and other not in synth.dom.get(pred, ()):
                     s = cand
             if s is None:
                 return None
         if s in side:
             return None
-        side[s] = val
+        side[s] = pred
     if set(side) != {t, f}:
         return None
-    out = (cond, side[t], side[f])
-    # both values are needed whichever way the branch went: each must be available where P is
-    # (defined in a block dominating P, or pure arithmetic on such values, as the prologue's
-    # `x.next = x + 1`), or its tape push would sit where it does not dominate
-    if not all(_available(synth, x, p, 0) for x in out):
+    return cond, side, (t, f)
+
+
+def _find(synth, phi):
+    fn = synth.fn
+    p = phi.block.label
+    found = _sides(synth, p, [pred for _, pred in phi.incoming])
+    if found is None:
         return None
-    # a value from inside a loop that P is not in (the loop's exit value) is not the value its
-    # recomputation in P's loop context would give
+    cond, side, (t, f) = found
+    value = {pred: val for val, pred in phi.incoming}
+    side = {s: value[pred] for s, pred in side.items()}
+    out = (cond, side[t], side[f])
     for x in out:
+        # a value from inside a loop that P is not in (the loop's exit value) is not the value
+        # its recomputation in P's loop context would give, unless it is an induction variable
+        # whose exit value exit_count.py computes from inputs available at P
         blk = getattr(fn.defs.get(x) if x.startswith("%") else None, "block", None)
         if blk is not None and not _loops(synth, blk.label) <= _loops(synth, p):
+            if exit_count.exit_value_form(synth, x) is None or not all(
+                    _available(synth, y, p, 0) for y in exit_count.value_inputs(synth, x)):
+                return None
+        # both values are needed whichever way the branch went: each must be available where P
+        # is (defined in a block dominating P, or pure arithmetic on such values, as the
+        # prologue's `x.next = x + 1`), or its tape push would sit where it does not dominate
+        elif not _available(synth, x, p, 0):
             return None
     return out
+
+
+def _entered_from(synth, s, b) -> bool:
+    """Block s is entered only from b, or from blocks it dominates (s may head a loop, as the
+    unrolled loop after `br i1 %skip, %epilogue, %loop`): whoever passed s last came from b."""
+    return all(q.label == b or s in synth.dom.get(q.label, ()) for q in synth.fn.block(s).preds) \
+        and any(q.label == b for q in synth.fn.block(s).preds)
 
 
 def _loops(synth, label) -> set:

@@ -24,7 +24,7 @@ from .activity import Activity, primal_only
 from .cfg import dominators, cyclic_blocks, reverse_postorder
 from .diagnostics import located
 from . import fp_logger
-from . import activity_report, openmp, openmp_ranges, phi_select, undo_stores
+from . import activity_report, exit_count, openmp, openmp_ranges, phi_select, undo_stores
 from .sweep_ctx import FwdCtx, RevCtx, adjoint_zero
 from .tape_records import TapeRecords
 
@@ -199,6 +199,13 @@ class Synth(TapeRecords):
             return "direct"
         if kind in ("p", "s") and self._recomputable(key, user):
             return "recompute"
+        if kind == "pred" and phi_select.pred_select(self, v) is not None and self.classify(
+                ("p", phi_select.pred_select(self, v)[0]), user) in ("direct", "recompute"):
+            return "recompute"
+        if kind == "ivx" and exit_count.recipe(self, key) is not None and all(
+                self.classify(d, user) in ("direct", "recompute")
+                for d in exit_count.deps(self, key)):
+            return "recompute"
         if self.mode == "combined":
             if self.runs_once(blk):
                 return "direct"
@@ -217,6 +224,8 @@ class Synth(TapeRecords):
         inst = self.fn.defs[v]
         if kind == "s":
             return inst.op in ("getelementptr", "bitcast", "addrspacecast") or v in self.affine
+        if exit_count.exit_value(self, v, user) is not None:
+            return True
         if v in self.affine:
             return True
         if inst.op == "load" and self.mode == "combined" and "volatile" not in inst.flags:
@@ -231,9 +240,16 @@ class Synth(TapeRecords):
             return intrinsic_base((inst.callee or "")[1:]) in RECOMPUTABLE_INTRINSICS
         return inst.op in RECOMPUTABLE
 
-    def deps(self, key):
-        """Need keys a recomputed value depends on."""
+    def deps(self, key, user: str):
+        """Need keys a value recomputed in the reverse of block `user` depends on."""
         kind, v = key
+        if kind == "ivx":
+            return exit_count.deps(self, key)
+        if kind == "pred":
+            c = phi_select.pred_select(self, v)[0]
+            return [("p", c)] if c.startswith("%") else []
+        if kind == "p" and exit_count.exit_value(self, v, user) is not None:
+            return [("p", x) for x in exit_count.value_inputs(self, v)]
         inst = self.fn.defs[v]
         if v in self.affine:
             lp, init, _ = self.affine[v]
@@ -272,6 +288,8 @@ class Synth(TapeRecords):
         self.plan = {}
         for b in blocks:
             closure, todo = [], list(self.needs[b.label])
+            if len(b.preds) > 1 and b.label not in self.loops:
+                todo.append(("pred", b.label))     # which edge the reverse leaves by
             seen = set()
             while todo:
                 k = todo.pop()
@@ -281,10 +299,7 @@ class Synth(TapeRecords):
                 how = self.classify(k, b.label)
                 closure.append((k, how))
                 if how == "recompute":
-                    todo.extend(self.deps(k))
-            if len(b.preds) > 1 and b.label not in self.loops:
-                k = ("pred", b.label)
-                closure.append((k, self.classify(k, b.label)))
+                    todo.extend(self.deps(k, b.label))
             self.plan[b.label] = closure
         from .plan import hoist_tapes
         hoist_tapes(self)

@@ -4,7 +4,7 @@ reverse block's prologue that makes every planned value available."""
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import type_size, join
-from . import phi_select
+from . import exit_count, phi_select
 
 
 class TapeRecords:
@@ -59,10 +59,20 @@ class TapeRecords:
                 ctx.avail[k] = self._key_forward_name(k) if k[0] in ("iv", "ivx", "pred", "ctape") or \
                     k[1].startswith("%") else \
                     (k[1] if k[0] == "p" else self.fwd_shadow(k[1]))
-        recs = sorted((k for k, how in plan if how == "recompute"),
+        recs = sorted((k for k, how in plan if how == "recompute" and k[0] not in ("ivx", "pred")),
                       key=lambda k: (self.order[id(self.fn.defs[k[1]])], k[0] == "s"))
         for k in recs:
             self._recompute(ctx, k)
+        for k, how in plan:               # exit counts and edges last: they read recomputed values
+            if how == "recompute" and k[0] == "ivx":
+                exit_count.emit(self, ctx, k)
+            elif how == "recompute" and k[0] == "pred":
+                c, it, if_ = phi_select.pred_select(self, k[1])
+                val = self.tmp("pv")
+                ty = self.pred_type(k[1])
+                ctx.lines.append(f"{val} = select i1 {ctx.avail.get(('p', c), c)}, {ty} {it}, "
+                                 f"{ty} {if_}")
+                ctx.avail[k] = val
 
     def _pop_items(self, ctx, items):
         """Pop one tape record of `items` (as _push_items laid it out): [(key, value)]."""
@@ -83,6 +93,9 @@ class TapeRecords:
     def _recompute(self, ctx, key):
         kind, v = key
         inst = self.fn.defs[v]
+        if kind == "p" and exit_count.exit_value(self, v, ctx.block.label) is not None:
+            exit_count.emit_value(self, ctx, key)
+            return
         if v in self.affine:
             lp, init, step = self.affine[v]
             iv = ctx.avail[("iv", lp.header)]
