@@ -12,7 +12,7 @@ loop, k follows from init and N:
   (p.next) or c (p), and k = 0 when init is already past N (the body ran once before the test).
 
 That costs a few integer operations where the tape cost 8 bytes per loop entry; the caller uses
-it only when init and N reach the reverse block without tape or slot of their own.
+it only when init and N reach the reverse block with no tape or slot at all (Synth.free_at).
 
 Exactness needs a counter that does not wrap before the test holds: `!=` on an i64 counter (a
 wrap takes 2^62 iterations) or on a pointer (compared as addresses, step in bytes), otherwise an
@@ -133,15 +133,15 @@ def value_inputs(synth, v) -> list:
 
 
 def exit_value(synth, v, user):
-    """exit_value_form(v) when the reverse block of `user`, outside the loop, can compute it with
-    no tape or slot; else None."""
+    """exit_value_form(v) when the reverse block of `user`, outside the loop, would otherwise
+    tape it and can compute it with no tape or slot; else None."""
     cache = synth.__dict__.setdefault("_exit_values", {})
     if (v, user) not in cache:
         cache[(v, user)] = None
         form = exit_value_form(synth, v)
-        if form is not None and user is not None and user not in form[0].blocks and all(
-                synth.classify(("p", x), user) in ("direct", "recompute")
-                for x in value_inputs(synth, v)):
+        if form is not None and user is not None and user not in form[0].blocks and \
+                synth.would_tape(synth.fn.defs[v].block.label, user) and all(
+                synth.free_at(("p", x), user) for x in value_inputs(synth, v)):
             cache[(v, user)] = form
     return cache[(v, user)]
 

@@ -199,13 +199,6 @@ class Synth(TapeRecords):
             return "direct"
         if kind in ("p", "s") and self._recomputable(key, user):
             return "recompute"
-        if kind == "pred" and phi_select.pred_select(self, v) is not None and self.classify(
-                ("p", phi_select.pred_select(self, v)[0]), user) in ("direct", "recompute"):
-            return "recompute"
-        if kind == "ivx" and exit_count.recipe(self, key) is not None and all(
-                self.classify(d, user) in ("direct", "recompute")
-                for d in exit_count.deps(self, key)):
-            return "recompute"
         if self.mode == "combined":
             if self.runs_once(blk):
                 return "direct"
@@ -213,7 +206,30 @@ class Synth(TapeRecords):
                 return "slot"     # the user runs once: the last value stored is the one it saw
             if blk not in self.cyclic:
                 return "slot"
+        # loop control otherwise taped (a slot's load is cheaper than recomputing it)
+        if kind == "pred" and phi_select.pred_select(self, v) is not None and self.free_at(
+                ("p", phi_select.pred_select(self, v)[0]), user):
+            return "recompute"
+        if kind == "ivx" and exit_count.recipe(self, key) is not None and all(
+                self.free_at(d, user) for d in exit_count.deps(self, key)):
+            return "recompute"
         return "tape"
+
+    def would_tape(self, blk: str, user: str) -> bool:
+        """A value of block `blk` read in the reverse of `user` takes a tape entry (no slot)."""
+        return self.mode != "combined" or not self.runs_once(blk) and user in self.cyclic and \
+            blk in self.cyclic
+
+    def free_at(self, key, user: str) -> bool:
+        """The reverse of block `user` gets `key` with no tape or slot at all (its recomputation
+        included): what a value recomputed to save a tape entry may depend on."""
+        memo = self.__dict__.setdefault("_free", {})
+        if (key, user) not in memo:
+            memo[(key, user)] = False     # a cycle is not free
+            how = self.classify(key, user)
+            memo[(key, user)] = how in ("direct", "riv") or how == "recompute" and all(
+                self.free_at(d, user) for d in self.deps(key, user))
+        return memo[(key, user)]
 
     def runs_once(self, label: str) -> bool:
         """Block `label` runs exactly once per call: in no cycle, and on the way to every return."""
