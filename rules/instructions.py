@@ -5,6 +5,7 @@ ctx.p(v) primal value, ctx.s(v) shadow pointer, ctx.add(v, ty, x) accumulate an 
 ctx.emit(line), ctx.tmp() fresh name.
 """
 from enzyme_cc.ir.lexer import is_fp, join, zero_of
+from enzyme_cc.ad.sweep_ctx import adjoint_zero
 from .registry import reverse, forward
 
 NOOP_REVERSE = ("getelementptr", "alloca", "icmp", "fcmp", "bitcast", "addrspacecast", "ptrtoint",
@@ -313,15 +314,28 @@ def _store(ctx, inst, d):
         return
     sp = ctx.s(ptr.value)
     # The store overwrote the location: its adjoint moves to the stored value, and the location's
-    # adjoint restarts from zero for whatever was there before.
+    # adjoint restarts from zero for whatever was there before. In memory the caller never sees,
+    # that zero is -0.0, fadd's identity, so that the reverse of `p[i] += x` (load, add, store)
+    # folds back to nothing; a shadow the caller passed keeps clang's +0.0.
     al = align_of(inst)
+    zero = adjoint_zero(val.ty) if _private(ctx, ptr.value) else zero_of(val.ty)
     if ctx.active(val.value):
         t = ctx.tmp()
         ctx.emit(f"{t} = load {val.ty}, ptr {sp}{al}")
-        ctx.emit(f"store {val.ty} {zero_of(val.ty)}, ptr {sp}{al}")
+        ctx.emit(f"store {val.ty} {zero}, ptr {sp}{al}")
         ctx.add(val.value, val.ty, t)
     else:
-        ctx.emit(f"store {val.ty} {zero_of(val.ty)}, ptr {sp}{al}")
+        ctx.emit(f"store {val.ty} {zero}, ptr {sp}{al}")
+
+
+def _private(ctx, ptr: str) -> bool:
+    """ptr points into a local variable or an allocation this function always frees: its shadow
+    is the derivative's own."""
+    from enzyme_cc.ad.typeinfo import underlying
+    synth = ctx.synth
+    base = underlying(synth.fn, ptr)
+    d = synth.fn.defs.get(base)
+    return getattr(d, "op", None) == "alloca" or base in getattr(synth, "freed", ())
 
 
 # ---- forward sweep: shadow pointers beside the primal ------------------------------------------

@@ -35,6 +35,13 @@ def _idom(synth, label):
     return max(doms, key=lambda d: len(synth.dom[d]), default=None)
 
 
+def exit_values(synth, phi) -> list:
+    """The values of branch_select(phi) that come from a loop the phi is not in."""
+    p = phi.block.label
+    return [x for x in branch_select(synth, phi) or () if x.startswith("%") and not _loops(
+        synth, synth.fn.defs[x].block.label) <= _loops(synth, p)]
+
+
 def pred_select(synth, label):
     """(c, index of the predecessor taken if c, index if not c) for block `label`'s
     taken-predecessor key, or None."""

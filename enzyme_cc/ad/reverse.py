@@ -249,8 +249,12 @@ class Synth(TapeRecords):
             return self.mem.unmodified_after(underlying(self.fn, inst.ops[0].value), inst, user)
         if inst.op == "phi":              # only when that costs no tape or slot of its own
             sel = phi_select.branch_select(self, inst)
-            return sel is not None and all(not x.startswith("%") or self.classify(
-                ("p", x), user) in ("direct", "recompute") for x in sel)
+            # (a loop's exit value only through exit_count: its counter may not exist at the phi)
+            return sel is not None and all(
+                exit_count.exit_value(self, x, user) is not None
+                if x in phi_select.exit_values(self, inst) else
+                not x.startswith("%") or self.classify(("p", x), user) in ("direct", "recompute")
+                for x in sel)
         if inst.op == "call":
             from enzyme_cc.rules.registry import intrinsic_base
             return intrinsic_base((inst.callee or "")[1:]) in RECOMPUTABLE_INTRINSICS
