@@ -52,6 +52,49 @@ def hoist_tapes(synth):
                 for y in sorted(lp.exits):
                     if y in synth.reachable:
                         synth.exit_hoists.setdefault(y, []).append((k, lp.header))
+    _share_hoisted(synth)
+
+
+def _share_hoisted(synth):
+    """A tape entry of block U outside loop L whose value L pushes at its exits: when every path
+    from U reaches one of those exits before the value's definition runs again, the reverse of U
+    runs after the reverse of such an exit, whose slot still holds this value (GMM's prologue
+    iteration before an unrolled loop reads the same row values as the loop)."""
+    loops_of = {}
+    for (k, h) in synth.hoist_slots:
+        loops_of.setdefault(k, []).append(h)
+    for u, plan in synth.plan.items():
+        for n, (k, how) in enumerate(plan):
+            if how != "tape" or k not in loops_of:
+                continue
+            for h in loops_of[k]:
+                lp = synth.loops[h]
+                if u not in lp.blocks and _always_reaches(synth, u, set(lp.exits),
+                                                           synth.def_block(k)):
+                    plan[n] = (k, "hoist")
+                    synth.hoist_of[(u, k)] = h
+                    break
+
+
+def _always_reaches(synth, u, targets, d) -> bool:
+    """Every path from block u reaches a block of `targets` before block d or a return."""
+    seen, todo = set(), [t for t in synth.fn.block(u).term.targets]
+    if not todo:
+        return False
+    while todo:
+        b = todo.pop()
+        if b in targets:
+            continue
+        if b == d or b == u or b in seen:
+            if b == d or b == u:
+                return False
+            continue
+        seen.add(b)
+        succ = synth.fn.block(b).term.targets
+        if not succ:
+            return False          # a return (or unreachable) before the loop's exit
+        todo.extend(succ)
+    return True
 
 
 def exit_keys(synth, b) -> list:
