@@ -10,7 +10,10 @@ from .formula import FormulaCompiler
 # Allocation functions: (size arguments, whose product is the size; deallocator). The shadow is
 # allocated by the same call. C heap blocks (may be realloc'd) get their shadow zeroed up to
 # malloc_usable_size: realloc keeps the old block's usable bytes, which must not bring stale
-# memory into a shadow.
+# memory into a shadow. It keeps no pointer (captures(none)): a shadow block that does not escape
+# otherwise stays disjoint from every other pointer for LLVM's alias analysis.
+USABLE_DECL = ("declare i64 @malloc_usable_size(ptr captures(none)) nounwind willreturn "
+               "memory(read)")
 ALLOC = {"@malloc": ((0,), "@free"), "@calloc": ((0, 1), "@free"),
          "@aligned_alloc": ((1,), "@free"), "@_Znwm": ((0,), "@_ZdlPv"),
          "@_Znam": ((0,), "@_ZdaPv"), "@_ZnwmRKSt9nothrow_t": ((0,), "@_ZdlPv"),
@@ -282,7 +285,7 @@ def zero_shadow_block(ctx, callee, s, nbytes):
     if callee in C_HEAP or callee == "@posix_memalign":
         u = ctx.tmp("usable")
         ctx.emit(f"{u} = call i64 @malloc_usable_size(ptr {s})")
-        gen.declare_raw("@malloc_usable_size", "declare i64 @malloc_usable_size(ptr)")
+        gen.declare_raw("@malloc_usable_size", USABLE_DECL)
         nbytes = u
     gen.zero_memory(ctx.emit, s, nbytes)
 

@@ -29,6 +29,8 @@ from enzyme_cc.ir.lexer import type_size
 from .diagnostics import located
 from .global_addresses import queried_globals
 from .typeinfo import global_type, layout, underlying
+from enzyme_cc.rules.calls import USABLE_DECL
+from enzyme_cc.rules.calls import USABLE_DECL
 
 API = ("__enzyme_context", "__enzyme_shadow", "__enzyme_zero_shadows")
 BASE_GLOBALS = "@ad.gs.globals"      # the table's globals, in order (read by later rounds)
@@ -439,7 +441,7 @@ _DECLS = {
     "@calloc": "declare noalias ptr @calloc(i64, i64)",
     "@malloc": "declare noalias ptr @malloc(i64)",
     "@free": "declare void @free(ptr)",
-    "@malloc_usable_size": "declare i64 @malloc_usable_size(ptr)",
+    "@malloc_usable_size": USABLE_DECL,
     "@abort": "declare void @abort()",
     "@fputs": "declare i32 @fputs(ptr, ptr)",
     "@stderr": "@stderr = external global ptr",
