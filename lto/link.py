@@ -98,11 +98,11 @@ def _link(driver, inv, cfg, tmp) -> int:
 
     from enzyme_cc.rules.registry import set_user_rule_files   # the AD core: only when needed
     set_user_rule_files(cfg.rule_files)
-    obj = _differentiate(plan, inv, cfg, tmp, stages)
+    obj, native = _differentiate(plan, inv, cfg, tmp, stages)
     # the new object replaces every input whose bitcode it contains
     first = True
     for idx, kind, value in inputs:
-        if kind == "file" and value in plan.bitcode_objects:
+        if kind == "file" and value in plan.bitcode_objects and value not in native:
             replace[idx] = [obj] if first else []
             first = False
     if first:   # bitcode only from archive members
@@ -174,34 +174,66 @@ def _code_digest() -> bytes:
     return h.digest()
 
 
-def _differentiate(plan, inv, cfg, tmp, stages) -> str:
+def _differentiate(plan, inv, cfg, tmp, stages) -> tuple[str, set[str]]:
+    """(the AD object, the origins of the bitcode modules it leaves to their native code)."""
     cached = _cache_path(plan, inv, cfg)
     obj = os.path.join(tmp, "enzyme-ad.o")
-    if cached and os.path.isfile(cached):
+    if cached and os.path.isfile(cached) and os.path.isfile(cached + ".native"):
         shutil.copyfile(cached, obj)
+        with open(cached + ".native") as f:
+            native = {plan.modules[int(k)][0] for k in f.read().split()}
         stages.done("AD cache hit")
-        return obj
-    _build_ad_object(plan, inv, cfg, obj, stages)
+        return obj, native
+    native = _build_ad_object(plan, inv, cfg, obj, stages)
     if cached:
         try:
             os.makedirs(os.path.dirname(cached), exist_ok=True)
             part = cached + f".{os.getpid()}.tmp"
+            with open(part, "w") as f:
+                f.write(" ".join(map(str, sorted(native))))
+            os.replace(part, cached + ".native")     # (module positions: paths may differ)
             shutil.copyfile(obj, part)
             os.replace(part, cached)             # atomic: parallel links never see half a file
         except OSError:
             pass                                 # a read-only cache only costs time
-    return obj
+    return obj, {plan.modules[k][0] for k in native}
+
+
+def _native_modules(plan, names, text) -> set[int]:
+    """Positions of the bitcode modules whose object's own code can be linked instead: objects
+    with native code, built with optimization, in which no function or global AD may reach
+    (or a marker holder) is defined or even named, and no enzyme name or annotation appears.
+    AD never reads their bitcode (its module-wide scans look at what reached code names), and
+    optimizing and compiling them again is most of a large program's link time. Like a plain
+    link, they keep the optimization of their compile step."""
+    from .preopt_scope import reached_definitions
+    reached = reached_definitions(text)
+    if reached is None:
+        return set()
+    by_origin: dict[str, list[int]] = {}
+    for k, (origin, _) in enumerate(plan.modules):
+        by_origin.setdefault(origin, []).append(k)
+    out = set()
+    for origin, ks in by_origin.items():
+        if origin in plan.native_code and all(
+                names[k] is not None and not names[k][1] and not names[k][0] & reached
+                and b"enzyme" not in plan.modules[k][1].lower() for k in ks):
+            out.update(ks)
+    return out
 
 
 def _build_ad_object(plan, inv, cfg, obj, stages):
     from . import optimize as opt
     from enzyme_cc.ad.generate import differentiate
-    ctx = opt.new_context()
-    module = opt.merge(plan.modules, ctx)
-    from enzyme_cc.ad.registrations import keep_registered_calls
-    text = keep_registered_calls(opt.strip_optnone(str(module)))
-    if not inv.shared:
-        text = opt.internalize_inline_functions(text)
+    ctx, names = opt.new_context(), []
+    module = opt.merge(plan.modules, ctx, names)
+    text = _merged_text(module, inv)
+    native = _native_modules(plan, names, text)
+    if native:
+        del module
+        ctx = opt.new_context()
+        module = opt.merge([m for k, m in enumerate(plan.modules) if k not in native], ctx)
+        text = _merged_text(module, inv)
     from enzyme_cc.ad import loop_checkpoint
     from . import preopt_scope
     if cfg.preopt:
@@ -265,6 +297,14 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
     # llc: .init_array for constructors, as clang
     opt.emit_object(post, obj, level, tmp, debug=_DEBUG_VERSION in new)
     stages.done("codegen")
+    return native
+
+
+def _merged_text(module, inv) -> str:
+    from . import optimize as opt
+    from enzyme_cc.ad.registrations import keep_registered_calls
+    text = keep_registered_calls(opt.strip_optnone(str(module)))
+    return text if inv.shared else opt.internalize_inline_functions(text)
 
 
 @contextlib.contextmanager

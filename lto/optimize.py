@@ -55,18 +55,34 @@ class InternalIRError(Exception):
         self.text = text
 
 
-def merge(modules: list[tuple[str, bytes]], ctx):
-    """Link all bitcode modules into the first one."""
+def merge(modules: list[tuple[str, bytes]], ctx, names: list | None = None):
+    """Link all bitcode modules into the first one. `names`, when given, gets per module the
+    names of its functions and global variables (defined or declared) and whether it was
+    compiled without optimization (optnone functions)."""
     if not modules:
         raise UserError("no bitcode to link")
-    main = parse_bitcode(modules[0][1], modules[0][0], ctx)
-    for origin, data in modules[1:]:
+    main = None
+    for origin, data in modules:
         other = parse_bitcode(data, origin, ctx)
+        if names is not None:
+            names.append(_names(other))
+        if main is None:
+            main = other
+            continue
         try:
             main.link_in(other)
         except RuntimeError as e:
             raise UserError(f"{origin}: cannot link its bitcode: {str(e).strip()}")
     return main
+
+
+def _names(module) -> tuple[set[str], bool] | None:
+    funcs = list(module.functions)
+    optnone = any(b"optnone" in a for f in funcs if not f.is_declaration for a in f.attributes)
+    try:
+        return {v.name for v in [*funcs, *module.global_variables]}, optnone
+    except UnicodeDecodeError:      # (llvmlite decodes names as UTF-8): unknown, keep it whole
+        return None
 
 
 _OPTNONE = re.compile(r"\b(optnone|noinline)\b")

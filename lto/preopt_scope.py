@@ -109,9 +109,9 @@ def _holders(funcs: dict[str, tuple[str, str]], address_taken: set[str]):
     return holders | roots, roots
 
 
-def mark_unreached(text: str) -> str:
-    """`text` with every function AD cannot reach tagged optnone + noinline (see the module
-    docstring); functions that are noinline, optnone or alwaysinline already are left alone."""
+def _scope(text: str):
+    """(functions, globals, holders, reached) of the module text, or None when every function
+    counts as reached (a holder called through a pointer)."""
     funcs = _functions(text)
     globals_ = {m.group(1): m.group(0) for m in _GLOBAL.finditer(text)}
     address_taken = {m.group(1) for _, body in funcs.values() for m in _REF.finditer(body)
@@ -119,9 +119,31 @@ def mark_unreached(text: str) -> str:
                                            for m in _REF.finditer(g) if not m.group(2)}
     scope = _holders(funcs, address_taken)
     if scope is None:
-        return text
+        return None
     holders, roots = scope
-    reached = _reached(funcs, globals_, address_taken, roots)
+    return funcs, globals_, holders, _reached(funcs, globals_, address_taken, roots)
+
+
+def reached_definitions(text: str) -> set[str] | None:
+    """Unquoted names of the functions, global variables and aliases defined in `text` that AD
+    may reach or that hold markers (None: all of them). An object defining or naming none of
+    them can be linked as compiled (lto/link.py)."""
+    scope = _scope(text)
+    if scope is None:
+        return None
+    funcs, globals_, holders, reached = scope
+    defined = set(funcs) | {g for g, line in globals_.items()
+                            if not re.match(r"@\S+ = (?:external|extern_weak) ", line)}
+    return {n.strip('"') for n in (reached | holders) & defined}
+
+
+def mark_unreached(text: str) -> str:
+    """`text` with every function AD cannot reach tagged optnone + noinline (see the module
+    docstring); functions that are noinline, optnone or alwaysinline already are left alone."""
+    scope = _scope(text)
+    if scope is None:
+        return text
+    funcs, globals_, holders, reached = scope
     groups = {g: attrs for g, attrs in _GROUP.findall(text)}
     later = set()
     for name, (define, _) in funcs.items():
