@@ -201,11 +201,11 @@ def _differentiate(plan, inv, cfg, tmp, stages) -> tuple[str, set[str]]:
 
 def _native_modules(plan, names, text) -> set[int]:
     """Positions of the bitcode modules whose object's own code can be linked instead: objects
-    with native code, built with optimization, in which no function or global AD may reach
-    (or a marker holder) is defined or even named, and no enzyme name or annotation appears.
-    AD never reads their bitcode (its module-wide scans look at what reached code names), and
-    optimizing and compiling them again is most of a large program's link time. Like a plain
-    link, they keep the optimization of their compile step."""
+    with native code in which no function or global AD may reach (or a marker holder) is
+    defined or even named, and no enzyme name or annotation (attribute) appears. AD never reads
+    their bitcode (its module-wide scans look at what reached code names), and optimizing and
+    compiling them again is most of a large program's link time. As in a plain link, they keep
+    the optimization of their compile step (also -O0)."""
     from .preopt_scope import reached_definitions
     reached = reached_definitions(text)
     if reached is None:
@@ -216,8 +216,9 @@ def _native_modules(plan, names, text) -> set[int]:
     out = set()
     for origin, ks in by_origin.items():
         if origin in plan.native_code and all(
-                names[k] is not None and not names[k][1] and not names[k][0] & reached
-                and b"enzyme" not in plan.modules[k][1].lower() for k in ks):
+                names[k] is not None and not names[k] & reached
+                and "llvm.global.annotations" not in names[k]
+                and not any("enzyme" in n.lower() for n in names[k]) for k in ks):
             out.update(ks)
     return out
 

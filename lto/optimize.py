@@ -57,15 +57,17 @@ class InternalIRError(Exception):
 
 def merge(modules: list[tuple[str, bytes]], ctx, names: list | None = None):
     """Link all bitcode modules into the first one. `names`, when given, gets per module the
-    names of its functions and global variables (defined or declared) and whether it was
-    compiled without optimization (optnone functions)."""
+    names of its functions and global variables, defined or declared (None: not readable)."""
     if not modules:
         raise UserError("no bitcode to link")
     main = None
     for origin, data in modules:
         other = parse_bitcode(data, origin, ctx)
         if names is not None:
-            names.append(_names(other))
+            try:
+                names.append({v.name for v in [*other.functions, *other.global_variables]})
+            except UnicodeDecodeError:      # llvmlite decodes names as UTF-8
+                names.append(None)
         if main is None:
             main = other
             continue
@@ -74,15 +76,6 @@ def merge(modules: list[tuple[str, bytes]], ctx, names: list | None = None):
         except RuntimeError as e:
             raise UserError(f"{origin}: cannot link its bitcode: {str(e).strip()}")
     return main
-
-
-def _names(module) -> tuple[set[str], bool] | None:
-    funcs = list(module.functions)
-    optnone = any(b"optnone" in a for f in funcs if not f.is_declaration for a in f.attributes)
-    try:
-        return {v.name for v in [*funcs, *module.global_variables]}, optnone
-    except UnicodeDecodeError:      # (llvmlite decodes names as UTF-8): unknown, keep it whole
-        return None
 
 
 _OPTNONE = re.compile(r"\b(optnone|noinline)\b")
