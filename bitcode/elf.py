@@ -5,8 +5,6 @@ link); other ELF classes, and anything this reader finds odd, go to pyelftools."
 import io
 import struct
 
-from elftools.elf.elffile import ELFFile
-
 from enzyme_cc.errors import UserError
 
 from .bitstream import bitcode_symbols, is_bitcode, split_modules
@@ -26,7 +24,8 @@ def is_shared(data: bytes) -> bool:
     return is_elf(data) and int.from_bytes(data[16:18], order) == 3
 
 
-def _open(data: bytes, name: str) -> ELFFile:
+def _open(data: bytes, name: str):
+    from elftools.elf.elffile import ELFFile        # (the fallback reader: loaded when needed)
     try:
         return ELFFile(io.BytesIO(data))
     except Exception as e:  # pyelftools raises assorted exception types on malformed input
