@@ -228,13 +228,17 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
     from enzyme_cc.ad.generate import differentiate
     ctx, names = opt.new_context(), []
     module = opt.merge(plan.modules, ctx, names)
-    text = _merged_text(module, inv)
+    text = str(module)
     native = _native_modules(plan, names, text)
     if native:
         del module
         ctx = opt.new_context()
         module = opt.merge([m for k, m in enumerate(plan.modules) if k not in native], ctx)
-        text = _merged_text(module, inv)
+        text = str(module)
+    from enzyme_cc.ad.registrations import keep_registered_calls
+    text = keep_registered_calls(opt.strip_optnone(text))
+    if not inv.shared:
+        text = opt.internalize_inline_functions(text)
     from enzyme_cc.ad import loop_checkpoint
     from . import preopt_scope
     if cfg.preopt:
@@ -299,13 +303,6 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
     opt.emit_object(post, obj, level, tmp, debug=_DEBUG_VERSION in new)
     stages.done("codegen")
     return native
-
-
-def _merged_text(module, inv) -> str:
-    from . import optimize as opt
-    from enzyme_cc.ad.registrations import keep_registered_calls
-    text = keep_registered_calls(opt.strip_optnone(str(module)))
-    return text if inv.shared else opt.internalize_inline_functions(text)
 
 
 @contextlib.contextmanager
