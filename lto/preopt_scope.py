@@ -50,7 +50,7 @@ def _reached(funcs, globals_, address_taken, roots) -> set[str]:
     """Functions and globals AD may reach: from marker operands, enzyme globals and `roots`."""
     todo = [n for n, g in globals_.items() if "enzyme" in n.lower()] + list(roots)
     for name, (_, body) in funcs.items():
-        for line in body.split("\n"):
+        for line in body.split("\n") if "__enzyme_" in body else ():   # (_MARKER's literal)
             if _MARKER.search(line):
                 todo += [m.group(1) for m in _REF.finditer(line) if not m.group(2)]
     seen: set[str] = set()
@@ -94,7 +94,7 @@ def _holders(funcs: dict[str, tuple[str, str]], address_taken: set[str]):
         for m in _REF.finditer(body):
             if m.group(2):                                  # a direct call
                 callers.setdefault(m.group(1), set()).add(name)
-    holders = {n for n, (_, body) in funcs.items() if _MARKER.search(body)}
+    holders = {n for n, (_, body) in funcs.items() if "__enzyme_" in body and _MARKER.search(body)}
     roots = {n for n in holders if "ptr" in _params(funcs[n][0], n)    # (main has no callers)
              and (n in callers or n in address_taken)}
     todo = list(roots)

@@ -487,7 +487,7 @@ def with_complex_helpers(text: str) -> str:
     """Append the differentiable complex helpers for the runtime calls the module declares."""
     extra = []
     for name, (helper, body) in COMPLEX.items():
-        if re.search(r"^declare [^@]*" + re.escape(name) + r"\(", text, re.M) and \
+        if re.search(r"^declare [^@\n]*" + re.escape(name) + r"\(", text, re.M) and \
                 f"{helper}(" not in text:
             seen = text + "\n".join(extra)        # declare each function once
             for line in body.strip().split("\n"):
