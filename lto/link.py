@@ -213,14 +213,28 @@ def _native_modules(plan, names, text) -> set[int]:
     by_origin: dict[str, list[int]] = {}
     for k, (origin, _) in enumerate(plan.modules):
         by_origin.setdefault(origin, []).append(k)
-    out = set()
-    for origin, ks in by_origin.items():
-        if origin in plan.native_code and all(
-                names[k] is not None and not names[k] & reached
-                and "llvm.global.annotations" not in names[k]
-                and not any("enzyme" in n.lower() for n in names[k]) for k in ks):
-            out.update(ks)
-    return out
+    return {k for origin, ks in by_origin.items() if origin in plan.native_code
+            and all(names[k] is not None and not _needed(names[k], reached) for k in ks)
+            for k in ks}
+
+
+_LOCAL_COPY = re.compile(r"\.\d+$")   # the linker's name for a clashing local: f.1, f.2, ...
+
+
+def _needed(names: dict, reached: set[str]) -> bool:
+    """Whether a module with these {name: (function, linkage)} must go to the AD module.
+    Not for what it names only as its own copy of an inline function (linkonce_odr: every
+    module calling one defines it, and the copies are equivalent), nor for its local data
+    (reached only through its other names). A local function may be reached as an indirect
+    call's target: its merged name may carry the linker's suffix."""
+    if "llvm.global.annotations" in names or any("enzyme" in n.lower() for n in names):
+        return True
+    local_fns = {n for n, (fn, linkage) in names.items() if fn and linkage in ("internal",
+                                                                              "private")}
+    return any(n in reached for n, (fn, linkage) in names.items()
+               if linkage not in ("internal", "private") and not (fn and linkage ==
+                                                                  "linkonce_odr")) or \
+        any(n in local_fns or _LOCAL_COPY.sub("", n) in local_fns for n in reached)
 
 
 def _build_ad_object(plan, inv, cfg, obj, stages):

@@ -56,8 +56,9 @@ class InternalIRError(Exception):
 
 
 def merge(modules: list[tuple[str, bytes]], ctx, names: list | None = None):
-    """Link all bitcode modules into the first one. `names`, when given, gets per module the
-    names of its functions and global variables, defined or declared (None: not readable)."""
+    """Link all bitcode modules into the first one. `names`, when given, gets per module a dict
+    {name: (is a function, linkage)} of its functions and global variables, defined or declared
+    (None: not readable)."""
     if not modules:
         raise UserError("no bitcode to link")
     main = None
@@ -65,7 +66,9 @@ def merge(modules: list[tuple[str, bytes]], ctx, names: list | None = None):
         other = parse_bitcode(data, origin, ctx)
         if names is not None:
             try:
-                names.append({v.name for v in [*other.functions, *other.global_variables]})
+                names.append({v.name: (fn, v.linkage.name) for fn, values in
+                              ((True, other.functions), (False, other.global_variables))
+                              for v in values})
             except UnicodeDecodeError:      # llvmlite decodes names as UTF-8
                 names.append(None)
         if main is None:

@@ -56,8 +56,8 @@ def _build(tmp_path):
     return [f"{name}.o" for name in files]
 
 
-def _link(tmp_path, objs, env, exe):
-    r = run(["enzyme-cc", "-O2", "-v", *objs, "-lm", "-o", exe], cwd=tmp_path, env=env)
+def _link(tmp_path, objs, env, exe, driver="enzyme-cc"):
+    r = run([driver, "-O2", "-v", *objs, "-lm", "-o", exe], cwd=tmp_path, env=env)
     relink = [ln for ln in r.stderr.splitlines() if ln.startswith("enzyme-cc: ") and "-o" in ln]
     out = run([f"./{exe}"], cwd=tmp_path).stdout.split()
     return set(re.findall(r"([-\w]+)\.o\b", relink[-1])), out
@@ -85,3 +85,58 @@ def test_ad_cache_remembers_native_objects(tmp_path):
     assert list((tmp_path / "cache").glob("*.o.native"))
     second = _link(tmp_path, objs, env, "p2")          # a cache hit
     assert first == second and first[0] == {"enzyme-ad", "unrelated", "slow"}
+
+
+CXX = {
+    "kernel.cpp": "#include <vector>\ndouble f(const double *x, int n) {\n"
+                  "  std::vector<double> v(x, x + n); double s = 0;\n"
+                  "  for (double t : v) s += t * t * t; return s; }\n",
+    # shares inline functions with kernel.cpp (std::min<unsigned long>, linkonce_odr: its own
+    # copies) and has static constructors: linked as compiled
+    "util.cpp": "#include <string>\n#include <vector>\nstatic std::string name = \"abc\";\n"
+                "struct Counter { int n = 7; Counter() { n += 5; } } counter;\n"
+                "int unrelated_len(int k) { std::string s = name;\n"
+                "  for (int i = 0; i < k; i++) s += 'x'; std::vector<int> v(k, 1);\n"
+                "  return (int)s.size() + counter.n + (int)v.size(); }\n",
+    "main.cpp": "#include <cstdio>\n#include <cmath>\ndouble f(const double *x, int n);\n"
+                "int unrelated_len(int k);\nextern \"C\" void __enzyme_autodiff(void *, ...);\n"
+                "extern int enzyme_dup, enzyme_const;\nint main() {\n"
+                "  double x[3] = {1, 2, 3}, dx[3] = {0, 0, 0};\n"
+                "  __enzyme_autodiff((void *)f, enzyme_dup, x, dx, enzyme_const, 3);\n"
+                "  std::printf(\"%g %g %g %d\\n\", dx[0], dx[1], dx[2], unrelated_len(4));\n"
+                "  return std::fabs(dx[2] - 27) > 1e-12; }\n",
+}
+
+
+def test_cxx_inline_functions_and_constructors(tmp_path):
+    for name, text in CXX.items():
+        (tmp_path / name).write_text(text)
+        run(["enzyme-c++", "-O2", "-c", name, "-o", name[:-4] + ".o"], cwd=tmp_path)
+    env = dict(os.environ, ENZYME_CC_CACHE="0")
+    for order in (["kernel.o", "util.o", "main.o"], ["util.o", "main.o", "kernel.o"]):
+        linked, out = _link(tmp_path, order, env, "p", "enzyme-c++")
+        assert linked == {"enzyme-ad", "util"} and out == ["3", "12", "27", "23"], (linked, out)
+
+
+# A static function whose address another object's code hands to the differentiated function:
+# AD dispatches the indirect call over every address-taken function, so its object stays.
+CALLBACK = {
+    "cb.c": "static double h(double t) { return t * t * t; }\n"
+            "typedef double (*fn)(double);\nfn get_h(void) { return h; }\n",
+    "f.c": "typedef double (*fn)(double);\n"
+           "double f(double x, fn g) { return g(x) * 2; }\n",
+    "main.c": "#include <stdio.h>\ntypedef double (*fn)(double);\nfn get_h(void);\n"
+              "double f(double x, fn g);\nextern double __enzyme_autodiff(void *, ...);\n"
+              "extern int enzyme_const;\nint main(void) {\n"
+              "  double d = __enzyme_autodiff((void *)f, 1.5, enzyme_const, get_h());\n"
+              "  printf(\"%g\\n\", d); return d != 13.5; }\n",
+}
+
+
+def test_address_taken_local_function_stays(tmp_path):
+    for name, text in CALLBACK.items():
+        (tmp_path / name).write_text(text)
+        run(["enzyme-cc", "-O2", "-c", name, "-o", name[:-2] + ".o"], cwd=tmp_path)
+    linked, out = _link(tmp_path, ["cb.o", "f.o", "main.o"], dict(os.environ, ENZYME_CC_CACHE="0"),
+                        "p")
+    assert linked == {"enzyme-ad"} and out == ["13.5"], (linked, out)
