@@ -213,9 +213,19 @@ def _native_modules(plan, names, text) -> set[int]:
     by_origin: dict[str, list[int]] = {}
     for k, (origin, _) in enumerate(plan.modules):
         by_origin.setdefault(origin, []).append(k)
-    return {k for origin, ks in by_origin.items() if origin in plan.native_code
-            and all(names[k] is not None and not _needed(names[k], reached) for k in ks)
-            for k in ks}
+    native = {o: ks for o, ks in by_origin.items() if o in plan.native_code and all(
+        names[k] is not None and not _needed(names[k], reached) for k in ks)}
+    # an inline function AD reaches must keep a definition (its address may come from here)
+    inline = [{n for n, (fn, linkage) in names[k].items() if fn and linkage == "linkonce_odr"}
+              if names[k] is not None else set() for k in range(len(names))]
+    while True:
+        kept = set().union(*(inline[k] for k in range(len(names)) if not any(
+            k in ks for ks in native.values())))
+        short = [o for o, ks in native.items() if any(inline[k] & reached - kept for k in ks)]
+        if not short:
+            return {k for ks in native.values() for k in ks}
+        for o in short:
+            del native[o]
 
 
 _LOCAL_COPY = re.compile(r"\.\d+$")   # the linker's name for a clashing local: f.1, f.2, ...

@@ -140,3 +140,17 @@ def test_address_taken_local_function_stays(tmp_path):
     linked, out = _link(tmp_path, ["cb.o", "f.o", "main.o"], dict(os.environ, ENZYME_CC_CACHE="0"),
                         "p")
     assert linked == {"enzyme-ad"} and out == ["13.5"], (linked, out)
+
+
+def test_address_taken_inline_function_stays(tmp_path):
+    """The same with an inline function (linkonce_odr) no other object defines."""
+    files = {"cb.cpp": "template <class T> T cube(T t) { return t * t * t; }\n"
+                       "typedef double (*fn)(double);\nfn get_h() { return cube<double>; }\n",
+             "f.cpp": CALLBACK["f.c"], "main.cpp": CALLBACK["main.c"].replace(
+                 "extern double __enzyme", "extern \"C\" double __enzyme")}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        run(["enzyme-c++", "-O2", "-c", name, "-o", name[:-4] + ".o"], cwd=tmp_path)
+    linked, out = _link(tmp_path, ["cb.o", "f.o", "main.o"], dict(os.environ, ENZYME_CC_CACHE="0"),
+                        "p", "enzyme-c++")
+    assert linked == {"enzyme-ad"} and out == ["13.5"], (linked, out)
