@@ -154,3 +154,16 @@ def test_address_taken_inline_function_stays(tmp_path):
     linked, out = _link(tmp_path, ["cb.o", "f.o", "main.o"], dict(os.environ, ENZYME_CC_CACHE="0"),
                         "p", "enzyme-c++")
     assert linked == {"enzyme-ad"} and out == ["13.5"], (linked, out)
+
+
+def test_archive_members(tmp_path):
+    """Members of a static library: the unreached one is pulled from the archive as compiled."""
+    objs = _build(tmp_path)
+    run(["ar", "rcs", "libparts.a", *(o for o in objs if o != "main.o")], cwd=tmp_path)
+    dump = tmp_path / "dump"
+    env = dict(os.environ, ENZYME_CC_CACHE="0", ENZYME_CC_DUMP_DIR=str(dump))
+    linked, out = _link(tmp_path, ["main.o", "-L.", "-lparts"], env, "p")
+    assert linked == {"enzyme-ad"} and out[2:] == ["4.35491", "88", "10", "4"], (linked, out)
+    before = (dump / "before-ad.ll").read_text()
+    assert re.search(r"^define [^\n]*@twice\(", before, re.M)
+    assert not re.search(r"^define [^\n]*@unrelated\(", before, re.M)
