@@ -306,7 +306,7 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
                 opt.parse_text(new.replace(_DEBUG_VERSION, '!"Debug Info Version", i32 0'),
                                opt.new_context())
         module = opt.parse_text(new, ctx)
-        if _FPRT_DECL.search(new):      # truncation runtime calls the program does not define
+        if "__enzyme_fprt_" in new and _FPRT_DECL.search(new):   # runtime calls not defined here
             with open(opt.fprt_runtime(tmp), "rb") as f:
                 module.link_in(opt.parse_bitcode(f.read(), "truncation runtime", ctx))
         from enzyme_cc.rules.mpi import link_runtime
