@@ -105,8 +105,9 @@ def _link(driver, inv, cfg, tmp) -> int:
         if kind == "file" and value in plan.bitcode_objects and value not in native:
             replace[idx] = [obj] if first else []
             first = False
-    if first:   # bitcode only from archive members
-        replace[inputs[0][0]] = [obj] + replace.get(inputs[0][0], [inputs[0][2]])
+    if first:   # bitcode only from archive members (and objects left native)
+        idx, kind, value = inputs[0]
+        replace[idx] = [obj] + replace.get(idx, [value if kind == "file" else f"-l{value}"])
     with open(obj, "rb") as f:   # the MPFR truncation runtime (ours or <enzyme/fprt/mpfr.h>)
         mpfr = [] if b"mpfr_" not in f.read() else ["-lmpfr"]
     rc = run([final] + inv.link_args_with(replace) + mpfr, inv.verbose)

@@ -167,3 +167,20 @@ def test_archive_members(tmp_path):
     before = (dump / "before-ad.ll").read_text()
     assert re.search(r"^define [^\n]*@twice\(", before, re.M)
     assert not re.search(r"^define [^\n]*@unrelated\(", before, re.M)
+
+
+def test_only_archive_bitcode_left(tmp_path):
+    """The marker's object is an archive member and the command line's one object is left
+    native: the AD object goes before the first input, here `-l`."""
+    files = {"x.c": "double app(double);\nint main(void) { return app(2.0) != 12.0; }\n",
+             "app.c": "double run(double);\ndouble app(double t) { return run(t); }\n",
+             "run.c": "extern double __enzyme_autodiff(void *, ...);\n"
+                      "static double cube(double t) { return t * t * t; }\n"
+                      "double run(double t) { return __enzyme_autodiff((void *)cube, t); }\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        run(["enzyme-cc", "-O2", "-c", name, "-o", name[:-2] + ".o"], cwd=tmp_path)
+    run(["ar", "rcs", "libparts.a", "app.o", "run.o"], cwd=tmp_path)
+    linked, _ = _link(tmp_path, ["-L.", "-lparts", "x.o"], dict(os.environ, ENZYME_CC_CACHE="0"),
+                      "p")
+    assert linked == {"enzyme-ad", "x"}, linked
