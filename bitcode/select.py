@@ -22,6 +22,7 @@ class LinkPlan:
     native_only_objects: list[str] = field(default_factory=list)     # command-line objects kept
     pulled_members: dict[str, list[str]] = field(default_factory=dict)
     missing_bitcode: dict[str, str] = field(default_factory=dict)    # symbol -> origin
+    native_code: set[str] = field(default_factory=set)   # origins with code besides bitcode
 
 
 def _read(path: str) -> bytes:
@@ -78,6 +79,8 @@ def plan_link(inputs: list[tuple[str, str]], lib_dirs: list[str], static: bool =
         undefined.update(new)
         queue.extend(new)
         modules = bitcode_modules(data, origin)
+        if modules and is_elf(data):
+            plan.native_code.add(origin)
         if not modules:
             for sym in sorted(d):
                 plan.missing_bitcode.setdefault(sym, origin)

@@ -98,15 +98,16 @@ def _link(driver, inv, cfg, tmp) -> int:
 
     from enzyme_cc.rules.registry import set_user_rule_files   # the AD core: only when needed
     set_user_rule_files(cfg.rule_files)
-    obj = _differentiate(plan, inv, cfg, tmp, stages)
+    obj, native = _differentiate(plan, inv, cfg, tmp, stages)
     # the new object replaces every input whose bitcode it contains
     first = True
     for idx, kind, value in inputs:
-        if kind == "file" and value in plan.bitcode_objects:
+        if kind == "file" and value in plan.bitcode_objects and value not in native:
             replace[idx] = [obj] if first else []
             first = False
-    if first:   # bitcode only from archive members
-        replace[inputs[0][0]] = [obj] + replace.get(inputs[0][0], [inputs[0][2]])
+    if first:   # bitcode only from archive members (and objects left native)
+        idx, kind, value = inputs[0]
+        replace[idx] = [obj] + replace.get(idx, [value if kind == "file" else f"-l{value}"])
     with open(obj, "rb") as f:   # the MPFR truncation runtime (ours or <enzyme/fprt/mpfr.h>)
         mpfr = [] if b"mpfr_" not in f.read() else ["-lmpfr"]
     rc = run([final] + inv.link_args_with(replace) + mpfr, inv.verbose)
@@ -174,32 +175,93 @@ def _code_digest() -> bytes:
     return h.digest()
 
 
-def _differentiate(plan, inv, cfg, tmp, stages) -> str:
+def _differentiate(plan, inv, cfg, tmp, stages) -> tuple[str, set[str]]:
+    """(the AD object, the origins of the bitcode modules it leaves to their native code)."""
     cached = _cache_path(plan, inv, cfg)
     obj = os.path.join(tmp, "enzyme-ad.o")
-    if cached and os.path.isfile(cached):
+    if cached and os.path.isfile(cached) and os.path.isfile(cached + ".native"):
         shutil.copyfile(cached, obj)
+        with open(cached + ".native") as f:
+            native = {plan.modules[int(k)][0] for k in f.read().split()}
         stages.done("AD cache hit")
-        return obj
-    _build_ad_object(plan, inv, cfg, obj, stages)
+        return obj, native
+    native = _build_ad_object(plan, inv, cfg, obj, stages)
     if cached:
         try:
             os.makedirs(os.path.dirname(cached), exist_ok=True)
             part = cached + f".{os.getpid()}.tmp"
+            with open(part, "w") as f:
+                f.write(" ".join(map(str, sorted(native))))
+            os.replace(part, cached + ".native")     # (module positions: paths may differ)
             shutil.copyfile(obj, part)
             os.replace(part, cached)             # atomic: parallel links never see half a file
         except OSError:
             pass                                 # a read-only cache only costs time
-    return obj
+    return obj, {plan.modules[k][0] for k in native}
+
+
+def _native_modules(plan, names, text) -> set[int]:
+    """Positions of the bitcode modules whose object's own code can be linked instead: objects
+    with native code in which no function or global AD may reach (or a marker holder) is
+    defined or even named, and no enzyme name or annotation (attribute) appears. AD never reads
+    their bitcode (its module-wide scans look at what reached code names), and optimizing and
+    compiling them again is most of a large program's link time. As in a plain link, they keep
+    the optimization of their compile step (also -O0)."""
+    from .preopt_scope import reached_definitions
+    reached = reached_definitions(text)
+    if reached is None:
+        return set()
+    by_origin: dict[str, list[int]] = {}
+    for k, (origin, _) in enumerate(plan.modules):
+        by_origin.setdefault(origin, []).append(k)
+    native = {o: ks for o, ks in by_origin.items() if o in plan.native_code and all(
+        names[k] is not None and not _needed(names[k], reached) for k in ks)}
+    # an inline function AD reaches must keep a definition (its address may come from here)
+    inline = [{n for n, (fn, linkage) in names[k].items() if fn and linkage == "linkonce_odr"}
+              if names[k] is not None else set() for k in range(len(names))]
+    while True:
+        kept = set().union(*(inline[k] for k in range(len(names)) if not any(
+            k in ks for ks in native.values())))
+        short = [o for o, ks in native.items() if any(inline[k] & reached - kept for k in ks)]
+        if not short:
+            return {k for ks in native.values() for k in ks}
+        for o in short:
+            del native[o]
+
+
+_LOCAL_COPY = re.compile(r"\.\d+$")   # the linker's name for a clashing local: f.1, f.2, ...
+
+
+def _needed(names: dict, reached: set[str]) -> bool:
+    """Whether a module with these {name: (function, linkage)} must go to the AD module.
+    Not for what it names only as its own copy of an inline function (linkonce_odr: every
+    module calling one defines it, and the copies are equivalent), nor for its local data
+    (reached only through its other names). A local function may be reached as an indirect
+    call's target: its merged name may carry the linker's suffix."""
+    if "llvm.global.annotations" in names or any("enzyme" in n.lower() for n in names):
+        return True
+    local_fns = {n for n, (fn, linkage) in names.items() if fn and linkage in ("internal",
+                                                                              "private")}
+    return any(n in reached for n, (fn, linkage) in names.items()
+               if linkage not in ("internal", "private") and not (fn and linkage ==
+                                                                  "linkonce_odr")) or \
+        any(n in local_fns or _LOCAL_COPY.sub("", n) in local_fns for n in reached)
 
 
 def _build_ad_object(plan, inv, cfg, obj, stages):
     from . import optimize as opt
     from enzyme_cc.ad.generate import differentiate
-    ctx = opt.new_context()
-    module = opt.merge(plan.modules, ctx)
+    ctx, names = opt.new_context(), []
+    module = opt.merge(plan.modules, ctx, names)
+    text = str(module)
+    native = _native_modules(plan, names, text)
+    if native:
+        del module
+        ctx = opt.new_context()
+        module = opt.merge([m for k, m in enumerate(plan.modules) if k not in native], ctx)
+        text = str(module)
     from enzyme_cc.ad.registrations import keep_registered_calls
-    text = keep_registered_calls(opt.strip_optnone(str(module)))
+    text = keep_registered_calls(opt.strip_optnone(text))
     if not inv.shared:
         text = opt.internalize_inline_functions(text)
     from enzyme_cc.ad import loop_checkpoint
@@ -245,7 +307,7 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
                 opt.parse_text(new.replace(_DEBUG_VERSION, '!"Debug Info Version", i32 0'),
                                opt.new_context())
         module = opt.parse_text(new, ctx)
-        if _FPRT_DECL.search(new):      # truncation runtime calls the program does not define
+        if "__enzyme_fprt_" in new and _FPRT_DECL.search(new):   # runtime calls not defined here
             with open(opt.fprt_runtime(tmp), "rb") as f:
                 module.link_in(opt.parse_bitcode(f.read(), "truncation runtime", ctx))
         from enzyme_cc.rules.mpi import link_runtime
@@ -265,6 +327,7 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
     # llc: .init_array for constructors, as clang
     opt.emit_object(post, obj, level, tmp, debug=_DEBUG_VERSION in new)
     stages.done("codegen")
+    return native
 
 
 @contextlib.contextmanager

@@ -55,13 +55,25 @@ class InternalIRError(Exception):
         self.text = text
 
 
-def merge(modules: list[tuple[str, bytes]], ctx):
-    """Link all bitcode modules into the first one."""
+def merge(modules: list[tuple[str, bytes]], ctx, names: list | None = None):
+    """Link all bitcode modules into the first one. `names`, when given, gets per module a dict
+    {name: (is a function, linkage)} of its functions and global variables, defined or declared
+    (None: not readable)."""
     if not modules:
         raise UserError("no bitcode to link")
-    main = parse_bitcode(modules[0][1], modules[0][0], ctx)
-    for origin, data in modules[1:]:
+    main = None
+    for origin, data in modules:
         other = parse_bitcode(data, origin, ctx)
+        if names is not None:
+            try:
+                names.append({v.name: (fn, v.linkage.name) for fn, values in
+                              ((True, other.functions), (False, other.global_variables))
+                              for v in values})
+            except UnicodeDecodeError:      # llvmlite decodes names as UTF-8
+                names.append(None)
+        if main is None:
+            main = other
+            continue
         try:
             main.link_in(other)
         except RuntimeError as e:

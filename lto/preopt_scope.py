@@ -50,7 +50,7 @@ def _reached(funcs, globals_, address_taken, roots) -> set[str]:
     """Functions and globals AD may reach: from marker operands, enzyme globals and `roots`."""
     todo = [n for n, g in globals_.items() if "enzyme" in n.lower()] + list(roots)
     for name, (_, body) in funcs.items():
-        for line in body.split("\n"):
+        for line in body.split("\n") if "__enzyme_" in body else ():   # (_MARKER's literal)
             if _MARKER.search(line):
                 todo += [m.group(1) for m in _REF.finditer(line) if not m.group(2)]
     seen: set[str] = set()
@@ -94,7 +94,7 @@ def _holders(funcs: dict[str, tuple[str, str]], address_taken: set[str]):
         for m in _REF.finditer(body):
             if m.group(2):                                  # a direct call
                 callers.setdefault(m.group(1), set()).add(name)
-    holders = {n for n, (_, body) in funcs.items() if _MARKER.search(body)}
+    holders = {n for n, (_, body) in funcs.items() if "__enzyme_" in body and _MARKER.search(body)}
     roots = {n for n in holders if "ptr" in _params(funcs[n][0], n)    # (main has no callers)
              and (n in callers or n in address_taken)}
     todo = list(roots)
@@ -109,9 +109,9 @@ def _holders(funcs: dict[str, tuple[str, str]], address_taken: set[str]):
     return holders | roots, roots
 
 
-def mark_unreached(text: str) -> str:
-    """`text` with every function AD cannot reach tagged optnone + noinline (see the module
-    docstring); functions that are noinline, optnone or alwaysinline already are left alone."""
+def _scope(text: str):
+    """(functions, globals, holders, reached) of the module text, or None when every function
+    counts as reached (a holder called through a pointer)."""
     funcs = _functions(text)
     globals_ = {m.group(1): m.group(0) for m in _GLOBAL.finditer(text)}
     address_taken = {m.group(1) for _, body in funcs.values() for m in _REF.finditer(body)
@@ -119,9 +119,31 @@ def mark_unreached(text: str) -> str:
                                            for m in _REF.finditer(g) if not m.group(2)}
     scope = _holders(funcs, address_taken)
     if scope is None:
-        return text
+        return None
     holders, roots = scope
-    reached = _reached(funcs, globals_, address_taken, roots)
+    return funcs, globals_, holders, _reached(funcs, globals_, address_taken, roots)
+
+
+def reached_definitions(text: str) -> set[str] | None:
+    """Unquoted names of the functions, global variables and aliases defined in `text` that AD
+    may reach or that hold markers (None: all of them). An object defining or naming none of
+    them can be linked as compiled (lto/link.py)."""
+    scope = _scope(text)
+    if scope is None:
+        return None
+    funcs, globals_, holders, reached = scope
+    defined = set(funcs) | {g for g, line in globals_.items()
+                            if not re.match(r"@\S+ = (?:external|extern_weak) ", line)}
+    return {n.strip('"') for n in (reached | holders) & defined}
+
+
+def mark_unreached(text: str) -> str:
+    """`text` with every function AD cannot reach tagged optnone + noinline (see the module
+    docstring); functions that are noinline, optnone or alwaysinline already are left alone."""
+    scope = _scope(text)
+    if scope is None:
+        return text
+    funcs, globals_, holders, reached = scope
     groups = {g: attrs for g, attrs in _GROUP.findall(text)}
     later = set()
     for name, (define, _) in funcs.items():

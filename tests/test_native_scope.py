@@ -1,0 +1,186 @@
+"""Objects AD cannot reach keep their compiled code at a marker link (lto/link.py
+_native_modules): only objects that define or name something AD may reach, or hold an enzyme
+name or attribute, are merged, differentiated and compiled again. Gradients
+must not change, and the AD cache must remember which objects stayed native."""
+import os
+import re
+
+from conftest import run
+
+KERNEL = r"""
+#include <math.h>
+double scale = 2.0;                          /* a global AD reads */
+static double sq(double t) { return t * t; }
+double f(double *x) { return scale * sin(x[0]) * sq(x[1]); }
+"""
+# names f: AD may look at callers, so it stays with the AD module
+CALLER = "double f(double *x);\ndouble twice(double *x) { return 2 * f(x); }\n"
+# unrelated to AD: linked as compiled
+UNRELATED = r"""
+static double table[4] = {1, 2, 3, 4};
+double unrelated(int n) { double s = 0; for (int i = 0; i < n; i++) s += table[i & 3] * i;
+  return s; }
+"""
+# unrelated too, but with an enzyme attribute on a declaration: kept
+ANNOTATED = r"""
+double other(double) __attribute__((enzyme_inactive));
+double annotated(double t) { return other(t) + 1; }
+double other(double t) { return t * 3; }
+"""
+MAIN = r"""
+#include <math.h>
+#include <stdio.h>
+extern double __enzyme_autodiff(void *, ...);
+extern int enzyme_dup;
+double f(double *x); double twice(double *x); double unrelated(int); double slow(int);
+double annotated(double);
+int main(void) {
+  double x[2] = {0.7, 1.3}, dx[2] = {0, 0};
+  __enzyme_autodiff((void *)f, enzyme_dup, x, dx);
+  double d0 = 2 * cos(0.7) * 1.3 * 1.3, d1 = 2 * sin(0.7) * 2 * 1.3;
+  printf("%.12f %.12f %g %g %g %g\n", dx[0], dx[1], twice(x), unrelated(9), slow(5),
+         annotated(1));
+  return fabs(dx[0] - d0) > 1e-12 || fabs(dx[1] - d1) > 1e-12;
+}
+"""
+SLOW = "double slow(int n) { double s = 0; for (int i = 0; i < n; i++) s += i; return s; }\n"
+
+
+def _build(tmp_path):
+    files = {"kernel": KERNEL, "caller": CALLER, "unrelated": UNRELATED, "annotated": ANNOTATED,
+             "main": MAIN, "slow": SLOW}
+    for name, text in files.items():
+        (tmp_path / f"{name}.c").write_text(text)
+        opt = "-O0" if name == "slow" else "-O2"     # (an -O0 object keeps its -O0 code)
+        run(["enzyme-cc", opt, "-c", f"{name}.c", "-o", f"{name}.o"], cwd=tmp_path)
+    return [f"{name}.o" for name in files]
+
+
+def _link(tmp_path, objs, env, exe, driver="enzyme-cc"):
+    r = run([driver, "-O2", "-v", *objs, "-lm", "-o", exe], cwd=tmp_path, env=env)
+    relink = [ln for ln in r.stderr.splitlines() if ln.startswith("enzyme-cc: ") and "-o" in ln]
+    out = run([f"./{exe}"], cwd=tmp_path).stdout.split()
+    return set(re.findall(r"([-\w]+)\.o\b", relink[-1])), out
+
+
+def test_unreached_objects_keep_their_code(tmp_path):
+    objs = _build(tmp_path)
+    dump = tmp_path / "dump"
+    env = dict(os.environ, ENZYME_CC_CACHE="0", ENZYME_CC_DUMP_DIR=str(dump))
+    linked, out = _link(tmp_path, objs, env, "p")
+    assert linked == {"enzyme-ad", "unrelated", "slow"}
+    assert out[2:] == ["4.35491", "88", "10", "4"], out
+    before = (dump / "before-ad.ll").read_text()
+    assert re.search(r"^define [^\n]*@f\(", before, re.M)
+    assert re.search(r"^define [^\n]*@annotated\(", before, re.M)     # enzyme attribute
+    assert not re.search(r"^define [^\n]*@unrelated\(", before, re.M)
+    assert "@table" not in before
+
+
+def test_ad_cache_remembers_native_objects(tmp_path):
+    objs = _build(tmp_path)
+    env = dict(os.environ, ENZYME_CC_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("ENZYME_CC_CACHE", None)
+    first = _link(tmp_path, objs, env, "p1")
+    assert list((tmp_path / "cache").glob("*.o.native"))
+    second = _link(tmp_path, objs, env, "p2")          # a cache hit
+    assert first == second and first[0] == {"enzyme-ad", "unrelated", "slow"}
+
+
+CXX = {
+    "kernel.cpp": "#include <vector>\ndouble f(const double *x, int n) {\n"
+                  "  std::vector<double> v(x, x + n); double s = 0;\n"
+                  "  for (double t : v) s += t * t * t; return s; }\n",
+    # shares inline functions with kernel.cpp (std::min<unsigned long>, linkonce_odr: its own
+    # copies) and has static constructors: linked as compiled
+    "util.cpp": "#include <string>\n#include <vector>\nstatic std::string name = \"abc\";\n"
+                "struct Counter { int n = 7; Counter() { n += 5; } } counter;\n"
+                "int unrelated_len(int k) { std::string s = name;\n"
+                "  for (int i = 0; i < k; i++) s += 'x'; std::vector<int> v(k, 1);\n"
+                "  return (int)s.size() + counter.n + (int)v.size(); }\n",
+    "main.cpp": "#include <cstdio>\n#include <cmath>\ndouble f(const double *x, int n);\n"
+                "int unrelated_len(int k);\nextern \"C\" void __enzyme_autodiff(void *, ...);\n"
+                "extern int enzyme_dup, enzyme_const;\nint main() {\n"
+                "  double x[3] = {1, 2, 3}, dx[3] = {0, 0, 0};\n"
+                "  __enzyme_autodiff((void *)f, enzyme_dup, x, dx, enzyme_const, 3);\n"
+                "  std::printf(\"%g %g %g %d\\n\", dx[0], dx[1], dx[2], unrelated_len(4));\n"
+                "  return std::fabs(dx[2] - 27) > 1e-12; }\n",
+}
+
+
+def test_cxx_inline_functions_and_constructors(tmp_path):
+    for name, text in CXX.items():
+        (tmp_path / name).write_text(text)
+        run(["enzyme-c++", "-O2", "-c", name, "-o", name[:-4] + ".o"], cwd=tmp_path)
+    env = dict(os.environ, ENZYME_CC_CACHE="0")
+    for order in (["kernel.o", "util.o", "main.o"], ["util.o", "main.o", "kernel.o"]):
+        linked, out = _link(tmp_path, order, env, "p", "enzyme-c++")
+        assert linked == {"enzyme-ad", "util"} and out == ["3", "12", "27", "23"], (linked, out)
+
+
+# A static function whose address another object's code hands to the differentiated function:
+# AD dispatches the indirect call over every address-taken function, so its object stays.
+CALLBACK = {
+    "cb.c": "static double h(double t) { return t * t * t; }\n"
+            "typedef double (*fn)(double);\nfn get_h(void) { return h; }\n",
+    "f.c": "typedef double (*fn)(double);\n"
+           "double f(double x, fn g) { return g(x) * 2; }\n",
+    "main.c": "#include <stdio.h>\ntypedef double (*fn)(double);\nfn get_h(void);\n"
+              "double f(double x, fn g);\nextern double __enzyme_autodiff(void *, ...);\n"
+              "extern int enzyme_const;\nint main(void) {\n"
+              "  double d = __enzyme_autodiff((void *)f, 1.5, enzyme_const, get_h());\n"
+              "  printf(\"%g\\n\", d); return d != 13.5; }\n",
+}
+
+
+def test_address_taken_local_function_stays(tmp_path):
+    for name, text in CALLBACK.items():
+        (tmp_path / name).write_text(text)
+        run(["enzyme-cc", "-O2", "-c", name, "-o", name[:-2] + ".o"], cwd=tmp_path)
+    linked, out = _link(tmp_path, ["cb.o", "f.o", "main.o"], dict(os.environ, ENZYME_CC_CACHE="0"),
+                        "p")
+    assert linked == {"enzyme-ad"} and out == ["13.5"], (linked, out)
+
+
+def test_address_taken_inline_function_stays(tmp_path):
+    """The same with an inline function (linkonce_odr) no other object defines."""
+    files = {"cb.cpp": "template <class T> T cube(T t) { return t * t * t; }\n"
+                       "typedef double (*fn)(double);\nfn get_h() { return cube<double>; }\n",
+             "f.cpp": CALLBACK["f.c"], "main.cpp": CALLBACK["main.c"].replace(
+                 "extern double __enzyme", "extern \"C\" double __enzyme")}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        run(["enzyme-c++", "-O2", "-c", name, "-o", name[:-4] + ".o"], cwd=tmp_path)
+    linked, out = _link(tmp_path, ["cb.o", "f.o", "main.o"], dict(os.environ, ENZYME_CC_CACHE="0"),
+                        "p", "enzyme-c++")
+    assert linked == {"enzyme-ad"} and out == ["13.5"], (linked, out)
+
+
+def test_archive_members(tmp_path):
+    """Members of a static library: the unreached one is pulled from the archive as compiled."""
+    objs = _build(tmp_path)
+    run(["ar", "rcs", "libparts.a", *(o for o in objs if o != "main.o")], cwd=tmp_path)
+    dump = tmp_path / "dump"
+    env = dict(os.environ, ENZYME_CC_CACHE="0", ENZYME_CC_DUMP_DIR=str(dump))
+    linked, out = _link(tmp_path, ["main.o", "-L.", "-lparts"], env, "p")
+    assert linked == {"enzyme-ad"} and out[2:] == ["4.35491", "88", "10", "4"], (linked, out)
+    before = (dump / "before-ad.ll").read_text()
+    assert re.search(r"^define [^\n]*@twice\(", before, re.M)
+    assert not re.search(r"^define [^\n]*@unrelated\(", before, re.M)
+
+
+def test_only_archive_bitcode_left(tmp_path):
+    """The marker's object is an archive member and the command line's one object is left
+    native: the AD object goes before the first input, here `-l`."""
+    files = {"x.c": "double app(double);\nint main(void) { return app(2.0) != 12.0; }\n",
+             "app.c": "double run(double);\ndouble app(double t) { return run(t); }\n",
+             "run.c": "extern double __enzyme_autodiff(void *, ...);\n"
+                      "static double cube(double t) { return t * t * t; }\n"
+                      "double run(double t) { return __enzyme_autodiff((void *)cube, t); }\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        run(["enzyme-cc", "-O2", "-c", name, "-o", name[:-2] + ".o"], cwd=tmp_path)
+    run(["ar", "rcs", "libparts.a", "app.o", "run.o"], cwd=tmp_path)
+    linked, _ = _link(tmp_path, ["-L.", "-lparts", "x.o"], dict(os.environ, ENZYME_CC_CACHE="0"),
+                      "p")
+    assert linked == {"enzyme-ad", "x"}, linked
