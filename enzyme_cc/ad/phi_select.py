@@ -136,7 +136,7 @@ def _loops(synth, label) -> set:
 
 
 def _available(synth, v, p, depth) -> bool:
-    from .reverse import RECOMPUTABLE
+    from .value_plan import RECOMPUTABLE
     d = synth.fn.defs.get(v) if v.startswith("%") else None
     blk = getattr(d, "block", None)
     if blk is None or blk.label in synth.dom[p]:
