@@ -486,7 +486,7 @@ def _realloc_forward(ctx, inst):
         # function that is freed here is freed by its own reverse instead
         defer_free(ctx, pv, ps)
     for name, line in (("@malloc", "declare ptr @malloc(i64)"),
-                       ("@malloc_usable_size", "declare i64 @malloc_usable_size(ptr)"),
+                       ("@malloc_usable_size", USABLE_DECL),
                        ("@llvm.umin.i64", "declare i64 @llvm.umin.i64(i64, i64)"),
                        ("@llvm.memcpy.p0.p0.i64", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")):
         gen.declare_raw(name, line)
