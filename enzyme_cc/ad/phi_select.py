@@ -57,6 +57,15 @@ def pred_select(synth, label):
     return cache[label]
 
 
+def emit_pred(synth, ctx, key):
+    """The taken-predecessor index of block key[1], computed in its reverse block."""
+    c, if_true, if_false = pred_select(synth, key[1])
+    val, ty = synth.tmp("pv"), synth.pred_type(key[1])
+    ctx.lines.append(f"{val} = select i1 {ctx.avail.get(('p', c), c)}, {ty} {if_true}, "
+                     f"{ty} {if_false}")
+    ctx.avail[key] = val
+
+
 def _sides(synth, p, preds):
     """(c, {successor of B: the predecessor of P behind it}, (T, F)) when P's immediate dominator
     B's branch on c decides which of P's two predecessors was taken; else None."""

@@ -78,17 +78,15 @@ def _share_hoisted(synth):
 
 def _always_reaches(synth, u, targets, d) -> bool:
     """Every path from block u reaches a block of `targets` before block d or a return."""
-    seen, todo = set(), [t for t in synth.fn.block(u).term.targets]
+    seen, todo = set(), list(synth.fn.block(u).term.targets)
     if not todo:
         return False
     while todo:
         b = todo.pop()
-        if b in targets:
+        if b in targets or b in seen:
             continue
-        if b == d or b == u or b in seen:
-            if b == d or b == u:
-                return False
-            continue
+        if b == d or b == u:
+            return False
         seen.add(b)
         succ = synth.fn.block(b).term.targets
         if not succ:

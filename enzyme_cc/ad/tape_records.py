@@ -67,12 +67,7 @@ class TapeRecords:
             if how == "recompute" and k[0] == "ivx":
                 exit_count.emit(self, ctx, k)
             elif how == "recompute" and k[0] == "pred":
-                c, it, if_ = phi_select.pred_select(self, k[1])
-                val = self.tmp("pv")
-                ty = self.pred_type(k[1])
-                ctx.lines.append(f"{val} = select i1 {ctx.avail.get(('p', c), c)}, {ty} {it}, "
-                                 f"{ty} {if_}")
-                ctx.avail[k] = val
+                phi_select.emit_pred(self, ctx, k)
 
     def _pop_items(self, ctx, items):
         """Pop one tape record of `items` (as _push_items laid it out): [(key, value)]."""

@@ -46,16 +46,11 @@ class ValuePlan:
             return "direct"
         if kind in ("p", "s") and self._recomputable(key, user):
             return "recompute"
-        if self.mode == "combined":
-            if self.runs_once(blk):
-                return "direct"
-            if user not in self.cyclic:
-                return "slot"     # the user runs once: the last value stored is the one it saw
-            if blk not in self.cyclic:
-                return "slot"
+        if not self.would_tape(blk, user):
+            return "direct" if self.runs_once(blk) else "slot"
         # loop control otherwise taped (a slot's load is cheaper than recomputing it)
-        if kind == "pred" and phi_select.pred_select(self, v) is not None and self.free_at(
-                ("p", phi_select.pred_select(self, v)[0]), user):
+        sel = phi_select.pred_select(self, v) if kind == "pred" else None
+        if sel is not None and self.free_at(("p", sel[0]), user):
             return "recompute"
         if kind == "ivx" and exit_count.recipe(self, key) is not None and all(
                 self.free_at(d, user) for d in exit_count.deps(self, key)):
@@ -63,7 +58,9 @@ class ValuePlan:
         return "tape"
 
     def would_tape(self, blk: str, user: str) -> bool:
-        """A value of block `blk` read in the reverse of `user` takes a tape entry (no slot)."""
+        """A value of block `blk` read in the reverse of `user` takes a tape entry: always in split
+        mode; in combined mode unless blk runs once per call (the value is direct) or blk or the
+        user runs at most once (a slot: the last value stored is the one the user saw)."""
         return self.mode != "combined" or not self.runs_once(blk) and user in self.cyclic and \
             blk in self.cyclic
 
