@@ -194,9 +194,6 @@ def _check(ctx, inst):
                        "Waitall, Sendrecv, Bcast, (All)Reduce, (All)Gather(v), Scatter(v), "
                        "Alltoall(v) and Barrier on predefined datatypes, or declare the call "
                        "inactive with __enzyme_inactivefn if it moves no float data")
-    if c is not None and getattr(synth, "width", 1) > 1:
-        ctx.gen().fail(synth, inst, f"{inst.callee[1:]} in vector forward mode (enzyme_width) "
-                       "is not supported", "differentiate one direction at a time")
     if c is not None and getattr(synth, "error", False):
         ctx.gen().fail(synth, inst, f"{inst.callee[1:]} in __enzyme_error_estimate is not "
                        "supported", "estimate the error of the code around it")
@@ -229,6 +226,12 @@ def forward(ctx, inst, before):
     synth = ctx.synth
     _wildcard(ctx, inst)
     args = _args(ctx, inst, kinds, code, ctx.p)
+    if synth.mode == "forward" and getattr(synth, "width", 1) > 1:
+        if synth.lane > 0:             # lane 0's call moves every lane's tangent
+            return False
+        if FUNCS[inst.callee[1:]][1]:
+            _vector_call(ctx, inst, fn, args)
+            return False
     if synth.mode == "forward":
         name = f"__enzyme_cc_mpi_fwd_{fn}"
         _declare(ctx, name, "i32", args)
@@ -243,6 +246,33 @@ def forward(ctx, inst, before):
     if inst.name:
         ctx.emit(f"{synth.r(inst.name)} = extractvalue {_AUG} {t}, 1")
     return False
+
+
+def _vector_call(ctx, inst, fn, args):
+    """Vector forward mode (enzyme_width N): one runtime call with, for each buffer, an array of
+    its N lanes' shadows (on the stack for the call only: the runtime copies what it keeps)."""
+    synth = ctx.synth
+    bufs = FUNCS[inst.callee[1:]][1]
+    nops, width = len(inst.ops), synth.width
+    sp = ctx.tmp("mpisp")
+    ctx.emit(f"{sp} = call ptr @llvm.stacksave.p0()")
+    ctx.gen().declare_raw("@llvm.stacksave.p0", "declare ptr @llvm.stacksave.p0()")
+    ctx.gen().declare_raw("@llvm.stackrestore.p0", "declare void @llvm.stackrestore.p0(ptr)")
+    arrays = []
+    for k, _ in bufs:
+        arr = ctx.tmp("mpilanes")
+        ctx.emit(f"{arr} = alloca [{width} x ptr]")
+        for lane in synth.lanes():
+            slot = ctx.tmp("mpilane")
+            ctx.emit(f"{slot} = getelementptr [{width} x ptr], ptr {arr}, i64 0, i64 {lane}")
+            ctx.emit(f"store ptr {_shadow(ctx, inst.ops[k].value)}, ptr {slot}")
+        arrays.append(f"ptr {arr}")
+    vargs = args[:nops] + arrays + args[nops + len(bufs):] + [f"i32 {width}"]
+    name = f"__enzyme_cc_mpi_fwdv_{fn}"
+    _declare(ctx, name, "i32", vargs)
+    call = f"call i32 @{name}({', '.join(vargs)})"
+    ctx.emit(f"{synth.r(inst.name)} = {call}" if inst.name else call)
+    ctx.emit(f"call void @llvm.stackrestore.p0(ptr {sp})")
 
 
 def reverse(ctx, inst):

@@ -24,12 +24,20 @@ void __enzyme_cc_mpi_rev_bcast(void *rec, void *buf, int n, H dt, int root, H co
     }
     free(t);
 }
-int __enzyme_cc_mpi_fwd_bcast(void *buf, int n, H dt, int root, H comm, void *dbuf, int k) {
-    int rc = MPI_Bcast(buf, n, dt, root, comm);
+/* one lane's tangent of bcast */
+static void tan_bcast(void *buf, int n, H dt, int root, H comm, void *dbuf, int k) {
     void *t = dbuf ? dbuf : copy(NULL, k, (size_t)n);
     MPI_Bcast(t, n, dt, root, comm);
     if (t != dbuf) free(t);
+}
+int __enzyme_cc_mpi_fwdv_bcast(void *buf, int n, H dt, int root, H comm, void **dbuf, int k,
+                               int w) {
+    int rc = MPI_Bcast(buf, n, dt, root, comm);
+    for (int l = 0; l < w; l++) tan_bcast(buf, n, dt, root, comm, dbuf[l], k);
     return rc;
+}
+int __enzyme_cc_mpi_fwd_bcast(void *buf, int n, H dt, int root, H comm, void *dbuf, int k) {
+    return __enzyme_cc_mpi_fwdv_bcast(buf, n, dt, root, comm, &dbuf, k, 1);
 }
 
 /* Reductions. max/min: the rank holding the extremum of element i (the lowest such rank; for
@@ -114,34 +122,48 @@ void __enzyme_cc_mpi_rev_allreduce(RedRec *rec, void *sb, void *rb, int n, H dt,
     (void)rb, (void)dt, (void)op, (void)code;
     reduce_rev(rec, sb, n, 0, comm, dsb, drb, k, 1);
 }
-/* forward: the result's tangent is the sum of the inputs' (sum) or the winner's (max/min) */
-static int reduce_fwd(void *sb, void *rb, int n, H dt, H op, int root, H comm, void *dsb,
-                      void *drb, int k, int code, int all) {
+/* forward: the result's tangent is the sum of the inputs' (sum) or the winner's (max/min), for
+ * each of the w lanes (the winners found once, by the primal's reduction) */
+static int reduce_fwd(void *sb, void *rb, int n, H dt, H op, int root, H comm, void **dsb,
+                      void **drb, int k, int code, int all, int w) {
     int me = rank_of(comm), inplace = sb == IN_PLACE, holds = all || me == root;
-    void *tin = vals(inplace ? drb : dsb, k, n);
+    int vk = isdbl(k) ? K_DOUBLE : K_FLOAT;
+    void **tin = xcalloc((size_t)w, sizeof(void *));
+    for (int l = 0; l < w; l++)         /* read before the call: in place, drb is also an input */
+        tin[l] = vals(inplace ? drb[l] : dsb[l], k, n);
     Aug a = reduce_aug(sb, rb, n, dt, op, root, comm, k, code, all);
     RedRec *rec = a.rec;
-    if (rec)
-        for (int i = 0; i < n; i++)
-            if (!rec->mask[i]) put(tin, isdbl(k) ? K_DOUBLE : K_FLOAT, (size_t)i, 0.0);
-    void *tout = vals(NULL, k, n);
     H vt = valtype(k);
-    if (all) MPI_Allreduce(tin, tout, n, vt, SUM, comm);
-    else MPI_Reduce(tin, tout, n, vt, SUM, root, comm);
-    if (holds && drb)
-        for (int i = 0; i < n; i++)
-            put(drb, k, (size_t)i, get(tout, isdbl(k) ? K_DOUBLE : K_FLOAT, (size_t)i));
+    void *tout = vals(NULL, k, n);
+    for (int l = 0; l < w; l++) {
+        if (rec)
+            for (int i = 0; i < n; i++)
+                if (!rec->mask[i]) put(tin[l], vk, (size_t)i, 0.0);
+        if (all) MPI_Allreduce(tin[l], tout, n, vt, SUM, comm);
+        else MPI_Reduce(tin[l], tout, n, vt, SUM, root, comm);
+        if (holds && drb[l])
+            for (int i = 0; i < n; i++) put(drb[l], k, (size_t)i, get(tout, vk, (size_t)i));
+        free(tin[l]);
+    }
     free(tin), free(tout);
     if (rec) free(rec->mask), free(rec);
     return a.rc;
 }
+int __enzyme_cc_mpi_fwdv_reduce(void *sb, void *rb, int n, H dt, H op, int root, H comm,
+                                void **dsb, void **drb, int k, int code, int w) {
+    return reduce_fwd(sb, rb, n, dt, op, root, comm, dsb, drb, k, code, 0, w);
+}
 int __enzyme_cc_mpi_fwd_reduce(void *sb, void *rb, int n, H dt, H op, int root, H comm,
                                void *dsb, void *drb, int k, int code) {
-    return reduce_fwd(sb, rb, n, dt, op, root, comm, dsb, drb, k, code, 0);
+    return reduce_fwd(sb, rb, n, dt, op, root, comm, &dsb, &drb, k, code, 0, 1);
+}
+int __enzyme_cc_mpi_fwdv_allreduce(void *sb, void *rb, int n, H dt, H op, H comm, void **dsb,
+                                   void **drb, int k, int code, int w) {
+    return reduce_fwd(sb, rb, n, dt, op, 0, comm, dsb, drb, k, code, 1, w);
 }
 int __enzyme_cc_mpi_fwd_allreduce(void *sb, void *rb, int n, H dt, H op, H comm, void *dsb,
                                   void *drb, int k, int code) {
-    return reduce_fwd(sb, rb, n, dt, op, 0, comm, dsb, drb, k, code, 1);
+    return reduce_fwd(sb, rb, n, dt, op, 0, comm, &dsb, &drb, k, code, 1, 1);
 }
 
 /* Gather <-> Scatter, Allgather -> Reduce_scatter_block, Alltoall -> Alltoall */
@@ -161,15 +183,26 @@ void __enzyme_cc_mpi_rev_gather(void *rec, void *sb, int sn, H sdt, void *rb, in
     add(dsb, in, sk, (size_t)sn);
     free(out), free(in);
 }
-int __enzyme_cc_mpi_fwd_gather(void *sb, int sn, H sdt, void *rb, int rn, H rdt, int root, H comm,
-                               void *dsb, void *drb, int sk, int rk) {
-    int rc = MPI_Gather(sb, sn, sdt, rb, rn, rdt, root, comm);
+/* one lane's tangent of gather */
+static void tan_gather(void *sb, int sn, H sdt, void *rb, int rn, H rdt, int root, H comm,
+                       void *dsb, void *drb, int sk, int rk) {
     size_t all = rank_of(comm) == root ? (size_t)rn * (size_t)size_of(comm) : 0;
     void *in = copy(dsb, sk, (size_t)sn), *out = drb ? drb : copy(NULL, rk, all);
     MPI_Gather(in, sn, sdt, out, rn, rdt, root, comm);
     free(in);
     if (out != drb) free(out);
+}
+int __enzyme_cc_mpi_fwdv_gather(void *sb, int sn, H sdt, void *rb, int rn, H rdt, int root,
+                                H comm, void **dsb, void **drb, int sk, int rk, int w) {
+    int rc = MPI_Gather(sb, sn, sdt, rb, rn, rdt, root, comm);
+    for (int l = 0; l < w; l++) tan_gather(sb, sn, sdt, rb, rn, rdt, root, comm, dsb[l], drb[l],
+                                           sk, rk);
     return rc;
+}
+int __enzyme_cc_mpi_fwd_gather(void *sb, int sn, H sdt, void *rb, int rn, H rdt, int root, H comm,
+                               void *dsb, void *drb, int sk, int rk) {
+    return __enzyme_cc_mpi_fwdv_gather(sb, sn, sdt, rb, rn, rdt, root, comm, &dsb, &drb, sk, rk,
+                                       1);
 }
 typedef struct { int *counts, *displs; } VRec;
 static VRec *vrec(const int *counts, const int *displs, int n) {
@@ -206,16 +239,27 @@ void __enzyme_cc_mpi_rev_gatherv(VRec *rec, void *sb, int sn, H sdt, void *rb, i
     add(dsb, in, sk, (size_t)sn);
     free(out), free(in), vfree(rec);
 }
-int __enzyme_cc_mpi_fwd_gatherv(void *sb, int sn, H sdt, void *rb, int *rc_, int *dp, H rdt,
-                                int root, H comm, void *dsb, void *drb, int sk, int rk) {
-    int rc = MPI_Gatherv(sb, sn, sdt, rb, rc_, dp, rdt, root, comm);
+/* one lane's tangent of gatherv */
+static void tan_gatherv(void *sb, int sn, H sdt, void *rb, int *rc_, int *dp, H rdt, int root,
+                        H comm, void *dsb, void *drb, int sk, int rk) {
     int isroot = rank_of(comm) == root;
     void *in = copy(dsb, sk, (size_t)sn);
     void *out = drb || !isroot ? drb : copy(NULL, rk, span(rc_, dp, size_of(comm)));
     MPI_Gatherv(in, sn, sdt, out, rc_, dp, rdt, root, comm);
     free(in);
     if (out != drb) free(out);
+}
+int __enzyme_cc_mpi_fwdv_gatherv(void *sb, int sn, H sdt, void *rb, int *rc_, int *dp, H rdt,
+                                 int root, H comm, void **dsb, void **drb, int sk, int rk, int w) {
+    int rc = MPI_Gatherv(sb, sn, sdt, rb, rc_, dp, rdt, root, comm);
+    for (int l = 0; l < w; l++) tan_gatherv(sb, sn, sdt, rb, rc_, dp, rdt, root, comm, dsb[l],
+                                            drb[l], sk, rk);
     return rc;
+}
+int __enzyme_cc_mpi_fwd_gatherv(void *sb, int sn, H sdt, void *rb, int *rc_, int *dp, H rdt,
+                                int root, H comm, void *dsb, void *drb, int sk, int rk) {
+    return __enzyme_cc_mpi_fwdv_gatherv(sb, sn, sdt, rb, rc_, dp, rdt, root, comm, &dsb, &drb, sk,
+                                        rk, 1);
 }
 
 Aug __enzyme_cc_mpi_aug_scatter(void *sb, int sn, H sdt, void *rb, int rn, H rdt, int root, H comm,
@@ -234,15 +278,26 @@ void __enzyme_cc_mpi_rev_scatter(void *rec, void *sb, int sn, H sdt, void *rb, i
     if (isroot) add(dsb, in, sk, all);
     free(out), free(in);
 }
-int __enzyme_cc_mpi_fwd_scatter(void *sb, int sn, H sdt, void *rb, int rn, H rdt, int root, H comm,
-                                void *dsb, void *drb, int sk, int rk) {
-    int rc = MPI_Scatter(sb, sn, sdt, rb, rn, rdt, root, comm);
+/* one lane's tangent of scatter */
+static void tan_scatter(void *sb, int sn, H sdt, void *rb, int rn, H rdt, int root, H comm,
+                        void *dsb, void *drb, int sk, int rk) {
     size_t all = rank_of(comm) == root ? (size_t)sn * (size_t)size_of(comm) : 0;
     void *in = copy(dsb, sk, all), *out = drb ? drb : copy(NULL, rk, (size_t)rn);
     MPI_Scatter(in, sn, sdt, out, rn, rdt, root, comm);
     free(in);
     if (out != drb) free(out);
+}
+int __enzyme_cc_mpi_fwdv_scatter(void *sb, int sn, H sdt, void *rb, int rn, H rdt, int root,
+                                 H comm, void **dsb, void **drb, int sk, int rk, int w) {
+    int rc = MPI_Scatter(sb, sn, sdt, rb, rn, rdt, root, comm);
+    for (int l = 0; l < w; l++) tan_scatter(sb, sn, sdt, rb, rn, rdt, root, comm, dsb[l], drb[l],
+                                            sk, rk);
     return rc;
+}
+int __enzyme_cc_mpi_fwd_scatter(void *sb, int sn, H sdt, void *rb, int rn, H rdt, int root,
+                                H comm, void *dsb, void *drb, int sk, int rk) {
+    return __enzyme_cc_mpi_fwdv_scatter(sb, sn, sdt, rb, rn, rdt, root, comm, &dsb, &drb, sk, rk,
+                                        1);
 }
 Aug __enzyme_cc_mpi_aug_scatterv(void *sb, int *sc, int *dp, H sdt, void *rb, int rn, H rdt,
                                  int root, H comm, void *dsb, void *drb, int sk, int rk) {
@@ -261,16 +316,28 @@ void __enzyme_cc_mpi_rev_scatterv(VRec *rec, void *sb, int *sc, int *dp, H sdt, 
     if (rec) add_segments(dsb, in, sk, rec->counts, rec->displs, p);
     free(out), free(in), vfree(rec);
 }
-int __enzyme_cc_mpi_fwd_scatterv(void *sb, int *sc, int *dp, H sdt, void *rb, int rn, H rdt,
-                                 int root, H comm, void *dsb, void *drb, int sk, int rk) {
-    int rc = MPI_Scatterv(sb, sc, dp, sdt, rb, rn, rdt, root, comm);
+/* one lane's tangent of scatterv */
+static void tan_scatterv(void *sb, int *sc, int *dp, H sdt, void *rb, int rn, H rdt, int root,
+                         H comm, void *dsb, void *drb, int sk, int rk) {
     int isroot = rank_of(comm) == root;
     void *in = isroot ? copy(dsb, sk, span(sc, dp, size_of(comm))) : NULL;
     void *out = drb ? drb : copy(NULL, rk, (size_t)rn);
     MPI_Scatterv(in, sc, dp, sdt, out, rn, rdt, root, comm);
     free(in);
     if (out != drb) free(out);
+}
+int __enzyme_cc_mpi_fwdv_scatterv(void *sb, int *sc, int *dp, H sdt, void *rb, int rn, H rdt,
+                                  int root, H comm, void **dsb, void **drb, int sk, int rk,
+                                  int w) {
+    int rc = MPI_Scatterv(sb, sc, dp, sdt, rb, rn, rdt, root, comm);
+    for (int l = 0; l < w; l++) tan_scatterv(sb, sc, dp, sdt, rb, rn, rdt, root, comm, dsb[l],
+                                             drb[l], sk, rk);
     return rc;
+}
+int __enzyme_cc_mpi_fwd_scatterv(void *sb, int *sc, int *dp, H sdt, void *rb, int rn, H rdt,
+                                 int root, H comm, void *dsb, void *drb, int sk, int rk) {
+    return __enzyme_cc_mpi_fwdv_scatterv(sb, sc, dp, sdt, rb, rn, rdt, root, comm, &dsb, &drb, sk,
+                                         rk, 1);
 }
 
 Aug __enzyme_cc_mpi_aug_allgather(void *sb, int sn, H sdt, void *rb, int rn, H rdt, H comm,
@@ -289,15 +356,25 @@ void __enzyme_cc_mpi_rev_allgather(void *rec, void *sb, int sn, H sdt, void *rb,
     add(dsb, in, sk, (size_t)(sn < rn ? sn : rn));
     free(out), free(in);
 }
-int __enzyme_cc_mpi_fwd_allgather(void *sb, int sn, H sdt, void *rb, int rn, H rdt, H comm,
-                                  void *dsb, void *drb, int sk, int rk) {
-    int rc = MPI_Allgather(sb, sn, sdt, rb, rn, rdt, comm);
+/* one lane's tangent of allgather */
+static void tan_allgather(void *sb, int sn, H sdt, void *rb, int rn, H rdt, H comm, void *dsb,
+                          void *drb, int sk, int rk) {
     size_t all = (size_t)rn * (size_t)size_of(comm);
     void *in = copy(dsb, sk, (size_t)sn), *out = drb ? drb : copy(NULL, rk, all);
     MPI_Allgather(in, sn, sdt, out, rn, rdt, comm);
     free(in);
     if (out != drb) free(out);
+}
+int __enzyme_cc_mpi_fwdv_allgather(void *sb, int sn, H sdt, void *rb, int rn, H rdt, H comm,
+                                   void **dsb, void **drb, int sk, int rk, int w) {
+    int rc = MPI_Allgather(sb, sn, sdt, rb, rn, rdt, comm);
+    for (int l = 0; l < w; l++) tan_allgather(sb, sn, sdt, rb, rn, rdt, comm, dsb[l], drb[l], sk,
+                                              rk);
     return rc;
+}
+int __enzyme_cc_mpi_fwd_allgather(void *sb, int sn, H sdt, void *rb, int rn, H rdt, H comm,
+                                  void *dsb, void *drb, int sk, int rk) {
+    return __enzyme_cc_mpi_fwdv_allgather(sb, sn, sdt, rb, rn, rdt, comm, &dsb, &drb, sk, rk, 1);
 }
 Aug __enzyme_cc_mpi_aug_allgatherv(void *sb, int sn, H sdt, void *rb, int *rc_, int *dp, H rdt,
                                    H comm, void *dsb, void *drb, int sk, int rk) {
@@ -319,15 +396,26 @@ void __enzyme_cc_mpi_rev_allgatherv(VRec *rec, void *sb, int sn, H sdt, void *rb
     for (int i = 0; i < p; i++) add(dsb, (char *)in + (size_t)i * (size_t)sn * esz(sk), sk, (size_t)sn);
     free(out), free(in), free(ic), free(id), vfree(rec);
 }
-int __enzyme_cc_mpi_fwd_allgatherv(void *sb, int sn, H sdt, void *rb, int *rc_, int *dp, H rdt,
-                                   H comm, void *dsb, void *drb, int sk, int rk) {
-    int rc = MPI_Allgatherv(sb, sn, sdt, rb, rc_, dp, rdt, comm);
+/* one lane's tangent of allgatherv */
+static void tan_allgatherv(void *sb, int sn, H sdt, void *rb, int *rc_, int *dp, H rdt, H comm,
+                           void *dsb, void *drb, int sk, int rk) {
     void *in = copy(dsb, sk, (size_t)sn);
     void *out = drb ? drb : copy(NULL, rk, span(rc_, dp, size_of(comm)));
     MPI_Allgatherv(in, sn, sdt, out, rc_, dp, rdt, comm);
     free(in);
     if (out != drb) free(out);
+}
+int __enzyme_cc_mpi_fwdv_allgatherv(void *sb, int sn, H sdt, void *rb, int *rc_, int *dp, H rdt,
+                                    H comm, void **dsb, void **drb, int sk, int rk, int w) {
+    int rc = MPI_Allgatherv(sb, sn, sdt, rb, rc_, dp, rdt, comm);
+    for (int l = 0; l < w; l++) tan_allgatherv(sb, sn, sdt, rb, rc_, dp, rdt, comm, dsb[l],
+                                               drb[l], sk, rk);
     return rc;
+}
+int __enzyme_cc_mpi_fwd_allgatherv(void *sb, int sn, H sdt, void *rb, int *rc_, int *dp, H rdt,
+                                   H comm, void *dsb, void *drb, int sk, int rk) {
+    return __enzyme_cc_mpi_fwdv_allgatherv(sb, sn, sdt, rb, rc_, dp, rdt, comm, &dsb, &drb, sk,
+                                           rk, 1);
 }
 
 Aug __enzyme_cc_mpi_aug_alltoall(void *sb, int sn, H sdt, void *rb, int rn, H rdt, H comm,
@@ -345,15 +433,25 @@ void __enzyme_cc_mpi_rev_alltoall(void *rec, void *sb, int sn, H sdt, void *rb, 
     add(dsb, in, sk, (size_t)sn * p);
     free(out), free(in);
 }
-int __enzyme_cc_mpi_fwd_alltoall(void *sb, int sn, H sdt, void *rb, int rn, H rdt, H comm,
-                                 void *dsb, void *drb, int sk, int rk) {
-    int rc = MPI_Alltoall(sb, sn, sdt, rb, rn, rdt, comm);
+/* one lane's tangent of alltoall */
+static void tan_alltoall(void *sb, int sn, H sdt, void *rb, int rn, H rdt, H comm, void *dsb,
+                         void *drb, int sk, int rk) {
     size_t p = (size_t)size_of(comm);
     void *in = copy(dsb, sk, (size_t)sn * p), *out = drb ? drb : copy(NULL, rk, (size_t)rn * p);
     MPI_Alltoall(in, sn, sdt, out, rn, rdt, comm);
     free(in);
     if (out != drb) free(out);
+}
+int __enzyme_cc_mpi_fwdv_alltoall(void *sb, int sn, H sdt, void *rb, int rn, H rdt, H comm,
+                                  void **dsb, void **drb, int sk, int rk, int w) {
+    int rc = MPI_Alltoall(sb, sn, sdt, rb, rn, rdt, comm);
+    for (int l = 0; l < w; l++) tan_alltoall(sb, sn, sdt, rb, rn, rdt, comm, dsb[l], drb[l], sk,
+                                             rk);
     return rc;
+}
+int __enzyme_cc_mpi_fwd_alltoall(void *sb, int sn, H sdt, void *rb, int rn, H rdt, H comm,
+                                 void *dsb, void *drb, int sk, int rk) {
+    return __enzyme_cc_mpi_fwdv_alltoall(sb, sn, sdt, rb, rn, rdt, comm, &dsb, &drb, sk, rk, 1);
 }
 typedef struct { VRec *s, *r; } V2Rec;
 Aug __enzyme_cc_mpi_aug_alltoallv(void *sb, int *sc, int *sd, H sdt, void *rb, int *rc_, int *rd,
@@ -378,14 +476,25 @@ void __enzyme_cc_mpi_rev_alltoallv(V2Rec *rec, void *sb, int *sc, int *sd, H sdt
     add_segments(dsb, in, sk, s->counts, s->displs, p);
     free(out), free(in), vfree(s), vfree(r), free(rec);
 }
-int __enzyme_cc_mpi_fwd_alltoallv(void *sb, int *sc, int *sd, H sdt, void *rb, int *rc_, int *rd,
-                                  H rdt, H comm, void *dsb, void *drb, int sk, int rk) {
-    int rc = MPI_Alltoallv(sb, sc, sd, sdt, rb, rc_, rd, rdt, comm);
+/* one lane's tangent of alltoallv */
+static void tan_alltoallv(void *sb, int *sc, int *sd, H sdt, void *rb, int *rc_, int *rd, H rdt,
+                          H comm, void *dsb, void *drb, int sk, int rk) {
     int p = size_of(comm);
     void *in = copy(dsb, sk, span(sc, sd, p));
     void *out = drb ? drb : copy(NULL, rk, span(rc_, rd, p));
     MPI_Alltoallv(in, sc, sd, sdt, out, rc_, rd, rdt, comm);
     free(in);
     if (out != drb) free(out);
+}
+int __enzyme_cc_mpi_fwdv_alltoallv(void *sb, int *sc, int *sd, H sdt, void *rb, int *rc_, int *rd,
+                                   H rdt, H comm, void **dsb, void **drb, int sk, int rk, int w) {
+    int rc = MPI_Alltoallv(sb, sc, sd, sdt, rb, rc_, rd, rdt, comm);
+    for (int l = 0; l < w; l++) tan_alltoallv(sb, sc, sd, sdt, rb, rc_, rd, rdt, comm, dsb[l],
+                                              drb[l], sk, rk);
     return rc;
+}
+int __enzyme_cc_mpi_fwd_alltoallv(void *sb, int *sc, int *sd, H sdt, void *rb, int *rc_, int *rd,
+                                  H rdt, H comm, void *dsb, void *drb, int sk, int rk) {
+    return __enzyme_cc_mpi_fwdv_alltoallv(sb, sc, sd, sdt, rb, rc_, rd, rdt, comm, &dsb, &drb, sk,
+                                          rk, 1);
 }

@@ -51,37 +51,50 @@ void __enzyme_cc_mpi_rev_recv(RecvRec *rec, void *buf, int n, H dt, int src, int
     free(t), free(rec);
 }
 
-/* forward mode: one message [primal | tangent] */
-static void *pack(const void *buf, const void *dbuf, int k, int n) {
-    char *p = xcalloc(2 * (size_t)n, esz(k));
-    memcpy(p, buf, (size_t)n * esz(k));
-    if (dbuf) memcpy(p + (size_t)n * esz(k), dbuf, (size_t)n * esz(k));
+/* forward mode: one message [primal | tangent of lane 0 | ... | tangent of lane w-1] (w > 1:
+ * vector forward mode, enzyme_width; dl[l] is lane l's shadow, null: zero data) */
+static void *pack(const void *buf, void *const *dl, int w, int k, int n) {
+    size_t b = (size_t)n * esz(k);
+    char *p = xcalloc((size_t)(w + 1) * (size_t)n, esz(k));
+    memcpy(p, buf, b);
+    for (int l = 0; l < w; l++)
+        if (dl[l]) memcpy(p + (size_t)(l + 1) * b, dl[l], b);
     return p;
 }
-/* unpack a received [primal | tangent] message; the status reports the primal's count */
-static void unpack(const char *p, void *buf, void *dbuf, int k, St *st, H dt) {
+/* unpack a received message; the status reports the primal's count */
+static void unpack(const char *p, void *buf, void *const *dl, int w, int k, St *st, H dt) {
     int c = 0;
     MPI_Get_count(st, dt, &c);
-    c = c > 0 ? c / 2 : 0;
-    memcpy(buf, p, (size_t)c * esz(k));
-    if (dbuf) memcpy(dbuf, p + (size_t)c * esz(k), (size_t)c * esz(k));
-    st->ucount /= 2;
+    c = c > 0 ? c / (w + 1) : 0;
+    size_t b = (size_t)c * esz(k);
+    memcpy(buf, p, b);
+    for (int l = 0; l < w; l++)
+        if (dl[l]) memcpy(dl[l], p + (size_t)(l + 1) * b, b);
+    st->ucount /= (size_t)(w + 1);
+}
+int __enzyme_cc_mpi_fwdv_send(void *buf, int n, H dt, int dest, int tag, H comm, void **dl, int k,
+                              int w) {
+    void *p = pack(buf, dl, w, k, n);
+    int rc = MPI_Send(p, (w + 1) * n, dt, dest, tag, comm);
+    free(p);
+    return rc;
 }
 int __enzyme_cc_mpi_fwd_send(void *buf, int n, H dt, int dest, int tag, H comm, void *dbuf, int k) {
-    void *p = pack(buf, dbuf, k, n);
-    int rc = MPI_Send(p, 2 * n, dt, dest, tag, comm);
+    return __enzyme_cc_mpi_fwdv_send(buf, n, dt, dest, tag, comm, &dbuf, k, 1);
+}
+int __enzyme_cc_mpi_fwdv_recv(void *buf, int n, H dt, int src, int tag, H comm, St *status,
+                              void **dl, int k, int w) {
+    St st;
+    char *p = xcalloc((size_t)(w + 1) * (size_t)n, esz(k));
+    int rc = MPI_Recv(p, (w + 1) * n, dt, src, tag, comm, &st);
+    unpack(p, buf, dl, w, k, &st, dt);
+    if (status) *status = st;
     free(p);
     return rc;
 }
 int __enzyme_cc_mpi_fwd_recv(void *buf, int n, H dt, int src, int tag, H comm, St *status,
                              void *dbuf, int k) {
-    St st;
-    char *p = xcalloc(2 * (size_t)n, esz(k));
-    int rc = MPI_Recv(p, 2 * n, dt, src, tag, comm, &st);
-    unpack(p, buf, dbuf, k, &st, dt);
-    if (status) *status = st;
-    free(p);
-    return rc;
+    return __enzyme_cc_mpi_fwdv_recv(buf, n, dt, src, tag, comm, status, &dbuf, k, 1);
 }
 
 Aug __enzyme_cc_mpi_aug_sendrecv(void *sb, int sn, H sdt, int dest, int stag, void *rb, int rn,
@@ -104,25 +117,33 @@ void __enzyme_cc_mpi_rev_sendrecv(RecvRec *rec, void *sb, int sn, H sdt, int des
     add(dsb, in, sk, (size_t)sn);
     free(out), free(in), free(rec);
 }
-int __enzyme_cc_mpi_fwd_sendrecv(void *sb, int sn, H sdt, int dest, int stag, void *rb, int rn,
-                                 H rdt, int src, int rtag, H comm, St *status, void *dsb,
-                                 void *drb, int sk, int rk) {
+int __enzyme_cc_mpi_fwdv_sendrecv(void *sb, int sn, H sdt, int dest, int stag, void *rb, int rn,
+                                  H rdt, int src, int rtag, H comm, St *status, void **dsb,
+                                  void **drb, int sk, int rk, int w) {
     St st;
-    void *ps = pack(sb, dsb, sk, sn);
-    char *pr = xcalloc(2 * (size_t)rn, esz(rk));
-    int rc = MPI_Sendrecv(ps, 2 * sn, sdt, dest, stag, pr, 2 * rn, rdt, src, rtag, comm, &st);
-    unpack(pr, rb, drb, rk, &st, rdt);
+    void *ps = pack(sb, dsb, w, sk, sn);
+    char *pr = xcalloc((size_t)(w + 1) * (size_t)rn, esz(rk));
+    int rc = MPI_Sendrecv(ps, (w + 1) * sn, sdt, dest, stag, pr, (w + 1) * rn, rdt, src, rtag, comm,
+                          &st);
+    unpack(pr, rb, drb, w, rk, &st, rdt);
     if (status) *status = st;
     free(ps), free(pr);
     return rc;
+}
+int __enzyme_cc_mpi_fwd_sendrecv(void *sb, int sn, H sdt, int dest, int stag, void *rb, int rn,
+                                 H rdt, int src, int rtag, H comm, St *status, void *dsb,
+                                 void *drb, int sk, int rk) {
+    return __enzyme_cc_mpi_fwdv_sendrecv(sb, sn, sdt, dest, stag, rb, rn, rdt, src, rtag, comm,
+                                         status, &dsb, &drb, sk, rk, 1);
 }
 
 /* ---- nonblocking: the pending operation of a request --------------------------------------- */
 enum { ISEND, IRECV, FISEND, FIRECV };
 typedef struct {
-    int what, n, peer, tag, k, posted;
+    int what, n, peer, tag, k, posted, w;
     H dt, comm, rev;          /* rev: the request of the adjoint communication */
     void *buf, *dbuf, *tmp;
+    void **dl;                /* forward mode: the w lanes' shadows (dbuf: unused) */
 } ReqRec;
 
 /* primal request handle -> record, while the request is pending */
@@ -238,28 +259,39 @@ void __enzyme_cc_mpi_rev_irecv(ReqRec *rec, void *buf, int n, H dt, int src, int
     finish(rec, "MPI_Irecv");
 }
 
+static ReqRec *fwd_rec(int what, void *buf, void **dl, int w, int n, H dt, int peer, int tag,
+                       H comm, int k, void *msg) {
+    ReqRec *r = req_rec(what, buf, NULL, n, dt, peer, tag, comm, k);
+    r->w = w, r->tmp = msg, r->dl = xcalloc((size_t)w, sizeof(void *));
+    memcpy(r->dl, dl, (size_t)w * sizeof(void *));
+    return r;
+}
+int __enzyme_cc_mpi_fwdv_isend(void *buf, int n, H dt, int dest, int tag, H comm, H *req,
+                               void **dl, int k, int w) {
+    void *p = pack(buf, dl, w, k, n);
+    int rc = MPI_Isend(p, (w + 1) * n, dt, dest, tag, comm, req);
+    table_put(*req, fwd_rec(FISEND, buf, dl, w, n, dt, dest, tag, comm, k, p));
+    return rc;
+}
 int __enzyme_cc_mpi_fwd_isend(void *buf, int n, H dt, int dest, int tag, H comm, H *req,
                               void *dbuf, int k) {
-    void *p = pack(buf, dbuf, k, n);
-    int rc = MPI_Isend(p, 2 * n, dt, dest, tag, comm, req);
-    ReqRec *r = req_rec(FISEND, buf, dbuf, n, dt, dest, tag, comm, k);
-    r->tmp = p;
-    table_put(*req, r);
+    return __enzyme_cc_mpi_fwdv_isend(buf, n, dt, dest, tag, comm, req, &dbuf, k, 1);
+}
+int __enzyme_cc_mpi_fwdv_irecv(void *buf, int n, H dt, int src, int tag, H comm, H *req,
+                               void **dl, int k, int w) {
+    void *p = xcalloc((size_t)(w + 1) * (size_t)n, esz(k));
+    int rc = MPI_Irecv(p, (w + 1) * n, dt, src, tag, comm, req);
+    table_put(*req, fwd_rec(FIRECV, buf, dl, w, n, dt, src, tag, comm, k, p));
     return rc;
 }
 int __enzyme_cc_mpi_fwd_irecv(void *buf, int n, H dt, int src, int tag, H comm, H *req,
                               void *dbuf, int k) {
-    void *p = xcalloc(2 * (size_t)n, esz(k));
-    int rc = MPI_Irecv(p, 2 * n, dt, src, tag, comm, req);
-    ReqRec *r = req_rec(FIRECV, buf, dbuf, n, dt, src, tag, comm, k);
-    r->tmp = p;
-    table_put(*req, r);
-    return rc;
+    return __enzyme_cc_mpi_fwdv_irecv(buf, n, dt, src, tag, comm, req, &dbuf, k, 1);
 }
 static void fwd_completed(ReqRec *r, St *st) {
     if (!r) return;
-    if (r->what == FIRECV) unpack(r->tmp, r->buf, r->dbuf, r->k, st, r->dt);
-    free(r->tmp), free(r);
+    if (r->what == FIRECV) unpack(r->tmp, r->buf, r->dl, r->w, r->k, st, r->dt);
+    free(r->tmp), free(r->dl), free(r);
 }
 int __enzyme_cc_mpi_fwd_wait(H *req, St *status) {
     St st;

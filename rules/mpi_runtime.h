@@ -11,12 +11,15 @@
  *       actual source/tag/count of a receive, the winner of a max/min, copies of count arrays,
  *       the pending operation of a request);
  *   __enzyme_cc_mpi_rev_X(record, primal args, shadows, kinds): the adjoint communication;
- *   __enzyme_cc_mpi_fwd_X(primal args, shadows, kinds) -> rc: forward mode, primal and tangent.
+ *   __enzyme_cc_mpi_fwd_X(primal args, shadows, kinds) -> rc: forward mode, primal and tangent;
+ *   __enzyme_cc_mpi_fwdv_X(primal args, shadow arrays, kinds, w) -> rc: vector forward mode
+ *       (enzyme_width w): each shadow argument is an array of the w lanes' shadows.
  *
  * A null shadow is zero data: every rank takes part in every adjoint or tangent communication
  * whatever its own activity, so the communication pattern matches across ranks. Forward mode
- * sends primal and tangent of point-to-point messages in one message of twice the count
- * (matching, wildcards and ordering stay the primal's).
+ * sends primal and tangents of point-to-point messages in one message of (1 + w) times the
+ * count (matching, wildcards and ordering stay the primal's), so both ends must be built with
+ * the same width.
  *
  * Open MPI's ABI (handles are pointers, MPI_Status as below): the rules only call this for
  * datatypes and ops they recognised as Open MPI's predefined ones. */
