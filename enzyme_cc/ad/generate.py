@@ -24,11 +24,12 @@ from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size
                              rewrite_primal_reverse, rewrite_vector_call, with_marker_location)
 from .typeinfo import copy_ranges, TypeInfo
 from .dispatch import IndirectCalls
+from .call_emit import CallEmitter
 
 KEEP_FN_ATTRS = ("target-cpu", "target-features", "tune-cpu", "frame-pointer")
 
 
-class Generator(IndirectCalls):
+class Generator(IndirectCalls, CallEmitter):
     FREES = FREES
 
     def __init__(self, text: str, counter: int = 0):
@@ -385,111 +386,6 @@ class Generator(IndirectCalls):
         self.out.append(f"define internal {rty} {name}({', '.join(params)}) {self.fn_attrs(fn)} {{\n"
                         + "\n".join(body) + "\n}\n")
         return name, rty
-
-    def emit_forward_call(self, ctx, inst):
-        """In a forward-mode caller: call the callee's forward derivative. Returns the tangent
-        (width 1) or the list of N lane tangents (vector mode); pointer results get their
-        shadows named for the caller."""
-        synth = ctx.synth
-        width = getattr(synth, "width", 1)
-        acts = self.call_activity(inst, synth.act)
-        indirect = inst.callee.startswith("%")
-        if not indirect:
-            acts = synth.noneed.propagate(inst, acts)
-        error = getattr(synth, "error", False)
-        name, rty = self.forward_indirect(inst, acts, width, error) if indirect else \
-            self.forward(inst.callee, acts, callee=True, hints=self.call_hints(synth, inst),
-                         width=width, error=error)
-        args = [f"ptr {ctx.p(inst.callee)}"] if indirect else []
-        for ty, o, a in zip(self.param_types(inst), inst.ops, acts):
-            args.append(f"{ty} {ctx.p(o.value) if o.is_local else o.value}")
-            for _ in synth.lanes() if width > 1 else (0,):
-                if a in ("dup", "dupnoneed"):
-                    args.append(f"ptr {ctx.s(o.value)}")
-                elif a == "active":
-                    args.append(f"{ty} {ctx.t(o.value, o.ty)}")
-        call = f"call {rty} {name}({', '.join(args)})"
-        if rty == "void" or not inst.name:
-            ctx.emit(call)
-            return None
-        if rty == inst.ty:
-            ctx.emit(f"{synth.r(inst.name)} = {call}")
-            return None
-        t = synth.tmp("fr")
-        ctx.emit(f"{t} = {call}")
-        ctx.emit(f"{synth.r(inst.name)} = extractvalue {rty} {t}, 0")
-        out = []
-        for lane in synth.lanes() if width > 1 else (None,):
-            idx = "1" if lane is None else f"1, {lane}"
-            if has_shadow_type(inst.ty):
-                ctx.emit(f"{synth.sname(inst.name)} = extractvalue {rty} {t}, {idx}")
-                out.append(None)
-                continue
-            tan = synth.tmp("ft")
-            ctx.emit(f"{tan} = extractvalue {rty} {t}, {idx}")
-            out.append(tan)
-        return out if width > 1 else out[0]
-
-    def _call_args(self, ctx, inst, acts, get_p, get_s):
-        args = [f"ptr {get_p(inst.callee)}"] if inst.callee.startswith("%") else []
-        for ty, o, a in zip(self.param_types(inst), inst.ops, acts):
-            args.append(f"{ty} {get_p(o.value)}")
-            if a in ("dup", "dupnoneed"):
-                args.append(f"ptr {get_s(o.value)}")
-        return args
-
-    def _split_for(self, inst, acts, ret_active, synth=None):
-        if inst.callee.startswith("@"):
-            return self.split(inst.callee, acts, ret_active, self.call_hints(synth, inst))
-        return self.split_indirect(inst, acts, ret_active)
-
-    def _split_call_activity(self, inst, synth):
-        acts = self.call_activity(inst, synth.act)
-        return acts if inst.callee.startswith("%") else synth.noneed.propagate(inst, acts)
-
-    def emit_augmented_call(self, ctx, inst):
-        synth = ctx.synth
-        acts = self._split_call_activity(inst, synth)
-        ret_active = bool(inst.name) and synth.act.is_active(inst.name)
-        aug, aug_ret, _, _ = self._split_for(inst, acts, ret_active, synth)
-        args = self._call_args(ctx, inst, acts, lambda v: ctx.p(v) if v.startswith("%") else v,
-                               ctx.s)
-        call = f"call {aug_ret} {aug}({', '.join(args + ['ptr %ad.tape'])})"
-        if aug_ret == "void":
-            ctx.emit(call)
-        elif aug_ret != inst.ty and has_shadow_type(inst.ty):
-            t = synth.tmp("aug")
-            ctx.emit(f"{t} = {call}")
-            if inst.name:
-                ctx.emit(f"{synth.r(inst.name)} = extractvalue {aug_ret} {t}, 0")
-                ctx.emit(f"{synth.sname(inst.name)} = extractvalue {aug_ret} {t}, 1")
-        elif inst.name:
-            ctx.emit(f"{synth.r(inst.name)} = {call}")
-        else:
-            ctx.emit(call)
-
-    def emit_reverse_call(self, ctx, inst, d):
-        synth = ctx.synth
-        acts = self._split_call_activity(inst, synth)
-        ret_active = bool(inst.name) and synth.act.is_active(inst.name)
-        _, _, rev, rev_ret = self._split_for(inst, acts, ret_active, synth)
-        args = self._call_args(ctx, inst, acts, ctx.p, ctx.s)
-        if ret_active:
-            args.append(f"{inst.ty} {d}")
-        call = f"call {rev_ret} {rev}({', '.join(args + ['ptr %ad.tape'])})"
-        if rev_ret == "void":
-            ctx.emit(call)
-            return
-        t = ctx.tmp("radj")
-        ctx.emit(f"{t} = {call}")
-        active = [(ty, o) for ty, o, a in zip(self.param_types(inst), inst.ops, acts) if a == "active"]
-        if len(active) == 1:
-            ctx.add(active[0][1].value, active[0][0], t)
-            return
-        for k, (ty, o) in enumerate(active):
-            e = ctx.tmp()
-            ctx.emit(f"{e} = extractvalue {rev_ret} {t}, {k}")
-            ctx.add(o.value, ty, e)
 
     def request_hints(self, req) -> dict:
         """Pointer-argument hints for a marker call, from the caller's own accesses."""
