@@ -38,12 +38,15 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 from collections import Counter, OrderedDict, defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from integration_output import (describe_exit, error_key, failure_line, first_error,  # noqa: E402
+                                run_cmd, tail)
 
 SOURCE_EXTS = (".c", ".cpp", ".cc", ".cxx")
 
@@ -279,69 +282,6 @@ def mpi_flags():
         r = subprocess.run(["mpicc", "--showme:" + what], capture_output=True, text=True)
         out += r.stdout.split() if r.returncode == 0 else []
     return out
-
-
-def first_error(output):
-    for line in output.splitlines():
-        if re.search(r"\berror\b:", line) or line.startswith("Assertion Failed") or \
-                "fatal error" in line:
-            return line.strip()
-    for line in output.splitlines():
-        if line.strip():
-            return line.strip()
-    return "(no output)"
-
-
-def failure_line(output):
-    """The line of a failed run that says what went wrong (the test's own check if any)."""
-    lines = [l.strip() for l in output.splitlines() if l.strip()]
-    for l in lines:
-        if l.startswith("Assertion Failed") or "Assertion" in l or "failures" in l:
-            return l
-    for l in reversed(lines):
-        if re.search(r"error|free\(\)|corrupt|Segmentation|abort", l, re.I):
-            return l
-    return lines[-1] if lines else "(no output)"
-
-
-def error_key(line, srcdir):
-    """A grouping key for an error line: paths and source positions removed."""
-    line = line.replace(srcdir + os.sep, "")
-    line = re.sub(r"^[^\s:]+\.(c|cpp|cc|h|hpp|o|ll)(:\d+)*:\s*", "", line)
-    line = re.sub(r"/tmp/\S+", "<tmp>", line)
-    line = re.sub(r"instruction '.*?' \(", "instruction '...' (", line)
-    line = re.sub(r"#\d+\b", "#N", line)
-    return line
-
-
-def run_cmd(cmd, cwd, timeout, env, stdin=subprocess.DEVNULL):
-    """Run cmd in its own process group; kill the group on timeout. -> (rc, output, timed_out)"""
-    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         stdin=stdin, env=env, start_new_session=True)
-    try:
-        out, _ = p.communicate(timeout=timeout)
-        return p.returncode, out.decode("utf-8", "replace"), False
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        out, _ = p.communicate()
-        return None, out.decode("utf-8", "replace"), True
-
-
-def describe_exit(rc):
-    if rc is not None and rc < 0:
-        try:
-            return "killed by " + signal.Signals(-rc).name
-        except ValueError:
-            return "killed by signal %d" % -rc
-    return "exit status %s" % rc
-
-
-def tail(text, n=6):
-    lines = [l for l in text.splitlines() if l.strip()]
-    return lines[-n:]
 
 
 def run_one(test, level, args, workroot, env):
