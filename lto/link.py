@@ -143,8 +143,9 @@ def _cache_path(plan, inv, cfg) -> str | None:
     for origin, data in plan.modules:
         h.update(hashlib.sha256(data).digest())
     from enzyme_cc.ad.tape import tape_stats         # instrumented tape helpers
+    from enzyme_cc.ad.openmp_affine import range_check
     h.update(repr((cfg.preopt, _level(inv.opt_level), sorted(cfg.rule_files), inv.shared,
-                   cfg.ckpt_budget, tape_stats())).encode())
+                   cfg.ckpt_budget, tape_stats(), range_check())).encode())
     for path in cfg.rule_files:
         try:
             with open(path, "rb") as f:

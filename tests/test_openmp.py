@@ -195,3 +195,23 @@ def test_openmp_fortran(tmp_path):
         r = run([str(exe)], cwd=tmp_path, env=dict(os.environ, OMP_NUM_THREADS=str(n)))
         got, want = (float(v) for v in r.stdout.split())
         assert got == pytest.approx(want, rel=1e-12), r.stdout
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+@pytest.mark.parametrize("prog", ["omp_affine_ranges.c", "omp_disjoint.c"])
+def test_openmp_hoisted_ranges_cover_loads(tmp_path, prog, level):
+    """Loads in counted loops are range-tracked once, in the loop's preheader, from their
+    addresses at the first and the last iteration (ad/openmp_affine.py). Built with
+    ENZYME_CC_OMP_RANGE_CHECK=1, every such load checks on every iteration that its address
+    lies in the tracked range (an address outside aborts): a range that missed an address could
+    let another thread's add be plain, a lost update that a test run rarely shows."""
+    dump = tmp_path / "dump"
+    env = dict(os.environ, ENZYME_CC_OMP_RANGE_CHECK="1", ENZYME_CC_DUMP_DIR=str(dump))
+    run(["enzyme-cc", "-fopenmp", level, str(HERE / prog), "-lm", "-o", "prog"], cwd=tmp_path,
+        env=env)
+    ir = (dump / "after-ad.ll").read_text()
+    assert ir.count("call void @__enzyme_cc_omp_range_assert(") >= 4, "too few loads hoisted"
+    for n in (2, 4):
+        r = subprocess.run(["./prog"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=RUN_TIMEOUT, env=dict(os.environ, OMP_NUM_THREADS=str(n)))
+        assert r.returncode == 0 and "FAILED" not in r.stdout, r.stdout[-2000:] + r.stderr

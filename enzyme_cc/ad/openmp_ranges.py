@@ -54,8 +54,14 @@ def track_load(ctx, inst, shared):
     ptr = inst.ops[0].value
     if inst.name not in ctx.act.active or not shared(ctx, ptr):
         return
+    from .openmp_affine import hoisted, range_check
     k = load_class(ctx.synth, ptr)
     size = max(type_size(inst.ty, ctx.synth.module.named_types), 1)
+    if hoisted(ctx.synth, inst):      # tracked once per loop entry, in the loop's preheader
+        if range_check():
+            ctx.emit(f"call void @__enzyme_cc_omp_range_assert(ptr %ad.tlo.{k}, "
+                     f"ptr %ad.thi.{k}, ptr {ctx.s(ptr)}, i64 {size})")
+        return
     ctx.emit(f"call void @__enzyme_cc_omp_track(ptr %ad.tlo.{k}, ptr %ad.thi.{k}, "
              f"ptr {ctx.s(ptr)}, i64 {size})")
 
@@ -140,17 +146,43 @@ entry:
 
 define internal i1 @__enzyme_cc_omp_own_range(ptr %p, i64 %n, i64 %k) alwaysinline nounwind {{
 entry:
+  ; xlo <= a && a + n <= xhi as one unsigned compare, a - xlo < w, with w = xhi - xlo - n + 1
+  ; (0 when the range holds fewer than n bytes): w is loop-invariant, so a loop of adds pays a
+  ; subtraction and a compare per add
   %a = ptrtoint ptr %p to i64
-  %e = add i64 %a, %n
   %plo = getelementptr inbounds [{K} x i64], ptr @__enzyme_cc_omp_xlo, i64 0, i64 %k
   %phi = getelementptr inbounds [{K} x i64], ptr @__enzyme_cc_omp_xhi, i64 0, i64 %k
   %xlo = load i64, ptr %plo, align 8
   %xhi = load i64, ptr %phi, align 8
-  %ge = icmp uge i64 %a, %xlo
-  %le = icmp ule i64 %e, %xhi
-  %in = and i1 %ge, %le
+  %span = sub i64 %xhi, %xlo
+  %fits = icmp uge i64 %span, %n
+  %room = sub i64 %span, %n
+  %w1 = add i64 %room, 1
+  %w = select i1 %fits, i64 %w1, i64 0
+  %off = sub i64 %a, %xlo
+  %in = icmp ult i64 %off, %w
   ret i1 %in
 }}
+
+; ENZYME_CC_OMP_RANGE_CHECK: the address of a load tracked in its loop's preheader lies in the range
+define internal void @__enzyme_cc_omp_range_assert(ptr %tlo, ptr %thi, ptr %p, i64 %n) noinline nounwind {{
+entry:
+  %a = ptrtoint ptr %p to i64
+  %e = add i64 %a, %n
+  %lo = load i64, ptr %tlo, align 8
+  %hi = load i64, ptr %thi, align 8
+  %ge = icmp uge i64 %a, %lo
+  %le = icmp ule i64 %e, %hi
+  %ok = and i1 %ge, %le
+  br i1 %ok, label %fine, label %fail
+fine:
+  ret void
+fail:
+  %m = call i32 @puts(ptr @__enzyme_cc_omp_range_msg)
+  call void @abort()
+  unreachable
+}}
+@__enzyme_cc_omp_range_msg = internal constant [50 x i8] c"enzyme-cc: OpenMP range check: load outside range\\00"
 
 ; this thread's slot of the record: K x {{lo, hi}}
 define internal ptr @__enzyme_cc_omp_range_slot(ptr %rec, i32 %tid) alwaysinline nounwind {{
@@ -295,6 +327,7 @@ entry:
 """
 
 DECLS = (("@omp_get_active_level", "declare i32 @omp_get_active_level()"),
+         ("@puts", "declare i32 @puts(ptr)"), ("@abort", "declare void @abort()"),
          ("@llvm.umin.i64", "declare i64 @llvm.umin.i64(i64, i64)"),
          ("@llvm.umax.i64", "declare i64 @llvm.umax.i64(i64, i64)"),
          ("@llvm.memcpy.p0.p0.i64", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)"),

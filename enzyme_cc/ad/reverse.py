@@ -24,7 +24,7 @@ from .activity import Activity, primal_only
 from .cfg import dominators, cyclic_blocks, reverse_postorder
 from .diagnostics import located
 from . import fp_logger
-from . import activity_report, openmp, openmp_ranges, undo_stores
+from . import activity_report, openmp, openmp_affine, openmp_ranges, undo_stores
 from .sweep_ctx import FwdCtx, RevCtx, adjoint_zero
 from .tape_records import TapeRecords
 from .value_plan import ValuePlan
@@ -334,6 +334,8 @@ class Synth(TapeRecords, ValuePlan):
                         any(t not in lp.blocks for t in b.term.targets):
                     fwd_lines.append(f"store i64 %ad.iv.{h}, ptr %ad.nexit.{h}")
             self._push_needs(ctx, b)
+            if getattr(self, "parallel", False):
+                openmp_affine.emit(ctx, b)    # range tracking of its loop's affine loads
             self._forward_term(ctx, b)
             ranges[b.label] = (start, len(fwd_lines))
         from .tape_reserve import reserve_loops

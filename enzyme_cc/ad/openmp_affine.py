@@ -1,0 +1,217 @@
+"""OpenMP reverse mode: the range tracking of loads in counted loops, once per loop entry.
+
+The team version of a region's forward sweep records, per address class, the range of shadow
+addresses its loads' adjoints will be added into (openmp_ranges.track_load). Per load that is a
+few instructions on every iteration: the 2-thread gradient of a row-parallel stencil ran twice
+the instructions of the serial one, so it did not speed up with threads.
+
+A load inside a counted loop L (exit_count.recipe: its latch alone leaves it, the iteration count
+follows from the exit compare) whose address is affine in L's iteration index k (sums, multiples
+by values defined outside L and GEPs of L's affine header phis and of values defined outside L)
+reads, over all iterations, addresses between its address at k = 0 and at the last k. Tracking
+those two addresses at the end of L's preheader covers every iteration; where the loop leaves
+early or the load is conditional it is a superset, which keeps more adds atomic and never fewer.
+The preheader must branch to L's header only (it then runs exactly when L is entered), and the
+addresses are recomputed without wrap flags (they are compared, never dereferenced).
+"""
+from __future__ import annotations
+
+import os
+import types
+
+from enzyme_cc.ir.lexer import type_size
+from . import exit_count
+
+_ARITH = ("add", "sub")
+
+
+def plan(synth) -> dict:
+    """{preheader label: [(load, loop)]} of the team derivative's hoisted loads (cached)."""
+    cache = synth.__dict__.get("_omp_affine")
+    if cache is not None:
+        return cache
+    from .openmp import shared
+    from .openmp_ranges import load_class
+    cache, fn = {}, synth.fn
+    synth._omp_affine = cache
+    probe = types.SimpleNamespace(synth=synth)
+    innermost = {}
+    for lp in sorted(synth.loops.values(), key=lambda lp: -len(lp.blocks)):
+        for b in lp.blocks:
+            innermost[b] = lp                 # smaller loops come later and win
+    for lp in synth.loops.values():
+        pre = fn.block(lp.preheader)
+        if pre.term.op != "br" or pre.term.targets != [lp.header] or \
+                exit_count.recipe(synth, ("ivx", (lp.header, None))) is None:
+            continue
+        for label in sorted(lp.blocks):
+            if innermost.get(label) is not lp:
+                continue
+            for inst in fn.block(label).insts:
+                if inst.op != "load" or inst.name not in synth.act.active or \
+                        not shared(probe, inst.ops[0].value):
+                    continue
+                chain = []
+                if _affine(synth, lp, inst.ops[0].value, chain, set()) and \
+                        _root(synth, lp, inst.ops[0].value, chain) in synth.act.shadowed:
+                    load_class(synth, inst.ops[0].value)     # classes in program order
+                    cache.setdefault(lp.preheader, []).append((inst, lp, chain))
+    synth._omp_hoisted = {id(i) for loads in cache.values() for i, _, _ in loads}
+    return cache
+
+
+def range_check() -> bool:
+    """ENZYME_CC_OMP_RANGE_CHECK=1 when the derivative is built: every hoisted load checks, on
+    every iteration, that its shadow address lies in the range its preheader tracked (a test
+    of this module: an address outside aborts the program)."""
+    return os.environ.get("ENZYME_CC_OMP_RANGE_CHECK", "") not in ("", "0")
+
+
+def hoisted(synth, inst) -> bool:
+    """The load's range is tracked in its loop's preheader (openmp_ranges skips it)."""
+    plan(synth)
+    return id(inst) in synth._omp_hoisted
+
+
+def _inside(synth, lp, v) -> bool:
+    d = synth.fn.defs.get(v) if v.startswith("%") else None
+    return getattr(getattr(d, "block", None), "label", None) in lp.blocks
+
+
+def _affine(synth, lp, v, chain, seen) -> bool:
+    """v is affine in lp's iteration index; the instructions inside lp it is computed by are
+    appended to chain in definition order (lp's header phis excepted: they are substituted)."""
+    if not _inside(synth, lp, v) or v in seen:
+        return True
+    d = synth.fn.defs[v]
+    if d.op == "phi":
+        a = synth.affine.get(v)
+        ok = a is not None and a[0] is lp
+    elif d.op in _ARITH or d.op == "or" and "disjoint" in d.flags:
+        ok = all(_affine(synth, lp, o.value, chain, seen) for o in d.ops)
+    elif d.op == "mul":                   # by a factor defined outside the loop
+        ok = sum(_inside(synth, lp, o.value) for o in d.ops) <= 1 and \
+            all(_affine(synth, lp, o.value, chain, seen) for o in d.ops)
+    elif d.op == "shl":
+        ok = not _inside(synth, lp, d.ops[1].value) and _affine(synth, lp, d.ops[0].value, chain, seen)
+    elif d.op in ("sext", "zext"):
+        # no wrap below the extension: the operand's own operation says so
+        src = synth.fn.defs.get(d.ops[0].value)
+        need = {"nsw"} if d.op == "sext" else {"nuw"}
+        ok = (d.op == "zext" and "nneg" in d.flags or
+              getattr(src, "op", None) == "phi" or bool(need & set(getattr(src, "flags", ())))) \
+            and _affine(synth, lp, d.ops[0].value, chain, seen)
+    elif d.op == "getelementptr":
+        ok = d.src_ty is not None and all(_affine(synth, lp, o.value, chain, seen) for o in d.ops)
+    else:
+        ok = False
+    if ok and d.op != "phi":
+        seen.add(v)
+        chain.append(d)
+    return ok
+
+
+def emit(ctx, b):
+    """End of block b in a team derivative's forward sweep: for each loop b is the preheader
+    of, track its hoisted loads' shadow addresses at the first and the last iteration."""
+    loads = plan(ctx.synth).get(b.label)
+    if not loads:
+        return
+    from .openmp_ranges import load_class
+    synth = ctx.synth
+    lp = loads[0][1]
+    last = exit_count._count(synth, _Fwd(synth, ctx.lines), exit_count.recipe(
+        synth, ("ivx", (lp.header, None))))
+    for inst, lp, chain in loads:
+        size = max(type_size(inst.ty, synth.module.named_types), 1)
+        k = load_class(synth, inst.ops[0].value)
+        for it in ("0", last):
+            sp = _shadow_at(ctx, lp, chain, inst.ops[0].value, it)
+            ctx.emit(f"call void @__enzyme_cc_omp_track(ptr %ad.tlo.{k}, ptr %ad.thi.{k}, "
+                     f"ptr {sp}, i64 {size})")
+
+
+class _Fwd:
+    """What exit_count._count reads: forward-sweep names of primal values, and the lines."""
+
+    def __init__(self, synth, lines):
+        self.synth, self.lines = synth, lines
+        self.avail = self
+
+    def get(self, key, default):
+        return self.synth.r(key[1]) if key[1].startswith("%") else default
+
+
+def _shadow_at(ctx, lp, chain, ptr, it):
+    """The shadow of ptr at iteration it (an i64 value): the address recomputed from lp's phis at
+    that iteration, moved from its root pointer (defined outside lp) to the root's shadow."""
+    synth = ctx.synth
+    names = {}
+
+    def val(v):
+        if v in names:
+            return names[v]
+        if not v.startswith("%"):
+            return v
+        a = synth.affine.get(v)
+        if a is not None and a[0] is lp:
+            names[v] = _phi_at(ctx, v, a, it)
+            return names[v]
+        return synth.r(v)
+    for d in chain:
+        names[d.name] = _clone(ctx, d, val)
+    root = _root(synth, lp, ptr, chain)
+    p, base = val(ptr), synth.r(root) if root.startswith("%") else root
+    a, r, off, sp = (ctx.tmp(h) for h in ("ha", "hr", "ho", "hs"))
+    ctx.emit(f"{a} = ptrtoint ptr {p} to i64")
+    ctx.emit(f"{r} = ptrtoint ptr {base} to i64")
+    ctx.emit(f"{off} = sub i64 {a}, {r}")
+    ctx.emit(f"{sp} = getelementptr i8, ptr {ctx.s(root)}, i64 {off}")
+    return sp
+
+
+def _root(synth, lp, ptr, chain):
+    """The pointer defined outside lp that ptr is an offset from (through GEPs, or a pointer phi
+    of lp and its start)."""
+    inside = {d.name for d in chain}
+    root = ptr
+    while root in inside and synth.fn.defs[root].op == "getelementptr":
+        root = synth.fn.defs[root].ops[0].value
+    a = synth.affine.get(root)
+    if a is not None and a[0] is lp:       # a pointer iterator of lp
+        root = a[1]
+    return root
+
+
+def _phi_at(ctx, v, a, it):
+    _, init, step = a
+    ty = ctx.synth.fn.defs[v].ty
+    start = ctx.synth.r(init) if init.startswith("%") else init
+    if it == "0":
+        return start
+    off, out = ctx.tmp("hk"), ctx.tmp("hv")
+    if ty == "ptr":
+        ctx.emit(f"{off} = mul i64 {it}, {step}")
+        ctx.emit(f"{out} = getelementptr i8, ptr {start}, i64 {off}")
+        return out
+    k = it
+    if ty != "i64":
+        k = ctx.tmp("hk")
+        ctx.emit(f"{k} = trunc i64 {it} to {ty}")
+    ctx.emit(f"{off} = mul {ty} {k}, {step}")
+    ctx.emit(f"{out} = add {ty} {start}, {off}")
+    return out
+
+
+def _clone(ctx, d, val):
+    """d recomputed from val(operands), without wrap or inbounds flags."""
+    out = ctx.tmp("hc")
+    ops = [f"{o.ty} {val(o.value)}" for o in d.ops]
+    if d.op == "getelementptr":
+        ctx.emit(f"{out} = getelementptr {d.src_ty}, {', '.join(ops)}")
+    elif d.op in ("sext", "zext"):
+        ctx.emit(f"{out} = {d.op} {ops[0]} to {d.ty}")
+    else:
+        op = "add" if d.op == "or" else d.op
+        ctx.emit(f"{out} = {op} {d.ty} {val(d.ops[0].value)}, {val(d.ops[1].value)}")
+    return out
