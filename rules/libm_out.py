@@ -38,12 +38,6 @@ def outputs(inst):
     return list(zip(inst.ops[1:], parts))
 
 
-def written(inst) -> list[str]:
-    """Values of the pointers the call writes (memory.py: a later reload must not be
-    recomputed in the reverse sweep)."""
-    return [o.value for o, _ in outputs(inst)]
-
-
 def active_outputs(inst) -> list[str]:
     """Pointers through which the call stores data depending on x (activity of memory)."""
     return [o.value for o, p in outputs(inst) if p is not None]
