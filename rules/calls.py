@@ -33,7 +33,7 @@ MEMSET = ("@llvm.memset.", "@memset")
 
 # call kinds that run as a plain primal call in a block ending in `unreachable`
 _PRIMAL_WHEN_DOOMED = ("diff", "unknown", "custom", "rule", "blas", "mirror", "memcpy", "memset",
-                       "alloc", "free", "realloc", "memalign", "checkpoint")
+                       "alloc", "free", "realloc", "memalign", "checkpoint", "libm_out")
 
 
 def call_kind(ctx, inst) -> str:
@@ -101,6 +101,9 @@ def kind_of(gen, inst) -> str:
         return "fortran"
     if call_rule(c) is not None:
         return "rule"
+    from .libm_out import family
+    if family(c) is not None and not gen.module.defines(c):
+        return "libm_out"        # modf, sincos: two float results (rules/libm_out.py)
     if gen.module.defines(c) or c.startswith("%"):
         return "diff"             # indirect calls dispatch over the possible targets
     return "unknown"
@@ -339,6 +342,9 @@ def _rev_call(ctx, inst, d):
         return outer_call(ctx, inst)
     if kind == "rule":
         _rev_formula(ctx, inst, d)
+    elif kind == "libm_out":
+        from .libm_out import reverse as libm_out_reverse
+        libm_out_reverse(ctx, inst, d)
     elif kind == "memcpy":
         _rev_memcpy(ctx, inst)
     elif kind == "memset":

@@ -32,8 +32,10 @@ def rounds(ctx, inst) -> bool:
     kind = call_kind(ctx, inst)
     if kind == "rule":
         return True
-    if kind in ("custom", "blas", "fortran", "fixedpoint", "ckpt_driver") and _involved(ctx, inst):
+    if kind in ("custom", "blas", "fortran", "fixedpoint", "ckpt_driver", "libm_out") and \
+            _involved(ctx, inst):
         what = {"custom": "a call with a registered custom derivative",
+                "libm_out": "a math call with two results (modf, sincos)",
                 "blas": "a BLAS call", "fortran": "a Fortran runtime call",
                 "fixedpoint": "a fixed-point loop",
                 "ckpt_driver": "a checkpointed loop"}[kind]

@@ -205,6 +205,9 @@ def _t_call(ctx, inst):
                             f"{convert_float(ctx, ctx.t(o.value, o.ty), o.ty, ty)}")
             total = term if total is None else _op(ctx, f"fadd {ty} {total}, {term}")
         return total
+    if kind == "libm_out":
+        from .libm_out import tangent as libm_out_tangent
+        return libm_out_tangent(ctx, inst)
     if kind == "memcpy":
         dst, src, n = inst.ops[:3]
         if ctx.shadowed(dst.value):

@@ -168,6 +168,55 @@ int main(void) {
 }
 """
 
+# sincos stores results that depend on x through a pointer the caller passed enzyme_const
+SINCOS_CONST_OUT = """\
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+int enzyme_const;
+double __enzyme_autodiff(void *, ...);
+double polar(double x, double *out) {
+  sincos(x, &out[0], &out[1]);
+  return x * x;
+}
+int main(void) {
+  double out[2];
+  printf("%f\\n", __enzyme_autodiff((void *)polar, 0.5, enzyme_const, out));
+  return 0;
+}
+"""
+
+# modfl: clang's llvm.modf.f80 (long double functions have no rules)
+MODF_LONG_DOUBLE = """\
+#include <math.h>
+#include <stdio.h>
+double __enzyme_autodiff(void *, ...);
+double frac(double x) {
+  long double ip;
+  return (double)modfl((long double)x * 3, &ip);
+}
+int main(void) {
+  printf("%f\\n", __enzyme_autodiff((void *)frac, 0.5));
+  return 0;
+}
+"""
+
+ERREST_SINCOS = """\
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+double __enzyme_error_estimate(void *, ...);
+double g(double x) {
+  double s, c;
+  sincos(x, &s, &c);
+  return s * c;
+}
+int main(void) {
+  printf("%f\\n", __enzyme_error_estimate((void *)g, 1.0, 0.0));
+  return 0;
+}
+"""
+
 ERREST_WIDTH = """\
 #include <stdio.h>
 int enzyme_width;
@@ -517,6 +566,9 @@ CASES = {
     "error_estimate_no_bitcode": (ERREST_NO_BITCODE, ("unknown", "g"), "return unknown(in)"),
     "error_estimate_custom": (ERREST_CUSTOM, ("g", "myexp"), "return myexp(x) * 2"),
     "error_estimate_width": (ERREST_WIDTH, ("main",), "__enzyme_error_estimate((void *)sq"),
+    "error_estimate_sincos": (ERREST_SINCOS, ("g", "sincos"), "sincos(x, &s, &c)"),
+    "sincos_into_const_memory": (SINCOS_CONST_OUT, ("polar", "sincos"), "sincos(x, &out[0]"),
+    "modf_long_double": (MODF_LONG_DOUBLE, ("frac", "llvm.modf.f80"), "return (double)modfl("),
     "error_estimate_long_double": (ERREST_LONG_DOUBLE, ("sq",), "return x * x"),
     "sret_reverse": (SRET_REVERSE, ("make", "main"), "__enzyme_autodiff((void *)make"),
     "sret_forward_scalar_result": (SRET_FWD_SCALAR, ("make", "main"),

@@ -11,7 +11,7 @@ import pytest
 from conftest import run, floats
 
 HERE = os.path.join(os.path.dirname(__file__), "modes")
-PROGRAMS = ["forward.c", "hvp.c", "hvp_repeat.c", "hvp_vector_reverse.c", "higher_order.c", "saddle.cpp", "particle.cpp", "split.c", "split_allocated.c", "nofree_heap.c", "nofree_local.c", "vector.c", "vector_calls.c", "vector_indirect.c", "indirect.c", "cxx_api.cpp", "cxx_api_refs.cpp", "width_dupnoneed.c", "registrations.c", "allocation_like.c", "global_shadow.c", "global_shadow.cpp", "cxx_sret.cpp"]
+PROGRAMS = ["forward.c", "libm_out_reverse_vector.c", "hvp.c", "hvp_repeat.c", "hvp_vector_reverse.c", "higher_order.c", "saddle.cpp", "particle.cpp", "split.c", "split_allocated.c", "nofree_heap.c", "nofree_local.c", "vector.c", "vector_calls.c", "vector_indirect.c", "indirect.c", "cxx_api.cpp", "cxx_api_refs.cpp", "width_dupnoneed.c", "registrations.c", "allocation_like.c", "global_shadow.c", "global_shadow.cpp", "cxx_sret.cpp"]
 
 
 def _pairs(out: str):
@@ -198,3 +198,20 @@ int main(void) {
     assert r.returncode != 0
     assert "enzyme-cc: error:" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert "reverse mode over reverse vector mode" in r.stderr and "hint:" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_libm_out_intrinsics(tmp_path, opt):
+    """The corpus program of modf/sincos (tests/ad_programs/libm_out_params.c) built with
+    -fno-math-errno: clang emits llvm.sincos (and llvm.modf) for them, which return the pair as
+    a struct; every check of the program passes on that form too."""
+    src = os.path.join(os.path.dirname(HERE), "ad_programs", "libm_out_params.c")
+    exe = tmp_path / "prog"
+    env = dict(os.environ, ENZYME_CC_DUMP_DIR=str(tmp_path / "dump"))
+    run(["enzyme-cc", opt, "-fno-math-errno", src, "-lm", "-o", str(exe)], cwd=tmp_path, env=env)
+    ir = (tmp_path / "dump" / "before-ad.ll").read_text()
+    for intr in ("llvm.sincos.f64", "llvm.sincos.f32", "llvm.modf.f64", "llvm.modf.f32"):
+        assert f"@{intr}(" in ir, intr
+    r = run([str(exe)], cwd=tmp_path, check=False)
+    checks = [line for line in r.stdout.splitlines() if line.startswith("CHECK ")]
+    assert r.returncode == 0 and len(checks) > 50 and "FAILED" not in r.stdout, r.stdout

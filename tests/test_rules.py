@@ -145,6 +145,9 @@ class Case:
         else:
             self.ctypes = protos[name][1]
         self.cname = name if prec == "double" else name + "f"
+        self.refname = name                # the double function finite differences run on
+        if self.ctypes[0] == "float":      # a float-only rule: lgammaf_r (double: lgamma_r)
+            self.cname, self.refname = name, name.replace("f_", "_", 1)
         # kinds: "f" active float, "i" integer constant, "p" pointer to a local
         self.kinds = ["p" if "*" in t else "f" if t in ("double", "float") else "i"
                       for t in self.ctypes]
@@ -189,6 +192,8 @@ def cases_for(fname, prec, rules=None, protos=None):
     for name, spec in rules.items():
         variant_ok = prec == "double" or spec.get("float_variant", True)
         lib = name in protos and (prec == "double" or name + "f" in protos) and variant_ok
+        if name in protos and protos[name][0] == "float":      # lgammaf_r: float only
+            lib = prec == "float"
         if lib:
             out.append(Case(fname, name, spec, "lib", prec, protos))
             if name in NOERRNO and protos is PROTOS:
@@ -236,11 +241,11 @@ __attribute__((noinline)) static void out(const char *id, const char *mode, int 
         # the function differentiated, and the double reference the differences are taken of
         if c.form == "lib":
             main.append("static " + c.c_function(c.fn, T, c.cname))
-            main.append("static " + c.c_function("ref_" + c.id, "double", c.name))
+            main.append("static " + c.c_function("ref_" + c.id, "double", c.refname))
         elif c.form == "noerrno":
             noerrno.append(c.c_function(c.fn, T, c.cname))
             main.append(f"{T} {c.fn}({', '.join(t for _, t in c.params())});")
-            main.append("static " + c.c_function("ref_" + c.id, "double", c.name))
+            main.append("static " + c.c_function("ref_" + c.id, "double", c.refname))
         else:
             for fn, p in ((c.fn, T), ("ref_" + c.id, "double")):
                 define, declare = c.ll_function(fn, p)

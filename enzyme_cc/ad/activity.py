@@ -12,6 +12,11 @@ from .unionfind import UnionFind
 from enzyme_cc.rules import is_inactive_call, call_rule
 from enzyme_cc.rules.registry import is_mirror_call
 from enzyme_cc.rules.tape import is_tape_call
+from enzyme_cc.rules.libm_out import family, active_outputs
+
+
+def _libm_out(module, callee) -> bool:
+    return family(callee) is not None and not module.defines(callee)
 
 ALLOCATORS = {"@malloc", "@calloc", "@_Znwm", "@_Znam", "@_ZnwmRKSt9nothrow_t", "@_ZnamRKSt9nothrow_t",
               "@_ZnwmSt11align_val_t", "@_ZnamSt11align_val_t", "@aligned_alloc", "@realloc"}
@@ -272,6 +277,11 @@ class Activity:
                 if c.startswith(("@llvm.memset", "@memset", "@llvm.lifetime", "@free", "@_Zdl",
                                  "@_Zda")) or is_inactive_call(c) or call_rule(c) is not None:
                     continue
+                if _libm_out(self.module, c):     # sincos: stores what it computes from x
+                    if inst.ops[0].value in self.active:
+                        for v in active_outputs(inst):
+                            changed |= self._mark(v) | self._global_store(self._underlying(self.fn, v))
+                    continue
                 from enzyme_cc.rules.blas import is_blas, written_arg
                 if is_blas(c) and not self.module.defines(c):   # BLAS writes one array argument
                     k = written_arg(c)
@@ -392,7 +402,7 @@ class Activity:
             if is_mirror_call(inst.callee or ""):
                 return False, isptr and any(o.value in self.shadowed for o in inst.ops)
             rule = call_rule(inst.callee or "")
-            if rule is not None:
+            if rule is not None or _libm_out(self.module, inst.callee):
                 return fp and self._any_active(inst), False
             if self.module.defines(inst.callee or ""):
                 act, sh = callee_info(inst, self)

@@ -68,7 +68,11 @@ class MemoryInfo:
             return None if ks is None else {underlying(fn, inst.ops[k].value) for k in ks}
         if (inst.callee or "").startswith("@ad.gs."):
             return None                           # an inner round's swaps of shadow storage
-        if kind == "fortran" or kind in ("inactive", "rule", "alloc", "free"):
+        if kind in ("rule", "libm_out"):
+            # results stored through pointers (frexp's exponent, sincos's pair): a reload of
+            # that memory after the call must not be recomputed from what it holds later
+            return set(ptrs)
+        if kind == "fortran" or kind in ("inactive", "alloc", "free"):
             return set()                          # a Fortran array routine only reads
         # a callee may write through its pointers, or globals
         self.escaped.update(ptrs)

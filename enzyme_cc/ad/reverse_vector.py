@@ -18,7 +18,7 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp
 from .diagnostics import located
 
-_ALLOWED_KINDS = ("rule", "inactive", "diff", "memset", "unknown")
+_ALLOWED_KINDS = ("rule", "libm_out", "inactive", "diff", "memset", "unknown")
 
 
 def lane_hazard(synth) -> str | None:
