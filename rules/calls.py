@@ -6,6 +6,7 @@ import re
 from enzyme_cc.ir.lexer import is_fp, float_cast
 from .registry import reverse, forward, call_rule, is_inactive_call
 from .formula import FormulaCompiler
+from .copy_adjoint import copy_fields, len64, rev_memcpy
 
 # Allocation functions: (size arguments, whose product is the size; deallocator). The shadow is
 # allocated by the same call. C heap blocks (may be realloc'd) get their shadow zeroed up to
@@ -183,7 +184,8 @@ def _fwd_call(ctx, inst, before):
                  f"{n.ty} {nv})")
         return None
     if kind == "realloc" and before and inst.name in ctx.act.shadowed and not fwd_mode:
-        _realloc_forward(ctx, inst)
+        from .realloc import realloc_forward
+        realloc_forward(ctx, inst)
         return False
     if kind == "alloc" and not before and inst.name in ctx.act.shadowed:
         s = synth.sname(inst.name)
@@ -222,9 +224,9 @@ def _fwd_call(ctx, inst, before):
         for off, size, k in ranges:
             if k != "ptr":
                 continue
-            nv = str(size) if size is not None else _len64(ctx, n)
+            nv = str(size) if size is not None else len64(ctx, n)
             copy_fields(ctx.gen(), ctx.emit, ctx.tmp, "move", ctx.s(dst.value), ctx.s(src.value),
-                                  off, nv, ranges, _len64(ctx, n))
+                                  off, nv, ranges, len64(ctx, n))
         return None
     if kind == "blas" and before and _involved(ctx, inst):
         from .blas import forward_copies, tangent_before
@@ -346,7 +348,7 @@ def _rev_call(ctx, inst, d):
         from .libm_out import reverse as libm_out_reverse
         libm_out_reverse(ctx, inst, d)
     elif kind == "memcpy":
-        _rev_memcpy(ctx, inst)
+        rev_memcpy(ctx, inst)
     elif kind == "memset":
         dst, n = inst.ops[0], inst.ops[2]
         if ctx.shadowed(dst.value):
@@ -359,7 +361,8 @@ def _rev_call(ctx, inst, d):
             ctx.emit(f"call void {f}(ptr {ctx.p(inst.name)})")
             ctx.gen().declare_raw(f, f"declare void {f}(ptr)")
     elif kind == "realloc" and inst.name in ctx.act.shadowed:
-        _rev_realloc(ctx, inst)
+        from .realloc import rev_realloc
+        rev_realloc(ctx, inst)
     elif kind == "tape":
         from .tape import reverse_sweep
         reverse_sweep(ctx, inst)
@@ -447,7 +450,6 @@ def _custom_augment(ctx, inst):
 
 
 def _custom_reverse(ctx, inst, d):
-    gen = ctx.gen()
     rev, fn = _custom_fns(ctx, inst, 1)
     _, aug_fn = _custom_fns(ctx, inst, 0)
     args = _custom_args(ctx, inst, ctx.p, ctx.s)
@@ -469,61 +471,6 @@ def _custom_reverse(ctx, inst, d):
         e = ctx.tmp()
         ctx.emit(f"{e} = extractvalue {fn.ret_ty} {t}, {k}")
         ctx.add(o.value, o.ty, e)
-
-
-def _realloc_forward(ctx, inst):
-    """Reverse mode: realloc(p, n) runs as malloc + copy, the old block's free deferred to the
-    reverse sweep (its adjoints are still needed there); the shadow does the same."""
-    synth, gen = ctx.synth, ctx.gen()
-    p, n = inst.ops[0], inst.ops[1]
-    pv = ctx.p(p.value) if p.is_local else p.value
-    nv = ctx.p(n.value) if n.is_local else n.value
-    ps = ctx.s(p.value) if p.value in ctx.act.shadowed or p.value == "null" else "null"
-    keep = _copy_len(ctx, pv, nv)
-    q, sq = synth.r(inst.name), synth.sname(inst.name)
-    ctx.emit(f"{q} = call ptr @malloc(i64 {nv})")
-    ctx.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {q}, ptr {pv}, i64 {keep}, i1 false)")
-    ctx.emit(f"{sq} = call ptr @malloc(i64 {nv})")
-    zero_shadow_block(ctx, "@realloc", sq, nv)
-    if ps != "null":
-        ctx.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {sq}, ptr {ps}, i64 {keep}, i1 false)")
-    if p.value != "null" and not (_allocated_here(ctx, p) and p.value in synth.freed):
-        # the old blocks' adjoints are read until the reverse sweep ends; an allocation of this
-        # function that is freed here is freed by its own reverse instead
-        defer_free(ctx, pv, ps)
-    for name, line in (("@malloc", "declare ptr @malloc(i64)"),
-                       ("@malloc_usable_size", USABLE_DECL),
-                       ("@llvm.umin.i64", "declare i64 @llvm.umin.i64(i64, i64)"),
-                       ("@llvm.memcpy.p0.p0.i64", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")):
-        gen.declare_raw(name, line)
-
-
-def _copy_len(ctx, pv, nv):
-    """Bytes realloc keeps: min(usable size of the old block, new size) (0 for NULL)."""
-    u, k = ctx.tmp("usable"), ctx.tmp("keep")
-    ctx.emit(f"{u} = call i64 @malloc_usable_size(ptr {pv})")
-    ctx.emit(f"{k} = call i64 @llvm.umin.i64(i64 {u}, i64 {nv})")
-    return k
-
-
-def _rev_realloc(ctx, inst):
-    p, n = inst.ops[0], inst.ops[1]
-    synth = ctx.synth
-    info = synth.types.pointee_summary(inst.name)
-    kinds = set(info.values()) - {"int"}
-    if p.value != "null" and p.value in ctx.act.shadowed:
-        if len(kinds) != 1 and not (info and set(info.values()) == {"int"}):
-            ctx.gen().fail(synth, inst, "cannot deduce the type of the data realloc moves",
-                           "access the buffer through typed pointers")
-        kind = next(iter(kinds), None)
-        if kind in ("double", "float"):
-            keep = _copy_len(ctx, ctx.p(p.value), ctx.p(n.value))
-            fn = ctx.gen().memcpy_adjoint(kind)
-            ctx.emit(f"call void @{fn}(ptr {ctx.s(inst.name)}, ptr {ctx.s(p.value)}, i64 {keep})")
-    if inst.name in synth.freed:
-        ctx.emit(f"call void @free(ptr {ctx.s(inst.name)})")
-        ctx.emit(f"call void @free(ptr {ctx.p(inst.name)})")
-        ctx.gen().declare_raw("@free", "declare void @free(ptr)")
 
 
 def _rev_formula(ctx, inst, d):
@@ -580,88 +527,3 @@ def _names(rule):
         if p is not None:
             out |= {n.id for n in ast.walk(p) if isinstance(n, ast.Name)}
     return out
-
-
-def _rev_memcpy(ctx, inst):
-    """Adjoint of a copy, range by range: float data moves its adjoint from the destination's
-    shadow to the source's and zeroes it; pointers and integers carry none."""
-    dst, src, n = inst.ops[:3]
-    if not ctx.shadowed(dst.value):
-        if ctx.shadowed(src.value) and not ctx.act.into_inactive_global(dst.value) and any(k in ("double", "float") for _, _, k in
-                                            ctx.gen().copy_ranges(ctx.synth, inst)):
-            ctx.error(inst, "active float data is copied into memory that has no shadow",
-                      "make sure the destination is allocated in code compiled with enzyme-cc, "
-                      "or pass it as enzyme_dup")
-        return
-    if not ctx.shadowed(src.value):
-        # nothing differentiable came in: the destination's adjoint restarts from zero,
-        # whatever the bytes are (e.g. a string's characters copied into a map node)
-        ctx.gen().zero_memory(ctx.emit, ctx.s(dst.value), ctx.p(n.value) if n.is_local else
-                              n.value, n.ty)
-        return
-    gen = ctx.gen()
-    all_ranges = gen.copy_ranges(ctx.synth, inst)
-    from enzyme_cc.ad import openmp
-    atomic = "_atomic" if openmp.shared(ctx, src.value) else ""   # other threads add there too
-    if atomic and getattr(all_ranges, "stride", None) is not None:
-        openmp.refuse_shared(ctx, inst, "the adjoint of a copy of records")
-    total = _len64(ctx, n)
-    ranges = [(off, str(size) if size is not None else total, kind)
-              for off, size, kind in all_ranges if kind in ("double", "float")]
-    dshadow = ctx.s(dst.value)
-    tmp = None
-    if (inst.callee or "").startswith(("@llvm.memmove", "@memmove")) and ranges:
-        # the ranges may overlap: an adjoint read after another element's adjoint was added
-        # into it would be wrong, so take the destination's adjoints out first (into a
-        # temporary), zero them, then add them into the source's
-        tmp = ctx.tmp("mvadj")
-        ctx.emit(f"{tmp} = call ptr @malloc(i64 {total})")
-        ctx.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {tmp}, ptr {dshadow}, i64 {total}, i1 false)")
-        gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
-        gen.declare_raw("@llvm.memcpy.p0.p0.i64", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")
-        for off, nb, _ in ranges:
-            copy_fields(gen, ctx.emit, ctx.tmp, "zero", dshadow, dshadow, off, nb, all_ranges, total)
-        dshadow = tmp
-    for off, nb, kind in ranges:
-        copy_fields(gen, ctx.emit, ctx.tmp, f"adj_{kind}{atomic}", dshadow, ctx.s(src.value), off, nb,
-                        all_ranges, total)
-    if tmp is not None:
-        ctx.emit(f"call void @free(ptr {tmp})")
-        gen.declare_raw("@free", "declare void @free(ptr)")
-
-
-def copy_fields(gen, emit, tmp, op, d, s, off, nbytes, ranges, total):
-    """Apply op ('adj_double'/'adj_float': memcpy adjoint, 'zero', 'move') to the range
-    [off, off+nbytes) of d (and s): once, or in every record when ranges has a stride."""
-    stride = getattr(ranges, "stride", None)
-    if stride is None:
-        def at(p):
-            if not off:
-                return p
-            t = tmp("fld")
-            emit(f"{t} = getelementptr i8, ptr {p}, i64 {off}")
-            return t
-        if op.startswith("adj_"):
-            emit(f"call void @{gen.memcpy_adjoint(op[4:])}(ptr {at(d)}, ptr {at(s)}, i64 {nbytes})")
-        elif op == "zero":
-            gen.zero_memory(emit, at(d), nbytes)
-        else:
-            emit(f"call void @llvm.memmove.p0.p0.i64(ptr {at(d)}, ptr {at(s)}, i64 {nbytes}, i1 false)")
-            gen.declare_raw("@llvm.memmove.p0.p0.i64",
-                             "declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1)")
-        return
-    if op.startswith("adj_"):
-        gen.memcpy_adjoint(op[4:])
-    gen.helpers.add(("records", op))
-    emit(f"call void @__enzyme_cc_records_{op}(ptr {d}, ptr {s}, i64 {total}, i64 {stride}, "
-         f"i64 {off}, i64 {nbytes})")
-
-
-def _len64(ctx, n):
-    """A copy's byte count as an i64 value."""
-    nv = ctx.p(n.value) if n.is_local else n.value
-    if n.ty == "i64":
-        return nv
-    t = ctx.tmp("len")
-    ctx.emit(f"{t} = zext {n.ty} {nv} to i64")
-    return t
