@@ -421,11 +421,15 @@ def _add_helper(gen, ty, align):
     if name not in made:
         made.add(name)
         _helpers(gen)
+        gen.declare_raw("@llvm.expect.i1", "declare i1 @llvm.expect.i1(i1, i1)")
         gen.out.append(
             f"define internal void {name}(ptr %p, {ty} %d, i64 %k) alwaysinline nounwind {{\n"
             f"entry:\n  %own = call i1 @__enzyme_cc_omp_own_range(ptr %p, i64 {_FP_SIZE.get(ty, 16)}, "
             "i64 %k)\n"
-            "  br i1 %own, label %plain, label %atomic\n"
+            # most adds are the thread's own: the plain add falls through, the atomic one is
+            # laid out of line
+            "  %likely = call i1 @llvm.expect.i1(i1 %own, i1 true)\n"
+            "  br i1 %likely, label %plain, label %atomic\n"
             f"atomic:\n  %o = atomicrmw fadd ptr %p, {ty} %d monotonic, align {a}\n  ret void\n"
             f"plain:\n  %v = load {ty}, ptr %p, align {a}\n  %s = fadd {ty} %v, %d\n"
             f"  store {ty} %s, ptr %p, align {a}\n  ret void\n}}\n")
