@@ -172,6 +172,9 @@ def _load(ctx, inst, d):
         ctx.emit(f"{new} = fadd {ty} {old}, {d}")
         ctx.emit(f"store {ty} {new}, ptr {acc[1]}")
         return
+    from enzyme_cc.ad import increments
+    if increments.of_load(ctx.synth, inst):   # the old value of `p[i] += x` (increments.py)
+        return
     sp = ctx.s(inst.ops[0].value)
     old, new = ctx.tmp(), ctx.tmp()
     al = align_of(inst)
@@ -319,6 +322,13 @@ def _store(ctx, inst, d):
     # folds back to nothing; a shadow the caller passed keeps clang's +0.0.
     al = align_of(inst)
     zero = adjoint_zero(val.ty) if _private(ctx, ptr.value) else zero_of(val.ty)
+    from enzyme_cc.ad import increments
+    if increments.of_store(ctx.synth, inst) is not None:
+        # `p[i] += x`: the location keeps its adjoint, the load's reverse adds none back
+        t = ctx.tmp()
+        ctx.emit(f"{t} = load {val.ty}, ptr {sp}{al}")
+        ctx.add(val.value, val.ty, t)
+        return
     if ctx.active(val.value):
         t = ctx.tmp()
         ctx.emit(f"{t} = load {val.ty}, ptr {sp}{al}")
