@@ -16,9 +16,12 @@ class MemoryInfo:
         self.anything = False
         self.escaped: set[str] = set()
         # objects reached through a pointer phi/select or moved by realloc are not identified:
-        # a write through the joined pointer may be a write to any of them
+        # a write through the joined pointer may be a write to any of them. A phi/select of one
+        # object and null (std::vector's `n ? new T[n] : nullptr`) is that object (_canon)
         from .typeinfo import same_memory
-        self.joined = {v for pair in same_memory(fn) for v in pair}
+        self._canons: dict = {}
+        self.joined = {v for pair in same_memory(fn) if self._canon(pair[0]) == pair[0]
+                       for v in pair}
         self.writers: list = []     # (instruction, bases it may write; None: any memory)
         # stores the reverse sweep can undo (undo_stores.py), and those it must undo
         # because a reload was allowed past them: id -> store
@@ -35,19 +38,47 @@ class MemoryInfo:
                 self.anything = True
                 self.writers.append((inst, None))
 
+    def _canon(self, v: str, depth=0) -> str:
+        """The object v points into when v is a pointer phi/select whose incoming values are
+        that one object (through GEPs and such phis) or null/undef (never dereferenced): an
+        access through v is an access to it. Otherwise v itself."""
+        if v in self._canons:
+            return self._canons[v]
+        self._canons[v] = v                   # (a phi cycle resolves to no object)
+        d = self.fn.defs.get(v)
+        out = v
+        if depth <= 8 and getattr(d, "op", None) in ("phi", "select") and d.ty == "ptr":
+            bases = set()
+            for o in (d.ops[1:] if d.op == "select" else d.ops):
+                if o.value in ("null", "undef", "poison"):
+                    continue
+                if not o.value.startswith("%"):
+                    bases.add(None)           # a global or constant: not one local object
+                    break
+                b = self._canon(underlying(self.fn, o.value), depth + 1)
+                if b != v:
+                    bases.add(b)
+            if len(bases) == 1 and None not in bases:
+                out = bases.pop()
+        self._canons[v] = out
+        return out
+
+    def _base(self, v: str) -> str:
+        return self._canon(underlying(self.fn, v))
+
     def _writes(self, fn, inst, kind_of_call):
         """Underlying objects inst may write (empty: none), None for any memory; records
         escaping pointers."""
         if inst.op == "store":
             if inst.ops[0].ty == "ptr":
-                self.escaped.add(underlying(fn, inst.ops[0].value))
-            return {underlying(fn, inst.ops[1].value)}
+                self.escaped.add(self._base(inst.ops[0].value))
+            return {self._base(inst.ops[1].value)}
         if inst.op in ("atomicrmw", "cmpxchg"):
             return None
         if inst.op not in ("call", "invoke"):
             return set()
         kind = kind_of_call(inst)
-        ptrs = [underlying(fn, o.value) for o in inst.ops if o.ty == "ptr"]
+        ptrs = [self._base(o.value) for o in inst.ops if o.ty == "ptr"]
         if (inst.callee or "").startswith("@llvm.lifetime.") or \
                 kind in ("memcpy", "memset", "memalign"):
             # a lifetime marker ends (or starts) the object's contents: a reload after it
@@ -56,7 +87,7 @@ class MemoryInfo:
         if kind == "blas":
             from enzyme_cc.rules.blas import written_arg
             k = written_arg(inst.callee)
-            return {underlying(fn, inst.ops[k].value)} if k is not None else set()
+            return {self._base(inst.ops[k].value)} if k is not None else set()
         if kind == "omp":                         # runtime bookkeeping: integers it is given
             return set(ptrs)
         if kind == "omp_fork":
@@ -65,7 +96,7 @@ class MemoryInfo:
             from enzyme_cc.rules.mpi import written
             self.escaped.update(ptrs)             # Isend/Irecv keep their buffers
             ks = written(inst)
-            return None if ks is None else {underlying(fn, inst.ops[k].value) for k in ks}
+            return None if ks is None else {self._base(inst.ops[k].value) for k in ks}
         if (inst.callee or "").startswith("@ad.gs."):
             return None                           # an inner round's swaps of shadow storage
         if kind in ("rule", "libm_out"):
@@ -87,9 +118,11 @@ class MemoryInfo:
             return v not in self.escaped
         d = self.fn.defs.get(v)
         return v not in self.escaped and d is not None and getattr(d, "op", None) in (
-            "alloca", "call") and (d.op == "alloca" or d.ty == "ptr" and d.callee in ALLOC)
+            "alloca", "call", "invoke") and (d.op == "alloca" or d.ty == "ptr" and d.callee in ALLOC)
 
     def may_alias(self, a, b) -> bool:
+        a = self._canon(a)
+        b = b if b == "@*" else self._canon(b)
         if a == b:
             return True
         if b == "@*":
