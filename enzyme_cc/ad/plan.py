@@ -12,22 +12,48 @@ from __future__ import annotations
 
 
 def hoist_loop(synth, key, user: str):
-    """The outermost canonical loop containing block `user` but not the definition of `key`, such
-    that the value is defined at every exit block of the loop (dominated by the definition, and
-    not the definition's block itself, where a later execution would replace it)."""
+    """The outermost canonical loop containing block `user` but not the definition of `key` (or
+    containing it, for a load that reads the same value in every iteration), such that the value
+    is defined at every exit block of the loop (dominated by the definition, and not the
+    definition's block itself, where a later execution would replace it)."""
     d = synth.def_block(key)
     if d is None:
         return None
     best = None
     for lp in synth.loops.values():
-        if user not in lp.blocks or d in lp.blocks:
+        inside = d in lp.blocks
+        if user not in lp.blocks or inside and not _invariant_load(synth, key, lp):
             continue
         exits = [y for y in lp.exits if y in synth.reachable]
-        if any(y == d or d not in synth.dom.get(y, ()) for y in exits):
+        # a load inside the loop need only reach the exit edges from the loop (an exit block
+        # that also follows a bypass of the loop gets the value by a phi: exit_phis)
+        if any(y == d or d not in synth.dom.get(y, ()) and
+               (not inside or any(p.label in lp.blocks and p.label != d and
+                                  d not in synth.dom.get(p.label, ())
+                                  for p in synth.fn.block(y).preds))
+               for y in exits):
             continue
         if best is None or len(lp.blocks) > len(best.blocks):
             best = lp
     return best
+
+
+def _invariant_load(synth, key, lp) -> bool:
+    """key is a load inside lp that reads the same value in every iteration: its address is
+    invariant in lp and no instruction of lp may write its memory (a load LLVM left in the loop
+    because it could not rule out the aliasing that MemoryInfo can, e.g. gradbench gmm's x[i]
+    beside the stores to out[j])."""
+    from .loop_accum import _invariant
+    from .typeinfo import underlying
+    kind, v = key
+    inst = synth.fn.defs.get(v) if kind == "p" else None
+    if getattr(inst, "op", None) != "load" or "volatile" in inst.toks or "atomic" in inst.toks \
+            or not _invariant(synth, inst.ops[0].value, lp):
+        return False
+    base, mem = underlying(synth.fn, inst.ops[0].value), synth.mem
+    return not any(w.block.label in lp.blocks and
+                   (bases is None or any(mem.may_alias(base, b) for b in bases))
+                   for w, bases in mem.writers)
 
 
 def hoist_tapes(synth):
@@ -37,6 +63,7 @@ def hoist_tapes(synth):
     synth.hoist_slots = {}
     synth.hoist_of = {}
     synth.exit_hoists = {}
+    synth.exit_phis = {}        # exit block -> keys it pushes through a phi (poison off the loop)
     for b in [b for b in synth.fn.blocks if b.label in synth.plan]:
         plan = synth.plan[b.label]
         for n, (k, how) in enumerate(plan):
@@ -52,6 +79,8 @@ def hoist_tapes(synth):
                 for y in sorted(lp.exits):
                     if y in synth.reachable:
                         synth.exit_hoists.setdefault(y, []).append((k, lp.header))
+                        if synth.def_block(k) not in synth.dom.get(y, ()):
+                            synth.exit_phis.setdefault(y, {})[k] = lp
     _share_hoisted(synth)
 
 
@@ -102,6 +131,22 @@ def exit_keys(synth, b) -> list:
     for k, _ in synth.exit_hoists.get(b.label, ()):
         if k not in own and k not in out:
             out.append(k)
+    return out
+
+
+def exit_phis(synth, b) -> list[str]:
+    """Forward sweep, top of exit block b: the phis that carry a hoisted in-loop value from the
+    loop's exit edges (poison from the edges that bypass the loop: the reverse of b then leaves
+    by those edges and never reads the slot). Their names go to synth.exit_phi_names."""
+    names = synth.__dict__.setdefault("exit_phi_names", {})
+    out = []
+    for k, lp in getattr(synth, "exit_phis", {}).get(b.label, {}).items():
+        ty = synth._key_type(k)
+        inc = ", ".join(f"[ {synth._key_forward_name(k) if p.label in lp.blocks else 'poison'}, "
+                        f"{synth.r(p.label)} ]" for p in b.preds)
+        name = synth.tmp("xh")
+        names[(b.label, k)] = name
+        out.append(f"{name} = phi {ty} {inc}")
     return out
 
 

@@ -320,6 +320,8 @@ class Synth(TapeRecords, ValuePlan):
                 if key in self.value_slots:
                     ctx.after_phis.append(f"store i64 {self._key_forward_name(key)}, ptr "
                                           f"{self.value_slots[key]}")
+            from .plan import exit_phis
+            fwd_lines.extend(exit_phis(self, b))     # hoisted in-loop loads leaving by b
             for inst in b.insts[:-1]:
                 if inst.op != "phi" and ctx.after_phis:
                     fwd_lines.extend(ctx.after_phis)

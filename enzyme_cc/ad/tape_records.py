@@ -18,9 +18,11 @@ class TapeRecords:
             [(k, self._key_type(k)) for k in exit_keys(self, b)]
 
     def _push_needs(self, ctx, b):
-        self._push_items(ctx, self._tape_items(b))
+        names = {k: n for (y, k), n in getattr(self, "exit_phi_names", {}).items()
+                 if y == b.label}
+        self._push_items(ctx, self._tape_items(b), names)
 
-    def _push_items(self, ctx, items):
+    def _push_items(self, ctx, items, names=None):
         if not items:
             return
         size = sum(_slot(ty, self.module) for _, ty in items)
@@ -31,7 +33,8 @@ class TapeRecords:
             at = self.tmp("at")
             ctx.lines.append(f"{at} = getelementptr inbounds i8, ptr {p}, i64 {off}")
             # records are packed (a 1-byte flag takes 1 byte): nothing on the tape is aligned
-            ctx.lines.append(f"store {ty} {self._key_forward_name(k)}, ptr {at}, align 1")
+            val = (names or {}).get(k) or self._key_forward_name(k)
+            ctx.lines.append(f"store {ty} {val}, ptr {at}, align 1")
             off += _slot(ty, self.module)
 
     def _materialize(self, ctx, b):
