@@ -97,7 +97,7 @@ def deps(synth, key):
 
 def emit(synth, ctx, key):
     """The exiting iteration's index as an i64, computed in the reverse block."""
-    ctx.avail[key] = _count(synth, ctx, recipe(synth, key))
+    ctx.avail[key] = exit_index(synth, ctx, recipe(synth, key))
 
 
 # ---- exit values ------------------------------------------------------------------------------
@@ -148,30 +148,36 @@ def exit_value(synth, v, user):
 
 def emit_value(synth, ctx, key):
     lp, phi, on_next = exit_value(synth, key[1], ctx.block.label)
-    k = _count(synth, ctx, recipe(synth, ("ivx", (lp.header, None))))
+    k = exit_index(synth, ctx, recipe(synth, ("ivx", (lp.header, None))))
     _, init, step = synth.affine[phi.name]
     if on_next:
         k1 = synth.tmp("xn")
         ctx.lines.append(f"{k1} = add i64 {k}, 1")
         k = k1
-    base = ctx.avail.get(("p", init), init)
-    new = synth.tmp("xv")
-    if phi.ty == "ptr":
-        off = synth.tmp("xo")
-        ctx.lines.append(f"{off} = mul i64 {k}, {step}")
-        ctx.lines.append(f"{new} = getelementptr i8, ptr {base}, i64 {off}")
-    else:
-        if phi.ty != "i64":
-            t = synth.tmp("xt")
-            ctx.lines.append(f"{t} = trunc i64 {k} to {phi.ty}")
-            k = t
-        off = synth.tmp("xo")
-        ctx.lines.append(f"{off} = mul {phi.ty} {k}, {step}")
-        ctx.lines.append(f"{new} = add {phi.ty} {base}, {off}")
-    ctx.avail[key] = new
+    ctx.avail[key] = affine_value(synth, ctx.lines.append, phi.ty, ctx.avail.get(("p", init), init),
+                                  step, k)
 
 
-def _count(synth, ctx, r):
+def affine_value(synth, emit, ty: str, start: str, step: int, k: str) -> str:
+    """start + k * step, the value of an affine header phi of type ty (a pointer: step in bytes)
+    in iteration k (an i64)."""
+    new, off = synth.tmp("xv"), synth.tmp("xo")
+    if ty == "ptr":
+        emit(f"{off} = mul i64 {k}, {step}")
+        emit(f"{new} = getelementptr i8, ptr {start}, i64 {off}")
+        return new
+    if ty != "i64":
+        t = synth.tmp("xt")
+        emit(f"{t} = trunc i64 {k} to {ty}")
+        k = t
+    emit(f"{off} = mul {ty} {k}, {step}")
+    emit(f"{new} = add {ty} {start}, {off}")
+    return new
+
+
+def exit_index(synth, ctx, r):
+    """The index of the iteration that leaves the loop of Recipe r, as an i64 (ctx: its avail
+    names the values, its lines take the code)."""
     init = ctx.avail.get(("p", r.init), r.init)
     n = ctx.avail.get(("p", r.bound), r.bound)
     line = ctx.lines.append

@@ -54,7 +54,7 @@ def plan(synth) -> dict:
                 chain = []
                 if _affine(synth, lp, inst.ops[0].value, chain, set()) and \
                         _root(synth, lp, inst.ops[0].value, chain) in synth.act.shadowed:
-                    load_class(synth, inst.ops[0].value)     # classes in program order
+                    load_class(synth, inst.ops[0].value)     # its class fixed before the sweeps ask
                     cache.setdefault(lp.preheader, []).append((inst, lp, chain))
     synth._omp_hoisted = {id(i) for loads in cache.values() for i, _, _ in loads}
     return cache
@@ -93,7 +93,8 @@ def _affine(synth, lp, v, chain, seen) -> bool:
         ok = sum(_inside(synth, lp, o.value) for o in d.ops) <= 1 and \
             all(_affine(synth, lp, o.value, chain, seen) for o in d.ops)
     elif d.op == "shl":
-        ok = not _inside(synth, lp, d.ops[1].value) and _affine(synth, lp, d.ops[0].value, chain, seen)
+        ok = not _inside(synth, lp, d.ops[1].value) and \
+            _affine(synth, lp, d.ops[0].value, chain, seen)
     elif d.op in ("sext", "zext"):
         # no wrap below the extension: the operand's own operation says so
         src = synth.fn.defs.get(d.ops[0].value)
@@ -120,7 +121,7 @@ def emit(ctx, b):
     from .openmp_ranges import load_class
     synth = ctx.synth
     lp = loads[0][1]
-    last = exit_count._count(synth, _Fwd(synth, ctx.lines), exit_count.recipe(
+    last = exit_count.exit_index(synth, _Fwd(synth, ctx.lines), exit_count.recipe(
         synth, ("ivx", (lp.header, None))))
     for inst, lp, chain in loads:
         size = max(type_size(inst.ty, synth.module.named_types), 1)
@@ -132,7 +133,7 @@ def emit(ctx, b):
 
 
 class _Fwd:
-    """What exit_count._count reads: forward-sweep names of primal values, and the lines."""
+    """What exit_count.exit_index reads: forward-sweep names of primal values, and the lines."""
 
     def __init__(self, synth, lines):
         self.synth, self.lines = synth, lines
@@ -185,22 +186,10 @@ def _root(synth, lp, ptr, chain):
 
 def _phi_at(ctx, v, a, it):
     _, init, step = a
-    ty = ctx.synth.fn.defs[v].ty
     start = ctx.synth.r(init) if init.startswith("%") else init
     if it == "0":
         return start
-    off, out = ctx.tmp("hk"), ctx.tmp("hv")
-    if ty == "ptr":
-        ctx.emit(f"{off} = mul i64 {it}, {step}")
-        ctx.emit(f"{out} = getelementptr i8, ptr {start}, i64 {off}")
-        return out
-    k = it
-    if ty != "i64":
-        k = ctx.tmp("hk")
-        ctx.emit(f"{k} = trunc i64 {it} to {ty}")
-    ctx.emit(f"{off} = mul {ty} {k}, {step}")
-    ctx.emit(f"{out} = add {ty} {start}, {off}")
-    return out
+    return exit_count.affine_value(ctx.synth, ctx.emit, ctx.synth.fn.defs[v].ty, start, step, it)
 
 
 def _clone(ctx, d, val):

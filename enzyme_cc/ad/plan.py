@@ -22,20 +22,25 @@ def hoist_loop(synth, key, user: str):
     best = None
     for lp in synth.loops.values():
         inside = d in lp.blocks
-        if user not in lp.blocks or inside and not _invariant_load(synth, key, lp):
-            continue
-        exits = [y for y in lp.exits if y in synth.reachable]
-        # a load inside the loop need only reach the exit edges from the loop (an exit block
-        # that also follows a bypass of the loop gets the value by a phi: exit_phis)
-        if any(y == d or d not in synth.dom.get(y, ()) and
-               (not inside or any(p.label in lp.blocks and p.label != d and
-                                  d not in synth.dom.get(p.label, ())
-                                  for p in synth.fn.block(y).preds))
-               for y in exits):
+        if user not in lp.blocks or inside and not _invariant_load(synth, key, lp) or \
+                not _defined_at_exits(synth, d, lp, inside):
             continue
         if best is None or len(lp.blocks) > len(best.blocks):
             best = lp
     return best
+
+
+def _defined_at_exits(synth, d, lp, inside: bool) -> bool:
+    """A value defined in block d can be pushed by every exit block of lp: d dominates it and is
+    not that block. A load inside lp need only dominate the loop's edges into it: an exit block
+    that also follows a bypass of the loop gets the value through a phi (exit_phis)."""
+    for y in lp.exits:
+        if y not in synth.reachable or d in synth.dom.get(y, ()) and y != d:
+            continue
+        if y == d or not inside or any(p.label in lp.blocks and d not in synth.dom.get(p.label, ())
+                                       for p in synth.fn.block(y).preds):
+            return False
+    return True
 
 
 def _invariant_load(synth, key, lp) -> bool:
@@ -137,16 +142,14 @@ def exit_keys(synth, b) -> list:
 def exit_phis(synth, b) -> list[str]:
     """Forward sweep, top of exit block b: the phis that carry a hoisted in-loop value from the
     loop's exit edges (poison from the edges that bypass the loop: the reverse of b then leaves
-    by those edges and never reads the slot). Their names go to synth.exit_phi_names."""
-    names = synth.__dict__.setdefault("exit_phi_names", {})
+    by those edges and never reads the slot). Their names go to synth.exit_phi_names[b]."""
+    names = synth.__dict__.setdefault("exit_phi_names", {}).setdefault(b.label, {})
     out = []
-    for k, lp in getattr(synth, "exit_phis", {}).get(b.label, {}).items():
-        ty = synth._key_type(k)
+    for k, lp in synth.exit_phis.get(b.label, {}).items():
         inc = ", ".join(f"[ {synth._key_forward_name(k) if p.label in lp.blocks else 'poison'}, "
                         f"{synth.r(p.label)} ]" for p in b.preds)
-        name = synth.tmp("xh")
-        names[(b.label, k)] = name
-        out.append(f"{name} = phi {ty} {inc}")
+        names[k] = synth.tmp("xh")
+        out.append(f"{names[k]} = phi {synth._key_type(k)} {inc}")
     return out
 
 

@@ -18,9 +18,7 @@ class TapeRecords:
             [(k, self._key_type(k)) for k in exit_keys(self, b)]
 
     def _push_needs(self, ctx, b):
-        names = {k: n for (y, k), n in getattr(self, "exit_phi_names", {}).items()
-                 if y == b.label}
-        self._push_items(ctx, self._tape_items(b), names)
+        self._push_items(ctx, self._tape_items(b), getattr(self, "exit_phi_names", {}).get(b.label))
 
     def _push_items(self, ctx, items, names=None):
         if not items:
