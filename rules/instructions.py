@@ -178,10 +178,11 @@ def _load(ctx, inst, d):
     sp = ctx.s(inst.ops[0].value)
     old, new = ctx.tmp(), ctx.tmp()
     al = align_of(inst)
-    from enzyme_cc.ad import openmp, openmp_ranges
+    from enzyme_cc.ad import openmp, openmp_ranges, openmp_version
     if openmp.shared(ctx, inst.ops[0].value):     # other threads add into the same shadow
         cls = openmp_ranges.load_class(ctx.synth, inst.ops[0].value)
-        if not openmp.atomic_add(ctx, sp, ty, d, al, cls):
+        tag = openmp_version.tag(ctx.synth, inst)    # plain in its loop's copy
+        if not openmp.atomic_add(ctx, sp, ty, d, al, cls, tag):
             openmp.refuse_shared(ctx, inst, f"an adjoint of type {ty} added")
         return
     ctx.emit(f"{old} = load {ty}, ptr {sp}{al}")

@@ -204,13 +204,16 @@ def test_openmp_hoisted_ranges_cover_loads(tmp_path, prog, level):
     addresses at the first and the last iteration (ad/openmp_affine.py). Built with
     ENZYME_CC_OMP_RANGE_CHECK=1, every such load checks on every iteration that its address
     lies in the tracked range (an address outside aborts): a range that missed an address could
-    let another thread's add be plain, a lost update that a test run rarely shows."""
+    let another thread's add be plain, a lost update that a test run rarely shows. The same build
+    checks the reverse loops' plain copies (ad/openmp_version.py): each of their adds must lie
+    in the thread's exclusive range, else the program aborts."""
     dump = tmp_path / "dump"
     env = dict(os.environ, ENZYME_CC_OMP_RANGE_CHECK="1", ENZYME_CC_DUMP_DIR=str(dump))
     run(["enzyme-cc", "-fopenmp", level, str(HERE / prog), "-lm", "-o", "prog"], cwd=tmp_path,
         env=env)
     ir = (dump / "after-ad.ll").read_text()
     assert ir.count("call void @__enzyme_cc_omp_range_assert(") >= 4, "too few loads hoisted"
+    assert ir.count("call void @__enzyme_cc_omp_padd.") >= 4, "reverse loops not versioned"
     for n in (2, 4):
         r = subprocess.run(["./prog"], cwd=tmp_path, capture_output=True, text=True,
                            timeout=RUN_TIMEOUT, env=dict(os.environ, OMP_NUM_THREADS=str(n)))

@@ -390,14 +390,15 @@ def shared(ctx, ptr: str) -> bool:
     return getattr(d, "op", None) != "alloca"
 
 
-def atomic_add(ctx, sp: str, ty: str, d: str, align: str, cls: int = 0) -> bool:
+def atomic_add(ctx, sp: str, ty: str, d: str, align: str, cls: int = 0, tag: str = "") -> bool:
     """shadow[sp] += d in the team version of a region's derivative (a thread with no team of
     several threads runs the serial version: _wrapper), atomic unless sp lies in the thread's
     exclusive range of address class cls (openmp_ranges); False for types that have no atomic
-    add here."""
+    add here. tag: openmp_version's mark of an add its loop's copy makes plain."""
     ty = ty.strip()
     if is_fp(ty):
-        ctx.emit(f"call void {_add_helper(ctx.gen(), ty, align)}(ptr {sp}, {ty} {d}, i64 {cls})")
+        ctx.emit(f"call void {_add_helper(ctx.gen(), ty, align)}(ptr {sp}, {ty} {d}, i64 {cls})"
+                 f"{tag}")
         return True
     if ty.startswith("<") and " x " in ty:
         n, elem = ty[1:-1].split(" x ", 1)
@@ -422,6 +423,9 @@ def _add_helper(gen, ty, align):
         made.add(name)
         _helpers(gen)
         gen.declare_raw("@llvm.expect.i1", "declare i1 @llvm.expect.i1(i1, i1)")
+        from .openmp_affine import range_check
+        check = f"  call void @__enzyme_cc_omp_own_assert(ptr %p, i64 {_FP_SIZE.get(ty, 16)}, " \
+            "i64 %k)\n" if range_check() else ""
         gen.out.append(
             f"define internal void {name}(ptr %p, {ty} %d, i64 %k) alwaysinline nounwind {{\n"
             f"entry:\n  %own = call i1 @__enzyme_cc_omp_own_range(ptr %p, i64 {_FP_SIZE.get(ty, 16)}, "
@@ -432,7 +436,11 @@ def _add_helper(gen, ty, align):
             "  br i1 %likely, label %plain, label %atomic\n"
             f"atomic:\n  %o = atomicrmw fadd ptr %p, {ty} %d monotonic, align {a}\n  ret void\n"
             f"plain:\n  %v = load {ty}, ptr %p, align {a}\n  %s = fadd {ty} %v, %d\n"
-            f"  store {ty} %s, ptr %p, align {a}\n  ret void\n}}\n")
+            f"  store {ty} %s, ptr %p, align {a}\n  ret void\n}}\n"
+            # the same add known to be the thread's own (openmp_version's loop copies)
+            f"define internal void {name.replace('_omp_add.', '_omp_padd.')}(ptr %p, {ty} %d, "
+            f"i64 %k) alwaysinline nounwind {{\nentry:\n{check}  %v = load {ty}, ptr %p, align {a}\n"
+            f"  %s = fadd {ty} %v, %d\n  store {ty} %s, ptr %p, align {a}\n  ret void\n}}\n")
     return name
 
 

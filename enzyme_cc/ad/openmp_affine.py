@@ -73,6 +73,13 @@ def hoisted(synth, inst) -> bool:
     return id(inst) in synth._omp_hoisted
 
 
+def loop_of(synth, inst):
+    """The loop in whose preheader load inst's range is tracked (None: not hoisted)."""
+    if not hoisted(synth, inst):
+        return None
+    return next(lp for loads in plan(synth).values() for i, lp, _ in loads if i is inst)
+
+
 def _inside(synth, lp, v) -> bool:
     d = synth.fn.defs.get(v) if v.startswith("%") else None
     return getattr(getattr(d, "block", None), "label", None) in lp.blocks
@@ -127,7 +134,7 @@ def emit(ctx, b):
         size = max(type_size(inst.ty, synth.module.named_types), 1)
         k = load_class(synth, inst.ops[0].value)
         for it in ("0", last):
-            sp = _shadow_at(ctx, lp, chain, inst.ops[0].value, it)
+            sp = shadow_at(ctx, lp, chain, inst.ops[0].value, it, synth.r)
             ctx.emit(f"call void @__enzyme_cc_omp_track(ptr %ad.tlo.{k}, ptr %ad.thi.{k}, "
                      f"ptr {sp}, i64 {size})")
 
@@ -143,9 +150,10 @@ class _Fwd:
         return self.synth.r(key[1]) if key[1].startswith("%") else default
 
 
-def _shadow_at(ctx, lp, chain, ptr, it):
+def shadow_at(ctx, lp, chain, ptr, it, prim):
     """The shadow of ptr at iteration it (an i64 value): the address recomputed from lp's phis at
-    that iteration, moved from its root pointer (defined outside lp) to the root's shadow."""
+    that iteration, moved from its root pointer (defined outside lp) to the root's shadow.
+    prim(v): the sweep's name of a primal value defined outside lp."""
     synth = ctx.synth
     names = {}
 
@@ -156,13 +164,13 @@ def _shadow_at(ctx, lp, chain, ptr, it):
             return v
         a = synth.affine.get(v)
         if a is not None and a[0] is lp:
-            names[v] = _phi_at(ctx, v, a, it)
+            names[v] = _phi_at(ctx, v, a, it, prim)
             return names[v]
-        return synth.r(v)
+        return prim(v)
     for d in chain:
-        names[d.name] = _clone(ctx, d, val)
+        names[d.name] = clone_inst(ctx, d, val)
     root = _root(synth, lp, ptr, chain)
-    p, base = val(ptr), synth.r(root) if root.startswith("%") else root
+    p, base = val(ptr), prim(root) if root.startswith("%") else root
     a, r, off, sp = (ctx.tmp(h) for h in ("ha", "hr", "ho", "hs"))
     ctx.emit(f"{a} = ptrtoint ptr {p} to i64")
     ctx.emit(f"{r} = ptrtoint ptr {base} to i64")
@@ -184,21 +192,21 @@ def _root(synth, lp, ptr, chain):
     return root
 
 
-def _phi_at(ctx, v, a, it):
+def _phi_at(ctx, v, a, it, prim):
     _, init, step = a
-    start = ctx.synth.r(init) if init.startswith("%") else init
+    start = prim(init) if init.startswith("%") else init
     if it == "0":
         return start
     return exit_count.affine_value(ctx.synth, ctx.emit, ctx.synth.fn.defs[v].ty, start, step, it)
 
 
-def _clone(ctx, d, val):
+def clone_inst(ctx, d, val):
     """d recomputed from val(operands), without wrap or inbounds flags."""
     out = ctx.tmp("hc")
     ops = [f"{o.ty} {val(o.value)}" for o in d.ops]
     if d.op == "getelementptr":
         ctx.emit(f"{out} = getelementptr {d.src_ty}, {', '.join(ops)}")
-    elif d.op in ("sext", "zext"):
+    elif d.op in ("sext", "zext", "trunc"):
         ctx.emit(f"{out} = {d.op} {ops[0]} to {d.ty}")
     else:
         op = "add" if d.op == "or" else d.op

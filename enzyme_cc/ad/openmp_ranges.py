@@ -184,6 +184,20 @@ fail:
 }}
 @__enzyme_cc_omp_range_msg = internal constant [50 x i8] c"enzyme-cc: OpenMP range check: load outside range\\00"
 
+; ENZYME_CC_OMP_RANGE_CHECK: an add of a versioned loop's plain copy lies in the exclusive range
+define internal void @__enzyme_cc_omp_own_assert(ptr %p, i64 %n, i64 %k) noinline nounwind {{
+entry:
+  %own = call i1 @__enzyme_cc_omp_own_range(ptr %p, i64 %n, i64 %k)
+  br i1 %own, label %fine, label %fail
+fine:
+  ret void
+fail:
+  %m = call i32 @puts(ptr @__enzyme_cc_omp_own_msg)
+  call void @abort()
+  unreachable
+}}
+@__enzyme_cc_omp_own_msg = internal constant [59 x i8] c"enzyme-cc: OpenMP range check: plain add outside own range\\00"
+
 ; this thread's slot of the record: K x {{lo, hi}}
 define internal ptr @__enzyme_cc_omp_range_slot(ptr %rec, i32 %tid) alwaysinline nounwind {{
 entry:

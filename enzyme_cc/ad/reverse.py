@@ -24,7 +24,7 @@ from .activity import Activity, primal_only
 from .cfg import dominators, cyclic_blocks, reverse_postorder
 from .diagnostics import located
 from . import fp_logger
-from . import activity_report, openmp, openmp_affine, openmp_ranges, undo_stores
+from . import activity_report, openmp, openmp_affine, openmp_ranges, openmp_version, undo_stores
 from .sweep_ctx import FwdCtx, RevCtx, adjoint_zero
 from .tape_records import TapeRecords
 from .value_plan import ValuePlan
@@ -189,6 +189,9 @@ class Synth(TapeRecords, ValuePlan):
                         continue
                     if ("ivx", (lp.header, b.label)) not in self.needs[b.label]:
                         self.needs[b.label].append(("ivx", (lp.header, b.label)))
+        for lp, label in openmp_version.loops(self).values():   # the versioning tests' inputs
+            self.needs[label] += [k for k in openmp_version.needs(self, label)
+                                  if k not in self.needs[label]]
         self.plan = {}
         for b in blocks:
             closure, todo = [], list(self.needs[b.label])
@@ -344,6 +347,7 @@ class Synth(TapeRecords, ValuePlan):
         fwd_lines = reserve_loops(self, fwd_lines, ranges)
 
         # reverse sweep
+        self.own_entries = {}              # versioned loops' entry tests (openmp_version)
         rev_lines += self._rev_prologue()
         for b in reversed(blocks):
             if b.term.op == "unreachable":
@@ -359,7 +363,7 @@ class Synth(TapeRecords, ValuePlan):
             self._reverse_body(ctx, b)
             self._reverse_branch(ctx, b)
             rev_lines.extend(ctx.lines)
-        return fwd_lines, rev_lines
+        return fwd_lines, openmp_version.version(self, rev_lines, self.own_entries)
 
     def value_type(self, v: str) -> str:
         """Type of v's adjoint: its own type, or the float type an integer copy carries."""
@@ -521,6 +525,8 @@ class Synth(TapeRecords, ValuePlan):
             else:
                 n = ctx.avail[("ivx", (lp.header, b.label))]
             ctx.lines.append(f"store i64 {n}, ptr %ad.riv.{h}")
+            if openmp_version.loops(self).get(lp.header, (None, None))[1] == b.label:
+                self.own_entries[lp.header] = openmp_version.flag(ctx, lp, n)
 
     def _reverse_branch(self, ctx, b):
         preds = b.preds
