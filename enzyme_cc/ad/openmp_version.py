@@ -26,6 +26,7 @@ from . import exit_count, openmp_affine
 _LABEL = re.compile(r'^([-\w.$]+|"[^"]*"):$')
 _NAME = re.compile(r'%(?:[-\w.$]+|"[^"]*")')
 _TARGET = re.compile(r'label %([-\w.$]+|"[^"]*")')
+_TERMINATORS = ("br", "switch", "ret", "unreachable", "resume")
 
 
 def loops(synth) -> dict:
@@ -168,7 +169,7 @@ def _blocks(lines):
         if m:
             cur = [m.group(1), []]
             out.append(cur)
-        elif cur is not None:
+        elif cur is not None and ln.strip() and not ln.lstrip().startswith(";"):
             cur[1].append(ln)
     return out
 
@@ -177,8 +178,9 @@ def _version_one(lines, h, latch, fl):
     """The copy of the reverse loop of primal header h (None: not versioned)."""
     head = f"rev.{latch}"
     blocks = _blocks(lines)
-    if sum(len(b) for _, b in blocks) + len(blocks) != len(lines):
-        return None                        # lines before the first label: not a function body
+    if not blocks or not lines[0].endswith(":") or \
+            any(not ls or ls[-1].split()[0] not in _TERMINATORS for _, ls in blocks):
+        return None                        # not a function body of whole blocks
     succ = {lab: _TARGET.findall(body[-1]) if body else [] for lab, body in blocks}
     preds = {lab: [] for lab, _ in blocks}
     for lab, ts in succ.items():
@@ -219,7 +221,8 @@ def _version_one(lines, h, latch, fl):
             new = []
             for ln in ls:
                 uses = set(_NAME.findall(ln.split("=", 1)[1] if _defines(ln) else ln)) & inner
-                if uses and not _is_phi(ln):
+                if uses and (not _is_phi(ln) or any(
+                        v.strip() in inner and lab not in body for v, lab in _incoming(ln))):
                     return None            # a loop value used after the loop: not handled
                 new.append(_phi_copies(ln, body, rename) if uses or _is_phi(ln) else ln)
             if lab == entry:              # (not the function's first block: that is rev.entry)
@@ -259,6 +262,11 @@ def _phi_copies(ln, body, rename):
     """A phi after the loop: its incoming edges from the loop get their copies' twins."""
     if not _is_phi(ln):
         return ln
-    pairs = re.findall(r"\[\s*([^,\]]+),\s*%([-\w.$]+|\"[^\"]*\")\s*\]", ln)
-    extra = [f"[ {rename(v.strip())}, %{_suffixed(lab)} ]" for v, lab in pairs if lab in body]
+    extra = [f"[ {rename(v.strip())}, %{_suffixed(lab)} ]" for v, lab in _incoming(ln)
+             if lab in body]
     return ln + (", " + ", ".join(extra) if extra else "")
+
+
+def _incoming(phi_line):
+    """[(value, label)] of a phi line."""
+    return re.findall(r"\[\s*([^,\]]+),\s*%([-\w.$]+|\"[^\"]*\")\s*\]", phi_line)
