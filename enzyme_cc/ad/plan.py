@@ -87,6 +87,36 @@ def hoist_tapes(synth):
                         if synth.def_block(k) not in synth.dom.get(y, ()):
                             synth.exit_phis.setdefault(y, {})[k] = lp
     _share_hoisted(synth)
+    _merge_equal_loads(synth)
+
+
+def _merge_equal_loads(synth):
+    """In-loop invariant loads of one address (the same pointer value and type) read the same
+    value in every iteration of one run of the loop: LLVM's unrolling leaves such copies when it
+    cannot rule out that the loop's stores alias them (gradbench gmm: x[i] eight times per
+    unrolled iteration of Qtimesx). Only the first, whose block dominates the others', is pushed;
+    the others read its slot. Keys that a block outside the loop also reads from the slot
+    (_share_hoisted) keep their own."""
+    outside = {(k, h) for (u, k), h in synth.hoist_of.items() if u not in synth.loops[h].blocks}
+    groups = {}
+    for (k, h) in list(synth.hoist_slots):
+        lp, inst = synth.loops[h], synth.fn.defs.get(k[1]) if k[0] == "p" else None
+        if (k, h) in outside or getattr(inst, "op", None) != "load" or \
+                inst.block.label not in lp.blocks or not _invariant_load(synth, k, lp):
+            continue
+        groups.setdefault((h, inst.ops[0].value, inst.ty), []).append((synth.order[id(inst)], k))
+    for (h, _, _), members in groups.items():
+        members.sort()
+        first = members[0][1]
+        head = synth.def_block(first)
+        for _, k in members[1:]:
+            if head not in synth.dom.get(synth.def_block(k), ()):
+                continue
+            synth.hoist_slots[(k, h)] = synth.hoist_slots[(first, h)]
+            for y in list(synth.exit_hoists):
+                synth.exit_hoists[y] = [e for e in synth.exit_hoists[y] if e != (k, h)]
+                if all(e[0] != k for e in synth.exit_hoists[y]):
+                    synth.exit_phis.get(y, {}).pop(k, None)
 
 
 def _share_hoisted(synth):
@@ -160,4 +190,5 @@ def store_hoisted(synth, ctx, b):
 
 
 def hoist_allocas(synth):
-    return [f"{slot} = alloca {synth._key_type(k)}" for (k, _), slot in synth.hoist_slots.items()]
+    slots = {slot: k for (k, _), slot in synth.hoist_slots.items()}   # merged loads share one
+    return [f"{slot} = alloca {synth._key_type(k)}" for slot, k in slots.items()]
