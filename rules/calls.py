@@ -487,9 +487,10 @@ def _rev_formula(ctx, inst, d):
     env = {name: (ctx.p(o.value), o.ty) for name, o in zip(rule.args, inst.ops) if name in used}
     if "r" in used:
         env["r"] = (ctx.p(inst.name), ty)
+    known = sibling_calls(ctx, inst, rule, [p for _, p, _ in live], env)
     for name, partial, o in live:
         fc = FormulaCompiler(ctx.emit, ctx.tmp, ctx.gen().declare, ty, env,
-                             f"{rule.source}: rule '{rule.name}'")
+                             f"{rule.source}: rule '{rule.name}'", known)
         g = fc.compile(partial)
         if g in ("0x3FF0000000000000",):          # partial derivative 1: pass d through
             t = d
@@ -497,6 +498,47 @@ def _rev_formula(ctx, inst, d):
             t = ctx.tmp()
             ctx.emit(f"{t} = fmul {ty} {g}, {d}")
         ctx.add(o.value, o.ty, convert_float(ctx, t, ty, o.ty))
+
+
+def sibling_calls(ctx, inst, rule, partials, env, forward=False) -> dict:
+    """Calls in the partials that the primal itself makes on the same operands (sin's partial
+    cos(x) where the code computes cos(x) too, as a rotation does): {(function, argument
+    values): the primal call's value}, so the derivative reads that value instead of calling the
+    function again. The call must run on every path to inst: in a dominating block (the reverse
+    of inst's block has every value of that block; forward mode: an earlier one in inst's)."""
+    import ast
+    from .formula import FUNCS, callees
+    synth, out = ctx.synth, {}
+    dom = getattr(synth, "dom", None)
+    if dom is None:
+        from enzyme_cc.ad.cfg import dominators
+        dom = synth.__dict__.setdefault("_sibling_dom", None) or dominators(synth.fn)
+        synth._sibling_dom = dom
+    here = inst.block.label
+    order = {id(i): k for k, i in enumerate(inst.block.insts)} if forward else {}
+
+    def placed(cand):
+        if cand.block.label != here:
+            return cand.block.label in dom.get(here, ())
+        return not forward or order.get(id(cand), len(order)) < order[id(inst)]
+    where = {name: o.value for name, o in zip(rule.args, inst.ops)}
+    for partial in partials:
+        for node in ast.walk(partial):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and
+                    node.func.id in FUNCS and node.args and
+                    all(isinstance(a, ast.Name) and a.id in where and a.id in env
+                        for a in node.args)):
+                continue
+            names = callees(node.func.id, inst.ty)
+            ops = [where[a.id] for a in node.args]
+            for cand in synth.fn.insts():
+                if cand.op == "call" and cand.name and cand.ty == inst.ty and \
+                        (cand.callee or "").lstrip("@") in names and \
+                        [o.value for o in cand.ops] == ops and placed(cand):
+                    key = (node.func.id, tuple(env[a.id][0] for a in node.args))
+                    out[key] = ctx.p(cand.name)
+                    break
+    return out
 
 
 def check_arity(ctx, inst, rule):

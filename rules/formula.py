@@ -98,6 +98,15 @@ _ARITY = {"pow": 2, "atan2": 2, "hypot": 2, "copysign": 2, "fmin": 2, "fmax": 2}
 _LIBM_SUFFIX = {"double": "", "float": "f"}
 
 
+def callees(fname: str, ty: str) -> set[str]:
+    """The names a call of formula function fname on type ty has in IR (libm, intrinsic)."""
+    intr, libm = FUNCS[fname]
+    out = {libm + _LIBM_SUFFIX[ty]} if ty in _LIBM_SUFFIX else set()
+    if intr and ty in _SUFFIX:
+        out.add(f"{intr}.{_SUFFIX[ty]}")
+    return out
+
+
 def check(node, names, where: str) -> set[str]:
     """Checks a parsed formula before it is ever compiled: every name is one of `names` (the
     rule's arguments and `r`), every call is where()/float()/a function of FUNCS or MACROS with
@@ -152,9 +161,11 @@ def check(node, names, where: str) -> set[str]:
 class FormulaCompiler:
     """Emits IR for formulas into `emit` (a callable taking one line); `tmp()` gives fresh names."""
 
-    def __init__(self, emit, tmp, declare, ty: str, env: dict[str, tuple[str, str]], where: str):
+    def __init__(self, emit, tmp, declare, ty: str, env: dict[str, tuple[str, str]], where: str,
+                 known: dict | None = None):
         self.emit, self.tmp, self.declare, self.ty, self.env, self.where = \
             emit, tmp, declare, ty, env, where
+        self.known = known or {}      # (function, argument values) -> a value that holds it
 
     def compile(self, node) -> str:
         ty = self.ty
@@ -203,7 +214,8 @@ class FormulaCompiler:
                 sub = FormulaCompiler(self.emit, self.tmp, self.declare, ty, env, self.where)
                 return sub.compile(_macro_ast(fname))
             if fname in FUNCS:
-                return self._call(fname, [self.compile(a) for a in args])
+                vals = [self.compile(a) for a in args]
+                return self.known.get((fname, tuple(vals))) or self._call(fname, vals)
         raise UserError(f"{self.where}: unsupported formula element '{ast.unparse(node)}'")
 
     def _cond(self, node) -> str:

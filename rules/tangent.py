@@ -189,18 +189,22 @@ def _t_call(ctx, inst):
         outer_call(ctx, inst, getattr(ctx.synth, "lane", 0), getattr(ctx.synth, "width", 1))
         return None
     if kind == "rule":
-        from .calls import check_arity, convert_float
+        from .calls import check_arity, convert_float, sibling_calls
         rule = call_rule(inst.callee)
         check_arity(ctx, inst, rule)
         ty = inst.ty
         env = {n: (ctx.p(o.value), o.ty) for n, o in zip(rule.args, inst.ops)}
         env["r"] = (ctx.p(inst.name), ty) if inst.name else None
         total = None
+        live = {k: v for k, v in env.items() if v}
+        known = sibling_calls(ctx, inst, rule, [p for n, p, o in zip(
+            rule.args, rule.partials, inst.ops) if p is not None and ctx.active(o.value)],
+            live, forward=True)
         for name, partial, o in zip(rule.args, rule.partials, inst.ops):
             if partial is None or not ctx.active(o.value):
                 continue
-            fc = FormulaCompiler(ctx.emit, ctx.tmp, ctx.gen().declare, ty,
-                                 {k: v for k, v in env.items() if v}, f"{rule.source}: rule '{rule.name}'")
+            fc = FormulaCompiler(ctx.emit, ctx.tmp, ctx.gen().declare, ty, live,
+                                 f"{rule.source}: rule '{rule.name}'", known)
             term = _op(ctx, f"fmul {ty} {fc.compile(partial)}, "
                             f"{convert_float(ctx, ctx.t(o.value, o.ty), o.ty, ty)}")
             total = term if total is None else _op(ctx, f"fadd {ty} {total}, {term}")
