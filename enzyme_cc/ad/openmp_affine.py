@@ -53,7 +53,7 @@ def plan(synth) -> dict:
                     continue
                 chain = []
                 if _affine(synth, lp, inst.ops[0].value, chain, set()) and \
-                        _root(synth, lp, inst.ops[0].value, chain) in synth.act.shadowed:
+                        root_of(synth, lp, inst.ops[0].value, chain) in synth.act.shadowed:
                     load_class(synth, inst.ops[0].value)     # its class fixed before the sweeps ask
                     cache.setdefault(lp.preheader, []).append((inst, lp, chain))
     synth._omp_hoisted = {id(i) for loads in cache.values() for i, _, _ in loads}
@@ -80,7 +80,8 @@ def loop_of(synth, inst):
     return next(lp for loads in plan(synth).values() for i, lp, _ in loads if i is inst)
 
 
-def _inside(synth, lp, v) -> bool:
+def inside(synth, lp, v) -> bool:
+    """v is defined by an instruction of lp."""
     d = synth.fn.defs.get(v) if v.startswith("%") else None
     return getattr(getattr(d, "block", None), "label", None) in lp.blocks
 
@@ -88,7 +89,7 @@ def _inside(synth, lp, v) -> bool:
 def _affine(synth, lp, v, chain, seen) -> bool:
     """v is affine in lp's iteration index; the instructions inside lp it is computed by are
     appended to chain in definition order (lp's header phis excepted: they are substituted)."""
-    if not _inside(synth, lp, v) or v in seen:
+    if not inside(synth, lp, v) or v in seen:
         return True
     d = synth.fn.defs[v]
     if d.op == "phi":
@@ -97,10 +98,10 @@ def _affine(synth, lp, v, chain, seen) -> bool:
     elif d.op in _ARITH or d.op == "or" and "disjoint" in d.flags:
         ok = all(_affine(synth, lp, o.value, chain, seen) for o in d.ops)
     elif d.op == "mul":                   # by a factor defined outside the loop
-        ok = sum(_inside(synth, lp, o.value) for o in d.ops) <= 1 and \
+        ok = sum(inside(synth, lp, o.value) for o in d.ops) <= 1 and \
             all(_affine(synth, lp, o.value, chain, seen) for o in d.ops)
     elif d.op == "shl":
-        ok = not _inside(synth, lp, d.ops[1].value) and \
+        ok = not inside(synth, lp, d.ops[1].value) and \
             _affine(synth, lp, d.ops[0].value, chain, seen)
     elif d.op in ("sext", "zext"):
         # no wrap below the extension: the operand's own operation says so
@@ -169,7 +170,7 @@ def shadow_at(ctx, lp, chain, ptr, it, prim):
         return prim(v)
     for d in chain:
         names[d.name] = clone_inst(ctx, d, val)
-    root = _root(synth, lp, ptr, chain)
+    root = root_of(synth, lp, ptr, chain)
     p, base = val(ptr), prim(root) if root.startswith("%") else root
     a, r, off, sp = (ctx.tmp(h) for h in ("ha", "hr", "ho", "hs"))
     ctx.emit(f"{a} = ptrtoint ptr {p} to i64")
@@ -179,12 +180,12 @@ def shadow_at(ctx, lp, chain, ptr, it, prim):
     return sp
 
 
-def _root(synth, lp, ptr, chain):
+def root_of(synth, lp, ptr, chain):
     """The pointer defined outside lp that ptr is an offset from (through GEPs, or a pointer phi
     of lp and its start)."""
-    inside = {d.name for d in chain}
+    in_chain = {d.name for d in chain}
     root = ptr
-    while root in inside and synth.fn.defs[root].op == "getelementptr":
+    while root in in_chain and synth.fn.defs[root].op == "getelementptr":
         root = synth.fn.defs[root].ops[0].value
     a = synth.affine.get(root)
     if a is not None and a[0] is lp:       # a pointer iterator of lp

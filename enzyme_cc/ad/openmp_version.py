@@ -62,12 +62,12 @@ def _inputs(synth, lp, loads):
                 a = synth.affine.get(o.value)
                 if a is not None and a[0] is lp:
                     yield a[1]                     # an affine phi's start
-                elif not openmp_affine._inside(synth, lp, o.value):
+                elif not openmp_affine.inside(synth, lp, o.value):
                     yield o.value
         a = synth.affine.get(ptr)
         if a is not None and a[0] is lp:
             yield a[1]
-        yield openmp_affine._root(synth, lp, ptr, chain)
+        yield openmp_affine.root_of(synth, lp, ptr, chain)
 
 
 # integer arithmetic the test recomputes where its result does not reach the exit block (a value
