@@ -29,6 +29,10 @@ _GROUP_REF = re.compile(r"#(\d+)")
 # "(ptr, ...)" before it is preceded by a space)
 _CALLEE = re.compile(rf"\b(?:call|invoke)\b[^\n]*?([@%]){_NAME}\(")
 _MARKER = re.compile(r"\b(?:call|invoke)\b[^\n]*?@[\w.$]*__enzyme_")
+# a differentiation marker named other than as a callee: kept in a function pointer that only the
+# optimization makes a direct call
+_MARKER_VALUE = re.compile(r"@[\w.$]*__enzyme_(?:autodiff|fwddiff|augmentfwd|reverse|augmentsize"
+                           r"|error_estimate)\w*\b(?!\()")
 
 
 def _indirect(body: str) -> bool:
@@ -88,13 +92,16 @@ def _holders(funcs: dict[str, tuple[str, str]], address_taken: set[str]):
     of them takes pointers (the function to differentiate, or its arguments, may come from its
     callers, as in Enzyme's C++ header), every function calling it, directly or not: inlining
     into them makes the marker's operands constants, so what they refer to counts as reached.
-    None when such a holder is called through a pointer (then everything is optimized)."""
+    None when such a holder is called through a pointer, or a marker is kept in a function
+    pointer (then everything is optimized)."""
     callers: dict[str, set[str]] = {}
     for name, (_, body) in funcs.items():
         for m in _REF.finditer(body):
             if m.group(2):                                  # a direct call
                 callers.setdefault(m.group(1), set()).add(name)
     holders = {n for n, (_, body) in funcs.items() if "__enzyme_" in body and _MARKER.search(body)}
+    if any("__enzyme_" in body and _MARKER_VALUE.search(body) for _, body in funcs.values()):
+        return None        # what the pointer will call, and with what, is known after O2 only
     roots = {n for n in holders if "ptr" in _params(funcs[n][0], n)    # (main has no callers)
              and (n in callers or n in address_taken)}
     todo = list(roots)

@@ -666,3 +666,56 @@ def test_without_g_suggests_g(tmp_path):
     r, exe = _build(tmp_path, "external_no_bitcode", ["-O2"])
     _assert_clean_error(r, exe, "external_no_bitcode")
     assert "-g" in r.stderr, r.stderr
+
+
+MARKER_IN_GLOBAL = """\
+#include <stdio.h>
+double __enzyme_autodiff(void *, ...);
+double sq(double x) { return x * x; }
+double (*volatile grad)(void *, ...) = __enzyme_autodiff;
+int main(void) {
+  printf("%f\\n", grad((void *)sq, 3.0));
+  return 0;
+}
+"""
+
+MARKER_IN_VOLATILE_LOCAL = """\
+#include <stdio.h>
+double __enzyme_autodiff(void *, ...);
+double sq(double x) { return x * x; }
+int main(void) {
+  double (*volatile grad)(void *, ...) = __enzyme_autodiff;
+  printf("%f\\n", grad((void *)sq, 3.0));
+  return 0;
+}
+"""
+
+MARKER_IN_LOCAL = MARKER_IN_VOLATILE_LOCAL.replace("(*volatile grad)", "(*grad)")
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+@pytest.mark.parametrize("src,where", [(MARKER_IN_GLOBAL, "global 'grad'"),
+                                       (MARKER_IN_VOLATILE_LOCAL, "m.c:5:")])
+def test_marker_used_as_value(tmp_path, src, where, level):
+    """A marker kept in a function pointer the optimizer cannot turn into a direct call was an
+    undefined symbol at link time; now an error that says what to do (with -g, the line)."""
+    (tmp_path / "m.c").write_text(src)
+    exe = tmp_path / "m"
+    r = subprocess.run([str(BIN / "enzyme-cc"), level, "-g", "m.c", "-o", str(exe)], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and not exe.exists(), r.stderr
+    assert "Traceback" not in r.stderr and "undefined reference" not in r.stderr, r.stderr
+    assert "'__enzyme_autodiff' is used as a value" in r.stderr and where in r.stderr, r.stderr
+    assert "hint: call it directly" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_marker_through_local_pointer(tmp_path, level):
+    """A marker called through a plain local function pointer: its holder is optimized before
+    AD (lto/preopt_scope.py), which makes the call direct, as with clang -O2 under Enzyme."""
+    (tmp_path / "m.c").write_text(MARKER_IN_LOCAL)
+    r = subprocess.run([str(BIN / "enzyme-cc"), level, "m.c", "-o", "m"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    out = subprocess.run(["./m"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert float(out.stdout) == 6.0, out.stdout         # d(x^2)/dx at 3

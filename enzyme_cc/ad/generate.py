@@ -19,7 +19,7 @@ from .reverse import Synth, local_name
 from .diagnostics import located
 from . import (batch, fixed_point, iter_marker, openmp, openmp_capture, truncate, global_shadows,
                registrations, reverse_vector, runtime, shared_globals, tape_local, virtual_shadow)
-from .markers import drop_unwind_edge, find_requests
+from .markers import drop_unwind_edge, find_requests, refuse_marker_values
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_primal_reverse, rewrite_vector_call, with_marker_location)
 from .typeinfo import copy_ranges, TypeInfo
@@ -552,6 +552,7 @@ def differentiate(text: str, origins: dict | None = None) -> str:
             done = gen.run([]) if global_shadows.uses_api(text) else text
             done = _TYPE_HINT_CALL.sub("", iter_marker.drop_iters(done))
             done = registrations.drop_references(done)
+            refuse_marker_values(done)
             return tape_local.lower(done)     # after the last round (rules/tape.py reads calls)
         ready = [r for r in requests if not gen.reaches_marker(r.fn)]
         if not ready:

@@ -126,6 +126,41 @@ def _unknown_markers(module, name, body):
                         "__enzyme_float, __enzyme_integer, __enzyme_pointer")
 
 
+_MARKER_VALUE = re.compile(r"@([\w.$]*__enzyme_(?:autodiff|fwddiff|augmentfwd|reverse|augmentsize"
+                           r"|error_estimate)\w*)\b(?!\()")
+
+
+def refuse_marker_values(text: str):
+    """After every marker call is rewritten: a marker still named is used as a value (stored in
+    a function pointer the optimizer could not resolve, e.g. a global or a volatile local), which
+    would be an undefined symbol at link time. Enzyme resolves direct calls only; say so."""
+    defined = set(re.findall(r"^define [^\n]*?@([\w.$]+)\(", text, re.M))
+    where = None
+    for line in text.splitlines():
+        if line.startswith("define "):
+            where = line.split("@", 1)[1].split("(", 1)[0]
+        elif line.startswith("}"):
+            where = None
+        if line.startswith("declare ") or line.lstrip().startswith(";"):
+            continue
+        m = _MARKER_VALUE.search(line)
+        if not m or m.group(1) in defined:      # (a function of the program's own is no marker)
+            continue
+        name = m.group(1)
+        if where is None:
+            at = "in the initializer of global '" + line.split("=", 1)[0].strip()[1:] + "'"
+        else:                                   # the error path only: parse for the location
+            from enzyme_cc.ir.model import parse_module
+            module = parse_module(text)
+            fn = module.function("@" + where)
+            inst = next((i for i in fn.insts() if "@" + name in str(i)), None)
+            at = located(module, fn, inst)
+        raise UserError(f"{at}: '{name}' is used as a value, not called: enzyme-cc "
+                        "differentiates calls of the marker itself; hint: call it directly, "
+                        f"e.g. {name}((void *)f, ...), not through a function pointer kept in a "
+                        "global or volatile variable")
+
+
 def _error_request(module, caller, inst) -> Request:
     """`__enzyme_error_estimate`: a forward-mode request (same arguments as __enzyme_fwddiff, the
     tangent seeds being the inputs' errors) whose derivatives are built in error mode."""
