@@ -198,7 +198,7 @@ def test_openmp_fortran(tmp_path):
 
 
 @pytest.mark.parametrize("level", ["-O0", "-O2"])
-@pytest.mark.parametrize("prog", ["omp_affine_ranges.c", "omp_disjoint.c"])
+@pytest.mark.parametrize("prog", ["omp_affine_ranges.c", "omp_disjoint.c", "omp_versioned_rows.c"])
 def test_openmp_hoisted_ranges_cover_loads(tmp_path, prog, level):
     """Loads in counted loops are range-tracked once, in the loop's preheader, from their
     addresses at the first and the last iteration (ad/openmp_affine.py). Built with
