@@ -34,6 +34,35 @@ def test_local_copy_synced_around_calls_given_the_header():
     assert out[-3] == put and out[-2].strip() == "ret double 0.0"   # the caller reads top
 
 
+UNUSED = """define internal { double } @diffe.sq(double %v0) {
+entry:
+  %ad.tape = alloca { ptr, i64, i64, ptr }
+  call void @__enzyme_cc_tape_start(ptr %ad.tape)
+  %d = fmul double %v0, 2.0
+  call void @__enzyme_cc_tape_end(ptr %ad.tape)
+  %r = insertvalue { double } undef, double %d, 0
+  ret { double } %r
+}"""
+
+
+def test_unused_header_dropped():
+    """A gradient that keeps nothing for its reverse starts and ends no tape (the spare buffer's
+    atomic exchange and tape_end's call cost more than a small derivative)."""
+    out = tape_local.lower(UNUSED)
+    assert "tape_start" not in out and "tape_end" not in out and "alloca" not in out
+    assert "%d = fmul double %v0, 2.0" in out
+
+
+def test_used_header_kept():
+    for use in ("  %p = call ptr @__enzyme_cc_push(ptr %ad.tape, i64 8)",
+                "  call void @__enzyme_cc_defer_free(ptr %ad.tape, ptr %v0, ptr null, ptr null)",
+                "  call void @aug.f(double %v0, ptr %ad.tape)"):
+        text = UNUSED.replace("  %d = fmul", use + "\n  %d = fmul")
+        out = tape_local.lower(text)
+        assert "@__enzyme_cc_tape_start(ptr %ad.tape)" in out and \
+            "@__enzyme_cc_tape_end(ptr %ad.tape)" in out, use
+
+
 def test_header_read_directly_keeps_the_helpers():
     text = AUG.replace("  ret double 0.0", "  %t = getelementptr i8, ptr %ad.tape, i64 8\n"
                        "  %top = load i64, ptr %t\n  ret double 0.0")

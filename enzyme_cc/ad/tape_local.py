@@ -37,6 +37,7 @@ _NO_SYNC = ("@__enzyme_cc_defer_free(",)
 
 
 def lower(text: str) -> str:
+    text = drop_unused_headers(text)
     if not _TAPE_CALL.search(text):
         return text
     lines = text.split("\n")
@@ -56,6 +57,37 @@ def lower(text: str) -> str:
         out.extend(body)
         k = end + 1
     return "\n".join(out)
+
+
+_START = re.compile(r"^\s*call void @__enzyme_cc_tape_start\(ptr (" + _VAL + r")\)\s*$")
+
+
+def drop_unused_headers(text: str) -> str:
+    """A gradient whose reverse needs nothing from its forward sweep (the derivative of a small
+    function, folded to arithmetic) still started and ended a tape: an atomic exchange of the
+    spare buffer and a call per gradient, more than such a derivative costs. A local header used
+    by nothing but its alloca, tape_start and tape_end lines is dropped with them."""
+    if "@__enzyme_cc_tape_start(" not in text:
+        return text
+    lines = text.split("\n")
+    drop, fn_start = set(), None
+    for k, line in enumerate(lines):
+        if _DEFINE.match(line):
+            fn_start = k
+        elif line == "}" and fn_start is not None:
+            body = range(fn_start + 1, k)
+            for j in body:
+                m = _START.match(lines[j])
+                if not m:
+                    continue
+                use, t = _uses(m.group(1)), m.group(1)
+                users = [i for i in body if use.search(lines[i])]
+                if all(i == j or re.match(r"^\s*" + re.escape(t) + r"\s*=\s*alloca ", lines[i]) or
+                       lines[i].strip() == f"call void @__enzyme_cc_tape_end(ptr {t})"
+                       for i in users):
+                    drop.update(users)
+            fn_start = None
+    return "\n".join(x for k, x in enumerate(lines) if k not in drop) if drop else text
 
 
 def _uses(name: str):
