@@ -76,6 +76,7 @@ def test_reservation_overrun_aborts(tmp_path):
 @stderr = external global ptr
 declare i32 @fputs(ptr, ptr)
 declare void @abort()
+declare i64 @write(i32, ptr, i64)
 declare ptr @realloc(ptr, i64)
 declare void @free(ptr)
 declare ptr @malloc(i64)
@@ -100,3 +101,46 @@ entry:
     r = subprocess.run([str(exe)], capture_output=True, text=True)
     assert r.returncode != 0
     assert "a loop pushed more onto the tape than its trip count said" in r.stderr
+
+
+OOM_PROGRAM = r"""
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+double __enzyme_autodiff(void *, ...);
+int enzyme_dup, enzyme_const;
+double chain(const double *x, long n) {       /* every sin operand is taped: n doubles */
+  double s = x[0];
+  for (long i = 0; i < n; i++) s = sin(s) + 0.5e-3 * s * s;
+  return s;
+}
+int main(int argc, char **argv) {
+  double x = 0.3, dx = 0;
+  __enzyme_autodiff((void *)chain, enzyme_dup, &x, &dx, enzyme_const, atol(argv[1]));
+  printf("%.17g\n", dx);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("clang-22") is None, reason="clang-22 is not installed")
+def test_tape_out_of_memory_says_so(tmp_path):
+    """A tape that cannot grow stops the program with a message, not a bare abort that looks
+    like a crash of the user's code."""
+    import os
+    import resource
+    import sys
+    from pathlib import Path
+    (tmp_path / "oom.c").write_text(OOM_PROGRAM)
+    cc = str(Path(sys.executable).parent / "enzyme-cc")
+    subprocess.run([cc, "-O2", "oom.c", "-o", "oom", "-lm"], cwd=tmp_path, check=True,
+                   env=dict(os.environ, ENZYME_CC_CACHE="0"))
+    ok = subprocess.run(["./oom", "1000"], cwd=tmp_path, capture_output=True, text=True)
+    assert ok.returncode == 0 and abs(float(ok.stdout)) > 0, ok.stderr
+
+    def limit():                        # 300 MB of address space: the 800 MB tape cannot grow
+        resource.setrlimit(resource.RLIMIT_AS, (300 << 20, 300 << 20))
+    r = subprocess.run(["./oom", "100000000"], cwd=tmp_path, capture_output=True, text=True,
+                       preexec_fn=limit, timeout=120)
+    assert r.returncode != 0
+    assert "enzyme-cc: out of memory: a derivative's tape could not grow" in r.stderr, r.stderr

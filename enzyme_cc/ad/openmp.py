@@ -487,6 +487,7 @@ done:
 }
 
 @__enzyme_cc_omp_msg = private constant [113 x i8] c"enzyme-cc: the reverse sweep of an OpenMP parallel region did not get the team size of its forward sweep; abort\0A\00"
+@__enzyme_cc_omp_oom_msg = private constant [69 x i8] c"enzyme-cc: out of memory: a derivative's tape could not grow; abort\0A\00"
 """
 
 

@@ -340,6 +340,7 @@ def definition(helper) -> str:
 def declarations(helper) -> dict:
     if helper[0] == "tape":
         return {"@realloc": "declare ptr @realloc(ptr, i64)", "@abort": "declare void @abort()",
+                "@write": "declare i64 @write(i32, ptr, i64)",
                 "@llvm.umax.i64": "declare i64 @llvm.umax.i64(i64, i64)",
                 "@free": "declare void @free(ptr)", "@malloc": "declare ptr @malloc(i64)",
                 "@llvm.uadd.sat.i64": "declare i64 @llvm.uadd.sat.i64(i64, i64)",
@@ -347,6 +348,7 @@ def declarations(helper) -> dict:
                 **({"@dprintf": "declare i32 @dprintf(i32, ptr, ...)"} if tape_stats() else {})}
     if helper[0] == "stape":
         return {"@calloc": "declare noalias ptr @calloc(i64, i64)", "@abort": "declare void @abort()",
+                "@write": "declare i64 @write(i32, ptr, i64)",
                 "@llvm.umax.i64": "declare i64 @llvm.umax.i64(i64, i64)",
                 "@free": "declare void @free(ptr)"}
     if helper[0] == "records" and helper[1] == "zero":

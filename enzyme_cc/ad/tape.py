@@ -132,6 +132,16 @@ ok:
 
 @__enzyme_cc_reserve_msg = private unnamed_addr constant [86 x i8] c"enzyme-cc: internal error: a loop pushed more onto the tape than its trip count said\\0A\\00"
 
+@__enzyme_cc_oom_msg = private unnamed_addr constant [69 x i8] c"enzyme-cc: out of memory: a derivative's tape could not grow; abort\\0A\\00"
+
+; malloc/realloc returned null for the tape (a silent abort would look like a crash of the program)
+define internal void @__enzyme_cc_tape_oom() noinline cold noreturn nounwind {
+entry:
+  %w = call i64 @write(i32 2, ptr @__enzyme_cc_oom_msg, i64 68)
+  call void @abort()
+  unreachable
+}
+
 define internal void @__enzyme_cc_reserve_failed() noinline cold noreturn nounwind {
 entry:
   %err = load ptr, ptr @stderr
@@ -266,7 +276,7 @@ entry:
   %bad = icmp eq ptr %nb, null
   br i1 %bad, label %oom, label %ok
 oom:
-  call void @abort()
+  call void @__enzyme_cc_tape_oom()
   unreachable
 ok:
   store ptr %nb, ptr %t
@@ -326,6 +336,15 @@ exit:
 # in the list for the next pushes (same LIFO order, so a reused slot's adjoint is already
 # consumed), all of them freed by stape_free when the outer reverse sweep is done with the tape.
 STABLE_TAPE = """
+@__enzyme_cc_soom_msg = private unnamed_addr constant [69 x i8] c"enzyme-cc: out of memory: a derivative's tape could not grow; abort\\0A\\00"
+
+define internal void @__enzyme_cc_stape_oom() noinline cold noreturn nounwind {
+entry:
+  %w = call i64 @write(i32 2, ptr @__enzyme_cc_soom_msg, i64 68)
+  call void @abort()
+  unreachable
+}
+
 define internal void @__enzyme_cc_stape_init(ptr %t) nounwind {
 entry:
   store ptr null, ptr %t
@@ -370,7 +389,7 @@ alloc:
   %bad = icmp eq ptr %m, null
   br i1 %bad, label %oom, label %link
 oom:
-  call void @abort()
+  call void @__enzyme_cc_stape_oom()
   unreachable
 link:
   %mnx = getelementptr inbounds i8, ptr %m, i64 24
