@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 
+from enzyme_cc.ad.markers import MARKER_VALUE
+
 _TAG = '"enzyme-cc-later"'
 _NAME = r'(?:[-\w.$]+|"[^"]+")'
 _DEFINE = re.compile(rf"^define [^\n]*?@({_NAME})\(", re.M)
@@ -29,10 +31,6 @@ _GROUP_REF = re.compile(r"#(\d+)")
 # "(ptr, ...)" before it is preceded by a space)
 _CALLEE = re.compile(rf"\b(?:call|invoke)\b[^\n]*?([@%]){_NAME}\(")
 _MARKER = re.compile(r"\b(?:call|invoke)\b[^\n]*?@[\w.$]*__enzyme_")
-# a differentiation marker named other than as a callee: kept in a function pointer that only the
-# optimization makes a direct call
-_MARKER_VALUE = re.compile(r"@[\w.$]*__enzyme_(?:autodiff|fwddiff|augmentfwd|reverse|augmentsize"
-                           r"|error_estimate)\w*\b(?!\()")
 
 
 def _indirect(body: str) -> bool:
@@ -100,8 +98,9 @@ def _holders(funcs: dict[str, tuple[str, str]], address_taken: set[str]):
             if m.group(2):                                  # a direct call
                 callers.setdefault(m.group(1), set()).add(name)
     holders = {n for n, (_, body) in funcs.items() if "__enzyme_" in body and _MARKER.search(body)}
-    if any("__enzyme_" in body and _MARKER_VALUE.search(body) for _, body in funcs.values()):
-        return None        # what the pointer will call, and with what, is known after O2 only
+    # a marker kept in a function pointer: what it will call, and with what, is known after O2
+    if any("__enzyme_" in body and MARKER_VALUE.search(body) for _, body in funcs.values()):
+        return None
     roots = {n for n in holders if "ptr" in _params(funcs[n][0], n)    # (main has no callers)
              and (n in callers or n in address_taken)}
     todo = list(roots)

@@ -509,11 +509,7 @@ def sibling_calls(ctx, inst, rule, partials, env, forward=False) -> dict:
     import ast
     from .formula import FUNCS, callees
     synth, out = ctx.synth, {}
-    dom = getattr(synth, "dom", None)
-    if dom is None:
-        from enzyme_cc.ad.cfg import dominators
-        dom = synth.__dict__.setdefault("_sibling_dom", None) or dominators(synth.fn)
-        synth._sibling_dom = dom
+    dom, calls = _dominators(synth), _calls_by_operands(synth)
     here = inst.block.label
     order = {id(i): k for k, i in enumerate(inst.block.insts)} if forward else {}
 
@@ -529,16 +525,35 @@ def sibling_calls(ctx, inst, rule, partials, env, forward=False) -> dict:
                     all(isinstance(a, ast.Name) and a.id in where and a.id in env
                         for a in node.args)):
                 continue
-            names = callees(node.func.id, inst.ty)
-            ops = [where[a.id] for a in node.args]
-            for cand in synth.fn.insts():
-                if cand.op == "call" and cand.name and cand.ty == inst.ty and \
-                        (cand.callee or "").lstrip("@") in names and \
-                        [o.value for o in cand.ops] == ops and placed(cand):
-                    key = (node.func.id, tuple(env[a.id][0] for a in node.args))
-                    out[key] = ctx.p(cand.name)
-                    break
+            ops = tuple(where[a.id] for a in node.args)
+            cand = next((c for name in sorted(callees(node.func.id, inst.ty))
+                         for c in calls.get((name, ops), ()) if c.ty == inst.ty and placed(c)),
+                        None)
+            if cand is not None:
+                out[(node.func.id, tuple(env[a.id][0] for a in node.args))] = ctx.p(cand.name)
     return out
+
+
+def _dominators(synth):
+    """The reverse synth's dominators; a forward synth has none of its own: computed once."""
+    dom = getattr(synth, "dom", None) or synth.__dict__.get("_sibling_dom")
+    if dom is None:
+        from enzyme_cc.ad.cfg import dominators
+        dom = synth._sibling_dom = dominators(synth.fn)
+    return dom
+
+
+def _calls_by_operands(synth) -> dict:
+    """{(callee without @, operand values): the named calls}, built once per function (every
+    formula call of the function looks its siblings up here)."""
+    index = synth.__dict__.get("_calls_by_operands")
+    if index is None:
+        index = synth._calls_by_operands = {}
+        for c in synth.fn.insts():
+            if c.op == "call" and c.name and c.callee:
+                key = (c.callee.lstrip("@"), tuple(o.value for o in c.ops))
+                index.setdefault(key, []).append(c)
+    return index
 
 
 def check_arity(ctx, inst, rule):

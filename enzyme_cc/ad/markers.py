@@ -19,9 +19,9 @@ MARKERS = ("enzyme_dup", "enzyme_dupnoneed", "enzyme_const", "enzyme_out", "enzy
 # return options (anywhere among the arguments; Enzyme's C++ header passes them first)
 RET_ACTIVITY = ("enzyme_const_return", "enzyme_active_return", "enzyme_dup_return")
 RET_USED = ("enzyme_primal_return", "enzyme_noret")
-_AUTODIFF = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse|augmentsize"
-                       r"|error_estimate)"
-                       r"[\w.$]*\"?\(")
+# the entry points that request a derivative (their calls become requests)
+DERIVATIVE_MARKERS = r"__enzyme_(?:autodiff|fwddiff|augmentfwd|reverse|augmentsize|error_estimate)"
+_AUTODIFF = re.compile(r"@\"?[\w.$]*" + DERIVATIVE_MARKERS + r"[\w.$]*\"?\(")
 # any other call of an Enzyme entry point (ProbProg's __enzyme_likelihood, ...): our
 # own runtime helpers are __enzyme_cc_*; todense pointers are lowered after AD (ad/sparse.py);
 # __enzyme_fprt_* is the truncation runtime (ad/truncate.py, supplied at link time)
@@ -126,8 +126,8 @@ def _unknown_markers(module, name, body):
                         "__enzyme_float, __enzyme_integer, __enzyme_pointer")
 
 
-_MARKER_VALUE = re.compile(r"@([\w.$]*__enzyme_(?:autodiff|fwddiff|augmentfwd|reverse|augmentsize"
-                           r"|error_estimate)\w*)\b(?!\()")
+# such an entry point named other than as a callee (its address kept in a function pointer)
+MARKER_VALUE = re.compile(r"@([\w.$]*" + DERIVATIVE_MARKERS + r"\w*)\b(?!\()")
 
 
 def refuse_marker_values(text: str):
@@ -143,7 +143,7 @@ def refuse_marker_values(text: str):
             where = None
         if line.startswith("declare ") or line.lstrip().startswith(";"):
             continue
-        m = _MARKER_VALUE.search(line)
+        m = MARKER_VALUE.search(line)
         if not m or m.group(1) in defined:      # (a function of the program's own is no marker)
             continue
         name = m.group(1)

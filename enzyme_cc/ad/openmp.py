@@ -27,6 +27,7 @@ sections are reversed in the reverse of the order the threads passed them (ticke
 from enzyme_cc.ir.lexer import is_fp
 from enzyme_cc.ir.model import Inst, Operand
 from . import openmp_ranges, openmp_tapes
+from .tape import oom_ir
 
 FORK = "@__kmpc_fork_call"
 PREFIXES = ("@__kmpc_", "@omp_", "@GOMP_", "@__tgt_", "@kmp_")
@@ -487,7 +488,6 @@ done:
 }
 
 @__enzyme_cc_omp_msg = private constant [113 x i8] c"enzyme-cc: the reverse sweep of an OpenMP parallel region did not get the team size of its forward sweep; abort\0A\00"
-@__enzyme_cc_omp_oom_msg = private constant [69 x i8] c"enzyme-cc: out of memory: a derivative's tape could not grow; abort\0A\00"
 """
 
 
@@ -495,7 +495,7 @@ def _helpers(gen):
     if getattr(gen, "_omp_helpers", False):
         return
     gen._omp_helpers = True
-    gen.out.append(openmp_tapes.IR + _HELPERS + openmp_ranges.IR)
+    gen.out.append(openmp_tapes.IR + _HELPERS + openmp_ranges.IR + oom_ir("omp"))
     gen.helpers.add(("tape",))
     for n, d in (("@calloc", "declare ptr @calloc(i64, i64)"), ("@free", "declare void @free(ptr)"),
                  ("@realloc", "declare ptr @realloc(ptr, i64)"),

@@ -59,8 +59,7 @@ grow:
   %oom = icmp eq ptr %ns, null
   br i1 %oom, label %die, label %zero
 die:
-  %oomw = call i64 @write(i32 2, ptr @__enzyme_cc_omp_oom_msg, i64 68)
-  call void @abort()
+  call void @__enzyme_cc_omp_oom()
   unreachable
 zero:
   %ob = shl i64 %have, 5

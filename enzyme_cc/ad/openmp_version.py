@@ -21,11 +21,12 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.ir.lexer import type_size
-from . import exit_count, openmp_affine
+from . import openmp_affine
 
 _LABEL = re.compile(r'^([-\w.$]+|"[^"]*"):$')
 _NAME = re.compile(r'%(?:[-\w.$]+|"[^"]*")')
 _TARGET = re.compile(r'label %([-\w.$]+|"[^"]*")')
+_DEF = re.compile(r'\s*(%(?:[-\w.$]+|"[^"]*")) = (\w+)')   # (name, opcode) of a definition
 _TERMINATORS = ("br", "switch", "ret", "unreachable", "resume")
 
 
@@ -75,13 +76,20 @@ def _inputs(synth, lp, loads):
 _PURE = ("add", "sub", "mul", "shl", "sext", "zext", "trunc", "getelementptr")
 
 
+def _dominates(synth, v, label) -> bool:
+    """v (a constant, an argument or an instruction's value) is defined on every path to the
+    end of block label, outside it."""
+    d = synth.fn.defs.get(v) if v.startswith("%") else None
+    blk = getattr(getattr(d, "block", None), "label", None)
+    return blk is None or blk != label and blk in synth.dom[label]
+
+
 def _resolvable(synth, v, label, depth=0) -> bool:
     """v can be had at the end of block label: it dominates label, or it is pure arithmetic of
     such values."""
-    d = synth.fn.defs.get(v) if v.startswith("%") else None
-    blk = getattr(getattr(d, "block", None), "label", None)
-    if blk is None or blk != label and blk in synth.dom[label]:
+    if _dominates(synth, v, label):
         return True
+    d = synth.fn.defs[v]
     return depth < 8 and d.op in _PURE and (d.op != "getelementptr" or d.src_ty is not None) and \
         all(_resolvable(synth, o.value, label, depth + 1) for o in d.ops)
 
@@ -91,12 +99,11 @@ def _resolver(ctx, label):
     synth, names = ctx.synth, {}
 
     def prim(v):
-        d = synth.fn.defs.get(v) if v.startswith("%") else None
-        blk = getattr(getattr(d, "block", None), "label", None)
-        if blk is None or blk != label and blk in synth.dom[label]:
+        if _dominates(synth, v, label):
             return ctx.p(v)
         if v not in names:
-            names[v] = openmp_affine.clone_inst(ctx, d, lambda o: prim(o) if o.startswith("%") else o)
+            names[v] = openmp_affine.clone_inst(ctx, synth.fn.defs[v],
+                                                lambda o: prim(o) if o.startswith("%") else o)
         return names[v]
     return prim
 
@@ -181,7 +188,7 @@ def _version_one(lines, h, latch, fl):
     if not blocks or not lines[0].endswith(":") or \
             any(not ls or ls[-1].split()[0] not in _TERMINATORS for _, ls in blocks):
         return None                        # not a function body of whole blocks
-    succ = {lab: _TARGET.findall(body[-1]) if body else [] for lab, body in blocks}
+    succ = {lab: _TARGET.findall(ls[-1]) for lab, ls in blocks}
     preds = {lab: [] for lab, _ in blocks}
     for lab, ts in succ.items():
         for t in ts:
@@ -196,12 +203,7 @@ def _version_one(lines, h, latch, fl):
         if b not in body:
             body.add(b)
             todo.extend(preds.get(b, ()))
-    defined = {}
-    for lab, ls in blocks:
-        for ln in ls:
-            m = re.match(r"\s*(%(?:[-\w.$]+|\"[^\"]*\")) =", ln)
-            if m:
-                defined[m.group(1)] = lab
+    defined = {m.group(1): lab for lab, ls in blocks for m in map(_DEF.match, ls) if m}
     inner = {v for v, lab in defined.items() if lab in body}
     # the entry: the block computing the flag, branching to the loop's head
     entry = defined.get(fl)
@@ -220,9 +222,9 @@ def _version_one(lines, h, latch, fl):
         if lab not in body:
             new = []
             for ln in ls:
-                uses = set(_NAME.findall(ln.split("=", 1)[1] if _defines(ln) else ln)) & inner
+                uses = set(_NAME.findall(ln.split("=", 1)[1] if _DEF.match(ln) else ln)) & inner
                 if uses and (not _is_phi(ln) or any(
-                        v.strip() in inner and lab not in body for v, lab in _incoming(ln))):
+                        v.strip() in inner and src not in body for v, src in _incoming(ln))):
                     return None            # a loop value used after the loop: not handled
                 new.append(_phi_copies(ln, body, rename) if uses or _is_phi(ln) else ln)
             if lab == entry:              # (not the function's first block: that is rev.entry)
@@ -250,12 +252,9 @@ def _suffixed(name):
     return name + ".own"
 
 
-def _defines(ln):
-    return re.match(r"\s*%(?:[-\w.$]+|\"[^\"]*\") =", ln) is not None
-
-
 def _is_phi(ln):
-    return re.match(r"\s*%(?:[-\w.$]+|\"[^\"]*\") = phi ", ln) is not None
+    m = _DEF.match(ln)
+    return m is not None and m.group(2) == "phi"
 
 
 def _phi_copies(ln, body, rename):

@@ -7,6 +7,22 @@ takes the same pushes and pops (rules/tape.py). The tape helpers are never diffe
 themselves: their spare-buffer exchange and their realloc of untyped bytes have no derivative.
 """
 
+_OOM_MESSAGE = "enzyme-cc: out of memory: a derivative's tape could not grow; abort\n"
+
+
+def oom_ir(tag: str) -> str:
+    """@__enzyme_cc_<tag>_oom(): malloc or realloc returned null for a tape; say so on stderr and
+    abort (a bare abort would look like a crash of the user's program). One per runtime piece
+    that may be linked without the others (needs @write and @abort declared)."""
+    n = len(_OOM_MESSAGE.encode())
+    text = _OOM_MESSAGE.replace("\n", "\\0A")
+    return (f'@__enzyme_cc_{tag}_oom_msg = private unnamed_addr constant [{n + 1} x i8] '
+            f'c"{text}\\00"\n\n'
+            f"define internal void @__enzyme_cc_{tag}_oom() noinline cold noreturn nounwind {{\n"
+            f"entry:\n  %w = call i64 @write(i32 2, ptr @__enzyme_cc_{tag}_oom_msg, i64 {n})\n"
+            f"  call void @abort()\n  unreachable\n}}\n")
+
+
 TAPE = """
 define internal ptr @__enzyme_cc_push(ptr %t, i64 %n) alwaysinline nounwind {
 entry:
@@ -131,16 +147,6 @@ ok:
 }
 
 @__enzyme_cc_reserve_msg = private unnamed_addr constant [86 x i8] c"enzyme-cc: internal error: a loop pushed more onto the tape than its trip count said\\0A\\00"
-
-@__enzyme_cc_oom_msg = private unnamed_addr constant [69 x i8] c"enzyme-cc: out of memory: a derivative's tape could not grow; abort\\0A\\00"
-
-; malloc/realloc returned null for the tape (a silent abort would look like a crash of the program)
-define internal void @__enzyme_cc_tape_oom() noinline cold noreturn nounwind {
-entry:
-  %w = call i64 @write(i32 2, ptr @__enzyme_cc_oom_msg, i64 68)
-  call void @abort()
-  unreachable
-}
 
 define internal void @__enzyme_cc_reserve_failed() noinline cold noreturn nounwind {
 entry:
@@ -328,7 +334,7 @@ body:
 exit:
   ret void
 }
-"""
+""" + oom_ir("tape")
 
 # The shadow tape of a reverse-mode outer derivative: the outer reverse sweep uses the shadow of
 # every push and pop long after it was made, so its bytes must never move (no realloc). A list of
@@ -336,14 +342,6 @@ exit:
 # in the list for the next pushes (same LIFO order, so a reused slot's adjoint is already
 # consumed), all of them freed by stape_free when the outer reverse sweep is done with the tape.
 STABLE_TAPE = """
-@__enzyme_cc_soom_msg = private unnamed_addr constant [69 x i8] c"enzyme-cc: out of memory: a derivative's tape could not grow; abort\\0A\\00"
-
-define internal void @__enzyme_cc_stape_oom() noinline cold noreturn nounwind {
-entry:
-  %w = call i64 @write(i32 2, ptr @__enzyme_cc_soom_msg, i64 68)
-  call void @abort()
-  unreachable
-}
 
 define internal void @__enzyme_cc_stape_init(ptr %t) nounwind {
 entry:
@@ -476,7 +474,7 @@ done:
   call void @__enzyme_cc_stape_init(ptr %t)
   ret void
 }
-"""
+""" + oom_ir("stape")
 
 def tape_ir(stats: bool) -> str:
     """The tape runtime; with `stats` (ENZYME_CC_TAPE_STATS=1 when the derivative is built) every

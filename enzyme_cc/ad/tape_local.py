@@ -82,12 +82,16 @@ def drop_unused_headers(text: str) -> str:
                     continue
                 use, t = _uses(m.group(1)), m.group(1)
                 users = [i for i in body if use.search(lines[i])]
-                if all(i == j or re.match(r"^\s*" + re.escape(t) + r"\s*=\s*alloca ", lines[i]) or
+                if all(i == j or _is_alloca(lines[i], t) or
                        lines[i].strip() == f"call void @__enzyme_cc_tape_end(ptr {t})"
                        for i in users):
                     drop.update(users)
             fn_start = None
     return "\n".join(x for k, x in enumerate(lines) if k not in drop) if drop else text
+
+
+def _is_alloca(line: str, name: str) -> bool:
+    return re.match(r"^\s*" + re.escape(name) + r"\s*=\s*alloca ", line) is not None
 
 
 def _uses(name: str):
@@ -105,11 +109,11 @@ def _tapes(body: list[str]) -> list[str]:
         if t in params:
             if len(params) > 1:
                 continue            # two headers from the caller might be one: keep the helpers
-        elif not any(re.match(r"^\s*" + re.escape(t) + r"\s*=\s*alloca ", x) for x in body):
+        elif not any(_is_alloca(x, t) for x in body):
             continue
         good = True
         for x in body[1:]:
-            if not use.search(x) or re.match(r"^\s*" + re.escape(t) + r"\s*=\s*alloca ", x):
+            if not use.search(x) or _is_alloca(x, t):
                 continue
             if not _CALL_LINE.match(x) or "musttail" in x or \
                     re.match(r"^\s*" + re.escape(t) + r"\s*=", x):
