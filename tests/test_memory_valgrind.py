@@ -15,10 +15,12 @@ PROGRAMS = ["realloc_small.c", "realloc_loop_buffers.c", "realloc_grow.c", "memm
             "global_shadow_nested.c",   # contexts made in derivatives
             "checkpoint_loop_attr.c", "reverse_primal_return.c", "reverse_vector.c",
             "reverse_vector_local.c",   # local shadows kept and zeroed again between the lanes
+            "reverse_vector_fused.c",   # the lanes side by side in one reverse sweep
             "cxx_string_keys.cpp", "cxx_struct_sort.cpp",
             "tape_reserve.c"]      # unchecked pushes into a reserved tape: no write past it
 # refused by design (test_ad_programs.XFAIL says why)
-NOT_BUILT = {("reverse_vector.c", "-O2-ref"), ("reverse_vector_local.c", "-O2-ref")}
+NOT_BUILT = {("reverse_vector.c", "-O2-ref"), ("reverse_vector_local.c", "-O2-ref"),
+             ("reverse_vector_fused.c", "-O2-ref")}
 VALGRIND = ["valgrind", "--error-exitcode=1", "--leak-check=full",
             "--errors-for-leak-kinds=definite", "-q"]
 

@@ -173,13 +173,7 @@ def test_nofree_tape_spent(tmp_path, opt):
         "used" in r.stderr
 
 
-def test_reverse_over_reverse_vector_refused(tmp_path):
-    """Reverse mode over reverse vector mode: each lane's reverse sweep restarts from the same
-    tape top, which the outer reverse sweep's shadow tape cannot follow: an error naming it
-    (forward mode over it works: hvp_vector_reverse.c)."""
-    src = tmp_path / "rr.c"
-    src.write_text(open(os.path.join(HERE, "hvp_vector_reverse.c")).read().replace(
-        "int main(void) {", """\
+_OUTER_OF_VECTOR_GRADIENT = """\
 double __enzyme_autodiff(void *, ...);
 double outer(double *u, double *d0, double *d1, double c, double *s0, double *s1) {
   D2 r = g(u, d0, d1, c, s0, s1);
@@ -187,12 +181,55 @@ double outer(double *u, double *d0, double *d1, double c, double *s0, double *s1
 }
 int main2(void) {
   double u[2] = {0.5, 0.7}, du[2] = {0}, d0[2] = {0}, d1[2] = {0}, s0[2] = {1, 0}, s1[2] = {0, 1};
-  double e0[2] = {0}, e1[2] = {0};
-  return (int)__enzyme_autodiff((void *)outer, enzyme_dup, u, du, enzyme_dup, d0, e0, enzyme_dup,
-                                d1, e1, 0.3, enzyme_const, s0, enzyme_const, s1);
+  double e0[2] = {0}, e1[2] = {0}, c = 0.3, a = u[0] * c, b = u[1] * c;
+  double dc = __enzyme_autodiff((void *)outer, enzyme_dup, u, du, enzyme_dup, d0, e0, enzyme_dup,
+                                d1, e1, c, enzyme_const, s0, enzyme_const, s1);
+  /* outer = u0 u1 (cos a + cos b), the sum of the lanes' d out_k / dc */
+  printf("rr %.12f %.12f %.12f | %.12f %.12f %.12f\\n", du[0], du[1], dc,
+         u[1] * (cos(a) + cos(b)) - u[0] * u[1] * sin(a) * c,
+         u[0] * (cos(a) + cos(b)) - u[0] * u[1] * sin(b) * c,
+         -u[0] * u[1] * (sin(a) * u[0] + sin(b) * u[1]));
+  return 0;
 }
 int main(void) {
-  if (main2()) return 1;"""))
+  if (main2()) return 1;"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_reverse_over_reverse_vector(tmp_path, opt):
+    """Reverse mode over reverse vector mode: the lanes' reverse sweeps run side by side in one
+    run of the fused reverse (ad/lane_fusion.py), which the outer reverse differentiates like any
+    code: the gradient of the sum of both lanes' adjoints of c against its analytic value."""
+    src = tmp_path / "rr.c"
+    src.write_text(open(os.path.join(HERE, "hvp_vector_reverse.c")).read().replace(
+        "int main(void) {", _OUTER_OF_VECTOR_GRADIENT))
+    run(["enzyme-cc", opt, str(src), "-lm", "-o", str(tmp_path / "rr")], cwd=tmp_path)
+    out = run([str(tmp_path / "rr")], cwd=tmp_path).stdout
+    line = next(ln for ln in out.splitlines() if ln.startswith("rr "))
+    got, want = line[3:].split("|")
+    for g, w in zip(got.split(), want.split()):
+        assert abs(float(g) - float(w)) <= 1e-10 * (1 + abs(float(w))), line
+
+
+def test_reverse_over_reverse_vector_in_turn_refused(tmp_path):
+    """Where the lanes' reverse sweeps cannot run side by side (here: a non-inlined step
+    accumulates into the shadow of a local array, which the forward sweep made once for every
+    lane), each lane's sweep restarts from the same tape top, which the outer reverse sweep's
+    shadow tape cannot follow: an error naming it."""
+    src = tmp_path / "rr.c"
+    src.write_text(open(os.path.join(HERE, "hvp_vector_reverse.c")).read().replace(
+        "static void f(double *u, double c, double *out) {\n"
+        "  for (int k = 0; k < 2; k++) out[k] = sin(u[k] * c) * u[1 - k];\n}", """\
+__attribute__((noinline)) static void step(double *w, double c) {
+  w[0] = sin(w[0] * c) * w[1];
+  w[1] = sin(w[1] * c) * w[2];
+}
+static void f(double *u, double c, double *out) {
+  double w[3] = {u[0], u[1], u[0]};
+  step(w, c);
+  out[0] = w[0];
+  out[1] = w[1];
+}""").replace("int main(void) {", _OUTER_OF_VECTOR_GRADIENT))
     r = subprocess.run(["enzyme-cc", "-O2", str(src), "-lm", "-o", str(tmp_path / "rr")],
                        capture_output=True, text=True)
     assert r.returncode != 0

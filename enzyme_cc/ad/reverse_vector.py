@@ -17,6 +17,7 @@ from __future__ import annotations
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp
 from .diagnostics import located
+from . import lane_fusion
 
 _ALLOWED_KINDS = ("rule", "libm_out", "inactive", "diff", "memset", "unknown")
 
@@ -144,13 +145,15 @@ def parse(module, caller, inst, target, ops, where, opts):
                 lanes[lane] += [("ptr", val.value), ("ptr", shadows[lane].value)]
             acts.append("dup")
         elif tag in ("enzyme_out", "enzyme_active") and is_fp(p.ty):
+            val = _same_type(pre, ops[k], p.ty, inst, len(acts))     # one value for every lane
             for lane in range(width):
-                lanes[lane].append((p.ty, _same_type(pre, ops[k], p.ty, inst, len(acts))))
+                lanes[lane].append((p.ty, val))
             k += 1
             acts.append("active")
         elif tag == "enzyme_const":
+            val = _same_type(pre, ops[k], p.ty, inst, len(acts))
             for lane in range(width):
-                lanes[lane].append((p.ty, _same_type(pre, ops[k], p.ty, inst, len(acts))))
+                lanes[lane].append((p.ty, val))
             k += 1
             acts.append("const")
         else:
@@ -179,7 +182,7 @@ def _same_type(pre, op, ty, inst, idx):
 
 def rewrite(gen, req, names) -> list[str]:
     """The augmented forward once, the reverse once per lane on the same tape."""
-    from .marker_rewrite import TAPE_HEADER_BYTES, _extract, _leaves, _pack
+    from .marker_rewrite import TAPE_HEADER_BYTES, _pack
     aug, aug_ret, rev, rev_ret = names
     inst, lines, n = req.inst, list(req.vector_pre), [0]
     where = located(gen.module, req.caller, inst)
@@ -203,6 +206,53 @@ def rewrite(gen, req, names) -> list[str]:
     lines.append(call if aug_ret == "void" else f"{tmp()} = {call}")
     ret = gen.module.function(req.fn).ret_ty
     dret = [(ret, "1.0")] if req.ret_active else []
+    fused = lane_fusion.fuse(gen, rev, rev_ret, req.width, _lane_params(req.acts))
+    if fused:
+        per_lane = _fused_call(req, lines, tmp, fused, rev_ret, dret, h)
+    else:
+        per_lane = _lanes_in_turn(req, lines, tmp, rev, rev_ret, dret, h)
+    lines += [f"call void @__enzyme_cc_tape_end(ptr {h})", f"call void @free(ptr {h})"]
+    # Enzyme's layout: each active argument's N adjoints together
+    vals = [per_lane[lane][j] for j in range(len(per_lane[0])) for lane in range(req.width)]
+    lines = _pack(gen, req, lines, tmp, vals, "adjoints")
+    if inst.op == "invoke":
+        lines.append(f"br label {inst.targets[0]}")
+    return lines
+
+
+def _lane_params(acts) -> set[int]:
+    """Indices of the split functions' parameters that differ per lane: the shadows."""
+    out, k = set(), 0
+    for a in acts:
+        if a == "dup":
+            out.add(k + 1)
+        k += 2 if a == "dup" else 1
+    return out
+
+
+def _fused_call(req, lines, tmp, fused, rev_ret, dret, h):
+    """One call of the fused reverse (lane_fusion.py): every lane in one run."""
+    from .marker_rewrite import _extract, _leaves
+    name, ret = fused
+    lane_params = sorted(_lane_params(req.acts))
+    extra = [req.lanes[lane][i] for lane in range(1, req.width) for i in lane_params]
+    args = ", ".join(f"{t} {v}" for t, v in req.lanes[0] + dret + [("ptr", h)] + extra)
+    if ret == "void":
+        lines.append(f"call void {name}({args})")
+        return [[] for _ in range(req.width)]
+    r = tmp()
+    lines.append(f"{r} = call {ret} {name}({args})")
+    per_lane = []
+    for lane in range(req.width):
+        one = tmp()
+        lines.append(f"{one} = extractvalue {ret} {r}, {lane}")
+        per_lane.append([(_extract(lines, tmp, rev_ret, one, p), t) for p, t in _leaves(rev_ret)])
+    return per_lane
+
+
+def _lanes_in_turn(req, lines, tmp, rev, rev_ret, dret, h):
+    """The reverse once per lane on the same tape, its top restored after each."""
+    from .marker_rewrite import _extract, _leaves
     per_lane = []
     for lane in range(req.width):
         top = tmp()
@@ -216,10 +266,4 @@ def rewrite(gen, req, names) -> list[str]:
             lines.append(f"{r} = call {rev_ret} {rev}({args})")
             per_lane.append([(_extract(lines, tmp, rev_ret, r, p), t) for p, t in _leaves(rev_ret)])
         lines.append(f"call void @__enzyme_cc_tape_settop(ptr {h}, i64 {top})")
-    lines += [f"call void @__enzyme_cc_tape_end(ptr {h})", f"call void @free(ptr {h})"]
-    # Enzyme's layout: each active argument's N adjoints together
-    vals = [per_lane[lane][j] for j in range(len(per_lane[0])) for lane in range(req.width)]
-    lines = _pack(gen, req, lines, tmp, vals, "adjoints")
-    if inst.op == "invoke":
-        lines.append(f"br label {inst.targets[0]}")
-    return lines
+    return per_lane

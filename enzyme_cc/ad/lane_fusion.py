@@ -1,0 +1,246 @@
+"""Reverse vector mode's N-lane reverse sweep: one run of the reverse function for all lanes.
+
+Reverse vector mode (`reverse_vector.py`) runs the forward sweep once and then, by default, the
+reverse function once per lane on the same tape. Each run pops the same tape entries, recomputes
+the same primal values and walks the same control flow; only the adjoints differ. This module
+derives from a reverse function a fused copy that does the lane-independent work once and the
+adjoint work once per lane, side by side in the same blocks (one reverse loop carrying every
+lane's adjoints, as Enzyme's vector mode does).
+
+Which values belong to a lane is a taint over the function: the lanes' shadow parameters, every
+value computed from one, every load through one, and every local (alloca) that receives one
+(adjoint accumulators). Such instructions, and stores and memory intrinsics through lane
+pointers, are emitted once per lane (lane k's names get a `.L<k>` suffix); everything else is
+emitted once. That is exact when no lane value reaches shared state: the fusion is refused (and
+the lanes run one after another as before) when a lane value would be stored into memory that is
+not the lane's own, passed to a call that is not a pure function or a memory intrinsic, or decide
+a branch. The lanes' shadows are taken to be disjoint, as in Enzyme's vector mode.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+from enzyme_cc.ir.model import parse_function
+
+_NAME = re.compile(r'%[-\w.$]+')
+# intrinsics and libm functions without side effects: a lane's call is the lane's own value
+_PURE_INTRINSICS = ("fabs", "sqrt", "fma", "fmuladd", "sin", "cos", "tan", "exp", "exp2", "log",
+                    "log2", "log10", "pow", "powi", "copysign", "minnum", "maxnum", "minimum",
+                    "maximum", "floor", "ceil", "trunc", "round", "rint", "nearbyint", "asin",
+                    "acos", "atan", "atan2", "sinh", "cosh", "tanh", "ldexp", "vector.reduce")
+_PER_LANE_INTRINSICS = ("memset", "memcpy", "memmove", "lifetime")   # through the lane's pointer
+
+
+def fuse(gen, rev: str, rev_ret: str, width: int, lane_params: set[int]) -> tuple[str, str] | None:
+    """(name, return type) of the fused reverse function of `rev` for `width` lanes, made once
+    per (rev, width, lane_params); None when it cannot be fused. lane_params: indices of rev's
+    parameters that differ per lane (the shadows). The fused function takes rev's parameters
+    followed by lanes 1..width-1's copies of the lane parameters, and returns
+    `[width x rev_ret]` (void: void)."""
+    cache = gen.__dict__.setdefault("_lane_fusions", {})
+    key = (rev, width, tuple(sorted(lane_params)))
+    if key not in cache:
+        name = f"{rev}.w{width}" + "".join(f".{i}" for i in sorted(lane_params))
+        cache[key] = (name, rev_ret if rev_ret == "void" else f"[{width} x {rev_ret}]")
+        try:                              # (a recursive reverse calls its own fused copy)
+            ok = _build(gen, rev, rev_ret, width, lane_params, cache[key])
+        except _Refused as e:
+            ok, why = False, str(e)
+        else:
+            why = None
+        if not ok:
+            cache[key] = None
+            if why and os.environ.get("ENZYME_CC_DEBUG"):
+                print(f"enzyme-cc: {rev}: lanes run one after another: {why}", file=sys.stderr)
+    return cache[key]
+
+
+class _Refused(Exception):
+    """The reverse function cannot run its lanes side by side (the message says why)."""
+
+
+def _reverse_functions(gen) -> dict[str, str]:
+    """Generated reverse functions: name -> return type."""
+    return {v[2]: v[3] for k, v in gen.done.items()
+            if len(k) == 4 and str(k[3]).startswith("split") and len(v) == 4}
+
+
+def _build(gen, rev, rev_ret, width, lane_params, made) -> bool:
+    head = f"define internal {rev_ret} {rev}("
+    text = next((t for t in gen.out if t.startswith(head)), None)
+    if text is None:
+        return False
+    lines = text.rstrip("\n").split("\n")
+    fn = parse_function(lines, gen.module.named_types)
+    revs = _reverse_functions(gen)
+    lane, why = lane_values(fn, {fn.params[i].name for i in lane_params}, revs)
+    if why:
+        raise _Refused(why)
+    if any(n.startswith('%"') or n in gen.module.named_types for n in lane):
+        raise _Refused("a value name that a lane suffix cannot extend")
+    name, ret = made
+    extra = [f"{fn.params[i].ty} {fn.params[i].name}.L{k}"
+             for k in range(1, width) for i in sorted(lane_params)]
+    hdr = lines[0]
+    close = _params_end(hdr, len(head))
+    params = ", ".join([hdr[len(head):close]] + extra)
+    out = [f"define internal {ret} {name}({params}){hdr[close + 1:]}"]
+    by_line = {i.line: i for i in fn.insts()}
+    skip = {n for i in fn.insts() for n in range(i.line + 1, i.line_end + 1)}
+    tmp = [0]
+    for n in range(1, len(lines) - 1):
+        if n in skip:
+            continue
+        inst = by_line.get(n)
+        raw = "\n".join(lines[n:inst.line_end + 1]) if inst else lines[n]
+        if inst is None:
+            out.append(raw)
+        elif inst.op == "ret" and rev_ret != "void":
+            out += _ret(inst, lane, width, rev_ret, tmp)
+        elif inst.op == "call" and inst.callee in revs and _per_lane(inst, lane):
+            out += _fused_callee(gen, inst, lane, width, revs[inst.callee], tmp)
+        elif _per_lane(inst, lane):
+            out += [raw] + [_rename(raw, lane, k) for k in range(1, width)]
+        else:
+            out.append(raw)
+    out.append("}")
+    gen.out.append("\n".join(out) + "\n")
+    return True
+
+
+def _fused_callee(gen, inst, lane, width, ret_ty, tmp) -> list[str]:
+    """A call of another reverse function with lane values: one call of its fused copy."""
+    lanes = {k for k, o in enumerate(inst.ops) if o.value in lane}
+    fused = fuse(gen, inst.callee, ret_ty, width, lanes)
+    if fused is None:
+        raise _Refused(f"'{inst.callee[1:]}' cannot run its lanes side by side")
+    name, ret = fused
+    args = [f"{o.ty} {o.value}" for o in inst.ops] + \
+        [f"{inst.ops[i].ty} {_lane_name(inst.ops[i].value, lane, k)}"
+         for k in range(1, width) for i in sorted(lanes)]
+    call = f"call {ret} {name}({', '.join(args)})"
+    if ret == "void" or not inst.name:
+        return [call]
+    tmp[0] += 1
+    r = f"%ad.lf{tmp[0]}"
+    return [f"{r} = {call}"] + [f"{_lane_name(inst.name, lane, k)} = extractvalue {ret} {r}, {k}"
+                                for k in range(width)]
+
+
+def _params_end(hdr: str, start: int) -> int:
+    depth = 0
+    for k in range(start, len(hdr)):
+        c = hdr[k]
+        if c in "([{<":
+            depth += 1
+        elif c in ")]}>":
+            if depth == 0:
+                return k
+            depth -= 1
+    raise ValueError("unbalanced function header")
+
+
+def _lane_name(v: str, lane: set[str], k: int) -> str:
+    return v + f".L{k}" if k and v in lane else v
+
+
+def _rename(raw: str, lane: set[str], k: int) -> str:
+    return _NAME.sub(lambda m: _lane_name(m.group(0), lane, k), raw)
+
+
+def _per_lane(inst, lane: set[str]) -> bool:
+    return inst.name in lane or any(o.value in lane for o in inst.ops)
+
+
+def _ret(inst, lane, width, rev_ret, tmp):
+    out, agg = [], "poison"
+    for k in range(width):
+        tmp[0] += 1
+        nxt = f"%ad.lf{tmp[0]}"
+        val = _lane_name(inst.ops[0].value, lane, k)
+        out.append(f"{nxt} = insertvalue [{width} x {rev_ret}] {agg}, {rev_ret} {val}, {k}")
+        agg = nxt
+    return out + [f"ret [{width} x {rev_ret}] {agg}"]
+
+
+def lane_values(fn, lanes: set[str], revs=()) -> tuple[set[str], str | None]:
+    """The values of fn that belong to a lane, given its lane parameters, and why the function
+    cannot run its lanes side by side (None: it can). revs: the generated reverse functions,
+    whose calls take lane values (their fused copies are made when fn's is)."""
+    lane = set(lanes)
+    changed = True
+    while changed:
+        changed = False
+        for inst in fn.insts():
+            uses = [o.value for o in inst.ops if o.value in lane]
+            if inst.name in lane:
+                continue
+            if not uses:
+                continue
+            if inst.op == "alloca":
+                return lane, f"a local sized by a lane's value ({inst})"
+            if inst.op in ("br", "switch", "indirectbr", "invoke", "resume", "unreachable"):
+                return lane, f"a lane's value decides control flow or leaves by an exception ({inst})"
+            if inst.op in ("store", "atomicrmw", "cmpxchg"):
+                ptr = inst.ops[1].value if inst.op == "store" else inst.ops[0].value
+                if ptr in lane:
+                    continue
+                objs = _locals(fn, ptr)
+                if objs is None:
+                    return lane, f"a lane's value stored into shared memory ({inst})"
+                lane |= objs
+                changed = True
+                continue
+            if inst.op == "call" and inst.callee not in revs:
+                why = _call(inst, lane)
+                if why:
+                    return lane, why
+                if not inst.name:
+                    continue
+            if inst.name:
+                lane.add(inst.name)
+                changed = True
+    return lane, None
+
+
+def _call(inst, lane) -> str | None:
+    callee = inst.callee or ""
+    base = callee[1:].strip('"')
+    if base.startswith("llvm."):
+        kind = base[5:]
+        if kind.startswith(_PURE_INTRINSICS):
+            return None
+        ptrs = [o.value for o in inst.ops if o.ty == "ptr"]
+        if kind.startswith(_PER_LANE_INTRINSICS) and ptrs and ptrs[0] in lane:
+            return None                   # written through the lane's own pointer
+    if base.startswith("__enzyme_cc_add_"):
+        return None
+    from .truncate import LIBM
+    if base in LIBM or (base.endswith("f") and base[:-1] in LIBM):
+        return None
+    return f"a lane's value passed to '{base}' ({inst})"
+
+
+def _locals(fn, ptr: str, seen=None) -> set[str] | None:
+    """The allocas pointer ptr may point into (None: something else)."""
+    seen = set() if seen is None else seen
+    if ptr in seen:
+        return set()
+    seen.add(ptr)
+    d = fn.defs.get(ptr)
+    op = getattr(d, "op", None)
+    if op == "alloca":
+        return {ptr}
+    if op in ("getelementptr", "bitcast", "addrspacecast"):
+        return _locals(fn, d.ops[0].value, seen)
+    if op in ("phi", "select"):
+        found = set()
+        for o in d.ops[1:] if op == "select" else d.ops:
+            sub = _locals(fn, o.value, seen)
+            if sub is None:
+                return None
+            found |= sub
+        return found
+    return None
