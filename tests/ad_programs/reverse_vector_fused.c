@@ -12,6 +12,7 @@ static void check(const char *name, double got, double want, double rtol) {
 }
 int enzyme_dup, enzyme_dupnoneed, enzyme_const, enzyme_width;
 void __enzyme_autodiff(void *, ...);
+void __enzyme_fwddiff(void *, ...);
 typedef struct { float dx[3], dy[3]; } F3;
 F3 __enzyme_autodiff_f3(void *, ...) __asm__("__enzyme_autodiff");
 
@@ -87,6 +88,18 @@ int main(void) {
         snprintf(name, sizeof name, "w3_n%d_l%d_x%d", steps, l, i);
         check(name, d[l][i], ref[l][i], 1e-13);
       }
+    /* forward vs reverse: <seed_l, J v_l> == <J^T seed_l, v_l>, the tangents at width 3 too */
+    double v[3][N] = {{1, 0.5, -1}, {0.2, -0.3, 2}, {-1, 1, 0.25}}, t[3][N], o2[N];
+    __enzyme_fwddiff((void *)run, enzyme_width, 3, enzyme_dup, in, v[0], v[1], v[2],
+                     enzyme_dupnoneed, o2, t[0], t[1], t[2], enzyme_const, steps);
+    for (int l = 0; l < 3; l++) {
+      double jv = 0, vjt = 0;
+      for (int j = 0; j < N; j++)
+        jv += seeds[l][j] * t[l][j], vjt += v[l][j] * d[l][j];
+      char name[40];
+      snprintf(name, sizeof name, "fwd_rev_n%d_l%d", steps, l);
+      check(name, jv, vjt, 1e-12);
+    }
   }
   /* active float arguments: three adjoints each, every lane seeded 1.0 */
   F3 r = __enzyme_autodiff_f3((void *)fl, enzyme_width, 3, 0.7f, 1.5f);
