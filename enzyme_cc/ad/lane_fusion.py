@@ -186,12 +186,15 @@ def lane_values(fn, lanes: set[str], revs=()) -> tuple[set[str], str | None]:
             if inst.op in ("store", "atomicrmw", "cmpxchg"):
                 ptr = inst.ops[1].value if inst.op == "store" else inst.ops[0].value
                 if ptr in lane:
+                    if inst.name:                 # an atomic's old value: the lane's
+                        lane.add(inst.name)
+                        changed = True
                     continue
                 objs = _locals(fn, ptr)
                 if objs is None:
                     return lane, f"a lane's value stored into shared memory ({inst})"
+                changed = changed or not objs <= lane
                 lane |= objs
-                changed = True
                 continue
             if inst.op == "call" and inst.callee not in revs:
                 why = _call(inst, lane)
