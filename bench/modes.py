@@ -8,8 +8,11 @@ The map y = F(x), x and y in R^n (each y_i a nonlinear mix of all x_j), is diffe
   vec4      n/4 calls of __enzyme_fwddiff with enzyme_width 4 (four columns each),
   vec8      n/8 calls with enzyme_width 8,
   rev       n calls of __enzyme_autodiff (one row each, seeded output shadow),
+  rev4      n/4 calls of __enzyme_autodiff with enzyme_width 4 (four rows each),
+  rev8      n/8 calls with enzyme_width 8,
 each Jacobian checked against the others before timing; prints the median time per Jacobian
-and per direction. Vector mode runs the primal once per call and the lanes side by side.
+and per direction. Vector modes run the primal once per call and the lanes side by side
+(reverse: one forward sweep, then one reverse sweep carrying every lane's adjoints).
 """
 import argparse
 import os
@@ -36,7 +39,7 @@ __attribute__((noinline)) void F(const double *x, double *y) {
   }
 }
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
-static double J[4][N][N];
+static double J[6][N][N];
 static void fwd(const double *x) {
   double y[N], dy[N], dx[N];
   for (int j = 0; j < N; j++) {
@@ -65,21 +68,33 @@ static void rev(const double *x) {
     for (int j = 0; j < N; j++) J[3][i][j] = dx[j];
   }
 }
+#define REV(W) \
+static void rev##W(const double *x) { \
+  double y[N], dy[W][N], dx[W][N]; \
+  for (int i = 0; i < N; i += W) { \
+    for (int l = 0; l < W; l++) for (int k = 0; k < N; k++) { dy[l][k] = k == i + l; dx[l][k] = 0; } \
+    __enzyme_autodiff((void *)F, enzyme_width, W, enzyme_dupv, sizeof(dx[0]), x, dx, \
+                      enzyme_dupv, sizeof(dy[0]), y, dy); \
+    for (int l = 0; l < W; l++) for (int j = 0; j < N; j++) J[3 + W / 4][i + l][j] = dx[l][j]; \
+  } \
+}
+REV(4)
+REV(8)
 static int cmp(const void *a, const void *b) { double d = *(double *)a - *(double *)b; return (d > 0) - (d < 0); }
 int main(int argc, char **argv) {
   int reps = atoi(argv[1]);
   double x[N];
   for (int k = 0; k < N; k++) x[k] = 0.1 * (k + 1);
-  void (*ways[4])(const double *) = {fwd, vec4, vec8, rev};
-  const char *names[4] = {"fwd", "vec4", "vec8", "rev"};
-  for (int w = 0; w < 4; w++) ways[w](x);
-  for (int w = 1; w < 4; w++)
+  void (*ways[6])(const double *) = {fwd, vec4, vec8, rev, rev4, rev8};
+  const char *names[6] = {"fwd", "vec4", "vec8", "rev", "rev4", "rev8"};
+  for (int w = 0; w < 6; w++) ways[w](x);
+  for (int w = 1; w < 6; w++)
     for (int i = 0; i < N; i++) for (int j = 0; j < N; j++)
       if (fabs(J[w][i][j] - J[0][i][j]) > 1e-9 * (1 + fabs(J[0][i][j]))) {
         printf("MISMATCH %s J[%d][%d] %g vs fwd %g\n", names[w], i, j, J[w][i][j], J[0][i][j]);
         return 1;
       }
-  for (int w = 0; w < 4; w++) {
+  for (int w = 0; w < 6; w++) {
     double t[9];
     for (int r = 0; r < 9; r++) { double t0 = now(); for (int k = 0; k < reps; k++) ways[w](x); t[r] = (now() - t0) / reps; }
     qsort(t, 9, sizeof t[0], cmp);
