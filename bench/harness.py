@@ -267,18 +267,19 @@ def tables(benches, builds, runs, mode) -> tuple[str, dict]:
 
     # the vector-mode variants: the same Jacobian in one call, beside the headline's two sweeps
     rows = []
+    vec = [v for b in benches for v in b.vector]
+    vec = sorted(set(vec), key=vec.index)
     for bench in benches:
         for case in bench.cases[mode] if bench.vector else ():
-            rec = {v: by.get((bench.name, case.label, v)) for v in ["primal", "enzyme"] +
-                   bench.vector}
-            rows.append([bench.title, case.label] + [cell(r, notes) for r in rec.values()] +
-                        [ratio(rec[v], rec["primal"]) for v in ["enzyme"] + bench.vector])
+            rec = {v: by.get((bench.name, case.label, v)) for v in ["primal", "enzyme"] + vec}
+            rows.append([bench.title, case.label] +
+                        [cell(r, notes) if v in ["primal", "enzyme"] + bench.vector else "-"
+                         for v, r in rec.items()] +
+                        [ratio(rec[v], rec["primal"]) for v in ["enzyme"] + vec])
     if rows:
-        vec = [v for b in benches for v in b.vector]
-        vec = sorted(set(vec), key=vec.index)
-        out += ["", "Vector modes: the whole Jacobian in one call (enzyme-cc = one reverse sweep "
-                "per output, as above; fwd/rev w=2: one __enzyme_fwddiff / __enzyme_autodiff "
-                "call with enzyme_width 2)",
+        out += ["", "Vector modes: a Jacobian in vector-mode calls (enzyme-cc = one reverse sweep "
+                "per output, as above; fwd/rev w=2: __enzyme_fwddiff / __enzyme_autodiff "
+                "with enzyme_width 2: Euler and RK4 one call, BA one per observation)",
                 render(rows, ["benchmark", "input", "primal", "enzyme-cc"] +
                        [LABEL[v] for v in vec] + ["grad/primal"] +
                        [f"{LABEL[v]}/primal" for v in vec])]

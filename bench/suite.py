@@ -126,6 +126,8 @@ def benchmarks() -> list[Bench]:
                               _gmm(10, 25, "10k")]}),
         Bench("ba", "BA", "ba.cpp", "ba_adolc.cpp", needs=["adolc"],
               fd_cost=lambda n: 62,   # 2 block evaluations per entry, 31 entries per block
+              vector=["enzyme-rev2"],  # both rows of an observation's block in one call
+              ref_defines=["BENCH_NO_REVERSE_VECTOR"],   # refused by Ref, as for Euler/RK4
               cases={"test": [_ba("ba1_n49_m7776_p31843")],
                      "quick": [_ba("ba1_n49_m7776_p31843")],
                      "full": [_ba("ba1_n49_m7776_p31843"), _ba("ba5_n257_m65132_p225911"),

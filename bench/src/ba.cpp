@@ -3,6 +3,8 @@
    depending on 11 camera parameters, 3 point coordinates and the weight) and one per weight error.
    The gradient vector of the check is the list of Jacobian values: for observation k,
    J[30k + 15r + q] = d err_r / d (cam(11) | X(3) | w(1))_q; then J[30p + k] = d werr_k / d w_k.
+   Variant "enzyme-rev2": both rows of an observation's block in one __enzyme_autodiff call with
+   enzyme_width 2 (one forward sweep, one reverse sweep carrying both rows' adjoints).
    usage: ba INPUT.txt [driver options, see bench.h] */
 #include "bench.h"
 #include "variants.h"
@@ -10,7 +12,7 @@
 #include "ba.h"
 
 #ifndef BENCH_NO_ENZYME
-extern "C" { BENCH_DEFINE_MARKERS }
+extern "C" { BENCH_DEFINE_MARKERS int enzyme_width; }
 #endif
 #ifdef BENCH_HAVE_ADOLC
 int ba_adolc_jacobian(const BAInput *in, double *J);
@@ -53,11 +55,33 @@ static void enzyme_jacobian(void) {
                       &J[30 * in.p + i], enzyme_dupnoneed, &err, &derr);
   }
 }
+
+static void enzyme_jacobian_rev2(void) {
+  for (int i = 0; i < in.p; i++) {
+    int c = in.obs[2 * i], pt = in.obs[2 * i + 1];
+    double *g0 = &J[30 * i], *g1 = g0 + 15;
+    memset(g0, 0, sizeof(double) * 30);
+    double err[2], d0[2] = {1, 0}, d1[2] = {0, 1};
+    __enzyme_autodiff((void *)ba_compute_reproj_error<double>, enzyme_width, 2, enzyme_dup,
+                      &in.cams[c * BA_NCAMPARAMS], g0, g1, enzyme_dup, &in.X[pt * 3], g0 + 11,
+                      g1 + 11, enzyme_dup, &in.w[i], g0 + 14, g1 + 14, enzyme_const,
+                      &in.feats[2 * i], enzyme_dupnoneed, err, d0, d1);
+  }
+  for (int i = 0; i < in.p; i++) {
+    double err, derr = 1.0;
+    J[30 * in.p + i] = 0;
+    __enzyme_autodiff((void *)ba_compute_zach_weight_error<double>, enzyme_dup, &in.w[i],
+                      &J[30 * in.p + i], enzyme_dupnoneed, &err, &derr);
+  }
+}
 #endif
 
 static int gradient(const char *v) {
 #ifndef BENCH_NO_ENZYME
   if (!strcmp(v, "enzyme")) { enzyme_jacobian(); return 0; }
+#ifndef BENCH_NO_REVERSE_VECTOR
+  if (!strcmp(v, "enzyme-rev2")) { enzyme_jacobian_rev2(); return 0; }
+#endif
 #endif
 #ifdef BENCH_HAVE_ADOLC
   if (!strcmp(v, "adolc")) return ba_adolc_jacobian(&in, J);
@@ -112,7 +136,11 @@ int main(int argc, char **argv) {
   snprintf(b.input, sizeof b.input, "n=%d m=%d p=%d", in.n, in.m, in.p);
   b.ngrad = 31 * in.p;
   b.grad = J;
+#if !defined(BENCH_NO_ENZYME) && !defined(BENCH_NO_REVERSE_VECTOR)
+  b.variants = BENCH_VARIANTS("enzyme-rev2,");
+#else
   b.variants = BENCH_VARIANTS("");
+#endif
   b.primal = primal;
   b.gradient = gradient;
   b.fd_entry = fd_entry;
