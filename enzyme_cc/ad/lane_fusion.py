@@ -31,6 +31,8 @@ _PURE_INTRINSICS = ("fabs", "sqrt", "fma", "fmuladd", "sin", "cos", "tan", "exp"
                     "maximum", "floor", "ceil", "trunc", "round", "rint", "nearbyint", "asin",
                     "acos", "atan", "atan2", "sinh", "cosh", "tanh", "ldexp", "vector.reduce")
 _PER_LANE_INTRINSICS = ("memset", "memcpy", "memmove", "lifetime")   # through the lane's pointer
+# helpers that touch memory only through their pointer arguments, all of which must be the lane's
+_PER_LANE_HELPERS = ("__enzyme_cc_memcpy_adj_",)
 
 
 def fuse(gen, rev: str, rev_ret: str, width: int, lane_params: set[int]) -> tuple[str, str] | None:
@@ -219,6 +221,9 @@ def _call(inst, lane) -> str | None:
         if kind.startswith(_PER_LANE_INTRINSICS) and ptrs and ptrs[0] in lane:
             return None                   # written through the lane's own pointer
     if base.startswith("__enzyme_cc_add_"):
+        return None
+    if base.startswith(_PER_LANE_HELPERS) and all(o.value in lane for o in inst.ops
+                                                   if o.ty == "ptr"):
         return None
     from .truncate import LIBM
     if base in LIBM or (base.endswith("f") and base[:-1] in LIBM):

@@ -1,9 +1,11 @@
 /* Reverse vector mode whose lanes run side by side in one reverse sweep (ad/lane_fusion.py):
    a time loop carrying adjoints in registers, a branch on primal data, a non-inlined callee
-   handed the lanes' shadows (its reverse fused too), a recursive callee, a float, width 3.
+   handed the lanes' shadows (its reverse fused too), a recursive callee, a float, width 3; a
+   memcpy between the lanes' arrays (its adjoint per lane).
    Every lane must equal a width-1 call with the same seed and the central finite difference. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 static int failed;
 static void check(const char *name, double got, double want, double rtol) {
   int ok = fabs(got - want) <= rtol * (1.0 + fabs(want));
@@ -48,6 +50,13 @@ static void run(const double *in, double *out, int n) {
   out[2] = c;
   stage(out, 0.1);
   out[2] += powsum(in, 3);
+}
+
+/* a copy of the input, then an update in place (kept out of line) */
+__attribute__((noinline)) static void copy_mix(const double *x, double *out, int n) {
+  memcpy(out, x, n * sizeof(double));
+  for (int i = 0; i < n; i++)
+    out[i] = sin(out[i]) * x[(i + 1) % n];
 }
 
 static float fl(float x, float y) { return sinf(x) * y + x * x * y; }
@@ -100,6 +109,19 @@ int main(void) {
       snprintf(name, sizeof name, "fwd_rev_n%d_l%d", steps, l);
       check(name, jv, vjt, 1e-12);
     }
+  }
+  /* the copy: lane l seeds out[l]; d out[l] = cos(x_l) x_{l+1} dx_l + sin(x_l) dx_{l+1} */
+  double cd[3][N] = {{0}}, cs[3][N] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, co[N];
+  __enzyme_autodiff((void *)copy_mix, enzyme_width, 3, enzyme_dup, in, cd[0], cd[1], cd[2],
+                    enzyme_dup, co, cs[0], cs[1], cs[2], enzyme_const, N);
+  for (int l = 0; l < 3; l++) {
+    char name[32];
+    snprintf(name, sizeof name, "copy_l%d_own", l);
+    check(name, cd[l][l], cos(in[l]) * in[(l + 1) % N], 1e-14);
+    snprintf(name, sizeof name, "copy_l%d_next", l);
+    check(name, cd[l][(l + 1) % N], sin(in[l]), 1e-14);
+    snprintf(name, sizeof name, "copy_l%d_seed_used", l);
+    check(name, cs[l][l], 0.0, 0);
   }
   /* active float arguments: three adjoints each, every lane seeded 1.0 */
   F3 r = __enzyme_autodiff_f3((void *)fl, enzyme_width, 3, 0.7f, 1.5f);
