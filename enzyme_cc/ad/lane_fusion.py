@@ -46,13 +46,17 @@ def fuse(gen, rev: str, rev_ret: str, width: int, lane_params: set[int]) -> tupl
     if key not in cache:
         name = f"{rev}.w{width}" + "".join(f".{i}" for i in sorted(lane_params))
         cache[key] = (name, rev_ret if rev_ret == "void" else f"[{width} x {rev_ret}]")
+        made, known = len(gen.out), set(cache)
         try:                              # (a recursive reverse calls its own fused copy)
             ok = _build(gen, rev, rev_ret, width, lane_params, cache[key])
         except _Refused as e:
             ok, why = False, str(e)
         else:
             why = None
-        if not ok:
+        if not ok:                        # callees fused meanwhile may call this one: drop them
+            del gen.out[made:]
+            for k in set(cache) - known:
+                del cache[k]
             cache[key] = None
             if why and os.environ.get("ENZYME_CC_DEBUG"):
                 print(f"enzyme-cc: {rev}: lanes run one after another: {why}", file=sys.stderr)
