@@ -526,7 +526,9 @@ def _fwd_alloca(ctx, inst, before):
     nbytes = _alloca_bytes(ctx, inst)
     s = synth.sname(inst.name)
     if synth.mode == "split":
-        ctx.emit(f"{s} = call ptr @calloc(i64 1, i64 {nbytes})")
+        from enzyme_cc.ad.lane_fusion import lane_room
+        lanes, stride = lane_room(synth) if _reversed_again(ctx, inst) else (1, None)
+        ctx.emit(f"{s} = call ptr @calloc(i64 {lanes}, i64 {stride or nbytes})")
         synth.gen.declare_raw("@calloc", "declare noalias ptr @calloc(i64, i64)")
         if _reversed_again(ctx, inst):
             from .calls import defer_free

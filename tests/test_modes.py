@@ -212,23 +212,19 @@ def test_reverse_over_reverse_vector(tmp_path, opt):
 
 
 def test_reverse_over_reverse_vector_in_turn_refused(tmp_path):
-    """Where the lanes' reverse sweeps cannot run side by side (here: a non-inlined step
-    accumulates into the shadow of a local array, which the forward sweep made once for every
-    lane), each lane's sweep restarts from the same tape top, which the outer reverse sweep's
-    shadow tape cannot follow: an error naming it."""
+    """Where the lanes' reverse sweeps cannot run side by side (here: the adjoint of an
+    overlapping memmove goes through a temporary buffer shared by the lanes), each lane's sweep
+    restarts from the same tape top, which the outer reverse sweep's shadow tape cannot follow:
+    an error naming it."""
     src = tmp_path / "rr.c"
     src.write_text(open(os.path.join(HERE, "hvp_vector_reverse.c")).read().replace(
         "static void f(double *u, double c, double *out) {\n"
         "  for (int k = 0; k < 2; k++) out[k] = sin(u[k] * c) * u[1 - k];\n}", """\
-__attribute__((noinline)) static void step(double *w, double c) {
-  w[0] = sin(w[0] * c) * w[1];
-  w[1] = sin(w[1] * c) * w[2];
-}
+#include <string.h>
+static volatile int shift = 1;
 static void f(double *u, double c, double *out) {
-  double w[3] = {u[0], u[1], u[0]};
-  step(w, c);
-  out[0] = w[0];
-  out[1] = w[1];
+  for (int k = 0; k < 2; k++) out[k] = sin(u[k] * c) * u[1 - k];
+  memmove(out + 1, out, shift * sizeof(double));
 }""").replace("int main(void) {", _OUTER_OF_VECTOR_GRADIENT))
     r = subprocess.run(["enzyme-cc", "-O2", str(src), "-lm", "-o", str(tmp_path / "rr")],
                        capture_output=True, text=True)

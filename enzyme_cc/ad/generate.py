@@ -308,11 +308,12 @@ class Generator(IndirectCalls, CallEmitter):
         """Augmented forward and reverse functions of a callee: (aug, aug_ret, rev, rev_ret).
         parallel: run by the threads of an OpenMP team (ad/openmp.py: atomic shared adjoints);
         multi: the reverse runs more than once on one tape (reverse vector mode: checkpointed
-        loops keep their run, ad/checkpoint.py); by default, as the function being synthesized."""
+        loops keep their run, ad/checkpoint.py); an integer N > 1: reverse vector mode of width
+        N, whose locals' shadows have room for N lanes (lane_fusion.py); by default, as the
+        function being synthesized."""
         parallel = self.in_parallel if parallel is None else parallel
         multi = self.in_multi if multi is None else multi
-        key = (fn_name, tuple(acts), ret_active,
-               ("split-parallel" if parallel else "split") + ("-multi" if multi else ""))
+        key = (fn_name, tuple(acts), ret_active, split_kind(parallel, multi))
         if self._split_stack:             # which split functions each one calls (reverse_vector)
             self._split_edges.setdefault(self._split_stack[-1], set()).add(key)
         if key in self.done:
@@ -453,9 +454,10 @@ class Generator(IndirectCalls, CallEmitter):
             if req.mode == "tape_size":
                 new = rewrite_tape_size(self, req)
             elif getattr(req, "reverse_vector", False):
-                req.split_key = (req.fn, tuple(req.acts), req.ret_active, "split-multi")
+                req.split_key = (req.fn, tuple(req.acts), req.ret_active,
+                                 split_kind(False, req.width))
                 new = reverse_vector.rewrite(self, req, self.split(
-                    req.fn, req.acts, req.ret_active, self.request_hints(req), multi=True))
+                    req.fn, req.acts, req.ret_active, self.request_hints(req), multi=req.width))
             elif req.mode == "reverse" and getattr(req, "opts", {}).get("primal"):
                 if getattr(req, "candidates", None):
                     raise UserError(f"{located(self.module, req.caller, req.inst)}: "
@@ -465,7 +467,7 @@ class Generator(IndirectCalls, CallEmitter):
                     req.fn, req.acts, req.ret_active, self.request_hints(req)))
             elif req.mode in ("augment", "split_reverse"):
                 # multi: enzyme_nofree lets the program reverse one tape more than once
-                req.split_key = (req.fn, tuple(req.acts), req.ret_active, "split-multi")
+                req.split_key = (req.fn, tuple(req.acts), req.ret_active, split_kind(False, True))
                 new = rewrite_split_call(self, req, self.split(req.fn, req.acts, req.ret_active,
                                                                self.request_hints(req), multi=True))
                 if req.inst.op == "invoke":
@@ -518,6 +520,15 @@ class Generator(IndirectCalls, CallEmitter):
                 self.declare_raw(n, d)
         extra += [self.decls[n] for n in sorted(self.decls)]   # the same text every run
         return text + "\n" + "\n".join(extra) + "\n"
+
+
+def split_kind(parallel, multi) -> str:
+    """The kind part of a split pair's key: run by an OpenMP team or not, reversed more than once
+    on one tape (multi: True) or by reverse vector mode of width N (multi: N > 1)."""
+    kind = "split-parallel" if parallel else "split"
+    if multi:
+        kind += "-multi" + (str(multi) if multi is not True and multi > 1 else "")
+    return kind
 
 
 MARKER_CALL = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse)")

@@ -35,6 +35,43 @@ _PER_LANE_INTRINSICS = ("memset", "memcpy", "memmove", "lifetime")   # through t
 _PER_LANE_HELPERS = ("__enzyme_cc_memcpy_adj_",)
 
 
+LANE_LOCAL = "@__enzyme_cc_lane_local"
+
+
+def lane_room(synth) -> tuple[int, int | None]:
+    """(lanes, stride) of the shadows of synth's fixed-size locals in a split pair built for
+    reverse vector mode of width N: each shadow has room for N lanes, lane k's copy k * stride
+    bytes after lane 0's, one stride (the largest local) for all the function's locals, so that a
+    pointer into any of them, selected between them or not, finds its lane's copy. (1, None)
+    elsewhere."""
+    width = synth.gen.in_multi
+    if width is True or not width or width < 2:
+        return 1, None
+    if not hasattr(synth, "_lane_stride"):
+        from enzyme_cc.ir.lexer import type_size
+        sizes = [type_size(i.src_ty, synth.module.named_types) for i in synth.fn.insts()
+                 if i.op == "alloca" and not i.ops and i.name in synth.act.shadowed]
+        synth._lane_stride = -(-max(sizes + [1]) // 16) * 16     # keeps each copy aligned
+    return width, synth._lane_stride
+
+
+def mark_local_shadows(synth, ctx, keys):
+    """In the reverse function of such a pair: the shadows of locals that the reverse reads back
+    (from the tape or a slot) go through `LANE_LOCAL(p, stride)`, which lane fusion turns into
+    lane k's copy p + k * stride and which is p itself otherwise."""
+    lanes, stride = lane_room(synth)
+    if lanes < 2:
+        return
+    from .reverse_vector import local_shadow
+    for k in keys:
+        if k[0] == "s" and k in ctx.avail and k[1].startswith("%") and \
+                local_shadow(synth.fn, k[1]):
+            m = synth.tmp("ll")
+            ctx.lines.append(f"{m} = call ptr {LANE_LOCAL}(ptr {ctx.avail[k]}, i64 {stride})")
+            ctx.avail[k] = m
+            synth.gen.helpers.add(("lanelocal",))
+
+
 def fuse(gen, rev: str, rev_ret: str, width: int, lane_params: set[int]) -> tuple[str, str] | None:
     """(name, return type) of the fused reverse function of `rev` for `width` lanes, made once
     per (rev, width, lane_params); None when it cannot be fused. lane_params: indices of rev's
@@ -107,6 +144,10 @@ def _build(gen, rev, rev_ret, width, lane_params, made) -> bool:
             out += _ret(inst, lane, width, rev_ret, tmp)
         elif inst.op == "call" and inst.callee in revs and _per_lane(inst, lane):
             out += _fused_callee(gen, inst, lane, width, revs[inst.callee], tmp)
+        elif inst.op == "call" and inst.callee == LANE_LOCAL:
+            p, stride = inst.ops[0].value, inst.ops[1].value
+            out += [raw] + [f"{inst.name}.L{k} = getelementptr i8, ptr {p}, i64 "
+                            f"{k * int(stride)}" for k in range(1, width)]
         elif _per_lane(inst, lane):
             out += [raw] + [_rename(raw, lane, k) for k in range(1, width)]
         else:
@@ -182,6 +223,12 @@ def lane_values(fn, lanes: set[str], revs=()) -> tuple[set[str], str | None]:
         for inst in fn.insts():
             uses = [o.value for o in inst.ops if o.value in lane]
             if inst.name in lane:
+                continue
+            if inst.op == "call" and inst.callee == LANE_LOCAL:    # lane k's copy: p + k stride
+                if uses:
+                    return lane, f"a local's shadow reached through a lane's pointer ({inst})"
+                lane.add(inst.name)
+                changed = True
                 continue
             if not uses:
                 continue

@@ -304,6 +304,8 @@ def defined_name(helper) -> str:
         return f"@__enzyme_cc_memcpy_adj_{helper[1]}"
     if kind == "records":
         return f"@__enzyme_cc_records_{helper[1]}"
+    if kind == "lanelocal":
+        return "@__enzyme_cc_lane_local"
     return "@" + agg_add_name(helper[1])
 
 
@@ -332,6 +334,9 @@ def definition(helper) -> str:
         return text
     if kind == "records":
         return _RECORDS.format(op=helper[1], body=_RECORD_OPS[helper[1]])
+    if kind == "lanelocal":      # lane 0's copy of a local's shadow: the pointer itself
+        return ("define internal ptr @__enzyme_cc_lane_local(ptr %p, i64 %stride) alwaysinline "
+                "nounwind readnone {\n  ret ptr %p\n}\n")
     if kind == "aggadd":
         return _agg_add(helper[1])
     raise KeyError(helper)

@@ -60,6 +60,10 @@ class TapeRecords:
                 ctx.avail[k] = self._key_forward_name(k) if k[0] in ("iv", "ivx", "pred", "ctape") or \
                     k[1].startswith("%") else \
                     (k[1] if k[0] == "p" else self.fwd_shadow(k[1]))
+        from .lane_fusion import mark_local_shadows
+        mark_local_shadows(self, ctx, dict.fromkeys(
+            [k for k, how in plan if how in ("tape", "hoist", "slot")] +
+            [k for k, _ in self._tape_items(b)]))
         recs = sorted((k for k, how in plan if how == "recompute" and k[0] not in ("ivx", "pred")),
                       key=lambda k: (self.order[id(self.fn.defs[k[1]])], k[0] == "s"))
         for k in recs:
