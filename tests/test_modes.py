@@ -212,19 +212,21 @@ def test_reverse_over_reverse_vector(tmp_path, opt):
 
 
 def test_reverse_over_reverse_vector_in_turn_refused(tmp_path):
-    """Where the lanes' reverse sweeps cannot run side by side (here: the adjoint of an
-    overlapping memmove goes through a temporary buffer shared by the lanes), each lane's sweep
+    """Where the lanes' reverse sweeps cannot run side by side (here: a call through a function
+    pointer, whose reverse is a dispatcher over the possible targets), each lane's sweep
     restarts from the same tape top, which the outer reverse sweep's shadow tape cannot follow:
     an error naming it."""
     src = tmp_path / "rr.c"
     src.write_text(open(os.path.join(HERE, "hvp_vector_reverse.c")).read().replace(
         "static void f(double *u, double c, double *out) {\n"
         "  for (int k = 0; k < 2; k++) out[k] = sin(u[k] * c) * u[1 - k];\n}", """\
-#include <string.h>
-static volatile int shift = 1;
+__attribute__((noinline)) static double sq(double x) { return x * x; }
+__attribute__((noinline)) static double sn(double x) { return sin(x); }
+static double (*volatile table[2])(double) = {sq, sn};
+static volatile int pick = 1;
 static void f(double *u, double c, double *out) {
-  for (int k = 0; k < 2; k++) out[k] = sin(u[k] * c) * u[1 - k];
-  memmove(out + 1, out, shift * sizeof(double));
+  double (*fp)(double) = table[pick];
+  for (int k = 0; k < 2; k++) out[k] = fp(u[k] * c) * u[1 - k];
 }""").replace("int main(void) {", _OUTER_OF_VECTOR_GRADIENT))
     r = subprocess.run(["enzyme-cc", "-O2", str(src), "-lm", "-o", str(tmp_path / "rr")],
                        capture_output=True, text=True)

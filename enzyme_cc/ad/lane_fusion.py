@@ -33,6 +33,7 @@ _PURE_INTRINSICS = ("fabs", "sqrt", "fma", "fmuladd", "sin", "cos", "tan", "exp"
 _PER_LANE_INTRINSICS = ("memset", "memcpy", "memmove", "lifetime")   # through the lane's pointer
 # helpers that touch memory only through their pointer arguments, all of which must be the lane's
 _PER_LANE_HELPERS = ("__enzyme_cc_memcpy_adj_",)
+_ALLOCATORS = ("@malloc", "@calloc")
 
 
 LANE_LOCAL = "@__enzyme_cc_lane_local"
@@ -249,8 +250,15 @@ def lane_values(fn, lanes: set[str], revs=()) -> tuple[set[str], str | None]:
                 changed = changed or not objs <= lane
                 lane |= objs
                 continue
+            if inst.op == "call" and _writes_through_first(inst) and inst.ops[0].value not in lane:
+                objs = _locals(fn, inst.ops[0].value)     # a lane's data copied into a local
+                if objs is None:
+                    return lane, f"a lane's value copied into shared memory ({inst})"
+                changed = changed or not objs <= lane
+                lane |= objs
+                continue
             if inst.op == "call" and inst.callee not in revs:
-                why = _call(inst, lane)
+                why = _call(inst, lane, fn)
                 if why:
                     return lane, why
                 if not inst.name:
@@ -261,8 +269,18 @@ def lane_values(fn, lanes: set[str], revs=()) -> tuple[set[str], str | None]:
     return lane, None
 
 
-def _call(inst, lane) -> str | None:
+def _writes_through_first(inst) -> bool:
+    """A memory intrinsic (memcpy, memmove, memset): it writes through its first operand."""
+    base = (inst.callee or "")[1:]
+    return base.startswith("llvm.") and base[5:].startswith(("memset", "memcpy", "memmove"))
+
+
+def _call(inst, lane, fn=None) -> str | None:
     callee = inst.callee or ""
+    if callee == "@free" and fn is not None and inst.ops[0].value in lane:
+        objs = _locals(fn, inst.ops[0].value)
+        if objs and all(fn.defs[o].op == "call" for o in objs):
+            return None                   # a lane's own block (_locals), freed once per lane
     base = callee[1:].strip('"')
     if base.startswith("llvm."):
         kind = base[5:]
@@ -283,14 +301,16 @@ def _call(inst, lane) -> str | None:
 
 
 def _locals(fn, ptr: str, seen=None) -> set[str] | None:
-    """The allocas pointer ptr may point into (None: something else)."""
+    """The locals pointer ptr may point into: allocas, and blocks this function mallocs (the
+    adjoint of a memmove's temporary), each of which every lane gets its own copy of (None:
+    something else)."""
     seen = set() if seen is None else seen
     if ptr in seen:
         return set()
     seen.add(ptr)
     d = fn.defs.get(ptr)
     op = getattr(d, "op", None)
-    if op == "alloca":
+    if op == "alloca" or (op == "call" and d.callee in _ALLOCATORS):
         return {ptr}
     if op in ("getelementptr", "bitcast", "addrspacecast"):
         return _locals(fn, d.ops[0].value, seen)

@@ -1,7 +1,8 @@
 /* Reverse vector mode whose lanes run side by side in one reverse sweep (ad/lane_fusion.py):
    a time loop carrying adjoints in registers, a branch on primal data, a non-inlined callee
    handed the lanes' shadows (its reverse fused too), a recursive callee, a float, width 3; a
-   memcpy between the lanes' arrays (its adjoint per lane).
+   memcpy between the lanes' arrays (its adjoint per lane) and an overlapping memmove (its
+   adjoint's temporary buffer per lane).
    Every lane must equal a width-1 call with the same seed and the central finite difference. */
 #include <math.h>
 #include <stdio.h>
@@ -34,6 +35,8 @@ __attribute__((noinline)) static double powsum(const double *v, int n) {
   return n == 0 ? 0.0 : v[n - 1] * v[n - 1] * v[n - 1] + powsum(v, n - 1);
 }
 
+static volatile int shift = 1;   /* keeps the memmove a call: its adjoint's temporary per lane */
+
 /* three states, n steps; out = final state and a power sum of the start */
 static void run(const double *in, double *out, int n) {
   double a = in[0], b = in[1], c = in[2];
@@ -49,6 +52,7 @@ static void run(const double *in, double *out, int n) {
   out[1] = b;
   out[2] = c;
   stage(out, 0.1);
+  memmove(out + 1, out, shift * sizeof(double));   /* out[1] = out[0], overlapping */
   out[2] += powsum(in, 3);
 }
 
