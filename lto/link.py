@@ -145,7 +145,8 @@ def _cache_path(plan, inv, cfg) -> str | None:
     from enzyme_cc.ad.tape import tape_stats         # instrumented tape helpers
     from enzyme_cc.ad.openmp_affine import range_check
     h.update(repr((cfg.preopt, _level(inv.opt_level), sorted(cfg.rule_files), inv.shared,
-                   cfg.ckpt_budget, tape_stats(), range_check())).encode())
+                   cfg.ckpt_budget, tape_stats(), range_check(),
+                   os.environ.get("ENZYME_CC_LANE_FUSION") == "0")).encode())
     for path in cfg.rule_files:
         try:
             with open(path, "rb") as f:

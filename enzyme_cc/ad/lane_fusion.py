@@ -32,7 +32,7 @@ _PURE_INTRINSICS = ("fabs", "sqrt", "fma", "fmuladd", "sin", "cos", "tan", "exp"
                     "acos", "atan", "atan2", "sinh", "cosh", "tanh", "ldexp", "vector.reduce")
 _PER_LANE_INTRINSICS = ("memset", "memcpy", "memmove", "lifetime")   # through the lane's pointer
 # helpers that touch memory only through their pointer arguments, all of which must be the lane's
-_PER_LANE_HELPERS = ("__enzyme_cc_memcpy_adj_",)
+_PER_LANE_HELPERS = ("__enzyme_cc_memcpy_adj_", "__enzyme_cc_records_")
 _ALLOCATORS = ("@malloc", "@calloc")
 
 
@@ -79,6 +79,8 @@ def fuse(gen, rev: str, rev_ret: str, width: int, lane_params: set[int]) -> tupl
     parameters that differ per lane (the shadows). The fused function takes rev's parameters
     followed by lanes 1..width-1's copies of the lane parameters, and returns
     `[width x rev_ret]` (void: void)."""
+    if os.environ.get("ENZYME_CC_LANE_FUSION") == "0":    # the lanes one after another (part
+        return None                                       # of the AD cache's key: lto/link.py)
     cache = gen.__dict__.setdefault("_lane_fusions", {})
     key = (rev, width, tuple(sorted(lane_params)))
     if key not in cache:
@@ -106,9 +108,11 @@ class _Refused(Exception):
 
 
 def _reverse_functions(gen) -> dict[str, str]:
-    """Generated reverse functions: name -> return type."""
+    """Generated reverse functions, split pairs' and indirect calls' dispatchers (which call
+    the possible targets' reverse functions): name -> return type."""
     return {v[2]: v[3] for k, v in gen.done.items()
-            if len(k) == 4 and str(k[3]).startswith("split") and len(v) == 4}
+            if len(v) == 4 and (str(k[3]).startswith("split") if len(k) == 4 else
+                                k[0] == "indirect")}
 
 
 def _build(gen, rev, rev_ret, width, lane_params, made) -> bool:
