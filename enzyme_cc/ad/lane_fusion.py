@@ -126,7 +126,9 @@ def _build(gen, rev, rev_ret, width, lane_params, made) -> bool:
     lane, why = lane_values(fn, {fn.params[i].name for i in lane_params}, revs)
     if why:
         raise _Refused(why)
-    if any(n.startswith('%"') or n in gen.module.named_types for n in lane):
+    names = {p.name for p in fn.params} | {i.name for i in fn.insts() if i.name}
+    if any(n.startswith('%"') or n in gen.module.named_types or
+           any(f"{n}.L{k}" in names for k in range(1, width)) for n in lane):
         raise _Refused("a value name that a lane suffix cannot extend")
     name, ret = made
     extra = [f"{fn.params[i].ty} {fn.params[i].name}.L{k}"
