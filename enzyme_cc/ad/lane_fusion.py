@@ -19,12 +19,11 @@ a branch. The lanes' shadows are taken to be disjoint, as in Enzyme's vector mod
 from __future__ import annotations
 
 import os
-import re
 import sys
 
+from enzyme_cc.ir.lexer import LOCAL_NAME
 from enzyme_cc.ir.model import parse_function
 
-_NAME = re.compile(r'%[-\w.$]+')
 # intrinsics and libm functions without side effects: a lane's call is the lane's own value
 _PURE_INTRINSICS = ("fabs", "sqrt", "fma", "fmuladd", "sin", "cos", "tan", "exp", "exp2", "log",
                     "log2", "log10", "pow", "powi", "copysign", "minnum", "maxnum", "minimum",
@@ -201,7 +200,7 @@ def _lane_name(v: str, lane: set[str], k: int) -> str:
 
 
 def _rename(raw: str, lane: set[str], k: int) -> str:
-    return _NAME.sub(lambda m: _lane_name(m.group(0), lane, k), raw)
+    return LOCAL_NAME.sub(lambda m: _lane_name(m.group(0), lane, k), raw)
 
 
 def _per_lane(inst, lane: set[str]) -> bool:

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import re
 
-from enzyme_cc.ir.lexer import type_size
+from enzyme_cc.ir.lexer import LOCAL, LOCAL_NAME, type_size
 from . import openmp_affine
 
 _LABEL = re.compile(r'^([-\w.$]+|"[^"]*"):$')
-_NAME = re.compile(r'%(?:[-\w.$]+|"[^"]*")')
+_NAME = LOCAL_NAME
 _TARGET = re.compile(r'label %([-\w.$]+|"[^"]*")')
-_DEF = re.compile(r'\s*(%(?:[-\w.$]+|"[^"]*")) = (\w+)')   # (name, opcode) of a definition
+_DEF = re.compile(r'\s*(' + LOCAL + r') = (\w+)')   # (name, opcode) of a definition
 _TERMINATORS = ("br", "switch", "ret", "unreachable", "resume")
 
 

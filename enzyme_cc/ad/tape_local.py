@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-_VAL = r'%(?:[-\w.$]+|"[^"]*")'
+from enzyme_cc.ir.lexer import LOCAL as _VAL
 _TAPE_CALL = re.compile(r"@__enzyme_cc_(push|pop|push_nc|reserve|reserve_check)\(ptr (" + _VAL +
                         r"), i64 ")
 # helper on the header -> (helper on the local copy, whether it still takes the header): only the

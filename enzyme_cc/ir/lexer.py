@@ -23,6 +23,10 @@ _TOKEN = re.compile(r"""
 
 FLOAT_TYPES = ("double", "float", "half", "bfloat", "x86_fp80", "fp128", "ppc_fp128")
 
+# a local value's name in IR text (`%x`, `%1`, `%"a b"`), for text passes over whole lines
+LOCAL = r'%(?:[-\w.$]+|"[^"]*")'
+LOCAL_NAME = re.compile(LOCAL)
+
 
 def tokenize(line: str) -> list[str]:
     """Tokens of one IR line; comments (`; ...` outside strings) are dropped."""
