@@ -1,8 +1,10 @@
 """Reverse vector mode: `__enzyme_autodiff(f, enzyme_width, N, ...)`, N adjoint seeds at once.
 
-One augmented forward sweep runs the primal once and fills the tape; then the reverse sweep runs
-N times on that tape (its top restored after each, as `enzyme_nofree` does), lane k with the
-k-th shadows. This is exact when the forward sweep keeps nothing that belongs to one lane:
+One augmented forward sweep runs the primal once and fills the tape; then one run of the lane-fused
+reverse function carries all N lanes' adjoints (`lane_fusion.py`), or, where that is refused, the
+reverse sweep runs N times on that tape (its top restored after each, as `enzyme_nofree` does),
+lane k with the k-th shadows. This is exact when the forward sweep keeps nothing that belongs to
+one lane (the shadows of fixed-size locals have a copy per lane: `lane_fusion.lane_room`):
 `lane_hazard` (computed per split function, callees included) names what would be lane 0's
 (shadow pointers taped in the forward sweep, shadows of allocations, pointers written into
 shadow memory, shadow globals, library calls with their own tapes); such requests are refused.
@@ -184,7 +186,8 @@ def _same_type(pre, op, ty, inst, idx):
 
 
 def rewrite(gen, req, names) -> list[str]:
-    """The augmented forward once, the reverse once per lane on the same tape."""
+    """The augmented forward once, then the lane-fused reverse once (or, where fusion is refused,
+    the reverse once per lane on the same tape)."""
     from .marker_rewrite import TAPE_HEADER_BYTES, _pack
     aug, aug_ret, rev, rev_ret = names
     inst, lines, n = req.inst, list(req.vector_pre), [0]
