@@ -25,11 +25,11 @@ from enzyme_cc.ir.lexer import LOCAL_NAME
 from enzyme_cc.ir.model import parse_function
 
 # intrinsics and libm functions without side effects: a lane's call is the lane's own value
-_PURE_INTRINSICS = ("fabs", "sqrt", "fma", "fmuladd", "sin", "cos", "tan", "exp", "exp2", "log",
+_PURE_INTRINSICS = {"fabs", "sqrt", "fma", "fmuladd", "sin", "cos", "tan", "exp", "exp2", "log",
                     "log2", "log10", "pow", "powi", "copysign", "minnum", "maxnum", "minimum",
                     "maximum", "floor", "ceil", "trunc", "round", "rint", "nearbyint", "asin",
-                    "acos", "atan", "atan2", "sinh", "cosh", "tanh", "ldexp", "vector.reduce")
-_PER_LANE_INTRINSICS = ("memset", "memcpy", "memmove", "lifetime")   # through the lane's pointer
+                    "acos", "atan", "atan2", "sinh", "cosh", "tanh", "ldexp"}
+_PER_LANE_INTRINSICS = {"memset", "memcpy", "memmove", "lifetime"}   # through the lane's pointer
 # helpers that touch memory only through their pointer arguments, all of which must be the lane's
 _PER_LANE_HELPERS = ("__enzyme_cc_memcpy_adj_", "__enzyme_cc_records_")
 _ALLOCATORS = ("@malloc", "@calloc")
@@ -277,7 +277,7 @@ def lane_values(fn, lanes: set[str], revs=()) -> tuple[set[str], str | None]:
 def _writes_through_first(inst) -> bool:
     """A memory intrinsic (memcpy, memmove, memset): it writes through its first operand."""
     base = (inst.callee or "")[1:]
-    return base.startswith("llvm.") and base[5:].startswith(("memset", "memcpy", "memmove"))
+    return base.startswith("llvm.") and base[5:].split(".")[0] in ("memset", "memcpy", "memmove")
 
 
 def _call(inst, lane, fn=None) -> str | None:
@@ -288,11 +288,11 @@ def _call(inst, lane, fn=None) -> str | None:
             return None                   # a lane's own block (_locals), freed once per lane
     base = callee[1:].strip('"')
     if base.startswith("llvm."):
-        kind = base[5:]
-        if kind.startswith(_PURE_INTRINSICS):
+        kind = base[5:].split(".")[0]     # llvm.exp.f64 -> exp (llvm.experimental.* is not)
+        if kind in _PURE_INTRINSICS or base.startswith("llvm.vector.reduce."):
             return None
         ptrs = [o.value for o in inst.ops if o.ty == "ptr"]
-        if kind.startswith(_PER_LANE_INTRINSICS) and ptrs and ptrs[0] in lane:
+        if kind in _PER_LANE_INTRINSICS and ptrs and ptrs[0] in lane:
             return None                   # written through the lane's own pointer
     if base.startswith("__enzyme_cc_add_"):
         return None
