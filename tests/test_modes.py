@@ -242,3 +242,18 @@ def test_libm_out_intrinsics(tmp_path, opt):
     r = run([str(exe)], cwd=tmp_path, check=False)
     checks = [line for line in r.stdout.splitlines() if line.startswith("CHECK ")]
     assert r.returncode == 0 and len(checks) > 50 and "FAILED" not in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("prog", ["reverse_vector_fused.c", "reverse_vector_local.c"])
+def test_reverse_vector_lanes_in_turn(tmp_path, prog):
+    """The reverse sweep once per lane (ENZYME_CC_LANE_FUSION=0, the way taken where lane fusion
+    is refused) on the corpus programs that fuse by default: every check of the program passes
+    that way too (the locals' shadows have room for every lane; here lane 0's is reused)."""
+    src = os.path.join(os.path.dirname(HERE), "ad_programs", prog)
+    env = dict(os.environ, ENZYME_CC_LANE_FUSION="0", ENZYME_CC_CACHE="0",
+               ENZYME_CC_DUMP_DIR=str(tmp_path / "dump"))
+    run(["enzyme-cc", "-O2", src, "-lm", "-o", str(tmp_path / "p")], cwd=tmp_path, env=env)
+    ir = (tmp_path / "dump" / "after-ad.ll").read_text()
+    assert "__enzyme_cc_tape_settop" in ir and ".w3" not in ir    # lanes in turn, nothing fused
+    out = run([str(tmp_path / "p")], cwd=tmp_path).stdout      # (exits non-zero on a failure)
+    assert out.count("CHECK ") >= 20 and "FAILED" not in out, out
