@@ -527,10 +527,11 @@ def _fwd_alloca(ctx, inst, before):
     s = synth.sname(inst.name)
     if synth.mode == "split":
         from enzyme_cc.ad.lane_fusion import lane_room
-        lanes, stride = lane_room(synth) if _reversed_again(ctx, inst) else (1, None)
+        again = _reversed_again(ctx, inst)
+        lanes, stride = lane_room(synth) if again else (1, None)
         ctx.emit(f"{s} = call ptr @calloc(i64 {lanes}, i64 {stride or nbytes})")
         synth.gen.declare_raw("@calloc", "declare noalias ptr @calloc(i64, i64)")
-        if _reversed_again(ctx, inst):
+        if again:
             from .calls import defer_free
             defer_free(ctx, "null", s)
     else:

@@ -1,5 +1,7 @@
 """The lane taint of ad/lane_fusion.py on small reverse functions: which values belong to a lane,
 and what makes the lanes run one after another instead."""
+import pytest
+
 from enzyme_cc.ad.lane_fusion import lane_values
 from enzyme_cc.ir.model import parse_function
 
@@ -31,18 +33,13 @@ ret void""")
     assert not {"%pv", "%t", "%c", "%p"} & lane     # primal values stay shared
 
 
-def test_lane_value_into_shared_memory_is_refused():
-    fn = _fn("""
+@pytest.mark.parametrize("body,why", [
+    ("""
 entry:
 %s = load double, ptr %ad.s.p
 store double %s, ptr %p
-ret void""")
-    _, why = lane_values(fn, {"%ad.s.p"})
-    assert why and "stored into shared memory" in why
-
-
-def test_lane_value_deciding_a_branch_is_refused():
-    fn = _fn("""
+ret void""", "stored into shared memory"),
+    ("""
 entry:
 %s = load double, ptr %ad.s.p
 %z = fcmp oeq double %s, 0.0
@@ -50,16 +47,15 @@ br i1 %z, label %a, label %b
 a:
 ret void
 b:
-ret void""")
-    _, why = lane_values(fn, {"%ad.s.p"})
-    assert why and "control flow" in why
-
-
-def test_lane_value_passed_to_an_unknown_call_is_refused():
-    fn = _fn("""
+ret void""", "control flow"),
+    ("""
 entry:
 %s = load double, ptr %ad.s.p
 call void @log_value(double %s)
-ret void""")
-    _, why = lane_values(fn, {"%ad.s.p"})
-    assert why and "log_value" in why
+ret void""", "log_value"),
+], ids=["shared_memory", "branch", "unknown_call"])
+def test_lanes_kept_apart(body, why):
+    """A lane's value stored into shared memory, deciding a branch, or passed to an unknown
+    call: the function cannot run its lanes side by side, and the reason says which."""
+    _, reason = lane_values(_fn(body), {"%ad.s.p"})
+    assert reason and why in reason

@@ -527,7 +527,7 @@ def split_kind(parallel, multi) -> str:
     on one tape (multi: True) or by reverse vector mode of width N (multi: N > 1)."""
     kind = "split-parallel" if parallel else "split"
     if multi:
-        kind += "-multi" + (str(multi) if multi is not True and multi > 1 else "")
+        kind += "-multi" + (str(multi) if multi > 1 else "")     # (True is 1)
     return kind
 
 

@@ -44,8 +44,8 @@ def lane_room(synth) -> tuple[int, int | None]:
     bytes after lane 0's, one stride (the largest local) for all the function's locals, so that a
     pointer into any of them, selected between them or not, finds its lane's copy. (1, None)
     elsewhere."""
-    width = synth.gen.in_multi
-    if width is True or not width or width < 2:
+    width = synth.gen.in_multi                 # False, True (is 1) or the width
+    if width < 2:
         return 1, None
     if not hasattr(synth, "_lane_stride"):
         from enzyme_cc.ir.lexer import type_size
@@ -249,18 +249,16 @@ def lane_values(fn, lanes: set[str], revs=()) -> tuple[set[str], str | None]:
                         lane.add(inst.name)
                         changed = True
                     continue
-                objs = _locals(fn, ptr)
-                if objs is None:
+                new = _claim_locals(fn, ptr, lane)
+                if new is None:
                     return lane, f"a lane's value stored into shared memory ({inst})"
-                changed = changed or not objs <= lane
-                lane |= objs
+                changed = changed or new
                 continue
             if inst.op == "call" and _writes_through_first(inst) and inst.ops[0].value not in lane:
-                objs = _locals(fn, inst.ops[0].value)     # a lane's data copied into a local
-                if objs is None:
+                new = _claim_locals(fn, inst.ops[0].value, lane)     # lane data copied in
+                if new is None:
                     return lane, f"a lane's value copied into shared memory ({inst})"
-                changed = changed or not objs <= lane
-                lane |= objs
+                changed = changed or new
                 continue
             if inst.op == "call" and inst.callee not in revs:
                 why = _call(inst, lane, fn)
@@ -274,15 +272,26 @@ def lane_values(fn, lanes: set[str], revs=()) -> tuple[set[str], str | None]:
     return lane, None
 
 
+def _claim_locals(fn, ptr: str, lane: set[str]) -> bool | None:
+    """Make the locals ptr points into the lane's (each lane gets its own copy): whether that
+    added any; None when ptr may point elsewhere."""
+    objs = _locals(fn, ptr)
+    if objs is None:
+        return None
+    new = not objs <= lane
+    lane |= objs
+    return new
+
+
 def _writes_through_first(inst) -> bool:
     """A memory intrinsic (memcpy, memmove, memset): it writes through its first operand."""
     base = (inst.callee or "")[1:]
     return base.startswith("llvm.") and base[5:].split(".")[0] in ("memset", "memcpy", "memmove")
 
 
-def _call(inst, lane, fn=None) -> str | None:
+def _call(inst, lane, fn) -> str | None:
     callee = inst.callee or ""
-    if callee == "@free" and fn is not None and inst.ops[0].value in lane:
+    if callee == "@free" and inst.ops[0].value in lane:
         objs = _locals(fn, inst.ops[0].value)
         if objs and all(fn.defs[o].op == "call" for o in objs):
             return None                   # a lane's own block (_locals), freed once per lane

@@ -236,9 +236,14 @@ def _lane_params(acts) -> set[int]:
     return out
 
 
+def _leaf_values(lines, tmp, rev_ret, value) -> list:
+    """[(value, type)] of the float leaves of one lane's reverse result."""
+    from .marker_rewrite import _extract, _leaves
+    return [(_extract(lines, tmp, rev_ret, value, p), t) for p, t in _leaves(rev_ret)]
+
+
 def _fused_call(req, lines, tmp, fused, rev_ret, dret, h):
     """One call of the fused reverse (lane_fusion.py): every lane in one run."""
-    from .marker_rewrite import _extract, _leaves
     name, ret = fused
     lane_params = sorted(_lane_params(req.acts))
     extra = [req.lanes[lane][i] for lane in range(1, req.width) for i in lane_params]
@@ -252,13 +257,12 @@ def _fused_call(req, lines, tmp, fused, rev_ret, dret, h):
     for lane in range(req.width):
         one = tmp()
         lines.append(f"{one} = extractvalue {ret} {r}, {lane}")
-        per_lane.append([(_extract(lines, tmp, rev_ret, one, p), t) for p, t in _leaves(rev_ret)])
+        per_lane.append(_leaf_values(lines, tmp, rev_ret, one))
     return per_lane
 
 
 def _lanes_in_turn(req, lines, tmp, rev, rev_ret, dret, h):
     """The reverse once per lane on the same tape, its top restored after each."""
-    from .marker_rewrite import _extract, _leaves
     per_lane = []
     for lane in range(req.width):
         top = tmp()
@@ -270,6 +274,6 @@ def _lanes_in_turn(req, lines, tmp, rev, rev_ret, dret, h):
         else:
             r = tmp()
             lines.append(f"{r} = call {rev_ret} {rev}({args})")
-            per_lane.append([(_extract(lines, tmp, rev_ret, r, p), t) for p, t in _leaves(rev_ret)])
+            per_lane.append(_leaf_values(lines, tmp, rev_ret, r))
         lines.append(f"call void @__enzyme_cc_tape_settop(ptr {h}, i64 {top})")
     return per_lane

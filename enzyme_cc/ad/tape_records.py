@@ -38,7 +38,8 @@ class TapeRecords:
     def _materialize(self, ctx, b):
         """Make every planned primal value available at the top of rev.b."""
         plan = self.plan[b.label]
-        for k, val in self._pop_items(ctx, self._tape_items(b)):
+        items = self._tape_items(b)
+        for k, val in self._pop_items(ctx, items):
             ctx.avail[k] = val
         from .plan import store_hoisted
         store_hoisted(self, ctx, b)
@@ -62,8 +63,7 @@ class TapeRecords:
                     (k[1] if k[0] == "p" else self.fwd_shadow(k[1]))
         from .lane_fusion import mark_local_shadows
         mark_local_shadows(self, ctx, dict.fromkeys(
-            [k for k, how in plan if how in ("tape", "hoist", "slot")] +
-            [k for k, _ in self._tape_items(b)]))
+            [k for k, _ in items] + [k for k, how in plan if how in ("hoist", "slot")]))
         recs = sorted((k for k, how in plan if how == "recompute" and k[0] not in ("ivx", "pred")),
                       key=lambda k: (self.order[id(self.fn.defs[k[1]])], k[0] == "s"))
         for k in recs:
