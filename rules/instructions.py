@@ -16,8 +16,9 @@ NOOP_REVERSE = ("getelementptr", "alloca", "icmp", "fcmp", "bitcast", "addrspace
 
 @reverse(*NOOP_REVERSE)
 def _no_adjoint(ctx, inst, d):
-    """Integer, pointer and comparison results carry no derivative."""
-    if inst.op in ("bitcast",) and d is not None:
+    """Integer, pointer and comparison results carry no derivative; a bitcast or freeze of
+    float data passes its adjoint through unchanged."""
+    if inst.op in ("bitcast", "freeze") and d is not None:
         ctx.add(inst.ops[0].value, ctx.synth.value_type(inst.ops[0].value), d)
         return
     if d is not None or any(o.value in ctx.act.punned for o in inst.ops if inst.op not in (
@@ -122,15 +123,16 @@ def _select(ctx, inst, d):
     c, a, b = inst.ops
     if d is None:
         return
-    z = zero_of(inst.ty)
+    ty = ctx.synth.value_type(inst.name)      # an integer select of float bits: as that float
+    z = zero_of(ty)
     if ctx.active(a.value):
         t = ctx.tmp()
-        ctx.emit(f"{t} = select {c.ty} {ctx.p(c.value)}, {inst.ty} {d}, {inst.ty} {z}")
-        ctx.add(a.value, inst.ty, t)
+        ctx.emit(f"{t} = select {c.ty} {ctx.p(c.value)}, {ty} {d}, {ty} {z}")
+        ctx.add(a.value, ty, t)
     if ctx.active(b.value):
         t = ctx.tmp()
-        ctx.emit(f"{t} = select {c.ty} {ctx.p(c.value)}, {inst.ty} {z}, {inst.ty} {d}")
-        ctx.add(b.value, inst.ty, t)
+        ctx.emit(f"{t} = select {c.ty} {ctx.p(c.value)}, {ty} {z}, {ty} {d}")
+        ctx.add(b.value, ty, t)
 
 
 @reverse("extractvalue")
@@ -289,9 +291,10 @@ def unknown_integer_copy(ctx, inst):
 
 def zero_overwritten_floats(ctx, inst):
     """An integer stored over float data (by TBAA): the shadow there restarts from zero."""
-    from enzyme_cc.ad.activity import pun_type
+    from enzyme_cc.ad.activity import pun_type, int_bits
     val, ptr = inst.ops
-    pun = pun_type(val.ty, ctx.synth.types.content_kind(ptr.value, inst.md.get("!tbaa")))
+    pun = pun_type(val.ty, ctx.synth.types.content_kind(ptr.value, inst.md.get("!tbaa"),
+                                                          int_bits(val.ty) // 8))
     if pun:
         ctx.emit(f"store {pun} {zero_of(pun)}, ptr {ctx.s(ptr.value)}{align_of(inst)}")
 

@@ -228,3 +228,67 @@ define double @tan(ptr %x, ptr %tx) {
     x, tx = arr(1.5, 7.0), arr(1.0, 3.0)
     assert tan(x, tx) == pytest.approx(6.0)
     assert tx[1] == 0.0
+
+
+@pytest.mark.parametrize("freeze", ["freeze double %x", "freeze <2 x double> %v"])
+def test_freeze_of_floats_passes_the_derivative_through(freeze):
+    """`freeze` returns its operand (a defined one): its adjoint and its tangent are the
+    operand's, for floats and float vectors (was "integer arithmetic on data that holds a
+    float")."""
+    body = f"""
+declare double @__enzyme_fwddiff(ptr, ...)
+define double @f(double %x) {{
+  %v0 = insertelement <2 x double> poison, double %x, i64 0
+  %v = insertelement <2 x double> %v0, double %x, i64 1
+  %z = {freeze}
+  %y = {"extractelement <2 x double> %z, i64 1" if "<2" in freeze else "fadd double %z, 0.0"}
+  %s = fmul double %y, %x
+  ret double %s
+}}
+define double @grad(double %x) {{
+  %d = call double (ptr, ...) @__enzyme_autodiff(ptr @f, double %x)
+  ret double %d
+}}
+define double @tan(double %x) {{
+  %t = call double (ptr, ...) @__enzyme_fwddiff(ptr @f, double %x, double 1.0)
+  ret double %t
+}}"""
+    engine = jit(differentiate(HEADER + body))
+    for name in ("grad", "tan"):
+        fn = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(engine.get_function_address(name))
+        assert fn(1.25) == pytest.approx(2.5), name
+
+
+def test_integer_select_and_freeze_of_float_bits():
+    """A clamp LLVM does on the bits of doubles (`select i1 %c, i64 %lo, i64 %x` of i64 loads
+    TBAA types as double, then an i64 store; a freeze of such bits): the adjoint goes to the
+    chosen double, as a double (the select's adjoint was typed i64: invalid IR)."""
+    body = """
+define void @f(ptr %x, ptr %lo) {
+  %a = load i64, ptr %x, !tbaa !1
+  %l = load i64, ptr %lo, !tbaa !1
+  %af = bitcast i64 %a to double
+  %lf = bitcast i64 %l to double
+  %c = fcmp olt double %af, %lf
+  %s = select i1 %c, i64 %l, i64 %a
+  %z = freeze i64 %s
+  %p = getelementptr inbounds double, ptr %x, i64 1
+  store i64 %z, ptr %p, !tbaa !1
+  ret void
+}
+define double @grad(ptr %x, ptr %dx, ptr %lo, ptr %dlo) {
+  call double (ptr, ...) @__enzyme_autodiff(ptr @f, ptr %x, ptr %dx, ptr %lo, ptr %dlo)
+  ret double 0.0
+}
+!1 = !{!2, !2, i64 0}
+!2 = !{!"double", !3, i64 0}
+!3 = !{!"omnipotent char", !4, i64 0}
+!4 = !{!"Simple C/C++ TBAA"}"""
+    engine = jit(differentiate(HEADER + body))
+    arr = ctypes.c_double * 2
+    grad = ctypes.CFUNCTYPE(ctypes.c_double, arr, arr, arr, arr)(engine.get_function_address("grad"))
+    for x0, chosen in ((0.5, "lo"), (2.0, "x")):    # x[1] = max(x[0], lo[0])
+        x, dx, lo, dlo = arr(x0, 0.0), arr(0.0, 3.0), arr(1.0, 0.0), arr(0.0, 0.0)
+        grad(x, dx, lo, dlo)
+        assert (dx[0], dlo[0]) == ((0.0, 3.0) if chosen == "lo" else (3.0, 0.0))
+        assert dx[1] == 0.0

@@ -41,7 +41,8 @@ def lower(text: str) -> str:
             continue
         boxed = next(iter(boxed))
         refs = sum(len(re.findall(re.escape(target) + r"(?![-\w.$])", ln)) for ln in lines)
-        if refs != len(uses) + 1 or not _box_params(module, lines, target, boxed):
+        floats = _box_params(module, lines, target, boxed) if refs == len(uses) + 1 else None
+        if floats is None:
             continue                   # used elsewhere too: the fork rule refuses active values
         for caller, inst in uses:
             pre, args = [], []
@@ -58,6 +59,8 @@ def lower(text: str) -> str:
                     entry_slots.setdefault(caller, []).append(f"  {slot} = alloca {o.ty}, align 8")
                     if getattr(d, "op", None) == "bitcast" and is_fp(d.ops[0].ty):
                         o = d.ops[0]           # the float itself: an active store, a shadow
+                    elif k in floats:          # float bits in an integer: stored as the float
+                        o = _as_float(pre, o, floats[k], f"%ad.boxf.{inst.line}.{k}", defs)
                     pre.append(f"  store {o.ty} {o.value}, ptr {slot}, align 8")
                     args.append(f"ptr {slot}")
                 else:
@@ -98,9 +101,68 @@ def _at_entry(module, lines, name, new):
     lines[h] += "\n" + "\n".join(new)
 
 
-def _box_params(module, lines, target, boxed) -> bool:
-    """The outlined function takes boxed parameters by pointer; False when its header resists."""
+def _as_float(pre, o, fty, name, defs):
+    """Lines into pre that view the integer o as the float fty it carries; the float's operand.
+    A float travels zero-extended (`zext i32 %bits to i64`): its bits are the zext's operand."""
+    from enzyme_cc.ir.model import Operand
+    bits = "i32" if fty == "float" else "i64"
+    d = defs.get(o.value)
+    if o.ty != bits and getattr(d, "op", None) == "zext" and d.ops[0].ty == bits:
+        o = d.ops[0]
+    elif o.ty != bits:
+        pre.append(f"  {name}.bits = trunc {o.ty} {o.value} to {bits}")
+        o = Operand(bits, f"{name}.bits")
+    pre.append(f"  {name} = bitcast {bits} {o.value} to {fty}")
+    return Operand(fty, name)
+
+
+def _float_view(module, fn, p):
+    """(float type, truncs) when the integer parameter p carries a float's bits: some use views
+    them as one (a bitcast to double; a float travels in the low bits of an i64, truncated to
+    i32) or stores them where TBAA says a float lies, and the others only move them (selects,
+    phis, freeze, stores: `x < lo ? lo : x` done on integers). truncs: the `trunc i64 p to
+    i32` instructions. None when some use computes with the bits."""
+    from .typeinfo import FLOATS, tbaa_kind
+    width = {"double": "i64", "float": "i32"}
+    carriers, todo, fty, truncs = {p.name: p.ty}, [p.name], set(), []
+    while todo:
+        c = todo.pop()
+        for i in fn.insts():
+            if c not in [o.value for o in i.ops] + [v for v, _ in i.incoming]:
+                continue
+            if i.op == "bitcast" and is_fp(i.ty):
+                fty.add(i.ty)
+            elif i.op == "trunc" and c == p.name and i.ty == "i32" and p.ty == "i64":
+                truncs.append(i)
+            elif i.op in ("select", "phi", "freeze") and i.ty == carriers[c] and not (
+                    i.op == "select" and i.ops[0].value == c):
+                pass
+            elif i.op == "store" and i.ops[0].value == c and i.ops[1].value != c:
+                kind = tbaa_kind(module, i.md.get("!tbaa"))
+                if kind in FLOATS:
+                    fty.add(kind)
+                continue
+            else:
+                return None
+            if i.name and i.name not in carriers and i.op != "bitcast":
+                carriers[i.name] = i.ty
+                todo.append(i.name)
+    if len(fty) != 1:
+        return None
+    f = fty.pop()
+    direct = [i for i in fn.insts() if p.name in [o.value for o in i.ops] + [v for v, _ in
+                                                                             i.incoming]]
+    ok = all(width[f] == carriers[c] for c in carriers if c != p.name) and (
+        width[f] == p.ty if not truncs else len(direct) == len(truncs))
+    return (f, truncs) if ok else None
+
+
+def _box_params(module, lines, target, boxed) -> dict | None:
+    """The outlined function takes boxed parameters by pointer; None when its header resists.
+    An integer parameter that only carries a float's bits is loaded as that float, so the load
+    from the box is typed float data whatever TBAA says (none): {index: float type} of those."""
     fn = module.function(target)
+    views = {k: v for k in boxed if (v := _float_view(module, fn, fn.params[k + 2]))}
     start, end = module._bodies[target]
     h = start
     while not lines[h].rstrip().endswith("{"):
@@ -112,15 +174,23 @@ def _box_params(module, lines, target, boxed) -> bool:
         pat = re.compile(re.escape(p.ty) + r"((?:\s+\w+)*)\s+" + re.escape(p.name) + r"(?=\s*[,)])")
         header, n = pat.subn(f"ptr {p.name}", header, count=1)
         if n != 1:
-            return False
+            return None
         val = f"%ad.byval.{p.name[1:].strip(chr(34))}"
         use = re.compile(re.escape(p.name) + r"(?![-\w.$])")
         for j in range(h + 1, end):
             lines[j] = use.sub(val, lines[j])
-        loads.append(f"  {val} = load {p.ty}, ptr {p.name}, align 8")
+        if k not in views:
+            loads.append(f"  {val} = load {p.ty}, ptr {p.name}, align 8")
+            continue
+        fty, truncs = views[k]
+        loads.append(f"  {val}.f = load {fty}, ptr {p.name}, align 8")
+        for t in truncs:               # the float's bits, straight from the float
+            lines[t.line] = f"  {t.name} = bitcast float {val}.f to i32"
+        if not truncs:
+            loads.append(f"  {val} = bitcast {fty} {val}.f to {p.ty}")
     lines[start:h + 1] = [header] + [""] * (h - start)
     _at_entry(module, lines, target, loads)
-    return True
+    return {k: v[0] for k, v in views.items()}
 
 
 def hoist_reads(text: str) -> str:
