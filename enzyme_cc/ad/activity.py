@@ -316,6 +316,17 @@ class Activity:
                         changed |= self._mark(o.value)    # the callee may store active data
         return changed
 
+    def _stored_kind(self, load):
+        """The kind of data an untyped integer load moves, from where it is stored: the pieces
+        of a struct copy (SROA) read through a walking pointer and written to a typed element
+        (std::sort's moves): one kind at every store that knows one, else None."""
+        size = int_bits(load.ty) // 8
+        kinds = {self.types.content_kind(i.ops[1].value, i.md.get("!tbaa"), size)
+                 for i in self.fn.insts()
+                 if i.op == "store" and i.ops[0].value == load.name}
+        kinds.discard(None)
+        return kinds.pop() if len(kinds) == 1 else None
+
     def _tape_slot(self, ptr: str) -> bool:
         d = self.fn.defs.get(self._underlying(self.fn, ptr))
         return getattr(d, "op", None) == "call" and is_tape_call(d.callee or "")
@@ -371,7 +382,10 @@ class Activity:
                 return True, False                  # seen as float data by a later bitcast
             if src and int_bits(ty) and self.types is not None and \
                     not self._tape_slot(inst.ops[0].value):   # (the tape keeps integers as such)
-                kind = self.types.content_kind(inst.ops[0].value, inst.md.get("!tbaa"))
+                kind = self.types.content_kind(inst.ops[0].value, inst.md.get("!tbaa"),
+                                               int_bits(ty) // 8)
+                if kind is None:
+                    kind = self._stored_kind(inst)
                 pun = pun_type(ty, kind)
                 if pun:
                     self.punned[inst.name] = pun        # an untyped copy of float data

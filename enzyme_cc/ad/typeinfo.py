@@ -255,7 +255,7 @@ class TypeInfo:
                 if inst.src_ty.strip().startswith("%"):     # it points at records of a struct type
                     self.records.setdefault(b, set()).add(inst.src_ty.strip())
             elif inst.op == "alloca" and inst.src_ty not in ("i8",) and "x i8 ]" not in inst.src_ty \
-                    and "union." not in named_expand(inst.src_ty, named, keep_names=True):
+                    and not _unions_hide(inst.src_ty, named):
                 declared[inst.name] = layout(inst.src_ty, named)
         for obj, lay in declared.items():     # typed accesses win over the declared type
             self.facts[obj] = {**lay, **self.facts.get(obj, {})}
@@ -319,10 +319,12 @@ class TypeInfo:
             kinds.add(facts["*"])
         return kinds.pop() if len(kinds) == 1 else None
 
-    def content_kind(self, ptr: str, tag=None):
-        """Kind of the data an integer load/store at ptr moves. Type punning
+    def content_kind(self, ptr: str, tag=None, size: int | None = None):
+        """Kind of the data an integer load/store (of `size` bytes) at ptr moves. Type punning
         (`*(long long *)&x` of a double x) gives the access an integer TBAA tag although the
-        memory holds a float: a float-typed load or store at the same byte wins over the tag."""
+        memory holds a float: a float-typed load or store at the same byte wins over the tag.
+        Without a tag and evidence at that byte (an SROA'd struct copy's pieces), the declared
+        type of the memory says, where it names one kind for the accessed bytes."""
         k = tbaa_kind(self.module, tag)
         if k in (None, "int"):
             base, off = decompose(self.module, self.fn, ptr)
@@ -332,7 +334,10 @@ class TypeInfo:
             for f in (self.float_accesses.get(base, {}).get(off), hint.get(off), uniform):
                 if f in FLOATS:
                     return f
-        return self.kind_at(ptr, tag)
+        k = self.kind_at(ptr, tag)
+        if k is None and size:
+            k = declared_kind(self.module, self.fn, ptr, size, self)
+        return k
 
     def char_data(self, ptr: str, length) -> bool:
         """The bytes [ptr, ptr+length) are characters: accessed as bytes or char-tagged
@@ -381,7 +386,7 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None):
         for off, (size, kind) in sorted(ts.items()):
             ranges.append((off, size, kind or _guess(info, dst.value, src.value, off)))
         if any(k is None for _, _, k in ranges):
-            return _declared_ranges(module, fn, (dst.value, src.value), length) or ranges
+            return _declared_ranges(module, fn, (dst.value, src.value), length, info) or ranges
         return ranges
     if length is None:
         # a run of records: their declared struct type is stronger evidence than the kinds
@@ -391,6 +396,13 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None):
             return rec
     if any(info.char_data(o, length) for o in (dst.value, src.value)):
         return [(0, length, "int")]          # characters (a string's): no derivative
+    # a struct's declared layout outranks the kinds this function happens to access in it (a
+    # sort that only reads the int key of records holding doubles and pointers); a declared
+    # type of integers alone does not (an SROA'd slot typed i64 may hold a double)
+    declared = _declared_ranges(module, fn, (dst.value, src.value), length, info) \
+        if length is not None else None
+    if declared and any(k != "int" for _, _, k in declared):
+        return declared
     kinds = set()
     for o in (dst.value, src.value):
         s = info.pointee_summary(o)
@@ -401,9 +413,7 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None):
         allint = all(set(info.pointee_summary(o).values()) == {"int"} for o in (dst.value, src.value))
         if allint:
             return [(0, length, "int")]
-    if length is not None:
-        return _declared_ranges(module, fn, (dst.value, src.value), length)
-    return None
+    return declared
 
 
 class RecordRanges(list):
@@ -437,8 +447,7 @@ def record_ranges(module, fn, ptrs, info):
                 break
             ty = body[1:-1].split(" x ", 1)[1].strip()
         size = type_size(ty, named)
-        full = named_expand(ty, named, keep_names=True)
-        if not size or off % size or "i8" in full or "i16" in full or "union." in full:
+        if not size or off % size or opaque_layout(ty, named):
             return None                          # not on a record boundary, or bytes/unions
         found.add((ty, size))
     if len({size for _, size in found}) != 1 or len({named_expand(t, named) for t, _ in found}) != 1:
@@ -451,20 +460,39 @@ def record_ranges(module, fn, ptrs, info):
     return RecordRanges([(o, offs[i + 1] - o, lay[o]) for i, o in enumerate(offs[:-1])], size)
 
 
-def _declared_ranges(module, fn, ptrs, length):
+def _record_of(module, fn, info, p):
+    """(struct type, byte offset of p from a record's start) for a pointer into memory that
+    GEPs index by one struct type only (a pointer walking an array of records, as std::sort's
+    moves do: `p - 56`), or (None, None)."""
+    base, off = decompose(module, fn, p)
+    tys = info.records.get(info._find(base), set())
+    if len(tys) != 1 or off is None:
+        return None, None
+    return next(iter(tys)), off
+
+
+def _declared_ranges(module, fn, ptrs, length, info=None):
     """Last resort for a fixed-size copy nothing typed touches: the declared type of the object
     (stack object, global, or array element a typed GEP addresses) it copies from or to, from
     the copy's byte offset in it: padding before the first field carries no derivative. Byte
-    arrays (SROA slices) say nothing, nor do unions (their IR type is one member's)."""
+    arrays (SROA slices) say nothing, nor do unions whose IR type is not a float
+    (opaque_layout)."""
     named = module.named_types
     ptrs, seen = list(ptrs), set()
     for p in ptrs:
-        ty, off = _containing_type(module, fn, p)
-        if not ty or off is None or p in seen:
+        if p in seen:
             continue
         seen.add(p)
-        full = named_expand(ty, named, keep_names=True)
-        if "i8" in full or "i16" in full or "union." in full:
+        ty, off = _containing_type(module, fn, p)
+        if not ty and info is not None:
+            ty, off = _record_of(module, fn, info, p)
+        if not ty or off is None:
+            # the other ends of this function's copies of as many bytes with p: `S t = *a;
+            # *a = *b; *b = t;` copies *b's type from t's declaration (the pointers reloaded
+            # from one spill slot, at -O0, are one pointer)
+            ptrs += _copied_with(fn, p, length)
+            continue
+        if opaque_layout(ty, named):
             if off == 0 and ty.startswith("[") and p in fn.defs:
                 ptrs += _copied_with(fn, p, length)   # an SROA slice: typed where it goes
             continue
@@ -482,20 +510,68 @@ def _declared_ranges(module, fn, ptrs, length):
         if 0 not in lay:
             lay[0] = "int"                   # leading padding
         offs = sorted(lay) + [length]
-        return [(o, offs[i + 1] - o, lay[o]) for i, o in enumerate(offs[:-1])]
+        ranges = []
+        for i, o in enumerate(offs[:-1]):    # adjacent scalars of one kind: one range
+            if ranges and ranges[-1][2] == lay[o]:
+                ranges[-1] = (ranges[-1][0], offs[i + 1] - ranges[-1][0], lay[o])
+            else:
+                ranges.append((o, offs[i + 1] - o, lay[o]))
+        return ranges
     return None
+
+
+def declared_kind(module, fn, ptr: str, size: int, info=None):
+    """The one scalar kind the declared type (of the alloca, global or typed GEP ptr points
+    into, or the one struct type GEPs index its memory by) has in the `size` bytes at ptr, or
+    None: bytes, unions, mixed kinds, or an access that does not start on a scalar."""
+    ty, off = _containing_type(module, fn, ptr)
+    if not ty and info is not None:
+        ty, off = _record_of(module, fn, info, ptr)
+    if not ty or off is None:
+        return None
+    named = module.named_types
+    tsize = type_size(ty, named)
+    if opaque_layout(ty, named) or not tsize:
+        return None
+    lay = layout(ty, named)
+    off %= tsize                              # an element of an array of ty
+    if off not in lay:
+        return None
+    kinds = {k for o, k in lay.items() if off <= o < off + size}
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def _copied_with(fn, buf, length):
     """The other ends of the fixed-size copies of `length` bytes into or out of buf."""
     out = []
+    key = _spilled(fn, buf)
     for inst in fn.insts():
         if inst.op == "call" and (inst.callee or "").startswith(("@llvm.memcpy", "@llvm.memmove")) \
                 and len(inst.ops) >= 3 and inst.ops[2].value == str(length):
             a, b = inst.ops[0].value, inst.ops[1].value
-            if buf in (a, b):
-                out.append(b if a == buf else a)
+            if key in (_spilled(fn, a), _spilled(fn, b)):
+                out.append(b if _spilled(fn, a) == key else a)
     return out
+
+
+def _spilled(fn, v: str) -> str:
+    """v, or for a pointer reloaded from a stack slot that only ever holds one value (a
+    parameter's spill at -O0), that value."""
+    d = fn.defs.get(v)
+    if getattr(d, "op", None) != "load" or d.ty != "ptr":
+        return v
+    slot = d.ops[0].value
+    if getattr(fn.defs.get(slot), "op", None) != "alloca":
+        return v
+    stored = set()
+    for inst in fn.insts():
+        if slot in [o.value for o in inst.ops] + [w for w, _ in inst.incoming]:
+            if inst.op == "store" and inst.ops[1].value == slot and inst.ops[0].value != slot:
+                stored.add(inst.ops[0].value)
+            elif not (inst.op == "load" or inst.op == "call" and (inst.callee or "").startswith(
+                    ("@llvm.lifetime.", "@llvm.dbg."))):
+                return v
+    return stored.pop() if len(stored) == 1 else v
 
 
 def _containing_type(module, fn, p):
@@ -534,6 +610,37 @@ def _containing_type(module, fn, p):
                 return bt, bo + off + gep_offset(module, d)
         return d.src_ty, off + inner
     return None, None
+
+
+def opaque_layout(ty: str, named) -> bool:
+    """The IR type says nothing reliable about the data: a byte or short array or scalar (an
+    SROA slice, a buffer), or a union that may hold a float where its IR type has another
+    scalar. (Char fields and arrays inside a struct are what they say: integers.)"""
+    top = named.get(ty.strip(), ty).strip()
+    elem = top[1:-1].split(" x ", 1)[1].strip() if top.startswith("[") and " x " in top else top
+    return elem in ("i8", "i16") or _unions_hide(ty, named)
+
+
+def _unions_hide(ty: str, named) -> bool:
+    """ty holds a union whose IR type (the member clang picked: the most aligned, then the
+    largest) is not all floats: another member may be a float. A union whose IR type is a
+    float holds float data or data its copies may treat as such (an integer's shadow is zero)."""
+    for name in re.findall(r'%"?union\.[-\w.$]+"?', _with_unions(ty, named)):
+        body = named_expand(named.get(name, ""), named)
+        if not body or set(layout(body, named).values()) - FLOATS:
+            return True
+    return False
+
+
+def _with_unions(ty: str, named) -> str:
+    """ty with every named type but unions expanded (so the unions it holds are named)."""
+    for _ in range(4):
+        new = re.sub(r"%[-\w.$\"]+(?!\w)", lambda m: named.get(m.group(0), m.group(0))
+                     if m.group(0) in named and "union." not in m.group(0) else m.group(0), ty)
+        if new == ty:
+            break
+        ty = new
+    return ty
 
 
 def named_expand(ty: str, named, keep_names: bool = False) -> str:
