@@ -31,9 +31,22 @@ def demangle_hint(name: str) -> str:
     return name.lstrip("@").strip('"')
 
 
+def subprogram_source(module, sp: str | None) -> str | None:
+    """'file.f:12' for a function's !DISubprogram id, or None."""
+    node = module.metadata.get(sp or "", "")
+    f, line = _field(node, "file"), _field(node, "line")
+    fname = _field(module.metadata.get(f or "", ""), "filename")
+    return f"{fname.strip(chr(34))}:{line}" if fname and line else None
+
+
 def located(module, fn, inst) -> str:
-    """Prefix for an error about `inst` in `fn` (inst may be None)."""
+    """Prefix for an error about `inst` in `fn`: an instruction, a parameter (a Param: it has
+    no opcode nor metadata) or None."""
     where = f"in function '{demangle_hint(fn.name)}'"
+    if inst is not None and not hasattr(inst, "op"):       # a parameter of fn
+        src = subprogram_source(module, getattr(fn, "dbg", None))
+        where += f", argument '{inst.name}'"
+        return f"{src}: {where}" if src else where + " (compile with -g for the source line)"
     src = source_of(module, inst.md.get("!dbg")) if inst is not None else None
     if inst is not None:
         text = str(inst)
