@@ -292,3 +292,24 @@ define double @grad(ptr %x, ptr %dx, ptr %lo, ptr %dlo) {
         grad(x, dx, lo, dlo)
         assert (dx[0], dlo[0]) == ((0.0, 3.0) if chosen == "lo" else (3.0, 0.0))
         assert dx[1] == 0.0
+
+
+def test_error_about_an_argument_names_it():
+    """A refusal located at a function argument (a select joining a shadowed and a constant
+    pointer argument) names the argument; building the message crashed before (a parameter
+    has no metadata), hiding the refusal behind an internal error."""
+    body = """
+define void @f(ptr %a, ptr %b, i1 %c, double %x) {
+  %p = select i1 %c, ptr %a, ptr %b
+  %y = fmul double %x, %x
+  store double %y, ptr %p
+  ret void
+}
+define double @test(ptr %a, ptr %da, ptr %b, double %x) {
+  %d = call double (ptr, ...) @__enzyme_autodiff(ptr @f, ptr @enzyme_dup, ptr %a, ptr %da, ptr @enzyme_const, ptr %b, i1 true, double %x)
+  ret double %d
+}"""
+    with pytest.raises(UserError) as e:
+        differentiate(HEADER + body)
+    msg = str(e.value)
+    assert "in function 'f', argument '%b'" in msg and "joins shadowed and unshadowed" in msg, msg
