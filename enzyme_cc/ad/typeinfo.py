@@ -556,22 +556,31 @@ def _copied_with(fn, buf, length):
 
 def _spilled(fn, v: str) -> str:
     """v, or for a pointer reloaded from a stack slot that only ever holds one value (a
-    parameter's spill at -O0), that value."""
-    d = fn.defs.get(v)
-    if getattr(d, "op", None) != "load" or d.ty != "ptr":
-        return v
-    slot = d.ops[0].value
-    if getattr(fn.defs.get(slot), "op", None) != "alloca":
-        return v
-    stored = set()
-    for inst in fn.insts():
-        if slot in [o.value for o in inst.ops] + [w for w, _ in inst.incoming]:
-            if inst.op == "store" and inst.ops[1].value == slot and inst.ops[0].value != slot:
-                stored.add(inst.ops[0].value)
-            elif not (inst.op == "load" or inst.op == "call" and (inst.callee or "").startswith(
-                    ("@llvm.lifetime.", "@llvm.dbg."))):
-                return v
-    return stored.pop() if len(stored) == 1 else v
+    parameter's spill at -O0), that value. One pass over the function, kept on it."""
+    spills = getattr(fn, "_spill_values", None)
+    if spills is None:
+        stored: dict = {}
+        bad = set()
+        for inst in fn.insts():
+            for k, o in enumerate(inst.ops):
+                if getattr(fn.defs.get(o.value), "op", None) != "alloca":
+                    continue
+                if inst.op == "store" and k == 1:
+                    stored.setdefault(o.value, set()).add(inst.ops[0].value)
+                elif not (inst.op == "load" or inst.op == "call" and (inst.callee or "").startswith(
+                        ("@llvm.lifetime.", "@llvm.dbg."))):
+                    bad.add(o.value)
+            for w, _ in inst.incoming:
+                bad.add(w)
+        spills = {}
+        for inst in fn.insts():
+            if inst.op == "load" and inst.ty == "ptr":
+                slot = inst.ops[0].value
+                vals = stored.get(slot, ())
+                if slot not in bad and len(vals) == 1:
+                    spills[inst.name] = next(iter(vals))
+        fn._spill_values = spills
+    return spills.get(v, v)
 
 
 def _containing_type(module, fn, p):
