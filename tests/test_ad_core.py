@@ -313,3 +313,44 @@ define double @test(ptr %a, ptr %da, ptr %b, double %x) {
         differentiate(HEADER + body)
     msg = str(e.value)
     assert "in function 'f', argument '%b'" in msg and "joins shadowed and unshadowed" in msg, msg
+
+
+def test_integer_arguments_joined_by_a_select_hold_no_derivative():
+    """Fortran passes INTEGER dimensions by reference; LAPACK's dtrsm selects between two of
+    them (`NROWA = M` or `N`), one of which the caller gave a shadow. Integer memory holds no
+    derivative, whatever pointers join it: no refusal ("joins shadowed and unshadowed memory;
+    hint: mark the argument enzyme_dup", which cannot apply inside a library)."""
+    body = """
+define void @f(ptr %m, ptr %n, i1 %c, ptr %a) {
+entry:
+  %p = select i1 %c, ptr %m, ptr %n
+  %k = load i32, ptr %p
+  %k64 = sext i32 %k to i64
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %q = getelementptr inbounds double, ptr %a, i64 %i
+  %x = load double, ptr %q
+  %y = fmul double %x, %x
+  store double %y, ptr %q
+  %i1 = add i64 %i, 1
+  %done = icmp sge i64 %i1, %k64
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+define double @test(ptr %m, ptr %dm, ptr %n, i1 %c, ptr %a, ptr %da) {
+  %d = call double (ptr, ...) @__enzyme_autodiff(ptr @f, ptr @enzyme_dup, ptr %m, ptr %dm, ptr @enzyme_const, ptr %n, i1 %c, ptr @enzyme_dup, ptr %a, ptr %da)
+  ret double 0.0
+}"""
+    engine = jit(differentiate(HEADER + body))
+    arr, i32 = ctypes.c_double * 3, ctypes.c_int32
+    test = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.POINTER(i32), ctypes.POINTER(i32),
+                            ctypes.POINTER(i32), ctypes.c_bool, arr, arr)(
+        engine.get_function_address("test"))
+    for c, rows in ((True, 2), (False, 3)):
+        m, dm, n = i32(2), i32(0), i32(3)
+        a, da = arr(1.5, 2.0, 2.5), arr(1.0, 1.0, 1.0)
+        test(ctypes.byref(m), ctypes.byref(dm), ctypes.byref(n), c, a, da)
+        assert list(da) == pytest.approx([3.0, 4.0, 5.0][:rows] + [1.0] * (3 - rows))
+        assert dm.value == 0

@@ -78,6 +78,37 @@ def pun_type(ty: str, kind) -> str | None:
     return kind if bits == width else f"< {bits // width} x {kind} >"
 
 
+def integer_only(fn, v: str, punned=()) -> bool:
+    """Every access through pointer v (and the GEPs, selects and phis made from it) in fn loads
+    or stores integers that carry no float (a Fortran INTEGER or LOGICAL passed by reference:
+    LAPACK's dimensions). Such memory holds no derivative whatever pointers join it; a call or
+    any other use of the pointer says nothing, so it answers False."""
+    users: dict = {}
+    for inst in fn.insts():
+        for o in [o.value for o in inst.ops] + [w for w, _ in inst.incoming]:
+            users.setdefault(o, []).append(inst)
+    seen, todo = {v}, [v]
+    while todo:
+        p = todo.pop()
+        for u in users.get(p, []):
+            if u.op in ("getelementptr", "select", "phi") and u.ty == "ptr":
+                if u.op == "select" and u.ops[0].value == p:
+                    return False
+                if u.name not in seen:
+                    seen.add(u.name)
+                    todo.append(u.name)
+            elif u.op == "load" and int_bits(u.ty) and u.name not in punned:
+                continue
+            elif u.op == "store" and u.ops[1].value == p and u.ops[0].value != p and \
+                    int_bits(u.ops[0].ty) and u.ops[0].value not in punned:
+                continue
+            elif u.op == "icmp":
+                continue
+            else:
+                return False
+    return True
+
+
 def pointer_aggregate(ty: str) -> bool:
     """A literal struct/array of pointers and integers (no floats), like the `{ ptr, ptr }` of a
     returned std::pair of iterators: its shadow is the same aggregate of shadow pointers."""

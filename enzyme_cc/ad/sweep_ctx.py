@@ -41,8 +41,15 @@ class FwdCtx:
         if v not in self.act.shadowed and self.synth.null_based(v):
             return self.p(v)          # e.g. `gep (null, n)`: an end pointer never dereferenced
         if v not in self.act.shadowed:
+            from .activity import integer_only
+            if integer_only(self.synth.fn, v, self.act.punned):
+                return "null"         # integers by reference (Fortran): no derivative to hold
             param = any(p.name == v for p in self.synth.fn.params)
-            hint = "mark the argument enzyme_dup" if param else \
+            fname = self.synth.fn.name[1:].strip('"')
+            hint = ("mark the argument enzyme_dup" if self.synth.mode == "combined" else
+                    f"every caller of '{fname}' must pass this argument memory that has a "
+                    "shadow (enzyme_dup at the marker, or memory the derivative creates)") \
+                if param else \
                 "the pointer was made by code whose result has no shadow (a call without " \
                 "bitcode or rule, or an integer): build that code with enzyme-cc, or keep " \
                 "active data out of that memory"
