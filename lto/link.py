@@ -318,8 +318,9 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
         fd, path = tempfile.mkstemp(prefix="enzyme-cc-invalid-", suffix=".ll")  # (make -j)
         with os.fdopen(fd, "w") as f:
             f.write(e.text)
-        raise UserError(f"internal error: the derivative IR does not verify ({e}); the IR was "
-                        f"written to {path}; please report this")
+        from enzyme_cc.ad.diagnostics import generated_origin
+        raise UserError(f"internal error{generated_origin(e.text, str(e))}: the derivative IR "
+                        f"does not verify ({e}); the IR was written to {path}; please report this")
     ad, post = os.path.join(tmp, "ad.bc"), os.path.join(tmp, "post.bc")
     with open(ad, "wb") as f:
         f.write(module.as_bitcode())

@@ -719,3 +719,20 @@ def test_marker_through_local_pointer(tmp_path, level):
     assert r.returncode == 0, r.stderr
     out = subprocess.run(["./m"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert float(out.stdout) == 6.0, out.stdout         # d(x^2)/dx at 3
+
+
+def test_invalid_derivative_ir_names_the_primal_and_the_sweep():
+    """An internal error (derivative IR that does not verify: a bug of ours) names the primal
+    function the failing generated function derives from, which sweep it is, and the primal's
+    source line, so that a report says where to look."""
+    from enzyme_cc.ad.diagnostics import generated_origin
+    text = "\n".join([
+        'define void @step(ptr %x) !dbg !5 {', '  ret void', '}',
+        'define void @rev.step.3(ptr %x, ptr %dx) {', '  %a = fadd double %t, 1.0',
+        '  ret void', '}',
+        '!5 = distinct !DISubprogram(name: "step", file: !6, line: 42)',
+        '!6 = !DIFile(filename: "hydro.c", directory: "/src")'])
+    msg = "LLVM IR parsing error\n<string>:5:18: error: use of undefined value '%t'"
+    assert generated_origin(text, msg) == \
+        " in the reverse sweep of 'step' (generated function 'rev.step.3', from hydro.c:42)"
+    assert generated_origin(text, "no line number") == ""

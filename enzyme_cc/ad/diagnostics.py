@@ -1,5 +1,6 @@
 """Source locations for error messages: `file:line:col in function 'f'` from debug info."""
 import re
+from types import SimpleNamespace
 
 
 def _field(text: str, name: str):
@@ -56,3 +57,54 @@ def located(module, fn, inst) -> str:
     if src:
         return f"{src}: {where}"
     return where + " (compile with -g for the source line)"
+
+
+# Generated functions' names (generate.py): kind prefix, the primal's name, a counter.
+_GENERATED = (("diffe.", "the combined reverse-mode derivative"),
+              ("aug.", "the augmented forward sweep"), ("rev.", "the reverse sweep"),
+              ("fwddiffe.", "the forward-mode derivative"), ("fwderr.", "the forward-mode "
+                                                                         "error estimate"),
+              ("omp.aug.", "a parallel region's forward sweep"),
+              ("omp.rev.", "a parallel region's reverse sweep"))
+
+
+def generated_origin(text: str, message: str) -> str:
+    """' in <what> of '<primal>' (generated '<fn>', <primal source>)' for the IR line an LLVM
+    parser message names (`<string>:LINE:COL: error: ...`), or '' when it cannot tell."""
+    m = re.search(r"<string>:(\d+):", message)
+    if not m:
+        return ""
+    lines = text.split("\n")
+    k = min(int(m.group(1)) - 1, len(lines) - 1)
+    while k >= 0 and not lines[k].startswith("define "):
+        k -= 1
+    d = re.search(r'@("[^"]+"|[-\w.$]+)\(', lines[k]) if k >= 0 else None
+    if not d:
+        return ""
+    fn = d.group(1).strip('"')
+    for prefix, what in _GENERATED:
+        if fn.startswith(prefix):
+            # (vector forward mode puts the width first: fwddiffe.4.f.7)
+            primal = re.sub(r"\.\d+$", "", re.sub(r"^\d+\.", "", fn[len(prefix):]))
+            src = _primal_source(text, primal)
+            return f" in {what} of '{primal}' (generated function '{fn}'" + \
+                (f", from {src})" if src else ")")
+    return f" in function '{fn}'"
+
+
+def _primal_source(text: str, primal: str) -> str | None:
+    """'file.c:12' of the primal's definition, from its DISubprogram."""
+    m = re.search(r"^define [^\n]*@\"?" + re.escape(primal) + r"\"?\([^\n]*!dbg (![0-9]+)", text,
+                  re.M)
+    if not m:
+        return None
+
+    def node(ref):
+        n = re.search(r"^" + re.escape(ref) + r" = (.*)$", text, re.M)
+        return n.group(1) if n else ""
+    sp = m.group(1)
+    md = {sp: node(sp)}
+    f = _field(md[sp], "file")
+    if f:
+        md[f] = node(f)
+    return subprogram_source(SimpleNamespace(metadata=md), sp)
