@@ -171,7 +171,7 @@ def _eq(ctx, v, const):
 def _primal_matrix(c, k):
     """A matrix operand must be unchanged until the reverse sweep reads it."""
     synth = c.ctx.synth
-    from enzyme_cc.ad.typeinfo import underlying
+    from enzyme_cc.ad.type_layout import underlying
     base = underlying(synth.fn, c.ops[k].value)
     if synth.mode != "combined" or not synth.mem.unmodified(base):
         c.ctx.gen().fail(synth, c.inst, f"the matrix argument '{k}' of {c.name} may be "
@@ -184,7 +184,7 @@ def _primal_vector(c, k, n, inc):
     """(pointer, increment) of a vector operand as it was at the call: the operand itself when
     the function never overwrites it, else a copy taken in the forward sweep."""
     synth = c.ctx.synth
-    from enzyme_cc.ad.typeinfo import underlying
+    from enzyme_cc.ad.type_layout import underlying
     base = underlying(synth.fn, c.ops[k].value)
     if synth.mode == "combined" and synth.mem.unmodified(base) and \
             SIGS[c.name][1] != SIGS[c.name][0].index(k):
@@ -208,7 +208,7 @@ def forward_copies(ctx, inst):
     intact later (combined mode with unwritten memory needs none)."""
     c = _Call(ctx, inst)
     synth = ctx.synth
-    from enzyme_cc.ad.typeinfo import underlying
+    from enzyme_cc.ad.type_layout import underlying
     for k, n, inc in cached_vectors(c.name):
         base = underlying(synth.fn, c.ops[k].value)
         if synth.mode == "combined" and synth.mem.unmodified(base) and \
@@ -236,7 +236,7 @@ def _gemv_xlen(c):
 
 def _free_copies(c):
     synth = c.ctx.synth
-    from enzyme_cc.ad.typeinfo import underlying
+    from enzyme_cc.ad.type_layout import underlying
     for k, _, _ in cached_vectors(c.name):
         base = underlying(synth.fn, c.ops[k].value)
         if synth.mode == "combined" and synth.mem.unmodified(base) and \

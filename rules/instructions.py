@@ -345,7 +345,7 @@ def _store(ctx, inst, d):
 def _private(ctx, ptr: str) -> bool:
     """ptr points into a local variable or an allocation this function always frees: its shadow
     is the derivative's own."""
-    from enzyme_cc.ad.typeinfo import underlying
+    from enzyme_cc.ad.type_layout import underlying
     synth = ctx.synth
     base = underlying(synth.fn, ptr)
     d = synth.fn.defs.get(base)

@@ -156,11 +156,11 @@ class Activity:
         self._find, self._union = self._classes.find, self._classes.union
         self.active_objects: set[str] = set()   # objects active data is written into
         self.escaped: set[str] = set()          # local objects whose address leaves our sight
-        from .typeinfo import underlying
+        from .type_layout import underlying
         self._underlying = underlying
         # one object per class: phi/select joins, and a realloc'd block with its old block (the
         # data, hence its shadow, moves over)
-        from .typeinfo import same_memory
+        from .type_layout import same_memory
         for a, b in same_memory(fn):
             self._union(a, b)
         # code pointers (used only as the callee of calls) carry no shadow: indirect calls
@@ -200,7 +200,7 @@ class Activity:
                     continue
                 if inst.op == "store" and (inst.ops[0].value in self.active or
                                            inst.ops[0].value in self.shadowed):
-                    from .typeinfo import underlying
+                    from .type_layout import underlying
                     changed |= self._global_store(underlying(fn, inst.ops[1].value))
 
     def _global_store(self, g: str) -> bool:

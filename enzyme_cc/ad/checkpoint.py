@@ -206,7 +206,7 @@ def _site(gen, wrapper: str):
 def touched_globals(gen, step: str) -> list[tuple[str, int]]:
     """Mutable globals defined in the module that the step or its callees name: the snapshot
     holds them (a superset of what it writes; reading one costs only snapshot memory)."""
-    from .typeinfo import global_type
+    from .type_layout import global_type
     seen, todo, out = set(), [step], {}
     while todo:
         f = todo.pop()

@@ -273,7 +273,7 @@ def reverse_reads_alloca(synth, name: str) -> bool:
     found = getattr(synth, "_fp_allocas", None)
     if found is None:
         from .checkpoint import PREFIX as CKPT
-        from .typeinfo import underlying
+        from .type_layout import underlying
         found = set()
         for inst in synth.fn.insts():
             if inst.op == "call" and (inst.callee or "").startswith((PREFIX, CKPT)):

@@ -22,7 +22,8 @@ from . import (batch, fixed_point, iter_marker, openmp, openmp_capture, truncate
 from .markers import drop_unwind_edge, find_requests, refuse_marker_values
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_primal_reverse, rewrite_vector_call, with_marker_location)
-from .typeinfo import copy_ranges, TypeInfo
+from .typeinfo import TypeInfo
+from .copy_types import copy_ranges
 from .dispatch import IndirectCalls
 from .call_emit import CallEmitter
 
@@ -84,7 +85,7 @@ class Generator(IndirectCalls, CallEmitter):
         """Zero-initialized shadow of a mutable global that holds active data (lane k of vector
         forward mode of width N has its own: the default shadow set of that width, see
         global_shadows.py); the program's own for a global marked enzyme_shadow."""
-        from .typeinfo import global_type
+        from .type_layout import global_type
         if g in self.reg.shadows:
             if lane is not None:
                 raise UserError(f"global '{g[1:]}' has a shadow of its own (enzyme_shadow), "

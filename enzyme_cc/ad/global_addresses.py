@@ -9,7 +9,7 @@ import re
 
 from enzyme_cc.errors import UserError
 from .diagnostics import located
-from .typeinfo import underlying
+from .type_layout import underlying
 
 _GLOBAL = re.compile(r"@[-\w.$]+|@\"[^\"]+\"")
 

@@ -28,7 +28,7 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import type_size
 from .diagnostics import located
 from .global_addresses import queried_globals
-from .typeinfo import global_type, layout, underlying
+from .type_layout import global_type, layout, underlying
 from enzyme_cc.rules.calls import USABLE_DECL
 
 API = ("__enzyme_context", "__enzyme_shadow", "__enzyme_zero_shadows")

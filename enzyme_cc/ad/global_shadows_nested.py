@@ -26,7 +26,7 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import type_size
 from .diagnostics import located
 from .global_shadows import BASE_GLOBALS, Table
-from .typeinfo import global_type
+from .type_layout import global_type
 
 _SWAP = re.compile(r'@"?(ad\.gs(?:\.L\d+)?)\.(enter|leave|prepare)\.(\d+)"?$')
 _SHADOW_HINT = "seed or zero the inner context's shadows with constants, and read them outside " \

@@ -17,7 +17,7 @@ ruled out the load keeps the per-iteration update.
 """
 from __future__ import annotations
 
-from .typeinfo import underlying
+from .type_layout import underlying
 
 # pure integer operations an invariant address may be computed with inside the loop (the reverse
 # recomputes them from invariant operands)

@@ -9,7 +9,7 @@ import re
 
 from enzyme_cc.ir.lexer import type_size
 from .cfg import dominators
-from .typeinfo import underlying
+from .type_layout import underlying
 
 _ALLOCS = {"@malloc": 1, "@_Znwm": 1, "@_Znam": 1, "@calloc": 2}
 _HINT = re.compile(r"__enzyme_ptr_size_hint")

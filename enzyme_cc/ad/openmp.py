@@ -386,7 +386,7 @@ def shared(ctx, ptr: str) -> bool:
     """In a derivative run by a team: is ptr's memory possibly shared with other threads?"""
     if not getattr(ctx.synth, "parallel", False):
         return False
-    from .typeinfo import underlying
+    from .type_layout import underlying
     d = ctx.synth.fn.defs.get(underlying(ctx.synth.fn, ptr))
     return getattr(d, "op", None) != "alloca"
 

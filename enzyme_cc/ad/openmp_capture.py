@@ -122,7 +122,7 @@ def _float_view(module, fn, p):
     i32) or stores them where TBAA says a float lies, and the others only move them (selects,
     phis, freeze, stores: `x < lo ? lo : x` done on integers). truncs: the `trunc i64 p to
     i32` instructions. None when some use computes with the bits."""
-    from .typeinfo import FLOATS, tbaa_kind
+    from .type_layout import FLOATS, tbaa_kind
     width = {"double": "i64", "float": "i32"}
     carriers, todo, fty, truncs = {p.name: p.ty}, [p.name], set(), []
     while todo:

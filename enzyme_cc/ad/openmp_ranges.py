@@ -40,7 +40,7 @@ def track_allocas():
 
 def load_class(synth, ptr) -> int:
     """The address class of a load through ptr (the same in both sweeps of one function)."""
-    from .typeinfo import underlying
+    from .type_layout import underlying
     classes = synth.__dict__.setdefault("_omp_classes", {})
     base = underlying(synth.fn, ptr)
     if base not in classes:

@@ -49,7 +49,7 @@ def _invariant_load(synth, key, lp) -> bool:
     because it could not rule out the aliasing that MemoryInfo can, e.g. gradbench gmm's x[i]
     beside the stores to out[j])."""
     from .loop_accum import _invariant
-    from .typeinfo import underlying
+    from .type_layout import underlying
     kind, v = key
     inst = synth.fn.defs.get(v) if kind == "p" else None
     if getattr(inst, "op", None) != "load" or "volatile" in inst.toks or "atomic" in inst.toks \

@@ -133,7 +133,7 @@ def _resolve_global_callees(fn, module):
     that offset, and which no instruction of the (whole-program) module ever writes or lets
     escape: the call is a direct call of that function (a table of allocator/deallocator
     pointers, Enzyme's metamalloc test). Rules then apply to it (malloc, free, ...)."""
-    from .typeinfo import decompose
+    from .type_layout import decompose
     changed = False
     for inst in fn.insts():
         if inst.op not in ("call", "invoke") or not (inst.callee or "").startswith("%"):

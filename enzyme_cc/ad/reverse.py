@@ -141,7 +141,7 @@ class Synth(TapeRecords, ValuePlan):
         """A pointer made from an integer has no known shadow: reading or writing float data
         through it would silently drop derivatives."""
         from .activity import carries_float
-        from .typeinfo import underlying
+        from .type_layout import underlying
         for inst in self.fn.insts():
             ptr = inst.ops[0].value if inst.op == "load" else \
                 inst.ops[1].value if inst.op == "store" else None
@@ -158,7 +158,7 @@ class Synth(TapeRecords, ValuePlan):
 
     def null_based(self, v: str) -> bool:
         """v is computed from the null pointer by GEPs/casts: it is its own shadow."""
-        from .typeinfo import underlying
+        from .type_layout import underlying
         return underlying(self.fn, v) == "null"
 
     def where(self, inst) -> str:

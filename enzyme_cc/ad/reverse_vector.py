@@ -30,7 +30,7 @@ def lane_hazard(synth) -> str | None:
     from .checkpoint import is_wrapper
     ckpt = {i.line for i in synth.fn.insts() if i.op == "call" and is_wrapper(i.callee)}
     from .activity import has_shadow_type
-    from .typeinfo import copy_ranges
+    from .copy_types import copy_ranges
     for plan in synth.plan.values():
         for (kind, v), how in plan:
             if kind == "ctape" and v not in ckpt:    # a checkpointed loop's run is reversed again
@@ -69,7 +69,7 @@ def local_shadow(fn, v: str) -> bool:
     `multi` that shadow is freed with the tape and zeroed again by the reverse sweep
     (rules/instructions.py, alloca), so each lane finds it as the forward sweep left it: zero,
     since no forward sweep that writes a shadow pointer is accepted here."""
-    from .typeinfo import underlying
+    from .type_layout import underlying
     seen, todo = set(), [v]
     while todo:
         b = underlying(fn, todo.pop())

@@ -12,7 +12,7 @@ import re
 from enzyme_cc.ir.lexer import type_size
 from .activity import carries_float
 from .tape import TAPE_OPS
-from .typeinfo import underlying, global_type, named_expand, layout
+from .type_layout import underlying, global_type, named_expand, layout
 from .fixed_point import PREFIX as FP_PREFIX
 
 # a store of a constant (a global's address, maybe a constant GEP of it) into memory

@@ -17,7 +17,7 @@ every load of the inputs taped (GMM's `ltri` loads: 56 % of its tape). Two ways 
 from __future__ import annotations
 
 from enzyme_cc.ir.model import Inst
-from .typeinfo import underlying
+from .type_layout import underlying
 
 
 def plan(synth):

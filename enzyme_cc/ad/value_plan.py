@@ -89,7 +89,7 @@ class ValuePlan:
         if v in self.affine:
             return True
         if inst.op == "load" and self.mode == "combined" and "volatile" not in inst.flags:
-            from .typeinfo import underlying
+            from .type_layout import underlying
             return self.mem.unmodified_after(underlying(self.fn, inst.ops[0].value), inst, user)
         if inst.op == "phi":              # only when that costs no tape or slot of its own
             sel = phi_select.branch_select(self, inst)

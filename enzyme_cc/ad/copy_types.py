@@ -1,0 +1,218 @@
+"""What an untyped copy moves (seeds/001 Figure 2): the byte ranges of a memcpy/memmove by kind,
+so that its adjoint adds doubles as doubles, floats as floats and leaves pointers and integers
+alone. Evidence, strongest first: `!tbaa.struct`, a run of records of one struct type, character
+data, the declared struct (type_layout.py: the object's, a typed GEP's, the records', or the other
+end of a copy of as many bytes), the kinds typed accesses show (typeinfo.py)."""
+from __future__ import annotations
+
+from enzyme_cc.ir.lexer import type_size
+from .type_layout import (containing_type, decompose, layout, named_expand, opaque_layout,
+                          record_of, tbaa_struct)
+from .typeinfo import TypeInfo
+
+
+def access_types(module, fn, base: str) -> set:
+    """Float/pointer kinds of all typed accesses to one underlying object (memcpy fallback)."""
+    info = TypeInfo(module, fn)
+    return (set(info.facts.get(base, {}).values()) - {"int"}) | info.uniform.get(info._find(base), set())
+
+
+def copy_ranges(module, fn, inst, info: TypeInfo | None = None):
+    """Byte ranges of a memcpy/memmove by kind: [(offset, size, kind)], or [(0, None, kind)]
+    for a copy of unknown length with one element kind, or None when unknown."""
+    info = info or TypeInfo(module, fn)
+    dst, src, n = inst.ops[:3]
+    try:
+        length = int(n.value)
+    except ValueError:
+        length = None
+    ts = tbaa_struct(module, inst.md.get("!tbaa.struct"))
+    if length is not None and ts:
+        ranges = []
+        for off, (size, kind) in sorted(ts.items()):
+            ranges.append((off, size, kind or _guess(info, dst.value, src.value, off)))
+        if any(k is None for _, _, k in ranges):
+            return _declared_ranges(module, fn, (dst.value, src.value), length, info) or ranges
+        return ranges
+    if length is None:
+        # a run of records: their declared struct type is stronger evidence than the kinds
+        # accessed anywhere in the memory (a struct's double field alone says "double")
+        rec = record_ranges(module, fn, (dst.value, src.value), info)
+        if rec is not None:
+            return rec
+    if any(info.char_data(o, length) for o in (dst.value, src.value)):
+        return [(0, length, "int")]          # characters (a string's): no derivative
+    # a struct's declared layout outranks the kinds this function happens to access in it (a
+    # sort that only reads the int key of records holding doubles and pointers); a declared
+    # type of integers alone does not (an SROA'd slot typed i64 may hold a double)
+    declared = _declared_ranges(module, fn, (dst.value, src.value), length, info) \
+        if length is not None else None
+    if declared and any(k != "int" for _, _, k in declared):
+        return declared
+    kinds = set()
+    for o in (dst.value, src.value):
+        s = info.pointee_summary(o)
+        kinds |= set(s.values()) - {"int"}
+    if len(kinds) == 1:
+        return [(0, length, kinds.pop())]
+    if not kinds:
+        allint = all(set(info.pointee_summary(o).values()) == {"int"} for o in (dst.value, src.value))
+        if allint:
+            return [(0, length, "int")]
+    return declared
+
+
+class RecordRanges(list):
+    """The ranges of one record of a copy of a variable number of records `stride` bytes
+    apart (e.g. std::sort's memmove of a run of structs)."""
+    def __init__(self, ranges, stride):
+        super().__init__(ranges)
+        self.stride = stride
+
+
+def record_ranges(module, fn, ptrs, info):
+    """A copy of unknown length between arrays of one struct type (the declared type, or the
+    one struct type GEPs index the memory by, at both ends it can be found for, starting on a
+    record): the ranges of one record, or None."""
+    named = module.named_types
+    found = set()
+    for p in ptrs:
+        ty, off = containing_type(module, fn, p)
+        if ty is None:
+            base, off = decompose(module, fn, p)
+            tys = info.records.get(info._find(base), set())
+            if len(tys) > 1:
+                return None
+            ty = next(iter(tys), None)
+        if ty is None or off is None:
+            continue
+        ty = ty.strip()
+        while True:                              # arrays of records: the record
+            body = named.get(ty, ty).strip()
+            if not (body.startswith("[") and " x " in body):
+                break
+            ty = body[1:-1].split(" x ", 1)[1].strip()
+        size = type_size(ty, named)
+        if not size or off % size or opaque_layout(ty, named):
+            return None                          # not on a record boundary, or bytes/unions
+        found.add((ty, size))
+    if len({size for _, size in found}) != 1 or len({named_expand(t, named) for t, _ in found}) != 1:
+        return None
+    ty, size = found.pop()
+    lay = layout(ty, named)
+    if 0 not in lay:
+        lay[0] = "int"
+    offs = sorted(lay) + [size]
+    return RecordRanges([(o, offs[i + 1] - o, lay[o]) for i, o in enumerate(offs[:-1])], size)
+
+
+def _declared_ranges(module, fn, ptrs, length, info=None):
+    """Last resort for a fixed-size copy nothing typed touches: the declared type of the object
+    (stack object, global, or array element a typed GEP addresses) it copies from or to, from
+    the copy's byte offset in it: padding before the first field carries no derivative. Byte
+    arrays (SROA slices) say nothing, nor do unions whose IR type is not a float
+    (opaque_layout)."""
+    named = module.named_types
+    ptrs, seen = list(ptrs), set()
+    for p in ptrs:
+        if p in seen:
+            continue
+        seen.add(p)
+        ty, off = containing_type(module, fn, p)
+        if not ty and info is not None:
+            ty, off = record_of(module, fn, info, p)
+        if not ty or off is None:
+            # the other ends of this function's copies of as many bytes with p: `S t = *a;
+            # *a = *b; *b = t;` copies *b's type from t's declaration (the pointers reloaded
+            # from one spill slot, at -O0, are one pointer)
+            ptrs += _copied_with(fn, p, length)
+            continue
+        if opaque_layout(ty, named):
+            if off == 0 and ty.startswith("[") and p in fn.defs:
+                ptrs += _copied_with(fn, p, length)   # an SROA slice: typed where it goes
+            continue
+        size = type_size(ty, named)
+        if not size:
+            continue
+        off %= size                          # an element of an array of ty
+        count = (off + length + size - 1) // size
+        lay = layout(f"[{count} x {ty}]" if count > 1 else ty, named)
+        if any(o < off < o + (4 if k == "float" else 8) for o, k in lay.items() if k != "int"):
+            continue                         # starts inside a float or a pointer
+        lay = {o - off: k for o, k in lay.items() if off <= o < off + length}
+        if not lay:
+            continue
+        if 0 not in lay:
+            lay[0] = "int"                   # leading padding
+        offs = sorted(lay) + [length]
+        ranges = []
+        for i, o in enumerate(offs[:-1]):    # adjacent scalars of one kind: one range
+            if ranges and ranges[-1][2] == lay[o]:
+                ranges[-1] = (ranges[-1][0], offs[i + 1] - ranges[-1][0], lay[o])
+            else:
+                ranges.append((o, offs[i + 1] - o, lay[o]))
+        return ranges
+    return None
+
+
+def _copied_with(fn, buf, length):
+    """The other ends of the fixed-size copies of `length` bytes into or out of buf."""
+    out = []
+    key = _spilled(fn, buf)
+    for inst in fn.insts():
+        if inst.op == "call" and (inst.callee or "").startswith(("@llvm.memcpy", "@llvm.memmove")) \
+                and len(inst.ops) >= 3 and inst.ops[2].value == str(length):
+            a, b = inst.ops[0].value, inst.ops[1].value
+            if key in (_spilled(fn, a), _spilled(fn, b)):
+                out.append(b if _spilled(fn, a) == key else a)
+    return out
+
+
+def _spilled(fn, v: str) -> str:
+    """v, or for a pointer reloaded from a stack slot that only ever holds one value (a
+    parameter's spill at -O0), that value. One pass over the function, kept on it."""
+    spills = getattr(fn, "_spill_values", None)
+    if spills is None:
+        stored: dict = {}
+        bad = set()
+        for inst in fn.insts():
+            for k, o in enumerate(inst.ops):
+                if getattr(fn.defs.get(o.value), "op", None) != "alloca":
+                    continue
+                if inst.op == "store" and k == 1:
+                    stored.setdefault(o.value, set()).add(inst.ops[0].value)
+                elif not (inst.op == "load" or inst.op == "call" and (inst.callee or "").startswith(
+                        ("@llvm.lifetime.", "@llvm.dbg."))):
+                    bad.add(o.value)
+            for w, _ in inst.incoming:
+                bad.add(w)
+        spills = {}
+        for inst in fn.insts():
+            if inst.op == "load" and inst.ty == "ptr":
+                slot = inst.ops[0].value
+                vals = stored.get(slot, ())
+                if slot not in bad and len(vals) == 1:
+                    spills[inst.name] = next(iter(vals))
+        fn._spill_values = spills
+    return spills.get(v, v)
+
+
+def _guess(info, dst, src, off):
+    for o in (dst, src):
+        s = info.pointee_summary(o)
+        if off in s:
+            return s[off]
+    return None
+
+
+def infer_copy_type(module, fn, inst, info: TypeInfo | None = None) -> str:
+    """Single kind of a whole copy ('double', 'float', 'pointer', 'integer'), 'mixed' when the
+    copy has ranges of several kinds, 'unknown' when nothing is known."""
+    ranges = copy_ranges(module, fn, inst, info)
+    if not ranges or any(k is None for _, _, k in ranges):
+        return "unknown"
+    kinds = {k for _, _, k in ranges}
+    if len(kinds) > 1:
+        return "mixed"
+    k = kinds.pop()
+    return {"ptr": "pointer", "int": "integer"}.get(k, k)

@@ -1,0 +1,309 @@
+"""What IR types and declarations say about memory: byte offsets and scalar kinds of a type
+('double', 'float', 'ptr', 'int'), TBAA tags, the declared type a pointer points into (an
+alloca's, a global's, a typed GEP's, or the one record type GEPs index the memory by), and
+which declared types say nothing reliable (byte arrays, unions hiding a float). The analyses
+above it: typeinfo.py (per-function evidence), copy_types.py (what a memcpy moves)."""
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+from enzyme_cc.ir.model import Operand
+from enzyme_cc.ir.lexer import type_size, split_fields, type_align
+
+FLOATS = {"double", "float"}
+_INT_NAMES = {"int", "long", "long long", "short", "bool", "_Bool", "unsigned int", "unsigned long",
+              "signed char", "unsigned char", "wchar_t", "char16_t", "char32_t", "__int128"}
+
+
+def underlying(fn, v: str, depth=0) -> str:
+    d = fn.defs.get(v)
+    if depth > 32 or d is None or not hasattr(d, "op"):
+        return v
+    if d.op in ("getelementptr", "bitcast", "addrspacecast"):
+        return underlying(fn, d.ops[0].value, depth + 1)
+    return v
+
+
+def same_memory(fn):
+    """(pointer, underlying object) pairs that denote the same memory: the incoming values of
+    pointer phis/selects, and realloc's result and its old block (the data moves over)."""
+    for inst in fn.insts():
+        if inst.op in ("phi", "select") and inst.ty == "ptr":
+            for o in (inst.ops[1:] if inst.op == "select" else inst.ops):
+                if o.value.startswith("%"):
+                    yield inst.name, underlying(fn, o.value)
+        elif inst.op in ("call", "invoke") and inst.callee == "@realloc" and inst.name and \
+                inst.ops and inst.ops[0].value.startswith("%"):
+            yield inst.name, underlying(fn, inst.ops[0].value)
+
+
+def decompose(module, fn, v: str, depth=0):
+    """(underlying object, constant byte offset or None) of pointer v."""
+    d = fn.defs.get(v)
+    if depth > 32 or d is None or not hasattr(d, "op"):
+        return v, 0
+    if d.op in ("bitcast", "addrspacecast"):
+        return decompose(module, fn, d.ops[0].value, depth + 1)
+    if d.op != "getelementptr":
+        return v, 0
+    base, off = decompose(module, fn, d.ops[0].value, depth + 1)
+    extra = gep_offset(module, d)
+    return base, (off + extra) if off is not None and extra is not None else None
+
+
+def gep_offset(module, gep):
+    """Constant byte offset of a GEP, or None."""
+    named = module.named_types
+    ty = gep.src_ty
+    try:
+        idx = [int(o.value) for o in gep.ops[1:]]
+    except ValueError:
+        return None
+    if not idx:
+        return 0
+    off = idx[0] * type_size(ty, named)
+    for k in idx[1:]:
+        body = named.get(ty.strip(), ty).strip()
+        if body.startswith(("{", "<{")):
+            fields = split_fields(body)
+            pos = 0
+            for f in fields[:k]:
+                if not body.startswith("<{"):
+                    pos = (pos + type_align(f, named) - 1) // type_align(f, named) * type_align(f, named)
+                pos += type_size(f, named)
+            f = fields[k]
+            if not body.startswith("<{"):
+                pos = (pos + type_align(f, named) - 1) // type_align(f, named) * type_align(f, named)
+            off += pos
+            ty = f
+        elif body.startswith(("[", "<")) and " x " in body:
+            ty = body[1:-1].split(" x ", 1)[1].strip()
+            off += k * type_size(ty, named)
+        else:
+            return None
+    return off
+
+
+def scalar_kind(ty: str):
+    ty = ty.strip()
+    if ty in FLOATS:
+        return ty
+    if ty == "ptr":
+        return "ptr"
+    if ty.startswith("i") and ty[1:].isdigit():
+        return "int"
+    return None
+
+
+def layout(ty: str, named, base=0) -> dict:
+    """offset -> scalar kind for every scalar in a (possibly nested) type."""
+    ty = named.get(ty.strip(), ty).strip()
+    out = {}
+    if ty.startswith(("{", "<{")):
+        pos = 0
+        for f in split_fields(ty):
+            if not ty.startswith("<{"):
+                a = type_align(f, named)
+                pos = (pos + a - 1) // a * a
+            out.update(layout(f, named, base + pos))
+            pos += type_size(f, named)
+        return out
+    if ty.startswith(("[", "<")) and not ty.startswith("<{") and " x " in ty:
+        n, elem = ty[1:-1].split(" x ", 1)
+        size = type_size(elem.strip(), named)
+        for k in range(min(int(n), 4096)):
+            out.update(layout(elem.strip(), named, base + k * size))
+        return out
+    k = scalar_kind(ty)
+    if k:
+        out[base] = k
+    return out
+
+
+def tbaa_kind(module, tag: str | None):
+    """Scalar kind of a TBAA access tag (!{base, access, offset}), None for char/unknown."""
+    node = module.metadata.get(tag or "")
+    if not node:
+        return None
+    refs = re.findall(r"![0-9]+", node)
+    if len(refs) < 2:
+        return None
+    name = re.search(r'!"([^"]*)"', module.metadata.get(refs[1], ""))
+    if not name:
+        return None
+    n = name.group(1)
+    if n in FLOATS:
+        return n
+    if "pointer" in n or n.startswith("p1 ") or n.startswith("p2 ") or n.endswith("*"):
+        return "ptr"
+    if n in _INT_NAMES or n.startswith(("int", "long", "unsigned", "short")):
+        return "int"
+    return None
+
+
+def tbaa_name(module, tag: str | None):
+    """Name of the access type of a TBAA tag ("double", "omnipotent char", "p1 int"...)."""
+    refs = re.findall(r"![0-9]+", module.metadata.get(tag or "", ""))
+    if len(refs) < 2:
+        return None
+    m = re.search(r'!"([^"]*)"', module.metadata.get(refs[1], ""))
+    return m.group(1) if m else None
+
+
+def tbaa_is_field(module, tag: str | None) -> bool:
+    """A struct-path access tag (base type differs from the access type): a struct field."""
+    refs = re.findall(r"![0-9]+", module.metadata.get(tag or "", ""))
+    return len(refs) >= 2 and refs[0] != refs[1]
+
+
+def tbaa_pointee(module, tag: str | None):
+    """Kind of the data a pointer points to, from a pointer TBAA tag ("p1 double" -> double,
+    "p2 ..." -> ptr), None otherwise."""
+    node = module.metadata.get(tag or "")
+    refs = re.findall(r"![0-9]+", node or "")
+    if len(refs) < 2:
+        return None
+    m = re.search(r'!"p(\d+) ([^"]*)"', module.metadata.get(refs[1], ""))
+    if not m:
+        return None
+    if m.group(1) != "1":
+        return "ptr"
+    return m.group(2) if m.group(2) in FLOATS else "int" if m.group(2) in _INT_NAMES else None
+
+
+def tbaa_struct(module, md: str | None) -> dict:
+    """!tbaa.struct of a memcpy: offset -> (size, kind)."""
+    node = module.metadata.get(md or "")
+    if not node:
+        return {}
+    parts = re.findall(r"i64 (-?\d+), i64 (\d+), (![0-9]+)", node)
+    return {int(o): (int(s), tbaa_kind(module, t)) for o, s, t in parts}
+
+
+def global_type(module, name: str) -> str | None:
+    """Value type of a global variable from its definition line."""
+    from enzyme_cc.ir.lexer import tokenize, parse_type
+    line = module.globals.get(name, "")
+    toks = tokenize(line)
+    for k, t in enumerate(toks):
+        if t in ("global", "constant"):
+            try:
+                return parse_type(toks, k + 1)[0]
+            except (ValueError, IndexError):
+                return None
+    return None
+
+
+def declared_kind(module, fn, ptr: str, size: int, info=None):
+    """The one scalar kind the declared type (of the alloca, global or typed GEP ptr points
+    into, or the one struct type GEPs index its memory by) has in the `size` bytes at ptr, or
+    None: bytes, unions, mixed kinds, or an access that does not start on a scalar."""
+    ty, off = containing_type(module, fn, ptr)
+    if not ty and info is not None:
+        ty, off = record_of(module, fn, info, ptr)
+    if not ty or off is None:
+        return None
+    named = module.named_types
+    tsize = type_size(ty, named)
+    if opaque_layout(ty, named) or not tsize:
+        return None
+    lay = layout(ty, named)
+    off %= tsize                              # an element of an array of ty
+    if off not in lay:
+        return None
+    kinds = {k for o, k in lay.items() if off <= o < off + size}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def record_of(module, fn, info, p):
+    """(struct type, byte offset of p from a record's start) for a pointer into memory that
+    GEPs index by one struct type only (a pointer walking an array of records, as std::sort's
+    moves do: `p - 56`), or (None, None)."""
+    base, off = decompose(module, fn, p)
+    tys = info.records.get(info._find(base), set())
+    if len(tys) != 1 or off is None:
+        return None, None
+    return next(iter(tys)), off
+
+
+def containing_type(module, fn, p):
+    """(type, byte offset of p in it) for p = a chain of GEPs from a typed GEP, an alloca or a
+    global: a typed GEP's leading (array) index is taken as element 0. (None, None) if unknown."""
+    off = 0
+    for _ in range(32):
+        d = fn.defs.get(p)
+        op = getattr(d, "op", None)
+        if op in ("bitcast", "addrspacecast"):
+            p = d.ops[0].value
+            continue
+        if op == "alloca":
+            return d.src_ty, off
+        if p.startswith("@"):
+            return global_type(module, p), off
+        if op != "getelementptr" or not d.src_ty:
+            return None, None
+        if d.src_ty.strip() == "i8":
+            try:
+                off += sum(int(o.value) for o in d.ops[1:])
+            except ValueError:
+                return None, None
+            p = d.ops[0].value
+            continue
+        rest = [o.value for o in d.ops[2:]]
+        if not all(v.lstrip("-").isdigit() for v in rest):
+            return None, None
+        inner = gep_offset(module, SimpleNamespace(src_ty=d.src_ty, ops=[d.ops[0], Operand(
+            "i64", "0")] + list(d.ops[2:])))
+        if inner is None:
+            return None, None
+        if d.ops[1].value.lstrip("-").isdigit():   # constant: an offset into the base object
+            bt, bo = containing_type(module, fn, d.ops[0].value)
+            if bt is not None:
+                return bt, bo + off + gep_offset(module, d)
+        return d.src_ty, off + inner
+    return None, None
+
+
+def opaque_layout(ty: str, named) -> bool:
+    """The IR type says nothing reliable about the data: a byte or short array or scalar (an
+    SROA slice, a buffer), or a union that may hold a float where its IR type has another
+    scalar. (Char fields and arrays inside a struct are what they say: integers.)"""
+    top = named.get(ty.strip(), ty).strip()
+    elem = top[1:-1].split(" x ", 1)[1].strip() if top.startswith("[") and " x " in top else top
+    return elem in ("i8", "i16") or unions_hide(ty, named)
+
+
+def unions_hide(ty: str, named) -> bool:
+    """ty holds a union whose IR type (the member clang picked: the most aligned, then the
+    largest) is not all floats: another member may be a float. A union whose IR type is a
+    float holds float data or data its copies may treat as such (an integer's shadow is zero)."""
+    for name in re.findall(r'%"?union\.[-\w.$]+"?', _with_unions(ty, named)):
+        body = named_expand(named.get(name, ""), named)
+        if not body or set(layout(body, named).values()) - FLOATS:
+            return True
+    return False
+
+
+def _with_unions(ty: str, named) -> str:
+    """ty with every named type but unions expanded (so the unions it holds are named)."""
+    for _ in range(4):
+        new = re.sub(r"%[-\w.$\"]+(?!\w)", lambda m: named.get(m.group(0), m.group(0))
+                     if m.group(0) in named and "union." not in m.group(0) else m.group(0), ty)
+        if new == ty:
+            break
+        ty = new
+    return ty
+
+
+def named_expand(ty: str, named, keep_names: bool = False) -> str:
+    """A type's text with named struct types replaced by their bodies (a few levels); with
+    keep_names each body is preceded by its name (to see e.g. `%union.`)."""
+    import re
+    for _ in range(4):
+        new = re.sub(r"%[-\w.$\"]+(?!\w)", lambda m: (m.group(0)[1:] + " " if keep_names else "")
+                     + named.get(m.group(0), m.group(0)) if m.group(0) in named else m.group(0), ty)
+        if new == ty:
+            break
+        ty = new
+    return ty
