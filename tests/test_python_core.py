@@ -137,8 +137,40 @@ def test_compiler_error_carries_enzyme_cc_message():
 
 
 def test_missing_function_is_a_build_error():
-    with pytest.raises(ffi.BuildError, match="norm2"):
+    with pytest.raises(ffi.BuildError, match="'norm2' is not defined in the given sources"):
         ffi.build([NORM2], source="double other(double x) { return x; }")
+
+
+@pytest.mark.parametrize("sig,src,message", [
+    # float64 declared for a C `float *`: read as doubles, it gave [256, 512, 0, 0]
+    (ffi.Signature("sq", [In("x", ("n",)), ffi.Int("n"), Out("y", ("n",))]),
+     "void sq(const float *x, int n, float *y) { for (int i = 0; i < n; i++) y[i] = x[i] * x[i]; }",
+     "argument 'x' is `const float \\*` in C, but In declares dtype 'float64'"),
+    # an Out of float32 where C writes doubles: heap corruption
+    (ffi.Signature("sq", [In("x", ("n",), "float32"), ffi.Int("n"), Out("y", ("n",), "float32")]),
+     "void sq(const float *x, int n, double *y) { for (int i = 0; i < n; i++) y[i] = x[i]; }",
+     "argument 'y' is `double \\*` in C, but Out declares dtype 'float32'"),
+    # a by-value double declared as a 0-d input: an internal error before
+    (ffi.Signature("scale", [In("x", ("n",)), In("a", ()), ffi.Int("n"), Out("y", ("n",))]),
+     "void scale(const double *x, double a, int n, double *y) { for (int i = 0; i < n; i++) y[i] = a * x[i]; }",
+     "argument 'a' is `double` in C, passed by value, but In declares a pointer"),
+    (ffi.Signature("sq", [In("x", ("n",)), ffi.Int("n", "int64_t"), Out("y", ("n",))]),
+     "void sq(const double *x, int n, double *y) { for (int i = 0; i < n; i++) y[i] = x[i]; }",
+     "argument 'n' is `int` in C, but Int declares int64_t"),
+    (ffi.Signature("sq", [In("x", ("n",)), ffi.Int("n"), Out("y", ("n",))]),
+     "void sq(const double *x, int n, const double *y) { }",
+     "argument 'y' is `const double \\*` in C \\(read only\\), but Out declares it written"),
+    (ffi.Signature("sq", [In("x", ("n",)), ffi.Int("n")], ret=ffi.Ret("r")),
+     "void sq(const double *x, int n) { }", "it returns void, but Ret declares double"),
+    (ffi.Signature("sq", [In("x", ("n",)), ffi.Int("n"), Out("y", ("n",))]),
+     "void sq(const double *x, double *y) { }", "with 2 argument\\(s\\), but the signature declares 3"),
+])
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_signature_contradicting_the_prototype_is_refused(sig, src, message, opt):
+    """The compiler knows the prototype: a Signature that contradicts it is refused before any
+    call, naming the argument (it gave wrong numbers, heap corruption or an internal error)."""
+    with pytest.raises(ffi.SignatureError, match=message):
+        ffi.build([sig], source=src, flags=(opt,))
 
 
 def test_missing_compiler(monkeypatch):

@@ -118,8 +118,12 @@ def build_library(sigs, sources=(), source=None, lang="c", flags=("-O2",), link_
             with open(path, "wb") as f:
                 f.write(data)
             obj = path + ".o"
-            _run([driver(lg), *flags, "-fPIC", "-c", path, "-o", obj], name)
+            # the user's sources with debug info: the prototype check reads their C types
+            debug = ["-g"] if i < len(srcs) and not any(f.startswith("-g") for f in flags) else []
+            _run([driver(lg), *flags, *debug, "-fPIC", "-c", path, "-o", obj], name)
             objs.append(obj)
+            if i == len(srcs) - 1:
+                check_prototypes(sigs, objs, bool(link_flags))
         linker = "fortran" if "fortran" in langs else "c++" if "c++" in langs else "c"
         extra = ["-lstdc++"] if linker == "fortran" and "c++" in langs else []
         _run([driver(linker), *flags, "-shared", "-fPIC", *objs, *link_flags, *extra, "-lm",
@@ -134,6 +138,24 @@ def build_library(sigs, sources=(), source=None, lang="c", flags=("-O2",), link_
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return lib
+
+
+def check_prototypes(sigs, objs, more_code: bool):
+    """Each declared function against its compiled prototype (ffi/prototype.py); a function
+    the sources do not define is named, unless the link flags may bring it."""
+    from enzyme_cc.bitcode.elf import bitcode_modules
+    from .prototype import check, find
+    modules = []
+    for obj in objs:
+        with open(obj, "rb") as f:
+            modules += bitcode_modules(f.read(), obj)
+    for sig in sigs:
+        proto = find(modules, sig.name)
+        if proto is not None:
+            check(sig, proto)
+        elif not more_code:
+            raise BuildError(f"'{sig.name}' is not defined in the given sources (C++: declare "
+                                 "it extern \"C\"; Fortran: bind(c))")
 
 
 def _run(cmd, what):

@@ -1,0 +1,190 @@
+"""The prototype of a declared function as enzyme-cc compiled it, checked against its Signature
+before anything runs: the IR function type says pointer, float, double or an integer's width
+for every parameter, and the debug info (the user's sources are compiled with -g) what a
+pointer points to and whether it is const. A Signature that contradicts the code is refused,
+naming the argument, instead of giving wrong numbers or corrupting the heap."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .signature import DTYPES, In, Int, Out, SignatureError
+
+# Integer C types and their widths in bits (x86-64 Linux).
+_INT_BITS = {"int": 32, "int32_t": 32, "long": 64, "long long": 64, "int64_t": 64, "size_t": 64,
+             "ptrdiff_t": 64}
+# Float names in debug info (C, C++ and flang's) -> dtype.
+_FLOAT_NAMES = {"double": "float64", "real(kind=8)": "float64", "double precision": "float64",
+                "real*8": "float64", "float": "float32", "real": "float32",
+                "real(kind=4)": "float32", "real*4": "float32"}
+
+
+@dataclass
+class Param:
+    ir: str                      # IR type: ptr, double, float, i32, ...
+    c: str | None = None         # the C type as the debug info spells it (None without it)
+    pointee: str | None = None   # for a pointer: the base type's name (typedefs resolved)
+    const: bool = False          # for a pointer: the pointee is const
+
+
+@dataclass
+class Prototype:
+    name: str
+    ret: str                     # IR return type
+    params: list
+
+
+def find(modules, name: str) -> Prototype | None:
+    """The prototype of the function `name` defined in one of the bitcode modules (bytes)."""
+    import llvmlite.binding as llvm
+    from enzyme_cc.ir.model import parse_module
+    for data in modules:
+        mod = llvm.parse_bitcode(data)
+        try:
+            fn = mod.get_function(name)
+        except NameError:
+            continue
+        if fn.is_declaration:
+            continue
+        text = str(mod)
+        m = parse_module(text)
+        f = m.function("@" + name)
+        proto = Prototype(name, f.ret_ty.strip(), [Param(p.ty.strip()) for p in f.params])
+        _debug_types(m.metadata, f.dbg, proto)
+        return proto
+    return None
+
+
+def _field(node: str, key: str):
+    m = re.search(rf"\b{key}: (\"[^\"]*\"|![0-9]+|[-\w.]+)", node or "")
+    return m.group(1) if m else None
+
+
+def _debug_types(md, sp, proto):
+    """Fill in each parameter's C type from the DISubprogram's DISubroutineType."""
+    types = md.get(_field(md.get(sp or "", ""), "type") or "", "")
+    lst = md.get(_field(types, "types") or "", "")
+    refs = re.findall(r"![0-9]+|null", lst)
+    if len(refs) != len(proto.params) + 1:
+        return                   # (no debug info, or a C++ member function's this and friends)
+    for p, ref in zip(proto.params, refs[1:]):
+        p.c, p.pointee, p.const = _describe(md, ref)
+
+
+def _describe(md, ref, depth=0):
+    """(C spelling, pointee base name or None, pointee const) of a DIType."""
+    node = md.get(ref, "") if ref != "null" else ""
+    tag = _field(node, "tag") or ""
+    if depth > 16 or not node:
+        return "void", None, False
+    if "DIBasicType" in node:
+        return _field(node, "name").strip('"'), None, False
+    if tag == "DW_TAG_typedef":
+        _, pointee, const = _describe(md, _field(node, "baseType"), depth + 1)
+        return _field(node, "name").strip('"'), pointee, const
+    if tag in ("DW_TAG_const_type", "DW_TAG_volatile_type", "DW_TAG_restrict_type"):
+        return _describe(md, _field(node, "baseType"), depth + 1)
+    if tag in ("DW_TAG_pointer_type", "DW_TAG_reference_type", "DW_TAG_rvalue_reference_type"):
+        inner = _field(node, "baseType")
+        const = _is_const(md, inner)
+        base = _base_name(md, inner, depth + 1)
+        return f"{'const ' if const else ''}{base} *", base, const
+    return _field(node, "name").strip('"') if _field(node, "name") else "?", None, False
+
+
+def _is_const(md, ref, depth=0) -> bool:
+    node = md.get(ref or "", "")
+    tag = _field(node, "tag") or ""
+    if tag == "DW_TAG_const_type":
+        return True
+    if tag in ("DW_TAG_volatile_type", "DW_TAG_restrict_type") and depth < 8:
+        return _is_const(md, _field(node, "baseType"), depth + 1)
+    return False
+
+
+def _base_name(md, ref, depth=0) -> str:
+    """The name of the type behind qualifiers and typedefs (void for none)."""
+    node = md.get(ref or "", "")
+    if not node or depth > 16:
+        return "void"
+    tag = _field(node, "tag") or ""
+    if "DIBasicType" in node:
+        return _field(node, "name").strip('"')
+    if tag in ("DW_TAG_const_type", "DW_TAG_volatile_type", "DW_TAG_restrict_type",
+               "DW_TAG_typedef", "DW_TAG_atomic_type"):
+        inner = _field(node, "baseType")
+        if tag == "DW_TAG_typedef" and inner is None:
+            return _field(node, "name").strip('"')
+        return _base_name(md, inner, depth + 1)
+    if tag == "DW_TAG_pointer_type":
+        return _base_name(md, _field(node, "baseType"), depth + 1) + " *"
+    name = _field(node, "name")
+    return name.strip('"') if name else "?"
+
+
+def check(sig, proto: Prototype):
+    """Refuse a Signature that contradicts the compiled prototype: the argument count, pointer
+    versus value, the element type behind a pointer, const outputs, integer widths, the
+    returned type."""
+    where = f"{sig.name}: the C function is {_show(proto)}"
+    if len(proto.params) != len(sig.args):
+        raise SignatureError(f"{where}, with {len(proto.params)} argument(s), but the signature "
+                             f"declares {len(sig.args)}")
+    for a, p in zip(sig.args, proto.params):
+        _check_arg(sig, where, a, p)
+    if sig.ret is not None:
+        want = DTYPES[sig.ret.dtype]
+        if proto.ret != want:
+            raise SignatureError(f"{where}: it returns {_c_ret(proto)}, but Ret declares "
+                                 f"{want} (dtype {sig.ret.dtype!r})")
+
+
+def _check_arg(sig, where, a, p):
+    kind = type(a).__name__
+    if isinstance(a, Int):
+        bits = _INT_BITS[a.ctype]
+        if p.ir != f"i{bits}":
+            raise SignatureError(f"{where}: argument {a.name!r} is {_c(p)} in C, but Int "
+                                 f"declares {a.ctype}" + (" (a pointer: declare it In or Out)"
+                                                          if p.ir == "ptr" else ""))
+        return
+    want = DTYPES[a.dtype]
+    decl = f"{'const ' if isinstance(a, In) else ''}{want} *"
+    if p.ir != "ptr":
+        by_value = p.ir in ("double", "float")
+        raise SignatureError(
+            f"{where}: argument {a.name!r} is {_c(p)} in C, passed by value, but {kind} declares "
+            f"a pointer ({decl}{a.name})" + (": pass the value through a pointer in a C wrapper, "
+                                             "or take `const double *` in the function"
+                                             if by_value else ""))
+    if p.pointee is not None:
+        have = _FLOAT_NAMES.get(p.pointee)
+        if have is None and p.pointee not in ("void", "?"):
+            raise SignatureError(f"{where}: argument {a.name!r} points to {p.pointee} in C, but "
+                                 f"{kind} declares {a.dtype} data ({decl}{a.name})")
+        if have is not None and have != a.dtype:
+            raise SignatureError(f"{where}: argument {a.name!r} is {_c(p)} in C, but {kind} "
+                                 f"declares dtype {a.dtype!r} ({decl}{a.name}): use dtype "
+                                 f"{have!r}")
+        if isinstance(a, Out) and p.const:
+            raise SignatureError(f"{where}: argument {a.name!r} is {_c(p)} in C (read only), "
+                                 "but Out declares it written: declare it In")
+
+
+def _c(p) -> str:
+    return f"`{p.c}`" if p.c else f"`{_ir_c(p.ir)}`"
+
+
+def _ir_c(ir: str) -> str:
+    return {"ptr": "a pointer", "double": "double", "float": "float", "i32": "a 32-bit integer",
+            "i64": "a 64-bit integer", "i8": "an 8-bit integer", "i16": "a 16-bit integer",
+            "i1": "bool"}.get(ir, ir)
+
+
+def _c_ret(proto) -> str:
+    return {"void": "void"}.get(proto.ret, _ir_c(proto.ret))
+
+
+def _show(proto) -> str:
+    args = ", ".join(p.c or _ir_c(p.ir) for p in proto.params) or "void"
+    return f"`{_c_ret(proto)} {proto.name}({args})`"
