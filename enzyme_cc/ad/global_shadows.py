@@ -25,7 +25,7 @@ import re
 from types import SimpleNamespace
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import type_size
+from enzyme_cc.ir.lexer import split_fields, type_align, type_size
 from .diagnostics import located
 from .global_addresses import queried_globals
 from .type_layout import global_type, layout, underlying
@@ -395,7 +395,6 @@ def _scalars(ty, named) -> list[tuple[int, str, int]]:
 
 def scalar_type(ty, named, off):
     """The scalar type at a byte offset of a type (None when it is not a scalar's start)."""
-    from .typeinfo import split_fields, type_align
     ty = named.get(ty.strip(), ty).strip()
     if ty.startswith(("{", "<{")):
         pos = 0
