@@ -457,6 +457,14 @@ class Activity:
                     # data may reach it, like a local allocation
                     sh = self._local_shadowed(inst.name)
                 return act, sh
+            sh = False
+            if isptr and (inst.callee or "").startswith("%"):
+                # a pointer made by a function the call may reach (a stepper's state allocated
+                # through its type's function pointer): shadowed as a direct call's would be
+                _, sh = callee_info(inst, self)
+                if sh and not any(o.value in self.shadowed or o.value in self.active
+                                  for o in inst.ops):
+                    sh = self._local_shadowed(inst.name)   # fresh memory, as for direct calls
             return fp and (self._any_active(inst) or any(
-                o.value in self.shadowed for o in inst.ops)), False
+                o.value in self.shadowed for o in inst.ops)), sh
         return False, False

@@ -160,14 +160,20 @@ class Generator(IndirectCalls, CallEmitter):
         for ty, o in zip(self.param_types(inst), inst.ops):
             if is_fp(ty) and caller_act.is_active(o.value):
                 acts.append("active")
-            elif ty == "ptr" and caller_act.has_shadow(o.value) and o.value != "null":
+            elif ty == "ptr" and caller_act.has_shadow(o.value):   # (null: its own shadow)
                 acts.append("dup")
             else:
                 acts.append("const")
         return acts
 
     def callee_activity(self, inst, caller_act=None):
-        """(result active, result has a shadow) for a call to a function with bitcode."""
+        """(result active, result has a shadow) for a call to a function with bitcode; for an
+        indirect call, over the functions it may reach (the address-taken ones of its type)."""
+        if (inst.callee or "").startswith("%") and caller_act is not None:
+            tys = [o.ty for o in inst.ops]
+            acts = self.call_activity(inst, caller_act)
+            out = [self._callee_summary(t, acts)[:2] for t in self.address_taken(inst.ty, tys)]
+            return any(a for a, _ in out), any(s for _, s in out)
         fn = self.module.function(inst.callee)
         if caller_act is None or fn is None:
             return False, False

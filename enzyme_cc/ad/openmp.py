@@ -92,9 +92,9 @@ def refuse(gen, synth, inst):
 # ---- the outlined function as a call -------------------------------------------------------
 def outlined_call(inst) -> Inst:
     """The fork as the call the runtime makes: @outlined(gtid, btid, captured...) (gtid/btid
-    are the runtime's, inactive: stand-ins `null`)."""
+    are the runtime's, inactive: stand-ins `undef`; a `null` argument is its own shadow)."""
     fn = inst.ops[2].value
-    ops = [Operand("ptr", "null"), Operand("ptr", "null")] + list(inst.ops[3:])
+    ops = [Operand("ptr", "undef"), Operand("ptr", "undef")] + list(inst.ops[3:])
     return Inst(name=None, op="call", ty="void", toks=inst.toks, md=inst.md, block=inst.block,
                 ops=ops, callee=fn)
 
