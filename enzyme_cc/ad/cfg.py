@@ -2,6 +2,14 @@
 from __future__ import annotations
 
 
+def pred_edges(b):
+    """b's predecessors once per edge into b, the entries a phi of b needs: a switch with two
+    case values jumping to b is one predecessor (prepare.py keeps them unique) but two edges."""
+    for p in b.preds:
+        for _ in range(max(1, p.term.targets.count(b.label))):
+            yield p
+
+
 def dominators(fn) -> dict[str, set[str]]:
     """Block label -> labels of the blocks dominating it (itself included). Iterative data flow."""
     labels = [b.label for b in fn.blocks]

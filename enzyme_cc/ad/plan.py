@@ -10,6 +10,8 @@ tape stays LIFO. The outermost such loop is used (the value is invariant in all 
 """
 from __future__ import annotations
 
+from .cfg import pred_edges
+
 
 def hoist_loop(synth, key, user: str):
     """The outermost canonical loop containing block `user` but not the definition of `key` (or
@@ -177,7 +179,7 @@ def exit_phis(synth, b) -> list[str]:
     out = []
     for k, lp in synth.exit_phis.get(b.label, {}).items():
         inc = ", ".join(f"[ {synth._key_forward_name(k) if p.label in lp.blocks else 'poison'}, "
-                        f"{synth.r(p.label)} ]" for p in b.preds)
+                        f"{synth.r(p.label)} ]" for p in pred_edges(b))
         names[k] = synth.tmp("xh")
         out.append(f"{names[k]} = phi {synth._key_type(k)} {inc}")
     return out

@@ -21,7 +21,7 @@ from enzyme_cc.ir.lexer import join
 from enzyme_cc.ir.model import Inst
 from enzyme_cc.rules import REVERSE, FORWARD
 from .activity import Activity, primal_only
-from .cfg import dominators, cyclic_blocks, reverse_postorder
+from .cfg import dominators, cyclic_blocks, pred_edges, reverse_postorder
 from .diagnostics import located
 from . import fp_logger
 from . import activity_report, openmp, openmp_affine, openmp_ranges, openmp_version, undo_stores
@@ -308,7 +308,8 @@ class Synth(TapeRecords, ValuePlan):
                 if ("iv", b.label) in self.value_slots:
                     ctx.after_phis.append(f"store i64 %ad.iv.{h}, ptr {self.value_slots[('iv', b.label)]}")
             elif len(b.preds) > 1:
-                inc = ", ".join(f"[ {k}, {self.r(p.label)} ]" for k, p in enumerate(b.preds))
+                index = {p.label: k for k, p in enumerate(b.preds)}
+                inc = ", ".join(f"[ {index[p.label]}, {self.r(p.label)} ]" for p in pred_edges(b))
                 fwd_lines.append(f"%ad.pred.{self.r(b.label)[1:]} = phi {self.pred_type(b.label)} {inc}")
                 if ("pred", b.label) in self.value_slots:
                     ctx.after_phis.append(f"store {self.pred_type(b.label)} %ad.pred.{self.r(b.label)[1:]}, ptr "
@@ -317,7 +318,7 @@ class Synth(TapeRecords, ValuePlan):
                       and lp.header not in self.once]:
                 lp = self.loops[h]
                 inc = ", ".join(f"[ {'%ad.iv.' + self.r(h)[1:] if p.label in lp.blocks else 0}, "
-                                f"{self.r(p.label)} ]" for p in b.preds)
+                                f"{self.r(p.label)} ]" for p in pred_edges(b))
                 key = ("ivx", (h, b.label))
                 fwd_lines.append(f"{self._key_forward_name(key)} = phi i64 {inc}")
                 if key in self.value_slots:
