@@ -736,6 +736,8 @@ def test_invalid_derivative_ir_names_the_primal_and_the_sweep():
     assert generated_origin(text, msg) == \
         " in the reverse sweep of 'step' (generated function 'rev.step.3', from hydro.c:42)"
     assert generated_origin(text, "no line number") == ""
+    verifier = "PHINode should have one entry for each predecessor!\n  %a = fadd double %t, 1.0"
+    assert generated_origin(text, verifier).startswith(" in the reverse sweep of 'step'")
 
 
 def test_locations_of_every_kind_format_without_crashing():

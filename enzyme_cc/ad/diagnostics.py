@@ -71,11 +71,15 @@ _GENERATED = (("diffe.", "the combined reverse-mode derivative"),
 def generated_origin(text: str, message: str) -> str:
     """' in <what> of '<primal>' (generated '<fn>', <primal source>)' for the IR line an LLVM
     parser message names (`<string>:LINE:COL: error: ...`), or '' when it cannot tell."""
-    m = re.search(r"<string>:(\d+):", message)
-    if not m:
-        return ""
     lines = text.split("\n")
-    k = min(int(m.group(1)) - 1, len(lines) - 1)
+    m = re.search(r"<string>:(\d+):", message)
+    if m:                                   # the parser's line
+        k = min(int(m.group(1)) - 1, len(lines) - 1)
+    else:                                   # the verifier quotes the instruction
+        quoted = [q.strip() for q in message.split("\n") if re.match(r"\s+%[-\w.$]+ = ", q)]
+        k = next((i for i, ln in enumerate(lines) if quoted and ln.strip() == quoted[0]), -1)
+        if k < 0:
+            return ""
     while k >= 0 and not lines[k].startswith("define "):
         k -= 1
     d = re.search(r'@("[^"]+"|[-\w.$]+)\(', lines[k]) if k >= 0 else None
