@@ -124,12 +124,17 @@ def _declared_ranges(module, fn, ptrs, length, info=None):
         if not ty or off is None:
             # the other ends of this function's copies of as many bytes with p: `S t = *a;
             # *a = *b; *b = t;` copies *b's type from t's declaration (the pointers reloaded
-            # from one spill slot, at -O0, are one pointer)
-            ptrs += _copied_with(fn, p, length)
+            # from one spill slot, at -O0, are one pointer); a copy whose !tbaa.struct types
+            # every field (`b[0] = s[0]` before `b[1] = b[0]`, in malloc'd memory) says it
+            for q, copy in _copied_with(fn, p, length):
+                tagged = _tagged_ranges(module, copy, length)
+                if tagged:
+                    return tagged
+                ptrs.append(q)
             continue
         if opaque_layout(ty, named):
             if off == 0 and ty.startswith("[") and p in fn.defs:
-                ptrs += _copied_with(fn, p, length)   # an SROA slice: typed where it goes
+                ptrs += [q for q, _ in _copied_with(fn, p, length)]   # an SROA slice: typed where it goes
             continue
         size = type_size(ty, named)
         if not size:
@@ -142,21 +147,12 @@ def _declared_ranges(module, fn, ptrs, length, info=None):
         lay = {o - off: k for o, k in lay.items() if off <= o < off + length}
         if not lay:
             continue
-        if 0 not in lay:
-            lay[0] = "int"                   # leading padding
-        offs = sorted(lay) + [length]
-        ranges = []
-        for i, o in enumerate(offs[:-1]):    # adjacent scalars of one kind: one range
-            if ranges and ranges[-1][2] == lay[o]:
-                ranges[-1] = (ranges[-1][0], offs[i + 1] - ranges[-1][0], lay[o])
-            else:
-                ranges.append((o, offs[i + 1] - o, lay[o]))
-        return ranges
+        return _merged(lay, length)
     return None
 
 
 def _copied_with(fn, buf, length):
-    """The other ends of the fixed-size copies of `length` bytes into or out of buf."""
+    """(other end, the copy) of the fixed-size copies of `length` bytes into or out of buf."""
     out = []
     key = _spilled(fn, buf)
     for inst in fn.insts():
@@ -164,8 +160,33 @@ def _copied_with(fn, buf, length):
                 and len(inst.ops) >= 3 and inst.ops[2].value == str(length):
             a, b = inst.ops[0].value, inst.ops[1].value
             if key in (_spilled(fn, a), _spilled(fn, b)):
-                out.append(b if _spilled(fn, a) == key else a)
+                out.append((b if _spilled(fn, a) == key else a, inst))
     return out
+
+
+def _tagged_ranges(module, copy, length):
+    """The ranges a copy's complete `!tbaa.struct` gives (every field's kind known), or None."""
+    ts = tbaa_struct(module, copy.md.get("!tbaa.struct"))
+    if not ts or any(k is None for _, k in ts.values()):
+        return None
+    lay = {off: kind for off, (_, kind) in ts.items()}
+    return _merged(lay, length)
+
+
+def _merged(lay: dict, length: int):
+    """[(offset, size, kind)] from {offset: kind} over `length` bytes, adjacent scalars of one
+    kind in one range, padding before the first field an integer range."""
+    lay = dict(lay)
+    if 0 not in lay:
+        lay[0] = "int"
+    offs = sorted(lay) + [length]
+    ranges = []
+    for i, o in enumerate(offs[:-1]):
+        if ranges and ranges[-1][2] == lay[o]:
+            ranges[-1] = (ranges[-1][0], offs[i + 1] - ranges[-1][0], lay[o])
+        else:
+            ranges.append((o, offs[i + 1] - o, lay[o]))
+    return ranges
 
 
 def _spilled(fn, v: str) -> str:

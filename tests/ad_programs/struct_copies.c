@@ -47,6 +47,17 @@ double f(S *s, P *q, Nest *nn, int n) {
   return r;
 }
 
+/* a copy between two elements of a heap array of structs, typed by the copy into the first */
+typedef struct { double x; float w; double y; } T;
+double heap_copy(T *s) {
+  T *b = malloc(2 * sizeof(T));
+  b[0] = s[0];
+  b[1] = b[0];
+  double r = b[1].x * b[0].y + (double)b[1].w * b[0].x;
+  free(b);
+  return r;
+}
+
 static S s[N], ds[N], ts[N];
 static P q[N], dq[N], tq[N];
 static Nest nn, dn, tn;
@@ -109,6 +120,13 @@ int main(void) {
   double jt = __enzyme_fwddiff((void *)f, enzyme_dup, s, ts, enzyme_dup, q, tq, enzyme_dup, &nn,
                                &tn, enzyme_const, N);
   check("forward.dot", 0, jt, dot, 1e-6);   /* float fields: float rounding */
+  T t = {1.5, 0.5f, 2.5}, dt = {0, 0, 0}, tt = {0.25, -0.5f, 0.75};
+  __enzyme_autodiff((void *)heap_copy, enzyme_dup, &t, &dt);
+  check("heap_copy.x", 0, dt.x, 2.5 + 0.5, 1e-12);
+  check("heap_copy.w", 0, dt.w, 1.5, 1e-12);
+  check("heap_copy.y", 0, dt.y, 1.5, 1e-12);
+  check("heap_copy.forward", 0, __enzyme_fwddiff((void *)heap_copy, enzyme_dup, &t, &tt),
+        tt.x * dt.x + tt.w * dt.w + tt.y * dt.y, 1e-12);
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0;
 }
