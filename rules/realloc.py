@@ -39,13 +39,47 @@ def copy_len(ctx, pv, nv):
     return k
 
 
+def records_moved(synth, inst):
+    """The record layout of a realloc'd array of structs: the ranges of the fixed-size copies
+    into or out of the old or the new block (`b[i] = s[i]`), all of one size and layout with
+    float data, as RecordRanges with that stride; None otherwise."""
+    from enzyme_cc.ad.copy_types import RecordRanges, copy_ranges
+    from enzyme_cc.ad.type_layout import underlying
+    fn, types = synth.fn, synth.types
+    blocks = {types._find(underlying(fn, v)) for v in (inst.name, inst.ops[0].value)}
+    found = set()
+    for c in fn.insts():
+        if c.op == "call" and (c.callee or "").startswith(("@llvm.memcpy", "@llvm.memmove")) and \
+                c.ops[2].value.isdigit() and any(types._find(underlying(fn, o.value)) in blocks
+                                                 for o in c.ops[:2]):
+            ranges = copy_ranges(synth.module, fn, c, types)
+            if not ranges or any(k is None for _, _, k in ranges):
+                return None
+            # (integer ranges and padding carry nothing: copies may draw them differently)
+            found.add((int(c.ops[2].value), tuple(r for r in ranges if r[2] != "int")))
+    if len(found) != 1:
+        return None
+    stride, ranges = found.pop()
+    return RecordRanges(list(ranges), stride) if any(
+        k in ("double", "float") for _, _, k in ranges) else None
+
+
 def rev_realloc(ctx, inst):
     p, n = inst.ops[0], inst.ops[1]
     synth = ctx.synth
     info = synth.types.pointee_summary(inst.name)
     kinds = set(info.values()) - {"int"}
     if p.value != "null" and p.value in ctx.act.shadowed:
-        if len(kinds) != 1 and not (info and set(info.values()) == {"int"}):
+        records = records_moved(synth, inst) if len(kinds) != 1 else None
+        if records is not None:          # an array of structs: field by field, record by record
+            from .copy_adjoint import copy_fields
+            keep = copy_len(ctx, ctx.p(p.value), ctx.p(n.value))
+            for off, nb, kind in records:
+                if kind in ("double", "float"):
+                    copy_fields(ctx.gen(), ctx.emit, ctx.tmp, f"adj_{kind}", ctx.s(inst.name),
+                                ctx.s(p.value), off, nb, records, keep)
+            kinds = set()
+        elif len(kinds) != 1 and not (info and set(info.values()) == {"int"}):
             ctx.gen().fail(synth, inst, "cannot deduce the type of the data realloc moves",
                            "access the buffer through typed pointers")
         kind = next(iter(kinds), None)

@@ -32,7 +32,8 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None):
         for off, (size, kind) in sorted(ts.items()):
             ranges.append((off, size, kind or _guess(info, dst.value, src.value, off)))
         if any(k is None for _, _, k in ranges):
-            return _declared_ranges(module, fn, (dst.value, src.value), length, info) or ranges
+            return _declared_ranges(module, fn, (dst.value, src.value), length, info) or \
+                _struct_by_shape(module, ranges, length) or ranges
         return ranges
     if length is None:
         # a run of records: their declared struct type is stronger evidence than the kinds
@@ -162,6 +163,37 @@ def _copied_with(fn, buf, length):
             if key in (_spilled(fn, a), _spilled(fn, b)):
                 out.append((b if _spilled(fn, a) == key else a, inst))
     return out
+
+
+def _struct_by_shape(module, ranges, length):
+    """Fill the holes of a `!tbaa.struct` (clang tags an array member as char: `double v[2]`
+    and `double *p[2]` alike) from the module's struct types of that size whose layout agrees
+    with every tagged field: when they all say the same in the holes, that is the layout."""
+    named = module.named_types
+    fills = set()
+    for name in named:
+        if "union." in name or opaque_layout(name, named) or type_size(name, named) != length:
+            continue
+        lay = layout(name, named)
+        if any(k is not None and not _agrees(lay, off, size, k) for off, size, k in ranges):
+            continue
+        fills.add(tuple((o, lay[o]) for off, size, k in ranges if k is None
+                        for o in sorted(lay) if off <= o < off + size))
+    if len(fills) != 1:
+        return None
+    fill = dict(next(iter(fills)))
+    lay = {off: k for off, _, k in ranges if k is not None}
+    for off, size, k in ranges:
+        if k is None and off not in fill:
+            return None                       # a hole not starting on a field
+    lay.update(fill)
+    return _merged(lay, length)
+
+
+def _agrees(lay: dict, off: int, size: int, kind: str) -> bool:
+    """The layout has `kind` scalars over [off, off + size) (and only padding besides)."""
+    inside = [k for o, k in lay.items() if off <= o < off + size]
+    return bool(inside) and lay.get(off) == kind and all(k == kind for k in inside)
 
 
 def _tagged_ranges(module, copy, length):

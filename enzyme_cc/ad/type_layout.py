@@ -212,8 +212,19 @@ def declared_kind(module, fn, ptr: str, size: int, info=None):
     off %= tsize                              # an element of an array of ty
     if off not in lay:
         return None
-    kinds = {k for o, k in lay.items() if off <= o < off + size}
-    return kinds.pop() if len(kinds) == 1 else None
+    inside = {o - off: k for o, k in lay.items() if off <= o < off + size}
+    kinds = set(inside.values())
+    if len(kinds) == 1:
+        return kinds.pop()
+    # integers beside one float kind in one access (SROA copies `int id; float w;` as an i64):
+    # float data whose integer lanes carry a zero shadow, as long as the floats sit on lanes
+    width = {"float": 4, "double": 8}
+    floats = kinds - {"int"}
+    if len(floats) == 1 and kinds <= {"int", "float", "double"}:
+        f = floats.pop()
+        if all(o % width[f] == 0 for o, k in inside.items() if k == f) and size % width[f] == 0:
+            return f
+    return None
 
 
 def record_of(module, fn, info, p):
