@@ -56,6 +56,10 @@ XFAIL: dict = {
     # pointer at either end, no copy of the same bytes with a typed one): "cannot deduce the
     # type of the memory being copied" in __unguarded_linear_insert (a clear error)
     "cxx_struct_sort_swap.cpp@-O2-ref": "record moved between two operator* call results",
+    # unoptimized code reloads the buffer pointer from its local (stored twice: the malloc's and
+    # the realloc's result), so no copy of records is seen on the realloc'd block: "cannot
+    # deduce the type of the data realloc moves" (a clear error)
+    "struct_realloc.c@-O2-ref": "realloc of records whose copies go through a reloaded pointer",
 }
 
 PROGRAMS = sorted(p.name for p in PROGRAMS_DIR.iterdir() if p.suffix in (".c", ".cpp"))
