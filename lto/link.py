@@ -319,8 +319,9 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
         with os.fdopen(fd, "w") as f:
             f.write(e.text)
         from enzyme_cc.ad.diagnostics import generated_origin
-        raise UserError(f"internal error{generated_origin(e.text, str(e))}: the derivative IR "
-                        f"does not verify ({e}); the IR was written to {path}; please report this")
+        raise UserError(f"internal error: the derivative IR does not verify"
+                        f"{generated_origin(e.text, str(e))} ({e}); the IR was written to {path}; "
+                        "please report this")
     ad, post = os.path.join(tmp, "ad.bc"), os.path.join(tmp, "post.bc")
     with open(ad, "wb") as f:
         f.write(module.as_bitcode())
