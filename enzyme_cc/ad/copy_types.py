@@ -50,6 +50,12 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None):
         if length is not None else None
     if declared and any(k != "int" for _, _, k in declared):
         return declared
+    if length is not None and not declared:
+        # `memcpy(b, &s[i], sizeof *b)` into malloc'd memory: the module's one struct layout of
+        # that size that agrees with every typed access through either end
+        shaped = _struct_by_shape(module, _accessed(info, (dst.value, src.value), length), length)
+        if shaped:
+            return shaped
     kinds = set()
     for o in (dst.value, src.value):
         s = info.pointee_summary(o)
@@ -167,14 +173,18 @@ def _copied_with(fn, buf, length):
 
 def _struct_by_shape(module, ranges, length):
     """Fill the holes of a `!tbaa.struct` (clang tags an array member as char: `double v[2]`
-    and `double *p[2]` alike) from the module's struct types of that size whose layout agrees
-    with every tagged field: when they all say the same in the holes, that is the layout."""
+    and `double *p[2]` alike) from the module's struct types of that size (or a few records of
+    one) whose layout agrees with every tagged field: when they all say the same in the holes,
+    that is the layout."""
     named = module.named_types
+    if not any(k is not None for _, _, k in ranges):
+        return None                           # nothing to match a layout against
     fills = set()
     for name in named:
-        if "union." in name or opaque_layout(name, named) or type_size(name, named) != length:
-            continue
-        lay = layout(name, named)
+        size = type_size(name, named) if "union." not in name else 0
+        if not size or length % size or length // size > 64 or opaque_layout(name, named):
+            continue                          # (a run of up to 64 records of the type)
+        lay = layout(name if size == length else f"[{length // size} x {name}]", named)
         if any(k is not None and not _agrees(lay, off, size, k) for off, size, k in ranges):
             continue
         fills.add(tuple((o, lay[o]) for off, size, k in ranges if k is None
@@ -184,10 +194,35 @@ def _struct_by_shape(module, ranges, length):
     fill = dict(next(iter(fills)))
     lay = {off: k for off, _, k in ranges if k is not None}
     for off, size, k in ranges:
-        if k is None and off not in fill:
-            return None                       # a hole not starting on a field
+        if k is None and off not in fill and any(off <= o < off + size for o in fill):
+            return None                       # a hole not starting on a field (else padding)
     lay.update(fill)
     return _merged(lay, length)
+
+
+def _accessed(info, ptrs, length):
+    """Ranges for _struct_by_shape from the typed accesses through the copy's ends: each
+    accessed scalar a known range, the rest of the bytes holes to fill."""
+    seen = {}
+    for p in ptrs:
+        for off, kind in info.pointee_summary(p).items():
+            if isinstance(off, int) and 0 <= off < length:
+                seen.setdefault(off, kind)
+    if not seen:
+        return []
+    width = {"double": 8, "ptr": 8, "float": 4}
+    ranges, pos = [], 0
+    for off in sorted(seen):
+        if off < pos:
+            return []                           # overlapping accesses: no layout
+        if off > pos:
+            ranges.append((pos, off - pos, None))
+        size = width.get(seen[off], 4)
+        ranges.append((off, size, seen[off]))
+        pos = off + size
+    if pos < length:
+        ranges.append((pos, length - pos, None))
+    return ranges
 
 
 def _agrees(lay: dict, off: int, size: int, kind: str) -> bool:
