@@ -42,7 +42,9 @@ def copy_len(ctx, pv, nv):
 def records_moved(synth, inst):
     """The record layout of a realloc'd array of structs: the ranges of the fixed-size copies
     into or out of the old or the new block (`b[i] = s[i]`), all of one size and layout with
-    float data, as RecordRanges with that stride; None otherwise."""
+    float data, as RecordRanges with that stride (a copy of several records counts as the
+    record repeated); None when no such copy is seen; when their layouts disagree, the set of
+    kinds they hold."""
     from enzyme_cc.ad.copy_types import RecordRanges, copy_ranges
     from enzyme_cc.ad.type_layout import underlying
     fn, types = synth.fn, synth.types
@@ -57,11 +59,28 @@ def records_moved(synth, inst):
                 return None
             # (integer ranges and padding carry nothing: copies may draw them differently)
             found.add((int(c.ops[2].value), tuple(r for r in ranges if r[2] != "int")))
-    if len(found) != 1:
+    if not found:
         return None
-    stride, ranges = found.pop()
+    stride, ranges = min(found)
+    for length, rs in found:                 # a copy of several records is the record repeated
+        if length % stride or rs != tuple(_tiled(ranges, stride, length // stride)):
+            return {k for _, r in found for _, _, k in r}
     return RecordRanges(list(ranges), stride) if any(
         k in ("double", "float") for _, _, k in ranges) else None
+
+
+def _tiled(ranges, stride, count):
+    """The ranges of `count` records, merged where a record's last range and the next one's
+    first are of one kind and touch."""
+    out = []
+    for r in range(count):
+        for off, size, kind in ranges:
+            off += r * stride
+            if out and out[-1][2] == kind and out[-1][0] + out[-1][1] == off:
+                out[-1] = (out[-1][0], out[-1][1] + size, kind)
+            else:
+                out.append((off, size, kind))
+    return out
 
 
 def rev_realloc(ctx, inst):
@@ -70,8 +89,11 @@ def rev_realloc(ctx, inst):
     info = synth.types.pointee_summary(inst.name)
     kinds = set(info.values()) - {"int"}
     if p.value != "null" and p.value in ctx.act.shadowed:
-        records = records_moved(synth, inst) if len(kinds) != 1 else None
-        if records is not None:          # an array of structs: field by field, record by record
+        # an array of structs: field by field, record by record (the records' layout outranks
+        # the one kind this function happens to access in the block, as for memcpy)
+        records = records_moved(synth, inst)
+        held = {k for _, _, k in records} if isinstance(records, list) else records or set()
+        if isinstance(records, list) and (len(kinds) != 1 or held - {"int"} - kinds):
             from .copy_adjoint import copy_fields
             keep = copy_len(ctx, ctx.p(p.value), ctx.p(n.value))
             for off, nb, kind in records:
@@ -79,7 +101,10 @@ def rev_realloc(ctx, inst):
                     copy_fields(ctx.gen(), ctx.emit, ctx.tmp, f"adj_{kind}", ctx.s(inst.name),
                                 ctx.s(p.value), off, nb, records, keep)
             kinds = set()
-        elif len(kinds) != 1 and not (info and set(info.values()) == {"int"}):
+        elif held - {"int"} - kinds or \
+                len(kinds) != 1 and not (info and set(info.values()) == {"int"}):
+            # (records of other kinds than the one accessed here, whose layouts the copies
+            # disagree on: that kind alone would move pointers or floats as doubles)
             ctx.gen().fail(synth, inst, "cannot deduce the type of the data realloc moves",
                            "access the buffer through typed pointers")
         kind = next(iter(kinds), None)
