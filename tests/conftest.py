@@ -2,6 +2,7 @@
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -41,3 +42,23 @@ def c_program(tmp_path):
     def go(source, **kw):
         return build_and_run(tmp_path, source, **kw)
     return go
+
+
+class ParallelBuilds:
+    """Runs `job(*key, root)` for every wanted key in a thread pool sized to the machine, once
+    per key (a key asked for later is submitted then); `result(*key)` waits for it."""
+
+    def __init__(self, job, root, wanted):
+        self.job, self.root = job, root
+        self.pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2))
+        self.futures = {}
+        for key in wanted:
+            self._submit(key)
+
+    def _submit(self, key):
+        if key not in self.futures:
+            self.futures[key] = self.pool.submit(self.job, *key, self.root)
+        return self.futures[key]
+
+    def result(self, *key):
+        return self._submit(key).result()

@@ -15,10 +15,11 @@ import os
 import re
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
+from conftest import ParallelBuilds
 
 HERE = Path(__file__).resolve().parent
 PROGRAMS_DIR = HERE / "ad_programs"
@@ -97,25 +98,6 @@ def _build_and_run(prog: str, level: str, outdir: Path) -> dict:
     return {"stage": "run", "rc": r.returncode, "out": r.stdout + r.stderr}
 
 
-class _Builds:
-    """Builds every selected (program, level) of this module in parallel, once."""
-
-    def __init__(self, root: Path, wanted):
-        self.root = root
-        self.pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2))
-        self.futures = {}
-        for key in wanted:
-            self._submit(key)
-
-    def _submit(self, key):
-        if key not in self.futures:
-            self.futures[key] = self.pool.submit(_build_and_run, *key, self.root)
-        return self.futures[key]
-
-    def result(self, prog, level):
-        return self._submit((prog, level)).result()
-
-
 @pytest.fixture(scope="module")
 def builds(request, tmp_path_factory):
     wanted = []
@@ -123,7 +105,7 @@ def builds(request, tmp_path_factory):
         cs = getattr(item, "callspec", None)
         if item.module is request.module and cs and "prog" in cs.params:
             wanted.append((cs.params["prog"], cs.params["level"]))
-    b = _Builds(tmp_path_factory.mktemp("ad_programs"), wanted)
+    b = ParallelBuilds(_build_and_run, tmp_path_factory.mktemp("ad_programs"), wanted)
     yield b
     b.pool.shutdown(wait=False, cancel_futures=True)
 

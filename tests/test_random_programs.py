@@ -29,10 +29,11 @@ import os
 import re
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
+from conftest import ParallelBuilds
 
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
@@ -157,25 +158,6 @@ def _build_and_run(seed: int, level: str, omp: bool, outdir: Path) -> dict:
     return res
 
 
-class _Builds:
-    """Builds every selected program of this module in a thread pool, once."""
-
-    def __init__(self, root: Path, wanted):
-        self.root = root
-        self.pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2))
-        self.futures = {}
-        for key in wanted:
-            self._submit(key)
-
-    def _submit(self, key):
-        if key not in self.futures:
-            self.futures[key] = self.pool.submit(_build_and_run, *key, self.root)
-        return self.futures[key]
-
-    def result(self, seed, level, omp=False):
-        return self._submit((seed, level, omp)).result()
-
-
 @pytest.fixture(scope="module")
 def builds(request, tmp_path_factory):
     wanted = []
@@ -187,7 +169,7 @@ def builds(request, tmp_path_factory):
             wanted.append((cs.params["seed"], cs.params["level"], False))
         else:   # the OpenMP variant and the serial -O2 build it is compared with
             wanted += [(cs.params["seed"], "-O2", True), (cs.params["seed"], "-O2", False)]
-    b = _Builds(tmp_path_factory.mktemp("random_programs"), dict.fromkeys(wanted))
+    b = ParallelBuilds(_build_and_run, tmp_path_factory.mktemp("random_programs"), dict.fromkeys(wanted))
     yield b
     b.pool.shutdown(wait=False, cancel_futures=True)
 
@@ -238,7 +220,7 @@ def _derivs(out):
 @pytest.mark.parametrize("seed,level", list(_params()))
 def test_random_program(builds, seed, level):
     what = f"seed {seed} {level} ({_repro(seed, level, False)})"
-    res = builds.result(seed, level)
+    res = builds.result(seed, level, False)
     _check_build(res, what)
     rc, out = res["runs"]["serial"]
     _check_run(rc, out, what)
@@ -247,9 +229,9 @@ def test_random_program(builds, seed, level):
 @pytest.mark.parametrize("seed", list(_omp_params()))
 def test_random_program_openmp(builds, seed):
     what = f"seed {seed} OpenMP -O2 ({_repro(seed, '-O2', True)})"
-    res = builds.result(seed, "-O2", omp=True)
+    res = builds.result(seed, "-O2", True)
     _check_build(res, what)
-    serial = builds.result(seed, "-O2")
+    serial = builds.result(seed, "-O2", False)
     ref = _derivs(serial["runs"]["serial"][1]) if serial["stage"] == "run" else None
     for n, (rc, out) in res["runs"].items():
         _check_run(rc, out, f"{what} {n}")
