@@ -124,12 +124,13 @@ def _float_view(module, fn, p):
     i32` instructions. None when some use computes with the bits."""
     from .type_layout import FLOATS, tbaa_kind
     width = {"double": "i64", "float": "i32"}
-    carriers, todo, fty, truncs = {p.name: p.ty}, [p.name], set(), []
+    carriers, todo, fty, truncs, direct = {p.name: p.ty}, [p.name], set(), [], 0
     while todo:
         c = todo.pop()
         for i in fn.insts():
             if c not in [o.value for o in i.ops] + [v for v, _ in i.incoming]:
                 continue
+            direct += c == p.name
             if i.op == "bitcast" and is_fp(i.ty):
                 fty.add(i.ty)
             elif i.op == "trunc" and c == p.name and i.ty == "i32" and p.ty == "i64":
@@ -150,10 +151,8 @@ def _float_view(module, fn, p):
     if len(fty) != 1:
         return None
     f = fty.pop()
-    direct = [i for i in fn.insts() if p.name in [o.value for o in i.ops] + [v for v, _ in
-                                                                             i.incoming]]
     ok = all(width[f] == carriers[c] for c in carriers if c != p.name) and (
-        width[f] == p.ty if not truncs else len(direct) == len(truncs))
+        width[f] == p.ty if not truncs else direct == len(truncs))
     return (f, truncs) if ok else None
 
 
