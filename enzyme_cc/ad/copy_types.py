@@ -176,15 +176,10 @@ def _struct_by_shape(module, ranges, length):
     and `double *p[2]` alike) from the module's struct types of that size (or a few records of
     one) whose layout agrees with every tagged field: when they all say the same in the holes,
     that is the layout."""
-    named = module.named_types
     if not any(k is not None for _, _, k in ranges):
         return None                           # nothing to match a layout against
     fills = set()
-    for name in named:
-        size = type_size(name, named) if "union." not in name else 0
-        if not size or length % size or length // size > 64 or opaque_layout(name, named):
-            continue                          # (a run of up to 64 records of the type)
-        lay = layout(name if size == length else f"[{length // size} x {name}]", named)
+    for lay in _layouts_of_size(module, length):
         if any(k is not None and not _agrees(lay, off, size, k) for off, size, k in ranges):
             continue
         fills.add(tuple((o, lay[o]) for off, size, k in ranges if k is None
@@ -198,6 +193,22 @@ def _struct_by_shape(module, ranges, length):
             return None                       # a hole not starting on a field (else padding)
     lay.update(fill)
     return _merged(lay, length)
+
+
+def _layouts_of_size(module, length):
+    """The layouts of the module's struct types of `length` bytes, or of runs of up to 64
+    records of one (unions and byte arrays left out); computed once per module and length."""
+    cache = module.__dict__.setdefault("_layouts_of_size", {})
+    if length not in cache:
+        named, lays = module.named_types, []
+        for name in named:
+            tsize = type_size(name, named) if "union." not in name else 0
+            if tsize and not length % tsize and length // tsize <= 64 and \
+                    not opaque_layout(name, named):
+                lays.append(layout(name if tsize == length else f"[{length // tsize} x {name}]",
+                                   named))
+        cache[length] = lays
+    return cache[length]
 
 
 def _accessed(info, ptrs, length):
