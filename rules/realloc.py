@@ -19,7 +19,8 @@ def realloc_forward(ctx, inst):
     ctx.emit(f"{sq} = call ptr @malloc(i64 {nv})")
     zero_shadow_block(ctx, "@realloc", sq, nv)
     if ps != "null":
-        ctx.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {sq}, ptr {ps}, i64 {keep}, i1 false)")
+        skeep = within_shadow(ctx, keep, ps)
+        ctx.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {sq}, ptr {ps}, i64 {skeep}, i1 false)")
     if p.value != "null" and not (_allocated_here(ctx, p) and p.value in synth.freed):
         # the old blocks' adjoints are read until the reverse sweep ends; an allocation of this
         # function that is freed here is freed by its own reverse instead
@@ -31,11 +32,22 @@ def realloc_forward(ctx, inst):
         gen.declare_raw(name, line)
 
 
-def copy_len(ctx, pv, nv):
-    """Bytes realloc keeps: min(usable size of the old block, new size) (0 for NULL)."""
+def copy_len(ctx, pv, nv, ps="null"):
+    """Bytes realloc keeps: min(usable size of the old block, new size) (0 for NULL); with the
+    old shadow `ps`, the bytes whose adjoints move."""
     u, k = ctx.tmp("usable"), ctx.tmp("keep")
     ctx.emit(f"{u} = call i64 @malloc_usable_size(ptr {pv})")
     ctx.emit(f"{k} = call i64 @llvm.umin.i64(i64 {u}, i64 {nv})")
+    return k if ps == "null" else within_shadow(ctx, k, ps)
+
+
+def within_shadow(ctx, keep, ps):
+    """`keep` bytes, but no more than the old shadow's usable size: malloc may hand the primal
+    a larger chunk than the shadow of the same request (a bin's remainder); the bytes past the
+    request hold no data of the program's (random seeds 1348, 1471 corrupted the heap)."""
+    u, k = ctx.tmp("usable"), ctx.tmp("keep")
+    ctx.emit(f"{u} = call i64 @malloc_usable_size(ptr {ps})")
+    ctx.emit(f"{k} = call i64 @llvm.umin.i64(i64 {u}, i64 {keep})")
     return k
 
 
@@ -95,7 +107,7 @@ def rev_realloc(ctx, inst):
         held = {k for _, _, k in records} if isinstance(records, list) else records or set()
         if isinstance(records, list) and (len(kinds) != 1 or held - {"int"} - kinds):
             from .copy_adjoint import copy_fields
-            keep = copy_len(ctx, ctx.p(p.value), ctx.p(n.value))
+            keep = copy_len(ctx, ctx.p(p.value), ctx.p(n.value), ctx.s(p.value))
             for off, nb, kind in records:
                 if kind in ("double", "float"):
                     copy_fields(ctx.gen(), ctx.emit, ctx.tmp, f"adj_{kind}", ctx.s(inst.name),
@@ -109,7 +121,7 @@ def rev_realloc(ctx, inst):
                            "access the buffer through typed pointers")
         kind = next(iter(kinds), None)
         if kind in ("double", "float"):
-            keep = copy_len(ctx, ctx.p(p.value), ctx.p(n.value))
+            keep = copy_len(ctx, ctx.p(p.value), ctx.p(n.value), ctx.s(p.value))
             fn = ctx.gen().memcpy_adjoint(kind)
             ctx.emit(f"call void @{fn}(ptr {ctx.s(inst.name)}, ptr {ctx.s(p.value)}, i64 {keep})")
     if inst.name in synth.freed:
