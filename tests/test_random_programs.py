@@ -74,41 +74,11 @@ BUILD_TIMEOUT = 300
 RUN_TIMEOUT = 60
 CHECK_LINE = re.compile(r"^CHECK (\S+) (\S+) (\S+)")
 
-# Refusals of struct copies found by this generator (none is float bit manipulation), as of
-# the commit that adds this file. Minimal reproductions, S being a struct with a float or
-# pointer field beside doubles:
-# - _REALLOC (-O0; at -O2 too in seeds 20, 33, 34):
-#   typedef struct { int k; double a; } Inner;
-#   typedef struct { Inner in; double v[2]; float w; } S;
-#   S *b = malloc(2 * sizeof(S)); b[0] = s[0]; b[1] = s[1]; b = realloc(b, 4 * sizeof(S));
-#   for (int k = 2; k < 4; k++) b[k] = b[3 - k];  ... reads of b[k].v[1], b[k].in.a; free(b);
-# - _COPY (-O0 and -O2): typedef struct { double x; float w; } S;
-#   S *b = malloc(2 * sizeof(S)); memcpy(b, &s[1], sizeof(S)); r = b[0].x * b[0].x; free(b);
-#   (the same copy written `b[0] = s[1];` is accepted)
-_REALLOC = ("realloc of a heap array of structs with float/pointer fields whose copies in the "
-            "function disagree on the record layout (or show none): 'cannot deduce the type of "
-            "the data realloc moves; hint: access the buffer through typed pointers' (refused "
-            "rather than moving pointers and floats as the one kind accessed: seed 161 at -O0 "
-            "gave a wrong gradient that way)")
-_COPY = ("memcpy of a struct with float/pointer fields into a malloc'd block: 'tail call void "
-         "@llvm.memcpy...: cannot deduce the type of the memory being copied (double, float, "
-         "pointer or integer data)'")
-
 # "SEED", "SEED@-Olevel" or "SEED@omp" -> why it fails today (the exact error or wrong value).
-XFAIL: dict = {
-    "9": _REALLOC,
-    "10@-O2": _REALLOC,
-    "20": _REALLOC,
-    # beyond the default seeds (ENZYME_CC_RANDOM_SEEDS=60)
-    "28@-O0": _REALLOC,
-    "28@-O2": _COPY,
-    "33": _REALLOC,
-    "34": _REALLOC,
-    "44": _REALLOC,
-    "54@-O0": _REALLOC,
-    "54@-O2": _COPY,
-    "54@omp": _COPY,
-}
+# Empty: the refusals of realloc'd struct arrays and of multi-record struct memcpys that seeds
+# 9, 10, 20, 28, 33, 34, 44, 54 (and 161) had are lifted (copies drawing one record's padding
+# or touching fields differently, and copies LLVM shortened, now agree on the layout).
+XFAIL: dict = {}
 
 
 def _reason(seed, level):

@@ -188,25 +188,37 @@ def _struct_by_shape(module, ranges, length):
         return None
     fill = dict(next(iter(fills)))
     lay = {off: k for off, _, k in ranges if k is not None}
+    whole = {**lay, **fill}
     for off, size, k in ranges:
-        if k is None and off not in fill and any(off <= o < off + size for o in fill):
-            return None                       # a hole not starting on a field (else padding)
+        if k is None and off not in fill and \
+                any(o < off < o + _WIDTH.get(kind, 0) for o, kind in whole.items()):
+            return None                       # a hole starting inside a field (else padding)
     lay.update(fill)
     return _merged(lay, length)
 
 
+_WIDTH = {"double": 8, "ptr": 8, "float": 4}
+
+
 def _layouts_of_size(module, length):
     """The layouts of the module's struct types of `length` bytes, or of runs of up to 64
-    records of one (unions and byte arrays left out); computed once per module and length."""
+    records of one (unions and byte arrays left out), the last record possibly cut after a
+    field (LLVM shortens a copy whose tail is overwritten next); computed once per module
+    and length."""
     cache = module.__dict__.setdefault("_layouts_of_size", {})
     if length not in cache:
         named, lays = module.named_types, []
         for name in named:
             tsize = type_size(name, named) if "union." not in name else 0
-            if tsize and not length % tsize and length // tsize <= 64 and \
-                    not opaque_layout(name, named):
-                lays.append(layout(name if tsize == length else f"[{length // tsize} x {name}]",
-                                   named))
+            count = -(-length // tsize) if tsize else 0
+            if not tsize or count > 64 or opaque_layout(name, named):
+                continue
+            lay = layout(name if count == 1 else f"[{count} x {name}]", named)
+            if length % tsize:
+                if any(o < length < o + _WIDTH.get(k, 0) for o, k in lay.items()):
+                    continue                  # the cut splits a float or a pointer
+                lay = {o: k for o, k in lay.items() if o < length}
+            lays.append(lay)
         cache[length] = lays
     return cache[length]
 
@@ -221,14 +233,13 @@ def _accessed(info, ptrs, length):
                 seen.setdefault(off, kind)
     if not seen:
         return []
-    width = {"double": 8, "ptr": 8, "float": 4}
     ranges, pos = [], 0
     for off in sorted(seen):
         if off < pos:
             return []                           # overlapping accesses: no layout
         if off > pos:
             ranges.append((pos, off - pos, None))
-        size = width.get(seen[off], 4)
+        size = _WIDTH.get(seen[off], 4)
         ranges.append((off, size, seen[off]))
         pos = off + size
     if pos < length:
