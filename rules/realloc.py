@@ -52,85 +52,11 @@ def within_shadow(ctx, keep, ps):
 
 
 def records_moved(synth, inst):
-    """The record layout of a realloc'd array of structs: the ranges of the fixed-size copies
-    into or out of the old or the new block (`b[i] = s[i]`), all of one layout with float
-    data, as RecordRanges with the record's stride (a copy of several records is that many
-    records); None when no such copy is seen; when their layouts disagree, the set of kinds
-    they hold."""
-    from enzyme_cc.ad.copy_types import RecordRanges, copy_ranges
-    from enzyme_cc.ad.type_layout import underlying
-    fn, types = synth.fn, synth.types
-    blocks = {types._find(underlying(fn, v)) for v in (inst.name, inst.ops[0].value)}
-    copies = []
-    for c in fn.insts():
-        if c.op == "call" and (c.callee or "").startswith(("@llvm.memcpy", "@llvm.memmove")) and \
-                c.ops[2].value.isdigit() and any(types._find(underlying(fn, o.value)) in blocks
-                                                 for o in c.ops[:2]):
-            ranges = copy_ranges(synth.module, fn, c, types)
-            if not ranges or any(k is None for _, _, k in ranges):
-                return None
-            copies.append((int(c.ops[2].value), ranges))
-    if not copies:
-        return None
-    # (a copy of records whose tail is overwritten next may have been shortened, by LLVM's
-    # dead store elimination: its last record is a part of one)
-    stride = min(length for length, _ in copies)
-    samples = [_clipped(rs, r, min(stride, length - r)) for length, rs in copies
-               for r in range(0, length, stride)]
-    layout = _agreed(samples, stride)
-    if layout is None:
-        return {k for _, rs in copies for _, _, k in rs}
-    return RecordRanges(layout, stride) if any(
-        k in ("double", "float") for _, _, k in layout) else None
-
-
-def _clipped(ranges, lo, size):
-    """The ranges over [lo, lo + size), from offset 0, and size."""
-    out = []
-    for off, n, kind in ranges:
-        a, b = max(off, lo), min(off + n, lo + size)
-        if a < b:
-            out.append((a - lo, b - a, kind))
-    return out, size
-
-
-def _agreed(samples, stride):
-    """The one layout of a record that several copies draw ((ranges, bytes) of each record a
-    copy moves, the last one of a shortened copy a part of one), or None where they disagree.
-    Integer ranges and padding carry nothing, and copies draw them differently: a declared
-    layout extends a field over the padding after it, `!tbaa.struct` leaves the padding out,
-    touching fields of one kind may be one range. So the float and pointer ranges must start
-    at the same offsets with the same kinds, no copy may call integer what another calls
-    data, and where one range runs longer than another's (over padding), the shorter is
-    taken."""
-    whole = [_joined([r for r in rs if r[2] != "int"]) for rs, size in samples if size == stride]
-    if not whole:
-        return None
-    starts = [(off, kind) for off, _, kind in whole[0]]
-    if any([(off, kind) for off, _, kind in d] != starts for d in whole[1:]):
-        return None
-    layout = [(off, min(n for d in whole for o, n, _ in d if o == off), kind)
-              for off, kind in starts]
-    for rs, size in samples:
-        if size < stride and [(o, k) for o, _, k in _joined([r for r in rs if r[2] != "int"])] \
-                != [(o, k) for o, _, k in layout if o < size]:
-            return None                      # a part of a record: the first fields of one
-    claimed = [(off, n) for rs, _ in samples for off, n, kind in rs if kind != "int"]
-    if any(kind == "int" and o < off + n and off < o + m
-           for rs, _ in samples for o, m, kind in rs for off, n in claimed):
-        return None
-    return layout
-
-
-def _joined(ranges):
-    """Ranges of one kind that touch, as one."""
-    out = []
-    for off, size, kind in ranges:
-        if out and out[-1][2] == kind and out[-1][0] + out[-1][1] == off:
-            out[-1] = (out[-1][0], out[-1][1] + size, kind)
-        else:
-            out.append((off, size, kind))
-    return out
+    """The record layout of a realloc'd array of structs (copy_types.block_records of the old
+    and the new block): RecordRanges, None when no copy shows one, or when the copies
+    disagree, the set of kinds they hold."""
+    from enzyme_cc.ad.copy_types import block_records
+    return block_records(synth.module, synth.fn, (inst.name, inst.ops[0].value), synth.types)
 
 
 def rev_realloc(ctx, inst):

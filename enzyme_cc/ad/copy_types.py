@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import type_size
 from .type_layout import (containing_type, decompose, layout, named_expand, opaque_layout,
-                          record_of, tbaa_struct)
+                          record_of, tbaa_struct, underlying)
 from .typeinfo import TypeInfo
 
 
@@ -17,9 +17,11 @@ def access_types(module, fn, base: str) -> set:
     return (set(info.facts.get(base, {}).values()) - {"int"}) | info.uniform.get(info._find(base), set())
 
 
-def copy_ranges(module, fn, inst, info: TypeInfo | None = None):
+def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=False):
     """Byte ranges of a memcpy/memmove by kind: [(offset, size, kind)], or [(0, None, kind)]
-    for a copy of unknown length with one element kind, or None when unknown."""
+    for a copy of unknown length with one element kind, or None when unknown. evidence_only:
+    from the copy's own types alone (tags, declarations, typed accesses through its ends),
+    not from the other copies of its memory nor the one kind accessed in it."""
     info = info or TypeInfo(module, fn)
     dst, src, n = inst.ops[:3]
     try:
@@ -30,7 +32,9 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None):
     if length is not None and ts:
         ranges = []
         for off, (size, kind) in sorted(ts.items()):
-            ranges.append((off, size, kind or _guess(info, dst.value, src.value, off)))
+            if off < length:        # (a copy LLVM shortened keeps the struct's whole tag)
+                ranges.append((off, min(size, length - off),
+                               kind or _guess(info, dst.value, src.value, off)))
         if any(k is None for _, _, k in ranges):
             return _declared_ranges(module, fn, (dst.value, src.value), length, info) or \
                 _struct_by_shape(module, ranges, length) or ranges
@@ -56,6 +60,16 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None):
         shaped = _struct_by_shape(module, _accessed(info, (dst.value, src.value), length), length)
         if shaped:
             return shaped
+    if evidence_only:
+        return declared
+    if length is not None:
+        # the records the other copies into or out of this memory agree on (`b[0] = s[i]`
+        # before `memcpy(&b[2], b, 2 * sizeof *b)`): they outrank the one kind accessed in it
+        rec = block_records(module, fn, (dst.value, src.value), info)
+        if isinstance(rec, RecordRanges):
+            tiled = _tiled_to(rec, length)
+            if tiled:
+                return tiled
     kinds = set()
     for o in (dst.value, src.value):
         s = info.pointee_summary(o)
@@ -326,3 +340,118 @@ def infer_copy_type(module, fn, inst, info: TypeInfo | None = None) -> str:
         return "mixed"
     k = kinds.pop()
     return {"ptr": "pointer", "int": "integer"}.get(k, k)
+
+
+def block_records(module, fn, ptrs, info):
+    """The record layout of the memory `ptrs` point into (and of the blocks realloc moves it
+    to or from): the ranges the fixed-size copies into or out of it agree on (`b[i] = s[i]`),
+    as RecordRanges with the record's stride, when they hold float data (a copy of several
+    records is that many records); None when no copy shows a layout; when the copies
+    disagree, the set of kinds they hold."""
+    blocks = _realloc_family(fn, info, ptrs)
+    copies, shortened = [], set()
+    for c in fn.insts():
+        if c.op == "call" and (c.callee or "").startswith(("@llvm.memcpy", "@llvm.memmove")) and \
+                c.ops[2].value.isdigit() and any(info._find(underlying(fn, o.value)) in blocks
+                                                 for o in c.ops[:2]):
+            ranges = copy_ranges(module, fn, c, info, evidence_only=True)
+            if not ranges or any(k is None for _, _, k in ranges):
+                continue                         # no evidence of its own
+            copies.append((int(c.ops[2].value), ranges))
+            tag = tbaa_struct(module, c.md.get("!tbaa.struct")) or {}
+            if any(off + size > copies[-1][0] for off, (size, _) in tag.items()):
+                shortened.add(len(copies) - 1)
+    if not copies:
+        return None
+    # (a copy of records whose tail is overwritten next may have been shortened, by LLVM's
+    # dead store elimination, its struct's tag kept: its last record is a part of one)
+    stride = min((length for k, (length, _) in enumerate(copies) if k not in shortened),
+                 default=None)
+    if stride is None:
+        return {k for _, rs in copies for _, _, k in rs}
+    samples = [_clipped(rs, r, min(stride, length - r)) for length, rs in copies
+               for r in range(0, length, stride)]
+    layout = _agreed(samples, stride)
+    if layout is None:
+        return {k for _, rs in copies for _, _, k in rs}
+    return RecordRanges(layout, stride) if any(
+        k in ("double", "float") for _, _, k in layout) else None
+
+
+def _realloc_family(fn, info, ptrs) -> set:
+    """The underlying objects of ptrs and the blocks realloc moves them to or from."""
+    family = {info._find(underlying(fn, p)) for p in ptrs}
+    moves = [(info._find(underlying(fn, c.name)), info._find(underlying(fn, c.ops[0].value)))
+             for c in fn.insts() if c.op == "call" and c.callee == "@realloc" and c.name]
+    grew = True
+    while grew:
+        grew = False
+        for a, b in moves:
+            if (a in family) != (b in family):
+                family |= {a, b}
+                grew = True
+    return family
+
+
+def _tiled_to(rec, length):
+    """A record layout repeated over `length` bytes (the last record possibly a part of one,
+    cut after a field), or None when the cut splits a float or a pointer."""
+    out = []
+    for r in range(0, length, rec.stride):
+        for off, size, kind in rec:
+            a, b = r + off, min(r + off + size, length)
+            if a >= length:
+                break
+            if b < a + size and kind in _WIDTH:
+                return None
+            out.append((a, b - a, kind))
+    return _joined(out)
+
+
+def _clipped(ranges, lo, size):
+    """The ranges over [lo, lo + size), from offset 0, and size."""
+    out = []
+    for off, n, kind in ranges:
+        a, b = max(off, lo), min(off + n, lo + size)
+        if a < b:
+            out.append((a - lo, b - a, kind))
+    return out, size
+
+
+def _agreed(samples, stride):
+    """The one layout of a record that several copies draw ((ranges, bytes) of each record a
+    copy moves, the last one of a shortened copy a part of one), or None where they disagree.
+    Integer ranges and padding carry nothing, and copies draw them differently: a declared
+    layout extends a field over the padding after it, `!tbaa.struct` leaves the padding out,
+    touching fields of one kind may be one range. So the float and pointer ranges must start
+    at the same offsets with the same kinds, no copy may call integer what another calls
+    data, and where one range runs longer than another's (over padding), the shorter is
+    taken."""
+    whole = [_joined([r for r in rs if r[2] != "int"]) for rs, size in samples if size == stride]
+    if not whole:
+        return None
+    starts = [(off, kind) for off, _, kind in whole[0]]
+    if any([(off, kind) for off, _, kind in d] != starts for d in whole[1:]):
+        return None
+    layout = [(off, min(n for d in whole for o, n, _ in d if o == off), kind)
+              for off, kind in starts]
+    for rs, size in samples:
+        if size < stride and [(o, k) for o, _, k in _joined([r for r in rs if r[2] != "int"])] \
+                != [(o, k) for o, _, k in layout if o < size]:
+            return None                      # a part of a record: the first fields of one
+    claimed = [(off, n) for rs, _ in samples for off, n, kind in rs if kind != "int"]
+    if any(kind == "int" and o < off + n and off < o + m
+           for rs, _ in samples for o, m, kind in rs for off, n in claimed):
+        return None
+    return layout
+
+
+def _joined(ranges):
+    """Ranges of one kind that touch, as one."""
+    out = []
+    for off, size, kind in ranges:
+        if out and out[-1][2] == kind and out[-1][0] + out[-1][1] == off:
+            out[-1] = (out[-1][0], out[-1][1] + size, kind)
+        else:
+            out.append((off, size, kind))
+    return out
