@@ -28,6 +28,7 @@ from .dispatch import IndirectCalls
 from .call_emit import CallEmitter
 
 KEEP_FN_ATTRS = ("target-cpu", "target-features", "tune-cpu", "frame-pointer")
+NOINLINE_SIZE = 200       # instructions of a primal whose derivatives stay calls (callee_attrs)
 
 
 class Generator(IndirectCalls, CallEmitter):
@@ -234,6 +235,21 @@ class Generator(IndirectCalls, CallEmitter):
                 if m.group(1) in KEEP_FN_ATTRS]
         return " ".join(keep)
 
+    def callee_attrs(self, fn) -> str:
+        """Attributes of the derivative of a callee: as fn_attrs, and `noinline` where the
+        primal's call was kept by choice (the user's noinline, or a body of NOINLINE_SIZE
+        instructions or more: above any inline threshold but a lone caller's). Inlined, the
+        derivatives of a program's every function make one giant function that the post-AD
+        optimizer takes superlinear time over, for no run-time gain (docs/performance.md)."""
+        attrs = self.fn_attrs(fn)
+        group = self.module.attr_groups.get(fn.attr_group or "", "")
+        if "alwaysinline" in group:
+            return attrs
+        if re.search(r"\bnoinline\b", group) or \
+                sum(len(b.insts) for b in fn.blocks) >= NOINLINE_SIZE:
+            return f"noinline {attrs}"
+        return attrs
+
     def params_text(self, fn, acts, synth) -> list[str]:
         out = []
         for p, a in zip(fn.params, acts):
@@ -350,7 +366,7 @@ class Generator(IndirectCalls, CallEmitter):
                                 self._split_edges.setdefault(key, set()))
         self.split_frees[key] = bool(synth.freed)   # its reverse frees blocks (enzyme_nofree)
         params = self.params_text(fn, acts, synth)
-        attrs = self.fn_attrs(fn)
+        attrs = self.callee_attrs(fn)
         self.out.append(f"define internal {aug_ret} {aug}({', '.join(params + ['ptr %ad.tape'])}) "
                         f"{attrs} {{\n" + "\n".join(fwd) + "\n}\n")
         dret = [f"{fn.ret_ty} %ad.dret"] if ret_active else []
@@ -391,7 +407,8 @@ class Generator(IndirectCalls, CallEmitter):
                     params.append(f"{p.ty} {synth.sname(p.name)}")
                 elif a == "active":
                     params.append(f"{p.ty} {synth.tname(p.name)}")
-        self.out.append(f"define internal {rty} {name}({', '.join(params)}) {self.fn_attrs(fn)} {{\n"
+        attrs = self.callee_attrs(fn) if callee else self.fn_attrs(fn)
+        self.out.append(f"define internal {rty} {name}({', '.join(params)}) {attrs} {{\n"
                         + "\n".join(body) + "\n}\n")
         return name, rty
 
