@@ -301,6 +301,8 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
             new = sparse.lower(new, lambda t: opt.inline_and_sroa(t, tmp))
         stages.done("todense lowering")
     _dump(cfg, "after-ad.ll", new)
+    debug = _DEBUG_VERSION in new
+    split = opt.splittable(new, debug)
     try:
         if _DEBUG_VERSION in new:
             # LLVM's parser verifies a module with debug info itself and aborts the process when
@@ -326,10 +328,14 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
     with open(ad, "wb") as f:
         f.write(module.as_bitcode())
     level = _level(inv.opt_level)
+    if split:
+        opt.optimize_and_emit(ad, obj, level, tmp)
+        stages.done(f"post-AD optimization and codegen, {opt.jobs()} parts in parallel")
+        return native
     opt.optimize(ad, post, level, vectorize=level >= 2)
     stages.done("post-AD optimization")
     # llc: .init_array for constructors, as clang
-    opt.emit_object(post, obj, level, tmp, debug=_DEBUG_VERSION in new)
+    opt.emit_object(post, obj, level, tmp, debug=debug)
     stages.done("codegen")
     return native
 

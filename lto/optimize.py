@@ -184,6 +184,74 @@ def normalize_loops(text: str, tmp: str) -> str:
         return f.read()
 
 
+# derivative text above which post-AD optimization and codegen run on parts in parallel
+SPLIT_TEXT = 1 << 20
+_NOINLINE_DEF = re.compile(r"^define internal (?=[^{]*\bnoinline\b)", re.M)
+
+
+def jobs() -> int:
+    return min(len(os.sched_getaffinity(0)), 2)
+
+
+def splittable(text: str, debug: bool) -> bool:
+    """Whether post-AD work is split over the cores (optimize_and_emit): a large derivative
+    whose functions kept as calls (generate.callee_attrs: noinline) can go to separate parts."""
+    return jobs() >= 2 and not debug and len(text) >= SPLIT_TEXT and \
+        _NOINLINE_DEF.search(text) is not None
+
+
+# interprocedural passes that need the whole module: constants and dead arguments into local
+# functions (a derivative's size or flag arguments), function attributes for callers
+_WHOLE_MODULE = "always-inline,ipsccp,globalopt,deadargelim,function-attrs"
+
+
+def optimize_and_emit(src: str, out: str, level: int, tmp: str) -> None:
+    """Post-AD optimization and codegen on parts in parallel: the always-inliner (the tape
+    helpers into every user) and the passes that need the whole module, then the local
+    functions never inlined made hidden (so that llvm-split may separate them, each with the
+    locals only it calls), the split, and each part optimized at O`level` and compiled in
+    parallel, joined with `ld.lld -r`. A whole program's derivatives thus use every core;
+    their run time is the single module's (docs/performance.md)."""
+    n, part, whole = jobs(), os.path.join(tmp, "adpart"), os.path.join(tmp, "ad-whole.bc")
+    passes = _WHOLE_MODULE if level >= 1 else "always-inline"
+    run_tool([toolchain.tool("opt"), f"-passes={passes}", src, "-o", whole],
+             "the whole-module passes")
+    with open(whole, "rb") as f:
+        module = llvm.parse_bitcode(f.read())
+    for fn in module.functions:
+        if not fn.is_declaration and fn.linkage == llvm.Linkage.internal and \
+                any(re.search(rb"\bnoinline\b", a) for a in fn.attributes):
+            fn.linkage, fn.visibility = llvm.Linkage.external, llvm.Visibility.hidden
+    with open(whole, "wb") as f:
+        f.write(module.as_bitcode())
+    del module
+    run_tool([toolchain.tool("split"), f"-j{n}", "--preserve-locals", "-o", part, whole],
+             "splitting the module")
+    v = "true" if level >= 2 else "false"
+    lvl = min(max(level, 0), 3)
+
+    def one(k):
+        cmds = [[toolchain.tool("opt"), f"-O{lvl}", f"-vectorize-loops={v}", f"-vectorize-slp={v}",
+                 f"-interleave-loops={v}", f"{part}{k}", "-o", f"{part}{k}.opt"],
+                [toolchain.tool("llc"), f"-O{lvl}", "-relocation-model=pic", "-filetype=obj",
+                 f"{part}{k}.opt", "-o", f"{part}{k}.o"]]
+        for cmd in cmds:
+            r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               errors="replace")
+            if r.returncode != 0:
+                return f"{os.path.basename(cmd[0])} exit {r.returncode}: {r.stderr.strip()[-2000:]}"
+        return None
+
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(n) as pool:
+        errors = [e for e in pool.map(one, range(n)) if e]
+    if errors:
+        raise UserError(f"internal error: post-AD optimization or code generation failed "
+                        f"({errors[0]}); please report this")
+    run_tool([toolchain.tool("lld"), "-r", *[f"{part}{k}.o" for k in range(n)], "-o", out],
+             "joining the code generation parts")
+
+
 def emit_object(src: str, out: str, level: int, tmp: str, debug: bool = False) -> None:
     """Native PIC object of bitcode file `src`. A large module is split (llvm-split, locals kept
     with their users) and the parts are compiled in parallel, then joined with `ld.lld -r`;
@@ -191,20 +259,20 @@ def emit_object(src: str, out: str, level: int, tmp: str, debug: bool = False) -
     strings) from every part while llvm-split keeps each local in one part only."""
     llc = [toolchain.tool("llc"), f"-O{min(max(level, 0), 3)}", "-relocation-model=pic",
            "-filetype=obj"]
-    jobs = min(len(os.sched_getaffinity(0)), 2)
-    if jobs < 2 or debug or os.path.getsize(src) < SPLIT_BYTES:
+    n = jobs()
+    if n < 2 or debug or os.path.getsize(src) < SPLIT_BYTES:
         run_tool(llc + [src, "-o", out], "code generation")
         return
     part = os.path.join(tmp, "part")
-    run_tool([toolchain.tool("split"), f"-j{jobs}", "--preserve-locals", "-o", part, src],
+    run_tool([toolchain.tool("split"), f"-j{n}", "--preserve-locals", "-o", part, src],
              "splitting the module for code generation")
     procs = [subprocess.Popen(llc + [f"{part}{k}", "-o", f"{part}{k}.o"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                              errors="replace") for k in range(jobs)]
+                              errors="replace") for k in range(n)]
     errors = [p.communicate()[1] for p in procs]      # (reads stderr, then waits)
     for p, err in zip(procs, errors):
         if p.returncode != 0:
             raise UserError(f"internal error: code generation failed: {err.strip()[-2000:]}; "
                             f"please report this")
-    run_tool([toolchain.tool("lld"), "-r", *[f"{part}{k}.o" for k in range(jobs)], "-o", out],
+    run_tool([toolchain.tool("lld"), "-r", *[f"{part}{k}.o" for k in range(n)], "-o", out],
              "joining the code generation parts")

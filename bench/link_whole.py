@@ -1,0 +1,150 @@
+"""Link time when the marker reaches the whole program (a benchmark, not a test).
+
+    .venv/bin/python bench/link_whole.py [--sizes 400,2000] [--runs 3]
+
+The case of a user who differentiates a whole time step: N functions (`noinline`, as a
+simulation's kernels stay functions; a loop, a branch and two libm calls each, 20 per file)
+and an objective that calls every one of them, differentiated by one `__enzyme_autodiff`.
+Per size, the link alone (objects compiled beforehand), --runs times, medians:
+
+  - clang-22 -O2 -flto=full of the same program (main computes the objective too, so the
+    functions stay), the marker resolved by a stub;
+  - enzyme-cc -O2 with the AD cache off, and its stages (`-v`);
+  - enzyme-cc after one function's body is edited (one object recompiled; the relink re-runs
+    the whole AD stage: no per-function cache yet);
+  - the peak resident memory of each link (its process tree), and the derivative module's
+    size against the module before AD (instructions, from ENZYME_CC_DUMP_DIR).
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from link_time import BIN, FUNC, LIBM, PER_FILE, STUB  # noqa: E402
+
+MAIN = """#include <stdio.h>
+{decls}
+double obj(const double *v, int n) {{ double s = 0;
+{calls}
+  return s; }}
+int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+int main(void) {{
+  double v[4] = {{0.1, 0.2, 0.3, 0.4}}, dv[4] = {{0}}, s = obj(v, 4);
+  __enzyme_autodiff((void *)obj, enzyme_dup, v, dv, enzyme_const, 4);
+  printf("%.12g %.12g %.12g %.12g %.12g\\n", s, dv[0], dv[1], dv[2], dv[3]);
+  return 0;
+}}
+"""
+
+
+def generate(d, n, edit=0):
+    """The program's files in d; `edit` changes one constant in g0's body."""
+    files = []
+    for f in range(-(-n // PER_FILE)):
+        out = ["#include <math.h>"]
+        for k in range(f * PER_FILE, min(n, (f + 1) * PER_FILE)):
+            if k % PER_FILE:
+                out.append(f"double g{k - 1}(const double *v, int n, double x);")
+            body = FUNC.format(k=k, c=(k % 13) * 0.1 + 0.05 + (0.01 * edit if k == 0 else 0),
+                               c2=1.0 / (1 + k % 7), m1=LIBM[k % 8].format(t="t"),
+                               m2=LIBM[(k + 3) % 8].format(t="t"),
+                               call=f" + 0.5 * g{k - 1}(v, n, x * 0.5)" if k % 4 else "")
+            out.append("__attribute__((noinline)) " + body)
+        files.append(f"gen{f}")
+        with open(os.path.join(d, f"gen{f}.c"), "w") as fh:
+            fh.write("\n".join(out))
+    decls = "\n".join(f"double g{k}(const double *v, int n, double x);" for k in range(n))
+    calls = "\n".join(f"  s += g{k}(v, n, {1 + (k % 10) * 0.1:.1f});" for k in range(n))
+    with open(os.path.join(d, "main.c"), "w") as fh:
+        fh.write(MAIN.format(decls=decls, calls=calls))
+    with open(os.path.join(d, "stub.c"), "w") as fh:
+        fh.write(STUB)
+    return files
+
+
+def run(cmd, cwd, env=None):
+    """(wall seconds, peak RSS in MiB of the process tree, stderr)."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    err = p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    if status != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{err}")
+    return wall, usage.ru_maxrss / 1024, err
+
+
+def instructions(path):
+    with open(path) as f:
+        return sum(1 for line in f if re.match(r"\s+(%[-\w.$\"]+ = )?[a-z]", line)
+                   and not line.lstrip().startswith(("define", "declare", "attributes")))
+
+
+def measure(d, n, runs, enzyme_cc):
+    files = generate(d, n)
+    nocache = dict(os.environ, ENZYME_CC_CACHE="0")
+    for f in files + ["main"]:
+        run([enzyme_cc, "-O2", "-c", f + ".c", "-o", f + ".o"], d)
+    for f in files + ["main", "stub"]:
+        run(["clang-22", "-O2", "-flto=full", "-c", f + ".c", "-o", f + ".lto.o"], d)
+    objs = [f + ".o" for f in files]
+    lto = [f + ".lto.o" for f in files]
+    rows, stages = {}, {}
+    for _ in range(runs):               # interleaved, so that load changes hit both alike
+        w, m, _ = run(["clang-22", "-O2", "-flto=full", "-fuse-ld=lld", "main.lto.o",
+                       "stub.lto.o", *lto, "-lm", "-o", "ref"], d)
+        rows.setdefault("clang-22 -flto=full (stub)", []).append((w, m))
+        w, m, err = run([enzyme_cc, "-O2", "-v", "main.o", *objs, "-lm", "-o", "ad"], d, nocache)
+        rows.setdefault("enzyme-cc (no AD cache)", []).append((w, m))
+        for name, s in re.findall(r"^enzyme-cc: ([^:/]+): ([0-9.]+)s$", err, re.M):
+            stages.setdefault(name, []).append(float(s))
+    out = subprocess.run(["./ad"], cwd=d, capture_output=True, text=True).stdout.strip()
+    for k in range(runs):               # edit g0's body, recompile its file, relink
+        generate(d, n, edit=k + 1)
+        run([enzyme_cc, "-O2", "-c", "gen0.c", "-o", "gen0.o"], d)
+        w, m, _ = run([enzyme_cc, "-O2", "main.o", *objs, "-lm", "-o", "ad"], d)
+        rows.setdefault("enzyme-cc, g0 edited", []).append((w, m))
+    dump = os.path.join(d, "dump")
+    run([enzyme_cc, "-O2", "main.o", *objs, "-lm", "-o", "ad"], d,
+        dict(nocache, ENZYME_CC_DUMP_DIR=dump))
+    before, after = (instructions(os.path.join(dump, f"{w}-ad.ll")) for w in ("before", "after"))
+    ref = statistics.median(w for w, _ in rows["clang-22 -flto=full (stub)"])
+    print(f"\n{n} functions in {len(files)} files, every one reached by the marker; {runs} runs "
+          f"(seconds, medians; ratio against clang-22 full LTO); gradient {out}\n")
+    print("| linker | wall | ratio | peak RSS (MiB) |\n| --- | ---: | ---: | ---: |")
+    for name, t in rows.items():
+        w = statistics.median(x for x, _ in t)
+        print(f"| {name} | {w:.2f} | {w / ref:.2f}x | {max(m for _, m in t):.0f} |")
+    print("\n| enzyme-cc stage | median |\n| --- | ---: |")
+    for name, t in stages.items():
+        print(f"| {name} | {statistics.median(t):.2f} |")
+    print(f"\nIR instructions before AD {before}, after AD {after} ({after / before:.2f}x)",
+          flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="400,2000")
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    enzyme_cc = os.path.join(BIN, "enzyme-cc")
+    if not os.path.exists(enzyme_cc):
+        enzyme_cc = shutil.which("enzyme-cc") or sys.exit("enzyme-cc not found")
+    for n in map(int, args.sizes.split(",")):
+        d = tempfile.mkdtemp(prefix="enzyme-link-whole-")
+        try:
+            measure(d, n, args.runs, enzyme_cc)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

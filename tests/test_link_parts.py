@@ -1,0 +1,68 @@
+"""A large derivative whose functions stay calls (noinline) is optimized and compiled in parts
+in parallel (lto/optimize.py optimize_and_emit): the gradient matches central finite
+differences."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+N = 120     # functions: a derivative text above lto/optimize.py's SPLIT_TEXT
+
+FUNC = """__attribute__((noinline)) static double g{k}(const double *x, int m) {{
+  double s = 0;
+  for (int i = 0; i < m; i++) {{
+    double t = x[i] * {a:.3f} + {b:.3f}, u = sin(t) * x[(i + {k}) % m];
+    if (t > 0.3) s += u;
+    else s += u + log1p((t - 0.3) * (t - 0.3));     /* continuous: FD may step over it */
+  }}
+  return s;
+}}
+"""
+MAIN = """
+double total(const double *x, int m) {{
+  double s = 0;
+{calls}
+  return s;
+}}
+int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+int main(void) {{
+  double x[6], dx[6] = {{0}}, h = 1e-6;
+  int bad = 0;
+  for (int i = 0; i < 6; i++) x[i] = 0.2 + 0.13 * i;
+  __enzyme_autodiff((void *)total, enzyme_dup, x, dx, enzyme_const, 6);
+  for (int i = 0; i < 6; i++) {{
+    double x0 = x[i];
+    x[i] = x0 + h; double fp = total(x, 6);
+    x[i] = x0 - h; double fm = total(x, 6);
+    x[i] = x0;
+    double fd = (fp - fm) / (2 * h);
+    int ok = fabs(dx[i] - fd) <= 1e-6 * (1 + fabs(fd));
+    printf("CHECK dx[%d] %.12g %.12g%s\\n", i, dx[i], fd, ok ? "" : "  <-- FAILED");
+    bad += !ok;
+  }}
+  return bad != 0;
+}}
+"""
+
+
+def test_parts_in_parallel(tmp_path):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one core: post-AD work is not split")
+    funcs = [FUNC.format(k=k, a=0.5 + (k % 7) * 0.1, b=(k % 5) * 0.05) for k in range(N)]
+    calls = "\n".join(f"  s += g{k}(x, m);" for k in range(N))
+    src = tmp_path / "parts.c"
+    src.write_text("#include <math.h>\n#include <stdio.h>\n" + "".join(funcs)
+                   + MAIN.format(calls=calls))
+    env = dict(os.environ, ENZYME_CC_CACHE="0")
+    b = subprocess.run([str(BIN / "enzyme-cc"), "-O2", "-v", str(src), "-lm", "-o", "parts"],
+                       cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
+    assert b.returncode == 0, b.stderr[-3000:]
+    assert "parts in parallel" in b.stderr, [ln for ln in b.stderr.splitlines()
+                                             if ln.startswith("enzyme-cc: ")]
+    r = subprocess.run(["./parts"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout
+    assert r.stdout.count("CHECK") == 6
