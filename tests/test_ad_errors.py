@@ -762,3 +762,55 @@ def test_locations_of_every_kind_format_without_crashing():
     assert located(m, h, h.params[0]) == \
         "in function 'h', argument '%q' (compile with -g for the source line)"
     assert located(m, h, None) == "in function 'h' (compile with -g for the source line)"
+
+
+INDIRECT_NO_TARGET = r"""
+#include <stdio.h>
+#include <math.h>
+typedef int (*adjust_fn)(void *state, double *y, double *h);
+typedef struct { adjust_fn adjust; void *state; } Control;
+extern Control *gcon;                 /* set in an object without bitcode */
+int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+__attribute__((noinline)) double step(double *y, Control *con, int n) {
+  double h = 0.1;
+  for (int i = 0; i < n; i++) {
+    y[0] = y[0] + h * sin(y[1]);
+    if (con) con->adjust(con->state, y, &h);
+  }
+  return y[0] * y[1];
+}
+double loss(double *y, int n) { return step(y, gcon, n); }
+int main(void) {
+  double y[2] = {0.3, 0.7}, dy[2] = {0, 0};
+  __enzyme_autodiff((void *)loss, enzyme_dup, y, dy, enzyme_const, 5);
+  printf("%g %g\n", dy[0], dy[1]);
+  return 0;
+}
+"""
+INDIRECT_LIB = r"""
+typedef int (*adjust_fn)(void *state, double *y, double *h);
+typedef struct { adjust_fn adjust; void *state; } Control;
+static int lib_adjust(void *state, double *y, double *h) { *h *= 0.9 + 0 * y[0]; return 0; }
+static Control c = {lib_adjust, 0};
+Control *gcon = &c;
+"""
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_indirect_call_without_any_target_aborts_when_it_runs(tmp_path, level):
+    """An indirect call whose type no function with bitcode has builds (the call may sit on a
+    path that never runs: tests/ad_programs/indirect_call_no_target.c); when it does run, to a
+    function of an object without bitcode, the derivative stops with a message instead of
+    computing without that call's derivative."""
+    (tmp_path / "main.c").write_text(INDIRECT_NO_TARGET)
+    (tmp_path / "lib.c").write_text(INDIRECT_LIB)
+    subprocess.run(["clang-22", "-O2", "-c", "lib.c", "-o", "lib.o"], cwd=tmp_path, check=True)
+    env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
+    r = subprocess.run([str(BIN / "enzyme-cc"), level, "main.c", "lib.o", "-lm", "-o", "prog"],
+                       cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    run = subprocess.run(["./prog"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert run.returncode != 0 and run.stdout == "", run.stdout
+    assert "a differentiated indirect call reached a function without a derivative" in run.stderr
+    assert "build its object with enzyme-cc" in run.stderr

@@ -59,8 +59,18 @@ class IndirectCalls:
                self.in_multi)
         if key in self.done:
             return self.done[key]
-        targets = self.indirect_targets(inst, tys)
-        targets, parts = self._derivable(targets, lambda t: self.split(t, acts, ret_active))
+        targets = self.address_taken(inst.ty, tys)
+        if not targets and not ret_active and inst.ty != "ptr":
+            # no function of this type can be reached: the call is on a path that never runs
+            # (GSL's control object when there is none), or a derivative is impossible; either
+            # way the dispatchers abort with a message if the call runs
+            rev_ret = [t for t, a in zip(tys, acts) if a == "active"]
+            rev_ret = "void" if not rev_ret else rev_ret[0] if len(rev_ret) == 1 else \
+                "{ " + ", ".join(rev_ret) + " }"
+            parts = [(None, inst.ty, None, rev_ret)]
+        else:
+            targets, parts = self._derivable(self.indirect_targets(inst, tys),
+                                             lambda t: self.split(t, acts, ret_active))
         aug_rets = {p[1] for p in parts}
         if len(aug_rets) != 1:
             raise UserError(f"indirect call: the possible targets {', '.join(t[1:] for t in targets)} "

@@ -110,8 +110,9 @@ def _leaves(ty, path):
     return [(path, ty)]
 
 
-_BAD_MSG = "enzyme-cc: indirect call to a function without a derivative (no bitcode, or its " \
-           "address is never taken)"
+_BAD_MSG = "enzyme-cc: a differentiated indirect call reached a function without a derivative " \
+           "(no bitcode, or its address is never taken in code built with enzyme-cc); build " \
+           "its object with enzyme-cc"
 _BAD_INDIRECT = f"""
 @__enzyme_cc_bad_msg = private unnamed_addr constant [{len(_BAD_MSG) + 2} x i8] c"{_BAD_MSG}\\0A\\00"
 define internal void @__enzyme_cc_bad_indirect_call(ptr %fp) noinline cold noreturn nounwind {{
