@@ -186,7 +186,8 @@ def normalize_loops(text: str, tmp: str) -> str:
 
 # derivative text above which post-AD optimization and codegen run on parts in parallel
 SPLIT_TEXT = 1 << 20
-_NOINLINE_DEF = re.compile(r"^define internal (?=[^{]*\bnoinline\b)", re.M)
+# a derivative kept as a call (generate.callee_attrs), not one of the tape's cold helpers
+_NOINLINE_DEF = re.compile(r"^define internal (?![^@]*@__enzyme_cc_)(?=[^{]*\bnoinline\b)", re.M)
 
 
 def jobs() -> int:
