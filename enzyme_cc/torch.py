@@ -185,7 +185,8 @@ class TorchOp:
     def _fake(self, kind):
         def fake(inputs, seeds, ints, sum_lead):
             bufs = list(inputs) + list(seeds)
-            p = self.fn.prepare(kind, [tuple(int(d) for d in x.shape) for x in bufs],
+            # (sizes may be symbolic: torch.compile's dynamic shapes)
+            p = self.fn.prepare(kind, [tuple(x.shape) for x in bufs],
                                 tuple(zip(self._int_names, ints)),
                                 tuple(map(bool, sum_lead)) if sum_lead else None)
             return [bufs[0].new_empty(sh, dtype=_DTYPES[dt]) for sh, dt in p.results]

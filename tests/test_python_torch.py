@@ -219,6 +219,21 @@ def test_torch_compile_opaque(ops):
     torch.library.opcheck(ops["norm2"].primal, ([x], [], [6], []))
 
 
+@pytest.mark.parametrize("dynamic", [True, None])
+def test_compile_dynamic_shapes(ops, dynamic):
+    """torch.compile with symbolic sizes (dynamic=True, or automatic after a size changes):
+    the op's fake kernel plans its outputs from the symbolic sizes; values and gradients
+    right at every size."""
+    n2 = ops["norm2"]
+    f = torch.compile(lambda x: n2(x).sum() * 2, backend="eager", dynamic=dynamic)
+    g = torch.compile(lambda x: n2(x).sum(), backend="eager", dynamic=dynamic)
+    for n in (4, 6, 9):
+        x = rand(3, n)
+        torch.testing.assert_close(f(x.detach()), 2 * x.detach().norm(dim=1).sum())
+        g(x).backward()
+        torch.testing.assert_close(x.grad, (x / x.norm(dim=1, keepdim=True)).detach())
+
+
 def _central(f, xs, ct, k, eps=1e-6):
     """Central differences of <ct, f(*xs)> with respect to xs[k]."""
     x, g = xs[k].detach(), torch.zeros_like(xs[k])

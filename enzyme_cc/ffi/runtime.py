@@ -112,6 +112,8 @@ class Function:
         sum_lead (vjp kinds): per differentiable input, whether its cotangent is summed over the
         batch (default: where the input itself has no batch axes)."""
         key = (kind, tuple(shapes), tuple(ints), sum_lead)
+        if not _hashable(key):      # symbolic sizes (torch.compile's dynamic shapes): no cache
+            return self._prepare(kind, *key[1:])
         p = self._prepared.get(key)
         if p is None:
             if len(self._prepared) > 256:
@@ -163,7 +165,7 @@ class Function:
         input's without batch axes: its gradient sums over the batch), of the outputs. Its
         `tape_bytes` is the size of the tapes' buffer (one header per batch item)."""
         key = ("split", tuple(shapes), tuple(ints))
-        p = self._prepared.get(key)
+        p = self._prepared.get(key) if _hashable(key) else None
         if p is None:
             if len(self._prepared) > 256:
                 self._prepared.clear()
@@ -177,7 +179,8 @@ class Function:
                                                      for a, l in res], [l for _, l in res])
             p.tape_bytes = self.tape_bytes * plan.batch
             p.reverse = Prepared(self, "reverse", plan, st, p.results, p.leads)
-            self._prepared[key] = p
+            if _hashable(key):
+                self._prepared[key] = p
         return p
 
     def run(self, prepared, pointers):
@@ -277,3 +280,11 @@ class Library:
 
 class _Seed:
     name = "a tangent or cotangent"
+
+
+def _hashable(key) -> bool:
+    try:
+        hash(key)
+        return True
+    except TypeError:
+        return False
