@@ -101,6 +101,16 @@ class JaxOp:
                 raise TypeError(f"{s.name}: argument {a.name!r} has dtype {x.dtype}, expected "
                                 f"{a.dtype}{hint}")
             xs.append(jnp.asarray(x))
+        for name, v in ints.items():
+            if isinstance(v, jax.core.Tracer):
+                try:                       # a constant under the trace is as good as an int
+                    ints[name] = int(jax.core.concrete_or_error(None, v))
+                except Exception:
+                    raise TypeError(
+                        f"{s.name}: integer argument {name!r} is a traced value (an argument of "
+                        f"jax.jit or another transform), but the output shapes and the C call "
+                        f"need its value when tracing; hint: make it static "
+                        f"(jax.jit(..., static_argnames=...)) or pass a Python int") from None
         full = self.fn.prepare("primal", [tuple(x.shape) for x in xs], tuple(ints.items())).ints
         outs = call_p.bind(*xs, fn=self.fn, ints=full)
         return outs[0] if len(outs) == 1 else tuple(outs)

@@ -144,3 +144,13 @@ def test_example_fit_oscillator(monkeypatch):
                 order=1, modes=["fwd", "rev"])
     losses = fit_oscillator_jax.main(iters=60)
     assert losses[-1] < 0.5 * losses[0]
+
+
+def test_traced_int_is_named(ops):
+    """An integer argument traced under jit is refused naming it, with the fix; static, it
+    works."""
+    x = rand(5)
+    with pytest.raises(TypeError, match=r"integer argument 'n' is a traced value.*static_argnames"):
+        jax.jit(lambda x, n: ops["norm2"](x, n=n))(x, 5)
+    f = jax.jit(lambda x, n: ops["norm2"](x, n=n), static_argnames="n")
+    np.testing.assert_allclose(f(x, n=5), jnp.linalg.norm(x), rtol=1e-14)
