@@ -131,9 +131,14 @@ class TorchOp:
             raise TypeError(f"{s.name}() takes {len(s.inputs)} tensor inputs "
                             f"({', '.join(a.name for a in s.inputs)}), got {len(inputs)}")
         record = False
-        for a, x, dt in zip(s.inputs, inputs, self._in_dtypes):
+        for k, (a, x, dt) in enumerate(zip(s.inputs, inputs, self._in_dtypes)):
             if type(x) not in _PLAIN or not x.is_cpu or x.dtype != dt or not x.is_contiguous():
                 _check_tensor(s.name, a, x)
+                if not x.is_contiguous() and not _C._are_functorch_transforms_active():
+                    # a view (transposed, sliced, expanded) is read as torch's own ops do: a
+                    # contiguous copy, through which the gradient flows back (under vmap, the
+                    # op's vmap rule makes the batch contiguous itself)
+                    inputs = inputs[:k] + (x.contiguous(),) + inputs[k + 1:]
             record = record or x.requires_grad
         if torch.compiler.is_compiling():   # the op, with its registered autograd formula
             full = self.fn.plan([tuple(x.shape) for x in inputs], ints).ints
@@ -529,9 +534,6 @@ def _check_tensor(fname, a, x):
     if x.dtype != _DTYPES[a.dtype]:
         raise TypeError(f"{fname}: argument {a.name!r} has dtype {x.dtype}, expected "
                         f"{_DTYPES[a.dtype]}")
-    if not x.is_contiguous():
-        raise ValueError(f"{fname}: argument {a.name!r} is not contiguous (call .contiguous()): "
-                         "the compiled function reads it by pointer")
 
 
 __all__ = ["TorchOp", "op", "SignatureError"]
