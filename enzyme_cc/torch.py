@@ -500,7 +500,8 @@ def _op_backward(back):
 
 def _split(ctx):
     """The saved inputs and seeds."""
-    return ctx.saved_tensors[:ctx.n], ctx.saved_tensors[ctx.n:]
+    saved = ctx.saved_tensors      # unpacked once (checkpoint's hooks allow no second time)
+    return saved[:ctx.n], saved[ctx.n:]
 
 
 def _broadcast(size, xs, dims, item_ndims):

@@ -488,3 +488,17 @@ def test_views_and_vmap_over_a_later_axis(ops):
     g = torch.func.vmap(torch.func.grad(n2), in_dims=1)(m)
     torch.testing.assert_close(g, (m / m.norm(dim=0)).t())
 
+
+
+@pytest.mark.parametrize("reentrant", [False, True])
+def test_checkpoint(ops, reentrant):
+    """torch.utils.checkpoint around the ops (use_reentrant=False is torch's recommended mode):
+    the same gradient as without it."""
+    from torch.utils.checkpoint import checkpoint
+    sm, n2 = ops["smooth"], ops["norm2"]
+    w = rand(5, grad=False)
+    x = rand(3, 5)
+    checkpoint(lambda x: n2(sm(x, w)).sum(), x, use_reentrant=reentrant).backward()
+    x2 = x.detach().clone().requires_grad_()
+    n2(sm(x2, w)).sum().backward()
+    torch.testing.assert_close(x.grad, x2.grad, rtol=1e-14, atol=0)
