@@ -150,10 +150,15 @@ def test_missing_function_is_a_build_error():
     (ffi.Signature("sq", [In("x", ("n",), "float32"), ffi.Int("n"), Out("y", ("n",), "float32")]),
      "void sq(const float *x, int n, double *y) { for (int i = 0; i < n; i++) y[i] = x[i]; }",
      "argument 'y' is `double \\*` in C, but Out declares dtype 'float32'"),
-    # a by-value double declared as a 0-d input: an internal error before
-    (ffi.Signature("scale", [In("x", ("n",)), In("a", ()), ffi.Int("n"), Out("y", ("n",))]),
+    # a by-value double declared as an array
+    (ffi.Signature("scale", [In("x", ("n",)), In("a", (2,)), ffi.Int("n"), Out("y", ("n",))]),
      "void scale(const double *x, double a, int n, double *y) { for (int i = 0; i < n; i++) y[i] = a * x[i]; }",
-     "argument 'a' is `double` in C, passed by value, but In declares a pointer"),
+     "argument 'a' is `double` in C, passed by value, but In declares a pointer .*"
+     "In\\('a', \\(\\)\\)"),
+    (ffi.Signature("scale", [In("x", ("n",)), In("a", (), "float32"), ffi.Int("n"),
+                             Out("y", ("n",))]),
+     "void scale(const double *x, double a, int n, double *y) { for (int i = 0; i < n; i++) y[i] = a * x[i]; }",
+     "argument 'a' is `double` in C, passed by value, but In declares dtype 'float32'"),
     (ffi.Signature("sq", [In("x", ("n",)), ffi.Int("n", "int64_t"), Out("y", ("n",))]),
      "void sq(const double *x, int n, double *y) { for (int i = 0; i < n; i++) y[i] = x[i]; }",
      "argument 'n' is `int` in C, but Int declares int64_t"),
@@ -171,6 +176,25 @@ def test_signature_contradicting_the_prototype_is_refused(sig, src, message, opt
     call, naming the argument (it gave wrong numbers, heap corruption or an internal error)."""
     with pytest.raises(ffi.SignatureError, match=message):
         ffi.build([sig], source=src, flags=(opt,))
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_scalar_passed_by_value(opt):
+    """A C function taking a double by value: declared In(name, ()), the value is passed, and
+    its derivative comes back like an array input's (it was an internal error)."""
+    sig = ffi.Signature("scale", [In("x", ("n",)), In("a", ()), ffi.Int("n"), Out("y", ("n",))])
+    src = ("void scale(const double *x, double a, int n, double *y) "
+           "{ for (int i = 0; i < n; i++) y[i] = a * x[i] * x[i]; }")
+    f = ffi.build([sig], source=src, flags=(opt,))["scale"]
+    x, a, ct = np.array([1.0, 2.0, 3.0]), np.array(1.5), np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(f(x, a), 1.5 * x * x, rtol=1e-15)
+    gx, ga = f.vjp([x, a], [ct])
+    np.testing.assert_allclose(gx, 2 * 1.5 * x * ct, rtol=1e-14)
+    np.testing.assert_allclose(ga, np.sum(x * x * ct), rtol=1e-14)
+    (ty,) = [f.jvp([x, a], [np.zeros(3), np.array(1.0)])]
+    np.testing.assert_allclose(ty, x * x, rtol=1e-14)
+    batch = f(np.stack([x, 2 * x]), a)          # a shared by a batch of x
+    np.testing.assert_allclose(batch, [1.5 * x * x, 6 * x * x], rtol=1e-15)
 
 
 def test_missing_compiler(monkeypatch):

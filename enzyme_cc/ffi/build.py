@@ -111,25 +111,29 @@ def build_library(sigs, sources=(), source=None, lang="c", flags=("-O2",), link_
     tmp = tempfile.mkdtemp(prefix="build-", dir=cache_root())
     try:
         objs = []
-        units = [(n, lg, d) for n, lg, d in srcs] + \
-            [(f"ecc_wrap_{s.name}.c", "c", wrapper_source(s, order).encode()) for s in sigs]
-        for i, (name, lg, data) in enumerate(units):
+
+        def compile_unit(i, name, lg, data, debug=()):
             path = os.path.join(tmp, f"{i}_{os.path.basename(name)}")
             with open(path, "wb") as f:
                 f.write(data)
-            obj = path + ".o"
-            # the user's sources with debug info: the prototype check reads their C types
-            debug = ["-g"] if i < len(srcs) and not any(f.startswith("-g") for f in flags) else []
-            _run([driver(lg), *flags, *debug, "-fPIC", "-c", path, "-o", obj], name)
-            objs.append(obj)
-            if i == len(srcs) - 1:
-                check_prototypes(sigs, objs, bool(link_flags))
+            _run([driver(lg), *flags, *debug, "-fPIC", "-c", path, "-o", path + ".o"], name)
+            objs.append(path + ".o")
+
+        # the user's sources with debug info: the prototype check reads their C types (and
+        # which scalar inputs C takes by value, which the wrappers then pass as values)
+        debug = [] if any(f.startswith("-g") for f in flags) else ["-g"]
+        for i, (name, lg, data) in enumerate(srcs):
+            compile_unit(i, name, lg, data, debug)
+        by_value = check_prototypes(sigs, objs, bool(link_flags))
+        wrappers = [wrapper_source(s, order, by_value.get(s.name, frozenset())) for s in sigs]
+        for i, (s, text) in enumerate(zip(sigs, wrappers)):
+            compile_unit(len(srcs) + i, f"ecc_wrap_{s.name}.c", "c", text.encode())
         linker = "fortran" if "fortran" in langs else "c++" if "c++" in langs else "c"
         extra = ["-lstdc++"] if linker == "fortran" and "c++" in langs else []
         _run([driver(linker), *flags, "-shared", "-fPIC", *objs, *link_flags, *extra, "-lm",
               "-Wl,--no-undefined", "-o", os.path.join(tmp, "lib.so")], "the link")
         with open(os.path.join(tmp, "wrapper.c"), "w") as f:
-            f.write("\n".join(wrapper_source(s, order) for s in sigs))
+            f.write("\n".join(wrappers))
         try:
             os.rename(tmp, out_dir)     # atomic: concurrent builds of one input both succeed
         except OSError:
@@ -142,20 +146,23 @@ def build_library(sigs, sources=(), source=None, lang="c", flags=("-O2",), link_
 
 def check_prototypes(sigs, objs, more_code: bool):
     """Each declared function against its compiled prototype (ffi/prototype.py); a function
-    the sources do not define is named, unless the link flags may bring it."""
+    the sources do not define is named, unless the link flags may bring it. Returns, per
+    function, the scalar inputs C takes by value."""
     from enzyme_cc.bitcode.elf import bitcode_modules
     from .prototype import check, find
     modules = []
     for obj in objs:
         with open(obj, "rb") as f:
             modules += bitcode_modules(f.read(), obj)
+    by_value = {}
     for sig in sigs:
         proto = find(modules, sig.name)
         if proto is not None:
-            check(sig, proto)
+            by_value[sig.name] = check(sig, proto)
         elif not more_code:
             raise BuildError(f"'{sig.name}' is not defined in the given sources (C++: declare "
                                  "it extern \"C\"; Fortran: bind(c))")
+    return by_value
 
 
 def _run(cmd, what):

@@ -45,9 +45,11 @@ def _count(sig, a):
     return "((int64_t)1" + "".join(f" * (int64_t){f}" for f in factors) + ")"
 
 
-def wrapper_source(sig, order=1):
+def wrapper_source(sig, order=1, by_value=frozenset()):
+    """by_value: the scalar inputs the C function takes by value (the prototype says so): the
+    wrapper's core takes them by pointer like every input and passes the value."""
     n, name = sig.name, sig.name
-    params = []
+    params, decl = [], []
     for a in sig.args:
         if isinstance(a, Int):
             params.append(f"{a.ctype} {a.name}")
@@ -55,16 +57,17 @@ def wrapper_source(sig, order=1):
             params.append(f"const {_ctype(a)} *{a.name}")
         else:
             params.append(f"{_ctype(a)} *{a.name}")
+        decl.append(f"{_ctype(a)} {a.name}" if a.name in by_value else params[-1])
     rett = _ctype(sig.ret) if sig.ret else "void"
     lines = [HEADER]
     if any(a.ctype in ("int64_t", "int32_t") for a in sig.ints):
         pass  # stdint.h is included
     if any(a.ctype in ("size_t", "ptrdiff_t") for a in sig.ints):
         lines.append("#include <stddef.h>")
-    lines.append(f"{rett} {name}({', '.join(params) or 'void'});")
+    lines.append(f"{rett} {name}({', '.join(decl) or 'void'});")
     # the differentiated core: the user's function with its return value (if any) stored
     core_params = params + ([f"{_ctype(sig.ret)} *{sig.ret.name}"] if sig.ret else [])
-    call = f"{name}({', '.join(a.name for a in sig.args)})"
+    call = f"{name}({', '.join(('*' if a.name in by_value else '') + a.name for a in sig.args)})"
     body = f"*{sig.ret.name} = {call};" if sig.ret else f"{call};"
     lines.append(f"static void ecc_core_{n}({', '.join(core_params)}) {{ {body} }}")
     lines += [_helper(sig, "rev"), _helper(sig, "fwd"), _primal(sig), _vjp(sig), _jvp(sig)]

@@ -122,24 +122,29 @@ def _base_name(md, ref, depth=0) -> str:
     return name.strip('"') if name else "?"
 
 
-def check(sig, proto: Prototype):
+def check(sig, proto: Prototype) -> frozenset:
     """Refuse a Signature that contradicts the compiled prototype: the argument count, pointer
     versus value, the element type behind a pointer, const outputs, integer widths, the
-    returned type."""
+    returned type. Returns the names of the scalar inputs (In with shape ()) that C takes by
+    value."""
     where = f"{sig.name}: the C function is {_show(proto)}"
     if len(proto.params) != len(sig.args):
         raise SignatureError(f"{where}, with {len(proto.params)} argument(s), but the signature "
                              f"declares {len(sig.args)}")
+    by_value = set()
     for a, p in zip(sig.args, proto.params):
-        _check_arg(sig, where, a, p)
+        if _check_arg(sig, where, a, p):
+            by_value.add(a.name)
     if sig.ret is not None:
         want = DTYPES[sig.ret.dtype]
         if proto.ret != want:
             raise SignatureError(f"{where}: it returns {_c_ret(proto)}, but Ret declares "
                                  f"{want} (dtype {sig.ret.dtype!r})")
+    return frozenset(by_value)
 
 
-def _check_arg(sig, where, a, p):
+def _check_arg(sig, where, a, p) -> bool:
+    """Raise on a contradiction; True for a scalar input C takes by value."""
     kind = type(a).__name__
     if isinstance(a, Int):
         bits = _INT_BITS[a.ctype]
@@ -152,11 +157,16 @@ def _check_arg(sig, where, a, p):
     decl = f"{'const ' if isinstance(a, In) else ''}{want} *"
     if p.ir != "ptr":
         by_value = p.ir in ("double", "float")
+        if by_value and isinstance(a, In) and tuple(a.shape) == ():
+            if p.ir != want:
+                raise SignatureError(f"{where}: argument {a.name!r} is {_c(p)} in C, passed by "
+                                     f"value, but In declares dtype {a.dtype!r}: use dtype "
+                                     f"{'float64' if p.ir == 'double' else 'float32'!r}")
+            return True         # a scalar by value: the wrapper passes the value
         raise SignatureError(
             f"{where}: argument {a.name!r} is {_c(p)} in C, passed by value, but {kind} declares "
-            f"a pointer ({decl}{a.name})" + (": pass the value through a pointer in a C wrapper, "
-                                             "or take `const double *` in the function"
-                                             if by_value else ""))
+            f"a pointer ({decl}{a.name})" + (": a scalar input passed by value is declared "
+                                             f"In({a.name!r}, ())" if by_value else ""))
     if p.pointee is not None:
         have = _FLOAT_NAMES.get(p.pointee)
         if have is None and p.pointee not in ("void", "?"):
@@ -169,6 +179,7 @@ def _check_arg(sig, where, a, p):
         if isinstance(a, Out) and p.const:
             raise SignatureError(f"{where}: argument {a.name!r} is {_c(p)} in C (read only), "
                                  "but Out declares it written: declare it In")
+    return False
 
 
 def _c(p) -> str:
