@@ -2,9 +2,10 @@
 
 C/C++: `-Xclang -fembed-bitcode=all` embeds pre-optimization IR; the section is then renamed
 (and marked exclude) so GNU ar's LLVM plugin ignores it and it never reaches final binaries.
-Fortran: flang rejects -fembed-bitcode, so compile twice (native + -emit-llvm) and add the section.
-The -emit-llvm job skips LLVM's optimization passes (`-mllvm -opt-bisect-limit=0`), so Fortran
-objects carry pre-optimization IR too: the link step's pre-AD pipeline runs on both alike.
+Fortran: flang rejects -fembed-bitcode, so it emits its IR (`-emit-llvm`, LLVM's optimization
+passes skipped with `-mllvm -opt-bisect-limit=0`), clang compiles that IR to the object, and the
+IR is added as the section: Fortran objects carry pre-optimization IR too (the link step's pre-AD
+pipeline runs on both alike), for one run of flang's front end.
 """
 from __future__ import annotations
 
@@ -169,27 +170,44 @@ def _cdriver(driver: str) -> str:
 
 
 def _compile_fortran(inv, src, args, out) -> int:
+    """One flang run: its LLVM IR before LLVM's passes (`-mllvm -opt-bisect-limit=0`), which
+    becomes the object's .enzyme.bc, and the object compiled from that IR by clang (LLVM's
+    O<level> pipeline and codegen, as flang runs them). flang's own object would cost its
+    front end a second time, most of a Fortran compile."""
     flang = toolchain.tool("flang")
-    rc = run([flang] + args + ["-c", src.path, "-o", out], inv.verbose)
-    if rc != 0 or not os.path.isfile(out):
-        return rc
     import tempfile                 # (not on the common path: start-up time)
     fd, bc = tempfile.mkstemp(suffix=".bc")
     os.close(fd)
     try:
-        quiet = [a for a in args if not a.startswith(("-MD", "-MMD"))]
-        # Its diagnostics repeat the native job's; opt-bisect reports each pass it skips.
-        r = subprocess.run([flang] + quiet + ["-emit-llvm", "-mllvm", "-opt-bisect-limit=0", "-c",
-                                              src.path, "-o", bc], stderr=subprocess.PIPE,
-                           text=True, errors="replace")
+        cmd = [flang] + args + ["-emit-llvm", "-mllvm", "-opt-bisect-limit=0", "-c", src.path,
+                                "-o", bc]
+        if inv.verbose:
+            print("enzyme-cc: " + " ".join(cmd), file=sys.stderr)
+        # opt-bisect reports each pass it skips: those lines go, flang's diagnostics stay
+        r = subprocess.run(cmd, stderr=subprocess.PIPE, text=True, errors="replace")
+        sys.stderr.write("".join(line for line in r.stderr.splitlines(keepends=True)
+                                 if not line.startswith("BISECT: ")))
         if r.returncode != 0:
-            sys.stderr.write("".join(line for line in r.stderr.splitlines(keepends=True)
-                                     if not line.startswith("BISECT: ")))
             return r.returncode
+        cc = [toolchain.tool("clang")] + [a for a in args if _codegen_flag(a)] + \
+            ["-Wno-unused-command-line-argument", "-c", bc, "-o", out]
+        rc = run(cc, inv.verbose)
+        if rc != 0 or not os.path.isfile(out):
+            return rc                   # (-o /dev/null: configure's probes)
         return _objcopy(["--add-section", f".enzyme.bc={bc}", "--set-section-flags",
                          ".enzyme.bc=exclude", out])
     finally:
         os.unlink(bc)
+
+
+# flang options that matter when its IR is compiled to an object (the rest: front end only)
+_CODEGEN_FLAGS = ("-O", "-fPIC", "-fpic", "-fPIE", "-fpie", "-fno-pic", "-fno-pie", "-march=",
+                  "-mcpu=", "-mtune=", "-m64", "-m32", "-ffunction-sections", "-fdata-sections",
+                  "-fomit-frame-pointer", "-fno-omit-frame-pointer", "--target=", "-g")
+
+
+def _codegen_flag(a: str) -> bool:
+    return a.startswith(_CODEGEN_FLAGS) and not a.startswith(("-gen", "-Og"))
 
 
 def _objcopy(args) -> int:

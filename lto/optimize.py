@@ -201,6 +201,8 @@ def splittable(text: str, debug: bool) -> bool:
         _NOINLINE_DEF.search(text) is not None
 
 
+_DISCARDABLE = {llvm.Linkage.linkonce_odr: llvm.Linkage.weak_odr,
+                llvm.Linkage.linkonce_any: llvm.Linkage.weak_any}
 # interprocedural passes that need the whole module: constants and dead arguments into local
 # functions (a derivative's size or flag arguments), function attributes for callers
 _WHOLE_MODULE = "always-inline,ipsccp,globalopt,deadargelim,function-attrs"
@@ -223,6 +225,11 @@ def optimize_and_emit(src: str, out: str, level: int, tmp: str) -> None:
         if not fn.is_declaration and fn.linkage == llvm.Linkage.internal and \
                 any(re.search(rb"\bnoinline\b", a) for a in fn.attributes):
             fn.linkage, fn.visibility = llvm.Linkage.external, llvm.Visibility.hidden
+    # a part must not drop a discardable definition (an inline function's static, a template)
+    # that it does not use itself and another part does
+    for g in list(module.functions) + list(module.global_variables):
+        if not g.is_declaration and g.linkage in _DISCARDABLE:
+            g.linkage = _DISCARDABLE[g.linkage]
     with open(whole, "wb") as f:
         f.write(module.as_bitcode())
     del module
