@@ -17,9 +17,14 @@ class IndirectCalls:
         key = ("fwd-indirect", inst.ty, tuple(tys), tuple(acts), width, error)
         if key in self.done:
             return self.done[key]
-        targets = self.indirect_targets(inst, tys)
-        targets, parts = self._derivable(targets, lambda t: self.forward(t, acts, callee=True,
-                                                                         width=width, error=error))
+        from .activity import carries_float
+        targets = self.address_taken(inst.ty, tys)
+        if not targets and inst.ty != "ptr" and not carries_float(inst.ty):
+            parts = [(None, inst.ty)]      # as split_indirect: aborts with a message if it runs
+        else:
+            targets, parts = self._derivable(
+                self.indirect_targets(inst, tys),
+                lambda t: self.forward(t, acts, callee=True, width=width, error=error))
         rty = parts[0][1]
         self.counter += 1
         name = f"@fwd.indirect.{self.counter}"

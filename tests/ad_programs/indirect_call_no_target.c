@@ -1,7 +1,7 @@
 /* An indirect call on a path that never runs, to a type of function of which none has its
    address taken (an optional control object, absent: GSL's gsl_odeiv2_evolve with con = NULL).
    The derivative builds; the call's dispatchers would abort with a message if it ran. Reverse
-   mode against central finite differences. */
+   mode against central finite differences, forward mode against reverse. */
 #include <math.h>
 #include <stdio.h>
 static int failed;
@@ -12,6 +12,7 @@ static void check(const char *name, int i, double got, double want, double tol) 
 }
 int enzyme_dup, enzyme_const;
 void __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 
 typedef int (*adjust_fn)(void *state, double *y, double *h);
 typedef struct { adjust_fn adjust; void *state; } Control;
@@ -36,6 +37,9 @@ int main(void) {
     b[k] -= h;
     check("loss.y", k, dy[k], (loss(a, 5) - loss(b, 5)) / (2 * h), 1e-6);
   }
+  double y0[2] = {0.3, 0.7}, t[2] = {0.25, -1.0};
+  double jt = __enzyme_fwddiff((void *)loss, enzyme_dup, y0, t, enzyme_const, 5);
+  check("forward.dot", 0, jt, 0.25 * dy[0] - 1.0 * dy[1], 1e-9);
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0;
 }
