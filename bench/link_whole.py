@@ -83,9 +83,18 @@ def run(cmd, cwd, env=None):
 
 
 def instructions(path):
+    """Instructions in the function bodies of an IR text (labels and braces left out)."""
+    n, inside = 0, False
     with open(path) as f:
-        return sum(1 for line in f if re.match(r"\s+(%[-\w.$\"]+ = )?[a-z]", line)
-                   and not line.lstrip().startswith(("define", "declare", "attributes")))
+        for line in f:
+            if line.startswith("define "):
+                inside = True
+            elif line.startswith("}"):
+                inside = False
+            elif inside and line.strip() and not re.match(r'[-\w.$"]+:', line) and \
+                    not line.lstrip().startswith(";"):
+                n += 1
+    return n
 
 
 def measure(d, n, runs, enzyme_cc):

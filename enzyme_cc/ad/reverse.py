@@ -293,7 +293,8 @@ class Synth(TapeRecords, ValuePlan):
             start = len(fwd_lines)
             fwd_lines.append(f"{self.r(b.label)[1:]}:")
             if b is entry:
-                fwd_lines.extend(self._adjoint_allocas(act_vals, combined=self.mode == "combined"))
+                if self.mode == "combined":     # (split: the reverse function has its own)
+                    fwd_lines.extend(self._adjoint_allocas(act_vals, combined=True))
                 fwd_lines.extend(prologue)
                 if self.mode == "combined":
                     fwd_lines.append(f"{self.tape} = alloca {TAPE_TY}")
