@@ -304,7 +304,7 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
     debug = _DEBUG_VERSION in new
     split = opt.splittable(new, debug)
     try:
-        if _DEBUG_VERSION in new:
+        if debug:
             # LLVM's parser verifies a module with debug info itself and aborts the process when
             # it is broken; check a copy without debug info first, so we can report it.
             with _quiet_stderr():       # LLVM warns that it drops the debug info: it may

@@ -235,27 +235,14 @@ def optimize_and_emit(src: str, out: str, level: int, tmp: str) -> None:
     del module
     run_tool([toolchain.tool("split"), f"-j{n}", "--preserve-locals", "-o", part, whole],
              "splitting the module")
-    v = "true" if level >= 2 else "false"
-    lvl = min(max(level, 0), 3)
 
     def one(k):
-        cmds = [[toolchain.tool("opt"), f"-O{lvl}", f"-vectorize-loops={v}", f"-vectorize-slp={v}",
-                 f"-interleave-loops={v}", f"{part}{k}", "-o", f"{part}{k}.opt"],
-                [toolchain.tool("llc"), f"-O{lvl}", "-relocation-model=pic", "-filetype=obj",
-                 f"{part}{k}.opt", "-o", f"{part}{k}.o"]]
-        for cmd in cmds:
-            r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                               errors="replace")
-            if r.returncode != 0:
-                return f"{os.path.basename(cmd[0])} exit {r.returncode}: {r.stderr.strip()[-2000:]}"
-        return None
+        optimize(f"{part}{k}", f"{part}{k}.opt", level, vectorize=level >= 2)
+        run_tool(_llc(level) + [f"{part}{k}.opt", "-o", f"{part}{k}.o"], "code generation")
 
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(n) as pool:
-        errors = [e for e in pool.map(one, range(n)) if e]
-    if errors:
-        raise UserError(f"internal error: post-AD optimization or code generation failed "
-                        f"({errors[0]}); please report this")
+        list(pool.map(one, range(n)))          # (re-raises a part's UserError)
     run_tool([toolchain.tool("lld"), "-r", *[f"{part}{k}.o" for k in range(n)], "-o", out],
              "joining the code generation parts")
 
@@ -265,8 +252,7 @@ def emit_object(src: str, out: str, level: int, tmp: str, debug: bool = False) -
     with their users) and the parts are compiled in parallel, then joined with `ld.lld -r`;
     not with debug info, whose variable records name internal globals (static variables,
     strings) from every part while llvm-split keeps each local in one part only."""
-    llc = [toolchain.tool("llc"), f"-O{min(max(level, 0), 3)}", "-relocation-model=pic",
-           "-filetype=obj"]
+    llc = _llc(level)
     n = jobs()
     if n < 2 or debug or os.path.getsize(src) < SPLIT_BYTES:
         run_tool(llc + [src, "-o", out], "code generation")
@@ -284,3 +270,9 @@ def emit_object(src: str, out: str, level: int, tmp: str, debug: bool = False) -
                             f"please report this")
     run_tool([toolchain.tool("lld"), "-r", *[f"{part}{k}.o" for k in range(n)], "-o", out],
              "joining the code generation parts")
+
+
+def _llc(level: int) -> list[str]:
+    """llc producing a PIC object (it emits .init_array for constructors, as clang does)."""
+    return [toolchain.tool("llc"), f"-O{min(max(level, 0), 3)}", "-relocation-model=pic",
+            "-filetype=obj"]

@@ -35,9 +35,7 @@ def realloc_forward(ctx, inst):
 def copy_len(ctx, pv, nv, ps="null"):
     """Bytes realloc keeps: min(usable size of the old block, new size) (0 for NULL); with the
     old shadow `ps`, the bytes whose adjoints move."""
-    u, k = ctx.tmp("usable"), ctx.tmp("keep")
-    ctx.emit(f"{u} = call i64 @malloc_usable_size(ptr {pv})")
-    ctx.emit(f"{k} = call i64 @llvm.umin.i64(i64 {u}, i64 {nv})")
+    k = _within_usable(ctx, pv, nv)
     return k if ps == "null" else within_shadow(ctx, k, ps)
 
 
@@ -45,18 +43,15 @@ def within_shadow(ctx, keep, ps):
     """`keep` bytes, but no more than the old shadow's usable size: malloc may hand the primal
     a larger chunk than the shadow of the same request (a bin's remainder); the bytes past the
     request hold no data of the program's (random seeds 1348, 1471 corrupted the heap)."""
+    return _within_usable(ctx, ps, keep)
+
+
+def _within_usable(ctx, block, nbytes):
+    """min(usable size of heap block `block`, nbytes), emitted."""
     u, k = ctx.tmp("usable"), ctx.tmp("keep")
-    ctx.emit(f"{u} = call i64 @malloc_usable_size(ptr {ps})")
-    ctx.emit(f"{k} = call i64 @llvm.umin.i64(i64 {u}, i64 {keep})")
+    ctx.emit(f"{u} = call i64 @malloc_usable_size(ptr {block})")
+    ctx.emit(f"{k} = call i64 @llvm.umin.i64(i64 {u}, i64 {nbytes})")
     return k
-
-
-def records_moved(synth, inst):
-    """The record layout of a realloc'd array of structs (copy_types.block_records of the old
-    and the new block): RecordRanges, None when no copy shows one, or when the copies
-    disagree, the set of kinds they hold."""
-    from enzyme_cc.ad.copy_types import block_records
-    return block_records(synth.module, synth.fn, (inst.name, inst.ops[0].value), synth.types)
 
 
 def rev_realloc(ctx, inst):
@@ -67,7 +62,8 @@ def rev_realloc(ctx, inst):
     if p.value != "null" and p.value in ctx.act.shadowed:
         # an array of structs: field by field, record by record (the records' layout outranks
         # the one kind this function happens to access in the block, as for memcpy)
-        records = records_moved(synth, inst)
+        from enzyme_cc.ad.copy_types import block_records
+        records = block_records(synth.module, synth.fn, (inst.name, p.value), synth.types)
         held = {k for _, _, k in records} if isinstance(records, list) else records or set()
         if isinstance(records, list) and (len(kinds) != 1 or held - {"int"} - kinds):
             from .copy_adjoint import copy_fields

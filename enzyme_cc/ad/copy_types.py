@@ -347,8 +347,16 @@ def block_records(module, fn, ptrs, info):
     to or from): the ranges the fixed-size copies into or out of it agree on (`b[i] = s[i]`),
     as RecordRanges with the record's stride, when they hold float data (a copy of several
     records is that many records); None when no copy shows a layout; when the copies
-    disagree, the set of kinds they hold."""
-    blocks = _realloc_family(fn, info, ptrs)
+    disagree, the set of kinds they hold. Kept on `info` per family of blocks (copy_ranges
+    asks it for each copy into the same memory)."""
+    blocks = frozenset(_realloc_family(fn, info, ptrs))
+    cache = info.__dict__.setdefault("_block_records", {})
+    if blocks not in cache:
+        cache[blocks] = _block_records(module, fn, blocks, info)
+    return cache[blocks]
+
+
+def _block_records(module, fn, blocks, info):
     copies, shortened = [], set()
     for c in fn.insts():
         if c.op == "call" and (c.callee or "").startswith(("@llvm.memcpy", "@llvm.memmove")) and \
@@ -367,11 +375,9 @@ def block_records(module, fn, ptrs, info):
     # dead store elimination, its struct's tag kept: its last record is a part of one)
     stride = min((length for k, (length, _) in enumerate(copies) if k not in shortened),
                  default=None)
-    if stride is None:
-        return {k for _, rs in copies for _, _, k in rs}
-    samples = [_clipped(rs, r, min(stride, length - r)) for length, rs in copies
-               for r in range(0, length, stride)]
-    layout = _agreed(samples, stride)
+    layout = stride and _agreed([_clipped(rs, r, min(stride, length - r))
+                                 for length, rs in copies for r in range(0, length, stride)],
+                                stride)
     if layout is None:
         return {k for _, rs in copies for _, _, k in rs}
     return RecordRanges(layout, stride) if any(

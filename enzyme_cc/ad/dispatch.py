@@ -69,10 +69,7 @@ class IndirectCalls:
             # no function of this type can be reached: the call is on a path that never runs
             # (GSL's control object when there is none), or a derivative is impossible; either
             # way the dispatchers abort with a message if the call runs
-            rev_ret = [t for t, a in zip(tys, acts) if a == "active"]
-            rev_ret = "void" if not rev_ret else rev_ret[0] if len(rev_ret) == 1 else \
-                "{ " + ", ".join(rev_ret) + " }"
-            parts = [(None, inst.ty, None, rev_ret)]
+            parts = [(None, inst.ty, None, self.adjoint_type(tys, acts)[0])]
         else:
             targets, parts = self._derivable(self.indirect_targets(inst, tys),
                                              lambda t: self.split(t, acts, ret_active))

@@ -262,7 +262,12 @@ class Generator(IndirectCalls, CallEmitter):
         return out
 
     def adjoint_return(self, fn, acts):
-        tys = [p.ty for p, a in zip(fn.params, acts) if a == "active"]
+        return self.adjoint_type([p.ty for p in fn.params], acts)
+
+    def adjoint_type(self, param_tys, acts):
+        """(return type of a reverse function, the types of the adjoints it returns): those of
+        the active parameters, one value or a struct."""
+        tys = [t for t, a in zip(param_tys, acts) if a == "active"]
         if not tys:
             return "void", tys
         if len(tys) == 1:

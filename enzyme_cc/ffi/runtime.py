@@ -112,9 +112,10 @@ class Function:
         sum_lead (vjp kinds): per differentiable input, whether its cotangent is summed over the
         batch (default: where the input itself has no batch axes)."""
         key = (kind, tuple(shapes), tuple(ints), sum_lead)
-        if not _hashable(key):      # symbolic sizes (torch.compile's dynamic shapes): no cache
+        try:
+            p = self._prepared.get(key)
+        except TypeError:           # symbolic sizes (torch.compile's dynamic shapes): no cache
             return self._prepare(kind, *key[1:])
-        p = self._prepared.get(key)
         if p is None:
             if len(self._prepared) > 256:
                 self._prepared.clear()
@@ -165,7 +166,10 @@ class Function:
         input's without batch axes: its gradient sums over the batch), of the outputs. Its
         `tape_bytes` is the size of the tapes' buffer (one header per batch item)."""
         key = ("split", tuple(shapes), tuple(ints))
-        p = self._prepared.get(key) if _hashable(key) else None
+        try:
+            p = self._prepared.get(key)
+        except TypeError:           # symbolic sizes: no cache
+            key, p = None, None
         if p is None:
             if len(self._prepared) > 256:
                 self._prepared.clear()
@@ -179,7 +183,7 @@ class Function:
                                                      for a, l in res], [l for _, l in res])
             p.tape_bytes = self.tape_bytes * plan.batch
             p.reverse = Prepared(self, "reverse", plan, st, p.results, p.leads)
-            if _hashable(key):
+            if key is not None:
                 self._prepared[key] = p
         return p
 
@@ -280,11 +284,3 @@ class Library:
 
 class _Seed:
     name = "a tangent or cotangent"
-
-
-def _hashable(key) -> bool:
-    try:
-        hash(key)
-        return True
-    except TypeError:
-        return False
