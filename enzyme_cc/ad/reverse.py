@@ -25,7 +25,7 @@ from .cfg import dominators, cyclic_blocks, pred_edges, reverse_postorder
 from .diagnostics import located
 from . import fp_logger
 from . import activity_report, openmp, openmp_affine, openmp_ranges, openmp_version, undo_stores
-from .sweep_ctx import FwdCtx, RevCtx, adjoint_zero
+from .sweep_ctx import NO_ADJOINT, FwdCtx, RevCtx, adjoint_zero, block_local_adjoints
 from .tape_records import TapeRecords
 from .value_plan import ValuePlan
 
@@ -108,6 +108,7 @@ class Synth(TapeRecords, ValuePlan):
                     self.once.add(h)
         self._tmp = 0
         self.slots: dict[str, str] = {}       # original value -> adjoint alloca
+        self.local_adjoints: set[str] = set()  # adjoints held in registers (sweep_ctx)
         self.value_slots: dict = {}           # need key -> alloca for slot-cached primal values
         # allocations this function always frees once made: their reverse frees them. Others
         # (freed on some paths only, e.g. a map node dropped when its key exists, or elsewhere)
@@ -168,6 +169,7 @@ class Synth(TapeRecords, ValuePlan):
     def build(self):
         fn = self.fn
         blocks = [b for b in fn.blocks if b.label in self.reachable]
+        self.local_adjoints = block_local_adjoints(self, blocks)
         if self.mode == "combined":
             undo_stores.plan(self)
         from . import loop_accum
@@ -272,10 +274,9 @@ class Synth(TapeRecords, ValuePlan):
         act_vals = [p.name for p in fn.params if p.name in self.act.active]
         act_vals += [i.name for b in blocks for i in b.insts if i.name in self.act.active]
         prologue = []
+        act_vals = [v for v in act_vals if v not in self.local_adjoints]
         for v in act_vals:
-            ty = self.value_type(v)
-            slot = "%ad.d." + self.r(v)[1:].replace('"', "")
-            self.slots[v] = slot
+            self.slots[v] = "%ad.d." + self.r(v)[1:].replace('"', "")
         self.tape = "%ad.tape"
         for k, slot in self.value_slots.items():
             prologue.append(f"{slot} = alloca {self._key_type(k)}")
@@ -357,11 +358,6 @@ class Synth(TapeRecords, ValuePlan):
             ctx = RevCtx(self, b, dry=False)
             ctx.lines.append(f"rev.{self.r(b.label)[1:]}:")
             self._materialize(ctx, b)
-            if b.term.op == "ret" and self.ret_active and b.term.ops:
-                seed = "%ad.dret" if self.mode == "split" else "1.0"
-                rv = b.term.ops[0]
-                if rv.value in self.act.active:
-                    ctx.add(rv.value, rv.ty, seed if rv.ty in ("double", "float") else seed)
             self._reverse_body(ctx, b)
             self._reverse_branch(ctx, b)
             rev_lines.extend(ctx.lines)
@@ -485,15 +481,21 @@ class Synth(TapeRecords, ValuePlan):
 
     # reverse sweep pieces
     def _reverse_body(self, ctx, b):
+        if b.term.op == "ret" and self.ret_active and b.term.ops:
+            rv = b.term.ops[0]                # the seed (the dry run too: see RevCtx.take)
+            if rv.value in self.act.active:
+                ctx.add(rv.value, rv.ty, "%ad.dret" if self.mode == "split" else "1.0")
         for inst in reversed(b.insts[:-1] if b.term.op != "invoke" else b.insts):
             if inst.op == "phi":
                 continue
             d = None
             if inst.name and inst.name in self.act.active:
                 d = ctx.take(inst.name, self.value_type(inst.name))
-            if d is None and inst.op not in ("store", "call", "invoke", "alloca", "atomicrmw",
-                                             "cmpxchg"):
-                continue                      # inactive result, no effect on memory
+            effects = inst.op in ("store", "call", "invoke", "alloca", "atomicrmw", "cmpxchg")
+            if (d is None or d is NO_ADJOINT) and not effects:
+                continue                      # no adjoint to pass on, no effect on memory
+            if d is NO_ADJOINT:
+                d = adjoint_zero(self.value_type(inst.name))
             rule = REVERSE.get(inst.op)
             if rule is None:
                 if d is not None or self._touches_shadow(inst):

@@ -15,6 +15,35 @@ def adjoint_zero(ty: str) -> str:
     return "-0.0" if ty in ("double", "float") else zero_of(ty)
 
 
+class _NoAdjoint(str):
+    """What RevCtx.take returns for a register-held adjoint nothing was added to: the
+    reverse of an instruction without effects on memory is then skipped (a known zero)."""
+
+
+NO_ADJOINT = _NoAdjoint("-0.0")
+
+
+def block_local_adjoints(synth, blocks) -> set[str]:
+    """Active floating-point values whose every use is a non-phi instruction of their own
+    block. The reverse of that block adds all their adjoint contributions before it reaches
+    their definition, in one straight run of code (a rule emits no blocks of its own), so the
+    adjoint lives in a register (RevCtx.local): no alloca, no zeroing, no load and store per
+    contribution for the optimizer to clean up."""
+    act, fn = synth.act, synth.fn
+    cand = {}
+    for b in blocks:
+        for i in b.insts:
+            if i.name and i.op != "phi" and i.name in act.active and is_fp(i.ty) and \
+                    synth.value_type(i.name) == i.ty:
+                cand[i.name] = b.label
+    for b in fn.blocks:
+        for i in b.insts:
+            for v in i.locals_used():
+                if v in cand and (i.op == "phi" or cand[v] != b.label):
+                    del cand[v]
+    return set(cand)
+
+
 class FwdCtx:
     """What forward rules see: renamed primal names and forward shadow names."""
 
@@ -83,6 +112,8 @@ class RevCtx:
         self.avail: dict = {}
         self.lines: list[str] = []
         self.phi_d = {}
+        self.local: dict[str, str] = {}    # register-held adjoint -> its sum so far
+        self.taken: set[str] = set()
 
     def _get(self, key):
         kind, v = key
@@ -127,7 +158,11 @@ class RevCtx:
         return self.synth.tmp(hint)
 
     def take(self, v, ty) -> str:
-        """Read the adjoint of v and reset it to zero."""
+        """Read the adjoint of v and reset it to zero (NO_ADJOINT: a register-held adjoint
+        that nothing was added to)."""
+        if v in self.synth.local_adjoints:
+            self.taken.add(v)
+            return self.local.pop(v, NO_ADJOINT)
         slot = self.synth.slots.get(v, "%ad.dry")
         d = self.tmp("d")
         self.emit(f"{d} = load {ty}, ptr {slot}")
@@ -137,6 +172,18 @@ class RevCtx:
     def add(self, v: str, ty: str, val: str):
         """Accumulate val into the adjoint of v (ignored for inactive values and constants)."""
         if v not in self.act.active:
+            return
+        if v in self.synth.local_adjoints:
+            if v in self.taken or self.synth.fn.defs[v].block is not self.block or \
+                    ty != self.synth.fn.defs[v].ty:
+                raise AssertionError(f"adjoint of {v} ({ty}) added outside its block's reverse")
+            old = self.local.get(v)
+            if old is None:
+                self.local[v] = val           # -0.0 + val == val
+            else:
+                new = self.tmp("n")
+                self.emit(f"{new} = fadd {ty} {old}, {val}")
+                self.local[v] = new
             return
         slot = self.synth.slots.get(v, "%ad.dry")
         old, new = self.tmp("o"), self.tmp("n")
