@@ -12,16 +12,12 @@ import hashlib
 import os
 
 from . import toolchain
+from .cache import cache_root
 from .errors import UserError
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugin", "enzyme_attributes.cpp")
 C_FAMILY = ("c", "c++", "objc", "cuda")
 HEADERS_HINT = "install clang's development headers (Debian: `apt-get install libclang-22-dev`)"
-
-
-def cache_root() -> str:
-    return os.environ.get("ENZYME_CC_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "enzyme-cc")
 
 
 def plugin_args(sources) -> list[str]:

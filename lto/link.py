@@ -11,7 +11,7 @@ import sys
 import tempfile
 import time
 
-from enzyme_cc import toolchain
+from enzyme_cc import cache, toolchain
 from enzyme_cc.compile import compile_source, run
 from enzyme_cc.errors import UserError
 from enzyme_cc.bitcode.libs import find_library
@@ -133,10 +133,10 @@ def _may_call_markers(inputs, inv) -> bool:
     return False
 
 
-def _cache_path(plan, inv, cfg) -> str | None:
-    """Where the AD object of this exact input lives in the on-disk cache (None: no caching).
-    Keyed by the bitcode, the options that change the result, rule files and our own code."""
-    if os.environ.get("ENZYME_CC_CACHE", "1") in ("0", "false", "no", "off") or cfg.dump_dir:
+def _cache_key(plan, inv, cfg) -> str | None:
+    """The name of this exact input's AD object in the cache (None: no caching). Keyed by the
+    bitcode, the options that change the result, rule files and our own code."""
+    if not cache.enabled() or cfg.dump_dir:
         return None
     import hashlib
     h = hashlib.sha256()
@@ -154,9 +154,7 @@ def _cache_path(plan, inv, cfg) -> str | None:
         except OSError:
             return None
     h.update(_code_digest())
-    root = os.environ.get("ENZYME_CC_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "enzyme-cc")
-    return os.path.join(root, h.hexdigest() + ".o")
+    return "ad-" + h.hexdigest()
 
 
 def _code_digest() -> bytes:
@@ -179,26 +177,20 @@ def _code_digest() -> bytes:
 
 def _differentiate(plan, inv, cfg, tmp, stages) -> tuple[str, set[str]]:
     """(the AD object, the origins of the bitcode modules it leaves to their native code)."""
-    cached = _cache_path(plan, inv, cfg)
+    key = _cache_key(plan, inv, cfg)
     obj = os.path.join(tmp, "enzyme-ad.o")
-    if cached and os.path.isfile(cached) and os.path.isfile(cached + ".native"):
-        shutil.copyfile(cached, obj)
-        with open(cached + ".native") as f:
+    listed = os.path.join(tmp, "native.txt")
+    if key and cache.fetch(key + ".native", listed) and cache.fetch(key + ".o", obj):
+        with open(listed) as f:
             native = {plan.modules[int(k)][0] for k in f.read().split()}
         stages.done("AD cache hit")
         return obj, native
     native = _build_ad_object(plan, inv, cfg, obj, stages)
-    if cached:
-        try:
-            os.makedirs(os.path.dirname(cached), exist_ok=True)
-            part = cached + f".{os.getpid()}.tmp"
-            with open(part, "w") as f:
-                f.write(" ".join(map(str, sorted(native))))
-            os.replace(part, cached + ".native")     # (module positions: paths may differ)
-            shutil.copyfile(obj, part)
-            os.replace(part, cached)             # atomic: parallel links never see half a file
-        except OSError:
-            pass                                 # a read-only cache only costs time
+    if key:
+        with open(listed, "w") as f:           # (module positions: paths may differ)
+            f.write(" ".join(map(str, sorted(native))))
+        cache.store(key + ".native", listed)
+        cache.store(key + ".o", obj)
     return obj, {plan.modules[k][0] for k in native}
 
 
@@ -329,8 +321,9 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
         f.write(module.as_bitcode())
     level = _level(inv.opt_level)
     if split:
-        opt.optimize_and_emit(ad, obj, level, tmp)
-        stages.done(f"post-AD optimization and codegen, {opt.jobs()} parts in parallel")
+        parts, reused = opt.optimize_and_emit(ad, obj, level, tmp)
+        stages.done(f"post-AD optimization and codegen, {parts} parts on {opt.jobs()} cores "
+                    f"({reused} from the cache)")
         return native
     opt.optimize(ad, post, level, vectorize=level >= 2)
     stages.done("post-AD optimization")

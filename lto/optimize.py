@@ -5,13 +5,14 @@ One fresh LLVM context per link (DESIGN.md: link_in across contexts corrupts mod
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
 
 import llvmlite.binding as llvm
 
-from enzyme_cc import toolchain
+from enzyme_cc import cache, toolchain
 from enzyme_cc.errors import UserError
 
 _initialized = False
@@ -118,6 +119,10 @@ def internalize_inline_functions(text: str) -> str:
 # Pipelines and codegen run in LLVM 22's own opt/llc: the same PassBuilder pipeline as
 # llvmlite's (identical IR), about 1.6x faster for optimization and 1.4x for codegen here (see
 # docs/performance.md "Link time"), and codegen can use several cores.
+# the post-AD parts are cached (enzyme_cc/cache.py): more parts than cores, so that an edit
+# recompiles a small share of a whole-program derivative; llvm-split balances its clusters by
+# their number of globals, not by their bodies, so editing a body keeps the partition
+PART_BYTES, MAX_PARTS = 96 * 1024, 16
 SPLIT_BYTES = 256 * 1024    # bitcode above which codegen is split over the cores (llvm-split)
 
 
@@ -208,13 +213,14 @@ _DISCARDABLE = {llvm.Linkage.linkonce_odr: llvm.Linkage.weak_odr,
 _WHOLE_MODULE = "always-inline,ipsccp,globalopt,deadargelim,function-attrs"
 
 
-def optimize_and_emit(src: str, out: str, level: int, tmp: str) -> None:
+def optimize_and_emit(src: str, out: str, level: int, tmp: str) -> tuple[int, int]:
     """Post-AD optimization and codegen on parts in parallel: the always-inliner (the tape
     helpers into every user) and the passes that need the whole module, then the local
     functions never inlined made hidden (so that llvm-split may separate them, each with the
     locals only it calls), the split, and each part optimized at O`level` and compiled in
     parallel, joined with `ld.lld -r`. A whole program's derivatives thus use every core;
-    their run time is the single module's (docs/performance.md)."""
+    their run time is the single module's (docs/performance.md). Each part's object is cached
+    by its bitcode: (parts, how many came from the cache)."""
     n, part, whole = jobs(), os.path.join(tmp, "adpart"), os.path.join(tmp, "ad-whole.bc")
     passes = _WHOLE_MODULE if level >= 1 else "always-inline"
     run_tool([toolchain.tool("opt"), f"-passes={passes}", src, "-o", whole],
@@ -233,18 +239,38 @@ def optimize_and_emit(src: str, out: str, level: int, tmp: str) -> None:
     with open(whole, "wb") as f:
         f.write(module.as_bitcode())
     del module
-    run_tool([toolchain.tool("split"), f"-j{n}", "--preserve-locals", "-o", part, whole],
+    parts = n if not cache.enabled() else \
+        max(n, min(MAX_PARTS, os.path.getsize(whole) // PART_BYTES))
+    run_tool([toolchain.tool("split"), f"-j{parts}", "--preserve-locals", "-o", part, whole],
              "splitting the module")
+    salt = _tools_identity(level)
 
     def one(k):
-        optimize(f"{part}{k}", f"{part}{k}.opt", level, vectorize=level >= 2)
-        run_tool(_llc(level) + [f"{part}{k}.opt", "-o", f"{part}{k}.o"], "code generation")
+        src, obj = f"{part}{k}", f"{part}{k}.o"
+        with open(src, "rb") as f:
+            key = "part-" + hashlib.sha256(f.read() + salt).hexdigest() + ".o"
+        if cache.fetch(key, obj):
+            return True
+        optimize(src, f"{src}.opt", level, vectorize=level >= 2)
+        run_tool(_llc(level) + [f"{src}.opt", "-o", obj], "code generation")
+        cache.store(key, obj)
+        return False
 
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(n) as pool:
-        list(pool.map(one, range(n)))          # (re-raises a part's UserError)
-    run_tool([toolchain.tool("lld"), "-r", *[f"{part}{k}.o" for k in range(n)], "-o", out],
+        reused = sum(pool.map(one, range(parts)))      # (re-raises a part's UserError)
+    run_tool([toolchain.tool("lld"), "-r", *[f"{part}{k}.o" for k in range(parts)], "-o", out],
              "joining the code generation parts")
+    return parts, reused
+
+
+def _tools_identity(level: int) -> bytes:
+    """What a part's object depends on besides its bitcode: the pipeline and the tools."""
+    ids = [repr((level, level >= 2, _llc(level)))]
+    for t in ("opt", "llc"):
+        path = os.path.realpath(toolchain.tool(t))
+        ids.append(f"{path}:{os.path.getmtime(path)}:{os.path.getsize(path)}")
+    return "\n".join(ids).encode()
 
 
 def emit_object(src: str, out: str, level: int, tmp: str, debug: bool = False) -> None:

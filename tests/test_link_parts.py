@@ -1,7 +1,10 @@
 """A large derivative whose functions stay calls (noinline) is optimized and compiled in parts
 in parallel (lto/optimize.py optimize_and_emit): the gradient matches central finite
-differences."""
+differences. With the cache on, each part's object is cached by its bitcode: after one function
+is edited, the relink recompiles only the parts that changed, and the gradient is the edited
+program's."""
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -49,20 +52,43 @@ int main(void) {{
 """
 
 
-def test_parts_in_parallel(tmp_path):
-    if len(os.sched_getaffinity(0)) < 2:
-        pytest.skip("one core: post-AD work is not split")
-    funcs = [FUNC.format(k=k, a=0.5 + (k % 7) * 0.1, b=(k % 5) * 0.05) for k in range(N)]
+def _program(tmp_path, edited=None):
+    funcs = [FUNC.format(k=k, a=0.5 + (k % 7) * 0.1 + (0.25 if k == edited else 0),
+                         b=(k % 5) * 0.05) for k in range(N)]
     calls = "\n".join(f"  s += g{k}(x, m);" for k in range(N))
     src = tmp_path / "parts.c"
     src.write_text("#include <math.h>\n#include <stdio.h>\n" + "".join(funcs)
                    + MAIN.format(calls=calls))
-    env = dict(os.environ, ENZYME_CC_CACHE="0")
+    return src
+
+
+def _build_and_check(tmp_path, src, env):
+    """(parts, parts taken from the cache) of a link whose gradient matches differences."""
     b = subprocess.run([str(BIN / "enzyme-cc"), "-O2", "-v", str(src), "-lm", "-o", "parts"],
                        cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
     assert b.returncode == 0, b.stderr[-3000:]
-    assert "parts in parallel" in b.stderr, [ln for ln in b.stderr.splitlines()
-                                             if ln.startswith("enzyme-cc: ")]
+    m = re.search(r"codegen, (\d+) parts on \d+ cores \((\d+) from the cache\)", b.stderr)
+    assert m, [ln for ln in b.stderr.splitlines() if ln.startswith("enzyme-cc: ")]
     r = subprocess.run(["./parts"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout
     assert r.stdout.count("CHECK") == 6
+    return int(m.group(1)), int(m.group(2)), r.stdout
+
+
+def test_parts_in_parallel(tmp_path):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one core: post-AD work is not split")
+    env = dict(os.environ, ENZYME_CC_CACHE="0")
+    parts, reused, _ = _build_and_check(tmp_path, _program(tmp_path), env)
+    assert parts == 2 and reused == 0
+
+
+def test_edit_recompiles_only_changed_parts(tmp_path):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one core: post-AD work is not split")
+    env = dict(os.environ, ENZYME_CC_CACHE_DIR=str(tmp_path / "cache"))
+    parts, reused, before = _build_and_check(tmp_path, _program(tmp_path), env)
+    assert parts > 2 and reused == 0
+    parts2, reused2, after = _build_and_check(tmp_path, _program(tmp_path, edited=7), env)
+    assert parts2 == parts and 0 < reused2 < parts      # g7 and its derivatives recompiled
+    assert before != after                              # and they are the edited program's

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import tempfile
 
-from .. import __version__
+from .. import __version__, cache
 from ..errors import UserError
 from .codegen import wrapper_source
 
@@ -28,9 +28,7 @@ class CompilerNotFound(BuildError):
 
 
 def cache_root():
-    root = os.environ.get("ENZYME_CC_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "enzyme-cc")
-    return os.path.join(root, "ffi")
+    return os.path.join(cache.cache_root(), "ffi")
 
 
 def driver(lang):
