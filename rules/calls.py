@@ -55,7 +55,17 @@ def call_kind(ctx, inst) -> str:
 
 
 def kind_of(gen, inst) -> str:
+    """The kind of a call by its callee (a name, or a local for an indirect call): it depends
+    only on the name and on what the module defines and registers, so it is kept per name."""
     c = inst.callee or ""
+    memo = gen.__dict__.setdefault("_call_kinds", {})
+    kind = memo.get(c)
+    if kind is None:
+        kind = memo[c] = _kind_of(gen, c)
+    return kind
+
+
+def _kind_of(gen, c: str) -> str:
     from enzyme_cc.ad import openmp
     if openmp.is_openmp(c):
         return openmp.kind(c)         # OpenMP runtime: enzyme_cc/ad/openmp.py
