@@ -82,7 +82,7 @@ def test_ad_cache_remembers_native_objects(tmp_path):
     env = dict(os.environ, ENZYME_CC_CACHE_DIR=str(tmp_path / "cache"))
     env.pop("ENZYME_CC_CACHE", None)
     first = _link(tmp_path, objs, env, "p1")
-    assert list((tmp_path / "cache").glob("*.o.native"))
+    assert list((tmp_path / "cache" / "link").glob("ad-*.native"))
     second = _link(tmp_path, objs, env, "p2")          # a cache hit
     assert first == second and first[0] == {"enzyme-ad", "unrelated", "slow"}
 

@@ -41,6 +41,9 @@ def report(synth):
             elif how == "hoist":
                 out.append(f"  reverse of {lab} reads {kind}:{v} from a tape entry pushed "
                            f"once per loop {synth.hoist_of[(lab, (kind, v))]}")
+            elif how == "iter":
+                out.append(f"  reverse of {lab} reads {kind}:{v} from a tape entry pushed "
+                           f"once per iteration by latch {synth.iter_of[(lab, (kind, v))]}")
     for inst in synth.fn.insts():
         if id(inst) in getattr(synth, "accumulators", {}):
             out.append(f"  adjoint of {inst.name} accumulated in a register over loop "

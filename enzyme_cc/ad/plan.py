@@ -7,6 +7,14 @@ the exit block L left by (every exit block of L pushes it), and that block's rev
 right before the reverse sweep enters L, stores it in a stack slot that every reverse iteration of
 L reads. Forward [L's iterations][exit block's record], reverse [exit record][L's iterations]: the
 tape stays LIFO. The outermost such loop is used (the value is invariant in all loops between).
+
+Iteration records (iteration_records): a value defined in a block D of loop L and read by the
+reverse of blocks U of the same iteration (a value at the top of the body read by both arms of a
+branch) would be pushed by every such U. When D dominates L's latch and every path from each U
+reaches the latch inside the iteration, the latch pushes it once, with its own record, and the
+reverse of the latch, which starts each reverse iteration, stores it in a slot the reverse
+blocks of that iteration read: fewer and smaller records, and one push per iteration instead of
+one per block.
 """
 from __future__ import annotations
 
@@ -162,13 +170,67 @@ def _always_reaches(synth, u, targets, d) -> bool:
 
 
 def exit_keys(synth, b) -> list:
-    """Keys block b pushes for the loops it exits (after its own tape entries, no duplicates)."""
+    """Keys block b pushes for the loops it exits and, as a latch, for its iteration (after its
+    own tape entries, no duplicates)."""
     own = {k for k, how in synth.plan.get(b.label, ()) if how == "tape"}
     out = []
-    for k, _ in synth.exit_hoists.get(b.label, ()):
+    for k in [k for k, _ in synth.exit_hoists.get(b.label, ())] + \
+            synth.latch_keys.get(b.label, []):
         if k not in own and k not in out:
             out.append(k)
     return out
+
+
+def iteration_records(synth):
+    """Rewrite synth.plan: tape entries of one loop iteration that its latch can push become
+    'iter' entries, read from synth.iter_slots[(key, latch)]; synth.latch_keys[latch] lists
+    them (see the module docstring)."""
+    synth.iter_slots, synth.iter_of, synth.latch_keys = {}, {}, {}
+    inner = {}                                 # block -> its innermost canonical loop
+    for lp in sorted(synth.loops.values(), key=lambda lp: -len(lp.blocks)):
+        for b in lp.blocks:
+            inner[b] = lp
+    nested = {}                                # loop -> blocks in a cycle inside an iteration
+
+    def fits(lp, u, d) -> bool:
+        if lp.header not in nested:
+            from .cfg import cyclic_blocks
+            nested[lp.header] = cyclic_blocks(synth.fn, skip_edge=(lp.latch, lp.header))
+        return inner.get(u) is lp and u not in nested[lp.header] and \
+            _reaches_latch(synth, u, lp)
+    for u, plan in synth.plan.items():
+        for n, (k, how) in enumerate(plan):
+            if how != "tape" or k[0] not in ("p", "s"):
+                continue
+            d = synth.def_block(k)
+            lp = inner.get(d)
+            if lp is None or not fits(lp, d, d) or not fits(lp, u, d) or \
+                    d not in synth.dom.get(lp.latch, ()):
+                continue
+            plan[n] = (k, "iter")
+            synth.iter_of[(u, k)] = lp.latch
+            if (k, lp.latch) not in synth.iter_slots:
+                synth.iter_slots[(k, lp.latch)] = synth.tmp("islot")
+                synth.latch_keys.setdefault(lp.latch, []).append(k)
+
+
+def _reaches_latch(synth, u, lp) -> bool:
+    """Every path from block u reaches lp's latch without leaving lp or returning (a path that
+    ends in `unreachable` never comes back to a reverse sweep)."""
+    seen, todo = set(), [u]
+    while todo:
+        b = todo.pop()
+        if b == lp.latch or b in seen:
+            continue
+        seen.add(b)
+        blk = synth.fn.block(b)
+        if blk.term.op != "unreachable" and not blk.term.targets:
+            return False                       # a return inside the loop
+        for t in blk.term.targets:
+            if t not in lp.blocks or t == lp.header:
+                return False
+            todo.append(t)
+    return True
 
 
 def exit_phis(synth, b) -> list[str]:
@@ -186,11 +248,16 @@ def exit_phis(synth, b) -> list[str]:
 
 
 def store_hoisted(synth, ctx, b):
-    """At the top of rev.b, after its pop: the values of the loops b exits go to their slots."""
+    """At the top of rev.b, after its pop: the values of the loops b exits, and of the iteration
+    b is the latch of, go to their slots."""
     for k, h in synth.exit_hoists.get(b.label, ()):
         ctx.lines.append(f"store {synth._key_type(k)} {ctx.avail[k]}, ptr {synth.hoist_slots[(k, h)]}")
+    for k in synth.latch_keys.get(b.label, ()):
+        ctx.lines.append(f"store {synth._key_type(k)} {ctx.avail[k]}, ptr "
+                         f"{synth.iter_slots[(k, b.label)]}")
 
 
 def hoist_allocas(synth):
     slots = {slot: k for (k, _), slot in synth.hoist_slots.items()}   # merged loads share one
+    slots.update({slot: k for (k, _), slot in synth.iter_slots.items()})
     return [f"{slot} = alloca {synth._key_type(k)}" for slot, k in slots.items()]

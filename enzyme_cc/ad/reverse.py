@@ -210,8 +210,9 @@ class Synth(TapeRecords, ValuePlan):
                 if how == "recompute":
                     todo.extend(self.deps(k, b.label))
             self.plan[b.label] = closure
-        from .plan import hoist_tapes
+        from .plan import hoist_tapes, iteration_records
         hoist_tapes(self)
+        iteration_records(self)
         for b in blocks:
             for k, how in self.plan[b.label]:
                 if how == "slot" and k not in self.value_slots:

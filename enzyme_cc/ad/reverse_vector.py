@@ -35,7 +35,7 @@ def lane_hazard(synth) -> str | None:
         for (kind, v), how in plan:
             if kind == "ctape" and v not in ckpt:    # a checkpointed loop's run is reversed again
                 return "a library call whose reverse reads data the forward sweep copied"
-            if kind == "s" and isinstance(v, str) and v.startswith("%") and how in ("tape", "slot") \
+            if kind == "s" and isinstance(v, str) and v.startswith("%") and how in ("tape", "slot", "hoist", "iter") \
                     and not local_shadow(synth.fn, v):
                 return f"the shadow of '{v}' is made by the forward sweep"
     if synth.act.global_shadows:

@@ -12,7 +12,7 @@ class TapeRecords:
 
     def _tape_items(self, b):
         """The record block b pushes: its own tape entries, then the loop-invariant values of
-        the loops it exits (plan.py)."""
+        the loops it exits and, as a latch, its iteration's values (plan.py)."""
         from .plan import exit_keys
         return [(k, self._key_type(k)) for k, how in self.plan[b.label] if how == "tape"] + \
             [(k, self._key_type(k)) for k in exit_keys(self, b)]
@@ -49,6 +49,11 @@ class TapeRecords:
                 slot = self.hoist_slots[(k, self.hoist_of[(b.label, k)])]
                 ctx.lines.append(f"{val} = load {self._key_type(k)}, ptr {slot}")
                 ctx.avail[k] = val
+            elif how == "iter" and k not in ctx.avail:     # (the latch has it from its pop)
+                val = self.tmp("iv")
+                slot = self.iter_slots[(k, self.iter_of[(b.label, k)])]
+                ctx.lines.append(f"{val} = load {self._key_type(k)}, ptr {slot}")
+                ctx.avail[k] = val
             elif how == "slot":
                 val = self.tmp("sv")
                 ctx.lines.append(f"{val} = load {self._key_type(k)}, ptr {self.value_slots[k]}")
@@ -63,7 +68,7 @@ class TapeRecords:
                     (k[1] if k[0] == "p" else self.fwd_shadow(k[1]))
         from .lane_fusion import mark_local_shadows
         mark_local_shadows(self, ctx, dict.fromkeys(
-            [k for k, _ in items] + [k for k, how in plan if how in ("hoist", "slot")]))
+            [k for k, _ in items] + [k for k, how in plan if how in ("hoist", "slot", "iter")]))
         recs = sorted((k for k, how in plan if how == "recompute" and k[0] not in ("ivx", "pred")),
                       key=lambda k: (self.order[id(self.fn.defs[k[1]])], k[0] == "s"))
         for k in recs:
