@@ -6,7 +6,7 @@ import re
 from enzyme_cc.ir.lexer import is_fp, float_cast
 from .registry import reverse, forward, call_rule, is_inactive_call
 from .formula import FormulaCompiler
-from .copy_adjoint import copy_fields, len64, rev_memcpy
+from .copy_adjoint import copy_fields, len64, move_fields_at_once, rev_memcpy
 
 # Allocation functions: (size arguments, whose product is the size; deallocator). The shadow is
 # allocated by the same call. C heap blocks (may be realloc'd) get their shadow zeroed up to
@@ -231,6 +231,12 @@ def _fwd_call(ctx, inst, before):
             return None
         # pointers copied in the forward sweep carry their shadows along
         ranges = ctx.gen().copy_ranges(synth, inst)
+        fields = [(off, size) for off, size, k in ranges if k == "ptr"]
+        if len(fields) > 1 and getattr(ranges, "stride", None) is None and \
+                all(size is not None for _, size in fields) and \
+                (inst.callee or "").startswith(("@llvm.memmove", "@memmove")):
+            move_fields_at_once(ctx.emit, ctx.tmp, ctx.s(dst.value), ctx.s(src.value), fields)
+            return None
         for off, size, k in ranges:
             if k != "ptr":
                 continue

@@ -78,6 +78,25 @@ def copy_fields(gen, emit, tmp, op, d, s, off, nbytes, ranges, total):
          f"i64 {off}, i64 {nbytes})")
 
 
+def move_fields_at_once(emit, tmp, d, s, fields):
+    """Move the fixed fields [(offset, bytes)] of s to d, reading all of them before writing
+    any: a memmove's source and destination may overlap (records shifted by one), so a field
+    written first could be the source of another (the records helper orders them instead)."""
+    def at(p, off):
+        if not off:
+            return p
+        t = tmp("fld")
+        emit(f"{t} = getelementptr i8, ptr {p}, i64 {off}")
+        return t
+    vals = []
+    for off, size in fields:
+        v = tmp("mv")
+        emit(f"{v} = load [{size} x i8], ptr {at(s, off)}, align 1")
+        vals.append((off, size, v))
+    for off, size, v in vals:
+        emit(f"store [{size} x i8] {v}, ptr {at(d, off)}, align 1")
+
+
 def len64(ctx, n):
     """A copy's byte count as an i64 value."""
     nv = ctx.p(n.value) if n.is_local else n.value
