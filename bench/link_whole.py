@@ -13,6 +13,8 @@ Per size, the link alone (objects compiled beforehand), --runs times, medians:
   - enzyme-cc after one function's body is edited (one object recompiled), the cache on and
     warm: the relink re-runs merge, pre-AD optimization and differentiation (no per-function
     derivative cache yet) and recompiles only the post-AD parts whose bitcode changed;
+  - clang-22 -O2 -flto=thin after the same edit, its ThinLTO cache warm (issue 29's reference
+    for a rebuild);
   - the peak resident memory of each link (its process tree), and the derivative module's
     size against the module before AD (instructions, from ENZYME_CC_DUMP_DIR).
 """
@@ -119,8 +121,16 @@ def measure(d, n, runs, enzyme_cc):
     out = subprocess.run(["./ad"], cwd=d, capture_output=True, text=True).stdout.strip()
     cached = dict(os.environ, ENZYME_CC_CACHE="1", ENZYME_CC_CACHE_DIR=os.path.join(d, "cache"))
     run([enzyme_cc, "-O2", "main.o", *objs, "-lm", "-o", "ad"], d, cached)     # the cache warm
+    for f in files + ["main", "stub"]:
+        run(["clang-22", "-O2", "-flto=thin", "-c", f + ".c", "-o", f + ".thin.o"], d)
+    thin = ["clang-22", "-O2", "-flto=thin", "-fuse-ld=lld", "-Wl,--thinlto-cache-dir=thincache",
+            "main.thin.o", "stub.thin.o", *[f + ".thin.o" for f in files], "-lm", "-o", "thin"]
+    run(thin, d)                                                               # its cache warm
     for k in range(runs):               # edit g0's body, recompile its file, relink
         generate(d, n, edit=k + 1)
+        run(["clang-22", "-O2", "-flto=thin", "-c", "gen0.c", "-o", "gen0.thin.o"], d)
+        w, m, _ = run(thin, d)
+        rows.setdefault("clang-22 -flto=thin, g0 edited (cache warm)", []).append((w, m))
         run([enzyme_cc, "-O2", "-c", "gen0.c", "-o", "gen0.o"], d)
         w, m, err = run([enzyme_cc, "-O2", "-v", "main.o", *objs, "-lm", "-o", "ad"], d, cached)
         rows.setdefault("enzyme-cc, g0 edited (cache on)", []).append((w, m))

@@ -270,7 +270,11 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
         merged = os.path.join(tmp, "merged.bc")
         with open(merged, "wb") as f:
             f.write(module.as_bitcode())
-        opt.optimize(merged, os.path.join(tmp, "pre.ll"), 2, vectorize=False, text=True)
+        # -O3 links unroll before AD with -O3's budget (small constant loops over local arrays
+        # become registers: no tape for them), in the -O2 pipeline (-O3's argument promotion
+        # would pass a float's bits by value, which AD refuses)
+        opt.optimize(merged, os.path.join(tmp, "pre.ll"), 2, vectorize=False, text=True,
+                     extra=["-unroll-threshold=300"] if _level(inv.opt_level) >= 3 else [])
         with open(os.path.join(tmp, "pre.ll")) as f:
             pre = preopt_scope.unmark(f.read())
         stages.done("pre-AD optimization")

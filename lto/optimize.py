@@ -134,14 +134,15 @@ def run_tool(cmd: list[str], what: str) -> None:
                         f"{r.returncode}): {r.stderr.strip()[-2000:]}; please report this")
 
 
-def optimize(src: str, out: str, level: int, vectorize: bool, text: bool = False) -> None:
+def optimize(src: str, out: str, level: int, vectorize: bool, text: bool = False,
+             extra: list[str] = ()) -> None:
     """LLVM's O`level` pipeline on bitcode file `src` into `out` (IR text with `text`). Before
     AD: no vectorization (scalar code for the AD rules); small constant loops are unrolled in
     both (no tape for their values)."""
     level = min(max(level, 0), 3)
     v = "true" if vectorize else "false"
     run_tool([toolchain.tool("opt"), f"-O{level}", f"-vectorize-loops={v}",
-              f"-vectorize-slp={v}", f"-interleave-loops={v}", src, "-o", out]
+              f"-vectorize-slp={v}", f"-interleave-loops={v}", *extra, src, "-o", out]
              + (["-S"] if text else []), "the optimization pipeline")
 
 

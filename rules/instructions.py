@@ -369,7 +369,7 @@ def _retarget(ctx, inst, subst):
     return join(toks)
 
 
-@forward("getelementptr", "bitcast", "addrspacecast")
+@forward("getelementptr", "bitcast", "addrspacecast", "freeze")
 def _fwd_gep(ctx, inst, before):
     if before or inst.name not in ctx.act.shadowed:
         return
