@@ -122,7 +122,7 @@ def internalize_inline_functions(text: str) -> str:
 # the post-AD parts are cached (enzyme_cc/cache.py): more parts than cores, so that an edit
 # recompiles a small share of a whole-program derivative; llvm-split balances its clusters by
 # their number of globals, not by their bodies, so editing a body keeps the partition
-PART_BYTES, MAX_PARTS = 96 * 1024, 16
+PART_BYTES, MAX_PARTS = 96 * 1024, 64
 SPLIT_BYTES = 256 * 1024    # bitcode above which codegen is split over the cores (llvm-split)
 
 
