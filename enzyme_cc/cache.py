@@ -3,9 +3,10 @@ native object of each post-AD part (lto/optimize.py), each named by a hash of wh
 
 Safe under `make -j`: an entry is written to a temporary file and renamed into place, so a
 reader sees a whole file or none, and an entry removed while another link reads it only costs
-that link a miss. Bounded: after each store, when the entries take more than the cap
-(`ENZYME_CC_CACHE_SIZE` in MiB, default 2048), the least recently used ones are removed until
-they take 3/4 of it (a hit refreshes an entry's time). `ENZYME_CC_CACHE=0` turns it off.
+that link a miss. Bounded: once a link has stored its entries (`trim`), when the entries take
+more than the cap (`ENZYME_CC_CACHE_SIZE` in MiB, default 2048), the least recently used ones
+are removed until they take 3/4 of it (a hit refreshes an entry's time). `ENZYME_CC_CACHE=0`
+turns it off.
 """
 from __future__ import annotations
 
@@ -43,8 +44,8 @@ def fetch(name: str, dest: str) -> bool:
 
 
 def store(name: str, src: str) -> None:
-    """Make file src entry `name` (atomically), then keep the cache under its cap. A cache
-    that cannot be written only costs time."""
+    """Make file src entry `name` (atomically). A cache that cannot be written only costs
+    time."""
     if not enabled():
         return
     d = _dir()
@@ -55,9 +56,19 @@ def store(name: str, src: str) -> None:
         tmp = os.path.join(d, f".{name}.{os.getpid()}.tmp")
         shutil.copyfile(src, tmp)
         os.replace(tmp, os.path.join(d, name))
-        _evict(d)
     except OSError:
         pass
+
+
+def trim() -> None:
+    """Keep the cache under its cap (after a link's stores: one scan of the folder, not one
+    per entry stored)."""
+    d = _dir()
+    if enabled() and os.path.isdir(d):
+        try:
+            _evict(d)
+        except OSError:
+            pass
 
 
 def _drop_unbounded(root: str) -> None:

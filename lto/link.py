@@ -191,6 +191,7 @@ def _differentiate(plan, inv, cfg, tmp, stages) -> tuple[str, set[str]]:
             f.write(" ".join(map(str, sorted(native))))
         cache.store(key + ".native", listed)
         cache.store(key + ".o", obj)
+        cache.trim()
     return obj, {plan.modules[k][0] for k in native}
 
 

@@ -260,6 +260,7 @@ def optimize_and_emit(src: str, out: str, level: int, tmp: str) -> tuple[int, in
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(n) as pool:
         reused = sum(pool.map(one, range(parts)))      # (re-raises a part's UserError)
+    cache.trim()
     run_tool([toolchain.tool("lld"), "-r", *[f"{part}{k}.o" for k in range(parts)], "-o", out],
              "joining the code generation parts")
     return parts, reused

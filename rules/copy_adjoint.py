@@ -57,11 +57,7 @@ def copy_fields(gen, emit, tmp, op, d, s, off, nbytes, ranges, total):
     stride = getattr(ranges, "stride", None)
     if stride is None:
         def at(p):
-            if not off:
-                return p
-            t = tmp("fld")
-            emit(f"{t} = getelementptr i8, ptr {p}, i64 {off}")
-            return t
+            return _field(emit, tmp, p, off)
         if op.startswith("adj_"):
             emit(f"call void @{gen.memcpy_adjoint(op[4:])}(ptr {at(d)}, ptr {at(s)}, i64 {nbytes})")
         elif op == "zero":
@@ -82,19 +78,22 @@ def move_fields_at_once(emit, tmp, d, s, fields):
     """Move the fixed fields [(offset, bytes)] of s to d, reading all of them before writing
     any: a memmove's source and destination may overlap (records shifted by one), so a field
     written first could be the source of another (the records helper orders them instead)."""
-    def at(p, off):
-        if not off:
-            return p
-        t = tmp("fld")
-        emit(f"{t} = getelementptr i8, ptr {p}, i64 {off}")
-        return t
     vals = []
     for off, size in fields:
         v = tmp("mv")
-        emit(f"{v} = load [{size} x i8], ptr {at(s, off)}, align 1")
+        emit(f"{v} = load [{size} x i8], ptr {_field(emit, tmp, s, off)}, align 1")
         vals.append((off, size, v))
     for off, size, v in vals:
-        emit(f"store [{size} x i8] {v}, ptr {at(d, off)}, align 1")
+        emit(f"store [{size} x i8] {v}, ptr {_field(emit, tmp, d, off)}, align 1")
+
+
+def _field(emit, tmp, p, off):
+    """Pointer p advanced by `off` bytes (p itself at offset 0), emitted."""
+    if not off:
+        return p
+    t = tmp("fld")
+    emit(f"{t} = getelementptr i8, ptr {p}, i64 {off}")
+    return t
 
 
 def len64(ctx, n):

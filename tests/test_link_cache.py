@@ -1,5 +1,5 @@
 """The link cache (enzyme_cc/cache.py): bounded by ENZYME_CC_CACHE_SIZE with least recently
-used entries removed first, writes atomic, a vanished entry a miss, and the old unbounded AD
+used entries removed first (once a link has stored its entries), writes atomic, a vanished entry a miss, and the old unbounded AD
 objects swept once."""
 import os
 import time
@@ -25,6 +25,7 @@ def test_least_recently_used_go_first(tmp_path, monkeypatch):
     assert cache.fetch("e0", str(tmp_path / "out"))       # e0 used: now the newest
     assert (tmp_path / "out").stat().st_size == 20 << 10
     _entry(tmp_path, "e4", 30 << 10)         # 110 KiB > cap: down to 3/4 of it (75 KiB)
+    cache.trim()
     left = sorted(p.name for p in link.iterdir())
     assert left == ["e0", "e3", "e4"], left
     assert not cache.fetch("e1", str(tmp_path / "out"))

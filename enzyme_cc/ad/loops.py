@@ -41,6 +41,15 @@ def find_loops(fn, dom) -> dict[str, Loop]:
     return loops
 
 
+def innermost_loops(loops: dict[str, Loop]) -> dict[str, Loop]:
+    """Block label -> the smallest of `loops` that contains it."""
+    out = {}
+    for lp in sorted(loops.values(), key=lambda lp: -len(lp.blocks)):
+        for b in lp.blocks:
+            out[b] = lp                       # smaller loops come later and win
+    return out
+
+
 def affine_phi(fn, loop, phi):
     """(init, step) when header phi = init + iv * step (step an integer constant), else None.
     Handles integer adds and pointer GEPs with a constant byte/element offset."""

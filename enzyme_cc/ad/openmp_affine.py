@@ -35,10 +35,8 @@ def plan(synth) -> dict:
     cache, fn = {}, synth.fn
     synth._omp_affine = cache
     probe = types.SimpleNamespace(synth=synth)
-    innermost = {}
-    for lp in sorted(synth.loops.values(), key=lambda lp: -len(lp.blocks)):
-        for b in lp.blocks:
-            innermost[b] = lp                 # smaller loops come later and win
+    from .loops import innermost_loops
+    innermost = innermost_loops(synth.loops)
     for lp in synth.loops.values():
         pre = fn.block(lp.preheader)
         if pre.term.op != "br" or pre.term.targets != [lp.header] or \

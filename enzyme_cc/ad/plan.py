@@ -186,13 +186,12 @@ def iteration_records(synth):
     'iter' entries, read from synth.iter_slots[(key, latch)]; synth.latch_keys[latch] lists
     them (see the module docstring)."""
     synth.iter_slots, synth.iter_of, synth.latch_keys = {}, {}, {}
-    inner = {}                                 # block -> its innermost canonical loop
-    for lp in sorted(synth.loops.values(), key=lambda lp: -len(lp.blocks)):
-        for b in lp.blocks:
-            inner[b] = lp
+    from .loops import innermost_loops
+    inner = innermost_loops(synth.loops)
     nested = {}                                # loop -> blocks in a cycle inside an iteration
 
-    def fits(lp, u, d) -> bool:
+    def fits(lp, u) -> bool:
+        """u runs once per iteration of lp (its innermost loop) and reaches the latch."""
         if lp.header not in nested:
             from .cfg import cyclic_blocks
             nested[lp.header] = cyclic_blocks(synth.fn, skip_edge=(lp.latch, lp.header))
@@ -204,7 +203,7 @@ def iteration_records(synth):
                 continue
             d = synth.def_block(k)
             lp = inner.get(d)
-            if lp is None or not fits(lp, d, d) or not fits(lp, u, d) or \
+            if lp is None or not fits(lp, d) or not fits(lp, u) or \
                     d not in synth.dom.get(lp.latch, ()):
                 continue
             plan[n] = (k, "iter")
