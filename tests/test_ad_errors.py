@@ -39,6 +39,25 @@ int main(void) {
 }
 """
 
+# a pointer into enzyme_const memory stored in records that have shadows, then read as doubles
+# through them: its shadow would be null (a fault, or NaN once the optimizer sees the null)
+CONST_PTR_IN_RECORDS = """\
+int enzyme_const;
+double __enzyme_fwddiff(void *, ...);
+typedef struct { double a; double *p; } R;
+__attribute__((noinline)) double weigh(double x, double *q, int n) {
+  R v[4];
+  for (int i = 0; i < 4; i++) v[i] = (R){x * (i + 1), q + i};
+  double s = 0;
+  for (int i = 0; i < n; i++) s += v[i].a * v[i].p[0];
+  return s;
+}
+int main(void) {
+  double q[4] = {2, 3, 5, 7};
+  return __enzyme_fwddiff((void *)weigh, 1.5, 1.0, enzyme_const, q, enzyme_const, 4) > 0;
+}
+"""
+
 OUT_ON_INT = """\
 #include <stdio.h>
 int enzyme_out;
@@ -586,6 +605,7 @@ CASES = {
     "external_no_bitcode": (EXTERNAL, ("uses_mystery", "mystery"), "return mystery(x)"),
     "marker_too_few_args": (TOO_FEW, ("two_args",), "__enzyme_autodiff((void *)two_args"),
     "enzyme_out_on_int": (OUT_ON_INT, ("scaled",), "__enzyme_autodiff((void *)scaled"),
+    "const_pointer_in_records": (CONST_PTR_IN_RECORDS, ("weigh",), "v[i] = (R){"),
 }
 
 NO_HINT: dict = {}

@@ -109,6 +109,36 @@ def integer_only(fn, v: str, punned=()) -> bool:
     return True
 
 
+def read_only_extent(module, fn, v: str) -> int | None:
+    """Bytes past v that the code reads through v, when every use of v (and of the GEPs,
+    selects and phis made from it) is a load of a non-pointer at a constant offset or a
+    comparison: the captured address of an enzyme_const scalar that a select joins with active
+    memory. None for anything else (a store, a call, a variable index, a pointer load)."""
+    from .type_layout import decompose
+    from enzyme_cc.ir.lexer import type_size
+    users: dict = {}
+    for inst in fn.insts():
+        for o in [o.value for o in inst.ops] + [w for w, _ in inst.incoming]:
+            users.setdefault(o, []).append(inst)
+    seen, todo, extent = {v}, [v], 0
+    while todo:
+        p = todo.pop()
+        for u in users.get(p, []):
+            if u.op in ("getelementptr", "select", "phi") and u.ty == "ptr" and \
+                    not (u.op == "select" and u.ops[0].value == p):
+                if u.name not in seen:
+                    seen.add(u.name)
+                    todo.append(u.name)
+            elif u.op == "load" and u.ty != "ptr" and not has_shadow_type(u.ty):
+                base, off = decompose(module, fn, u.ops[0].value)
+                if off is None or base not in seen:
+                    return None
+                extent = max(extent, off + type_size(u.ty, module.named_types))
+            elif u.op != "icmp":
+                return None
+    return extent
+
+
 def pointer_aggregate(ty: str) -> bool:
     """A literal struct/array of pointers and integers (no floats), like the `{ ptr, ptr }` of a
     returned std::pair of iterators: its shadow is the same aggregate of shadow pointers."""

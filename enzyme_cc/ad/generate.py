@@ -29,6 +29,7 @@ from .call_emit import CallEmitter
 
 KEEP_FN_ATTRS = ("target-cpu", "target-features", "tune-cpu", "frame-pointer")
 NOINLINE_SIZE = 200       # instructions of a primal whose derivatives stay calls (callee_attrs)
+SCRATCH_LIMIT = 256        # bytes of the shadow a read-only inactive scalar joins (inactive_scratch)
 
 
 class Generator(IndirectCalls, CallEmitter):
@@ -111,6 +112,23 @@ class Generator(IndirectCalls, CallEmitter):
         dropped, as the global holds none; it is zeroed when each derivative starts."""
         self.scratch_globals.add(g)
         return self.shadow_global(g)
+
+    def inactive_scratch(self, synth, v: str) -> str | None:
+        """A shadow for pointer v into memory without one (an enzyme_const scalar captured by
+        address) that a select or phi joins with shadowed memory, where the code only reads
+        small non-pointer data through it (activity.read_only_extent): tangents read zeros
+        from a constant; adjoints land in a sink nothing reads. None otherwise."""
+        from .activity import read_only_extent
+        n = read_only_extent(self.module, synth.fn, v)
+        if not n or n > SCRATCH_LIMIT:
+            return None
+        forward = synth.mode == "forward"
+        name = "@ad.zeros" if forward else "@ad.sink"
+        while name in self.module.globals:      # an inner round's, in use as primal data
+            name += ".o"
+        self.decls[name] = (f"{name} = internal {'constant' if forward else 'global'} "
+                            f"[{SCRATCH_LIMIT} x i8] zeroinitializer, align 16")
+        return name
 
     def zero_memory(self, emit, ptr: str, nbytes: str, ity: str = "i64"):
         """Emit `memset(ptr, 0, nbytes)` (declaring the intrinsic when the module lacks it)."""

@@ -73,6 +73,9 @@ class FwdCtx:
             from .activity import integer_only
             if integer_only(self.synth.fn, v, self.act.punned):
                 return "null"         # integers by reference (Fortran): no derivative to hold
+            scratch = self.synth.gen.inactive_scratch(self.synth, v)
+            if scratch:
+                return scratch
             param = any(p.name == v for p in self.synth.fn.params)
             fname = self.synth.fn.name[1:].strip('"')
             hint = ("mark the argument enzyme_dup" if self.synth.mode == "combined" else
