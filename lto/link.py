@@ -264,7 +264,11 @@ def _build_ad_object(plan, inv, cfg, obj, stages):
     if cfg.preopt:
         text = loop_checkpoint.keep_loops(text)     # marked loops stay loops through -O2
         text = preopt_scope.mark_unreached(text)    # code AD never sees: optimized once, later
+    from enzyme_cc.rules import fortran
+    text, substituted = fortran.substitute_runtime(text)
     module = opt.parse_text(text, ctx, "merged bitcode")
+    if substituted:
+        fortran.link_runtime(module, ctx)
     stages.done("merge")
     tmp = os.path.dirname(obj)
     if cfg.preopt:

@@ -3,6 +3,8 @@ argument is a descriptor (`{base, elem_len, version, rank, type, attribute, extr
 {lower bound, extent, byte stride}}`); the shadow descriptor holds the shadow base at offset 0 and
 the primal descriptor's layout applies to it (the shadow array mirrors the primal one)."""
 
+import re
+
 NORM2 = {"@_FortranANorm2_8": "double", "@_FortranANorm2_4": "float"}
 
 
@@ -56,3 +58,29 @@ def tangent(ctx, inst):
     ctx.emit(f"{z} = fcmp oeq {ty} {r}, 0.0")
     ctx.emit(f"{t} = select i1 {z}, {ty} 0.0, {ty} {q}")
     return t
+
+
+# ---- assignment and reductions: differentiated through our own implementation --------------
+# flang's runtime entries (no bitcode) that rules/fortran_runtime.c implements in C, which AD
+# differentiates as code: intrinsic assignment (allocation on assignment, any rank) and the
+# reductions an unoptimized build keeps as calls
+SUBSTITUTED = ("Assign", "SumReal8", "SumReal4", "ProductReal8", "ProductReal4", "MaxvalReal8",
+               "MaxvalReal4", "MinvalReal8", "MinvalReal4", "DotProductReal8", "DotProductReal4",
+               "MatmulReal8Real8", "MatmulReal4Real4")
+_ENTRY = re.compile(r"@_FortranA(" + "|".join(SUBSTITUTED) + r")(?![\w.$])")
+
+
+def substitute_runtime(text: str) -> tuple[str, bool]:
+    """The module text with references to those entries renamed to ours, and whether there were
+    any (then link_runtime links ours in)."""
+    if "@_FortranA" not in text:
+        return text, False
+    new = _ENTRY.sub(r"@__enzyme_cc_fortran_\1", text)
+    return new, new != text
+
+
+def link_runtime(module, ctx):
+    from enzyme_cc.lto.optimize import parse_bitcode
+    from .c_runtime import runtime_bitcode
+    for data in runtime_bitcode(("fortran_runtime.c",), (), "Fortran runtime"):
+        module.link_in(parse_bitcode(data, "enzyme-cc Fortran runtime", ctx))

@@ -491,7 +491,11 @@ def _fwd_store(ctx, inst, before):
     # program shows it points to float data, a derivative would be read through null: refused.
     if val.ty == "ptr" and val.value not in ctx.act.shadowed:
         _refuse_unshadowed_float_pointer(ctx, inst)
-    sv = ctx.s(val.value) if val.value in ctx.act.shadowed else \
+    g = val.value
+    known_global = g.startswith("@") and g in ctx.synth.module.globals and (
+        ctx.synth.module.is_constant_global(g) or g in ctx.act.global_shadows or
+        g in ctx.act.inactive_globals)    # (a constant table's: a zeroed scratch, not itself)
+    sv = ctx.s(g) if g in ctx.act.shadowed or known_global else \
         "null" if val.ty == "ptr" else "zeroinitializer"
     ctx.emit(f"store {val.ty} {sv}, ptr {ctx.s(ptr.value)}{align_of(inst)}")
 

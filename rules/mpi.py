@@ -15,8 +15,6 @@ inactive; anything else (derived types, user ops, one-sided MPI, calls without a
 """
 from __future__ import annotations
 
-import hashlib
-import os
 
 # name -> (runtime function, [(buffer argument, its datatype argument)], op argument or None,
 #          buffers it writes)
@@ -287,46 +285,12 @@ def reverse(ctx, inst):
 
 
 # ---- the runtime ---------------------------------------------------------------------------
-_DIR = os.path.dirname(os.path.abspath(__file__))
 _SOURCES = ("mpi_runtime.c", "mpi_collectives.c")       # both include mpi_runtime.h
 
 
 def _runtime_bitcode() -> list[bytes]:
-    """The runtime's files compiled by our clang (cached by sources and compiler)."""
-    from enzyme_cc import toolchain
-    from enzyme_cc.compile import run
-    from enzyme_cc.errors import UserError
-    clang = toolchain.tool("clang")
-    h = hashlib.sha256(clang.encode())
-    for name in _SOURCES + ("mpi_runtime.h",):
-        with open(os.path.join(_DIR, name), "rb") as f:
-            h.update(name.encode() + f.read())
-    root = os.environ.get("ENZYME_CC_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "enzyme-cc")
-    out = []
-    for name in _SOURCES:
-        path = os.path.join(root, f"{name[:-2]}-{h.hexdigest()[:24]}.bc")
-        if os.path.isfile(path):
-            with open(path, "rb") as f:
-                out.append(f.read())
-            continue
-        import tempfile
-        with tempfile.TemporaryDirectory() as tmp:
-            bc = os.path.join(tmp, "rt.bc")
-            if run([clang, "-O2", "-fPIC", "-c", "-emit-llvm", os.path.join(_DIR, name), "-o",
-                    bc]) != 0:
-                raise UserError(f"internal error: cannot compile enzyme-cc's MPI runtime ({name})")
-            with open(bc, "rb") as f:
-                out.append(f.read())
-        try:                                     # atomic: parallel links never see half a file
-            os.makedirs(root, exist_ok=True)
-            part = f"{path}.{os.getpid()}.tmp"
-            with open(part, "wb") as f:
-                f.write(out[-1])
-            os.replace(part, path)
-        except OSError:
-            pass                                 # a read-only cache only costs time
-    return out
+    from .c_runtime import runtime_bitcode
+    return runtime_bitcode(_SOURCES, ("mpi_runtime.h",), "MPI runtime")
 
 
 def link_runtime(module, text: str, ctx):

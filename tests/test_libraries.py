@@ -45,3 +45,22 @@ def test_fortran_runtime_norm2(tmp_path, level):
     assert len(checks) == 3, out
     for _, name, got, want, *_ in checks:
         assert abs(float(got) - float(want)) <= 1e-5 * (1 + abs(float(want))), f"{name}: {out}"
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_fortran_runtime_assign_and_reductions(tmp_path, level):
+    """flang's intrinsic assignment to allocatables (_FortranAAssign: allocation on assignment,
+    overlapping sections, REAL(4), COMPLEX, INTEGER) and, at -O0, its array reductions
+    (_FortranASumReal8, ..., _FortranAMatmulReal8Real8) are differentiated through enzyme-cc's
+    own implementation (rules/fortran_runtime.c)."""
+    for name in ("fortran_assign.f90", "fortran_reductions.f90", "fortran_reductions_main.c"):
+        shutil.copy(HERE / name, tmp_path / name)
+    fc = [str(BIN / "enzyme-fc"), level, "-c"]
+    run([*fc, "fortran_assign.f90", "-o", "a.o"], cwd=tmp_path)
+    run([*fc, "fortran_reductions.f90", "-o", "r.o"], cwd=tmp_path)
+    run([str(BIN / "enzyme-cc"), level, "-c", "fortran_reductions_main.c", "-o", "m.o"],
+        cwd=tmp_path)
+    run([str(BIN / "enzyme-fc"), level, "m.o", "a.o", "r.o", "-lm", "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    checks = [line.split() for line in out.splitlines() if line.startswith("CHECK ")]
+    assert len(checks) == 14 and "FAILED" not in out, out

@@ -334,6 +334,11 @@ class Activity:
                 if c.startswith(("@llvm.memcpy", "@llvm.memmove", "@memcpy", "@memmove")):
                     if len(inst.ops) > 1 and inst.ops[1].value in self.shadowed:
                         changed |= self._mark(inst.ops[0].value)
+                    elif len(inst.ops) > 1 and inst.ops[0].value in self.shadowed and \
+                            self._stored_ptrs.get(self._obj(inst.ops[1].value)):
+                        # pointers copied into shadowed memory (a record built in a local, an
+                        # array descriptor): the source needs a shadow to carry theirs along
+                        changed |= self._escape(inst.ops[1].value)
                     continue
                 if c.startswith(("@llvm.memset", "@memset", "@llvm.lifetime", "@free", "@_Zdl",
                                  "@_Zda")) or is_inactive_call(c) or call_rule(c) is not None:

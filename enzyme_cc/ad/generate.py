@@ -113,6 +113,16 @@ class Generator(IndirectCalls, CallEmitter):
         self.scratch_globals.add(g)
         return self.shadow_global(g)
 
+    def constant_shadow(self, g: str) -> str:
+        """The shadow of a constant global where its address meets shadowed memory (stored in
+        it, passed where a callee reads active data, joined by a select): for float data a
+        zeroed scratch (its tangent is zero, its adjoints dropped; the constant itself would
+        give its values as tangents and fault on adjoints), else the global itself (a string)."""
+        from .activity import carries_float
+        from .type_layout import global_type
+        ty = global_type(self.module, g)
+        return self.scratch_shadow(g) if ty and carries_float(ty) else g
+
     def inactive_scratch(self, synth, v: str) -> str | None:
         """A shadow for pointer v into memory without one (an enzyme_const scalar captured by
         address) that a select or phi joins with shadowed memory, where the code only reads

@@ -59,7 +59,7 @@ class FwdCtx:
             if v in ("null", "undef", "poison", "zeroinitializer"):
                 return v
             if v.startswith("@") and self.synth.module.is_constant_global(v):
-                return v
+                return self.synth.gen.constant_shadow(v)
             if v in self.act.global_shadows:      # one per lane in vector mode
                 width = getattr(self.synth, "width", 1)
                 return self.synth.gen.shadow_global(v, self.synth.lane if width > 1 else None, width)

@@ -1,0 +1,375 @@
+/* enzyme-cc's Fortran intrinsic assignment and array reductions, linked into a program's bitcode
+   before AD in place of flang's runtime entries `_FortranAAssign`, `_FortranASumReal8`, ...
+   (rules/fortran.py, which lists them). flang calls that entry for an
+   assignment to an allocatable (`z = y`, reallocating z to y's shape) and for some array copies;
+   the runtime has no bitcode, so AD could not see through it. This file does the same work for
+   arrays and scalars of the intrinsic numeric and logical types in code AD differentiates like
+   any other: typed loops over the two descriptors, the allocation by malloc (its shadow by the
+   allocation rules). Everything else (derived types, characters, kind conversions, other
+   allocators) goes to flang's own `_FortranAAssign` through `__enzyme_cc_fortran_assign_other`,
+   whose registered derivatives stop with a message when the data carries floats.
+
+   A descriptor is ISO_Fortran_binding's `CFI_cdesc_t` as flang lays it out: base address,
+   element length, version, rank, type code, attribute, extra flags (bits 1-3: the allocator
+   index), then `rank` dimensions of {lower bound, extent, byte stride}. */
+#include <float.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { ptrdiff_t lower, extent, stride; } Dim;
+typedef struct {
+  void *base;
+  size_t elem_len;
+  int version;
+  unsigned char rank;
+  signed char type;
+  unsigned char attribute;
+  unsigned char extra;
+  Dim dim[15];
+} Desc;
+
+enum { ALLOCATABLE = 2, T_FLOAT = 27, T_DOUBLE = 28, T_CFLOAT = 34, T_CDOUBLE = 35, T_BOOL = 39 };
+
+void _FortranAAssign(Desc *to, const Desc *from, const char *file, int line);
+
+static size_t elements(const Desc *d) {
+  size_t n = 1;
+  for (int k = 0; k < d->rank; k++) n *= d->dim[k].extent > 0 ? (size_t)d->dim[k].extent : 0;
+  return n;
+}
+
+/* Byte offsets of element i (column-major) in each descriptor; a scalar source stays at 0. */
+#define OFFSETS(i)                                                                   \
+  ptrdiff_t to_off = 0, from_off = 0;                                                \
+  {                                                                                  \
+    size_t rest = (i);                                                               \
+    for (int k = 0; k < to->rank; k++) {                                             \
+      ptrdiff_t e = to->dim[k].extent, j = (ptrdiff_t)(rest % (size_t)e);            \
+      rest /= (size_t)e;                                                             \
+      to_off += j * to->dim[k].stride;                                               \
+      if (from->rank) from_off += j * from->dim[k].stride;                           \
+    }                                                                                \
+  }
+
+#define COPY(name, T, parts)                                                         \
+  static void name(const Desc *to, char *tb, const Desc *from, const char *fb) {     \
+    size_t n = elements(to);                                                         \
+    for (size_t i = 0; i < n; i++) {                                                 \
+      OFFSETS(i)                                                                     \
+      for (int c = 0; c < (parts); c++)                                              \
+        ((T *)(tb + to_off))[c] = ((const T *)(fb + from_off))[c];                   \
+    }                                                                                \
+  }
+COPY(copy_double, double, 1)
+COPY(copy_float, float, 1)
+COPY(copy_cdouble, double, 2)
+COPY(copy_cfloat, float, 2)
+
+/* integers and logicals hold no derivative (registered inactive below) */
+__attribute__((noinline)) void __enzyme_cc_fortran_copy_bytes(const Desc *to, char *tb, const Desc *from, const char *fb) {
+  size_t n = elements(to);
+  for (size_t i = 0; i < n; i++) {
+    OFFSETS(i)
+    memcpy(tb + to_off, fb + from_off, to->elem_len);
+  }
+}
+
+static void copy(const Desc *to, char *tb, const Desc *from, const char *fb) {
+  switch (to->type) {
+  case T_DOUBLE: copy_double(to, tb, from, fb); break;
+  case T_FLOAT: copy_float(to, tb, from, fb); break;
+  case T_CDOUBLE: copy_cdouble(to, tb, from, fb); break;
+  case T_CFLOAT: copy_cfloat(to, tb, from, fb); break;
+  default: __enzyme_cc_fortran_copy_bytes(to, tb, from, fb);
+  }
+}
+
+static int handled(const Desc *to, const Desc *from) {
+  int t = to->type;
+  int numeric = (t >= 1 && t <= 24) || t == T_FLOAT || t == T_DOUBLE || t == T_CFLOAT ||
+                t == T_CDOUBLE || t == T_BOOL;
+  if (!numeric || from->type != t || from->elem_len != to->elem_len || to->elem_len == 0)
+    return 0;
+  if (from->rank && from->rank != to->rank)
+    return 0;
+  if (to->attribute == ALLOCATABLE && ((to->extra >> 1) & 7) != 0)
+    return 0;                     /* another allocator (a device's): flang's runtime allocates */
+  if (!to->base && !(to->attribute == ALLOCATABLE && (from->rank || !to->rank)))
+    return 0;                     /* an unallocated target of a scalar: flang reports it */
+  return 1;
+}
+
+/* the byte range [lo, hi) that the elements of d occupy when its base is b */
+static void extent_of(const Desc *d, const char *b, const char **lo, const char **hi) {
+  const char *a = b;
+  for (int k = 0; k < d->rank; k++) {
+    ptrdiff_t span = d->dim[k].extent > 0 ? (d->dim[k].extent - 1) * d->dim[k].stride : 0;
+    if (span < 0) a += span; else b += span;
+  }
+  *lo = a;
+  *hi = b + d->elem_len;
+}
+
+__attribute__((noinline)) void __enzyme_cc_fortran_assign_other(Desc *to, const Desc *from, const char *file, int line) {
+  _FortranAAssign(to, from, file, line);
+}
+
+void __enzyme_cc_fortran_Assign(Desc *to, const Desc *from, const char *file, int line) {
+  if (!handled(to, from)) {
+    __enzyme_cc_fortran_assign_other(to, from, file, line);
+    return;
+  }
+  size_t len = to->elem_len;
+  int fresh = 0;
+  if (to->attribute == ALLOCATABLE) {
+    fresh = !to->base || (from->rank && to->rank != from->rank);
+    for (int k = 0; k < from->rank && !fresh; k++)
+      fresh = to->dim[k].extent != from->dim[k].extent;
+  }
+  char *old = to->base, *tb = old;
+  if (fresh) {              /* reallocation: F2018 10.2.1.3, the new bounds are the source's */
+    size_t n = elements(from);
+    tb = malloc(n * len ? n * len : 1);
+    to->rank = from->rank;
+    ptrdiff_t stride = (ptrdiff_t)len;
+    for (int k = 0; k < from->rank; k++) {
+      to->dim[k].lower = from->dim[k].lower;
+      to->dim[k].extent = from->dim[k].extent;
+      to->dim[k].stride = stride;
+      stride *= from->dim[k].extent > 0 ? from->dim[k].extent : 0;
+    }
+  }
+  const char *flo, *fhi, *tlo, *thi;
+  extent_of(from, from->base, &flo, &fhi);
+  extent_of(to, tb, &tlo, &thi);
+  if (!fresh && elements(to) && flo < thi && tlo < fhi) {
+    /* the source overlaps the target (`a = a(n:1:-1)`): through a contiguous copy (only the
+       fields the copies read are set: a descriptor has room for its own rank only) */
+    Desc t;
+    t.elem_len = len;
+    t.type = from->type;
+    t.rank = from->rank;
+    ptrdiff_t stride = (ptrdiff_t)len;
+    for (int k = 0; k < t.rank; k++) {
+      t.dim[k].extent = from->dim[k].extent;
+      t.dim[k].stride = stride;
+      stride *= t.dim[k].extent;
+    }
+    size_t n = elements(from);
+    char *buf = malloc(n * len ? n * len : 1);
+    copy(&t, buf, from, from->base);
+    copy(to, tb, &t, buf);
+    free(buf);
+  } else {
+    copy(to, tb, from, from->base);
+  }
+  if (fresh) {
+    if (old) free(old);
+    to->base = tb;
+  }
+}
+
+/* ---- the fallback's derivatives: stop where float data would need one ---------------------- */
+static int carries_float(const Desc *d) {
+  int t = d->type;
+  return (t >= 25 && t <= 38) || t == 42 || t < 0;
+}
+
+static void refuse(const Desc *to, const Desc *from, const char *file, int line) {
+  if (!carries_float(to) && !carries_float(from)) return;
+  fprintf(stderr, "enzyme-cc: the derivative reached a Fortran assignment at %s:%d that it cannot "
+          "differentiate (a derived type, a kind conversion or another allocator: flang's "
+          "runtime does it without bitcode); assign the components or convert the kinds in "
+          "separate statements\n", file ? file : "?", line);
+  abort();
+}
+
+void __enzyme_cc_fortran_assign_other_fwd(Desc *to, Desc *dto, const Desc *from,
+                                          const Desc *dfrom, const char *file,
+                                          const char *dfile, int line) {
+  (void)dto, (void)dfrom, (void)dfile;
+  refuse(to, from, file, line);
+  _FortranAAssign(to, from, file, line);
+}
+
+void __enzyme_cc_fortran_assign_other_aug(Desc *to, Desc *dto, const Desc *from,
+                                          const Desc *dfrom, const char *file,
+                                          const char *dfile, int line) {
+  __enzyme_cc_fortran_assign_other_fwd(to, dto, from, dfrom, file, dfile, line);
+}
+
+void __enzyme_cc_fortran_assign_other_rev(Desc *to, Desc *dto, const Desc *from,
+                                          const Desc *dfrom, const char *file,
+                                          const char *dfile, int line) {
+  (void)to, (void)dto, (void)from, (void)dfrom, (void)file, (void)dfile, (void)line;
+}
+
+/* ---- reductions (an unoptimized build keeps SUM, PRODUCT, MAXVAL, MINVAL, DOT_PRODUCT and
+   MATMUL as runtime calls; -O2 inlines them) ------------------------------------------------- */
+static int masked_out(const Desc *mask, size_t i) {
+  if (!mask) return 0;
+  const char *p = mask->base;
+  size_t rest = i;
+  for (int k = 0; k < mask->rank; k++) {
+    ptrdiff_t e = mask->dim[k].extent, j = (ptrdiff_t)(rest % (size_t)e);
+    rest /= (size_t)e;
+    p += j * mask->dim[k].stride;
+  }
+  for (size_t b = 0; b < mask->elem_len; b++)
+    if (p[b]) return 0;
+  return 1;
+}
+
+static ptrdiff_t offset_of(const Desc *d, size_t i) {
+  ptrdiff_t off = 0;
+  for (int k = 0; k < d->rank; k++) {
+    ptrdiff_t e = d->dim[k].extent, j = (ptrdiff_t)(i % (size_t)e);
+    i /= (size_t)e;
+    off += j * d->dim[k].stride;
+  }
+  return off;
+}
+
+/* DIM= of a rank-1 array is the whole array (flang calls the Dim entries for higher ranks) */
+#define REDUCE(name, T, init, step)                                                          \
+  T __enzyme_cc_fortran_##name(const Desc *x, const char *file, int line, int dim,           \
+                               const Desc *mask) {                                           \
+    (void)file, (void)line, (void)dim;                                                       \
+    T acc = (init);                                                                          \
+    size_t n = elements(x);                                                                  \
+    for (size_t i = 0; i < n; i++) {                                                         \
+      if (masked_out(mask, i)) continue;                                                     \
+      T v = *(const T *)((const char *)x->base + offset_of(x, i));                           \
+      step;                                                                                  \
+    }                                                                                        \
+    return acc;                                                                              \
+  }
+REDUCE(SumReal8, double, 0.0, acc += v)
+REDUCE(SumReal4, float, 0.0f, acc += v)
+REDUCE(ProductReal8, double, 1.0, acc *= v)
+REDUCE(ProductReal4, float, 1.0f, acc *= v)
+REDUCE(MaxvalReal8, double, -DBL_MAX, if (v > acc) acc = v)
+REDUCE(MaxvalReal4, float, -FLT_MAX, if (v > acc) acc = v)
+REDUCE(MinvalReal8, double, DBL_MAX, if (v < acc) acc = v)
+REDUCE(MinvalReal4, float, FLT_MAX, if (v < acc) acc = v)
+
+static void refuse_call(const char *what, const char *file, int line) {
+  fprintf(stderr, "enzyme-cc: the derivative reached %s at %s:%d with arguments of mixed kinds, "
+          "which it cannot differentiate; convert them to one kind first\n", what,
+          file ? file : "?", line);
+  abort();
+}
+
+double _FortranADotProductReal8(const Desc *, const Desc *, const char *, int);
+float _FortranADotProductReal4(const Desc *, const Desc *, const char *, int);
+void _FortranAMatmulReal8Real8(Desc *, const Desc *, const Desc *, const char *, int);
+void _FortranAMatmulReal4Real4(Desc *, const Desc *, const Desc *, const char *, int);
+
+/* flang's entries for the kinds not handled here, with derivatives (forward, and reverse's
+   augmented forward) that stop with a message */
+#define DPARAMS (const Desc *x, const Desc *dx, const Desc *y, const Desc *dy, const char *file, \
+                 const char *dfile, int line)
+#define REGISTER(entry)                                                                      \
+  void *__enzyme_register_derivative_fortran_##entry[2] = {                                  \
+      (void *)__enzyme_cc_fortran_##entry##_other, (void *)__enzyme_cc_fortran_##entry##_fwd};\
+  void *__enzyme_register_gradient_fortran_##entry[3] = {                                    \
+      (void *)__enzyme_cc_fortran_##entry##_other, (void *)__enzyme_cc_fortran_##entry##_fwd,\
+      (void *)__enzyme_cc_fortran_##entry##_rev};
+#define OTHER_DOT(T, entry)                                                                  \
+  __attribute__((noinline)) T __enzyme_cc_fortran_##entry##_other(                          \
+      const Desc *x, const Desc *y, const char *file, int line) {                            \
+    return _FortranA##entry(x, y, file, line);                                               \
+  }                                                                                          \
+  T __enzyme_cc_fortran_##entry##_fwd DPARAMS {                                              \
+    (void)x, (void)dx, (void)y, (void)dy, (void)dfile;                                       \
+    refuse_call(#entry, file, line);                                                         \
+    return 0;                                                                                \
+  }                                                                                          \
+  void __enzyme_cc_fortran_##entry##_rev(const Desc *x, const Desc *dx, const Desc *y,      \
+                                         const Desc *dy, const char *file,                   \
+                                         const char *dfile, int line, T d) {                 \
+    (void)x, (void)dx, (void)y, (void)dy, (void)file, (void)dfile, (void)line, (void)d;      \
+  }                                                                                          \
+  REGISTER(entry)
+#define OTHER_MATMUL(entry)                                                                  \
+  __attribute__((noinline)) void __enzyme_cc_fortran_##entry##_other(                       \
+      Desc *r, const Desc *x, const Desc *y, const char *file, int line) {                   \
+    _FortranA##entry(r, x, y, file, line);                                                   \
+  }                                                                                          \
+  void __enzyme_cc_fortran_##entry##_fwd(Desc *r, Desc *dr, const Desc *x, const Desc *dx,  \
+                                         const Desc *y, const Desc *dy, const char *file,    \
+                                         const char *dfile, int line) {                      \
+    (void)r, (void)dr, (void)x, (void)dx, (void)y, (void)dy, (void)dfile;                    \
+    refuse_call(#entry, file, line);                                                         \
+  }                                                                                          \
+  void __enzyme_cc_fortran_##entry##_rev(Desc *r, Desc *dr, const Desc *x, const Desc *dx,  \
+                                         const Desc *y, const Desc *dy, const char *file,    \
+                                         const char *dfile, int line) {                      \
+    (void)r, (void)dr, (void)x, (void)dx, (void)y, (void)dy, (void)file, (void)dfile,        \
+        (void)line;                                                                          \
+  }                                                                                          \
+  REGISTER(entry)
+OTHER_DOT(double, DotProductReal8)
+OTHER_DOT(float, DotProductReal4)
+OTHER_MATMUL(MatmulReal8Real8)
+OTHER_MATMUL(MatmulReal4Real4)
+
+#define DOT(name, T, code)                                                                   \
+  T __enzyme_cc_fortran_##name(const Desc *x, const Desc *y, const char *file, int line) {  \
+    if (x->type != (code) || y->type != (code) || x->rank != 1 || y->rank != 1)             \
+      return __enzyme_cc_fortran_##name##_other(x, y, file, line);                           \
+    T acc = 0;                                                                               \
+    const char *a = x->base, *b = y->base;                                                   \
+    for (ptrdiff_t i = 0; i < x->dim[0].extent; i++)                                        \
+      acc += *(const T *)(a + i * x->dim[0].stride) * *(const T *)(b + i * y->dim[0].stride);\
+    return acc;                                                                              \
+  }
+DOT(DotProductReal8, double, T_DOUBLE)
+DOT(DotProductReal4, float, T_FLOAT)
+
+/* MATMUL: (m x k)(k x n), (m x k)(k), (k)(k x n); the result descriptor comes unallocated */
+#define MATMUL(name, T, code)                                                                \
+  void __enzyme_cc_fortran_##name(Desc *r, const Desc *x, const Desc *y, const char *file,  \
+                                  int line) {                                                \
+    if (x->type != (code) || y->type != (code) || r->base || x->rank + y->rank < 3 ||       \
+        x->rank > 2 || y->rank > 2) {                                                        \
+      __enzyme_cc_fortran_##name##_other(r, x, y, file, line);                               \
+      return;                                                                                \
+    }                                                                                        \
+    ptrdiff_t m = x->rank == 2 ? x->dim[0].extent : 1, k = x->dim[x->rank - 1].extent;      \
+    ptrdiff_t n = y->rank == 2 ? y->dim[1].extent : 1;                                       \
+    ptrdiff_t xs0 = x->rank == 2 ? x->dim[0].stride : 0, xs1 = x->dim[x->rank - 1].stride;  \
+    ptrdiff_t ys0 = y->dim[0].stride, ys1 = y->rank == 2 ? y->dim[1].stride : 0;            \
+    T *out = malloc((size_t)(m * n) * sizeof(T) + 1);                                        \
+    for (ptrdiff_t j = 0; j < n; j++)                                                        \
+      for (ptrdiff_t i = 0; i < m; i++) {                                                    \
+        T acc = 0;                                                                           \
+        for (ptrdiff_t l = 0; l < k; l++)                                                    \
+          acc += *(const T *)((const char *)x->base + i * xs0 + l * xs1) *                   \
+                 *(const T *)((const char *)y->base + l * ys0 + j * ys1);                    \
+        out[i + j * m] = acc;                                                                \
+      }                                                                                      \
+    r->base = out;                                                                           \
+    r->elem_len = sizeof(T);                                                                 \
+    r->type = (code);                                                                        \
+    r->rank = (unsigned char)(x->rank + y->rank - 2);                                        \
+    ptrdiff_t ext[2] = {x->rank == 2 ? m : n, n};                                            \
+    ptrdiff_t stride = sizeof(T);                                                            \
+    for (int d = 0; d < r->rank; d++) {                                                      \
+      r->dim[d].lower = 1;                                                                   \
+      r->dim[d].extent = ext[d];                                                             \
+      r->dim[d].stride = stride;                                                             \
+      stride *= ext[d];                                                                      \
+    }                                                                                        \
+  }
+MATMUL(MatmulReal8Real8, double, T_DOUBLE)
+MATMUL(MatmulReal4Real4, float, T_FLOAT)
+
+void *__enzyme_register_derivative_fortran_assign[2] = {
+    (void *)__enzyme_cc_fortran_assign_other, (void *)__enzyme_cc_fortran_assign_other_fwd};
+void *__enzyme_register_gradient_fortran_assign[3] = {
+    (void *)__enzyme_cc_fortran_assign_other, (void *)__enzyme_cc_fortran_assign_other_aug,
+    (void *)__enzyme_cc_fortran_assign_other_rev};
+void *__enzyme_inactivefn_fortran_copy[1] = {(void *)__enzyme_cc_fortran_copy_bytes};
