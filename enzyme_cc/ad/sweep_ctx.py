@@ -44,6 +44,12 @@ def block_local_adjoints(synth, blocks) -> set[str]:
     return set(cand)
 
 
+def null_based_constant(v: str) -> bool:
+    """A constant address made from an integer or from null (`inttoptr (i64 48 to ptr)`: an
+    empty std::vector's begin + 1): never dereferenced, its own shadow."""
+    return v.startswith("inttoptr") or v.startswith("getelementptr") and "ptr null" in v
+
+
 class FwdCtx:
     """What forward rules see: renamed primal names and forward shadow names."""
 
@@ -56,7 +62,7 @@ class FwdCtx:
 
     def s(self, v):
         if not v.startswith("%"):
-            if v in ("null", "undef", "poison", "zeroinitializer"):
+            if v in ("null", "undef", "poison", "zeroinitializer") or null_based_constant(v):
                 return v
             if v.startswith("@") and self.synth.module.is_constant_global(v):
                 return self.synth.gen.constant_shadow(v)
@@ -129,7 +135,7 @@ class RevCtx:
         return self.avail[key]
 
     def _const_shadow(self, v):
-        if v in ("null", "undef", "poison", "zeroinitializer"):
+        if v in ("null", "undef", "poison", "zeroinitializer") or null_based_constant(v):
             return v
         if v in self.act.global_shadows:
             return self.synth.gen.shadow_global(v)
