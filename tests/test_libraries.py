@@ -64,3 +64,48 @@ def test_fortran_runtime_assign_and_reductions(tmp_path, level):
     out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
     checks = [line.split() for line in out.splitlines() if line.startswith("CHECK ")]
     assert len(checks) == 14 and "FAILED" not in out, out
+
+
+DERIVED_WITH_ALLOCATABLE = """\
+module phys
+  use iso_c_binding
+  type :: field
+    real(c_double), allocatable :: u(:)
+  end type
+end module
+subroutine run(n, x, e) bind(c, name="run")
+  use phys
+  integer(c_int), value :: n
+  real(c_double), intent(in) :: x(n)
+  real(c_double), intent(out) :: e
+  type(field) :: f
+  allocate(f%u(n))
+  f%u = x * 2
+  e = sum(f%u * f%u)
+end subroutine
+"""
+
+DRIVER = """\
+extern int enzyme_const, enzyme_dup;
+void __enzyme_autodiff(void *, ...);
+void run(int n, const double *x, double *e);
+int main(void) {
+  double x[2] = {1, 2}, dx[2] = {0}, e, de = 1;
+  __enzyme_autodiff((void *)run, enzyme_const, 2, enzyme_dup, x, dx, enzyme_dup, &e, &de);
+  return 0;
+}
+"""
+
+
+def test_fortran_runtime_without_derivative_is_named(tmp_path):
+    """A flang runtime routine enzyme-cc cannot differentiate (the finalization of a derived type
+    with an allocatable component) is a clear error that names it and says what works."""
+    (tmp_path / "k.f90").write_text(DERIVED_WITH_ALLOCATABLE)
+    (tmp_path / "m.c").write_text(DRIVER)
+    run([str(BIN / "enzyme-fc"), "-O2", "-c", "k.f90", "-o", "k.o"], cwd=tmp_path)
+    run([str(BIN / "enzyme-cc"), "-O2", "-c", "m.c", "-o", "m.o"], cwd=tmp_path)
+    r = run([str(BIN / "enzyme-fc"), "-O2", "m.o", "k.o", "-o", "prog"], cwd=tmp_path,
+            check=False)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "flang's runtime routine '_FortranADestroy' has no derivative" in r.stderr, r.stderr
+    assert "plain allocatable arrays work" in r.stderr, r.stderr
