@@ -40,27 +40,50 @@ static size_t elements(const Desc *d) {
   return n;
 }
 
-/* Byte offsets of element i (column-major) in each descriptor; a scalar source stays at 0. */
-#define OFFSETS(i)                                                                   \
-  ptrdiff_t to_off = 0, from_off = 0;                                                \
+/* elements laid out one after the other in column-major order (a whole array, a contiguous
+   section) */
+static int contiguous(const Desc *d) {
+  ptrdiff_t stride = (ptrdiff_t)d->elem_len;
+  for (int k = 0; k < d->rank; k++) {
+    if (d->dim[k].extent > 1 && d->dim[k].stride != stride) return 0;
+    stride *= d->dim[k].extent;
+  }
+  return 1;
+}
+
+/* Visits the elements of `to` in column-major order with the byte offset of each in `to` and
+   in `from` (a scalar source stays at 0): an odometer over the dimensions, no division. */
+#define EACH_ELEMENT(to, from, BODY)                                                 \
   {                                                                                  \
-    size_t rest = (i);                                                               \
-    for (int k = 0; k < to->rank; k++) {                                             \
-      ptrdiff_t e = to->dim[k].extent, j = (ptrdiff_t)(rest % (size_t)e);            \
-      rest /= (size_t)e;                                                             \
-      to_off += j * to->dim[k].stride;                                               \
-      if (from->rank) from_off += j * from->dim[k].stride;                           \
+    size_t n_ = elements(to);                                                        \
+    ptrdiff_t idx_[15] = {0}, to_off = 0, from_off = 0;                              \
+    for (size_t i_ = 0; i_ < n_; i_++) {                                             \
+      BODY;                                                                          \
+      for (int k = 0; k < (to)->rank; k++) {                                         \
+        ptrdiff_t fs = (from)->rank ? (from)->dim[k].stride : 0;                     \
+        idx_[k]++;                                                                   \
+        to_off += (to)->dim[k].stride;                                               \
+        from_off += fs;                                                              \
+        if (idx_[k] < (to)->dim[k].extent) break;                                    \
+        to_off -= idx_[k] * (to)->dim[k].stride;                                     \
+        from_off -= idx_[k] * fs;                                                    \
+        idx_[k] = 0;                                                                 \
+      }                                                                              \
     }                                                                                \
   }
 
+/* typed copies (AD sees the float loads and stores); contiguous arrays as one flat loop */
 #define COPY(name, T, parts)                                                         \
   static void name(const Desc *to, char *tb, const Desc *from, const char *fb) {     \
-    size_t n = elements(to);                                                         \
-    for (size_t i = 0; i < n; i++) {                                                 \
-      OFFSETS(i)                                                                     \
-      for (int c = 0; c < (parts); c++)                                              \
-        ((T *)(tb + to_off))[c] = ((const T *)(fb + from_off))[c];                   \
+    T *t = (T *)tb;                                                                  \
+    const T *f = (const T *)fb;                                                      \
+    if (contiguous(to) && from->rank && contiguous(from)) {                          \
+      size_t n = elements(to) * (parts);                                             \
+      for (size_t i = 0; i < n; i++) t[i] = f[i];                                    \
+      return;                                                                        \
     }                                                                                \
+    EACH_ELEMENT(to, from, for (int c = 0; c < (parts); c++)                         \
+                 ((T *)(tb + to_off))[c] = ((const T *)(fb + from_off))[c])          \
   }
 COPY(copy_double, double, 1)
 COPY(copy_float, float, 1)
@@ -68,12 +91,9 @@ COPY(copy_cdouble, double, 2)
 COPY(copy_cfloat, float, 2)
 
 /* integers and logicals hold no derivative (registered inactive below) */
-__attribute__((noinline)) void __enzyme_cc_fortran_copy_bytes(const Desc *to, char *tb, const Desc *from, const char *fb) {
-  size_t n = elements(to);
-  for (size_t i = 0; i < n; i++) {
-    OFFSETS(i)
-    memcpy(tb + to_off, fb + from_off, to->elem_len);
-  }
+__attribute__((noinline)) void __enzyme_cc_fortran_copy_bytes(const Desc *to, char *tb,
+                                                              const Desc *from, const char *fb) {
+  EACH_ELEMENT(to, from, memcpy(tb + to_off, fb + from_off, to->elem_len))
 }
 
 static void copy(const Desc *to, char *tb, const Desc *from, const char *fb) {
@@ -239,6 +259,13 @@ static ptrdiff_t offset_of(const Desc *d, size_t i) {
     (void)file, (void)line, (void)dim;                                                       \
     T acc = (init);                                                                          \
     size_t n = elements(x);                                                                  \
+    if (!mask && contiguous(x)) {                                                            \
+      for (size_t i = 0; i < n; i++) {                                                       \
+        T v = ((const T *)x->base)[i];                                                       \
+        step;                                                                                \
+      }                                                                                      \
+      return acc;                                                                            \
+    }                                                                                        \
     for (size_t i = 0; i < n; i++) {                                                         \
       if (masked_out(mask, i)) continue;                                                     \
       T v = *(const T *)((const char *)x->base + offset_of(x, i));                           \
