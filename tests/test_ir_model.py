@@ -73,3 +73,14 @@ def test_lexer_and_sizes():
         ["%x", "=", "fadd", "fast", "double", "%a", ",", "1.0e+00"]
     assert type_size("{ double , ptr , [ 3 x float ] }") == 32
     assert type_size("< 2 x double >") == 16
+
+
+def test_packed_struct_type_of_a_global():
+    """rustc's vtables are packed-struct constants: the type reads as `<{ ... }>` (its size
+    was an internal error, 'unknown type size: i8 ] }')."""
+    from enzyme_cc.ir.lexer import parse_type
+    toks = tokenize('@vt = private unnamed_addr constant <{ [24 x i8], ptr, ptr }> '
+                    '<{ [24 x i8] c"ab", ptr @f, ptr @g }>, align 8')
+    ty, _ = parse_type(toks, toks.index("constant") + 1)
+    assert ty.startswith("<{") and ty.endswith("}>")
+    assert type_size(ty) == 40

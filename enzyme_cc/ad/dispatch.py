@@ -10,6 +10,10 @@ from enzyme_cc.errors import UserError
 from .diagnostics import located
 
 
+
+# a global name not followed by an argument list: a use of its address
+_VALUE_NAME = re.compile(r'(@[-\w.$]+|@"[^"]+")(?![-\w.$])(?!\s*\()')
+
 class IndirectCalls:
     def forward_indirect(self, inst, acts, width: int = 1, error: bool = False):
         """Dispatcher over the forward derivatives of an indirect call's possible targets."""
@@ -45,17 +49,20 @@ class IndirectCalls:
         possible targets of an indirect call in this (whole-program) module."""
         out = []
         for name in self.module._bodies:
-            if not re.search(re.escape(name) + r"(?![-\w.$(])(?!\s*\()", self._text_wo_defines()):
+            if name not in self._names_used_as_values():
                 continue
             fn = self.module.function(name)
             if fn.ret_ty == ret_ty and [p.ty for p in fn.params] == param_tys:
                 out.append(name)
         return out
 
-    def _text_wo_defines(self):
-        if not hasattr(self, "_twd"):
-            self._twd = "\n".join(l for l in self.module._lines if not l.startswith("define "))
-        return self._twd
+    def _names_used_as_values(self) -> set:
+        """The global names the module uses other than as a callee or in their own definition
+        (one scan of the text: a search per function was quadratic, minutes with Rust's std)."""
+        if not hasattr(self, "_value_names"):
+            text = "\n".join(l for l in self.module._lines if not l.startswith("define "))
+            self._value_names = set(_VALUE_NAME.findall(text))
+        return self._value_names
 
     def split_indirect(self, inst, acts, ret_active):
         """Dispatchers (augmented, reverse) over the possible targets of an indirect call."""

@@ -79,7 +79,10 @@ def parse_type(toks, i):
         j = i + 1
         if t == "ptr" and j < len(toks) and toks[j] == "addrspace":
             j = skip_balanced(toks, j + 1)
-    return " ".join(toks[i:j]), j
+    text = " ".join(toks[i:j])
+    if text.startswith("< {") and text.endswith("} >"):    # a packed struct: `<{ ... }>`
+        text = "<{" + text[3:-3] + "}>"
+    return text, j
 
 
 _CONST_EXPR = {"getelementptr", "bitcast", "ptrtoint", "inttoptr", "addrspacecast", "trunc",

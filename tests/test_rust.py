@@ -1,0 +1,39 @@
+"""Rust with the stable rustc, through the link step (`-C linker-plugin-lto -C linker=enzyme-cc`
+hands enzyme-cc the crate's and the standard library's bitcode). Skipped where no rustc on LLVM
+22 is installed (rustup's stable toolchain has one; Debian's rustc does not)."""
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run
+
+HERE = Path(__file__).resolve().parent / "rust"
+BIN = Path(sys.executable).parent
+
+
+def _rustc():
+    rustc = shutil.which("rustc") or str(Path.home() / ".cargo" / "bin" / "rustc")
+    try:
+        out = subprocess.run([rustc, "-vV"], capture_output=True, text=True).stdout
+    except OSError:
+        return None
+    m = re.search(r"LLVM version: (\d+)", out)
+    return rustc if m and m.group(1) == "22" else None
+
+
+RUSTC = _rustc()
+
+
+@pytest.mark.skipif(RUSTC is None, reason="no rustc on LLVM 22 (rustup's stable toolchain)")
+@pytest.mark.parametrize("opt", ["-O", "-Copt-level=0"])
+def test_rust_traits_and_iterators(tmp_path, opt):
+    exe = tmp_path / "prog"
+    run([RUSTC, opt, "-Clinker-plugin-lto", f"-Clinker={BIN / 'enzyme-cc'}",
+         str(HERE / "traits_iterators.rs"), "-o", str(exe)], cwd=tmp_path)
+    out = run([str(exe)], cwd=tmp_path).stdout
+    checks = [line for line in out.splitlines() if line.startswith("CHECK ")]
+    assert len(checks) == 4 and "FAILED" not in out, out
