@@ -66,6 +66,12 @@ def _register():
 def op(signature, sources=(), source=None, lang="c", flags=("-O2",), link_flags=(), order=1):
     """Builds the function (cached by content) and returns it as a JAX operation. order=2 also
     builds the second-order entry points (jax.hessian, check_grads order=2)."""
+    sig = signature.sig if isinstance(signature, ffi.Function) else signature
+    cplx = [a.name for a in sig.inputs + sig.outputs if a.dtype in ("complex128", "complex64")]
+    if cplx:
+        raise SignatureError(f"{sig.name}: argument {cplx[0]!r} is complex, which the JAX "
+                             "operation does not take yet (the torch and NumPy ones do); hint: "
+                             "pass the real and imaginary parts as two float arrays")
     fn = signature if isinstance(signature, ffi.Function) else \
         ffi.function(signature, sources, source, lang, flags, link_flags, order)
     _register()

@@ -154,3 +154,11 @@ def test_traced_int_is_named(ops):
         jax.jit(lambda x, n: ops["norm2"](x, n=n))(x, 5)
     f = jax.jit(lambda x, n: ops["norm2"](x, n=n), static_argnames="n")
     np.testing.assert_allclose(f(x, n=5), jnp.linalg.norm(x), rtol=1e-14)
+
+
+def test_complex_refused_with_a_hint():
+    sig = ffi.Signature("cfun", [ffi.In("z", ("n",), "complex128"), ffi.Int("n"),
+                                 ffi.Out("y", ("n",), "complex128")])
+    with pytest.raises(ffi.SignatureError, match="'z' is complex, which the JAX operation does "
+                                                 "not take yet.*hint"):
+        ej.op(sig, source="void cfun(const double _Complex *z, int n, double _Complex *y) {}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .signature import DTYPES, In, Int, Out, SignatureError
+from .signature import COMPLEX, DTYPES, In, Int, Out, SignatureError
 
 # Integer C types and their widths in bits (x86-64 Linux).
 _INT_BITS = {"int": 32, "int32_t": 32, "long": 64, "long long": 64, "int64_t": 64, "size_t": 64,
@@ -16,7 +16,10 @@ _INT_BITS = {"int": 32, "int32_t": 32, "long": 64, "long long": 64, "int64_t": 6
 # Float names in debug info (C, C++ and flang's) -> dtype.
 _FLOAT_NAMES = {"double": "float64", "real(kind=8)": "float64", "double precision": "float64",
                 "real*8": "float64", "float": "float32", "real": "float32",
-                "real(kind=4)": "float32", "real*4": "float32"}
+                "real(kind=4)": "float32", "real*4": "float32",
+                "complex double": "complex128", "complex float": "complex64",
+                "complex<double>": "complex128", "complex<float>": "complex64",
+                "complex(kind=8)": "complex128", "complex(kind=4)": "complex64"}
 
 
 @dataclass
@@ -109,7 +112,11 @@ def _base_name(md, ref, depth=0) -> str:
         return "void"
     tag = _field(node, "tag") or ""
     if "DIBasicType" in node:
-        return _field(node, "name").strip('"')
+        name = _field(node, "name").strip('"')
+        if _field(node, "encoding") == "DW_ATE_complex_float" and name == "complex":
+            # C's `double _Complex` is named "complex" whatever its width: the size says
+            return "complex double" if _field(node, "size") == "128" else "complex float"
+        return name
     if tag in ("DW_TAG_const_type", "DW_TAG_volatile_type", "DW_TAG_restrict_type",
                "DW_TAG_typedef", "DW_TAG_atomic_type"):
         inner = _field(node, "baseType")
@@ -156,7 +163,7 @@ def _check_arg(sig, where, a, p) -> bool:
     want = DTYPES[a.dtype]
     decl = f"{'const ' if isinstance(a, In) else ''}{want} *"
     if p.ir != "ptr":
-        by_value = p.ir in ("double", "float")
+        by_value = p.ir in ("double", "float") and a.dtype not in COMPLEX
         if by_value and isinstance(a, In) and tuple(a.shape) == ():
             if p.ir != want:
                 raise SignatureError(f"{where}: argument {a.name!r} is {_c(p)} in C, passed by "

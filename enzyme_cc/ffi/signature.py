@@ -4,7 +4,9 @@ shape arithmetic every front end (numpy, torch, jax) shares."""
 from dataclasses import dataclass
 from math import prod
 
-DTYPES = {"float64": "double", "float32": "float"}
+DTYPES = {"float64": "double", "float32": "float", "complex128": "double _Complex",
+          "complex64": "float _Complex"}
+COMPLEX = ("complex128", "complex64")
 INT_CTYPES = ("int", "long", "long long", "int64_t", "int32_t", "size_t", "ptrdiff_t")
 
 
@@ -68,8 +70,11 @@ class Signature:
                                          f"{', '.join(INT_CTYPES)}")
                 continue
             if a.dtype not in DTYPES:
-                raise SignatureError(f"{name}: argument {a.name!r}: dtype must be float64 or "
-                                     f"float32, not {a.dtype!r}")
+                raise SignatureError(f"{name}: argument {a.name!r}: dtype must be float64, "
+                                     f"float32, complex128 or complex64, not {a.dtype!r}")
+            if a is ret and a.dtype in COMPLEX:
+                raise SignatureError(f"{name}: a complex return value is not supported; hint: "
+                                     "return it through an Out argument")
             if isinstance(a.shape, (int, str)):
                 raise SignatureError(f"{name}: argument {a.name!r}: shape must be a tuple")
         self.ints = [a for a in self.args if isinstance(a, Int)]
