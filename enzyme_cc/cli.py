@@ -21,9 +21,23 @@ def toolchain_file() -> str:
     return str(resources.files("enzyme_cc.data").joinpath("enzyme-toolchain.cmake"))
 
 
+def cargo_config() -> str:
+    """A `.cargo/config.toml` that makes cargo link through enzyme-cc: rustc then hands the
+    link step the crates' bitcode (and the standard library's), where the markers are."""
+    import shutil
+    exe = shutil.which("enzyme-cc") or os.path.join(os.path.dirname(sys.executable), "enzyme-cc")
+    return ("# .cargo/config.toml: link through enzyme-cc, which differentiates at link time\n"
+            "[target.x86_64-unknown-linux-gnu]\n"
+            f"linker = \"{os.path.abspath(exe)}\"\n"
+            "rustflags = [\"-Clinker-plugin-lto\"]\n")
+
+
 def run_driver(driver: str, argv: list[str]) -> int:
     if argv[:1] == ["--print-toolchain-file"]:
         print(toolchain_file())
+        return 0
+    if argv[:1] == ["--print-cargo-config"]:
+        print(cargo_config())
         return 0
     cfg = load_config()
     toolchain.set_overrides(cfg.toolchain)

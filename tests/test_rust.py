@@ -37,3 +37,28 @@ def test_rust_traits_and_iterators(tmp_path, opt):
     out = run([str(exe)], cwd=tmp_path).stdout
     checks = [line for line in out.splitlines() if line.startswith("CHECK ")]
     assert len(checks) == 4 and "FAILED" not in out, out
+
+
+def test_print_cargo_config():
+    out = run([str(BIN / "enzyme-cc"), "--print-cargo-config"]).stdout
+    assert "[target.x86_64-unknown-linux-gnu]" in out
+    assert f'linker = "{BIN / "enzyme-cc"}"' in out
+    assert 'rustflags = ["-Clinker-plugin-lto"]' in out
+
+
+@pytest.mark.skipif(RUSTC is None or shutil.which("cargo", path=str(Path(RUSTC).parent)) is None,
+                    reason="no cargo with a rustc on LLVM 22 (rustup's stable toolchain)")
+def test_cargo_workspace(tmp_path):
+    """`cargo build --release` of a workspace (a library crate, a binary crate depending on it
+    by path) with the .cargo/config.toml that `enzyme-cc --print-cargo-config` prints."""
+    ws = tmp_path / "ws"
+    shutil.copytree(HERE / "workspace", ws)
+    (ws / ".cargo").mkdir()
+    (ws / ".cargo" / "config.toml").write_text(
+        run([str(BIN / "enzyme-cc"), "--print-cargo-config"]).stdout)
+    cargo = shutil.which("cargo", path=str(Path(RUSTC).parent))
+    import os
+    env = dict(os.environ, CARGO_TARGET_DIR=str(tmp_path / "target"))
+    run([cargo, "build", "--release", "--quiet", "--offline"], cwd=ws, env=env)
+    out = run([str(tmp_path / "target" / "release" / "app")], cwd=ws).stdout
+    assert out.count("CHECK ") == 4 and "FAILED" not in out, out

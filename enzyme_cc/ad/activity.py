@@ -41,6 +41,31 @@ def int_pointer_base(fn, inst):
     return None
 
 
+def int_pointer_sources(fn, v: str, depth=0) -> set | None:
+    """The pointers whose ptrtoint the integer v is made from (through phis, selects and integer
+    arithmetic; constants add none), or None when some part comes from elsewhere (memory, a
+    call, an argument)."""
+    if not v.startswith("%"):
+        return set()
+    d = fn.defs.get(v)
+    op = getattr(d, "op", None)
+    if depth > 16 or op is None:
+        return None
+    if op == "ptrtoint":
+        return {d.ops[0].value}
+    if op in ("phi", "select", "add", "sub", "and", "or"):
+        vals = [w for w, _ in d.incoming] if op == "phi" else \
+            [o.value for o in (d.ops[1:] if op == "select" else d.ops)]
+        out = set()
+        for w in vals:
+            s = int_pointer_sources(fn, w, depth + 1)
+            if s is None:
+                return None
+            out |= s
+        return out
+    return None
+
+
 def primal_only(ctx, inst) -> bool:
     """Emit `inst` of a block ending in `unreachable` (an abort, a throw: the program never
     returns through it) as primal code only, and say so: nothing there needs a derivative

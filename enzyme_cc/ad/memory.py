@@ -7,8 +7,11 @@ from enzyme_cc.rules.calls import ALLOC
 
 
 class MemoryInfo:
-    def __init__(self, fn, kind_of_call):
-        self.fn = fn
+    def __init__(self, fn, kind_of_call, kept=lambda v: False):
+        """kept(p): a free of p waits for the reverse sweep (p has a shadow: the forward rule of
+        free defers it, or the allocation's reverse frees it); any other free ends p's contents
+        in the forward sweep, like a write."""
+        self.fn, self.kept = fn, kept
         # `noalias` parameters (C99 restrict): during the call no pointer not derived from one
         # reaches its memory, so like a local it aliases nothing else while it does not escape
         self.noalias = {p.name for p in fn.params if "noalias" in p.attrs}
@@ -103,7 +106,10 @@ class MemoryInfo:
             # results stored through pointers (frexp's exponent, sincos's pair): a reload of
             # that memory after the call must not be recomputed from what it holds later
             return set(ptrs)
-        if kind == "fortran" or kind in ("inactive", "alloc", "free"):
+        if kind == "free":      # (a reload after a free the forward sweep runs reads freed memory)
+            p = inst.ops[0].value if inst.ops else None
+            return set() if p is None or not p.startswith("%") or self.kept(p) else {self._base(p)}
+        if kind == "fortran" or kind in ("inactive", "alloc"):
             return set()                          # a Fortran array routine only reads
         # a callee may write through its pointers, or globals
         self.escaped.update(ptrs)

@@ -95,7 +95,7 @@ class Synth(TapeRecords, ValuePlan):
                 a = affine_phi(fn, lp, phi)
                 if a is not None:
                     self.affine[phi.name] = (lp,) + a
-        self.mem = MemoryInfo(fn, lambda i: kind_of(gen, i))
+        self.mem = MemoryInfo(fn, lambda i: kind_of(gen, i), self.act.has_shadow)
         self.undo_old: dict = {}              # undone store -> its old bytes (undo_stores.py)
         self.line_insts = {i.line: i for i in fn.insts()}
         self._check_int_pointers()
@@ -150,9 +150,16 @@ class Synth(TapeRecords, ValuePlan):
             if ptr is None or not carries_float(ty):
                 continue
             base = self.fn.defs.get(underlying(self.fn, ptr))
-            from .activity import int_pointer_base
-            if getattr(base, "op", None) == "inttoptr" and int_pointer_base(self.fn, base) is None and (
-                    self.act.active or self.act.shadowed - set(self.act.global_shadows)):
+            from .activity import int_pointer_base, int_pointer_sources
+            if getattr(base, "op", None) != "inttoptr" or int_pointer_base(self.fn, base):
+                continue
+            srcs = int_pointer_sources(self.fn, base.ops[0].value)
+            value = inst.name if inst.op == "load" else inst.ops[0].value
+            if srcs is not None and value not in self.act.active and \
+                    not any(p in self.act.shadowed for p in srcs):
+                continue    # (an address rebuilt from pointers to memory without derivatives:
+                #            Rust's Vec, a dangling constant or the allocation)
+            if self.act.active or self.act.shadowed - set(self.act.global_shadows):
                 raise UserError(self.where(inst) + ": float data accessed through a pointer made "
                                 "from an integer (inttoptr); its shadow is unknown; hint: keep "
                                 "pointer arithmetic on pointers (no casts through uintptr_t)")
