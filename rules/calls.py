@@ -275,14 +275,8 @@ def _fwd_call(ctx, inst, before):
                            "call __enzyme_todense outside the differentiated function and pass "
                            "the pointer in as an argument (or as a shadow)")
         if (inst.callee or "").startswith("@_FortranA"):
-            ctx.gen().fail(synth, inst, f"flang's runtime routine '{inst.callee[1:]}' has no "
-                           "derivative in enzyme-cc",
-                           "enzyme-cc differentiates flang's intrinsic assignment and REAL SUM, "
-                           "PRODUCT, MAXVAL, MINVAL, DOT_PRODUCT and MATMUL; the allocation and "
-                           "finalization of derived types with allocatable components, RESHAPE, "
-                           "TRANSPOSE and the like are not yet: keep them out of the "
-                           "differentiated code (plain allocatable arrays work), or build with "
-                           "-O2, where flang inlines more of them")
+            from .fortran import refuse_runtime_call
+            refuse_runtime_call(ctx.gen(), synth, inst)
         ctx.gen().fail(synth, inst, f"no derivative rule for {what} and no bitcode for it",
                        "rebuild the object defining it with enzyme-cc, add a rule in an enzyme.toml "
                        "rule file, or declare it inactive with __enzyme_inactivefn")

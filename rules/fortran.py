@@ -84,3 +84,14 @@ def link_runtime(module, ctx):
     from .c_runtime import runtime_bitcode
     for data in runtime_bitcode(("fortran_runtime.c",), (), "Fortran runtime"):
         module.link_in(parse_bitcode(data, "enzyme-cc Fortran runtime", ctx))
+
+
+def refuse_runtime_call(gen, synth, inst):
+    """A flang runtime routine that has neither a rule nor an implementation of ours."""
+    gen.fail(synth, inst, f"flang's runtime routine '{inst.callee[1:]}' has no derivative in "
+             "enzyme-cc",
+             "enzyme-cc differentiates flang's intrinsic assignment and REAL SUM, PRODUCT, "
+             "MAXVAL, MINVAL, DOT_PRODUCT and MATMUL; the allocation and finalization of derived "
+             "types with allocatable components, RESHAPE, TRANSPOSE and the like are not yet: "
+             "keep them out of the differentiated code (plain allocatable arrays work), or "
+             "build with -O2, where flang inlines more of them")
