@@ -62,3 +62,23 @@ def test_cargo_workspace(tmp_path):
     run([cargo, "build", "--release", "--quiet", "--offline"], cwd=ws, env=env)
     out = run([str(tmp_path / "target" / "release" / "app")], cwd=ws).stdout
     assert out.count("CHECK ") == 4 and "FAILED" not in out, out
+
+
+@pytest.mark.skipif(RUSTC is None or shutil.which("cargo", path=str(Path(RUSTC).parent)) is None,
+                    reason="no cargo with a rustc on LLVM 22 (rustup's stable toolchain)")
+def test_crate_example(tmp_path):
+    """The enzyme-cc crate (rust/enzyme-cc): autodiff! with Dup, Const and Active (the adjoint
+    of the active f64 returned), fwddiff! with Dual, in its example `springs` run by cargo.
+    Its remainder loop's phi of an argument once crashed the link ('Param' object has no
+    attribute 'block')."""
+    crate = tmp_path / "enzyme-cc"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "rust" / "enzyme-cc", crate)
+    (crate / ".cargo").mkdir(exist_ok=True)
+    (crate / ".cargo" / "config.toml").write_text(
+        run([str(BIN / "enzyme-cc"), "--print-cargo-config"]).stdout)
+    cargo = shutil.which("cargo", path=str(Path(RUSTC).parent))
+    import os
+    env = dict(os.environ, CARGO_TARGET_DIR=str(tmp_path / "target"))
+    out = run([cargo, "run", "--release", "--quiet", "--offline", "--example", "springs"],
+              cwd=crate, env=env).stdout
+    assert out.count("CHECK ") == 5 and "FAILED" not in out, out

@@ -38,8 +38,9 @@ def _idom(synth, label):
 def exit_values(synth, phi) -> list:
     """The values of branch_select(phi) that come from a loop the phi is not in."""
     p = phi.block.label
-    return [x for x in branch_select(synth, phi) or () if x.startswith("%") and not _loops(
-        synth, synth.fn.defs[x].block.label) <= _loops(synth, p)]
+    return [x for x in branch_select(synth, phi) or () if x.startswith("%") and
+            hasattr(synth.fn.defs[x], "block") and      # (an argument is in no loop)
+            not _loops(synth, synth.fn.defs[x].block.label) <= _loops(synth, p)]
 
 
 def pred_select(synth, label):

@@ -1,0 +1,158 @@
+//! Derivatives of Rust functions computed by enzyme-cc at link time.
+//!
+//! enzyme-cc differentiates the LLVM bitcode that rustc hands its link step. Build with the
+//! `.cargo/config.toml` that `enzyme-cc --print-cargo-config` prints (the linker and
+//! `rustflags = ["-Clinker-plugin-lto"]`); nothing else is needed, no build script.
+//!
+//! The function to differentiate is an `extern "C"` function taking floats, integers and raw
+//! pointers. The macros lay out the marker call from activity annotations:
+//!
+//! - `Dup(x, dx)`: a slice `x` (`&[f64]`, `&mut [f64]`, ...) passed as a pointer, and its shadow
+//!   `dx`: in reverse mode the gradient is added into `dx`; in forward mode `dx` holds the
+//!   tangent direction (and receives the tangent where the function writes through `x`);
+//! - `Const(v)`: an argument without a derivative (a size, a parameter held fixed);
+//! - `Active(v)`: an `f64` by value (reverse mode returns its adjoint);
+//! - `Dual(v, dv)`: an `f64` by value and its tangent (forward mode).
+//!
+//! ```no_run
+//! use enzyme_cc::{autodiff, fwddiff};
+//!
+//! #[no_mangle]
+//! pub extern "C" fn energy(x: *const f64, n: usize) -> f64 {
+//!     let xs = unsafe { std::slice::from_raw_parts(x, n) };
+//!     xs.iter().map(|a| a.sin() * a).sum()
+//! }
+//!
+//! let x = [0.3, -0.2, 0.5];
+//! let mut dx = [0.0; 3];
+//! autodiff!(energy; Dup(&x, &mut dx), Const(3usize));      // dx += d energy / dx
+//! let v = [1.0, 0.0, 0.0];
+//! let t = fwddiff!(energy; Dup(&x, &v), Const(3usize));     // <d energy / dx, v>
+//! # let _ = t;
+//! ```
+//!
+//! `autodiff!` returns the adjoint of the `Active` argument when there is exactly one (`f64`),
+//! else `()`; `fwddiff!` returns the tangent of the function's `f64` result. The calls are
+//! `unsafe` underneath: the pointers must be valid for what the function reads and writes, as
+//! for the function itself.
+
+#![no_std]
+
+use core::ffi::c_void;
+
+extern "C" {
+    #[doc(hidden)]
+    pub static enzyme_dup: i32;
+    #[doc(hidden)]
+    pub static enzyme_const: i32;
+    #[doc(hidden)]
+    #[link_name = "__enzyme_autodiff"]
+    pub fn __enzyme_autodiff_f64(f: *const c_void, ...) -> f64;
+    #[doc(hidden)]
+    #[link_name = "__enzyme_autodiff"]
+    pub fn __enzyme_autodiff_void(f: *const c_void, ...);
+    #[doc(hidden)]
+    #[link_name = "__enzyme_fwddiff"]
+    pub fn __enzyme_fwddiff_f64(f: *const c_void, ...) -> f64;
+}
+
+/// Pointer of a slice or array argument (`&[f64]`, `&mut [f64; N]`, `&Vec<f64>`).
+#[doc(hidden)]
+pub trait AsPtr {
+    fn ptr(self) -> *const c_void;
+}
+impl<T> AsPtr for &[T] {
+    fn ptr(self) -> *const c_void {
+        self.as_ptr() as *const c_void
+    }
+}
+impl<T> AsPtr for &mut [T] {
+    fn ptr(self) -> *const c_void {
+        self.as_ptr() as *const c_void
+    }
+}
+impl<T, const N: usize> AsPtr for &[T; N] {
+    fn ptr(self) -> *const c_void {
+        self.as_ptr() as *const c_void
+    }
+}
+impl<T, const N: usize> AsPtr for &mut [T; N] {
+    fn ptr(self) -> *const c_void {
+        self.as_ptr() as *const c_void
+    }
+}
+impl<T> AsPtr for *const T {
+    fn ptr(self) -> *const c_void {
+        self as *const c_void
+    }
+}
+impl<T> AsPtr for *mut T {
+    fn ptr(self) -> *const c_void {
+        self as *const c_void
+    }
+}
+
+/// The pointer of a `Dup` argument (`$crate::ptr(&x)`).
+#[doc(hidden)]
+pub fn ptr<P: AsPtr>(p: P) -> *const c_void {
+    p.ptr()
+}
+
+/// Reverse mode: `autodiff!(f; Dup(&x, &mut dx), Const(n), Active(a))`. Adds the gradient into
+/// the shadows of `Dup` arguments; returns the adjoint of the one `Active` argument (`f64`) if
+/// there is one, else `()`.
+#[macro_export]
+macro_rules! autodiff {
+    ($f:expr; $($args:tt)*) => {
+        $crate::__marker!(@scan [] [] $f; $($args)*)
+    };
+}
+
+/// Forward mode: `fwddiff!(f; Dup(&x, &v), Const(n), Dual(a, da))`. Returns the tangent of
+/// the function's `f64` result along the given directions.
+#[macro_export]
+macro_rules! fwddiff {
+    ($f:expr; $($args:tt)*) => {
+        $crate::__marker!(@fwd [] $f; $($args)*)
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __marker {
+    // reverse mode: [laid-out arguments] [one token per Active argument]
+    (@scan [$($acc:tt)*] [$($act:tt)*] $f:expr;) => {
+        $crate::__marker!(@call [$($acc)*] [$($act)*] $f)
+    };
+    (@scan [$($acc:tt)*] [$($act:tt)*] $f:expr; Dup($x:expr, $dx:expr) $(, $($rest:tt)*)?) => {
+        $crate::__marker!(@scan [$($acc)* $crate::enzyme_dup, $crate::ptr($x), $crate::ptr($dx),]
+                          [$($act)*] $f; $($($rest)*)?)
+    };
+    (@scan [$($acc:tt)*] [$($act:tt)*] $f:expr; Const($v:expr) $(, $($rest:tt)*)?) => {
+        $crate::__marker!(@scan [$($acc)* $crate::enzyme_const, $v,] [$($act)*] $f;
+                          $($($rest)*)?)
+    };
+    (@scan [$($acc:tt)*] [$($act:tt)*] $f:expr; Active($v:expr) $(, $($rest:tt)*)?) => {
+        $crate::__marker!(@scan [$($acc)* ($v as f64),] [$($act)* a] $f; $($($rest)*)?)
+    };
+    (@call [$($acc:tt)*] [] $f:expr) => {
+        unsafe { $crate::__enzyme_autodiff_void($f as *const core::ffi::c_void, $($acc)*) }
+    };
+    (@call [$($acc:tt)*] [a] $f:expr) => {
+        unsafe { $crate::__enzyme_autodiff_f64($f as *const core::ffi::c_void, $($acc)*) }
+    };
+    // forward mode
+    (@fwd [$($acc:tt)*] $f:expr;) => {
+        unsafe { $crate::__enzyme_fwddiff_f64($f as *const core::ffi::c_void, $($acc)*) }
+    };
+    (@fwd [$($acc:tt)*] $f:expr; Dup($x:expr, $dx:expr) $(, $($rest:tt)*)?) => {
+        $crate::__marker!(@fwd [$($acc)* $crate::enzyme_dup, $crate::ptr($x), $crate::ptr($dx),]
+                          $f; $($($rest)*)?)
+    };
+    (@fwd [$($acc:tt)*] $f:expr; Const($v:expr) $(, $($rest:tt)*)?) => {
+        $crate::__marker!(@fwd [$($acc)* $crate::enzyme_const, $v,] $f; $($($rest)*)?)
+    };
+    (@fwd [$($acc:tt)*] $f:expr; Dual($v:expr, $dv:expr) $(, $($rest:tt)*)?) => {
+        $crate::__marker!(@fwd [$($acc)* ($v as f64), ($dv as f64),] $f; $($($rest)*)?)
+    };
+}
