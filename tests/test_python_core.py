@@ -218,7 +218,7 @@ def test_call_errors_name_the_argument(lib):
 def test_signature_errors():
     with pytest.raises(ffi.SignatureError, match="names 'm', which is not an Int"):
         ffi.Signature("f", [In("x", ("m",)), Out("y", (2,))])
-    with pytest.raises(ffi.SignatureError, match="dtype must be float64 or float32"):
+    with pytest.raises(ffi.SignatureError, match="dtype must be float64, float32, complex128 or complex64"):
         ffi.Signature("f", [In("x", (2,), "int32"), Out("y", (2,))])
     with pytest.raises(ffi.SignatureError, match="no differentiable input"):
         ffi.Signature("f", [In("x", (2,), diff=False), Out("y", (2,))])
