@@ -23,7 +23,7 @@ from jax.interpreters import ad, batching, mlir
 from . import ffi
 from .ffi.build import BuildError, cache_root, check_toolchain
 from .ffi.runtime import KINDS
-from .ffi.signature import SignatureError
+from .ffi.signature import COMPLEX, SignatureError
 
 TARGET = "enzyme_cc_call"
 _lock = threading.Lock()
@@ -67,7 +67,7 @@ def op(signature, sources=(), source=None, lang="c", flags=("-O2",), link_flags=
     """Builds the function (cached by content) and returns it as a JAX operation. order=2 also
     builds the second-order entry points (jax.hessian, check_grads order=2)."""
     sig = signature.sig if isinstance(signature, ffi.Function) else signature
-    cplx = [a.name for a in sig.inputs + sig.outputs if a.dtype in ("complex128", "complex64")]
+    cplx = [a.name for a in sig.inputs + sig.outputs if a.dtype in COMPLEX]
     if cplx:
         raise SignatureError(f"{sig.name}: argument {cplx[0]!r} is complex, which the JAX "
                              "operation does not take yet (the torch and NumPy ones do); hint: "

@@ -21,8 +21,8 @@ def runtime_bitcode(sources: tuple, headers: tuple, what: str) -> list[bytes]:
     for name in sources + headers:
         with open(os.path.join(_DIR, name), "rb") as f:
             h.update(name.encode() + f.read())
-    root = os.environ.get("ENZYME_CC_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "enzyme-cc")
+    from enzyme_cc.cache import cache_root
+    root = cache_root()
     out = []
     for name in sources:
         path = os.path.join(root, f"{name[:-2]}-{h.hexdigest()[:24]}.bc")

@@ -493,11 +493,9 @@ def _fwd_store(ctx, inst, before):
         from .unshadowed_store import refuse_float_pointer
         refuse_float_pointer(ctx, inst)
     g = val.value
-    known_global = g.startswith("@") and g in ctx.synth.module.globals and (
-        ctx.synth.module.is_constant_global(g) or g in ctx.act.global_shadows or
-        g in ctx.act.inactive_globals)    # (a constant table's: a zeroed scratch, not itself)
-    sv = ctx.s(g) if g in ctx.act.shadowed or known_global else \
-        "null" if val.ty == "ptr" else "zeroinitializer"
+    sv = ctx.s(g) if g in ctx.act.shadowed else \
+        g.startswith("@") and g in ctx.synth.module.globals and ctx.global_shadow(g) or \
+        ("null" if val.ty == "ptr" else "zeroinitializer")   # (a constant table: its scratch)
     ctx.emit(f"store {val.ty} {sv}, ptr {ctx.s(ptr.value)}{align_of(inst)}")
 
 

@@ -9,10 +9,9 @@ import re
 from enzyme_cc.errors import UserError
 from .diagnostics import located
 
-
-
 # a global name not followed by an argument list: a use of its address
 _VALUE_NAME = re.compile(r'(@[-\w.$]+|@"[^"]+")(?![-\w.$])(?!\s*\()')
+
 
 class IndirectCalls:
     def forward_indirect(self, inst, acts, width: int = 1, error: bool = False):

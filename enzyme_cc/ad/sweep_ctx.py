@@ -64,13 +64,9 @@ class FwdCtx:
         if not v.startswith("%"):
             if v in ("null", "undef", "poison", "zeroinitializer") or null_based_constant(v):
                 return v
-            if v.startswith("@") and self.synth.module.is_constant_global(v):
-                return self.synth.gen.constant_shadow(v)
-            if v in self.act.global_shadows:      # one per lane in vector mode
-                width = getattr(self.synth, "width", 1)
-                return self.synth.gen.shadow_global(v, self.synth.lane if width > 1 else None, width)
-            if v in self.act.inactive_globals:
-                return self.synth.gen.scratch_shadow(v)
+            sv = self.global_shadow(v)
+            if sv is not None:
+                return sv
             raise UserError(f"{self.synth.where(None)}: no shadow for '{v}' (a global or "
                             "constant used as active memory); hint: mark it inactive")
         if v not in self.act.shadowed and self.synth.null_based(v):
@@ -94,6 +90,18 @@ class FwdCtx:
             raise UserError(f"{self.synth.where(self.synth.fn.defs.get(v))}: pointer '{v}' "
                             f"joins shadowed and unshadowed memory; hint: {hint}")
         return self.synth.sname(v)
+
+    def global_shadow(self, g: str) -> str | None:
+        """The shadow of global g where it has one: a constant's (constant_shadow), a global
+        holding active data (one per lane in vector mode), an enzyme_inactive one's scratch."""
+        if g.startswith("@") and self.synth.module.is_constant_global(g):
+            return self.synth.gen.constant_shadow(g)
+        if g in self.act.global_shadows:
+            width = getattr(self.synth, "width", 1)
+            return self.synth.gen.shadow_global(g, self.synth.lane if width > 1 else None, width)
+        if g in self.act.inactive_globals:
+            return self.synth.gen.scratch_shadow(g)
+        return None
 
     def emit(self, line):
         self.lines.append(line)
