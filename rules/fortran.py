@@ -60,13 +60,19 @@ def tangent(ctx, inst):
     return t
 
 
-# ---- assignment and reductions: differentiated through our own implementation --------------
-# flang's runtime entries (no bitcode) that rules/fortran_runtime.c implements in C, which AD
-# differentiates as code: intrinsic assignment (allocation on assignment, any rank) and the
-# reductions an unoptimized build keeps as calls
+# ---- flang runtime entries differentiated through our own implementation --------------------
+# flang's runtime entries (no bitcode) that we implement in C, which AD differentiates as code:
+# intrinsic assignment (allocation on assignment, any rank) and the reductions an unoptimized
+# build keeps as calls (fortran_runtime.c); TRANSPOSE, RESHAPE, CSHIFT, EOSHIFT, SPREAD, PACK
+# and UNPACK (fortran_transform.c); ALLOCATE, DEALLOCATE, default initialization and
+# destruction of derived types with allocatable components, and MOVE_ALLOC (fortran_derived.c)
 SUBSTITUTED = ("Assign", "SumReal8", "SumReal4", "ProductReal8", "ProductReal4", "MaxvalReal8",
                "MaxvalReal4", "MinvalReal8", "MinvalReal4", "DotProductReal8", "DotProductReal4",
-               "MatmulReal8Real8", "MatmulReal4Real4")
+               "MatmulReal8Real8", "MatmulReal4Real4",
+               "Transpose", "Reshape", "Cshift", "CshiftVector", "Eoshift", "EoshiftVector",
+               "Spread", "Pack", "Unpack",
+               "AllocatableAllocate", "AllocatableDeallocate", "Destroy", "Initialize", "MoveAlloc")
+SOURCES = ("fortran_runtime.c", "fortran_transform.c", "fortran_derived.c")
 _ENTRY = re.compile(r"@_FortranA(" + "|".join(SUBSTITUTED) + r")(?![\w.$])")
 
 
@@ -82,7 +88,7 @@ def substitute_runtime(text: str) -> tuple[str, bool]:
 def link_runtime(module, ctx):
     from enzyme_cc.lto.optimize import parse_bitcode
     from .c_runtime import runtime_bitcode
-    for data in runtime_bitcode(("fortran_runtime.c",), (), "Fortran runtime"):
+    for data in runtime_bitcode(SOURCES, ("fortran_desc.h",), "Fortran runtime"):
         module.link_in(parse_bitcode(data, "enzyme-cc Fortran runtime", ctx))
 
 
@@ -90,8 +96,8 @@ def refuse_runtime_call(gen, synth, inst):
     """A flang runtime routine that has neither a rule nor an implementation of ours."""
     gen.fail(synth, inst, f"flang's runtime routine '{inst.callee[1:]}' has no derivative in "
              "enzyme-cc",
-             "enzyme-cc differentiates flang's intrinsic assignment and REAL SUM, PRODUCT, "
-             "MAXVAL, MINVAL, DOT_PRODUCT and MATMUL; the allocation and finalization of derived "
-             "types with allocatable components, RESHAPE, TRANSPOSE and the like are not yet: "
-             "keep them out of the differentiated code (plain allocatable arrays work), or "
+             "enzyme-cc differentiates flang's intrinsic assignment, ALLOCATE, DEALLOCATE and "
+             "the finalization of derived types (without final procedures), REAL SUM, PRODUCT, "
+             "MAXVAL, MINVAL, DOT_PRODUCT, MATMUL, TRANSPOSE, RESHAPE, CSHIFT, EOSHIFT, SPREAD, "
+             "PACK, UNPACK and MOVE_ALLOC; write this one as a loop over the elements, or "
              "build with -O2, where flang inlines more of them")

@@ -7,103 +7,15 @@
    any other: typed loops over the two descriptors, the allocation by malloc (its shadow by the
    allocation rules). Everything else (derived types, characters, kind conversions, other
    allocators) goes to flang's own `_FortranAAssign` through `__enzyme_cc_fortran_assign_other`,
-   whose registered derivatives stop with a message when the data carries floats.
-
-   A descriptor is ISO_Fortran_binding's `CFI_cdesc_t` as flang lays it out: base address,
-   element length, version, rank, type code, attribute, extra flags (bits 1-3: the allocator
-   index), then `rank` dimensions of {lower bound, extent, byte stride}. */
-#include <float.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-typedef struct { ptrdiff_t lower, extent, stride; } Dim;
-typedef struct {
-  void *base;
-  size_t elem_len;
-  int version;
-  unsigned char rank;
-  signed char type;
-  unsigned char attribute;
-  unsigned char extra;
-  Dim dim[15];
-} Desc;
-
-enum { ALLOCATABLE = 2, T_FLOAT = 27, T_DOUBLE = 28, T_CFLOAT = 34, T_CDOUBLE = 35, T_BOOL = 39 };
+   whose registered derivatives stop with a message when the data carries floats. */
+#include "fortran_desc.h"
 
 void _FortranAAssign(Desc *to, const Desc *from, const char *file, int line);
-
-static size_t elements(const Desc *d) {
-  size_t n = 1;
-  for (int k = 0; k < d->rank; k++) n *= d->dim[k].extent > 0 ? (size_t)d->dim[k].extent : 0;
-  return n;
-}
-
-/* elements laid out one after the other in column-major order (a whole array, a contiguous
-   section) */
-static int contiguous(const Desc *d) {
-  ptrdiff_t stride = (ptrdiff_t)d->elem_len;
-  for (int k = 0; k < d->rank; k++) {
-    if (d->dim[k].extent > 1 && d->dim[k].stride != stride) return 0;
-    stride *= d->dim[k].extent;
-  }
-  return 1;
-}
-
-/* Visits the elements of `to` in column-major order with the byte offset of each in `to` and
-   in `from` (a scalar source stays at 0): an odometer over the dimensions, no division. */
-#define EACH_ELEMENT(to, from, BODY)                                                 \
-  {                                                                                  \
-    size_t n_ = elements(to);                                                        \
-    ptrdiff_t idx_[15] = {0}, to_off = 0, from_off = 0;                              \
-    for (size_t i_ = 0; i_ < n_; i_++) {                                             \
-      BODY;                                                                          \
-      for (int k = 0; k < (to)->rank; k++) {                                         \
-        ptrdiff_t fs = (from)->rank ? (from)->dim[k].stride : 0;                     \
-        idx_[k]++;                                                                   \
-        to_off += (to)->dim[k].stride;                                               \
-        from_off += fs;                                                              \
-        if (idx_[k] < (to)->dim[k].extent) break;                                    \
-        to_off -= idx_[k] * (to)->dim[k].stride;                                     \
-        from_off -= idx_[k] * fs;                                                    \
-        idx_[k] = 0;                                                                 \
-      }                                                                              \
-    }                                                                                \
-  }
-
-/* typed copies (AD sees the float loads and stores); contiguous arrays as one flat loop */
-#define COPY(name, T, parts)                                                         \
-  static void name(const Desc *to, char *tb, const Desc *from, const char *fb) {     \
-    T *t = (T *)tb;                                                                  \
-    const T *f = (const T *)fb;                                                      \
-    if (contiguous(to) && from->rank && contiguous(from)) {                          \
-      size_t n = elements(to) * (parts);                                             \
-      for (size_t i = 0; i < n; i++) t[i] = f[i];                                    \
-      return;                                                                        \
-    }                                                                                \
-    EACH_ELEMENT(to, from, for (int c = 0; c < (parts); c++)                         \
-                 ((T *)(tb + to_off))[c] = ((const T *)(fb + from_off))[c])          \
-  }
-COPY(copy_double, double, 1)
-COPY(copy_float, float, 1)
-COPY(copy_cdouble, double, 2)
-COPY(copy_cfloat, float, 2)
 
 /* integers and logicals hold no derivative (registered inactive below) */
 __attribute__((noinline)) void __enzyme_cc_fortran_copy_bytes(const Desc *to, char *tb,
                                                               const Desc *from, const char *fb) {
   EACH_ELEMENT(to, from, memcpy(tb + to_off, fb + from_off, to->elem_len))
-}
-
-static void copy(const Desc *to, char *tb, const Desc *from, const char *fb) {
-  switch (to->type) {
-  case T_DOUBLE: copy_double(to, tb, from, fb); break;
-  case T_FLOAT: copy_float(to, tb, from, fb); break;
-  case T_CDOUBLE: copy_cdouble(to, tb, from, fb); break;
-  case T_CFLOAT: copy_cfloat(to, tb, from, fb); break;
-  default: __enzyme_cc_fortran_copy_bytes(to, tb, from, fb);
-  }
 }
 
 static int handled(const Desc *to, const Desc *from) {
@@ -228,30 +140,6 @@ void __enzyme_cc_fortran_assign_other_rev(Desc *to, Desc *dto, const Desc *from,
 
 /* ---- reductions (an unoptimized build keeps SUM, PRODUCT, MAXVAL, MINVAL, DOT_PRODUCT and
    MATMUL as runtime calls; -O2 inlines them) ------------------------------------------------- */
-static int masked_out(const Desc *mask, size_t i) {
-  if (!mask) return 0;
-  const char *p = mask->base;
-  size_t rest = i;
-  for (int k = 0; k < mask->rank; k++) {
-    ptrdiff_t e = mask->dim[k].extent, j = (ptrdiff_t)(rest % (size_t)e);
-    rest /= (size_t)e;
-    p += j * mask->dim[k].stride;
-  }
-  for (size_t b = 0; b < mask->elem_len; b++)
-    if (p[b]) return 0;
-  return 1;
-}
-
-static ptrdiff_t offset_of(const Desc *d, size_t i) {
-  ptrdiff_t off = 0;
-  for (int k = 0; k < d->rank; k++) {
-    ptrdiff_t e = d->dim[k].extent, j = (ptrdiff_t)(i % (size_t)e);
-    i /= (size_t)e;
-    off += j * d->dim[k].stride;
-  }
-  return off;
-}
-
 /* DIM= of a rank-1 array is the whole array (flang calls the Dim entries for higher ranks) */
 #define REDUCE(name, T, init, step)                                                          \
   T __enzyme_cc_fortran_##name(const Desc *x, const char *file, int line, int dim,           \

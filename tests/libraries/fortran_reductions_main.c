@@ -1,4 +1,5 @@
-/* Driver of fortran_reductions.f90 and fortran_assign.f90: reverse mode against central finite
+/* Driver of fortran_reductions.f90, fortran_assign.f90, fortran_derived.f90 and
+   fortran_transform.f90: reverse mode against central finite
    differences, forward mode against reverse (<J v> = v . grad). Prints `CHECK name got want`. */
 #include <math.h>
 #include <stdio.h>
@@ -7,6 +8,8 @@ void __enzyme_autodiff(void *, ...);
 void __enzyme_fwddiff(void *, ...);
 void reductions(int n, const double *x, double *e);
 void assign_kernel(int n, const double *x, double *e);
+void derived_kernel(int n, const double *x, double *e);
+void transform_kernel(int n, const double *x, double *e);
 #define N 6
 static int failed;
 static void check(const char *name, int i, double got, double want, double tol) {
@@ -35,5 +38,7 @@ static void check(const char *name, int i, double got, double want, double tol) 
 int main(void) {
   TEST("reductions", reductions);
   TEST("assign", assign_kernel);
+  TEST("derived", derived_kernel);
+  TEST("transform", transform_kernel);
   return failed != 0;
 }

@@ -1,0 +1,359 @@
+/* enzyme-cc's versions of flang's runtime entries for derived types with allocatable
+   components: ALLOCATE of an array of them (`_FortranAAllocatableAllocate`), DEALLOCATE
+   (`_FortranAAllocatableDeallocate`), the end of their lifetime (`_FortranADestroy`), their
+   default initialization (`_FortranAInitialize`), and MOVE_ALLOC of any allocatable
+   (`_FortranAMoveAlloc`). Linked into a program's bitcode before AD in
+   place of flang's (rules/fortran.py lists them). Flang's own entries have no bitcode, so AD
+   could not see the memory they allocate and free; here the allocations and frees are calls to
+   malloc and free that AD differentiates like any other (a shadow allocation beside each, the
+   frees deferred to the end of the reverse sweep).
+
+   The walk over a type's components reads flang's type description (the derived type
+   `__fortran_type_info` describes; a pointer to it is in the descriptor's addendum). Types with
+   final procedures, allocators other than the default one and polymorphic deallocation go to
+   flang's entries, whose registered derivatives stop with a message when the derivative
+   reaches them. */
+#include <stdint.h>
+
+#include "fortran_desc.h"
+
+enum { T_DERIVED = 42, HAS_ADDENDUM = 1 };
+enum { DATA = 1, POINTER = 2, ALLOCATABLE_GENRE = 3, AUTOMATIC = 4 };          /* genres */
+enum { CAT_REAL = 2, CAT_COMPLEX = 3, CAT_CHARACTER = 4, CAT_DERIVED = 6 };     /* categories */
+
+/* the pointer components of the type description, as descriptors */
+typedef struct {
+  void *base;
+  size_t elem_len;
+  int version;
+  unsigned char rank, type, attribute, extra;
+} Head;
+typedef struct { Head h; Dim dim[1]; void *type; int64_t len[1]; } Ptr1;
+typedef struct { Head h; Dim dim[2]; void *type; int64_t len[1]; } Ptr2;
+typedef struct { Head h; void *type; int64_t len[1]; } Ptr0;
+typedef struct { Head h; Dim dim[1]; } Ptr1Intrinsic;
+typedef struct { int8_t genre; int8_t pad[7]; int64_t value; } Value;
+
+typedef struct TypeInfo {
+  Ptr1 binding;
+  Head name;
+  int64_t size_in_bytes;
+  Ptr0 uninstantiated;
+  Ptr1Intrinsic kind_parameter, len_parameter_kind;
+  Ptr1 component, procptr, special;
+  int32_t special_bitset;
+  int8_t has_parent, no_initialization_needed, no_destruction_needed, no_finalization_needed,
+      no_defined_assignment, pad[3];
+} TypeInfo;
+
+typedef struct {
+  Head name;
+  int8_t genre, category, kind, rank, pad[4];
+  int64_t offset;
+  Value character_len;
+  Ptr0 derived;
+  Ptr1 len_value;
+  Ptr2 bounds;
+  const void *initialization;
+} Component;
+
+_Static_assert(sizeof(TypeInfo) == 440, "flang's type description changed");
+_Static_assert(sizeof(Component) == 256, "flang's component description changed");
+
+/* the type description of d's elements (or NULL): constant data, reached through a function
+   registered inactive so that AD forms no shadow of it */
+__attribute__((noinline)) const TypeInfo *__enzyme_cc_fortran_type_of(const Desc *d) {
+  if (d->type != T_DERIVED || !(d->extra & HAS_ADDENDUM)) return NULL;
+  return *(const TypeInfo *const *)((const char *)d + 24 + d->rank * sizeof(Dim));
+}
+
+static size_t components(const TypeInfo *t) {
+  return t->component.h.base && t->component.dim[0].extent > 0
+             ? (size_t)t->component.dim[0].extent : 0;
+}
+
+static const Component *component(const TypeInfo *t, size_t i) {
+  return (const Component *)((const char *)t->component.h.base +
+                             (ptrdiff_t)i * t->component.dim[0].stride);
+}
+
+/* the elements of a DATA component (1 for a scalar; explicit bounds otherwise) */
+static size_t data_elements(const Component *c) {
+  size_t n = 1;
+  for (int k = 0; k < c->rank; k++) {
+    const char *b = (const char *)c->bounds.h.base;
+    const Value *lo = (const Value *)(b + k * c->bounds.dim[1].stride);
+    const Value *hi = (const Value *)(b + c->bounds.dim[0].stride + k * c->bounds.dim[1].stride);
+    int64_t e = hi->value - lo->value + 1;
+    n *= e > 0 ? (size_t)e : 0;
+  }
+  return n;
+}
+
+static int allocator_of(const Desc *d) { return (d->extra >> 1) & 7; }
+
+/* whether anything below t needs finalization or a non-default allocator's free (then flang's
+   own entries are called) */
+static int finalizes(const TypeInfo *t) { return t && !t->no_finalization_needed; }
+
+/* ---- destruction: free every allocated allocatable component, depth first ------------------ */
+static int destroy_object(char *a, const TypeInfo *t);
+
+static int destroy_elements(const Desc *d, const TypeInfo *t) {
+  size_t n = elements(d);
+  for (size_t i = 0; i < n; i++)
+    if (!destroy_object((char *)d->base + offset_of(d, i), t)) return 0;
+  return 1;
+}
+
+/* 0 where a component needs flang's runtime (another allocator) */
+static int destroy_object(char *a, const TypeInfo *t) {
+  if (!t || t->no_destruction_needed) return 1;
+  size_t nc = components(t);
+  for (size_t i = 0; i < nc; i++) {
+    const Component *c = component(t, i);
+    const TypeInfo *ct = c->category == CAT_DERIVED ? c->derived.h.base : NULL;
+    if (c->genre == ALLOCATABLE_GENRE || c->genre == AUTOMATIC) {
+      Desc *d = (Desc *)(a + c->offset);
+      if (!d->base) continue;
+      if (allocator_of(d) != 0) return 0;
+      if (ct && !destroy_elements(d, ct)) return 0;
+      free(d->base);
+      d->base = NULL;
+    } else if (c->genre == DATA && ct && !ct->no_destruction_needed) {
+      size_t n = data_elements(c);
+      for (size_t j = 0; j < n; j++)
+        if (!destroy_object(a + c->offset + (ptrdiff_t)j * ct->size_in_bytes, ct)) return 0;
+    }
+  }
+  return 1;
+}
+
+/* ---- default initialization: the float parts of it, as typed stores AD sees --------------- */
+/* a default value (constant data: read through a function registered inactive, so that no
+   shadow of the type description is ever formed) */
+__attribute__((noinline)) double __enzyme_cc_fortran_default_double(const void *p, size_t j) {
+  return ((const double *)p)[j];
+}
+__attribute__((noinline)) float __enzyme_cc_fortran_default_float(const void *p, size_t j) {
+  return ((const float *)p)[j];
+}
+
+static void init_floats(char *a, const TypeInfo *t) {
+  if (!t || t->no_initialization_needed) return;
+  size_t nc = components(t);
+  for (size_t i = 0; i < nc; i++) {
+    const Component *c = component(t, i);
+    if (c->genre != DATA) continue;
+    size_t n = data_elements(c);
+    char *p = a + c->offset;
+    if (c->initialization && (c->category == CAT_REAL || c->category == CAT_COMPLEX)) {
+      size_t parts = c->category == CAT_COMPLEX ? 2 * n : n;
+      if (c->kind == 8)
+        for (size_t j = 0; j < parts; j++)
+          ((double *)p)[j] = __enzyme_cc_fortran_default_double(c->initialization, j);
+      else if (c->kind == 4)
+        for (size_t j = 0; j < parts; j++)
+          ((float *)p)[j] = __enzyme_cc_fortran_default_float(c->initialization, j);
+    } else if (!c->initialization && c->category == CAT_DERIVED) {
+      const TypeInfo *ct = c->derived.h.base;
+      for (size_t j = 0; ct && j < n; j++) init_floats(p + (ptrdiff_t)j * ct->size_in_bytes, ct);
+    }
+  }
+}
+
+void _FortranAInitialize(const Desc *d, const char *file, int line);
+
+/* flang's initialization (component descriptors, integers, characters, pointers) of memory
+   whose float parts init_floats has just written: nothing there carries a derivative */
+__attribute__((noinline)) void __enzyme_cc_fortran_initialize_rest(const Desc *d,
+                                                                  const char *file, int line) {
+  _FortranAInitialize(d, file, line);
+}
+
+void __enzyme_cc_fortran_Initialize(const Desc *d, const char *file, int line) {
+  const TypeInfo *t = __enzyme_cc_fortran_type_of(d);
+  if (t && !t->no_initialization_needed)
+    for (size_t i = 0, n = elements(d); i < n; i++)
+      init_floats((char *)d->base + offset_of(d, i), t);
+  __enzyme_cc_fortran_initialize_rest(d, file, line);
+}
+
+/* ---- flang's entries where this file does not apply, with derivatives that stop ------------ */
+void _FortranADestroy(const Desc *d);
+int _FortranAAllocatableAllocate(Desc *d, int64_t *async, _Bool has_stat, const Desc *errmsg,
+                                 const char *file, int line, void *memcpy_fn);
+int _FortranAAllocatableDeallocate(Desc *d, _Bool has_stat, const Desc *errmsg,
+                                   const char *file, int line);
+
+static void stops(const char *what, const char *file, int line) {
+  fprintf(stderr, "enzyme-cc: the derivative reached %s at %s:%d on a derived type with final "
+          "procedures or another allocator, which it cannot differentiate; keep that object "
+          "out of the differentiated code\n", what, file ? file : "?", line);
+  abort();
+}
+
+__attribute__((noinline)) void __enzyme_cc_fortran_Destroy_other(const Desc *d) {
+  _FortranADestroy(d);
+}
+void __enzyme_cc_fortran_Destroy_fwd(const Desc *d, const Desc *dd) {
+  (void)d, (void)dd;
+  stops("the finalization of an object", NULL, 0);
+}
+void __enzyme_cc_fortran_Destroy_rev(const Desc *d, const Desc *dd) { (void)d, (void)dd; }
+
+__attribute__((noinline)) int __enzyme_cc_fortran_AllocatableAllocate_other(
+    Desc *d, int64_t *async, _Bool has_stat, const Desc *errmsg, const char *file, int line,
+    void *memcpy_fn) {
+  return _FortranAAllocatableAllocate(d, async, has_stat, errmsg, file, line, memcpy_fn);
+}
+int __enzyme_cc_fortran_AllocatableAllocate_fwd(Desc *d, Desc *dd, int64_t *async,
+                                                int64_t *dasync, _Bool has_stat,
+                                                const Desc *errmsg, const Desc *derrmsg,
+                                                const char *file, const char *dfile, int line,
+                                                void *memcpy_fn, void *dmemcpy_fn) {
+  (void)dd, (void)dasync, (void)derrmsg, (void)dfile, (void)dmemcpy_fn;
+  int t = d->type;
+  if ((t >= 25 && t <= 38) || t == T_DERIVED) stops("an ALLOCATE", file, line);
+  return _FortranAAllocatableAllocate(d, async, has_stat, errmsg, file, line, memcpy_fn);
+}
+void __enzyme_cc_fortran_AllocatableAllocate_rev(Desc *d, Desc *dd, int64_t *async,
+                                                 int64_t *dasync, _Bool has_stat,
+                                                 const Desc *errmsg, const Desc *derrmsg,
+                                                 const char *file, const char *dfile, int line,
+                                                 void *memcpy_fn, void *dmemcpy_fn) {
+  (void)d, (void)dd, (void)async, (void)dasync, (void)has_stat, (void)errmsg, (void)derrmsg,
+      (void)file, (void)dfile, (void)line, (void)memcpy_fn, (void)dmemcpy_fn;
+}
+
+__attribute__((noinline)) int __enzyme_cc_fortran_AllocatableDeallocate_other(
+    Desc *d, _Bool has_stat, const Desc *errmsg, const char *file, int line) {
+  return _FortranAAllocatableDeallocate(d, has_stat, errmsg, file, line);
+}
+int __enzyme_cc_fortran_AllocatableDeallocate_fwd(Desc *d, Desc *dd, _Bool has_stat,
+                                                  const Desc *errmsg, const Desc *derrmsg,
+                                                  const char *file, const char *dfile,
+                                                  int line) {
+  (void)d, (void)dd, (void)has_stat, (void)errmsg, (void)derrmsg, (void)dfile;
+  stops("a DEALLOCATE", file, line);
+  return 0;
+}
+int __enzyme_cc_fortran_AllocatableDeallocate_rev(Desc *d, Desc *dd, _Bool has_stat,
+                                                  const Desc *errmsg, const Desc *derrmsg,
+                                                  const char *file, const char *dfile,
+                                                  int line) {
+  (void)d, (void)dd, (void)has_stat, (void)errmsg, (void)derrmsg, (void)file, (void)dfile,
+      (void)line;
+  return 0;
+}
+
+int32_t _FortranAMoveAlloc(Desc *to, Desc *from, const void *derived, _Bool has_stat,
+                           const Desc *errmsg, const char *file, int line);
+__attribute__((noinline)) int32_t __enzyme_cc_fortran_MoveAlloc_other(
+    Desc *to, Desc *from, const void *derived, _Bool has_stat, const Desc *errmsg,
+    const char *file, int line) {
+  return _FortranAMoveAlloc(to, from, derived, has_stat, errmsg, file, line);
+}
+int32_t __enzyme_cc_fortran_MoveAlloc_fwd(Desc *to, Desc *dto, Desc *from, Desc *dfrom,
+                                          const void *derived, const void *dderived,
+                                          _Bool has_stat, const Desc *errmsg,
+                                          const Desc *derrmsg, const char *file,
+                                          const char *dfile, int line) {
+  (void)to, (void)dto, (void)from, (void)dfrom, (void)derived, (void)dderived, (void)has_stat,
+      (void)errmsg, (void)derrmsg, (void)dfile;
+  stops("a MOVE_ALLOC", file, line);
+  return 0;
+}
+int32_t __enzyme_cc_fortran_MoveAlloc_rev(Desc *to, Desc *dto, Desc *from, Desc *dfrom,
+                                          const void *derived, const void *dderived,
+                                          _Bool has_stat, const Desc *errmsg,
+                                          const Desc *derrmsg, const char *file,
+                                          const char *dfile, int line) {
+  (void)to, (void)dto, (void)from, (void)dfrom, (void)derived, (void)dderived, (void)has_stat,
+      (void)errmsg, (void)derrmsg, (void)file, (void)dfile, (void)line;
+  return 0;
+}
+
+/* ---- the entries ------------------------------------------------------------------------- */
+void __enzyme_cc_fortran_Destroy(const Desc *d) {
+  const TypeInfo *t = __enzyme_cc_fortran_type_of(d);
+  if (!t || t->no_destruction_needed) {
+    if (finalizes(t)) __enzyme_cc_fortran_Destroy_other(d);
+    return;
+  }
+  if (finalizes(t) || !destroy_elements(d, t)) __enzyme_cc_fortran_Destroy_other(d);
+}
+
+/* ALLOCATE: the default allocator's malloc, byte strides from the extents (F2018 9.7.1), then
+   the default initialization of derived-type elements */
+int __enzyme_cc_fortran_AllocatableAllocate(Desc *d, int64_t *async, _Bool has_stat,
+                                            const Desc *errmsg, const char *file, int line,
+                                            void *memcpy_fn) {
+  const TypeInfo *t = __enzyme_cc_fortran_type_of(d);
+  int t_ok = (d->type >= 1 && d->type <= 39) || t;
+  if (d->base || allocator_of(d) != 0 || !t_ok || d->elem_len == 0)
+    return __enzyme_cc_fortran_AllocatableAllocate_other(d, async, has_stat, errmsg, file, line,
+                                                         memcpy_fn);
+  size_t bytes = elements(d) * d->elem_len;
+  char *p = malloc(bytes ? bytes : 1);
+  if (!p)
+    return __enzyme_cc_fortran_AllocatableAllocate_other(d, async, has_stat, errmsg, file, line,
+                                                         memcpy_fn);
+  ptrdiff_t stride = (ptrdiff_t)d->elem_len;
+  for (int k = 0; k < d->rank; k++) {
+    d->dim[k].stride = stride;
+    stride *= d->dim[k].extent > 0 ? d->dim[k].extent : 0;
+  }
+  d->base = p;
+  if (t && !t->no_initialization_needed) __enzyme_cc_fortran_Initialize(d, file, line);
+  return 0;
+}
+
+/* DEALLOCATE: the components first (F2018 9.7.3.2), then the object */
+int __enzyme_cc_fortran_AllocatableDeallocate(Desc *d, _Bool has_stat, const Desc *errmsg,
+                                              const char *file, int line) {
+  const TypeInfo *t = __enzyme_cc_fortran_type_of(d);
+  if (!d->base || allocator_of(d) != 0 || finalizes(t))
+    return __enzyme_cc_fortran_AllocatableDeallocate_other(d, has_stat, errmsg, file, line);
+  if (t && !destroy_elements(d, t))
+    return __enzyme_cc_fortran_AllocatableDeallocate_other(d, has_stat, errmsg, file, line);
+  free(d->base);
+  d->base = NULL;
+  return 0;
+}
+
+/* MOVE_ALLOC(FROM, TO): TO's old allocation is deallocated, then FROM's moves to TO (its
+   address, element length and bounds) and FROM is left unallocated */
+int32_t __enzyme_cc_fortran_MoveAlloc(Desc *to, Desc *from, const void *derived, _Bool has_stat,
+                                      const Desc *errmsg, const char *file, int line) {
+  const TypeInfo *t = __enzyme_cc_fortran_type_of(to);
+  if (derived || to == from || to->rank != from->rank || to->type != from->type ||
+      allocator_of(to) != 0 || allocator_of(from) != 0 || finalizes(t) ||
+      __enzyme_cc_fortran_type_of(from) != t)
+    return __enzyme_cc_fortran_MoveAlloc_other(to, from, derived, has_stat, errmsg, file, line);
+  if (to->base) {
+    if (t && !destroy_elements(to, t))
+      return __enzyme_cc_fortran_MoveAlloc_other(to, from, derived, has_stat, errmsg, file,
+                                                 line);
+    free(to->base);
+  }
+  to->base = from->base;
+  to->elem_len = from->elem_len;
+  for (int k = 0; k < from->rank; k++) to->dim[k] = from->dim[k];
+  from->base = NULL;
+  return 0;
+}
+
+void *__enzyme_inactivefn_fortran_initialize[4] = {
+    (void *)__enzyme_cc_fortran_initialize_rest, (void *)__enzyme_cc_fortran_type_of, (void *)__enzyme_cc_fortran_default_double,
+    (void *)__enzyme_cc_fortran_default_float};
+#define REGISTER(entry)                                                                       \
+  void *__enzyme_register_derivative_fortran_##entry[2] = {                                   \
+      (void *)__enzyme_cc_fortran_##entry##_other, (void *)__enzyme_cc_fortran_##entry##_fwd};\
+  void *__enzyme_register_gradient_fortran_##entry[3] = {                                     \
+      (void *)__enzyme_cc_fortran_##entry##_other, (void *)__enzyme_cc_fortran_##entry##_fwd, \
+      (void *)__enzyme_cc_fortran_##entry##_rev};
+REGISTER(Destroy)
+REGISTER(AllocatableAllocate)
+REGISTER(AllocatableDeallocate)
+REGISTER(MoveAlloc)
