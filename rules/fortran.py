@@ -64,15 +64,19 @@ def tangent(ctx, inst):
 # flang's runtime entries (no bitcode) that we implement in C, which AD differentiates as code:
 # intrinsic assignment (allocation on assignment, any rank) and the reductions an unoptimized
 # build keeps as calls (fortran_runtime.c); TRANSPOSE, RESHAPE, CSHIFT, EOSHIFT, SPREAD, PACK
-# and UNPACK (fortran_transform.c); ALLOCATE, DEALLOCATE, default initialization and
-# destruction of derived types with allocatable components, and MOVE_ALLOC (fortran_derived.c)
+# and UNPACK (fortran_transform.c); ALLOCATE (also of POINTERs, also with SOURCE=), DEALLOCATE,
+# default initialization, intrinsic assignment and destruction of derived types with allocatable
+# components, and MOVE_ALLOC (fortran_derived.c; flang's entries for the rest behind wrappers in
+# fortran_fallback.c)
 SUBSTITUTED = ("Assign", "SumReal8", "SumReal4", "ProductReal8", "ProductReal4", "MaxvalReal8",
                "MaxvalReal4", "MinvalReal8", "MinvalReal4", "DotProductReal8", "DotProductReal4",
                "MatmulReal8Real8", "MatmulReal4Real4",
                "Transpose", "Reshape", "Cshift", "CshiftVector", "Eoshift", "EoshiftVector",
                "Spread", "Pack", "Unpack",
-               "AllocatableAllocate", "AllocatableDeallocate", "Destroy", "Initialize", "MoveAlloc")
-SOURCES = ("fortran_runtime.c", "fortran_transform.c", "fortran_derived.c")
+               "AllocatableAllocate", "AllocatableDeallocate", "Destroy", "Initialize", "MoveAlloc",
+               "PointerAllocate", "PointerDeallocate", "AllocatableAllocateSource",
+               "PointerAllocateSource")
+SOURCES = ("fortran_runtime.c", "fortran_transform.c", "fortran_derived.c", "fortran_fallback.c")
 _ENTRY = re.compile(r"@_FortranA(" + "|".join(SUBSTITUTED) + r")(?![\w.$])")
 
 

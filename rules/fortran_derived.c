@@ -179,100 +179,175 @@ void __enzyme_cc_fortran_Initialize(const Desc *d, const char *file, int line) {
   __enzyme_cc_fortran_initialize_rest(d, file, line);
 }
 
-/* ---- flang's entries where this file does not apply, with derivatives that stop ------------ */
-void _FortranADestroy(const Desc *d);
-int _FortranAAllocatableAllocate(Desc *d, int64_t *async, _Bool has_stat, const Desc *errmsg,
-                                 const char *file, int line, void *memcpy_fn);
-int _FortranAAllocatableDeallocate(Desc *d, _Bool has_stat, const Desc *errmsg,
-                                   const char *file, int line);
-
-static void stops(const char *what, const char *file, int line) {
-  fprintf(stderr, "enzyme-cc: the derivative reached %s at %s:%d on a derived type with final "
-          "procedures or another allocator, which it cannot differentiate; keep that object "
-          "out of the differentiated code\n", what, file ? file : "?", line);
-  abort();
+/* integer, logical and character data: no derivative (registered inactive below) */
+__attribute__((noinline)) void __enzyme_cc_fortran_copy_raw(char *p, const char *q, size_t n) {
+  memcpy(p, q, n);
 }
 
-__attribute__((noinline)) void __enzyme_cc_fortran_Destroy_other(const Desc *d) {
-  _FortranADestroy(d);
-}
-void __enzyme_cc_fortran_Destroy_fwd(const Desc *d, const Desc *dd) {
-  (void)d, (void)dd;
-  stops("the finalization of an object", NULL, 0);
-}
-void __enzyme_cc_fortran_Destroy_rev(const Desc *d, const Desc *dd) { (void)d, (void)dd; }
+/* ---- intrinsic assignment of derived types: a deep copy (F2018 10.2.1.3) -------------------- */
+void __enzyme_cc_fortran_Assign(Desc *to, const Desc *from, const char *file, int line);
+static int assign_object(char *a, const char *b, const TypeInfo *t, const char *file, int line);
 
-__attribute__((noinline)) int __enzyme_cc_fortran_AllocatableAllocate_other(
-    Desc *d, int64_t *async, _Bool has_stat, const Desc *errmsg, const char *file, int line,
-    void *memcpy_fn) {
-  return _FortranAAllocatableAllocate(d, async, has_stat, errmsg, file, line, memcpy_fn);
-}
-int __enzyme_cc_fortran_AllocatableAllocate_fwd(Desc *d, Desc *dd, int64_t *async,
-                                                int64_t *dasync, _Bool has_stat,
-                                                const Desc *errmsg, const Desc *derrmsg,
-                                                const char *file, const char *dfile, int line,
-                                                void *memcpy_fn, void *dmemcpy_fn) {
-  (void)dd, (void)dasync, (void)derrmsg, (void)dfile, (void)dmemcpy_fn;
-  int t = d->type;
-  if ((t >= 25 && t <= 38) || t == T_DERIVED) stops("an ALLOCATE", file, line);
-  return _FortranAAllocatableAllocate(d, async, has_stat, errmsg, file, line, memcpy_fn);
-}
-void __enzyme_cc_fortran_AllocatableAllocate_rev(Desc *d, Desc *dd, int64_t *async,
-                                                 int64_t *dasync, _Bool has_stat,
-                                                 const Desc *errmsg, const Desc *derrmsg,
-                                                 const char *file, const char *dfile, int line,
-                                                 void *memcpy_fn, void *dmemcpy_fn) {
-  (void)d, (void)dd, (void)async, (void)dasync, (void)has_stat, (void)errmsg, (void)derrmsg,
-      (void)file, (void)dfile, (void)line, (void)memcpy_fn, (void)dmemcpy_fn;
+/* a fresh allocation of d with from's shape (its lower bounds too), default-initialized */
+static void allocate_as(Desc *d, const Desc *from, const TypeInfo *t, const char *file,
+                        int line) {
+  ptrdiff_t stride = (ptrdiff_t)d->elem_len;
+  for (int k = 0; k < from->rank; k++) {
+    d->dim[k].lower = from->dim[k].lower;
+    d->dim[k].extent = from->dim[k].extent;
+    d->dim[k].stride = stride;
+    stride *= from->dim[k].extent > 0 ? from->dim[k].extent : 0;
+  }
+  size_t bytes = elements(from) * d->elem_len;
+  d->base = malloc(bytes ? bytes : 1);
+  if (t && !t->no_initialization_needed) __enzyme_cc_fortran_Initialize(d, file, line);
 }
 
-__attribute__((noinline)) int __enzyme_cc_fortran_AllocatableDeallocate_other(
-    Desc *d, _Bool has_stat, const Desc *errmsg, const char *file, int line) {
-  return _FortranAAllocatableDeallocate(d, has_stat, errmsg, file, line);
-}
-int __enzyme_cc_fortran_AllocatableDeallocate_fwd(Desc *d, Desc *dd, _Bool has_stat,
-                                                  const Desc *errmsg, const Desc *derrmsg,
-                                                  const char *file, const char *dfile,
-                                                  int line) {
-  (void)d, (void)dd, (void)has_stat, (void)errmsg, (void)derrmsg, (void)dfile;
-  stops("a DEALLOCATE", file, line);
-  return 0;
-}
-int __enzyme_cc_fortran_AllocatableDeallocate_rev(Desc *d, Desc *dd, _Bool has_stat,
-                                                  const Desc *errmsg, const Desc *derrmsg,
-                                                  const char *file, const char *dfile,
-                                                  int line) {
-  (void)d, (void)dd, (void)has_stat, (void)errmsg, (void)derrmsg, (void)file, (void)dfile,
-      (void)line;
-  return 0;
+static int same_shape(const Desc *a, const Desc *b) {
+  if (a->rank != b->rank) return 0;
+  for (int k = 0; k < a->rank; k++)
+    if (a->dim[k].extent != b->dim[k].extent) return 0;
+  return 1;
 }
 
-int32_t _FortranAMoveAlloc(Desc *to, Desc *from, const void *derived, _Bool has_stat,
-                           const Desc *errmsg, const char *file, int line);
-__attribute__((noinline)) int32_t __enzyme_cc_fortran_MoveAlloc_other(
-    Desc *to, Desc *from, const void *derived, _Bool has_stat, const Desc *errmsg,
-    const char *file, int line) {
-  return _FortranAMoveAlloc(to, from, derived, has_stat, errmsg, file, line);
+/* an allocatable component `td = fd` (both descriptors inside their objects) */
+static int assign_allocatable(Desc *td, const Desc *fd, const TypeInfo *ct, const char *file,
+                              int line) {
+  if (allocator_of(td) != 0 || allocator_of(fd) != 0) return 0;
+  if (td->base && (!fd->base || !same_shape(td, fd))) {      /* deallocated, or reshaped */
+    if (ct && !destroy_elements(td, ct)) return 0;
+    free(td->base);
+    td->base = NULL;
+  }
+  if (!fd->base) return 1;
+  if (!ct) {                                   /* intrinsic: the intrinsic assignment's path */
+    __enzyme_cc_fortran_Assign(td, fd, file, line);
+    return 1;
+  }
+  if (!td->base) allocate_as(td, fd, ct, file, line);
+  for (size_t i = 0, n = elements(fd); i < n; i++)
+    if (!assign_object((char *)td->base + offset_of(td, i),
+                       (const char *)fd->base + offset_of(fd, i), ct, file, line))
+      return 0;
+  return 1;
 }
-int32_t __enzyme_cc_fortran_MoveAlloc_fwd(Desc *to, Desc *dto, Desc *from, Desc *dfrom,
-                                          const void *derived, const void *dderived,
-                                          _Bool has_stat, const Desc *errmsg,
-                                          const Desc *derrmsg, const char *file,
-                                          const char *dfile, int line) {
-  (void)to, (void)dto, (void)from, (void)dfrom, (void)derived, (void)dderived, (void)has_stat,
-      (void)errmsg, (void)derrmsg, (void)dfile;
-  stops("a MOVE_ALLOC", file, line);
-  return 0;
+
+/* a pointer component: the association is copied (address, bounds, type) */
+static void associate(Desc *td, const Desc *fd) {
+  td->base = fd->base;
+  td->elem_len = fd->elem_len;
+  td->version = fd->version;
+  td->rank = fd->rank;
+  td->type = fd->type;
+  td->attribute = fd->attribute;
+  for (int k = 0; k < fd->rank; k++) td->dim[k] = fd->dim[k];
 }
-int32_t __enzyme_cc_fortran_MoveAlloc_rev(Desc *to, Desc *dto, Desc *from, Desc *dfrom,
-                                          const void *derived, const void *dderived,
-                                          _Bool has_stat, const Desc *errmsg,
-                                          const Desc *derrmsg, const char *file,
-                                          const char *dfile, int line) {
-  (void)to, (void)dto, (void)from, (void)dfrom, (void)derived, (void)dderived, (void)has_stat,
-      (void)errmsg, (void)derrmsg, (void)file, (void)dfile, (void)line;
-  return 0;
+
+/* one element `a = b` of type t; 0 where flang's runtime must do it */
+static int assign_object(char *a, const char *b, const TypeInfo *t, const char *file, int line) {
+  if (!t->no_defined_assignment || !t->no_finalization_needed ||
+      (t->procptr.h.base && t->procptr.dim[0].extent > 0))
+    return 0;
+  for (size_t i = 0, nc = components(t); i < nc; i++) {
+    const Component *c = component(t, i);
+    const TypeInfo *ct = c->category == CAT_DERIVED ? c->derived.h.base : NULL;
+    char *p = a + c->offset;
+    const char *q = b + c->offset;
+    if (c->genre == ALLOCATABLE_GENRE || c->genre == AUTOMATIC) {
+      if (!assign_allocatable((Desc *)p, (const Desc *)q, ct, file, line)) return 0;
+    } else if (c->genre == POINTER) {
+      associate((Desc *)p, (const Desc *)q);
+    } else if (c->genre == DATA && ct) {
+      for (size_t j = 0, n = data_elements(c); j < n; j++)
+        if (!assign_object(p + (ptrdiff_t)j * ct->size_in_bytes,
+                           q + (ptrdiff_t)j * ct->size_in_bytes, ct, file, line))
+          return 0;
+    } else if (c->genre == DATA) {             /* typed copies: AD sees the float ones */
+      size_t n = data_elements(c);
+      if (c->category == CAT_REAL || c->category == CAT_COMPLEX) {
+        size_t parts = c->category == CAT_COMPLEX ? 2 * n : n;
+        if (c->kind == 8) {
+          for (size_t j = 0; j < parts; j++) ((double *)p)[j] = ((const double *)q)[j];
+          continue;
+        }
+        if (c->kind == 4) {
+          for (size_t j = 0; j < parts; j++) ((float *)p)[j] = ((const float *)q)[j];
+          continue;
+        }
+        return 0;
+      }
+      size_t bytes = c->category == CAT_CHARACTER
+                         ? (size_t)c->kind * (size_t)c->character_len.value * n
+                         : (size_t)c->kind * n;
+      __enzyme_cc_fortran_copy_raw(p, q, bytes);
+    }
+  }
+  return 1;
 }
+
+/* the byte range the elements of d occupy */
+static void span_of(const Desc *d, const char **lo, const char **hi) {
+  const char *a = d->base, *b = d->base;
+  for (int k = 0; k < d->rank; k++) {
+    ptrdiff_t s = d->dim[k].extent > 0 ? (d->dim[k].extent - 1) * d->dim[k].stride : 0;
+    if (s < 0) a += s; else b += s;
+  }
+  *lo = a;
+  *hi = b + d->elem_len;
+}
+
+/* `to = from` for derived types: 1 when done here, 0 for flang's runtime (defined assignment,
+   final procedures, procedure pointer components, other allocators, overlapping operands) */
+int __enzyme_cc_fortran_assign_derived(Desc *to, const Desc *from, const char *file, int line) {
+  const TypeInfo *t = __enzyme_cc_fortran_type_of(to);
+  if (!t || __enzyme_cc_fortran_type_of(from) != t || allocator_of(to) != 0 ||
+      (from->rank && from->rank != to->rank) || !from->base || !t->no_finalization_needed)
+    return 0;
+  if (to->base) {
+    const char *flo, *fhi, *tlo, *thi;
+    span_of(from, &flo, &fhi);
+    span_of(to, &tlo, &thi);
+    if (flo < thi && tlo < fhi) return 0;
+  }
+  if (to->attribute == ALLOCATABLE && (!to->base || (from->rank && !same_shape(to, from)))) {
+    if (!from->rank && !to->base && to->rank) return 0;   /* flang reports it */
+    if (to->base) {
+      if (!destroy_elements(to, t)) return 0;
+      free(to->base);
+      to->base = NULL;
+    }
+    allocate_as(to, from->rank ? from : to, t, file, line);
+  }
+  if (!to->base) return 0;
+  for (size_t i = 0, n = elements(to); i < n; i++)
+    if (!assign_object((char *)to->base + offset_of(to, i),
+                       (const char *)from->base + (from->rank ? offset_of(from, i) : 0), t,
+                       file, line))
+      return 0;
+  return 1;
+}
+
+/* flang's own entries, for what this file does not do (fortran_fallback.c) */
+void __enzyme_cc_fortran_Destroy_other(const Desc *d);
+int __enzyme_cc_fortran_AllocatableAllocate_other(Desc *d, int64_t *async, _Bool has_stat,
+                                                  const Desc *errmsg, const char *file, int line,
+                                                  void *memcpy_fn);
+int __enzyme_cc_fortran_PointerAllocate_other(Desc *d, _Bool has_stat, const Desc *errmsg,
+                                              const char *file, int line, void *memcpy_fn);
+int __enzyme_cc_fortran_AllocatableAllocateSource_other(Desc *d, const Desc *src,
+                                                        _Bool has_stat, const Desc *errmsg,
+                                                        const char *file, int line);
+int __enzyme_cc_fortran_PointerAllocateSource_other(Desc *d, const Desc *src, _Bool has_stat,
+                                                    const Desc *errmsg, const char *file,
+                                                    int line);
+int __enzyme_cc_fortran_AllocatableDeallocate_other(Desc *d, _Bool has_stat, const Desc *errmsg,
+                                                    const char *file, int line);
+int __enzyme_cc_fortran_PointerDeallocate_other(Desc *d, _Bool has_stat, const Desc *errmsg,
+                                                const char *file, int line);
+int32_t __enzyme_cc_fortran_MoveAlloc_other(Desc *to, Desc *from, const void *derived,
+                                            _Bool has_stat, const Desc *errmsg,
+                                            const char *file, int line);
+void __enzyme_cc_fortran_assign_other(Desc *to, const Desc *from, const char *file, int line);
 
 /* ---- the entries ------------------------------------------------------------------------- */
 void __enzyme_cc_fortran_Destroy(const Desc *d) {
@@ -285,20 +360,14 @@ void __enzyme_cc_fortran_Destroy(const Desc *d) {
 }
 
 /* ALLOCATE: the default allocator's malloc, byte strides from the extents (F2018 9.7.1), then
-   the default initialization of derived-type elements */
-int __enzyme_cc_fortran_AllocatableAllocate(Desc *d, int64_t *async, _Bool has_stat,
-                                            const Desc *errmsg, const char *file, int line,
-                                            void *memcpy_fn) {
+   the default initialization of derived-type elements; 0 where flang's runtime must do it */
+static int allocate_here(Desc *d, const char *file, int line) {
   const TypeInfo *t = __enzyme_cc_fortran_type_of(d);
   int t_ok = (d->type >= 1 && d->type <= 39) || t;
-  if (d->base || allocator_of(d) != 0 || !t_ok || d->elem_len == 0)
-    return __enzyme_cc_fortran_AllocatableAllocate_other(d, async, has_stat, errmsg, file, line,
-                                                         memcpy_fn);
+  if (allocator_of(d) != 0 || !t_ok || d->elem_len == 0) return 0;
   size_t bytes = elements(d) * d->elem_len;
   char *p = malloc(bytes ? bytes : 1);
-  if (!p)
-    return __enzyme_cc_fortran_AllocatableAllocate_other(d, async, has_stat, errmsg, file, line,
-                                                         memcpy_fn);
+  if (!p) return 0;
   ptrdiff_t stride = (ptrdiff_t)d->elem_len;
   for (int k = 0; k < d->rank; k++) {
     d->dim[k].stride = stride;
@@ -306,19 +375,76 @@ int __enzyme_cc_fortran_AllocatableAllocate(Desc *d, int64_t *async, _Bool has_s
   }
   d->base = p;
   if (t && !t->no_initialization_needed) __enzyme_cc_fortran_Initialize(d, file, line);
+  return 1;
+}
+
+int __enzyme_cc_fortran_AllocatableAllocate(Desc *d, int64_t *async, _Bool has_stat,
+                                            const Desc *errmsg, const char *file, int line,
+                                            void *memcpy_fn) {
+  if (d->base || !allocate_here(d, file, line))
+    return __enzyme_cc_fortran_AllocatableAllocate_other(d, async, has_stat, errmsg, file, line,
+                                                         memcpy_fn);
   return 0;
 }
 
-/* DEALLOCATE: the components first (F2018 9.7.3.2), then the object */
-int __enzyme_cc_fortran_AllocatableDeallocate(Desc *d, _Bool has_stat, const Desc *errmsg,
-                                              const char *file, int line) {
+/* a POINTER need not be disassociated first (its old target stays allocated) */
+int __enzyme_cc_fortran_PointerAllocate(Desc *d, _Bool has_stat, const Desc *errmsg,
+                                        const char *file, int line, void *memcpy_fn) {
+  if (!allocate_here(d, file, line))
+    return __enzyme_cc_fortran_PointerAllocate_other(d, has_stat, errmsg, file, line,
+                                                     memcpy_fn);
+  return 0;
+}
+
+/* ALLOCATE(..., SOURCE=): the allocation, then the intrinsic assignment of SOURCE to it */
+static int fill_from(Desc *d, const Desc *src, const char *file, int line) {
+  if (__enzyme_cc_fortran_type_of(d))
+    return __enzyme_cc_fortran_assign_derived(d, src, file, line);
+  __enzyme_cc_fortran_Assign(d, src, file, line);
+  return 1;
+}
+
+int __enzyme_cc_fortran_AllocatableAllocateSource(Desc *d, const Desc *src, _Bool has_stat,
+                                                  const Desc *errmsg, const char *file,
+                                                  int line) {
+  if (d->base || d->type != src->type || !allocate_here(d, file, line))
+    return __enzyme_cc_fortran_AllocatableAllocateSource_other(d, src, has_stat, errmsg, file,
+                                                               line);
+  if (!fill_from(d, src, file, line)) __enzyme_cc_fortran_assign_other(d, src, file, line);
+  return 0;
+}
+
+int __enzyme_cc_fortran_PointerAllocateSource(Desc *d, const Desc *src, _Bool has_stat,
+                                              const Desc *errmsg, const char *file, int line) {
+  if (d->type != src->type || !allocate_here(d, file, line))
+    return __enzyme_cc_fortran_PointerAllocateSource_other(d, src, has_stat, errmsg, file,
+                                                           line);
+  if (!fill_from(d, src, file, line)) __enzyme_cc_fortran_assign_other(d, src, file, line);
+  return 0;
+}
+
+/* DEALLOCATE: the components first (F2018 9.7.3.2), then the object; 0 where flang's runtime
+   must do it */
+static int deallocate_here(Desc *d) {
   const TypeInfo *t = __enzyme_cc_fortran_type_of(d);
-  if (!d->base || allocator_of(d) != 0 || finalizes(t))
-    return __enzyme_cc_fortran_AllocatableDeallocate_other(d, has_stat, errmsg, file, line);
-  if (t && !destroy_elements(d, t))
-    return __enzyme_cc_fortran_AllocatableDeallocate_other(d, has_stat, errmsg, file, line);
+  if (!d->base || allocator_of(d) != 0 || finalizes(t) || (t && !destroy_elements(d, t)))
+    return 0;
   free(d->base);
   d->base = NULL;
+  return 1;
+}
+
+int __enzyme_cc_fortran_AllocatableDeallocate(Desc *d, _Bool has_stat, const Desc *errmsg,
+                                              const char *file, int line) {
+  if (!deallocate_here(d))
+    return __enzyme_cc_fortran_AllocatableDeallocate_other(d, has_stat, errmsg, file, line);
+  return 0;
+}
+
+int __enzyme_cc_fortran_PointerDeallocate(Desc *d, _Bool has_stat, const Desc *errmsg,
+                                          const char *file, int line) {
+  if (!deallocate_here(d))
+    return __enzyme_cc_fortran_PointerDeallocate_other(d, has_stat, errmsg, file, line);
   return 0;
 }
 
@@ -344,16 +470,7 @@ int32_t __enzyme_cc_fortran_MoveAlloc(Desc *to, Desc *from, const void *derived,
   return 0;
 }
 
-void *__enzyme_inactivefn_fortran_initialize[4] = {
-    (void *)__enzyme_cc_fortran_initialize_rest, (void *)__enzyme_cc_fortran_type_of, (void *)__enzyme_cc_fortran_default_double,
+void *__enzyme_inactivefn_fortran_derived[5] = {
+    (void *)__enzyme_cc_fortran_initialize_rest, (void *)__enzyme_cc_fortran_copy_raw,
+    (void *)__enzyme_cc_fortran_type_of, (void *)__enzyme_cc_fortran_default_double,
     (void *)__enzyme_cc_fortran_default_float};
-#define REGISTER(entry)                                                                       \
-  void *__enzyme_register_derivative_fortran_##entry[2] = {                                   \
-      (void *)__enzyme_cc_fortran_##entry##_other, (void *)__enzyme_cc_fortran_##entry##_fwd};\
-  void *__enzyme_register_gradient_fortran_##entry[3] = {                                     \
-      (void *)__enzyme_cc_fortran_##entry##_other, (void *)__enzyme_cc_fortran_##entry##_fwd, \
-      (void *)__enzyme_cc_fortran_##entry##_rev};
-REGISTER(Destroy)
-REGISTER(AllocatableAllocate)
-REGISTER(AllocatableDeallocate)
-REGISTER(MoveAlloc)

@@ -5,9 +5,11 @@
    the runtime has no bitcode, so AD could not see through it. This file does the same work for
    arrays and scalars of the intrinsic numeric and logical types in code AD differentiates like
    any other: typed loops over the two descriptors, the allocation by malloc (its shadow by the
-   allocation rules). Everything else (derived types, characters, kind conversions, other
-   allocators) goes to flang's own `_FortranAAssign` through `__enzyme_cc_fortran_assign_other`,
-   whose registered derivatives stop with a message when the data carries floats. */
+   allocation rules); derived types by fortran_derived.c's deep copy. Everything else
+   (characters, kind conversions, other allocators, derived types with defined assignment or
+   final procedures) goes to flang's own `_FortranAAssign` through
+   `__enzyme_cc_fortran_assign_other`, whose registered derivatives stop with a message when the
+   data carries floats. */
 #include "fortran_desc.h"
 
 void _FortranAAssign(Desc *to, const Desc *from, const char *file, int line);
@@ -48,7 +50,12 @@ __attribute__((noinline)) void __enzyme_cc_fortran_assign_other(Desc *to, const 
   _FortranAAssign(to, from, file, line);
 }
 
+int __enzyme_cc_fortran_assign_derived(Desc *to, const Desc *from, const char *file, int line);
+
 void __enzyme_cc_fortran_Assign(Desc *to, const Desc *from, const char *file, int line) {
+  if (to->type == 42 && from->type == 42 && __enzyme_cc_fortran_assign_derived(to, from, file,
+                                                                              line))
+    return;                       /* a derived type: fortran_derived.c's deep copy */
   if (!handled(to, from)) {
     __enzyme_cc_fortran_assign_other(to, from, file, line);
     return;

@@ -232,10 +232,17 @@ class Activity:
                           and any(isinstance(u, tuple) for u in us)}
         # pointers stored into each object: a pointer loaded from it may be any of them
         self._stored_ptrs: dict[str, list[str]] = {}
+        # objects handed to a callee, which may store pointers into them (flang's ALLOCATE
+        # filling an array descriptor)
+        self._filled_by_calls: set[str] = set()
         for inst in fn.insts():
             if inst.op == "store" and inst.ops[0].ty == "ptr" and inst.ops[0].value.startswith("%"):
                 self._stored_ptrs.setdefault(self._obj(inst.ops[1].value), []).append(
                     inst.ops[0].value)
+            elif inst.op in ("call", "invoke") and inst.callee and \
+                    not inst.callee.startswith("@llvm."):
+                self._filled_by_calls.update(self._obj(o.value) for o in inst.ops
+                                             if o.ty == "ptr" and o.value.startswith("%"))
         changed = True
         while changed:
             changed = False
@@ -359,8 +366,9 @@ class Activity:
                 if c.startswith(("@llvm.memcpy", "@llvm.memmove", "@memcpy", "@memmove")):
                     if len(inst.ops) > 1 and inst.ops[1].value in self.shadowed:
                         changed |= self._mark(inst.ops[0].value)
-                    elif len(inst.ops) > 1 and inst.ops[0].value in self.shadowed and \
-                            self._stored_ptrs.get(self._obj(inst.ops[1].value)):
+                    elif len(inst.ops) > 1 and inst.ops[0].value in self.shadowed and (
+                            self._stored_ptrs.get(self._obj(inst.ops[1].value)) or
+                            self._obj(inst.ops[1].value) in self._filled_by_calls):
                         # pointers copied into shadowed memory (a record built in a local, an
                         # array descriptor): the source needs a shadow to carry theirs along
                         changed |= self._escape(inst.ops[1].value)

@@ -54,3 +54,36 @@ subroutine derived_kernel(n, x, e) bind(c, name='derived_kernel')
   e = e + sum(moved(1)%x) * moved(2)%m + product(moved(2)%x(1:2))
   deallocate(moved)
 end subroutine
+
+! POINTER allocation, ALLOCATE with SOURCE=, and intrinsic assignment of derived types (a deep
+! copy: the copy's allocatable components are its own)
+subroutine copies_kernel(n, x, e) bind(c, name='copies_kernel')
+  use fd_types
+  implicit none
+  integer, value :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(out) :: e
+  real(8), pointer :: p(:)
+  real(8), allocatable :: q(:)
+  type(body) :: c1, c2
+  type(body), allocatable :: group(:), twin(:)
+  integer :: i
+  allocate(p(n))
+  p = x * x
+  allocate(q, source=p(1:3))
+  c1%x = x
+  c1%m = x(2)
+  c2 = c1                       ! deep copy
+  c1%x = 2.0d0                  ! does not change c2
+  allocate(group(2))
+  group(1) = c2
+  group(2)%x = sin(x)
+  group(2)%m = x(1)
+  twin = group                  ! allocation on assignment of a derived-type array
+  deallocate(group)
+  e = sum(p) * sum(q) + c2%m * sum(c2%x ** 3) + sum(c1%x)
+  do i = 1, 2
+    e = e + twin(i)%m * sum(twin(i)%x)
+  end do
+  deallocate(p)
+end subroutine

@@ -10,6 +10,7 @@ void reductions(int n, const double *x, double *e);
 void assign_kernel(int n, const double *x, double *e);
 void derived_kernel(int n, const double *x, double *e);
 void transform_kernel(int n, const double *x, double *e);
+void copies_kernel(int n, const double *x, double *e);
 #define N 6
 static int failed;
 static void check(const char *name, int i, double got, double want, double tol) {
@@ -40,5 +41,6 @@ int main(void) {
   TEST("assign", assign_kernel);
   TEST("derived", derived_kernel);
   TEST("transform", transform_kernel);
+  TEST("copies", copies_kernel);
   return failed != 0;
 }
