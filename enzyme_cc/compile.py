@@ -3,8 +3,8 @@
 C/C++: `-Xclang -fembed-bitcode=all` embeds pre-optimization IR; the section is then renamed
 (and marked exclude) so GNU ar's LLVM plugin ignores it and it never reaches final binaries.
 Fortran: flang rejects -fembed-bitcode, so it emits its IR (`-emit-llvm`, LLVM's optimization
-passes skipped with `-mllvm -opt-bisect-limit=0`), clang compiles that IR to the object, and the
-IR is added as the section: Fortran objects carry pre-optimization IR too (the link step's pre-AD
+passes skipped with `-mllvm -opt-bisect-limit=0`), and clang compiles that IR to the object,
+embedding it (an IR input is embedded byte for byte) as the section: Fortran objects carry pre-optimization IR too (the link step's pre-AD
 pipeline runs on both alike), for one run of flang's front end.
 """
 from __future__ import annotations
@@ -56,6 +56,12 @@ def compile_source(driver: str, inv, src, out: str, extra=()) -> int:
     rc = run(cc + embed + ["-c", src.path, "-o", out], inv.verbose)
     if rc != 0 or fat_lto or _is_bitcode(out) or not os.path.isfile(out):
         return rc       # -flto: clang wrote bitcode, which the link reads; -o /dev/null: nothing
+    return _embedded_as_ours(out)
+
+
+def _embedded_as_ours(out: str) -> int:
+    """clang's .llvmbc section of `out` renamed .enzyme.bc (and it and .llvmcmd excluded from
+    links)."""
     if _rename_in_place(out):
         return 0
     return _objcopy(["--rename-section", ".llvmbc=.enzyme.bc,exclude", "--remove-section",
@@ -120,8 +126,10 @@ def _compile_O0(cc, inv, src, out) -> int:
     if rc != 0 or _is_bitcode(out) or not os.path.isfile(out):
         return rc
     import tempfile                 # (not on the common path: start-up time)
-    fd, bc = tempfile.mkstemp(suffix=".bc")
-    os.close(fd)
+    # (named after the source in a fresh directory: the name clang records is the same every
+    # build, so the object is too)
+    tmp = tempfile.mkdtemp(prefix="enzyme-fc-")
+    bc = os.path.join(tmp, os.path.splitext(os.path.basename(src.path))[0] + ".bc")
     try:
         quiet, skip = [], False
         for a in cc:                                 # dependency files: the first job wrote them
@@ -176,8 +184,10 @@ def _compile_fortran(inv, src, args, out) -> int:
     front end a second time, most of a Fortran compile."""
     flang = toolchain.tool("flang")
     import tempfile                 # (not on the common path: start-up time)
-    fd, bc = tempfile.mkstemp(suffix=".bc")
-    os.close(fd)
+    # (named after the source in a fresh directory: the name clang records is the same every
+    # build, so the object is too)
+    tmp = tempfile.mkdtemp(prefix="enzyme-fc-")
+    bc = os.path.join(tmp, os.path.splitext(os.path.basename(src.path))[0] + ".bc")
     try:
         cmd = [flang] + args + ["-emit-llvm", "-mllvm", "-opt-bisect-limit=0", "-c", src.path,
                                 "-o", bc]
@@ -189,15 +199,17 @@ def _compile_fortran(inv, src, args, out) -> int:
                                  if not line.startswith("BISECT: ")))
         if r.returncode != 0:
             return r.returncode
+        # clang embeds an IR input as it is: the section holds flang's IR, byte for byte
         cc = [toolchain.tool("clang")] + [a for a in args if _codegen_flag(a)] + \
-            ["-Wno-unused-command-line-argument", "-c", bc, "-o", out]
+            ["-Wno-unused-command-line-argument"] + EMBED + ["-c", bc, "-o", out]
         rc = run(cc, inv.verbose)
         if rc != 0 or not os.path.isfile(out):
             return rc                   # (-o /dev/null: configure's probes)
-        return _objcopy(["--add-section", f".enzyme.bc={bc}", "--set-section-flags",
-                         ".enzyme.bc=exclude", out])
+        return _embedded_as_ours(out)
     finally:
-        os.unlink(bc)
+        if os.path.exists(bc):
+            os.unlink(bc)
+        os.rmdir(tmp)
 
 
 # flang options that matter when its IR is compiled to an object (the rest: front end only)

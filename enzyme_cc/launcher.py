@@ -1,9 +1,9 @@
-"""The compiled fast path of enzyme-cc / enzyme-c++ (launcher/launcher.c): installed over the
+"""The compiled fast path of enzyme-cc / enzyme-c++ / enzyme-fc (launcher/launcher.c): installed over the
 Python entry scripts by `python -m enzyme_cc.launcher BINDIR` (scripts/setup.sh runs it).
 
 Python's start-up and imports cost more than clang's compile of a small file, and a build starts
 the wrapper once per source, so the common compile step (one C/C++ source, -c -o, -O1 and above,
-known options) runs without Python, and so does a link of objects and archives none of which holds
+known options; one Fortran source, -c -o, known options) runs without Python, and so does a link of objects and archives none of which holds
 a marker name (clang's link, unchanged); every other command line goes to
 `python -m enzyme_cc.cli`.
 The paths the Python driver would use are compiled in, with the stat of the plugin's source and
@@ -18,12 +18,13 @@ import subprocess
 import sys
 
 from . import toolchain
+from .errors import UserError
 from .plugin import SOURCE as PLUGIN_SOURCE, plugin_path
 from .bitcode.libs import DEFAULT_LIB_DIRS
 from .lto.link import MARKER_BYTES
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launcher", "launcher.c")
-NAMES = ("enzyme-cc", "enzyme-c++")
+NAMES = ("enzyme-cc", "enzyme-c++", "enzyme-fc")
 
 
 def _c_string(s: str) -> str:
@@ -36,12 +37,19 @@ def build_flags(python: str | None = None) -> list[str]:
     clangxx = toolchain.tool("clang++")
     real = os.path.realpath(clangxx)
     st, src = os.stat(real), os.stat(PLUGIN_SOURCE)
+    try:                                        # (no flang: enzyme-fc always goes to Python)
+        flang = os.path.realpath(toolchain.tool("flang"))
+        fst = os.stat(flang)
+    except (UserError, OSError):
+        flang, fst = "", None
     strings = {
         "PYTHON": python or sys.executable,
         "CLANG_NAME": toolchain.DEFAULTS["clang"],
         "CLANGXX_NAME": toolchain.DEFAULTS["clang++"],
         "OBJCOPY_NAME": toolchain.DEFAULTS["objcopy"],
         "CLANGXX_REAL": real,
+        "FLANG_NAME": toolchain.DEFAULTS["flang"],
+        "FLANG_REAL": flang,
         "PLUGIN": plugin_path(),
         "PLUGIN_SOURCE": PLUGIN_SOURCE,
         "INCLUDE_DIR": toolchain.include_dir(),
@@ -50,7 +58,9 @@ def build_flags(python: str | None = None) -> list[str]:
         "LIB_DIRS": ":".join(DEFAULT_LIB_DIRS),
     }
     numbers = {"CLANGXX_MTIME_NS": st.st_mtime_ns, "CLANGXX_SIZE": st.st_size,
-               "PLUGIN_SOURCE_MTIME_NS": src.st_mtime_ns, "PLUGIN_SOURCE_SIZE": src.st_size}
+               "PLUGIN_SOURCE_MTIME_NS": src.st_mtime_ns, "PLUGIN_SOURCE_SIZE": src.st_size,
+               "FLANG_MTIME_NS": fst.st_mtime_ns if fst else -1,
+               "FLANG_SIZE": fst.st_size if fst else -1}
     return [f"-D{k}={_c_string(v)}" for k, v in strings.items()] + \
         [f"-D{k}={v}LL" for k, v in numbers.items()]
 

@@ -176,3 +176,88 @@ def test_install_is_idempotent_and_replaces_scripts(tmp_path):
     r = run([str(tmp_path / "enzyme-cc"), "--version"], check=False)
     assert r.returncode == 0 and "clang version 22" in r.stdout
     assert shutil.which("clang-22")
+
+
+# ---- Fortran -----------------------------------------------------------------------------
+FORTRAN = """\
+module scaling
+  implicit none
+  real(8), parameter :: factor = SCALE_BY
+end module
+function h(x) result(y) bind(c, name="h")
+  use scaling
+  real(8), value :: x
+  real(8) :: y
+  y = factor * x * x
+end function
+"""
+FORTRAN_MAIN = """\
+#include <stdio.h>
+double h(double);
+double __enzyme_autodiff(void *, double);
+int main(void) {
+  double d = __enzyme_autodiff((void *)h, 2.0);
+  printf("%.12g\\n", d);
+  return d == 12.0 ? 0 : 1;
+}
+"""
+
+
+@pytest.fixture()
+def fwork(tmp_path):
+    (tmp_path / "h.F90").write_text(FORTRAN)
+    (tmp_path / "mods").mkdir()
+    (tmp_path / "main.c").write_text(FORTRAN_MAIN)
+    return tmp_path
+
+
+@pytest.mark.parametrize("args", [
+    ["-O2", "-DSCALE_BY=3.0d0", "-c", "h.F90", "-o", "h.o"],
+    ["-O0", "-g", "-fPIC", "-cpp", "-D", "SCALE_BY=3.0d0", "-J", "mods", "-c", "h.F90", "-o",
+     "h.o"],
+    ["-O3", "-ffree-form", "-march=x86-64", "-DSCALE_BY=3.0d0", "-module-dir", "mods", "-c",
+     "-o", "h.o", "h.F90"],
+])
+def test_fortran_fast_path_matches_python_driver(bins, fwork, args):
+    """enzyme-fc's compile step without Python: the same object, byte for byte (flang's IR in
+    .enzyme.bc), and flang's module files where the options put them."""
+    fast, _ = bins
+    env = env_without_enzyme()
+    r = run([str(fast / "enzyme-fc"), *args], cwd=fwork, env=env)
+    assert r.stderr == ""
+    saved = (fwork / "h.o").read_bytes()
+    assert b".enzyme.bc" in saved
+    (fwork / "h.o").unlink()
+    run(PY_DRIVER + ["flang", *args], cwd=fwork, env=env)
+    assert (fwork / "h.o").read_bytes() == saved
+    assert (fwork / ("mods" if "mods" in args else ".") / "scaling.mod").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["-O2", "-fopenmp", "-DSCALE_BY=3.0d0", "-c", "h.F90", "-o", "h.o"],
+    ["-O2", "-DSCALE_BY=3.0d0", "-c", "h.F90"],                      # default output name
+    ["-O2", "-DSCALE_BY=3.0d0", "-E", "h.F90"],
+    ["-O2", "-DSCALE_BY=3.0d0", "-c", "h.F90", "-o", "h.o", "-v"],
+    ["-O2", "h.o", "-o", "prog"],                                   # links: Python
+])
+def test_fortran_other_commands_go_to_python(bins, fwork, args):
+    fast, _ = bins
+    r = run([str(fast / "enzyme-fc"), *args], cwd=fwork, check=False, env=env_without_enzyme())
+    assert r.returncode == 127 and "cannot run the Python driver" in r.stderr
+
+
+def test_fortran_fast_path_errors_and_link(bins, fwork):
+    """A compile error is flang's (exit status and message, none of the opt-bisect reports); the
+    fast path's object differentiates at the link."""
+    fast, real = bins
+    env = env_without_enzyme()
+    (fwork / "bad.f90").write_text("subroutine bad(\n")
+    r = run([str(fast / "enzyme-fc"), "-O2", "-c", "bad.f90", "-o", "bad.o"], cwd=fwork,
+            check=False, env=env)
+    assert r.returncode == 1 and "error" in r.stderr and "BISECT" not in r.stderr
+    assert not list(fwork.glob("bad.o"))
+    run([str(fast / "enzyme-fc"), "-O2", "-DSCALE_BY=3.0d0", "-c", "h.F90", "-o", "h.o"],
+        cwd=fwork, env=env)
+    run([str(real / "enzyme-cc"), "-O2", "-c", "main.c", "-o", "main.o"], cwd=fwork, env=env)
+    run([str(real / "enzyme-fc"), "-O2", "main.o", "h.o", "-o", "prog"], cwd=fwork, env=env)
+    assert run([str(fwork / "prog")], cwd=fwork).stdout.strip() == "12"

@@ -1,4 +1,5 @@
-/* enzyme-cc / enzyme-c++ fast path: the compile step of one C or C++ source at -O1 and above.
+/* enzyme-cc / enzyme-c++ / enzyme-fc fast path: the compile step of one C or C++ source at -O1
+ * and above, or of one Fortran source.
  *
  * A build runs the compiler once per source, so Python's start-up and imports (~60 ms) would
  * double the cost of a compile (clang itself takes ~40 ms on a small file). This launcher does
@@ -8,6 +9,10 @@
  * to the Python driver (`python -m enzyme_cc.cli DRIVER ARGS...`). It is conservative: any
  * option it does not know, any ENZYME_CC_* variable, an enzyme.toml, -O0, Fortran, response
  * files, a stale plugin, ... all go to Python.
+ *
+ * Fortran (enzyme-fc): one flang run that writes its IR before LLVM's passes, then clang compiles
+ * that IR to the object, embedding it, and the section is renamed -- compile._compile_fortran's
+ * steps.
  *
  * It also runs the link of objects and archives none of which holds a marker name (the Python
  * link step's own first test, lto/link.py _may_call_markers): that link is clang's, unchanged.
@@ -370,17 +375,194 @@ static void link_fast_path(int argc, char **argv, const char *tool) {
     execv(tool, argv);
 }
 
+/* ---- Fortran ----------------------------------------------------------------------------- */
+static const char *FORTRAN_EXT[] = {".f", ".F", ".f77", ".F77", ".f90", ".F90", ".f95", ".F95",
+                                    ".f03", ".F03", ".f08", ".F08", ".for", ".FOR", ".fpp",
+                                    ".FPP", ".ftn", ".FTN", 0};
+
+static int is_fortran(const char *a) {
+    for (int k = 0; FORTRAN_EXT[k]; k++)
+        if (ends(a, FORTRAN_EXT[k]))
+            return 1;
+    return 0;
+}
+
+/* flang options the fast path passes on unchanged; *value: the next token is the option's */
+static int fortran_option(const char *a, int *value) {
+    static const char *sep[] = {"-I", "-D", "-U", "-J", "-module-dir", 0};
+    static const char *exact[] = {"-cpp", "-nocpp", "-w", "-pedantic", 0};
+    static const char *prefix[] = {"-I", "-D", "-U", "-J", "-std=", "-W", "-f", "-g", "-m", 0};
+    static const char *refused[] = {"-fopenmp", "-fno-openmp", "-fsyntax-only", "-flto",
+                                    "-fno-lto", "-fembed-bitcode", "-fplugin", "-fpass-plugin",
+                                    "-fsave-optimization", "-fprofile", "-fsanitize",
+                                    "-fcoverage", "-fdriver-only", "-fc1", "-Wl,", 0};
+    *value = 0;
+    for (int k = 0; sep[k]; k++)
+        if (strcmp(a, sep[k]) == 0)
+            return *value = 1;
+    for (int k = 0; refused[k]; k++)
+        if (starts(a, refused[k]))
+            return 0;
+    for (int k = 0; exact[k]; k++)
+        if (strcmp(a, exact[k]) == 0)
+            return 1;
+    for (int k = 0; prefix[k]; k++)
+        if (starts(a, prefix[k]))
+            return 1;
+    return 0;
+}
+
+/* compile._codegen_flag: what matters when flang's IR is compiled to an object */
+static int codegen_flag(const char *a) {
+    static const char *prefix[] = {"-O", "-fPIC", "-fpic", "-fPIE", "-fpie", "-fno-pic",
+                                   "-fno-pie", "-march=", "-mcpu=", "-mtune=", "-m64", "-m32",
+                                   "-ffunction-sections", "-fdata-sections",
+                                   "-fomit-frame-pointer", "-fno-omit-frame-pointer",
+                                   "--target=", "-g", 0};
+    if (starts(a, "-gen") || starts(a, "-Og"))
+        return 0;
+    for (int k = 0; prefix[k]; k++)
+        if (starts(a, prefix[k]))
+            return 1;
+    return 0;
+}
+
+/* args run with stderr through a pipe, its lines written on except opt-bisect's reports */
+static int run_filtered(char **args) {
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 2);
+        close(fds[1]);
+        execv(args[0], args);
+        _exit(127);
+    }
+    close(fds[1]);
+    FILE *in = fdopen(fds[0], "r");
+    char *line = NULL;
+    size_t cap = 0;
+    while (in && getline(&line, &cap, in) >= 0)
+        if (!starts(line, "BISECT: "))
+            fputs(line, stderr);
+    free(line);
+    if (in)
+        fclose(in);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return WEXITSTATUS(status);
+}
+
+static void fortran_fast_path(int argc, char **argv, const char *clang) {
+    char flang[PATH_MAX], real[PATH_MAX];
+    if (!which(FLANG_NAME, flang, sizeof flang) || !realpath(flang, real) ||
+        strcmp(real, FLANG_REAL) != 0 || !same_stat(real, FLANG_MTIME_NS, FLANG_SIZE))
+        return;
+    const char *src = NULL, *out = NULL;
+    int compile = 0;
+    char **keep = calloc((size_t)argc + 1, sizeof(char *));
+    char **cg = calloc((size_t)argc + 1, sizeof(char *));
+    int nkeep = 0, ncg = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int value;
+        if (a[0] != '-' || a[1] == 0) {
+            if (src || !is_fortran(a))
+                return;
+            src = a;
+        } else if (strcmp(a, "-c") == 0) {
+            compile = 1;
+        } else if (strcmp(a, "-o") == 0) {
+            if (out || i + 1 >= argc)
+                return;
+            out = argv[++i];
+        } else if (a[1] == 'O' || fortran_option(a, &value)) {
+            keep[nkeep++] = (char *)a;
+            if (codegen_flag(a))
+                cg[ncg++] = (char *)a;
+            if (a[1] != 'O' && value) {
+                if (i + 1 >= argc)
+                    return;
+                keep[nkeep++] = argv[++i];
+            }
+        } else {
+            return;
+        }
+    }
+    struct stat st;
+    if (!src || !out || !compile || out[0] == '-' || stat(src, &st) != 0)
+        return;
+    /* named after the source in a fresh directory (as compile._compile_fortran: the name
+       clang records is the same every build) */
+    const char *tmpdir = getenv("TMPDIR");
+    char dir[PATH_MAX], bc[2 * PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/enzyme-fc-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    if (!mkdtemp(dir))
+        return;
+    const char *stem = argv0_base((char *)src), *dot = strrchr(stem, '.');
+    snprintf(bc, sizeof bc, "%s/%.*s.bc", dir, (int)(dot ? dot - stem : (long)strlen(stem)), stem);
+    char **cmd = calloc((size_t)nkeep + 16, sizeof(char *));
+    int k = 0;
+    cmd[k++] = flang;
+    for (int i = 0; i < nkeep; i++)
+        cmd[k++] = keep[i];
+    char *tail[] = {"-emit-llvm", "-mllvm", "-opt-bisect-limit=0", "-c", (char *)src, "-o", bc};
+    for (size_t i = 0; i < sizeof tail / sizeof *tail; i++)
+        cmd[k++] = tail[i];
+    cmd[k] = NULL;
+    int rc = run_filtered(cmd);
+    if (rc == 0) {
+        k = 0;
+        cmd[k++] = (char *)clang;
+        for (int i = 0; i < ncg; i++)
+            cmd[k++] = cg[i];
+        char *cc_tail[] = {"-Wno-unused-command-line-argument", "-Xclang", "-fembed-bitcode=all",
+                           "-c", bc, "-o", (char *)out};
+        for (size_t i = 0; i < sizeof cc_tail / sizeof *cc_tail; i++)
+            cmd[k++] = cc_tail[i];
+        cmd[k] = NULL;
+        rc = run(cmd);
+        if (rc == 0 && stat(out, &st) == 0 && S_ISREG(st.st_mode) && rename_in_place(out) != 0) {
+            char objcopy[PATH_MAX];
+            if (!which(OBJCOPY_NAME, objcopy, sizeof objcopy)) {
+                fprintf(stderr, "enzyme-fc: error: cannot find '%s'\n", OBJCOPY_NAME);
+                rc = 1;
+            } else {
+                char *oc[] = {objcopy, "--rename-section", ".llvmbc=.enzyme.bc,exclude",
+                              "--remove-section", ".llvmcmd", (char *)out, NULL};
+                rc = run(oc);
+            }
+        }
+    }
+    unlink(bc);
+    rmdir(dir);
+    exit(rc < 0 ? 1 : rc);
+}
+
 int main(int argc, char **argv) {
     const char *base = argv0_base(argv[0]);
-    int cxx = strcmp(base, "enzyme-c++") == 0;
-    const char *driver = cxx ? "clang++" : "clang";
-    if (!cxx && strcmp(base, "enzyme-cc") != 0)
+    int cxx = strcmp(base, "enzyme-c++") == 0, fortran = strcmp(base, "enzyme-fc") == 0;
+    const char *driver = cxx ? "clang++" : fortran ? "flang" : "clang";
+    if (!cxx && !fortran && strcmp(base, "enzyme-cc") != 0)
         fallback(driver, argc, argv);
     char tool[PATH_MAX], toolxx[PATH_MAX], real[PATH_MAX];
     int tools_ok = which(cxx ? CLANGXX_NAME : CLANG_NAME, tool, sizeof tool) &&
                    which(CLANGXX_NAME, toolxx, sizeof toolxx) && realpath(toolxx, real) &&
                    strcmp(real, CLANGXX_REAL) == 0 &&
                    same_stat(real, CLANGXX_MTIME_NS, CLANGXX_SIZE);
+    if (fortran) {              /* its links (flang's runtime libraries) go to Python */
+        if (tools_ok && !any_enzyme_env() && !config_upward())
+            fortran_fast_path(argc, argv, tool);
+        fallback(driver, argc, argv);
+    }
     if (tools_ok && !any_enzyme_env() && !config_upward())
         link_fast_path(argc, argv, tool);
 
