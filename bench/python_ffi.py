@@ -1,6 +1,6 @@
 """Overhead of calling enzyme-cc code from Python (not a test): per-call time of a trivial function
-through ctypes, the numpy front end, the torch op and a jitted JAX op (and the same function in
-torch / jax), and the gradient time of a real kernel (a 1-D Brusselator integrated with explicit
+through ctypes, the numpy front end, the torch op and a JAX op, jitted and eager (and the same
+function in torch / jax), and the gradient time of a real kernel (a 1-D Brusselator integrated with explicit
 Euler) through each framework against calling its C derivative directly (ctypes, prebuilt
 buffers).
 
@@ -121,6 +121,11 @@ def main():
     ident = jax.jit(lambda x: x)
     rows.append(("trivial", "jax.jit(lambda x: x)", best(lambda: ident(jx).block_until_ready(),
                                                          5000)))
+    # eager (no jit around the call): the op against an eager jax.numpy operation
+    rows.append(("trivial", "enzyme_cc.jax op, eager", best(lambda: jop(jx).block_until_ready(),
+                                                            2000)))
+    rows.append(("trivial", "jax.numpy (2 * x), eager", best(lambda: (2 * jx).block_until_ready(),
+                                                             2000)))
     # the same three interleaved: medians of batches of 1000 calls (JAX's own dispatch floor)
     jax_rows = [("enzyme_cc.jax op, jit", lambda: f(jx).block_until_ready()),
                 ("jax.numpy (2 * x), jit", lambda: g(jx).block_until_ready()),

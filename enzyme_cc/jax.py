@@ -17,7 +17,7 @@ import threading
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import Primitive
+from jax.extend.core import Primitive, concrete_or_error
 from jax.interpreters import ad, batching, mlir
 
 from . import ffi
@@ -106,11 +106,11 @@ class JaxOp:
                     if a.dtype == "float64" else ""
                 raise TypeError(f"{s.name}: argument {a.name!r} has dtype {x.dtype}, expected "
                                 f"{a.dtype}{hint}")
-            xs.append(jnp.asarray(x))
+            xs.append(x if isinstance(x, jax.Array) else jnp.asarray(x))
         for name, v in ints.items():
             if isinstance(v, jax.core.Tracer):
                 try:                       # a constant under the trace is as good as an int
-                    ints[name] = int(jax.core.concrete_or_error(None, v))
+                    ints[name] = int(concrete_or_error(None, v))
                 except Exception:
                     raise TypeError(
                         f"{s.name}: integer argument {name!r} is a traced value (an argument of "
@@ -118,8 +118,19 @@ class JaxOp:
                         f"need its value when tracing; hint: make it static "
                         f"(jax.jit(..., static_argnames=...)) or pass a Python int") from None
         full = self.fn.prepare("primal", [tuple(x.shape) for x in xs], tuple(ints.items())).ints
-        outs = call_p.bind(*xs, fn=self.fn, ints=full)
+        outs = self._call(full)(*xs)
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _call(self, ints):
+        """The primitive's call as a jitted function per set of integers: eager calls take jit's
+        C++ dispatch (under a transformation it is one more nested call, inlined when lowered)."""
+        jitted = self.__dict__.setdefault("_jitted", {})
+        f = jitted.get(ints)
+        if f is None:
+            if len(jitted) >= 256:            # (integers that change every call: bounded)
+                jitted.clear()
+            f = jitted[ints] = jax.jit(lambda *xs: call_p.bind(*xs, fn=self.fn, ints=ints))
+        return f
 
 
 # ---- shapes ------------------------------------------------------------------------------------
@@ -151,10 +162,29 @@ def _body(kind):
     return body
 
 
+def _eager(p, kind):
+    """A call outside any transformation: through a jitted call of the primitive, compiled once
+    per (entry point, integers) and then dispatched by jit's C++ path, instead of preparing and
+    dispatching the custom call in Python on every call."""
+    body, jitted = _body(kind), {}
+
+    def impl(*args, **params):
+        if jax.config.jax_disable_jit:        # (jit would call back into this impl)
+            return body(*args, **params)
+        key = tuple(params.items())          # (bound with the same keywords every time)
+        f = jitted.get(key)
+        if f is None:
+            if len(jitted) >= 256:            # (integers that change every call: bounded)
+                jitted.clear()
+            f = jitted[key] = jax.jit(lambda *xs: p.bind(*xs, **params))
+        return f(*args)
+    return impl
+
+
 def _primitive(name, kind):
     p = Primitive(name)
     p.multiple_results = True
-    p.def_impl(_body(kind))
+    p.def_impl(_eager(p, kind))
     p.def_abstract_eval(_avals(kind))
     mlir.register_lowering(p, mlir.lower_fun(_body(kind), multiple_results=True), platform="cpu")
     return p

@@ -50,6 +50,20 @@ def test_check_grads_cxx_and_fortran(opt):
     check_grads(cu, (rand(3), rand(2, 4)), order=1, modes=["fwd", "rev"])
 
 
+def test_eager_and_disable_jit(ops):
+    """Eager calls go through a jitted call of the primitive (compiled once per set of
+    integers); under jax.disable_jit() the custom call is dispatched directly. Same values."""
+    x, w = rand(5), rand(5, seed=4)
+    eager = ops["smooth"](x, w)
+    np.testing.assert_allclose(eager, jax.jit(ops["smooth"])(x, w), rtol=1e-15)
+    g = jax.grad(lambda x: ops["smooth"](x, w).sum())(x)
+    with jax.disable_jit():
+        np.testing.assert_allclose(ops["smooth"](x, w), eager, rtol=1e-15)
+        np.testing.assert_allclose(jax.grad(lambda x: ops["smooth"](x, w).sum())(x), g,
+                                   rtol=1e-15)
+    assert float(ops["norm2"](np.asarray(x))) == pytest.approx(float(jnp.linalg.norm(x)))
+
+
 def test_jit_vmap_jacobians(ops):
     xs, w = rand(3, 5), rand(5, seed=3)
     f = jax.jit(lambda x: ops["smooth"](x, w))
