@@ -10,6 +10,7 @@ DEFAULTS = {
     "clang++": "clang++-22",
     "flang": "flang-new-22",
     "objcopy": "llvm-objcopy-22",
+    "cxxfilt": "llvm-cxxfilt-22",       # C++ and Rust names in error messages
     "ar": "llvm-ar-22",
     "ranlib": "llvm-ranlib-22",
     "opt": "opt-22",                # the link step's pipelines and codegen (lto/optimize.py)

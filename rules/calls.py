@@ -264,8 +264,9 @@ def _fwd_call(ctx, inst, before):
         ctx.gen().emit_augmented_call(ctx, inst)
         return False
     if kind == "unknown" and before and _involved(ctx, inst):
+        from enzyme_cc.ad.diagnostics import quoted_name
         what = "indirect call" if (inst.callee or "").startswith("%") else \
-            f"call to '{(inst.callee or '').lstrip('@')}'"
+            "call to " + quoted_name(inst.callee or "")
         if re.match(r'@"?__enzyme_(post_sparse_)?todense', inst.callee or ""):
             name = inst.callee.strip('@"')
             ctx.gen().fail(synth, inst, f"'{name}' with arguments that carry "

@@ -834,3 +834,23 @@ def test_indirect_call_without_any_target_aborts_when_it_runs(tmp_path, level):
     assert run.returncode != 0 and run.stdout == "", run.stdout
     assert "a differentiated indirect call reached a function without a derivative" in run.stderr
     assert "build its object with enzyme-cc" in run.stderr
+
+
+MANGLED = """\
+namespace phys {
+double opaque(double x);
+double energy(double x) { return opaque(x) * x; }
+}
+extern "C" double __enzyme_autodiff(void *, double);
+int main() { return (int)__enzyme_autodiff((void *)phys::energy, 1.0); }
+"""
+
+
+def test_cxx_names_are_demangled(tmp_path):
+    """A C++ function is named as in the source, with its symbol after it."""
+    (tmp_path / "m.cpp").write_text(MANGLED)
+    r = subprocess.run([str(BIN / "enzyme-c++"), "-O2", "m.cpp", "-o", "m"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "in function 'phys::energy(double)' (symbol _ZN4phys6energyEd)" in r.stderr, r.stderr
+    assert "call to 'phys::opaque(double)' (symbol _ZN4phys6opaqueEd)" in r.stderr, r.stderr

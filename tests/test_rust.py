@@ -82,3 +82,18 @@ def test_crate_example(tmp_path):
     out = run([cargo, "run", "--release", "--quiet", "--offline", "--example", "springs"],
               cwd=crate, env=env).stdout
     assert out.count("CHECK ") == 5 and "FAILED" not in out, out
+
+
+@pytest.mark.skipif(RUSTC is None, reason="no rustc on LLVM 22 (rustup's stable toolchain)")
+def test_rust_error_names_rust_path(tmp_path):
+    """An error inside Rust code names the function by its Rust path (legacy mangling's hash
+    left out), with the symbol after it."""
+    (tmp_path / "opaque.c").write_text("double opaque_scale(double x) { return 3 * x; }\n")
+    run(["clang-22", "-O2", "-c", "opaque.c", "-o", "opaque.o"], cwd=tmp_path)
+    r = run([RUSTC, "-O", "-Clinker-plugin-lto", f"-Clinker={BIN / 'enzyme-cc'}",
+             "-Clink-arg=opaque.o", str(HERE / "opaque_call.rs"), "-o", "prog"], cwd=tmp_path,
+            check=False)
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+    assert re.search(r"in function 'opaque_call::physics::energy' \(symbol _ZN\w+E\)",
+                     r.stderr), r.stderr
+    assert "no derivative rule for call to 'opaque_scale'" in r.stderr, r.stderr

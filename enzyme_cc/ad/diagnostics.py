@@ -28,8 +28,35 @@ def source_of(module, md_id: str | None) -> str | None:
     return None
 
 
+_RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")     # legacy Rust mangling's hash segment
+_demangled: dict[str, str] = {}
+
+
 def demangle_hint(name: str) -> str:
-    return name.lstrip("@").strip('"')
+    """The function's source-level name for messages: a C++ or Rust symbol demangled (by
+    llvm-cxxfilt), other names as they are."""
+    name = name.lstrip("@").strip('"')
+    if not name.startswith(("_Z", "_R")):
+        return name
+    if name not in _demangled:
+        _demangled[name] = name
+        try:
+            import subprocess
+            from enzyme_cc import toolchain
+            r = subprocess.run([toolchain.tool("cxxfilt")], input=name, capture_output=True,
+                               text=True, timeout=10)
+            out = _RUST_HASH.sub("", r.stdout.strip())
+            if r.returncode == 0 and out and out != name:
+                _demangled[name] = out if len(out) <= 100 else out[:97] + "..."
+        except Exception:            # (a message never fails for want of a demangler)
+            pass
+    return _demangled[name]
+
+
+def quoted_name(name: str) -> str:
+    """"'f'" for a message; a mangled symbol as its source name, then the symbol."""
+    raw, shown = name.lstrip("@").strip('"'), demangle_hint(name)
+    return f"'{shown}'" + (f" (symbol {raw})" if shown != raw else "")
 
 
 def subprogram_source(module, sp: str | None) -> str | None:
@@ -43,7 +70,7 @@ def subprogram_source(module, sp: str | None) -> str | None:
 def located(module, fn, inst) -> str:
     """Prefix for an error about `inst` in `fn`: an instruction, a parameter (a Param: it has
     no opcode nor metadata) or None."""
-    where = f"in function '{demangle_hint(fn.name)}'"
+    where = f"in function {quoted_name(fn.name)}"
     if inst is not None and not hasattr(inst, "op"):       # a parameter of fn
         src = subprogram_source(module, getattr(fn, "dbg", None))
         where += f", argument '{inst.name}'"
