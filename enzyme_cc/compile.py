@@ -178,7 +178,7 @@ def _cdriver(driver: str) -> str:
 
 
 def _compile_fortran(inv, src, args, out) -> int:
-    """One flang run: its LLVM IR before LLVM's passes (`-mllvm -opt-bisect-limit=0`), which
+    """One flang run: its LLVM IR before LLVM's passes (opt-bisect at 0), which
     becomes the object's .enzyme.bc, and the object compiled from that IR by clang (LLVM's
     O<level> pipeline and codegen, as flang runs them). flang's own object would cost its
     front end a second time, most of a Fortran compile."""
@@ -189,16 +189,10 @@ def _compile_fortran(inv, src, args, out) -> int:
     tmp = tempfile.mkdtemp(prefix="enzyme-fc-")
     bc = os.path.join(tmp, os.path.splitext(os.path.basename(src.path))[0] + ".bc")
     try:
-        cmd = [flang] + args + ["-emit-llvm", "-mllvm", "-opt-bisect-limit=0", "-c", src.path,
-                                "-o", bc]
-        if inv.verbose:
-            print("enzyme-cc: " + " ".join(cmd), file=sys.stderr)
-        # opt-bisect reports each pass it skips: those lines go, flang's diagnostics stay
-        r = subprocess.run(cmd, stderr=subprocess.PIPE, text=True, errors="replace")
-        sys.stderr.write("".join(line for line in r.stderr.splitlines(keepends=True)
-                                 if not line.startswith("BISECT: ")))
-        if r.returncode != 0:
-            return r.returncode
+        cmd = [flang] + args + ["-emit-llvm"] + _NO_LLVM_PASSES + ["-c", src.path, "-o", bc]
+        rc = run(cmd, inv.verbose)
+        if rc != 0:
+            return rc
         # clang embeds an IR input as it is: the section holds flang's IR, byte for byte
         cc = [toolchain.tool("clang")] + [a for a in args if _codegen_flag(a)] + \
             ["-Wno-unused-command-line-argument"] + EMBED + ["-c", bc, "-o", out]
@@ -211,6 +205,9 @@ def _compile_fortran(inv, src, args, out) -> int:
             os.unlink(bc)
         os.rmdir(tmp)
 
+
+# flang's LLVM passes skipped (opt-bisect at 0, without its report of each skipped pass)
+_NO_LLVM_PASSES = ["-mllvm", "-opt-bisect-limit=0", "-mllvm", "-opt-bisect-verbose=false"]
 
 # flang options that matter when its IR is compiled to an object (the rest: front end only)
 _CODEGEN_FLAGS = ("-O", "-fPIC", "-fpic", "-fPIE", "-fpie", "-fno-pic", "-fno-pie", "-march=",

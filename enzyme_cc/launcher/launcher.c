@@ -427,40 +427,6 @@ static int codegen_flag(const char *a) {
     return 0;
 }
 
-/* args run with stderr through a pipe, its lines written on except opt-bisect's reports */
-static int run_filtered(char **args) {
-    int fds[2];
-    if (pipe(fds) != 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        close(fds[0]);
-        dup2(fds[1], 2);
-        close(fds[1]);
-        execv(args[0], args);
-        _exit(127);
-    }
-    close(fds[1]);
-    FILE *in = fdopen(fds[0], "r");
-    char *line = NULL;
-    size_t cap = 0;
-    while (in && getline(&line, &cap, in) >= 0)
-        if (!starts(line, "BISECT: "))
-            fputs(line, stderr);
-    free(line);
-    if (in)
-        fclose(in);
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
-    return WEXITSTATUS(status);
-}
-
 static void fortran_fast_path(int argc, char **argv, const char *clang) {
     char flang[PATH_MAX], real[PATH_MAX];
     if (!which(FLANG_NAME, flang, sizeof flang) || !realpath(flang, real) ||
@@ -514,11 +480,12 @@ static void fortran_fast_path(int argc, char **argv, const char *clang) {
     cmd[k++] = flang;
     for (int i = 0; i < nkeep; i++)
         cmd[k++] = keep[i];
-    char *tail[] = {"-emit-llvm", "-mllvm", "-opt-bisect-limit=0", "-c", (char *)src, "-o", bc};
+    char *tail[] = {"-emit-llvm", "-mllvm", "-opt-bisect-limit=0", "-mllvm",
+                    "-opt-bisect-verbose=false", "-c", (char *)src, "-o", bc};
     for (size_t i = 0; i < sizeof tail / sizeof *tail; i++)
         cmd[k++] = tail[i];
     cmd[k] = NULL;
-    int rc = run_filtered(cmd);
+    int rc = run(cmd);
     if (rc == 0) {
         k = 0;
         cmd[k++] = (char *)clang;
