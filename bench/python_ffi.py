@@ -5,6 +5,7 @@ Euler) through each framework against calling its C derivative directly (ctypes,
 buffers).
 
     python bench/python_ffi.py [--n 4096] [--steps 200] [--cpu-time]
+    python bench/python_ffi.py --cpp-extension     # the torch op against a C++ extension op
 
 --cpu-time times the trivial calls with time.thread_time (the calling thread's CPU time), which
 leaves out the time a loaded machine keeps the thread waiting for a core; the gradient rows stay
@@ -75,6 +76,77 @@ def medians(fns, reps):
     return [(statistics.median(w), statistics.median(c)) for w, c in times]
 
 
+CPP_SINX = r"""
+#include <torch/extension.h>
+#include <cmath>
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+struct SinX : public torch::autograd::Function<SinX> {
+  static torch::Tensor forward(AutogradContext *ctx, torch::Tensor x) {
+    ctx->save_for_backward({x});
+    auto y = torch::empty_like(x);
+    const double *xp = x.data_ptr<double>();
+    double *yp = y.data_ptr<double>();
+    for (int64_t i = 0; i < x.numel(); i++) yp[i] = std::sin(xp[i]) * xp[i];
+    return y;
+  }
+  static variable_list backward(AutogradContext *ctx, variable_list g) {
+    auto x = ctx->get_saved_variables()[0];
+    auto gc = g[0].contiguous();
+    auto dx = torch::empty_like(x);
+    const double *xp = x.data_ptr<double>(), *gp = gc.data_ptr<double>();
+    double *dp = dx.data_ptr<double>();
+    for (int64_t i = 0; i < x.numel(); i++)
+      dp[i] = gp[i] * (std::cos(xp[i]) * xp[i] + std::sin(xp[i]));
+    return {dx};
+  }
+};
+torch::Tensor sinx(torch::Tensor x) { return SinX::apply(x); }
+"""
+SINX_C = "#include <math.h>\nvoid sinx(const double *x, double *y, int n) {\n" \
+         "  for (int i = 0; i < n; i++) y[i] = sin(x[i]) * x[i];\n}\n"
+
+
+def cpp_extension_comparison():
+    """forward + backward of sum(sin(x) * x) (issue 25's per-step overhead): the enzyme_cc torch
+    op against a hand-written C++ autograd::Function (torch.utils.cpp_extension) and a Python
+    autograd.Function over torch's own ops, at n = 16 and 4096; medians of 9 interleaved
+    batches, each the best of 3 x 300 calls."""
+    import torch
+    from torch.utils.cpp_extension import load_inline
+    import enzyme_cc.torch as et
+    ext = load_inline("enzyme_cc_bench_sinx", cpp_sources=CPP_SINX, functions=["sinx"],
+                      extra_cflags=["-O2"])
+    op = et.op(Signature("sinx", [In("x", ("n",)), Out("y", ("n",)), Int("n")]), source=SINX_C)
+
+    class TorchOps(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return torch.sin(x) * x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * (torch.cos(x) * x + torch.sin(x))
+    for n in (16, 4096):
+        x = torch.rand(n, dtype=torch.float64, requires_grad=True)
+        fns = {"enzyme_cc torch op": lambda: op(x).sum().backward(),
+               "cpp_extension autograd::Function": lambda: ext.sinx(x).sum().backward(),
+               "Python autograd.Function, torch ops": lambda: TorchOps.apply(x).sum().backward()}
+        assert torch.allclose(op(x), ext.sinx(x))
+        times = {k: [] for k in fns}
+        for f in fns.values():
+            f()
+        for _ in range(9):
+            for k, f in fns.items():
+                times[k].append(min(timeit.repeat(f, number=300, repeat=3)) / 300)
+        base = statistics.median(times["cpp_extension autograd::Function"])
+        for k, v in times.items():
+            m = statistics.median(v)
+            print(f"n={n:5d} {k:38s} {m * 1e6:8.1f} us  {m / base:5.2f}x cpp_extension")
+
+
 def main():
     global TIMER
     ap = argparse.ArgumentParser()
@@ -82,7 +154,13 @@ def main():
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--cpu-time", action="store_true")
     ap.add_argument("--reps", type=int, default=21, help="calls per median (large kernel)")
+    ap.add_argument("--cpp-extension", action="store_true",
+                    help="also the torch op against a C++ autograd::Function built with "
+                         "torch.utils.cpp_extension (needs ninja and a C++ compiler: CXX)")
     args = ap.parse_args()
+    if args.cpp_extension:
+        cpp_extension_comparison()
+        return
     if args.cpu_time:
         TIMER = time.thread_time
     lib = ffi.build([TRIVIAL, BRUSS], source=SRC)
