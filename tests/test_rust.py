@@ -68,7 +68,8 @@ def test_cargo_workspace(tmp_path):
                     reason="no cargo with a rustc on LLVM 22 (rustup's stable toolchain)")
 def test_crate_example(tmp_path):
     """The enzyme-cc crate (rust/enzyme-cc): autodiff! with Dup, Const and Active (the adjoint
-    of the active f64 returned), fwddiff! with Dual, in its example `springs` run by cargo.
+    of the active f64 returned), fwddiff! with Dual, in its example `springs` run by cargo;
+    fwddiff_n! (vector forward mode) in its example `jacobian`.
     Its remainder loop's phi of an argument once crashed the link ('Param' object has no
     attribute 'block')."""
     crate = tmp_path / "enzyme-cc"
@@ -82,6 +83,11 @@ def test_crate_example(tmp_path):
     out = run([cargo, "run", "--release", "--quiet", "--offline", "--example", "springs"],
               cwd=crate, env=env).stdout
     assert out.count("CHECK ") == 5 and "FAILED" not in out, out
+    # vector forward mode (fwddiff_n!, widths 3 and 2: its result through rustc's byte-typed
+    # sret, and in two registers) against reverse mode and central differences
+    out = run([cargo, "run", "--release", "--quiet", "--offline", "--example", "jacobian"],
+              cwd=crate, env=env).stdout
+    assert out.count("CHECK ") == 8 and "FAILED" not in out, out
 
 
 @pytest.mark.skipif(RUSTC is None, reason="no rustc on LLVM 22 (rustup's stable toolchain)")

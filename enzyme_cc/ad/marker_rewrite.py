@@ -60,6 +60,9 @@ def _pack(gen, req, lines, tmp, vals, what) -> list[str]:
         if inst.name:
             lines.append(f"{inst.name} = {_identity(want, '0.0' if is_fp(want) else 'zeroinitializer')}")
         return lines
+    raw = _BYTES.match(want.replace(" ", "")) if req.sret else None
+    if raw:
+        return _store_bytes(gen, req, lines, tmp, vals, what, int(raw.group(1)))
     slots = _leaves(gen.module.named_types.get(want, want))
     if len(slots) < len(vals):
         raise UserError(f"{located(gen.module, req.caller, inst)}: {inst.callee[1:]} returns {want}, "
@@ -72,6 +75,28 @@ def _pack(gen, req, lines, tmp, vals, what) -> list[str]:
         lines.append(f"store {want} {acc}, ptr {req.sret[1]}")
     else:
         lines.append(f"{inst.name} = {_identity(want, acc)}")
+    return lines
+
+
+_BYTES = re.compile(r"\[(\d+)xi8\]$")      # (spaces removed)
+
+
+def _store_bytes(gen, req, lines, tmp, vals, what, size) -> list[str]:
+    """The scalars stored one after the other, each at its natural alignment, into a result
+    returned through a pointer typed as bytes (rustc's sret of `#[repr(C)] struct([f64; N])`)."""
+    from enzyme_cc.ir.lexer import type_size
+    off = 0
+    for v, vty in vals:
+        n = type_size(vty)
+        off = -(-off // n) * n
+        if off + n > size:
+            raise UserError(f"{located(gen.module, req.caller, req.inst)}: "
+                            f"{req.inst.callee[1:]} returns {size} bytes, which cannot hold "
+                            f"{len(vals)} {what}")
+        at = tmp()
+        lines.append(f"{at} = getelementptr inbounds i8, ptr {req.sret[1]}, i64 {off}")
+        lines.append(f"store {vty} {v}, ptr {at}")
+        off += n
     return lines
 
 

@@ -35,11 +35,26 @@
 //! else `()`; `fwddiff!` returns the tangent of the function's `f64` result. The calls are
 //! `unsafe` underneath: the pointers must be valid for what the function reads and writes, as
 //! for the function itself.
+//!
+//! Vector forward mode, `fwddiff_n!(f, N; ...)` with N from 2 to 8, propagates N directions in
+//! one call (Enzyme's `enzyme_width`): each `Dup` takes N shadows `[&v1, ..., &vN]`, each `Dual`
+//! N tangents `[d1, ..., dN]`, and it returns the N tangents of the result as `[f64; N]`; for
+//! example three columns of a Jacobian-vector block:
+//!
+//! ```no_run
+//! # use enzyme_cc::fwddiff_n;
+//! # #[no_mangle] pub extern "C" fn energy(x: *const f64, n: usize) -> f64 { 0.0 }
+//! let x = [0.3, -0.2, 0.5];
+//! let (e0, e1, e2) = ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]);
+//! let g: [f64; 3] = fwddiff_n!(energy, 3; Dup(&x, [&e0, &e1, &e2]), Const(3usize));
+//! ```
 
 #![no_std]
 
 use core::ffi::c_void;
 
+// (the markers are one symbol each, declared once per result type)
+#[allow(clashing_extern_declarations)]
 extern "C" {
     #[doc(hidden)]
     pub static enzyme_dup: i32;
@@ -54,7 +69,30 @@ extern "C" {
     #[doc(hidden)]
     #[link_name = "__enzyme_fwddiff"]
     pub fn __enzyme_fwddiff_f64(f: *const c_void, ...) -> f64;
+    #[doc(hidden)]
+    pub static enzyme_width: i32;
 }
+
+/// The N tangents of a vector forward-mode call (C's `struct { double d[N]; }`).
+#[doc(hidden)]
+#[repr(C)]
+pub struct Lanes<const N: usize>(pub [f64; N]);
+
+macro_rules! vector_markers {
+    ($($name:ident $n:literal),*) => {
+        #[allow(clashing_extern_declarations)]
+        extern "C" {
+            $(
+                #[doc(hidden)]
+                #[link_name = "__enzyme_fwddiff"]
+                pub fn $name(f: *const c_void, ...) -> Lanes<$n>;
+            )*
+        }
+    };
+}
+vector_markers!(__enzyme_fwddiff_w2 2, __enzyme_fwddiff_w3 3, __enzyme_fwddiff_w4 4,
+                __enzyme_fwddiff_w5 5, __enzyme_fwddiff_w6 6, __enzyme_fwddiff_w7 7,
+                __enzyme_fwddiff_w8 8);
 
 /// Pointer of a slice or array argument (`&[f64]`, `&mut [f64; N]`, `&Vec<f64>`).
 #[doc(hidden)]
@@ -66,9 +104,11 @@ impl<T> AsPtr for &[T] {
         self.as_ptr() as *const c_void
     }
 }
+// (a shadow the derivative writes: its pointer from the mutable borrow, so that the compiler
+// knows the memory may change through it)
 impl<T> AsPtr for &mut [T] {
     fn ptr(self) -> *const c_void {
-        self.as_ptr() as *const c_void
+        self.as_mut_ptr() as *const c_void
     }
 }
 impl<T, const N: usize> AsPtr for &[T; N] {
@@ -78,7 +118,7 @@ impl<T, const N: usize> AsPtr for &[T; N] {
 }
 impl<T, const N: usize> AsPtr for &mut [T; N] {
     fn ptr(self) -> *const c_void {
-        self.as_ptr() as *const c_void
+        self.as_mut_ptr() as *const c_void
     }
 }
 impl<T> AsPtr for *const T {
@@ -114,6 +154,16 @@ macro_rules! autodiff {
 macro_rules! fwddiff {
     ($f:expr; $($args:tt)*) => {
         $crate::__marker!(@fwd [] $f; $($args)*)
+    };
+}
+
+/// Vector forward mode: `fwddiff_n!(f, N; Dup(&x, [&v1, ..., &vN]), Const(n),
+/// Dual(a, [d1, ..., dN]))` with N a literal from 2 to 8. Returns the N tangents of the
+/// function's `f64` result, `[f64; N]`.
+#[macro_export]
+macro_rules! fwddiff_n {
+    ($f:expr, $n:tt; $($args:tt)*) => {
+        $crate::__marker!(@vfwd $n [$crate::enzyme_width, $n,] $f; $($args)*)
     };
 }
 
@@ -154,5 +204,43 @@ macro_rules! __marker {
     };
     (@fwd [$($acc:tt)*] $f:expr; Dual($v:expr, $dv:expr) $(, $($rest:tt)*)?) => {
         $crate::__marker!(@fwd [$($acc)* ($v as f64), ($dv as f64),] $f; $($($rest)*)?)
+    };
+    // vector forward mode (width $n): the value, then one shadow or tangent per lane
+    (@vfwd $n:tt [$($acc:tt)*] $f:expr;) => {
+        $crate::__marker!(@vcall $n [$($acc)*] $f)
+    };
+    (@vfwd $n:tt [$($acc:tt)*] $f:expr; Dup($x:expr, [$($dx:expr),+ $(,)?]) $(, $($rest:tt)*)?)
+    => {
+        $crate::__marker!(@vfwd $n [$($acc)* $crate::enzyme_dup, $crate::ptr($x),
+                                    $($crate::ptr($dx),)+] $f; $($($rest)*)?)
+    };
+    (@vfwd $n:tt [$($acc:tt)*] $f:expr; Const($v:expr) $(, $($rest:tt)*)?) => {
+        $crate::__marker!(@vfwd $n [$($acc)* $crate::enzyme_const, $v,] $f; $($($rest)*)?)
+    };
+    (@vfwd $n:tt [$($acc:tt)*] $f:expr; Dual($v:expr, [$($dv:expr),+ $(,)?])
+     $(, $($rest:tt)*)?) => {
+        $crate::__marker!(@vfwd $n [$($acc)* ($v as f64), $(($dv as f64),)+] $f;
+                          $($($rest)*)?)
+    };
+    (@vcall 2 [$($acc:tt)*] $f:expr) => {
+        unsafe { $crate::__enzyme_fwddiff_w2($f as *const core::ffi::c_void, $($acc)*).0 }
+    };
+    (@vcall 3 [$($acc:tt)*] $f:expr) => {
+        unsafe { $crate::__enzyme_fwddiff_w3($f as *const core::ffi::c_void, $($acc)*).0 }
+    };
+    (@vcall 4 [$($acc:tt)*] $f:expr) => {
+        unsafe { $crate::__enzyme_fwddiff_w4($f as *const core::ffi::c_void, $($acc)*).0 }
+    };
+    (@vcall 5 [$($acc:tt)*] $f:expr) => {
+        unsafe { $crate::__enzyme_fwddiff_w5($f as *const core::ffi::c_void, $($acc)*).0 }
+    };
+    (@vcall 6 [$($acc:tt)*] $f:expr) => {
+        unsafe { $crate::__enzyme_fwddiff_w6($f as *const core::ffi::c_void, $($acc)*).0 }
+    };
+    (@vcall 7 [$($acc:tt)*] $f:expr) => {
+        unsafe { $crate::__enzyme_fwddiff_w7($f as *const core::ffi::c_void, $($acc)*).0 }
+    };
+    (@vcall 8 [$($acc:tt)*] $f:expr) => {
+        unsafe { $crate::__enzyme_fwddiff_w8($f as *const core::ffi::c_void, $($acc)*).0 }
     };
 }
