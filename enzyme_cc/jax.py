@@ -63,9 +63,15 @@ def _register():
             _registered = dll       # keeps the library loaded
 
 
-def op(signature, sources=(), source=None, lang="c", flags=("-O2",), link_flags=(), order=1):
+def op(signature, sources=(), source=None, lang="c", flags=("-O2",), link_flags=(), order=1,
+       **inferred):
     """Builds the function (cached by content) and returns it as a JAX operation. order=2 also
-    builds the second-order entry points (jax.hessian, check_grads order=2)."""
+    builds the second-order entry points (jax.hessian, check_grads order=2). `signature`: a
+    Signature, or the function's name with the keywords of ffi.signature_of (shapes=,
+    outputs=, nondiff=, ret=): the compiled prototype says the rest."""
+    if not isinstance(signature, ffi.Function):
+        signature = ffi.declared(signature, sources, source, lang, flags, **inferred)
+        inferred = {}
     sig = signature.sig if isinstance(signature, ffi.Function) else signature
     cplx = [a.name for a in sig.inputs + sig.outputs if a.dtype in COMPLEX]
     if cplx:

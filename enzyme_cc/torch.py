@@ -29,11 +29,14 @@ _BASE_APPLY = _C._FunctionBase.__dict__["apply"]
 _OPS = {}
 
 
-def op(signature, sources=(), source=None, lang="c", flags=("-O2",), link_flags=(), order=1):
+def op(signature, sources=(), source=None, lang="c", flags=("-O2",), link_flags=(), order=1,
+       **inferred):
     """Builds the function (cached by content) and returns it as a torch operation. order=2 also
-    builds the second-order entry points (double backward, forward over reverse)."""
+    builds the second-order entry points (double backward, forward over reverse). `signature`:
+    a Signature, or the function's name with the keywords of ffi.signature_of (shapes=,
+    outputs=, nondiff=, ret=): the compiled prototype says the rest."""
     fn = signature if isinstance(signature, ffi.Function) else \
-        ffi.function(signature, sources, source, lang, flags, link_flags, order)
+        ffi.function(signature, sources, source, lang, flags, link_flags, order, **inferred)
     key = (fn.path, fn.sig.key())
     if key not in _OPS:
         _OPS[key] = TorchOp(fn)

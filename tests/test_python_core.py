@@ -7,7 +7,7 @@ import pytest
 
 np = pytest.importorskip("numpy")
 from enzyme_cc import ffi  # noqa: E402
-from enzyme_cc.ffi import In, Out  # noqa: E402
+from enzyme_cc.ffi import In, Int, Out, Ret, SignatureError  # noqa: E402
 from ffi_kernels import (AFFINE, C_SRC, CUBIC, CXX_SRC, F_SRC, NORM2, SMOOTH,  # noqa: E402
                          SOFTMAX)
 
@@ -426,3 +426,68 @@ def test_complex_arrays_vjp_and_jvp(opt):
     t = rng.normal(size=4) + 1j * rng.normal(size=4)
     ty = f.jvp([z], [t])
     np.testing.assert_allclose(ty, 3 * z ** 2 * t + np.exp(z.conj()) * t.conj(), rtol=1e-12)
+
+
+# ---- signatures read from the compiled prototype (ffi/infer.py) --------------------------------
+INFER_SRC = r"""
+#include <math.h>
+#include <stddef.h>
+/* x read through a non-const pointer, forces only written, acc accumulated into (read and
+   written), k and n by value, a double result */
+double energy(double *x, size_t n, double k, double *forces, float *acc) {
+  double e = 0;
+  for (size_t i = 0; i < n; i++) {
+    e += k * sin(x[i]) * x[i];
+    forces[i] = -k * cos(x[i]);
+    acc[i % 2] += (float)(x[i] * x[i]);
+  }
+  return e;
+}
+"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_signature_inferred_from_the_prototype(opt):
+    """In/Out from const-ness and from what the function does with each pointer (LLVM's
+    readonly/writeonly), dtypes from the pointee types, integers and scalars by value, the
+    double result: the same Signature one would write, and the same values and gradients."""
+    shapes = {"x": ("n",), "forces": ("n",), "acc": (2,)}
+    sig = ffi.signature_of("energy", source=INFER_SRC, flags=(opt,), shapes=shapes,
+                           outputs=("acc",))
+    assert sig.args == (In("x", ("n",)), Int("n", "size_t"), In("k", ()),
+                        Out("forces", ("n",)), Out("acc", (2,), "float32"))
+    assert sig.ret == Ret("result")
+    f = ffi.function("energy", source=INFER_SRC, flags=(opt,), shapes=shapes, outputs=("acc",),
+                     nondiff=("k",))
+    x, k = np.array([0.3, -0.7, 1.1]), np.array(1.3)
+    forces, acc, e = f(x, k)
+    np.testing.assert_allclose(e, np.sum(1.3 * np.sin(x) * x), rtol=1e-14)
+    np.testing.assert_allclose(forces, -1.3 * np.cos(x), rtol=1e-14)
+    np.testing.assert_allclose(acc, [x[0] ** 2 + x[2] ** 2, x[1] ** 2], rtol=1e-6)
+    gx = f.vjp([x, k], [np.zeros(3), np.zeros(2, np.float32), np.array(1.0)])
+    np.testing.assert_allclose(gx, 1.3 * (np.cos(x) * x + np.sin(x)), rtol=1e-13)
+
+
+def test_signature_inferred_for_fortran():
+    """flang's debug info names the dummy arguments of a bind(c) routine; intent(in) arrays are
+    read only, intent(out) written only."""
+    sig = ffi.signature_of("cubic", source=F_SRC, lang="fortran",
+                           shapes={"p": (3,), "x": ("n",), "y": ("n",)})
+    assert sig.args == CUBIC.args
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(shapes={"x": ("n",), "forces": ("n",), "acc": (2,)}),
+     "argument 'acc' is `float *`, and the function both reads and writes it: name it in "
+     "outputs="),
+    (dict(shapes={"x": ("n",), "acc": (2,)}, outputs=("acc",)),
+     "argument 'forces' is `double *`: give its shape in shapes="),
+    (dict(shapes={"x": ("n",), "forces": ("n",), "acc": (2,), "y": (2,)}, outputs=("acc",)),
+     "shapes names 'y', which is not an argument of the C function (x, n, k, forces, acc)"),
+    (dict(shapes={"x": ("n",), "forces": ("n",), "acc": (2,)}, outputs=("acc", "x", "k")),
+     "argument 'k' is `double`, passed by value: it cannot be an output"),
+])
+def test_signature_inference_errors_name_the_argument(kw, message):
+    with pytest.raises(SignatureError) as e:
+        ffi.signature_of("energy", source=INFER_SRC, **kw)
+    assert message in str(e.value), str(e.value)

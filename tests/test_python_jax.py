@@ -176,3 +176,17 @@ def test_complex_refused_with_a_hint():
     with pytest.raises(ffi.SignatureError, match="'z' is complex, which the JAX operation does "
                                                  "not take yet.*hint"):
         ej.op(sig, source="void cfun(const double _Complex *z, int n, double _Complex *y) {}")
+
+
+def test_op_from_the_function_name():
+    """No Signature: the compiled prototype says inputs (const), outputs (write only), sizes."""
+    src = r"""
+#include <math.h>
+void smooth_abs(const double *x, int n, double *y) {
+  for (int i = 0; i < n; i++) y[i] = sqrt(x[i] * x[i] + 0.01);
+}
+"""
+    op = ej.op("smooth_abs", source=src, shapes={"x": ("n",), "y": ("n",)})
+    x = rand(6)
+    np.testing.assert_allclose(op(x), jnp.sqrt(x * x + 0.01), rtol=1e-14)
+    check_grads(op, (x,), order=1, modes=["fwd", "rev"])

@@ -550,3 +550,25 @@ def test_complex_signature_checked_against_the_prototype(z, y, culprit):
     with pytest.raises(ffi.SignatureError, match=f"argument {culprit} is `(const )?complex "
                                                  "double \\*` in C"):
         ffi.function(_complex_sig(z, y), source=COMPLEX_SRC)
+
+
+def test_op_from_the_function_name():
+    """No Signature: the compiled prototype says inputs, outputs, sizes and scalars (here a
+    `const double *`, a write-only `double *`, an int and a double by value)."""
+    src = r"""
+#include <math.h>
+double spring(const double *x, int n, double k, double *f) {
+  double e = 0;
+  for (int i = 0; i + 1 < n; i++) { double d = x[i + 1] - x[i] - 1; e += 0.5 * k * d * d; }
+  for (int i = 0; i < n; i++) f[i] = sin(x[i]) * k;
+  return e;
+}
+"""
+    op = et.op("spring", source=src, shapes={"x": ("n",), "f": ("n",)})
+    assert [type(a).__name__ for a in op.sig.args] == ["In", "Int", "In", "Out"]
+    x = torch.tensor([0.1, 1.3, 2.0, 3.4], dtype=torch.float64, requires_grad=True)
+    k = torch.tensor(1.7, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x, k: op(x, k), (x, k))
+    f, e = op(x, k)
+    d = x[1:] - x[:-1] - 1
+    torch.testing.assert_close(e, (0.5 * k * d * d).sum())

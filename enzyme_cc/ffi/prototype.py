@@ -28,6 +28,7 @@ class Param:
     c: str | None = None         # the C type as the debug info spells it (None without it)
     pointee: str | None = None   # for a pointer: the base type's name (typedefs resolved)
     const: bool = False          # for a pointer: the pointee is const
+    name: str | None = None      # the parameter's name in the source (debug info)
 
 
 @dataclass
@@ -37,8 +38,9 @@ class Prototype:
     params: list
 
 
-def find(modules, name: str) -> Prototype | None:
-    """The prototype of the function `name` defined in one of the bitcode modules (bytes)."""
+def find(modules, name: str, with_module=False):
+    """The prototype of the function `name` defined in one of the bitcode modules (bytes), or
+    None; with_module: (prototype, the module's bytes)."""
     import llvmlite.binding as llvm
     from enzyme_cc.ir.model import parse_module
     for data in modules:
@@ -54,8 +56,21 @@ def find(modules, name: str) -> Prototype | None:
         f = m.function("@" + name)
         proto = Prototype(name, f.ret_ty.strip(), [Param(p.ty.strip()) for p in f.params])
         _debug_types(m.metadata, f.dbg, proto)
-        return proto
-    return None
+        _param_names(m.metadata, f.dbg, proto)
+        return (proto, data) if with_module else proto
+    return (None, None) if with_module else None
+
+
+def _param_names(md, sp, proto):
+    """Each parameter's source name: the DILocalVariable with `arg: k` in its subprogram."""
+    if not sp:
+        return
+    for node in md.values():
+        if "DILocalVariable" not in node or _field(node, "scope") != sp:
+            continue
+        k, nm = _field(node, "arg"), _field(node, "name")
+        if k and nm and k.isdigit() and 1 <= int(k) <= len(proto.params):
+            proto.params[int(k) - 1].name = nm.strip('"')
 
 
 def _field(node: str, key: str):
@@ -87,6 +102,9 @@ def _describe(md, ref, depth=0):
         return _field(node, "name").strip('"'), pointee, const
     if tag in ("DW_TAG_const_type", "DW_TAG_volatile_type", "DW_TAG_restrict_type"):
         return _describe(md, _field(node, "baseType"), depth + 1)
+    if tag == "DW_TAG_array_type":      # a Fortran array dummy (passed by address)
+        base = _base_name(md, _field(node, "baseType"), depth + 1)
+        return f"{base}(:)", base, False
     if tag in ("DW_TAG_pointer_type", "DW_TAG_reference_type", "DW_TAG_rvalue_reference_type"):
         inner = _field(node, "baseType")
         const = _is_const(md, inner)

@@ -1,0 +1,210 @@
+"""A function's Signature read from the code instead of declared: `signature_of("f",
+sources=[...], shapes={"x": ("n",), "y": ("n",)})`. The sources are compiled as for the build
+(with -g); the debug info gives each parameter's name and C type (prototype.py), and LLVM's
+attribute inference on the optimized function says which pointers it only reads and which it
+only writes. So:
+
+- a pointer to float data is an input (`In`) when it is `const` or only read, an output (`Out`)
+  when only written; one both read and written (an accumulated output, or an argument updated in
+  place) must be named in `outputs=` (then it is an `Out`: zeroed before each call, so an
+  accumulating C function sees zeros);
+- a float or double by value is a scalar input (`In(name, ())`);
+- an integer by value is an `Int` (a size named in shapes, or a value given at the call);
+- a float or double result is `Ret(ret)`.
+
+Each pointer's shape comes from `shapes` (ints and names of integer parameters). `nondiff=` names
+inputs held constant (`In(..., diff=False)`). The result is cached by content, like builds."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import tempfile
+
+from .build import BuildError, _code_digest, _run, cache_root, check_toolchain, driver, \
+    read_sources
+from .prototype import _FLOAT_NAMES, _INT_BITS, find
+from .signature import In, INT_CTYPES, Int, Out, Ret, Signature, SignatureError
+
+
+def signature_of(name, sources=(), source=None, lang="c", flags=("-O2",), shapes=None,
+                 outputs=(), nondiff=(), ret="result") -> Signature:
+    """The Signature of function `name` in these sources (see the module's description)."""
+    shapes, outputs, nondiff = dict(shapes or {}), tuple(outputs), tuple(nondiff)
+    if isinstance(sources, (str, bytes)) or hasattr(sources, "__fspath__"):
+        sources = [sources]
+    srcs = read_sources(sources, source, lang)
+    h = hashlib.sha256(repr((name, list(flags), sorted(shapes.items()), outputs, nondiff, ret))
+                       .encode())
+    for fname, lg, data in srcs:
+        h.update(repr((os.path.basename(fname), lg)).encode() + hashlib.sha256(data).digest())
+    h.update(_code_digest())
+    path = os.path.join(cache_root(), f"signature-{h.hexdigest()[:32]}.json")
+    try:
+        with open(path) as f:
+            return _from_json(name, json.load(f))
+    except (OSError, ValueError):
+        pass
+    params, ret_ir = _compiled_params(name, srcs, list(flags))
+    sig = _signature(name, params, ret_ir, shapes, outputs, nondiff, ret)
+    os.makedirs(cache_root(), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(_to_json(sig), f)
+    os.replace(tmp, path)
+    return sig
+
+
+def _compiled_params(name, srcs, flags):
+    """([(param name, IR type, C spelling, pointee, const, access)], IR return type) of the
+    compiled function; access: 'read', 'write', 'none' (neither) or 'both'."""
+    check_toolchain({lg for _, lg, _ in srcs})
+    from enzyme_cc.bitcode.elf import bitcode_modules
+    from enzyme_cc.toolchain import tool
+    debug = [] if any(f.startswith("-g") for f in flags) else ["-g"]
+    with tempfile.TemporaryDirectory(prefix="infer-", dir=_tmp_root()) as tmp:
+        modules = []
+        for i, (fname, lg, data) in enumerate(srcs):
+            src = os.path.join(tmp, f"{i}_{os.path.basename(fname)}")
+            with open(src, "wb") as f:
+                f.write(data)
+            _run([driver(lg), *flags, *debug, "-fPIC", "-c", src, "-o", src + ".o"], fname)
+            with open(src + ".o", "rb") as f:
+                modules += bitcode_modules(f.read(), src + ".o")
+        proto, module = find(modules, name, with_module=True)
+        if proto is None:
+            raise BuildError(f"'{name}' is not defined in the given sources (C++: declare it "
+                             "extern \"C\"; Fortran: bind(c))")
+        bc = os.path.join(tmp, "f.bc")
+        with open(bc, "wb") as f:
+            f.write(module)
+        # LLVM's inference of what the function does with each pointer (readonly, writeonly)
+        r = subprocess.run([tool("opt"), "-passes=default<O1>", bc, "-S", "-o", "-"],
+                           capture_output=True, text=True)
+        if r.returncode:
+            raise BuildError(f"reading the prototype of '{name}' failed:\n{r.stderr.strip()}")
+    m = re.search(rf"^define [^\n]*@{re.escape(name)}\((.*)\)[^\n]*{{$", r.stdout, re.M)
+    access = _access(m.group(1)) if m else ["both"] * len(proto.params)
+    if None in [p.name for p in proto.params]:
+        raise SignatureError(f"{name}: the debug info gives no parameter names (a C++ member "
+                             "function, or a function without them); declare its Signature")
+    return [(p.name, p.ir, p.c, p.pointee, p.const, a)
+            for p, a in zip(proto.params, access)], proto.ret
+
+
+def _tmp_root():
+    os.makedirs(cache_root(), exist_ok=True)
+    return cache_root()
+
+
+def _access(params_text: str) -> list[str]:
+    out = []
+    for p in _split_params(params_text):
+        ro, wo = " readonly" in f" {p}", " writeonly" in f" {p}"
+        out.append("none" if " readnone" in f" {p}" or (ro and wo) else
+                   "read" if ro else "write" if wo else "both")
+    return out
+
+
+def _split_params(text: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret):
+    where = f"{name}: the C function's argument"
+    names = [p[0] for p in params]
+    for given, what in ((shapes, "shapes"), (outputs, "outputs"), (nondiff, "nondiff")):
+        unknown = [k for k in given if k not in names]
+        if unknown:
+            raise SignatureError(f"{name}: {what} names {unknown[0]!r}, which is not an "
+                                 f"argument of the C function ({', '.join(names)})")
+    args = []
+    for pname, ir, c, pointee, const, access in params:
+        spelled = f"`{c}`" if c else ir
+        if ir == "ptr":
+            dtype = _FLOAT_NAMES.get(pointee or "")
+            if dtype is None:
+                raise SignatureError(f"{where} {pname!r} is {spelled}: only pointers to float, "
+                                     "double and their complex types are passed as arrays; "
+                                     "declare its Signature to pass it otherwise")
+            if pname not in shapes:
+                raise SignatureError(f"{where} {pname!r} is {spelled}: give its shape in "
+                                     f"shapes= (e.g. shapes={{{pname!r}: ('n',)}})")
+            shape = tuple(shapes[pname])
+            if pname in outputs:
+                if const:
+                    raise SignatureError(f"{where} {pname!r} is {spelled} (read only), but "
+                                         "outputs= names it")
+                args.append(Out(pname, shape, dtype))
+            elif const or access in ("read", "none"):
+                args.append(In(pname, shape, dtype, diff=pname not in nondiff))
+            elif access == "write":
+                args.append(Out(pname, shape, dtype))
+            else:
+                raise SignatureError(
+                    f"{where} {pname!r} is {spelled}, and the function both reads and writes "
+                    f"it: name it in outputs= if it is an output (zeroed before each call, "
+                    f"so accumulating into it works), or make it `const` if it is an input; an "
+                    f"argument updated in place is not supported")
+        elif pname in outputs:
+            raise SignatureError(f"{where} {pname!r} is {spelled}, passed by value: it cannot "
+                                 "be an output")
+        elif ir in ("double", "float"):
+            if pname in shapes and tuple(shapes[pname]) != ():
+                raise SignatureError(f"{where} {pname!r} is {spelled}, passed by value: its "
+                                     "shape is ()")
+            args.append(In(pname, (), "float64" if ir == "double" else "float32",
+                           diff=pname not in nondiff))
+        elif re.fullmatch(r"i(32|64)", ir):
+            ctype = c if c in INT_CTYPES and _INT_BITS[c] == int(ir[1:]) else \
+                "int" if ir == "i32" else "long"
+            args.append(Int(pname, ctype))
+        else:
+            raise SignatureError(f"{where} {pname!r} is {spelled}, which a Python caller "
+                                 "cannot pass; declare its Signature")
+    if ret_ir == "ptr":
+        raise SignatureError(f"{name}: the C function returns a pointer, which a Python caller "
+                             "cannot take; declare its Signature")
+    dtype = {"double": "float64", "float": "float32"}.get(ret_ir)
+    # (an integer result, a status, is dropped)
+    return Signature(name, args, ret=Ret(ret, dtype) if dtype else None)
+
+
+def _to_json(sig):
+    out = []
+    for a in sig.args:
+        if isinstance(a, Int):
+            out.append(["Int", a.name, a.ctype])
+        elif isinstance(a, In):
+            out.append(["In", a.name, list(a.shape), a.dtype, a.diff])
+        else:
+            out.append(["Out", a.name, list(a.shape), a.dtype])
+    ret = [sig.ret.name, sig.ret.dtype] if sig.ret else None
+    return {"args": out, "ret": ret}
+
+
+def _from_json(name, d):
+    args = []
+    for a in d["args"]:
+        if a[0] == "Int":
+            args.append(Int(a[1], a[2]))
+        elif a[0] == "In":
+            args.append(In(a[1], tuple(a[2]), a[3], a[4]))
+        else:
+            args.append(Out(a[1], tuple(a[2]), a[3]))
+    return Signature(name, args, ret=Ret(*d["ret"]) if d["ret"] else None)
