@@ -122,4 +122,13 @@ static inline void copy(const Desc *to, char *tb, const Desc *from, const char *
   }
 }
 
+/* flang's own entry behind our wrapper `__enzyme_cc_fortran_<entry>_other`, registered with
+   derivatives `_fwd` (forward mode, and reverse mode's augmented forward) and `_rev` */
+#define REGISTER(entry)                                                                       \
+  void *__enzyme_register_derivative_fortran_##entry[2] = {                                   \
+      (void *)__enzyme_cc_fortran_##entry##_other, (void *)__enzyme_cc_fortran_##entry##_fwd};\
+  void *__enzyme_register_gradient_fortran_##entry[3] = {                                     \
+      (void *)__enzyme_cc_fortran_##entry##_other, (void *)__enzyme_cc_fortran_##entry##_fwd, \
+      (void *)__enzyme_cc_fortran_##entry##_rev};
+
 #endif

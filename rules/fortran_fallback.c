@@ -176,12 +176,6 @@ int __enzyme_cc_fortran_PointerDeallocate_rev(Desc *d, Desc *dd, _Bool has_stat,
 ALLOCATE_SOURCE(AllocatableAllocateSource)
 ALLOCATE_SOURCE(PointerAllocateSource)
 
-#define REGISTER(entry)                                                                       \
-  void *__enzyme_register_derivative_fortran_##entry[2] = {                                   \
-      (void *)__enzyme_cc_fortran_##entry##_other, (void *)__enzyme_cc_fortran_##entry##_fwd};\
-  void *__enzyme_register_gradient_fortran_##entry[3] = {                                     \
-      (void *)__enzyme_cc_fortran_##entry##_other, (void *)__enzyme_cc_fortran_##entry##_fwd, \
-      (void *)__enzyme_cc_fortran_##entry##_rev};
 REGISTER(Destroy)
 REGISTER(AllocatableAllocate)
 REGISTER(AllocatableDeallocate)

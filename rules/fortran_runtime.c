@@ -193,12 +193,6 @@ void _FortranAMatmulReal4Real4(Desc *, const Desc *, const Desc *, const char *,
    augmented forward) that stop with a message */
 #define DPARAMS (const Desc *x, const Desc *dx, const Desc *y, const Desc *dy, const char *file, \
                  const char *dfile, int line)
-#define REGISTER(entry)                                                                      \
-  void *__enzyme_register_derivative_fortran_##entry[2] = {                                  \
-      (void *)__enzyme_cc_fortran_##entry##_other, (void *)__enzyme_cc_fortran_##entry##_fwd};\
-  void *__enzyme_register_gradient_fortran_##entry[3] = {                                    \
-      (void *)__enzyme_cc_fortran_##entry##_other, (void *)__enzyme_cc_fortran_##entry##_fwd,\
-      (void *)__enzyme_cc_fortran_##entry##_rev};
 #define OTHER_DOT(T, entry)                                                                  \
   __attribute__((noinline)) T __enzyme_cc_fortran_##entry##_other(                          \
       const Desc *x, const Desc *y, const char *file, int line) {                            \

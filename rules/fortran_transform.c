@@ -511,12 +511,6 @@ void __enzyme_cc_fortran_Unpack(Desc *r, const Desc *vector, const Desc *mask, c
   }
 }
 
-#define REGISTER(entry)                                                                       \
-  void *__enzyme_register_derivative_fortran_##entry[2] = {                                   \
-      (void *)__enzyme_cc_fortran_##entry##_other, (void *)__enzyme_cc_fortran_##entry##_fwd};\
-  void *__enzyme_register_gradient_fortran_##entry[3] = {                                     \
-      (void *)__enzyme_cc_fortran_##entry##_other, (void *)__enzyme_cc_fortran_##entry##_fwd, \
-      (void *)__enzyme_cc_fortran_##entry##_rev};
 REGISTER(Transpose)
 REGISTER(Reshape)
 REGISTER(Cshift)

@@ -52,6 +52,14 @@ static int ends(const char *s, const char *suffix) {
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* Whether a is one of the NULL-terminated list (prefix: starts with one of them). */
+static int listed(const char *a, const char **list, int prefix) {
+    for (int k = 0; list[k]; k++)
+        if (prefix ? starts(a, list[k]) : strcmp(a, list[k]) == 0)
+            return 1;
+    return 0;
+}
+
 /* Hand the whole command line to the Python driver. */
 static void fallback(const char *driver, int argc, char **argv) {
     char **args = calloc((size_t)argc + 5, sizeof(char *));
@@ -137,10 +145,7 @@ static int is_source(const char *a) {
 static int takes_value(const char *a) {
     static const char *sep[] = {"-I", "-D", "-U", "-isystem", "-iquote", "-idirafter",
                                 "-include", "-MF", "-MT", "-MQ", 0};
-    for (int k = 0; sep[k]; k++)
-        if (strcmp(a, sep[k]) == 0)
-            return 1;
-    return 0;
+    return listed(a, sep, 0);
 }
 
 /* Options the fast path passes to clang unchanged (everything else: the Python driver). */
@@ -156,16 +161,7 @@ static int plain_option(const char *a) {
                                     "-fsyntax-only", "-fuse-ld", "-fopenmp", "-fno-openmp",
                                     "-fmodules", "-mllvm", "-fdriver-only", "-fsave-optimization",
                                     "-fprofile", "-fsanitize", "-fcoverage", "-fdump", 0};
-    for (int k = 0; refused[k]; k++)
-        if (starts(a, refused[k]))
-            return 0;
-    for (int k = 0; exact[k]; k++)
-        if (strcmp(a, exact[k]) == 0)
-            return 1;
-    for (int k = 0; prefix[k]; k++)
-        if (starts(a, prefix[k]))
-            return 1;
-    return 0;
+    return !listed(a, refused, 1) && (listed(a, exact, 0) || listed(a, prefix, 1));
 }
 
 /* The object's .llvmbc section renamed .enzyme.bc, and it and .llvmcmd marked SHF_EXCLUDE:
@@ -324,13 +320,7 @@ static int link_option(const char *a) {
     static const char *exact[] = {"-pthread", "-s", "-rdynamic", "-shared", "-pie", "-no-pie",
                                   "-static-libgcc", "-fPIC", "-fpic", "-fPIE", "-fpie", "-w", 0};
     static const char *prefix[] = {"-O", "-Wl,", "-g", "-march=", "-mtune=", "-fuse-ld=", 0};
-    for (int k = 0; exact[k]; k++)
-        if (strcmp(a, exact[k]) == 0)
-            return 1;
-    for (int k = 0; prefix[k]; k++)
-        if (starts(a, prefix[k]))
-            return 1;
-    return 0;
+    return listed(a, exact, 0) || listed(a, prefix, 1);
 }
 
 /* A link of .o/.a files with link_option()s, -L, -l and -o only: when nothing holds a marker
@@ -396,20 +386,9 @@ static int fortran_option(const char *a, int *value) {
                                     "-fno-lto", "-fembed-bitcode", "-fplugin", "-fpass-plugin",
                                     "-fsave-optimization", "-fprofile", "-fsanitize",
                                     "-fcoverage", "-fdriver-only", "-fc1", "-Wl,", 0};
-    *value = 0;
-    for (int k = 0; sep[k]; k++)
-        if (strcmp(a, sep[k]) == 0)
-            return *value = 1;
-    for (int k = 0; refused[k]; k++)
-        if (starts(a, refused[k]))
-            return 0;
-    for (int k = 0; exact[k]; k++)
-        if (strcmp(a, exact[k]) == 0)
-            return 1;
-    for (int k = 0; prefix[k]; k++)
-        if (starts(a, prefix[k]))
-            return 1;
-    return 0;
+    if ((*value = listed(a, sep, 0)))
+        return 1;
+    return !listed(a, refused, 1) && (listed(a, exact, 0) || listed(a, prefix, 1));
 }
 
 /* compile._codegen_flag: what matters when flang's IR is compiled to an object */
@@ -419,12 +398,7 @@ static int codegen_flag(const char *a) {
                                    "-ffunction-sections", "-fdata-sections",
                                    "-fomit-frame-pointer", "-fno-omit-frame-pointer",
                                    "--target=", "-g", 0};
-    if (starts(a, "-gen") || starts(a, "-Og"))
-        return 0;
-    for (int k = 0; prefix[k]; k++)
-        if (starts(a, prefix[k]))
-            return 1;
-    return 0;
+    return !starts(a, "-gen") && !starts(a, "-Og") && listed(a, prefix, 1);
 }
 
 static void fortran_fast_path(int argc, char **argv, const char *clang) {
