@@ -491,3 +491,78 @@ def test_signature_inference_errors_name_the_argument(kw, message):
     with pytest.raises(SignatureError) as e:
         ffi.signature_of("energy", source=INFER_SRC, **kw)
     assert message in str(e.value), str(e.value)
+
+
+CXX_NO_EXTERN = r"""
+#include <cmath>
+#include <vector>
+namespace phys {
+double energy(const double *x, int n, double *pos) {
+  std::vector<double> v(x, x + n);
+  double e = 0;
+  for (int i = 0; i < n; i++) { e += std::sin(v[i]) * v[i]; pos[i] = v[i] * v[i]; }
+  return e;
+}
+double energy(const float *x, int n) { return x[0] * n; }
+double scale(const double *x) { return 2 * x[0]; }
+}
+"""
+
+F_NO_BIND = r"""
+subroutine cubic(p, x, n, y)
+  integer :: n
+  real(8), intent(in) :: p(3), x(n)
+  real(8), intent(out) :: y(n)
+  integer :: i
+  do i = 1, n
+    y(i) = p(1) * x(i)**3 + p(2) * sin(x(i)) + p(3)
+  end do
+end subroutine
+function dotw(x, w, n) result(s)
+  integer(8), intent(in) :: n
+  real(8), intent(in) :: x(n), w
+  real(8) :: s
+  s = w * sum(x * x)
+end function
+"""
+
+
+def test_cxx_function_without_extern_c():
+    """A C++ function found by its name among the demangled ones (qualified or not); an
+    overloaded name is refused, listing the candidates and their symbols."""
+    x = np.array([0.3, -0.5, 0.9])
+    f = ffi.function("phys::energy",
+                     source=CXX_NO_EXTERN.replace(
+                         "double energy(const float *x, int n) { return x[0] * n; }", ""),
+                     lang="c++", shapes={"x": ("n",), "pos": ("n",)})
+    assert f.sig.symbol == "_ZN4phys6energyEPKdiPd"
+    pos, e = f(x)
+    np.testing.assert_allclose(e, np.sum(np.sin(x) * x), rtol=1e-14)
+    g = f.vjp([x], [np.zeros(3), np.array(1.0)])
+    np.testing.assert_allclose(g, np.cos(x) * x + np.sin(x), rtol=1e-13)
+    s = ffi.function("scale", source=CXX_NO_EXTERN, lang="c++", shapes={"x": (1,)})
+    np.testing.assert_allclose(s(np.array([1.5])), 3.0)
+    with pytest.raises(SignatureError) as err:
+        ffi.signature_of("energy", source=CXX_NO_EXTERN, lang="c++", shapes={"x": ("n",)})
+    assert "'energy' names 2 C++ functions" in str(err.value)
+    assert "_ZN4phys6energyEPKfi" in str(err.value)
+    # the symbol itself picks one overload
+    one = ffi.signature_of("_ZN4phys6energyEPKfi", source=CXX_NO_EXTERN, lang="c++",
+                           shapes={"x": ("n",)})
+    assert one.args == (In("x", ("n",), "float32"), Int("n"))
+
+
+def test_fortran_without_bind_c():
+    """flang's external name (cubic_), every argument by reference: integers (the wrapper
+    passes the address of its copy), a REAL scalar, arrays."""
+    f = ffi.function("cubic", source=F_NO_BIND, lang="fortran",
+                     shapes={"p": (3,), "x": ("n",), "y": ("n",)})
+    assert f.sig.symbol == "cubic_" and f.sig.args == CUBIC.args
+    p, x = np.array([1.0, 2.0, 0.5]), np.array([0.3, -0.4, 1.2])
+    np.testing.assert_allclose(f(p, x), p[0] * x ** 3 + p[1] * np.sin(x) + p[2], rtol=1e-14)
+    g = ffi.function("dotw", source=F_NO_BIND, lang="fortran", shapes={"x": ("n",)})
+    assert g.sig.args == (In("x", ("n",)), In("w", ()), Int("n", "long"))
+    np.testing.assert_allclose(g(x, np.array(2.0)), 2 * np.sum(x * x), rtol=1e-14)
+    gx, gw = g.vjp([x, np.array(2.0)], [np.array(1.0)])
+    np.testing.assert_allclose(gx, 4 * x, rtol=1e-14)
+    np.testing.assert_allclose(gw, np.sum(x * x), rtol=1e-14)

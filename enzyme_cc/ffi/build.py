@@ -154,7 +154,7 @@ def check_prototypes(sigs, objs, more_code: bool):
             modules += bitcode_modules(f.read(), obj)
     by_value = {}
     for sig in sigs:
-        proto = find(modules, sig.name)
+        proto = find(modules, sig.symbol)
         if proto is not None:
             by_value[sig.name] = check(sig, proto)
         elif not more_code:

@@ -46,9 +46,13 @@ def _count(sig, a):
 
 
 def wrapper_source(sig, order=1, by_value=frozenset()):
-    """by_value: the scalar inputs the C function takes by value (the prototype says so): the
-    wrapper's core takes them by pointer like every input and passes the value."""
-    n, name = sig.name, sig.name
+    """by_value: the arguments the C function takes otherwise than the Signature's default (the
+    prototype says so): scalar inputs by value (the wrapper's core takes them by pointer like
+    every input and passes the value), and integers by reference (Fortran without bind(c):
+    the core passes the address of its copy)."""
+    n = sig.name
+    # (a C++ function without extern "C": declared under a C name bound to its symbol)
+    name = n if sig.symbol == n else f"ecc_user_{n}"
     params, decl = [], []
     for a in sig.args:
         if isinstance(a, Int):
@@ -57,17 +61,23 @@ def wrapper_source(sig, order=1, by_value=frozenset()):
             params.append(f"const {_ctype(a)} *{a.name}")
         else:
             params.append(f"{_ctype(a)} *{a.name}")
-        decl.append(f"{_ctype(a)} {a.name}" if a.name in by_value else params[-1])
+        if a.name not in by_value:
+            decl.append(params[-1])
+        elif isinstance(a, Int):
+            decl.append(f"{a.ctype} *{a.name}")
+        else:
+            decl.append(f"{_ctype(a)} {a.name}")
     rett = _ctype(sig.ret) if sig.ret else "void"
     lines = [HEADER]
     if any(a.ctype in ("int64_t", "int32_t") for a in sig.ints):
         pass  # stdint.h is included
     if any(a.ctype in ("size_t", "ptrdiff_t") for a in sig.ints):
         lines.append("#include <stddef.h>")
-    lines.append(f"{rett} {name}({', '.join(decl) or 'void'});")
+    asm = f' __asm__("{sig.symbol}")' if sig.symbol != n else ""
+    lines.append(f"{rett} {name}({', '.join(decl) or 'void'}){asm};")
     # the differentiated core: the user's function with its return value (if any) stored
     core_params = params + ([f"{_ctype(sig.ret)} *{sig.ret.name}"] if sig.ret else [])
-    call = f"{name}({', '.join(('*' if a.name in by_value else '') + a.name for a in sig.args)})"
+    call = f"{name}({', '.join(_passed(a, by_value) for a in sig.args)})"
     body = f"*{sig.ret.name} = {call};" if sig.ret else f"{call};"
     lines.append(f"static void ecc_core_{n}({', '.join(core_params)}) {{ {body} }}")
     lines += [_helper(sig, "rev"), _helper(sig, "fwd"), _primal(sig), _vjp(sig), _jvp(sig)]
@@ -75,6 +85,12 @@ def wrapper_source(sig, order=1, by_value=frozenset()):
     if order >= 2:
         lines += [_vjp_jvp(sig), _jvp_jvp(sig)]
     return "\n".join(lines) + "\n"
+
+
+def _passed(a, by_value):
+    if a.name not in by_value:
+        return a.name
+    return f"&{a.name}" if isinstance(a, Int) else f"*{a.name}"
 
 
 def _int_arg(sig, a):

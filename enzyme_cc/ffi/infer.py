@@ -25,7 +25,7 @@ import tempfile
 
 from .build import BuildError, _code_digest, _run, cache_root, check_toolchain, driver, \
     read_sources
-from .prototype import _FLOAT_NAMES, _INT_BITS, find
+from .prototype import _FLOAT_NAMES, _INT_BITS, _INT_NAMES, find
 from .signature import In, INT_CTYPES, Int, Out, Ret, Signature, SignatureError
 
 
@@ -47,8 +47,8 @@ def signature_of(name, sources=(), source=None, lang="c", flags=("-O2",), shapes
             return _from_json(name, json.load(f))
     except (OSError, ValueError):
         pass
-    params, ret_ir = _compiled_params(name, srcs, list(flags))
-    sig = _signature(name, params, ret_ir, shapes, outputs, nondiff, ret)
+    params, ret_ir, symbol = _compiled_params(name, srcs, list(flags))
+    sig = _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol)
     os.makedirs(cache_root(), exist_ok=True)
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w") as f:
@@ -58,8 +58,9 @@ def signature_of(name, sources=(), source=None, lang="c", flags=("-O2",), shapes
 
 
 def _compiled_params(name, srcs, flags):
-    """([(param name, IR type, C spelling, pointee, const, access)], IR return type) of the
-    compiled function; access: 'read', 'write', 'none' (neither) or 'both'."""
+    """([(param name, IR type, C spelling, pointee, const, access)], IR return type, symbol) of
+    the compiled function; access: 'read', 'write', 'none' (neither) or 'both'. A C++ function
+    without extern "C" is found by its name (qualified or not) among the demangled ones."""
     check_toolchain({lg for _, lg, _ in srcs})
     from enzyme_cc.bitcode.elf import bitcode_modules
     from enzyme_cc.toolchain import tool
@@ -73,10 +74,16 @@ def _compiled_params(name, srcs, flags):
             _run([driver(lg), *flags, *debug, "-fPIC", "-c", src, "-o", src + ".o"], fname)
             with open(src + ".o", "rb") as f:
                 modules += bitcode_modules(f.read(), src + ".o")
+        symbol = name
         proto, module = find(modules, name, with_module=True)
+        if proto is None:           # Fortran without bind(c): flang's external name
+            symbol = name.lower() + "_"
+            proto, module = find(modules, symbol, with_module=True)
         if proto is None:
-            raise BuildError(f"'{name}' is not defined in the given sources (C++: declare it "
-                             "extern \"C\"; Fortran: bind(c))")
+            symbol = _cxx_symbol(modules, name)
+            proto, module = find(modules, symbol, with_module=True)
+        if proto is None:
+            raise BuildError(f"'{name}' is not defined in the given sources")
         bc = os.path.join(tmp, "f.bc")
         with open(bc, "wb") as f:
             f.write(module)
@@ -85,13 +92,37 @@ def _compiled_params(name, srcs, flags):
                            capture_output=True, text=True)
         if r.returncode:
             raise BuildError(f"reading the prototype of '{name}' failed:\n{r.stderr.strip()}")
-    m = re.search(rf"^define [^\n]*@{re.escape(name)}\((.*)\)[^\n]*{{$", r.stdout, re.M)
+    m = re.search(rf"^define [^\n]*@{re.escape(symbol)}\((.*)\)[^\n]*{{$", r.stdout, re.M)
     access = _access(m.group(1)) if m else ["both"] * len(proto.params)
     if None in [p.name for p in proto.params]:
         raise SignatureError(f"{name}: the debug info gives no parameter names (a C++ member "
                              "function, or a function without them); declare its Signature")
     return [(p.name, p.ir, p.c, p.pointee, p.const, a)
-            for p, a in zip(proto.params, access)], proto.ret
+            for p, a in zip(proto.params, access)], proto.ret, symbol
+
+
+def _cxx_symbol(modules, name):
+    """The symbol of the one C++ function the sources define whose demangled name is `name`
+    (`energy`, or qualified: `phys::energy`), else `name` (then not found)."""
+    import llvmlite.binding as llvm
+    from enzyme_cc.toolchain import tool
+    mangled = [f.name for data in modules for f in llvm.parse_bitcode(data).functions
+               if not f.is_declaration and f.name.startswith("_Z")]
+    if not mangled:
+        return name
+    r = subprocess.run([tool("cxxfilt")], input="\n".join(mangled), capture_output=True,
+                       text=True)
+    hits = []
+    for sym, shown in zip(mangled, r.stdout.splitlines()):
+        base = shown.split("(")[0]
+        if base == name or base.endswith("::" + name):
+            hits.append((sym, shown))
+    if len(hits) > 1:
+        raise SignatureError(f"'{name}' names {len(hits)} C++ functions ("
+                             f"{', '.join(shown for _, shown in hits)}): give the qualified "
+                             "name or, for overloads, the symbol of the one you mean "
+                             f"({', '.join(sym for sym, _ in hits)})")
+    return hits[0][0] if hits else name
 
 
 def _tmp_root():
@@ -125,7 +156,7 @@ def _split_params(text: str) -> list[str]:
     return out
 
 
-def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret):
+def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
     where = f"{name}: the C function's argument"
     names = [p[0] for p in params]
     for given, what in ((shapes, "shapes"), (outputs, "outputs"), (nondiff, "nondiff")):
@@ -136,6 +167,15 @@ def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret):
     args = []
     for pname, ir, c, pointee, const, access in params:
         spelled = f"`{c}`" if c else ir
+        if ir == "ptr" and pointee is None and c in _INT_NAMES:     # Fortran's integers
+            args.append(Int(pname, "int" if _INT_NAMES[c] == 32 else "long"))
+            continue
+        if ir == "ptr" and pointee is None and c in _FLOAT_NAMES:   # and its scalars
+            if pname in outputs:
+                args.append(Out(pname, (), _FLOAT_NAMES[c]))
+            else:
+                args.append(In(pname, (), _FLOAT_NAMES[c], diff=pname not in nondiff))
+            continue
         if ir == "ptr":
             dtype = _FLOAT_NAMES.get(pointee or "")
             if dtype is None:
@@ -182,7 +222,11 @@ def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret):
                              "cannot take; declare its Signature")
     dtype = {"double": "float64", "float": "float32"}.get(ret_ir)
     # (an integer result, a status, is dropped)
-    return Signature(name, args, ret=Ret(ret, dtype) if dtype else None)
+    ident = re.sub(r"\W", "_", name.split("::")[-1])
+    if symbol == name.lower() + "_" and symbol != name:
+        ident = name.lower()           # (Fortran: the routine's name, its symbol name_)
+    return Signature(ident, args, ret=Ret(ret, dtype) if dtype else None,
+                     symbol=symbol if symbol != ident else None)
 
 
 def _to_json(sig):
@@ -195,7 +239,7 @@ def _to_json(sig):
         else:
             out.append(["Out", a.name, list(a.shape), a.dtype])
     ret = [sig.ret.name, sig.ret.dtype] if sig.ret else None
-    return {"args": out, "ret": ret}
+    return {"name": sig.name, "args": out, "ret": ret, "symbol": sig.symbol}
 
 
 def _from_json(name, d):
@@ -207,4 +251,6 @@ def _from_json(name, d):
             args.append(In(a[1], tuple(a[2]), a[3], a[4]))
         else:
             args.append(Out(a[1], tuple(a[2]), a[3]))
-    return Signature(name, args, ret=Ret(*d["ret"]) if d["ret"] else None)
+    ident = d.get("name", name)
+    return Signature(ident, args, ret=Ret(*d["ret"]) if d["ret"] else None,
+                     symbol=d["symbol"] if d["symbol"] != ident else None)

@@ -13,6 +13,11 @@ from .signature import COMPLEX, DTYPES, In, Int, Out, SignatureError
 # Integer C types and their widths in bits (x86-64 Linux).
 _INT_BITS = {"int": 32, "int32_t": 32, "long": 64, "long long": 64, "int64_t": 64, "size_t": 64,
              "ptrdiff_t": 64}
+# Integer names in debug info (C's and flang's) -> width in bits: an integer flang passes by
+# reference (a dummy without bind(c)) has its value type in the debug info.
+_INT_NAMES = {"int": 32, "long": 64, "long int": 64, "long long": 64, "long long int": 64,
+              "integer": 32, "integer(kind=4)": 32, "integer(kind=8)": 64, "integer*4": 32,
+              "integer*8": 64}
 # Float names in debug info (C, C++ and flang's) -> dtype.
 _FLOAT_NAMES = {"double": "float64", "real(kind=8)": "float64", "double precision": "float64",
                 "real*8": "float64", "float": "float32", "real": "float32",
@@ -151,7 +156,7 @@ def check(sig, proto: Prototype) -> frozenset:
     """Refuse a Signature that contradicts the compiled prototype: the argument count, pointer
     versus value, the element type behind a pointer, const outputs, integer widths, the
     returned type. Returns the names of the scalar inputs (In with shape ()) that C takes by
-    value."""
+    value and of the integers (Int) it takes by reference."""
     where = f"{sig.name}: the C function is {_show(proto)}"
     if len(proto.params) != len(sig.args):
         raise SignatureError(f"{where}, with {len(proto.params)} argument(s), but the signature "
@@ -169,10 +174,13 @@ def check(sig, proto: Prototype) -> frozenset:
 
 
 def _check_arg(sig, where, a, p) -> bool:
-    """Raise on a contradiction; True for a scalar input C takes by value."""
+    """Raise on a contradiction; True for a scalar input C takes by value, or an integer it
+    takes by reference."""
     kind = type(a).__name__
     if isinstance(a, Int):
         bits = _INT_BITS[a.ctype]
+        if p.ir == "ptr" and _INT_NAMES.get(p.c or "") == bits:
+            return True         # an integer by reference (Fortran): the wrapper passes &n
         if p.ir != f"i{bits}":
             raise SignatureError(f"{where}: argument {a.name!r} is {_c(p)} in C, but Int "
                                  f"declares {a.ctype}" + (" (a pointer: declare it In or Out)"

@@ -49,12 +49,14 @@ class Ret:
 
 
 class Signature:
-    """`Signature("f", [In("x", ("n",)), Int("n"), Out("y", ("n",))])`: arguments in C order."""
+    """`Signature("f", [In("x", ("n",)), Int("n"), Out("y", ("n",))])`: arguments in C order.
+    symbol: the function's symbol when it is not `name` (a C++ function without extern "C")."""
 
-    def __init__(self, name, args, ret=None):
+    def __init__(self, name, args, ret=None, symbol=None):
         if not name.isidentifier():
             raise SignatureError(f"function name {name!r} is not a C identifier")
         self.name, self.args, self.ret = name, tuple(args), ret
+        self.symbol = symbol or name
         if ret is not None and not isinstance(ret, Ret):
             raise SignatureError(f"{name}: ret must be a Ret(...), not {ret!r}")
         seen = set()
@@ -96,7 +98,8 @@ class Signature:
             raise SignatureError(f"{name}: declares no differentiable input")
 
     def key(self):
-        return repr((self.name, self.args, self.ret))
+        return repr((self.name, self.args, self.ret) +
+                    ((self.symbol,) if self.symbol != self.name else ()))
 
     # ---- shapes of one call ------------------------------------------------------------------
     def resolve(self, input_shapes, given_ints):
