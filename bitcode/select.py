@@ -25,6 +25,12 @@ class LinkPlan:
     native_code: set[str] = field(default_factory=set)   # origins with code besides bitcode
 
 
+# Rust's compiler_builtins: linked as its native code, never through LTO (as rustc does: its
+# intrinsics must stay out of the optimized module, and its hidden helpers are not reachable
+# from another object)
+_NATIVE_ONLY = re.compile(r"libcompiler_builtins-[0-9a-f]+\.rlib\(")
+
+
 def _read(path: str) -> bytes:
     try:
         with open(path, 'rb') as f:
@@ -78,7 +84,8 @@ def plan_link(inputs: list[tuple[str, str]], lib_dirs: list[str], static: bool =
         new = sorted(u - weak - defined - undefined)
         undefined.update(new)
         queue.extend(new)
-        modules = bitcode_modules(data, origin)
+        modules = [] if _NATIVE_ONLY.match(os.path.basename(origin)) else \
+            bitcode_modules(data, origin)
         if modules and is_elf(data):
             plan.native_code.add(origin)
         if not modules:

@@ -50,7 +50,8 @@ def test_print_cargo_config():
                     reason="no cargo with a rustc on LLVM 22 (rustup's stable toolchain)")
 def test_cargo_workspace(tmp_path):
     """`cargo build --release` of a workspace (a library crate, a binary crate depending on it
-    by path) with the .cargo/config.toml that `enzyme-cc --print-cargo-config` prints."""
+    by path) with the .cargo/config.toml that `enzyme-cc --print-cargo-config` prints; `cargo
+    test` of the library; a rebuild after an edit."""
     ws = tmp_path / "ws"
     shutil.copytree(HERE / "workspace", ws)
     (ws / ".cargo").mkdir()
@@ -60,8 +61,18 @@ def test_cargo_workspace(tmp_path):
     import os
     env = dict(os.environ, CARGO_TARGET_DIR=str(tmp_path / "target"))
     run([cargo, "build", "--release", "--quiet", "--offline"], cwd=ws, env=env)
-    out = run([str(tmp_path / "target" / "release" / "app")], cwd=ws).stdout
-    assert out.count("CHECK ") == 4 and "FAILED" not in out, out
+    first = run([str(tmp_path / "target" / "release" / "app")], cwd=ws).stdout
+    assert first.count("CHECK ") == 4 and "FAILED" not in first, first
+    # `cargo test`: the library's unit test takes the gradient inside the test harness's binary
+    # (whose std pulls Rust's compiler_builtins, linked as native code as rustc does)
+    out = run([cargo, "test", "--release", "--offline"], cwd=ws, env=env).stdout
+    assert "test tests::gradient_matches_central_differences ... ok" in out, out
+    # an incremental rebuild after an edit of the library: the new function's gradient
+    lib = ws / "physics" / "src" / "lib.rs"
+    lib.write_text(lib.read_text().replace("k: 1.0 + i as f64", "k: 1.5 + i as f64"))
+    run([cargo, "build", "--release", "--quiet", "--offline"], cwd=ws, env=env)
+    edited = run([str(tmp_path / "target" / "release" / "app")], cwd=ws).stdout
+    assert edited.count("CHECK ") == 4 and "FAILED" not in edited and edited != first, edited
 
 
 @pytest.mark.skipif(RUSTC is None or shutil.which("cargo", path=str(Path(RUSTC).parent)) is None,
