@@ -114,3 +114,21 @@ def test_rust_error_names_rust_path(tmp_path):
     assert re.search(r"in function 'opaque_call::physics::energy' \(symbol _ZN\w+E\)",
                      r.stderr), r.stderr
     assert "no derivative rule for call to 'opaque_scale'" in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(RUSTC is None, reason="no rustc on LLVM 22 (rustup's stable toolchain)")
+def test_rust_calling_c(tmp_path):
+    """Mixed Rust and C: a static library compiled by enzyme-cc (its objects carry bitcode),
+    linked by rustc with `-l static=kern`; the gradient goes through both."""
+    (tmp_path / "kern.c").write_text(
+        "#include <math.h>\n"
+        "double c_kernel(const double *x, long n, double k) {\n"
+        "  double s = 0;\n"
+        "  for (long i = 0; i < n; i++) s += k * sin(x[i]) * x[i];\n"
+        "  return s;\n}\n")
+    run([str(BIN / "enzyme-cc"), "-O2", "-c", "kern.c", "-o", "kern.o"], cwd=tmp_path)
+    run(["llvm-ar-22", "rcs", "libkern.a", "kern.o"], cwd=tmp_path)
+    run([RUSTC, "-O", "-Clinker-plugin-lto", f"-Clinker={BIN / 'enzyme-cc'}", "-L", ".",
+         "-l", "static=kern", str(HERE / "mixed_c.rs"), "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 3 and "FAILED" not in out, out
