@@ -399,12 +399,16 @@ def _fwd_ptrtoint(ctx, inst, before):
 
 @forward("inttoptr")
 def _fwd_inttoptr(ctx, inst, before):
-    """inttoptr (ptrtoint P + X): the shadow is the same byte offset from P's shadow."""
+    """inttoptr (ptrtoint P + X): the shadow is the same byte offset from P's shadow; of an
+    integer that carries an address (act.ptrint), the same cast of its shadow integer."""
     if before or inst.name not in ctx.act.shadowed:
         return
     from enzyme_cc.ad.activity import int_pointer_base
-    base, off = int_pointer_base(ctx.synth.fn, inst)
     s = ctx.synth.sname(inst.name)
+    if inst.ops[0].value in ctx.act.ptrint:
+        ctx.emit(f"{s} = inttoptr i64 {ctx.synth.sname(inst.ops[0].value)} to ptr")
+        return
+    base, off = int_pointer_base(ctx.synth.fn, inst)
     if off is None:
         ctx.emit(f"{s} = getelementptr i8, ptr {ctx.s(base)}, i64 0")
     else:
@@ -412,8 +416,28 @@ def _fwd_inttoptr(ctx, inst, before):
         ctx.emit(f"{s} = getelementptr i8, ptr {ctx.s(base)}, i64 {ov}")
 
 
+def _int_shadow(ctx, v):
+    """The shadow integer of v (act.ptrint), or a constant address itself (never dereferenced
+    with a size: Rust's dangling address of an empty Vec)."""
+    return ctx.synth.sname(v) if v.startswith("%") else v
+
+
+@forward("add")
+@forward("sub")
+def _fwd_address_offset(ctx, inst, before):
+    if before or inst.name not in ctx.act.ptrint:
+        return
+    a, b = inst.ops
+    ctx.emit(f"{ctx.synth.sname(inst.name)} = {inst.op} i64 {_int_shadow(ctx, a.value)}, "
+             f"{ctx.p(b.value) if b.value.startswith('%') else b.value}")
+
+
 @forward("phi")
 def _fwd_phi(ctx, inst, before):
+    if not before and inst.name in ctx.act.ptrint:
+        inc = ", ".join(f"[ {_int_shadow(ctx, v)}, {ctx.p(b)} ]" for v, b in inst.incoming)
+        ctx.emit(f"{ctx.synth.sname(inst.name)} = phi i64 {inc}")
+        return
     if before or inst.name not in ctx.act.shadowed:
         return
     inc = ", ".join(f"[ {ctx.s(v) if v.startswith('%') else _const_shadow(ctx, v)}, {ctx.p(b)} ]"
@@ -427,9 +451,13 @@ def _const_shadow(ctx, v):
 
 @forward("select")
 def _fwd_select(ctx, inst, before):
+    c, a, b = inst.ops
+    if not before and inst.name in ctx.act.ptrint:
+        ctx.emit(f"{ctx.synth.sname(inst.name)} = select {c.ty} {ctx.p(c.value)}, i64 "
+                 f"{_int_shadow(ctx, a.value)}, i64 {_int_shadow(ctx, b.value)}")
+        return
     if before or inst.name not in ctx.act.shadowed:
         return
-    c, a, b = inst.ops
     ctx.emit(f"{ctx.synth.sname(inst.name)} = select {c.ty} {ctx.p(c.value)}, {inst.ty} "
              f"{ctx.s(a.value)}, {inst.ty} {ctx.s(b.value)}")
 

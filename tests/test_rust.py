@@ -132,3 +132,15 @@ def test_rust_calling_c(tmp_path):
          "-l", "static=kern", str(HERE / "mixed_c.rs"), "-o", "prog"], cwd=tmp_path)
     out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
     assert out.count("CHECK ") == 3 and "FAILED" not in out, out
+
+
+@pytest.mark.skipif(RUSTC is None, reason="no rustc on LLVM 22 (rustup's stable toolchain)")
+@pytest.mark.parametrize("opt", ["-O", "-Copt-level=0", "-Copt-level=3"])
+def test_rust_vec_scratch(tmp_path, opt):
+    """`vec![0.0; n]` scratch buffers holding active data: rustc joins the allocation's address
+    and a dangling 8 as integers, then casts back to a pointer; the integer's shadow is carried
+    beside it (once refused: 'float data accessed through a pointer made from an integer')."""
+    run([RUSTC, opt, "-Clinker-plugin-lto", f"-Clinker={BIN / 'enzyme-cc'}",
+         str(HERE / "vec_scratch.rs"), "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 5 and "FAILED" not in out, out

@@ -330,6 +330,9 @@ class Activity:
                     changed |= self._mark(x.value, seen)
         elif op == "extractvalue" and d.ops[0].value.startswith("%"):
             changed |= self._mark(d.ops[0].value, seen)
+        elif op == "inttoptr":          # an address rebuilt from an integer: its pointers
+            for src in int_pointer_sources(self.fn, d.ops[0].value) or ():
+                changed |= self._mark(src, seen)
         elif op in ("call", "invoke") and d.callee == "@realloc" and d.ops[0].value.startswith("%"):
             changed |= self._mark(d.ops[0].value, seen)    # the old block's data moves here
         elif op in ("call", "invoke") and self.module.defines(d.callee or ""):
@@ -453,6 +456,12 @@ class Activity:
             if pun and ty in ("i64", "i32"):
                 self.punned[inst.name] = pun[0]
                 return True, False
+            if ty == "i64" and any(o.value in self.ptrint for o in vals) and \
+                    all(o.value in self.ptrint or not o.value.startswith("%") for o in vals):
+                # an address kept as an integer, or a constant one (Rust's Vec: the allocation's
+                # address, or a dangling 8 when it is empty): its shadow is an integer too
+                self.ptrint.add(inst.name)
+                return False, False
             return (fp and any(o.value in self.active for o in vals),
                     isptr and any(o.value in self.shadowed for o in vals))
         if op == "bitcast" and inst.ops and inst.ops[0].value in self.punned and is_fp(ty):
@@ -472,9 +481,14 @@ class Activity:
                 ty == "i64":
             self.ptrint.add(inst.name)            # stored as an integer, loaded back as a pointer
             return False, False
+        if op in ("add", "sub") and ty == "i64" and inst.ops[0].value in self.ptrint and \
+                inst.ops[1].value not in self.ptrint:
+            self.ptrint.add(inst.name)                # an offset from such an address
+            return False, False
         if op == "inttoptr":
             base = int_pointer_base(self.fn, inst)
-            return False, base is not None and base[0] in self.shadowed
+            return False, base is not None and base[0] in self.shadowed or \
+                inst.ops[0].value in self.ptrint
         if op == "load":
             src = inst.ops[0].value in self.shadowed
             if src and inst.name in self.punned:

@@ -151,7 +151,8 @@ class Synth(TapeRecords, ValuePlan):
                 continue
             base = self.fn.defs.get(underlying(self.fn, ptr))
             from .activity import int_pointer_base, int_pointer_sources
-            if getattr(base, "op", None) != "inttoptr" or int_pointer_base(self.fn, base):
+            if getattr(base, "op", None) != "inttoptr" or int_pointer_base(self.fn, base) or \
+                    base.ops[0].value in self.act.ptrint:    # (its shadow: an integer too)
                 continue
             srcs = int_pointer_sources(self.fn, base.ops[0].value)
             value = inst.name if inst.op == "load" else inst.ops[0].value
