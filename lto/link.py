@@ -358,7 +358,9 @@ def _quiet_stderr():
 
 _DEBUG_VERSION = '!"Debug Info Version", i32 3'
 # the AD core's words: "function 'f' has no bitcode", "... call to 'g' and no bitcode for it"
-_NO_BITCODE = re.compile(r"function '([^']+)' has no bitcode|call to '([^']+)' and no bitcode")
+# (a C++ or Rust name demangled, its symbol after it)
+_NO_BITCODE = re.compile(r"function '([^']+)' has no bitcode|"
+                         r"call to '([^']+)'(?: \(symbol ([^)]+)\))? and no bitcode")
 
 
 @contextlib.contextmanager
@@ -374,7 +376,7 @@ def _name_origin(e: UserError, missing: dict[str, str]) -> UserError:
     m = _NO_BITCODE.search(e.message)
     if not m:
         return e
-    name = m.group(1) or m.group(2)
+    name = m.group(1) or m.group(3) or m.group(2)
     if name in missing:
         what = (f"'{name}' comes from '{missing[name]}', which was not built with enzyme-cc: "
                 f"rebuild that object with enzyme-cc (or enzyme-c++, enzyme-fc)")

@@ -849,8 +849,11 @@ int main() { return (int)__enzyme_autodiff((void *)phys::energy, 1.0); }
 def test_cxx_names_are_demangled(tmp_path):
     """A C++ function is named as in the source, with its symbol after it."""
     (tmp_path / "m.cpp").write_text(MANGLED)
-    r = subprocess.run([str(BIN / "enzyme-c++"), "-O2", "m.cpp", "-o", "m"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120)
+    (tmp_path / "o.cpp").write_text("namespace phys { double opaque(double x) { return x; } }\n")
+    subprocess.run(["clang++-22", "-O2", "-c", "o.cpp", "-o", "o.o"], cwd=tmp_path, check=True)
+    r = subprocess.run([str(BIN / "enzyme-c++"), "-O2", "m.cpp", "o.o", "-o", "m"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert "in function 'phys::energy(double)' (symbol _ZN4phys6energyEd)" in r.stderr, r.stderr
     assert "call to 'phys::opaque(double)' (symbol _ZN4phys6opaqueEd)" in r.stderr, r.stderr
+    assert "comes from 'o.o', which was not built with enzyme-cc" in r.stderr, r.stderr
