@@ -1,0 +1,301 @@
+"""The AD object of a link, stage by stage: the merged bitcode goes through the stages below in
+order, as IR text or an llvmlite module between them, and each reports its time under `-v` by
+the name in STAGES (docs/architecture.md, "Data flow"). lto/link.py decides when to run it (a
+marker call is present, the AD cache misses) and links the object it writes."""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+from enzyme_cc.errors import UserError
+
+# the stages, in order; a stage that has nothing to do (no loop marked for checkpointing, no
+# __enzyme_todense) is left out of `-v`
+STAGES = ("merge", "pre-AD optimization", "checkpointed loops outlined", "differentiate",
+          "todense lowering", "post-AD optimization and codegen")
+
+
+@dataclass
+class Job:
+    """What passes from stage to stage."""
+    plan: object                  # bitcode/select.py's LinkPlan
+    inv: object                   # the command line (driver_args.Invocation)
+    cfg: object                   # enzyme.toml and ENZYME_CC_* settings
+    obj: str                      # the object to write
+    tmp: str = ""
+    text: str = ""                # the module as IR text (between the text stages)
+    module: object = None         # the module as llvmlite's (between the others)
+    ctx: object = None            # its LLVM context
+    native: set = field(default_factory=set)   # module positions linked as their own code
+
+    def origin_named(self):
+        return _origin_named(self.plan.missing_bitcode)
+
+
+def build_ad_object(plan, inv, cfg, obj, stages) -> set[int]:
+    """Write the AD object to `obj`; returns the positions of the bitcode modules left to their
+    native code (objects AD cannot reach)."""
+    job = Job(plan, inv, cfg, obj, tmp=os.path.dirname(obj))
+    merge(job)
+    stages.done("merge")
+    if cfg.preopt:
+        preoptimize(job)
+        stages.done("pre-AD optimization")
+    else:
+        job.text = str(job.module)
+    if outline_checkpointed_loops(job):
+        stages.done("checkpointed loops outlined")
+    differentiate(job)
+    stages.done("differentiate")
+    if lower_todense(job):
+        stages.done("todense lowering")
+    emit(job, stages)
+    return job.native
+
+
+# ---- the stages ------------------------------------------------------------------------------
+def merge(job):
+    """The bitcode modules merged into one (those AD cannot reach left to their own code), with
+    the rewrites the next stages rely on: optnone stripped and registered calls kept, inline
+    functions internal in executables, marked loops kept whole and code AD never sees marked
+    (preopt_scope.py), flang's runtime entries renamed to ours and ours linked in."""
+    from . import optimize as opt
+    from . import preopt_scope
+    from enzyme_cc.ad import loop_checkpoint
+    from enzyme_cc.ad.registrations import keep_registered_calls
+    from enzyme_cc.rules import fortran
+    plan = job.plan
+    ctx, names = opt.new_context(), []
+    module = opt.merge(plan.modules, ctx, names)
+    text = str(module)
+    job.native = _native_modules(plan, names, text)
+    if job.native:
+        del module
+        ctx = opt.new_context()
+        module = opt.merge([m for k, m in enumerate(plan.modules) if k not in job.native], ctx)
+        text = str(module)
+    text = keep_registered_calls(opt.strip_optnone(text))
+    if not job.inv.shared:
+        text = opt.internalize_inline_functions(text)
+    if job.cfg.preopt:
+        text = loop_checkpoint.keep_loops(text)     # marked loops stay loops through -O2
+        text = preopt_scope.mark_unreached(text)    # code AD never sees: optimized once, later
+    text, substituted = fortran.substitute_runtime(text)
+    job.module, job.ctx = opt.parse_text(text, ctx, "merged bitcode"), ctx
+    if substituted:
+        fortran.link_runtime(job.module, ctx)
+
+
+def preoptimize(job):
+    """LLVM's -O2 pipeline on the merged module, before AD (docs/performance.md). -O3 links
+    unroll with -O3's budget (small constant loops over local arrays become registers: no tape
+    for them), in the -O2 pipeline (-O3's argument promotion would pass a float's bits by
+    value, which AD refuses)."""
+    from . import optimize as opt
+    from . import preopt_scope
+    merged, pre = os.path.join(job.tmp, "merged.bc"), os.path.join(job.tmp, "pre.ll")
+    with open(merged, "wb") as f:
+        f.write(job.module.as_bitcode())
+    opt.optimize(merged, pre, 2, vectorize=False, text=True,
+                 extra=["-unroll-threshold=300"] if opt_level(job.inv.opt_level) >= 3 else [])
+    with open(pre) as f:
+        job.text = preopt_scope.unmark(f.read())
+
+
+def outline_checkpointed_loops(job) -> bool:
+    """Loops marked for checkpointing become calls of their outlined body (ad/loop_checkpoint.py);
+    True when there were some."""
+    from . import optimize as opt
+    from enzyme_cc.ad import loop_checkpoint
+    if not loop_checkpoint.has_annotations(job.text):
+        return False
+    with job.origin_named():
+        job.text = loop_checkpoint.outline(job.text, lambda t: opt.normalize_loops(t, job.tmp))
+    return True
+
+
+def differentiate(job):
+    """Every marker call rewritten into calls of generated derivatives (ad/generate.py)."""
+    from enzyme_cc.ad.generate import differentiate as rewrite_markers
+    if job.cfg.ckpt_budget:
+        from enzyme_cc.ad.checkpoint import define_budget
+        job.text = define_budget(job.text, job.cfg.ckpt_budget)
+    _dump(job.cfg, "before-ad.ll", job.text)
+    with job.origin_named():
+        job.text = rewrite_markers(job.text, job.plan.missing_bitcode)
+
+
+def lower_todense(job) -> bool:
+    """__enzyme_todense pointers lowered to their load/store functions (ad/sparse.py), after
+    differentiation; True when there were some."""
+    from . import optimize as opt
+    from enzyme_cc.ad import sparse
+    if not sparse.has_todense(job.text):
+        return False
+    with job.origin_named():
+        job.text = sparse.lower(job.text, lambda t: opt.inline_and_sroa(t, job.tmp))
+    return True
+
+
+def emit(job, stages):
+    """The derivative module verified (an invalid one is an internal error naming the generated
+    function), the runtimes it calls linked in, then optimized and compiled: in parallel parts
+    when it is large (optimize.optimize_and_emit), else in one."""
+    from . import optimize as opt
+    new = job.text
+    _dump(job.cfg, "after-ad.ll", new)
+    debug = _DEBUG_VERSION in new
+    split = opt.splittable(new, debug)
+    module = _verified(job, new, debug)
+    ad, post = os.path.join(job.tmp, "ad.bc"), os.path.join(job.tmp, "post.bc")
+    with open(ad, "wb") as f:
+        f.write(module.as_bitcode())
+    level = opt_level(job.inv.opt_level)
+    if split:
+        parts, reused = opt.optimize_and_emit(ad, job.obj, level, job.tmp)
+        stages.done(f"post-AD optimization and codegen, {parts} parts on {opt.jobs()} cores "
+                    f"({reused} from the cache)")
+        return
+    opt.optimize(ad, post, level, vectorize=level >= 2)
+    stages.done("post-AD optimization")
+    # llc: .init_array for constructors, as clang
+    opt.emit_object(post, job.obj, level, job.tmp, debug=debug)
+    stages.done("codegen")
+
+
+def _verified(job, new, debug):
+    from . import optimize as opt
+    try:
+        if debug:
+            # LLVM's parser verifies a module with debug info itself and aborts the process when
+            # it is broken; check a copy without debug info first, so we can report it.
+            with _quiet_stderr():       # LLVM warns that it drops the debug info: it may
+                opt.parse_text(new.replace(_DEBUG_VERSION, '!"Debug Info Version", i32 0'),
+                               opt.new_context())
+        module = opt.parse_text(new, job.ctx)
+        if "__enzyme_fprt_" in new and _FPRT_DECL.search(new):   # runtime calls not defined here
+            with open(opt.fprt_runtime(job.tmp), "rb") as f:
+                module.link_in(opt.parse_bitcode(f.read(), "truncation runtime", job.ctx))
+        from enzyme_cc.rules.mpi import link_runtime
+        link_runtime(module, new, job.ctx)
+        return module
+    except opt.InternalIRError as e:
+        fd, path = tempfile.mkstemp(prefix="enzyme-cc-invalid-", suffix=".ll")  # (make -j)
+        with os.fdopen(fd, "w") as f:
+            f.write(e.text)
+        from enzyme_cc.ad.diagnostics import generated_origin
+        raise UserError(f"internal error: the derivative IR does not verify"
+                        f"{generated_origin(e.text, str(e))} ({e}); the IR was written to {path}; "
+                        "please report this")
+
+
+# ---- which modules AD needs ------------------------------------------------------------------
+def _native_modules(plan, names, text) -> set[int]:
+    """Positions of the bitcode modules whose object's own code can be linked instead: objects
+    with native code in which no function or global AD may reach (or a marker holder) is
+    defined or even named, and no enzyme name or annotation (attribute) appears. AD never reads
+    their bitcode (its module-wide scans look at what reached code names), and optimizing and
+    compiling them again is most of a large program's link time. As in a plain link, they keep
+    the optimization of their compile step (also -O0)."""
+    from .preopt_scope import reached_definitions
+    reached = reached_definitions(text)
+    if reached is None:
+        return set()
+    by_origin: dict[str, list[int]] = {}
+    for k, (origin, _) in enumerate(plan.modules):
+        by_origin.setdefault(origin, []).append(k)
+    native = {o: ks for o, ks in by_origin.items() if o in plan.native_code and all(
+        names[k] is not None and not _needed(names[k], reached) for k in ks)}
+    # an inline function AD reaches must keep a definition (its address may come from here)
+    inline = [{n for n, (fn, linkage) in names[k].items() if fn and linkage == "linkonce_odr"}
+              if names[k] is not None else set() for k in range(len(names))]
+    while True:
+        kept = set().union(*(inline[k] for k in range(len(names)) if not any(
+            k in ks for ks in native.values())))
+        short = [o for o, ks in native.items() if any(inline[k] & reached - kept for k in ks)]
+        if not short:
+            return {k for ks in native.values() for k in ks}
+        for o in short:
+            del native[o]
+
+
+_LOCAL_COPY = re.compile(r"\.\d+$")   # the linker's name for a clashing local: f.1, f.2, ...
+
+
+def _needed(names: dict, reached: set[str]) -> bool:
+    """Whether a module with these {name: (function, linkage)} must go to the AD module.
+    Not for what it names only as its own copy of an inline function (linkonce_odr: every
+    module calling one defines it, and the copies are equivalent), nor for its local data
+    (reached only through its other names). A local function may be reached as an indirect
+    call's target: its merged name may carry the linker's suffix."""
+    if "llvm.global.annotations" in names or any("enzyme" in n.lower() for n in names):
+        return True
+    local_fns = {n for n, (fn, linkage) in names.items() if fn and linkage in ("internal",
+                                                                              "private")}
+    return any(n in reached for n, (fn, linkage) in names.items()
+               if linkage not in ("internal", "private") and not (fn and linkage ==
+                                                                  "linkonce_odr")) or \
+        any(n in local_fns or _LOCAL_COPY.sub("", n) in local_fns for n in reached)
+
+
+# ---- helpers -----------------------------------------------------------------------------------
+_FPRT_DECL = re.compile(r'^declare [^@\n]*@"?__enzyme_fprt_', re.M)
+_DEBUG_VERSION = '!"Debug Info Version", i32 3'
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Silence what LLVM itself writes to file descriptor 2."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+# the AD core's words: "function 'f' has no bitcode", "... call to 'g' and no bitcode for it"
+# (a C++ or Rust name demangled, its symbol after it)
+_NO_BITCODE = re.compile(r"function '([^']+)' has no bitcode|"
+                         r"call to '([^']+)'(?: \(symbol ([^)]+)\))? and no bitcode")
+
+
+@contextlib.contextmanager
+def _origin_named(missing: dict[str, str]):
+    """Re-raise a 'no bitcode' error with the input that defines the function natively."""
+    try:
+        yield
+    except UserError as e:
+        raise _name_origin(e, missing) from None
+
+
+def _name_origin(e: UserError, missing: dict[str, str]) -> UserError:
+    m = _NO_BITCODE.search(e.message)
+    if not m:
+        return e
+    name = m.group(1) or m.group(3) or m.group(2)
+    if name in missing:
+        what = (f"'{name}' comes from '{missing[name]}', which was not built with enzyme-cc: "
+                f"rebuild that object with enzyme-cc (or enzyme-c++, enzyme-fc)")
+    else:
+        what = (f"no object or static library on the command line defines '{name}' (a shared "
+                f"or runtime library may)")
+    return UserError(f"{e.message}; {what}", e.exit_code)
+
+
+def opt_level(o: str) -> int:
+    return {"0": 0, "1": 1, "2": 2, "3": 3, "s": 2, "z": 2, "fast": 3, "g": 1}.get(o, 2)
+
+
+def _dump(cfg, name, text):
+    if cfg.dump_dir:
+        os.makedirs(cfg.dump_dir, exist_ok=True)
+        with open(os.path.join(cfg.dump_dir, name), "w") as f:
+            f.write(text)
