@@ -8,6 +8,7 @@ OPTIONS says how many tokens an option takes and which derived command line keep
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from .errors import UserError
@@ -290,8 +291,25 @@ def classify(argv: list[str], driver: str = "clang") -> Invocation:
         inv.verbose |= kind == "v"
         inv.depfile_only |= kind == "M"
         i += used
+    if "O" not in kinds:
+        inv.opt_level = _lto_level(args) or inv.opt_level
     inv.action = _action(inv, kinds, stdin_without_x)
     return inv
+
+
+_LTO_LEVEL = re.compile(r"(?:^|,)(?:-plugin-opt=O|--lto-O|-plugin-opt=-O)([0-3])(?:,|$)")
+
+
+def _lto_level(args) -> str | None:
+    """The LTO optimization level a link passes its linker when it gives no -O (rustc's
+    `-Wl,-plugin-opt=O3` with -C linker-plugin-lto): the level of the link step's own
+    optimization then, as the linker's LTO would use."""
+    level = None
+    for tok in args:
+        if tok.startswith("-Wl,"):
+            for m in _LTO_LEVEL.finditer(tok[4:]):
+                level = m.group(1)
+    return level
 
 
 def _add_input(inv: Invocation, i: int, tok: str, x_lang: str | None) -> bool:

@@ -228,3 +228,15 @@ def test_recursive_response_file_is_an_error(tmp_path, monkeypatch):
     (tmp_path / "b.rsp").write_text("@a.rsp")
     with pytest.raises(UserError, match="recursive"):
         classify(["@a.rsp", "x.c"])
+
+
+@pytest.mark.parametrize("cmd,level", [
+    # rustc's link with -C linker-plugin-lto gives its level only to the linker's LTO
+    ("a.o -Wl,-plugin-opt=O3,-plugin-opt=mcpu=x86-64 -o p", "3"),
+    ("a.o -Wl,-plugin-opt=O0 -o p", "0"),
+    ("a.o -Wl,--lto-O2 -o p", "2"),
+    ("-O1 a.o -Wl,-plugin-opt=O3 -o p", "1"),          # an -O of the link's own wins
+    ("a.o -o p", "0"),
+])
+def test_link_level_from_the_linkers_lto_level(cmd, level):
+    assert classify(cmd.split()).opt_level == level
