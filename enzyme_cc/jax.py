@@ -23,7 +23,7 @@ from jax.interpreters import ad, batching, mlir
 from . import ffi
 from .ffi.build import BuildError, cache_root, check_toolchain
 from .ffi.runtime import KINDS
-from .ffi.signature import COMPLEX, SignatureError
+from .ffi.signature import SignatureError
 
 TARGET = "enzyme_cc_call"
 _lock = threading.Lock()
@@ -72,12 +72,6 @@ def op(signature, sources=(), source=None, lang="c", flags=("-O2",), link_flags=
     if not isinstance(signature, ffi.Function):
         signature = ffi.declared(signature, sources, source, lang, flags, **inferred)
         inferred = {}
-    sig = signature.sig if isinstance(signature, ffi.Function) else signature
-    cplx = [a.name for a in sig.inputs + sig.outputs if a.dtype in COMPLEX]
-    if cplx:
-        raise SignatureError(f"{sig.name}: argument {cplx[0]!r} is complex, which the JAX "
-                             "operation does not take yet (the torch and NumPy ones do); hint: "
-                             "pass the real and imaginary parts as two float arrays")
     fn = signature if isinstance(signature, ffi.Function) else \
         ffi.function(signature, sources, source, lang, flags, link_flags, order)
     _register()
@@ -161,11 +155,29 @@ def _body(kind):
     """The XLA custom call of entry point `kind` (args: inputs, then its seeds)."""
     def body(*args, fn, ints, sum_lead=None):
         p = _prepare(fn, kind, args, ints, sum_lead)
-        return jax.ffi.ffi_call(TARGET, [jax.ShapeDtypeStruct(sh, np.dtype(dt))
+        args = _conj_cotangents(fn, kind, args)
+        outs = jax.ffi.ffi_call(TARGET, [jax.ShapeDtypeStruct(sh, np.dtype(dt))
                                          for sh, dt in p.results])(
             *args, fn=np.int64(fn.address[kind]), batch=np.int64(p.batch),
             ints=np.asarray(p.ints, np.int64), strides=np.asarray(p.strides, np.int64))
+        if kind.startswith("vjp"):          # gradients: cotangents of the inputs
+            outs = [jnp.conj(o) if o.dtype in _CPLX else o for o in outs]
+        return outs
     return body
+
+
+# JAX pairs a complex cotangent u with a value v as Re(sum u v), the C derivative (real and
+# imaginary parts as two floats) as Re(sum conj(u) v): JAX's cotangents are the conjugates of
+# the C code's, on the way in and out of the reverse-mode entries
+_CPLX = (np.dtype("complex64"), np.dtype("complex128"))
+
+
+def _conj_cotangents(fn, kind, args):
+    if not kind.startswith("vjp"):
+        return args
+    n, k = len(fn.sig.inputs), len(fn.sig.outputs)   # the output cotangents follow the inputs
+    return [jnp.conj(a) if n <= i < n + k and a.dtype in _CPLX else a
+            for i, a in enumerate(args)]
 
 
 def _eager(p, kind):
