@@ -4,12 +4,15 @@ C/C++: `-Xclang -fembed-bitcode=all` embeds pre-optimization IR; the section is 
 (and marked exclude) so GNU ar's LLVM plugin ignores it and it never reaches final binaries.
 Fortran: flang rejects -fembed-bitcode, so it emits its IR (`-emit-llvm`, LLVM's optimization
 passes skipped with `-mllvm -opt-bisect-limit=0`), and clang compiles that IR to the object,
-embedding it (an IR input is embedded byte for byte) as the section: Fortran objects carry pre-optimization IR too (the link step's pre-AD
-pipeline runs on both alike), for one run of flang's front end.
+embedding it (an IR input is embedded byte for byte) as the section: Fortran objects carry
+pre-optimization IR too (the link step's pre-AD pipeline runs on both alike), for one run of
+flang's front end.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import subprocess
 import sys
 
@@ -125,12 +128,7 @@ def _compile_O0(cc, inv, src, out) -> int:
     rc = run(cc + ["-c", src.path, "-o", out], inv.verbose)
     if rc != 0 or _is_bitcode(out) or not os.path.isfile(out):
         return rc
-    import tempfile                 # (not on the common path: start-up time)
-    # (named after the source in a fresh directory: the name clang records is the same every
-    # build, so the object is too)
-    tmp = tempfile.mkdtemp(prefix="enzyme-fc-")
-    bc = os.path.join(tmp, os.path.splitext(os.path.basename(src.path))[0] + ".bc")
-    try:
+    with _ir_file(src.path) as bc:
         quiet, skip = [], False
         for a in cc:                                 # dependency files: the first job wrote them
             if skip:
@@ -150,8 +148,18 @@ def _compile_O0(cc, inv, src, out) -> int:
             return r.returncode
         return _objcopy(["--add-section", f".enzyme.bc={bc}", "--set-section-flags",
                          ".enzyme.bc=exclude", out])
+
+
+@contextlib.contextmanager
+def _ir_file(src_path: str):
+    """A path for an IR file named after the source, in a fresh directory removed afterwards
+    (the name clang records is then the same every build, so the object is too)."""
+    import tempfile                 # (not on the common path: start-up time)
+    tmp = tempfile.mkdtemp(prefix="enzyme-cc-ir-")
+    try:
+        yield os.path.join(tmp, os.path.splitext(os.path.basename(src_path))[0] + ".bc")
     finally:
-        os.unlink(bc)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _last_flag(args, on: str, off: str, prefix=False) -> bool:
@@ -183,12 +191,7 @@ def _compile_fortran(inv, src, args, out) -> int:
     O<level> pipeline and codegen, as flang runs them). flang's own object would cost its
     front end a second time, most of a Fortran compile."""
     flang = toolchain.tool("flang")
-    import tempfile                 # (not on the common path: start-up time)
-    # (named after the source in a fresh directory: the name clang records is the same every
-    # build, so the object is too)
-    tmp = tempfile.mkdtemp(prefix="enzyme-fc-")
-    bc = os.path.join(tmp, os.path.splitext(os.path.basename(src.path))[0] + ".bc")
-    try:
+    with _ir_file(src.path) as bc:
         cmd = [flang] + args + ["-emit-llvm"] + _NO_LLVM_PASSES + ["-c", src.path, "-o", bc]
         rc = run(cmd, inv.verbose)
         if rc != 0:
@@ -200,10 +203,6 @@ def _compile_fortran(inv, src, args, out) -> int:
         if rc != 0 or not os.path.isfile(out):
             return rc                   # (-o /dev/null: configure's probes)
         return _embedded_as_ours(out)
-    finally:
-        if os.path.exists(bc):
-            os.unlink(bc)
-        os.rmdir(tmp)
 
 
 # flang's LLVM passes skipped (opt-bisect at 0, without its report of each skipped pass)

@@ -155,3 +155,20 @@ def test_invalid_derivative_ir_with_debug_info_is_reported(tmp_path, monkeypatch
     err = capsys.readouterr().err
     assert err.startswith("enzyme-cc: error: internal error: the derivative IR does not verify")
     assert "PHI nodes not grouped" in err
+
+
+def test_compile_step_leaves_no_temporary_files(tmp_path):
+    """The IR files of the -O0 C compile (its second job) and of the Fortran compile live in a
+    directory of their own, removed afterwards (an -O0 compile once left it behind)."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp))
+    (tmp_path / "a.c").write_text("double f(double x) { return x * x; }\n")
+    (tmp_path / "b.f90").write_text("subroutine g(x)\n  real(8) :: x\n  x = x * 2\nend\n")
+    run([os.path.join(BIN, "enzyme-cc"), "-O0", "-c", "a.c", "-o", "a.o"], cwd=tmp_path, env=env)
+    run([os.path.join(BIN, "enzyme-fc"), "-O2", "-c", "b.f90", "-o", "b.o"], cwd=tmp_path, env=env)
+    (tmp_path / "bad.c").write_text("int main(void) { return }\n")
+    r = run([os.path.join(BIN, "enzyme-cc"), "-O0", "-c", "bad.c", "-o", "bad.o"], cwd=tmp_path,
+            env=env, check=False)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert list(tmp.iterdir()) == []
