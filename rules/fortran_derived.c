@@ -285,17 +285,6 @@ static int assign_object(char *a, const char *b, const TypeInfo *t, const char *
   return 1;
 }
 
-/* the byte range the elements of d occupy */
-static void span_of(const Desc *d, const char **lo, const char **hi) {
-  const char *a = d->base, *b = d->base;
-  for (int k = 0; k < d->rank; k++) {
-    ptrdiff_t s = d->dim[k].extent > 0 ? (d->dim[k].extent - 1) * d->dim[k].stride : 0;
-    if (s < 0) a += s; else b += s;
-  }
-  *lo = a;
-  *hi = b + d->elem_len;
-}
-
 /* `to = from` for derived types: 1 when done here, 0 for flang's runtime (defined assignment,
    final procedures, procedure pointer components, other allocators, overlapping operands) */
 int __enzyme_cc_fortran_assign_derived(Desc *to, const Desc *from, const char *file, int line) {
@@ -305,8 +294,8 @@ int __enzyme_cc_fortran_assign_derived(Desc *to, const Desc *from, const char *f
     return 0;
   if (to->base) {
     const char *flo, *fhi, *tlo, *thi;
-    span_of(from, &flo, &fhi);
-    span_of(to, &tlo, &thi);
+    extent_of(from, from->base, &flo, &fhi);
+    extent_of(to, to->base, &tlo, &thi);
     if (flo < thi && tlo < fhi) return 0;
   }
   if (to->attribute == ALLOCATABLE && (!to->base || (from->rank && !same_shape(to, from)))) {

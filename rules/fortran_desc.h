@@ -44,6 +44,23 @@ static inline int contiguous(const Desc *d) {
   return 1;
 }
 
+/* the intrinsic numeric and logical types (CFI type codes): what our copies move */
+static inline int intrinsic_type(int t) {
+  return (t >= 1 && t <= 24) || t == T_FLOAT || t == T_DOUBLE || t == T_CFLOAT ||
+         t == T_CDOUBLE || t == T_BOOL;
+}
+
+/* the byte range [lo, hi) that the elements of d occupy when its base is b */
+static inline void extent_of(const Desc *d, const char *b, const char **lo, const char **hi) {
+  const char *a = b;
+  for (int k = 0; k < d->rank; k++) {
+    ptrdiff_t span = d->dim[k].extent > 0 ? (d->dim[k].extent - 1) * d->dim[k].stride : 0;
+    if (span < 0) a += span; else b += span;
+  }
+  *lo = a;
+  *hi = b + d->elem_len;
+}
+
 /* the byte offset of the i-th element (column-major order) from the base */
 static inline ptrdiff_t offset_of(const Desc *d, size_t i) {
   ptrdiff_t off = 0;

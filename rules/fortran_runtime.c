@@ -22,9 +22,7 @@ __attribute__((noinline)) void __enzyme_cc_fortran_copy_bytes(const Desc *to, ch
 
 static int handled(const Desc *to, const Desc *from) {
   int t = to->type;
-  int numeric = (t >= 1 && t <= 24) || t == T_FLOAT || t == T_DOUBLE || t == T_CFLOAT ||
-                t == T_CDOUBLE || t == T_BOOL;
-  if (!numeric || from->type != t || from->elem_len != to->elem_len || to->elem_len == 0)
+  if (!intrinsic_type(t) || from->type != t || from->elem_len != to->elem_len || to->elem_len == 0)
     return 0;
   if (from->rank && from->rank != to->rank)
     return 0;
@@ -33,17 +31,6 @@ static int handled(const Desc *to, const Desc *from) {
   if (!to->base && !(to->attribute == ALLOCATABLE && (from->rank || !to->rank)))
     return 0;                     /* an unallocated target of a scalar: flang reports it */
   return 1;
-}
-
-/* the byte range [lo, hi) that the elements of d occupy when its base is b */
-static void extent_of(const Desc *d, const char *b, const char **lo, const char **hi) {
-  const char *a = b;
-  for (int k = 0; k < d->rank; k++) {
-    ptrdiff_t span = d->dim[k].extent > 0 ? (d->dim[k].extent - 1) * d->dim[k].stride : 0;
-    if (span < 0) a += span; else b += span;
-  }
-  *lo = a;
-  *hi = b + d->elem_len;
 }
 
 __attribute__((noinline)) void __enzyme_cc_fortran_assign_other(Desc *to, const Desc *from, const char *file, int line) {

@@ -14,11 +14,7 @@
 
 #include "fortran_desc.h"
 
-static int plain(const Desc *d) {
-  int t = d->type;
-  return d->elem_len > 0 && ((t >= 1 && t <= 24) || t == T_FLOAT || t == T_DOUBLE ||
-                             t == T_CFLOAT || t == T_CDOUBLE || t == T_BOOL);
-}
+static int plain(const Desc *d) { return d->elem_len > 0 && intrinsic_type(d->type); }
 
 /* an INTEGER of any kind at byte offset off of d's base */
 static int64_t int_at(const Desc *d, ptrdiff_t off) {
