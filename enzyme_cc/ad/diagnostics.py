@@ -32,25 +32,30 @@ _RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")     # legacy Rust mangling's hash s
 _demangled: dict[str, str] = {}
 
 
-def demangle_hint(name: str) -> str:
-    """The function's source-level name for messages: a C++ or Rust symbol demangled (by
-    llvm-cxxfilt), other names as they are."""
-    name = name.lstrip("@").strip('"')
-    if not name.startswith(("_Z", "_R")):
-        return name
-    if name not in _demangled:
-        _demangled[name] = name
+def demangled(names: list[str]) -> list[str]:
+    """C++ and Rust symbols demangled (one llvm-cxxfilt run for those not seen yet; legacy Rust
+    mangling's hash left out), other names as they are."""
+    todo = [n for n in dict.fromkeys(names) if n.startswith(("_Z", "_R")) and n not in _demangled]
+    if todo:
+        _demangled.update((n, n) for n in todo)
         try:
             import subprocess
             from enzyme_cc import toolchain
-            r = subprocess.run([toolchain.tool("cxxfilt")], input=name, capture_output=True,
-                               text=True, timeout=10)
-            out = _RUST_HASH.sub("", r.stdout.strip())
-            if r.returncode == 0 and out and out != name:
-                _demangled[name] = out if len(out) <= 100 else out[:97] + "..."
+            r = subprocess.run([toolchain.tool("cxxfilt")], input="\n".join(todo),
+                               capture_output=True, text=True, timeout=10)
+            out = r.stdout.splitlines()
+            if r.returncode == 0 and len(out) == len(todo):
+                _demangled.update((n, _RUST_HASH.sub("", o.strip()) or n)
+                                  for n, o in zip(todo, out))
         except Exception:            # (a message never fails for want of a demangler)
             pass
-    return _demangled[name]
+    return [_demangled.get(n, n) for n in names]
+
+
+def demangle_hint(name: str) -> str:
+    """The function's source-level name for messages (demangled, at most 100 characters)."""
+    out = demangled([name.lstrip("@").strip('"')])[0]
+    return out if len(out) <= 100 else out[:97] + "..."
 
 
 def quoted_name(name: str) -> str:

@@ -108,24 +108,14 @@ def build_library(sigs, sources=(), source=None, lang="c", flags=("-O2",), link_
     os.makedirs(cache_root(), exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="build-", dir=cache_root())
     try:
-        objs = []
-
-        def compile_unit(i, name, lg, data, debug=()):
-            path = os.path.join(tmp, f"{i}_{os.path.basename(name)}")
-            with open(path, "wb") as f:
-                f.write(data)
-            _run([driver(lg), *flags, *debug, "-fPIC", "-c", path, "-o", path + ".o"], name)
-            objs.append(path + ".o")
-
         # the user's sources with debug info: the prototype check reads their C types (and
         # which scalar inputs C takes by value, which the wrappers then pass as values)
-        debug = [] if any(f.startswith("-g") for f in flags) else ["-g"]
-        for i, (name, lg, data) in enumerate(srcs):
-            compile_unit(i, name, lg, data, debug)
+        objs = compile_sources(tmp, srcs, flags, debug=True)
         by_value = check_prototypes(sigs, objs, bool(link_flags))
         wrappers = [wrapper_source(s, order, by_value.get(s.name, frozenset())) for s in sigs]
-        for i, (s, text) in enumerate(zip(sigs, wrappers)):
-            compile_unit(len(srcs) + i, f"ecc_wrap_{s.name}.c", "c", text.encode())
+        objs += compile_sources(tmp, [(f"ecc_wrap_{s.name}.c", "c", text.encode())
+                                      for s, text in zip(sigs, wrappers)], flags,
+                                start=len(srcs))
         linker = "fortran" if "fortran" in langs else "c++" if "c++" in langs else "c"
         extra = ["-lstdc++"] if linker == "fortran" and "c++" in langs else []
         _run([driver(linker), *flags, "-shared", "-fPIC", *objs, *link_flags, *extra, "-lm",
@@ -140,6 +130,20 @@ def build_library(sigs, sources=(), source=None, lang="c", flags=("-O2",), link_
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return lib
+
+
+def compile_sources(tmp, srcs, flags, debug=False, start=0) -> list[str]:
+    """Each (name, language, bytes) compiled by its enzyme-cc driver into an object in tmp
+    (with -g if `debug` and the flags give none); their paths."""
+    extra = ["-g"] if debug and not any(f.startswith("-g") for f in flags) else []
+    objs = []
+    for i, (name, lg, data) in enumerate(srcs, start):
+        path = os.path.join(tmp, f"{i}_{os.path.basename(name)}")
+        with open(path, "wb") as f:
+            f.write(data)
+        _run([driver(lg), *flags, *extra, "-fPIC", "-c", path, "-o", path + ".o"], name)
+        objs.append(path + ".o")
+    return objs
 
 
 def check_prototypes(sigs, objs, more_code: bool):

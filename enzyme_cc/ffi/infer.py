@@ -23,7 +23,7 @@ import re
 import subprocess
 import tempfile
 
-from .build import BuildError, _code_digest, _run, cache_root, check_toolchain, driver, \
+from .build import BuildError, _code_digest, cache_root, check_toolchain, compile_sources, \
     read_sources
 from .prototype import _FLOAT_NAMES, _INT_BITS, _INT_NAMES, find
 from .signature import In, INT_CTYPES, Int, Out, Ret, Signature, SignatureError
@@ -64,16 +64,12 @@ def _compiled_params(name, srcs, flags):
     check_toolchain({lg for _, lg, _ in srcs})
     from enzyme_cc.bitcode.elf import bitcode_modules
     from enzyme_cc.toolchain import tool
-    debug = [] if any(f.startswith("-g") for f in flags) else ["-g"]
-    with tempfile.TemporaryDirectory(prefix="infer-", dir=_tmp_root()) as tmp:
+    os.makedirs(cache_root(), exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="infer-", dir=cache_root()) as tmp:
         modules = []
-        for i, (fname, lg, data) in enumerate(srcs):
-            src = os.path.join(tmp, f"{i}_{os.path.basename(fname)}")
-            with open(src, "wb") as f:
-                f.write(data)
-            _run([driver(lg), *flags, *debug, "-fPIC", "-c", src, "-o", src + ".o"], fname)
-            with open(src + ".o", "rb") as f:
-                modules += bitcode_modules(f.read(), src + ".o")
+        for obj in compile_sources(tmp, srcs, flags, debug=True):
+            with open(obj, "rb") as f:
+                modules += bitcode_modules(f.read(), obj)
         symbol = name
         proto, module = find(modules, name, with_module=True)
         if proto is None:           # Fortran without bind(c): flang's external name
@@ -92,8 +88,8 @@ def _compiled_params(name, srcs, flags):
                            capture_output=True, text=True)
         if r.returncode:
             raise BuildError(f"reading the prototype of '{name}' failed:\n{r.stderr.strip()}")
-    m = re.search(rf"^define [^\n]*@{re.escape(symbol)}\((.*)\)[^\n]*{{$", r.stdout, re.M)
-    access = _access(m.group(1)) if m else ["both"] * len(proto.params)
+    from enzyme_cc.ir.model import parse_module
+    access = [_access(p.attrs) for p in parse_module(r.stdout).function("@" + symbol).params]
     if None in [p.name for p in proto.params]:
         raise SignatureError(f"{name}: the debug info gives no parameter names (a C++ member "
                              "function, or a function without them); declare its Signature")
@@ -105,15 +101,11 @@ def _cxx_symbol(modules, name):
     """The symbol of the one C++ function the sources define whose demangled name is `name`
     (`energy`, or qualified: `phys::energy`), else `name` (then not found)."""
     import llvmlite.binding as llvm
-    from enzyme_cc.toolchain import tool
+    from enzyme_cc.ad.diagnostics import demangled
     mangled = [f.name for data in modules for f in llvm.parse_bitcode(data).functions
                if not f.is_declaration and f.name.startswith("_Z")]
-    if not mangled:
-        return name
-    r = subprocess.run([tool("cxxfilt")], input="\n".join(mangled), capture_output=True,
-                       text=True)
     hits = []
-    for sym, shown in zip(mangled, r.stdout.splitlines()):
+    for sym, shown in zip(mangled, demangled(mangled)):
         base = shown.split("(")[0]
         if base == name or base.endswith("::" + name):
             hits.append((sym, shown))
@@ -125,35 +117,11 @@ def _cxx_symbol(modules, name):
     return hits[0][0] if hits else name
 
 
-def _tmp_root():
-    os.makedirs(cache_root(), exist_ok=True)
-    return cache_root()
-
-
-def _access(params_text: str) -> list[str]:
-    out = []
-    for p in _split_params(params_text):
-        ro, wo = " readonly" in f" {p}", " writeonly" in f" {p}"
-        out.append("none" if " readnone" in f" {p}" or (ro and wo) else
-                   "read" if ro else "write" if wo else "both")
-    return out
-
-
-def _split_params(text: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
+def _access(attrs) -> str:
+    """What the function does with a pointer parameter, from its inferred attributes."""
+    ro, wo = "readonly" in attrs, "writeonly" in attrs
+    return "none" if "readnone" in attrs or (ro and wo) else \
+        "read" if ro else "write" if wo else "both"
 
 
 def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
