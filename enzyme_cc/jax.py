@@ -118,19 +118,10 @@ class JaxOp:
                         f"need its value when tracing; hint: make it static "
                         f"(jax.jit(..., static_argnames=...)) or pass a Python int") from None
         full = self.fn.prepare("primal", [tuple(x.shape) for x in xs], tuple(ints.items())).ints
-        outs = self._call(full)(*xs)
+        # (jitted: an eager call takes jit's C++ dispatch; under a transformation it is one
+        # more nested call, inlined when lowered)
+        outs = _jitted(call_p, fn=self.fn, ints=full)(*xs)
         return outs[0] if len(outs) == 1 else tuple(outs)
-
-    def _call(self, ints):
-        """The primitive's call as a jitted function per set of integers: eager calls take jit's
-        C++ dispatch (under a transformation it is one more nested call, inlined when lowered)."""
-        jitted = self.__dict__.setdefault("_jitted", {})
-        f = jitted.get(ints)
-        if f is None:
-            if len(jitted) >= 256:            # (integers that change every call: bounded)
-                jitted.clear()
-            f = jitted[ints] = jax.jit(lambda *xs: call_p.bind(*xs, fn=self.fn, ints=ints))
-        return f
 
 
 # ---- shapes ------------------------------------------------------------------------------------
@@ -180,22 +171,30 @@ def _conj_cotangents(fn, kind, args):
             for i, a in enumerate(args)]
 
 
+_JITTED: dict = {}
+
+
+def _jitted(p, **params):
+    """Primitive p bound with params, as a jitted function: compiled once per (primitive,
+    params) and then dispatched by jit's C++ path, instead of preparing and dispatching the
+    custom call in Python on every call."""
+    key = (p, *params.items())          # (bound with the same keywords every time)
+    f = _JITTED.get(key)
+    if f is None:
+        if len(_JITTED) >= 1024:        # (integers that change every call: bounded)
+            _JITTED.clear()
+        f = _JITTED[key] = jax.jit(lambda *xs: p.bind(*xs, **params))
+    return f
+
+
 def _eager(p, kind):
-    """A call outside any transformation: through a jitted call of the primitive, compiled once
-    per (entry point, integers) and then dispatched by jit's C++ path, instead of preparing and
-    dispatching the custom call in Python on every call."""
-    body, jitted = _body(kind), {}
+    """A call outside any transformation: through _jitted."""
+    body = _body(kind)
 
     def impl(*args, **params):
         if jax.config.jax_disable_jit:        # (jit would call back into this impl)
             return body(*args, **params)
-        key = tuple(params.items())          # (bound with the same keywords every time)
-        f = jitted.get(key)
-        if f is None:
-            if len(jitted) >= 256:            # (integers that change every call: bounded)
-                jitted.clear()
-            f = jitted[key] = jax.jit(lambda *xs: p.bind(*xs, **params))
-        return f(*args)
+        return _jitted(p, **params)(*args)
     return impl
 
 
