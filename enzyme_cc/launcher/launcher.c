@@ -261,6 +261,22 @@ static int run(char **args) {
     return WEXITSTATUS(status);
 }
 
+/* The object's .llvmbc renamed .enzyme.bc (compile._embedded_as_ours): in place, else by
+ * llvm-objcopy. The exit status. */
+static int embedded_as_ours(const char *out, const char *tool_name) {
+    if (rename_in_place(out) == 0)
+        return 0;
+    char objcopy[PATH_MAX];
+    if (!which(OBJCOPY_NAME, objcopy, sizeof objcopy)) {
+        fprintf(stderr, "%s: error: cannot find '%s'\n", tool_name, OBJCOPY_NAME);
+        return 1;
+    }
+    char *oc[] = {objcopy, "--rename-section", ".llvmbc=.enzyme.bc,exclude", "--remove-section",
+                  ".llvmcmd", (char *)out, NULL};
+    int rc = run(oc);
+    return rc < 0 ? 1 : rc;
+}
+
 static int same_stat(const char *path, long long mtime_ns, long long size) {
     struct stat st;
     return stat(path, &st) == 0 &&
@@ -471,17 +487,8 @@ static void fortran_fast_path(int argc, char **argv, const char *clang) {
             cmd[k++] = cc_tail[i];
         cmd[k] = NULL;
         rc = run(cmd);
-        if (rc == 0 && stat(out, &st) == 0 && S_ISREG(st.st_mode) && rename_in_place(out) != 0) {
-            char objcopy[PATH_MAX];
-            if (!which(OBJCOPY_NAME, objcopy, sizeof objcopy)) {
-                fprintf(stderr, "enzyme-fc: error: cannot find '%s'\n", OBJCOPY_NAME);
-                rc = 1;
-            } else {
-                char *oc[] = {objcopy, "--rename-section", ".llvmbc=.enzyme.bc,exclude",
-                              "--remove-section", ".llvmcmd", (char *)out, NULL};
-                rc = run(oc);
-            }
-        }
+        if (rc == 0 && stat(out, &st) == 0 && S_ISREG(st.st_mode))
+            rc = embedded_as_ours(out, "enzyme-fc");
     }
     unlink(bc);
     rmdir(dir);
@@ -578,15 +585,5 @@ int main(int argc, char **argv) {
         return rc < 0 ? 1 : rc;
     if (stat(out, &st) != 0 || !S_ISREG(st.st_mode))
         return 0;                           /* -o /dev/null */
-    if (rename_in_place(out) == 0)
-        return 0;
-    char objcopy[PATH_MAX];
-    if (!which(OBJCOPY_NAME, objcopy, sizeof objcopy)) {
-        fprintf(stderr, "%s: error: cannot find '%s'\n", base, OBJCOPY_NAME);
-        return 1;
-    }
-    char *oc[] = {objcopy, "--rename-section", ".llvmbc=.enzyme.bc,exclude", "--remove-section",
-                  ".llvmcmd", (char *)out, NULL};
-    rc = run(oc);
-    return rc < 0 ? 1 : rc;
+    return embedded_as_ours(out, base);
 }
