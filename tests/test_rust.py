@@ -1,6 +1,7 @@
 """Rust with the stable rustc, through the link step (`-C linker-plugin-lto -C linker=enzyme-cc`
 hands enzyme-cc the crate's and the standard library's bitcode). Skipped where no rustc on LLVM
 22 is installed (rustup's stable toolchain has one; Debian's rustc does not)."""
+import os
 import re
 import shutil
 import subprocess
@@ -26,15 +27,32 @@ def _rustc():
 
 
 RUSTC = _rustc()
+CARGO = shutil.which("cargo", path=str(Path(RUSTC).parent)) if RUSTC else None
+NO_RUSTC = "no rustc on LLVM 22 (rustup's stable toolchain)"
+NO_CARGO = "no cargo with a rustc on LLVM 22 (rustup's stable toolchain)"
 
 
-@pytest.mark.skipif(RUSTC is None, reason="no rustc on LLVM 22 (rustup's stable toolchain)")
+def _rustc_link(opt, src, *more, cwd, check=True):
+    """rustc with enzyme-cc as the linker, the crate's bitcode handed to it; out: ./prog."""
+    return run([RUSTC, opt, "-Clinker-plugin-lto", f"-Clinker={BIN / 'enzyme-cc'}", *more,
+                str(src), "-o", "prog"], cwd=cwd, check=check)
+
+
+def _cargo_project(src, dst, tmp_path):
+    """A copy of cargo project src at dst with enzyme-cc's cargo config; the environment that
+    builds it into tmp_path/target."""
+    shutil.copytree(src, dst)
+    (dst / ".cargo").mkdir(exist_ok=True)
+    (dst / ".cargo" / "config.toml").write_text(
+        run([str(BIN / "enzyme-cc"), "--print-cargo-config"]).stdout)
+    return dict(os.environ, CARGO_TARGET_DIR=str(tmp_path / "target"))
+
+
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
 @pytest.mark.parametrize("opt", ["-O", "-Copt-level=0"])
 def test_rust_traits_and_iterators(tmp_path, opt):
-    exe = tmp_path / "prog"
-    run([RUSTC, opt, "-Clinker-plugin-lto", f"-Clinker={BIN / 'enzyme-cc'}",
-         str(HERE / "traits_iterators.rs"), "-o", str(exe)], cwd=tmp_path)
-    out = run([str(exe)], cwd=tmp_path).stdout
+    _rustc_link(opt, HERE / "traits_iterators.rs", cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
     checks = [line for line in out.splitlines() if line.startswith("CHECK ")]
     assert len(checks) == 4 and "FAILED" not in out, out
 
@@ -46,20 +64,14 @@ def test_print_cargo_config():
     assert 'rustflags = ["-Clinker-plugin-lto"]' in out
 
 
-@pytest.mark.skipif(RUSTC is None or shutil.which("cargo", path=str(Path(RUSTC).parent)) is None,
-                    reason="no cargo with a rustc on LLVM 22 (rustup's stable toolchain)")
+@pytest.mark.skipif(CARGO is None, reason=NO_CARGO)
 def test_cargo_workspace(tmp_path):
     """`cargo build --release` of a workspace (a library crate, a binary crate depending on it
     by path) with the .cargo/config.toml that `enzyme-cc --print-cargo-config` prints; `cargo
     test` of the library; a rebuild after an edit."""
     ws = tmp_path / "ws"
-    shutil.copytree(HERE / "workspace", ws)
-    (ws / ".cargo").mkdir()
-    (ws / ".cargo" / "config.toml").write_text(
-        run([str(BIN / "enzyme-cc"), "--print-cargo-config"]).stdout)
-    cargo = shutil.which("cargo", path=str(Path(RUSTC).parent))
-    import os
-    env = dict(os.environ, CARGO_TARGET_DIR=str(tmp_path / "target"))
+    env = _cargo_project(HERE / "workspace", ws, tmp_path)
+    cargo = CARGO
     run([cargo, "build", "--release", "--quiet", "--offline"], cwd=ws, env=env)
     first = run([str(tmp_path / "target" / "release" / "app")], cwd=ws).stdout
     assert first.count("CHECK ") == 4 and "FAILED" not in first, first
@@ -75,8 +87,7 @@ def test_cargo_workspace(tmp_path):
     assert edited.count("CHECK ") == 4 and "FAILED" not in edited and edited != first, edited
 
 
-@pytest.mark.skipif(RUSTC is None or shutil.which("cargo", path=str(Path(RUSTC).parent)) is None,
-                    reason="no cargo with a rustc on LLVM 22 (rustup's stable toolchain)")
+@pytest.mark.skipif(CARGO is None, reason=NO_CARGO)
 def test_crate_example(tmp_path):
     """The enzyme-cc crate (rust/enzyme-cc): autodiff! with Dup, Const and Active (the adjoint
     of the active f64 returned), fwddiff! with Dual, in its example `springs` run by cargo;
@@ -84,13 +95,9 @@ def test_crate_example(tmp_path):
     Its remainder loop's phi of an argument once crashed the link ('Param' object has no
     attribute 'block')."""
     crate = tmp_path / "enzyme-cc"
-    shutil.copytree(Path(__file__).resolve().parent.parent / "rust" / "enzyme-cc", crate)
-    (crate / ".cargo").mkdir(exist_ok=True)
-    (crate / ".cargo" / "config.toml").write_text(
-        run([str(BIN / "enzyme-cc"), "--print-cargo-config"]).stdout)
-    cargo = shutil.which("cargo", path=str(Path(RUSTC).parent))
-    import os
-    env = dict(os.environ, CARGO_TARGET_DIR=str(tmp_path / "target"))
+    env = _cargo_project(Path(__file__).resolve().parent.parent / "rust" / "enzyme-cc", crate,
+                         tmp_path)
+    cargo = CARGO
     out = run([cargo, "run", "--release", "--quiet", "--offline", "--example", "springs"],
               cwd=crate, env=env).stdout
     assert out.count("CHECK ") == 5 and "FAILED" not in out, out
@@ -101,22 +108,21 @@ def test_crate_example(tmp_path):
     assert out.count("CHECK ") == 8 and "FAILED" not in out, out
 
 
-@pytest.mark.skipif(RUSTC is None, reason="no rustc on LLVM 22 (rustup's stable toolchain)")
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
 def test_rust_error_names_rust_path(tmp_path):
     """An error inside Rust code names the function by its Rust path (legacy mangling's hash
     left out), with the symbol after it."""
     (tmp_path / "opaque.c").write_text("double opaque_scale(double x) { return 3 * x; }\n")
     run(["clang-22", "-O2", "-c", "opaque.c", "-o", "opaque.o"], cwd=tmp_path)
-    r = run([RUSTC, "-O", "-Clinker-plugin-lto", f"-Clinker={BIN / 'enzyme-cc'}",
-             "-Clink-arg=opaque.o", str(HERE / "opaque_call.rs"), "-o", "prog"], cwd=tmp_path,
-            check=False)
+    r = _rustc_link("-O", HERE / "opaque_call.rs", "-Clink-arg=opaque.o", cwd=tmp_path,
+                    check=False)
     assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
     assert re.search(r"in function 'opaque_call::physics::energy' \(symbol _ZN\w+E\)",
                      r.stderr), r.stderr
     assert "no derivative rule for call to 'opaque_scale'" in r.stderr, r.stderr
 
 
-@pytest.mark.skipif(RUSTC is None, reason="no rustc on LLVM 22 (rustup's stable toolchain)")
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
 def test_rust_calling_c(tmp_path):
     """Mixed Rust and C: a static library compiled by enzyme-cc (its objects carry bitcode),
     linked by rustc with `-l static=kern`; the gradient goes through both."""
@@ -128,19 +134,17 @@ def test_rust_calling_c(tmp_path):
         "  return s;\n}\n")
     run([str(BIN / "enzyme-cc"), "-O2", "-c", "kern.c", "-o", "kern.o"], cwd=tmp_path)
     run(["llvm-ar-22", "rcs", "libkern.a", "kern.o"], cwd=tmp_path)
-    run([RUSTC, "-O", "-Clinker-plugin-lto", f"-Clinker={BIN / 'enzyme-cc'}", "-L", ".",
-         "-l", "static=kern", str(HERE / "mixed_c.rs"), "-o", "prog"], cwd=tmp_path)
+    _rustc_link("-O", HERE / "mixed_c.rs", "-L", ".", "-l", "static=kern", cwd=tmp_path)
     out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
     assert out.count("CHECK ") == 3 and "FAILED" not in out, out
 
 
-@pytest.mark.skipif(RUSTC is None, reason="no rustc on LLVM 22 (rustup's stable toolchain)")
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
 @pytest.mark.parametrize("opt", ["-O", "-Copt-level=0", "-Copt-level=3"])
 def test_rust_vec_scratch(tmp_path, opt):
     """`vec![0.0; n]` scratch buffers holding active data: rustc joins the allocation's address
     and a dangling 8 as integers, then casts back to a pointer; the integer's shadow is carried
     beside it (once refused: 'float data accessed through a pointer made from an integer')."""
-    run([RUSTC, opt, "-Clinker-plugin-lto", f"-Clinker={BIN / 'enzyme-cc'}",
-         str(HERE / "vec_scratch.rs"), "-o", "prog"], cwd=tmp_path)
+    _rustc_link(opt, HERE / "vec_scratch.rs", cwd=tmp_path)
     out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
     assert out.count("CHECK ") == 5 and "FAILED" not in out, out
