@@ -67,7 +67,8 @@ def tangent(ctx, inst):
 # and UNPACK (fortran_transform.c); ALLOCATE (also of POINTERs, also with SOURCE=), DEALLOCATE,
 # default initialization, intrinsic assignment and destruction of derived types with allocatable
 # components, and MOVE_ALLOC (fortran_derived.c; flang's entries for the rest behind wrappers in
-# fortran_fallback.c)
+# fortran_fallback.c); SUM, PRODUCT, MAXVAL, MINVAL and NORM2 with DIM= (fortran_dim.c); the
+# copy-in/copy-out of non-contiguous arguments and RANDOM_NUMBER (fortran_runtime.c)
 SUBSTITUTED = ("Assign", "SumReal8", "SumReal4", "ProductReal8", "ProductReal4", "MaxvalReal8",
                "MaxvalReal4", "MinvalReal8", "MinvalReal4", "DotProductReal8", "DotProductReal4",
                "MatmulReal8Real8", "MatmulReal4Real4",
@@ -75,8 +76,10 @@ SUBSTITUTED = ("Assign", "SumReal8", "SumReal4", "ProductReal8", "ProductReal4",
                "Spread", "Pack", "Unpack",
                "AllocatableAllocate", "AllocatableDeallocate", "Destroy", "Initialize", "MoveAlloc",
                "PointerAllocate", "PointerDeallocate", "AllocatableAllocateSource",
-               "PointerAllocateSource")
-SOURCES = ("fortran_runtime.c", "fortran_transform.c", "fortran_derived.c", "fortran_fallback.c")
+               "PointerAllocateSource", "CopyInAssign", "CopyOutAssign", "RandomNumber",
+               "SumDim", "ProductDim", "MaxvalDim", "MinvalDim", "Norm2Dim")
+SOURCES = ("fortran_runtime.c", "fortran_transform.c", "fortran_derived.c", "fortran_fallback.c",
+           "fortran_dim.c")
 _ENTRY = re.compile(r"@_FortranA(" + "|".join(SUBSTITUTED) + r")(?![\w.$])")
 
 
@@ -98,10 +101,14 @@ def link_runtime(module, ctx):
 
 def refuse_runtime_call(gen, synth, inst):
     """A flang runtime routine that has neither a rule nor an implementation of ours."""
-    gen.fail(synth, inst, f"flang's runtime routine '{inst.callee[1:]}' has no derivative in "
-             "enzyme-cc",
+    from .fortran_catalog import refusal
+    name = inst.callee[1:]
+    why = refusal(name)
+    gen.fail(synth, inst, f"flang's runtime routine '{name}' has no derivative in enzyme-cc"
+             + (f": {why}" if why else ""),
              "enzyme-cc differentiates flang's intrinsic assignment, ALLOCATE, DEALLOCATE and "
              "the finalization of derived types (without final procedures), REAL SUM, PRODUCT, "
-             "MAXVAL, MINVAL, DOT_PRODUCT, MATMUL, TRANSPOSE, RESHAPE, CSHIFT, EOSHIFT, SPREAD, "
-             "PACK, UNPACK and MOVE_ALLOC; write this one as a loop over the elements, or "
-             "build with -O2, where flang inlines more of them")
+             "MAXVAL, MINVAL (also with DIM=), NORM2, DOT_PRODUCT, MATMUL, TRANSPOSE, RESHAPE, "
+             "CSHIFT, EOSHIFT, SPREAD, PACK, UNPACK, MOVE_ALLOC, MOD, MODULO, SCALE, FRACTION, "
+             "ERFC_SCALED and copy-in/copy-out of array sections; write this one as a loop over "
+             "the elements, or build with -O2, where flang inlines more of them")

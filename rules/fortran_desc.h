@@ -50,6 +50,12 @@ static inline int intrinsic_type(int t) {
          t == T_CDOUBLE || t == T_BOOL;
 }
 
+/* REAL and COMPLEX of any kind, derived types (which may hold them) and unknown types */
+static inline int carries_float(const Desc *d) {
+  int t = d->type;
+  return (t >= 25 && t <= 38) || t == 42 || t < 0;
+}
+
 /* the byte range [lo, hi) that the elements of d occupy when its base is b */
 static inline void extent_of(const Desc *d, const char *b, const char **lo, const char **hi) {
   const char *a = b;
@@ -70,6 +76,25 @@ static inline ptrdiff_t offset_of(const Desc *d, size_t i) {
     off += j * d->dim[k].stride;
   }
   return off;
+}
+
+/* the result: unallocated on entry; allocated here with default lower bounds */
+static inline char *allocate_result(Desc *r, const Desc *like, int rank, const ptrdiff_t *ext) {
+  size_t n = 1;
+  ptrdiff_t stride = (ptrdiff_t)like->elem_len;
+  r->elem_len = like->elem_len;
+  r->type = like->type;
+  r->rank = (unsigned char)rank;
+  for (int k = 0; k < rank; k++) {
+    ptrdiff_t e = ext[k] > 0 ? ext[k] : 0;
+    r->dim[k].lower = 1;
+    r->dim[k].extent = e;
+    r->dim[k].stride = stride;
+    stride *= e;
+    n *= (size_t)e;
+  }
+  r->base = malloc(n * like->elem_len ? n * like->elem_len : 1);
+  return r->base;
 }
 
 /* whether MASK (a LOGICAL of any kind; none: all true) is false at element i */

@@ -98,11 +98,6 @@ void __enzyme_cc_fortran_Assign(Desc *to, const Desc *from, const char *file, in
 }
 
 /* ---- the fallback's derivatives: stop where float data would need one ---------------------- */
-static int carries_float(const Desc *d) {
-  int t = d->type;
-  return (t >= 25 && t <= 38) || t == 42 || t < 0;
-}
-
 static void refuse(const Desc *to, const Desc *from, const char *file, int line) {
   if (!carries_float(to) && !carries_float(from)) return;
   fprintf(stderr, "enzyme-cc: the derivative reached a Fortran assignment at %s:%d that it cannot "
@@ -276,3 +271,110 @@ void *__enzyme_register_gradient_fortran_assign[3] = {
     (void *)__enzyme_cc_fortran_assign_other, (void *)__enzyme_cc_fortran_assign_other_aug,
     (void *)__enzyme_cc_fortran_assign_other_rev};
 void *__enzyme_inactivefn_fortran_copy[1] = {(void *)__enzyme_cc_fortran_copy_bytes};
+
+/* ---- copy-in/copy-out of a non-contiguous actual argument (`call f(a(1, :))` to an
+   explicit-shape or assumed-size dummy): flang calls these when _FortranAIsContiguous says no */
+void _FortranACopyInAssign(Desc *temp, const Desc *var, const char *file, int line);
+void _FortranACopyOutAssign(Desc *var, Desc *temp, const char *file, int line);
+__attribute__((noinline)) void __enzyme_cc_fortran_copy_in_other(Desc *temp, const Desc *var,
+                                                                 const char *file, int line) {
+  _FortranACopyInAssign(temp, var, file, line);
+}
+__attribute__((noinline)) void __enzyme_cc_fortran_copy_out_other(Desc *var, Desc *temp,
+                                                                  const char *file, int line) {
+  _FortranACopyOutAssign(var, temp, file, line);
+}
+
+static int copied_here(const Desc *d) {
+  return intrinsic_type(d->type) && d->elem_len > 0 && !(d->extra & 1);
+}
+
+void __enzyme_cc_fortran_CopyInAssign(Desc *temp, const Desc *var, const char *file, int line) {
+  if (!copied_here(var)) {
+    __enzyme_cc_fortran_copy_in_other(temp, var, file, line);
+    return;
+  }
+  ptrdiff_t ext[15];
+  for (int k = 0; k < var->rank; k++) ext[k] = var->dim[k].extent;
+  temp->version = var->version;
+  temp->attribute = ALLOCATABLE;
+  temp->extra = 0;
+  char *b = allocate_result(temp, var, var->rank, ext);
+  for (int k = 0; k < var->rank; k++) temp->dim[k].lower = var->dim[k].lower;
+  copy(temp, b, var, var->base);
+}
+
+void __enzyme_cc_fortran_CopyOutAssign(Desc *var, Desc *temp, const char *file, int line) {
+  if (!copied_here(temp)) {
+    __enzyme_cc_fortran_copy_out_other(var, temp, file, line);
+    return;
+  }
+  if (var) copy(var, var->base, temp, temp->base);
+  free(temp->base);
+  temp->base = NULL;
+}
+
+static void refuse_copy(const Desc *d, const char *file, int line) {
+  if (!carries_float(d)) return;
+  fprintf(stderr, "enzyme-cc: the derivative reached the copy-in or copy-out of a non-contiguous "
+          "argument of derived or character type at %s:%d, which it cannot differentiate; pass "
+          "a contiguous array instead\n", file ? file : "?", line);
+  abort();
+}
+void __enzyme_cc_fortran_copy_in_fwd(Desc *temp, Desc *dtemp, const Desc *var, const Desc *dvar,
+                                     const char *file, const char *dfile, int line) {
+  (void)dtemp, (void)dvar, (void)dfile;
+  refuse_copy(var, file, line);
+  _FortranACopyInAssign(temp, var, file, line);
+}
+void __enzyme_cc_fortran_copy_in_rev(Desc *temp, Desc *dtemp, const Desc *var, const Desc *dvar,
+                                     const char *file, const char *dfile, int line) {
+  (void)temp, (void)dtemp, (void)var, (void)dvar, (void)file, (void)dfile, (void)line;
+}
+void __enzyme_cc_fortran_copy_out_fwd(Desc *var, Desc *dvar, Desc *temp, Desc *dtemp,
+                                      const char *file, const char *dfile, int line) {
+  (void)dvar, (void)dtemp, (void)dfile;
+  refuse_copy(temp, file, line);
+  _FortranACopyOutAssign(var, temp, file, line);
+}
+void __enzyme_cc_fortran_copy_out_rev(Desc *var, Desc *dvar, Desc *temp, Desc *dtemp,
+                                      const char *file, const char *dfile, int line) {
+  (void)var, (void)dvar, (void)temp, (void)dtemp, (void)file, (void)dfile, (void)line;
+}
+REGISTER(copy_in)
+REGISTER(copy_out)
+
+/* ---- RANDOM_NUMBER: the harvest is overwritten by values without a derivative. flang's entry
+   fills a scratch array (registered inactive) that typed stores copy into the harvest, so AD
+   zeroes the harvest's tangents and adjoints like any store of a constant. */
+void _FortranARandomNumber(const Desc *harvest, const char *file, int line);
+__attribute__((noinline)) void __enzyme_cc_fortran_random_fill(const Desc *harvest,
+                                                               const char *file, int line) {
+  _FortranARandomNumber(harvest, file, line);
+}
+void *__enzyme_inactivefn_fortran_random[1] = {(void *)__enzyme_cc_fortran_random_fill};
+
+void __enzyme_cc_fortran_RandomNumber(const Desc *h, const char *file, int line) {
+  if (h->type != T_DOUBLE && h->type != T_FLOAT) {
+    __enzyme_cc_fortran_random_fill(h, file, line);
+    return;
+  }
+  Desc t;                       /* (h has room for its own rank only: no struct copy) */
+  t.elem_len = h->elem_len;
+  t.version = h->version;
+  t.rank = h->rank;
+  t.type = h->type;
+  t.extra = 0;
+  ptrdiff_t stride = (ptrdiff_t)h->elem_len;
+  for (int k = 0; k < h->rank; k++) {
+    t.dim[k] = h->dim[k];
+    t.dim[k].stride = stride;
+    stride *= h->dim[k].extent > 0 ? h->dim[k].extent : 0;
+  }
+  size_t bytes = elements(h) * h->elem_len;
+  t.base = malloc(bytes ? bytes : 1);
+  t.attribute = 0;
+  __enzyme_cc_fortran_random_fill(&t, file, line);
+  copy(h, h->base, &t, t.base);
+  free(t.base);
+}

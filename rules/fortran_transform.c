@@ -27,25 +27,6 @@ static int64_t int_at(const Desc *d, ptrdiff_t off) {
   }
 }
 
-/* the result: unallocated on entry; allocated here with default lower bounds */
-static char *allocate_result(Desc *r, const Desc *like, int rank, const ptrdiff_t *ext) {
-  size_t n = 1;
-  ptrdiff_t stride = (ptrdiff_t)like->elem_len;
-  r->elem_len = like->elem_len;
-  r->type = like->type;
-  r->rank = (unsigned char)rank;
-  for (int k = 0; k < rank; k++) {
-    ptrdiff_t e = ext[k] > 0 ? ext[k] : 0;
-    r->dim[k].lower = 1;
-    r->dim[k].extent = e;
-    r->dim[k].stride = stride;
-    stride *= e;
-    n *= (size_t)e;
-  }
-  r->base = malloc(n * like->elem_len ? n * like->elem_len : 1);
-  return r->base;
-}
-
 /* a view of d (same element type) with `rank` dimensions and nothing set yet */
 static Desc view_of(const Desc *d, int rank) {
   Desc v;

@@ -15,6 +15,7 @@ import tomli
 
 from enzyme_cc.errors import UserError
 from .formula import parse, check
+from . import fortran_catalog
 
 REVERSE: dict = {}
 FORWARD: dict = {}
@@ -248,7 +249,8 @@ def is_inactive_call(callee: str) -> bool:
     name = callee.lstrip("@").strip('"')
     from enzyme_cc.ad.openmp import KEPT
     return name in _INACTIVE or name in _RUNTIME_INACTIVE or name in KEPT or name in _module_inactive or intrinsic_base(name) in _INACTIVE or \
-        (name.startswith("llvm.") and intrinsic_base(name) + ".p0" in _INACTIVE)
+        (name.startswith("llvm.") and intrinsic_base(name) + ".p0" in _INACTIVE) or \
+        fortran_catalog.inactive(name)
 
 
 def allocator(callee: str):

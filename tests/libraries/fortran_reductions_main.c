@@ -1,5 +1,5 @@
-/* Driver of fortran_reductions.f90, fortran_assign.f90, fortran_derived.f90 and
-   fortran_transform.f90: reverse mode against central finite
+/* Driver of fortran_reductions.f90, fortran_assign.f90, fortran_derived.f90,
+   fortran_transform.f90 and fortran_intrinsics.f90: reverse mode against central finite
    differences, forward mode against reverse (<J v> = v . grad). Prints `CHECK name got want`. */
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@ void assign_kernel(int n, const double *x, double *e);
 void derived_kernel(int n, const double *x, double *e);
 void transform_kernel(int n, const double *x, double *e);
 void copies_kernel(int n, const double *x, double *e);
+void intrinsics_kernel(int n, const double *x, double *e);
 #define N 6
 static int failed;
 static void check(const char *name, int i, double got, double want, double tol) {
@@ -42,5 +43,6 @@ int main(void) {
   TEST("derived", derived_kernel);
   TEST("transform", transform_kernel);
   TEST("copies", copies_kernel);
+  TEST("intrinsics", intrinsics_kernel);
   return failed != 0;
 }
