@@ -63,7 +63,7 @@ def tangent(ctx, inst):
 # ---- flang runtime entries differentiated through our own implementation --------------------
 # flang's runtime entries (no bitcode) that we implement in C, which AD differentiates as code:
 # intrinsic assignment (allocation on assignment, any rank) and the reductions an unoptimized
-# build keeps as calls (fortran_runtime.c); TRANSPOSE, RESHAPE, CSHIFT, EOSHIFT, SPREAD, PACK
+# build keeps as calls, REAL and COMPLEX (fortran_runtime.c); TRANSPOSE, RESHAPE, CSHIFT, EOSHIFT, SPREAD, PACK
 # and UNPACK (fortran_transform.c); ALLOCATE (also of POINTERs, also with SOURCE=), DEALLOCATE,
 # default initialization, intrinsic assignment and destruction of derived types with allocatable
 # components, and MOVE_ALLOC (fortran_derived.c; flang's entries for the rest behind wrappers in
@@ -77,7 +77,9 @@ SUBSTITUTED = ("Assign", "SumReal8", "SumReal4", "ProductReal8", "ProductReal4",
                "AllocatableAllocate", "AllocatableDeallocate", "Destroy", "Initialize", "MoveAlloc",
                "PointerAllocate", "PointerDeallocate", "AllocatableAllocateSource",
                "PointerAllocateSource", "CopyInAssign", "CopyOutAssign", "RandomNumber",
-               "SumDim", "ProductDim", "MaxvalDim", "MinvalDim", "Norm2Dim")
+               "SumDim", "ProductDim", "MaxvalDim", "MinvalDim", "Norm2Dim", "CppSumComplex8",
+               "CppSumComplex4", "CppProductComplex8", "CppProductComplex4",
+               "CppDotProductComplex8", "CppDotProductComplex4")
 SOURCES = ("fortran_runtime.c", "fortran_transform.c", "fortran_derived.c", "fortran_fallback.c",
            "fortran_dim.c")
 _ENTRY = re.compile(r"@_FortranA(" + "|".join(SUBSTITUTED) + r")(?![\w.$])")

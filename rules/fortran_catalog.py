@@ -37,8 +37,8 @@ _INACTIVE = re.compile(r"_FortranA(?:" + "|".join((
 REFUSED = (
     (r"_FortranA\w*(?:Real|Complex)(?:10|16)\w*|_FortranA\w+(?:10|16)(?:_\d+|[ik])?",
      "REAL(10), REAL(16) and their COMPLEX kinds are not differentiated"),
-    (r"_FortranA(?:Cpp)?(?:Sum|Product|DotProduct)Complex\d+|_FortranA[cz]q?pow[ik]",
-     "COMPLEX reductions and powers are not differentiated yet"),
+    (r"_FortranA(?:Sum|Product|DotProduct)Complex\d+|_FortranA[cz]q?pow[ik]",
+     "COMPLEX powers by an integer and this form of a COMPLEX reduction are not differentiated"),
     (r"_FortranAMatmul\w+",
      "MATMUL of this operand kind or form (mixed kinds, COMPLEX, a transposed or preallocated "
      "result) is not differentiated"),

@@ -159,6 +159,27 @@ REDUCE(MaxvalReal4, float, -FLT_MAX, if (v > acc) acc = v)
 REDUCE(MinvalReal8, double, DBL_MAX, if (v < acc) acc = v)
 REDUCE(MinvalReal4, float, FLT_MAX, if (v < acc) acc = v)
 
+/* COMPLEX SUM and PRODUCT: the result through a pointer, (re, im) pairs */
+#define CREDUCE(name, T, init_re, step)                                                      \
+  void __enzyme_cc_fortran_##name(T *res, const Desc *x, const char *file, int line, int dim, \
+                                  const Desc *mask) {                                        \
+    (void)file, (void)line, (void)dim;                                                       \
+    T re = (init_re), im = 0;                                                                \
+    for (size_t i = 0, n = elements(x); i < n; i++) {                                        \
+      if (masked_out(mask, i)) continue;                                                     \
+      const T *v = (const T *)((const char *)x->base + offset_of(x, i));                     \
+      step;                                                                                  \
+    }                                                                                        \
+    res[0] = re;                                                                             \
+    res[1] = im;                                                                             \
+  }
+CREDUCE(CppSumComplex8, double, 0.0, re += v[0]; im += v[1])
+CREDUCE(CppSumComplex4, float, 0.0f, re += v[0]; im += v[1])
+CREDUCE(CppProductComplex8, double, 1.0, double a = re * v[0] - im * v[1]; im = re * v[1] + im * v[0];
+        re = a)
+CREDUCE(CppProductComplex4, float, 1.0f, float a = re * v[0] - im * v[1]; im = re * v[1] + im * v[0];
+        re = a)
+
 static void refuse_call(const char *what, const char *file, int line) {
   fprintf(stderr, "enzyme-cc: the derivative reached %s at %s:%d with arguments of mixed kinds, "
           "which it cannot differentiate; convert them to one kind first\n", what,
@@ -226,6 +247,46 @@ OTHER_MATMUL(MatmulReal4Real4)
   }
 DOT(DotProductReal8, double, T_DOUBLE)
 DOT(DotProductReal4, float, T_FLOAT)
+
+/* COMPLEX DOT_PRODUCT(x, y) = SUM(CONJG(x) * y), both of one kind (else flang's entry) */
+void _FortranACppDotProductComplex8(double *, const Desc *, const Desc *, const char *, int);
+void _FortranACppDotProductComplex4(float *, const Desc *, const Desc *, const char *, int);
+#define CDOT(entry, T, code)                                                                 \
+  __attribute__((noinline)) void __enzyme_cc_fortran_##entry##_other(                       \
+      T *res, const Desc *x, const Desc *y, const char *file, int line) {                    \
+    _FortranA##entry(res, x, y, file, line);                                                 \
+  }                                                                                          \
+  void __enzyme_cc_fortran_##entry##_fwd(T *res, T *dres, const Desc *x, const Desc *dx,    \
+                                         const Desc *y, const Desc *dy, const char *file,    \
+                                         const char *dfile, int line) {                      \
+    (void)res, (void)dres, (void)x, (void)dx, (void)y, (void)dy, (void)dfile;                \
+    refuse_call(#entry, file, line);                                                         \
+  }                                                                                          \
+  void __enzyme_cc_fortran_##entry##_rev(T *res, T *dres, const Desc *x, const Desc *dx,    \
+                                         const Desc *y, const Desc *dy, const char *file,    \
+                                         const char *dfile, int line) {                      \
+    (void)res, (void)dres, (void)x, (void)dx, (void)y, (void)dy, (void)file, (void)dfile,    \
+        (void)line;                                                                          \
+  }                                                                                          \
+  REGISTER(entry)                                                                            \
+  void __enzyme_cc_fortran_##entry(T *res, const Desc *x, const Desc *y, const char *file,  \
+                                   int line) {                                               \
+    if (x->type != (code) || y->type != (code) || x->rank != 1 || y->rank != 1) {           \
+      __enzyme_cc_fortran_##entry##_other(res, x, y, file, line);                            \
+      return;                                                                                \
+    }                                                                                        \
+    T re = 0, im = 0;                                                                        \
+    for (ptrdiff_t i = 0; i < x->dim[0].extent; i++) {                                       \
+      const T *a = (const T *)((const char *)x->base + i * x->dim[0].stride);                \
+      const T *b = (const T *)((const char *)y->base + i * y->dim[0].stride);                \
+      re += a[0] * b[0] + a[1] * b[1];                                                       \
+      im += a[0] * b[1] - a[1] * b[0];                                                       \
+    }                                                                                        \
+    res[0] = re;                                                                             \
+    res[1] = im;                                                                             \
+  }
+CDOT(CppDotProductComplex8, double, T_CDOUBLE)
+CDOT(CppDotProductComplex4, float, T_CFLOAT)
 
 /* MATMUL: (m x k)(k x n), (m x k)(k), (k)(k x n); the result descriptor comes unallocated */
 #define MATMUL(name, T, code)                                                                \

@@ -3,7 +3,8 @@
 ! non-contiguous section passed to an explicit-shape dummy, RANDOM_NUMBER overwriting active
 ! data (its derivative is zero), the scalar rules of stdlib_rules/fortran.toml (MOD, MODULO,
 ! ERFC_SCALED, SCALE, FRACTION, SET_EXPONENT, RRSPACING, SPACING) and integer-valued ones
-! (NINT, FLOOR, EXPONENT, SIZE: inactive). Driven by fortran_reductions_main.c with n = 6.
+! (NINT, FLOOR, EXPONENT, SIZE: inactive); COMPLEX SUM, PRODUCT and DOT_PRODUCT (runtime calls at
+! -O0). Driven by fortran_reductions_main.c with n = 6.
 subroutine twice_row(k, v, s)
   implicit none
   integer :: k
@@ -19,6 +20,7 @@ subroutine intrinsics_kernel(n, x, e) bind(c, name='intrinsics_kernel')
   real(8), intent(out) :: e
   real(8) :: m(2, 3), h(3), w2(2), w3(3), s
   real(4) :: m4(2, 3)
+  complex(8) :: z(3), y(3)
   integer :: seed(64), k
   m = reshape(x, [2, 3])
   m4 = real(m, 4)
@@ -36,6 +38,10 @@ subroutine intrinsics_kernel(n, x, e) bind(c, name='intrinsics_kernel')
       + 1d15 * spacing(x(2))
   e = e + x(1) * nint(10 * x(2)) + x(3) * floor(4 * x(4)) + x(5) * exponent(x(6)) &
       + x(6) * size(m)
+  z = cmplx(x(1:3), x(4:6), 8)
+  y = cmplx(x(6:4:-1), 0.5d0 * x(1:3), 8)
+  e = e + real(sum(z * z)) + aimag(product(z)) + real(dot_product(z, y)) &
+      + aimag(dot_product(y, z))
   seed = 7
   call random_seed(put=seed)
   h = x(1:3)
