@@ -209,6 +209,32 @@ def test_complex_in_jax_convention(opt):
     check_grads(op, (z, a), order=1, modes=["fwd", "rev"])
 
 
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_complex_second_order(opt):
+    """order=2 with complex data: the Hessian of a real loss against jax.numpy's, and
+    check_grads of order 2 in both modes (forward over reverse through the reverse of cexp and
+    complex products, whose result adjoints are {double, double} arguments)."""
+    sig = ffi.Signature("cfun", [ffi.In("z", ("n",), "complex128"), ffi.In("a", ("n",)),
+                                 ffi.Int("n"), ffi.Out("y", ("n",), "complex128"),
+                                 ffi.Out("r", ())])
+    op = ej.op(sig, source=COMPLEX_SRC, flags=(opt,), order=2)
+
+    def ref(z, a):
+        return z * z * jnp.exp(a * z), jnp.sum(z.real ** 2 + z.imag ** 2 * a)
+
+    def loss(f):
+        return lambda z, a: jnp.sum(jnp.abs(f(z, a)[0]) ** 2) + f(z, a)[1]
+    z = rand(4) + 1j * rand(4, seed=5)
+    a = rand(4, seed=6)
+    v = rand(4, seed=9) + 1j * rand(4, seed=10)
+    got = jax.jvp(lambda z: jax.grad(loss(op))(z, a), (z,), (v,))[1]
+    want = jax.jvp(lambda z: jax.grad(loss(ref))(z, a), (z,), (v,))[1]
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    np.testing.assert_allclose(jax.hessian(loss(op), argnums=1)(z, a),
+                               jax.hessian(loss(ref), argnums=1)(z, a), rtol=1e-10)
+    check_grads(op, (z, a), order=2, modes=["fwd", "rev"])
+
+
 def test_op_from_the_function_name():
     """No Signature: the compiled prototype says inputs (const), outputs (write only), sizes."""
     src = r"""

@@ -187,7 +187,7 @@ class Generator(IndirectCalls, CallEmitter):
     def call_activity(self, inst, caller_act) -> list[str]:
         acts = []
         for ty, o in zip(self.param_types(inst), inst.ops):
-            if is_fp(ty) and caller_act.is_active(o.value):
+            if carries_float(ty) and caller_act.is_active(o.value):
                 acts.append("active")
             elif ty == "ptr" and caller_act.has_shadow(o.value):   # (null: its own shadow)
                 acts.append("dup")
