@@ -76,9 +76,10 @@ def rev_realloc(ctx, inst):
         elif held - {"int"} - kinds or \
                 len(kinds) != 1 and not (info and set(info.values()) == {"int"}):
             # (records of other kinds than the one accessed here, whose layouts the copies
-            # disagree on: that kind alone would move pointers or floats as doubles)
-            ctx.gen().fail(synth, inst, "cannot deduce the type of the data realloc moves",
-                           "access the buffer through typed pointers")
+            # disagree on: that kind alone would move pointers or floats as doubles; or no
+            # evidence at all, as in a type-erased growth path such as Rust's finish_grow)
+            _move_untyped(ctx, synth, inst, p, n)
+            kinds = set()
         kind = next(iter(kinds), None)
         if kind in ("double", "float"):
             keep = copy_len(ctx, ctx.p(p.value), ctx.p(n.value), ctx.s(p.value))
@@ -88,3 +89,21 @@ def rev_realloc(ctx, inst):
         ctx.emit(f"call void @free(ptr {ctx.s(inst.name)})")
         ctx.emit(f"call void @free(ptr {ctx.p(inst.name)})")
         ctx.gen().declare_raw("@free", "declare void @free(ptr)")
+
+
+def _move_untyped(ctx, synth, inst, p, n):
+    """The kept bytes' adjoints moved back whatever their type: the old shadow's bytes become
+    the new one's. Exact because nothing has added to the old block's float adjoints when this
+    runs: the program cannot touch the old block after realloc, and the reverse of what it did
+    before runs later; its pointer and integer shadow bytes go back to what the new block's
+    hold, which nothing reads again. A reverse sweep that runs more than once on one forward
+    sweep (reverse vector mode) may have left adjoints there: refused."""
+    if getattr(ctx.gen(), "in_multi", False):
+        ctx.gen().fail(synth, inst, "cannot deduce the type of the data realloc moves (in "
+                       "reverse vector mode)", "access the buffer through typed pointers")
+    keep = copy_len(ctx, ctx.p(p.value), ctx.p(n.value), ctx.s(p.value))
+    keep = within_shadow(ctx, keep, ctx.s(inst.name))
+    ctx.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {ctx.s(p.value)}, ptr {ctx.s(inst.name)}, "
+             f"i64 {keep}, i1 false)")
+    ctx.gen().declare_raw("@llvm.memcpy.p0.p0.i64",
+                          "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")

@@ -61,12 +61,6 @@ XFAIL: dict = {
     # two reference parameters, untyped in __fill_a1 itself: "cannot deduce the type of the
     # memory being copied" (a clear error)
     "cxx_record_copies.cpp@-O2-ref": "record copied between two reference parameters",
-    # unoptimized code reloads the buffer pointer from its local (stored twice: the malloc's and
-    # the realloc's result), so no copy of records is seen on the realloc'd block: "cannot
-    # deduce the type of the data realloc moves" (a clear error)
-    "struct_realloc.c@-O2-ref": "realloc of records whose copies go through a reloaded pointer",
-    "struct_records_moved.c@-O2-ref": "realloc of records whose copies go through a reloaded "
-                                      "pointer",
 }
 
 PROGRAMS = sorted(p.name for p in PROGRAMS_DIR.iterdir() if p.suffix in (".c", ".cpp"))

@@ -364,6 +364,12 @@ class Activity:
                     changed |= self._mark(inst.ops[0].value)   # stores its value operand
             elif op == "ret" and inst.ops and inst.ops[0].ty == "ptr" and inst.ops[0].is_local:
                 changed |= self._escape(inst.ops[0].value)
+            elif op in ("phi", "select") and inst.ty == "ptr" and inst.name in self.shadowed:
+                # a pointer reloaded from a local slot joined with shadowed ones (posix_memalign's
+                # result beside malloc's and realloc's in Rust's allocation paths): the slot
+                # gets a shadow, which holds the pointer's
+                for slot in self._unshadowed_slots(inst):
+                    changed |= self._mark(slot)
             elif op in ("call", "invoke") and inst.callee:
                 c = inst.callee
                 if c.startswith(("@llvm.memcpy", "@llvm.memmove", "@memcpy", "@memmove")):
@@ -417,6 +423,21 @@ class Activity:
                     if o.ty == "ptr" and o.value.startswith("%") and (writes is None or k in writes):
                         changed |= self._mark(o.value)    # the callee may store active data
         return changed
+
+    def _unshadowed_slots(self, join, seen=None):
+        """The local slots (allocas) that pointers without a shadow joined by phi/select
+        `join` are loaded from, through nested joins."""
+        seen = set() if seen is None else seen
+        for x in join.ops[1:] if join.op == "select" else join.ops:
+            d = self.fn.defs.get(x.value)
+            if x.value in self.shadowed or d is None or x.value in seen:
+                continue
+            seen.add(x.value)
+            if d.op in ("phi", "select") and d.ty == "ptr":
+                yield from self._unshadowed_slots(d, seen)
+            elif d.op == "load" and getattr(self.fn.defs.get(
+                    self._underlying(self.fn, d.ops[0].value)), "op", None) == "alloca":
+                yield d.ops[0].value
 
     def _stored_kind(self, load):
         """The kind of data an untyped integer load moves, from where it is stored: the pieces
