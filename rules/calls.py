@@ -231,6 +231,10 @@ def _fwd_call(ctx, inst, before):
             return None
         # pointers copied in the forward sweep carry their shadows along
         ranges = ctx.gen().copy_ranges(synth, inst)
+        if ranges[0][2] == "bytes":         # a moved block of unknown type: all its shadow bytes
+            copy_fields(ctx.gen(), ctx.emit, ctx.tmp, "move", ctx.s(dst.value), ctx.s(src.value),
+                        0, len64(ctx, n), ranges, len64(ctx, n))
+            return None
         fields = [(off, size) for off, size, k in ranges if k == "ptr"]
         if len(fields) > 1 and getattr(ranges, "stride", None) is None and \
                 all(size is not None for _, size in fields) and \

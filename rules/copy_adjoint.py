@@ -8,8 +8,9 @@ def rev_memcpy(ctx, inst):
     shadow to the source's and zeroes it; pointers and integers carry none."""
     dst, src, n = inst.ops[:3]
     if not ctx.shadowed(dst.value):
-        if ctx.shadowed(src.value) and not ctx.act.into_inactive_global(dst.value) and any(k in ("double", "float") for _, _, k in
-                                            ctx.gen().copy_ranges(ctx.synth, inst)):
+        if ctx.shadowed(src.value) and not ctx.act.into_inactive_global(dst.value) and any(
+                k in ("double", "float", "bytes") for _, _, k in
+                ctx.gen().copy_ranges(ctx.synth, inst)):
             ctx.error(inst, "active float data is copied into memory that has no shadow",
                       "make sure the destination is allocated in code compiled with enzyme-cc, "
                       "or pass it as enzyme_dup")
@@ -22,6 +23,15 @@ def rev_memcpy(ctx, inst):
         return
     gen = ctx.gen()
     all_ranges = gen.copy_ranges(ctx.synth, inst)
+    if all_ranges[0][2] == "bytes":
+        # a block moved and freed (copy_types.moves_freed_block): nothing has added to the
+        # source's adjoints yet, so the destination's shadow bytes go back as they are (pointer
+        # shadows too, which nothing reads again), and the destination's restart from zero
+        total = len64(ctx, n)
+        copy_fields(gen, ctx.emit, ctx.tmp, "move", ctx.s(src.value), ctx.s(dst.value), 0,
+                    total, all_ranges, total)
+        gen.zero_memory(ctx.emit, ctx.s(dst.value), total)
+        return
     from enzyme_cc.ad import openmp
     atomic = "_atomic" if openmp.shared(ctx, src.value) else ""   # other threads add there too
     if atomic and getattr(all_ranges, "stride", None) is not None:

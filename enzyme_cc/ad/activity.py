@@ -350,7 +350,8 @@ class Activity:
             op = inst.op
             if op == "store":
                 val, ptr = inst.ops
-                if val.value in self.active or val.value in self.shadowed:
+                if val.value in self.active or val.value in self.shadowed or \
+                        val.value in self.ptrint:    # (an address kept as an integer: its shadow)
                     changed |= self._mark(ptr.value)
                 dst = self.fn.defs.get(self._underlying(self.fn, ptr.value))
                 if val.ty == "ptr" and val.value.startswith("%") and (
@@ -423,6 +424,20 @@ class Activity:
                     if o.ty == "ptr" and o.value.startswith("%") and (writes is None or k in writes):
                         changed |= self._mark(o.value)    # the callee may store active data
         return changed
+
+    def _holds_addresses(self, load) -> bool:
+        """Every store into the memory an i64 load reads stores an address: a pointer, or an
+        integer that carries one (Rust keeps a zipped iterator's element pointers as integers
+        in slots it also stores pointers to)."""
+        by_obj = self.__dict__.get("_stores_by_obj")
+        if by_obj is None:
+            by_obj = self._stores_by_obj = {}
+            for i in self.fn.insts():
+                if i.op == "store":
+                    by_obj.setdefault(self._obj(i.ops[1].value), []).append(i)
+        stores = by_obj.get(self._obj(load.ops[0].value), [])
+        return bool(stores) and any(i.ops[0].value in self.ptrint for i in stores) and all(
+            i.ops[0].ty == "ptr" or i.ops[0].value in self.ptrint for i in stores)
 
     def _unshadowed_slots(self, join, seen=None):
         """The local slots (allocas) that pointers without a shadow joined by phi/select
@@ -526,7 +541,7 @@ class Activity:
                     return True, False
                 if kind is None and int_bits(ty) % 32 == 0:   # (bytes never hold a float)
                     self.unknown_copies.add(inst.name)
-                if kind == "ptr" and ty == "i64":
+                if ty == "i64" and (kind == "ptr" or self._holds_addresses(inst)):
                     self.ptrint.add(inst.name)
                     return False, False
             return fp and src, isptr and src

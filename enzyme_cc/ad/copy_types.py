@@ -461,3 +461,42 @@ def _joined(ranges):
         else:
             out.append((off, size, kind))
     return out
+
+
+def _address_key(module, fn, v: str, depth=0):
+    """What pointer v is, up to reloading: the same SSA value, or a load of the same address
+    (unoptimized code reloads `v->data` before the free)."""
+    d = fn.defs.get(v)
+    if depth > 8 or getattr(d, "op", None) != "load":
+        return v
+    base, off = decompose(module, fn, d.ops[0].value)
+    return ("load", _address_key(module, fn, base, depth + 1), off)
+
+
+def moves_freed_block(module, fn, inst) -> bool:
+    """A copy whose source block is freed right after it, on its way out (nothing but loads,
+    address arithmetic, markers, phis and unconditional branches in between: an allocator's own
+    realloc, `q = malloc(n); memcpy(q, p, k); free(p)`, as in Rust's over-aligned
+    reallocation): the program never reads the source again, so the copy moves the block, and
+    its adjoint can move the shadow bytes back whatever their type."""
+    from .activity import FREES
+    src = _address_key(module, fn, inst.ops[1].value)
+    blk, seen = inst.block, set()
+    insts = blk.insts[next(i for i, x in enumerate(blk.insts) if x is inst) + 1:]
+    while True:
+        for nxt in insts:
+            c = nxt.callee or ""
+            if nxt.op in ("phi", "getelementptr", "bitcast") or nxt.op == "load" and \
+                    "volatile" not in nxt.flags or nxt.op == "call" and c.startswith(
+                    ("@llvm.lifetime", "@llvm.dbg", "@llvm.assume")):
+                continue
+            if nxt is blk.term and nxt.op == "br" and len(blk.term.targets) == 1:
+                break
+            return nxt.op == "call" and c in FREES and bool(nxt.ops) and \
+                _address_key(module, fn, nxt.ops[0].value) == src
+        target = blk.term.targets[0]
+        if target in seen:
+            return False
+        seen.add(target)
+        blk = fn.block(target)
+        insts = blk.insts

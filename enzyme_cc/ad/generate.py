@@ -23,7 +23,7 @@ from .markers import drop_unwind_edge, find_requests, refuse_marker_values
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_primal_reverse, rewrite_vector_call, with_marker_location)
 from .typeinfo import TypeInfo
-from .copy_types import copy_ranges
+from .copy_types import copy_ranges, moves_freed_block
 from .dispatch import IndirectCalls
 from .call_emit import CallEmitter
 
@@ -159,6 +159,9 @@ class Generator(IndirectCalls, CallEmitter):
     def copy_ranges(self, synth, inst):
         """[(offset, size or None, kind)] of a memcpy in synth's function; error when unknown."""
         ranges = copy_ranges(self.module, synth.fn, inst, synth.types)
+        if (not ranges or any(k is None for _, _, k in ranges)) and not self.in_multi and \
+                moves_freed_block(self.module, synth.fn, inst):
+            return [(0, None, "bytes")]     # the whole block's shadow bytes move (copy_adjoint)
         if not ranges or any(k is None for _, _, k in ranges):
             self.fail(synth, inst, "cannot deduce the type of the memory being copied (double, "
                       "float, pointer or integer data)", "copy through typed pointers, or compile "

@@ -75,6 +75,12 @@ class FwdCtx:
             from .activity import integer_only
             if integer_only(self.synth.fn, v, self.act.punned):
                 return "null"         # integers by reference (Fortran): no derivative to hold
+            d = self.synth.fn.defs.get(v)
+            if getattr(d, "op", None) == "inttoptr" and d.ops[0].value not in self.act.ptrint:
+                # an address made from a plain integer (Rust's dangling pointer of an empty
+                # allocation: its alignment) joined with real ones: a null shadow, so a
+                # derivative that ever went through it would fault, never read garbage
+                return "null"
             scratch = self.synth.gen.inactive_scratch(self.synth, v)
             if scratch:
                 return scratch

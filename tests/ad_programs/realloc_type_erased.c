@@ -1,8 +1,9 @@
 /* A type-erased growable array (`void *data` and an element size, as Rust's RawVec or a C
    library's generic vector): the realloc in `grow` sees no typed access to the block, so the
    type of what it moves is unknown there. Its reverse moves the kept bytes' adjoints back to
-   the old block's shadow whatever their type (records of a double, an int and a pointer, and
-   plain doubles). Reverse mode against central differences, forward against reverse. */
+   the old block's shadow whatever their type (plain doubles); so does the reverse of a memcpy
+   into a fresh block whose source is freed right after it (records of a double, an int and a
+   pointer). Reverse mode against central differences, forward against reverse. */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -10,7 +11,14 @@
 typedef struct { void *data; size_t len, cap, elem; } Vec;
 __attribute__((noinline)) static void grow(Vec *v) {
   size_t cap = v->cap ? 2 * v->cap : 1;
-  v->data = realloc(v->data, cap * v->elem);
+  if (v->elem > 8) {        /* by hand: a fresh block, the old one copied and freed */
+    void *fresh = malloc(cap * v->elem);
+    if (v->len) memcpy(fresh, v->data, v->len * v->elem);
+    free(v->data);
+    v->data = fresh;
+  } else {
+    v->data = realloc(v->data, cap * v->elem);
+  }
   v->cap = cap;
 }
 __attribute__((noinline)) static void *slot(Vec *v) {
