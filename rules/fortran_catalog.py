@@ -1,6 +1,6 @@
 """What enzyme-cc does with each entry of flang's runtime (libflang_rt, no bitcode), by name family.
 
-Every exported `_Fortran*` symbol falls in one of four classes (tests/test_fortran_catalog.py
+Every exported `_Fortran*` symbol falls in one of four classes (tests/test_libraries.py
 checks this against the installed runtime, so a new flang's new entries are looked at):
 - inactive: results and effects without a derivative (integer, logical and character data,
   inquiries, I/O, time, process control): the families below, and the names listed in
