@@ -445,12 +445,13 @@ class Activity:
         seen = set() if seen is None else seen
         for x in join.ops[1:] if join.op == "select" else join.ops:
             d = self.fn.defs.get(x.value)
-            if x.value in self.shadowed or d is None or x.value in seen:
+            op = getattr(d, "op", None)             # (a parameter has none)
+            if x.value in self.shadowed or op is None or x.value in seen:
                 continue
             seen.add(x.value)
-            if d.op in ("phi", "select") and d.ty == "ptr":
+            if op in ("phi", "select") and d.ty == "ptr":
                 yield from self._unshadowed_slots(d, seen)
-            elif d.op == "load" and getattr(self.fn.defs.get(
+            elif op == "load" and getattr(self.fn.defs.get(
                     self._underlying(self.fn, d.ops[0].value)), "op", None) == "alloca":
                 yield d.ops[0].value
 
