@@ -371,6 +371,11 @@ def _retarget(ctx, inst, subst):
 
 @forward("getelementptr", "bitcast", "addrspacecast", "freeze")
 def _fwd_gep(ctx, inst, before):
+    if not before and inst.op == "freeze" and inst.name in ctx.act.ptrint:
+        # an address kept as an integer, frozen: its shadow integer likewise
+        ctx.emit(f"{ctx.synth.sname(inst.name)} = freeze {inst.ty} "
+                 f"{_int_shadow(ctx, inst.ops[0].value)}")
+        return
     if before or inst.name not in ctx.act.shadowed:
         return
     base = inst.ops[0].value

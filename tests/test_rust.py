@@ -163,3 +163,14 @@ def test_rust_vec_growth(tmp_path, opt):
     _rustc_link(opt, HERE / "vec_growth.rs", cwd=tmp_path)
     out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
     assert out.count("CHECK ") == 10 and "FAILED" not in out, out
+
+
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+@pytest.mark.parametrize("opt", ["-O", "-Copt-level=0"])
+def test_rust_enums_and_structs(tmp_path, opt):
+    """An enum whose float payloads rustc copies through i64 slots (the gradient through them
+    was silently zero), and at opt-level 0 a frozen slice length kept as an integer (an
+    internal error: its shadow integer was never made)."""
+    _rustc_link(opt, HERE / "enums_structs.rs", cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 5 and "FAILED" not in out, out

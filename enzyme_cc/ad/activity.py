@@ -425,17 +425,44 @@ class Activity:
                         changed |= self._mark(o.value)    # the callee may store active data
         return changed
 
-    def _holds_addresses(self, load) -> bool:
-        """Every store into the memory an i64 load reads stores an address: a pointer, or an
-        integer that carries one (Rust keeps a zipped iterator's element pointers as integers
-        in slots it also stores pointers to)."""
+    def _stores_into(self, load) -> list:
         by_obj = self.__dict__.get("_stores_by_obj")
         if by_obj is None:
             by_obj = self._stores_by_obj = {}
             for i in self.fn.insts():
                 if i.op == "store":
                     by_obj.setdefault(self._obj(i.ops[1].value), []).append(i)
-        stores = by_obj.get(self._obj(load.ops[0].value), [])
+        return by_obj.get(self._obj(load.ops[0].value), [])
+
+    def _holds_floats(self, load):
+        """The float kind ('double', 'float') an integer load from a local slot reads when
+        every store into the slot stores a float of that width or integers that hold one (an
+        enum's payload copied through an i64 slot: Rust's `Shape::Rect(a, b)`), and nothing
+        else writes it; else None."""
+        obj = self._obj(load.ops[0].value)
+        if getattr(self.fn.defs.get(obj), "op", None) != "alloca" or obj in self.escaped:
+            return None
+        kinds = set()
+        for st in self._stores_into(load):
+            v, vty = st.ops[0].value, st.ops[0].ty
+            kinds.add(vty if vty in ("double", "float") else
+                      {"double": "double", "float": "float"}.get(self.punned.get(v)))
+        if len(kinds) != 1 or None in kinds or int_bits(load.ty) != (64 if "double" in kinds
+                                                                    else 32):
+            return None
+        touched = self.__dict__.setdefault("_touched_by_calls", None)
+        if touched is None:
+            touched = self._touched_by_calls = {
+                self._obj(o.value) for i in self.fn.insts() if i.op in ("call", "invoke") and
+                not (i.callee or "").startswith(("@llvm.lifetime", "@llvm.experimental"))
+                for o in i.ops if o.ty == "ptr" and o.value.startswith("%")}
+        return None if obj in touched else kinds.pop()
+
+    def _holds_addresses(self, load) -> bool:
+        """Every store into the memory an i64 load reads stores an address: a pointer, or an
+        integer that carries one (Rust keeps a zipped iterator's element pointers as integers
+        in slots it also stores pointers to)."""
+        stores = self._stores_into(load)
         return bool(stores) and any(i.ops[0].value in self.ptrint for i in stores) and all(
             i.ops[0].ty == "ptr" or i.ops[0].value in self.ptrint for i in stores)
 
@@ -536,6 +563,8 @@ class Activity:
                                                int_bits(ty) // 8)
                 if kind is None:
                     kind = self._stored_kind(inst)
+                if kind in (None, "int"):
+                    kind = self._holds_floats(inst) or kind
                 pun = pun_type(ty, kind)
                 if pun:
                     self.punned[inst.name] = pun        # an untyped copy of float data
