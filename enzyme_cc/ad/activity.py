@@ -423,6 +423,13 @@ class Activity:
                 for k, o in enumerate(inst.ops):
                     if o.ty == "ptr" and o.value.startswith("%") and (writes is None or k in writes):
                         changed |= self._mark(o.value)    # the callee may store active data
+                        obj = self._obj(o.value)
+                        if getattr(self.fn.defs.get(obj), "op", None) == "alloca":
+                            # also through the pointers a local record holds (a Fortran array
+                            # descriptor handed to the runtime's assignment: it writes the
+                            # elements its base address points to)
+                            for stored in self._stored_ptrs.get(obj, []):
+                                changed |= self._mark(stored)
         return changed
 
     def _stores_into(self, load) -> list:

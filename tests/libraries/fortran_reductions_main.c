@@ -1,5 +1,5 @@
 /* Driver of fortran_reductions.f90, fortran_assign.f90, fortran_derived.f90,
-   fortran_transform.f90 and fortran_intrinsics.f90: reverse mode against central finite
+   fortran_transform.f90, fortran_intrinsics.f90 and fortran_module.f90: reverse mode against central finite
    differences, forward mode against reverse (<J v> = v . grad). Prints `CHECK name got want`. */
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +12,7 @@ void derived_kernel(int n, const double *x, double *e);
 void transform_kernel(int n, const double *x, double *e);
 void copies_kernel(int n, const double *x, double *e);
 void intrinsics_kernel(int n, const double *x, double *e);
+void module_kernel(int n, const double *x, double *e);
 #define N 6
 static int failed;
 static void check(const char *name, int i, double got, double want, double tol) {
@@ -44,5 +45,6 @@ int main(void) {
   TEST("transform", transform_kernel);
   TEST("copies", copies_kernel);
   TEST("intrinsics", intrinsics_kernel);
+  TEST("module", module_kernel);
   return failed != 0;
 }
