@@ -49,7 +49,7 @@ def _cargo_project(src, dst, tmp_path):
 
 
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
-@pytest.mark.parametrize("opt", ["-O", "-Copt-level=0"])
+@pytest.mark.parametrize("opt", ["-O", pytest.param("-Copt-level=0", marks=pytest.mark.slow)])
 def test_rust_traits_and_iterators(tmp_path, opt):
     _rustc_link(opt, HERE / "traits_iterators.rs", cwd=tmp_path)
     out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
@@ -140,7 +140,8 @@ def test_rust_calling_c(tmp_path):
 
 
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
-@pytest.mark.parametrize("opt", ["-O", "-Copt-level=0", "-Copt-level=3"])
+@pytest.mark.parametrize("opt", ["-O", "-Copt-level=3",
+                                 pytest.param("-Copt-level=0", marks=pytest.mark.slow)])
 def test_rust_vec_scratch(tmp_path, opt):
     """`vec![0.0; n]` scratch buffers holding active data: rustc joins the allocation's address
     and a dangling 8 as integers, then casts back to a pointer; the integer's shadow is carried
@@ -151,7 +152,7 @@ def test_rust_vec_scratch(tmp_path, opt):
 
 
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
-@pytest.mark.parametrize("opt", ["-O", "-Copt-level=0"])
+@pytest.mark.parametrize("opt", ["-O", pytest.param("-Copt-level=0", marks=pytest.mark.slow)])
 def test_rust_vec_growth(tmp_path, opt):
     """`Vec::push` growing Vecs of f64 and of structs inside the differentiated function: the
     alloc crate's finish_grow reallocates without a typed access to the block (once refused:
@@ -166,7 +167,7 @@ def test_rust_vec_growth(tmp_path, opt):
 
 
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
-@pytest.mark.parametrize("opt", ["-O", "-Copt-level=0"])
+@pytest.mark.parametrize("opt", ["-O", pytest.param("-Copt-level=0", marks=pytest.mark.slow)])
 def test_rust_enums_and_structs(tmp_path, opt):
     """An enum whose float payloads rustc copies through i64 slots (the gradient through them
     was silently zero), and at opt-level 0 a frozen slice length kept as an integer (an
