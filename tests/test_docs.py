@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from test_rust import NO_RUSTC, RUSTC
 
 DOCS = Path(ROOT) / "docs"
 BIN = Path(sys.executable).parent
@@ -37,19 +38,10 @@ def blocks(page):
     return out
 
 
-def _rustc_on_llvm22():
-    rustc = shutil.which("rustc") or str(Path.home() / ".cargo" / "bin" / "rustc")
-    try:
-        out = subprocess.run([rustc, "-vV"], capture_output=True, text=True).stdout
-    except OSError:
-        return None
-    return rustc if re.search(r"LLVM version: 22", out) else None
-
-
 def _needs(page):
     """Why a page's examples cannot run here, or None."""
-    if page == "rust.md" and _rustc_on_llvm22() is None:
-        return "no rustc on LLVM 22 (rustup's stable toolchain)"
+    if page == "rust.md" and RUSTC is None:
+        return NO_RUSTC
     if page == "mpi.md" and shutil.which("mpicc") is None:
         return "no Open MPI (mpicc)"
     if page == "python.md":
@@ -85,8 +77,7 @@ def test_guide_examples_run(page, tmp_path):
     for _, name, body in blocks(page):
         if name:
             (tmp_path / name).write_text(body)
-    rustc = _rustc_on_llvm22()
-    path = os.pathsep.join([str(BIN)] + ([str(Path(rustc).parent)] if rustc else []) +
+    path = os.pathsep.join([str(BIN)] + ([str(Path(RUSTC).parent)] if RUSTC else []) +
                            [os.environ.get("PATH", "")])
     env = dict(os.environ, PATH=path, ENZYME_CC_CACHE="0",
                # mpirun as root, and more ranks than cores

@@ -10,6 +10,7 @@ import tomli
 
 from conftest import ROOT, run
 import test_rules
+from test_docs import blocks
 
 DOC = os.path.join(ROOT, "docs", "rules.md")
 
@@ -17,13 +18,7 @@ DOC = os.path.join(ROOT, "docs", "rules.md")
 def doc_blocks():
     """[(language, file name or None, text)] of the fenced blocks of docs/rules.md; a block names
     its file on its first line (`# file: x.toml`, `/* file: x.c */`)."""
-    with open(DOC) as f:
-        text = f.read()
-    out = []
-    for lang, body in re.findall(r"^```(\w*)\n(.*?)^```", text, re.S | re.M):
-        m = re.match(r"(?:#|/\*) file: (\S+)", body)
-        out.append((lang, m.group(1) if m else None, body))
-    return out
+    return blocks("rules.md")
 
 
 def doc_file(name):
