@@ -175,3 +175,16 @@ def test_rust_enums_and_structs(tmp_path, opt):
     _rustc_link(opt, HERE / "enums_structs.rs", cwd=tmp_path)
     out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
     assert out.count("CHECK ") == 5 and "FAILED" not in out, out
+
+
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+def test_rust_integer_collections(tmp_path):
+    """Integer data beside float data with no TBAA: an index Vec sorted by a float key (the
+    recursive merge sort's summaries once assumed the worst for recursion, so the indices got a
+    shadow and their i64 moves were refused) and a HashMap<usize, f64> (its SSE2 control bytes
+    were taken for doubles: a crash at run time; its buckets' keys for doubles: refused). At -O
+    only: at opt-level 0 the index Vec shares an iterator record with the float slice and gets a
+    shadow, and its moves are refused (docs/rust.md)."""
+    _rustc_link("-O", HERE / "integer_collections.rs", cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 16 and "FAILED" not in out, out

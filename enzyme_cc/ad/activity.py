@@ -211,6 +211,7 @@ class Activity:
         self._find, self._union = self._classes.find, self._classes.union
         self.active_objects: set[str] = set()   # objects active data is written into
         self.escaped: set[str] = set()          # local objects whose address leaves our sight
+        self.returned: set[str] = set()         # ... or is returned (the caller's to follow)
         from .type_layout import underlying
         self._underlying = underlying
         # one object per class: phi/select joins, and a realloc'd block with its old block (the
@@ -275,23 +276,30 @@ class Activity:
             return True
         return False
 
-    def _escape(self, v: str, seen=None) -> bool:
-        """v's object escapes; when v was reloaded from a local spill slot, so do the pointers
-        stored there."""
+    def _escape(self, v: str, seen=None, into=None) -> bool:
+        """v's object escapes (into `escaped`, or the set given); when v was reloaded from a
+        local spill slot, so do the pointers stored there, and when a callee returned it, so do
+        the pointers the callee was given (it may return one of them)."""
         seen = set() if seen is None else seen
+        into = self.escaped if into is None else into
         u = self._underlying(self.fn, v)
         if u in seen:
             return False
         seen.add(u)
         changed = False
         o = self._find(u)
-        if o not in self.escaped:
-            self.escaped.add(o)
+        if o not in into:
+            into.add(o)
             changed = True
         d = self.fn.defs.get(u)
-        if getattr(d, "op", None) == "load":
+        op = getattr(d, "op", None)
+        if op == "load":
             for stored in self._stored_ptrs.get(self._obj(d.ops[0].value), []):
-                changed |= self._escape(stored, seen)
+                changed |= self._escape(stored, seen, into)
+        elif op in ("call", "invoke") and self.module.defines(d.callee or ""):
+            for x in d.ops:
+                if x.ty == "ptr" and x.value.startswith("%"):
+                    changed |= self._escape(x.value, seen, into)
         return changed
 
     def into_inactive_global(self, ptr: str) -> bool:
@@ -300,7 +308,7 @@ class Activity:
 
     def _local_shadowed(self, v: str) -> bool:
         o = self._obj(v)
-        return o in self.active_objects or o in self.escaped
+        return o in self.active_objects or o in self.escaped or o in self.returned
 
     def _obj(self, ptr: str) -> str:
         return self._find(self._underlying(self.fn, ptr))
@@ -364,7 +372,9 @@ class Activity:
                        self.punned for o in inst.ops[1:]):
                     changed |= self._mark(inst.ops[0].value)   # stores its value operand
             elif op == "ret" and inst.ops and inst.ops[0].ty == "ptr" and inst.ops[0].is_local:
-                changed |= self._escape(inst.ops[0].value)
+                # returned, not stored away: the caller sees it as the call's result, and marks
+                # or lets escape what the call was given through it
+                changed |= self._escape(inst.ops[0].value, into=self.returned)
             elif op in ("phi", "select") and inst.ty == "ptr" and inst.name in self.shadowed:
                 # a pointer reloaded from a local slot joined with shadowed ones (posix_memalign's
                 # result beside malloc's and realloc's in Rust's allocation paths): the slot
@@ -464,6 +474,16 @@ class Activity:
                 not (i.callee or "").startswith(("@llvm.lifetime", "@llvm.experimental"))
                 for o in i.ops if o.ty == "ptr" and o.value.startswith("%")}
         return None if obj in touched else kinds.pop()
+
+    def _byte_lanes_computed(self, load) -> bool:
+        """A load of a vector of bytes (or 16-bit lanes) that is compared or computed on lane by
+        lane: control bytes (a hash table's group of tags, Rust's hashbrown), never float data,
+        whatever the memory around them holds; a float copied as bytes is only stored."""
+        if not load.ty.startswith("<") or int_bits(load.ty) // int(
+                load.ty.strip()[1:-1].split(" x ")[0]) >= 32:
+            return False
+        return any(u.op not in ("store", "bitcast", "shufflevector", "phi", "select", "freeze")
+                   for u in self.fn.insts() if any(o.value == load.name for o in u.ops))
 
     def _holds_addresses(self, load) -> bool:
         """Every store into the memory an i64 load reads stores an address: a pointer, or an
@@ -573,6 +593,8 @@ class Activity:
                 if kind in (None, "int"):
                     kind = self._holds_floats(inst) or kind
                 pun = pun_type(ty, kind)
+                if pun and self._byte_lanes_computed(inst):
+                    pun, kind = None, "int"
                 if pun:
                     self.punned[inst.name] = pun        # an untyped copy of float data
                     return True, False

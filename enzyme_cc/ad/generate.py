@@ -43,6 +43,8 @@ class Generator(IndirectCalls, CallEmitter):
         self.helpers: set[str] = set()
         self.counter = counter
         self._callee_act_cache: dict = {}
+        self._summary_stack: list = []       # callee summaries being computed (recursion)
+        self._summary_guessed: set = set()   # ... whose guess a recursive call has read
         from .registrations import read_registrations
         from enzyme_cc.rules.registry import set_module_registrations
         self.reg = read_registrations(self.module)
@@ -225,14 +227,42 @@ class Generator(IndirectCalls, CallEmitter):
 
     def _callee_summary(self, callee, acts, hints=None):
         """(result active, result shadowed, indices of pointer parameters the callee may write
-        active data through) for one activity signature of a function with bitcode."""
-        fn = self.module.function(callee)
+        active data through, indices of those it stores away or returns) for one activity
+        signature of a function with bitcode.
+
+        Recursion starts from "nothing active" and iterates to the least fixed point: assuming
+        the worst for a recursive call would make every pointer a recursive sort takes look
+        written with active data, and give shadows to integer arrays (Rust's `Vec<usize>`
+        sorted by a float key). Summaries computed while a guess was in use are dropped before
+        the next round, since they may rest on it."""
         key = (callee, tuple(acts))
-        if key in self._callee_act_cache:
-            return self._callee_act_cache[key]
+        cache = self._callee_act_cache
+        if key in cache:
+            if key in self._summary_stack:
+                self._summary_guessed.add(key)      # a recursive call used the current guess
+            return cache[key]
+        cache[key] = (False, False, set(), set())
+        self._summary_stack.append(key)
+        try:
+            while True:
+                known = set(cache)
+                self._summary_guessed.discard(key)
+                res = self._callee_summary_once(callee, acts, hints)
+                guess = cache[key]
+                res = (res[0] or guess[0], res[1] or guess[1], res[2] | guess[2], res[3] | guess[3])
+                if key not in self._summary_guessed or res == guess:
+                    break
+                cache[key] = res
+                for k in set(cache) - known:        # (they may rest on the old guess)
+                    del cache[k]
+        finally:
+            self._summary_stack.pop()
+        cache[key] = res
+        return res
+
+    def _callee_summary_once(self, callee, acts, hints):
+        fn = self.module.function(callee)
         ptrs = {k for k, p in enumerate(fn.params) if p.ty == "ptr"}
-        guess = (carries_float(fn.ret_ty), has_shadow_type(fn.ret_ty) and "dup" in acts, ptrs, ptrs)
-        self._callee_act_cache[key] = guess         # recursion: assume the worst meanwhile
         from .prepare import prepare
         fn = prepare(fn, self.module)
         act = Activity(fn, self.module, acts, self.callee_activity,
@@ -241,12 +271,10 @@ class Generator(IndirectCalls, CallEmitter):
                        inactive_globals=self.reg.inactive_globals,
                        global_users=self.global_users)
         rets = [b.term for b in fn.blocks if b.term.op == "ret" and b.term.ops]
-        res = (carries_float(fn.ret_ty) and any(act.is_active(r.ops[0].value) for r in rets),
-               has_shadow_type(fn.ret_ty) and any(r.ops[0].value in act.shadowed for r in rets),
-               {k for k in ptrs if act._find(fn.params[k].name) in act.active_objects},
-               {k for k in ptrs if act._find(fn.params[k].name) in act.escaped})
-        self._callee_act_cache[key] = res
-        return res
+        return (carries_float(fn.ret_ty) and any(act.is_active(r.ops[0].value) for r in rets),
+                has_shadow_type(fn.ret_ty) and any(r.ops[0].value in act.shadowed for r in rets),
+                {k for k in ptrs if act._find(fn.params[k].name) in act.active_objects},
+                {k for k in ptrs if act._find(fn.params[k].name) in act.escaped})
 
     def callee_writes(self, inst, caller_act):
         """(argument positions through which a call may store active data, positions whose

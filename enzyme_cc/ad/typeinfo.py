@@ -179,6 +179,34 @@ class TypeInfo:
         if off:
             facts = {o - off: k for o, k in facts.items() if o != "*" and o >= off}
         kinds = (set(facts.values()) - {"int"}) | self.uniform.get(self._find(base), set())
-        if len(kinds) == 1:
+        record = self._record_view(ptr)
+        if record:
+            # a pointer into records whose type has floats and other fields (a hash table's
+            # `(usize, f64)` buckets): the record says which bytes are which, where the memory
+            # as a whole only says "holds doubles"
+            for o, k in record.items():
+                facts.setdefault(o, k)
+            kinds &= set(record.values())
+        if len(kinds) == 1 and not (record and len(set(record.values())) > 1):
             facts["*"] = next(iter(kinds))
         return facts
+
+    def _record_view(self, ptr: str) -> dict:
+        """{byte offset from ptr: kind} over the rest of the record ptr points into and the
+        next one, when ptr points into records of a struct type with a float field (from a
+        typed GEP, an alloca or a global); empty otherwise."""
+        from .type_layout import containing_type, record_of
+        from enzyme_cc.ir.lexer import type_size
+        ty, off = containing_type(self.module, self.fn, ptr)
+        if not ty:
+            ty, off = record_of(self.module, self.fn, self, ptr)
+        named = self.module.named_types
+        size = type_size(ty, named) if ty else 0
+        if not size or off is None:
+            return {}
+        lay = layout(ty, named)
+        if not set(lay.values()) & FLOATS or len(lay) > 256:
+            return {}
+        off %= size
+        return {o - off + r * size: k for r in (0, 1) for o, k in lay.items()
+                if 0 <= o - off + r * size < 2 * size - off}
