@@ -2,11 +2,11 @@
 
 C/C++: `-Xclang -fembed-bitcode=all` embeds pre-optimization IR; the section is then renamed
 (and marked exclude) so GNU ar's LLVM plugin ignores it and it never reaches final binaries.
-Fortran: flang rejects -fembed-bitcode, so it emits its IR (`-emit-llvm`, LLVM's optimization
-passes skipped with `-mllvm -opt-bisect-limit=0`), and clang compiles that IR to the object,
-embedding it (an IR input is embedded byte for byte) as the section: Fortran objects carry
-pre-optimization IR too (the link step's pre-AD pipeline runs on both alike), for one run of
-flang's front end.
+Fortran: flang rejects -fembed-bitcode; it writes a fat LTO object instead (`-flto=full
+-ffat-lto-objects`: the object, and in .llvm.lto its bitcode after LLVM's pre-link pipeline),
+whose section is renamed likewise: one flang run, as a plain Fortran compile. A source that
+names enzyme (markers may mark its loops) keeps pre-optimization IR: flang emits its IR, and
+clang compiles that IR to the object, embedding it byte for byte.
 """
 from __future__ import annotations
 
@@ -62,19 +62,19 @@ def compile_source(driver: str, inv, src, out: str, extra=()) -> int:
     return _embedded_as_ours(out)
 
 
-def _embedded_as_ours(out: str) -> int:
-    """clang's .llvmbc section of `out` renamed .enzyme.bc (and it and .llvmcmd excluded from
-    links)."""
-    if _rename_in_place(out):
+def _embedded_as_ours(out: str, section: str = ".llvmbc") -> int:
+    """The bitcode section of `out` (clang's .llvmbc, or a fat LTO object's .llvm.lto) renamed
+    .enzyme.bc (and it and .llvmcmd excluded from links)."""
+    if _rename_in_place(out, section):
         return 0
-    return _objcopy(["--rename-section", ".llvmbc=.enzyme.bc,exclude", "--remove-section",
+    return _objcopy(["--rename-section", f"{section}=.enzyme.bc,exclude", "--remove-section",
                      ".llvmcmd", out])
 
 
 SHF_EXCLUDE = 0x80000000
 
 
-def _rename_in_place(path: str) -> bool:
+def _rename_in_place(path: str, section: str = ".llvmbc") -> bool:
     """What the objcopy above does, without starting a process (about a third of our compile
     overhead): in a little-endian ELF64 object whose section-name table is the last section
     before the section headers (LLVM writes them so), append ".enzyme.bc" to that table, point
@@ -100,11 +100,11 @@ def _rename_in_place(path: str) -> bool:
         def name(h):
             return data[soff + h[0]:data.index(b"\0", soff + h[0])]
         names = [name(h) for h in hdrs]
-        if names.count(b".llvmbc") != 1 or b".enzyme.bc" in names:
+        if names.count(section.encode()) != 1 or b".enzyme.bc" in names:
             return False
         table = data[soff:soff + ssize] + b".enzyme.bc\0"
         for h, n in zip(hdrs, names):
-            if n == b".llvmbc":
+            if n == section.encode():
                 h[0] = ssize
                 h[2] |= SHF_EXCLUDE
             elif n == b".llvmcmd":
@@ -186,10 +186,41 @@ def _cdriver(driver: str) -> str:
 
 
 def _compile_fortran(inv, src, args, out) -> int:
-    """One flang run: its LLVM IR before LLVM's passes (opt-bisect at 0), which
-    becomes the object's .enzyme.bc, and the object compiled from that IR by clang (LLVM's
-    O<level> pipeline and codegen, as flang runs them). flang's own object would cost its
-    front end a second time, most of a Fortran compile."""
+    """One flang run: the object, with its bitcode after LLVM's full-LTO pre-link pipeline
+    beside it (`-flto=full -ffat-lto-objects`: the .llvm.lto section, renamed .enzyme.bc), for
+    the cost of a plain flang compile. A source that names enzyme (a marker's interface, a
+    module of them) may mark loops (__enzyme_set_fixed_point, checkpointing), which the link
+    step must see before any optimization: it keeps its IR before LLVM's passes instead
+    (_compile_fortran_unoptimized). A user's own -flto goes to flang as asked (the link reads
+    its bitcode objects, or their .llvm.lto)."""
+    flang = toolchain.tool("flang")
+    if _last_flag(args, "-flto", "-fno-lto", prefix=True):
+        return run([flang] + args + ["-c", src.path, "-o", out], inv.verbose)
+    if _names_enzyme(src.path):
+        return _compile_fortran_unoptimized(inv, src, args, out)
+    rc = run([flang] + args + FAT_LTO + ["-c", src.path, "-o", out], inv.verbose)
+    if rc != 0 or not os.path.isfile(out):
+        return rc                       # (-o /dev/null: configure's probes)
+    return _embedded_as_ours(out, ".llvm.lto")
+
+
+# flang writes the object and, in .llvm.lto, its pre-link bitcode
+FAT_LTO = ["-flto=full", "-ffat-lto-objects"]
+
+
+def _names_enzyme(path: str) -> bool:
+    """The source mentions enzyme (any case): a marker's name, or a module or include of them."""
+    try:
+        with open(path, "rb") as f:
+            return b"enzyme" in f.read().lower()
+    except OSError:
+        return True
+
+
+def _compile_fortran_unoptimized(inv, src, args, out) -> int:
+    """flang's LLVM IR before LLVM's passes (opt-bisect at 0), which becomes the object's
+    .enzyme.bc, and the object compiled from that IR by clang (LLVM's O<level> pipeline and
+    codegen, as flang runs them): a second backend, but flang's front end once."""
     flang = toolchain.tool("flang")
     with _ir_file(src.path) as bc:
         cmd = [flang] + args + ["-emit-llvm"] + _NO_LLVM_PASSES + ["-c", src.path, "-o", bc]

@@ -10,9 +10,9 @@
  * option it does not know, any ENZYME_CC_* variable, an enzyme.toml, -O0, Fortran, response
  * files, a stale plugin, ... all go to Python.
  *
- * Fortran (enzyme-fc): one flang run that writes its IR before LLVM's passes, then clang compiles
- * that IR to the object, embedding it, and the section is renamed -- compile._compile_fortran's
- * steps.
+ * Fortran (enzyme-fc): one flang run that writes a fat LTO object (the object, and its pre-link
+ * bitcode in .llvm.lto), whose section is renamed; for a source that names enzyme, flang's IR
+ * before LLVM's passes compiled by clang, embedding it -- compile._compile_fortran's steps.
  *
  * It also runs the link of objects and archives none of which holds a marker name (the Python
  * link step's own first test, lto/link.py _may_call_markers): that link is clang's, unchanged.
@@ -164,7 +164,8 @@ static int plain_option(const char *a) {
     return !listed(a, refused, 1) && (listed(a, exact, 0) || listed(a, prefix, 1));
 }
 
-/* The object's .llvmbc section renamed .enzyme.bc, and it and .llvmcmd marked SHF_EXCLUDE:
+/* The object's bitcode section (clang's .llvmbc, a fat LTO object's .llvm.lto) renamed
+ * .enzyme.bc, and it and .llvmcmd marked SHF_EXCLUDE:
  * the same in-place edit as compile._rename_in_place. 0 on success, -1 for another layout
  * (then llvm-objcopy does it). */
 #define SHF_EXCLUDE 0x80000000u
@@ -175,7 +176,7 @@ struct shdr {
     uint64_t align, entsize;
 };
 
-static int rename_in_place(const char *path) {
+static int rename_in_place(const char *path, const char *section) {
     int fd = open(path, O_RDWR);
     if (fd < 0)
         return -1;
@@ -211,7 +212,7 @@ static int rename_in_place(const char *path) {
         const char *nm = (const char *)data + soff + h[k].name;
         if (!memchr(nm, 0, ssize - h[k].name))
             goto out_h;
-        if (strcmp(nm, ".llvmbc") == 0)
+        if (strcmp(nm, section) == 0)
             bc = k, bcs++;
         if (strcmp(nm, ".enzyme.bc") == 0)
             goto out_h;
@@ -261,18 +262,20 @@ static int run(char **args) {
     return WEXITSTATUS(status);
 }
 
-/* The object's .llvmbc renamed .enzyme.bc (compile._embedded_as_ours): in place, else by
- * llvm-objcopy. The exit status. */
-static int embedded_as_ours(const char *out, const char *tool_name) {
-    if (rename_in_place(out) == 0)
+/* The object's bitcode section renamed .enzyme.bc (compile._embedded_as_ours): in place, else
+ * by llvm-objcopy. The exit status. */
+static int embedded_as_ours(const char *out, const char *tool_name, const char *section) {
+    if (rename_in_place(out, section) == 0)
         return 0;
     char objcopy[PATH_MAX];
     if (!which(OBJCOPY_NAME, objcopy, sizeof objcopy)) {
         fprintf(stderr, "%s: error: cannot find '%s'\n", tool_name, OBJCOPY_NAME);
         return 1;
     }
-    char *oc[] = {objcopy, "--rename-section", ".llvmbc=.enzyme.bc,exclude", "--remove-section",
-                  ".llvmcmd", (char *)out, NULL};
+    char rename[64];
+    snprintf(rename, sizeof rename, "%s=.enzyme.bc,exclude", section);
+    char *oc[] = {objcopy, "--rename-section", rename, "--remove-section", ".llvmcmd",
+                  (char *)out, NULL};
     int rc = run(oc);
     return rc < 0 ? 1 : rc;
 }
@@ -407,6 +410,23 @@ static int fortran_option(const char *a, int *value) {
     return !listed(a, refused, 1) && (listed(a, exact, 0) || listed(a, prefix, 1));
 }
 
+/* compile._names_enzyme: the source mentions enzyme, in any case (1 also when unreadable) */
+static int names_enzyme(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 1;
+    static const char word[] = "enzyme";
+    size_t matched = 0;
+    int c, found = 0;
+    while (!found && (c = fgetc(f)) != EOF) {
+        c = (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
+        matched = c == word[matched] ? matched + 1 : (c == word[0] ? 1 : 0);
+        found = matched == sizeof word - 1;
+    }
+    fclose(f);
+    return found;
+}
+
 /* compile._codegen_flag: what matters when flang's IR is compiled to an object */
 static int codegen_flag(const char *a) {
     static const char *prefix[] = {"-O", "-fPIC", "-fpic", "-fPIE", "-fpie", "-fno-pic",
@@ -456,7 +476,24 @@ static void fortran_fast_path(int argc, char **argv, const char *clang) {
     struct stat st;
     if (!src || !out || !compile || out[0] == '-' || stat(src, &st) != 0)
         return;
-    /* named after the source in a fresh directory (as compile._compile_fortran: the name
+    if (!names_enzyme(src)) {
+        /* one flang run: the object, and its pre-link bitcode in .llvm.lto */
+        char **cmd = calloc((size_t)nkeep + 8, sizeof(char *));
+        int k = 0;
+        cmd[k++] = flang;
+        for (int i = 0; i < nkeep; i++)
+            cmd[k++] = keep[i];
+        char *tail[] = {"-flto=full", "-ffat-lto-objects", "-c", (char *)src, "-o", (char *)out};
+        for (size_t i = 0; i < sizeof tail / sizeof *tail; i++)
+            cmd[k++] = tail[i];
+        cmd[k] = NULL;
+        int rc = run(cmd);
+        if (rc == 0 && stat(out, &st) == 0 && S_ISREG(st.st_mode))
+            rc = embedded_as_ours(out, "enzyme-fc", ".llvm.lto");
+        exit(rc < 0 ? 1 : rc);
+    }
+    /* a source naming enzyme (its loops may be marked): flang's IR before LLVM's passes,
+       compiled by clang; named after the source in a fresh directory (as compile._compile_fortran: the name
        clang records is the same every build) */
     const char *tmpdir = getenv("TMPDIR");
     char dir[PATH_MAX], bc[2 * PATH_MAX];
@@ -488,7 +525,7 @@ static void fortran_fast_path(int argc, char **argv, const char *clang) {
         cmd[k] = NULL;
         rc = run(cmd);
         if (rc == 0 && stat(out, &st) == 0 && S_ISREG(st.st_mode))
-            rc = embedded_as_ours(out, "enzyme-fc");
+            rc = embedded_as_ours(out, "enzyme-fc", ".llvmbc");
     }
     unlink(bc);
     rmdir(dir);
@@ -585,5 +622,5 @@ int main(int argc, char **argv) {
         return rc < 0 ? 1 : rc;
     if (stat(out, &st) != 0 || !S_ISREG(st.st_mode))
         return 0;                           /* -o /dev/null */
-    return embedded_as_ours(out, base);
+    return embedded_as_ours(out, base, ".llvmbc");
 }
