@@ -284,9 +284,9 @@ def _cmpxchg(ctx, inst, d):
 
 
 def unknown_integer_copy(ctx, inst):
+    from enzyme_cc.ad.diagnostics import untyped_copy_hint
     ctx.error(inst, "cannot deduce whether this integer copy between differentiated memory "
-              "moves float data", "copy through typed pointers (double*), or compile with "
-              "-O1 or higher so TBAA type information is emitted")
+              "moves float data", untyped_copy_hint(ctx.synth.fn.name))
 
 
 def zero_overwritten_floats(ctx, inst):

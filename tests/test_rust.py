@@ -188,3 +188,16 @@ def test_rust_integer_collections(tmp_path):
     _rustc_link("-O", HERE / "integer_collections.rs", cwd=tmp_path)
     out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
     assert out.count("CHECK ") == 16 and "FAILED" not in out, out
+
+
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+def test_rust_std_collections_and_text(tmp_path):
+    """An unstable float sort, BTreeMap, VecDeque, nested Vecs, Result<f64, String> with a
+    formatted error and eprintln! inside the differentiated function (the formatter's buffers
+    once got shadows through its vtable calls, and their untyped moves were refused). At -O:
+    at opt-level 0, VecDeque's growth moves its ring untyped in a function of its own
+    (refused, docs/rust.md)."""
+    _rustc_link("-O", HERE / "std_collections.rs", cwd=tmp_path)
+    r = run([str(tmp_path / "prog")], cwd=tmp_path)
+    assert r.stdout.count("CHECK ") == 28 and "FAILED" not in r.stdout, r.stdout
+    assert "f4: s = " in r.stderr

@@ -52,6 +52,26 @@ def demangled(names: list[str]) -> list[str]:
     return [_demangled.get(n, n) for n in names]
 
 
+_RUST_LEGACY = re.compile(r"17h[0-9a-f]{16}E$")
+
+
+def is_rust(name: str) -> bool:
+    """A Rust symbol (legacy mangling, whose last segment is the hash, or v0)."""
+    raw = name.lstrip("@").strip('"')
+    return raw.startswith("_R") or (raw.startswith("_ZN") and bool(_RUST_LEGACY.search(raw)))
+
+
+def untyped_copy_hint(fn_name: str) -> str:
+    """What to change where an untyped copy's data cannot be typed: rustc emits no type-based
+    alias metadata at any level, so for Rust the optimization level helps only by inlining."""
+    if is_rust(fn_name):
+        return ("build with -O (cargo's release profile: the standard library's generic code is "
+                "inlined into code that reads the data typed), or keep this integer data out of "
+                "the differentiated function")
+    return ("copy through typed pointers (double*), or compile with -O1 or higher so TBAA type "
+            "information is emitted")
+
+
 def demangle_hint(name: str) -> str:
     """The function's source-level name for messages (demangled, at most 100 characters)."""
     out = demangled([name.lstrip("@").strip('"')])[0]

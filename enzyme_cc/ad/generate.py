@@ -16,7 +16,7 @@ import enzyme_cc.rules.calls  # noqa: F401        (registers call rules)
 import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, local_name
-from .diagnostics import located
+from .diagnostics import located, untyped_copy_hint
 from . import (batch, fixed_point, iter_marker, openmp, openmp_capture, truncate, global_shadows,
                registrations, reverse_vector, runtime, shared_globals, tape_local, virtual_shadow)
 from .markers import drop_unwind_edge, find_requests, refuse_marker_values
@@ -50,6 +50,8 @@ class Generator(IndirectCalls, CallEmitter):
         self.reg = read_registrations(self.module)
         from . import fp_logger
         self.reg.inactive.update(fp_logger.symbols(self.module))   # logging carries no derivative
+        from . import rust_text
+        self.reg.inactive.update(rust_text.symbols(self.module))   # nor Rust's formatting
         # an earlier round's global-shadow helpers are bookkeeping to the derivatives of this one
         # (global_shadows_nested.outer_call: their effect on the shadows of its static storage)
         self.reg.inactive |= {f for f in self.module._bodies if f.startswith("@ad.gs.")}
@@ -166,8 +168,7 @@ class Generator(IndirectCalls, CallEmitter):
             return [(0, None, "bytes")]     # the whole block's shadow bytes move (copy_adjoint)
         if not ranges or any(k is None for _, _, k in ranges):
             self.fail(synth, inst, "cannot deduce the type of the memory being copied (double, "
-                      "float, pointer or integer data)", "copy through typed pointers, or compile "
-                      "with optimization (-O1 or higher) so that TBAA type information is emitted")
+                      "float, pointer or integer data)", untyped_copy_hint(synth.fn.name))
         if len(ranges) > 1 and any(size is None for _, size, _ in ranges):
             self.fail(synth, inst, "copy of a variable number of mixed-type records",
                       "copy the fields one by one")

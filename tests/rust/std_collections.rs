@@ -1,0 +1,105 @@
+// The standard library's collections and text as numerical Rust uses them inside a
+// differentiated function: an unstable float sort, BTreeMap, VecDeque, nested Vecs, f64 methods,
+// Result<f64, String> whose error is formatted with format!, and eprintln! (formatting and
+// printing carry no derivative). Reverse mode against central differences, forward mode against
+// reverse.
+use std::collections::{BTreeMap, VecDeque};
+use std::ffi::c_void;
+extern "C" {
+    fn __enzyme_autodiff(f: *const c_void, ...) -> f64;
+    fn __enzyme_fwddiff(f: *const c_void, ...) -> f64;
+    static enzyme_dup: i32;
+    static enzyme_const: i32;
+}
+
+/// An unstable sort of floats (pdqsort), rev, position, chunks.
+fn f1(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_unstable_by(|a, b| b.partial_cmp(a).unwrap());
+    let med = v[v.len() / 2];
+    let pos = v.iter().rev().position(|&t| t > med).unwrap_or(0) as f64;
+    let mut s = med * (1.0 + pos);
+    for c in xs.chunks(2) { s += c.iter().product::<f64>(); }
+    s + v.iter().rev().enumerate().map(|(i, t)| t * (i as f64)).sum::<f64>()
+}
+/// A BTreeMap<usize, f64> and a VecDeque<f64> used as a bounded queue.
+fn f2(xs: &[f64]) -> f64 {
+    let mut m: BTreeMap<usize, f64> = BTreeMap::new();
+    for (i, &x) in xs.iter().enumerate() { *m.entry(i % 2).or_insert(1.0) *= x * x + 2.0; }
+    let mut q: VecDeque<f64> = VecDeque::new();
+    for &x in xs { q.push_back(x.exp()); if q.len() > 3 { let a = q.pop_front().unwrap(); q.push_back(a * 0.5); } }
+    m.values().map(|v| v.ln()).sum::<f64>() + q.iter().sum::<f64>()
+}
+/// A Vec<Vec<f64>> matrix times a vector; clamp, max, min, atan2, hypot, powf, sinh.
+fn f3(xs: &[f64]) -> f64 {
+    let n = xs.len();
+    let a: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| xs[(i + j) % n] * if i == j { 2.0 } else { 0.5 }).collect()).collect();
+    let mut y = vec![0.0; n];
+    for i in 0..n { for j in 0..n { y[i] += a[i][j] * xs[j]; } }
+    y.iter().zip(xs).map(|(p, q)| p.clamp(-3.0, 3.0).max(q.min(1.0)) + p.atan2(*q + 4.0) + p.hypot(*q) + q.abs().powf(1.5) + q.sinh()).sum()
+}
+/// Result<f64, String> with a formatted error (never taken), a closure moved in,
+/// iter::successors, Box<[f64]>, reduce(f64::max); and a line printed to stderr.
+fn f4(xs: &[f64]) -> f64 {
+    let b: Box<[f64]> = xs.iter().map(|x| x * x).collect();
+    let scale = xs[0];
+    let g = move |t: f64| -> Result<f64, String> { if t >= 0.0 { Ok(t.sqrt() * scale) } else { Err(format!("neg {}", t)) } };
+    let s: f64 = b.iter().map(|&t| g(t).unwrap_or(0.0)).sum();
+    let it: f64 = std::iter::successors(Some(xs[1]), |&t| if t.abs() < 100.0 { Some(t * 1.7 + 0.1) } else { None }).take(6).sum();
+    eprintln!("f4: s = {:.3}, it = {:.3}", s, it);
+    s + it + xs.iter().copied().reduce(f64::max).unwrap() + xs.iter().fold(0.0f64, |a, &t| a.max(t.tanh()))
+}
+macro_rules! ext {
+    ($name:ident, $f:ident) => {
+        #[no_mangle]
+        pub extern "C" fn $name(x: *const f64, n: usize) -> f64 {
+            $f(unsafe { std::slice::from_raw_parts(x, n) })
+        }
+    };
+}
+ext!(sorted, f1);
+ext!(maps, f2);
+ext!(matrix, f3);
+ext!(results, f4);
+
+macro_rules! check {
+    ($f:ident, $failed:ident) => {{
+        let x = [0.5, 1.5, -2.0, 3.0, 0.25, 1.1];
+        let v = [1.0, -0.5, 0.25, 2.0, 0.0, 0.7];
+        let n = x.len();
+        let mut dx = [0.0; 6];
+        unsafe {
+            __enzyme_autodiff($f as *const c_void, enzyme_dup, x.as_ptr(), dx.as_mut_ptr(),
+                              enzyme_const, n);
+        }
+        let jv = unsafe {
+            __enzyme_fwddiff($f as *const c_void, enzyme_dup, x.as_ptr(), v.as_ptr(),
+                             enzyme_const, n)
+        };
+        let mut dot = 0.0;
+        for i in 0..n {
+            let (mut p, mut m) = (x, x);
+            p[i] += 1e-6;
+            m[i] -= 1e-6;
+            let fd = ($f(p.as_ptr(), n) - $f(m.as_ptr(), n)) / 2e-6;
+            let ok = (fd - dx[i]).abs() <= 1e-6 * (1.0 + fd.abs());
+            println!("CHECK {} dx[{}] {:.12} {:.12}{}", stringify!($f), i, dx[i], fd,
+                     if ok { "" } else { "  <-- FAILED" });
+            $failed += !ok as i32;
+            dot += v[i] * dx[i];
+        }
+        let ok = (jv - dot).abs() <= 1e-9 * (1.0 + dot.abs());
+        println!("CHECK {} tangent {:.12} {:.12}{}", stringify!($f), jv, dot,
+                 if ok { "" } else { "  <-- FAILED" });
+        $failed += !ok as i32;
+    }};
+}
+
+fn main() {
+    let mut failed = 0;
+    check!(sorted, failed);
+    check!(maps, failed);
+    check!(matrix, failed);
+    check!(results, failed);
+    std::process::exit(failed);
+}
