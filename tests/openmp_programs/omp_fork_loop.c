@@ -3,14 +3,17 @@
    kernel itself and by a non-inlined step called in the loop (whose derivative shares the
    caller's tape), num_threads changing from fork to fork (teams of 1 to 4 threads: the set of
    per-thread tapes grows between forks and some threads skip forks), a reduction whose result
-   scales the next step, double buffers swapped every step. */
+   scales the next step, double buffers swapped every step. The dynamic schedule is monotonic:
+   libomp 22's nonmonotonic one (work stealing) with team sizes changing from fork to fork
+   aborts now and then on a loaded machine ("Assertion failure at kmp_dispatch.cpp(1618)"), in
+   plain clang -fopenmp code as well. */
 #include "omp_check.h"
 #define N 37
 #define M 37
 #define STEPS 7
 #define STEP(name, P)                                                                   \
   __attribute__((noinline)) static void name(const double *a, double *b, int n, int k) { \
-    P("omp parallel for schedule(dynamic, 3) num_threads(k)")                           \
+    P("omp parallel for schedule(monotonic: dynamic, 3) num_threads(k)")                \
     for (int i = 0; i < n; i++) {                                                       \
       double l = i > 0 ? a[i - 1] : 0, r = i < n - 1 ? a[i + 1] : 0;                    \
       b[i] = a[i] + 0.2 * (l + r - 2 * a[i]) - 0.1 * a[i] * a[i] * a[i];                \
