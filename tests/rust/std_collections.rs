@@ -1,9 +1,12 @@
 // The standard library's collections and text as numerical Rust uses them inside a
-// differentiated function: an unstable float sort, BTreeMap, VecDeque, nested Vecs, f64 methods,
-// Result<f64, String> whose error is formatted with format!, and eprintln! (formatting and
-// printing carry no derivative). Reverse mode against central differences, forward mode against
-// reverse.
-use std::collections::{BTreeMap, VecDeque};
+// differentiated function, where rustc's IR (no type-based alias metadata) does not say which
+// data are integers: an index Vec<usize> sorted by a float key (a recursive merge sort moving
+// the indices through a scratch buffer as i64), a HashMap<usize, f64> (hashbrown: SSE2 groups
+// of control bytes beside the buckets), an unstable float sort, BTreeMap, VecDeque, nested Vecs,
+// f64 methods, Result<f64, String> whose error is formatted with format!, and eprintln!
+// (formatting and printing carry no derivative). Reverse mode against central differences,
+// forward mode against reverse.
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ffi::c_void;
 extern "C" {
     fn __enzyme_autodiff(f: *const c_void, ...) -> f64;
@@ -49,6 +52,26 @@ fn f4(xs: &[f64]) -> f64 {
     eprintln!("f4: s = {:.3}, it = {:.3}", s, it);
     s + it + xs.iter().copied().reduce(f64::max).unwrap() + xs.iter().fold(0.0f64, |a, &t| a.max(t.tanh()))
 }
+/// Weights the squares by their rank: sum_r (r + 1) * x[idx[r]]^2.
+#[no_mangle]
+pub extern "C" fn ranked(x: *const f64, n: usize) -> f64 {
+    let xs = unsafe { std::slice::from_raw_parts(x, n) };
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.sort_by(|&a, &b| xs[a].partial_cmp(&xs[b]).unwrap());
+    idx.iter().enumerate().map(|(r, &i)| (r as f64 + 1.0) * xs[i] * xs[i]).sum()
+}
+
+/// Squares summed into buckets i % 3, then the buckets' sines weighted by their key.
+#[no_mangle]
+pub extern "C" fn bucketed(x: *const f64, n: usize) -> f64 {
+    let xs = unsafe { std::slice::from_raw_parts(x, n) };
+    let mut h: HashMap<usize, f64> = HashMap::new();
+    for (i, v) in xs.iter().enumerate() {
+        *h.entry(i % 3).or_insert(0.0) += v * v;
+    }
+    (0..3).map(|k| (k as f64 + 1.0) * h[&k].sin()).sum()
+}
+
 macro_rules! ext {
     ($name:ident, $f:ident) => {
         #[no_mangle]
@@ -101,5 +124,7 @@ fn main() {
     check!(maps, failed);
     check!(matrix, failed);
     check!(results, failed);
+    check!(ranked, failed);
+    check!(bucketed, failed);
     std::process::exit(failed);
 }
