@@ -16,7 +16,9 @@ BIN = Path(sys.executable).parent
 LIBRARIES = {"eigen_dense.cpp": (["-I/usr/include/eigen3"], "/usr/include/eigen3/Eigen/Dense")}
 
 
-@pytest.mark.parametrize("level", ["-O0", "-O2", "-O3"])
+# -O3 in the slow tier: every AD program runs at -O3 in test_ad_programs, and Eigen's -O2 build
+# takes the same pre-AD pipeline but for the unroll budget (15 s a build, warm)
+@pytest.mark.parametrize("level", ["-O0", "-O2", pytest.param("-O3", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("prog", sorted(LIBRARIES))
 def test_library_program(tmp_path, prog, level):
     flags, header = LIBRARIES[prog]
