@@ -479,8 +479,8 @@ class Activity:
         """A load of a vector of bytes (or 16-bit lanes) that is compared or computed on lane by
         lane: control bytes (a hash table's group of tags, Rust's hashbrown), never float data,
         whatever the memory around them holds; a float copied as bytes is only stored."""
-        if not load.ty.startswith("<") or int_bits(load.ty) // int(
-                load.ty.strip()[1:-1].split(" x ")[0]) >= 32:
+        from enzyme_cc.ir.lexer import scalar_of
+        if not load.ty.startswith("<") or int_bits(scalar_of(load.ty)) >= 32:
             return False
         return any(u.op not in ("store", "bitcast", "shufflevector", "phi", "select", "freeze")
                    for u in self.fn.insts() if any(o.value == load.name for o in u.ops))

@@ -195,17 +195,17 @@ class TypeInfo:
         """{byte offset from ptr: kind} over the rest of the record ptr points into and the
         next one, when ptr points into records of a struct type with a float field (from a
         typed GEP, an alloca or a global); empty otherwise."""
-        from .type_layout import containing_type, named_expand, record_of
+        from .type_layout import containing_type, record_of
         from enzyme_cc.ir.lexer import type_size
         ty, off = containing_type(self.module, self.fn, ptr)
         if not ty:
             ty, off = record_of(self.module, self.fn, self, ptr)
         named = self.module.named_types
-        if not ty or off is None or "opaque" in named_expand(ty, named):
-            return {}                   # (an opaque struct, MPI's handles: no size, no fields)
+        if not ty or off is None:
+            return {}
         try:
             size, lay = type_size(ty, named), layout(ty, named)
-        except ValueError:              # (a type whose size the IR does not give)
+        except ValueError:              # (an opaque struct, MPI's handles: no size, no fields)
             return {}
         if not size:
             return {}

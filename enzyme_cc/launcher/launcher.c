@@ -437,6 +437,18 @@ static int codegen_flag(const char *a) {
     return !starts(a, "-gen") && !starts(a, "-Og") && listed(a, prefix, 1);
 }
 
+/* cmd = tool, the n options of mid, the m words of tail, NULL (cmd has room for them all) */
+static char **command(char **cmd, const char *tool, char **mid, int n, char **tail, size_t m) {
+    int k = 0;
+    cmd[k++] = (char *)tool;
+    for (int i = 0; i < n; i++)
+        cmd[k++] = mid[i];
+    for (size_t i = 0; i < m; i++)
+        cmd[k++] = tail[i];
+    cmd[k] = NULL;
+    return cmd;
+}
+
 static void fortran_fast_path(int argc, char **argv, const char *clang) {
     char flang[PATH_MAX], real[PATH_MAX];
     if (!which(FLANG_NAME, flang, sizeof flang) || !realpath(flang, real) ||
@@ -476,25 +488,18 @@ static void fortran_fast_path(int argc, char **argv, const char *clang) {
     struct stat st;
     if (!src || !out || !compile || out[0] == '-' || stat(src, &st) != 0)
         return;
+    char **cmd = calloc((size_t)(nkeep > ncg ? nkeep : ncg) + 16, sizeof(char *));
     if (!names_enzyme(src)) {
         /* one flang run: the object, and its pre-link bitcode in .llvm.lto */
-        char **cmd = calloc((size_t)nkeep + 8, sizeof(char *));
-        int k = 0;
-        cmd[k++] = flang;
-        for (int i = 0; i < nkeep; i++)
-            cmd[k++] = keep[i];
         char *tail[] = {"-flto=full", "-ffat-lto-objects", "-c", (char *)src, "-o", (char *)out};
-        for (size_t i = 0; i < sizeof tail / sizeof *tail; i++)
-            cmd[k++] = tail[i];
-        cmd[k] = NULL;
-        int rc = run(cmd);
+        int rc = run(command(cmd, flang, keep, nkeep, tail, sizeof tail / sizeof *tail));
         if (rc == 0 && stat(out, &st) == 0 && S_ISREG(st.st_mode))
             rc = embedded_as_ours(out, "enzyme-fc", ".llvm.lto");
         exit(rc < 0 ? 1 : rc);
     }
     /* a source naming enzyme (its loops may be marked): flang's IR before LLVM's passes,
-       compiled by clang; named after the source in a fresh directory (as compile._compile_fortran: the name
-       clang records is the same every build) */
+       compiled by clang; named after the source in a fresh directory (as
+       compile._compile_fortran: the name clang records is the same every build) */
     const char *tmpdir = getenv("TMPDIR");
     char dir[PATH_MAX], bc[2 * PATH_MAX];
     snprintf(dir, sizeof dir, "%s/enzyme-fc-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
@@ -502,28 +507,13 @@ static void fortran_fast_path(int argc, char **argv, const char *clang) {
         return;
     const char *stem = argv0_base((char *)src), *dot = strrchr(stem, '.');
     snprintf(bc, sizeof bc, "%s/%.*s.bc", dir, (int)(dot ? dot - stem : (long)strlen(stem)), stem);
-    char **cmd = calloc((size_t)nkeep + 16, sizeof(char *));
-    int k = 0;
-    cmd[k++] = flang;
-    for (int i = 0; i < nkeep; i++)
-        cmd[k++] = keep[i];
     char *tail[] = {"-emit-llvm", "-mllvm", "-opt-bisect-limit=0", "-mllvm",
                     "-opt-bisect-verbose=false", "-c", (char *)src, "-o", bc};
-    for (size_t i = 0; i < sizeof tail / sizeof *tail; i++)
-        cmd[k++] = tail[i];
-    cmd[k] = NULL;
-    int rc = run(cmd);
+    int rc = run(command(cmd, flang, keep, nkeep, tail, sizeof tail / sizeof *tail));
     if (rc == 0) {
-        k = 0;
-        cmd[k++] = (char *)clang;
-        for (int i = 0; i < ncg; i++)
-            cmd[k++] = cg[i];
         char *cc_tail[] = {"-Wno-unused-command-line-argument", "-Xclang", "-fembed-bitcode=all",
                            "-c", bc, "-o", (char *)out};
-        for (size_t i = 0; i < sizeof cc_tail / sizeof *cc_tail; i++)
-            cmd[k++] = cc_tail[i];
-        cmd[k] = NULL;
-        rc = run(cmd);
+        rc = run(command(cmd, clang, cg, ncg, cc_tail, sizeof cc_tail / sizeof *cc_tail));
         if (rc == 0 && stat(out, &st) == 0 && S_ISREG(st.st_mode))
             rc = embedded_as_ours(out, "enzyme-fc", ".llvmbc");
     }
