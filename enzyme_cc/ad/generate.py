@@ -510,9 +510,11 @@ class Generator(IndirectCalls, CallEmitter):
         return "\n".join(self.module._lines[start + 1:end])
 
     def _callees(self, f: str) -> set[str]:
-        """Functions f names in call position (from its text, without parsing it)."""
+        """Functions f calls (from its text, without parsing it): those it names in call
+        position, and the outlined regions its OpenMP forks run."""
         if f not in self._callee_names:
-            self._callee_names[f] = set(CALLEE.findall(self._body(f)))
+            body = self._body(f)
+            self._callee_names[f] = set(CALLEE.findall(body)) | set(FORK_TARGET.findall(body))
         return self._callee_names[f]
 
     def reaches_marker(self, fn_name: str) -> bool:
@@ -537,6 +539,9 @@ class Generator(IndirectCalls, CallEmitter):
         if not requests and not gs_calls:
             return self.module.text
         lines = list(self.module._lines)
+        # the marker calls whose call trees read_only.py looks at (not with the global-shadow
+        # API, whose helpers swap storage behind the program's back)
+        self.ro_requests = None if gs_calls else requests
         table = global_shadows.setup(self, requests, gs_calls, later)
         self.find_shared_globals([r.fn for r in requests])
         for req in requests:
@@ -622,6 +627,8 @@ def split_kind(parallel, multi) -> str:
 
 MARKER_CALL = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse)")
 CALLEE = re.compile(r"(@[-\w.$]+|@\"[^\"]+\")\(")
+# __kmpc_fork_call(ident, n, @outlined, captured...): the runtime calls @outlined
+FORK_TARGET = re.compile(r"@__kmpc_fork_call\([^,]*, i32 [^,]*, ptr (?:\w+ )*(@[-\w.$]+|@\"[^\"]+\")")
 
 
 # Enzyme's type annotations (`__enzyme_double(p)`, ...) only inform type analysis (typeinfo.py):

@@ -61,7 +61,7 @@ def _written(o, inst):
                "it loads or is handed back, whose object and extent enzyme-cc cannot see "
                "from the loop; inline it, or write the loop as __enzyme_checkpoint_for")
     return [x.value for k, x in enumerate(inst.ops)
-            if x.ty == "ptr" and _may_write_arg(o.m, callee, k)]
+            if x.ty == "ptr" and may_write_arg(o.m, callee, k)]
 
 
 def _hidden_write(module, name: str, seen: set) -> str | None:
@@ -89,7 +89,7 @@ def _hidden_write(module, name: str, seen: set) -> str | None:
                     return deep
                 ptrs = [x.value for k, x in enumerate(inst.ops)
                         if x.ty == "ptr" and module.function(c) is None
-                        and _may_write_arg(module, c, k)]
+                        and may_write_arg(module, c, k)]
         for ptr in ptrs:
             if not all(_visible(fn, params, r) for r in _roots(fn, base_of(fn, ptr), set())):
                 return ptr
@@ -186,7 +186,7 @@ def i64(o, operand) -> str:
     return n
 
 
-def _may_write_arg(module, callee: str, k: int) -> bool:
+def may_write_arg(module, callee: str, k: int) -> bool:
     """Whether a call of callee may write through its k-th argument (attributes say not)."""
     fn = module.function(callee) if callee.startswith("@") else None
     decl = module.declarations.get(callee, "")

@@ -88,9 +88,14 @@ class ValuePlan:
             return True
         if v in self.affine:
             return True
-        if inst.op == "load" and self.mode == "combined" and "volatile" not in inst.flags:
+        if inst.op == "load" and "volatile" not in inst.flags and "atomic" not in inst.flags:
             from .type_layout import underlying
-            return self.mem.unmodified_after(underlying(self.fn, inst.ops[0].value), inst, user)
+            from .read_only import reloadable
+            if self.mode == "combined" and \
+                    self.mem.unmodified_after(underlying(self.fn, inst.ops[0].value), inst, user):
+                return True
+            # memory no write of the whole call tree reaches (split pairs too)
+            return reloadable(self.gen, self.fn.name, inst.ops[0].value)
         if inst.op == "phi":              # only when that costs no tape or slot of its own
             sel = phi_select.branch_select(self, inst)
             # (a loop's exit value only through exit_count: its counter may not exist at the phi)
