@@ -200,6 +200,18 @@ def test_openmp_fortran(tmp_path):
         assert got == pytest.approx(want, rel=1e-12), r.stdout
 
 
+@pytest.mark.skipif(not (shutil.which("flang") or shutil.which("flang-22")), reason="no flang")
+def test_openmp_fortran_module_state(tmp_path):
+    """Module arrays and scalars written in one parallel region and read in another (the way
+    Fortran codes keep their state), against central differences at 1 and 3 threads."""
+    exe = tmp_path / "fmod"
+    run(["enzyme-fc", "-fopenmp", "-O2", str(HERE / "fortran" / "omp_module_state.f90"), "-o",
+         str(exe)], cwd=tmp_path)
+    for n in (1, 3):
+        r = run([str(exe)], cwd=tmp_path, env=dict(os.environ, OMP_NUM_THREADS=str(n)))
+        assert r.stdout.split()[-2:] == ["bad", "0"], r.stdout
+
+
 @pytest.mark.parametrize("level", ["-O0", "-O2"])
 @pytest.mark.parametrize("prog", ["omp_affine_ranges.c", "omp_disjoint.c", "omp_versioned_rows.c"])
 def test_openmp_hoisted_ranges_cover_loads(tmp_path, prog, level):

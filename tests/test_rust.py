@@ -67,8 +67,19 @@ def test_print_cargo_config():
 @pytest.mark.skipif(CARGO is None, reason=NO_CARGO)
 def test_cargo_workspace(tmp_path):
     """`cargo build --release` of a workspace (a library crate, a binary crate depending on it
-    by path) with the .cargo/config.toml that `enzyme-cc --print-cargo-config` prints; `cargo
-    test` of the library; a rebuild after an edit."""
+    by path) with the .cargo/config.toml that `enzyme-cc --print-cargo-config` prints."""
+    ws = tmp_path / "ws"
+    env = _cargo_project(HERE / "workspace", ws, tmp_path)
+    run([CARGO, "build", "--release", "--quiet", "--offline"], cwd=ws, env=env)
+    out = run([str(tmp_path / "target" / "release" / "app")], cwd=ws).stdout
+    assert out.count("CHECK ") == 4 and "FAILED" not in out, out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CARGO is None, reason=NO_CARGO)
+def test_cargo_workspace_test_and_rebuild(tmp_path):
+    """The same workspace: `cargo test` of the library, and a rebuild after an edit (slow tier:
+    three links of a program with the standard library's bitcode, about two minutes)."""
     ws = tmp_path / "ws"
     env = _cargo_project(HERE / "workspace", ws, tmp_path)
     cargo = CARGO

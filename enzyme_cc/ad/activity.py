@@ -326,6 +326,10 @@ class Activity:
         if o not in self.active_objects:
             self.active_objects.add(o)
             changed = True
+        if v.startswith("@") and len(seen) == 1:
+            # the object written is a mutable global (an address into it passed on); a global
+            # the pointer was only fetched from is left to shared_globals' address analysis
+            changed |= self._global_store(v)
         d = self.fn.defs.get(v)
         op = getattr(d, "op", None)
         if op == "load":
@@ -431,6 +435,13 @@ class Activity:
                         and c not in self.global_users:
                     continue                  # nothing active goes in: nothing active comes out
                 for k, o in enumerate(inst.ops):
+                    if o.ty == "ptr" and not o.value.startswith("%") and \
+                            (writes is None or k in writes):
+                        # a global the callee may store active data into (`&g` passed on, a
+                        # reduction into a global: the fork hands the region its address)
+                        g = next((t.strip(",()") for t in o.value.split() if t.startswith("@")),
+                                 "")
+                        changed |= self._global_store(g)
                     if o.ty == "ptr" and o.value.startswith("%") and (writes is None or k in writes):
                         changed |= self._mark(o.value)    # the callee may store active data
                         obj = self._obj(o.value)

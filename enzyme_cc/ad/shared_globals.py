@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from enzyme_cc.ir.lexer import type_size
+from enzyme_cc.ir.lexer import scalar_of, type_size
 from .activity import carries_float
 from .tape import TAPE_OPS
 from .type_layout import underlying, global_type, named_expand, layout
@@ -111,31 +111,60 @@ def accesses(gen, roots):
         todo.extend(gen._callees(f))
     access: dict[str, set] = {}
     written: set[str] = set()
+    typed = _float_accessed(module, reach)
     for f in reach:
         fn = module.function(f)
         for inst in fn.insts():
             if inst.op == "call" and (inst.callee or "").startswith(FP_PREFIX):
                 _fixed_point_states(module, gen, fn, inst, access, written)
                 continue
-            ptr = inst.ops[0].value if inst.op == "load" else inst.ops[1].value \
-                if inst.op == "store" else None
-            if inst.op in ("call", "invoke") and kind_of(gen, inst) in ("memcpy", "memset"):
-                ptr = inst.ops[0].value
-            if ptr is None:
+            ptrs = [inst.ops[0].value] if inst.op in ("load", "atomicrmw", "cmpxchg") else \
+                [inst.ops[1].value] if inst.op == "store" else []
+            if inst.op in ("call", "invoke"):
+                kind = kind_of(gen, inst)
+                if kind in ("memcpy", "memset"):
+                    ptrs = [inst.ops[0].value]
+                elif kind not in ("inactive", "tape"):
+                    # a global's address handed to a callee (`fill(garr, ...)`, `&acc`, a fork's
+                    # captured global) may be written there: the caller's access
+                    ptrs = [o.value for o in inst.ops if o.ty == "ptr" and "@" in o.value]
+            for ptr in ptrs:
+                g = underlying(fn, ptr)
+                if not g.startswith("@"):
+                    g = next((t.strip(",()") for t in g.split(" ") if t.startswith("@")), g)
+                if not (_carries_data(module, g) or g in typed or g in gen.persistent) or \
+                        g in gen.reg.inactive_globals:
+                    continue      # enzyme_inactive: holds no derivative
+                access.setdefault(g, set()).add(f)
+                ty = named_expand(global_type(module, g) or "", module.named_types)
+                if inst.op == "store" and not carries_float(ty) and not inst.ops[0].is_local:
+                    continue      # a pointer global set to a constant: see address_stores
+                if inst.op != "load":
+                    written.add(g)
+    return reach, access, written
+
+
+def _float_accessed(module, reach) -> set[str]:
+    """Mutable globals the call tree loads or stores floats in, whatever their declared type:
+    a byte array (LLVM turns `gp = malloc(32)`, stored once into a global pointer, into a
+    `[32 x i8]` global; a program's own char pool) holds doubles when its accesses say so."""
+    out = set()
+    for f in reach:
+        for inst in module.function(f).insts():
+            if inst.op in ("load", "atomicrmw", "cmpxchg"):
+                ty, ptr = (inst.ty if inst.op == "load" else inst.ops[-1].ty), inst.ops[0].value
+            elif inst.op == "store":
+                ty, ptr = inst.ops[0].ty, inst.ops[1].value
+            else:
                 continue
-            g = underlying(fn, ptr)
+            if not (carries_float(ty) or ty.startswith("<") and carries_float(scalar_of(ty))):
+                continue
+            g = underlying(module.function(f), ptr)
             if not g.startswith("@"):
                 g = next((t for t in g.split(" ") if t.startswith("@")), g)
-            if not (_carries_data(module, g) or g in gen.persistent) or \
-                    g in gen.reg.inactive_globals:
-                continue      # enzyme_inactive: holds no derivative
-            access.setdefault(g, set()).add(f)
-            ty = named_expand(global_type(module, g) or "", module.named_types)
-            if inst.op == "store" and not carries_float(ty) and not inst.ops[0].is_local:
-                continue      # a pointer global set to a constant: see address_stores
-            if inst.op != "load":
-                written.add(g)
-    return reach, access, written
+            if g in module.globals and not module.is_constant_global(g):
+                out.add(g)
+    return out
 
 
 def _fixed_point_states(module, gen, fn, inst, access, written):

@@ -16,7 +16,11 @@ seed, that defines `double f(...)` from constructs simulation codes use, randoml
 - a table of function pointers indexed by an integer, a recursive helper with an integer depth
   (and one that walks the struct array), a buffer grown with realloc;
 - one main loop over the structs in which iteration i writes only `out[i]` and adds to `acc`:
-  with `omp=True` the same program carries `#pragma omp parallel for reduction(+:acc)` on it.
+  with `omp=True` the same program carries `#pragma omp parallel for reduction(+:acc)` on it;
+- global state, as simulation codes keep their work arrays: the main loop also writes `gw[i]` of
+  a static global array, which functions kept as calls then read, rescale or sum into a global
+  accumulator through pointer parameters (`gread(gw, n)`, `gscale(gw, ...)`, `gadd(&gacc, ...)`;
+  drawn from a random stream of its own, so a seed's other constructs stay the same).
 
 Every expression carries a bound on its magnitude, so that sqrt/log arguments stay >= 0.5,
 denominators >= 1 and exp arguments <= 3; a value that could grow past LIMIT is squashed.
@@ -241,7 +245,12 @@ class _Body:
         self.loc = None          # name of a local copy of the struct array, if any
         self.buf = None          # (name, length) of a live heap buffer, if any
         self.deferred_free = []
-        self.uses = set()        # helpers used: ops, rec, recs, nudge
+        self.uses = set()        # helpers used: ops, rec, recs, nudge, gwork
+        # global work array: its own stream, so that the other constructs of a seed stay put
+        gg = _Rng(f"glob-{seed}")
+        self.gw = "global_work" not in without and gg.coin(0.35)
+        self.gw_post = [gg.int(0, 2) for _ in range(gg.int(1, 2))]
+        self.gw_c = [gg.const(0.2, 0.8) for _ in range(3)]
 
     # -- helpers ---------------------------------------------------------------------------
     def emit(self, line, ind=1):
@@ -554,6 +563,9 @@ class _Body:
             bound += abs(c) * (abs(lay.rec_c1) + abs(lay.rec_c2) * LIMIT + lay.rec_base[1])
         bound = self.squash_stmt("u", bound, 2)
         self.emit("out[i] = u;", 2)
+        if self.gw:                 # |gw[i]| <= 1
+            self.uses.add("gwork")
+            self.emit("gw[i] = 0.5 * tanh(u) + 0.25 * sin(u * u);", 2)
         e3 = x.expr(atoms + [("u", bound)], 2)
         self.emit(f"acc += {e3[0]};", 2)
         self.emit("}")
@@ -577,6 +589,20 @@ class _Body:
         else:
             self.emit(f"for (int k = 0; k < n; k++) out[k] = {c} * out[k] + tanh(out[k]);")
 
+    def global_work(self):
+        """What functions kept as calls do with the global work array after the main loop."""
+        c0, c1, c2 = (_num(c) for c in self.gw_c)
+        for k in self.gw_post:
+            if k == 0:      # read through a pointer parameter (two addresses: no constant)
+                self.emit(f"acc += {c0} * (gread(gw, n) + gread(gw + 1, n - 1));")
+            elif k == 1:    # rewritten through one, then read here
+                self.emit(f"gscale(gw, n, {c1});")
+                self.emit(f"for (int k = 0; k < n; k++) acc += {c2} * gw[k] * gw[(k + 2) % n];")
+            else:           # summed into a global accumulator by address
+                self.emit("gacc = 0.0;")
+                self.emit("for (int k = 0; k < n; k++) gadd(&gacc, gw[k]);")
+                self.emit(f"acc += {c0} * gacc;")
+
     def render(self):
         lay, g = self.lay, self.g
         self.emit("double acc = 0.0;")
@@ -587,6 +613,8 @@ class _Body:
         for _ in range(g.int(1, 5)):
             g.pick(pre)()
         bound = self.main_loop()
+        if self.gw:
+            self.global_work()
         for _ in range(g.int(0, 3)):
             if g.coin(0.5):
                 self.post_read_out(bound)
@@ -633,6 +661,17 @@ def _helpers(lay: _Layout, uses) -> list:
                 "  if (k < 0) return 0.0;",
                 f"  return {lay.recs_body[0]} + {_num(lay.recs_c)} * recs(s, k - 1);",
                 "}"]
+    if "gwork" in uses:   # |w[k]| <= 1: gscale keeps it there
+        out += [f"static double gw[{lay.ns}], gacc;",
+                "__attribute__((noinline)) static double gread(const double *w, int n) {",
+                "  double t = 0;",
+                "  for (int k = 0; k < n; k++) t += w[k] * sin(w[(k + 1) % n]);",
+                "  return t;",
+                "}",
+                "__attribute__((noinline)) static void gscale(double *w, int n, double c) {",
+                "  for (int k = 0; k < n; k++) w[k] = 0.5 * c * w[k] + 0.25 * sin(w[k]);",
+                "}",
+                "__attribute__((noinline)) static void gadd(double *a, double v) { *a += v * v; }"]
     if "nudge" in uses:
         out += ["static S nudge(S t, double c) {",
                 f"  t.x = t.x + {_num(lay.nudge_c)} * c * t.v[1];",
@@ -857,7 +896,7 @@ def _main(lay: _Layout, omp: bool) -> list:
 
 
 FEATURES = ("local_copy", "realloc", "early_exit", "recursion", "fnptr", "clamped_scalar",
-            "in_place", "struct_heap", "nudge", "sops")
+            "in_place", "struct_heap", "nudge", "sops", "global_work")
 
 
 def generate(seed: int, omp: bool = False, without=()) -> str:
