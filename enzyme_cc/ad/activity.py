@@ -237,7 +237,10 @@ class Activity:
         # filling an array descriptor)
         self._filled_by_calls: set[str] = set()
         for inst in fn.insts():
-            if inst.op == "store" and inst.ops[0].ty == "ptr" and inst.ops[0].value.startswith("%"):
+            if inst.op == "store" and inst.ops[0].ty == "ptr" and (
+                    inst.ops[0].value.startswith("%") or inst.ops[0].value in module.globals
+                    and not module.is_constant_global(inst.ops[0].value)):
+                # (a mutable global's address too: `double *c = U;` kept in a local)
                 self._stored_ptrs.setdefault(self._obj(inst.ops[1].value), []).append(
                     inst.ops[0].value)
             elif inst.op in ("call", "invoke") and inst.callee and \
@@ -313,9 +316,10 @@ class Activity:
     def _obj(self, ptr: str) -> str:
         return self._find(self._underlying(self.fn, ptr))
 
-    def _mark(self, ptr, seen=None) -> bool:
+    def _mark(self, ptr, seen=None, direct=True) -> bool:
         """Active data may be written at ptr: its object needs a shadow, and so does whatever
-        the pointer itself was fetched from (memory holding it, the call returning it)."""
+        the pointer itself was fetched from (memory holding it, the call returning it).
+        direct: ptr points into the object written (not only into memory that held it)."""
         seen = set() if seen is None else seen
         v = self._underlying(self.fn, ptr)
         if v in seen:
@@ -326,22 +330,26 @@ class Activity:
         if o not in self.active_objects:
             self.active_objects.add(o)
             changed = True
-        if v.startswith("@") and len(seen) == 1:
-            # the object written is a mutable global (an address into it passed on); a global
-            # the pointer was only fetched from is left to shared_globals' address analysis
+        if direct and v.startswith("@"):
+            # the object written is a mutable global (its address passed on, or joined with
+            # another's); a global the pointer was only fetched from is left to shared_globals'
+            # address analysis
             changed |= self._global_store(v)
         d = self.fn.defs.get(v)
         op = getattr(d, "op", None)
         if op == "load":
-            changed |= self._mark(d.ops[0].value, seen)
+            changed |= self._mark(d.ops[0].value, seen, direct=False)
             for stored in self._stored_ptrs.get(self._obj(d.ops[0].value), []):
-                changed |= self._mark(stored, seen)
+                changed |= self._mark(stored, seen, direct)
         elif op in ("phi", "select", "insertvalue"):
             for x in (d.ops[1:] if op == "select" else d.ops):
                 if x.value.startswith("%") and has_shadow_type(x.ty):
-                    changed |= self._mark(x.value, seen)
+                    changed |= self._mark(x.value, seen, direct)
+                elif direct and x.ty == "ptr" and "@" in x.value:     # a global joined in
+                    changed |= self._global_store(next(
+                        (t.strip(",()") for t in x.value.split() if t.startswith("@")), ""))
         elif op == "extractvalue" and d.ops[0].value.startswith("%"):
-            changed |= self._mark(d.ops[0].value, seen)
+            changed |= self._mark(d.ops[0].value, seen, direct)
         elif op == "inttoptr":          # an address rebuilt from an integer: its pointers
             for src in int_pointer_sources(self.fn, d.ops[0].value) or ():
                 changed |= self._mark(src, seen)

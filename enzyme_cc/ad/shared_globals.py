@@ -120,6 +120,15 @@ def accesses(gen, roots):
                 continue
             ptrs = [inst.ops[0].value] if inst.op in ("load", "atomicrmw", "cmpxchg") else \
                 [inst.ops[1].value] if inst.op == "store" else []
+            if inst.op == "store" and inst.ops[0].ty == "ptr" and "@" in inst.ops[0].value:
+                # a global's address kept in memory (`double *c = U;` swapped with another in a
+                # loop) may be written through: the function's access
+                for g in _globals_of(fn, inst.ops[0].value):
+                    if (_carries_data(module, g) or g in typed) and \
+                            g not in gen.reg.inactive_globals and carries_float(
+                                named_expand(global_type(module, g) or "", module.named_types)):
+                        access.setdefault(g, set()).add(f)
+                        written.add(g)
             if inst.op in ("call", "invoke"):
                 kind = kind_of(gen, inst)
                 if kind in ("memcpy", "memset"):
@@ -128,10 +137,7 @@ def accesses(gen, roots):
                     # a global's address handed to a callee (`fill(garr, ...)`, `&acc`, a fork's
                     # captured global) may be written there: the caller's access
                     ptrs = [o.value for o in inst.ops if o.ty == "ptr" and "@" in o.value]
-            for ptr in ptrs:
-                g = underlying(fn, ptr)
-                if not g.startswith("@"):
-                    g = next((t.strip(",()") for t in g.split(" ") if t.startswith("@")), g)
+            for g in {g for ptr in ptrs for g in _globals_of(fn, ptr)}:
                 if not (_carries_data(module, g) or g in typed or g in gen.persistent) or \
                         g in gen.reg.inactive_globals:
                     continue      # enzyme_inactive: holds no derivative
@@ -142,6 +148,26 @@ def accesses(gen, roots):
                 if inst.op != "load":
                     written.add(g)
     return reach, access, written
+
+
+def _globals_of(fn, ptr: str, depth=0) -> set:
+    """The globals a pointer may point into: its own (through GEPs, or a constant expression
+    naming one), or those a pointer phi/select joins (`c = s % 2 ? U : V`, double buffers
+    swapped in a loop)."""
+    v = underlying(fn, ptr)
+    if v.startswith("@"):
+        return {v}
+    if not v.startswith("%"):
+        g = next((t.strip(",()") for t in v.split(" ") if t.startswith("@")), None)
+        return {g} if g else set()
+    d = fn.defs.get(v)
+    if depth > 8 or getattr(d, "op", None) not in ("phi", "select"):
+        return set()
+    out = set()
+    for o in (d.ops[1:] if d.op == "select" else d.ops):
+        if o.ty == "ptr":
+            out |= _globals_of(fn, o.value, depth + 1)
+    return out
 
 
 def _float_accessed(module, reach) -> set[str]:
