@@ -16,6 +16,7 @@
 #include <omp.h>
 extern int enzyme_dup, enzyme_const;
 void __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 #define N 16
 static double G[N];          /* written in a region, read after */
 static double acc;           /* accumulated with atomic */
@@ -134,12 +135,19 @@ double g6(const double *x, int n) {            /* sections writing globals */
 }
 int fails;
 double total;
-#define T(f) do { double x[N], dx[N] = {0}, xp[N]; \
-  for (int i = 0; i < N; i++) x[i] = 0.3 + 0.5 * sin(1.1 + 2.3 * i); \
+/* reverse mode against central differences, forward mode against the gradient, and a second
+   reverse call after the forward one (the globals' shadows start from zero in each) */
+#define T(f) do { double x[N], dx[N] = {0}, dx2[N] = {0}, xp[N], v[N], jv = 0; \
+  for (int i = 0; i < N; i++) { x[i] = 0.3 + 0.5 * sin(1.1 + 2.3 * i); v[i] = cos(0.7 * i); } \
   __enzyme_autodiff((void *)f, enzyme_dup, x, dx, enzyme_const, N); \
   for (int i = 0; i < N; i++) { double h = 1e-6; memcpy(xp, x, sizeof x); xp[i] += h; double fp = f(xp, N); \
-    xp[i] -= 2 * h; double fm = f(xp, N); double fd = (fp - fm) / (2 * h); \
-    if (fabs(fd - dx[i]) > 1e-5 * (1 + fabs(fd))) { printf(#f "[%d] %g %g FAILED\n", i, dx[i], fd); fails++; } total += dx[i]; } } while (0)
+    xp[i] -= 2 * h; double fm = f(xp, N); double fd = (fp - fm) / (2 * h); jv += v[i] * dx[i]; \
+    if (fabs(fd - dx[i]) > 1e-5 * (1 + fabs(fd))) { printf(#f "[%d] %g %g FAILED\n", i, dx[i], fd); fails++; } total += dx[i]; } \
+  double fw = __enzyme_fwddiff((void *)f, enzyme_dup, x, v, enzyme_const, N); \
+  if (fabs(fw - jv) > 1e-9 * (1 + fabs(jv))) { printf(#f " fwd %g %g FAILED\n", fw, jv); fails++; } \
+  __enzyme_autodiff((void *)f, enzyme_dup, x, dx2, enzyme_const, N); \
+  for (int i = 0; i < N; i++) if (fabs(dx2[i] - dx[i]) > 1e-12 * (1 + fabs(dx[i]))) { \
+    printf(#f " again[%d] %g %g FAILED\n", i, dx2[i], dx[i]); fails++; } } while (0)
 int main(void) {
   gbuf = malloc(N * sizeof(double));
   T(f1); T(f2); T(f3); T(f4); T(f5); T(f6);
