@@ -12,7 +12,8 @@ of the tree (stores, atomics, library calls through their pointer arguments, fre
 mapped to its roots. When no write reaches memory from outside the tree, nothing the gradient
 runs can change that memory between a load and its reverse: arguments' memory, globals and
 what they point to are read-only for the whole call, so a load of them is re-executed where
-its reverse needs it. Writes to one global leave the other globals read-only.
+its reverse needs it. Writes to one global leave the other globals read-only, and writes
+through a `restrict` argument of the differentiated function the other arguments.
 
 Each marker call's tree is analysed on its own, and a derivative shared by several trees reloads
 only what is read-only in every one of them. Trees of marker calls that let the program run
@@ -271,11 +272,20 @@ class ReadOnly:
 
     def _reloadable(self, fn, ptr) -> bool:
         roots = self.roots(fn, ptr)
-        if not roots or any(r[0] in ("local", "unknown", "runtime") for r in roots):
+        if not roots or any(r[0] in ("local", "unknown", "runtime") for r in roots) or \
+                roots & self.written:
             return False
-        outside = any(w[0] in ("arg", "deref", "runtime") for w in self.written)
+        # a `restrict` argument of the differentiated function (LLVM's noalias) is written
+        # only through pointers based on it during the call: its writes reach no other root
+        outside = any(w[0] in ("arg", "deref", "runtime") and w not in self._private()
+                      for w in self.written)
         globals_written = {w[1] for w in self.written if w[0] == "global"}
         for r in roots:
             if outside or (r[1] in globals_written if r[0] == "global" else globals_written):
                 return False
         return True
+
+    def _private(self) -> set:
+        fn = self.module.function(self.request.fn)
+        return {("arg", self.request.fn, k) for k, p in enumerate(fn.params)
+                if "noalias" in p.attrs}

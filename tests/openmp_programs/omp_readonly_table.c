@@ -2,7 +2,8 @@
    that nothing in the gradient writes are re-read by the reverse region instead of taped
    (ad/read_only.py). Each energy returns a scalar, as a docking score does. Where the same
    gradient writes that memory after the region (an argument's table, a global), the loads must
-   stay taped: a reload would read the new values and give a wrong gradient. */
+   stay taped: a reload would read the new values and give a wrong gradient. Writes through a
+   `restrict` argument leave the other arguments read-only. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,18 +61,34 @@ double energy_global(const double *x, int n) {
   return s;
 }
 
+/* per-element results written through a restrict argument: x and the table stay read-only */
+static double outbuf[N];
+double energy_restrict(const double *restrict x, const double *restrict tab,
+                       double *restrict out, int n) {
+  double s = 0;
+#pragma omp parallel for reduction(+ : s) schedule(static)
+  for (int i = 0; i < n; i++) {
+    double e = 0;
+    for (int j = 0; j < T; j++) e += pair(x[i], tab[j]) + x[i] * x[i] * tab[j];
+    out[i] = e;
+    s += e * e;
+  }
+  return s;
+}
+
 static double call(int which, const double *x, double *tab) {
   if (which == 0) return energy_ro(x, tab, N);
   if (which == 1) return energy_rewritten(x, tab, N);
+  if (which == 3) return energy_restrict(x, tab, outbuf, N);
   return energy_global(x, N);
 }
 
 int main(void) {
-  static const char *names[] = {"ro", "rewritten", "global"};
+  static const char *names[] = {"ro", "rewritten", "global", "restrict"};
   double x[N], tab[T], tab0[T], dx[N], xp[N], sum = 0;
   for (int i = 0; i < N; i++) x[i] = 0.3 + 0.5 * sin(1.3 + 7.1 * i);
   for (int j = 0; j < T; j++) tab0[j] = 0.8 * cos(0.4 + 2.3 * j);
-  for (int w = 0; w < 3; w++) {
+  for (int w = 0; w < 4; w++) {
     memcpy(tab, tab0, sizeof tab);
     for (int j = 0; j < T; j++) { gtab[j] = tab0[j]; gscale[j] = 1.0 + 0.1 * j; }
     memset(dx, 0, sizeof dx);
@@ -83,6 +100,11 @@ int main(void) {
                         enzyme_const, N);
     }
     if (w == 2) __enzyme_autodiff((void *)energy_global, enzyme_dup, x, dx, enzyme_const, N);
+    if (w == 3) {            /* out: an output nobody reads afterwards, its shadow zero */
+      double dout[N] = {0};
+      __enzyme_autodiff((void *)energy_restrict, enzyme_dup, x, dx, enzyme_const, tab,
+                        enzyme_dup, outbuf, dout, enzyme_const, N);
+    }
     for (int i = 0; i < N; i++) {
       double h = 1e-6, fp, fm;
       memcpy(xp, x, sizeof xp); xp[i] += h;
