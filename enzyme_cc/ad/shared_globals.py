@@ -136,7 +136,7 @@ def accesses(gen, roots):
                 elif kind not in ("inactive", "tape"):
                     # a global's address handed to a callee (`fill(garr, ...)`, `&acc`, a fork's
                     # captured global) may be written there: the caller's access
-                    ptrs = [o.value for o in inst.ops if o.ty == "ptr" and "@" in o.value]
+                    ptrs = [o.value for o in inst.ops if o.ty == "ptr"]
             for g in {g for ptr in ptrs for g in _globals_of(fn, ptr)}:
                 if not (_carries_data(module, g) or g in typed or g in gen.persistent) or \
                         g in gen.reg.inactive_globals:

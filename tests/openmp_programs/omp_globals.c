@@ -8,7 +8,8 @@
    differences. Before 2026-11-30 the atomic, the critical, the heap block and the static array
    gave wrong gradients with no error (the regions were not seen as part of the call tree,
    atomics did not count as accesses, a byte array was not taken to hold floats), and the
-   reduction into a global was refused (the fork's global argument got no shadow). */
+   reduction into a global was refused (the fork's global argument got no shadow), and so was a
+   callee given &G[i] inside a region (e1, e2). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,24 @@ double g6(const double *x, int n) {            /* sections writing globals */
   for (int i = 0; i < n; i++) s += M[0][i] * x[(i + 3) % n];
   return s;
 }
+/* a callee writing a global through its pointer parameter, called inside a region */
+static double G2[N], H2[N];
+__attribute__((noinline)) static void addto(double *p, double v) { *p = v * v + sin(v); }
+double e1(const double *x, int n) {
+#pragma omp parallel for
+  for (int i = 0; i < n; i++) addto(&G2[i], x[i]);
+  double s = 0;
+  for (int i = 0; i < n; i++) s += G2[i] * G2[(i + 1) % n];
+  return s;
+}
+double e2(const double *x, int n) {      /* callee in a region writing a global by name */
+  for (int i = 0; i < n; i++) H2[i] = 0;
+#pragma omp parallel for
+  for (int i = 0; i < n; i++) { addto(&H2[i], x[i]); H2[i] *= cos(x[(i + 3) % n]); }
+  double s = 0;
+  for (int i = 0; i < n; i++) s += H2[i] * x[i];
+  return s;
+}
 int fails;
 double total;
 /* reverse mode against central differences, forward mode against the gradient, and a second
@@ -152,6 +171,7 @@ int main(void) {
   gbuf = malloc(N * sizeof(double));
   T(f1); T(f2); T(f3); T(f4); T(f5); T(f6);
   T(g1); T(g2); T(g3); T(g4); T(g5); T(g6);
+  T(e1); T(e2);
   printf("SUM %.17g\n", total);
   if (fails) printf("FAILED: %d check(s)\n", fails);
   return fails != 0;
