@@ -50,6 +50,16 @@ def test_fortran_runtime_norm2(tmp_path, level):
 
 
 @pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_fortran_module_arrays_as_arguments(tmp_path, level):
+    """Module state handed to subroutines by reference (call fill(u, x); call accum(tot, w)):
+    the module's globals get shadows as if the function wrote them itself."""
+    shutil.copy(HERE / "fortran_module_args.f90", tmp_path / "m.f90")
+    run([str(BIN / "enzyme-fc"), level, "m.f90", "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.split()[-2:] == ["bad", "0"], out
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
 def test_fortran_runtime_assign_and_reductions(tmp_path, level):
     """flang's runtime entries, differentiated through enzyme-cc's own implementation
     (rules/fortran_*.c): intrinsic assignment to allocatables (_FortranAAssign: allocation on
