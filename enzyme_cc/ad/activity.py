@@ -8,6 +8,7 @@ Integers never carry a derivative (seeds/001, section 2).
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import is_fp
+from .type_layout import global_named
 from .unionfind import UnionFind
 from enzyme_cc.rules import is_inactive_call, call_rule
 from enzyme_cc.rules.registry import is_mirror_call
@@ -346,8 +347,7 @@ class Activity:
                 if x.value.startswith("%") and has_shadow_type(x.ty):
                     changed |= self._mark(x.value, seen, direct)
                 elif direct and x.ty == "ptr" and "@" in x.value:     # a global joined in
-                    changed |= self._global_store(next(
-                        (t.strip(",()") for t in x.value.split() if t.startswith("@")), ""))
+                    changed |= self._global_store(global_named(x.value) or "")
         elif op == "extractvalue" and d.ops[0].value.startswith("%"):
             changed |= self._mark(d.ops[0].value, seen, direct)
         elif op == "inttoptr":          # an address rebuilt from an integer: its pointers
@@ -447,9 +447,7 @@ class Activity:
                             (writes is None or k in writes):
                         # a global the callee may store active data into (`&g` passed on, a
                         # reduction into a global: the fork hands the region its address)
-                        g = next((t.strip(",()") for t in o.value.split() if t.startswith("@")),
-                                 "")
-                        changed |= self._global_store(g)
+                        changed |= self._global_store(global_named(o.value) or "")
                     if o.ty == "ptr" and o.value.startswith("%") and (writes is None or k in writes):
                         changed |= self._mark(o.value)    # the callee may store active data
                         obj = self._obj(o.value)

@@ -23,7 +23,7 @@ indirect call, a pointer from an integer, a callee it has no rule or body for).
 """
 from __future__ import annotations
 
-from .type_layout import underlying
+from .type_layout import global_named, underlying
 
 UNKNOWN = ("unknown",)
 DEREF = ("deref",)          # memory reached through a pointer read from outside the tree
@@ -82,6 +82,12 @@ class ReadOnly:
             for f in self.params:
                 self._writes(f)
         self.stopped = self.stopped or UNKNOWN in self.written
+        # a `restrict` argument of the differentiated function (LLVM's noalias) is written
+        # only through pointers based on it during the call: its writes reach no other root
+        private = {("arg", request.fn, k) for k, p in enumerate(fn.params) if "noalias" in p.attrs}
+        self.outside = any(w[0] in ("arg", "deref", "runtime") and w not in private
+                           for w in self.written)
+        self.globals_written = {w[1] for w in self.written if w[0] == "global"}
 
     def reach(self) -> set:
         """Every function a stopped tree may run: all defined functions its code names."""
@@ -109,9 +115,7 @@ class ReadOnly:
         if not v or v in _CONSTANTS:
             return set()
         if not v.startswith("%"):
-            if v.startswith("@"):
-                return {("global", v)}
-            g = next((t.strip(",()") for t in v.split() if t.startswith("@")), None)
+            g = global_named(v)
             return {("global", g)} if g else {UNKNOWN}
         d = fn.defs.get(v)
         if d is None:
@@ -224,7 +228,8 @@ class ReadOnly:
                     if r[0] == "global":
                         continue            # its own ident and lock words
                     out.add(r)
-                    out |= {x for x in self.content.get(r, ()) if r[0] == "local"}
+                    if r[0] == "local":
+                        out |= self.content.get(r, set())
             return out
         if kind in ("free", "realloc", "memcpy", "memset"):
             return self.roots(fn, ptrs[0].value) if ptrs else set()
@@ -273,19 +278,7 @@ class ReadOnly:
     def _reloadable(self, fn, ptr) -> bool:
         roots = self.roots(fn, ptr)
         if not roots or any(r[0] in ("local", "unknown", "runtime") for r in roots) or \
-                roots & self.written:
+                roots & self.written or self.outside:
             return False
-        # a `restrict` argument of the differentiated function (LLVM's noalias) is written
-        # only through pointers based on it during the call: its writes reach no other root
-        outside = any(w[0] in ("arg", "deref", "runtime") and w not in self._private()
-                      for w in self.written)
-        globals_written = {w[1] for w in self.written if w[0] == "global"}
-        for r in roots:
-            if outside or (r[1] in globals_written if r[0] == "global" else globals_written):
-                return False
-        return True
-
-    def _private(self) -> set:
-        fn = self.module.function(self.request.fn)
-        return {("arg", self.request.fn, k) for k, p in enumerate(fn.params)
-                if "noalias" in p.attrs}
+        return not any(r[1] in self.globals_written if r[0] == "global" else self.globals_written
+                       for r in roots)

@@ -12,7 +12,7 @@ import re
 from enzyme_cc.ir.lexer import scalar_of, type_size
 from .activity import carries_float
 from .tape import TAPE_OPS
-from .type_layout import underlying, global_type, named_expand, layout
+from .type_layout import underlying, global_type, global_named, named_expand, layout
 from .fixed_point import PREFIX as FP_PREFIX
 
 # a store of a constant (a global's address, maybe a constant GEP of it) into memory
@@ -111,7 +111,11 @@ def accesses(gen, roots):
         todo.extend(gen._callees(f))
     access: dict[str, set] = {}
     written: set[str] = set()
-    typed = _float_accessed(module, reach)
+    # Mutable globals the tree loads or stores floats in, whatever their declared type: a byte
+    # array (LLVM turns `gp = malloc(32)`, stored once into a global pointer, into a `[32 x i8]`
+    # global; a program's own char pool) holds doubles when its accesses say so.
+    typed: set[str] = set()
+    found = []        # (global, function, written, only if its declared type holds floats)
     for f in reach:
         fn = module.function(f)
         for inst in fn.insts():
@@ -120,15 +124,17 @@ def accesses(gen, roots):
                 continue
             ptrs = [inst.ops[0].value] if inst.op in ("load", "atomicrmw", "cmpxchg") else \
                 [inst.ops[1].value] if inst.op == "store" else []
+            if ptrs:
+                vty = inst.ty if inst.op == "load" else \
+                    inst.ops[0].ty if inst.op == "store" else inst.ops[-1].ty
+                g = _global_of(fn, ptrs[0])
+                if (carries_float(vty) or vty.startswith("<") and carries_float(scalar_of(vty))) \
+                        and g in module.globals and not module.is_constant_global(g):
+                    typed.add(g)
             if inst.op == "store" and inst.ops[0].ty == "ptr" and "@" in inst.ops[0].value:
                 # a global's address kept in memory (`double *c = U;` swapped with another in a
                 # loop) may be written through: the function's access
-                for g in _globals_of(fn, inst.ops[0].value):
-                    if (_carries_data(module, g) or g in typed) and \
-                            g not in gen.reg.inactive_globals and carries_float(
-                                named_expand(global_type(module, g) or "", module.named_types)):
-                        access.setdefault(g, set()).add(f)
-                        written.add(g)
+                found += [(g, f, True, True) for g in _globals_of(fn, inst.ops[0].value)]
             if inst.op in ("call", "invoke"):
                 kind = kind_of(gen, inst)
                 if kind in ("memcpy", "memset"):
@@ -138,16 +144,31 @@ def accesses(gen, roots):
                     # captured global) may be written there: the caller's access
                     ptrs = [o.value for o in inst.ops if o.ty == "ptr"]
             for g in {g for ptr in ptrs for g in _globals_of(fn, ptr)}:
-                if not (_carries_data(module, g) or g in typed or g in gen.persistent) or \
-                        g in gen.reg.inactive_globals:
-                    continue      # enzyme_inactive: holds no derivative
-                access.setdefault(g, set()).add(f)
                 ty = named_expand(global_type(module, g) or "", module.named_types)
-                if inst.op == "store" and not carries_float(ty) and not inst.ops[0].is_local:
-                    continue      # a pointer global set to a constant: see address_stores
-                if inst.op != "load":
-                    written.add(g)
+                # (a store of a constant into a pointer global: see address_stores)
+                const_ptr = inst.op == "store" and not carries_float(ty) and \
+                    not inst.ops[0].is_local
+                found.append((g, f, inst.op != "load" and not const_ptr, False))
+    for g, f, writes, float_only in found:
+        if g in gen.reg.inactive_globals:
+            continue          # enzyme_inactive: holds no derivative
+        if float_only:
+            data = _carries_data(module, g) and carries_float(
+                named_expand(global_type(module, g) or "", module.named_types))
+        else:
+            data = _carries_data(module, g) or g in typed or g in gen.persistent
+        if data:
+            access.setdefault(g, set()).add(f)
+            if writes:
+                written.add(g)
     return reach, access, written
+
+
+def _global_of(fn, ptr: str) -> str:
+    """The global ptr points into through GEPs (or a constant expression names), else its
+    underlying value."""
+    v = underlying(fn, ptr)
+    return v if v.startswith("@") else global_named(v) or v
 
 
 def _globals_of(fn, ptr: str, depth=0) -> set:
@@ -155,10 +176,8 @@ def _globals_of(fn, ptr: str, depth=0) -> set:
     naming one), or those a pointer phi/select joins (`c = s % 2 ? U : V`, double buffers
     swapped in a loop)."""
     v = underlying(fn, ptr)
-    if v.startswith("@"):
-        return {v}
     if not v.startswith("%"):
-        g = next((t.strip(",()") for t in v.split(" ") if t.startswith("@")), None)
+        g = global_named(v)
         return {g} if g else set()
     d = fn.defs.get(v)
     if depth > 8 or getattr(d, "op", None) not in ("phi", "select"):
@@ -167,29 +186,6 @@ def _globals_of(fn, ptr: str, depth=0) -> set:
     for o in (d.ops[1:] if d.op == "select" else d.ops):
         if o.ty == "ptr":
             out |= _globals_of(fn, o.value, depth + 1)
-    return out
-
-
-def _float_accessed(module, reach) -> set[str]:
-    """Mutable globals the call tree loads or stores floats in, whatever their declared type:
-    a byte array (LLVM turns `gp = malloc(32)`, stored once into a global pointer, into a
-    `[32 x i8]` global; a program's own char pool) holds doubles when its accesses say so."""
-    out = set()
-    for f in reach:
-        for inst in module.function(f).insts():
-            if inst.op in ("load", "atomicrmw", "cmpxchg"):
-                ty, ptr = (inst.ty if inst.op == "load" else inst.ops[-1].ty), inst.ops[0].value
-            elif inst.op == "store":
-                ty, ptr = inst.ops[0].ty, inst.ops[1].value
-            else:
-                continue
-            if not (carries_float(ty) or ty.startswith("<") and carries_float(scalar_of(ty))):
-                continue
-            g = underlying(module.function(f), ptr)
-            if not g.startswith("@"):
-                g = next((t for t in g.split(" ") if t.startswith("@")), g)
-            if g in module.globals and not module.is_constant_global(g):
-                out.add(g)
     return out
 
 

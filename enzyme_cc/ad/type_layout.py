@@ -25,6 +25,12 @@ def underlying(fn, v: str, depth=0) -> str:
     return v
 
 
+def global_named(v: str) -> str | None:
+    """The global a constant operand names: `@g` itself, or the one a constant expression over
+    it names (`getelementptr (i8, ptr @g, i64 8)`); None for other constants."""
+    return next((t.strip(",()") for t in v.split() if t.startswith("@")), None)
+
+
 def same_memory(fn):
     """(pointer, underlying object) pairs that denote the same memory: the incoming values of
     pointer phis/selects, and realloc's result and its old block (the data moves over)."""
