@@ -67,7 +67,7 @@ def merge(job):
     from . import preopt_scope
     from enzyme_cc.ad import loop_checkpoint
     from enzyme_cc.ad.registrations import keep_registered_calls
-    from enzyme_cc.rules import fortran
+    from enzyme_cc.rules import blas, fortran
     plan = job.plan
     ctx, names = opt.new_context(), []
     module = opt.merge(plan.modules, ctx, names)
@@ -78,7 +78,7 @@ def merge(job):
         ctx = opt.new_context()
         module = opt.merge([m for k, m in enumerate(plan.modules) if k not in job.native], ctx)
         text = str(module)
-    text = keep_registered_calls(opt.strip_optnone(text))
+    text = blas.keep_calls(keep_registered_calls(opt.strip_optnone(text)))
     if not job.inv.shared:
         text = opt.internalize_inline_functions(text)
     if job.cfg.preopt:
@@ -180,8 +180,9 @@ def _verified(job, new, debug):
         if "__enzyme_fprt_" in new and _FPRT_DECL.search(new):   # runtime calls not defined here
             with open(opt.fprt_runtime(job.tmp), "rb") as f:
                 module.link_in(opt.parse_bitcode(f.read(), "truncation runtime", job.ctx))
-        from enzyme_cc.rules.mpi import link_runtime
-        link_runtime(module, new, job.ctx)
+        from enzyme_cc.rules import blas, mpi
+        mpi.link_runtime(module, new, job.ctx)
+        blas.link_runtime(module, new, job.ctx)
         return module
     except opt.InternalIRError as e:
         fd, path = tempfile.mkstemp(prefix="enzyme-cc-invalid-", suffix=".ll")  # (make -j)

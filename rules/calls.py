@@ -104,9 +104,9 @@ def _kind_of(gen, c: str) -> str:
     from .mpi import is_mpi
     if is_mpi(c) and not gen.module.defines(c):
         return "mpi"
-    from .blas import is_blas
-    if is_blas(c) and not gen.module.defines(c):
-        return "blas"          # (a BLAS routine the program defines is differentiated as code)
+    from .blas import applies
+    if applies(gen.module, c):
+        return "blas"          # (other BLAS routines the program defines: differentiated as code)
     from .fortran import is_fortran
     if is_fortran(c):
         return "fortran"
@@ -251,6 +251,10 @@ def _fwd_call(ctx, inst, before):
     if kind == "blas" and before and _involved(ctx, inst):
         from .blas import forward_copies, tangent_before
         tangent_before(ctx, inst) if fwd_mode else forward_copies(ctx, inst)
+        return None
+    if kind == "blas" and not before and not fwd_mode and _involved(ctx, inst):
+        from .blas import capture_after
+        capture_after(ctx, inst)
         return None
     if kind in ("custom", "checkpoint") and before and _involved(ctx, inst) and not fwd_mode:
         _custom_augment(ctx, inst)

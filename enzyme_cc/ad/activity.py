@@ -413,8 +413,8 @@ class Activity:
                         for v in active_outputs(inst):
                             changed |= self._mark(v) | self._global_store(self._underlying(self.fn, v))
                     continue
-                from enzyme_cc.rules.blas import is_blas, written_arg
-                if is_blas(c) and not self.module.defines(c):   # BLAS writes one array argument
+                from enzyme_cc.rules.blas import applies, written_arg
+                if applies(self.module, c):                 # BLAS writes one array argument
                     k = written_arg(c)
                     if k is not None and any(o.value in self.active or o.value in self.shadowed
                                              for o in inst.ops) and inst.ops[k].value.startswith("%"):
