@@ -49,6 +49,31 @@ def test_fortran_runtime_norm2(tmp_path, level):
         assert abs(float(got) - float(want)) <= 1e-5 * (1 + abs(float(want))), f"{name}: {out}"
 
 
+LINALG = Path(__file__).resolve().parent.parent / "bench" / "src" / "linalg"
+
+
+@pytest.mark.parametrize("level", ["-O2", pytest.param("-O0", marks=pytest.mark.slow)])
+def test_program_defined_blas3(tmp_path, level):
+    """A static library built with enzyme-fc that defines its own dgemm_, dsyrk_, dtrsm_
+    (Reference BLAS interface) and a blocked Cholesky and LU over them (bench/src/linalg):
+    gradients through each routine for every combination of its flags, reverse against central
+    differences and forward against reverse, with the matrices overwritten after the call; and
+    through the factorizations (log-determinant, solves). The routines' calls take the BLAS rule
+    (rules/blas.py) instead of being differentiated as code."""
+    for name in ("blas3.f90", "factor.f90"):
+        shutil.copy(LINALG / name, tmp_path / name)
+    shutil.copy(HERE / "blas3_main.c", tmp_path / "main.c")
+    run([str(BIN / "enzyme-fc"), level, "-c", "blas3.f90", "factor.f90"], cwd=tmp_path)
+    run(["llvm-ar-22", "rcs", "liblin.a", "blas3.o", "factor.o"], cwd=tmp_path)
+    run([str(BIN / "enzyme-cc"), level, "-c", "main.c", "-o", "main.o"], cwd=tmp_path)
+    # linked by the Fortran driver: at -O0 the library calls flang's runtime
+    run([str(BIN / "enzyme-fc"), level, "main.o", "-L.", "-llin", "-lm", "-o", "prog"],
+        cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    checks = [line for line in out.splitlines() if line.startswith("CHECK ")]
+    assert len(checks) == 51 and "FAILED" not in out, out
+
+
 @pytest.mark.parametrize("level", ["-O0", "-O2"])
 def test_fortran_module_arrays_as_arguments(tmp_path, level):
     """Module state handed to subroutines by reference (call fill(u, x); call accum(tot, w)):
