@@ -52,6 +52,22 @@ def test_fortran_runtime_norm2(tmp_path, level):
 LINALG = Path(__file__).resolve().parent.parent / "bench" / "src" / "linalg"
 
 
+def test_fortran_unoptimized_loop_nest(tmp_path):
+    """A Fortran routine compiled without -O (as CMake's Release build of Reference-LAPACK does:
+    its flags are empty) and optimized at an -O2 link, where LLVM leaves its loop nest with one
+    latch for both loops: the gradient was wrong (dA off by up to 1.97) with no error, and
+    Reference BLAS's dtrmm crashed the same way (dgels through dormqr and dlarfb)."""
+    for name in ("fortran_loop_nest.f90", "fortran_loop_nest_main.c"):
+        shutil.copy(HERE / name, tmp_path / name)
+    run([str(BIN / "enzyme-fc"), "-c", "fortran_loop_nest.f90", "-o", "nest.o"], cwd=tmp_path)
+    run([str(BIN / "enzyme-cc"), "-O2", "-c", "fortran_loop_nest_main.c", "-o", "main.o"],
+        cwd=tmp_path)
+    run([str(BIN / "enzyme-fc"), "-O2", "main.o", "nest.o", "-lm", "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    checks = [line for line in out.splitlines() if line.startswith("CHECK ")]
+    assert len(checks) == 163 and "FAILED" not in out, out
+
+
 @pytest.mark.parametrize("level", ["-O2", pytest.param("-O0", marks=pytest.mark.slow)])
 def test_program_defined_blas3(tmp_path, level):
     """A static library built with enzyme-fc that defines its own dgemm_, dsyrk_, dtrsm_

@@ -38,6 +38,15 @@ def find_loops(fn, dom) -> dict[str, Loop]:
             continue
         exits = {t for x in body for t in fn.block(x).term.targets if t not in body}
         loops[h] = Loop(h, outside[0], latches[0], body, exits)
+    # A latch shared by nested loops (its branch goes back to the inner header or on to the
+    # outer one, as LLVM leaves a rotated loop nest whose inner exit block was folded away): the
+    # outer backedge is also the inner loop's exit, and the reverse sweep, taking it as the
+    # outer loop's, would enter the inner loop without its exit count. The inner cycle is left
+    # to the general path (its predecessors taped); the outer loop stays canonical.
+    for lp in sorted(loops.values(), key=lambda lp: len(lp.blocks)):
+        if any(o is not lp and o.latch == lp.latch and len(o.blocks) > len(lp.blocks)
+               for o in loops.values()):
+            del loops[lp.header]
     return loops
 
 
