@@ -143,7 +143,8 @@ def _cache_key(plan, inv, cfg) -> str | None:
     from enzyme_cc.ad.openmp_affine import range_check
     h.update(repr((cfg.preopt, opt_level(inv.opt_level), sorted(cfg.rule_files), inv.shared,
                    cfg.ckpt_budget, tape_stats(), range_check(),
-                   os.environ.get("ENZYME_CC_LANE_FUSION") == "0")).encode())
+                   os.environ.get("ENZYME_CC_LANE_FUSION") == "0",
+                   os.environ.get("ENZYME_CC_DEFINED_BLAS", "rule"))).encode())
     for path in cfg.rule_files:
         try:
             with open(path, "rb") as f:

@@ -75,19 +75,27 @@ def test_program_defined_blas3(tmp_path, level):
     gradients through each routine for every combination of its flags, reverse against central
     differences and forward against reverse, with the matrices overwritten after the call; and
     through the factorizations (log-determinant, solves). The routines' calls take the BLAS rule
-    (rules/blas.py) instead of being differentiated as code."""
+    (rules/blas.py); with ENZYME_CC_DEFINED_BLAS=code they are differentiated as code, and both
+    give the same derivatives."""
     for name in ("blas3.f90", "factor.f90"):
         shutil.copy(LINALG / name, tmp_path / name)
     shutil.copy(HERE / "blas3_main.c", tmp_path / "main.c")
     run([str(BIN / "enzyme-fc"), level, "-c", "blas3.f90", "factor.f90"], cwd=tmp_path)
     run(["llvm-ar-22", "rcs", "liblin.a", "blas3.o", "factor.o"], cwd=tmp_path)
     run([str(BIN / "enzyme-cc"), level, "-c", "main.c", "-o", "main.o"], cwd=tmp_path)
-    # linked by the Fortran driver: at -O0 the library calls flang's runtime
-    run([str(BIN / "enzyme-fc"), level, "main.o", "-L.", "-llin", "-lm", "-o", "prog"],
-        cwd=tmp_path)
-    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
-    checks = [line for line in out.splitlines() if line.startswith("CHECK ")]
-    assert len(checks) == 51 and "FAILED" not in out, out
+    grads = {}
+    for how in ("rule", "code"):
+        # linked by the Fortran driver: at -O0 the library calls flang's runtime
+        run([str(BIN / "enzyme-fc"), level, "main.o", "-L.", "-llin", "-lm", "-o", how],
+            cwd=tmp_path, env=dict(os.environ, ENZYME_CC_DEFINED_BLAS=how))
+        out = run([str(tmp_path / how)], cwd=tmp_path).stdout
+        checks = [line for line in out.splitlines() if line.startswith("CHECK ")]
+        assert len(checks) == 51 and "FAILED" not in out, out
+        grads[how] = {w[1]: float(w[2]) for w in map(str.split, out.splitlines())
+                      if w[0] == "GRAD"}
+    assert len(grads["rule"]) == 27 and grads["rule"].keys() == grads["code"].keys()
+    for name, g in grads["rule"].items():     # the same derivative both ways
+        assert abs(g - grads["code"][name]) <= 1e-9 * (1 + abs(g)), (name, g, grads["code"])
 
 
 @pytest.mark.parametrize("level", ["-O0", "-O2"])
