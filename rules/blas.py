@@ -337,7 +337,34 @@ def _free_copies(c):
         c.ctx.gen().declare_raw("@free", "declare void @free(ptr)")
 
 
+_LOCK = "@__enzyme_cc_blas_lock"
+_IDENT = "@__enzyme_cc_blas_ident"
+
+
 def reverse(ctx, inst, d):
+    """The adjoint of a BLAS call. Run by the threads of an OpenMP team (inside a parallel
+    region), the calls add into the shadows of what they read, which the threads may share (a
+    vector or matrix every thread reads): one thread at a time, in a critical section."""
+    gen = ctx.gen()
+    if not gen.in_parallel:
+        _reverse(ctx, inst, d)
+        return
+    gen.declare_raw("@__kmpc_global_thread_num", "declare i32 @__kmpc_global_thread_num(ptr)")
+    gen.declare_raw("@__kmpc_critical", "declare void @__kmpc_critical(ptr, i32, ptr)")
+    gen.declare_raw("@__kmpc_end_critical", "declare void @__kmpc_end_critical(ptr, i32, ptr)")
+    gen.declare_raw(_LOCK, f"{_LOCK} = common global [8 x i32] zeroinitializer")
+    gen.declare_raw(_IDENT + ".str", f'{_IDENT}.str = private unnamed_addr constant [23 x i8] '
+                    'c";unknown;unknown;0;0;;\\00"')
+    gen.declare_raw(_IDENT, f"{_IDENT} = private unnamed_addr constant {{ i32, i32, i32, i32, "
+                    f"ptr }} {{ i32 0, i32 2, i32 0, i32 22, ptr {_IDENT}.str }}")
+    gtid = ctx.tmp("gtid")
+    ctx.emit(f"{gtid} = call i32 @__kmpc_global_thread_num(ptr {_IDENT})")
+    ctx.emit(f"call void @__kmpc_critical(ptr {_IDENT}, i32 {gtid}, ptr {_LOCK})")
+    _reverse(ctx, inst, d)
+    ctx.emit(f"call void @__kmpc_end_critical(ptr {_IDENT}, i32 {gtid}, ptr {_LOCK})")
+
+
+def _reverse(ctx, inst, d):
     c = _Call(ctx, inst)
     name = c.name
     if name == "cblas_ddot":
