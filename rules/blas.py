@@ -256,16 +256,19 @@ def _eq(ctx, v, const):
     return t
 
 
-def _primal_matrix(c, k):
-    """A matrix operand must be unchanged until the reverse sweep reads it."""
-    synth = c.ctx.synth
-    from enzyme_cc.ad.type_layout import underlying
-    base = underlying(synth.fn, c.ops[k].value)
-    if synth.mode != "combined" or not synth.mem.unmodified(base):
-        c.ctx.gen().fail(synth, c.inst, f"the matrix argument '{k}' of {c.name} may be "
-                         "overwritten before the reverse sweep reads it",
-                         "keep the matrix unchanged in the differentiated function, or copy it")
-    return c.p(k)
+def _gemv_matrix_shape(c):
+    """(rows, columns) of gemv's A as stored column-major (a row-major A is its transpose)."""
+    row = _eq(c.ctx, c.p("layout"), ROW)
+    return _sel(c.ctx, row, "i32", c.p("n"), c.p("m")), _sel(c.ctx, row, "i32", c.p("m"), c.p("n"))
+
+
+def _gemv_matrix(c):
+    """(pointer, leading dimension) of gemv's A as it was at the call: A itself, or the copy
+    the forward sweep took (forward_copies) when the function may overwrite it or the reverse
+    runs elsewhere."""
+    if not _copy_needed(c, "A"):
+        return c.p("A"), c.p("lda")
+    return c.ctx._get(("ctape", f"{c.inst.line}.A")), _gemv_matrix_shape(c)[0]
 
 
 def _primal_vector(c, k, n, inc):
@@ -315,7 +318,19 @@ def forward_copies(ctx, inst):
         ctx.gen().declare_raw("@malloc", "declare ptr @malloc(i64)")
         _emit_call(ctx, "cblas_dcopy", [("i32", length), ("ptr", c.p(k)), ("i32", c.p(inc)),
                                          ("ptr", buf), ("i32", "1")])
+        _own_block(ctx, buf)
         key = ("ctape", f"{inst.line}.{k}")
+        if key in synth.value_slots:
+            ctx.emit(f"store ptr {buf}, ptr {synth.value_slots[key]}")
+    if c.name == "cblas_dgemv" and c.sh("y") and c.sh("x") and _copy_needed(c, "A"):
+        rows, cols = _gemv_matrix_shape(c)
+        buf = f"%ad.ctape.{inst.line}.A"
+        ctx.emit(f"{buf} = call ptr {KERNEL_PREFIX}save(i32 {rows}, i32 {cols}, ptr {c.p('A')}, "
+                 f"i32 {c.p('lda')})")
+        ctx.gen().declare_raw(KERNEL_PREFIX + "save", f"declare ptr {KERNEL_PREFIX}save("
+                              f"{KERNELS['save'][1]})")
+        _own_block(ctx, buf)
+        key = ("ctape", f"{inst.line}.A")
         if key in synth.value_slots:
             ctx.emit(f"store ptr {buf}, ptr {synth.value_slots[key]}")
 
@@ -327,6 +342,11 @@ def _gemv_xlen(c):
 
 def _free_copies(c):
     synth = c.ctx.synth
+    if c.ctx.gen().in_multi:
+        return                          # reversed more than once: freed with the tape (_own_block)
+    if c.name == "cblas_dgemv" and c.sh("y") and c.sh("x") and _copy_needed(c, "A"):
+        c.ctx.emit(f"call void @free(ptr {c.ctx._get(('ctape', f'{c.inst.line}.A'))})")
+        c.ctx.gen().declare_raw("@free", "declare void @free(ptr)")
     from enzyme_cc.ad.type_layout import underlying
     for k, _, _ in cached_vectors(c.name):
         base = underlying(synth.fn, c.ops[k].value)
@@ -474,11 +494,11 @@ def _reverse_gemv(c):
                                        ("double", c.p("alpha")), ("ptr", u), ("i32", iu), ("ptr", v),
                                        ("i32", iv), ("ptr", c.s("A")), ("i32", c.p("lda"))])
     if c.sh("x"):
-        a = _primal_matrix(c, "A")
+        a, lda = _gemv_matrix(c)
         flip = _sel(ctx, nt, "i32", TR, NT)
         _emit_call(ctx, "cblas_dgemv", [("i32", c.p("layout")), ("i32", flip), ("i32", c.p("m")),
                                         ("i32", c.p("n")), ("double", c.p("alpha")), ("ptr", a),
-                                        ("i32", c.p("lda")), ("ptr", dy), ("i32", incy),
+                                        ("i32", lda), ("ptr", dy), ("i32", incy),
                                         ("double", "1.0"), ("ptr", c.s("x")), ("i32", c.p("incx"))])
     ylen = _sel(ctx, nt, "i32", c.p("m"), c.p("n"))
     _emit_call(ctx, "cblas_dscal", [("i32", ylen), ("double", c.p("beta")), ("ptr", dy),
@@ -574,7 +594,7 @@ def _kernel(c, name, args):
 
 # ---- level 3: the forward sweep's record -----------------------------------------------------
 LEVEL3 = {"cblas_dgemm", "cblas_dtrsm", "cblas_dsyrk"}
-_WRITTEN = {"cblas_dgemm": "C", "cblas_dtrsm": "B", "cblas_dsyrk": "C"}
+_WRITTEN = {"cblas_dgemm": "C", "cblas_dtrsm": "B", "cblas_dsyrk": "C", "cblas_dgemv": "y"}
 
 
 def _saved(c):

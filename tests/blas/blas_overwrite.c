@@ -1,7 +1,7 @@
 /* Level-3 BLAS through OpenBLAS where the reverse sweep cannot read the matrices in place: the
    calls sit in a function of their own (split mode: its reverse runs in another function) and
    the matrices are overwritten after the calls, so the forward sweep must save them. cblas_dgemm
-   row- and column-major, transposed or not; OpenBLAS's Fortran dtrsm_ and dsyrk_ (derivatives by
+   and cblas_dgemv row- and column-major, transposed or not; OpenBLAS's Fortran dtrsm_ and dsyrk_ (derivatives by
    enzyme-cc's own kernels). Reverse against central differences, forward against reverse. */
 #include <cblas.h>
 #include <math.h>
@@ -26,7 +26,10 @@ __attribute__((noinline)) static void step(double *a, double *b, double *c, int 
   for (int i = 0; i < S; i++) a[i * S + i] += 3.0;
   dtrsm_(k & 1 ? "R" : "L", k & 2 ? "U" : "L", k & 1 ? "T" : "N", "N", &m, &n, &half, a, &n, c, &n);
   dsyrk_(k & 2 ? "U" : "L", k & 1 ? "T" : "N", &n, &m, &two, c, &n, &one, b, &n);
+  cblas_dgemv(k & 1 ? CblasRowMajor : CblasColMajor, k & 2 ? CblasTrans : CblasNoTrans, 4, 3, 0.7,
+              c, S, b, 1, 0.9, a + 1, 2);     /* reads c and b, which change next */
   for (int i = 0; i < SS; i++) c[i] = 0;
+  b[3] *= 1.1;
 }
 
 static double f(const double *a0, const double *b0) {
