@@ -155,6 +155,8 @@ def compile_key(bench: Bench, flags: list[str]) -> str:
     h = hashlib.sha256()
     h.update(json.dumps([bench.main, bench.adolc, flags, bench.ref_defines]).encode())
     for f in sorted(os.listdir(SRC)):
+        if not os.path.isfile(os.path.join(SRC, f)):
+            continue                  # src/linalg/: bench/linalg.py's, not these benchmarks'
         with open(os.path.join(SRC, f), "rb") as fh:
             h.update(f.encode())
             h.update(fh.read())

@@ -313,12 +313,17 @@ class Generator(IndirectCalls, CallEmitter):
     def params_text(self, fn, acts, synth) -> list[str]:
         out = []
         for p, a in zip(fn.params, acts):
-            # a restrict pointer's shadow is as unaliased as the pointer (Enzyme does the same):
-            # it lets LLVM vectorize the reverse sweep's scatter into the shadows
             na = "noalias " if p.ty == "ptr" and "noalias" in p.attrs else ""
             out.append(f"{p.ty} {na}{local_name(p.name)}")
             if a in ("dup", "dupnoneed"):
-                out.append(f"{p.ty} {na}{synth.sname(p.name)}")
+                # a restrict pointer's shadow is as unaliased as the pointer, which lets LLVM
+                # vectorize the reverse sweep's scatter into the shadows; but not when the
+                # function only reads through it: two such pointers may point to the same
+                # memory (C's restrict and LLVM's noalias only forbid that for memory written,
+                # and Fortran passes every argument noalias: DDOT(N, X, 1, X, 1)), and the
+                # reverse sweep writes both shadows
+                sna = na if not {"readonly", "readnone"} & set(p.attrs) else ""
+                out.append(f"{p.ty} {sna}{synth.sname(p.name)}")
         return out
 
     def adjoint_return(self, fn, acts):
