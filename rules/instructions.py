@@ -118,6 +118,22 @@ def _fpcast(ctx, inst, d):
         ctx.add(src.value, src.ty, t)
 
 
+def minmax_tie(ctx, inst):
+    """For a max or min written as a select (`c = fcmp a, b; select c, a, b`, either order):
+    the i1 `a == b`, where the derivative is split evenly between the two, as for fmax/fmin
+    (stdlib_rules/libm.toml): a max and a min of the same pair then share it, and a smooth
+    function computed through them (LAPACK's dlapy2: max * sqrt(1 + (min/max)^2)) gets its true
+    derivative at the tie. None for any other select."""
+    c, a, b = inst.ops
+    cmp = ctx.synth.fn.defs.get(c.value)
+    if c.ty != "i1" or inst.ty not in ("double", "float") or getattr(cmp, "op", None) != "fcmp" \
+            or {o.value for o in cmp.ops} != {a.value, b.value} or a.value == b.value:
+        return None
+    t = ctx.tmp()
+    ctx.emit(f"{t} = fcmp oeq {inst.ty} {ctx.p(a.value)}, {ctx.p(b.value)}")
+    return t
+
+
 @reverse("select")
 def _select(ctx, inst, d):
     c, a, b = inst.ops
@@ -125,14 +141,22 @@ def _select(ctx, inst, d):
         return
     ty = ctx.synth.value_type(inst.name)      # an integer select of float bits: as that float
     z = zero_of(ty)
-    if ctx.active(a.value):
+    tie = minmax_tie(ctx, inst) if ctx.active(a.value) and ctx.active(b.value) else None
+    half = None
+    if tie is not None:
+        half = ctx.tmp()
+        ctx.emit(f"{half} = fmul {ty} {d}, 0.5")
+    for v, on_true in ((a, True), (b, False)):
+        if not ctx.active(v.value):
+            continue
         t = ctx.tmp()
-        ctx.emit(f"{t} = select {c.ty} {ctx.p(c.value)}, {ty} {d}, {ty} {z}")
-        ctx.add(a.value, ty, t)
-    if ctx.active(b.value):
-        t = ctx.tmp()
-        ctx.emit(f"{t} = select {c.ty} {ctx.p(c.value)}, {ty} {z}, {ty} {d}")
-        ctx.add(b.value, ty, t)
+        pick = f"{ty} {d}, {ty} {z}" if on_true else f"{ty} {z}, {ty} {d}"
+        ctx.emit(f"{t} = select {c.ty} {ctx.p(c.value)}, {pick}")
+        if tie is not None:
+            t2 = ctx.tmp()
+            ctx.emit(f"{t2} = select i1 {tie}, {ty} {half}, {ty} {t}")
+            t = t2
+        ctx.add(v.value, ty, t)
 
 
 @reverse("extractvalue")

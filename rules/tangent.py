@@ -4,7 +4,7 @@ ctx.p(v) its primal value, ctx.s(v) its shadow pointer."""
 from enzyme_cc.ir.lexer import is_fp
 from .registry import TANGENT, tangent, call_rule
 from .formula import FormulaCompiler
-from .instructions import align_of, unknown_integer_copy, zero_overwritten_floats
+from .instructions import align_of, minmax_tie, unknown_integer_copy, zero_overwritten_floats
 
 
 def _op(ctx, text):
@@ -90,8 +90,13 @@ def _t_cast(ctx, inst):
 @tangent("select")
 def _t_select(ctx, inst):
     c, a, b = inst.ops
-    return _op(ctx, f"select i1 {ctx.p(c.value)}, {inst.ty} {ctx.t(a.value, a.ty)}, "
-                    f"{inst.ty} {ctx.t(b.value, b.ty)}")
+    ta, tb = ctx.t(a.value, a.ty), ctx.t(b.value, b.ty)
+    t = _op(ctx, f"select {c.ty} {ctx.p(c.value)}, {inst.ty} {ta}, {inst.ty} {tb}")
+    tie = minmax_tie(ctx, inst) if ctx.active(a.value) and ctx.active(b.value) else None
+    if tie is None:
+        return t
+    mean = _op(ctx, f"fmul {inst.ty} {_op(ctx, f'fadd {inst.ty} {ta}, {tb}')}, 0.5")
+    return _op(ctx, f"select i1 {tie}, {inst.ty} {mean}, {inst.ty} {t}")
 
 
 @tangent("extractvalue")

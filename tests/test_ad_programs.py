@@ -61,6 +61,10 @@ XFAIL: dict = {
     # two reference parameters, untyped in __fill_a1 itself: "cannot deduce the type of the
     # memory being copied" (a clear error)
     "cxx_record_copies.cpp@-O2-ref": "record copied between two reference parameters",
+    # unoptimized code keeps `a > b ? a : b` as a branch and a phi (no select), whose derivative
+    # at a tie goes to one side only: hyp_sel's dv[0], dv[1] 3.54 / 0.71 instead of 2.12 each
+    # (the fmax/fmin half is right)
+    "minmax_ties.c@-O2-ref": "max/min as branches at a tie: the derivative goes to one side",
     # without globalopt the heap block stays behind its global pointer, which has no shadow:
     # "an active value is stored to memory that has no shadow" in fill (a clear error)
     "global_heap_block.c@-O2-ref": "heap block behind a global pointer has no shadow",
