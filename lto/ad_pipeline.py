@@ -63,8 +63,8 @@ def merge(job):
     the rewrites the next stages rely on: optnone stripped and registered calls kept, inline
     functions internal in executables, marked loops kept whole and code AD never sees marked
     (preopt_scope.py), flang's runtime entries renamed to ours and ours linked in."""
+    from . import inline_asm, preopt_scope
     from . import optimize as opt
-    from . import preopt_scope
     from enzyme_cc.ad import loop_checkpoint
     from enzyme_cc.ad.registrations import keep_registered_calls
     from enzyme_cc.rules import blas, fortran
@@ -79,6 +79,7 @@ def merge(job):
         module = opt.merge([m for k, m in enumerate(plan.modules) if k not in job.native], ctx)
         text = str(module)
     text = blas.keep_calls(keep_registered_calls(opt.strip_optnone(text)))
+    text = inline_asm.rewrite(text)             # Eigen's SSE max/min: compares and selects
     if not job.inv.shared:
         text = opt.internalize_inline_functions(text)
     if job.cfg.preopt:
