@@ -141,10 +141,10 @@ def _cache_key(plan, inv, cfg) -> str | None:
         h.update(hashlib.sha256(data).digest())
     from enzyme_cc.ad.tape import tape_stats         # instrumented tape helpers
     from enzyme_cc.ad.openmp_affine import range_check
+    from enzyme_cc.rules.blas import defined_as_code
     h.update(repr((cfg.preopt, opt_level(inv.opt_level), sorted(cfg.rule_files), inv.shared,
                    cfg.ckpt_budget, tape_stats(), range_check(),
-                   os.environ.get("ENZYME_CC_LANE_FUSION") == "0",
-                   os.environ.get("ENZYME_CC_DEFINED_BLAS", "rule"))).encode())
+                   os.environ.get("ENZYME_CC_LANE_FUSION") == "0", defined_as_code())).encode())
     for path in cfg.rule_files:
         try:
             with open(path, "rb") as f:

@@ -96,16 +96,21 @@ def applies(module, callee: str) -> bool:
     name = callee.lstrip("@")
     if name not in OWN or defined_as_code():
         return False
-    fn = module.function(callee)
-    n = len(FORTRAN[name][1])
+    memo = module.__dict__.setdefault("_blas_interface", {})   # (asked per call, per round)
+    if callee not in memo:
+        memo[callee] = _reference_interface(module.function(callee), len(FORTRAN[name][1]))
+    return memo[callee]
+
+
+def _reference_interface(fn, n: int) -> bool:
+    """fn takes n pointers first (any more are hidden character lengths), returns nothing and
+    reads every one of them: a routine that ignores its transpose flags is not BLAS (the
+    optimizer may even pass it poison there)."""
     if fn is None or fn.ret_ty != "void" or len(fn.params) < n or \
             any(p.ty != "ptr" for p in fn.params[:n]):
         return False
-    # and reads every one of them (a routine that ignores its transpose flags is not BLAS: the
-    # optimizer may even pass it poison there)
-    start, end = module._bodies[callee]
-    body = "\n".join(module._lines[start + 1:end])
-    return all(re.search(re.escape(p.name) + r"\b", body) for p in fn.params[:n])
+    used = {v for inst in fn.insts() for v in inst.locals_used()}
+    return all(p.name in used for p in fn.params[:n])
 
 
 def _arg_names(callee: str) -> list[str]:
@@ -118,11 +123,8 @@ def _arg_names(callee: str) -> list[str]:
 def written_arg(callee: str):
     """Index of the array argument the routine writes (None: it writes nothing)."""
     name = callee.lstrip("@")
-    cname = FORTRAN[name][0] if name in FORTRAN else name
-    k = SIGS[cname][1]
-    if k is None:
-        return None
-    return _arg_names(callee).index(SIGS[cname][0][k])
+    w = _written(FORTRAN[name][0] if name in FORTRAN else name)
+    return None if w is None else _arg_names(callee).index(w)
 
 
 class _Call:
@@ -274,11 +276,7 @@ def _gemv_matrix(c):
 def _primal_vector(c, k, n, inc):
     """(pointer, increment) of a vector operand as it was at the call: the operand itself when
     the function never overwrites it, else a copy taken in the forward sweep."""
-    synth = c.ctx.synth
-    from enzyme_cc.ad.type_layout import underlying
-    base = underlying(synth.fn, c.ops[k].value)
-    if synth.mode == "combined" and synth.mem.unmodified(base) and \
-            SIGS[c.name][1] != SIGS[c.name][0].index(k):
+    if not _copy_needed(c, k):
         return c.p(k), c.p(inc)
     return c.ctx._get(("ctape", f"{c.inst.line}.{k}")), "1"
 
@@ -301,12 +299,8 @@ def forward_copies(ctx, inst):
     if c.name in LEVEL3:
         _capture(ctx, inst)
         return
-    synth = ctx.synth
-    from enzyme_cc.ad.type_layout import underlying
     for k, n, inc in cached_vectors(c.name):
-        base = underlying(synth.fn, c.ops[k].value)
-        if synth.mode == "combined" and synth.mem.unmodified(base) and \
-                SIGS[c.name][1] != SIGS[c.name][0].index(k):
+        if not _copy_needed(c, k):
             continue
         length = c.p(n) if n else _gemv_xlen(c)
         bytes_ = ctx.tmp("bytes")
@@ -318,21 +312,22 @@ def forward_copies(ctx, inst):
         ctx.gen().declare_raw("@malloc", "declare ptr @malloc(i64)")
         _emit_call(ctx, "cblas_dcopy", [("i32", length), ("ptr", c.p(k)), ("i32", c.p(inc)),
                                          ("ptr", buf), ("i32", "1")])
-        _own_block(ctx, buf)
-        key = ("ctape", f"{inst.line}.{k}")
-        if key in synth.value_slots:
-            ctx.emit(f"store ptr {buf}, ptr {synth.value_slots[key]}")
+        _keep(ctx, f"{inst.line}.{k}", buf)
     if c.name == "cblas_dgemv" and c.sh("y") and c.sh("x") and _copy_needed(c, "A"):
         rows, cols = _gemv_matrix_shape(c)
-        buf = f"%ad.ctape.{inst.line}.A"
-        ctx.emit(f"{buf} = call ptr {KERNEL_PREFIX}save(i32 {rows}, i32 {cols}, ptr {c.p('A')}, "
-                 f"i32 {c.p('lda')})")
-        ctx.gen().declare_raw(KERNEL_PREFIX + "save", f"declare ptr {KERNEL_PREFIX}save("
-                              f"{KERNELS['save'][1]})")
-        _own_block(ctx, buf)
-        key = ("ctape", f"{inst.line}.A")
-        if key in synth.value_slots:
-            ctx.emit(f"store ptr {buf}, ptr {synth.value_slots[key]}")
+        buf = _kernel(c, "save", [("i32", rows), ("i32", cols), ("ptr", c.p("A")),
+                                  ("i32", c.p("lda"))], f"%ad.ctape.{inst.line}.A")
+        _keep(ctx, f"{inst.line}.A", buf)
+
+
+def _keep(ctx, key, p):
+    """Block p, made by the forward sweep for the reverse one (the value `%ad.ctape.<key>`):
+    freed by the reverse, or with the tape when that runs more than once; stored into its slot
+    when the reverse reads it from one."""
+    _own_block(ctx, p)
+    slot = ctx.synth.value_slots.get(("ctape", key))
+    if slot is not None:
+        ctx.emit(f"store ptr {p}, ptr {slot}")
 
 
 def _gemv_xlen(c):
@@ -341,17 +336,13 @@ def _gemv_xlen(c):
 
 
 def _free_copies(c):
-    synth = c.ctx.synth
     if c.ctx.gen().in_multi:
         return                          # reversed more than once: freed with the tape (_own_block)
     if c.name == "cblas_dgemv" and c.sh("y") and c.sh("x") and _copy_needed(c, "A"):
         c.ctx.emit(f"call void @free(ptr {c.ctx._get(('ctape', f'{c.inst.line}.A'))})")
         c.ctx.gen().declare_raw("@free", "declare void @free(ptr)")
-    from enzyme_cc.ad.type_layout import underlying
     for k, _, _ in cached_vectors(c.name):
-        base = underlying(synth.fn, c.ops[k].value)
-        if synth.mode == "combined" and synth.mem.unmodified(base) and \
-                SIGS[c.name][1] != SIGS[c.name][0].index(k):
+        if not _copy_needed(c, k):
             continue
         c.ctx.emit(f"call void @free(ptr {c.ctx._get(('ctape', f'{c.inst.line}.{k}'))})")
         c.ctx.gen().declare_raw("@free", "declare void @free(ptr)")
@@ -444,7 +435,7 @@ def _reverse(ctx, inst, d):
     elif name == "cblas_dgemv":
         _reverse_gemv(c)
     elif name in LEVEL3:
-        if not c.sh(_WRITTEN[name]):
+        if not c.sh(_written(name)):
             return
         c.record = ctx._get(("ctape", inst.line))
         {"cblas_dgemm": _reverse_gemm, "cblas_dtrsm": _reverse_trsm,
@@ -579,7 +570,7 @@ KERNELS = {
 KERNEL_PREFIX = "@__enzyme_cc_blas_"
 
 
-def _kernel(c, name, args):
+def _kernel(c, name, args, result=None):
     ret, params = KERNELS[name]
     fn = KERNEL_PREFIX + name
     c.ctx.gen().declare_raw(fn, f"declare {ret} {fn}({params})")
@@ -587,14 +578,19 @@ def _kernel(c, name, args):
     if ret == "void":
         c.ctx.emit(text)
         return None
-    t = c.ctx.tmp("k")
+    t = result or c.ctx.tmp("k")
     c.ctx.emit(f"{t} = {text}")
     return t
 
 
 # ---- level 3: the forward sweep's record -----------------------------------------------------
 LEVEL3 = {"cblas_dgemm", "cblas_dtrsm", "cblas_dsyrk"}
-_WRITTEN = {"cblas_dgemm": "C", "cblas_dtrsm": "B", "cblas_dsyrk": "C", "cblas_dgemv": "y"}
+
+
+def _written(name: str):
+    """The name of the argument CBLAS routine `name` writes (None: it writes nothing)."""
+    args, k = SIGS[name]
+    return None if k is None else args[k]
 
 
 def _saved(c):
@@ -628,12 +624,12 @@ def _ne0(ctx, flag):
 
 def _copy_needed(c, k) -> bool:
     """Must the forward sweep copy argument k? Not when the reverse runs in this function
-    (combined mode) and nothing in it writes that memory."""
+    (combined mode), nothing in it writes that memory and the call itself does not."""
     synth = c.ctx.synth
     from enzyme_cc.ad.type_layout import underlying
     base = underlying(synth.fn, c.ops[k].value)
     return not (synth.mode == "combined" and synth.mem.unmodified(base) and
-                _WRITTEN[c.name] != k)
+                _written(c.name) != k)
 
 
 def _capture(ctx, inst):
@@ -641,7 +637,7 @@ def _capture(ctx, inst):
     reference, and the program may reuse that memory before the reverse sweep) and of copies
     of the matrices its reverse reads."""
     c = _Call(ctx, inst)
-    if not c.sh(_WRITTEN[c.name]):
+    if not c.sh(_written(c.name)):
         return
     rec = f"%ad.ctape.{inst.line}"
     ctx.gen().declare_raw("@malloc", "declare ptr @malloc(i64)")
@@ -664,10 +660,7 @@ def _capture(ctx, inst):
                                        ("i32", c.p("ld" + k.lower()))])
             _own_block(ctx, copy)
         ctx.emit(f"store ptr {copy}, ptr {c.slot('save.' + k)}")
-    _own_block(ctx, rec)
-    key = ("ctape", inst.line)
-    if key in ctx.synth.value_slots:
-        ctx.emit(f"store ptr {rec}, ptr {ctx.synth.value_slots[key]}")
+    _keep(ctx, inst.line, rec)
 
 
 def capture_after(ctx, inst):
