@@ -13,7 +13,8 @@ from conftest import run
 HERE = Path(__file__).resolve().parent / "libraries"
 BIN = Path(sys.executable).parent
 # program -> (include flags, the header that must exist: scripts/setup.sh installs it)
-LIBRARIES = {"eigen_dense.cpp": (["-I/usr/include/eigen3"], "/usr/include/eigen3/Eigen/Dense")}
+EIGEN = (["-I/usr/include/eigen3"], "/usr/include/eigen3/Eigen/Dense")
+LIBRARIES = {"eigen_dense.cpp": EIGEN, "eigen_decompositions.cpp": EIGEN}
 
 
 # -O3 in the slow tier: every AD program runs at -O3 in test_ad_programs, and Eigen's -O2 build

@@ -512,7 +512,9 @@ class Activity:
 
     def _unshadowed_slots(self, join, seen=None):
         """The local slots (allocas) that pointers without a shadow joined by phi/select
-        `join` are loaded from, through nested joins."""
+        `join` are loaded from, and the fresh blocks (allocas, allocator calls) joined in
+        directly, through nested joins: Eigen's temporary is the operand's own data, a stack
+        block or a heap block, by its size."""
         seen = set() if seen is None else seen
         for x in join.ops[1:] if join.op == "select" else join.ops:
             d = self.fn.defs.get(x.value)
@@ -525,6 +527,16 @@ class Activity:
             elif op == "load" and getattr(self.fn.defs.get(
                     self._underlying(self.fn, d.ops[0].value)), "op", None) == "alloca":
                 yield d.ops[0].value
+            elif op == "alloca" or op in ("call", "invoke") and self._allocation(d):
+                yield x.value
+
+    @staticmethod
+    def _allocation(call) -> bool:
+        """A call that returns a fresh block: malloc and the allocators with rules."""
+        from enzyme_cc.rules.registry import allocator
+        from enzyme_cc.rules.calls import ALLOC
+        c = call.callee or ""
+        return c in ALLOCATORS or c in ALLOC or bool(allocator(c))
 
     def _stored_kind(self, load):
         """The kind of data an untyped integer load moves, from where it is stored: the pieces
@@ -629,9 +641,7 @@ class Activity:
             return fp and self._any_active(inst), isptr and any(
                 o.value in self.shadowed for o in inst.ops)
         if op in ("call", "invoke"):
-            from enzyme_cc.rules.registry import allocator
-            from enzyme_cc.rules.calls import ALLOC
-            if inst.callee in ALLOCATORS or inst.callee in ALLOC or allocator(inst.callee or ""):
+            if self._allocation(inst):
                 return False, self._local_shadowed(inst.name) or (
                     inst.callee == "@realloc" and inst.ops[0].value in self.shadowed)
             if is_inactive_call(inst.callee or ""):

@@ -37,6 +37,7 @@ def prepare(fn, module=None):
             br.line = t.line
             b.insts[-1:] = [call, br]
     fn.index()
+    _forward_stored_pointers(fn)
     _reduce_critical(fn)
     reach, todo = set(), [fn.blocks[0].label]
     while todo:
@@ -68,6 +69,81 @@ def prepare(fn, module=None):
         b.preds = uniq
     fn._prepared = True
     return fn
+
+
+def _forward_stored_pointers(fn):
+    """`store double %a, ptr %s; store ptr %p, ptr %s+8; %v = load <2 x double>, ptr %s` and
+    later `inttoptr (extractelement (bitcast %v to <2 x i64>), 1)`: SROA's view of a small
+    record (Eigen's scalar times a mapped vector) as one vector register. The pointer lane is
+    the stored pointer itself: it becomes `getelementptr i8, ptr %p, i64 0`, whose shadow is
+    %p's, where an address rebuilt from float data would have none."""
+    for b in fn.blocks:
+        for k, inst in enumerate(b.insts):
+            if inst.op != "inttoptr" or not inst.ops[0].is_local:
+                continue
+            src = _stored_pointer_lane(fn, inst.ops[0].value)
+            if src is None:
+                continue
+            new = parse_inst(f"{inst.name} = getelementptr i8, ptr {src}, i64 0")
+            new.line, new.line_end, new.md = inst.line, inst.line_end, inst.md
+            new.block = b
+            b.insts[k] = new
+            fn.defs[inst.name] = new
+
+
+def _stored_pointer_lane(fn, v):
+    """The pointer stored into the lane that the i64 v extracts from a vector loaded from a
+    local slot, when the store is in the load's block and nothing between may write there."""
+    ext = fn.defs.get(v)
+    if getattr(ext, "op", None) != "extractelement" or len(ext.ops) < 2 or \
+            not ext.ops[1].value.isdigit():
+        return None
+    vec = fn.defs.get(ext.ops[0].value)
+    if getattr(vec, "op", None) == "bitcast":
+        vec = fn.defs.get(vec.ops[0].value)
+    if getattr(vec, "op", None) != "load" or not vec.ty.startswith("<") or \
+            not re.fullmatch(r"<\s*\d+\s*x\s*(i64|double|ptr)\s*>", vec.ty):
+        return None
+    slot, lane = vec.ops[0].value, int(ext.ops[1].value)
+    if getattr(fn.defs.get(slot), "op", None) != "alloca":
+        return None
+    insts = vec.block.insts
+    found = None
+    for i in insts[:insts.index(vec)]:
+        if i.op == "store":
+            off = _slot_offset(fn, i.ops[1].value, slot)
+            if off is None:
+                found = None if _may_alias_slot(fn, i.ops[1].value, slot) else found
+            elif off == 8 * lane:
+                found = i.ops[0].value if i.ops[0].ty == "ptr" and i.ops[0].is_local else None
+            elif off < 8 * lane + 8 and 8 * lane < off + _size(i.ops[0].ty):
+                found = None              # a wider or overlapping store covers the lane
+        elif i.op in ("call", "invoke") and not (i.callee or "").startswith("@llvm.lifetime"):
+            found = None
+    return found
+
+
+def _slot_offset(fn, ptr, slot):
+    """The constant byte offset of ptr into alloca slot (ptr itself: 0), else None."""
+    if ptr == slot:
+        return 0
+    d = fn.defs.get(ptr)
+    if getattr(d, "op", None) == "getelementptr" and d.src_ty == "i8" and len(d.ops) == 2 and \
+            d.ops[0].value == slot and d.ops[1].value.lstrip("-").isdigit():
+        return int(d.ops[1].value)
+    return None
+
+
+def _may_alias_slot(fn, ptr, slot):
+    """A store through ptr may write alloca slot unless ptr is another alloca."""
+    return getattr(fn.defs.get(ptr), "op", None) != "alloca"
+
+
+def _size(ty):
+    try:
+        return type_size(ty)
+    except ValueError:
+        return 1 << 30
 
 
 def _reduce_critical(fn):
