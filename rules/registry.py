@@ -242,6 +242,11 @@ def is_mirror_call(callee: str) -> bool:
 # generated runtime helpers that only keep blocks alive until a gradient ends (a higher-order
 # round differentiating a gradient carries no derivative through them)
 _RUNTIME_INACTIVE = {"__enzyme_cc_defer_free", "__enzyme_cc_free_deferred"}
+# libstdc++'s std::string and std::wstring members (explicitly instantiated in the shared
+# library, so a call to one has no bitcode: _M_replace, _M_append, _M_assign, compare, find...):
+# character data, which never carries a derivative (Enzyme treats them as inactive too)
+_STRING_MEMBERS = tuple(f"_ZN{k}St7__cxx1112basic_stringI{c}St11char_traitsI{c}ESaI{c}EE"
+                        for k in ("", "K") for c in ("c", "w"))
 
 
 def is_inactive_call(callee: str) -> bool:
@@ -250,7 +255,7 @@ def is_inactive_call(callee: str) -> bool:
     from enzyme_cc.ad.openmp import KEPT
     return name in _INACTIVE or name in _RUNTIME_INACTIVE or name in KEPT or name in _module_inactive or intrinsic_base(name) in _INACTIVE or \
         (name.startswith("llvm.") and intrinsic_base(name) + ".p0" in _INACTIVE) or \
-        fortran_catalog.inactive(name)
+        fortran_catalog.inactive(name) or name.startswith(_STRING_MEMBERS)
 
 
 def allocator(callee: str):

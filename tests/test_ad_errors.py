@@ -556,6 +556,27 @@ int main(void) {
 }
 """
 
+# integer arithmetic on a vector of doubles' bits (not a sign change, which is rewritten as
+# float operations): the derivative through it would be lost, so it is refused
+FLOAT_BITS = """\
+#include <emmintrin.h>
+int enzyme_dup;
+void __enzyme_autodiff(void *, ...);
+__attribute__((noinline)) static double g(const double *x) {
+  __m128i b = _mm_castpd_si128(_mm_loadu_pd(x) * _mm_loadu_pd(x + 2));
+  __m128d c = _mm_castsi128_pd(_mm_add_epi64(b, _mm_shuffle_epi32(b, 0x4e)));
+  double o[2];
+  _mm_storeu_pd(o, c);
+  return o[0] + o[1];
+}
+static double f(const double *x) { return g(x); }
+int main(void) {
+  double x[4] = {1, 2, 3, 4}, dx[4] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, x, dx);
+  return dx[0] > 0;
+}
+"""
+
 CASES = {
     "punned_int_argument": (PUNNED_ARG, ("through_bits", "put"),
                             "double *d = put(bits)"),
@@ -606,6 +627,7 @@ CASES = {
     "marker_too_few_args": (TOO_FEW, ("two_args",), "__enzyme_autodiff((void *)two_args"),
     "enzyme_out_on_int": (OUT_ON_INT, ("scaled",), "__enzyme_autodiff((void *)scaled"),
     "const_pointer_in_records": (CONST_PTR_IN_RECORDS, ("weigh",), "v[i] = (R){"),
+    "float_bits_arithmetic": (FLOAT_BITS, ("g",), "_mm_add_epi64"),
 }
 
 NO_HINT: dict = {}

@@ -7,7 +7,7 @@ Integers never carry a derivative (seeds/001, section 2).
 """
 from __future__ import annotations
 
-from enzyme_cc.ir.lexer import is_fp
+from enzyme_cc.ir.lexer import is_fp, scalar_of
 from .type_layout import global_named
 from .unionfind import UnionFind
 from enzyme_cc.rules import is_inactive_call, call_rule
@@ -592,7 +592,10 @@ class Activity:
             self.unknown_copies.discard(inst.ops[0].value)
             self.punned[inst.ops[0].value] = ty
             return True, False
-        if op == "bitcast" and inst.ops and ty in ("i64", "i32") and inst.ops[0].value in self.active:
+        if op == "bitcast" and inst.ops and inst.ops[0].value in self.active and (
+                ty in ("i64", "i32") or ty.startswith("<") and scalar_of(ty) in ("i64", "i32")):
+            # a float's bits (a vector's too: what float_bits.py could not turn back into
+            # float operations is refused where integer code uses it)
             self.punned[inst.name] = inst.ops[0].ty
             return True, False
         if op == "getelementptr" or op in ("bitcast", "addrspacecast"):

@@ -78,7 +78,9 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
         return [(0, length, kinds.pop())]
     if not kinds:
         allint = all(set(info.pointee_summary(o).values()) == {"int"} for o in (dst.value, src.value))
-        if allint:
+        if allint or any(info.int_pointee(o) for o in (dst.value, src.value)):
+            # (nothing says float, and the program's type of an end says integers: the index
+            # array of Eigen's sparse storage, grown by a copy into a fresh block)
             return [(0, length, "int")]
     return declared
 

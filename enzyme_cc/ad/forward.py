@@ -22,8 +22,6 @@ from .reverse import Synth
 from .sweep_ctx import FwdCtx
 
 # integer instructions whose result would drop a float's tangent (icmp/trunc/ext only inspect it)
-_INT_OPS = ("add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or",
-            "xor", "bitcast", "ptrtoint", "inttoptr", "sitofp", "uitofp")
 _PLACEHOLDER = re.compile(r"@@TAN:(\d+):([^@]+)@@")
 
 
@@ -153,11 +151,8 @@ class ForwardSynth(Synth):
             ctx.lines.append(self.print_primal(inst))
             if active:
                 fp_logger.value(ctx, inst)
-        if not active and any(o.value in self.act.punned for o in inst.ops) and inst.op in \
-                _INT_OPS:
-            raise UserError(self.where(inst) + ": integer arithmetic on data that holds a float "
-                            "(bit manipulation of a double); hint: compute on the float value "
-                            "instead, or mark the function inactive")
+        if not active:
+            self.refuse_bit_manipulation(inst)
         if self.error and not active and inst.op == "call":
             error_rule.rounds(ctx, inst)      # refuses calls it cannot estimate through
         if not active and inst.op not in ("store", "call", "atomicrmw", "cmpxchg"):

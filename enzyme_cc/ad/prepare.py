@@ -8,6 +8,8 @@ exception leaves the gradient function: derivatives of exceptional paths are not
 from enzyme_cc.ir.model import parse_inst
 import re
 
+from .float_bits import rewrite_sign_bits
+
 from enzyme_cc.ir.lexer import join, tokenize, parse_type, parse_value, split_fields, type_size, \
     type_align
 
@@ -38,6 +40,7 @@ def prepare(fn, module=None):
             b.insts[-1:] = [call, br]
     fn.index()
     _forward_stored_pointers(fn)
+    rewrite_sign_bits(fn)
     _reduce_critical(fn)
     reach, todo = set(), [fn.blocks[0].label]
     while todo:

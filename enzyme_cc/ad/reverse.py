@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import join
+from enzyme_cc.ir.lexer import is_fp, join
 from enzyme_cc.ir.model import Inst
 from enzyme_cc.rules import REVERSE, FORWARD
 from .activity import Activity, primal_only
@@ -28,6 +28,12 @@ from . import activity_report, openmp, openmp_affine, openmp_ranges, openmp_vers
 from .sweep_ctx import NO_ADJOINT, FwdCtx, RevCtx, adjoint_zero, block_local_adjoints
 from .tape_records import TapeRecords
 from .value_plan import ValuePlan
+
+# integer instructions: on a float's bits (activity.punned) they lose its derivative, except
+# the sign changes float_bits.py rewrites
+_INT_OPS = ("add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or",
+            "xor", "bitcast", "ptrtoint", "inttoptr", "sitofp", "uitofp", "shufflevector",
+            "extractelement", "insertelement", "trunc", "zext", "sext")
 
 TAPE_TY = "{ ptr, i64, i64, ptr }"   # data, top, capacity, deferred frees
 
@@ -414,10 +420,47 @@ class Synth(TapeRecords, ValuePlan):
             lines.append(f"switch i32 %ad.retid, label %rev.{self.r(self.rets[0].label)[1:]} [ {cases} ]")
         return lines
 
+    def refuse_bit_manipulation(self, inst):
+        """Integer code on a float's bits whose result carries no derivative (a mask that is
+        not a sign change, arithmetic on the bits): the derivative would be lost; refused."""
+        if inst.op in _INT_OPS and inst.name not in self.act.active and \
+                any(o.value in self.act.punned for o in inst.ops) and self._bits_kept(inst):
+            raise UserError(self.where(inst) + ": integer arithmetic on data that holds a float "
+                            "(bit manipulation of a double); hint: compute on the float value "
+                            "instead, or mark the function inactive")
+
+    def _bits_kept(self, inst) -> bool:
+        """Whether the integer result of inst (through further integer code) becomes data again:
+        stored, returned, passed, viewed as a float. Bits only compared (isnan written on the
+        exponent bits, a sign test) or converted to a number (sitofp: an integer SROA kept in
+        a double vector's lane) carry no derivative and lose none."""
+        users = getattr(self, "_int_users", None)
+        if users is None:
+            users = self._int_users = {}
+            for i in self.fn.insts():
+                for v in i.locals_used():
+                    users.setdefault(v, []).append(i)
+        todo, seen = [inst], set()
+        while todo:
+            i = todo.pop()
+            if i.name is None or i.name in seen:
+                continue
+            seen.add(i.name)
+            for u in users.get(i.name, ()):
+                if u.op in ("icmp", "br", "switch", "sitofp", "uitofp"):
+                    continue
+                if (u.op in _INT_OPS or u.op in ("phi", "select", "freeze")) and \
+                        u.op != "bitcast" and not is_fp(u.ty):
+                    todo.append(u)
+                    continue
+                return True
+        return False
+
     # forward sweep pieces
     def _forward_inst(self, ctx, inst):
         if primal_only(ctx, inst):
             return
+        self.refuse_bit_manipulation(inst)
         if id(inst) in self.mem.undo:
             undo_stores.save_old(self, ctx, inst)
         rule = FORWARD.get(inst.op)

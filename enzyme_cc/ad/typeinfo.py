@@ -30,6 +30,7 @@ class TypeInfo:
         self.hints = hints or {}          # param name -> {offset: kind} or {'*': kind}
         self.facts: dict[str, dict] = {}
         self.uniform: dict[str, set] = {}
+        self.int_pointees: set = set()      # pointer classes whose C type is `int *` (TBAA)
         self.float_accesses: dict[str, dict] = {}   # object -> {offset: kind} of float-typed IR accesses
         self.chars: dict[str, set] = {}     # object -> offsets accessed as characters
         self.records: dict[str, set] = {}   # pointer class -> struct types GEPs index it by
@@ -93,8 +94,15 @@ class TypeInfo:
     def _pointee(self, ptr, tag):
         """A pointer loaded or stored with a typed pointer TBAA tag points to that type."""
         kind = tbaa_pointee(self.module, tag)
-        if kind and kind != "int":
+        if kind == "int":
+            self.int_pointees.add(self._find(ptr))
+        elif kind:
             self.uniform.setdefault(self._find(ptr), set()).add(kind)
+
+    def int_pointee(self, ptr) -> bool:
+        """ptr is a pointer the program declares as pointing to integers (`int *`, `long *`:
+        a pointer TBAA tag where it is loaded or stored)."""
+        return self._find(underlying(self.fn, ptr)) in self.int_pointees
 
     def _char_pointer(self, ptr, tag):
         """A `char *` (TBAA "p1 omnipotent char", e.g. a std::string's buffer) points at

@@ -1,0 +1,178 @@
+"""Sign changes done on a float's bits, rewritten as float operations before synthesis.
+
+SSE code (Eigen's packet math, hand-written intrinsics) negates with a xor of -0.0
+(`_mm_xor_pd`), takes absolute values with an and-not of it and negative magnitudes with an or,
+per lane; LLVM keeps these as integer ops between two bitcasts, often with a shuffle of the
+integer vector between (a broadcast). Integer ops carry no derivative, so the derivative through
+them would be lost. On our private copy of the function (the primal is untouched) such a chain
+becomes the same computation on the float vector: shuffles and lane extractions of the bits
+become float shuffles and extractions, a xor/and/or with a sign mask per lane becomes `fneg`,
+|x| (`select` on the sign bit) or -|x|, and the bitcast back to float is the float value
+itself. What is left on float bits afterwards is refused by the synthesis (activity.punned)."""
+from __future__ import annotations
+
+import re
+
+from enzyme_cc.ir.model import parse_inst
+
+_VEC = re.compile(r"<\s*(\d+)\s*x\s*(\w+)\s*>")
+_FLOAT_OF = {"i64": "double", "i32": "float"}
+_LANE = re.compile(r"i(?:64|32)\s+(-?\d+)")
+
+
+def _split(ty: str):
+    """(lanes or None for a scalar, element type) of a scalar or vector type."""
+    m = _VEC.fullmatch(ty.strip())
+    return (int(m.group(1)), m.group(2)) if m else (None, ty.strip())
+
+
+def _float_type(ty: str) -> str | None:
+    n, el = _split(ty)
+    f = _FLOAT_OF.get(el)
+    if f is None:
+        return None
+    return f if n is None else f"<{n} x {f}>"
+
+
+def _same(a: str | None, b: str | None) -> bool:
+    return a is not None and b is not None and a.replace(" ", "") == b.replace(" ", "")
+
+
+def _lanes(const: str, n: int | None, bits: int) -> list[int] | None:
+    """The lane values of an integer constant, as unsigned `bits`-bit numbers."""
+    c = const.strip()
+    if re.fullmatch(r"-?\d+", c):
+        vals = [int(c)]
+    elif c == "zeroinitializer":
+        vals = [0]
+    else:
+        vals = [int(v) for v in _LANE.findall(c)]
+        if not vals or not (c.startswith("<") or c.startswith("splat")):
+            return None
+    if len(vals) == 1:
+        vals = vals * (n or 1)
+    if len(vals) != (n or 1):
+        return None
+    return [v & ((1 << bits) - 1) for v in vals]
+
+
+class _Rewriter:
+    def __init__(self, fn):
+        self.fn, self.n = fn, 0
+        self.view: dict[str, str] = {}     # integer value -> the float value it is the bits of
+
+    def tmp(self):
+        self.n += 1
+        return f"%ad.fb.{self.n}"
+
+    def inst(self, text, like):
+        new = parse_inst(text)
+        new.line, new.line_end, new.md = like.line, like.line_end, {}
+        return new
+
+    def float_of(self, v: str) -> str | None:
+        """The float value whose bits the integer operand v is (poison stays poison)."""
+        if v in ("poison", "undef", "zeroinitializer"):
+            return v
+        return self.view.get(v)
+
+    def run(self):
+        changed = False
+        for b in self.fn.blocks:
+            out = []
+            for inst in b.insts:
+                new = self.rewrite(inst)
+                if new is None:
+                    out.append(inst)
+                else:
+                    out.extend(new)
+                    changed = True
+            b.insts = out
+        if changed:
+            self.fn.index()
+
+    def rewrite(self, inst):
+        op, ty = inst.op, inst.ty
+        if op == "bitcast" and inst.ops and inst.ops[0].is_local:
+            src = inst.ops[0]
+            if _same(_float_type(ty), src.ty):
+                self.view[inst.name] = src.value          # the bits of a float value
+            elif src.value in self.view and _same(_float_type(src.ty), ty):
+                # the bits viewed as the float again: the float value itself
+                back = self.view[src.value]
+                return [self.inst(f"{inst.name} = select i1 true, {ty} {back}, {ty} {back}",
+                                  inst)]
+            return None
+        fty = _float_type(ty) if ty else None
+        if op == "shufflevector" and fty and len(inst.ops) == 3:
+            a = self.float_of(inst.ops[0].value)
+            b = self.float_of(inst.ops[1].value)
+            src_fty = _float_type(inst.ops[0].ty)
+            if a is None or b is None or src_fty is None:
+                return None
+            f = self.tmp()
+            mask = f"{inst.ops[2].ty} {inst.ops[2].value}"
+            return self._as_bits(inst, fty, [
+                f"{f} = shufflevector {src_fty} {a}, {src_fty} {b}, {mask}"], f)
+        if op == "extractelement" and fty and len(inst.ops) == 2:
+            src_fty = _float_type(inst.ops[0].ty)
+            a = self.float_of(inst.ops[0].value)
+            if a is None or src_fty is None or not a.startswith("%"):
+                return None
+            f = self.tmp()
+            return self._as_bits(inst, fty, [
+                f"{f} = extractelement {src_fty} {a}, {inst.ops[1].ty} {inst.ops[1].value}"], f)
+        if op in ("xor", "and", "or") and fty and len(inst.ops) == 2:
+            return self._sign_op(inst, fty)
+        return None
+
+    def _as_bits(self, inst, fty, lines, f):
+        """The float computation `lines` (result f), and inst's integer result as its bits."""
+        self.view[inst.name] = f
+        return [self.inst(t, inst) for t in lines] + \
+            [self.inst(f"{inst.name} = bitcast {fty} {f} to {inst.ty}", inst)]
+
+    def _sign_op(self, inst, fty):
+        x, c = inst.ops
+        if not x.is_local:
+            x, c = c, x
+        if not x.is_local or c.is_local:
+            return None
+        f = self.view.get(x.value)
+        n, el = _split(inst.ty)
+        bits = 64 if el == "i64" else 32
+        lanes = _lanes(c.value, n, bits)
+        if f is None or lanes is None:
+            return None
+        sign, ones = 1 << (bits - 1), (1 << bits) - 1
+        keep = {"xor": 0, "and": ones, "or": 0}[inst.op]
+        change = {"xor": sign, "and": ones ^ sign, "or": sign}[inst.op]
+        if any(v not in (keep, change) for v in lanes) or all(v == keep for v in lanes):
+            return None
+        neg, lines = self.tmp(), []
+        lines.append(f"{neg} = fneg {fty} {f}")
+        if inst.op == "xor":
+            res = neg
+        else:
+            # |x|: x with its sign bit cleared (the bits decide, so -0.0 gives +0.0); -|x| for or
+            sign_set, absx = self.tmp(), self.tmp()
+            zero = "zeroinitializer" if n else "0"
+            lines.append(f"{sign_set} = icmp slt {inst.ty} {x.value}, {zero}")
+            lines.append(f"{absx} = select {'<%d x i1>' % n if n else 'i1'} {sign_set}, "
+                         f"{fty} {neg}, {fty} {f}")
+            res = absx
+            if inst.op == "or":
+                res = self.tmp()
+                lines.append(f"{res} = fneg {fty} {absx}")
+        if any(v == keep for v in lanes):           # only some lanes change
+            pick = self.tmp()
+            idx = ", ".join(f"i32 {k + n if v == change else k}" for k, v in enumerate(lanes))
+            lines.append(f"{pick} = shufflevector {fty} {f}, {fty} {res}, <{n} x i32> <{idx}>")
+            res = pick
+        return self._as_bits(inst, fty, lines, res)
+
+
+def rewrite_sign_bits(fn):
+    """Rewrite fn's sign changes on float bits as float operations (module docstring)."""
+    if any(i.op == "bitcast" and _split(i.ty)[1] in _FLOAT_OF for i in fn.insts()):
+        _Rewriter(fn).run()
