@@ -63,7 +63,7 @@ def merge(job):
     the rewrites the next stages rely on: optnone stripped and registered calls kept, inline
     functions internal in executables, marked loops kept whole and code AD never sees marked
     (preopt_scope.py), flang's runtime entries renamed to ours and ours linked in."""
-    from . import inline_asm, preopt_scope
+    from . import inline_asm, preopt_scope, x86_intrinsics
     from . import optimize as opt
     from enzyme_cc.ad import loop_checkpoint
     from enzyme_cc.ad.registrations import keep_registered_calls
@@ -80,6 +80,7 @@ def merge(job):
         text = str(module)
     text = blas.keep_calls(keep_registered_calls(opt.strip_optnone(text)))
     text = inline_asm.rewrite(text)             # Eigen's SSE max/min: compares and selects
+    text = x86_intrinsics.rewrite(text)         # AVX max/min, horizontal adds: plain IR
     if not job.inv.shared:
         text = opt.internalize_inline_functions(text)
     if job.cfg.preopt:

@@ -453,7 +453,11 @@ def _int_shadow(ctx, v):
 
 @forward("add")
 @forward("sub")
+@forward("and")
+@forward("or")
 def _fwd_address_offset(ctx, inst, before):
+    """An address kept as an integer, offset or rounded to an alignment: the same on its shadow
+    (a block allocated as the primal's, so the rounded shadow address stays inside it)."""
     if before or inst.name not in ctx.act.ptrint:
         return
     a, b = inst.ops

@@ -604,9 +604,11 @@ class Activity:
                 ty == "i64":
             self.ptrint.add(inst.name)            # stored as an integer, loaded back as a pointer
             return False, False
-        if op in ("add", "sub") and ty == "i64" and inst.ops[0].value in self.ptrint and \
-                inst.ops[1].value not in self.ptrint:
-            self.ptrint.add(inst.name)                # an offset from such an address
+        if op in ("add", "sub", "and", "or") and ty == "i64" and \
+                inst.ops[0].value in self.ptrint and inst.ops[1].value not in self.ptrint:
+            # an offset from such an address, or the address rounded to an alignment (Eigen's
+            # handmade aligned malloc for AVX: `(p & -64) + 64`)
+            self.ptrint.add(inst.name)
             return False, False
         if op == "inttoptr":
             base = int_pointer_base(self.fn, inst)

@@ -447,8 +447,9 @@ class Synth(TapeRecords, ValuePlan):
                 continue
             seen.add(i.name)
             for u in users.get(i.name, ()):
-                if u.op in ("icmp", "br", "switch", "sitofp", "uitofp"):
-                    continue
+                if u.op in ("icmp", "br", "switch", "sitofp", "uitofp") or u.op == "select" and \
+                        all(o.value != i.name for o in u.ops[1:]):
+                    continue                      # (a select's condition: control, not data)
                 if (u.op in _INT_OPS or u.op in ("phi", "select", "freeze")) and \
                         u.op != "bitcast" and not is_fp(u.ty):
                     todo.append(u)

@@ -1,0 +1,68 @@
+"""x86 SIMD intrinsics with a plain IR equivalent, rewritten at the merge (before the pre-AD
+optimization) so that AD sees ordinary instructions it has rules for. Code built for AVX or
+AVX-512 (`-march=native`) reaches them through Eigen's packet math and through hand-written
+intrinsics (`_mm256_max_pd`, `_mm512_max_pd`, `_mm256_hadd_pd`): clang keeps these as
+`llvm.x86.*` calls.
+
+- max/min (`sse.max.ps`, `sse2.max.pd`, `avx.max.pd.256`, `avx512.max.pd.512` with the current
+  rounding mode, and the min forms): per lane `a > b ? a : b` (`<` for min), the second operand
+  when either is NaN or both are zeros, which is exactly `select (fcmp ogt a, b), a, b`;
+- horizontal add and subtract (`sse3.hadd.pd`, `avx.hadd.pd.256`, ... `hsub`): the pairs of
+  adjacent elements of a and b, interleaved per 128-bit lane, as two shuffles and an fadd/fsub.
+"""
+from __future__ import annotations
+
+import re
+
+_CALL = re.compile(
+    r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call (?:[a-z]+ )*?'
+    r'(?P<ty><(?P<n>\d+) x (?P<el>double|float)>) @llvm\.x86\.(?P<name>[a-z0-9.]+)\('
+    r'(?P=ty) (?P<a>%[-\w.$]+), (?P=ty) (?P<b>%[-\w.$]+)(?P<round>, i32 4)?\)[^\n]*$', re.M)
+
+_MINMAX = {"sse.max.ps": 4, "sse.min.ps": 4, "sse2.max.pd": 2, "sse2.min.pd": 2,
+           "avx.max.pd.256": 4, "avx.min.pd.256": 4, "avx.max.ps.256": 8, "avx.min.ps.256": 8,
+           "avx512.max.pd.512": 8, "avx512.min.pd.512": 8, "avx512.max.ps.512": 16,
+           "avx512.min.ps.512": 16}
+_HORIZONTAL = {"sse3.hadd.pd": 2, "sse3.hsub.pd": 2, "sse3.hadd.ps": 4, "sse3.hsub.ps": 4,
+               "avx.hadd.pd.256": 4, "avx.hsub.pd.256": 4, "avx.hadd.ps.256": 8,
+               "avx.hsub.ps.256": 8}
+
+
+def _horizontal_masks(n: int, el: str):
+    """(first, second) shuffle masks of a horizontal op on n lanes of el."""
+    lane = 2 if el == "double" else 4           # elements per 128-bit lane
+    first, second = [], []
+    for base in range(0, n, lane):
+        for src in (0, n):                       # a's pairs, then b's, within the 128-bit lane
+            for k in range(0, lane, 2):
+                first.append(src + base + k)
+                second.append(src + base + k + 1)
+    return first, second
+
+
+def _rewrite(m) -> str:
+    name, n, el = m["name"], int(m["n"]), m["el"]
+    ind, res, ty, a, b = m["ind"], m["res"], m["ty"], m["a"], m["b"]
+    tag = res[1:].strip('"')
+    if name in _MINMAX and _MINMAX[name] == n and bool(m["round"]) == name.startswith("avx512"):
+        pred = "ogt" if ".max." in name else "olt"
+        cmp = f"%x86.cmp.{tag}"
+        return (f"{ind}{cmp} = fcmp {pred} {ty} {a}, {b}\n"
+                f"{ind}{res} = select <{n} x i1> {cmp}, {ty} {a}, {ty} {b}")
+    if name in _HORIZONTAL and _HORIZONTAL[name] == n and not m["round"]:
+        first, second = _horizontal_masks(n, el)
+        mask = lambda idx: f"<{n} x i32> <" + ", ".join(f"i32 {i}" for i in idx) + ">"
+        lo, hi = f"%x86.lo.{tag}", f"%x86.hi.{tag}"
+        op = "fadd" if ".hadd." in name else "fsub"
+        return (f"{ind}{lo} = shufflevector {ty} {a}, {ty} {b}, {mask(first)}\n"
+                f"{ind}{hi} = shufflevector {ty} {a}, {ty} {b}, {mask(second)}\n"
+                f"{ind}{res} = {op} {ty} {lo}, {hi}")
+    return m.group(0)
+
+
+def rewrite(text: str) -> str:
+    """The module with each x86 max/min and horizontal add/subtract call replaced by plain IR
+    with the same result."""
+    if "@llvm.x86." not in text:
+        return text
+    return _CALL.sub(_rewrite, text)
