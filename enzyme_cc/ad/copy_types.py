@@ -72,8 +72,11 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
                 return tiled
     kinds = set()
     for o in (dst.value, src.value):
+        # (only what lies within the copy: Eigen's hand-aligned block keeps the pointer malloc
+        # returned just before its first element)
         s = info.pointee_summary(o)
-        kinds |= set(s.values()) - {"int"}
+        kinds |= {k for off, k in s.items() if off == "*" or
+                  0 <= off < (length if length is not None else off + 1)} - {"int"}
     if len(kinds) == 1:
         return [(0, length, kinds.pop())]
     if not kinds:

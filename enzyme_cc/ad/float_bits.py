@@ -8,16 +8,23 @@ them would be lost. On our private copy of the function (the primal is untouched
 becomes the same computation on the float vector: shuffles and lane extractions of the bits
 become float shuffles and extractions, a xor/and/or with a sign mask per lane becomes `fneg`,
 |x| (`select` on the sign bit) or -|x|, and the bitcast back to float is the float value
-itself. What is left on float bits afterwards is refused by the synthesis (activity.punned)."""
+itself. The bits may also come straight from memory: a load of integers that TBAA types as the
+floats, or through a pointer TBAA types as a pointer to them (Eigen's abs under AVX-512 loads
+`<8 x i64>` through its `double *` storage and clears the sign bits), or whose sign-changed
+values all go back to floats (`_mm_and_pd(_mm_loadu_pd(x), mask)`), becomes a float load when
+only sign operations use it. What is left on float bits afterwards is refused by the
+synthesis (activity.punned)."""
 from __future__ import annotations
 
 import re
 
 from enzyme_cc.ir.model import parse_inst
 
+from .type_layout import tbaa_kind, tbaa_pointee
+
 _VEC = re.compile(r"<\s*(\d+)\s*x\s*(\w+)\s*>")
 _FLOAT_OF = {"i64": "double", "i32": "float"}
-_LANE = re.compile(r"i(?:64|32)\s+(-?\d+)")
+_LANE = re.compile(r"i(?:64|32)\s+(-?\d+|undef|poison)")
 
 
 def _split(ty: str):
@@ -38,28 +45,33 @@ def _same(a: str | None, b: str | None) -> bool:
     return a is not None and b is not None and a.replace(" ", "") == b.replace(" ", "")
 
 
-def _lanes(const: str, n: int | None, bits: int) -> list[int] | None:
-    """The lane values of an integer constant, as unsigned `bits`-bit numbers."""
+def _lanes(const: str, n: int | None, bits: int) -> list[int | None] | None:
+    """The lane values of an integer constant, as unsigned `bits`-bit numbers (None: undef or
+    poison, a lane whose result is unused and may keep the operand)."""
     c = const.strip()
     if re.fullmatch(r"-?\d+", c):
         vals = [int(c)]
     elif c == "zeroinitializer":
         vals = [0]
     else:
-        vals = [int(v) for v in _LANE.findall(c)]
+        vals = [None if v in ("undef", "poison") else int(v) for v in _LANE.findall(c)]
         if not vals or not (c.startswith("<") or c.startswith("splat")):
             return None
     if len(vals) == 1:
         vals = vals * (n or 1)
     if len(vals) != (n or 1):
         return None
-    return [v & ((1 << bits) - 1) for v in vals]
+    return [None if v is None else v & ((1 << bits) - 1) for v in vals]
 
 
 class _Rewriter:
-    def __init__(self, fn):
-        self.fn, self.n = fn, 0
+    def __init__(self, fn, module=None):
+        self.fn, self.module, self.n = fn, module, 0
         self.view: dict[str, str] = {}     # integer value -> the float value it is the bits of
+        self.users: dict[str, list] = {}
+        for inst in fn.insts():
+            for v in inst.locals_used():
+                self.users.setdefault(v, []).append(inst)
 
     def tmp(self):
         self.n += 1
@@ -93,6 +105,8 @@ class _Rewriter:
 
     def rewrite(self, inst):
         op, ty = inst.op, inst.ty
+        if op == "load":
+            return self._float_load(inst)
         if op == "bitcast" and inst.ops and inst.ops[0].is_local:
             src = inst.ops[0]
             if _same(_float_type(ty), src.ty):
@@ -126,6 +140,55 @@ class _Rewriter:
             return self._sign_op(inst, fty)
         return None
 
+    def _float_load(self, inst):
+        """A load of integers TBAA types as floats, used only by sign operations: the floats."""
+        fty = _float_type(inst.ty)
+        if fty is None:
+            return None
+        users = self.users.get(inst.name, [])
+        if not users or any(u.op not in ("xor", "and", "or") or
+                            all(o.is_local for o in u.ops) for u in users):
+            return None
+        # floats by the memory's type, or by use: every result goes back to floats
+        uses = [w for u in users for w in self.users.get(u.name, [])]
+        as_floats = bool(uses) and all(w.op == "bitcast" and _same(w.ty, fty) for w in uses)
+        if not as_floats and (self.module is None or self._memory_kind(inst) != _split(fty)[1]):
+            return None
+        head = f"{inst.name} = load "
+        text = str(inst)
+        ty, sep, rest = text[len(head):].partition(" , ")
+        if not text.startswith(head) or not sep or not _same(ty, inst.ty):
+            return None                               # volatile or atomic: left alone
+        f = self.tmp()
+        load = self.inst(f"{f} = load {fty}, {rest}", inst)
+        load.md = inst.md
+        return [load] + self._as_bits(inst, fty, [], f)
+
+    def _memory_kind(self, load):
+        """'double'/'float' when TBAA says the loaded memory holds them: the load's own tag, or
+        the tag of the load that produced its pointer (through GEPs and pointer phis)."""
+        kind = tbaa_kind(self.module, load.md.get("!tbaa"))
+        if kind:
+            return kind
+        kinds, seen, todo = set(), set(), [load.ops[0].value]
+        while todo and len(seen) < 64:
+            v = todo.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            d = self.fn.defs.get(v)
+            if d is None or not hasattr(d, "op"):
+                return None
+            if d.op == "getelementptr":
+                todo.append(d.ops[0].value)
+            elif d.op == "phi":
+                todo.extend(val for val, _ in d.incoming)
+            elif d.op == "load":
+                kinds.add(tbaa_pointee(self.module, d.md.get("!tbaa")))
+            else:
+                return None
+        return kinds.pop() if len(kinds) == 1 and not todo else None
+
     def _as_bits(self, inst, fty, lines, f):
         """The float computation `lines` (result f), and inst's integer result as its bits."""
         self.view[inst.name] = f
@@ -147,6 +210,7 @@ class _Rewriter:
         sign, ones = 1 << (bits - 1), (1 << bits) - 1
         keep = {"xor": 0, "and": ones, "or": 0}[inst.op]
         change = {"xor": sign, "and": ones ^ sign, "or": sign}[inst.op]
+        lanes = [keep if v is None else v for v in lanes]
         if any(v not in (keep, change) for v in lanes) or all(v == keep for v in lanes):
             return None
         neg, lines = self.tmp(), []
@@ -172,7 +236,8 @@ class _Rewriter:
         return self._as_bits(inst, fty, lines, res)
 
 
-def rewrite_sign_bits(fn):
+def rewrite_sign_bits(fn, module=None):
     """Rewrite fn's sign changes on float bits as float operations (module docstring)."""
-    if any(i.op == "bitcast" and _split(i.ty)[1] in _FLOAT_OF for i in fn.insts()):
-        _Rewriter(fn).run()
+    if any(i.op == "bitcast" and (_split(i.ty)[1] in _FLOAT_OF or _float_type(i.ops[0].ty))
+           for i in fn.insts()):
+        _Rewriter(fn, module).run()

@@ -9,6 +9,7 @@ from enzyme_cc.ir.model import parse_inst
 import re
 
 from .float_bits import rewrite_sign_bits
+from .poison_lanes import define_poison_lanes
 
 from enzyme_cc.ir.lexer import join, tokenize, parse_type, parse_value, split_fields, type_size, \
     type_align
@@ -40,7 +41,8 @@ def prepare(fn, module=None):
             b.insts[-1:] = [call, br]
     fn.index()
     _forward_stored_pointers(fn)
-    rewrite_sign_bits(fn)
+    rewrite_sign_bits(fn, module)
+    define_poison_lanes(fn)
     _reduce_critical(fn)
     reach, todo = set(), [fn.blocks[0].label]
     while todo:

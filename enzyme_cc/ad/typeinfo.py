@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import re
 
+from enzyme_cc.ir.lexer import type_size
+
 from .type_layout import (FLOATS, declared_kind, decompose, global_type, layout, same_memory,
                           scalar_kind, tbaa_is_field, tbaa_kind, tbaa_name, tbaa_pointee,
                           underlying, unions_hide)
 from .unionfind import UnionFind
+
+_VECTOR = re.compile(r"<\s*(\d+)\s*x\s*(\w+)\s*>")
 
 # Enzyme's type annotation calls: `__enzyme_double(p)` says p points to doubles (type analysis
 # evidence, like a typed access); the calls are removed after differentiation (markers.py)
@@ -113,6 +117,17 @@ class TypeInfo:
 
     def _note(self, ptr, ty, tag):
         base, off = decompose(self.module, self.fn, ptr)
+        vec = _VECTOR.fullmatch(ty.strip())
+        if vec and scalar_kind(vec.group(2)) in (*FLOATS, "ptr"):
+            # a vector access (SIMD code's packets; their TBAA tag is mostly char): its lanes
+            el = vec.group(2)
+            size = type_size(el, self.module.named_types)
+            for k in range(int(vec.group(1))):
+                self._note_scalar(base, None if off is None else off + k * size, el, None)
+            return
+        self._note_scalar(base, off, ty, tag)
+
+    def _note_scalar(self, base, off, ty, tag):
         if ty.strip() == "i8" or (scalar_kind(ty) == "int" and
                                   tbaa_name(self.module, tag) == "omnipotent char"):
             self.chars.setdefault(base, set()).add(off)       # a character access
@@ -123,7 +138,9 @@ class TypeInfo:
             return
         if off is not None:
             self.facts.setdefault(base, {}).setdefault(off, kind)
-        if kind != "int":
+        if kind != "int" and (off is None or off >= 0):
+            # (an access before the base is no evidence of what the base points to: Eigen's
+            # hand-aligned block keeps malloc's pointer just before its first element)
             self.uniform.setdefault(self._find(base), set()).add(kind)
 
     def _global(self, base):
@@ -186,7 +203,9 @@ class TypeInfo:
         facts.update(self.facts.get(base, {}))
         if off:
             facts = {o - off: k for o, k in facts.items() if o != "*" and o >= off}
-        kinds = (set(facts.values()) - {"int"}) | self.uniform.get(self._find(base), set())
+        # (what lies before ptr says nothing of what it points to: see _note_scalar)
+        kinds = ({k for o, k in facts.items() if o == "*" or o >= 0} - {"int"}) | \
+            self.uniform.get(self._find(base), set())
         record = self._record_view(ptr)
         if record:
             # a pointer into records whose type has floats and other fields (a hash table's
@@ -204,7 +223,6 @@ class TypeInfo:
         next one, when ptr points into records of a struct type with a float field (from a
         typed GEP, an alloca or a global); empty otherwise."""
         from .type_layout import containing_type, record_of
-        from enzyme_cc.ir.lexer import type_size
         ty, off = containing_type(self.module, self.fn, ptr)
         if not ty:
             ty, off = record_of(self.module, self.fn, self, ptr)
