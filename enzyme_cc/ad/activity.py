@@ -529,6 +529,15 @@ class Activity:
                 yield d.ops[0].value
             elif op == "alloca" or op in ("call", "invoke") and self._allocation(d):
                 yield x.value
+            elif op == "inttoptr":
+                # a fresh block's address rounded to an alignment as an integer (Eigen's
+                # aligned stack temporary under AVX-512): the block gets the shadow, and the
+                # rounded address its shadow rounded the same way
+                for src in int_pointer_sources(self.fn, d.ops[0].value) or ():
+                    ds = self.fn.defs.get(src)
+                    if getattr(ds, "op", None) == "alloca" or \
+                            getattr(ds, "op", None) in ("call", "invoke") and self._allocation(ds):
+                        yield src
 
     @staticmethod
     def _allocation(call) -> bool:
