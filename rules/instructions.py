@@ -27,6 +27,15 @@ def _no_adjoint(ctx, inst, d):
                   "double)", "compute on the float value instead, or mark the function inactive")
 
 
+def alloca_align(inst) -> int:
+    """The alignment an alloca asks for (1 when it names none)."""
+    toks = inst.toks
+    for k in range(len(toks) - 1):
+        if toks[k] == "align" and toks[k + 1].isdigit():
+            return int(toks[k + 1])
+    return 1
+
+
 def align_of(inst) -> str:
     """`, align N` of a load/store, for the shadow access that mirrors it (a vector access may be
     less aligned than its type, e.g. Eigen's unaligned packets)."""
@@ -595,18 +604,30 @@ def _fwd_alloca(ctx, inst, before):
     count = inst.ops[0] if inst.ops else None
     nbytes = _alloca_bytes(ctx, inst)
     s = synth.sname(inst.name)
+    # (the shadow is accessed with the primal's alignment: an AVX local's `align 32` store
+    # faults on a block aligned to 16 only)
+    align = max(16, alloca_align(inst))
     if synth.mode == "split":
         from enzyme_cc.ad.lane_fusion import lane_room
         again = _reversed_again(ctx, inst)
         lanes, stride = lane_room(synth) if again else (1, None)
-        ctx.emit(f"{s} = call ptr @calloc(i64 {lanes}, i64 {stride or nbytes})")
-        synth.gen.declare_raw("@calloc", "declare noalias ptr @calloc(i64, i64)")
+        if align <= 16:
+            ctx.emit(f"{s} = call ptr @calloc(i64 {lanes}, i64 {stride or nbytes})")
+            synth.gen.declare_raw("@calloc", "declare noalias ptr @calloc(i64, i64)")
+        else:
+            total, padded, size = ctx.tmp(), ctx.tmp(), ctx.tmp()
+            ctx.emit(f"{total} = mul i64 {lanes}, {stride or nbytes}")
+            ctx.emit(f"{padded} = add i64 {total}, {align - 1}")
+            ctx.emit(f"{size} = and i64 {padded}, {-align}")       # (a multiple of align)
+            ctx.emit(f"{s} = call ptr @aligned_alloc(i64 {align}, i64 {size})")
+            synth.gen.declare_raw("@aligned_alloc", "declare noalias ptr @aligned_alloc(i64, i64)")
+            synth.gen.zero_memory(ctx.emit, s, size)
         if again:
             from .calls import defer_free
             defer_free(ctx, "null", s)
     else:
         cnt = f", {count.ty} {ctx.p(count.value) if count.is_local else count.value}" if count else ""
-        ctx.emit(f"{s} = alloca {inst.src_ty}{cnt}, align 16")
+        ctx.emit(f"{s} = alloca {inst.src_ty}{cnt}, align {align}")
         synth.gen.zero_memory(ctx.emit, s, nbytes)
 
 

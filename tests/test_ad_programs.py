@@ -70,9 +70,6 @@ XFAIL: dict = {
     # arithmetic on data that holds a float" in _mm_xor_pd (a clear error; wrong before)
     "sse_sign_masks.c@-O2-ref": "sign mask passed to _mm_xor_pd as an argument",
     "eigen_native_packets.c@-O2-ref": "sign mask passed to _mm_and_pd as an argument",
-    # unoptimized code keeps the hand-aligned address in stack slots as an integer: the
-    # gradient crashes at run time (segmentation fault; open in issue 24)
-    "avx_intrinsics_aligned.c@-O2-ref": "hand-aligned address spilled as an integer: crash",
     # without globalopt the heap block stays behind its global pointer, which has no shadow:
     # "an active value is stored to memory that has no shadow" in fill (a clear error)
     "global_heap_block.c@-O2-ref": "heap block behind a global pointer has no shadow",

@@ -49,9 +49,12 @@ def lane_room(synth) -> tuple[int, int | None]:
         return 1, None
     if not hasattr(synth, "_lane_stride"):
         from enzyme_cc.ir.lexer import type_size
-        sizes = [type_size(i.src_ty, synth.module.named_types) for i in synth.fn.insts()
-                 if i.op == "alloca" and not i.ops and i.name in synth.act.shadowed]
-        synth._lane_stride = -(-max(sizes + [1]) // 16) * 16     # keeps each copy aligned
+        from enzyme_cc.rules.instructions import alloca_align
+        locals_ = [i for i in synth.fn.insts()
+                   if i.op == "alloca" and not i.ops and i.name in synth.act.shadowed]
+        sizes = [type_size(i.src_ty, synth.module.named_types) for i in locals_]
+        align = max([16] + [alloca_align(i) for i in locals_])
+        synth._lane_stride = -(-max(sizes + [1]) // align) * align   # keeps each copy aligned
     return width, synth._lane_stride
 
 

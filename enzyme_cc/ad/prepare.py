@@ -98,7 +98,9 @@ def _forward_stored_pointers(fn):
 
 def _stored_pointer_lane(fn, v):
     """The pointer stored into the lane that the i64 v extracts from a vector loaded from a
-    local slot, when the store is in the load's block and nothing between may write there."""
+    local slot: the last write of the lane before the load in its block, else the slot's only
+    write of the lane where it dominates the load (SROA's record set up before the loop that
+    reads it)."""
     ext = fn.defs.get(v)
     if getattr(ext, "op", None) != "extractelement" or len(ext.ops) < 2 or \
             not ext.ops[1].value.isdigit():
@@ -113,19 +115,55 @@ def _stored_pointer_lane(fn, v):
     if getattr(fn.defs.get(slot), "op", None) != "alloca":
         return None
     insts = vec.block.insts
-    found = None
-    for i in insts[:insts.index(vec)]:
+    for i in reversed(insts[:insts.index(vec)]):      # the last write of the lane decides
         if i.op == "store":
             off = _slot_offset(fn, i.ops[1].value, slot)
             if off is None:
-                found = None if _may_alias_slot(fn, i.ops[1].value, slot) else found
+                if _may_alias_slot(fn, i.ops[1].value, slot):
+                    return None
             elif off == 8 * lane:
-                found = i.ops[0].value if i.ops[0].ty == "ptr" and i.ops[0].is_local else None
+                return i.ops[0].value if i.ops[0].ty == "ptr" and i.ops[0].is_local else None
             elif off < 8 * lane + 8 and 8 * lane < off + _size(i.ops[0].ty):
-                found = None              # a wider or overlapping store covers the lane
+                return None              # a wider or overlapping store covers the lane
         elif i.op in ("call", "invoke") and not (i.callee or "").startswith("@llvm.lifetime"):
-            found = None
-    return found
+            return None
+    return _only_lane_store(fn, slot, lane, vec)
+
+
+def _only_lane_store(fn, slot, lane, load):
+    """The pointer of the slot's one store to the lane, when the slot's address goes nowhere
+    but into loads, stores and lifetime markers, the store dominates the load, and the pointer
+    is made in the store's block or outside every cycle (so a new pointer is never seen by a
+    load before it is stored)."""
+    addrs, found = {slot}, []
+    for i in fn.insts():
+        if i.op == "getelementptr" and i.ops[0].value == slot:
+            if _slot_offset(fn, i.name, slot) is None:
+                return None
+            addrs.add(i.name)
+    for i in fn.insts():
+        used = [k for k, o in enumerate(i.ops) if o.value in addrs]
+        if not used or i.op == "getelementptr" and i.ops[0].value == slot:
+            continue
+        if i.op == "load" or i.op == "call" and (i.callee or "").startswith("@llvm.lifetime"):
+            continue
+        if i.op != "store" or used != [1]:
+            return None                          # the address escapes, or is stored
+        off = _slot_offset(fn, i.ops[1].value, slot)
+        if off < 8 * lane + 8 and 8 * lane < off + _size(i.ops[0].ty):
+            found.append(i)
+    if len(found) != 1 or _slot_offset(fn, found[0].ops[1].value, slot) != 8 * lane:
+        return None
+    store = found[0]
+    p = store.ops[0]
+    d = fn.defs.get(p.value)
+    from .cfg import cyclic_blocks, dominators
+    if p.ty != "ptr" or not p.is_local or store.block is load.block:
+        return None                                  # (the scan in the block saw that one)
+    if d is not None and getattr(d, "block", None) is not store.block and \
+            d.block.label in cyclic_blocks(fn):
+        return None
+    return p.value if store.block.label in dominators(fn)[load.block.label] else None
 
 
 def _slot_offset(fn, ptr, slot):
