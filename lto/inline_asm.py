@@ -11,7 +11,9 @@ c)`, where the IR call passes a, b and then c, tied to the result (constraint `0
 x86's MAXPD/MINPD/MAXPS/MINPS dst, src give per lane `dst > src ? dst : src` (`<` for min),
 returning src when either is NaN or both are zeros: exactly `select (fcmp ogt dst, src), dst,
 src`. In the IR the call's first argument is the source (`$1`), the second the destination tied
-to the result (constraint `0`)."""
+to the result (constraint `0`). The AVX form `vmaxpd $1, $2, $0` (Eigen's AVX pmax/pmin) is
+MAXPD with $2 as the destination operand and $1 as the source: the same select, with the
+call's second argument in the destination's place."""
 from __future__ import annotations
 
 import re
@@ -20,6 +22,13 @@ _MINMAX = re.compile(
     r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call (?:noundef )?'
     r'(?P<ty><(?P<n>\d+) x (?:double|float)>) asm "(?P<op>max|min)p[sd] \$1, \$0", '
     r'"=x,x,0(?:,~\{[a-z]+\})*"\((?P=ty) (?P<src>%[-\w.$]+), (?P=ty) (?P<dst>%[-\w.$]+)\)'
+    r'[^\n]*$', re.M)
+
+
+_MINMAX3 = re.compile(
+    r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call (?:noundef )?'
+    r'(?P<ty><(?P<n>\d+) x (?:double|float)>) asm "v(?P<op>max|min)p[sd] \$1, \$2, \$0", '
+    r'"=x,x,x(?:,~\{[a-z]+\})*"\((?P=ty) (?P<src>%[-\w.$]+), (?P=ty) (?P<dst>%[-\w.$]+)\)'
     r'[^\n]*$', re.M)
 
 
@@ -53,6 +62,8 @@ def rewrite(text: str) -> str:
     select, and each FMA one by llvm.fma (the same result on every input)."""
     if ' asm "m' in text:
         text = _MINMAX.sub(_select, text)
+    if ' asm "vm' in text:
+        text = _MINMAX3.sub(_select, text)
     if ' asm "vfmadd231p' in text:
         used = {(m["ty"], _fma_name(m)) for m in _FMA.finditer(text)}
         text = _FMA.sub(_fma, text)

@@ -403,3 +403,31 @@ define double @grad(ptr %x, ptr %dx) {
     # f = (a1 b1 - a0 b0) / b0 = a1 b1 / b0 - a0
     want = [-1.0, b1 / b0, -a1 * b1 / b0 ** 2, a1 / b0]
     assert list(dx) == pytest.approx(want, rel=1e-12)
+
+
+def test_local_names_near_llvms_length_limit():
+    """SROA and inlining make local names of a thousand characters (`%.sroa.3.i.i.i...`); LLVM
+    cuts a name at 1024, so two that differ only at their end would clash once a prefix of
+    ours lengthens them ("multiple definition of local value": an internal error on Eigen's
+    SelfAdjointEigenSolver built with -mavx2)."""
+    a, b = "%" + "s.i" * 340 + ".x1", "%" + "s.i" * 340 + ".x2"      # 1023 characters each
+    body = f"""
+define double @f(ptr %p) {{
+  {a} = load double, ptr %p
+  %q = getelementptr double, ptr %p, i64 1
+  {b} = load double, ptr %q
+  %m = fmul double {a}, {b}
+  %s = call double @llvm.sin.f64(double %m)
+  ret double %s
+}}
+define double @grad(ptr %x, ptr %dx) {{
+  call double (ptr, ...) @__enzyme_autodiff(ptr @f, ptr %x, ptr %dx)
+  ret double 0.0
+}}"""
+    engine = jit(differentiate(HEADER + body))
+    arr = ctypes.c_double * 2
+    grad = ctypes.CFUNCTYPE(ctypes.c_double, arr, arr)(engine.get_function_address("grad"))
+    x, dx = arr(0.7, 1.3), arr(0.0, 0.0)
+    grad(x, dx)
+    c = math.cos(0.7 * 1.3)
+    assert list(dx) == pytest.approx([c * 1.3, c * 0.7], rel=1e-12)

@@ -132,9 +132,8 @@ def _stored_pointer_lane(fn, v):
 
 def _only_lane_store(fn, slot, lane, load):
     """The pointer of the slot's one store to the lane, when the slot's address goes nowhere
-    but into loads, stores and lifetime markers, the store dominates the load, and the pointer
-    is made in the store's block or outside every cycle (so a new pointer is never seen by a
-    load before it is stored)."""
+    but into loads, stores and lifetime markers, the store dominates the load, and no path from
+    the store to the load makes a new pointer without storing it."""
     addrs, found = {slot}, []
     for i in fn.insts():
         if i.op == "getelementptr" and i.ops[0].value == slot:
@@ -157,13 +156,28 @@ def _only_lane_store(fn, slot, lane, load):
     store = found[0]
     p = store.ops[0]
     d = fn.defs.get(p.value)
-    from .cfg import cyclic_blocks, dominators
+    from .cfg import dominators
     if p.ty != "ptr" or not p.is_local or store.block is load.block:
         return None                                  # (the scan in the block saw that one)
-    if d is not None and getattr(d, "block", None) is not store.block and \
-            d.block.label in cyclic_blocks(fn):
+    if getattr(d, "block", None) not in (None, store.block) and \
+            _redefined_between(fn, store.block.label, d.block.label, load.block.label):
         return None
     return p.value if store.block.label in dominators(fn)[load.block.label] else None
+
+
+def _redefined_between(fn, store: str, define: str, load: str) -> bool:
+    """Some path from block `store` to block `load` runs block `define` again without
+    passing `store` (the slot would hold the previous pointer)."""
+    def reach(starts):
+        seen, todo = set(), list(starts)
+        while todo:
+            lab = todo.pop()
+            if lab not in seen and lab != store:
+                seen.add(lab)
+                todo.extend(fn.block(lab).term.targets)
+        return seen
+    return define in reach(fn.block(store).term.targets) and \
+        load in reach(fn.block(define).term.targets) | {define}
 
 
 def _slot_offset(fn, ptr, slot):

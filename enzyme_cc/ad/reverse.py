@@ -42,11 +42,18 @@ def local_name(name: str) -> str:
     """Original local name -> name used in generated code: never numeric, never quoted (so
     derived names like %ad.s.<name> stay valid), never clashing with our %ad.* names."""
     body = name[1:]
+    import hashlib
     if body.startswith('"'):
-        import hashlib
         inner = body[1:-1]
         return "%n." + re.sub(r"[^-\w.$]", "_", inner) + "." + hashlib.sha1(inner.encode()).hexdigest()[:6]
+    if len(body) > _LONGEST:
+        # LLVM cuts a local name at 1024 characters, so two long names (SROA's chains of
+        # `.sroa.3.i.i...`) that a prefix pushes past it would clash: a shortened unique one
+        return "%n." + body[:_LONGEST - 12] + "." + hashlib.sha1(body.encode()).hexdigest()[:10]
     return "%v" + body if body.isdigit() else "%n." + body
+
+
+_LONGEST = 800        # room for the prefixes and suffixes derived names add
 
 
 class Synth(TapeRecords, ValuePlan):

@@ -1,13 +1,14 @@
 /* What Eigen's packet code becomes with -march=native, written by hand: the fused multiply-add
-   as inline assembly (Eigen's AVX pmadd: `vfmadd231pd`, rewritten at the link into llvm.fma;
-   refused before: "no derivative rule for call to 'asm'"), the absolute value as an and of the
-   sign bit on doubles LLVM loads as integers (refused: "integer arithmetic on data that holds a
-   float"), and copies between hand-aligned blocks that keep malloc's pointer just before their
-   first element (refused: "cannot deduce the type of the memory being copied"; and where SIMD
-   stores filled the source, the copy was taken for one of pointers, from the pointer before
-   the block: a zero gradient with no error, as in Eigen's HouseholderQR under AVX-512). The FMA part is
-   compiled for FMA by its target attribute; after the link rewrite it is llvm.fma, which runs
-   everywhere. Reverse mode against central finite differences, forward mode against reverse. */
+   and the max as inline assembly (Eigen's AVX pmadd and pmax: `vfmadd231pd`, `vmaxpd`,
+   rewritten at the link into llvm.fma and a compare and select; refused before: "no derivative
+   rule for call to 'asm'"), the absolute value as an and of the sign bit on doubles LLVM loads
+   as integers (refused: "integer arithmetic on data that holds a float"), and copies between
+   hand-aligned blocks that keep malloc's pointer just before their first element (refused:
+   "cannot deduce the type of the memory being copied"; where SIMD stores filled the source,
+   the copy was taken for one of pointers, from the pointer before the block: a zero gradient
+   with no error, as in Eigen's HouseholderQR under AVX-512). The assembly functions are
+   compiled for FMA and AVX by their target attributes (x86-64 processors of the last decade).
+   Reverse mode against central finite differences, forward mode against reverse. */
 #include <emmintrin.h>
 #include <math.h>
 #include <stdint.h>
@@ -30,6 +31,12 @@ __attribute__((target("fma"))) static __m128d pmadd(__m128d a, __m128d b, __m128
   return c;
 }
 
+__attribute__((target("avx"))) static __m128d pmax(__m128d a, __m128d b) {
+  __m128d res;                                   /* Eigen's AVX pmax: b > a ? b : a per lane */
+  __asm__("vmaxpd %[a], %[b], %[res]" : [res] "=x"(res) : [a] "x"(a), [b] "x"(b));
+  return res;
+}
+
 static double *aligned64(size_t n) {
   char *raw = malloc(n * sizeof(double) + 64);
   char *p = (char *)(((uintptr_t)raw & ~(uintptr_t)63) + 64);
@@ -45,6 +52,7 @@ __attribute__((noinline)) static double packets(const double *x, size_t n) {
   for (size_t i = 0; i + 2 <= n; i += 2) {
     __m128d a = _mm_and_pd(_mm_loadu_pd(x + i), mask);        /* |x[i]|, |x[i+1]| */
     acc = pmadd(a, _mm_load_pd(t + i), acc);                   /* acc + |x| * x */
+    acc = pmax(acc, _mm_set1_pd(0.4) * a);
   }
   free(((void **)t)[-1]);
   double o[2];
