@@ -120,13 +120,13 @@ def _stored_pointer_lane(fn, v):
             off = _slot_offset(fn, i.ops[1].value, slot)
             if off is None:
                 if _may_alias_slot(fn, i.ops[1].value, slot):
-                    return None
+                    break            # (unless the slot's address goes nowhere: below)
             elif off == 8 * lane:
                 return i.ops[0].value if i.ops[0].ty == "ptr" and i.ops[0].is_local else None
             elif off < 8 * lane + 8 and 8 * lane < off + _size(i.ops[0].ty):
                 return None              # a wider or overlapping store covers the lane
         elif i.op in ("call", "invoke") and not (i.callee or "").startswith("@llvm.lifetime"):
-            return None
+            break                    # (the slot's one store, if its address goes nowhere)
     return _only_lane_store(fn, slot, lane, vec)
 
 
@@ -157,8 +157,11 @@ def _only_lane_store(fn, slot, lane, load):
     p = store.ops[0]
     d = fn.defs.get(p.value)
     from .cfg import dominators
-    if p.ty != "ptr" or not p.is_local or store.block is load.block:
-        return None                                  # (the scan in the block saw that one)
+    if p.ty != "ptr" or not p.is_local:
+        return None
+    if store.block is load.block:
+        ins = store.block.insts
+        return p.value if ins.index(store) < ins.index(load) else None
     if getattr(d, "block", None) not in (None, store.block) and \
             _redefined_between(fn, store.block.label, d.block.label, load.block.label):
         return None
