@@ -431,3 +431,41 @@ define double @grad(ptr %x, ptr %dx) {{
     grad(x, dx)
     c = math.cos(0.7 * 1.3)
     assert list(dx) == pytest.approx([c * 1.3, c * 0.7], rel=1e-12)
+
+
+def test_max_of_absolute_values_done_on_the_bits():
+    """Eigen's `abs(x).maxCoeff()` as LLVM leaves it for AVX-512 at -O0: doubles loaded as
+    integers, the sign bits cleared by an and, and the max a select of the integer bits on a
+    float comparison. The load becomes a float load, the and |x|, the select a float select
+    (refused before: "integer arithmetic on data that holds a float")."""
+    body = """
+define double @f(ptr %p) {
+  %a = load <2 x i64>, ptr %p, align 8
+  %abs = and <2 x i64> %a, splat (i64 9223372036854775807)
+  %af = bitcast <2 x i64> %abs to <2 x double>
+  %q = getelementptr i8, ptr %p, i64 16
+  %b = load <2 x double>, ptr %q, align 8
+  %bi = bitcast <2 x double> %b to <2 x i64>
+  %c = fcmp ogt <2 x double> %af, %b
+  %s = select <2 x i1> %c, <2 x i64> %abs, <2 x i64> %bi
+  %sf = bitcast <2 x i64> %s to <2 x double>
+  %s0 = extractelement <2 x double> %sf, i64 0
+  %s1 = extractelement <2 x double> %sf, i64 1
+  %sq = fmul double %s0, %s0
+  %t = fmul double %s1, 3.0
+  %r = fadd double %sq, %t
+  ret double %r
+}
+define double @grad(ptr %x, ptr %dx) {
+  call double (ptr, ...) @__enzyme_autodiff(ptr @f, ptr %x, ptr %dx)
+  ret double 0.0
+}"""
+    engine = jit(differentiate(HEADER + body))
+    arr = ctypes.c_double * 4
+    grad = ctypes.CFUNCTYPE(ctypes.c_double, arr, arr)(engine.get_function_address("grad"))
+    x, dx = arr(0.8, -1.3, 0.5, 1.7), arr(0.0, 0.0, 0.0, 0.0)
+    grad(x, dx)      # max(|0.8|, 0.5) = 0.8 from x[0]; max(|-1.3|, 1.7) = 1.7 from x[3]
+    assert list(dx) == pytest.approx([1.6, 0.0, 0.0, 3.0], rel=1e-12)
+    x, dx = arr(-0.8, -1.9, 0.5, 1.7), arr(0.0, 0.0, 0.0, 0.0)
+    grad(x, dx)      # |x| at a negative x: the derivative changes sign
+    assert list(dx) == pytest.approx([-1.6, -3.0, 0.0, 0.0], rel=1e-12)

@@ -11,8 +11,9 @@ become float shuffles and extractions, a xor/and/or with a sign mask per lane be
 itself. The bits may also come straight from memory: a load of integers that TBAA types as the
 floats, or through a pointer TBAA types as a pointer to them (Eigen's abs under AVX-512 loads
 `<8 x i64>` through its `double *` storage and clears the sign bits), or whose sign-changed
-values all go back to floats (`_mm_and_pd(_mm_loadu_pd(x), mask)`), becomes a float load when
-only sign operations use it. What is left on float bits afterwards is refused by the
+values all go back to floats (`_mm_and_pd(_mm_loadu_pd(x), mask)`; a select of the bits counts
+as going back), becomes a float load when only sign operations use it. A select between two such
+views (a max LLVM does on the bits of the floats it compared) becomes a float select. What is left on float bits afterwards is refused by the
 synthesis (activity.punned)."""
 from __future__ import annotations
 
@@ -138,6 +139,14 @@ class _Rewriter:
                 f"{f} = extractelement {src_fty} {a}, {inst.ops[1].ty} {inst.ops[1].value}"], f)
         if op in ("xor", "and", "or") and fty and len(inst.ops) == 2:
             return self._sign_op(inst, fty)
+        if op == "select" and fty and len(inst.ops) == 3:
+            # a max/min LLVM does on the bits of the floats it compared (select of bitcasts)
+            a, b = self.float_of(inst.ops[1].value), self.float_of(inst.ops[2].value)
+            if a is None or b is None:
+                return None
+            f, c = self.tmp(), inst.ops[0]
+            return self._as_bits(inst, fty, [f"{f} = select {c.ty} {c.value}, {fty} {a}, {fty} {b}"],
+                                 f)
         return None
 
     def _float_load(self, inst):
@@ -151,7 +160,8 @@ class _Rewriter:
             return None
         # floats by the memory's type, or by use: every result goes back to floats
         uses = [w for u in users for w in self.users.get(u.name, [])]
-        as_floats = bool(uses) and all(w.op == "bitcast" and _same(w.ty, fty) for w in uses)
+        as_floats = bool(uses) and all(w.op == "bitcast" and _same(w.ty, fty) or
+                                       w.op == "select" and _same(w.ty, inst.ty) for w in uses)
         if not as_floats and (self.module is None or self._memory_kind(inst) != _split(fty)[1]):
             return None
         head = f"{inst.name} = load "
