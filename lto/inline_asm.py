@@ -18,15 +18,18 @@ from __future__ import annotations
 
 import re
 
+# `%res = [tail] call [noundef]`, the line's indent kept
+_HEAD = r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call (?:noundef )?'
+
 _MINMAX = re.compile(
-    r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call (?:noundef )?'
+    _HEAD +
     r'(?P<ty><(?P<n>\d+) x (?:double|float)>) asm "(?P<op>max|min)p[sd] \$1, \$0", '
     r'"=x,x,0(?:,~\{[a-z]+\})*"\((?P=ty) (?P<src>%[-\w.$]+), (?P=ty) (?P<dst>%[-\w.$]+)\)'
     r'[^\n]*$', re.M)
 
 
 _MINMAX3 = re.compile(
-    r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call (?:noundef )?'
+    _HEAD +
     r'(?P<ty><(?P<n>\d+) x (?:double|float)>) asm "v(?P<op>max|min)p[sd] \$1, \$2, \$0", '
     r'"=x,x,x(?:,~\{[a-z]+\})*"\((?P=ty) (?P<src>%[-\w.$]+), (?P=ty) (?P<dst>%[-\w.$]+)\)'
     r'[^\n]*$', re.M)
@@ -41,7 +44,7 @@ def _select(m) -> str:
 
 
 _FMA = re.compile(
-    r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call (?:noundef )?'
+    _HEAD +
     r'(?P<ty><(?P<n>\d+) x (?P<el>double|float)>) asm "vfmadd231p[sd] \$1, \$2, \$0", '
     r'"=x,x,x,0(?:,~\{[a-z]+\})*"\((?P=ty) (?P<a>%[-\w.$]+), (?P=ty) (?P<b>%[-\w.$]+), '
     r'(?P=ty) (?P<c>%[-\w.$]+)\)[^\n]*$', re.M)

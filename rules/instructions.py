@@ -27,23 +27,25 @@ def _no_adjoint(ctx, inst, d):
                   "double)", "compute on the float value instead, or mark the function inactive")
 
 
+def _align(inst) -> int | None:
+    """The `align N` an instruction names (its last one), else None."""
+    toks = inst.toks
+    for k in range(len(toks) - 1, 0, -1):
+        if toks[k - 1] == "align" and toks[k].isdigit():
+            return int(toks[k])
+    return None
+
+
 def alloca_align(inst) -> int:
     """The alignment an alloca asks for (1 when it names none)."""
-    toks = inst.toks
-    for k in range(len(toks) - 1):
-        if toks[k] == "align" and toks[k + 1].isdigit():
-            return int(toks[k + 1])
-    return 1
+    return _align(inst) or 1
 
 
 def align_of(inst) -> str:
     """`, align N` of a load/store, for the shadow access that mirrors it (a vector access may be
     less aligned than its type, e.g. Eigen's unaligned packets)."""
-    toks = inst.toks
-    for k in range(len(toks) - 1, 0, -1):
-        if toks[k - 1] == "align" and toks[k].isdigit():
-            return f", align {toks[k]}"
-    return ""
+    n = _align(inst)
+    return "" if n is None else f", align {n}"
 
 
 def _bin(ctx, op, ty, a, b, flags=""):

@@ -527,17 +527,19 @@ class Activity:
             elif op == "load" and getattr(self.fn.defs.get(
                     self._underlying(self.fn, d.ops[0].value)), "op", None) == "alloca":
                 yield d.ops[0].value
-            elif op == "alloca" or op in ("call", "invoke") and self._allocation(d):
+            elif self._fresh_block(d):
                 yield x.value
             elif op == "inttoptr":
                 # a fresh block's address rounded to an alignment as an integer (Eigen's
                 # aligned stack temporary under AVX-512): the block gets the shadow, and the
                 # rounded address its shadow rounded the same way
-                for src in int_pointer_sources(self.fn, d.ops[0].value) or ():
-                    ds = self.fn.defs.get(src)
-                    if getattr(ds, "op", None) == "alloca" or \
-                            getattr(ds, "op", None) in ("call", "invoke") and self._allocation(ds):
-                        yield src
+                yield from (src for src in int_pointer_sources(self.fn, d.ops[0].value) or ()
+                            if self._fresh_block(self.fn.defs.get(src)))
+
+    def _fresh_block(self, d) -> bool:
+        """d makes a fresh block: an alloca, or a call of an allocator."""
+        op = getattr(d, "op", None)
+        return op == "alloca" or op in ("call", "invoke") and self._allocation(d)
 
     @staticmethod
     def _allocation(call) -> bool:

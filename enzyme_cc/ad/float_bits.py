@@ -19,19 +19,18 @@ from __future__ import annotations
 
 import re
 
+from enzyme_cc.ir.lexer import vector_shape
 from enzyme_cc.ir.model import parse_inst
 
 from .type_layout import tbaa_kind, tbaa_pointee
 
-_VEC = re.compile(r"<\s*(\d+)\s*x\s*(\w+)\s*>")
 _FLOAT_OF = {"i64": "double", "i32": "float"}
 _LANE = re.compile(r"i(?:64|32)\s+(-?\d+|undef|poison)")
 
 
 def _split(ty: str):
     """(lanes or None for a scalar, element type) of a scalar or vector type."""
-    m = _VEC.fullmatch(ty.strip())
-    return (int(m.group(1)), m.group(2)) if m else (None, ty.strip())
+    return vector_shape(ty) or (None, ty.strip())
 
 
 def _float_type(ty: str) -> str | None:
@@ -69,10 +68,7 @@ class _Rewriter:
     def __init__(self, fn, module=None):
         self.fn, self.module, self.n = fn, module, 0
         self.view: dict[str, str] = {}     # integer value -> the float value it is the bits of
-        self.users: dict[str, list] = {}
-        for inst in fn.insts():
-            for v in inst.locals_used():
-                self.users.setdefault(v, []).append(inst)
+        self.users = fn.users()
 
     def tmp(self):
         self.n += 1

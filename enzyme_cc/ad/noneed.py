@@ -92,11 +92,7 @@ class NoNeed:
                 self.drops.add(id(i))
 
     def _find_unneeded(self, fn):
-        users: dict[str, list] = {}
-        for i in fn.insts():
-            vals = [v for v, _ in i.incoming] if i.op == "phi" else i.locals_used()
-            for v in set(vals):
-                users.setdefault(v, []).append(i)
+        users = fn.users()
         cand = {i.name for i in fn.insts() if i.name and (i.op in _LINEAR or (
             i.op == "load" and "volatile" not in i.toks and "atomic" not in i.toks))}
         changed = True

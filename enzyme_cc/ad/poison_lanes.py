@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import re
 
+from enzyme_cc.ir.lexer import vector_shape
 from enzyme_cc.ir.model import parse_inst
 
-_FLOAT_VEC = re.compile(r"<\s*(\d+)\s*x\s*(double|float|half|bfloat)\s*>")
-_UNDEF_LANE = re.compile(r"\b(double|float|half|bfloat)\s+(?:poison|undef)\b")
+_FLOATS = ("double", "float", "half", "bfloat")
+_UNDEF_LANE = re.compile(r"\b(" + "|".join(_FLOATS) + r")\s+(?:poison|undef)\b")
 _UNDEF = ("poison", "undef")
+
+
+def _float_vector(ty: str) -> tuple[int, str] | None:
+    shape = vector_shape(ty)
+    return shape if shape and shape[1] in _FLOATS else None
 
 
 def _defined(value: str, fill: str, ty: str) -> str:
@@ -24,28 +30,24 @@ def _defined(value: str, fill: str, ty: str) -> str:
     if value in _UNDEF:
         if fill == "0.0":
             return "zeroinitializer"
-        n, el = _FLOAT_VEC.fullmatch(ty.strip()).groups()
-        return "<" + ", ".join([f"{el} {fill}"] * int(n)) + ">"
+        n, el = _float_vector(ty)
+        return "<" + ", ".join([f"{el} {fill}"] * n) + ">"
     return _UNDEF_LANE.sub(lambda m: f"{m.group(1)} {fill}", value)
 
 
 def _rewrite(inst) -> str | None:
     """inst's text with every undefined float lane defined, or None when it has none."""
-    if inst.op == "shufflevector" and _FLOAT_VEC.fullmatch(inst.ty.strip()) \
-            and -1 in inst.indices:
+    if inst.op == "shufflevector" and _float_vector(inst.ty) and -1 in inst.indices:
         a, b = inst.ops[0], inst.ops[1]
-        n = int(_FLOAT_VEC.fullmatch(a.ty.strip()).group(1))
+        n = _float_vector(a.ty)[0]
         av, bv = _defined(a.value, "0.0", a.ty), _defined(b.value, "0.0", b.ty)
-        if bv == "zeroinitializer":
-            pad = n                   # the first lane of the (now zero) second operand
-        elif av == "zeroinitializer":
-            pad = 0
-        else:
-            pad = 0                   # any defined lane will do: unread
+        # the first lane of a (now) zero second operand, else the first operand's lane 0 (a zero
+        # itself, or any defined value: the lane is unread)
+        pad = n if bv == "zeroinitializer" else 0
         mask = ", ".join(f"i32 {pad if k < 0 else k}" for k in inst.indices)
         return (f"{inst.name} = shufflevector {a.ty} {av}, {b.ty} {bv}, "
                 f"<{len(inst.indices)} x i32> <{mask}>")
-    touched = [o for o in inst.ops if _FLOAT_VEC.fullmatch(o.ty.strip()) and not o.is_local
+    touched = [o for o in inst.ops if _float_vector(o.ty) and not o.is_local
                and (o.value in _UNDEF or _UNDEF_LANE.search(o.value))]
     if not touched:
         return None

@@ -82,11 +82,12 @@ def _forward_stored_pointers(fn):
     record (Eigen's scalar times a mapped vector) as one vector register. The pointer lane is
     the stored pointer itself: it becomes `getelementptr i8, ptr %p, i64 0`, whose shadow is
     %p's, where an address rebuilt from float data would have none."""
+    dom: dict = {}                       # the dominators, computed once if a lane needs them
     for b in fn.blocks:
         for k, inst in enumerate(b.insts):
             if inst.op != "inttoptr" or not inst.ops[0].is_local:
                 continue
-            src = _stored_pointer_lane(fn, inst.ops[0].value)
+            src = _stored_pointer_lane(fn, inst.ops[0].value, dom)
             if src is None:
                 continue
             new = parse_inst(f"{inst.name} = getelementptr i8, ptr {src}, i64 0")
@@ -96,7 +97,7 @@ def _forward_stored_pointers(fn):
             fn.defs[inst.name] = new
 
 
-def _stored_pointer_lane(fn, v):
+def _stored_pointer_lane(fn, v, dom):
     """The pointer stored into the lane that the i64 v extracts from a vector loaded from a
     local slot: the last write of the lane before the load in its block, else the slot's only
     write of the lane where it dominates the load (SROA's record set up before the loop that
@@ -127,13 +128,14 @@ def _stored_pointer_lane(fn, v):
                 return None              # a wider or overlapping store covers the lane
         elif i.op in ("call", "invoke") and not (i.callee or "").startswith("@llvm.lifetime"):
             break                    # (the slot's one store, if its address goes nowhere)
-    return _only_lane_store(fn, slot, lane, vec)
+    return _only_lane_store(fn, slot, lane, vec, dom)
 
 
-def _only_lane_store(fn, slot, lane, load):
+def _only_lane_store(fn, slot, lane, load, dom):
     """The pointer of the slot's one store to the lane, when the slot's address goes nowhere
     but into loads, stores and lifetime markers, the store dominates the load, and no path from
-    the store to the load makes a new pointer without storing it."""
+    the store to the load makes a new pointer without storing it. dom: the function's
+    dominators, filled on first use."""
     addrs, found = {slot}, []
     for i in fn.insts():
         if i.op == "getelementptr" and i.ops[0].value == slot:
@@ -156,7 +158,6 @@ def _only_lane_store(fn, slot, lane, load):
     store = found[0]
     p = store.ops[0]
     d = fn.defs.get(p.value)
-    from .cfg import dominators
     if p.ty != "ptr" or not p.is_local:
         return None
     if store.block is load.block:
@@ -165,7 +166,10 @@ def _only_lane_store(fn, slot, lane, load):
     if getattr(d, "block", None) not in (None, store.block) and \
             _redefined_between(fn, store.block.label, d.block.label, load.block.label):
         return None
-    return p.value if store.block.label in dominators(fn)[load.block.label] else None
+    if not dom:
+        from .cfg import dominators
+        dom.update(dominators(fn))
+    return p.value if store.block.label in dom[load.block.label] else None
 
 
 def _redefined_between(fn, store: str, define: str, load: str) -> bool:

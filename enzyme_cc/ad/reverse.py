@@ -14,6 +14,7 @@ forward function and a reverse function sharing the tape (Figure 4, right).
 """
 from __future__ import annotations
 
+import hashlib
 import re
 
 from enzyme_cc.errors import UserError
@@ -42,7 +43,6 @@ def local_name(name: str) -> str:
     """Original local name -> name used in generated code: never numeric, never quoted (so
     derived names like %ad.s.<name> stay valid), never clashing with our %ad.* names."""
     body = name[1:]
-    import hashlib
     if body.startswith('"'):
         inner = body[1:-1]
         return "%n." + re.sub(r"[^-\w.$]", "_", inner) + "." + hashlib.sha1(inner.encode()).hexdigest()[:6]
@@ -443,10 +443,7 @@ class Synth(TapeRecords, ValuePlan):
         a double vector's lane) carry no derivative and lose none."""
         users = getattr(self, "_int_users", None)
         if users is None:
-            users = self._int_users = {}
-            for i in self.fn.insts():
-                for v in i.locals_used():
-                    users.setdefault(v, []).append(i)
+            users = self._int_users = self.fn.users()
         todo, seen = [inst], set()
         while todo:
             i = todo.pop()

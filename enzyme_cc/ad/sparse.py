@@ -46,11 +46,7 @@ class _Flow:
 
     def __init__(self, fn):
         self.fn = fn
-        users: dict[str, list] = {}
-        for inst in fn.insts():
-            vals = [v for v, _ in inst.incoming] if inst.op == "phi" else inst.locals_used()
-            for v in dict.fromkeys(vals):
-                users.setdefault(v, []).append(inst)
+        users = fn.users()
         self.src: dict[str, object] = {}        # derived value -> the todense call
         self.loads, self.stores, self.geps = [], [], []
         self.escapes: list[tuple[object, object]] = []   # (inst, call) we cannot lower here

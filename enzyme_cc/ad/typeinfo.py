@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import re
 
-from enzyme_cc.ir.lexer import type_size
+from enzyme_cc.ir.lexer import type_size, vector_shape
 
 from .type_layout import (FLOATS, declared_kind, decompose, global_type, layout, same_memory,
                           scalar_kind, tbaa_is_field, tbaa_kind, tbaa_name, tbaa_pointee,
                           underlying, unions_hide)
 from .unionfind import UnionFind
-
-_VECTOR = re.compile(r"<\s*(\d+)\s*x\s*(\w+)\s*>")
 
 # Enzyme's type annotation calls: `__enzyme_double(p)` says p points to doubles (type analysis
 # evidence, like a typed access); the calls are removed after differentiation (markers.py)
@@ -117,12 +115,12 @@ class TypeInfo:
 
     def _note(self, ptr, ty, tag):
         base, off = decompose(self.module, self.fn, ptr)
-        vec = _VECTOR.fullmatch(ty.strip())
-        if vec and scalar_kind(vec.group(2)) in (*FLOATS, "ptr"):
+        vec = vector_shape(ty)
+        if vec and scalar_kind(vec[1]) in (*FLOATS, "ptr"):
             # a vector access (SIMD code's packets; their TBAA tag is mostly char): its lanes
-            el = vec.group(2)
+            n, el = vec
             size = type_size(el, self.module.named_types)
-            for k in range(int(vec.group(1))):
+            for k in range(n):
                 self._note_scalar(base, None if off is None else off + k * size, el, None)
             return
         self._note_scalar(base, off, ty, tag)

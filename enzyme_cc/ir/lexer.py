@@ -128,6 +128,15 @@ def is_float_type(ty: str) -> bool:
     return ty in FLOAT_TYPES
 
 
+_VECTOR = re.compile(r"<\s*(\d+)\s*x\s*(\w+)\s*>")
+
+
+def vector_shape(ty: str) -> tuple[int, str] | None:
+    """(lanes, element type) of a vector type of scalars `< N x T >`, else None."""
+    m = _VECTOR.fullmatch(ty.strip())
+    return (int(m.group(1)), m.group(2)) if m else None
+
+
 def scalar_of(ty: str) -> str:
     """Element type of a vector type `< N x T >`, else the type itself."""
     if ty.startswith("<") and " x " in ty:

@@ -122,6 +122,15 @@ class Function:
         for b in self.blocks:
             yield from b.insts
 
+    def users(self) -> dict[str, list]:
+        """Local value -> the instructions using it (phi incomings included), each once, in
+        order. Computed afresh: a rewrite of the function changes it."""
+        out: dict[str, list] = {}
+        for inst in self.insts():
+            for v in dict.fromkeys(inst.locals_used()):
+                out.setdefault(v, []).append(inst)
+        return out
+
 
 @dataclass
 class Module:
