@@ -9,11 +9,20 @@ entry. The slot is then a captured pointer like any other, with the float's shad
 (ad/openmp.py refuses what could not be routed).
 """
 import re
+from collections import Counter
 
 from enzyme_cc.ir.lexer import is_fp
 from .openmp import FORK
 
 _LABEL = re.compile(r'^\s*("[^"]*"|[-\w.$]+):')
+_GLOBAL = re.compile(r'@(?:"[^"]*"|[-\w.$]+)')
+_LOCAL = re.compile(r'%(?:"[^"]*"|[-\w.$]+)')
+
+
+def _references(lines) -> Counter:
+    """How often each global name occurs in the module (one scan: a search per outlined region
+    over the whole text was quadratic, seconds on LULESH)."""
+    return Counter(m for ln in lines if "@" in ln for m in _GLOBAL.findall(ln))
 
 
 def lower(text: str) -> str:
@@ -35,13 +44,14 @@ def lower(text: str) -> str:
             if inst.op == "call" and inst.callee == FORK and inst.ops[2].value.startswith("@"):
                 forks.setdefault(inst.ops[2].value, []).append((name, inst))
     entry_slots: dict = {}
+    refs = _references(lines)       # (the rewrites below move no reference of a region)
     for target, uses in forks.items():
         boxed = {tuple(k for k, o in enumerate(i.ops[3:]) if o.ty != "ptr") for _, i in uses}
         if len(boxed) != 1 or not next(iter(boxed)) or not module.defines(target):
             continue
         boxed = next(iter(boxed))
-        refs = sum(len(re.findall(re.escape(target) + r"(?![-\w.$])", ln)) for ln in lines)
-        floats = _box_params(module, lines, target, boxed) if refs == len(uses) + 1 else None
+        floats = _box_params(module, lines, target, boxed) if refs[target] == len(uses) + 1 \
+            else None
         if floats is None:
             continue                   # used elsewhere too: the fork rule refuses active values
         for caller, inst in uses:
@@ -214,13 +224,13 @@ def hoist_reads(text: str) -> str:
                 if inst.op == "call" and inst.callee == FORK and inst.ops[2].value.startswith("@"):
                     forks.setdefault(inst.ops[2].value, []).append((name, inst))
     changed = False
+    refs = _references(lines)
     for target, uses in forks.items():
-        refs = sum(len(re.findall(re.escape(target) + r"(?![-\w.$])", ln)) for ln in lines)
-        if refs != len(uses) + 1 or not module.defines(target):
+        if refs[target] != len(uses) + 1 or not module.defines(target):
             continue
         fn = module.function(target)
         loads_of = _uses_by_load(fn)
-        hoisted = []
+        hoisted, renamed = [], {}
         for k, p in enumerate(fn.params[2:]):
             loads = loads_of.get(p.name)
             if p.ty != "ptr" or not loads or len({i.ty for i in loads}) != 1 or not all(
@@ -232,14 +242,16 @@ def hoist_reads(text: str) -> str:
                         for i in loads)
             val = f"%ad.inv.{p.name[1:].strip(chr(34))}"
             hoisted.append(f"  {val} = load {loads[0].ty}, ptr {p.name}, align {align}")
-            start, end = module._bodies[target]
             for i in loads:
                 for j in range(i.line, i.line_end + 1):
                     lines[j] = ""
-                use = re.compile(re.escape(i.name) + r"(?![-\w.$])")
-                for j in range(start, end):
-                    lines[j] = use.sub(val, lines[j])
+                renamed[i.name] = val
         if hoisted:
+            start, end = module._bodies[target]
+            for j in range(start, end):         # one pass over the body for all the loads
+                if "%" in lines[j]:
+                    lines[j] = _LOCAL.sub(lambda m: renamed.get(m.group(0), m.group(0)),
+                                          lines[j])
             _at_entry(module, lines, target, hoisted)
             changed = True
     return "\n".join(lines) + "\n" if changed else text
