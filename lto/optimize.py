@@ -232,6 +232,7 @@ def optimize_and_emit(src: str, out: str, level: int, tmp: str) -> tuple[int, in
         if not fn.is_declaration and fn.linkage == llvm.Linkage.internal and \
                 any(re.search(rb"\bnoinline\b", a) for a in fn.attributes):
             fn.linkage, fn.visibility = llvm.Linkage.external, llvm.Visibility.hidden
+    _share_glue(module)
     # a part must not drop a discardable definition (an inline function's static, a template)
     # that it does not use itself and another part does
     for g in list(module.functions) + list(module.global_variables):
@@ -264,6 +265,26 @@ def optimize_and_emit(src: str, out: str, level: int, tmp: str) -> tuple[int, in
     run_tool([toolchain.tool("lld"), "-r", *[f"{part}{k}.o" for k in range(parts)], "-o", out],
              "joining the code generation parts")
     return parts, reused
+
+
+_LOCAL_LINKAGE = (llvm.Linkage.internal, llvm.Linkage.private)
+
+
+def _share_glue(module) -> None:
+    """Local globals that every OpenMP region's code names would keep all of them in one part
+    (llvm-split keeps a local with all its users): the runtime's per-thread state
+    (`__enzyme_cc_*`) and clang's source-location records of the `__kmpc_*` calls, which the
+    code only passes by address. They become hidden definitions that every part may name."""
+    for g in module.global_variables:
+        if g.is_declaration or g.linkage not in _LOCAL_LINKAGE:
+            continue
+        if g.name.startswith("__enzyme_cc_"):
+            pass
+        elif getattr(g.global_value_type, "name", "").startswith("struct.ident_t"):
+            g.name = f"__enzyme_cc_loc.{g.name}"      # (an unnamed one gets a name)
+        else:
+            continue
+        g.linkage, g.visibility = llvm.Linkage.external, llvm.Visibility.hidden
 
 
 def _tools_identity(level: int) -> bytes:

@@ -92,3 +92,55 @@ def test_edit_recompiles_only_changed_parts(tmp_path):
     parts2, reused2, after = _build_and_check(tmp_path, _program(tmp_path, edited=7), env)
     assert parts2 == parts and 0 < reused2 < parts      # g7 and its derivatives recompiled
     assert before != after                              # and they are the edited program's
+
+
+REGION = """__attribute__((noinline)) static void r{k}(const double *x, double *y, int m) {{
+  #pragma omp parallel for
+  for (int i = 0; i < m; i++) {{
+    double t = x[i] * {a:.3f} + x[(i + {k}) % m], u = sin(t) * exp(-t * t);
+    y[i] += t > 0.5 ? u * t : u + log1p(t * t);
+  }}
+}}
+"""
+OMP_MAIN = """
+double total(const double *x, int m) {{
+  double y[64] = {{0}}, s = 0;
+{calls}
+  for (int i = 0; i < m; i++) s += y[i] * y[i];
+  return s;
+}}
+""" + MAIN[MAIN.index("int enzyme_dup"):]     # main: total's gradient against differences
+
+
+def test_openmp_regions_spread_over_parts(tmp_path):
+    """The derivatives of a program's OpenMP regions go to different parts: they name the
+    same runtime state and source-location records, which llvm-split would otherwise keep
+    together with every user (one part of nearly all the code: no parallel codegen)."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one core: post-AD work is not split")
+    n = 24
+    src = tmp_path / "regions.c"
+    src.write_text("#include <math.h>\n#include <stdio.h>\n"
+                   + "".join(REGION.format(k=k, a=0.3 + 0.05 * (k % 9)) for k in range(n))
+                   + OMP_MAIN.format(calls="\n".join(f"  r{k}(x, y, m);" for k in range(n))))
+    env = dict(os.environ, ENZYME_CC_CACHE="0", ENZYME_CC_DUMP_DIR=str(tmp_path / "dump"))
+    b = subprocess.run([str(BIN / "enzyme-cc"), "-O2", "-fopenmp", str(src), "-lm", "-o",
+                        "regions"], cwd=tmp_path, capture_output=True, text=True, env=env,
+                       timeout=600)
+    assert b.returncode == 0, b.stderr[-3000:]
+    for threads in ("1", "2"):
+        r = subprocess.run(["./regions"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=60, env=dict(os.environ, OMP_NUM_THREADS=threads))
+        assert r.returncode == 0 and r.stdout.count("CHECK") == 6, r.stdout
+    from enzyme_cc import toolchain
+    from enzyme_cc.lto import optimize
+    ad, out = tmp_path / "ad.bc", tmp_path / "ad.o"
+    subprocess.run([toolchain.tool("opt"), str(tmp_path / "dump" / "after-ad.ll"), "-o",
+                    str(ad)], check=True)
+    os.environ["ENZYME_CC_CACHE"] = "0"         # two parts, none from the cache
+    try:
+        parts, _ = optimize.optimize_and_emit(str(ad), str(out), 2, str(tmp_path))
+    finally:
+        del os.environ["ENZYME_CC_CACHE"]
+    sizes = [os.path.getsize(tmp_path / f"adpart{k}") for k in range(parts)]
+    assert parts == 2 and min(sizes) > 0.25 * sum(sizes), sizes

@@ -300,8 +300,13 @@ class Generator(IndirectCalls, CallEmitter):
         primal's call was kept by choice (the user's noinline, or a body of NOINLINE_SIZE
         instructions or more: above any inline threshold but a lone caller's). Inlined, the
         derivatives of a program's every function make one giant function that the post-AD
-        optimizer takes superlinear time over, for no run-time gain (docs/performance.md)."""
+        optimizer takes superlinear time over, for no run-time gain (docs/performance.md).
+        An OpenMP region's function (clang marks it alwaysinline) is run by the runtime, never
+        inlined: its derivatives too stay calls of their wrapper (ad/openmp.py), so that
+        post-AD work on a program's regions can be split over the cores."""
         attrs = self.fn_attrs(fn)
+        if fn.name in self._fork_targets():
+            return f"noinline {attrs}"
         group = self.module.attr_groups.get(fn.attr_group or "", "")
         if "alwaysinline" in group:
             return attrs
@@ -513,6 +518,13 @@ class Generator(IndirectCalls, CallEmitter):
     def _body(self, f: str) -> str:
         start, end = self.module._bodies[f]
         return "\n".join(self.module._lines[start + 1:end])
+
+    def _fork_targets(self) -> set[str]:
+        """The functions the module's OpenMP forks run."""
+        if not hasattr(self, "_forked"):
+            self._forked = set(FORK_TARGET.findall(self.module.text)) \
+                if "@__kmpc_fork_call(" in self.module.text else set()
+        return self._forked
 
     def _callees(self, f: str) -> set[str]:
         """Functions f calls (from its text, without parsing it): those it names in call
