@@ -26,7 +26,9 @@ several threads runs the serial version, with plain adds and no tracking (openmp
 """
 from enzyme_cc.ir.lexer import type_size
 
-K = 4                     # address classes per thread
+K = 16                    # address classes per thread: one per array a region gathers from
+                          # (LULESH's node arrays: x, y, z, xd, yd, zd, ... were 4 classes,
+                          # whose ranges then spanned several arrays and left no exclusive part)
 
 
 def track_allocas():
@@ -286,7 +288,8 @@ start:
   %L0 = load i64, ptr %r, align 8
   %rh = getelementptr inbounds i8, ptr %r, i64 8
   %H0 = load i64, ptr %rh, align 8
-  br label %head
+  %none = icmp uge i64 %L0, %H0                   ; a class this thread never loaded through
+  br i1 %none, label %set, label %head
 head:
   %j = phi i64 [ 0, %start ], [ %j1, %body ]
   %L = phi i64 [ %L0, %start ], [ %L2, %body ]
@@ -318,9 +321,11 @@ body:
   %j1 = add i64 %j, 1
   br label %head
 set:
-  %empty = icmp uge i64 %L, %H
-  %Lf = select i1 %empty, i64 0, i64 %L
-  %Hf = select i1 %empty, i64 0, i64 %H
+  %Ls = phi i64 [ %L, %head ], [ %L0, %start ]
+  %Hs = phi i64 [ %H, %head ], [ %H0, %start ]
+  %empty = icmp uge i64 %Ls, %Hs
+  %Lf = select i1 %empty, i64 0, i64 %Ls
+  %Hf = select i1 %empty, i64 0, i64 %Hs
   %px = getelementptr inbounds [{K} x i64], ptr @__enzyme_cc_omp_xlo, i64 0, i64 %c
   %pxh = getelementptr inbounds [{K} x i64], ptr @__enzyme_cc_omp_xhi, i64 0, i64 %c
   store i64 %Lf, ptr %px, align 8
