@@ -41,13 +41,36 @@ def track_allocas():
 
 
 def load_class(synth, ptr) -> int:
-    """The address class of a load through ptr (the same in both sweeps of one function)."""
+    """The address class of a load through ptr (the same in both sweeps of one function): its
+    underlying object, and the part of its index fixed in its loops (`x[n + i]` and `x[2 * n + i]`,
+    the components of a node array kept in one block, are two classes). One object may span
+    several classes: a thread's exclusive range of a class excludes the ranges of every class
+    of the other threads (__enzyme_cc_omp_excl_begin)."""
     from .type_layout import underlying
     classes = synth.__dict__.setdefault("_omp_classes", {})
-    base = underlying(synth.fn, ptr)
-    if base not in classes:
-        classes[base] = len(classes) % K
-    return classes[base]
+    key = (underlying(synth.fn, ptr), _fixed_addend(synth, ptr))
+    if key not in classes:
+        classes[key] = len(classes) % K
+    return classes[key]
+
+
+def _fixed_addend(synth, ptr):
+    """The operand of ptr's index sum that no loop around it changes, when the other operand
+    does: `gep double, ptr %x, (sext (add %n, %i))` in a loop over i -> %n."""
+    fn = synth.fn
+    d = fn.defs.get(ptr)
+    if getattr(d, "op", None) != "getelementptr" or len(d.ops) < 2:
+        return None
+    idx = fn.defs.get(d.ops[-1].value)
+    if getattr(idx, "op", None) in ("sext", "zext"):
+        idx = fn.defs.get(idx.ops[0].value)
+    around = [lp.blocks for lp in synth.loops.values() if d.block.label in lp.blocks]
+    if getattr(idx, "op", None) != "add" or not around:
+        return None
+    fixed = [o.value for o in idx.ops if o.value.startswith("%") and (
+        not hasattr(fn.defs.get(o.value), "op") or
+        not any(fn.defs[o.value].block.label in blocks for blocks in around))]
+    return fixed[0] if len(fixed) == 1 else None
 
 
 def track_load(ctx, inst, shared):
