@@ -3,6 +3,8 @@ names, forward shadows) and RevCtx (reverse sweep: primal values as planned, adj
 accumulation), and the adjoint zero."""
 from __future__ import annotations
 
+import re
+
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, zero_of
 
@@ -44,6 +46,23 @@ def block_local_adjoints(synth, blocks) -> set[str]:
     return set(cand)
 
 
+_GLOBAL_TOKEN = re.compile(r'(?<![-\w.$@"])@(?:"[^"]*"|[-\w.$]+)')
+
+
+def shadow_of_constant(v: str, shadow_of_global) -> str | None:
+    """The shadow of a constant expression over one global (`getelementptr (i8, ptr @g, i64
+    16)`, a phi's incoming address of a table entry): the same expression over the global's
+    shadow, where it has one (shadow_of_global: its name or None)."""
+    names = set(_GLOBAL_TOKEN.findall(v))
+    if len(names) != 1 or v in names:
+        return None
+    g = names.pop()
+    sg = shadow_of_global(g)
+    if sg is None:
+        return None
+    return _GLOBAL_TOKEN.sub(lambda m: sg if m.group(0) == g else m.group(0), v)
+
+
 def null_based_constant(v: str) -> bool:
     """A constant address made from an integer or from null (`inttoptr (i64 48 to ptr)`: an
     empty std::vector's begin + 1): never dereferenced, its own shadow."""
@@ -65,6 +84,8 @@ class FwdCtx:
             if v in ("null", "undef", "poison", "zeroinitializer") or null_based_constant(v):
                 return v
             sv = self.global_shadow(v)
+            if sv is None:
+                sv = shadow_of_constant(v, self.global_shadow)
             if sv is not None:
                 return sv
             raise UserError(f"{self.synth.where(None)}: no shadow for '{v}' (a global or "
@@ -151,11 +172,17 @@ class RevCtx:
     def _const_shadow(self, v):
         if v in ("null", "undef", "poison", "zeroinitializer") or null_based_constant(v):
             return v
-        if v in self.act.global_shadows:
-            return self.synth.gen.shadow_global(v)
-        if v in self.act.inactive_globals:
-            return self.synth.gen.scratch_shadow(v)
-        raise UserError(f"{self.synth.where(None)}: no shadow for '{v}'")
+        sv = self._global_shadow(v) or shadow_of_constant(v, self._global_shadow)
+        if sv is None:
+            raise UserError(f"{self.synth.where(None)}: no shadow for '{v}'")
+        return sv
+
+    def _global_shadow(self, g):
+        if g in self.act.global_shadows:
+            return self.synth.gen.shadow_global(g)
+        if g in self.act.inactive_globals:
+            return self.synth.gen.scratch_shadow(g)
+        return None
 
     def p(self, v: str) -> str:
         """Primal value of operand v, usable in this reverse block."""
