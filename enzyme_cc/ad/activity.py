@@ -213,6 +213,9 @@ class Activity:
         self.active_objects: set[str] = set()   # objects active data is written into
         self.escaped: set[str] = set()          # local objects whose address leaves our sight
         self.returned: set[str] = set()         # ... or is returned (the caller's to follow)
+        # objects a pointer stored away was loaded from (a view's data pointer read from the
+        # vector it views): the caller gives them shadows where the memory it went to is active
+        self.pointee_escaped: set[str] = set()
         from .type_layout import underlying
         self._underlying = underlying
         # one object per class: phi/select joins, and a realloc'd block with its old block (the
@@ -300,10 +303,30 @@ class Activity:
         if op == "load":
             for stored in self._stored_ptrs.get(self._obj(d.ops[0].value), []):
                 changed |= self._escape(stored, seen, into)
+            if into is self.escaped:
+                changed |= self._pointee_escape(d.ops[0].value, set())
         elif op in ("call", "invoke") and self.module.defines(d.callee or ""):
             for x in d.ops:
                 if x.ty == "ptr" and x.value.startswith("%"):
                     changed |= self._escape(x.value, seen, into)
+        return changed
+
+    def _pointee_escape(self, ptr: str, seen: set) -> bool:
+        """A pointer read from ptr's memory escapes: note that memory's object, and where ptr
+        was itself reloaded from a local spill slot (unoptimized code), the pointers stored
+        there (the parameter it came in)."""
+        u = self._underlying(self.fn, ptr)
+        if u in seen:
+            return False
+        seen.add(u)
+        o, changed = self._find(u), False
+        if o not in self.pointee_escaped:
+            self.pointee_escaped.add(o)
+            changed = True
+        d = self.fn.defs.get(u)
+        if getattr(d, "op", None) == "load":
+            for stored in self._stored_ptrs.get(self._obj(d.ops[0].value), []):
+                changed |= self._pointee_escape(stored, seen)
         return changed
 
     def into_inactive_global(self, ptr: str) -> bool:
@@ -433,12 +456,20 @@ class Activity:
                     changed |= self._escape(inst.ops[0].value)
                     continue
                 summary = self.callee_writes(inst, self) if self.callee_writes else None
-                writes, escapes = summary if summary is not None else (None, set())
+                writes, escapes, via = summary if summary is not None else (None, set(), set())
                 if is_mirror_call(c):             # links its pointer arguments to each other
                     escapes = {k for k, o in enumerate(inst.ops) if o.ty == "ptr"}
                 for k in escapes:                 # the callee keeps the pointer somewhere
                     if inst.ops[k].value.startswith("%"):
                         changed |= self._escape(inst.ops[k].value)
+                if via and any(o.ty == "ptr" and o.value.startswith("%") and
+                               self._obj(o.value) in self.active_objects for o in inst.ops):
+                    # the callee stores pointers read from these arguments' memory into memory
+                    # that holds active data (GSL's subvector view of a work vector, written
+                    # through later): their shadows come from these arguments' shadows
+                    for k in via:
+                        if inst.ops[k].value.startswith("%"):
+                            changed |= self._escape(inst.ops[k].value)
                 if not any(o.value in self.active or o.value in self.shadowed for o in inst.ops) \
                         and c not in self.global_users:
                     continue                  # nothing active goes in: nothing active comes out

@@ -228,8 +228,9 @@ class Generator(IndirectCalls, CallEmitter):
 
     def _callee_summary(self, callee, acts, hints=None):
         """(result active, result shadowed, indices of pointer parameters the callee may write
-        active data through, indices of those it stores away or returns) for one activity
-        signature of a function with bitcode.
+        active data through, indices of those it stores away or returns, indices of those
+        whose memory a pointer it stores away was read from) for one activity signature of a
+        function with bitcode.
 
         Recursion starts from "nothing active" and iterates to the least fixed point: assuming
         the worst for a recursive call would make every pointer a recursive sort takes look
@@ -242,7 +243,7 @@ class Generator(IndirectCalls, CallEmitter):
             if key in self._summary_stack:
                 self._summary_guessed.add(key)      # a recursive call used the current guess
             return cache[key]
-        cache[key] = (False, False, set(), set())
+        cache[key] = (False, False, set(), set(), set())
         self._summary_stack.append(key)
         try:
             while True:
@@ -250,7 +251,8 @@ class Generator(IndirectCalls, CallEmitter):
                 self._summary_guessed.discard(key)
                 res = self._callee_summary_once(callee, acts, hints)
                 guess = cache[key]
-                res = (res[0] or guess[0], res[1] or guess[1], res[2] | guess[2], res[3] | guess[3])
+                res = (res[0] or guess[0], res[1] or guess[1], res[2] | guess[2], res[3] | guess[3],
+                       res[4] | guess[4])
                 if key not in self._summary_guessed or res == guess:
                     break
                 cache[key] = res
@@ -275,11 +277,13 @@ class Generator(IndirectCalls, CallEmitter):
         return (carries_float(fn.ret_ty) and any(act.is_active(r.ops[0].value) for r in rets),
                 has_shadow_type(fn.ret_ty) and any(r.ops[0].value in act.shadowed for r in rets),
                 {k for k in ptrs if act._find(fn.params[k].name) in act.active_objects},
-                {k for k in ptrs if act._find(fn.params[k].name) in act.escaped})
+                {k for k in ptrs if act._find(fn.params[k].name) in act.escaped},
+                {k for k in ptrs if act._find(fn.params[k].name) in act.pointee_escaped})
 
     def callee_writes(self, inst, caller_act):
         """(argument positions through which a call may store active data, positions whose
-        pointer the callee stores away or returns); None when unknown."""
+        pointer the callee stores away or returns, positions whose memory a pointer the callee
+        stores away was read from); None when unknown."""
         if inst.callee == openmp.FORK:      # a parallel region: its outlined function's summary
             return openmp.fork_writes(self, inst, caller_act)
         fn = self.module.function(inst.callee) if (inst.callee or "").startswith("@") else None
