@@ -24,6 +24,7 @@ from enzyme_cc.rules import REVERSE, FORWARD
 from .activity import Activity, primal_only
 from .cfg import dominators, cyclic_blocks, pred_edges, reverse_postorder
 from .diagnostics import located
+from .speculative import speculative
 from . import fp_logger
 from . import activity_report, openmp, openmp_affine, openmp_ranges, openmp_version, undo_stores
 from .sweep_ctx import NO_ADJOINT, FwdCtx, RevCtx, adjoint_zero, block_local_adjoints
@@ -560,7 +561,10 @@ class Synth(TapeRecords, ValuePlan):
                                     f"'{inst.op}' (no derivative rule); hint: file an issue with "
                                     "this instruction, or mark the function __enzyme_inactivefn")
                 continue
+            if d is not None and inst.name in speculative(self):
+                ctx.guard = (d, self.value_type(inst.name))    # thrown away by a select
             rule(ctx, inst, d)
+            ctx.guard = None
             if d is not None:
                 fp_logger.grad(ctx, inst, d)
             if id(inst) in self.mem.undo and not ctx.dry:

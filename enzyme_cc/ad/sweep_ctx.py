@@ -158,6 +158,7 @@ class RevCtx:
         self.phi_d = {}
         self.local: dict[str, str] = {}    # register-held adjoint -> its sum so far
         self.taken: set[str] = set()
+        self.guard = None       # (adjoint, type) of a speculative value being reversed
 
     def _get(self, key):
         kind, v = key
@@ -220,9 +221,13 @@ class RevCtx:
         return d
 
     def add(self, v: str, ty: str, val: str):
-        """Accumulate val into the adjoint of v (ignored for inactive values and constants)."""
+        """Accumulate val into the adjoint of v (ignored for inactive values and constants);
+        zero where the adjoint of the speculative value being reversed is (speculative.py)."""
         if v not in self.act.active:
             return
+        if self.guard is not None and is_fp(ty.split(" x ")[-1].rstrip(">").strip()):
+            from .speculative import guarded
+            val = guarded(self, self.guard, ty, val)
         if v in self.synth.local_adjoints:
             if v in self.taken or self.synth.fn.defs[v].block is not self.block or \
                     ty != self.synth.fn.defs[v].ty:
