@@ -17,11 +17,15 @@ from enzyme_cc.ir.lexer import is_fp
 
 # users through which no adjoint flows back (comparisons, conversions to integers)
 _NEUTRAL = ("fcmp", "fptosi", "fptoui")
+# instructions whose reverse only moves or signs its adjoint: zero in, zero out (no guard)
+_LINEAR = ("fadd", "fsub", "fneg", "select", "fpext", "fptrunc", "freeze", "load",
+           "extractelement", "insertelement", "shufflevector", "extractvalue", "insertvalue")
 
 
 def speculative(synth) -> set[str]:
     """The active floating-point values of synth's function whose every use is an arm of a
-    select, a use carrying no adjoint, or another such value (cached per function)."""
+    select, a use carrying no adjoint, or another such value, less those whose reverse is
+    linear in the adjoint (cached per function)."""
     cache = synth.__dict__.get("_speculative")
     if cache is not None:
         return cache
@@ -47,8 +51,9 @@ def speculative(synth) -> set[str]:
             if not uses or not all(thrown_away(v, u) for u in uses):
                 spec.discard(v)
                 changed = True
-    synth._speculative = spec
-    return spec
+    linear = {i.name for i in fn.insts() if i.name in spec and i.op in _LINEAR}
+    synth._speculative = spec - linear
+    return synth._speculative
 
 
 def guarded(ctx, guard, ty: str, val: str) -> str:
