@@ -36,20 +36,40 @@ def refuse_float_pointer(ctx, inst):
     kind = _float_pointee(ctx, inst)
     if kind is None:
         return
-    from enzyme_cc.ad.type_layout import underlying
-    base = underlying(synth.fn, v)
-    param = next((i for i, p in enumerate(synth.fn.params) if p.name == base), None)
-    if param is not None:
-        origin = f"argument {param + 1} of '{synth.fn.name[1:].strip(chr(34))}'"
-        hint = ("pass it enzyme_dup with a shadow (zero-filled where no derivative is "
-                "wanted)" if synth.mode == "combined" or
-                (synth.mode == "forward" and not synth.callee) else
-                "its callers pass memory without a shadow (enzyme_const): pass it enzyme_dup "
-                "with a zero-filled shadow at the marker")
-    else:
-        origin = f"'{v}'"
-        hint = ("it was made by code whose result has no shadow (a call without bitcode or "
-                "rule): build that code with enzyme-cc, or keep it out of differentiated records")
+    origin, hint = _origin(synth, v)
     raise UserError(f"{synth.where(inst)}: a pointer to {kind} data without a shadow ({origin}) "
                     "is stored into memory that has one; the derivative would read or write "
                     f"{kind}s through a null shadow; hint: {hint}")
+
+
+def _origin(synth, v) -> tuple[str, str]:
+    """Where the pointer without a shadow came from, and what to change there."""
+    from enzyme_cc.ad.type_layout import global_named, underlying
+    fn = synth.fn
+    name = fn.name[1:].strip('"')
+    base = underlying(fn, v)
+    param = next((i for i, p in enumerate(fn.params) if p.name == base), None)
+    top = synth.mode == "combined" or (synth.mode == "forward" and not synth.callee)
+    pass_dup = ("pass it enzyme_dup with a shadow (zero-filled where no derivative is wanted)"
+                if top else "its callers pass memory without a shadow (enzyme_const): pass "
+                "it enzyme_dup with a zero-filled shadow at the marker")
+    if param is not None:
+        return f"argument {param + 1} of '{name}'", pass_dup
+    d = fn.defs.get(base)
+    op = getattr(d, "op", None)
+    if op == "load":                  # read from memory that has no shadow here
+        src = underlying(fn, d.ops[0].value)
+        k = next((i for i, p in enumerate(fn.params) if p.name == src), None)
+        g = src if src.startswith("@") else global_named(src)
+        if k is not None:
+            return (f"'{v}', read from the memory of argument {k + 1} of '{name}'",
+                    f"that argument's memory has no shadow: {pass_dup}")
+        if g:
+            return (f"'{v}', read from global '{g[1:]}'", "the global has no shadow here: "
+                    "give it one (enzyme_shadow), or keep it out of differentiated code")
+    if op in ("call", "invoke") and d.callee and not synth.module.defines(d.callee):
+        return (f"'{v}', returned by '{d.callee[1:].strip(chr(34))}'",
+                "that function has no bitcode and no rule: build it with enzyme-cc, or keep "
+                "its result out of differentiated records")
+    return (f"'{v}'", "it was made by code whose result has no shadow: keep it out of "
+            "differentiated records, or pass the memory it comes from enzyme_dup")

@@ -58,6 +58,27 @@ int main(void) {
 }
 """
 
+# the pointer stored into the records is read from a constant argument's memory: the message
+# says so, and the hint is about that argument (not about code without bitcode)
+PTR_FROM_CONST_ARG = """\
+int enzyme_const;
+double __enzyme_fwddiff(void *, ...);
+typedef struct { double a; double *p; } R;
+typedef struct { double *data; } Holder;
+__attribute__((noinline)) double weigh(double x, const Holder *h, int n) {
+  R v[4];
+  for (int i = 0; i < 4; i++) v[i] = (R){x * (i + 1), h->data + i};
+  double s = 0;
+  for (int i = 0; i < n; i++) s += v[i].a * v[i].p[0];
+  return s;
+}
+int main(void) {
+  double q[4] = {2, 3, 5, 7};
+  Holder hd = {q};
+  return __enzyme_fwddiff((void *)weigh, 1.5, 1.0, enzyme_const, &hd, enzyme_const, 4) > 0;
+}
+"""
+
 OUT_ON_INT = """\
 #include <stdio.h>
 int enzyme_out;
@@ -627,6 +648,7 @@ CASES = {
     "marker_too_few_args": (TOO_FEW, ("two_args",), "__enzyme_autodiff((void *)two_args"),
     "enzyme_out_on_int": (OUT_ON_INT, ("scaled",), "__enzyme_autodiff((void *)scaled"),
     "const_pointer_in_records": (CONST_PTR_IN_RECORDS, ("weigh",), "v[i] = (R){"),
+    "pointer_read_from_const_argument": (PTR_FROM_CONST_ARG, ("weigh",), "v[i] = (R){"),
     "float_bits_arithmetic": (FLOAT_BITS, ("g",), "_mm_add_epi64"),
 }
 
@@ -694,6 +716,15 @@ def test_error_with_g_names_source_line(tmp_path, case):
     _assert_clean_error(r, exe, case)
     where = f"{case}.c:{_line_of(case)}"
     assert where in r.stderr, f"{case}: expected '{where}' in:\n{r.stderr}"
+
+
+def test_pointer_read_from_const_argument_names_it(tmp_path):
+    """The pointer without a shadow came from an enzyme_const argument's memory: the message
+    names that argument, and the hint is about passing it enzyme_dup."""
+    r, exe = _build(tmp_path, "pointer_read_from_const_argument", ["-O2"])
+    _assert_clean_error(r, exe, "pointer_read_from_const_argument")
+    assert "read from the memory of argument 2 of 'weigh'" in r.stderr, r.stderr
+    assert "enzyme_dup" in r.stderr.split("hint:")[1], r.stderr
 
 
 def test_external_error_says_which_object(tmp_path):
