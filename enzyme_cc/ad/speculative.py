@@ -13,7 +13,7 @@ value, and a NaN gradient is the honest answer.
 """
 from __future__ import annotations
 
-from enzyme_cc.ir.lexer import is_fp
+from enzyme_cc.ir.lexer import is_fp, zero_of
 
 # users through which no adjoint flows back (comparisons, conversions to integers)
 _NEUTRAL = ("fcmp", "fptosi", "fptoui")
@@ -63,7 +63,7 @@ def guarded(ctx, guard, ty: str, val: str) -> str:
     d, dty = guard
     if dty.startswith("<") != ty.startswith("<") or (ty.startswith("<") and ty != dty):
         return val
-    zero, dzero = ("zeroinitializer" if t.startswith("<") else "0.0" for t in (ty, dty))
+    zero, dzero = zero_of(ty.strip()), zero_of(dty.strip())
     z, g = ctx.tmp("sz"), ctx.tmp("sg")
     ctx.emit(f"{z} = fcmp oeq {dty} {d}, {dzero}")
     ctx.emit(f"{g} = select {_cond_ty(dty)} {z}, {ty} {zero}, {ty} {val}")

@@ -25,10 +25,21 @@ __attribute__((noinline)) static void step(double x, double x1, double xn, doubl
   else *root = x1 - u * u / v;
 }
 
+/* the same in long double (x86_fp80: its zero is written 0xK...) */
+__attribute__((noinline)) static void step_ld(long double x, long double x1, long double xn,
+                                              long double *root) {
+  long double u = x - x1, v = xn - 2 * x + x1;
+  if (v == 0) *root = xn;
+  else *root = x1 - u * u / v;
+}
+
 /* p[0], p[1]: the Steffenson step; p[2]: the log and square-root guards */
 static double f(const double *p) {
   double r;
+  long double rl;
   step(p[0], p[0], p[0] * p[1], &r);
+  step_ld(p[1], p[1], (long double)p[1] * p[0], &rl);
+  r += 0.5 * (double)rl;
   double x = p[2] - 1.0;
   double g = x > 0 ? log(x) : 0.0;
   double h = x > 0 ? x * sqrt(x) : 0.0;
@@ -61,8 +72,9 @@ static void run(const char *side, double *p, const double *want) {
 }
 
 int main(void) {
-  /* at the guards: v = p0 (p1 - 1) = 0 and x = 0, so r = p0 p1, g = h = 0 */
-  double at[N] = {1.5, 1.0, 1.0}, want[N] = {1.0, 1.5, 2.0};
+  /* at the guards: v = p0 (p1 - 1) = 0 and v_ld = p1 (p0 - 1) = 0, so r = 1.5 p0 p1, and
+     x = 0, so g = h = 0 */
+  double at[N] = {1.0, 1.0, 1.0}, want[N] = {1.5, 1.5, 2.0};
   run("guard", at, want);
   double away[N] = {1.5, 1.3, 1.7};
   run("away", away, NULL);
