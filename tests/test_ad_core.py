@@ -469,3 +469,48 @@ define double @grad(ptr %x, ptr %dx) {
     x, dx = arr(-0.8, -1.9, 0.5, 1.7), arr(0.0, 0.0, 0.0, 0.0)
     grad(x, dx)      # |x| at a negative x: the derivative changes sign
     assert list(dx) == pytest.approx([-1.6, -3.0, 0.0, 0.0], rel=1e-12)
+
+
+STRONG_ZERO_SRC = r"""
+#include <stdio.h>
+int enzyme_dup;
+double __enzyme_autodiff(void *, ...);
+typedef struct { double x, xt, ft, res; } state;
+/* a trial step computed as 0/0 (NaN) at convergence, kept in the state, and rejected */
+__attribute__((noinline)) void iterate(state *s) {
+  double r = s->res;
+  double dx = -r / (r * r);
+  s->xt = s->x + dx;
+  s->ft = s->xt * s->xt;
+  if (s->ft < s->res) s->x = s->xt;
+}
+double f(double *p) {
+  state s = {p[0], 0, 0, 0.0};
+  iterate(&s);
+  return s.x * s.x;
+}
+int main(void) {
+  double p = 1.5, dp = 0;
+  __enzyme_autodiff((void *)f, enzyme_dup, &p, &dp);
+  printf("%.17g\n", dp);
+  return 0;
+}
+"""
+
+
+
+def test_strong_zero_for_values_stored_and_never_read(tmp_path):
+    """A NaN the program stores and never reads back (a rejected trial step in a solver's
+    state) with ENZYME_CC_STRONG_ZERO=1: the true derivative, 2 p (by default NaN, as in
+    Enzyme without its strong-zero option; docs/api.md)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    src = tmp_path / "sz.c"
+    src.write_text(STRONG_ZERO_SRC)
+    env = dict(os.environ, ENZYME_CC_STRONG_ZERO="1", ENZYME_CC_CACHE="0")
+    subprocess.run([str(Path(sys.executable).parent / "enzyme-cc"), "-O2", str(src), "-o",
+                    str(tmp_path / "sz")], check=True, env=env)
+    out = subprocess.run([str(tmp_path / "sz")], capture_output=True, text=True).stdout
+    assert float(out) == 3.0, out

@@ -1,31 +1,34 @@
-"""Values computed only to be thrown away by a select: their reverse adds nothing when their
+"""Values the program may compute and then not use: their reverse adds nothing when their
 adjoint is zero.
 
-LLVM turns `if (v == 0) r = a; else r = b - u * u / v;` into a select over both arms, so the
-division runs (and gives NaN or an infinity) where the program took the other branch. The
-reverse of the select sends a zero adjoint into the arm not taken, and the reverse of the
-division multiplies that zero by a partial derivative that is not finite there: 0 * inf = NaN,
-a NaN gradient (GSL's Steffenson root solver, once converged). A value whose adjoint can only
-come through select arms is *speculative*: the contributions its reverse adds are
-`select(d == 0, 0, contribution)`, as the branch the program wrote would have added nothing.
-Values used elsewhere too keep plain products: there the primal itself used the non-finite
-value, and a NaN gradient is the honest answer.
+`theta = norm / norm_prev` computed on every Newton iteration but used only from the second
+(GSL's modified Newton of its implicit ODE steppers: inf on the first, unused), or LLVM's
+select over both arms of `if (v == 0) r = a; else r = b - u * u / v;` (GSL's Steffenson root
+solver once converged): the value is not finite where it is not used, its adjoint there is
+zero, and the reverse multiplied that zero by the infinite partial derivatives: 0 * inf = NaN,
+a NaN gradient with no error. A value is *live* when on every path from its definition to a
+return a use passes its adjoint on (a store other than into a local, a call, a return, or a
+live value; not a select arm, whose adjoint is zero where the other arm is chosen). The
+reverse of a value that is not live adds `select(d == 0, 0, contribution)`: where the program
+did not use the value, its branch adds nothing. The guard is always sound (it only turns
+0 * inf into 0); liveness only spares it where the program surely used the value, where a NaN
+gradient from a non-finite value is the honest answer.
 """
 from __future__ import annotations
+
+import os
 
 from enzyme_cc.ir.lexer import is_fp, zero_of
 
 # users through which no adjoint flows back (comparisons, conversions to integers)
 _NEUTRAL = ("fcmp", "fptosi", "fptoui")
-# instructions whose reverse only moves or signs its adjoint: zero in, zero out (no guard)
-_LINEAR = ("fadd", "fsub", "fneg", "select", "fpext", "fptrunc", "freeze", "load",
-           "extractelement", "insertelement", "shufflevector", "extractvalue", "insertvalue")
+_EFFECTS = ("store", "call", "invoke", "ret", "atomicrmw", "cmpxchg")
 
 
 def speculative(synth) -> set[str]:
-    """The active floating-point values of synth's function whose every use is an arm of a
-    select, a use carrying no adjoint, or another such value, less those whose reverse is
-    linear in the adjoint (cached per function)."""
+    """The active floating-point values of synth's function that are not live (see the module
+    docstring) and whose reverse is a nonlinear function of their adjoint alone (cached per
+    function)."""
     cache = synth.__dict__.get("_speculative")
     if cache is not None:
         return cache
@@ -34,26 +37,85 @@ def speculative(synth) -> set[str]:
     for i in fn.insts():
         for v in set(i.locals_used()):
             users.setdefault(v, []).append(i)
-    cand = {i.name for i in fn.insts() if i.name and i.name in act.active and
-            is_fp(i.ty.split(" x ")[-1].rstrip(">").strip()) and i.op != "phi"}
-
-    def thrown_away(v, u) -> bool:
-        if u.op == "select":
-            return u.ops[0].value != v
-        return u.op in _NEUTRAL or u.name in spec
-
-    spec = set(cand)
-    changed = True
-    while changed:          # the greatest such set: drop values with another use until none
+    cand = [i for i in fn.insts() if i.name and i.name in act.active and
+            is_fp(i.ty.split(" x ")[-1].rstrip(">").strip())]
+    live: set[str] = set()
+    changed = not strong_zero()
+    while changed:          # the least set: a value is live once live uses cover its paths
         changed = False
-        for v in list(spec):
-            uses = users.get(v, [])
-            if not uses or not all(thrown_away(v, u) for u in uses):
-                spec.discard(v)
+        for i in cand:
+            if i.name not in live and _covered(fn, i, users.get(i.name, []), live):
+                live.add(i.name)
                 changed = True
-    linear = {i.name for i in fn.insts() if i.name in spec and i.op in _LINEAR}
-    synth._speculative = spec - linear
+    synth._speculative = {i.name for i in cand if i.name not in live and _pure(i)}
     return synth._speculative
+
+
+def strong_zero() -> bool:
+    """ENZYME_CC_STRONG_ZERO=1 when the derivative is built: every value is guarded, also one
+    the program stored and never read back (a trial step a solver computed as NaN and rejected,
+    kept in its workspace: GSL's hybrid multiroot solvers after exact convergence). It costs
+    a compare and a select per contribution (GMM's gradient: +16 %)."""
+    return os.environ.get("ENZYME_CC_STRONG_ZERO", "") not in ("", "0")
+
+
+def _pure(inst) -> bool:
+    """inst's reverse only adds multiples of its own adjoint to its operands' (arithmetic, math
+    intrinsics and library functions of values), and not linearly (a guard would change
+    nothing there): an atomic update or a call on memory also moves adjoints of memory, which
+    no guard on the result's adjoint may drop."""
+    if inst.op in ("fmul", "fdiv", "frem"):
+        return True
+    if inst.op != "call" or any(o.ty == "ptr" for o in inst.ops):
+        return False
+    from enzyme_cc.rules.registry import call_rule
+    callee = inst.callee or ""
+    return callee.startswith("@llvm.") or call_rule(callee) is not None
+
+
+def _covered(fn, inst, uses, live) -> bool:
+    """Every path from inst's block to a return passes a use that passes its adjoint on."""
+    blocks = set()
+    for u in uses:
+        if u.op == "select" and u.ops[0].value != inst.name:
+            continue                      # an arm: zero adjoint where the other is chosen
+        if u.op in _NEUTRAL or not (u.op in _EFFECTS or u.name in live):
+            continue
+        if u.op == "store" and _local_slot(fn, u.ops[1].value):
+            continue                      # read back later, or not (unoptimized code's locals)
+        if u.op == "phi":                 # on the edges out of the incoming blocks
+            for v, pred in u.incoming:
+                if v == inst.name and all(_phi_takes(fn, t, pred, inst.name, live)
+                                          for t in fn.block(pred).term.targets):
+                    blocks.add(pred)
+        else:
+            blocks.add(u.block.label)
+    if not blocks:
+        return False
+    src = inst.block.label
+    if src in blocks:
+        return True
+    seen, todo = {src}, [src]
+    while todo:                           # a path to a return that avoids every use block
+        b = fn.block(todo.pop())
+        if b.term.op == "ret":
+            return False
+        for t in b.term.targets:
+            if t not in blocks and t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return True
+
+
+def _local_slot(fn, ptr: str) -> bool:
+    from .type_layout import underlying
+    return getattr(fn.defs.get(underlying(fn, ptr)), "op", None) == "alloca"
+
+
+def _phi_takes(fn, target: str, pred: str, v: str, live) -> bool:
+    """The edge pred -> target passes v on: a live phi of target takes v from pred."""
+    return any(p.name in live and (v, pred) in [(x, b) for x, b in p.incoming]
+               for p in fn.block(target).phis)
 
 
 def guarded(ctx, guard, ty: str, val: str) -> str:

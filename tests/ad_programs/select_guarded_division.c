@@ -33,6 +33,29 @@ __attribute__((noinline)) static void step_ld(long double x, long double x1, lon
   else *root = x1 - u * u / v;
 }
 
+/* a convergence ratio computed on every Newton iteration but used only from the second
+   (GSL's modified Newton in its implicit ODE steppers): inf on the first, unused there */
+__attribute__((noinline)) static double norm1(const double *v) { return sqrt(v[0] * v[0]); }
+__attribute__((noinline)) static void newton(double *y, double c, double *eta_prev) {
+  double norm = 0.0, prev;
+  for (int iter = 1; iter <= 4; iter++) {
+    double d = -(*y - c) * 0.5;
+    *y += d;
+    prev = norm;
+    norm = norm1(&d);
+    double theta = norm / prev;
+    double eta;
+    if (iter > 1) {
+      if (theta >= 1.0) return;
+      eta = theta / (1.0 - theta);
+    } else {
+      eta = pow(fmax(*eta_prev, 2.2e-16), 0.8);
+    }
+    *eta_prev = eta;
+    if (eta * norm < 1e-3) return;
+  }
+}
+
 /* p[0], p[1]: the Steffenson step; p[2]: the log and square-root guards */
 static double f(const double *p) {
   double r;
@@ -40,6 +63,9 @@ static double f(const double *p) {
   step(p[0], p[0], p[0] * p[1], &r);
   step_ld(p[1], p[1], (long double)p[1] * p[0], &rl);
   r += 0.5 * (double)rl;
+  double y = p[2], e = 1.0;
+  newton(&y, p[0], &e);
+  r += y * y;
   double x = p[2] - 1.0;
   double g = x > 0 ? log(x) : 0.0;
   double h = x > 0 ? x * sqrt(x) : 0.0;
@@ -73,8 +99,9 @@ static void run(const char *side, double *p, const double *want) {
 
 int main(void) {
   /* at the guards: v = p0 (p1 - 1) = 0 and v_ld = p1 (p0 - 1) = 0, so r = 1.5 p0 p1, and
-     x = 0, so g = h = 0 */
-  double at[N] = {1.0, 1.0, 1.0}, want[N] = {1.5, 1.5, 2.0};
+     x = 0, so g = h = 0; the Newton iteration from y = p2 = c = p0 makes one step, y =
+     (p2 + p0) / 2 (its theta is 0 / 0 there, unused), so y^2 adds 0.5 (p2 + p0) to both */
+  double at[N] = {1.0, 1.0, 1.0}, want[N] = {1.5 + 1.0, 1.5, 2.0 + 1.0};
   run("guard", at, want);
   double away[N] = {1.5, 1.3, 1.7};
   run("away", away, NULL);
