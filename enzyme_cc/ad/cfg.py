@@ -97,9 +97,11 @@ def cyclic_blocks(fn, skip_edge=None) -> set[str]:
     return out
 
 
-def always_passes(fn, src: str, via: str) -> bool:
-    """Does every path from block src to a return go through block via?"""
-    if src == via:
+def always_passes(fn, src: str, via) -> bool:
+    """Does every path from block src to a return go through block via (a label, or a set of
+    labels: through one of them)?"""
+    via = {via} if isinstance(via, str) else via
+    if src in via:
         return True
     seen, todo = {src}, [src]
     while todo:
@@ -107,7 +109,7 @@ def always_passes(fn, src: str, via: str) -> bool:
         if b.term.op == "ret":
             return False
         for t in b.term.targets:
-            if t != via and t not in seen:
+            if t not in via and t not in seen:
                 seen.add(t)
                 todo.append(t)
     return True

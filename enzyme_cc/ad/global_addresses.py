@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.errors import UserError
+from enzyme_cc.ir.lexer import GLOBAL_REF
 from .diagnostics import located
 from .type_layout import underlying
 
-_GLOBAL = re.compile(r"@[-\w.$]+|@\"[^\"]+\"")
 
 
 def resolve(fn, v: str, depth: int = 0) -> str:
@@ -58,7 +58,7 @@ def address_globals(gen, fn, v: str, seen=None) -> set[str] | None:
     seen.add((fn.name, v))
     r = resolve(fn, v)
     if not r.startswith("%"):
-        m = _GLOBAL.search(r)
+        m = GLOBAL_REF.search(r)
         return {m.group(0)} if m else None
     d = fn.defs.get(r)
     if d is not None and getattr(d, "op", None) in ("phi", "select"):

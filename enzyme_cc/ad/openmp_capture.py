@@ -11,18 +11,17 @@ entry. The slot is then a captured pointer like any other, with the float's shad
 import re
 from collections import Counter
 
-from enzyme_cc.ir.lexer import is_fp
+from enzyme_cc.ir.lexer import GLOBAL_REF, is_fp
 from .openmp import FORK
 
 _LABEL = re.compile(r'^\s*("[^"]*"|[-\w.$]+):')
-_GLOBAL = re.compile(r'@(?:"[^"]*"|[-\w.$]+)')
 _LOCAL = re.compile(r'%(?:"[^"]*"|[-\w.$]+)')
 
 
 def _references(lines) -> Counter:
     """How often each global name occurs in the module (one scan: a search per outlined region
     over the whole text was quadratic, seconds on LULESH)."""
-    return Counter(m for ln in lines if "@" in ln for m in _GLOBAL.findall(ln))
+    return Counter(m for ln in lines if "@" in ln for m in GLOBAL_REF.findall(ln))
 
 
 def lower(text: str) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 
 from enzyme_cc.ir.lexer import is_fp, zero_of
+from .cfg import always_passes
 
 # users through which no adjoint flows back (comparisons, conversions to integers)
 _NEUTRAL = ("fcmp", "fptosi", "fptoui")
@@ -33,12 +34,8 @@ def speculative(synth) -> set[str]:
     if cache is not None:
         return cache
     fn, act = synth.fn, synth.act
-    users: dict[str, list] = {}
-    for i in fn.insts():
-        for v in set(i.locals_used()):
-            users.setdefault(v, []).append(i)
-    cand = [i for i in fn.insts() if i.name and i.name in act.active and
-            is_fp(i.ty.split(" x ")[-1].rstrip(">").strip())]
+    users = fn.users()
+    cand = [i for i in fn.insts() if i.name and i.name in act.active and is_fp(i.ty)]
     live: set[str] = set()
     changed = not strong_zero()
     while changed:          # the least set: a value is live once live uses cover its paths
@@ -90,21 +87,7 @@ def _covered(fn, inst, uses, live) -> bool:
                     blocks.add(pred)
         else:
             blocks.add(u.block.label)
-    if not blocks:
-        return False
-    src = inst.block.label
-    if src in blocks:
-        return True
-    seen, todo = {src}, [src]
-    while todo:                           # a path to a return that avoids every use block
-        b = fn.block(todo.pop())
-        if b.term.op == "ret":
-            return False
-        for t in b.term.targets:
-            if t not in blocks and t not in seen:
-                seen.add(t)
-                todo.append(t)
-    return True
+    return bool(blocks) and always_passes(fn, inst.block.label, blocks)
 
 
 def _local_slot(fn, ptr: str) -> bool:
@@ -114,8 +97,7 @@ def _local_slot(fn, ptr: str) -> bool:
 
 def _phi_takes(fn, target: str, pred: str, v: str, live) -> bool:
     """The edge pred -> target passes v on: a live phi of target takes v from pred."""
-    return any(p.name in live and (v, pred) in [(x, b) for x, b in p.incoming]
-               for p in fn.block(target).phis)
+    return any(p.name in live and (v, pred) in p.incoming for p in fn.block(target).phis)
 
 
 def guarded(ctx, guard, ty: str, val: str) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp, zero_of
+from enzyme_cc.ir.lexer import GLOBAL_REF, is_fp, zero_of
 
 
 def adjoint_zero(ty: str) -> str:
@@ -46,7 +46,7 @@ def block_local_adjoints(synth, blocks) -> set[str]:
     return set(cand)
 
 
-_GLOBAL_TOKEN = re.compile(r'(?<![-\w.$@"])@(?:"[^"]*"|[-\w.$]+)')
+_GLOBAL_TOKEN = re.compile(r'(?<![-\w.$@"])' + GLOBAL_REF.pattern)   # not inside a name
 
 
 def shadow_of_constant(v: str, shadow_of_global) -> str | None:
@@ -225,7 +225,7 @@ class RevCtx:
         zero where the adjoint of the speculative value being reversed is (speculative.py)."""
         if v not in self.act.active:
             return
-        if self.guard is not None and is_fp(ty.split(" x ")[-1].rstrip(">").strip()):
+        if self.guard is not None and is_fp(ty):
             from .speculative import guarded
             val = guarded(self, self.guard, ty, val)
         if v in self.synth.local_adjoints:

@@ -129,6 +129,7 @@ def is_float_type(ty: str) -> bool:
 
 
 _VECTOR = re.compile(r"<\s*(\d+)\s*x\s*(\w+)\s*>")
+GLOBAL_REF = re.compile(r'@(?:"[^"]*"|[-\w.$]+)')     # a global's name where it is used
 
 
 def vector_shape(ty: str) -> tuple[int, str] | None:
