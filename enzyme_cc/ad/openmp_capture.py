@@ -24,6 +24,20 @@ def _references(lines) -> Counter:
     return Counter(m for ln in lines if "@" in ln for m in GLOBAL_REF.findall(ln))
 
 
+def _forks(text: str):
+    """(module, its lines to rewrite, outlined function -> [(caller, fork inst)], references)."""
+    from enzyme_cc.ir.model import parse_module
+    module = parse_module(text)
+    lines = list(module._lines)
+    forks: dict = {}
+    for name, (start, end) in module._bodies.items():
+        if any(f"{FORK}(" in ln for ln in module._lines[start:end]):
+            for inst in module.function(name).insts():
+                if inst.op == "call" and inst.callee == FORK and inst.ops[2].value.startswith("@"):
+                    forks.setdefault(inst.ops[2].value, []).append((name, inst))
+    return module, lines, forks, _references(lines)
+
+
 def lower(text: str) -> str:
     """Captured values the fork passes by value (a firstprivate double travels as the i64 of its
     bits, which no derivative can follow through the runtime) go through memory instead: the
@@ -32,18 +46,8 @@ def lower(text: str) -> str:
     argument then carries the value's shadow like any captured variable."""
     if f"{FORK}(" not in text:
         return text
-    from enzyme_cc.ir.model import parse_module
-    module = parse_module(text)
-    lines = list(module._lines)
-    forks: dict = {}                   # outlined function -> [(caller, fork inst)]
-    for name, (start, end) in module._bodies.items():
-        if not any(f"{FORK}(" in ln for ln in module._lines[start:end]):
-            continue
-        for inst in module.function(name).insts():
-            if inst.op == "call" and inst.callee == FORK and inst.ops[2].value.startswith("@"):
-                forks.setdefault(inst.ops[2].value, []).append((name, inst))
+    module, lines, forks, refs = _forks(text)   # (the rewrites below move no region reference)
     entry_slots: dict = {}
-    refs = _references(lines)       # (the rewrites below move no reference of a region)
     for target, uses in forks.items():
         boxed = {tuple(k for k, o in enumerate(i.ops[3:]) if o.ty != "ptr") for _, i in uses}
         if len(boxed) != 1 or not next(iter(boxed)) or not module.defines(target):
@@ -213,17 +217,8 @@ def hoist_reads(text: str) -> str:
     only by these forks) uses the parameter only as the address of plain loads of one type."""
     if f"{FORK}(" not in text:
         return text
-    from enzyme_cc.ir.model import parse_module
-    module = parse_module(text)
-    lines = list(module._lines)
-    forks: dict = {}
-    for name, (start, end) in module._bodies.items():
-        if any(f"{FORK}(" in ln for ln in module._lines[start:end]):
-            for inst in module.function(name).insts():
-                if inst.op == "call" and inst.callee == FORK and inst.ops[2].value.startswith("@"):
-                    forks.setdefault(inst.ops[2].value, []).append((name, inst))
+    module, lines, forks, refs = _forks(text)
     changed = False
-    refs = _references(lines)
     for target, uses in forks.items():
         if refs[target] != len(uses) + 1 or not module.defines(target):
             continue
