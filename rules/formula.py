@@ -9,7 +9,7 @@ User-facing description: docs/rules.md.
 import ast
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import float_cast
+from enzyme_cc.ir.lexer import compare_type, float_cast
 
 # name -> (LLVM intrinsic base or None, libm name); the float variant of a libm name ends in 'f'
 FUNCS = {
@@ -196,9 +196,7 @@ class FormulaCompiler:
             if fname == "where" and len(args) == 3:
                 c = self._cond(args[0])
                 a, b = self.compile(args[1]), self.compile(args[2])
-                cty = "i1" if not ty.startswith("<") else \
-                    "<" + ty.strip()[1:-1].split(" x ", 1)[0].strip() + " x i1>"
-                return self._inst(f"select {cty} {c}, {ty} {a}, {ty} {b}")
+                return self._inst(f"select {compare_type(ty)} {c}, {ty} {a}, {ty} {b}")
             if fname == "float" and len(args) == 1 and isinstance(args[0], ast.Name):
                 if args[0].id not in self.env:
                     raise UserError(f"{self.where}: unknown name '{args[0].id}' in formula")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from enzyme_cc.ir.lexer import is_fp, zero_of
+from enzyme_cc.ir.lexer import compare_type, is_fp, zero_of
 from .cfg import always_passes
 
 # users through which no adjoint flows back (comparisons, conversions to integers)
@@ -110,11 +110,6 @@ def guarded(ctx, guard, ty: str, val: str) -> str:
     zero, dzero = zero_of(ty.strip()), zero_of(dty.strip())
     z, g = ctx.tmp("sz"), ctx.tmp("sg")
     ctx.emit(f"{z} = fcmp oeq {dty} {d}, {dzero}")
-    ctx.emit(f"{g} = select {_cond_ty(dty)} {z}, {ty} {zero}, {ty} {val}")
+    ctx.emit(f"{g} = select {compare_type(dty)} {z}, {ty} {zero}, {ty} {val}")
     return g
 
-
-def _cond_ty(ty: str) -> str:
-    if ty.startswith("<"):
-        return f"<{ty[1:].split(' x ')[0].strip()} x i1>"
-    return "i1"

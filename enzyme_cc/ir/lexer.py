@@ -138,6 +138,13 @@ def vector_shape(ty: str) -> tuple[int, str] | None:
     return (int(m.group(1)), m.group(2)) if m else None
 
 
+def compare_type(ty: str) -> str:
+    """The type of a comparison of values of type ty (and of a select's condition over them):
+    i1, or a vector of i1 with ty's lanes."""
+    shape = vector_shape(ty)
+    return f"<{shape[0]} x i1>" if shape else "i1"
+
+
 def scalar_of(ty: str) -> str:
     """Element type of a vector type `< N x T >`, else the type itself."""
     if ty.startswith("<") and " x " in ty:
