@@ -47,6 +47,8 @@ def call_kind(ctx, inst) -> str:
         ctx.error(inst, "an integer argument carries float data (its bits were copied from a "
                   f"float) into '{(inst.callee or '?').lstrip('@')}', whose derivative would drop "
                   "it", "pass the value as a double (or float), not as its bits")
+    if kind == "diff" and _variadic(ctx.gen().module, inst.callee or "") and _involved(ctx, inst):
+        _refuse_variadic(ctx, inst)
     if kind == "diff" and ctx.synth.mode != "forward":
         from enzyme_cc.ad.checkpoint import is_wrapper
         if is_wrapper(inst.callee):
@@ -115,9 +117,32 @@ def _kind_of(gen, c: str) -> str:
     from .libm_out import family
     if family(c) is not None and not gen.module.defines(c):
         return "libm_out"        # modf, sincos: two float results (rules/libm_out.py)
+    if gen.module.defines(c) and _variadic(gen.module, c):
+        from enzyme_cc.ad.inert import inert
+        if inert(gen, c):
+            return "inactive"     # an error reporter: formats text (enzyme_cc/ad/inert.py)
     if gen.module.defines(c) or c.startswith("%"):
         return "diff"             # indirect calls dispatch over the possible targets
     return "unknown"
+
+
+def _variadic(module, c: str) -> bool:
+    fn = module.function(c)
+    return fn is not None and any(p.ty == "..." for p in fn.params)
+
+
+def _refuse_variadic(ctx, inst):
+    """A call carrying derivatives into a variadic function that is not inert (ad/inert.py):
+    say what in it needs a derivative."""
+    from enzyme_cc.ad.diagnostics import located, quoted_name
+    from enzyme_cc.ad.inert import blocker
+    fn, at = blocker(ctx.gen(), inst.callee)
+    why = f"it returns a {'pointer' if fn.ret_ty == 'ptr' else 'float'}" if at is None else \
+        f"it writes memory outside its stack frame ({located(ctx.gen().module, fn, at)})"
+    ctx.error(inst, f"cannot differentiate the variadic function {quoted_name(inst.callee)} "
+              f"(it reads its arguments through a va_list), and {why}",
+              "pass the values in an array or as fixed parameters; if the function carries no "
+              "derivative, declare it with __enzyme_inactivefn")
 
 
 def _involved(ctx, inst) -> bool:

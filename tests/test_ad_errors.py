@@ -79,6 +79,28 @@ int main(void) {
 }
 """
 
+# a variadic setter stores one of its variadic doubles into the caller's record: it needs a
+# derivative that a va_list cannot give (a variadic reporter that only formats text is kept as
+# a primal call: tests/ad_programs/variadic_error_reporter.c)
+VARIADIC_STORE = """\
+#include <stdarg.h>
+typedef struct { double h; int n; } Opts;
+__attribute__((noinline)) void set_opts(Opts *o, int n, ...) {
+  va_list ap;
+  va_start(ap, n);
+  o->h = va_arg(ap, double);
+  o->n = n;
+  va_end(ap);
+}
+double scaled(double x) {
+  Opts o = {0, 0};
+  set_opts(&o, 1, x * x);
+  return o.h * o.n;
+}
+double __enzyme_autodiff(void *, ...);
+int main(void) { return __enzyme_autodiff((void *)scaled, 2.0) > 0; }
+"""
+
 OUT_ON_INT = """\
 #include <stdio.h>
 int enzyme_out;
@@ -650,6 +672,7 @@ CASES = {
     "const_pointer_in_records": (CONST_PTR_IN_RECORDS, ("weigh",), "v[i] = (R){"),
     "pointer_read_from_const_argument": (PTR_FROM_CONST_ARG, ("weigh",), "v[i] = (R){"),
     "float_bits_arithmetic": (FLOAT_BITS, ("g",), "_mm_add_epi64"),
+    "variadic_store": (VARIADIC_STORE, ("scaled", "set_opts"), "set_opts(&o, 1, x * x)"),
 }
 
 NO_HINT: dict = {}
@@ -725,6 +748,15 @@ def test_pointer_read_from_const_argument_names_it(tmp_path):
     _assert_clean_error(r, exe, "pointer_read_from_const_argument")
     assert "read from the memory of argument 2 of 'weigh'" in r.stderr, r.stderr
     assert "enzyme_dup" in r.stderr.split("hint:")[1], r.stderr
+
+
+def test_variadic_refusal_names_the_store(tmp_path):
+    """The refusal of a variadic callee says what in it needs a derivative: the store of a
+    variadic double into the caller's record, with its source line."""
+    r, exe = _build(tmp_path, "variadic_store", ["-O2", "-g"])
+    _assert_clean_error(r, exe, "variadic_store")
+    assert "writes memory outside its stack frame (variadic_store.c:6" in r.stderr, r.stderr
+    assert "store double" in r.stderr and "__enzyme_inactivefn" in r.stderr, r.stderr
 
 
 def test_external_error_says_which_object(tmp_path):
