@@ -128,7 +128,7 @@ def differentiate(job):
         job.text = define_budget(job.text, job.cfg.ckpt_budget)
     _dump(job.cfg, "before-ad.ll", job.text)
     with job.origin_named():
-        job.text = rewrite_markers(job.text, job.plan.missing_bitcode)
+        job.text = rewrite_markers(job.text, job.plan.missing_bitcode, shared=job.inv.shared)
 
 
 def lower_todense(job) -> bool:

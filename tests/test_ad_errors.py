@@ -759,6 +759,24 @@ def test_variadic_refusal_names_the_store(tmp_path):
     assert "store double" in r.stderr and "__enzyme_inactivefn" in r.stderr, r.stderr
 
 
+def test_marker_on_parameter_in_shared_library_is_refused(tmp_path):
+    """In a shared library, a marker whose function is a parameter of an exported function is
+    given its function by callers outside the library: refused at build time (in an
+    executable, the callers are all known: tests/ad_programs/function_pointer_helper.c)."""
+    src = tmp_path / "lib.c"
+    src.write_text("double __enzyme_autodiff(void *, ...);\n"
+                   "double slope(double (*f)(double), double x) {\n"
+                   "  return __enzyme_autodiff((void *)f, x);\n}\n")
+    env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
+    out = tmp_path / "libslope.so"
+    r = subprocess.run([str(BIN / "enzyme-cc"), "-O2", "-g", "-fPIC", "-shared", str(src), "-o",
+                        str(out)], cwd=tmp_path, capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 1 and not out.exists(), r.stderr
+    assert "lib.c:3" in r.stderr and "in function 'slope'" in r.stderr, r.stderr
+    assert "must be a function known at compile time" in r.stderr, r.stderr
+
+
 def test_external_error_says_which_object(tmp_path):
     """The object without bitcode that defines the callee is named, so the user knows what to
     rebuild."""

@@ -19,7 +19,7 @@ from .reverse import Synth, local_name
 from .diagnostics import located, untyped_copy_hint
 from . import (batch, fixed_point, iter_marker, openmp, openmp_capture, truncate, global_shadows,
                registrations, reverse_vector, runtime, shared_globals, tape_local, virtual_shadow)
-from .markers import drop_unwind_edge, find_requests, refuse_marker_values
+from .markers import drop_unwind_edge, find_requests, refuse_marker_values, refuse_unknown_function
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_primal_reverse, rewrite_vector_call, with_marker_location)
 from .typeinfo import TypeInfo
@@ -551,6 +551,21 @@ class Generator(IndirectCalls, CallEmitter):
             todo.extend(self._callees(f))
         return False
 
+    def _unreached_marker(self, lines, req):
+        """A marker call on a function pointer that nothing in the program passes (markers.py):
+        a call of the bad-pointer stop, and a placeholder for its result."""
+        inst = req.inst
+        new = [f"call void @__enzyme_cc_bad_indirect_call(ptr {inst.ops[0].value})"]
+        self.helpers.add(("badcall",))
+        if inst.name:
+            new.append(f"{inst.name} = freeze {inst.ty} poison")
+        if inst.op == "invoke":
+            new.append(f"br label {inst.targets[0]}")
+            drop_unwind_edge(lines, req)
+        lines[req.line] = "\n".join(new)
+        for k in range(req.line + 1, inst.line_end + 1):
+            lines[k] = ""
+
     def run(self, requests=None, later=()) -> str:
         """Rewrite the marker calls of `requests`; `later` are those of the rounds after this one
         (derivatives of functions calling these markers)."""
@@ -560,6 +575,9 @@ class Generator(IndirectCalls, CallEmitter):
         if not requests and not gs_calls:
             return self.module.text
         lines = list(self.module._lines)
+        for req in [r for r in requests if r.mode == "unreached"]:
+            self._unreached_marker(lines, req)
+        requests = [r for r in requests if r.mode != "unreached"]
         # the marker calls whose call trees read_only.py looks at (not with the global-shadow
         # API, whose helpers swap storage behind the program's back)
         self.ro_requests = None if gs_calls else requests
@@ -658,10 +676,11 @@ _TYPE_HINT_CALL = re.compile(r'^[ \t]*(?:\w+ )*call void (?:\([^)]*\) )?'
                              r'@"?__enzyme_(?:double|float|integer|pointer)"? ?\(.*\n', re.M)
 
 
-def differentiate(text: str, origins: dict | None = None) -> str:
-    from . import openmp
+def differentiate(text: str, origins: dict | None = None, shared: bool = False) -> str:
     """Rewrite every marker call. Marker calls inside functions that are themselves
-    differentiated (higher order) are handled first, in rounds, innermost first."""
+    differentiated (higher order) are handled first, in rounds, innermost first. In a shared
+    library, a marker on a parameter of a function nothing in it calls is refused: its callers
+    are outside (in an executable it is an inlined helper's leftover copy)."""
     text = truncate.lower(text)   # __enzyme_truncate_*: truncated copies, differentiable code
     from .checkpoint import lower
     text = lower(text)      # checkpointed loops: plain loops until reverse mode meets them
@@ -676,6 +695,9 @@ def differentiate(text: str, origins: dict | None = None) -> str:
         gen.level = level
         gen.origins = origins or {}
         requests = find_requests(gen.module)
+        for r in requests:
+            if shared and r.mode == "unreached":
+                refuse_unknown_function(gen.module, r.caller, r.inst)
         if not requests:
             done = gen.run([]) if global_shadows.uses_api(text) else text
             done = _TYPE_HINT_CALL.sub("", iter_marker.drop_iters(done))

@@ -81,23 +81,84 @@ def find_requests(module) -> list[Request]:
     return out
 
 
+def refuse_unknown_function(module, caller, inst):
+    """A marker call whose function the program does not determine."""
+    raise UserError(f"{located(module, caller, inst)}: the first argument of {inst.callee[1:]} "
+                    f"must be a function known at compile time, got '{inst.ops[0].value}'; hint: "
+                    "pass the function itself, e.g. (void *)f, not a pointer chosen at run time")
+
+
 def _known_functions(module, caller, value, seen=None) -> list[str] | None:
-    """The defined functions a select or phi of function pointers can be (None: not only those)."""
+    """The defined functions a function pointer can be (None: not only those): a function, a
+    select or phi of them, or a parameter of a function whose callers all pass them (a checking
+    helper given each function in turn, `check(f1); check(f2); ...`, where LLVM neither inlined
+    nor specialized it; [] when nothing calls it). The derivative dispatches on the pointer at
+    run time, and a pointer none of them matches (a caller outside the program) stops with a
+    message."""
     if value.startswith("@"):
         return [value] if module.function(value) is not None else None
     seen = seen if seen is not None else set()
+    key = (caller.name, value)
+    if key in seen:
+        return []
+    seen.add(key)
     d = caller.defs.get(value)
-    if d is None or getattr(d, "op", None) not in ("select", "phi") or value in seen:
-        return [] if value in seen else None
-    seen.add(value)
-    incoming = [v for v, _ in d.incoming] if d.op == "phi" else [o.value for o in d.ops[1:3]]
+    if d is not None and not hasattr(d, "op"):          # a parameter
+        k = next(j for j, p in enumerate(caller.params) if p.name == value)
+        sites = _call_sites(module, caller.name)
+        if sites is None or len(seen) > 64:
+            return None
+        incoming = [(f, i.ops[k].value) for f, i in sites]
+    elif getattr(d, "op", None) in ("select", "phi"):
+        incoming = [(caller, v) for v in ([v for v, _ in d.incoming] if d.op == "phi"
+                                         else [o.value for o in d.ops[1:3]])]
+    elif getattr(d, "op", None) == "load" and _slot_values(caller, d.ops[0].value) is not None:
+        incoming = [(caller, v) for v in _slot_values(caller, d.ops[0].value)]  # (unoptimized)
+    else:
+        return None
     out = []
-    for v in incoming:
-        got = _known_functions(module, caller, v, seen)
+    for fn, v in incoming:
+        got = _known_functions(module, fn, v, seen)
         if got is None:
             return None
         out += [f for f in got if f not in out]
     return out
+
+
+def _slot_values(caller, slot) -> list | None:
+    """The values stored into a local slot that is only stored into and loaded from (an
+    unoptimized parameter's spill slot); None when it is used otherwise."""
+    if getattr(caller.defs.get(slot), "op", None) != "alloca":
+        return None
+    stored = []
+    for inst in caller.users().get(slot, ()):
+        if inst.op == "store" and inst.ops[1].value == slot and inst.ops[0].value != slot:
+            stored.append(inst.ops[0].value)
+        elif inst.op != "load" and not (inst.op == "call" and
+                                        (inst.callee or "").startswith("@llvm.lifetime")):
+            return None
+    return stored
+
+
+def _call_sites(module, name) -> list | None:
+    """(function, call) for every use of function `name`, when each is a direct call passing
+    every parameter; None when its address is used otherwise (it may be called from anywhere)."""
+    ref = re.compile(r'(?<![-\w.$"])' + re.escape(name) + r'(?![-\w.$"])')
+    sites = []
+    for other, (start, end) in module._bodies.items():
+        if other == name or not any(ref.search(l) for l in module._lines[start + 1:end]):
+            continue
+        fn = module.function(other)
+        for inst in fn.insts():
+            if not any(ref.search(t) for t in inst.toks):
+                continue
+            if inst.op != "call" or inst.callee != name or \
+                    any(ref.search(o.value) for o in inst.ops) or len(inst.ops) != \
+                    len(module.function(name).params):
+                return None
+            sites.append((fn, inst))
+    used_elsewhere = any(ref.search(l) for l in module.globals.values())
+    return None if used_elsewhere else sites
 
 
 def _unknown_markers(module, name, body):
@@ -190,6 +251,11 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
         raise UserError(f"{where}: __enzyme_autodiff needs the function to differentiate")
     fn_val = ops[0].value
     candidates = _known_functions(module, caller, fn_val) if not fn_val.startswith("@") else None
+    if candidates == []:
+        # a parameter of a function nothing in the program calls (a helper LLVM inlined into
+        # every caller, its external copy left): no derivative to build; reached from outside
+        # the program, it stops with a message (generate.Generator.run)
+        return Request(caller, inst, None, [], [], False, inst.line, None, "unreached")
     if candidates:
         # a select/phi of known functions (clang merges the calls of an if/else into one):
         # one derivative per candidate, dispatched on the pointer (generate.Generator.run)
@@ -208,9 +274,7 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
                             "by __enzyme_autodiff and __enzyme_fwddiff only; hint: call the marker "
                             "once per function")
     if not fn_val.startswith("@"):
-        raise UserError(f"{where}: the first argument of {inst.callee[1:]} must be a function known "
-                        f"at compile time, got '{fn_val}'; hint: pass the function itself, e.g. "
-                        "(void *)f, not a pointer chosen at run time")
+        refuse_unknown_function(module, caller, inst)
     target = module.function(fn_val)
     if target is None:
         raise UserError(f"{where}: function '{fn_val[1:]}' has no bitcode; hint: build the object "
