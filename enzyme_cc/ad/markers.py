@@ -152,7 +152,7 @@ def _call_sites(module, name) -> list | None:
         for inst in fn.insts():
             if not any(ref.search(t) for t in inst.toks):
                 continue
-            if inst.op != "call" or inst.callee != name or \
+            if inst.op not in ("call", "invoke") or inst.callee != name or \
                     any(ref.search(o.value) for o in inst.ops) or len(inst.ops) != \
                     len(module.function(name).params):
                 return None
