@@ -333,6 +333,15 @@ class Activity:
         """Does ptr point into a global marked enzyme_inactive (whose derivative is dropped)?"""
         return self._underlying(self.fn, ptr) in self.inactive_globals
 
+    def _constant_floats(self, vals) -> bool:
+        """A choice between constant globals holding floats (a `cond ? &T0 : &T1` type
+        descriptor): stored where a shadow is kept, its shadow chooses between their zeroed
+        scratches (a null one would fault where a derivative reads through it)."""
+        from .type_layout import constant_float_global
+        consts = [o.value for o in vals if o.value not in ("null", "undef", "poison")]
+        return bool(consts) and all(not v.startswith("%") and
+                                    constant_float_global(self.module, v) for v in consts)
+
     def _local_shadowed(self, v: str) -> bool:
         o = self._obj(v)
         return o in self.active_objects or o in self.escaped or o in self.returned
@@ -625,7 +634,8 @@ class Activity:
                 self.ptrint.add(inst.name)
                 return False, False
             return (fp and any(o.value in self.active for o in vals),
-                    isptr and any(o.value in self.shadowed for o in vals))
+                    isptr and (any(o.value in self.shadowed for o in vals) or
+                               self._constant_floats(vals) and self._local_shadowed(inst.name)))
         if op == "bitcast" and inst.ops and inst.ops[0].value in self.punned and is_fp(ty):
             return True, False                       # i64 copy of a double, viewed as double again
         if op == "bitcast" and inst.ops and is_fp(ty) and inst.ops[0].value in self.unknown_copies:

@@ -122,10 +122,8 @@ class Generator(IndirectCalls, CallEmitter):
         it, passed where a callee reads active data, joined by a select): for float data a
         zeroed scratch (its tangent is zero, its adjoints dropped; the constant itself would
         give its values as tangents and fault on adjoints), else the global itself (a string)."""
-        from .activity import carries_float
-        from .type_layout import global_type
-        ty = global_type(self.module, g)
-        return self.scratch_shadow(g) if ty and carries_float(ty) else g
+        from .type_layout import constant_float_global
+        return self.scratch_shadow(g) if constant_float_global(self.module, g) else g
 
     def inactive_scratch(self, synth, v: str) -> str | None:
         """A shadow for pointer v into memory without one (an enzyme_const scalar captured by
@@ -199,7 +197,26 @@ class Generator(IndirectCalls, CallEmitter):
                 acts.append("dup")
             else:
                 acts.append("const")
+        for k in self._stored_constants(inst, acts):
+            acts[k] = "dup"
         return acts
+
+    def _stored_constants(self, inst, acts) -> list[int]:
+        """Positions of a call's pointers to constant float data (a `const` global: GSL's
+        robust-fit type descriptor) that the callee stores away: where it stores them into
+        memory with a shadow, the shadow stored is the constant's zeroed scratch, passed as
+        theirs (a null shadow would fault where its doubles are read through the record)."""
+        from .type_layout import constant_float_global
+        callee = inst.callee or ""
+        fn = self.module.function(callee) if callee.startswith("@") else None
+        if fn is None or len(fn.params) != len(inst.ops):
+            return []
+        cands = [k for k, (a, o) in enumerate(zip(acts, inst.ops)) if o.ty == "ptr" and
+                 a == "const" and constant_float_global(self.module, o.value)]
+        if not cands:
+            return []
+        escapes = self._callee_summary(callee, acts)[3]
+        return [k for k in cands if k in escapes]
 
     def callee_activity(self, inst, caller_act=None):
         """(result active, result has a shadow) for a call to a function with bitcode; for an

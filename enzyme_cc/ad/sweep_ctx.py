@@ -179,6 +179,8 @@ class RevCtx:
         return sv
 
     def _global_shadow(self, g):
+        if g.startswith("@") and self.synth.module.is_constant_global(g):
+            return self.synth.gen.constant_shadow(g)      # (as FwdCtx.global_shadow)
         if g in self.act.global_shadows:
             return self.synth.gen.shadow_global(g)
         if g in self.act.inactive_globals:

@@ -201,6 +201,17 @@ def global_type(module, name: str) -> str | None:
     return None
 
 
+def constant_float_global(module, v: str) -> bool:
+    """v is the address of a constant global holding float data (or a constant expression over
+    one): its shadow is a zeroed scratch (generate.constant_shadow)."""
+    g = global_named(v)
+    if not g or not module.is_constant_global(g):
+        return False
+    ty = global_type(module, g)
+    return bool(ty) and any(f in named_expand(ty, module.named_types)
+                            for f in ("double", "float", "half", "x86_fp80", "fp128"))
+
+
 def declared_kind(module, fn, ptr: str, size: int, info=None):
     """The one scalar kind the declared type (of the alloca, global or typed GEP ptr points
     into, or the one struct type GEPs index its memory by) has in the `size` bytes at ptr, or
