@@ -323,8 +323,14 @@ def _rewrite_call(gen, req, name, rty, keep) -> list[str]:
                      f"{inst.name} = {_identity(want, zero)}")
         return lines
     if rty == "void":
-        raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_autodiff is declared to "
-                        f"return {want}, but '{req.fn[1:]}' has no active (float) argument")
+        marker = next((m for m in ("__enzyme_autodiff", "__enzyme_fwddiff", "__enzyme_reverse",
+                                   "__enzyme_augmentfwd") if m in (inst.callee or "")),
+                      "the marker")
+        why = "returns nothing (the tangents go into the shadows)" if req.mode == "forward" \
+            else "has no active (float) argument"
+        raise UserError(f"{located(gen.module, req.caller, inst)}: {marker} is declared to "
+                        f"return {want}, but the derivative of '{req.fn[1:]}' {why}; hint: "
+                        "declare the marker void, or read the derivatives from the shadows")
     res = tmp()
     lines.append(f"{res} = {call}")
     got = [(p, t) for p, t in _leaves(rty) if keep is None or p[:1] == [keep]]

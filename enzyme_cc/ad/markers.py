@@ -81,6 +81,17 @@ def find_requests(module) -> list[Request]:
     return out
 
 
+def _integer_memory(module, caller, value) -> bool:
+    """value points into a local or global whose declared type holds integers only."""
+    from .type_layout import global_type, layout, underlying
+    base = underlying(caller, value)
+    d = caller.defs.get(base)
+    ty = d.src_ty if getattr(d, "op", None) == "alloca" else \
+        global_type(module, base) if base.startswith("@") else None
+    kinds = set(layout(ty, module.named_types).values()) if ty else set()
+    return kinds == {"int"}
+
+
 def refuse_unknown_function(module, caller, inst):
     """A marker call whose function the program does not determine."""
     raise UserError(f"{located(module, caller, inst)}: the first argument of {inst.callee[1:]} "
@@ -362,6 +373,11 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
                             "its shadow unless marked enzyme_const")
         val = ops[k]
         k += 1
+        if tag is None and p.ty == "ptr" and (k >= len(ops) or ops[k].ty != "ptr") and \
+                _integer_memory(module, caller, val.value):
+            # no shadow follows, and the memory holds integers (`int len[10]` passed as
+            # `&len`): no derivative, as Enzyme's type analysis decides
+            tag = "enzyme_const"
         if tag is None:
             tag = "enzyme_dup" if p.ty == "ptr" else "enzyme_out" if is_fp(p.ty) else "enzyme_const"
             if mode == "forward" and is_fp(p.ty):
