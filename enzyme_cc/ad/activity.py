@@ -668,6 +668,13 @@ class Activity:
                 inst.ops[0].value in self.ptrint
         if op == "load":
             src = inst.ops[0].value in self.shadowed
+            if ty == "ptr" and not src and inst.ops[0].value.startswith("@") and \
+                    self._local_shadowed(inst.name):
+                from .type_layout import pinned_constant
+                if pinned_constant(self.module, inst.ops[0].value):
+                    # a constant descriptor's address read from a global nothing writes, kept
+                    # where a shadow is: its shadow is read from the global's (its scratch's)
+                    return False, True
             if src and inst.name in self.punned:
                 return True, False                  # seen as float data by a later bitcast
             if src and int_bits(ty) and self.types is not None and \

@@ -125,6 +125,16 @@ class Generator(IndirectCalls, CallEmitter):
         from .type_layout import constant_float_global
         return self.scratch_shadow(g) if constant_float_global(self.module, g) else g
 
+    def pinned_shadow(self, g: str) -> str:
+        """The shadow of a pointer global nothing writes that holds a constant descriptor's
+        address (type_layout.pinned_constant): a constant holding the descriptor's shadow."""
+        from .type_layout import pinned_constant
+        name = "@ad.pinned." + g[1:].strip('"')
+        if name not in self.decls:
+            target = self.constant_shadow(pinned_constant(self.module, g))
+            self.decls[name] = f"{name} = internal constant ptr {target}, align 8"
+        return name
+
     def inactive_scratch(self, synth, v: str) -> str | None:
         """A shadow for pointer v into memory without one (an enzyme_const scalar captured by
         address) that a select or phi joins with shadowed memory, where the code only reads

@@ -7,6 +7,7 @@ import re
 
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import GLOBAL_REF, is_fp, zero_of
+from .type_layout import pinned_constant
 
 
 def adjoint_zero(ty: str) -> str:
@@ -123,6 +124,8 @@ class FwdCtx:
         holding active data (one per lane in vector mode), an enzyme_inactive one's scratch."""
         if g.startswith("@") and self.synth.module.is_constant_global(g):
             return self.synth.gen.constant_shadow(g)
+        if g.startswith("@") and pinned_constant(self.synth.module, g):
+            return self.synth.gen.pinned_shadow(g)
         if g in self.act.global_shadows:
             width = getattr(self.synth, "width", 1)
             return self.synth.gen.shadow_global(g, self.synth.lane if width > 1 else None, width)
@@ -181,6 +184,8 @@ class RevCtx:
     def _global_shadow(self, g):
         if g.startswith("@") and self.synth.module.is_constant_global(g):
             return self.synth.gen.constant_shadow(g)      # (as FwdCtx.global_shadow)
+        if g.startswith("@") and pinned_constant(self.synth.module, g):
+            return self.synth.gen.pinned_shadow(g)
         if g in self.act.global_shadows:
             return self.synth.gen.shadow_global(g)
         if g in self.act.inactive_globals:

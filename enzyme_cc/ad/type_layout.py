@@ -212,6 +212,28 @@ def constant_float_global(module, v: str) -> bool:
                             for f in ("double", "float", "half", "x86_fp80", "fp128"))
 
 
+def pinned_constant(module, g: str) -> str | None:
+    """For a mutable pointer global that the program only ever reads (no store, no other use
+    of its address) and whose initializer is the address of a constant global holding floats
+    (GSL's `gsl_multifit_robust_bisquare = &bisquare_type`): that address; else None."""
+    memo = module.__dict__.setdefault("_pinned", {})
+    if g in memo:
+        return memo[g]
+    memo[g] = None
+    line = module.globals.get(g, "")
+    m = re.match(r"\S+\s*=\s*(?:[\w()]+\s+)*?global\s+ptr\s+(\S+?),?(?:\s|$)", line)
+    if not g.startswith("@") or not m or not constant_float_global(module, m.group(1)):
+        return None
+    ref = re.compile(r'(?<![-\w.$"])' + re.escape(g) + r'(?![-\w.$"])')
+    read = re.compile(r"=\s*load\s+(?:volatile\s+)?ptr,\s*ptr\s+" + re.escape(g) + r"\s*(,|$)")
+    for line in module._lines:
+        if ref.search(line) and not line.startswith(g + " ") and \
+                (len(ref.findall(line)) != 1 or not read.search(line)):
+            return None
+    memo[g] = m.group(1)
+    return memo[g]
+
+
 def declared_kind(module, fn, ptr: str, size: int, info=None):
     """The one scalar kind the declared type (of the alloca, global or typed GEP ptr points
     into, or the one struct type GEPs index its memory by) has in the `size` bytes at ptr, or

@@ -4,8 +4,11 @@
    descriptor's address needs a shadow where the record has one: a zeroed scratch (its
    constants carry no derivative). Before, the allocator's store of the descriptor was refused
    ("a pointer to double data without a shadow ... is stored into memory that has one"), and
-   the chosen descriptor got a null shadow: the derivative crashed reading through it. Reverse
-   mode against central differences, forward mode against reverse. */
+   the chosen descriptor got a null shadow: the derivative crashed reading through it. GSL
+   hands its descriptors out through exported pointers that nothing writes
+   (`gsl_multifit_robust_bisquare = &bisquare_type`): read as their initializer's address, whose
+   shadow is known (refused before, as the first). Reverse mode against central differences,
+   forward mode against reverse. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,7 @@ double __enzyme_fwddiff(void *, ...);
 
 typedef struct { const char *name; double tune; int order; } Kind;
 static const Kind Bisquare = {"bisquare", 4.685, 2}, Huber = {"huber", 1.345, 1};
+const Kind *kind_huber = &Huber;      /* a library's exported descriptor */
 
 typedef struct { const Kind *kind; double *r; size_t n; } Work;
 /* (external, as a library's are: called with the descriptor's address, not specialized to it) */
@@ -52,6 +56,16 @@ static double robust(const double *x) {
   return s;
 }
 
+/* the workspace allocated with the exported descriptor */
+static double exported(const double *x) {
+  Work *w = work_alloc(kind_huber, N);
+  for (int i = 0; i < N; i++) w->r[i] = x[i] + 0.5 * x[(i + 1) % N];
+  double s = weigh(w);
+  free(w->r);
+  free(w);
+  return s;
+}
+
 /* a record on the stack choosing its descriptor */
 static double chosen(const double *x) {
   double r[N];
@@ -63,6 +77,7 @@ static double chosen(const double *x) {
 static void run(const char *name, double (*f)(const double *), double *p) {
   double dp[N] = {0}, t[N], dot = 0, hh = 1e-6;
   if (f == robust) __enzyme_autodiff((void *)robust, enzyme_dup, p, dp);
+  else if (f == exported) __enzyme_autodiff((void *)exported, enzyme_dup, p, dp);
   else __enzyme_autodiff((void *)chosen, enzyme_dup, p, dp);
   for (int i = 0; i < N; i++) {
     double keep = p[i];
@@ -79,14 +94,16 @@ static void run(const char *name, double (*f)(const double *), double *p) {
   }
   char label[40];
   snprintf(label, sizeof label, "%s_fwd", name);
-  double tan = f == robust ? __enzyme_fwddiff((void *)robust, enzyme_dup, p, t)
-                           : __enzyme_fwddiff((void *)chosen, enzyme_dup, p, t);
+  double tan = f == robust     ? __enzyme_fwddiff((void *)robust, enzyme_dup, p, t)
+               : f == exported ? __enzyme_fwddiff((void *)exported, enzyme_dup, p, t)
+                               : __enzyme_fwddiff((void *)chosen, enzyme_dup, p, t);
   check(label, tan, dot);
 }
 
 int main(void) {
   double a[N] = {0.7, 1.3, -0.4};
   run("robust", robust, a);
+  run("exported", exported, a);
   double b[N] = {0.6, -0.9, 1.1}, c[N] = {-0.6, 0.9, 1.1};
   run("chosen_bisquare", chosen, b);
   run("chosen_huber", chosen, c);
