@@ -127,8 +127,16 @@ def _kind_of(gen, c: str) -> str:
 
 
 def _variadic(module, c: str) -> bool:
-    fn = module.function(c)
-    return fn is not None and any(p.ty == "..." for p in fn.params)
+    """c is defined with a variadic parameter list (read from its `define` line: no parse)."""
+    span = module._bodies.get(c)
+    if span is None:
+        return False
+    head = module._lines[span[0]]
+    k = span[0]
+    while not head.rstrip().endswith("{") and k + 1 < span[1]:
+        k += 1
+        head += module._lines[k]
+    return "...)" in head
 
 
 def _refuse_variadic(ctx, inst):
