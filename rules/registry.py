@@ -15,7 +15,7 @@ import tomli
 
 from enzyme_cc.errors import UserError
 from .formula import parse, check
-from . import fortran_catalog
+from .fortran_catalog import inactive as fortran_inactive
 
 REVERSE: dict = {}
 FORWARD: dict = {}
@@ -255,7 +255,7 @@ def is_inactive_call(callee: str) -> bool:
     from enzyme_cc.ad.openmp import KEPT
     return name in _INACTIVE or name in _RUNTIME_INACTIVE or name in KEPT or name in _module_inactive or intrinsic_base(name) in _INACTIVE or \
         (name.startswith("llvm.") and intrinsic_base(name) + ".p0" in _INACTIVE) or \
-        fortran_catalog.inactive(name) or name.startswith(_STRING_MEMBERS)
+        fortran_inactive(name) or name.startswith(_STRING_MEMBERS)
 
 
 def allocator(callee: str):

@@ -7,7 +7,7 @@ Integers never carry a derivative (seeds/001, section 2).
 """
 from __future__ import annotations
 
-from enzyme_cc.ir.lexer import is_fp, scalar_of
+from enzyme_cc.ir.lexer import carries_float, int_bits, is_fp, scalar_of  # noqa: F401 (re-exported)
 from .type_layout import global_named
 from .unionfind import UnionFind
 from enzyme_cc.rules import is_inactive_call, call_rule
@@ -77,21 +77,6 @@ def primal_only(ctx, inst) -> bool:
             not ctx.synth.noneed.drops_primal(inst):
         ctx.lines.append(ctx.synth.print_primal(inst))
     return True
-
-
-def carries_float(ty: str) -> bool:
-    return is_fp(ty) or (ty.startswith(("{", "[", "<{")) and any(
-        f in ty for f in ("double", "float", "half", "x86_fp80", "fp128")))
-
-
-def int_bits(ty: str) -> int:
-    """Bits of an integer or integer-vector type (0 for anything else)."""
-    from enzyme_cc.ir.lexer import scalar_of
-    elem = scalar_of(ty)
-    if not (elem.startswith("i") and elem[1:].isdigit()):
-        return 0
-    n = int(ty.strip()[1:-1].split(" x ")[0]) if ty.startswith("<") else 1
-    return n * int(elem[1:])
 
 
 def pun_type(ty: str, kind) -> str | None:

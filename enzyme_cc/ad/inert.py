@@ -13,8 +13,8 @@ copies or sets memory outside its frame. Values it reads, active ones included, 
 nothing but text, integers and its own locals, which die with it."""
 from __future__ import annotations
 
+from enzyme_cc.ir.lexer import carries_float, int_bits
 from enzyme_cc.rules.registry import is_inactive_call
-from .activity import carries_float, int_bits
 from .type_layout import underlying
 
 _FRAME_ONLY = ("@llvm.memcpy", "@llvm.memmove", "@llvm.memset", "@memcpy", "@memmove", "@memset")

@@ -21,6 +21,12 @@ from __future__ import annotations
 
 from . import exit_count
 
+# instructions cheaper to recompute in a reverse block than to tape (value_plan.py)
+RECOMPUTABLE = {"getelementptr", "bitcast", "addrspacecast", "ptrtoint", "inttoptr", "trunc", "zext",
+                "sext", "fptrunc", "fpext", "sitofp", "uitofp", "fptosi", "fptoui", "add", "sub",
+                "mul", "shl", "lshr", "ashr", "and", "or", "xor", "icmp", "fcmp", "select", "fadd",
+                "fsub", "fmul", "fneg", "extractvalue", "udiv", "sdiv", "urem", "srem", "freeze"}
+
 
 def branch_select(synth, phi):
     """(c, value if c, value if not c) for `phi`, or None."""
@@ -146,7 +152,6 @@ def _loops(synth, label) -> set:
 
 
 def _available(synth, v, p, depth) -> bool:
-    from .value_plan import RECOMPUTABLE
     d = synth.fn.defs.get(v) if v.startswith("%") else None
     blk = getattr(d, "block", None)
     if blk is None or blk.label in synth.dom[p]:

@@ -7,11 +7,8 @@ from __future__ import annotations
 
 from enzyme_cc.ir.model import Inst
 from . import exit_count, phi_select
+from .phi_select import RECOMPUTABLE
 
-RECOMPUTABLE = {"getelementptr", "bitcast", "addrspacecast", "ptrtoint", "inttoptr", "trunc", "zext",
-                "sext", "fptrunc", "fpext", "sitofp", "uitofp", "fptosi", "fptoui", "add", "sub",
-                "mul", "shl", "lshr", "ashr", "and", "or", "xor", "icmp", "fcmp", "select", "fadd",
-                "fsub", "fmul", "fneg", "extractvalue", "udiv", "sdiv", "urem", "srem", "freeze"}
 # pure intrinsics cheaper to recompute than to tape
 RECOMPUTABLE_INTRINSICS = {"llvm.fmuladd", "llvm.fma", "llvm.fabs", "llvm.copysign", "llvm.minnum",
                            "llvm.maxnum", "llvm.minimum", "llvm.maximum", "llvm.floor",

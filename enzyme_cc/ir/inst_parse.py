@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .lexer import tokenize, parse_type, parse_value, skip_balanced
-from .model import BINARY, CASTS, FAST_MATH, INT_FLAGS, Inst, Operand, split_commas
+from .inst import BINARY, CASTS, FAST_MATH, INT_FLAGS, Inst, Operand, split_commas
 
 
 def _strip_md(toks):

@@ -152,6 +152,21 @@ def scalar_of(ty: str) -> str:
     return ty
 
 
+
+def carries_float(ty: str) -> bool:
+    """A float type, or an aggregate or vector holding floats (named types not looked into)."""
+    return is_fp(ty) or (ty.startswith(("{", "[", "<{")) and any(
+        f in ty for f in ("double", "float", "half", "x86_fp80", "fp128")))
+
+
+def int_bits(ty: str) -> int:
+    """Bits of an integer or integer-vector type (0 for anything else)."""
+    elem = scalar_of(ty)
+    if not (elem.startswith("i") and elem[1:].isdigit()):
+        return 0
+    n = int(ty.strip()[1:-1].split(" x ")[0]) if ty.startswith("<") else 1
+    return n * int(elem[1:])
+
 def is_fp(ty: str) -> bool:
     """Float, or a vector of floats."""
     return scalar_of(ty) in FLOAT_TYPES

@@ -10,58 +10,13 @@ import re
 from dataclasses import dataclass, field
 
 from .lexer import tokenize, parse_type, parse_value, skip_balanced, join
+from .inst import (BINARY, CASTS, FAST_MATH, INT_FLAGS, Inst, Operand,  # noqa: F401 (re-exported)
+                   split_commas)
+from .inst_parse import parse_inst
 
-FAST_MATH = {"fast", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc"}
-INT_FLAGS = {"nuw", "nsw", "exact", "disjoint", "nneg", "samesign"}
-BINARY = {"fadd", "fsub", "fmul", "fdiv", "frem", "add", "sub", "mul", "udiv", "sdiv", "urem",
-          "srem", "shl", "lshr", "ashr", "and", "or", "xor"}
-CASTS = {"trunc", "zext", "sext", "fptrunc", "fpext", "fptoui", "fptosi", "uitofp", "sitofp",
-         "ptrtoint", "inttoptr", "bitcast", "addrspacecast"}
 # Parameter/return attributes that may precede a type or follow it.
 _RET_ATTR_ARGS = {"dereferenceable", "dereferenceable_or_null", "align", "nofpclass", "range",
                   "noundef", "nonnull", "noalias", "signext", "zeroext", "inreg", "returned"}
-
-
-@dataclass
-class Operand:
-    ty: str
-    value: str          # token text: '%x', '@g', '1.0', constant expression text
-
-    @property
-    def is_local(self) -> bool:
-        return self.value.startswith("%")
-
-
-@dataclass
-class Inst:
-    name: str | None           # local result name with '%' (None for void)
-    op: str                    # opcode ('call' for tail/musttail calls too)
-    ty: str                    # result type ('void' when none)
-    toks: list[str]            # the whole instruction's tokens (without metadata attachments)
-    md: dict[str, str]         # metadata attachments: kind -> '!N'
-    block: "Block" = None
-    ops: list[Operand] = field(default_factory=list)   # typed value operands, in textual order
-    flags: list[str] = field(default_factory=list)     # fast-math / wrap flags
-    pred: str | None = None                            # icmp/fcmp predicate
-    callee: str | None = None                          # call/invoke: '@f' or '%fp'
-    fnty: str | None = None                            # call/invoke: explicit function type if printed
-    incoming: list[tuple[str, str]] = field(default_factory=list)  # phi: (value, block) pairs
-    targets: list[str] = field(default_factory=list)   # terminators: successor labels
-    src_ty: str | None = None                          # gep source type / alloca type / cast target
-    indices: list[int] = field(default_factory=list)   # extractvalue/insertvalue indices
-    line: int = -1                                     # line index in the module text
-    line_end: int = -1                                 # its last line (multi-line instructions)
-
-    def __str__(self):
-        return join(self.toks)
-
-    @property
-    def is_terminator(self) -> bool:
-        return self.op in ("ret", "br", "switch", "unreachable", "invoke", "resume", "indirectbr",
-                           "callbr", "cleanupret", "catchret", "catchswitch")
-
-    def locals_used(self) -> list[str]:
-        return [o.value for o in self.ops if o.is_local]
 
 
 @dataclass
@@ -213,24 +168,6 @@ def _define_name(line: str) -> str:
     raise ValueError(f"cannot find function name in: {line[:80]}")
 
 
-def split_commas(toks, i, end):
-    """Split toks[i:end] at top-level commas into token lists."""
-    parts, cur, depth = [], [], 0
-    for t in toks[i:end]:
-        if t in ("(", "[", "{", "<"):
-            depth += 1
-        elif t in (")", "]", "}", ">"):
-            depth -= 1
-        if t == "," and depth == 0:
-            parts.append(cur)
-            cur = []
-        else:
-            cur.append(t)
-    if cur:
-        parts.append(cur)
-    return parts
-
-
 def parse_header(header: str, named_types) -> tuple:
     toks = tokenize(header)
     k = next(k for k, t in enumerate(toks) if t.startswith("@") and toks[k + 1] == "(")
@@ -323,6 +260,3 @@ def parse_function(lines: list[str], named_types) -> Function:
 def rename_tokens(toks, mapping: dict[str, str]) -> str:
     return join(mapping.get(t, t) for t in toks)
 
-
-# the instruction parser (its own module; it uses the classes above)
-from .inst_parse import parse_inst  # noqa: E402
