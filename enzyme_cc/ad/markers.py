@@ -260,6 +260,9 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
         ops = ops[1:]
     if not ops:
         raise UserError(f"{where}: __enzyme_autodiff needs the function to differentiate")
+    # enzyme_nocache before an argument promises it is unchanged between the augmented forward
+    # and the reverse, so Enzyme need not cache it: a hint, as what is taped is decided here
+    ops = [o for o in ops if _marker_of(caller, o.value, ("enzyme_nocache",)) is None]
     fn_val = ops[0].value
     candidates = _known_functions(module, caller, fn_val) if not fn_val.startswith("@") else None
     if candidates == []:

@@ -6,7 +6,7 @@ typedef struct { void* tape; double primal; } Aug;
 Aug __enzyme_augmentfwd2(void*, ...) __asm__("__enzyme_augmentfwd");
 double __enzyme_reverse(void*, ...);
 double __enzyme_autodiff(void*, ...);
-int enzyme_const, enzyme_dup, enzyme_tape;
+int enzyme_const, enzyme_dup, enzyme_tape, enzyme_nocache;
 /* two active floats: the reverse returns their adjoints as a struct */
 typedef struct { double dx, dy; } Pair;
 Pair __enzyme_reverse_pair(void*, ...) __asm__("__enzyme_reverse");
@@ -25,6 +25,12 @@ int main() {
   printf("y %f %f\n", y[0], y[1]);
   __enzyme_reverse((void*)g, y, dy, enzyme_const, 2, enzyme_tape, t);
   printf("%f %f | 3 4\n", dy[0], dy[1]);
+  /* enzyme_nocache (Enzyme: the argument is unchanged between the two halves, no need to
+     cache it) before a duplicated and a constant argument: a hint, the same derivative */
+  double z[3] = {0.3, 0.5, 0.7}, dz[3] = {0};
+  Aug az = __enzyme_augmentfwd2((void*)f, enzyme_nocache, z, dz, enzyme_nocache, enzyme_const, 3);
+  __enzyme_reverse((void*)f, enzyme_nocache, z, dz, enzyme_nocache, enzyme_const, 3, 1.0, az.tape);
+  for (int i=0;i<3;i++) printf("nocache %f | %f\n", dz[i], sin(z[i]) + z[i] * cos(z[i]));
   void *th = __enzyme_augmentfwd((void*)h, 3.0, 2.0);
   Pair p = __enzyme_reverse_pair((void*)h, 3.0, 2.0, 1.0, th);
   printf("%f %f | 12 9\n", p.dx, p.dy);
