@@ -3,7 +3,7 @@ calls to functions whose bitcode we have (differentiated recursively: augmented 
 """
 import re
 
-from enzyme_cc.ir.lexer import is_fp, float_cast
+from enzyme_cc.ir.lexer import adjoint_type_of, is_fp, float_cast
 from .registry import reverse, forward, call_rule, is_inactive_call
 from .formula import FormulaCompiler
 from .copy_adjoint import copy_fields, len64, move_fields_at_once, rev_memcpy
@@ -42,7 +42,9 @@ def call_kind(ctx, inst) -> str:
     block = getattr(ctx, "block", None)
     if kind in _PRIMAL_WHEN_DOOMED and block is not None and block.term.op == "unreachable":
         return "inactive"           # never returns (Activity.doomed): no derivative needed
-    if kind in ("diff", "unknown") and any(o.value in ctx.act.punned for o in inst.ops):
+    if kind in ("diff", "unknown") and any(o.value in ctx.act.punned for o in inst.ops) and not (
+            kind == "diff" and ctx.synth.mode != "forward" and (inst.callee or "").startswith("@")
+            and _bits_passed(ctx, inst)):
         # the callee would see an integer and carry no derivative: never a silent zero
         ctx.error(inst, "an integer argument carries float data (its bits were copied from a "
                   f"float) into '{(inst.callee or '?').lstrip('@')}', whose derivative would drop "
@@ -54,6 +56,14 @@ def call_kind(ctx, inst) -> str:
         if is_wrapper(inst.callee):
             return "checkpoint"     # reverse mode: the schedule's driver, not a taped loop
     return kind
+
+
+def _bits_passed(ctx, inst) -> bool:
+    """Every float's bits among the call's arguments go to an integer parameter of their width,
+    which the callee's derivative takes as that float (generate.call_activity): reverse mode."""
+    tys = ctx.gen().param_types(inst)
+    return all(ctx.act.punned[o.value] == adjoint_type_of(ty)
+               for ty, o in zip(tys, inst.ops) if o.value in ctx.act.punned)
 
 
 def kind_of(gen, inst) -> str:

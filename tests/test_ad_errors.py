@@ -513,7 +513,7 @@ int main(void) {
 PUNNED_ARG = """\
 #include <stdlib.h>
 #include <string.h>
-double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 __attribute__((noinline)) static double *put(unsigned long long bits) {
   double *d = malloc(sizeof(double));
   memcpy(d, &bits, sizeof bits);
@@ -525,7 +525,7 @@ double through_bits(double x) {
   double *d = put(bits);
   return *d * 2;
 }
-int main(void) { return __enzyme_autodiff((void *)through_bits, 1.5) != 2.0; }
+int main(void) { return __enzyme_fwddiff((void *)through_bits, 1.5, 1.0) != 2.0; }
 """
 
 TODENSE_ESCAPES = """\

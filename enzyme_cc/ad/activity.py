@@ -7,7 +7,8 @@ Integers never carry a derivative (seeds/001, section 2).
 """
 from __future__ import annotations
 
-from enzyme_cc.ir.lexer import carries_float, int_bits, is_fp, scalar_of  # noqa: F401 (re-exported)
+from enzyme_cc.ir.lexer import (adjoint_type_of, carries_float, int_bits, is_fp,  # noqa: F401
+                                 scalar_of)
 from .type_layout import global_named
 from .unionfind import UnionFind
 from enzyme_cc.rules import is_inactive_call, call_rule
@@ -189,6 +190,8 @@ class Activity:
         for p, a in zip(fn.params, arg_act):
             if a == "active":
                 self.active.add(p.name)
+                if int_bits(p.ty):              # a float's bits passed as an integer
+                    self.punned[p.name] = adjoint_type_of(p.ty)
             elif a in ("dup", "dupnoneed"):
                 self.shadowed.add(p.name)
         # Local memory (allocas, allocations) needs a shadow only once active data may reach it:
@@ -506,16 +509,33 @@ class Activity:
             v, vty = st.ops[0].value, st.ops[0].ty
             kinds.add(vty if vty in ("double", "float") else
                       {"double": "double", "float": "float"}.get(self.punned.get(v)))
+        copies = self._float_copies_into(obj, int_bits(load.ty) // 8)
+        kinds |= {k for k, _ in copies}
         if len(kinds) != 1 or None in kinds or int_bits(load.ty) != (64 if "double" in kinds
                                                                     else 32):
             return None
         touched = self.__dict__.setdefault("_touched_by_calls", None)
         if touched is None:
-            touched = self._touched_by_calls = {
-                self._obj(o.value) for i in self.fn.insts() if i.op in ("call", "invoke") and
-                not (i.callee or "").startswith(("@llvm.lifetime", "@llvm.experimental"))
-                for o in i.ops if o.ty == "ptr" and o.value.startswith("%")}
-        return None if obj in touched else kinds.pop()
+            touched = self._touched_by_calls = {}
+            for i in self.fn.insts():
+                if i.op in ("call", "invoke") and not (i.callee or "").startswith(
+                        ("@llvm.lifetime", "@llvm.experimental")):
+                    for o in i.ops:
+                        if o.ty == "ptr" and o.value.startswith("%"):
+                            touched.setdefault(self._obj(o.value), set()).add(id(i))
+        return None if touched.get(obj, set()) - {id(c) for _, c in copies} else kinds.pop()
+
+    def _float_copies_into(self, obj, size) -> list:
+        """(float kind, call) for each memcpy of `size` bytes into local slot obj from memory
+        whose type says it holds that float (unoptimized code's `memcpy(&bits, &x, 8)`)."""
+        out = []
+        for i in self.fn.insts():
+            if i.op == "call" and (i.callee or "").startswith(("@llvm.memcpy", "@memcpy")) and \
+                    len(i.ops) > 2 and self._obj(i.ops[0].value) == obj:
+                kind = self.types.content_kind(i.ops[1].value, None, size) \
+                    if self.types is not None and i.ops[2].value == str(size) else None
+                out.append((kind if kind in ("double", "float") else None, i))
+        return out
 
     def _byte_lanes_computed(self, load) -> bool:
         """A load of a vector of bytes (or 16-bit lanes) that is compared or computed on lane by

@@ -3,6 +3,7 @@ forward-mode caller, its augmented forward in the caller's forward sweep and its
 caller's reverse sweep (a mixin of Generator, which builds the callee's derivative functions)."""
 from __future__ import annotations
 
+from enzyme_cc.ir.lexer import adjoint_type_of
 from .activity import has_shadow_type
 
 
@@ -103,7 +104,8 @@ class CallEmitter:
             return
         t = ctx.tmp("radj")
         ctx.emit(f"{t} = {call}")
-        active = [(ty, o) for ty, o, a in zip(self.param_types(inst), inst.ops, acts) if a == "active"]
+        active = [(adjoint_type_of(ty), o) for ty, o, a in zip(self.param_types(inst), inst.ops, acts)
+                  if a == "active"]
         if len(active) == 1:
             ctx.add(active[0][1].value, active[0][0], t)
             return

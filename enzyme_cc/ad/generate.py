@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp
+from enzyme_cc.ir.lexer import adjoint_type_of, is_fp
 from enzyme_cc.ir.model import parse_module
 import enzyme_cc.rules.instructions  # noqa: F401  (registers instruction rules)
 import enzyme_cc.rules.calls  # noqa: F401        (registers call rules)
@@ -203,6 +203,9 @@ class Generator(IndirectCalls, CallEmitter):
         for ty, o in zip(self.param_types(inst), inst.ops):
             if carries_float(ty) and caller_act.is_active(o.value):
                 acts.append("active")
+            elif o.value in caller_act.punned and caller_act.punned[o.value] == \
+                    adjoint_type_of(ty) and not inst.callee.startswith("%"):
+                acts.append("active")       # a float's bits as an integer argument
             elif ty == "ptr" and caller_act.has_shadow(o.value):   # (null: its own shadow)
                 acts.append("dup")
             else:
@@ -368,7 +371,7 @@ class Generator(IndirectCalls, CallEmitter):
     def adjoint_type(self, param_tys, acts):
         """(return type of a reverse function, the types of the adjoints it returns): those of
         the active parameters, one value or a struct."""
-        tys = [t for t, a in zip(param_tys, acts) if a == "active"]
+        tys = [adjoint_type_of(t) for t, a in zip(param_tys, acts) if a == "active"]
         if not tys:
             return "void", tys
         if len(tys) == 1:
@@ -385,14 +388,14 @@ class Generator(IndirectCalls, CallEmitter):
         vals = []
         for p, a in zip(fn.params, synth.arg_act):
             if a == "active":
-                v = synth.tmp("res")
-                lines.append(f"{v} = load {p.ty}, ptr {synth.slots[p.name]}")
-                if p.ty in ("double", "float"):
+                v, ty = synth.tmp("res"), adjoint_type_of(p.ty)
+                lines.append(f"{v} = load {ty}, ptr {synth.slots[p.name]}")
+                if ty in ("double", "float"):
                     # an adjoint nothing reached is the accumulator's -0.0 (sweep_ctx.adjoint_zero):
                     # the user gets +0.0 (x + 0.0 == x except that -0.0 becomes +0.0)
-                    lines.append(f"{v}.z = fadd {p.ty} {v}, 0.0")
+                    lines.append(f"{v}.z = fadd {ty} {v}, 0.0")
                     v += ".z"
-                vals.append((p.ty, v))
+                vals.append((ty, v))
         if not vals:
             lines.append("ret void")
         elif len(vals) == 1:

@@ -159,6 +159,12 @@ def carries_float(ty: str) -> bool:
         f in ty for f in ("double", "float", "half", "x86_fp80", "fp128")))
 
 
+def adjoint_type_of(ty: str) -> str:
+    """The type of a value's adjoint: its own for floats, the float of the same width for an
+    integer that carries one's bits (i64: double, i32: float)."""
+    return {64: "double", 32: "float"}.get(int_bits(ty), ty) if not is_fp(ty) else ty
+
+
 def int_bits(ty: str) -> int:
     """Bits of an integer or integer-vector type (0 for anything else)."""
     elem = scalar_of(ty)
