@@ -43,12 +43,13 @@ def call_kind(ctx, inst) -> str:
     if kind in _PRIMAL_WHEN_DOOMED and block is not None and block.term.op == "unreachable":
         return "inactive"           # never returns (Activity.doomed): no derivative needed
     if kind in ("diff", "unknown") and any(o.value in ctx.act.punned for o in inst.ops) and not (
-            kind == "diff" and ctx.synth.mode != "forward" and (inst.callee or "").startswith("@")
-            and _bits_passed(ctx, inst)):
+            kind == "diff" and (inst.callee or "").startswith("@") and _bits_passed(ctx, inst)):
         # the callee would see an integer and carry no derivative: never a silent zero
+        into = "an indirect call" if (inst.callee or "").startswith("%") else \
+            f"'{(inst.callee or '?').lstrip('@')}'"
         ctx.error(inst, "an integer argument carries float data (its bits were copied from a "
-                  f"float) into '{(inst.callee or '?').lstrip('@')}', whose derivative would drop "
-                  "it", "pass the value as a double (or float), not as its bits")
+                  f"float) into {into}, whose derivative would drop it",
+                  "pass the value as a double (or float), not as its bits")
     if kind == "diff" and _variadic(ctx.gen().module, inst.callee or "") and _involved(ctx, inst):
         _refuse_variadic(ctx, inst)
     if kind == "diff" and ctx.synth.mode != "forward":
@@ -60,7 +61,7 @@ def call_kind(ctx, inst) -> str:
 
 def _bits_passed(ctx, inst) -> bool:
     """Every float's bits among the call's arguments go to an integer parameter of their width,
-    which the callee's derivative takes as that float (generate.call_activity): reverse mode."""
+    which the callee's derivative takes as that float (generate.call_activity)."""
     tys = ctx.gen().param_types(inst)
     return all(ctx.act.punned[o.value] == adjoint_type_of(ty)
                for ty, o in zip(tys, inst.ops) if o.value in ctx.act.punned)

@@ -1,14 +1,16 @@
 /* A float's bits passed to a function as an integer and turned back into the float there
    (Enzyme's ReverseMode/subdoublestore.c: `memcpy(&res, &inp, 8); substore(res, 3)`), a double
-   as `unsigned long long` and a float as `unsigned int`: reverse mode takes the integer
-   parameter as the float it carries (its adjoint comes back as that float). It was refused
-   ("an integer argument carries float data ... whose derivative would drop it"); forward mode
-   still is. Each line: enzyme-cc | analytic. */
+   as `unsigned long long` and a float as `unsigned int`: the callee's derivative takes the
+   integer parameter as the float it carries (reverse mode: its adjoint comes back as that
+   float; forward mode: its tangent goes in as the integer, as the caller keeps it). It was
+   refused ("an integer argument carries float data ... whose derivative would drop it").
+   Each line: enzyme-cc | analytic. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 typedef unsigned long long u64;
 typedef unsigned int u32;
 
@@ -43,6 +45,7 @@ int main(void) {
     double x = 0.35 * i;
     double want = sin(x) + x * cos(x) + 4.0 * (float)x;
     printf("x=%g: %.12g | %.12g\n", x, __enzyme_autodiff((void *)foo, x), want);
+    printf("x=%g forward: %.12g | %.12g\n", x, __enzyme_fwddiff((void *)foo, x, 1.0), want);
   }
   return 0;
 }
