@@ -528,13 +528,18 @@ class Activity:
     def _float_copies_into(self, obj, size) -> list:
         """(float kind, call) for each memcpy of `size` bytes into local slot obj from memory
         whose type says it holds that float (unoptimized code's `memcpy(&bits, &x, 8)`)."""
+        by_obj = self.__dict__.get("_copies_by_obj")
+        if by_obj is None:
+            by_obj = self._copies_by_obj = {}
+            for i in self.fn.insts():
+                if i.op == "call" and (i.callee or "").startswith(("@llvm.memcpy", "@memcpy")) \
+                        and len(i.ops) > 2:
+                    by_obj.setdefault(self._obj(i.ops[0].value), []).append(i)
         out = []
-        for i in self.fn.insts():
-            if i.op == "call" and (i.callee or "").startswith(("@llvm.memcpy", "@memcpy")) and \
-                    len(i.ops) > 2 and self._obj(i.ops[0].value) == obj:
-                kind = self.types.content_kind(i.ops[1].value, None, size) \
-                    if self.types is not None and i.ops[2].value == str(size) else None
-                out.append((kind if kind in ("double", "float") else None, i))
+        for i in by_obj.get(obj, []):
+            kind = self.types.content_kind(i.ops[1].value, None, size) \
+                if self.types is not None and i.ops[2].value == str(size) else None
+            out.append((kind if kind in ("double", "float") else None, i))
         return out
 
     def _byte_lanes_computed(self, load) -> bool:
@@ -640,7 +645,7 @@ class Activity:
                 return False, False
             return (fp and any(o.value in self.active for o in vals),
                     isptr and (any(o.value in self.shadowed for o in vals) or
-                               self._constant_floats(vals) and self._local_shadowed(inst.name)))
+                               self._local_shadowed(inst.name) and self._constant_floats(vals)))
         if op == "bitcast" and inst.ops and inst.ops[0].value in self.punned and is_fp(ty):
             return True, False                       # i64 copy of a double, viewed as double again
         if op == "bitcast" and inst.ops and is_fp(ty) and inst.ops[0].value in self.unknown_copies:

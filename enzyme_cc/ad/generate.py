@@ -125,6 +125,17 @@ class Generator(IndirectCalls, CallEmitter):
         from .type_layout import constant_float_global
         return self.scratch_shadow(g) if constant_float_global(self.module, g) else g
 
+    def unwritten_global_shadow(self, g: str) -> str | None:
+        """The shadow of a global the program never writes, where it has one: a constant's
+        (constant_shadow), or a pointer global holding a constant descriptor's address
+        (pinned_shadow); None for other globals."""
+        if not g.startswith("@"):
+            return None
+        if self.module.is_constant_global(g):
+            return self.constant_shadow(g)
+        from .type_layout import pinned_constant
+        return self.pinned_shadow(g) if pinned_constant(self.module, g) else None
+
     def pinned_shadow(self, g: str) -> str:
         """The shadow of a pointer global nothing writes that holds a constant descriptor's
         address (type_layout.pinned_constant): a constant holding the descriptor's shadow."""
@@ -591,10 +602,7 @@ class Generator(IndirectCalls, CallEmitter):
             new.append(f"{inst.name} = freeze {inst.ty} poison")
         if inst.op == "invoke":
             new.append(f"br label {inst.targets[0]}")
-            drop_unwind_edge(lines, req)
-        lines[req.line] = "\n".join(new)
-        for k in range(req.line + 1, inst.line_end + 1):
-            lines[k] = ""
+        _replace_marker(lines, req, new)
 
     def run(self, requests=None, later=()) -> str:
         """Rewrite the marker calls of `requests`; `later` are those of the rounds after this one
@@ -663,11 +671,7 @@ class Generator(IndirectCalls, CallEmitter):
                 new = self.zero_shared_shadows() + new
             if table is not None and req.mode in ("reverse", "forward", "augment"):
                 new = table.around_call(req, new)
-            lines[req.line] = with_marker_location("\n".join(new), req.inst.md.get("!dbg"))
-            if req.inst.op == "invoke":
-                drop_unwind_edge(lines, req)
-            for k in range(req.line + 1, req.inst.line_end + 1):
-                lines[k] = ""
+            _replace_marker(lines, req, new)
         if table is not None:
             global_shadows.lower_calls(self, lines, gs_calls)
         text = "\n".join(lines)
@@ -702,6 +706,16 @@ FORK_TARGET = re.compile(r"@__kmpc_fork_call\([^,]*, i32 [^,]*, ptr (?:\w+ )*(@[
 
 # Enzyme's type annotations (`__enzyme_double(p)`, ...) only inform type analysis (typeinfo.py):
 # no code, so their calls go once the derivatives are made
+def _replace_marker(lines, req, new):
+    """The marker call's lines replaced by `new` (its source location on the calls); an
+    invoke's landing pad no longer has it as a predecessor."""
+    lines[req.line] = with_marker_location("\n".join(new), req.inst.md.get("!dbg"))
+    if req.inst.op == "invoke":
+        drop_unwind_edge(lines, req)
+    for k in range(req.line + 1, req.inst.line_end + 1):
+        lines[k] = ""
+
+
 _TYPE_HINT_CALL = re.compile(r'^[ \t]*(?:\w+ )*call void (?:\([^)]*\) )?'
                              r'@"?__enzyme_(?:double|float|integer|pointer)"? ?\(.*\n', re.M)
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp, parse_type, type_size
+from enzyme_cc.ir.lexer import is_fp, name_ref, parse_type, type_size
 from .activity import carries_float
 from .diagnostics import located
 from .marker_rewrite import _NAMED, TAPE_HEADER_BYTES
@@ -123,8 +123,9 @@ def _known_functions(module, caller, value, seen=None) -> list[str] | None:
     elif getattr(d, "op", None) in ("select", "phi"):
         incoming = [(caller, v) for v in ([v for v, _ in d.incoming] if d.op == "phi"
                                          else [o.value for o in d.ops[1:3]])]
-    elif getattr(d, "op", None) == "load" and _slot_values(caller, d.ops[0].value) is not None:
-        incoming = [(caller, v) for v in _slot_values(caller, d.ops[0].value)]  # (unoptimized)
+    elif getattr(d, "op", None) == "load" and \
+            (stored := _slot_values(caller, d.ops[0].value)) is not None:
+        incoming = [(caller, v) for v in stored]            # (unoptimized code's spill slot)
     else:
         return None
     out = []
@@ -154,7 +155,7 @@ def _slot_values(caller, slot) -> list | None:
 def _call_sites(module, name) -> list | None:
     """(function, call) for every use of function `name`, when each is a direct call passing
     every parameter; None when its address is used otherwise (it may be called from anywhere)."""
-    ref = re.compile(r'(?<![-\w.$"])' + re.escape(name) + r'(?![-\w.$"])')
+    ref, nparams = name_ref(name), len(module.function(name).params)
     sites = []
     for other, (start, end) in module._bodies.items():
         if other == name or not any(ref.search(l) for l in module._lines[start + 1:end]):
@@ -164,8 +165,7 @@ def _call_sites(module, name) -> list | None:
             if not any(ref.search(t) for t in inst.toks):
                 continue
             if inst.op not in ("call", "invoke") or inst.callee != name or \
-                    any(ref.search(o.value) for o in inst.ops) or len(inst.ops) != \
-                    len(module.function(name).params):
+                    any(ref.search(o.value) for o in inst.ops) or len(inst.ops) != nparams:
                 return None
             sites.append((fn, inst))
     used_elsewhere = any(ref.search(l) for l in module.globals.values())

@@ -7,7 +7,6 @@ import re
 
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import GLOBAL_REF, is_fp, zero_of
-from .type_layout import pinned_constant
 
 
 def adjoint_zero(ty: str) -> str:
@@ -122,10 +121,9 @@ class FwdCtx:
     def global_shadow(self, g: str) -> str | None:
         """The shadow of global g where it has one: a constant's (constant_shadow), a global
         holding active data (one per lane in vector mode), an enzyme_inactive one's scratch."""
-        if g.startswith("@") and self.synth.module.is_constant_global(g):
-            return self.synth.gen.constant_shadow(g)
-        if g.startswith("@") and pinned_constant(self.synth.module, g):
-            return self.synth.gen.pinned_shadow(g)
+        fixed = self.synth.gen.unwritten_global_shadow(g)
+        if fixed is not None:
+            return fixed
         if g in self.act.global_shadows:
             width = getattr(self.synth, "width", 1)
             return self.synth.gen.shadow_global(g, self.synth.lane if width > 1 else None, width)
@@ -182,10 +180,9 @@ class RevCtx:
         return sv
 
     def _global_shadow(self, g):
-        if g.startswith("@") and self.synth.module.is_constant_global(g):
-            return self.synth.gen.constant_shadow(g)      # (as FwdCtx.global_shadow)
-        if g.startswith("@") and pinned_constant(self.synth.module, g):
-            return self.synth.gen.pinned_shadow(g)
+        fixed = self.synth.gen.unwritten_global_shadow(g)     # (as FwdCtx.global_shadow)
+        if fixed is not None:
+            return fixed
         if g in self.act.global_shadows:
             return self.synth.gen.shadow_global(g)
         if g in self.act.inactive_globals:

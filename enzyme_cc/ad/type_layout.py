@@ -9,7 +9,7 @@ import re
 from types import SimpleNamespace
 
 from enzyme_cc.ir.model import Operand
-from enzyme_cc.ir.lexer import type_size, split_fields, type_align
+from enzyme_cc.ir.lexer import carries_float, name_ref, type_size, split_fields, type_align
 
 FLOATS = {"double", "float"}
 _INT_NAMES = {"int", "long", "long long", "short", "bool", "_Bool", "unsigned int", "unsigned long",
@@ -208,8 +208,7 @@ def constant_float_global(module, v: str) -> bool:
     if not g or not module.is_constant_global(g):
         return False
     ty = global_type(module, g)
-    return bool(ty) and any(f in named_expand(ty, module.named_types)
-                            for f in ("double", "float", "half", "x86_fp80", "fp128"))
+    return bool(ty) and carries_float(named_expand(ty, module.named_types))
 
 
 def pinned_constant(module, g: str) -> str | None:
@@ -224,7 +223,7 @@ def pinned_constant(module, g: str) -> str | None:
     m = re.match(r"\S+\s*=\s*(?:[\w()]+\s+)*?global\s+ptr\s+(\S+?),?(?:\s|$)", line)
     if not g.startswith("@") or not m or not constant_float_global(module, m.group(1)):
         return None
-    ref = re.compile(r'(?<![-\w.$"])' + re.escape(g) + r'(?![-\w.$"])')
+    ref = name_ref(g)
     read = re.compile(r"=\s*load\s+(?:volatile\s+)?ptr,\s*ptr\s+" + re.escape(g) + r"\s*(,|$)")
     for line in module._lines:
         if ref.search(line) and not line.startswith(g + " ") and \

@@ -159,6 +159,11 @@ def carries_float(ty: str) -> bool:
         f in ty for f in ("double", "float", "half", "x86_fp80", "fp128")))
 
 
+def name_ref(name: str) -> re.Pattern:
+    """A global's or local's name where it stands as a whole token of IR text."""
+    return re.compile(r'(?<![-\w.$"])' + re.escape(name) + r'(?![-\w.$"])')
+
+
 def adjoint_type_of(ty: str) -> str:
     """The type of a value's adjoint: its own for floats, the float of the same width for an
     integer that carries one's bits (i64: double, i32: float)."""
