@@ -319,6 +319,13 @@ def _cmpxchg(ctx, inst, d):
 
 
 def unknown_integer_copy(ctx, inst):
+    """An integer store into differentiated memory of data whose load could not be typed:
+    refused, unless the store's own debug info says it moves integers (a generic function of
+    Rust's standard library over an integer type: debug_types.py)."""
+    from enzyme_cc.ad.debug_types import copied_kind
+    from enzyme_cc.ad.activity import int_bits
+    if copied_kind(ctx.synth.module, inst, int_bits(inst.ops[0].ty) // 8) == "int":
+        return
     from enzyme_cc.ad.diagnostics import untyped_copy_hint
     ctx.error(inst, "cannot deduce whether this integer copy between differentiated memory "
               "moves float data", untyped_copy_hint(ctx.synth.fn.name))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import (adjoint_type_of, carries_float, int_bits, is_fp,  # noqa: F401
                                  scalar_of)
+from .debug_types import copied_kind
 from .type_layout import global_named
 from .unionfind import UnionFind
 from enzyme_cc.rules import is_inactive_call, call_rule
@@ -691,6 +692,8 @@ class Activity:
                     not self._tape_slot(inst.ops[0].value):   # (the tape keeps integers as such)
                 kind = self.types.content_kind(inst.ops[0].value, inst.md.get("!tbaa"),
                                                int_bits(ty) // 8)
+                if kind is None:     # a piece of a typed copy routine's copy (debug info)
+                    kind = copied_kind(self.module, inst, int_bits(ty) // 8)
                 if kind is None:
                     kind = self._stored_kind(inst)
                 if kind in (None, "int"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from enzyme_cc.ir.lexer import type_size
 from .type_layout import (containing_type, decompose, layout, named_expand, opaque_layout,
                           record_of, tbaa_struct, underlying)
+from .debug_types import copied_layout
 from .typeinfo import TypeInfo
 
 
@@ -39,6 +40,12 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
             return _declared_ranges(module, fn, (dst.value, src.value), length, info) or \
                 _struct_by_shape(module, ranges, length) or ranges
         return ranges
+    elem = copied_layout(module, inst)
+    if elem is not None:
+        # a standard library routine moving values of its type parameter (debug_types.py)
+        ranges = _element_ranges(*elem, length)
+        if ranges is not None:
+            return ranges
     if length is None:
         # a run of records: their declared struct type is stronger evidence than the kinds
         # accessed anywhere in the memory (a struct's double field alone says "double")
@@ -86,6 +93,25 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
             # array of Eigen's sparse storage, grown by a copy into a fresh block)
             return [(0, length, "int")]
     return declared
+
+
+def _element_ranges(size, lay, length):
+    """The ranges of a copy of `length` bytes (None: a variable number) of values of one type
+    (`size` bytes, `lay` its {offset: kind}): one kind over the whole copy where the type has
+    one, else its fields repeated; None where the copy is not a whole number of values."""
+    kinds = set(lay.values())
+    if kinds <= {"int"}:
+        return [(0, length, "int")]
+    kind = kinds.pop() if len(kinds) == 1 else None
+    if kind in _WIDTH and len(lay) * _WIDTH[kind] == size:
+        return [(0, length, kind)]
+    if 0 not in lay:
+        lay = {0: "int", **lay}
+    offs = sorted(lay) + [size]
+    rec = RecordRanges([(o, offs[i + 1] - o, lay[o]) for i, o in enumerate(offs[:-1])], size)
+    if length is None:
+        return rec
+    return _tiled_to(rec, length) if length % size == 0 else None
 
 
 class RecordRanges(list):

@@ -3,7 +3,8 @@ import re
 from types import SimpleNamespace
 
 
-def _field(text: str, name: str):
+def md_field(text: str, name: str):
+    """The value of field `name` of a metadata node's text (a string, a !N reference or a word)."""
     m = re.search(rf"\b{name}: (\"[^\"]*\"|![0-9]+|[-\w.]+)", text or "")
     return m.group(1) if m else None
 
@@ -13,17 +14,17 @@ def source_of(module, md_id: str | None) -> str | None:
     loc = module.metadata.get(md_id or "")
     if not loc or "DILocation" not in loc:
         return None
-    line, col = _field(loc, "line"), _field(loc, "column")
-    scope = _field(loc, "scope")
+    line, col = md_field(loc, "line"), md_field(loc, "column")
+    scope = md_field(loc, "scope")
     seen = 0
     while scope and seen < 20:
         node = module.metadata.get(scope, "")
-        f = _field(node, "file")
+        f = md_field(node, "file")
         if f and f in module.metadata:
-            fname = _field(module.metadata[f], "filename")
+            fname = md_field(module.metadata[f], "filename")
             if fname:
                 return f"{fname.strip(chr(34))}:{line}" + (f":{col}" if col and col != "0" else "")
-        scope = _field(node, "scope")
+        scope = md_field(node, "scope")
         seen += 1
     return None
 
@@ -66,8 +67,9 @@ def untyped_copy_hint(fn_name: str) -> str:
     alias metadata at any level, so for Rust the optimization level helps only by inlining."""
     if is_rust(fn_name):
         return ("build with -O (cargo's release profile: the standard library's generic code is "
-                "inlined into code that reads the data typed), or keep this integer data out of "
-                "the differentiated function")
+                "inlined into code that reads the data typed) or with debug info (-g, as cargo's "
+                "dev profile does: it types the standard library's element copies), or keep "
+                "this data out of the differentiated function")
     return ("copy through typed pointers (double*), or compile with -O1 or higher so TBAA type "
             "information is emitted")
 
@@ -87,8 +89,8 @@ def quoted_name(name: str) -> str:
 def subprogram_source(module, sp: str | None) -> str | None:
     """'file.f:12' for a function's !DISubprogram id, or None."""
     node = module.metadata.get(sp or "", "")
-    f, line = _field(node, "file"), _field(node, "line")
-    fname = _field(module.metadata.get(f or "", ""), "filename")
+    f, line = md_field(node, "file"), md_field(node, "line")
+    fname = md_field(module.metadata.get(f or "", ""), "filename")
     return f"{fname.strip(chr(34))}:{line}" if fname and line else None
 
 
@@ -160,7 +162,7 @@ def _primal_source(text: str, primal: str) -> str | None:
         return n.group(1) if n else ""
     sp = m.group(1)
     md = {sp: node(sp)}
-    f = _field(md[sp], "file")
+    f = md_field(md[sp], "file")
     if f:
         md[f] = node(f)
     return subprogram_source(SimpleNamespace(metadata=md), sp)
