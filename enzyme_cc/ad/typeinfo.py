@@ -156,6 +156,13 @@ class TypeInfo:
         facts.update(self.facts.get(base, {}))
         if off is not None and off in facts:
             return facts[off]
+        record = self._record_view(ptr)
+        if 0 in record:
+            # an element of an array of records of a struct type with a float field (a Rust
+            # Vec<Particle> indexed by a variable): the field's declared kind, not the kind the
+            # array's other fields make it hold; an integer field is left to the declaration
+            # checks of the caller (content_kind), which also see float bits kept in integers
+            return record[0] if record[0] != "int" else None
         kinds = set(facts.values()) - {"int"} | self.uniform.get(self._find(base), set())
         if "*" in facts:
             kinds.add(facts["*"])

@@ -62,6 +62,18 @@ pub extern "C" fn ranked(x: *const f64, n: usize) -> f64 {
     idx.iter().enumerate().map(|(r, &i)| (r as f64 + 1.0) * xs[i] * xs[i]).sum()
 }
 
+/// Records with a usize field beside f64 fields, moved by a sort and read by a variable index:
+/// the field's declared type, not the array's doubles, says the `id` load is an integer.
+#[derive(Clone, Copy)]
+struct Particle { x: f64, v: f64, m: f64, id: usize }
+fn f5(xs: &[f64]) -> f64 {
+    let mut ps: Vec<Particle> = xs.iter().enumerate()
+        .map(|(i, &a)| Particle { x: a, v: a * 0.5, m: 1.0 + i as f64, id: i }).collect();
+    for p in ps.iter_mut() { p.x += 0.1 * p.v; p.v -= 0.1 * p.x / p.m; }
+    ps.sort_by(|a, b| a.x.partial_cmp(&b.x).unwrap());
+    ps.iter().map(|p| p.m * p.v * p.v + p.x * (p.id as f64)).sum()
+}
+
 /// Squares summed into buckets i % 3, then the buckets' sines weighted by their key.
 #[no_mangle]
 pub extern "C" fn bucketed(x: *const f64, n: usize) -> f64 {
@@ -85,6 +97,7 @@ ext!(sorted, f1);
 ext!(maps, f2);
 ext!(matrix, f3);
 ext!(results, f4);
+ext!(particles, f5);
 
 macro_rules! check {
     ($f:ident, $failed:ident) => {{
@@ -126,6 +139,7 @@ fn main() {
     check!(matrix, failed);
     check!(results, failed);
     check!(ranked, failed);
+    check!(particles, failed);
     #[cfg(not(no_hashmap))] // (opt-level 0: hashbrown moves its buckets as bytes, refused)
     check!(bucketed, failed);
     std::process::exit(failed);
