@@ -627,6 +627,35 @@ int main(void) {
 }
 """
 
+# a union of a double and a pointer returned by value comes back in an integer register: the
+# derivative through the float's bits was silently zero (forward and reverse); now refused
+FLOAT_BITS_RETURNED = """\
+#include <stdlib.h>
+#include <math.h>
+int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+typedef union { double value; char *message; } U;
+__attribute__((noinline)) static U attempt(double t) {
+  U r;
+  if (t > -1.0) r.value = sqrt(t + 1.0) * t;
+  else { r.message = malloc(4); r.message[0] = 0; }
+  return r;
+}
+double settle(const double *x, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) {
+    U r = attempt(x[i]);
+    if (x[i] > -1.0) s += r.value * x[i]; else free(r.message);
+  }
+  return s;
+}
+int main(void) {
+  double x[3] = {0.5, -2.0, 1.5}, dx[3] = {0};
+  __enzyme_autodiff((void *)settle, enzyme_dup, x, dx, enzyme_const, 3);
+  return dx[0] > 0;
+}
+"""
+
 CASES = {
     "punned_int_argument": (PUNNED_ARG, ("through_bits",), "double *d = table[k](bits)"),
     "reverse_width_lane_state": (REVERSE_WIDTH_HAZARD, ("main", "keep"),
@@ -679,6 +708,7 @@ CASES = {
     "pointer_read_from_const_argument": (PTR_FROM_CONST_ARG, ("weigh",), "v[i] = (R){"),
     "float_bits_arithmetic": (FLOAT_BITS, ("g",), "_mm_add_epi64"),
     "variadic_store": (VARIADIC_STORE, ("scaled", "set_opts"), "set_opts(&o, 1, x * x)"),
+    "float_bits_returned": (FLOAT_BITS_RETURNED, ("settle", "attempt"), "U r = attempt(x[i])"),
 }
 
 NO_HINT: dict = {}

@@ -16,7 +16,7 @@ import enzyme_cc.rules.calls  # noqa: F401        (registers call rules)
 import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, local_name
-from .diagnostics import located, untyped_copy_hint
+from .diagnostics import located, quoted_name, untyped_copy_hint
 from . import (batch, fixed_point, iter_marker, openmp, openmp_capture, truncate, global_shadows,
                registrations, reverse_vector, runtime, shared_globals, tape_local, virtual_shadow)
 from .markers import drop_unwind_edge, find_requests, refuse_marker_values, refuse_unknown_function
@@ -43,6 +43,7 @@ class Generator(IndirectCalls, CallEmitter):
         self.helpers: set[str] = set()
         self.counter = counter
         self._callee_act_cache: dict = {}
+        self._float_bits_returned: set = set()  # (callee, acts) returning a float as integers
         self._summary_stack: list = []       # callee summaries being computed (recursion)
         self._summary_guessed: set = set()   # ... whose guess a recursive call has read
         from .registrations import read_registrations
@@ -257,7 +258,15 @@ class Generator(IndirectCalls, CallEmitter):
         if all(a == "const" for a in acts) and fn.ret_ty != "ptr" and \
                 inst.callee not in self.global_users:
             return False, False
-        return self._callee_summary(inst.callee, acts, self._arg_hints(inst, caller_act))[:2]
+        out = self._callee_summary(inst.callee, acts, self._arg_hints(inst, caller_act))[:2]
+        if inst.name and (inst.callee, tuple(acts)) in self._float_bits_returned:
+            raise UserError(
+                f"{located(self.module, caller_act.fn, inst)}: "
+                f"{quoted_name(inst.callee)} returns a float's bits in an integer (a union or "
+                "record holding a float returned by value in integer registers), and the "
+                "derivative through such a return is not supported yet; hint: return the float "
+                "itself, or write the result through a pointer argument")
+        return out
 
     def _arg_hints(self, inst, caller_act) -> dict:
         types = getattr(caller_act, "types", None)
@@ -315,6 +324,9 @@ class Generator(IndirectCalls, CallEmitter):
                        inactive_globals=self.reg.inactive_globals,
                        global_users=self.global_users)
         rets = [b.term for b in fn.blocks if b.term.op == "ret" and b.term.ops]
+        if not carries_float(fn.ret_ty) and any(_returned_float_bits(fn, act, r.ops[0].value)
+                                                for r in rets):
+            self._float_bits_returned.add((callee, tuple(acts)))
         return (carries_float(fn.ret_ty) and any(act.is_active(r.ops[0].value) for r in rets),
                 has_shadow_type(fn.ret_ty) and any(r.ops[0].value in act.shadowed for r in rets),
                 {k for k in ptrs if act._find(fn.params[k].name) in act.active_objects},
@@ -687,6 +699,17 @@ class Generator(IndirectCalls, CallEmitter):
                 self.declare_raw(n, d)
         extra += [self.decls[n] for n in sorted(self.decls)]   # the same text every run
         return text + "\n" + "\n".join(extra) + "\n"
+
+
+def _returned_float_bits(fn, act, v: str, depth: int = 0) -> bool:
+    """The returned value v is (or a field inserted into it is) an integer carrying an active
+    float's bits."""
+    if v in act.punned:
+        return True
+    d = fn.defs.get(v)
+    if depth < 16 and getattr(d, "op", None) == "insertvalue":
+        return any(_returned_float_bits(fn, act, o.value, depth + 1) for o in d.ops[:2])
+    return False
 
 
 def split_kind(parallel, multi) -> str:

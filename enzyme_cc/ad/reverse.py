@@ -21,7 +21,7 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, join
 from enzyme_cc.ir.model import Inst
 from enzyme_cc.rules import REVERSE, FORWARD
-from .activity import Activity, primal_only
+from .activity import FREES, Activity, primal_only
 from .cfg import dominators, cyclic_blocks, pred_edges, reverse_postorder
 from .diagnostics import located
 from .speculative import speculative
@@ -33,6 +33,7 @@ from .value_plan import ValuePlan
 
 # integer instructions: on a float's bits (activity.punned) they lose its derivative, except
 # the sign changes float_bits.py rewrites
+_DEALLOCS = FREES | {"@__rust_dealloc"}
 _INT_OPS = ("add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or",
             "xor", "bitcast", "ptrtoint", "inttoptr", "sitofp", "uitofp", "shufflevector",
             "extractelement", "insertelement", "trunc", "zext", "sext")
@@ -451,6 +452,10 @@ class Synth(TapeRecords, ValuePlan):
             if i.name is None or i.name in seen:
                 continue
             seen.add(i.name)
+            if i.op == "inttoptr" and all(
+                    u.op == "icmp" or u.op in ("call", "invoke") and u.callee in _DEALLOCS
+                    for u in users.get(i.name, ())):
+                continue      # (an enum's pointer payload sharing the float's slot, freed)
             for u in users.get(i.name, ()):
                 if u.op in ("icmp", "br", "switch", "sitofp", "uitofp") or u.op == "select" and \
                         all(o.value != i.name for o in u.ops[1:]):
