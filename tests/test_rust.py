@@ -179,6 +179,16 @@ def test_rust_vec_growth(tmp_path, opt):
 
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
 @pytest.mark.parametrize("opt", ["-O", pytest.param("-Copt-level=0", marks=pytest.mark.slow)])
+def test_rust_result_slot_freed_as_pointer(tmp_path, opt):
+    """A Result<f64, String>: the error's pointer shares the float's i64 slot, and on the error
+    path it is freed (once refused as integer arithmetic on a float's bits)."""
+    _rustc_link(opt, HERE / "result_slot.rs", cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 7 and "FAILED" not in out, out
+
+
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+@pytest.mark.parametrize("opt", ["-O", pytest.param("-Copt-level=0", marks=pytest.mark.slow)])
 def test_rust_enums_and_structs(tmp_path, opt):
     """An enum whose float payloads rustc copies through i64 slots (the gradient through them
     was silently zero), and at opt-level 0 a frozen slice length kept as an integer (an
