@@ -1,6 +1,12 @@
 """The adjoint of memcpy/memmove, range by range (float data moves its adjoint from the
 destination's shadow to the source's; pointers and integers carry none), and the field-wise
 operations on copied records that it and the forward copy of shadows use."""
+import re
+
+
+# an address made from a small constant (Rust's dangling pointer of an empty allocation: its
+# alignment), which nothing is ever copied into
+_DANGLING = re.compile(r"^inttoptr\s*\(\s*i(?:64|32)\s+[1-9][0-9]{0,3}\s+to\s+ptr\s*\)$")
 
 
 def rev_memcpy(ctx, inst):
@@ -8,6 +14,8 @@ def rev_memcpy(ctx, inst):
     shadow to the source's and zeroes it; pointers and integers carry none."""
     dst, src, n = inst.ops[:3]
     if not ctx.shadowed(dst.value):
+        if _DANGLING.match(dst.value):
+            return     # a zero-size allocation's address (Rust's empty Vec): the copy moves nothing
         if ctx.shadowed(src.value) and not ctx.act.into_inactive_global(dst.value) and any(
                 k in ("double", "float", "bytes") for _, _, k in
                 ctx.gen().copy_ranges(ctx.synth, inst)):

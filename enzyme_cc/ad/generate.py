@@ -482,6 +482,7 @@ class Generator(IndirectCalls, CallEmitter):
         synth.parallel = parallel
         aug_ret = synth.aug_ret_type()
         rev_ret, _ = self.adjoint_return(fn, acts)
+        mark = self._mark()
         self.done[key] = (aug, aug_ret, rev, rev_ret)   # before build: recursion calls itself
         self._split_stack.append(key)
         outer, self.in_parallel = self.in_parallel, parallel
@@ -489,7 +490,7 @@ class Generator(IndirectCalls, CallEmitter):
         try:
             fwd, rv = synth.build()
         except UserError:
-            del self.done[key]
+            self._roll_back(mark)
             raise
         finally:
             self._split_stack.pop()
@@ -506,6 +507,19 @@ class Generator(IndirectCalls, CallEmitter):
                         f" {attrs} {{\n" + "\n".join(rv) + "\n}\n")
         self.helpers.add(("tape",))
         return self.done[key]
+
+    def _mark(self):
+        """Where the generated code stands before a derivative is built (see _roll_back)."""
+        return len(self.out), set(self.done)
+
+    def _roll_back(self, mark):
+        """A derivative that failed (the caller may go on without it: an indirect call's
+        dispatcher leaves that target out) takes with it everything made while it was built:
+        functions that named it while it was under way (a recursive call, a dispatcher of its
+        own indirect calls) would otherwise call a function never defined."""
+        del self.out[mark[0]:]
+        for k in set(self.done) - mark[1]:
+            del self.done[k]
 
     # ---- forward mode --------------------------------------------------------------------------
     def forward(self, fn_name: str, acts: list[str], callee: bool, hints=None,
@@ -525,11 +539,12 @@ class Generator(IndirectCalls, CallEmitter):
         name = f"@{'fwderr' if error else 'fwddiffe'}.{vec}{fn_name[1:].strip(chr(34))}.{self.counter}"
         synth = ForwardSynth(self, fn, acts, callee, hints or {}, width, error)
         rty = synth.ret_type()
+        mark = self._mark()
         self.done[key] = (name, rty)
         try:
             body = synth.build()
         except UserError:
-            del self.done[key]
+            self._roll_back(mark)
             raise
         params = []
         for p, a in zip(fn.params, acts):
