@@ -40,6 +40,7 @@ class Generator(IndirectCalls, CallEmitter):
         self.out: list[str] = []             # generated function texts
         self.decls: dict[str, str] = {}      # declarations the generated code needs
         self.done: dict = {}                 # (fn, act, ret, mode) -> names
+        self.failed: dict = {}               # ... -> the UserError its derivative raised
         self.helpers: set[str] = set()
         self.counter = counter
         self._callee_act_cache: dict = {}
@@ -473,6 +474,8 @@ class Generator(IndirectCalls, CallEmitter):
             self._split_edges.setdefault(self._split_stack[-1], set()).add(key)
         if key in self.done:
             return self.done[key]
+        if key in self.failed:
+            raise self.failed[key]
         fn = self.module.function(fn_name)
         truncate.refuse_derivative(fn)
         self.counter += 1
@@ -489,8 +492,8 @@ class Generator(IndirectCalls, CallEmitter):
         outer_multi, self.in_multi = self.in_multi, multi
         try:
             fwd, rv = synth.build()
-        except UserError:
-            self._roll_back(mark)
+        except UserError as e:
+            self._roll_back(mark, key, e)
             raise
         finally:
             self._split_stack.pop()
@@ -512,14 +515,16 @@ class Generator(IndirectCalls, CallEmitter):
         """Where the generated code stands before a derivative is built (see _roll_back)."""
         return len(self.out), set(self.done)
 
-    def _roll_back(self, mark):
+    def _roll_back(self, mark, key, error):
         """A derivative that failed (the caller may go on without it: an indirect call's
         dispatcher leaves that target out) takes with it everything made while it was built:
-        functions that named it while it was under way (a recursive call, a dispatcher of its
-        own indirect calls) would otherwise call a function never defined."""
+        functions that named it while it was under way (a recursive call, the dispatcher of
+        its own indirect calls) would otherwise call a function never defined. The failure is
+        remembered, so that other callers do not build it again."""
         del self.out[mark[0]:]
         for k in set(self.done) - mark[1]:
             del self.done[k]
+        self.failed[key] = error
 
     # ---- forward mode --------------------------------------------------------------------------
     def forward(self, fn_name: str, acts: list[str], callee: bool, hints=None,
@@ -531,6 +536,8 @@ class Generator(IndirectCalls, CallEmitter):
         key = (fn_name, tuple(acts), callee, "error" if error else "forward", width)
         if key in self.done:
             return self.done[key]
+        if key in self.failed:
+            raise self.failed[key]
         from .forward import ForwardSynth
         fn = self.module.function(fn_name)
         truncate.refuse_derivative(fn)
@@ -543,8 +550,8 @@ class Generator(IndirectCalls, CallEmitter):
         self.done[key] = (name, rty)
         try:
             body = synth.build()
-        except UserError:
-            self._roll_back(mark)
+        except UserError as e:
+            self._roll_back(mark, key, e)
             raise
         params = []
         for p, a in zip(fn.params, acts):

@@ -142,8 +142,11 @@ class TypeInfo:
             self.uniform.setdefault(self._find(base), set()).add(kind)
 
     def _global(self, base):
-        ty = global_type(self.module, base)
-        return layout(ty, self.module.named_types) if ty else {}
+        cache = self.module.__dict__.setdefault("_global_layouts", {})   # (per module: a round)
+        if base not in cache:
+            ty = global_type(self.module, base)
+            cache[base] = layout(ty, self.module.named_types) if ty else {}
+        return cache[base]
 
     def kind_at(self, ptr: str, tag=None):
         """Kind of the scalar a load/store through ptr accesses."""
@@ -227,6 +230,12 @@ class TypeInfo:
         """{byte offset from ptr: kind} over the rest of the record ptr points into and the
         next one, when ptr points into records of a struct type with a float field (from a
         typed GEP, an alloca or a global); empty otherwise."""
+        views = self.__dict__.setdefault("_record_views", {})
+        if ptr not in views:
+            views[ptr] = self._record_view_of(ptr)
+        return views[ptr]
+
+    def _record_view_of(self, ptr: str) -> dict:
         from .type_layout import containing_type, record_of
         ty, off = containing_type(self.module, self.fn, ptr)
         if not ty:
@@ -234,10 +243,15 @@ class TypeInfo:
         named = self.module.named_types
         if not ty or off is None:
             return {}
-        try:
-            size, lay = type_size(ty, named), layout(ty, named)
-        except ValueError:              # (an opaque struct, MPI's handles: no size, no fields)
+        layouts = self.__dict__.setdefault("_layouts", {})
+        if ty not in layouts:
+            try:
+                layouts[ty] = type_size(ty, named), layout(ty, named)
+            except ValueError:          # (an opaque struct, MPI's handles: no size, no fields)
+                layouts[ty] = None
+        if layouts[ty] is None:
             return {}
+        size, lay = layouts[ty]
         if not size:
             return {}
         if not set(lay.values()) & FLOATS or len(lay) > 256:
