@@ -656,6 +656,29 @@ int main(void) {
 }
 """
 
+# a record of a float and an int returned by value comes back packed in one 64-bit integer
+FLOAT_INT_RETURNED = """\
+#include <math.h>
+int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+typedef struct { float dist; int idx; } Near;
+__attribute__((noinline)) static Near nearest(const float *p, int n, float q) {
+  Near r = {INFINITY, -1};
+  for (int i = 0; i < n; i++) { float d = (p[i] - q) * (p[i] - q); if (d < r.dist) { r.dist = d; r.idx = i; } }
+  return r;
+}
+float total(const float *p, int n) {
+  float s = 0;
+  for (int k = 0; k < 3; k++) { Near r = nearest(p, n, 0.3f * k); s += r.dist * (1 + r.idx); }
+  return s;
+}
+int main(void) {
+  float p[4] = {0.1f, 0.45f, 0.9f, -0.2f}, dp[4] = {0};
+  __enzyme_autodiff((void *)total, enzyme_dup, p, dp, enzyme_const, 4);
+  return dp[0] > 0;
+}
+"""
+
 CASES = {
     "punned_int_argument": (PUNNED_ARG, ("through_bits",), "double *d = table[k](bits)"),
     "reverse_width_lane_state": (REVERSE_WIDTH_HAZARD, ("main", "keep"),
@@ -709,6 +732,7 @@ CASES = {
     "float_bits_arithmetic": (FLOAT_BITS, ("g",), "_mm_add_epi64"),
     "variadic_store": (VARIADIC_STORE, ("scaled", "set_opts"), "set_opts(&o, 1, x * x)"),
     "float_bits_returned": (FLOAT_BITS_RETURNED, ("settle", "attempt"), "U r = attempt(x[i])"),
+    "float_int_record_returned": (FLOAT_INT_RETURNED, ("nearest",), "  return r;"),
 }
 
 NO_HINT: dict = {}
@@ -784,6 +808,16 @@ def test_pointer_read_from_const_argument_names_it(tmp_path):
     _assert_clean_error(r, exe, "pointer_read_from_const_argument")
     assert "read from the memory of argument 2 of 'weigh'" in r.stderr, r.stderr
     assert "enzyme_dup" in r.stderr.split("hint:")[1], r.stderr
+
+
+def test_float_bits_returned_say_so(tmp_path):
+    """Float bits returned in integer registers: both refusals say it is the return."""
+    r, exe = _build(tmp_path, "float_bits_returned", ["-O2"])
+    _assert_clean_error(r, exe, "float_bits_returned")
+    assert "returns a float's bits in an integer" in r.stderr, r.stderr
+    r, exe = _build(tmp_path, "float_int_record_returned", ["-O0"])
+    _assert_clean_error(r, exe, "float_int_record_returned")
+    assert "returns a float's bits packed with other data" in r.stderr, r.stderr
 
 
 def test_variadic_refusal_names_the_store(tmp_path):

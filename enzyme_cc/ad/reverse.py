@@ -432,17 +432,28 @@ class Synth(TapeRecords, ValuePlan):
     def refuse_bit_manipulation(self, inst):
         """Integer code on a float's bits whose result carries no derivative (a mask that is
         not a sign change, arithmetic on the bits): the derivative would be lost; refused."""
-        if inst.op in _INT_OPS and inst.name not in self.act.active and \
-                any(o.value in self.act.punned for o in inst.ops) and self._bits_kept(inst):
-            raise UserError(self.where(inst) + ": integer arithmetic on data that holds a float "
-                            "(bit manipulation of a double); hint: compute on the float value "
-                            "instead, or mark the function inactive")
+        if inst.op not in _INT_OPS or inst.name in self.act.active or \
+                not any(o.value in self.act.punned for o in inst.ops):
+            return
+        keeper = self._bits_kept(inst)
+        if keeper is None:
+            return
+        if keeper.op in ("ret", "insertvalue"):
+            raise UserError(self.where(inst) + ": the function returns a float's bits packed "
+                            "with other data in an integer (a small record of a float and an "
+                            "integer returned by value in one register), and the derivative "
+                            "through such a return is not supported yet; hint: return the float "
+                            "separately, or write the record through a pointer argument")
+        raise UserError(self.where(inst) + ": integer arithmetic on data that holds a float "
+                        "(bit manipulation of a double); hint: compute on the float value "
+                        "instead, or mark the function inactive")
 
-    def _bits_kept(self, inst) -> bool:
-        """Whether the integer result of inst (through further integer code) becomes data again:
-        stored, returned, passed, viewed as a float. Bits only compared (isnan written on the
-        exponent bits, a sign test) or converted to a number (sitofp: an integer SROA kept in
-        a double vector's lane) carry no derivative and lose none."""
+    def _bits_kept(self, inst):
+        """The instruction through which the integer result of inst (through further integer
+        code) becomes data again: stored, returned, passed, viewed as a float; None if none.
+        Bits only compared (isnan written on the exponent bits, a sign test) or converted to a
+        number (sitofp: an integer SROA kept in a double vector's lane) carry no derivative and
+        lose none."""
         users = getattr(self, "_int_users", None)
         if users is None:
             users = self._int_users = self.fn.users()
@@ -464,8 +475,8 @@ class Synth(TapeRecords, ValuePlan):
                         u.op != "bitcast" and not is_fp(u.ty):
                     todo.append(u)
                     continue
-                return True
-        return False
+                return u
+        return None
 
     # forward sweep pieces
     def _forward_inst(self, ctx, inst):
