@@ -435,6 +435,8 @@ class Synth(TapeRecords, ValuePlan):
         if inst.op not in _INT_OPS or inst.name in self.act.active or \
                 not any(o.value in self.act.punned for o in inst.ops):
             return
+        if inst.op in ("sitofp", "uitofp"):
+            return   # (the slot's integer read as a number: an enum's other variant, see below)
         keeper = self._bits_kept(inst)
         if keeper is None:
             return

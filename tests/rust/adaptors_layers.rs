@@ -5,7 +5,7 @@
 // hook, which cannot be differentiated: what its attempt made was left behind, an internal
 // error), and a Result<f64, String> whose error pointer shares the float's slot and is freed
 // (once refused as bit manipulation). Reverse mode against central differences, forward mode
-// against reverse.
+// against reverse. An enum's u64 payload sharing the f64's slot, read as a number (once refused).
 use std::cell::RefCell;
 use std::ffi::c_void;
 use std::rc::Rc;
@@ -83,6 +83,17 @@ pub extern "C" fn g(x: *const f64, n: usize) -> f64 {
     r.unwrap_or(0.0) + s32 as f64 + best.powf(2.5) * 0.1
         + xs.iter().map(|t| t.mul_add(2.0, 1.0).hypot(0.5)).product::<f64>()
 }
+/// An enum whose f64 and u64 payloads share one i64 slot: the u64 read as a number on its
+/// own path (once refused as bit manipulation of a double).
+enum Slot { F(f64), U(u64) }
+#[inline(never)]
+fn slot(t: f64) -> Slot { if t > 0.0 { Slot::F(t * t) } else { Slot::U(3) } }
+#[no_mangle]
+pub extern "C" fn h_enum_slot(x: *const f64, n: usize) -> f64 {
+    let xs = unsafe { std::slice::from_raw_parts(x, n) };
+    xs.iter().map(|&t| match slot(t) { Slot::F(v) => v * t, Slot::U(k) => k as f64 * t }).sum()
+}
+
 fn check(name: &str, f: extern "C" fn(*const f64, usize) -> f64, h: f64) -> i32 {
     let x = [0.5, -1.2, 0.8, 1.7, -0.3, 0.9];
     let n = x.len();
@@ -110,6 +121,7 @@ fn main() {
     bad += check("constgeneric", h_const_generic, 1e-6);
     bad += check("adaptors", h_adaptors, 1e-6);
     bad += check("layers", h_layers, 1e-6);
-    bad += check("result", g, 1e-3);     // (a wide step: the f32 part rounds a smaller one away)
+    bad += check("result", g, 1e-3);
+    bad += check("enumslot", h_enum_slot, 1e-6);     // (a wide step: the f32 part rounds a smaller one away)
     std::process::exit(bad);
 }
