@@ -8,7 +8,7 @@ from __future__ import annotations
 from enzyme_cc.ir.lexer import type_size
 from .type_layout import (containing_type, decompose, layout, named_expand, opaque_layout,
                           record_of, tbaa_struct, underlying)
-from .debug_types import copied_layout
+from .debug_types import copied_layout, uniform_kind
 from .typeinfo import TypeInfo
 
 
@@ -99,11 +99,8 @@ def _element_ranges(size, lay, length):
     """The ranges of a copy of `length` bytes (None: a variable number) of values of one type
     (`size` bytes, `lay` its {offset: kind}): one kind over the whole copy where the type has
     one, else its fields repeated; None where the copy is not a whole number of values."""
-    kinds = set(lay.values())
-    if kinds <= {"int"}:
-        return [(0, length, "int")]
-    kind = kinds.pop() if len(kinds) == 1 else None
-    if kind in _WIDTH and len(lay) * _WIDTH[kind] == size:
+    kind = uniform_kind(size, lay)
+    if kind is not None:
         return [(0, length, kind)]
     if 0 not in lay:
         lay = {0: "int", **lay}

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from enzyme_cc.ir.lexer import type_size
+
 from .diagnostics import md_field as _field
 
 # Routines of Rust's `core` whose every copy moves values of their one type parameter T
@@ -141,10 +143,15 @@ def copied_kind(module, inst, size: int) -> str | None:
             if t and set(t[1].values()) == {"int"}:
                 return "int"
         return None
-    kinds = set(lay[1].values())
-    if kinds == {"int"}:
+    kind = uniform_kind(*lay)
+    return kind if kind == "int" or kind and size % type_size(kind, {}) == 0 else None
+
+
+def uniform_kind(size: int, lay: dict) -> str | None:
+    """The one kind that fills a value of `size` bytes laid out as `lay` ({offset: kind}):
+    'int' where it holds integers only; None where its kinds are mixed or leave gaps."""
+    kinds = set(lay.values())
+    if kinds <= {"int"}:
         return "int"
-    width = {"double": 8, "float": 4, "ptr": 8}.get(kinds.pop()) if len(kinds) == 1 else None
-    if width and len(lay[1]) * width == lay[0] and size % width == 0:
-        return next(iter(lay[1].values()))
-    return None
+    kind = kinds.pop() if len(kinds) == 1 else None
+    return kind if kind and len(lay) * type_size(kind, {}) == size else None

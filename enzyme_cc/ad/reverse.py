@@ -32,11 +32,13 @@ from .tape_records import TapeRecords
 from .value_plan import ValuePlan
 
 # integer instructions: on a float's bits (activity.punned) they lose its derivative, except
-# the sign changes float_bits.py rewrites
-_DEALLOCS = FREES | {"@__rust_dealloc"}
+# the sign changes float_bits.py rewrites (sitofp/uitofp are not among them: an integer read as
+# a number, as an enum's other variant sharing the float's slot, carries no derivative)
 _INT_OPS = ("add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or",
-            "xor", "bitcast", "ptrtoint", "inttoptr", "sitofp", "uitofp", "shufflevector",
-            "extractelement", "insertelement", "trunc", "zext", "sext")
+            "xor", "bitcast", "ptrtoint", "inttoptr", "shufflevector", "extractelement",
+            "insertelement", "trunc", "zext", "sext")
+# what a float's slot turned back into a pointer may be passed to and lose nothing
+_DEALLOCS = FREES | {"@__rust_dealloc"}
 
 TAPE_TY = "{ ptr, i64, i64, ptr }"   # data, top, capacity, deferred frees
 
@@ -435,8 +437,6 @@ class Synth(TapeRecords, ValuePlan):
         if inst.op not in _INT_OPS or inst.name in self.act.active or \
                 not any(o.value in self.act.punned for o in inst.ops):
             return
-        if inst.op in ("sitofp", "uitofp"):
-            return   # (the slot's integer read as a number: an enum's other variant, see below)
         keeper = self._bits_kept(inst)
         if keeper is None:
             return

@@ -36,6 +36,8 @@ class TypeInfo:
         self.float_accesses: dict[str, dict] = {}   # object -> {offset: kind} of float-typed IR accesses
         self.chars: dict[str, set] = {}     # object -> offsets accessed as characters
         self.records: dict[str, set] = {}   # pointer class -> struct types GEPs index it by
+        self._record_views: dict[str, dict] = {}     # memo of _record_view
+        self._layouts: dict = {}            # IR type -> (size, layout) or None (opaque)
         # pointers joined by phi/select (or realloc) denote the same memory for typing purposes
         self._classes = UnionFind()
         self._find, self._union = self._classes.find, self._classes.union
@@ -230,10 +232,9 @@ class TypeInfo:
         """{byte offset from ptr: kind} over the rest of the record ptr points into and the
         next one, when ptr points into records of a struct type with a float field (from a
         typed GEP, an alloca or a global); empty otherwise."""
-        views = self.__dict__.setdefault("_record_views", {})
-        if ptr not in views:
-            views[ptr] = self._record_view_of(ptr)
-        return views[ptr]
+        if ptr not in self._record_views:
+            self._record_views[ptr] = self._record_view_of(ptr)
+        return self._record_views[ptr]
 
     def _record_view_of(self, ptr: str) -> dict:
         from .type_layout import containing_type, record_of
@@ -243,7 +244,7 @@ class TypeInfo:
         named = self.module.named_types
         if not ty or off is None:
             return {}
-        layouts = self.__dict__.setdefault("_layouts", {})
+        layouts = self._layouts
         if ty not in layouts:
             try:
                 layouts[ty] = type_size(ty, named), layout(ty, named)
