@@ -627,25 +627,27 @@ int main(void) {
 }
 """
 
-# a union of a double and a pointer returned by value comes back in an integer register: the
-# derivative through the float's bits was silently zero (forward and reverse); now refused
+# a record of an int and a union of a double and a pointer returned by value comes back in two
+# integer registers: the derivative through the float's bits was silently zero (forward and
+# reverse); refused (the union returned alone is differentiated: tests/modes/float_bits_returned.c)
 FLOAT_BITS_RETURNED = """\
 #include <stdlib.h>
 #include <math.h>
 int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
-typedef union { double value; char *message; } U;
+typedef struct { int ok; union { double value; char *message; } u; } U;
 __attribute__((noinline)) static U attempt(double t) {
   U r;
-  if (t > -1.0) r.value = sqrt(t + 1.0) * t;
-  else { r.message = malloc(4); r.message[0] = 0; }
+  r.ok = t > -1.0;
+  if (r.ok) r.u.value = sqrt(t + 1.0) * t;
+  else { r.u.message = malloc(4); r.u.message[0] = 0; }
   return r;
 }
 double settle(const double *x, int n) {
   double s = 0;
   for (int i = 0; i < n; i++) {
     U r = attempt(x[i]);
-    if (x[i] > -1.0) s += r.value * x[i]; else free(r.message);
+    if (r.ok) s += r.u.value * x[i]; else free(r.u.message);
   }
   return s;
 }
@@ -654,6 +656,24 @@ int main(void) {
   __enzyme_autodiff((void *)settle, enzyme_dup, x, dx, enzyme_const, 3);
   return dx[0] > 0;
 }
+"""
+
+# a float's bits returned as an integer through a function pointer: the dispatcher does not
+# take the integer as the float (the result was silently inactive: a zero gradient)
+FLOAT_BITS_RETURNED_INDIRECT = """\
+#include <string.h>
+double __enzyme_autodiff(void *, ...);
+typedef unsigned long long u64;
+__attribute__((noinline)) u64 sq(double v) { u64 b; double w = v * v; memcpy(&b, &w, 8); return b; }
+__attribute__((noinline)) u64 cube(double v) { u64 b; double w = v * v * v; memcpy(&b, &w, 8); return b; }
+u64 (*table[2])(double) = {sq, cube};
+double f(double x, int k) {
+  u64 b = table[k](x);
+  double v;
+  memcpy(&v, &b, 8);
+  return v;
+}
+int main(void) { return __enzyme_autodiff((void *)f, 2.0, 1) > 0; }
 """
 
 # a record of a float and an int returned by value comes back packed in one 64-bit integer
@@ -733,6 +753,8 @@ CASES = {
     "variadic_store": (VARIADIC_STORE, ("scaled", "set_opts"), "set_opts(&o, 1, x * x)"),
     "float_bits_returned": (FLOAT_BITS_RETURNED, ("settle", "attempt"), "U r = attempt(x[i])"),
     "float_int_record_returned": (FLOAT_INT_RETURNED, ("nearest",), "  return r;"),
+    "float_bits_returned_indirect": (FLOAT_BITS_RETURNED_INDIRECT, ("f", "sq"),
+                                     "u64 b = table[k](x)"),
 }
 
 NO_HINT: dict = {}
@@ -814,7 +836,11 @@ def test_float_bits_returned_say_so(tmp_path):
     """Float bits returned in integer registers: both refusals say it is the return."""
     r, exe = _build(tmp_path, "float_bits_returned", ["-O2"])
     _assert_clean_error(r, exe, "float_bits_returned")
-    assert "returns a float's bits in an integer" in r.stderr, r.stderr
+    assert "returns a float's bits among other data in integers ('{ i32, i64 }'" in r.stderr, \
+        r.stderr
+    r, exe = _build(tmp_path, "float_bits_returned_indirect", ["-O0"])
+    _assert_clean_error(r, exe, "float_bits_returned_indirect")
+    assert "which this indirect call may reach, returns a float's bits" in r.stderr, r.stderr
     r, exe = _build(tmp_path, "float_int_record_returned", ["-O0"])
     _assert_clean_error(r, exe, "float_int_record_returned")
     assert "returns a float's bits packed with other data" in r.stderr, r.stderr

@@ -732,6 +732,8 @@ class Activity:
                 return fp and self._any_active(inst), False
             if self.module.defines(inst.callee or ""):
                 act, sh = callee_info(inst, self)
+                if act and not fp and int_bits(ty) and not ty.startswith("<"):
+                    self.punned[inst.name] = adjoint_type_of(ty)   # a float's bits returned
                 if sh and not any(o.value in self.shadowed or o.value in self.active
                                   for o in inst.ops):
                     # fresh memory from a callee (an allocator wrapper): shadowed once active
@@ -739,6 +741,10 @@ class Activity:
                     sh = self._local_shadowed(inst.name)
                 return act, sh
             sh = False
+            if int_bits(ty) in (32, 64) and not ty.startswith("<") and \
+                    (inst.callee or "").startswith("%") and any(
+                        o.value in self.active or o.value in self.shadowed for o in inst.ops):
+                callee_info(inst, self)   # refuses a target returning a float's bits (generate)
             if isptr and (inst.callee or "").startswith("%"):
                 # a pointer made by a function the call may reach (a stepper's state allocated
                 # through its type's function pointer): shadowed as a direct call's would be

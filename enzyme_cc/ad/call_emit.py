@@ -97,7 +97,7 @@ class CallEmitter:
         _, _, rev, rev_ret = self._split_for(inst, acts, ret_active, synth)
         args = self._call_args(ctx, inst, acts, ctx.p, ctx.s)
         if ret_active:
-            args.append(f"{inst.ty} {d}")
+            args.append(f"{adjoint_type_of(inst.ty)} {d}")
         call = f"call {rev_ret} {rev}({', '.join(args + ['ptr %ad.tape'])})"
         if rev_ret == "void":
             ctx.emit(call)

@@ -14,7 +14,7 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp
 from enzyme_cc.rules import FORWARD, TANGENT
 from enzyme_cc.rules import error as error_rule
-from .activity import carries_float, has_shadow_type, primal_only
+from .activity import carries_float, has_shadow_type, int_bits, primal_only
 from enzyme_cc.ir.lexer import zero_of
 from .noneed import NoNeed
 from . import fp_logger
@@ -90,11 +90,18 @@ class ForwardSynth(Synth):
         ret = self.fn.ret_ty
         if not self.callee:
             return self.vec(ret) if is_fp(ret) or carries_float(ret) else "void"
-        if carries_float(ret):
+        if carries_float(ret) or self.returns_bits():
             return "{ " + ret + ", " + self.vec(ret) + " }"
         if has_shadow_type(ret) and self.returns_shadow():
             return "{ " + ret + ", " + self.vec(ret) + " }"
         return ret
+
+    def returns_bits(self) -> bool:
+        """An integer return that carries a float's bits (generate._callee_summary_once): its
+        tangent is returned as the integer the float's tangent is, as tangents of such
+        integers are kept."""
+        return int_bits(self.fn.ret_ty) > 0 and any(
+            r.term.ops and r.term.ops[0].value in self.act.punned for r in self.rets)
 
     def build(self):
         lines = []
@@ -200,7 +207,8 @@ class ForwardSynth(Synth):
         if rty == self.fn.ret_ty and self.callee:
             ctx.lines.append(f"ret {rty} {self.r(v.value) if v.is_local else v.value}")
             return
-        tangents = [ctx.t(v.value, v.ty) if carries_float(v.ty) else ctx.s(v.value)
+        bits = not carries_float(v.ty) and self.returns_bits()
+        tangents = [ctx.t(v.value, v.ty) if carries_float(v.ty) or bits else ctx.s(v.value)
                     for _ in self.lanes()]
         second = tangents[0]
         if self.width > 1:

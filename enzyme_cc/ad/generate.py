@@ -250,7 +250,16 @@ class Generator(IndirectCalls, CallEmitter):
         if (inst.callee or "").startswith("%") and caller_act is not None:
             tys = [o.ty for o in inst.ops]
             acts = self.call_activity(inst, caller_act)
-            out = [self._callee_summary(t, acts)[:2] for t in self.address_taken(inst.ty, tys)]
+            targets = self.address_taken(inst.ty, tys)
+            out = [self._callee_summary(t, acts)[:2] for t in targets]
+            if inst.name and not carries_float(inst.ty) and any(a for a, _ in out):
+                bits = next(t for t, (a, _) in zip(targets, out) if a)
+                raise UserError(
+                    f"{located(self.module, caller_act.fn, inst)}: {quoted_name(bits)}, which "
+                    "this indirect call may reach, returns a float's bits in an integer (a union "
+                    "or record holding a float returned by value in integer registers): supported "
+                    "through direct calls only; hint: return the float itself, or write the "
+                    "result through a pointer argument")
             return any(a for a, _ in out), any(s for _, s in out)
         fn = self.module.function(inst.callee)
         if caller_act is None or fn is None:
@@ -263,9 +272,10 @@ class Generator(IndirectCalls, CallEmitter):
         if inst.name and (inst.callee, tuple(acts)) in self._float_bits_returned:
             raise UserError(
                 f"{located(self.module, caller_act.fn, inst)}: "
-                f"{quoted_name(inst.callee)} returns a float's bits in an integer (a union or "
-                "record holding a float returned by value in integer registers), and the "
-                "derivative through such a return is not supported yet; hint: return the float "
+                f"{quoted_name(inst.callee)} returns a float's bits among other data in "
+                f"integers ('{re.sub(r' +,', ',', fn.ret_ty)}': a union or record holding a float and more, returned by "
+                "value in integer registers), and the derivative through such a return is not "
+                "supported yet (a float's bits returned alone are); hint: return the float "
                 "itself, or write the result through a pointer argument")
         return out
 
@@ -325,10 +335,16 @@ class Generator(IndirectCalls, CallEmitter):
                        inactive_globals=self.reg.inactive_globals,
                        global_users=self.global_users)
         rets = [b.term for b in fn.blocks if b.term.op == "ret" and b.term.ops]
-        if not carries_float(fn.ret_ty) and any(_returned_float_bits(fn, act, r.ops[0].value)
-                                                for r in rets):
+        bits = [] if carries_float(fn.ret_ty) else \
+            [r for r in rets if _returned_float_bits(fn, act, r.ops[0].value)]
+        # a float's bits returned whole as an integer of its width (a union of a double and a
+        # pointer in rax): the result is active, its adjoint that float (lexer.adjoint_type_of)
+        whole = bool(bits) and all(act.punned.get(r.ops[0].value) == adjoint_type_of(fn.ret_ty)
+                                   for r in bits)
+        if bits and not whole:
             self._float_bits_returned.add((callee, tuple(acts)))
-        return (carries_float(fn.ret_ty) and any(act.is_active(r.ops[0].value) for r in rets),
+        return (whole or carries_float(fn.ret_ty) and any(act.is_active(r.ops[0].value)
+                                                          for r in rets),
                 has_shadow_type(fn.ret_ty) and any(r.ops[0].value in act.shadowed for r in rets),
                 {k for k in ptrs if act._find(fn.params[k].name) in act.active_objects},
                 {k for k in ptrs if act._find(fn.params[k].name) in act.escaped},
@@ -505,7 +521,7 @@ class Generator(IndirectCalls, CallEmitter):
         attrs = self.callee_attrs(fn)
         self.out.append(f"define internal {aug_ret} {aug}({', '.join(params + ['ptr %ad.tape'])}) "
                         f"{attrs} {{\n" + "\n".join(fwd) + "\n}\n")
-        dret = [f"{fn.ret_ty} %ad.dret"] if ret_active else []
+        dret = [f"{adjoint_type_of(fn.ret_ty)} %ad.dret"] if ret_active else []
         self.out.append(f"define internal {rev_ret} {rev}({', '.join(params + dret + ['ptr %ad.tape'])})"
                         f" {attrs} {{\n" + "\n".join(rv) + "\n}\n")
         self.helpers.add(("tape",))

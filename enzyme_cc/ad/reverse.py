@@ -560,7 +560,8 @@ class Synth(TapeRecords, ValuePlan):
         if b.term.op == "ret" and self.ret_active and b.term.ops:
             rv = b.term.ops[0]                # the seed (the dry run too: see RevCtx.take)
             if rv.value in self.act.active:
-                ctx.add(rv.value, rv.ty, "%ad.dret" if self.mode == "split" else "1.0")
+                ctx.add(rv.value, self.act.punned.get(rv.value, rv.ty),   # (a float's bits)
+                        "%ad.dret" if self.mode == "split" else "1.0")
         for inst in reversed(b.insts[:-1] if b.term.op != "invoke" else b.insts):
             if inst.op == "phi":
                 continue
