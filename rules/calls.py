@@ -3,7 +3,7 @@ calls to functions whose bitcode we have (differentiated recursively: augmented 
 """
 import re
 
-from enzyme_cc.ir.lexer import adjoint_type_of, is_fp, float_cast
+from enzyme_cc.ir.lexer import is_fp, float_cast
 from .registry import reverse, forward, call_rule, is_inactive_call
 from .formula import FormulaCompiler
 from .copy_adjoint import copy_fields, len64, move_fields_at_once, rev_memcpy
@@ -49,7 +49,8 @@ def call_kind(ctx, inst) -> str:
             f"'{(inst.callee or '?').lstrip('@')}'"
         ctx.error(inst, "an integer argument carries float data (its bits were copied from a "
                   f"float) into {into}, whose derivative would drop it",
-                  "pass the value as a double (or float), not as its bits")
+                  "pass the value as a double (or float), not as its bits (a record holding "
+                  "a float beside other data: pass it through a pointer)")
     if kind == "diff" and _variadic(ctx.gen().module, inst.callee or "") and _involved(ctx, inst):
         _refuse_variadic(ctx, inst)
     if kind == "diff" and ctx.synth.mode != "forward":
@@ -60,11 +61,10 @@ def call_kind(ctx, inst) -> str:
 
 
 def _bits_passed(ctx, inst) -> bool:
-    """Every float's bits among the call's arguments go to an integer parameter of their width,
-    which the callee's derivative takes as that float (generate.call_activity)."""
-    tys = ctx.gen().param_types(inst)
-    return all(ctx.act.punned[o.value] == adjoint_type_of(ty)
-               for ty, o in zip(tys, inst.ops) if o.value in ctx.act.punned)
+    """Every float's bits among the call's arguments go to an integer parameter that the
+    callee's derivative takes as that float (generate.takes_bits)."""
+    return all(ctx.gen().takes_bits(inst, k, ctx.act)
+               for k, o in enumerate(inst.ops) if o.value in ctx.act.punned)
 
 
 def kind_of(gen, inst) -> str:

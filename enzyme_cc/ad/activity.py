@@ -12,6 +12,9 @@ from enzyme_cc.ir.lexer import (adjoint_type_of, carries_float, int_bits, is_fp,
 from .debug_types import copied_kind
 from .type_layout import global_named
 from .unionfind import UnionFind
+from .diagnostics import located
+from enzyme_cc.errors import UserError
+from .packed_bits import PACKING_OPS, packed_lane, param_lane
 from enzyme_cc.rules import is_inactive_call, call_rule
 from enzyme_cc.rules.registry import is_mirror_call
 from enzyme_cc.rules.tape import is_tape_call
@@ -175,6 +178,9 @@ class Activity:
         self.active: set[str] = set()     # active float/aggregate values (original names)
         self.shadowed: set[str] = set()   # pointer values with a shadow
         self.punned: dict[str, str] = {}  # integer values that carry float data -> float type
+        # i64 values that hold a float's 32 bits beside integer data (a `{float, int}` record
+        # returned in one register; punned says "float"): the float's bit offset, 0 or 32
+        self.packed: dict[str, int] = {}
         self.ptrint: set[str] = set()     # integer values that carry a pointer (shadow as int too)
         self.unknown_copies: set[str] = set()   # integers read from active memory, type unknown
         self.types = types
@@ -192,7 +198,11 @@ class Activity:
             if a == "active":
                 self.active.add(p.name)
                 if int_bits(p.ty):              # a float's bits passed as an integer
-                    self.punned[p.name] = adjoint_type_of(p.ty)
+                    lane = param_lane(module.function(fn.name) or fn, p.name) \
+                        if p.ty == "i64" else None
+                    self.punned[p.name] = "float" if lane is not None else adjoint_type_of(p.ty)
+                    if lane is not None:        # packed beside integer data (packed_bits)
+                        self.packed[p.name] = lane
             elif a in ("dup", "dupnoneed"):
                 self.shadowed.add(p.name)
         # Local memory (allocas, allocations) needs a shadow only once active data may reach it:
@@ -632,8 +642,22 @@ class Activity:
         isptr = has_shadow_type(ty)
         if op in ("fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpext", "fptrunc"):
             return self._any_active(inst), False
+        if op in PACKING_OPS and inst.ops:
+            lane = packed_lane(self, inst)
+            if lane is not None:
+                self.punned[inst.name] = "float"
+                if lane >= 0:
+                    self.packed[inst.name] = lane
+                return True, False
         if op in ("phi", "select", "freeze"):
             vals = inst.ops[1:] if op == "select" else inst.ops
+            lanes = {self.packed.get(o.value) for o in vals if o.value in self.punned}
+            if len(lanes) > 1:
+                raise UserError(f"{located(self.module, self.fn, inst)}: joins a float's bits "
+                                "held alone with the same float packed beside other data; hint: "
+                                "compute on the float value instead")
+            if lanes and None not in lanes:
+                self.packed[inst.name] = lanes.pop()
             pun = [self.punned[o.value] for o in vals if o.value in self.punned]
             if pun and ty in ("i64", "i32"):
                 self.punned[inst.name] = pun[0]
@@ -647,7 +671,8 @@ class Activity:
             return (fp and any(o.value in self.active for o in vals),
                     isptr and (any(o.value in self.shadowed for o in vals) or
                                self._local_shadowed(inst.name) and self._constant_floats(vals)))
-        if op == "bitcast" and inst.ops and inst.ops[0].value in self.punned and is_fp(ty):
+        if op == "bitcast" and inst.ops and inst.ops[0].value in self.punned and is_fp(ty) and \
+                inst.ops[0].value not in self.packed:
             return True, False                       # i64 copy of a double, viewed as double again
         if op == "bitcast" and inst.ops and is_fp(ty) and inst.ops[0].value in self.unknown_copies:
             # integers read from shadowed memory and viewed as floats: they were float data
@@ -733,7 +758,10 @@ class Activity:
             if self.module.defines(inst.callee or ""):
                 act, sh = callee_info(inst, self)
                 if act and not fp and int_bits(ty) and not ty.startswith("<"):
-                    self.punned[inst.name] = adjoint_type_of(ty)   # a float's bits returned
+                    # a float's bits returned (generate._callee_summary_once): alone, or packed
+                    # beside integer data at the offset the callee's summary found
+                    self.punned[inst.name] = "float" if inst.name in self.packed else \
+                        adjoint_type_of(ty)
                 if sh and not any(o.value in self.shadowed or o.value in self.active
                                   for o in inst.ops):
                     # fresh memory from a callee (an allocator wrapper): shadowed once active

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import adjoint_type_of
 from .activity import has_shadow_type
+from . import packed_bits
 
 
 class CallEmitter:
@@ -97,15 +98,17 @@ class CallEmitter:
         _, _, rev, rev_ret = self._split_for(inst, acts, ret_active, synth)
         args = self._call_args(ctx, inst, acts, ctx.p, ctx.s)
         if ret_active:
-            args.append(f"{adjoint_type_of(inst.ty)} {d}")
+            args.append(f"{synth.act.punned.get(inst.name, inst.ty)} {d}")
         call = f"call {rev_ret} {rev}({', '.join(args + ['ptr %ad.tape'])})"
         if rev_ret == "void":
             ctx.emit(call)
             return
         t = ctx.tmp("radj")
         ctx.emit(f"{t} = {call}")
-        active = [(adjoint_type_of(ty), o) for ty, o, a in zip(self.param_types(inst), inst.ops, acts)
-                  if a == "active"]
+        fn = self.module.function(inst.callee) if inst.callee.startswith("@") else None
+        tys = [packed_bits.param_adjoint_type(fn, p) for p in fn.params] if fn else \
+            [adjoint_type_of(ty) for ty in self.param_types(inst)]
+        active = [(ty, o) for ty, o, a in zip(tys, inst.ops, acts) if a == "active"]
         if len(active) == 1:
             ctx.add(active[0][1].value, active[0][0], t)
             return

@@ -17,6 +17,7 @@ import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, local_name
 from .diagnostics import located, quoted_name, untyped_copy_hint
+from . import packed_bits
 from . import (batch, fixed_point, iter_marker, openmp, openmp_capture, truncate, global_shadows,
                registrations, reverse_vector, runtime, shared_globals, tape_local, virtual_shadow)
 from .markers import drop_unwind_edge, find_requests, refuse_marker_values, refuse_unknown_function
@@ -45,6 +46,7 @@ class Generator(IndirectCalls, CallEmitter):
         self.counter = counter
         self._callee_act_cache: dict = {}
         self._float_bits_returned: set = set()  # (callee, acts) returning a float as integers
+        self._packed_returns: dict = {}  # (callee, acts) -> offset of the float packed in an i64
         self._summary_stack: list = []       # callee summaries being computed (recursion)
         self._summary_guessed: set = set()   # ... whose guess a recursive call has read
         from .registrations import read_registrations
@@ -213,11 +215,10 @@ class Generator(IndirectCalls, CallEmitter):
 
     def call_activity(self, inst, caller_act) -> list[str]:
         acts = []
-        for ty, o in zip(self.param_types(inst), inst.ops):
+        for k, (ty, o) in enumerate(zip(self.param_types(inst), inst.ops)):
             if carries_float(ty) and caller_act.is_active(o.value):
                 acts.append("active")
-            elif o.value in caller_act.punned and caller_act.punned[o.value] == \
-                    adjoint_type_of(ty) and not inst.callee.startswith("%"):
+            elif o.value in caller_act.punned and self.takes_bits(inst, k, caller_act):
                 acts.append("active")       # a float's bits as an integer argument
             elif ty == "ptr" and caller_act.has_shadow(o.value):   # (null: its own shadow)
                 acts.append("dup")
@@ -226,6 +227,19 @@ class Generator(IndirectCalls, CallEmitter):
         for k in self._stored_constants(inst, acts):
             acts[k] = "dup"
         return acts
+
+    def takes_bits(self, inst, k, caller_act) -> bool:
+        """The callee of a direct call takes its integer argument k as the float whose bits the
+        caller passes there: whole (an i64 as a double, an i32 as a float), or packed beside
+        integer data at the offset the callee reads it from (packed_bits)."""
+        fn = self.module.function(inst.callee) if (inst.callee or "").startswith("@") else None
+        if fn is None or k >= len(fn.params):
+            return False
+        v, p = inst.ops[k].value, fn.params[k]
+        if v in caller_act.packed:
+            return p.ty == "i64" and caller_act.packed[v] == packed_bits.param_lane(fn, p.name)
+        return caller_act.punned[v] == adjoint_type_of(p.ty) and (
+            p.ty != "i64" or packed_bits.param_lane(fn, p.name) is None)
 
     def _stored_constants(self, inst, acts) -> list[int]:
         """Positions of a call's pointers to constant float data (a `const` global: GSL's
@@ -269,6 +283,9 @@ class Generator(IndirectCalls, CallEmitter):
                 inst.callee not in self.global_users:
             return False, False
         out = self._callee_summary(inst.callee, acts, self._arg_hints(inst, caller_act))[:2]
+        lane = self._packed_returns.get((inst.callee, tuple(acts)))
+        if inst.name and out[0] and lane is not None:
+            caller_act.packed[inst.name] = lane
         if inst.name and (inst.callee, tuple(acts)) in self._float_bits_returned:
             raise UserError(
                 f"{located(self.module, caller_act.fn, inst)}: "
@@ -340,7 +357,12 @@ class Generator(IndirectCalls, CallEmitter):
         # a float's bits returned whole as an integer of its width (a union of a double and a
         # pointer in rax): the result is active, its adjoint that float (lexer.adjoint_type_of)
         whole = bool(bits) and all(act.punned.get(r.ops[0].value) == adjoint_type_of(fn.ret_ty)
-                                   for r in bits)
+                                   and r.ops[0].value not in act.packed for r in bits)
+        # or packed beside integer data in one register, at one offset for every return
+        lanes = {act.packed.get(r.ops[0].value) for r in bits}
+        if bits and not whole and fn.ret_ty == "i64" and len(lanes) == 1 and None not in lanes:
+            whole = True
+            self._packed_returns[(callee, tuple(acts))] = lanes.pop()
         if bits and not whole:
             self._float_bits_returned.add((callee, tuple(acts)))
         return (whole or carries_float(fn.ret_ty) and any(act.is_active(r.ops[0].value)
@@ -406,7 +428,7 @@ class Generator(IndirectCalls, CallEmitter):
         return out
 
     def adjoint_return(self, fn, acts):
-        return self.adjoint_type([p.ty for p in fn.params], acts)
+        return self.adjoint_type([packed_bits.param_adjoint_type(fn, p) for p in fn.params], acts)
 
     def adjoint_type(self, param_tys, acts):
         """(return type of a reverse function, the types of the adjoints it returns): those of
@@ -428,7 +450,8 @@ class Generator(IndirectCalls, CallEmitter):
         vals = []
         for p, a in zip(fn.params, synth.arg_act):
             if a == "active":
-                v, ty = synth.tmp("res"), adjoint_type_of(p.ty)
+                v, ty = synth.tmp("res"), packed_bits.param_adjoint_type(
+                    self.module.function(fn.name) or fn, p)
                 lines.append(f"{v} = load {ty}, ptr {synth.slots[p.name]}")
                 if ty in ("double", "float"):
                     # an adjoint nothing reached is the accumulator's -0.0 (sweep_ctx.adjoint_zero):
@@ -521,7 +544,7 @@ class Generator(IndirectCalls, CallEmitter):
         attrs = self.callee_attrs(fn)
         self.out.append(f"define internal {aug_ret} {aug}({', '.join(params + ['ptr %ad.tape'])}) "
                         f"{attrs} {{\n" + "\n".join(fwd) + "\n}\n")
-        dret = [f"{adjoint_type_of(fn.ret_ty)} %ad.dret"] if ret_active else []
+        dret = [f"{synth.ret_adjoint_type()} %ad.dret"] if ret_active else []
         self.out.append(f"define internal {rev_ret} {rev}({', '.join(params + dret + ['ptr %ad.tape'])})"
                         f" {attrs} {{\n" + "\n".join(rv) + "\n}\n")
         self.helpers.add(("tape",))

@@ -25,7 +25,7 @@ from .activity import FREES, Activity, primal_only
 from .cfg import dominators, cyclic_blocks, pred_edges, reverse_postorder
 from .diagnostics import located
 from .speculative import speculative
-from . import fp_logger
+from . import fp_logger, packed_bits
 from . import activity_report, openmp, openmp_affine, openmp_ranges, openmp_version, undo_stores
 from .sweep_ctx import NO_ADJOINT, FwdCtx, RevCtx, adjoint_zero, block_local_adjoints
 from .tape_records import TapeRecords
@@ -435,7 +435,8 @@ class Synth(TapeRecords, ValuePlan):
         """Integer code on a float's bits whose result carries no derivative (a mask that is
         not a sign change, arithmetic on the bits): the derivative would be lost; refused."""
         if inst.op not in _INT_OPS or inst.name in self.act.active or \
-                not any(o.value in self.act.punned for o in inst.ops):
+                not any(o.value in self.act.punned for o in inst.ops) or \
+                packed_bits.drops_float(self.act, inst):
             return
         keeper = self._bits_kept(inst)
         if keeper is None:
@@ -551,6 +552,13 @@ class Synth(TapeRecords, ValuePlan):
         if has_shadow_type(ret) and self.returns_shadow():
             return "{ " + ret + ", " + ret + " }"
         return ret
+
+    def ret_adjoint_type(self) -> str:
+        """The type of the return's adjoint: the float whose bits an integer return carries."""
+        for b in self.rets:
+            if b.term.ops and b.term.ops[0].value in self.act.punned:
+                return self.act.punned[b.term.ops[0].value]
+        return self.fn.ret_ty
 
     def returns_shadow(self) -> bool:
         return any(r.term.ops and r.term.ops[0].value in self.act.shadowed for r in self.rets)

@@ -1,0 +1,97 @@
+// Small records that hold a float beside integer data travel in one 64-bit integer register
+// (x86-64): `struct { float dist; int idx; }` (the float in the low half), `struct { int idx;
+// float weight; }` (the high half), `std::pair<float, int>`, `std::optional<float>`, returned by
+// value, passed by value and stored to memory as the i64. The derivative follows the float
+// through the packing (enzyme_cc/ad/packed_bits.py); it was refused ("returns a float's bits
+// packed with other data"). Each line: enzyme-cc | analytic.
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <utility>
+extern "C" {
+double __enzyme_autodiff(void *, ...);
+float __enzyme_fwddiff(void *, ...);
+}
+extern int enzyme_dup, enzyme_const;
+
+struct Near { float dist; int idx; };
+struct Tagged { int idx; float weight; };
+
+__attribute__((noinline)) static Near nearest(const float *p, int n, float q) {
+  Near r = {INFINITY, -1};
+  for (int i = 0; i < n; i++) {
+    float d = (p[i] - q) * (p[i] - q);
+    if (d < r.dist) { r.dist = d; r.idx = i; }
+  }
+  return r;
+}
+__attribute__((noinline)) static Tagged heaviest(const float *p, int n) {
+  Tagged t = {0, p[0] * p[0]};
+  for (int i = 1; i < n; i++)
+    if (p[i] * p[i] > t.weight) { t.weight = p[i] * p[i]; t.idx = i; }
+  return t;
+}
+__attribute__((noinline)) static float weigh(Near r) { return r.dist * (r.idx + 1); }
+__attribute__((noinline)) static std::pair<float, int> best(const float *p, int n) {
+  std::pair<float, int> b{-1e30f, -1};
+  for (int i = 0; i < n; i++) {
+    float v = std::sin(p[i]) * p[i];
+    if (v > b.first) b = {v, i};
+  }
+  return b;
+}
+__attribute__((noinline)) static std::optional<float> root(float x) {
+  if (x < 0) return std::nullopt;
+  return std::sqrt(x);
+}
+
+float objective(const float *p, int n, Tagged *kept) {
+  float s = 0;
+  for (int k = 0; k < 3; k++) s += weigh(nearest(p, n, 0.3f * k));
+  kept[0] = heaviest(p, n);
+  kept[1] = heaviest(p + 1, n - 1);
+  s += std::sqrt(kept[0].weight) * (kept[0].idx + 2) + kept[1].weight;
+  auto [v, i] = best(p, n);
+  s += v * (i + 1);
+  for (int k = 0; k < n; k++) {
+    std::optional<float> r = root(p[k] - 0.2f);
+    s += r ? *r * *r * *r : 0.5f;
+  }
+  return s;
+}
+
+// the same derivative written out, for the branches these inputs take
+static void analytic(const float *p, int n, double *g) {
+  for (int k = 0; k < n; k++) g[k] = 0;
+  for (int k = 0; k < 3; k++) {
+    Near r = nearest(p, n, 0.3f * k);
+    g[r.idx] += 2.0 * (p[r.idx] - 0.3f * k) * (r.idx + 1);
+  }
+  Tagged t0 = heaviest(p, n), t1 = heaviest(p + 1, n - 1);
+  g[t0.idx] += (p[t0.idx] > 0 ? 1 : -1) * (t0.idx + 2.0);
+  g[1 + t1.idx] += 2.0 * p[1 + t1.idx];
+  std::pair<float, int> b = best(p, n);
+  g[b.second] += (std::sin((double)p[b.second]) + p[b.second] * std::cos((double)p[b.second])) *
+                 (b.second + 1);
+  for (int k = 0; k < n; k++)
+    if (p[k] - 0.2f >= 0) g[k] += 1.5 * std::sqrt((double)p[k] - 0.2f);
+}
+
+int main() {
+  float p[4] = {0.1f, 0.45f, 0.9f, -0.2f}, dp[4] = {0};
+  Tagged kept[2], dkept[2] = {};
+  double want[4];
+  analytic(p, 4, want);
+  __enzyme_autodiff((void *)objective, enzyme_dup, p, dp, enzyme_const, 4, enzyme_dup, kept,
+                    dkept);
+  for (int k = 0; k < 4; k++) {
+    float tp[4] = {0};
+    tp[k] = 1;
+    Tagged tkept[2] = {};
+    float fwd = __enzyme_fwddiff((void *)objective, enzyme_dup, p, tp, enzyme_const, 4,
+                                 enzyme_dup, kept, tkept);
+    std::printf("reverse dp[%d]: %.7g | %.7g\n", k, dp[k], want[k]);
+    std::printf("forward dp[%d]: %.7g | %.7g\n", k, fwd, want[k]);
+  }
+  return 0;
+}
