@@ -290,9 +290,10 @@ class Generator(IndirectCalls, CallEmitter):
             raise UserError(
                 f"{located(self.module, caller_act.fn, inst)}: "
                 f"{quoted_name(inst.callee)} returns a float's bits among other data in "
-                f"integers ('{re.sub(r' +,', ',', fn.ret_ty)}': a union or record holding a float and more, returned by "
-                "value in integer registers), and the derivative through such a return is not "
-                "supported yet (a float's bits returned alone are); hint: return the float "
+                f"integers ('{re.sub(r' +,', ',', fn.ret_ty)}': a union or record holding a "
+                "float and more, returned by value in integer registers), and the derivative "
+                "through such a return is not supported yet (a float's bits returned alone, or "
+                "packed beside integer data in one register, are); hint: return the float "
                 "itself, or write the result through a pointer argument")
         return out
 
@@ -428,7 +429,8 @@ class Generator(IndirectCalls, CallEmitter):
         return out
 
     def adjoint_return(self, fn, acts):
-        return self.adjoint_type([packed_bits.param_adjoint_type(fn, p) for p in fn.params], acts)
+        return self.adjoint_type([packed_bits.param_adjoint_type(fn, p) if a == "active" else p.ty
+                                  for p, a in zip(fn.params, acts)], acts)
 
     def adjoint_type(self, param_tys, acts):
         """(return type of a reverse function, the types of the adjoints it returns): those of
