@@ -106,13 +106,20 @@ class CallEmitter:
         t = ctx.tmp("radj")
         ctx.emit(f"{t} = {call}")
         fn = self.module.function(inst.callee) if inst.callee.startswith("@") else None
-        tys = [packed_bits.param_adjoint_type(fn, p) for p in fn.params] if fn else \
-            [adjoint_type_of(ty) for ty in self.param_types(inst)]
-        active = [(ty, o) for ty, o, a in zip(tys, inst.ops, acts) if a == "active"]
-        if len(active) == 1:
-            ctx.add(active[0][1].value, active[0][0], t)
-            return
-        for k, (ty, o) in enumerate(active):
-            e = ctx.tmp()
-            ctx.emit(f"{e} = extractvalue {rev_ret} {t}, {k}")
+        params = fn.params if fn else [None] * len(inst.ops)
+        active = [(packed_bits.param_adjoint_type(fn, p) if fn else adjoint_type_of(ty), o, p)
+                  for ty, o, a, p in zip(self.param_types(inst), inst.ops, acts, params)
+                  if a == "active"]
+        for k, (ty, o, p) in enumerate(active):
+            e = t
+            if len(active) > 1:
+                e = ctx.tmp()
+                ctx.emit(f"{e} = extractvalue {rev_ret} {t}, {k}")
+            if synth.act.punned.get(o.value) == packed_bits.FLOAT_PAIR and ty == "float":
+                # the callee's float, in the lane of the caller's pair it came from
+                lane = packed_bits.param_lane(fn, p.name) // 32
+                e, x = ctx.tmp(), e
+                ctx.emit(f"{e} = insertelement {packed_bits.FLOAT_PAIR} zeroinitializer, "
+                         f"float {x}, i32 {lane}")
+                ty = packed_bits.FLOAT_PAIR
             ctx.add(o.value, ty, e)

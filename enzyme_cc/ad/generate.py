@@ -238,6 +238,10 @@ class Generator(IndirectCalls, CallEmitter):
         v, p = inst.ops[k].value, fn.params[k]
         if v in caller_act.packed:
             return p.ty == "i64" and caller_act.packed[v] == packed_bits.param_lane(fn, p.name)
+        if caller_act.punned[v] == packed_bits.FLOAT_PAIR:
+            # the record read from memory as an i64 (its integer lane a float with a zero
+            # shadow, activity.pun_type) into a parameter the callee unpacks
+            return p.ty == "i64" and packed_bits.param_lane(fn, p.name) is not None
         return caller_act.punned[v] == adjoint_type_of(p.ty) and (
             p.ty != "i64" or packed_bits.param_lane(fn, p.name) is None)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from enzyme_cc.ir.lexer import adjoint_type_of
 
 PACKING_OPS = ("zext", "shl", "lshr", "or", "add", "and", "trunc")
+FLOAT_PAIR = "< 2 x float >"      # activity.pun_type's i64 of float data
 _LOW = 0xFFFFFFFF
 
 

@@ -1,7 +1,8 @@
 // Small records that hold a float beside integer data travel in one 64-bit integer register
 // (x86-64): `struct { float dist; int idx; }` (the float in the low half), `struct { int idx;
 // float weight; }` (the high half), `std::pair<float, int>`, `std::optional<float>`, returned by
-// value, passed by value and stored to memory as the i64. The derivative follows the float
+// value, passed by value (also read from an array of them, as unoptimized builds do) and stored
+// to memory as the i64. The derivative follows the float
 // through the packing (enzyme_cc/ad/packed_bits.py); it was refused ("returns a float's bits
 // packed with other data"). Each line: enzyme-cc | analytic.
 #include <cmath>
@@ -60,6 +61,23 @@ float objective(const float *p, int n, Tagged *kept) {
   return s;
 }
 
+// records built in memory and passed by value from there: unoptimized code reads each as one
+// i64 (its integer field a float lane with a zero shadow) and hands it to the callee
+__attribute__((noinline)) static float lean(Tagged t) { return t.weight * (t.idx + 0.5f); }
+float from_memory(const float *p, int n) {
+  Near near[4];
+  Tagged tagged[4];
+  for (int k = 0; k < n; k++) {
+    near[k].dist = p[k] * p[k];
+    near[k].idx = k;
+    tagged[k].idx = n - k;
+    tagged[k].weight = std::sin(p[k]);
+  }
+  float s = 0;
+  for (int k = 0; k < n; k++) s += weigh(near[k]) + lean(tagged[k]);
+  return s;
+}
+
 // the same derivative written out, for the branches these inputs take
 static void analytic(const float *p, int n, double *g) {
   for (int k = 0; k < n; k++) g[k] = 0;
@@ -92,6 +110,16 @@ int main() {
                                  enzyme_dup, kept, tkept);
     std::printf("reverse dp[%d]: %.7g | %.7g\n", k, dp[k], want[k]);
     std::printf("forward dp[%d]: %.7g | %.7g\n", k, fwd, want[k]);
+  }
+  float dm[4] = {0};
+  __enzyme_autodiff((void *)from_memory, enzyme_dup, p, dm, enzyme_const, 4);
+  for (int k = 0; k < 4; k++) {
+    float tp[4] = {0};
+    tp[k] = 1;
+    float fwd = __enzyme_fwddiff((void *)from_memory, enzyme_dup, p, tp, enzyme_const, 4);
+    double w = 2.0 * p[k] * (k + 1) + std::cos((double)p[k]) * (4 - k + 0.5);
+    std::printf("from memory, reverse dp[%d]: %.7g | %.7g\n", k, dm[k], w);
+    std::printf("from memory, forward dp[%d]: %.7g | %.7g\n", k, fwd, w);
   }
   return 0;
 }
