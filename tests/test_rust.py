@@ -212,7 +212,8 @@ def test_rust_bytes_copied_by_type_erased_code_stay_refused(tmp_path):
 
 
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
-@pytest.mark.parametrize("opts", [("-O",), ("-Copt-level=0", "-g", "--cfg", "no_hashmap")],
+@pytest.mark.parametrize("opts", [("-O",), pytest.param(("-Copt-level=0", "-g", "--cfg",
+                                                            "no_hashmap"), marks=pytest.mark.slow)],
                          ids=["O", "dev-profile"])
 def test_rust_std_collections_and_text(tmp_path, opts):
     """Integer data beside float data with no TBAA: an index Vec sorted by a float key (the
