@@ -6,7 +6,7 @@ ctx.emit(line), ctx.tmp() fresh name.
 """
 from enzyme_cc.ir.lexer import is_fp, join, zero_of
 from enzyme_cc.ad.sweep_ctx import adjoint_zero
-from enzyme_cc.ad.packed_bits import PACKING_OPS, drops_float, packed_source
+from enzyme_cc.ad import packed_bits
 from .registry import reverse, forward
 
 NOOP_REVERSE = ("getelementptr", "alloca", "icmp", "fcmp", "bitcast", "addrspacecast", "ptrtoint",
@@ -22,11 +22,11 @@ def _no_adjoint(ctx, inst, d):
     if inst.op in ("bitcast", "freeze") and d is not None:
         ctx.add(inst.ops[0].value, ctx.synth.value_type(inst.ops[0].value), d)
         return
-    if inst.name in ctx.act.punned and inst.op in PACKING_OPS:
-        if d is not None:                    # a float packed beside integer data (packed_bits)
-            ctx.add(packed_source(ctx.act, inst), "float", d)
+    if inst.name in ctx.act.punned and inst.op in packed_bits.PACKING_OPS:
+        if d is not None:                    # floats packed in one register (packed_bits)
+            packed_bits.reverse(ctx, inst, d)
         return
-    if drops_float(ctx.act, inst):
+    if packed_bits.drops_float(ctx.act, inst):
         return
     if d is not None or any(o.value in ctx.act.punned for o in inst.ops if inst.op not in (
             "icmp", "trunc", "zext", "sext")):
@@ -369,10 +369,10 @@ def _store(ctx, inst, d):
                       "give the global a shadow")
         return
     sp = ctx.s(ptr.value)
-    lane = ctx.act.packed.get(inst.ops[0].value, 0)
-    if lane:            # a record's float in the high half of the i64 stored (packed_bits)
+    if ctx.act.packed.get(inst.ops[0].value) == {32}:
+        # a record's float in the high half of the i64 stored (packed_bits)
         sp, t = ctx.tmp(), sp
-        ctx.emit(f"{sp} = getelementptr inbounds i8, ptr {t}, i64 {lane // 8}")
+        ctx.emit(f"{sp} = getelementptr inbounds i8, ptr {t}, i64 4")
     # The store overwrote the location: its adjoint moves to the stored value, and the location's
     # adjoint restarts from zero for whatever was there before. In memory the caller never sees,
     # that zero is -0.0, fadd's identity, so that the reverse of `p[i] += x` (load, add, store)

@@ -2,7 +2,7 @@
 returns its name (or a constant). ctx.t(v) is the tangent of operand v (zero when inactive),
 ctx.p(v) its primal value, ctx.s(v) its shadow pointer."""
 from enzyme_cc.ir.lexer import is_fp
-from enzyme_cc.ad.packed_bits import PACKING_OPS, packed_source
+from enzyme_cc.ad import packed_bits
 from .registry import TANGENT, tangent, call_rule
 from .formula import FormulaCompiler
 from .instructions import align_of, minmax_tie, unknown_integer_copy, zero_overwritten_floats
@@ -72,17 +72,10 @@ def _t_bitcast(ctx, inst):
     return _op(ctx, f"bitcast {s.ty} {ctx.t(s.value, s.ty)} to {inst.ty}")
 
 
-@tangent(*PACKING_OPS)
+@tangent(*packed_bits.PACKING_OPS)
 def _t_packed(ctx, inst):
-    """A float packed beside integer data (packed_bits): the same packing of its tangent beside
-    zeros."""
-    if inst.op in ("or", "add"):
-        src = packed_source(ctx.act, inst)
-        return ctx.t(src, "i64")
-    a = inst.ops[0]
-    if inst.op in ("zext", "trunc"):
-        return _op(ctx, f"{inst.op} {a.ty} {ctx.t(a.value, a.ty)} to {inst.ty}")
-    return _op(ctx, f"{inst.op} {inst.ty} {ctx.t(a.value, a.ty)}, {inst.ops[1].value}")
+    """Floats packed in one register (packed_bits): the same packing of their tangents."""
+    return packed_bits.tangent(ctx, inst)
 
 
 @tangent("freeze")

@@ -183,11 +183,12 @@ def test_rust_adaptors_layers_and_result_slot(tmp_path, opt):
     """Iterator adaptors, Vec editing, a boxed slice (its empty case copies into the dangling
     address: once refused), const generics, a Result<f64, String> whose error pointer shares
     the float's slot, an enum's u64 payload in the f64's slot read as a number (both once
-    refused as bit manipulation). (Trait objects: traits_iterators.rs; the internal error a
-    dyn Trait's vtable targets once caused: test_ad_core's dispatcher test, in C.)"""
+    refused as bit manipulation), `[f32; 2]` passed and returned by value as one i64 (once
+    refused the same way). (Trait objects: traits_iterators.rs; the internal error a dyn
+    Trait's vtable targets once caused: test_ad_core's dispatcher test, in C.)"""
     _rustc_link(opt, HERE / "adaptors_layers.rs", cwd=tmp_path)
     out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
-    assert out.count("CHECK ") == 28 and "FAILED" not in out, out
+    assert out.count("CHECK ") == 35 and "FAILED" not in out, out
 
 
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)

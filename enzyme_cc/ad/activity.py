@@ -14,7 +14,7 @@ from .type_layout import global_named
 from .unionfind import UnionFind
 from .diagnostics import located
 from enzyme_cc.errors import UserError
-from .packed_bits import PACKING_OPS, packed_lane, param_lane
+from .packed_bits import PACKING_OPS, adjoint_type as packed_type, lanes_of, packed_lane, param_lanes
 from enzyme_cc.rules import is_inactive_call, call_rule
 from enzyme_cc.rules.registry import is_mirror_call
 from enzyme_cc.rules.tape import is_tape_call
@@ -178,9 +178,9 @@ class Activity:
         self.active: set[str] = set()     # active float/aggregate values (original names)
         self.shadowed: set[str] = set()   # pointer values with a shadow
         self.punned: dict[str, str] = {}  # integer values that carry float data -> float type
-        # i64 values that hold a float's 32 bits beside integer data (a `{float, int}` record
-        # returned in one register; punned says "float"): the float's bit offset, 0 or 32
-        self.packed: dict[str, int] = {}
+        # i64 values that hold floats' 32 bits beside integer data or each other (a `{float,
+        # int}` record, a Rust `[f32; 2]` passed in one register): the floats' bit offsets
+        self.packed: dict[str, frozenset] = {}
         self.ptrint: set[str] = set()     # integer values that carry a pointer (shadow as int too)
         self.unknown_copies: set[str] = set()   # integers read from active memory, type unknown
         self.types = types
@@ -198,11 +198,11 @@ class Activity:
             if a == "active":
                 self.active.add(p.name)
                 if int_bits(p.ty):              # a float's bits passed as an integer
-                    lane = param_lane(module.function(fn.name) or fn, p.name) \
+                    lanes = param_lanes(module.function(fn.name) or fn, p.name) \
                         if p.ty == "i64" else None
-                    self.punned[p.name] = "float" if lane is not None else adjoint_type_of(p.ty)
-                    if lane is not None:        # packed beside integer data (packed_bits)
-                        self.packed[p.name] = lane
+                    self.punned[p.name] = packed_type(lanes) if lanes else adjoint_type_of(p.ty)
+                    if lanes:                   # packed in one register (packed_bits)
+                        self.packed[p.name] = lanes
             elif a in ("dup", "dupnoneed"):
                 self.shadowed.add(p.name)
         # Local memory (allocas, allocations) needs a shadow only once active data may reach it:
@@ -643,15 +643,18 @@ class Activity:
         if op in ("fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpext", "fptrunc"):
             return self._any_active(inst), False
         if op in PACKING_OPS and inst.ops:
-            lane = packed_lane(self, inst)
-            if lane is not None:
+            lanes = packed_lane(self, inst)
+            if lanes == "whole":                # the low float's own 32 bits
                 self.punned[inst.name] = "float"
-                if lane >= 0:
-                    self.packed[inst.name] = lane
+                return True, False
+            if lanes:
+                self.punned[inst.name] = packed_type(lanes)
+                self.packed[inst.name] = lanes
                 return True, False
         if op in ("phi", "select", "freeze"):
             vals = inst.ops[1:] if op == "select" else inst.ops
-            lanes = {self.packed.get(o.value) for o in vals if o.value in self.punned}
+            lanes = {lanes_of(self, o.value) if o.ty == "i64" else None for o in vals
+                     if o.value in self.punned}
             if len(lanes) > 1:
                 raise UserError(f"{located(self.module, self.fn, inst)}: joins a float's bits "
                                 "held alone with the same float packed beside other data; hint: "
@@ -672,7 +675,7 @@ class Activity:
                     isptr and (any(o.value in self.shadowed for o in vals) or
                                self._local_shadowed(inst.name) and self._constant_floats(vals)))
         if op == "bitcast" and inst.ops and inst.ops[0].value in self.punned and is_fp(ty) and \
-                inst.ops[0].value not in self.packed:
+                (inst.ops[0].value not in self.packed or self.punned[inst.ops[0].value] == ty):
             return True, False                       # i64 copy of a double, viewed as double again
         if op == "bitcast" and inst.ops and is_fp(ty) and inst.ops[0].value in self.unknown_copies:
             # integers read from shadowed memory and viewed as floats: they were float data
@@ -760,8 +763,8 @@ class Activity:
                 if act and not fp and int_bits(ty) and not ty.startswith("<"):
                     # a float's bits returned (generate._callee_summary_once): alone, or packed
                     # beside integer data at the offset the callee's summary found
-                    self.punned[inst.name] = "float" if inst.name in self.packed else \
-                        adjoint_type_of(ty)
+                    self.punned[inst.name] = packed_type(self.packed[inst.name]) \
+                        if inst.name in self.packed else adjoint_type_of(ty)
                 if sh and not any(o.value in self.shadowed or o.value in self.active
                                   for o in inst.ops):
                     # fresh memory from a callee (an allocator wrapper): shadowed once active

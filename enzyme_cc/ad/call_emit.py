@@ -116,8 +116,9 @@ class CallEmitter:
                 e = ctx.tmp()
                 ctx.emit(f"{e} = extractvalue {rev_ret} {t}, {k}")
             if synth.act.punned.get(o.value) == packed_bits.FLOAT_PAIR and ty == "float":
-                # the callee's float, in the lane of the caller's pair it came from
-                lane = packed_bits.param_lane(fn, p.name) // 32
+                # the callee's float, in the half of the caller's pair it came from
+                (lane,) = packed_bits.param_lanes(fn, p.name)
+                lane //= 32
                 e, x = ctx.tmp(), e
                 ctx.emit(f"{e} = insertelement {packed_bits.FLOAT_PAIR} zeroinitializer, "
                          f"float {x}, i32 {lane}")

@@ -46,7 +46,7 @@ class Generator(IndirectCalls, CallEmitter):
         self.counter = counter
         self._callee_act_cache: dict = {}
         self._float_bits_returned: set = set()  # (callee, acts) returning a float as integers
-        self._packed_returns: dict = {}  # (callee, acts) -> offset of the float packed in an i64
+        self._packed_returns: dict = {}  # (callee, acts) -> float halves of a returned i64
         self._summary_stack: list = []       # callee summaries being computed (recursion)
         self._summary_guessed: set = set()   # ... whose guess a recursive call has read
         from .registrations import read_registrations
@@ -236,14 +236,13 @@ class Generator(IndirectCalls, CallEmitter):
         if fn is None or k >= len(fn.params):
             return False
         v, p = inst.ops[k].value, fn.params[k]
-        if v in caller_act.packed:
-            return p.ty == "i64" and caller_act.packed[v] == packed_bits.param_lane(fn, p.name)
-        if caller_act.punned[v] == packed_bits.FLOAT_PAIR:
-            # the record read from memory as an i64 (its integer lane a float with a zero
-            # shadow, activity.pun_type) into a parameter the callee unpacks
-            return p.ty == "i64" and packed_bits.param_lane(fn, p.name) is not None
-        return caller_act.punned[v] == adjoint_type_of(p.ty) and (
-            p.ty != "i64" or packed_bits.param_lane(fn, p.name) is None)
+        want = packed_bits.param_lanes(fn, p.name) if p.ty == "i64" else None
+        if want:
+            # the same halves; or a pair (a record read from memory as an i64, its integer
+            # half a float with a zero shadow: activity.pun_type) into one the callee unpacks
+            have = packed_bits.lanes_of(caller_act, v) if inst.ops[k].ty == "i64" else None
+            return have is not None and (have == want or len(have) == 2)
+        return caller_act.punned[v] == adjoint_type_of(p.ty) and v not in caller_act.packed
 
     def _stored_constants(self, inst, acts) -> list[int]:
         """Positions of a call's pointers to constant float data (a `const` global: GSL's
@@ -287,9 +286,9 @@ class Generator(IndirectCalls, CallEmitter):
                 inst.callee not in self.global_users:
             return False, False
         out = self._callee_summary(inst.callee, acts, self._arg_hints(inst, caller_act))[:2]
-        lane = self._packed_returns.get((inst.callee, tuple(acts)))
-        if inst.name and out[0] and lane is not None:
-            caller_act.packed[inst.name] = lane
+        lanes = self._packed_returns.get((inst.callee, tuple(acts)))
+        if inst.name and out[0] and lanes is not None:
+            caller_act.packed[inst.name] = lanes
         if inst.name and (inst.callee, tuple(acts)) in self._float_bits_returned:
             raise UserError(
                 f"{located(self.module, caller_act.fn, inst)}: "
@@ -363,8 +362,8 @@ class Generator(IndirectCalls, CallEmitter):
         # pointer in rax): the result is active, its adjoint that float (lexer.adjoint_type_of)
         whole = bool(bits) and all(act.punned.get(r.ops[0].value) == adjoint_type_of(fn.ret_ty)
                                    and r.ops[0].value not in act.packed for r in bits)
-        # or packed beside integer data in one register, at one offset for every return
-        lanes = {act.packed.get(r.ops[0].value) for r in bits}
+        # or packed in one register (packed_bits), in the same halves at every return
+        lanes = {packed_bits.lanes_of(act, r.ops[0].value) for r in bits}
         if bits and not whole and fn.ret_ty == "i64" and len(lanes) == 1 and None not in lanes:
             whole = True
             self._packed_returns[(callee, tuple(acts))] = lanes.pop()

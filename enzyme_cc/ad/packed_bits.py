@@ -1,15 +1,16 @@
-"""A float's 32 bits packed beside integer data in one 64-bit integer.
+"""Floats' 32 bits packed into one 64-bit integer, beside integer data or each other.
 
-The x86-64 ABI returns a small record whose 8 bytes mix a float and integer data (`struct {
-float dist; int idx; }`, `std::pair<float, int>`, `std::optional<float>`) in one integer
-register: the callee packs it (`zext` of the float's bits, `shl` of the other field by 32, `or`),
-the caller unpacks it (`trunc` and `bitcast` for the float, `lshr` and `trunc` for the int). The
-activity analysis follows the float through these operations as an `i64` that carries a float
-at bit offset 0 or 32 (`Activity.packed`); its adjoint is that float, and its tangent the same
-packing of the float's tangent beside zeros. An operation that moves the float out of the value
-(the `lshr` and `trunc` that extract the integer field) leaves plain integer data, which carries
-no derivative and loses none. Anything else on the bits stays refused
-(`Synth.refuse_bit_manipulation`)."""
+The x86-64 ABI passes and returns a small record whose 8 bytes hold a float and integer data
+(`struct { float dist; int idx; }`, `std::pair<float, int>`, `std::optional<float>`) in one
+integer register, and Rust's ABI does the same with `[f32; 2]`: the sender packs it (`zext` of a
+float's bits, `shl` by 32 of the other half, `or`), the receiver unpacks it (`trunc` and `bitcast`
+for the low half, `lshr` by 32 and `trunc` for the high one). The activity analysis follows the
+floats through these operations as an `i64` whose float halves it knows (`Activity.packed`: the
+set of bit offsets, 0 and/or 32, that hold float bits). Its adjoint is that float, or a
+`< 2 x float >` when both halves are floats; its tangent is the same packing of the floats'
+tangents beside zeros. An operation that moves every float out of the value (the `lshr` and
+`trunc` that extract an integer field) leaves plain integer data, which carries no derivative and
+loses none. Anything else on the bits stays refused (`Synth.refuse_bit_manipulation`)."""
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import adjoint_type_of
@@ -17,6 +18,7 @@ from enzyme_cc.ir.lexer import adjoint_type_of
 PACKING_OPS = ("zext", "shl", "lshr", "or", "add", "and", "trunc")
 FLOAT_PAIR = "< 2 x float >"      # activity.pun_type's i64 of float data
 _LOW = 0xFFFFFFFF
+_BOTH = frozenset((0, 32))
 
 
 def _const(v: str) -> int | None:
@@ -24,6 +26,18 @@ def _const(v: str) -> int | None:
         return int(v) & 0xFFFFFFFFFFFFFFFF
     except ValueError:
         return None
+
+
+def lanes_of(act, v: str):
+    """The float halves of an i64 value: its packing, or both halves of a float pair (an i64
+    read from memory that holds two floats, or a float and an integer: activity.pun_type)."""
+    if v in act.packed:
+        return act.packed[v]
+    return _BOTH if act.punned.get(v) == FLOAT_PAIR else None
+
+
+def adjoint_type(lanes) -> str:
+    return "float" if len(lanes) == 1 else FLOAT_PAIR
 
 
 def _zero_at(fn, v: str, lane: int, depth: int = 0) -> bool:
@@ -52,72 +66,141 @@ def _zero_at(fn, v: str, lane: int, depth: int = 0) -> bool:
     return False
 
 
-def packed_lane(act, inst) -> int | None:
-    """What inst (an integer operation) makes of a float packed into an i64: the float's offset
-    in its result (0 or 32), -1 for a `trunc` that gives the float's own 32 bits, or None when
-    the result holds no float this way."""
-    op, ops = inst.op, inst.ops
-    a = ops[0].value
-    if op == "trunc":
-        return -1 if inst.ty == "i32" and act.packed.get(a) == 0 else None
-    if inst.ty != "i64":
-        return None
-    if op == "zext":
-        return 0 if ops[0].ty == "i32" and act.punned.get(a) == "float" and \
-            a not in act.packed else None
+def _moved(inst, lanes):
+    """Where the float halves `lanes` of inst's first operand go in its result: {source offset:
+    result offset}, or None when the operation mixes their bits."""
+    op = inst.op
+    n = _const(inst.ops[1].value) if len(inst.ops) > 1 else None
     if op in ("shl", "lshr"):
-        n = _const(ops[1].value)
-        lane = act.packed.get(a)
-        if lane is None or n != 32:
+        if n != 32:
             return None
-        return 32 if op == "shl" and lane == 0 else 0 if op == "lshr" and lane == 32 else None
-    if op in ("or", "add"):
-        inside = [o for o in ops if o.value in act.packed]
-        if len(inside) != 1:
-            return None
-        other = ops[1] if inside[0] is ops[0] else ops[0]
-        lane = act.packed[inside[0].value]
-        if other.value in act.punned or other.value in act.active or \
-                not _zero_at(act.fn, other.value, lane):
-            return None
-        return lane
+        step = 32 if op == "shl" else -32
+        return {s: s + step for s in lanes if 0 <= s + step < 64}
     if op == "and":
-        lane, mask = act.packed.get(a), _const(ops[1].value)
-        return lane if lane is not None and mask is not None and \
-            (mask >> lane) & _LOW == _LOW else None
+        if n is None or any(0 < (n >> s) & _LOW < _LOW for s in lanes):
+            return None                     # a mask through a float's bits
+        return {s: s for s in lanes if (n >> s) & _LOW}
+    if op == "trunc":
+        return {0: 0} if inst.ty == "i32" and 0 in lanes else \
+            {} if inst.ty in ("i32", "i16", "i8", "i1") else None
     return None
 
 
-def drops_float(act, inst) -> bool:
-    """inst takes the integer data out of a packed value and none of the float's bits: its
-    result is an integer like any other."""
+def packed_lane(act, inst):
+    """The float halves (a frozenset of bit offsets) of an integer operation's result on packed
+    floats; "whole" for the i32 a `trunc` takes a low float out as; None when the result holds no
+    float this way (or mixes a float's bits)."""
     op, ops = inst.op, inst.ops
-    if not ops:
-        return False
-    lane = act.packed.get(ops[0].value)
-    if lane is None:
-        return False
-    n = _const(ops[1].value) if len(ops) > 1 else None
-    if op == "lshr":
-        return lane == 0 and n is not None and n >= 32
+    a = ops[0].value
+    if op == "zext":
+        return frozenset((0,)) if inst.ty == "i64" and ops[0].ty == "i32" and \
+            act.punned.get(a) == "float" and a not in act.packed else None
+    if op in ("or", "add"):
+        if inst.ty != "i64":
+            return None
+        out = set()
+        for o, other in ((ops[0], ops[1]), (ops[1], ops[0])):
+            lanes = lanes_of(act, o.value)
+            if lanes is None:
+                if o.value in act.punned or o.value in act.active:
+                    return None
+                continue
+            if not all(_zero_at(act.fn, other.value, s) for s in lanes):
+                return None
+            out |= lanes
+        return frozenset(out) or None
+    lanes = lanes_of(act, a)
+    if lanes is None or ops[0].ty != "i64":
+        return None
+    moved = _moved(inst, lanes)
+    if not moved:
+        return None
     if op == "trunc":
-        return lane == 32 and inst.ty in ("i32", "i16", "i8", "i1")
-    if op == "and":
-        return n is not None and (n >> lane) & _LOW == 0
-    return False
+        return "whole"
+    return frozenset(moved.values())
 
 
-def packed_source(act, inst) -> str | None:
-    """The operand of a packing operation whose float its result carries."""
+def drops_float(act, inst) -> bool:
+    """inst takes integer data out of a packed value and none of the floats' bits: its result
+    is an integer like any other."""
+    if not inst.ops or inst.op not in ("shl", "lshr", "and", "trunc"):
+        return False
+    lanes = lanes_of(act, inst.ops[0].value)
+    return lanes is not None and inst.ops[0].ty == "i64" and _moved(inst, lanes) == {}
+
+
+def reverse(ctx, inst, d):
+    """The adjoint d of a packing operation's result (typed by its float halves) moved to the
+    operands that carry them."""
+    act = ctx.act
+    res = (frozenset((0,)) if inst.op == "trunc" else lanes_of(act, inst.name))
+    if inst.op == "zext":
+        ctx.add(inst.ops[0].value, "float", d)
+        return
     if inst.op in ("or", "add"):
-        return next((o.value for o in inst.ops if o.value in act.punned), None)
-    return inst.ops[0].value
+        for o in inst.ops:
+            lanes = lanes_of(act, o.value)
+            if lanes is not None:
+                ctx.add(o.value, adjoint_type(lanes), _regroup(ctx, d, res, {s: s for s in lanes},
+                                                               lanes))
+        return
+    src = inst.ops[0].value
+    lanes = lanes_of(act, src)
+    ctx.add(src, adjoint_type(lanes), _regroup(ctx, d, res, _moved(inst, lanes), lanes))
 
 
-def param_lane(fn, name: str) -> int | None:
-    """The offset of the float a function reads out of its i64 parameter `name` (a record of a
-    float and integer data passed by value in one register: `trunc` or `lshr` by 32 and `trunc`,
-    then a bitcast to float); None when it reads no float this way, or two."""
+def _regroup(ctx, d, res, moved, lanes):
+    """The adjoint of a value with float halves `lanes` from that of a result with halves `res`,
+    source half s becoming result half moved[s] (halves that did not survive: zero)."""
+    if len(lanes) == 1:
+        (s,) = lanes
+        r = moved.get(s)
+        if r is None:
+            return "0.0"
+        if len(res) == 1:
+            return d
+        t = ctx.tmp()
+        ctx.emit(f"{t} = extractelement {FLOAT_PAIR} {d}, i32 {r // 32}")
+        return t
+    if len(res) == 2 and all(moved.get(s) == s for s in lanes):
+        return d
+    acc = "zeroinitializer"
+    for s in sorted(lanes):
+        r = moved.get(s)
+        if r is None:
+            continue
+        x = d
+        if len(res) == 2:
+            x = ctx.tmp()
+            ctx.emit(f"{x} = extractelement {FLOAT_PAIR} {d}, i32 {r // 32}")
+        t = ctx.tmp()
+        ctx.emit(f"{t} = insertelement {FLOAT_PAIR} {acc}, float {x}, i32 {s // 32}")
+        acc = t
+    return acc
+
+
+def tangent(ctx, inst):
+    """The same operation on the operands' tangents (the integer data's tangent is zero)."""
+    if inst.op in ("or", "add"):
+        ts = [ctx.t(o.value, "i64") for o in inst.ops if lanes_of(ctx.act, o.value) is not None]
+        if len(ts) == 1:
+            return ts[0]
+        t = ctx.tmp("t")
+        ctx.emit(f"{t} = or i64 {ts[0]}, {ts[1]}")
+        return t
+    a = inst.ops[0]
+    t = ctx.tmp("t")
+    if inst.op in ("zext", "trunc"):
+        ctx.emit(f"{t} = {inst.op} {a.ty} {ctx.t(a.value, a.ty)} to {inst.ty}")
+    else:
+        ctx.emit(f"{t} = {inst.op} {inst.ty} {ctx.t(a.value, a.ty)}, {inst.ops[1].value}")
+    return t
+
+
+def param_lanes(fn, name: str):
+    """The halves of its i64 parameter `name` a function reads floats out of (a record of a
+    float and integer data, or two floats, passed by value in one register: `trunc`, or `lshr`
+    by 32 and `trunc`, then a bitcast to float); None when it reads none this way."""
     users: dict = {}
     for i in fn.insts():
         for o in i.ops:
@@ -134,11 +217,10 @@ def param_lane(fn, name: str) -> int | None:
             if any(w.op == "trunc" and w.ty == "i32" and as_float(w.name)
                    for w in users.get(u.name, ())):
                 lanes.add(32)
-    return lanes.pop() if len(lanes) == 1 else None
+    return frozenset(lanes) or None
 
 
 def param_adjoint_type(fn, p) -> str:
-    """The type of parameter p's adjoint: the float packed in it, or adjoint_type_of's."""
-    if p.ty == "i64" and param_lane(fn, p.name) is not None:
-        return "float"
-    return adjoint_type_of(p.ty)
+    """The type of parameter p's adjoint: the floats packed in it, or adjoint_type_of's."""
+    lanes = param_lanes(fn, p.name) if p.ty == "i64" else None
+    return adjoint_type(lanes) if lanes else adjoint_type_of(p.ty)
