@@ -518,7 +518,7 @@ class Activity:
         kinds = set()
         for st in self._stores_into(load):
             v, vty = st.ops[0].value, st.ops[0].ty
-            kinds.add(vty if vty in ("double", "float") else
+            kinds.add(vty if vty in ("double", "float") else None if v in self.packed else
                       {"double": "double", "float": "float"}.get(self.punned.get(v)))
         copies = self._float_copies_into(obj, int_bits(load.ty) // 8)
         kinds |= {k for k, _ in copies}

@@ -64,17 +64,22 @@ float objective(const float *p, int n, Tagged *kept) {
 // records built in memory and passed by value from there: unoptimized code reads each as one
 // i64 (its integer field a float lane with a zero shadow) and hands it to the callee
 __attribute__((noinline)) static float lean(Tagged t) { return t.weight * (t.idx + 0.5f); }
+__attribute__((noinline)) static Near make(const float *p, int i, int n) {
+  return Near{p[i] * p[i] * p[i], n - 1 - i};
+}
 float from_memory(const float *p, int n) {
-  Near near[4];
+  Near near[4], made[4];
   Tagged tagged[4];
+  const float w[4] = {1.5f, 2.5f, 3.5f, 4.5f};
   for (int k = 0; k < n; k++) {
     near[k].dist = p[k] * p[k];
     near[k].idx = k;
     tagged[k].idx = n - k;
     tagged[k].weight = std::sin(p[k]);
+    made[k] = make(p, k, n);        // the record's integer half is not a float: it indexes w
   }
   float s = 0;
-  for (int k = 0; k < n; k++) s += weigh(near[k]) + lean(tagged[k]);
+  for (int k = 0; k < n; k++) s += weigh(near[k]) + lean(tagged[k]) + made[k].dist * w[made[k].idx];
   return s;
 }
 
@@ -117,7 +122,9 @@ int main() {
     float tp[4] = {0};
     tp[k] = 1;
     float fwd = __enzyme_fwddiff((void *)from_memory, enzyme_dup, p, tp, enzyme_const, 4);
-    double w = 2.0 * p[k] * (k + 1) + std::cos((double)p[k]) * (4 - k + 0.5);
+    const double wk[4] = {1.5, 2.5, 3.5, 4.5};
+    double w = 2.0 * p[k] * (k + 1) + std::cos((double)p[k]) * (4 - k + 0.5) +
+               3.0 * p[k] * p[k] * wk[3 - k];
     std::printf("from memory, reverse dp[%d]: %.7g | %.7g\n", k, dm[k], w);
     std::printf("from memory, forward dp[%d]: %.7g | %.7g\n", k, fwd, w);
   }
