@@ -676,6 +676,28 @@ double f(double x, int k) {
 int main(void) { return __enzyme_autodiff((void *)f, 2.0, 1) > 0; }
 """
 
+# one float's bits in the low half of a 64-bit integer on one path, in the high half on the
+# other: the joined value has no one layout to take the derivative through
+FLOAT_HALVES_JOINED = """\
+#include <string.h>
+double __enzyme_autodiff(void *, ...);
+typedef unsigned long long u64;
+__attribute__((noinline)) float low(u64 r) {
+  unsigned lo = (unsigned)r;
+  float f;
+  memcpy(&f, &lo, 4);
+  return f;
+}
+float halves(float x, int hi) {
+  float y = x * x;
+  unsigned b;
+  memcpy(&b, &y, 4);
+  u64 r = hi ? (u64)b << 32 : (u64)b;
+  return low(r);
+}
+int main(void) { return __enzyme_autodiff((void *)halves, 1.5f, 0) > 0; }
+"""
+
 # a float's bits packed into a 64-bit integer beside a tag whose bits may overlap them: no
 # record layout says where the float is (a record of a float and an int packed in one register
 # is differentiated: tests/modes/packed_records.cpp)
@@ -757,6 +779,7 @@ CASES = {
     "variadic_store": (VARIADIC_STORE, ("scaled", "set_opts"), "set_opts(&o, 1, x * x)"),
     "float_bits_returned": (FLOAT_BITS_RETURNED, ("settle", "attempt"), "U r = attempt(x[i])"),
     "float_int_record_returned": (FLOAT_INT_RETURNED, ("tagged",), "  return tag | b;"),
+    "float_halves_joined": (FLOAT_HALVES_JOINED, ("halves",), "u64 r = hi ? (u64)b << 32"),
     "float_bits_returned_indirect": (FLOAT_BITS_RETURNED_INDIRECT, ("f", "sq"),
                                      "u64 b = table[k](x)"),
 }

@@ -656,8 +656,9 @@ class Activity:
             lanes = {lanes_of(self, o.value) if o.ty == "i64" else None for o in vals
                      if o.value in self.punned}
             if len(lanes) > 1:
-                raise UserError(f"{located(self.module, self.fn, inst)}: joins a float's bits "
-                                "held alone with the same float packed beside other data; hint: "
+                raise UserError(f"{located(self.module, self.fn, inst)}: joins integers that "
+                                "carry float bits in different places (a float's bits alone, "
+                                "or packed into different halves of a 64-bit integer); hint: "
                                 "compute on the float value instead")
             if lanes and None not in lanes:
                 self.packed[inst.name] = lanes.pop()
