@@ -43,7 +43,7 @@ def call_kind(ctx, inst) -> str:
     if kind in _PRIMAL_WHEN_DOOMED and block is not None and block.term.op == "unreachable":
         return "inactive"           # never returns (Activity.doomed): no derivative needed
     if kind in ("diff", "unknown") and any(o.value in ctx.act.punned for o in inst.ops) and not (
-            kind == "diff" and (inst.callee or "").startswith("@") and _bits_passed(ctx, inst)):
+            kind == "diff" and _bits_passed(ctx, inst)):
         # the callee would see an integer and carry no derivative: never a silent zero
         into = "an indirect call" if (inst.callee or "").startswith("%") else \
             f"'{(inst.callee or '?').lstrip('@')}'"

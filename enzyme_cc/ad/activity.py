@@ -775,8 +775,11 @@ class Activity:
             sh = False
             if int_bits(ty) in (32, 64) and not ty.startswith("<") and \
                     (inst.callee or "").startswith("%") and any(
-                        o.value in self.active or o.value in self.shadowed for o in inst.ops):
-                callee_info(inst, self)   # refuses a target returning a float's bits (generate)
+                        o.value in self.active or o.value in self.shadowed or
+                        o.value in self.punned for o in inst.ops):
+                if callee_info(inst, self)[0]:   # every target returns a float's bits whole
+                    self.punned[inst.name] = adjoint_type_of(ty)
+                    return True, False
             if isptr and (inst.callee or "").startswith("%"):
                 # a pointer made by a function the call may reach (a stepper's state allocated
                 # through its type's function pointer): shadowed as a direct call's would be

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.errors import UserError
+from enzyme_cc.ir.lexer import adjoint_type_of
 from .diagnostics import located
 
 # a global name not followed by an argument list: a use of its address
@@ -94,7 +95,7 @@ class IndirectCalls:
             if a in ("dup", "dupnoneed"):
                 params.append(f"ptr %s{k}")
                 names.append(f"ptr %s{k}")
-        dret = [f"{inst.ty} %dret"] if ret_active else []
+        dret = [f"{adjoint_type_of(inst.ty)} %dret"] if ret_active else []   # (float bits)
         self.out.append(self._dispatcher(aug, aug_ret, params + ["ptr %tape"], names + ["ptr %tape"],
                                          targets, [p[0] for p in parts]))
         self.out.append(self._dispatcher(rev, rev_ret, params + dret + ["ptr %tape"],

@@ -229,10 +229,19 @@ class Generator(IndirectCalls, CallEmitter):
         return acts
 
     def takes_bits(self, inst, k, caller_act) -> bool:
-        """The callee of a direct call takes its integer argument k as the float whose bits the
-        caller passes there: whole (an i64 as a double, an i32 as a float), or packed beside
-        integer data at the offset the callee reads it from (packed_bits)."""
-        fn = self.module.function(inst.callee) if (inst.callee or "").startswith("@") else None
+        """The callee takes the call's integer argument k as the float whose bits the caller
+        passes there: whole (an i64 as a double, an i32 as a float), or, through a direct call,
+        packed beside integer data where the callee unpacks it (packed_bits). An indirect call:
+        every function it may reach takes the float whole."""
+        if not (inst.callee or "").startswith("@"):
+            v = inst.ops[k].value
+            fns = [self.module.function(t) for t in self.address_taken(
+                inst.ty, [o.ty for o in inst.ops])]
+            return bool(fns) and v not in caller_act.packed and all(
+                caller_act.punned[v] == adjoint_type_of(f.params[k].ty) and not (
+                    f.params[k].ty == "i64" and packed_bits.param_lanes(f, f.params[k].name))
+                for f in fns)
+        fn = self.module.function(inst.callee)
         if fn is None or k >= len(fn.params):
             return False
         v, p = inst.ops[k].value, fn.params[k]
@@ -270,13 +279,18 @@ class Generator(IndirectCalls, CallEmitter):
             targets = self.address_taken(inst.ty, tys)
             out = [self._callee_summary(t, acts)[:2] for t in targets]
             if inst.name and not carries_float(inst.ty) and any(a for a, _ in out):
-                bits = next(t for t, (a, _) in zip(targets, out) if a)
-                raise UserError(
-                    f"{located(self.module, caller_act.fn, inst)}: {quoted_name(bits)}, which "
-                    "this indirect call may reach, returns a float's bits in an integer (a union "
-                    "or record holding a float returned by value in integer registers): supported "
-                    "through direct calls only; hint: return the float itself, or write the "
-                    "result through a pointer argument")
+                # a float's bits returned whole by every function the call may reach: the
+                # result is that float (the dispatchers pass its adjoint or tangent on)
+                odd = [t for t, (a, _) in zip(targets, out) if not a or (t, tuple(acts)) in
+                       self._packed_returns or (t, tuple(acts)) in self._float_bits_returned]
+                if odd:
+                    bits = next(t for t, (a, _) in zip(targets, out) if a)
+                    raise UserError(
+                        f"{located(self.module, caller_act.fn, inst)}: {quoted_name(bits)}, "
+                        "which this indirect call may reach, returns a float's bits in an "
+                        f"integer, and {quoted_name(odd[0])}, which it may reach too, does not "
+                        "return them the same way; hint: return the float itself, or write the "
+                        "result through a pointer argument")
             return any(a for a, _ in out), any(s for _, s in out)
         fn = self.module.function(inst.callee)
         if caller_act is None or fn is None:
