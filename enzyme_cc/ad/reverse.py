@@ -443,9 +443,9 @@ class Synth(TapeRecords, ValuePlan):
             return
         if keeper.op in ("ret", "insertvalue"):
             raise UserError(self.where(inst) + ": the function returns a float's bits packed "
-                            "with other data in an integer (a small record of a float and an "
-                            "integer returned by value in one register), and the derivative "
-                            "through such a return is not supported yet; hint: return the float "
+                            "with other data in an integer whose bits may overlap them (a record "
+                            "of a float and an integer in one register is differentiated; a float "
+                            "combined with a tag or mask is not); hint: return the float "
                             "separately, or write the record through a pointer argument")
         raise UserError(self.where(inst) + ": integer arithmetic on data that holds a float "
                         "(bit manipulation of a double); hint: compute on the float value "
