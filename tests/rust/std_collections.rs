@@ -85,6 +85,21 @@ pub extern "C" fn bucketed(x: *const f64, n: usize) -> f64 {
     (0..3).map(|k| (k as f64 + 1.0) * h[&k].sin()).sum()
 }
 
+/// Squares summed into buckets keyed by floor(v + 0.25), the keys collected and sorted, each
+/// bucket's sine weighted by its rank (once refused at -O).
+#[cfg(not(no_hashmap))]
+#[no_mangle]
+pub extern "C" fn binned(x: *const f64, n: usize) -> f64 {
+    let xs = unsafe { std::slice::from_raw_parts(x, n) };
+    let mut bins: HashMap<i64, f64> = HashMap::new();
+    for &v in xs {
+        *bins.entry((v + 0.25).floor() as i64).or_insert(0.0) += v * v;
+    }
+    let mut keys: Vec<i64> = bins.keys().copied().collect();
+    keys.sort();
+    keys.iter().enumerate().map(|(r, k)| (r as f64 + 1.0) * bins[k].sin()).sum()
+}
+
 macro_rules! ext {
     ($name:ident, $f:ident) => {
         #[no_mangle]
@@ -141,6 +156,9 @@ fn main() {
     check!(ranked, failed);
     check!(particles, failed);
     #[cfg(not(no_hashmap))] // (opt-level 0: hashbrown moves its buckets as bytes, refused)
-    check!(bucketed, failed);
+    {
+        check!(bucketed, failed);
+        check!(binned, failed);
+    }
     std::process::exit(failed);
 }
