@@ -151,7 +151,7 @@ def test_rust_calling_c(tmp_path):
 
 
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
-@pytest.mark.parametrize("opt", ["-O", "-Copt-level=3",
+@pytest.mark.parametrize("opt", ["-O", pytest.param("-Copt-level=3", marks=pytest.mark.slow),
                                  pytest.param("-Copt-level=0", marks=pytest.mark.slow)])
 def test_rust_vec_scratch(tmp_path, opt):
     """`vec![0.0; n]` scratch buffers holding active data: rustc joins the allocation's address
