@@ -4,7 +4,7 @@ Each rule is a small function registered for its opcode; the synthesis only look
 ctx.p(v) primal value, ctx.s(v) shadow pointer, ctx.add(v, ty, x) accumulate an adjoint,
 ctx.emit(line), ctx.tmp() fresh name.
 """
-from enzyme_cc.ir.lexer import is_fp, join, zero_of
+from enzyme_cc.ir.lexer import int_bits, is_fp, join, split_fields, zero_of
 from enzyme_cc.ad.sweep_ctx import adjoint_zero
 from enzyme_cc.ad import packed_bits
 from .registry import reverse, forward
@@ -30,6 +30,8 @@ def _no_adjoint(ctx, inst, d):
         return
     if d is not None or any(o.value in ctx.act.punned for o in inst.ops if inst.op not in (
             "icmp", "trunc", "zext", "sext")):
+        if d is None and ctx.synth.integer_arm(inst):
+            return                           # a tagged union's integer variant (enum_arms)
         ctx.error(inst, "integer arithmetic on data that holds a float (bit manipulation of a "
                   "double)", "compute on the float value instead, or mark the function inactive")
 
@@ -177,6 +179,12 @@ def _select(ctx, inst, d):
         ctx.add(v.value, ty, t)
 
 
+def _adjoint_type(ctx, v):
+    """The adjoint type of operand v: a float's for its bits in an integer (or a record of
+    integers holding them: packed_bits.record_pun), else its own."""
+    return ctx.act.punned.get(v.value, v.ty)
+
+
 @reverse("extractvalue")
 def _extractvalue(ctx, inst, d):
     agg = inst.ops[0]
@@ -184,8 +192,10 @@ def _extractvalue(ctx, inst, d):
         return
     t = ctx.tmp()
     idx = ", ".join(map(str, inst.indices))
-    ctx.emit(f"{t} = insertvalue {agg.ty} zeroinitializer, {inst.ty} {d}, {idx}")
-    ctx.add(agg.value, agg.ty, t)
+    aty = _adjoint_type(ctx, agg)
+    ctx.emit(f"{t} = insertvalue {aty} zeroinitializer, {ctx.synth.value_type(inst.name)} {d}, "
+             f"{idx}")
+    ctx.add(agg.value, aty, t)
 
 
 @reverse("insertvalue")
@@ -194,14 +204,25 @@ def _insertvalue(ctx, inst, d):
     if d is None:
         return
     idx = ", ".join(map(str, inst.indices))
+    dty, ety = ctx.synth.value_type(inst.name), _adjoint_type(ctx, elem)
     if ctx.active(elem.value):
         t = ctx.tmp()
-        ctx.emit(f"{t} = extractvalue {agg.ty} {d}, {idx}")
-        ctx.add(elem.value, elem.ty, t)
+        ctx.emit(f"{t} = extractvalue {dty} {d}, {idx}")
+        ctx.add(elem.value, ety, t)
     if ctx.active(agg.value):
-        t = ctx.tmp()
-        ctx.emit(f"{t} = insertvalue {agg.ty} {d}, {elem.ty} {zero_of(elem.ty)}, {idx}")
-        ctx.add(agg.value, agg.ty, t)
+        aty = _adjoint_type(ctx, agg)
+        if aty == dty:
+            t = ctx.tmp()
+            ctx.emit(f"{t} = insertvalue {dty} {d}, {ety} {zero_of(ety)}, {idx}")
+        else:       # a record of integers whose field k held a float's bits before, not now
+            t = "zeroinitializer"
+            for k, (a, b) in enumerate(zip(split_fields(aty), split_fields(dty))):
+                if a == b and not int_bits(a) and a != "ptr" and k != inst.indices[0]:
+                    e, t2 = ctx.tmp(), ctx.tmp()
+                    ctx.emit(f"{e} = extractvalue {dty} {d}, {k}")
+                    ctx.emit(f"{t2} = insertvalue {aty} {t}, {a} {e}, {k}")
+                    t = t2
+        ctx.add(agg.value, aty, t)
 
 
 @reverse("load")

@@ -603,8 +603,10 @@ int main(void) {
 """
 
 # a record of an int and a union of a double and a pointer returned by value comes back in two
-# integer registers: the derivative through the float's bits was silently zero (forward and
-# reverse); refused (the union returned alone is differentiated: tests/modes/float_bits_returned.c)
+# integer registers (`{ i32, i64 }`), through a function pointer that may reach a function
+# returning the float in that field and one that never returns a float there: no one meaning
+# for the field (a table whose every function returns the float in the same field, and such
+# records returned directly, are differentiated: tests/modes/float_bits_records.c)
 FLOAT_BITS_RETURNED = """\
 #include <stdlib.h>
 #include <math.h>
@@ -613,15 +615,22 @@ double __enzyme_autodiff(void *, ...);
 typedef struct { int ok; union { double value; char *message; } u; } U;
 __attribute__((noinline)) static U attempt(double t) {
   U r;
-  r.ok = t > -1.0;
-  if (r.ok) r.u.value = sqrt(t + 1.0) * t;
-  else { r.u.message = malloc(4); r.u.message[0] = 0; }
+  r.ok = 1;
+  r.u.value = sqrt(t + 1.0) * t;
   return r;
 }
+__attribute__((noinline)) static U give_up(double t) {
+  U r;
+  r.ok = 0;
+  r.u.message = malloc(4);
+  r.u.message[0] = 0;
+  return r;
+}
+U (*volatile strategy[2])(double) = {attempt, give_up};
 double settle(const double *x, int n) {
   double s = 0;
   for (int i = 0; i < n; i++) {
-    U r = attempt(x[i]);
+    U r = strategy[x[i] < -1.0](x[i]);
     if (r.ok) s += r.u.value * x[i]; else free(r.u.message);
   }
   return s;
@@ -653,6 +662,24 @@ double f(double x, int k) {
 int main(void) { return __enzyme_autodiff((void *)f, 2.0, 1) > 0; }
 """
 
+# a record of a float, an int and a union holding a double returned by value: the float shares
+# the first integer register with the int (`{ i64, i64 }`, the float packed in the low half of
+# field 0): refused where the record is built (a float whole in a field is differentiated)
+FLOAT_PACKED_IN_RECORD = """\
+#include <stdio.h>
+double __enzyme_autodiff(void *, ...);
+typedef struct { float w; int k; union { double v; char *m; } u; } S;
+__attribute__((noinline)) static S make(double x) {
+  S s;
+  s.w = (float)(x * x);
+  s.k = 3;
+  s.u.v = x * 3;
+  return s;
+}
+double f(double x) { S s = make(x); return s.w + s.u.v; }
+int main(void) { printf("%g\\n", __enzyme_autodiff((void *)f, 2.0)); return 0; }
+"""
+
 # one float's bits in the low half of a 64-bit integer on one path, in the high half on the
 # other: the joined value has no one layout to take the derivative through
 FLOAT_HALVES_JOINED = """\
@@ -673,6 +700,53 @@ float halves(float x, int hi) {
   return low(r);
 }
 int main(void) { return __enzyme_autodiff((void *)halves, 1.5f, 0) > 0; }
+"""
+
+# a float's bits changed by integer arithmetic on the arm of a mode flag, the record's float
+# read on the other arm and the result computed on as a double: bit manipulation of a float,
+# refused, although the flag looks like a tagged union's tag (a payload computed on as an integer
+# on its own arm and only stored is an integer variant: tests/modes/tagged_unions.c)
+FLOAT_TRICK_UNDER_FLAG = """\
+double __enzyme_autodiff(void *, ...);
+int enzyme_dup;
+typedef struct { int fast; union { double d; long i; } u; } R;
+double inverse_root(R *r) {
+  if (r->fast) {
+    long i = r->u.i;
+    i = 0x5fe6eb50c7b537a9 - (i >> 1);
+    r->u.i = i;
+  } else {
+    r->u.d = 1.0 / r->u.d;
+  }
+  return r->u.d * 2;
+}
+int main(void) {
+  R r = {1, {.d = 4.0}}, dr = {0};
+  __enzyme_autodiff((void *)inverse_root, enzyme_dup, &r, &dr);
+  return dr.u.d < 0;
+}
+"""
+
+# the same trick in a function of its own that stores the bits back, its caller reading the
+# double without looking at the flag: the magic constant says it is work on a float's bits,
+# not an integer variant's arithmetic (which needs no constant of 2^32 or more)
+FLOAT_TRICK_IN_PLACE = """\
+double __enzyme_autodiff(void *, ...);
+int enzyme_dup;
+typedef struct { int fast; union { double d; long i; } u; } R;
+__attribute__((noinline)) static void refine(R *r) {
+  if (r->fast) r->u.i = 0x5fe6eb50c7b537a9 - (r->u.i >> 1);
+  else r->u.d = 1.0 / r->u.d;
+}
+double inverse_root(R *r) {
+  refine(r);
+  return r->u.d * 2;
+}
+int main(void) {
+  R r = {1, {.d = 4.0}}, dr = {0};
+  __enzyme_autodiff((void *)inverse_root, enzyme_dup, &r, &dr);
+  return dr.u.d < 0;
+}
 """
 
 # a float's bits packed into a 64-bit integer beside a tag whose bits may overlap them: no
@@ -753,8 +827,14 @@ CASES = {
     "pointer_read_from_const_argument": (PTR_FROM_CONST_ARG, ("weigh",), "v[i] = (R){"),
     "float_bits_arithmetic": (FLOAT_BITS, ("g",), "_mm_add_epi64"),
     "variadic_store": (VARIADIC_STORE, ("scaled", "set_opts"), "set_opts(&o, 1, x * x)"),
-    "float_bits_returned": (FLOAT_BITS_RETURNED, ("settle", "attempt"), "U r = attempt(x[i])"),
+    "float_bits_returned": (FLOAT_BITS_RETURNED, ("settle", "attempt"),
+                            "U r = strategy[x[i] < -1.0](x[i])"),
     "float_int_record_returned": (FLOAT_INT_RETURNED, ("tagged",), "  return tag | b;"),
+    "float_trick_under_flag": (FLOAT_TRICK_UNDER_FLAG, ("inverse_root",),
+                               "i = 0x5fe6eb50c7b537a9 - (i >> 1);"),
+    "float_trick_in_place": (FLOAT_TRICK_IN_PLACE, ("refine",),
+                             "if (r->fast) r->u.i = 0x5fe6eb50c7b537a9 - (r->u.i >> 1);"),
+    "float_packed_in_record": (FLOAT_PACKED_IN_RECORD, ("make",), "  return s;"),
     "float_halves_joined": (FLOAT_HALVES_JOINED, ("halves",), "u64 r = hi ? (u64)b << 32"),
     "float_bits_returned_indirect": (FLOAT_BITS_RETURNED_INDIRECT, ("f", "sq"),
                                      "u64 b = table[k](x)"),
@@ -841,6 +921,8 @@ def test_float_bits_returned_say_so(tmp_path):
     _assert_clean_error(r, exe, "float_bits_returned")
     assert "returns a float's bits among other data in integers ('{ i32, i64 }'" in r.stderr, \
         r.stderr
+    assert "through a function pointer whose possible targets return them differently" in \
+        r.stderr, r.stderr
     r, exe = _build(tmp_path, "float_bits_returned_indirect", ["-O0"])
     _assert_clean_error(r, exe, "float_bits_returned_indirect")
     assert "which this indirect call may reach, returns a float's bits in an integer, and " \

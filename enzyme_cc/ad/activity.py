@@ -14,7 +14,9 @@ from .type_layout import global_named
 from .unionfind import UnionFind
 from .diagnostics import located
 from enzyme_cc.errors import UserError
-from .packed_bits import PACKING_OPS, adjoint_type as packed_type, lanes_of, packed_lane, param_lanes
+from .enum_arms import integer_variant
+from .packed_bits import (PACKING_OPS, adjoint_type as packed_type, is_flat_record, lanes_of,
+                          packed_lane, param_lanes, record_pun)
 from enzyme_cc.rules import is_inactive_call, call_rule
 from enzyme_cc.rules.registry import is_mirror_call
 from enzyme_cc.rules.tape import is_tape_call
@@ -663,7 +665,13 @@ class Activity:
             if lanes and None not in lanes:
                 self.packed[inst.name] = lanes.pop()
             pun = [self.punned[o.value] for o in vals if o.value in self.punned]
-            if pun and ty in ("i64", "i32"):
+            if pun and (ty in ("i64", "i32") or is_flat_record(ty)):
+                if is_flat_record(ty) and (len(set(pun)) > 1 or any(
+                        o.value in self.active and o.value not in self.punned for o in vals)):
+                    raise UserError(f"{located(self.module, self.fn, inst)}: joins records "
+                                    "that carry a float's bits in different integer fields, or "
+                                    "in a field on one path only; hint: return the float "
+                                    "itself, or write the result through a pointer argument")
                 self.punned[inst.name] = pun[0]
                 return True, False
             if ty == "i64" and any(o.value in self.ptrint for o in vals) and \
@@ -728,7 +736,8 @@ class Activity:
                 if kind in (None, "int"):
                     kind = self._holds_floats(inst) or kind
                 pun = pun_type(ty, kind)
-                if pun and self._byte_lanes_computed(inst):
+                if pun and (self._byte_lanes_computed(inst) or integer_variant(
+                        self.module, self.fn, inst, self.__dict__.setdefault("_cfg_memo", {}))):
                     pun, kind = None, "int"
                 if pun:
                     self.punned[inst.name] = pun        # an untyped copy of float data
@@ -743,6 +752,18 @@ class Activity:
             return False, self._local_shadowed(inst.name)
         if op == "atomicrmw" and inst.ops:
             return fp and inst.ops[0].value in self.shadowed, False   # the old memory value
+        if op == "insertvalue" and is_flat_record(ty) and inst.ops[1].ty == "i64" and \
+                lanes_of(self, inst.ops[1].value) is not None:
+            raise UserError(f"{located(self.module, self.fn, inst)}: a float's bits packed beside "
+                            "other data in one integer are put in a record of several integer "
+                            "registers (a record of a float, an integer and more, returned by "
+                            "value); hint: return the float itself, or write the record through "
+                            "a pointer argument")
+        if op in ("extractvalue", "insertvalue"):
+            pun = record_pun(self, inst)        # a float's bits in a field of a flat record
+            if pun:
+                self.punned[inst.name] = pun
+                return True, False
         if op in ("extractvalue", "insertvalue", "extractelement", "insertelement", "shufflevector"):
             return fp and self._any_active(inst), isptr and any(
                 o.value in self.shadowed for o in inst.ops)
@@ -773,12 +794,15 @@ class Activity:
                     sh = self._local_shadowed(inst.name)
                 return act, sh
             sh = False
-            if int_bits(ty) in (32, 64) and not ty.startswith("<") and \
-                    (inst.callee or "").startswith("%") and any(
-                        o.value in self.active or o.value in self.shadowed or
-                        o.value in self.punned for o in inst.ops):
+            passes = (inst.callee or "").startswith("%") and any(     # an indirect call
+                o.value in self.active or o.value in self.shadowed or o.value in self.punned
+                for o in inst.ops)
+            if fp and passes and is_flat_record(ty) and "i64" in ty:
+                callee_info(inst, self)   # a float's bits in a field: the targets' record pun
+            if passes and (int_bits(ty) in (32, 64) and not ty.startswith("<") or
+                           is_flat_record(ty) and not fp):
                 if callee_info(inst, self)[0]:   # every target returns a float's bits whole
-                    self.punned[inst.name] = adjoint_type_of(ty)
+                    self.punned.setdefault(inst.name, adjoint_type_of(ty))   # (or a record's)
                     return True, False
             if isptr and (inst.callee or "").startswith("%"):
                 # a pointer made by a function the call may reach (a stepper's state allocated

@@ -95,7 +95,11 @@ class IndirectCalls:
             if a in ("dup", "dupnoneed"):
                 params.append(f"ptr %s{k}")
                 names.append(f"ptr %s{k}")
-        dret = [f"{adjoint_type_of(inst.ty)} %dret"] if ret_active else []   # (float bits)
+        # (a float's bits: whole, or in a field of a returned record)
+        dty = adjoint_type_of(inst.ty)
+        if targets:
+            dty = self._record_returns.get((targets[0], tuple(acts)), dty)
+        dret = [f"{dty} %dret"] if ret_active else []
         self.out.append(self._dispatcher(aug, aug_ret, params + ["ptr %tape"], names + ["ptr %tape"],
                                          targets, [p[0] for p in parts]))
         self.out.append(self._dispatcher(rev, rev_ret, params + dret + ["ptr %tape"],

@@ -17,6 +17,7 @@ from enzyme_cc.rules import error as error_rule
 from .activity import carries_float, has_shadow_type, int_bits, primal_only
 from enzyme_cc.ir.lexer import zero_of
 from .noneed import NoNeed
+from .packed_bits import is_int_record
 from . import fp_logger
 from .reverse import Synth
 from .sweep_ctx import FwdCtx
@@ -100,7 +101,7 @@ class ForwardSynth(Synth):
         """An integer return that carries a float's bits (generate._callee_summary_once): its
         tangent is returned as the integer the float's tangent is, as tangents of such
         integers are kept."""
-        return int_bits(self.fn.ret_ty) > 0 and any(
+        return (int_bits(self.fn.ret_ty) > 0 or is_int_record(self.fn.ret_ty)) and any(
             r.term.ops and r.term.ops[0].value in self.act.punned for r in self.rets)
 
     def build(self):

@@ -47,6 +47,7 @@ class Generator(IndirectCalls, CallEmitter):
         self._callee_act_cache: dict = {}
         self._float_bits_returned: set = set()  # (callee, acts) returning a float as integers
         self._packed_returns: dict = {}  # (callee, acts) -> float halves of a returned i64
+        self._record_returns: dict = {}  # (callee, acts) -> adjoint type of a returned record
         self._summary_stack: list = []       # callee summaries being computed (recursion)
         self._summary_guessed: set = set()   # ... whose guess a recursive call has read
         from .registrations import read_registrations
@@ -233,25 +234,22 @@ class Generator(IndirectCalls, CallEmitter):
         passes there: whole (an i64 as a double, an i32 as a float), or, through a direct call,
         packed beside integer data where the callee unpacks it (packed_bits). An indirect call:
         every function it may reach takes the float whole."""
+        v = inst.ops[k].value
         if not (inst.callee or "").startswith("@"):
-            v = inst.ops[k].value
             fns = [self.module.function(t) for t in self.address_taken(
                 inst.ty, [o.ty for o in inst.ops])]
-            return bool(fns) and v not in caller_act.packed and all(
-                caller_act.punned[v] == adjoint_type_of(f.params[k].ty) and not (
-                    f.params[k].ty == "i64" and packed_bits.param_lanes(f, f.params[k].name))
-                for f in fns)
+            return bool(fns) and all(packed_bits.takes_whole(f, k, caller_act, v) for f in fns)
         fn = self.module.function(inst.callee)
         if fn is None or k >= len(fn.params):
             return False
-        v, p = inst.ops[k].value, fn.params[k]
+        p = fn.params[k]
         want = packed_bits.param_lanes(fn, p.name) if p.ty == "i64" else None
         if want:
             # the same halves; or a pair (a record read from memory as an i64, its integer
             # half a float with a zero shadow: activity.pun_type) into one the callee unpacks
             have = packed_bits.lanes_of(caller_act, v) if inst.ops[k].ty == "i64" else None
             return have is not None and (have == want or len(have) == 2)
-        return caller_act.punned[v] == adjoint_type_of(p.ty) and v not in caller_act.packed
+        return packed_bits.takes_whole(fn, k, caller_act, v)
 
     def _stored_constants(self, inst, acts) -> list[int]:
         """Positions of a call's pointers to constant float data (a `const` global: GSL's
@@ -278,6 +276,18 @@ class Generator(IndirectCalls, CallEmitter):
             acts = self.call_activity(inst, caller_act)
             targets = self.address_taken(inst.ty, tys)
             out = [self._callee_summary(t, acts)[:2] for t in targets]
+            returning = [t for t in targets if (t, tuple(acts)) in self._record_returns]
+            if inst.name and returning:
+                # a float's bits whole in an integer field of a returned record: every target
+                # returns them in the same field, or the call is refused
+                records = {self._record_returns.get((t, tuple(acts))) for t in targets}
+                if len(records) != 1 or None in records:
+                    self._refuse_record_return(caller_act, inst, returning[0], "through a "
+                                               "function pointer whose possible targets return "
+                                               "them differently ")
+                caller_act.punned[inst.name] = records.pop()
+                if not carries_float(inst.ty):       # (a record of integer registers only)
+                    return True, False
             if inst.name and not carries_float(inst.ty) and any(a for a, _ in out):
                 # a float's bits returned whole by every function the call may reach: the
                 # result is that float (the dispatchers pass its adjoint or tangent on)
@@ -303,16 +313,23 @@ class Generator(IndirectCalls, CallEmitter):
         lanes = self._packed_returns.get((inst.callee, tuple(acts)))
         if inst.name and out[0] and lanes is not None:
             caller_act.packed[inst.name] = lanes
+        record = self._record_returns.get((inst.callee, tuple(acts)))
+        if inst.name and out[0] and record is not None:
+            caller_act.punned[inst.name] = record
         if inst.name and (inst.callee, tuple(acts)) in self._float_bits_returned:
-            raise UserError(
-                f"{located(self.module, caller_act.fn, inst)}: "
-                f"{quoted_name(inst.callee)} returns a float's bits among other data in "
-                f"integers ('{re.sub(r' +,', ',', fn.ret_ty)}': a union or record holding a "
-                "float and more, returned by value in integer registers), and the derivative "
-                "through such a return is not supported yet (a float's bits returned alone, or "
-                "packed beside integer data in one register, are); hint: return the float "
-                "itself, or write the result through a pointer argument")
+            self._refuse_record_return(caller_act, inst, inst.callee, "")
         return out
+
+    def _refuse_record_return(self, caller_act, inst, callee, how):
+        ret_ty = self.module.function(callee).ret_ty
+        raise UserError(
+            f"{located(self.module, caller_act.fn, inst)}: {quoted_name(callee)} returns a "
+            f"float's bits among other data in integers ('{re.sub(r' +,', ',', ret_ty)}': a "
+            "union or record holding a float and more, returned by value in integer "
+            f"registers), and the derivative through such a return {how}is not supported yet "
+            "(a float's bits returned alone, packed beside integer data in one register, or "
+            "whole in one field of a record returned directly, are); hint: return the float "
+            "itself, or write the result through a pointer argument")
 
     def _arg_hints(self, inst, caller_act) -> dict:
         types = getattr(caller_act, "types", None)
@@ -370,12 +387,20 @@ class Generator(IndirectCalls, CallEmitter):
                        inactive_globals=self.reg.inactive_globals,
                        global_users=self.global_users)
         rets = [b.term for b in fn.blocks if b.term.op == "ret" and b.term.ops]
-        bits = [] if carries_float(fn.ret_ty) else \
+        bits = [] if carries_float(fn.ret_ty) and not packed_bits.is_flat_record(fn.ret_ty) else \
             [r for r in rets if _returned_float_bits(fn, act, r.ops[0].value)]
         # a float's bits returned whole as an integer of its width (a union of a double and a
         # pointer in rax): the result is active, its adjoint that float (lexer.adjoint_type_of)
         whole = bool(bits) and all(act.punned.get(r.ops[0].value) == adjoint_type_of(fn.ret_ty)
                                    and r.ops[0].value not in act.packed for r in bits)
+        # or whole in an integer field of a record, the same field at every return that
+        # returns active data
+        records = {act.punned.get(r.ops[0].value) for r in bits}
+        if bits and not whole and packed_bits.is_flat_record(fn.ret_ty) and len(records) == 1 \
+                and None not in records and all(r in bits or not act.is_active(r.ops[0].value)
+                                                for r in rets):
+            whole = True
+            self._record_returns[(callee, tuple(acts))] = records.pop()
         # or packed in one register (packed_bits), in the same halves at every return
         lanes = {packed_bits.lanes_of(act, r.ops[0].value) for r in bits}
         if bits and not whole and fn.ret_ty == "i64" and len(lanes) == 1 and None not in lanes:

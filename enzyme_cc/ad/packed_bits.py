@@ -13,7 +13,7 @@ tangents beside zeros. An operation that moves every float out of the value (the
 loses none. Anything else on the bits stays refused (`Synth.refuse_bit_manipulation`)."""
 from __future__ import annotations
 
-from enzyme_cc.ir.lexer import adjoint_type_of
+from enzyme_cc.ir.lexer import adjoint_type_of, int_bits, split_fields
 
 PACKING_OPS = ("zext", "shl", "lshr", "or", "add", "and", "trunc")
 FLOAT_PAIR = "< 2 x float >"      # activity.pun_type's i64 of float data
@@ -220,7 +220,55 @@ def param_lanes(fn, name: str):
     return frozenset(lanes) or None
 
 
+def takes_whole(fn, k: int, caller_act, v: str) -> bool:
+    """fn's parameter k takes the float whose bits the caller's integer v carries whole (an i64
+    as a double, an i32 as a float), not unpacked into halves."""
+    p = fn.params[k]
+    return v not in caller_act.packed and caller_act.punned[v] == adjoint_type_of(p.ty) and \
+        not (p.ty == "i64" and param_lanes(fn, p.name))
+
+
 def param_adjoint_type(fn, p) -> str:
     """The type of parameter p's adjoint: the floats packed in it, or adjoint_type_of's."""
     lanes = param_lanes(fn, p.name) if p.ty == "i64" else None
     return adjoint_type(lanes) if lanes else adjoint_type_of(p.ty)
+
+
+# ---- records of several integer registers ------------------------------------------------------
+# A record of more than 8 bytes with a union of a float and integer data in an eightbyte (`struct
+# { int ok; union { double v; char *msg; } u; }`) is returned as a literal struct whose field for
+# that eightbyte is an integer (`{ i32, i64 }`, or `{ double, i64 }` beside a double): the
+# float's bits are that field, inserted and extracted whole. Its adjoint is the same struct with
+# that field the float (`{ i32, double }`, integer fields ignored, as in any record adjoint); its
+# tangent is the struct of the fields' tangents (integers, as tangents of a float's bits are
+# kept).
+
+def is_flat_record(ty: str) -> bool:
+    """A literal struct type of integers, pointers and floats (one level: the records the ABI
+    returns in registers, `{ i32, i64 }`, `{ double, i64 }`, `{ i64, float }`)."""
+    if not ty.startswith("{") or "{" in ty[1:] or "[" in ty or "<" in ty:
+        return False
+    return all(int_bits(f) or f in ("ptr", "double", "float") for f in split_fields(ty))
+
+
+def is_int_record(ty: str) -> bool:
+    """A flat record of integers and pointers only."""
+    return is_flat_record(ty) and not any(f in ("double", "float") for f in split_fields(ty))
+
+
+def record_pun(act, inst):
+    """The adjoint type of an insertvalue into, or extractvalue of, a record of integer
+    registers that carries a float's bits whole in a field; None when it carries none."""
+    agg = inst.ops[0]
+    if inst.op == "extractvalue":
+        pun = act.punned.get(agg.value)
+        if pun is None or len(inst.indices) != 1:
+            return None
+        field = split_fields(pun)[inst.indices[0]]
+        return field if field != inst.ty else None
+    if not is_flat_record(inst.ty) or len(inst.indices) != 1:
+        return None
+    elem = inst.ops[1]
+    fields = split_fields(act.punned.get(agg.value, inst.ty))
+    fields[inst.indices[0]] = act.punned.get(elem.value, elem.ty)   # (packed: Activity refuses)
+    return "{ " + ", ".join(fields) + " }" if fields != split_fields(inst.ty) else None

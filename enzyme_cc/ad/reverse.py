@@ -439,7 +439,7 @@ class Synth(TapeRecords, ValuePlan):
                 packed_bits.drops_float(self.act, inst):
             return
         keeper = self._bits_kept(inst)
-        if keeper is None:
+        if keeper is None or self.integer_arm(inst):
             return
         if keeper.op in ("ret", "insertvalue"):
             raise UserError(self.where(inst) + ": the function returns a float's bits packed "
@@ -450,6 +450,12 @@ class Synth(TapeRecords, ValuePlan):
         raise UserError(self.where(inst) + ": integer arithmetic on data that holds a float "
                         "(bit manipulation of a double); hint: compute on the float value "
                         "instead, or mark the function inactive")
+
+    def integer_arm(self, inst) -> bool:
+        """inst computes on a tagged union's integer variant passed or returned by value
+        (enum_arms.integer_arm_use): no float's bits are manipulated."""
+        from .enum_arms import integer_arm_use
+        return integer_arm_use(self.act, self.fn, inst, self.__dict__.setdefault("_arm_memo", {}))
 
     def _bits_kept(self, inst):
         """The instruction through which the integer result of inst (through further integer

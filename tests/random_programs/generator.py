@@ -20,7 +20,12 @@ seed, that defines `double f(...)` from constructs simulation codes use, randoml
 - global state, as simulation codes keep their work arrays: the main loop also writes `gw[i]` of
   a static global array, which functions kept as calls then read, rescale or sum into a global
   accumulator through pointer parameters (`gread(gw, n)`, `gscale(gw, ...)`, `gadd(&gacc, ...)`;
-  drawn from a random stream of its own, so a seed's other constructs stay the same).
+  drawn from a random stream of its own, so a seed's other constructs stay the same);
+- tagged values (`struct { int tag; union { double d; long i; } u; }`, as interpreters keep
+  them): after the main loop, an array of them, each a double or an integer by its tag, stepped
+  in place by a function that switches on the tag (the double arm computes, the integer arm
+  does integer arithmetic on the same bytes), optionally passed through one that takes and
+  returns a value by value (in integer registers), and summed by tag (a stream of its own too).
 
 Every expression carries a bound on its magnitude, so that sqrt/log arguments stay >= 0.5,
 denominators >= 1 and exp arguments <= 3; a value that could grow past LIMIT is squashed.
@@ -217,6 +222,10 @@ class _Layout:
         self.recs_body = ex.expr(fa, 2, kinks=False)
         self.recs_body = ex.squash(self.recs_body) if self.recs_body[1] > LIMIT else self.recs_body
         self.nudge_c = g.const(0.2, 0.8)
+        tg = _Rng(f"tag-{seed}")            # tagged values: a stream of their own
+        self.tagged = tg.coin(0.35)
+        self.tag_shift, self.tag_rounds, self.tag_by_value = tg.int(0, 2), tg.int(1, 2), tg.coin()
+        self.tag_c = [tg.const(0.2, 0.6, signed=False) for _ in range(3)]
         self.sops = []
         self.sop_bound = 0.0
         sa = [("y", LIMIT), ("t->x", 1.0), ("t->v[1]", 1.0), ("t->in.a", 1.5), ("t->p[1]", 1.0)]
@@ -247,6 +256,7 @@ class _Body:
         self.deferred_free = []
         self.uses = set()        # helpers used: ops, rec, recs, nudge, gwork
         # global work array: its own stream, so that the other constructs of a seed stay put
+        self.tagged = lay.tagged and "tagged" not in without
         gg = _Rng(f"glob-{seed}")
         self.gw = "global_work" not in without and gg.coin(0.35)
         self.gw_post = [gg.int(0, 2) for _ in range(gg.int(1, 2))]
@@ -603,6 +613,23 @@ class _Body:
                 self.emit("for (int k = 0; k < n; k++) gadd(&gacc, gw[k]);")
                 self.emit(f"acc += {c0} * gacc;")
 
+    def tagged_values(self):
+        """Tagged values made from `out`, stepped by tag in place (and by value), summed by tag:
+        |d| stays <= 1, the integers small."""
+        lay = self.lay
+        self.uses.add("tagged")
+        self.emit("Tv tv[NS];")
+        self.emit("for (int k = 0; k < n; k++) {")
+        self.emit(f"tv[k].tag = (k + {lay.tag_shift}) % 3;", 2)
+        self.emit("if (tv[k].tag == 0) tv[k].u.d = sin(out[k]); else tv[k].u.i = k + 3;", 2)
+        self.emit("}")
+        self.emit(f"for (int r = 0; r < {lay.tag_rounds}; r++)")
+        self.emit(f"for (int k = 0; k < n; k++) tstep(&tv[k], {lay.act[0]});", 2)
+        if lay.tag_by_value:
+            self.emit("for (int k = 0; k < n; k++) tv[k] = ttwice(tv[k]);")
+        self.emit(f"for (int k = 0; k < n; k++) acc += {_num(lay.tag_c[0])} * (tv[k].tag == 0 ? "
+                  f"tv[k].u.d : tv[k].tag == 1 ? 1e-3 * (double)tv[k].u.i : 0.5);")
+
     def render(self):
         lay, g = self.lay, self.g
         self.emit("double acc = 0.0;")
@@ -615,6 +642,8 @@ class _Body:
         bound = self.main_loop()
         if self.gw:
             self.global_work()
+        if self.tagged:
+            self.tagged_values()
         for _ in range(g.int(0, 3)):
             if g.coin(0.5):
                 self.post_read_out(bound)
@@ -672,6 +701,22 @@ def _helpers(lay: _Layout, uses) -> list:
                 "  for (int k = 0; k < n; k++) w[k] = 0.5 * c * w[k] + 0.25 * sin(w[k]);",
                 "}",
                 "__attribute__((noinline)) static void gadd(double *a, double v) { *a += v * v; }"]
+    if "tagged" in uses:    # |w| <= 1.2 (an active scalar), |d| <= 1 stays so
+        c1, c2 = _num(lay.tag_c[1]), _num(lay.tag_c[2])
+        out += ["typedef struct { int tag; union { double d; long i; } u; } Tv;",
+                "__attribute__((noinline)) static void tstep(Tv *v, double w) {",
+                "  switch (v->tag) {",
+                f"  case 0: v->u.d = {c1} * v->u.d + 0.25 * sin(w * v->u.d); break;",
+                "  case 1: v->u.i = v->u.i * 3 + 1; break;",
+                "  default: break;",
+                "  }",
+                "}",
+                "__attribute__((noinline)) static Tv ttwice(Tv v) {",
+                "  Tv r = v;",
+                f"  if (v.tag == 0) r.u.d = {c2} * tanh(v.u.d);",
+                "  else if (v.tag == 1) r.u.i = v.u.i / 2 + 7;",
+                "  return r;",
+                "}"]
     if "nudge" in uses:
         out += ["static S nudge(S t, double c) {",
                 f"  t.x = t.x + {_num(lay.nudge_c)} * c * t.v[1];",
@@ -896,7 +941,7 @@ def _main(lay: _Layout, omp: bool) -> list:
 
 
 FEATURES = ("local_copy", "realloc", "early_exit", "recursion", "fnptr", "clamped_scalar",
-            "in_place", "struct_heap", "nudge", "sops", "global_work")
+            "in_place", "struct_heap", "nudge", "sops", "global_work", "tagged")
 
 
 def generate(seed: int, omp: bool = False, without=()) -> str:
