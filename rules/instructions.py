@@ -245,7 +245,7 @@ def _load(ctx, inst, d):
     al = align_of(inst)
     from enzyme_cc.ad import openmp, openmp_ranges, openmp_version
     if openmp.shared(ctx, inst.ops[0].value):     # other threads add into the same shadow
-        cls = openmp_ranges.load_class(ctx.synth, inst.ops[0].value)
+        cls = openmp_ranges.load_classes(ctx.synth, inst)
         tag = openmp_version.tag(ctx.synth, inst)    # plain in its loop's copy
         if not openmp.atomic_add(ctx, sp, ty, d, al, cls, tag):
             openmp.refuse_shared(ctx, inst, f"an adjoint of type {ty} added")

@@ -191,6 +191,7 @@ def _split(ctx, inst):
     fn = _check(ctx, inst, call)
     acts = gen.call_activity(call, synth.act)
     hints = gen.call_hints(synth, call)
+    openmp_ranges.mark_root(gen, call.callee)
     aug, aug_ret, rev, rev_ret = gen.split(call.callee, acts, False, hints, parallel=True)
     aug1, _, rev1, _ = gen.split(call.callee, acts, False, hints, parallel=False)
     tys = [t for p, a in zip(fn.params[2:], acts[2:]) for t in
@@ -391,15 +392,18 @@ def shared(ctx, ptr: str) -> bool:
     return getattr(d, "op", None) != "alloca"
 
 
-def atomic_add(ctx, sp: str, ty: str, d: str, align: str, cls: int = 0, tag: str = "") -> bool:
+def atomic_add(ctx, sp: str, ty: str, d: str, align: str, cls=0, tag: str = "") -> bool:
     """shadow[sp] += d in the team version of a region's derivative (a thread with no team of
     several threads runs the serial version: _wrapper), atomic unless sp lies in the thread's
-    exclusive range of address class cls (openmp_ranges); False for types that have no atomic
-    add here. tag: openmp_version's mark of an add its loop's copy makes plain."""
+    exclusive range of address class cls (openmp_ranges; a list: of any of those classes);
+    False for types that have no atomic add here. tag: openmp_version's mark of an add its
+    loop's copy makes plain."""
     ty = ty.strip()
+    ks = [cls] if isinstance(cls, int) else list(cls)
+    args = ", ".join(f"i64 {k}" for k in (ks * 4)[:4]) if len(ks) > 1 else f"i64 {ks[0]}"
     if is_fp(ty):
-        ctx.emit(f"call void {_add_helper(ctx.gen(), ty, align)}(ptr {sp}, {ty} {d}, i64 {cls})"
-                 f"{tag}")
+        ctx.emit(f"call void {_add_helper(ctx.gen(), ty, align, len(ks) > 1)}(ptr {sp}, {ty} {d}, "
+                 f"{args}){tag}")
         return True
     if ty.startswith("<") and " x " in ty:
         n, elem = ty[1:-1].split(" x ", 1)
@@ -411,26 +415,41 @@ def atomic_add(ctx, sp: str, ty: str, d: str, align: str, cls: int = 0, tag: str
             e, q = ctx.tmp(), ctx.tmp()
             ctx.emit(f"{e} = extractelement {ty} {d}, i32 {k}")
             ctx.emit(f"{q} = getelementptr inbounds i8, ptr {sp}, i64 {k * size}")
-            ctx.emit(f"call void {_add_helper(ctx.gen(), elem, '')}(ptr {q}, {elem} {e}, i64 {cls})")
+            ctx.emit(f"call void {_add_helper(ctx.gen(), elem, '', len(ks) > 1)}(ptr {q}, "
+                     f"{elem} {e}, {args})")
         return True
     return False
 
 
-def _add_helper(gen, ty, align):
+def _add_helper(gen, ty, align, multi=False):
+    """The add helper (and its plain twin, `_omp_padd.`) for one class, or with multi for any
+    of four (openmp_affine.iteration_classes)."""
     a = align.split()[-1] if align else {"double": "8", "float": "4", "half": "2"}.get(ty, "16")
-    name = f"@__enzyme_cc_omp_add.{ty}.a{a}"
+    name = f"@__enzyme_cc_omp_add.{ty}.a{a}" + (".m" if multi else "")
     made = gen.__dict__.setdefault("_omp_adds", set())
     if name not in made:
         made.add(name)
         _helpers(gen)
         gen.declare_raw("@llvm.expect.i1", "declare i1 @llvm.expect.i1(i1, i1)")
         from .openmp_affine import range_check
-        check = f"  call void @__enzyme_cc_omp_own_assert(ptr %p, i64 {_FP_SIZE.get(ty, 16)}, " \
-            "i64 %k)\n" if range_check() else ""
+        n = _FP_SIZE.get(ty, 16)
+        ks = [f"%k{j}" for j in range(4)] if multi else ["%k"]
+        params = ", ".join(f"i64 {k}" for k in ks)
+        tests = "".join(f"  %own{j} = call i1 @__enzyme_cc_omp_own_range(ptr %p, i64 {n}, i64 {k})\n"
+                        for j, k in enumerate(ks))
+        if multi:
+            tests += "  %o01 = or i1 %own0, %own1\n  %o23 = or i1 %own2, %own3\n" \
+                "  %own = or i1 %o01, %o23\n"
+        else:
+            tests = tests.replace("%own0 =", "%own =")
+        check = ""
+        if range_check():                  # the plain add is the thread's own: else abort
+            check = (tests + "  br i1 %own, label %go, label %bad\nbad:\n" if multi else "") + \
+                f"  call void @__enzyme_cc_omp_own_assert(ptr %p, i64 {n}, i64 {ks[0]})\n" + \
+                ("  br label %go\ngo:\n" if multi else "")
         gen.out.append(
-            f"define internal void {name}(ptr %p, {ty} %d, i64 %k) alwaysinline nounwind {{\n"
-            f"entry:\n  %own = call i1 @__enzyme_cc_omp_own_range(ptr %p, i64 {_FP_SIZE.get(ty, 16)}, "
-            "i64 %k)\n"
+            f"define internal void {name}(ptr %p, {ty} %d, {params}) alwaysinline nounwind {{\n"
+            f"entry:\n{tests}"
             # most adds are the thread's own: the plain add falls through, the atomic one is
             # laid out of line
             "  %likely = call i1 @llvm.expect.i1(i1 %own, i1 true)\n"
@@ -440,7 +459,7 @@ def _add_helper(gen, ty, align):
             f"  store {ty} %s, ptr %p, align {a}\n  ret void\n}}\n"
             # the same add known to be the thread's own (openmp_version's loop copies)
             f"define internal void {name.replace('_omp_add.', '_omp_padd.')}(ptr %p, {ty} %d, "
-            f"i64 %k) alwaysinline nounwind {{\nentry:\n{check}  %v = load {ty}, ptr %p, align {a}\n"
+            f"{params}) alwaysinline nounwind {{\nentry:\n{check}  %v = load {ty}, ptr %p, align {a}\n"
             f"  %s = fadd {ty} %v, %d\n  store {ty} %s, ptr %p, align {a}\n  ret void\n}}\n")
     return name
 

@@ -31,9 +31,10 @@ def plan(synth) -> dict:
     if cache is not None:
         return cache
     from .openmp import shared
-    from .openmp_ranges import load_class
+    from .openmp_ranges import class_of, load_class
     cache, fn = {}, synth.fn
     synth._omp_affine = cache
+    per_iteration = synth._omp_per_iteration = {}
     probe = types.SimpleNamespace(synth=synth)
     from .loops import innermost_loops
     innermost = innermost_loops(synth.loops)
@@ -52,10 +53,52 @@ def plan(synth) -> dict:
                 chain = []
                 if _affine(synth, lp, inst.ops[0].value, chain, set()) and \
                         root_of(synth, lp, inst.ops[0].value, chain) in synth.act.shadowed:
-                    load_class(synth, inst.ops[0].value)     # its class fixed before the sweeps ask
+                    k = load_class(synth, inst.ops[0].value)  # fixed before the sweeps ask
                     cache.setdefault(lp.preheader, []).append((inst, lp, chain))
+                    trips = _short_trips(synth, lp)
+                    if trips and _runtime_stride(synth, lp, chain):
+                        per_iteration[id(inst)] = [k] + [class_of(synth, ("iteration", k, j))
+                                                         for j in range(1, trips)]
     synth._omp_hoisted = {id(i) for loads in cache.values() for i, _, _ in loads}
     return cache
+
+
+def iteration_classes(synth, inst):
+    """The classes of load inst's iterations when it is tracked one class per iteration: a load
+    in a loop of at most MAX_TRIPS iterations whose address moves by a stride known only at run
+    time, as `u[d * nn + node]` over the d = 0..2 components of a node array kept in one block:
+    one range from the first to the last iteration would span all components, and overlap the
+    other threads' ranges of every component. None for any other load."""
+    plan(synth)
+    return synth.__dict__.get("_omp_per_iteration", {}).get(id(inst))
+
+
+MAX_TRIPS = 4
+
+
+def _short_trips(synth, lp):
+    """The iteration count of lp when its exit test compares constants and it is 2..MAX_TRIPS."""
+    r = exit_count.recipe(synth, ("ivx", (lp.header, None)))
+    try:
+        init, bound = int(r.init), int(r.bound)
+    except (AttributeError, ValueError):
+        return None
+    d = bound - init
+    if r.pred == "ne":
+        if d % r.step or d // r.step <= 0:
+            return None
+        last = d // r.step - (1 if r.on_next else 0)
+    else:
+        c = -(-abs(d) // abs(r.step)) if (d > 0) == (r.step > 0) else 0
+        last = max(c - (1 if r.on_next else 0), 0)
+    return last + 1 if 2 <= last + 1 <= MAX_TRIPS else None
+
+
+def _runtime_stride(synth, lp, chain) -> bool:
+    """The address computed by chain moves per iteration of lp by a multiple of a run-time
+    value (a `mul` by a value defined outside lp)."""
+    return any(d.op == "mul" and any(o.value.startswith("%") and not inside(synth, lp, o.value)
+                                     for o in d.ops) for d in chain)
 
 
 def range_check() -> bool:
@@ -131,6 +174,13 @@ def emit(ctx, b):
         synth, ("ivx", (lp.header, None))))
     for inst, lp, chain in loads:
         size = max(type_size(inst.ty, synth.module.named_types), 1)
+        per_iteration = iteration_classes(synth, inst)
+        if per_iteration:                   # each iteration's address in its own class
+            for j, k in enumerate(per_iteration):
+                sp = shadow_at(ctx, lp, chain, inst.ops[0].value, str(j), synth.r)
+                ctx.emit(f"call void @__enzyme_cc_omp_track(ptr %ad.tlo.{k}, ptr %ad.thi.{k}, "
+                         f"ptr {sp}, i64 {size})")
+            continue
         k = load_class(synth, inst.ops[0].value)
         for it in ("0", last):
             sp = shadow_at(ctx, lp, chain, inst.ops[0].value, it, synth.r)

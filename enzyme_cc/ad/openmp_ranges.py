@@ -26,9 +26,11 @@ several threads runs the serial version, with plain adds and no tracking (openmp
 """
 from enzyme_cc.ir.lexer import type_size
 
-K = 16                    # address classes per thread: one per array a region gathers from
+K = 20                    # address classes per thread: one per array a region gathers from
                           # (LULESH's node arrays: x, y, z, xd, yd, zd, ... were 4 classes,
                           # whose ranges then spanned several arrays and left no exclusive part)
+ROOT = 16                 # classes 0..ROOT-1: the outlined region's own loads; ROOT..K-1 are
+                          # shared by the functions it calls (see load_class)
 
 
 def track_allocas():
@@ -45,18 +47,72 @@ def load_class(synth, ptr) -> int:
     underlying object, and the part of its index fixed in its loops (`x[n + i]` and `x[2 * n + i]`,
     the components of a node array kept in one block, are two classes). One object may span
     several classes: a thread's exclusive range of a class excludes the ranges of every class
-    of the other threads (__enzyme_cc_omp_excl_begin)."""
+    of the other threads (__enzyme_cc_omp_excl_begin).
+    A thread's ranges are per class number, whichever function of the region tracked them, so
+    a called function must not share numbers with the region's own function: its pointer
+    parameters may point at the caller's thread-private arrays (LULESH-style hex_volume(px, ...)
+    on an element's gathered corners), and one range spanning those and a shared node array
+    left no exclusive part of the node array, every add atomic. The outlined function numbers
+    its classes in 0..ROOT-1, every function it calls in ROOT..K-1 (numbered across the whole
+    program, so that two callees share a number only once ROOT..K-1 is used up)."""
     from .type_layout import underlying
+    base, offset = _constant_tail(synth, ptr)
+    return class_of(synth, (underlying(synth.fn, ptr), _fixed_addend(synth, base), offset))
+
+
+def class_of(synth, key) -> int:
+    """The class number of key in synth's function (see load_class)."""
     classes = synth.__dict__.setdefault("_omp_classes", {})
-    key = (underlying(synth.fn, ptr), _fixed_addend(synth, ptr))
     if key not in classes:
-        classes[key] = len(classes) % K
+        gen = synth.gen
+        if synth.fn.name in gen.__dict__.get("_omp_roots", ()):
+            classes[key] = len(classes) % ROOT
+        else:
+            n = gen.__dict__.get("_omp_callee_classes", 0)
+            gen._omp_callee_classes = n + 1
+            classes[key] = ROOT + n % (K - ROOT)
     return classes[key]
+
+
+def load_classes(synth, inst) -> list[int]:
+    """The classes whose ranges the forward sweep tracked load inst's shadow addresses in: one,
+    or one per iteration of a short loop (openmp_affine.iteration_classes). An add into any
+    exclusive range of the thread is safe plain, whichever class it was tracked in."""
+    from .openmp_affine import iteration_classes
+    return iteration_classes(synth, inst) or [load_class(synth, inst.ops[0].value)]
+
+
+def mark_root(gen, name):
+    """name is an outlined region's function: its classes are 0..ROOT-1 (load_class)."""
+    gen.__dict__.setdefault("_omp_roots", set()).add(name)
+
+
+SPLIT_OFFSET = 1024        # a constant offset this large is another component, not a field
+
+
+def _constant_tail(synth, ptr):
+    """(the pointer before ptr's trailing constant offsets, their sum in bytes when it is at
+    least SPLIT_OFFSET): at -O2 `x[60 + nd]` over doubles is `gep i8, (gep double, %x, %nd),
+    480`. A large offset is a component array kept in the same block as the others (the node
+    coordinates y after the x ones), which gets a class of its own; a small one is a field of an
+    element's record, which shares its record's class (their ranges interleave anyway)."""
+    fn, total = synth.fn, 0
+    d = fn.defs.get(ptr)
+    while getattr(d, "op", None) == "getelementptr" and len(d.ops) == 2 and \
+            not d.ops[1].value.startswith("%") and d.src_ty is not None:
+        try:
+            total += int(d.ops[1].value) * type_size(d.src_ty, synth.module.named_types)
+        except ValueError:
+            break
+        ptr = d.ops[0].value
+        d = fn.defs.get(ptr)
+    return ptr, (total if abs(total) >= SPLIT_OFFSET else 0)
 
 
 def _fixed_addend(synth, ptr):
     """The operand of ptr's index sum that no loop around it changes, when the other operand
-    does: `gep double, ptr %x, (sext (add %n, %i))` in a loop over i -> %n."""
+    does: `gep double, ptr %x, (sext (add %n, %i))` in a loop over i -> %n; a constant too
+    (`x[60 + nd]`: the second component of an array of 60 nodes)."""
     fn = synth.fn
     d = fn.defs.get(ptr)
     if getattr(d, "op", None) != "getelementptr" or len(d.ops) < 2:
@@ -67,9 +123,9 @@ def _fixed_addend(synth, ptr):
     around = [lp.blocks for lp in synth.loops.values() if d.block.label in lp.blocks]
     if getattr(idx, "op", None) != "add" or not around:
         return None
-    fixed = [o.value for o in idx.ops if o.value.startswith("%") and (
-        not hasattr(fn.defs.get(o.value), "op") or
-        not any(fn.defs[o.value].block.label in blocks for blocks in around))]
+    fixed = [o.value for o in idx.ops if not o.value.startswith("%") or
+             not hasattr(fn.defs.get(o.value), "op") or
+             not any(fn.defs[o.value].block.label in blocks for blocks in around)]
     return fixed[0] if len(fixed) == 1 else None
 
 
@@ -84,8 +140,10 @@ def track_load(ctx, inst, shared):
     size = max(type_size(inst.ty, ctx.synth.module.named_types), 1)
     if hoisted(ctx.synth, inst):      # tracked once per loop entry, in the loop's preheader
         if range_check():
-            ctx.emit(f"call void @__enzyme_cc_omp_range_assert(ptr %ad.tlo.{k}, "
-                     f"ptr %ad.thi.{k}, ptr {ctx.s(ptr)}, i64 {size})")
+            ks = (load_classes(ctx.synth, inst) * 4)[:4]      # in any of them (per iteration)
+            pairs = ", ".join(f"ptr %ad.tlo.{c}, ptr %ad.thi.{c}" for c in ks)
+            ctx.emit(f"call void @__enzyme_cc_omp_range_assert({pairs}, ptr {ctx.s(ptr)}, "
+                     f"i64 {size})")
         return
     ctx.emit(f"call void @__enzyme_cc_omp_track(ptr %ad.tlo.{k}, ptr %ad.thi.{k}, "
              f"ptr {ctx.s(ptr)}, i64 {size})")
@@ -189,16 +247,29 @@ entry:
   ret i1 %in
 }}
 
-; ENZYME_CC_OMP_RANGE_CHECK: the address of a load tracked in its loop's preheader lies in the range
-define internal void @__enzyme_cc_omp_range_assert(ptr %tlo, ptr %thi, ptr %p, i64 %n) noinline nounwind {{
+; ENZYME_CC_OMP_RANGE_CHECK: the address of a load tracked in its loop's preheader lies in one of
+; the ranges of its classes (several: one per iteration, openmp_affine.iteration_classes)
+define internal i1 @__enzyme_cc_omp_in_range(ptr %tlo, ptr %thi, i64 %a, i64 %e) alwaysinline nounwind {{
 entry:
-  %a = ptrtoint ptr %p to i64
-  %e = add i64 %a, %n
   %lo = load i64, ptr %tlo, align 8
   %hi = load i64, ptr %thi, align 8
   %ge = icmp uge i64 %a, %lo
   %le = icmp ule i64 %e, %hi
   %ok = and i1 %ge, %le
+  ret i1 %ok
+}}
+
+define internal void @__enzyme_cc_omp_range_assert(ptr %l0, ptr %h0, ptr %l1, ptr %h1, ptr %l2, ptr %h2, ptr %l3, ptr %h3, ptr %p, i64 %n) noinline nounwind {{
+entry:
+  %a = ptrtoint ptr %p to i64
+  %e = add i64 %a, %n
+  %o0 = call i1 @__enzyme_cc_omp_in_range(ptr %l0, ptr %h0, i64 %a, i64 %e)
+  %o1 = call i1 @__enzyme_cc_omp_in_range(ptr %l1, ptr %h1, i64 %a, i64 %e)
+  %o2 = call i1 @__enzyme_cc_omp_in_range(ptr %l2, ptr %h2, i64 %a, i64 %e)
+  %o3 = call i1 @__enzyme_cc_omp_in_range(ptr %l3, ptr %h3, i64 %a, i64 %e)
+  %o01 = or i1 %o0, %o1
+  %o23 = or i1 %o2, %o3
+  %ok = or i1 %o01, %o23
   br i1 %ok, label %fine, label %fail
 fine:
   ret void
