@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import adjoint_type_of
 from .activity import has_shadow_type
-from . import packed_bits
+from . import openmp, packed_bits
 
 
 class CallEmitter:
@@ -63,7 +63,8 @@ class CallEmitter:
 
     def _split_for(self, inst, acts, ret_active, synth=None):
         if inst.callee.startswith("@"):
-            return self.split(inst.callee, acts, ret_active, self.call_hints(synth, inst))
+            return self.split(inst.callee, acts, ret_active, self.call_hints(synth, inst),
+                              private=openmp.private_args(self, synth, inst))
         return self.split_indirect(inst, acts, ret_active)
 
     def _split_call_activity(self, inst, synth):

@@ -543,16 +543,18 @@ class Generator(IndirectCalls, CallEmitter):
         return name, rty
 
     def split(self, fn_name: str, acts: list[str], ret_active: bool, hints=None, parallel=None,
-              multi=None):
+              multi=None, private=()):
         """Augmented forward and reverse functions of a callee: (aug, aug_ret, rev, rev_ret).
         parallel: run by the threads of an OpenMP team (ad/openmp.py: atomic shared adjoints);
         multi: the reverse runs more than once on one tape (reverse vector mode: checkpointed
         loops keep their run, ad/checkpoint.py); an integer N > 1: reverse vector mode of width
         N, whose locals' shadows have room for N lanes (lane_fusion.py); by default, as the
-        function being synthesized."""
+        function being synthesized; private: in a function a team runs, the pointer parameters
+        the call passes memory private to the thread (openmp.private_args)."""
         parallel = self.in_parallel if parallel is None else parallel
         multi = self.in_multi if multi is None else multi
-        key = (fn_name, tuple(acts), ret_active, split_kind(parallel, multi))
+        private = frozenset(private) if parallel else frozenset()
+        key = (fn_name, tuple(acts), ret_active, split_kind(parallel, multi, private))
         if self._split_stack:             # which split functions each one calls (reverse_vector)
             self._split_edges.setdefault(self._split_stack[-1], set()).add(key)
         if key in self.done:
@@ -565,7 +567,7 @@ class Generator(IndirectCalls, CallEmitter):
         base = fn_name[1:].strip('"')
         aug, rev = f"@aug.{base}.{self.counter}", f"@rev.{base}.{self.counter}"
         synth = Synth(self, fn, acts, ret_active, "split", hints or {})
-        synth.parallel = parallel
+        synth.parallel, synth.private = parallel, private
         aug_ret = synth.aug_ret_type()
         rev_ret, _ = self.adjoint_return(fn, acts)
         mark = self._mark()
@@ -817,10 +819,13 @@ def _returned_float_bits(fn, act, v: str, depth: int = 0) -> bool:
     return False
 
 
-def split_kind(parallel, multi) -> str:
-    """The kind part of a split pair's key: run by an OpenMP team or not, reversed more than once
-    on one tape (multi: True) or by reverse vector mode of width N (multi: N > 1)."""
+def split_kind(parallel, multi, private=()) -> str:
+    """The kind part of a split pair's key: run by an OpenMP team or not (and which pointer
+    parameters point at the thread's private memory), reversed more than once on one tape
+    (multi: True) or by reverse vector mode of width N (multi: N > 1)."""
     kind = "split-parallel" if parallel else "split"
+    if private:
+        kind += "-private:" + ",".join(sorted(private))
     if multi:
         kind += "-multi" + (str(multi) if multi > 1 else "")     # (True is 1)
     return kind

@@ -385,11 +385,32 @@ def _declare_sync(gen):
 # ---- adjoints into shared memory -------------------------------------------------------------
 def shared(ctx, ptr: str) -> bool:
     """In a derivative run by a team: is ptr's memory possibly shared with other threads?"""
-    if not getattr(ctx.synth, "parallel", False):
+    return shared_in(ctx.synth, ptr)
+
+
+def shared_in(synth, ptr: str) -> bool:
+    """shared, in synth's function: not when ptr points into one of its allocas or into what a
+    private parameter points at (private_args)."""
+    if not getattr(synth, "parallel", False):
         return False
     from .type_layout import underlying
-    d = ctx.synth.fn.defs.get(underlying(ctx.synth.fn, ptr))
-    return getattr(d, "op", None) != "alloca"
+    base = underlying(synth.fn, ptr)
+    d = synth.fn.defs.get(base)
+    return getattr(d, "op", None) != "alloca" and base not in getattr(synth, "private", ())
+
+
+def private_args(gen, synth, inst) -> frozenset:
+    """The callee's pointer parameters to which a call in a function a team runs passes memory
+    private to the thread (the caller's allocas, or what its own private parameters point at):
+    its derivative neither tracks their loads' ranges nor tests their adds (hydrodynamics codes
+    pass an element's gathered corners to helpers as local arrays)."""
+    if synth is None or not getattr(synth, "parallel", False):
+        return frozenset()
+    fn = gen.module.function(inst.callee)
+    if fn is None:
+        return frozenset()
+    return frozenset(p.name for p, o in zip(fn.params, inst.ops)
+                     if p.ty == "ptr" and o.value.startswith("%") and not shared_in(synth, o.value))
 
 
 def atomic_add(ctx, sp: str, ty: str, d: str, align: str, cls=0, tag: str = "") -> bool:
@@ -400,10 +421,13 @@ def atomic_add(ctx, sp: str, ty: str, d: str, align: str, cls=0, tag: str = "") 
     loop's copy makes plain."""
     ty = ty.strip()
     ks = [cls] if isinstance(cls, int) else list(cls)
-    args = ", ".join(f"i64 {k}" for k in (ks * 4)[:4]) if len(ks) > 1 else f"i64 {ks[0]}"
+
+    def ranges(size):                     # the classes' exclusive ranges, read at entry
+        pairs = [openmp_ranges.exclusive(ctx.synth, k, size) for k in (ks * 4)[:4]]
+        return ", ".join(f"i64 {lo}, i64 {w}" for lo, w in (pairs if len(ks) > 1 else pairs[:1]))
     if is_fp(ty):
         ctx.emit(f"call void {_add_helper(ctx.gen(), ty, align, len(ks) > 1)}(ptr {sp}, {ty} {d}, "
-                 f"{args}){tag}")
+                 f"{ranges(_FP_SIZE.get(ty, 16))}){tag}")
         return True
     if ty.startswith("<") and " x " in ty:
         n, elem = ty[1:-1].split(" x ", 1)
@@ -416,14 +440,15 @@ def atomic_add(ctx, sp: str, ty: str, d: str, align: str, cls=0, tag: str = "") 
             ctx.emit(f"{e} = extractelement {ty} {d}, i32 {k}")
             ctx.emit(f"{q} = getelementptr inbounds i8, ptr {sp}, i64 {k * size}")
             ctx.emit(f"call void {_add_helper(ctx.gen(), elem, '', len(ks) > 1)}(ptr {q}, "
-                     f"{elem} {e}, {args})")
+                     f"{elem} {e}, {ranges(size)})")
         return True
     return False
 
 
 def _add_helper(gen, ty, align, multi=False):
-    """The add helper (and its plain twin, `_omp_padd.`) for one class, or with multi for any
-    of four (openmp_affine.iteration_classes)."""
+    """The add helper (and its plain twin, `_omp_padd.`), given the thread's exclusive range of
+    one class as (start, width) (openmp_ranges.exclusive), or with multi of any of four
+    (openmp_affine.iteration_classes)."""
     a = align.split()[-1] if align else {"double": "8", "float": "4", "half": "2"}.get(ty, "16")
     name = f"@__enzyme_cc_omp_add.{ty}.a{a}" + (".m" if multi else "")
     made = gen.__dict__.setdefault("_omp_adds", set())
@@ -432,21 +457,18 @@ def _add_helper(gen, ty, align, multi=False):
         _helpers(gen)
         gen.declare_raw("@llvm.expect.i1", "declare i1 @llvm.expect.i1(i1, i1)")
         from .openmp_affine import range_check
-        n = _FP_SIZE.get(ty, 16)
-        ks = [f"%k{j}" for j in range(4)] if multi else ["%k"]
-        params = ", ".join(f"i64 {k}" for k in ks)
-        tests = "".join(f"  %own{j} = call i1 @__enzyme_cc_omp_own_range(ptr %p, i64 {n}, i64 {k})\n"
-                        for j, k in enumerate(ks))
-        if multi:
-            tests += "  %o01 = or i1 %own0, %own1\n  %o23 = or i1 %own2, %own3\n" \
-                "  %own = or i1 %o01, %o23\n"
-        else:
-            tests = tests.replace("%own0 =", "%own =")
+        js = range(4) if multi else range(1)
+        params = ", ".join(f"i64 %l{j}, i64 %w{j}" for j in js)
+        # an unsigned compare per class: the address's offset from the range's start is less
+        # than the width (0 for an empty range)
+        tests = "  %a = ptrtoint ptr %p to i64\n" + "".join(
+            f"  %off{j} = sub i64 %a, %l{j}\n  %own{j} = icmp ult i64 %off{j}, %w{j}\n" for j in js)
+        tests += "  %o01 = or i1 %own0, %own1\n  %o23 = or i1 %own2, %own3\n" \
+            "  %own = or i1 %o01, %o23\n" if multi else "  %own = or i1 %own0, false\n"
         check = ""
         if range_check():                  # the plain add is the thread's own: else abort
-            check = (tests + "  br i1 %own, label %go, label %bad\nbad:\n" if multi else "") + \
-                f"  call void @__enzyme_cc_omp_own_assert(ptr %p, i64 {n}, i64 {ks[0]})\n" + \
-                ("  br label %go\ngo:\n" if multi else "")
+            check = tests + "  br i1 %own, label %go, label %bad\nbad:\n" \
+                "  call void @__enzyme_cc_omp_own_fail()\n  unreachable\ngo:\n"
         gen.out.append(
             f"define internal void {name}(ptr %p, {ty} %d, {params}) alwaysinline nounwind {{\n"
             f"entry:\n{tests}"

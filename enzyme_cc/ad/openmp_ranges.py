@@ -82,6 +82,33 @@ def load_classes(synth, inst) -> list[int]:
     return iteration_classes(synth, inst) or [load_class(synth, inst.ops[0].value)]
 
 
+def exclusive(synth, k, n) -> tuple[str, str]:
+    """(start, width) of the thread's exclusive range of class k for an add of n bytes: an
+    address a is inside when a - start < width (unsigned; width 0 for a range shorter than n).
+    Read once at the entry of the reverse function (entry_loads): the ranges do not change
+    while it runs (a nested region's wrapper puts back what it changed), and read at each add
+    they were reloaded after every store of an adjoint, which may alias them for all LLVM knows."""
+    used = synth.__dict__.setdefault("_omp_exclusive", {})
+    if (k, n) not in used:
+        used[(k, n)] = (f"%ad.xl.{k}.{n}", f"%ad.xw.{k}.{n}")
+    return used[(k, n)]
+
+
+def entry_loads(synth) -> list[str]:
+    """The reverse function's reads of the exclusive ranges its adds test (exclusive)."""
+    out = []
+    for (k, n), (lo, w) in sorted(synth.__dict__.get("_omp_exclusive", {}).items()):
+        hi, span, fits, room, w1 = (f"%ad.x{t}.{k}.{n}" for t in ("h", "s", "f", "r", "v"))
+        out += [f"{lo} = load i64, ptr getelementptr inbounds ([{K} x i64], ptr "
+                f"@__enzyme_cc_omp_xlo, i64 0, i64 {k}), align 8",
+                f"{hi} = load i64, ptr getelementptr inbounds ([{K} x i64], ptr "
+                f"@__enzyme_cc_omp_xhi, i64 0, i64 {k}), align 8",
+                f"{span} = sub i64 {hi}, {lo}", f"{fits} = icmp uge i64 {span}, {n}",
+                f"{room} = sub i64 {span}, {n}", f"{w1} = add i64 {room}, 1",
+                f"{w} = select i1 {fits}, i64 {w1}, i64 0"]
+    return out
+
+
 def mark_root(gen, name):
     """name is an outlined region's function: its classes are 0..ROOT-1 (load_class)."""
     gen.__dict__.setdefault("_omp_roots", set()).add(name)
@@ -280,14 +307,9 @@ fail:
 }}
 @__enzyme_cc_omp_range_msg = internal constant [50 x i8] c"enzyme-cc: OpenMP range check: load outside range\\00"
 
-; ENZYME_CC_OMP_RANGE_CHECK: an add of a versioned loop's plain copy lies in the exclusive range
-define internal void @__enzyme_cc_omp_own_assert(ptr %p, i64 %n, i64 %k) noinline nounwind {{
+; ENZYME_CC_OMP_RANGE_CHECK: an add of a versioned loop's plain copy outside the exclusive range
+define internal void @__enzyme_cc_omp_own_fail() noinline nounwind {{
 entry:
-  %own = call i1 @__enzyme_cc_omp_own_range(ptr %p, i64 %n, i64 %k)
-  br i1 %own, label %fine, label %fail
-fine:
-  ret void
-fail:
   %m = call i32 @puts(ptr @__enzyme_cc_omp_own_msg)
   call void @abort()
   unreachable

@@ -387,6 +387,8 @@ class Synth(TapeRecords, ValuePlan):
             self._reverse_body(ctx, b)
             self._reverse_branch(ctx, b)
             rev_lines.extend(ctx.lines)
+        if getattr(self, "parallel", False) and rev_lines[:1] == ["rev.entry:"]:
+            rev_lines[1:1] = openmp_ranges.entry_loads(self)
         return fwd_lines, openmp_version.version(self, rev_lines, self.own_entries)
 
     def value_type(self, v: str) -> str:

@@ -1,9 +1,10 @@
 /* an element loop in the style of a finite-element or hydrodynamics code: each element gathers
    its nodes' x and y coordinates by an index table into local arrays and passes them to a function
-   that is not inlined. The function's loads are range-tracked like the region's own, but its
-   pointers point at the thread's local arrays: its address classes must not share numbers
-   with the region's gathers from the node array (openmp_ranges.load_class), or the node
-   array's adjoints have no exclusive range left and every add is atomic. A loop over the three
+   that is not inlined (`edges`): the call passes memory private to the thread, so that
+   function's derivative in the team neither tracks its loads nor tests its adds
+   (openmp.private_args). Another function reads the shared node array itself (`pick`): its loads
+   are range-tracked, in address classes apart from the region's own (openmp_ranges.load_class),
+   whose gathers from the node array would otherwise share a range with whatever it reads. A loop over the three
    components, x[d * nn + node] with nn known at run time only, is tracked one class per
    iteration (openmp_affine.iteration_classes), not as one range across both components. */
 #define NN 200                     /* nodes; x holds their x, y, z coordinates, one after another */
@@ -23,6 +24,9 @@ __attribute__((noinline)) static double edges(const double *px, const double *py
   }
   return s * px[0];
 }
+__attribute__((noinline)) static double pick(const double *x, const int *c) {
+  return x[c[0]] * x[c[2]];
+}
 #define KERNEL(name, P)                                                                 \
   void name(const double *x, double *y, int n) {                                        \
     int nn = n / 3;                                                                     \
@@ -41,7 +45,7 @@ __attribute__((noinline)) static double edges(const double *px, const double *py
         for (int c = 0; c < 4; c++) m += (c & 1 ? -1 : 1) * x[d * nn + conn[4 * e + c]];\
         h += m * m * (1 + d);                                                           \
       }                                                                                 \
-      y[e] = edges(px, py) + 0.5 * px[1] * py[2] + 0.1 * h;                             \
+      y[e] = edges(px, py) + 0.5 * px[1] * py[2] + 0.1 * h + 0.3 * pick(x, conn + 4 * e); \
     }                                                                                   \
   }
 KERNEL(fpar, PAR)
