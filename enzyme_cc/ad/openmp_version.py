@@ -44,6 +44,8 @@ def loops(synth) -> dict:
     fn = synth.fn
     for pre, loads in openmp_affine.plan(synth).items():
         lp = loads[0][1]
+        if any(openmp_affine.iteration_classes(synth, inst) for inst, _, _ in loads):
+            continue              # its span covers several components: never one range
         outs = {t for b in lp.blocks for t in fn.block(b).term.targets if t not in lp.blocks}
         leaving = {b for b in lp.blocks if any(t not in lp.blocks for t in fn.block(b).term.targets)}
         if leaving != {lp.latch} or len(outs) != 1:
