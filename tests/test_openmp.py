@@ -270,3 +270,19 @@ def test_openmp_range_classes(tmp_path):
     assert all(k < ROOT for ks in region for k in ks), adds
     assert len({ks for ks in region if len(ks) == 1}) >= 2, adds     # x and y apart
     assert any(len(set(ks)) == 3 for ks in region), adds               # d = 0, 1, 2
+
+
+def test_openmp_per_iteration_ranges_cover_loads(tmp_path):
+    """The loads tracked one class per iteration (omp_gather_callee.c's loop over three
+    components) are range-checked as test_openmp_hoisted_ranges_cover_loads does for the
+    others: built with ENZYME_CC_OMP_RANGE_CHECK=1, each of them checks on every iteration that
+    its address lies in the range of one of its classes (an address outside aborts)."""
+    dump = tmp_path / "dump"
+    env = dict(os.environ, ENZYME_CC_OMP_RANGE_CHECK="1", ENZYME_CC_DUMP_DIR=str(dump))
+    run(["enzyme-cc", "-fopenmp", "-O2", str(HERE / "omp_gather_callee.c"), "-lm", "-o", "prog"],
+        cwd=tmp_path, env=env)
+    assert (dump / "after-ad.ll").read_text().count("call void @__enzyme_cc_omp_range_assert(") >= 3
+    for n in (2, 4):
+        r = subprocess.run(["./prog"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=RUN_TIMEOUT, env=dict(os.environ, OMP_NUM_THREADS=str(n)))
+        assert r.returncode == 0 and "FAILED" not in r.stdout, r.stdout[-2000:] + r.stderr
