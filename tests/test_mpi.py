@@ -276,3 +276,48 @@ def test_hybrid_mpi_openmp(tmp_path_factory, opt, ranks, threads, _hybrid={}):
             env=env)
     checks = _check_output(r.stdout)
     assert sum("_rev_fd[" in c for c in checks) == 4 * ranks, r.stdout
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_request_null_in_shadowed_memory(tmp_path, opt):
+    """MPI_REQUEST_NULL (Open MPI's `&ompi_request_null`, a global of a type mpi.h never
+    completes) stored into the request array of a struct that also holds a pointer to active
+    data, in a function that writes through that pointer, as LULESH's CommRecv does with its
+    Domain: any pointer loaded from the struct may be one stored there, so the global needs a
+    shadow, and it is its own (the program cannot read or write its fields). Before, its shadow
+    was a zero-initialized global of that incomplete type: an internal error at link time.
+    Gradient of sum over ranks of e0 * e1, seeded on each of the 2 ranks, against the analytic
+    one."""
+    src = HEAD + """#include <stdio.h>
+int enzyme_dup;
+typedef struct { double *e; MPI_Request req[4]; } Domain;
+__attribute__((noinline)) void post(Domain *d) {
+  for (int k = 0; k < 4; k++) d->req[k] = MPI_REQUEST_NULL;
+  d->e[1] = d->e[0] * d->e[1];
+}
+double f(Domain *d) {
+  post(d);
+  double a = d->e[1], s;
+  MPI_Allreduce(&a, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  return s;
+}
+int main(int c, char **v) {
+  int r;
+  MPI_Init(&c, &v);
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  double e[2] = {1.5 + r, 2.0}, se[2] = {0, 0};
+  Domain d = {e}, sd = {se};
+  __enzyme_autodiff((void *)f, enzyme_dup, &d, &sd);
+  printf("rank %d grad %.12g %.12g\\n", r, se[0], se[1]);
+  MPI_Finalize();
+  return 0;
+}
+"""
+    (tmp_path / "e.c").write_text(src)
+    run(["mpicc", opt, "e.c", "-o", "e"], cwd=tmp_path, env=_env("e.c"))
+    out = run([*MPIRUN, "-np", "2", "./e"], cwd=tmp_path).stdout
+    grads = {int(w[1]): (float(w[3]), float(w[4])) for w in map(str.split, out.splitlines())
+             if w and w[0] == "rank"}
+    assert sorted(grads) == [0, 1], out
+    for r, (g0, g1) in grads.items():
+        assert g0 == pytest.approx(2 * 2.0) and g1 == pytest.approx(2 * (1.5 + r)), out

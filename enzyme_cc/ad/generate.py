@@ -103,13 +103,19 @@ class Generator(IndirectCalls, CallEmitter):
                                 "which holds one tangent: vector forward mode (enzyme_width) "
                                 "needs one per lane; hint: use width 1 for it")
             return self.reg.shadows[g]
+        ty = global_type(self.module, g)
+        if ty is not None and self.module.named_types.get(ty) == "opaque":
+            # a library's object of a type the program never completes (Open MPI's
+            # MPI_REQUEST_NULL, &ompi_request_null, stored into a request array): the program
+            # reads and writes none of its fields, so it holds no active data and is its own
+            # shadow
+            return g
         name = "@ad.shadow." + g[1:].strip('"') + (f".w{width}.L{lane}" if lane is not None else "")
         base, k = name, 2
         while name in self.module.globals:  # an inner round's shadow: in use as primal storage
             name, k = f"{base}.o{k}", k + 1
         self.shadow_lanes.setdefault(g, set()).add(lane if lane is None else (width, lane))
         if name not in self.decls:
-            ty = global_type(self.module, g)
             if ty is None:
                 raise UserError(f"cannot determine the type of global '{g[1:]}' to shadow it")
             self.decls[name] = f"{name} = internal global {ty} zeroinitializer, align 16"
