@@ -578,8 +578,7 @@ def sibling_calls(ctx, inst, rule, partials, env, forward=False) -> dict:
     values): the primal call's value}, so the derivative reads that value instead of calling the
     function again. The call must run on every path to inst: in a dominating block (the reverse
     of inst's block has every value of that block; forward mode: an earlier one in inst's)."""
-    import ast
-    from .formula import FUNCS, callees
+    from .formula import callees
     synth, out = ctx.synth, {}
     dom, calls = _dominators(synth), _calls_by_operands(synth)
     here = inst.block.label
@@ -591,11 +590,8 @@ def sibling_calls(ctx, inst, rule, partials, env, forward=False) -> dict:
         return not forward or order.get(id(cand), len(order)) < order[id(inst)]
     where = {name: o.value for name, o in zip(rule.args, inst.ops)}
     for partial in partials:
-        for node in ast.walk(partial):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and
-                    node.func.id in FUNCS and node.args and
-                    all(isinstance(a, ast.Name) and a.id in where and a.id in env
-                        for a in node.args)):
+        for node in _function_calls(partial):
+            if not all(a.id in where and a.id in env for a in node.args):
                 continue
             ops = tuple(where[a.id] for a in node.args)
             cand = next((c for name in sorted(callees(node.func.id, inst.ty))
@@ -604,6 +600,24 @@ def sibling_calls(ctx, inst, rule, partials, env, forward=False) -> dict:
             if cand is not None:
                 out[(node.func.id, tuple(env[a.id][0] for a in node.args))] = ctx.p(cand.name)
     return out
+
+
+_CALLS: dict = {}       # id(partial) -> (partial, its calls of FUNCS on plain names)
+
+
+def _function_calls(partial):
+    """The calls in a partial's formula of a function the primal may compute too, with plain
+    names as arguments (walked once per partial)."""
+    hit = _CALLS.get(id(partial))
+    if hit is None or hit[0] is not partial:
+        import ast
+        from .formula import FUNCS
+        hit = _CALLS[id(partial)] = (partial, tuple(
+            node for node in ast.walk(partial)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and
+            node.func.id in FUNCS and node.args and
+            all(isinstance(a, ast.Name) for a in node.args)))
+    return hit[1]
 
 
 def _dominators(synth):
@@ -644,9 +658,18 @@ def convert_float(ctx, v, from_ty, to_ty):
     return t
 
 
+_NAMES: dict = {}       # id(partial) -> (partial, its names): a rule's parsed partials live on
+
+
 def _names_in(node):
-    import ast
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    """The names a partial's formula reads (walked once per partial: every call of a libm
+    function in a whole program asks again)."""
+    hit = _NAMES.get(id(node))
+    if hit is None or hit[0] is not node:
+        import ast
+        hit = _NAMES[id(node)] = (node, frozenset(n.id for n in ast.walk(node)
+                                                  if isinstance(n, ast.Name)))
+    return hit[1]
 
 
 def _names(rule):

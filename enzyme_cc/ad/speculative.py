@@ -37,13 +37,22 @@ def speculative(synth) -> set[str]:
     users = fn.users()
     cand = [i for i in fn.insts() if i.name and i.name in act.active and is_fp(i.ty)]
     live: set[str] = set()
-    changed = not strong_zero()
-    while changed:          # the least set: a value is live once live uses cover its paths
-        changed = False
-        for i in cand:
-            if i.name not in live and _covered(fn, i, users.get(i.name, []), live):
-                live.add(i.name)
-                changed = True
+    # the least set: a value is live once live uses cover its paths. Whether it is depends on
+    # which of its users are live, so a value turning live asks again of its operands only
+    by_name = {i.name: i for i in cand}
+    todo = [] if strong_zero() else list(reversed(cand))
+    queued = {i.name for i in todo}
+    while todo:
+        i = todo.pop()
+        queued.discard(i.name)
+        if i.name in live or not _covered(fn, i, users.get(i.name, []), live):
+            continue
+        live.add(i.name)
+        for o in i.ops:
+            c = by_name.get(o.value)
+            if c is not None and o.value not in live and o.value not in queued:
+                queued.add(o.value)
+                todo.append(c)
     synth._speculative = {i.name for i in cand if i.name not in live and _pure(i)}
     return synth._speculative
 
