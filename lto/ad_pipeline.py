@@ -158,7 +158,8 @@ def emit(job, stages):
         f.write(module.as_bitcode())
     level = opt_level(job.inv.opt_level)
     if split:
-        parts, reused = opt.optimize_and_emit(ad, job.obj, level, job.tmp)
+        parts, reused = opt.optimize_and_emit(ad, job.obj, level, job.tmp,
+                                              opt.function_sizes(new))
         stages.done(f"post-AD optimization and codegen, {parts} parts on {opt.jobs()} cores "
                     f"({reused} from the cache)")
         return

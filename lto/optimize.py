@@ -214,24 +214,31 @@ _DISCARDABLE = {llvm.Linkage.linkonce_odr: llvm.Linkage.weak_odr,
 _WHOLE_MODULE = "always-inline,ipsccp,globalopt,deadargelim,function-attrs"
 
 
-def optimize_and_emit(src: str, out: str, level: int, tmp: str) -> tuple[int, int]:
+def optimize_and_emit(src: str, out: str, level: int, tmp: str,
+                      sizes: dict | None = None) -> tuple[int, int]:
     """Post-AD optimization and codegen on parts in parallel: the always-inliner (the tape
     helpers into every user) and the passes that need the whole module, then the local
     functions never inlined made hidden (so that llvm-split may separate them, each with the
     locals only it calls), the split, and each part optimized at O`level` and compiled in
     parallel, joined with `ld.lld -r`. A whole program's derivatives thus use every core;
     their run time is the single module's (docs/performance.md). Each part's object is cached
-    by its bitcode: (parts, how many came from the cache)."""
+    by its bitcode: (parts, how many came from the cache). sizes: {function: instructions} of
+    the derivative text (function_sizes), for spreading the largest functions (_spread)."""
     n, part, whole = jobs(), os.path.join(tmp, "adpart"), os.path.join(tmp, "ad-whole.bc")
     passes = _WHOLE_MODULE if level >= 1 else "always-inline"
     run_tool([toolchain.tool("opt"), f"-passes={passes}", src, "-o", whole],
              "the whole-module passes")
+    parts = n if not cache.enabled() else \
+        max(n, min(MAX_PARTS, os.path.getsize(whole) // PART_BYTES))
     with open(whole, "rb") as f:
         module = llvm.parse_bitcode(f.read())
+    hidden = []
     for fn in module.functions:
         if not fn.is_declaration and fn.linkage == llvm.Linkage.internal and \
                 any(re.search(rb"\bnoinline\b", a) for a in fn.attributes):
             fn.linkage, fn.visibility = llvm.Linkage.external, llvm.Visibility.hidden
+            hidden.append(fn)
+    _spread(hidden, sizes or {}, parts)
     _share_glue(module)
     # a part must not drop a discardable definition (an inline function's static, a template)
     # that it does not use itself and another part does
@@ -241,8 +248,6 @@ def optimize_and_emit(src: str, out: str, level: int, tmp: str) -> tuple[int, in
     with open(whole, "wb") as f:
         f.write(module.as_bitcode())
     del module
-    parts = n if not cache.enabled() else \
-        max(n, min(MAX_PARTS, os.path.getsize(whole) // PART_BYTES))
     run_tool([toolchain.tool("split"), f"-j{parts}", "--preserve-locals", "-o", part, whole],
              "splitting the module")
     salt = _tools_identity(level)
@@ -268,23 +273,75 @@ def optimize_and_emit(src: str, out: str, level: int, tmp: str) -> tuple[int, in
 
 
 _LOCAL_LINKAGE = (llvm.Linkage.internal, llvm.Linkage.private)
+SPREAD_SHARE = 0.05         # a function with this share of the derivative's code gets a part
+
+
+def function_sizes(text: str) -> dict[str, int]:
+    """{function name: lines of its body} of an IR text."""
+    sizes, name, start = {}, None, 0
+    lines = text.split("\n")
+    for k, line in enumerate(lines):
+        if line.startswith("define "):
+            m = re.search(r'@("[^"]+"|[-\w.$]+)\(', line)
+            name, start = (m.group(1).strip('"') if m else None), k
+        elif line == "}" and name is not None:
+            sizes[name], name = k - start, None
+    return sizes
+
+
+def _spread(hidden, sizes, parts) -> None:
+    """Puts the largest of the functions made hidden into parts of their own, least loaded
+    first. llvm-split places a function no local ties to others by the MD5 hash of its name
+    (the low 16 bits, modulo the parts), which put LULESH's two largest derivatives, 60 % of
+    the code, into one part: one core did most of the work. They were local functions, so
+    renaming them (a suffix found by trying) changes nothing outside this module."""
+    total = sum(sizes.values())
+    big = sorted((f for f in hidden if sizes.get(f.name, 0) >= max(SPREAD_SHARE * total, 1)),
+                 key=lambda f: (-sizes[f.name], f.name))
+    load = [0] * parts
+    for f in big:
+        k = min(range(parts), key=lambda j: (load[j], j))
+        load[k] += sizes[f.name]
+        for j in range(4096):
+            name = f"{f.name}.p{j}"
+            d = hashlib.md5(name.encode()).digest()
+            if (d[0] | d[1] << 8) % parts == k:
+                f.name = name
+                break
 
 
 def _share_glue(module) -> None:
-    """Local globals that every OpenMP region's code names would keep all of them in one part
-    (llvm-split keeps a local with all its users): the runtime's per-thread state
-    (`__enzyme_cc_*`) and clang's source-location records of the `__kmpc_*` calls, which the
-    code only passes by address. They become hidden definitions that every part may name."""
-    for g in module.global_variables:
+    """Local globals that many functions name would keep all of them in one part (llvm-split
+    keeps a local with all its users): the runtime's per-thread state and helpers
+    (`__enzyme_cc_*`: the deferred frees every derivative that frees memory calls), clang's
+    source-location records of the `__kmpc_*` calls, which the code only passes by address,
+    and string constants (an error message that a primal, its augmented forward and its
+    reverse all print: LULESH's LagrangeLeapFrog derivatives, 60 % of the code, shared one part
+    through two of them). They become hidden definitions that every part may name. Other
+    constants stay with their users, whose loads from them the optimizer may fold."""
+    for g in list(module.global_variables) + list(module.functions):
         if g.is_declaration or g.linkage not in _LOCAL_LINKAGE:
             continue
         if g.name.startswith("__enzyme_cc_"):
             pass
         elif getattr(g.global_value_type, "name", "").startswith("struct.ident_t"):
             g.name = f"__enzyme_cc_loc.{g.name}"      # (an unnamed one gets a name)
+        elif _is_string(g):
+            g.name = f"__enzyme_cc_str.{g.name}"
         else:
             continue
         g.linkage, g.visibility = llvm.Linkage.external, llvm.Visibility.hidden
+
+
+_BYTES = re.compile(r"\[\d+ x i8\]$")
+
+
+def _is_string(g) -> bool:
+    """A constant global array of bytes (a C string)."""
+    if g.is_function or not _BYTES.match(str(g.global_value_type)):
+        return False
+    head = str(g).split("=", 1)[1][:80]          # `private unnamed_addr constant [n x i8] ...`
+    return " constant " in f" {head} "
 
 
 def _tools_identity(level: int) -> bytes:
