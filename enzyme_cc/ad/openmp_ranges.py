@@ -139,7 +139,8 @@ def _constant_tail(synth, ptr):
 def _fixed_addend(synth, ptr):
     """The operand of ptr's index sum that no loop around it changes, when the other operand
     does: `gep double, ptr %x, (sext (add %n, %i))` in a loop over i -> %n; a constant too
-    (`x[60 + nd]`: the second component of an array of 60 nodes)."""
+    when it moves SPLIT_OFFSET bytes or more (`x[200 + nd]` unoptimized: the second component
+    of an array of 200 nodes; not `x[i + 1]`, a neighbour)."""
     fn = synth.fn
     d = fn.defs.get(ptr)
     if getattr(d, "op", None) != "getelementptr" or len(d.ops) < 2:
@@ -153,7 +154,15 @@ def _fixed_addend(synth, ptr):
     fixed = [o.value for o in idx.ops if not o.value.startswith("%") or
              not hasattr(fn.defs.get(o.value), "op") or
              not any(fn.defs[o.value].block.label in blocks for blocks in around)]
-    return fixed[0] if len(fixed) == 1 else None
+    if len(fixed) != 1:
+        return None
+    if not fixed[0].startswith("%"):
+        try:
+            moved = abs(int(fixed[0])) * type_size(d.src_ty or "i8", synth.module.named_types)
+        except ValueError:
+            return None
+        return fixed[0] if moved >= SPLIT_OFFSET else None
+    return fixed[0]
 
 
 def track_load(ctx, inst, shared):
