@@ -9,7 +9,7 @@ from enzyme_cc.ir.lexer import type_size
 from .type_layout import (containing_type, decompose, layout, named_expand, opaque_layout,
                           record_of, tbaa_struct, underlying)
 from .debug_types import copied_layout, uniform_kind
-from .typeinfo import TypeInfo
+from .typeinfo import TypeInfo, callee_kinds
 
 
 def access_types(module, fn, base: str) -> set:
@@ -84,6 +84,11 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
         s = info.pointee_summary(o)
         kinds |= {k for off, k in s.items() if off == "*" or
                   0 <= off < (length if length is not None else off + 1)} - {"int"}
+    if not kinds and not any(info.pointee_summary(o) for o in (dst.value, src.value)):
+        # nothing here says what it holds, not even integers: the routines the memory is
+        # handed to (a C driver copying an array for LAPACK)
+        kinds = callee_kinds(module, fn, {info._find(underlying(fn, o))
+                                          for o in (dst.value, src.value)}, info)
     if len(kinds) == 1:
         return [(0, length, kinds.pop())]
     if not kinds:

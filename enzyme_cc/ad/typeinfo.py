@@ -260,3 +260,41 @@ class TypeInfo:
         off %= size
         return {o - off + r * size: k for r in (0, 1) for o, k in lay.items()
                 if 0 <= o - off + r * size < 2 * size - off}
+
+
+def param_kinds(module, name: str, k: int, depth: int = 3) -> set:
+    """The kinds (double, float, ptr) the function `name` accesses its pointer parameter k's
+    memory as: its typed accesses through it, and what the functions it passes the parameter to
+    access it as, `depth` calls deep (memoized on the module). The memory a C routine copies
+    only to hand it to a Fortran routine is typed there, not in the C code."""
+    memo = module.__dict__.setdefault("_param_kinds", {})
+    key = (name, k, depth)
+    if key in memo:
+        return memo[key]
+    memo[key] = set()                          # (recursion: nothing known yet)
+    fn = module.function(name)
+    if fn is None or k >= len(fn.params) or fn.params[k].ty != "ptr":
+        return memo[key]
+    info = TypeInfo(module, fn)
+    base = info._find(fn.params[k].name)
+    kinds = set(info.facts.get(fn.params[k].name, {}).values()) | info.uniform.get(base, set())
+    if depth > 1:
+        kinds |= callee_kinds(module, fn, {base}, info, depth - 1)
+    memo[key] = kinds - {"int"}
+    return memo[key]
+
+
+def callee_kinds(module, fn, bases, info, depth: int = 3) -> set:
+    """The kinds the callees with bitcode of fn access the objects of `bases` (TypeInfo classes
+    of fn) as, through the arguments fn passes them (param_kinds)."""
+    kinds = set()
+    for inst in fn.insts():
+        if inst.op not in ("call", "invoke") or not (inst.callee or "").startswith("@") or \
+                not module.defines(inst.callee):
+            continue
+        for j, o in enumerate(inst.ops):
+            if o.ty == "ptr" and o.value.startswith("%") and \
+                    info._find(underlying(fn, o.value)) in bases:
+                kinds |= param_kinds(module, inst.callee, j, depth)
+    return kinds
+
