@@ -85,10 +85,10 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
         kinds |= {k for off, k in s.items() if off == "*" or
                   0 <= off < (length if length is not None else off + 1)} - {"int"}
     if not kinds and not any(info.pointee_summary(o) for o in (dst.value, src.value)):
-        # nothing here says what it holds, not even integers: the routines the memory is
-        # handed to (a C driver copying an array for LAPACK)
-        kinds = callee_kinds(module, fn, {info._find(underlying(fn, o))
-                                          for o in (dst.value, src.value)}, info)
+        # nothing here says what it holds, not even integers: the memory it is copied on to
+        # and the routines it is handed to (a C driver copying an array for LAPACK; Eigen's
+        # `MatrixXd A = map; PartialPivLU lu(A)`, which copies A again into the solver's storage)
+        kinds = _linked_kinds(module, fn, (dst.value, src.value), info)
     if len(kinds) == 1:
         return [(0, length, kinds.pop())]
     if not kinds:
@@ -352,6 +352,30 @@ def _spilled(fn, v: str) -> str:
                     spills[inst.name] = next(iter(vals))
         fn._spill_values = spills
     return spills.get(v, v)
+
+
+_COPIES = ("@llvm.memcpy", "@llvm.memmove", "@memcpy", "@memmove")
+
+
+def _linked_kinds(module, fn, ends, info) -> set:
+    """The float or pointer kinds of the memory of `ends` and of the memory the function's
+    other copies move it to or from (transitively, a few copies far): their typed accesses,
+    and what the functions they are handed to read them as (typeinfo.callee_kinds)."""
+    objs = {underlying(fn, o) for o in ends if o.startswith("%")}
+    copies = [i for i in fn.insts() if i.op in ("call", "invoke") and len(i.ops) >= 2 and
+              (i.callee or "").startswith(_COPIES)]
+    for _ in range(4):
+        more = {underlying(fn, e.value) for c in copies
+                if {underlying(fn, c.ops[0].value), underlying(fn, c.ops[1].value)} & objs
+                for e in c.ops[:2] if e.value.startswith("%")}
+        if more <= objs:
+            break
+        objs |= more
+    kinds = set()
+    for o in objs:
+        kinds |= {k for off, k in info.pointee_summary(o).items() if off == "*" or off >= 0}
+    kinds -= {"int"}
+    return kinds or callee_kinds(module, fn, {info._find(o) for o in objs}, info)
 
 
 def _guess(info, dst, src, off):

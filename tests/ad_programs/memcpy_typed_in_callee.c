@@ -4,7 +4,7 @@
    The derivative is taken in a function where nothing says what the input holds. Before, the
    copy was refused ("cannot deduce the type of the memory being copied"); its kind now comes
    from the callees' typed accesses through the parameter (typeinfo.param_kinds), two calls
-   deep here. */
+   deep here, or from the memory it is copied on to (copy_types._linked_kinds). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +35,23 @@ double f(const double *x, int n) {
   free(a);
   return s;
 }
+/* copied into a block nothing reads, and again into one that is typed (Eigen's
+   `MatrixXd A = map; PartialPivLU<MatrixXd> lu(map)`: A's copy stays, unread) */
+double g(const double *x, int n) {
+  double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));
+  memcpy(a, x, n * sizeof(double));
+  memcpy(b, x, n * sizeof(double));
+  double s = 0;
+  for (int i = 0; i < n; i++) s += (i + 1) * b[i] * b[i];
+  free(a);
+  free(b);
+  return s;
+}
 __attribute__((noinline)) static void gradient(double *x, double *dx, int n) {
   __enzyme_autodiff((void *)f, enzyme_dup, x, dx, enzyme_const, n);
+}
+__attribute__((noinline)) static void gradient_g(double *x, double *dx, int n) {
+  __enzyme_autodiff((void *)g, enzyme_dup, x, dx, enzyme_const, n);
 }
 __attribute__((noinline)) static double tangent(double *x, double *v, int n) {
   return __enzyme_fwddiff((void *)f, enzyme_dup, x, v, enzyme_const, n);
@@ -55,6 +70,13 @@ int main(void) {
     vg += v[i] * dx[i];
   }
   check("dot_forward_reverse", tangent(x, v, N), vg);
+  double dg[N] = {0};
+  gradient_g(x, dg, N);
+  for (int i = 0; i < N; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "dg[%d]", i);
+    check(name, dg[i], 2.0 * (i + 1) * x[i]);
+  }
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0;
 }
