@@ -337,11 +337,13 @@ _BYTES = re.compile(r"\[\d+ x i8\]$")
 
 
 def _is_string(g) -> bool:
-    """A constant global array of bytes (a C string)."""
+    """A constant global array of bytes (a C string), not one in a section of its own (the
+    `llvm.metadata` strings of `@llvm.global.annotations`, which codegen does not emit)."""
     if g.is_function or not _BYTES.match(str(g.global_value_type)):
         return False
-    head = str(g).split("=", 1)[1][:80]          # `private unnamed_addr constant [n x i8] ...`
-    return " constant " in f" {head} "
+    text = str(g)
+    head = text.split("=", 1)[1][:80]            # `private unnamed_addr constant [n x i8] ...`
+    return " constant " in f" {head} " and ' section "' not in text
 
 
 def _tools_identity(level: int) -> bytes:
