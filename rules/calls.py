@@ -1,6 +1,7 @@
 """Rules for calls: library functions with formula rules, memory functions, allocation, and
 calls to functions whose bitcode we have (differentiated recursively: augmented forward + reverse).
 """
+import functools
 import re
 
 from enzyme_cc.ir.lexer import is_fp, float_cast
@@ -602,22 +603,17 @@ def sibling_calls(ctx, inst, rule, partials, env, forward=False) -> dict:
     return out
 
 
-_CALLS: dict = {}       # id(partial) -> (partial, its calls of FUNCS on plain names)
-
-
+@functools.cache
 def _function_calls(partial):
     """The calls in a partial's formula of a function the primal may compute too, with plain
-    names as arguments (walked once per partial)."""
-    hit = _CALLS.get(id(partial))
-    if hit is None or hit[0] is not partial:
-        import ast
-        from .formula import FUNCS
-        hit = _CALLS[id(partial)] = (partial, tuple(
-            node for node in ast.walk(partial)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and
-            node.func.id in FUNCS and node.args and
-            all(isinstance(a, ast.Name) for a in node.args)))
-    return hit[1]
+    names as arguments (walked once per partial: AST nodes hash by identity, and a rule's
+    parsed partials live as long as the process)."""
+    import ast
+    from .formula import FUNCS
+    return tuple(node for node in ast.walk(partial)
+                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and
+                 node.func.id in FUNCS and node.args and
+                 all(isinstance(a, ast.Name) for a in node.args))
 
 
 def _dominators(synth):
@@ -658,24 +654,9 @@ def convert_float(ctx, v, from_ty, to_ty):
     return t
 
 
-_NAMES: dict = {}       # id(partial) -> (partial, its names): a rule's parsed partials live on
-
-
+@functools.cache
 def _names_in(node):
     """The names a partial's formula reads (walked once per partial: every call of a libm
     function in a whole program asks again)."""
-    hit = _NAMES.get(id(node))
-    if hit is None or hit[0] is not node:
-        import ast
-        hit = _NAMES[id(node)] = (node, frozenset(n.id for n in ast.walk(node)
-                                                  if isinstance(n, ast.Name)))
-    return hit[1]
-
-
-def _names(rule):
     import ast
-    out = set()
-    for p in rule.partials:
-        if p is not None:
-            out |= {n.id for n in ast.walk(p) if isinstance(n, ast.Name)}
-    return out
+    return frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))

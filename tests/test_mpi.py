@@ -205,6 +205,16 @@ def test_mpi_refused(tmp_path, case, opt):
     assert "Traceback" not in r.stderr
 
 
+def _per_rank(tmp_path, src, opt, ranks):
+    """Builds the C program src with mpicc at opt, runs it on `ranks` ranks: ({rank: the two
+    numbers of its line `rank <r> <label> <a> <b>`}, the output)."""
+    (tmp_path / "e.c").write_text(src)
+    run(["mpicc", opt, "e.c", "-o", "e"], cwd=tmp_path, env=_env("e.c"))
+    out = run([*MPIRUN, "-np", str(ranks), "./e"], cwd=tmp_path).stdout
+    return {int(w[1]): (float(w[3]), float(w[4])) for w in map(str.split, out.splitlines())
+            if w and w[0] == "rank"}, out
+
+
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_mpi_vector_forward_active_scalar(tmp_path, opt):
     """Vector forward mode through an Allreduce of a value computed from an active scalar
@@ -230,11 +240,7 @@ int main(int c, char **v) {
   return 0;
 }
 """
-    (tmp_path / "e.c").write_text(src)
-    run(["mpicc", opt, "e.c", "-o", "e"], cwd=tmp_path, env=_env("e.c"))
-    out = run([*MPIRUN, "-np", "3", "./e"], cwd=tmp_path).stdout
-    lanes = {int(w[1]): (float(w[3]), float(w[4])) for w in map(str.split, out.splitlines())
-             if w and w[0] == "rank"}
+    lanes, out = _per_rank(tmp_path, src, opt, 3)
     # d b = sum over ranks of 2 x dx_k(rank): lane 0 dx = 1 everywhere, lane 1 dx = r - 2
     assert sorted(lanes) == [0, 1, 2], out
     for got0, got1 in lanes.values():
@@ -313,11 +319,7 @@ int main(int c, char **v) {
   return 0;
 }
 """
-    (tmp_path / "e.c").write_text(src)
-    run(["mpicc", opt, "e.c", "-o", "e"], cwd=tmp_path, env=_env("e.c"))
-    out = run([*MPIRUN, "-np", "2", "./e"], cwd=tmp_path).stdout
-    grads = {int(w[1]): (float(w[3]), float(w[4])) for w in map(str.split, out.splitlines())
-             if w and w[0] == "rank"}
+    grads, out = _per_rank(tmp_path, src, opt, 2)
     assert sorted(grads) == [0, 1], out
     for r, (g0, g1) in grads.items():
         assert g0 == pytest.approx(2 * 2.0) and g1 == pytest.approx(2 * (1.5 + r)), out

@@ -78,13 +78,13 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
             if tiled:
                 return tiled
     kinds = set()
-    for o in (dst.value, src.value):
+    summaries = [info.pointee_summary(o) for o in (dst.value, src.value)]
+    for s in summaries:
         # (only what lies within the copy: Eigen's hand-aligned block keeps the pointer malloc
         # returned just before its first element)
-        s = info.pointee_summary(o)
         kinds |= {k for off, k in s.items() if off == "*" or
                   0 <= off < (length if length is not None else off + 1)} - {"int"}
-    if not kinds and not any(info.pointee_summary(o) for o in (dst.value, src.value)):
+    if not kinds and not any(summaries):
         # nothing here says what it holds, not even integers: the memory it is copied on to
         # and the routines it is handed to (a C driver copying an array for LAPACK; Eigen's
         # `MatrixXd A = map; PartialPivLU lu(A)`, which copies A again into the solver's storage)
@@ -92,7 +92,7 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
     if len(kinds) == 1:
         return [(0, length, kinds.pop())]
     if not kinds:
-        allint = all(set(info.pointee_summary(o).values()) == {"int"} for o in (dst.value, src.value))
+        allint = all(set(s.values()) == {"int"} for s in summaries)
         if allint or any(info.int_pointee(o) for o in (dst.value, src.value)):
             # (nothing says float, and the program's type of an end says integers: the index
             # array of Eigen's sparse storage, grown by a copy into a fresh block)

@@ -422,9 +422,12 @@ def atomic_add(ctx, sp: str, ty: str, d: str, align: str, cls=0, tag: str = "") 
     ty = ty.strip()
     ks = [cls] if isinstance(cls, int) else list(cls)
 
+    if len(ks) > 1:
+        ks = (ks * 4)[:4]                 # the helper for several classes takes four
+
     def ranges(size):                     # the classes' exclusive ranges, read at entry
-        pairs = [openmp_ranges.exclusive(ctx.synth, k, size) for k in (ks * 4)[:4]]
-        return ", ".join(f"i64 {lo}, i64 {w}" for lo, w in (pairs if len(ks) > 1 else pairs[:1]))
+        return ", ".join(f"i64 {lo}, i64 {w}" for lo, w in
+                         (openmp_ranges.exclusive(ctx.synth, k, size) for k in ks))
     if is_fp(ty):
         ctx.emit(f"call void {_add_helper(ctx.gen(), ty, align, len(ks) > 1)}(ptr {sp}, {ty} {d}, "
                  f"{ranges(_FP_SIZE.get(ty, 16))}){tag}")
