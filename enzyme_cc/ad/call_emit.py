@@ -6,6 +6,7 @@ from __future__ import annotations
 from enzyme_cc.ir.lexer import adjoint_type_of
 from .activity import has_shadow_type
 from . import openmp, packed_bits
+from .restored_args import restored_args
 
 
 class CallEmitter:
@@ -64,7 +65,8 @@ class CallEmitter:
     def _split_for(self, inst, acts, ret_active, synth=None):
         if inst.callee.startswith("@"):
             return self.split(inst.callee, acts, ret_active, self.call_hints(synth, inst),
-                              private=openmp.private_args(self, synth, inst))
+                              private=openmp.private_args(self, synth, inst),
+                              restored=restored_args(self, synth, inst))
         return self.split_indirect(inst, acts, ret_active)
 
     def _split_call_activity(self, inst, synth):

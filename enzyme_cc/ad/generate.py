@@ -17,7 +17,7 @@ import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity import Activity, FREES, carries_float, has_shadow_type
 from .reverse import Synth, local_name
 from .diagnostics import located, quoted_name, untyped_copy_hint
-from . import packed_bits
+from . import packed_bits, restored_args
 from . import (batch, fixed_point, iter_marker, openmp, openmp_capture, truncate, global_shadows,
                registrations, reverse_vector, runtime, shared_globals, tape_local, virtual_shadow)
 from .markers import drop_unwind_edge, find_requests, refuse_marker_values, refuse_unknown_function
@@ -549,18 +549,20 @@ class Generator(IndirectCalls, CallEmitter):
         return name, rty
 
     def split(self, fn_name: str, acts: list[str], ret_active: bool, hints=None, parallel=None,
-              multi=None, private=()):
+              multi=None, private=(), restored=()):
         """Augmented forward and reverse functions of a callee: (aug, aug_ret, rev, rev_ret).
         parallel: run by the threads of an OpenMP team (ad/openmp.py: atomic shared adjoints);
         multi: the reverse runs more than once on one tape (reverse vector mode: checkpointed
         loops keep their run, ad/checkpoint.py); an integer N > 1: reverse vector mode of width
         N, whose locals' shadows have room for N lanes (lane_fusion.py); by default, as the
         function being synthesized; private: in a function a team runs, the pointer parameters
-        the call passes memory private to the thread (openmp.private_args)."""
+        the call passes memory private to the thread (openmp.private_args); restored: the
+        (parameter, bytes) local arrays the pair saves and restores (restored_args.py)."""
         parallel = self.in_parallel if parallel is None else parallel
         multi = self.in_multi if multi is None else multi
         private = frozenset(private) if parallel else frozenset()
-        key = (fn_name, tuple(acts), ret_active, split_kind(parallel, multi, private))
+        restored = frozenset(restored)
+        key = (fn_name, tuple(acts), ret_active, split_kind(parallel, multi, private, restored))
         if self._split_stack:             # which split functions each one calls (reverse_vector)
             self._split_edges.setdefault(self._split_stack[-1], set()).add(key)
         if key in self.done:
@@ -573,7 +575,7 @@ class Generator(IndirectCalls, CallEmitter):
         base = fn_name[1:].strip('"')
         aug, rev = f"@aug.{base}.{self.counter}", f"@rev.{base}.{self.counter}"
         synth = Synth(self, fn, acts, ret_active, "split", hints or {})
-        synth.parallel, synth.private = parallel, private
+        synth.parallel, synth.private, synth.restored = parallel, private, dict(restored)
         aug_ret = synth.aug_ret_type()
         rev_ret, _ = self.adjoint_return(fn, acts)
         mark = self._mark()
@@ -597,7 +599,8 @@ class Generator(IndirectCalls, CallEmitter):
         self.out.append(f"define internal {aug_ret} {aug}({', '.join(params + ['ptr %ad.tape'])}) "
                         f"{attrs} {{\n" + "\n".join(fwd) + "\n}\n")
         dret = [f"{synth.ret_adjoint_type()} %ad.dret"] if ret_active else []
-        self.out.append(f"define internal {rev_ret} {rev}({', '.join(params + dret + ['ptr %ad.tape'])})"
+        rparams = restored_args.params(synth, params)
+        self.out.append(f"define internal {rev_ret} {rev}({', '.join(rparams + dret + ['ptr %ad.tape'])})"
                         f" {attrs} {{\n" + "\n".join(rv) + "\n}\n")
         self.helpers.add(("tape",))
         return self.done[key]
@@ -825,13 +828,15 @@ def _returned_float_bits(fn, act, v: str, depth: int = 0) -> bool:
     return False
 
 
-def split_kind(parallel, multi, private=()) -> str:
+def split_kind(parallel, multi, private=(), restored=()) -> str:
     """The kind part of a split pair's key: run by an OpenMP team or not (and which pointer
     parameters point at the thread's private memory), reversed more than once on one tape
     (multi: True) or by reverse vector mode of width N (multi: N > 1)."""
     kind = "split-parallel" if parallel else "split"
     if private:
         kind += "-private:" + ",".join(sorted(private))
+    if restored:
+        kind += "-restore:" + ",".join(f"{p}={n}" for p, n in sorted(restored))
     if multi:
         kind += "-multi" + (str(multi) if multi > 1 else "")     # (True is 1)
     return kind

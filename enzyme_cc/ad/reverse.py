@@ -27,6 +27,7 @@ from .diagnostics import located
 from .speculative import speculative
 from . import fp_logger, packed_bits
 from . import activity_report, openmp, openmp_affine, openmp_ranges, openmp_version, undo_stores
+from . import restored_args
 from .sweep_ctx import NO_ADJOINT, FwdCtx, RevCtx, adjoint_zero, block_local_adjoints
 from .tape_records import TapeRecords
 from .value_plan import ValuePlan
@@ -72,6 +73,7 @@ class Synth(TapeRecords, ValuePlan):
                             "or mark the function __enzyme_inactivefn if it carries no derivative")
         self.gen, self.fn, self.mode = gen, fn, mode
         self.parallel = False                 # run by an OpenMP team: atomic shared adjoints
+        self.restored = {}                    # parameter -> bytes restored (restored_args.py)
         self.module = gen.module
         self.arg_act, self.ret_active = arg_act, ret_active
         self.hints = hints
@@ -423,6 +425,7 @@ class Synth(TapeRecords, ValuePlan):
         lines += hoist_allocas(self)
         from .loop_accum import allocas
         lines += self._riv_allocas() + allocas(self)
+        lines += restored_args.restore(self)      # (saved after the return's index)
         if len(self.rets) == 1:
             lines.append(f"br label %rev.{self.r(self.rets[0].label)[1:]}")
         else:
@@ -537,6 +540,7 @@ class Synth(TapeRecords, ValuePlan):
                 p = self.tmp("push")
                 ctx.lines.append(f"{p} = call ptr @__enzyme_cc_push(ptr %ad.tape, i64 4)")
                 ctx.lines.append(f"store i32 {k}, ptr {p}, align 1")
+            restored_args.save(self, ctx.lines)
             rty = self.aug_ret_type()
             if rty == "void":
                 ctx.lines.append("ret void")

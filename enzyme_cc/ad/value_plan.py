@@ -86,8 +86,13 @@ class ValuePlan:
         if v in self.affine:
             return True
         if inst.op == "load" and "volatile" not in inst.flags and "atomic" not in inst.flags:
-            from .type_layout import underlying
+            from .type_layout import global_named, underlying
             from .read_only import reloadable
+            from .restored_args import restored_root
+            base = underlying(self.fn, inst.ops[0].value)
+            g = global_named(base) if base.startswith(("@", "getelementptr")) else None
+            if g and self.module.is_constant_global(g) or restored_root(self, base):
+                return True         # constant memory, or an array the reverse restores
             if self.mode == "combined" and \
                     self.mem.unmodified_after(underlying(self.fn, inst.ops[0].value), inst, user):
                 return True
