@@ -146,21 +146,34 @@ def test_tape_out_of_memory_says_so(tmp_path):
     assert "enzyme-cc: out of memory: a derivative's tape could not grow" in r.stderr, r.stderr
 
 
-def test_restored_local_arrays_are_saved_once_per_call(tmp_path):
-    """A helper reading the caller's local arrays in a loop (tests/ad_programs/
-    restored_local_arrays.c, `mesh`): its split pair saves the three 32-byte arrays once per
-    call (ad/restored_args.py) instead of taping each load per iteration: 880 bytes for the 5
-    calls' gradient, 2000 before. The gradient itself is checked by the corpus."""
+
+def _first_tape_bytes(tmp_path, program: str) -> int:
+    """Bytes the first gradient of tests/ad_programs/`program` pushes (built -O2 with
+    ENZYME_CC_TAPE_STATS=1); the program's own checks must pass."""
     import os
     import sys
     from pathlib import Path
-    src = Path(__file__).resolve().parent / "ad_programs" / "restored_local_arrays.c"
-    exe = tmp_path / "r"
+    src = Path(__file__).resolve().parent / "ad_programs" / program
+    exe = tmp_path / "prog"
     env = dict(os.environ, ENZYME_CC_TAPE_STATS="1", ENZYME_CC_CACHE="0")
     cc = os.path.join(os.path.dirname(sys.executable), "enzyme-cc")
     subprocess.run([cc, "-O2", str(src), "-lm", "-o", str(exe)], check=True, env=env)
     r = subprocess.run([str(exe)], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout
-    first = r.stderr.splitlines()[0]              # the `mesh` gradient's tape
-    assert first.startswith("enzyme-cc: tape: ")
-    assert int(first.split()[2]) <= 1000, first
+    first = r.stderr.splitlines()[0]
+    assert first.startswith("enzyme-cc: tape: "), first
+    return int(first.split()[2])
+
+
+def test_restored_local_arrays_are_saved_once_per_call(tmp_path):
+    """A helper reading the caller's local arrays in a loop (`mesh` in restored_local_arrays.c):
+    its split pair saves the three 32-byte arrays once per call (ad/restored_args.py) instead
+    of taping each load per iteration: 880 bytes for the 5 calls' gradient, 2000 before."""
+    assert _first_tape_bytes(tmp_path, "restored_local_arrays.c") <= 1000
+
+
+def test_iteration_records_in_nested_loops(tmp_path):
+    """Values read by the reverse of several blocks of one iteration of a loop nested in a
+    time-step loop are pushed once by its latch (ad/plan.py): 1372 bytes, 2524 when each block
+    pushed its own copy."""
+    assert _first_tape_bytes(tmp_path, "iteration_records_nested.c") <= 1600

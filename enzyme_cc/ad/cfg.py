@@ -49,14 +49,16 @@ def reverse_postorder(fn):
     return post[::-1]
 
 
-def cyclic_blocks(fn, skip_edge=None) -> set[str]:
+def cyclic_blocks(fn, skip_edge=None, within=None) -> set[str]:
     """Labels of blocks on some CFG cycle (non-trivial SCC or self loop), via Tarjan.
-    `skip_edge` (src, dst) is left out of the graph."""
+    `skip_edge` (src, dst) is left out of the graph; `within`: the graph is these blocks only
+    (cycles inside a loop's body, not through the loops around it)."""
     index, low, on, stack, out = {}, {}, set(), [], set()
     counter = [0]
 
     def succ(v):
-        return iter([t for t in fn.block(v).term.targets if (v, t) != skip_edge])
+        return iter([t for t in fn.block(v).term.targets
+                     if (v, t) != skip_edge and (within is None or t in within)])
 
     def strong(v):
         work = [(v, succ(v))]
@@ -92,7 +94,7 @@ def cyclic_blocks(fn, skip_edge=None) -> set[str]:
                     out.update(comp)
 
     for b in fn.blocks:
-        if b.label not in index:
+        if b.label not in index and (within is None or b.label in within):
             strong(b.label)
     return out
 

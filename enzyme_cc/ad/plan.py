@@ -194,7 +194,8 @@ def iteration_records(synth):
         """u runs once per iteration of lp (its innermost loop) and reaches the latch."""
         if lp.header not in nested:
             from .cfg import cyclic_blocks
-            nested[lp.header] = cyclic_blocks(synth.fn, skip_edge=(lp.latch, lp.header))
+            nested[lp.header] = cyclic_blocks(synth.fn, skip_edge=(lp.latch, lp.header),
+                                              within=lp.blocks)
         return inner.get(u) is lp and u not in nested[lp.header] and \
             _reaches_latch(synth, u, lp)
     for u, plan in synth.plan.items():

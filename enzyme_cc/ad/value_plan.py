@@ -109,6 +109,8 @@ class ValuePlan:
         if inst.op == "call":
             from enzyme_cc.rules.registry import intrinsic_base
             return intrinsic_base((inst.callee or "")[1:]) in RECOMPUTABLE_INTRINSICS
+        if inst.op == "fdiv" and not inst.ops[1].is_local:
+            return True             # by a constant: cheaper again than a tape entry
         return inst.op in RECOMPUTABLE
 
     def deps(self, key, user: str):
