@@ -65,6 +65,6 @@ int main(void) {
     u[i] = u0[i];
   }
   double jv = __enzyme_fwddiff((void *)steps, enzyme_dup, u, vu, enzyme_dup, c, vc);
-  check("forward = reverse", jv, dot);
+  check("forward=reverse", jv, dot);
   return failed != 0;
 }

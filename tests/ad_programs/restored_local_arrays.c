@@ -116,7 +116,7 @@ static void test(const char *name, fn3 f) {
       in[a][i] = keep - h;
       double down = f(x, y, z);
       in[a][i] = keep;
-      snprintf(label, sizeof label, "%s d%c[%d]", name, "xyz"[a], i);
+      snprintf(label, sizeof label, "%s.d%c[%d]", name, "xyz"[a], i);
       check(label, d[a][i], (up - down) / (2 * h));
       dot += d[a][i] * (0.1 * (i + 1) + a);   /* <grad, v> with v below */
     }
@@ -125,7 +125,7 @@ static void test(const char *name, fn3 f) {
     for (int i = 0; i < NN; i++) v[a][i] = 0.1 * (i + 1) + a;
   double jv = __enzyme_fwddiff((void *)f, enzyme_dup, x, v[0], enzyme_dup, y, v[1],
                                enzyme_dup, z, v[2]);
-  snprintf(label, sizeof label, "%s forward = reverse", name);
+  snprintf(label, sizeof label, "%s.forward=reverse", name);
   check(label, jv, dot);
 }
 
