@@ -34,7 +34,7 @@ def restored_args(gen, synth, inst) -> frozenset:
     for p, o in zip(fn.params, inst.ops):
         if p.ty != "ptr" or not o.value.startswith("%"):
             continue
-        size = _alloca_bytes(synth.fn, o.value)
+        size = _alloca_bytes(synth.fn, o.value, gen.module.named_types)
         if not size or size > MAX_BYTES or reloadable(gen, synth.fn.name, o.value):
             continue
         if _loaded_bytes(fn, p.name) * 2 >= size and _unchanged_by(gen, synth.fn, o.value, inst):
@@ -85,13 +85,13 @@ def _unchanged_by(gen, fn, obj: str, call) -> bool:
     return True
 
 
-def _alloca_bytes(fn, v: str) -> int | None:
+def _alloca_bytes(fn, v: str, named) -> int | None:
     """The size of the fixed-size local array v is (v itself, not a pointer into it)."""
     d = fn.defs.get(v)
     if getattr(d, "op", None) != "alloca" or d.ops or not getattr(d, "src_ty", None):
         return None
     try:
-        return type_size(d.src_ty)
+        return type_size(d.src_ty, named)
     except (ValueError, KeyError):
         return None
 
