@@ -63,7 +63,7 @@ def call_kind(ctx, inst) -> str:
 
 def _bits_passed(ctx, inst) -> bool:
     """Every float's bits among the call's arguments go to an integer parameter that the
-    callee's derivative takes as that float (generate.takes_bits)."""
+    callee's derivative takes as that float (callee_summary.takes_bits)."""
     return all(ctx.gen().takes_bits(inst, k, ctx.act)
                for k, o in enumerate(inst.ops) if o.value in ctx.act.punned)
 

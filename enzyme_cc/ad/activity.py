@@ -783,7 +783,7 @@ class Activity:
             if self.module.defines(inst.callee or ""):
                 act, sh = callee_info(inst, self)
                 if act and not fp and int_bits(ty) and not ty.startswith("<"):
-                    # a float's bits returned (generate._callee_summary_once): alone, or packed
+                    # a float's bits returned (callee_summary._callee_summary_once): alone, or packed
                     # beside integer data at the offset the callee's summary found
                     self.punned[inst.name] = packed_type(self.packed[inst.name]) \
                         if inst.name in self.packed else adjoint_type_of(ty)

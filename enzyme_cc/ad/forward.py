@@ -98,7 +98,7 @@ class ForwardSynth(Synth):
         return ret
 
     def returns_bits(self) -> bool:
-        """An integer return that carries a float's bits (generate._callee_summary_once): its
+        """An integer return that carries a float's bits (callee_summary._callee_summary_once): its
         tangent is returned as the integer the float's tangent is, as tangents of such
         integers are kept."""
         return (int_bits(self.fn.ret_ty) > 0 or is_int_record(self.fn.ret_ty)) and any(

@@ -6,7 +6,7 @@ that itself calls a derivative with the global-shadow API, as in Hessians throug
 The first round builds the one table of persistent globals (global_shadows.Table, its globals in
 `@ad.gs.globals`) and lowers every API call; contexts are blocks per (global, lane) and do not
 depend on the round. What does is the static storage a round's derivatives read and write:
-round k's shadow of g is a global of its own (generate.shadow_global), since the inner round's
+round k's shadow of g is a global of its own (shadow_storage.shadow_global), since the inner round's
 `@ad.shadow.g` is primal data to it. So each later round adds its own default set, swap, enter,
 leave and prepare helpers (`@ad.gs.L<k>.*`, LevelTable) over the same globals; its default set
 is never queried by the program, so its derivatives called without a context start from zero.

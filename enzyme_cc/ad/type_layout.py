@@ -203,7 +203,7 @@ def global_type(module, name: str) -> str | None:
 
 def constant_float_global(module, v: str) -> bool:
     """v is the address of a constant global holding float data (or a constant expression over
-    one): its shadow is a zeroed scratch (generate.constant_shadow)."""
+    one): its shadow is a zeroed scratch (shadow_storage.constant_shadow)."""
     g = global_named(v)
     if not g or not module.is_constant_global(g):
         return False
