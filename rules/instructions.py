@@ -351,7 +351,7 @@ def unknown_integer_copy(ctx, inst):
     refused, unless the store's own debug info says it moves integers (a generic function of
     Rust's standard library over an integer type: debug_types.py)."""
     from enzyme_cc.ad.debug_types import copied_kind
-    from enzyme_cc.ad.activity import int_bits
+    from enzyme_cc.ir.lexer import int_bits
     if copied_kind(ctx.synth.module, inst, int_bits(inst.ops[0].ty) // 8) == "int":
         return
     from enzyme_cc.ad.diagnostics import untyped_copy_hint
@@ -361,7 +361,8 @@ def unknown_integer_copy(ctx, inst):
 
 def zero_overwritten_floats(ctx, inst):
     """An integer stored over float data (by TBAA): the shadow there restarts from zero."""
-    from enzyme_cc.ad.activity import pun_type, int_bits
+    from enzyme_cc.ad.activity_basics import pun_type
+    from enzyme_cc.ir.lexer import int_bits
     val, ptr = inst.ops
     pun = pun_type(val.ty, ctx.synth.types.content_kind(ptr.value, inst.md.get("!tbaa"),
                                                           int_bits(val.ty) // 8))
@@ -372,7 +373,7 @@ def zero_overwritten_floats(ctx, inst):
 @reverse("store")
 def _store(ctx, inst, d):
     val, ptr = inst.ops
-    from enzyme_cc.ad.activity import carries_float, int_bits
+    from enzyme_cc.ir.lexer import carries_float, int_bits
     if val.value in ctx.act.punned:
         from enzyme_cc.ir.model import Operand
         val = Operand(ctx.act.punned[val.value], val.value)
@@ -482,7 +483,7 @@ def _fwd_inttoptr(ctx, inst, before):
     integer that carries an address (act.ptrint), the same cast of its shadow integer."""
     if before or inst.name not in ctx.act.shadowed:
         return
-    from enzyme_cc.ad.activity import int_pointer_base
+    from enzyme_cc.ad.activity_basics import int_pointer_base
     s = ctx.synth.sname(inst.name)
     if inst.ops[0].value in ctx.act.ptrint:
         ctx.emit(f"{s} = inttoptr i64 {ctx.synth.sname(inst.ops[0].value)} to ptr")
@@ -560,7 +561,7 @@ def _fwd_insertvalue(ctx, inst, before):
     value of its other fields."""
     if before or inst.name not in ctx.act.shadowed:
         return
-    from enzyme_cc.ad.activity import has_shadow_type
+    from enzyme_cc.ad.activity_basics import has_shadow_type
     agg, elem = inst.ops
     base = ctx.s(agg.value) if agg.value in ctx.act.shadowed or not agg.is_local else \
         "zeroinitializer"
@@ -594,7 +595,7 @@ def _fwd_store(ctx, inst, before):
     if val.value in ctx.act.ptrint:
         ctx.emit(f"store i64 {ctx.synth.sname(val.value)}, ptr {ctx.s(ptr.value)}")
         return
-    from enzyme_cc.ad.activity import has_shadow_type
+    from enzyme_cc.ad.activity_basics import has_shadow_type
     if not has_shadow_type(val.ty):
         return
     # A pointer without a shadow stored into shadowed memory gets a null shadow (a vtable's

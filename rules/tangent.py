@@ -171,7 +171,7 @@ def _t_load(ctx, inst):
 
 @tangent("store")
 def _t_store(ctx, inst):
-    from enzyme_cc.ad.activity import carries_float, int_bits
+    from enzyme_cc.ir.lexer import carries_float, int_bits
     val, ptr = inst.ops
     if ctx.shadowed(ptr.value) and not carries_float(val.ty) and int_bits(val.ty):
         if val.value in ctx.act.punned:       # an untyped copy of float data: copy the tangent

@@ -28,7 +28,7 @@ def refuse_float_pointer(ctx, inst):
     program shows the pointer's target holds floats: the derivative would read or write
     through its null shadow (a fault, or NaN once the optimizer sees the null)."""
     from enzyme_cc.errors import UserError
-    from enzyme_cc.ad.activity import integer_only
+    from enzyme_cc.ad.activity_basics import integer_only
     synth, v = ctx.synth, inst.ops[0].value
     if not v.startswith("%") or synth.null_based(v) or \
             integer_only(synth.fn, v, ctx.act.punned):

@@ -4,7 +4,7 @@ caller's reverse sweep (a mixin of Generator, which builds the callee's derivati
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import adjoint_type_of
-from .activity import has_shadow_type
+from .activity_basics import has_shadow_type
 from . import openmp, packed_bits
 from .restored_args import restored_args
 

@@ -9,7 +9,9 @@ import re
 
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import adjoint_type_of
-from .activity import Activity, carries_float, has_shadow_type
+from .activity import Activity
+from .activity_basics import has_shadow_type
+from enzyme_cc.ir.lexer import carries_float
 from .diagnostics import located, quoted_name
 from .typeinfo import TypeInfo
 from . import openmp, packed_bits

@@ -21,7 +21,7 @@ class IndirectCalls:
         key = ("fwd-indirect", inst.ty, tuple(tys), tuple(acts), width, error)
         if key in self.done:
             return self.done[key]
-        from .activity import carries_float
+        from enzyme_cc.ir.lexer import carries_float
         targets = self.address_taken(inst.ty, tys)
         if not targets and inst.ty != "ptr" and not carries_float(inst.ty):
             parts = [(None, inst.ty)]      # as split_indirect: aborts with a message if it runs

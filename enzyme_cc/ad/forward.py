@@ -14,7 +14,8 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp
 from enzyme_cc.rules import FORWARD, TANGENT
 from enzyme_cc.rules import error as error_rule
-from .activity import carries_float, has_shadow_type, int_bits, primal_only
+from .activity_basics import has_shadow_type, primal_only
+from enzyme_cc.ir.lexer import carries_float, int_bits
 from enzyme_cc.ir.lexer import zero_of
 from .noneed import NoNeed
 from .packed_bits import is_int_record

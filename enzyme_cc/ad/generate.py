@@ -14,7 +14,7 @@ from enzyme_cc.ir.model import parse_module
 import enzyme_cc.rules.instructions  # noqa: F401  (registers instruction rules)
 import enzyme_cc.rules.calls  # noqa: F401        (registers call rules)
 import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
-from .activity import FREES
+from .activity_basics import FREES
 from .reverse import Synth, local_name
 from .diagnostics import located, untyped_copy_hint
 from . import packed_bits, restored_args

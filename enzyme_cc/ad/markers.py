@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, name_ref, parse_type, type_size
-from .activity import carries_float
+from enzyme_cc.ir.lexer import carries_float
 from .diagnostics import located
 from .marker_rewrite import _NAMED, TAPE_HEADER_BYTES
 from enzyme_cc.ir.model import Operand

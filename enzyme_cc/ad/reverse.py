@@ -21,7 +21,8 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, join
 from enzyme_cc.ir.model import Inst
 from enzyme_cc.rules import REVERSE, FORWARD
-from .activity import FREES, Activity, primal_only
+from .activity import Activity
+from .activity_basics import FREES, primal_only
 from .cfg import dominators, cyclic_blocks, pred_edges, reverse_postorder
 from .diagnostics import located
 from .speculative import speculative
@@ -160,7 +161,7 @@ class Synth(TapeRecords, ValuePlan):
     def _check_int_pointers(self):
         """A pointer made from an integer has no known shadow: reading or writing float data
         through it would silently drop derivatives."""
-        from .activity import carries_float
+        from enzyme_cc.ir.lexer import carries_float
         from .type_layout import underlying
         for inst in self.fn.insts():
             ptr = inst.ops[0].value if inst.op == "load" else \
@@ -169,7 +170,7 @@ class Synth(TapeRecords, ValuePlan):
             if ptr is None or not carries_float(ty):
                 continue
             base = self.fn.defs.get(underlying(self.fn, ptr))
-            from .activity import int_pointer_base, int_pointer_sources
+            from .activity_basics import int_pointer_base, int_pointer_sources
             if getattr(base, "op", None) != "inttoptr" or int_pointer_base(self.fn, base) or \
                     base.ops[0].value in self.act.ptrint:    # (its shadow: an integer too)
                 continue
@@ -261,7 +262,7 @@ class Synth(TapeRecords, ValuePlan):
             return self.pred_type(v)
         if kind == "s":
             d = self.fn.defs.get(v)
-            from .activity import pointer_aggregate
+            from .activity_basics import pointer_aggregate
             return d.ty if isinstance(d, Inst) and d.op != "alloca" and pointer_aggregate(d.ty) \
                 else "ptr"
         d = self.fn.defs[v]
@@ -559,7 +560,7 @@ class Synth(TapeRecords, ValuePlan):
         ctx.lines.append(self.print_primal(t))
 
     def aug_ret_type(self) -> str:
-        from .activity import has_shadow_type
+        from .activity_basics import has_shadow_type
         ret = self.fn.ret_ty
         if has_shadow_type(ret) and self.returns_shadow():
             return "{ " + ret + ", " + ret + " }"

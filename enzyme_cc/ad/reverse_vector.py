@@ -29,7 +29,7 @@ def lane_hazard(synth) -> str | None:
     from enzyme_cc.rules.calls import kind_of
     from .checkpoint import is_wrapper
     ckpt = {i.line for i in synth.fn.insts() if i.op == "call" and is_wrapper(i.callee)}
-    from .activity import has_shadow_type
+    from .activity_basics import has_shadow_type
     from .copy_types import copy_ranges
     for plan in synth.plan.values():
         for (kind, v), how in plan:

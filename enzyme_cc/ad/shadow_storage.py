@@ -81,7 +81,7 @@ class ShadowStorage:
         address) that a select or phi joins with shadowed memory, where the code only reads
         small non-pointer data through it (activity.read_only_extent): tangents read zeros
         from a constant; adjoints land in a sink nothing reads. None otherwise."""
-        from .activity import read_only_extent
+        from .activity_basics import read_only_extent
         n = read_only_extent(self.module, synth.fn, v)
         if not n or n > SCRATCH_LIMIT:
             return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.ir.lexer import scalar_of, type_size
-from .activity import carries_float
+from enzyme_cc.ir.lexer import carries_float
 from .tape import TAPE_OPS
 from .type_layout import underlying, global_type, global_named, named_expand, layout
 from .fixed_point import PREFIX as FP_PREFIX

@@ -93,7 +93,7 @@ class FwdCtx:
         if v not in self.act.shadowed and self.synth.null_based(v):
             return self.p(v)          # e.g. `gep (null, n)`: an end pointer never dereferenced
         if v not in self.act.shadowed:
-            from .activity import integer_only
+            from .activity_basics import integer_only
             if integer_only(self.synth.fn, v, self.act.punned):
                 return "null"         # integers by reference (Fortran): no derivative to hold
             d = self.synth.fn.defs.get(v)
