@@ -678,7 +678,7 @@ def _own_block(ctx, p):
     """A block the reverse frees (_release); a reverse that runs more than once on one tape
     leaves it to the tape's end."""
     if ctx.gen().in_multi:
-        from .calls import defer_free
+        from .shadow_blocks import defer_free
         defer_free(ctx, p, "null")
 
 

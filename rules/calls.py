@@ -5,32 +5,12 @@ import functools
 import re
 
 from enzyme_cc.ir.lexer import is_fp, float_cast
-from .registry import reverse, forward, call_rule, is_inactive_call
+from .registry import reverse, forward, call_rule
 from .formula import FormulaCompiler
 from .copy_adjoint import copy_fields, len64, move_fields_at_once, rev_memcpy
+from .call_kinds import ALLOC, SHADOW_ALLOCATOR, allocated_here, is_variadic, kind_of
+from .shadow_blocks import defer_free, zero_shadow_block
 
-# Allocation functions: (size arguments, whose product is the size; deallocator). The shadow is
-# allocated by the same call. C heap blocks (may be realloc'd) get their shadow zeroed up to
-# malloc_usable_size: realloc keeps the old block's usable bytes, which must not bring stale
-# memory into a shadow. It keeps no pointer (captures(none)): a shadow block that does not escape
-# otherwise stays disjoint from every other pointer for LLVM's alias analysis.
-USABLE_DECL = ("declare i64 @malloc_usable_size(ptr captures(none)) nounwind willreturn "
-               "memory(read)")
-ALLOC = {"@malloc": ((0,), "@free"), "@calloc": ((0, 1), "@free"),
-         "@aligned_alloc": ((1,), "@free"), "@_Znwm": ((0,), "@_ZdlPv"),
-         "@_Znam": ((0,), "@_ZdaPv"), "@_ZnwmRKSt9nothrow_t": ((0,), "@_ZdlPv"),
-         "@_ZnamRKSt9nothrow_t": ((0,), "@_ZdaPv")}
-# std::string::_M_create(size_t &capacity, size_t old): an explicitly instantiated libstdc++
-# member without bitcode that returns `new char[capacity + 1]` after possibly growing
-# `capacity`: an allocation whose size ("*1+1": the i64 behind argument 1, plus one) is read
-# after the call; its shadow comes from operator new (characters carry no derivative, but a
-# string buffer may join a shadowed one, the short-string buffer inside a map node).
-STRING_CREATE = "@_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE9_M_createERmm"
-ALLOC[STRING_CREATE] = (("*1+1",), "@_ZdlPv")
-SHADOW_ALLOCATOR = {STRING_CREATE: "@_Znwm"}
-C_HEAP = ("@malloc", "@calloc", "@aligned_alloc", "@realloc")
-MEMCPY = ("@llvm.memcpy.", "@llvm.memmove.", "@memcpy", "@memmove")
-MEMSET = ("@llvm.memset.", "@memset")
 
 
 # call kinds that run as a plain primal call in a block ending in `unreachable`
@@ -52,7 +32,7 @@ def call_kind(ctx, inst) -> str:
                   f"float) into {into}, whose derivative would drop it",
                   "pass the value as a double (or float), not as its bits (a record holding "
                   "a float beside other data: pass it through a pointer)")
-    if kind == "diff" and _variadic(ctx.gen().module, inst.callee or "") and _involved(ctx, inst):
+    if kind == "diff" and is_variadic(ctx.gen().module, inst.callee or "") and _involved(ctx, inst):
         _refuse_variadic(ctx, inst)
     if kind == "diff" and ctx.synth.mode != "forward":
         from enzyme_cc.ad.checkpoint import is_wrapper
@@ -66,89 +46,6 @@ def _bits_passed(ctx, inst) -> bool:
     callee's derivative takes as that float (callee_summary.takes_bits)."""
     return all(ctx.gen().takes_bits(inst, k, ctx.act)
                for k, o in enumerate(inst.ops) if o.value in ctx.act.punned)
-
-
-def kind_of(gen, inst) -> str:
-    """The kind of a call by its callee (a name, or a local for an indirect call): it depends
-    only on the name and on what the module defines and registers, so it is kept per name."""
-    c = inst.callee or ""
-    memo = gen.__dict__.setdefault("_call_kinds", {})
-    kind = memo.get(c)
-    if kind is None:
-        kind = memo[c] = _kind_of(gen, c)
-    return kind
-
-
-def _kind_of(gen, c: str) -> str:
-    from enzyme_cc.ad import openmp
-    if openmp.is_openmp(c):
-        return openmp.kind(c)         # OpenMP runtime: enzyme_cc/ad/openmp.py
-    from enzyme_cc.ad.checkpoint import DRIVERS
-    if c in DRIVERS:
-        return "ckpt_driver"
-    from enzyme_cc.ad.checkpoint_tangent import is_ckpt_fn
-    if is_ckpt_fn(c):
-        return "ckpt_fn"             # a checkpointed loop's derivative, differentiated again
-    if c.startswith("@__enzyme_cc_fp."):
-        return "fixedpoint"          # enzyme_cc/ad/fixed_point.py: a lowered __enzyme_fixed_point
-    from .registry import allocator, is_deallocator
-    if c in ALLOC or allocator(c):
-        return "alloc"
-    if c in gen.FREES or is_deallocator(c):
-        return "free"
-    if c == "@realloc":
-        return "realloc"
-    from .tape import is_tape_call
-    if is_tape_call(c):
-        return "tape"
-    if c == "@posix_memalign":
-        return "memalign"
-    if c.startswith(MEMCPY):
-        return "memcpy"
-    if c.startswith(MEMSET):
-        return "memset"
-    if is_inactive_call(c):
-        return "inactive"
-    from .registry import is_mirror_call
-    if is_mirror_call(c):
-        return "mirror"
-    reg = getattr(gen, "reg", None)
-    if reg is not None and (c in reg.gradient or c in reg.derivative):
-        return "custom"
-    from .mpi import is_mpi
-    if is_mpi(c) and not gen.module.defines(c):
-        return "mpi"
-    from .blas import applies
-    if applies(gen.module, c):
-        return "blas"          # (other BLAS routines the program defines: differentiated as code)
-    from .fortran import is_fortran
-    if is_fortran(c):
-        return "fortran"
-    if call_rule(c) is not None:
-        return "rule"
-    from .libm_out import family
-    if family(c) is not None and not gen.module.defines(c):
-        return "libm_out"        # modf, sincos: two float results (rules/libm_out.py)
-    if gen.module.defines(c) and _variadic(gen.module, c):
-        from enzyme_cc.ad.inert import inert
-        if inert(gen, c):
-            return "inactive"     # an error reporter: formats text (enzyme_cc/ad/inert.py)
-    if gen.module.defines(c) or c.startswith("%"):
-        return "diff"             # indirect calls dispatch over the possible targets
-    return "unknown"
-
-
-def _variadic(module, c: str) -> bool:
-    """c is defined with a variadic parameter list (read from its `define` line: no parse)."""
-    span = module._bodies.get(c)
-    if span is None:
-        return False
-    head = module._lines[span[0]]
-    k = span[0]
-    while not head.rstrip().endswith("{") and k + 1 < span[1]:
-        k += 1
-        head += module._lines[k]
-    return "...)" in head
 
 
 def _refuse_variadic(ctx, inst):
@@ -169,13 +66,6 @@ def _involved(ctx, inst) -> bool:
     return any(ctx.active(o.value) or ctx.shadowed(o.value) for o in inst.ops) or \
         (inst.name is not None and (ctx.active(inst.name) or ctx.shadowed(inst.name))) or \
         inst.callee in ctx.gen().global_users
-
-
-def _allocated_here(ctx, op) -> bool:
-    """The freed pointer is an allocation of this function (its reverse frees it)."""
-    d = ctx.synth.fn.defs.get(op.value)
-    return getattr(d, "op", None) in ("call", "invoke") and kind_of(ctx.gen(), d) in (
-        "alloc", "realloc")
 
 
 @forward("call")
@@ -223,7 +113,7 @@ def _fwd_call(ctx, inst, before):
         if fwd_mode:
             return None                # forward mode frees both at once (see the tangent rule)
         if before and inst.ops and ctx.act.has_shadow(inst.ops[0].value) and \
-                not (_allocated_here(ctx, inst.ops[0]) and inst.ops[0].value in synth.freed):
+                not (allocated_here(ctx, inst.ops[0]) and inst.ops[0].value in synth.freed):
             # not one allocation of this function (a callee's, or reached through memory or a
             # phi): the reverse sweep may still read it; free both when the gradient returns
             one_arg = {"@_ZdlPvm": "@_ZdlPv", "@_ZdaPvm": "@_ZdaPv"}.get(inst.callee, inst.callee)
@@ -357,17 +247,6 @@ def _alloc_size(ctx, inst):
     return vals[0]
 
 
-def zero_shadow_block(ctx, callee, s, nbytes):
-    """Zero a fresh shadow block: all its usable bytes for C heap blocks (see ALLOC)."""
-    gen = ctx.gen()
-    if callee in C_HEAP or callee == "@posix_memalign":
-        u = ctx.tmp("usable")
-        ctx.emit(f"{u} = call i64 @malloc_usable_size(ptr {s})")
-        gen.declare_raw("@malloc_usable_size", USABLE_DECL)
-        nbytes = u
-    gen.zero_memory(ctx.emit, s, nbytes)
-
-
 def zero_shadow_like(ctx, dst, n):
     """The shadow of `memset(dst, 0, n)`. When n is the usable size of dst itself (a derivative's
     own shadow zeroing, differentiated again), the shadow's usable size, which may be smaller."""
@@ -379,13 +258,6 @@ def zero_shadow_like(ctx, dst, n):
         ctx.gen().zero_memory(ctx.emit, ctx.s(dst.value), u, n.ty)
         return
     ctx.gen().zero_memory(ctx.emit, ctx.s(dst.value), ctx.p(n.value), n.ty)
-
-
-def defer_free(ctx, p, s, dealloc="@free"):
-    """Free primal block p and its shadow s when the gradient ends (with its tape)."""
-    ctx.gen().helpers.add(("tape",))
-    ctx.gen().declare_raw(dealloc, f"declare void {dealloc}(ptr)")
-    ctx.emit(f"call void @__enzyme_cc_defer_free(ptr %ad.tape, ptr {p}, ptr {s}, ptr {dealloc})")
 
 
 def _mirror_call(ctx, inst):

@@ -637,7 +637,7 @@ def _fwd_alloca(ctx, inst, before):
             # gone: the primal lives on the heap until the gradient ends
             synth.gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
             ctx.emit(f"{synth.r(inst.name)} = call ptr @malloc(i64 {_alloca_bytes(ctx, inst)})")
-            from .calls import defer_free
+            from .shadow_blocks import defer_free
             defer_free(ctx, synth.r(inst.name), "null")
             return False
         return None
@@ -665,7 +665,7 @@ def _fwd_alloca(ctx, inst, before):
             synth.gen.declare_raw("@aligned_alloc", "declare noalias ptr @aligned_alloc(i64, i64)")
             synth.gen.zero_memory(ctx.emit, s, size)
         if again:
-            from .calls import defer_free
+            from .shadow_blocks import defer_free
             defer_free(ctx, "null", s)
     else:
         cnt = f", {count.ty} {ctx.p(count.value) if count.is_local else count.value}" if count else ""

@@ -1,7 +1,8 @@
 """realloc in reverse mode: the call runs as malloc + copy (the old block, whose adjoints the
 reverse sweep still reads, is freed when the gradient ends), the shadow likewise; the reverse
 moves the kept bytes' adjoints back into the old block's shadow."""
-from .calls import USABLE_DECL, _allocated_here, defer_free, zero_shadow_block
+from .call_kinds import allocated_here
+from .shadow_blocks import USABLE_DECL, defer_free, zero_shadow_block
 
 
 def realloc_forward(ctx, inst):
@@ -21,7 +22,7 @@ def realloc_forward(ctx, inst):
     if ps != "null":
         skeep = within_shadow(ctx, keep, ps)
         ctx.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {sq}, ptr {ps}, i64 {skeep}, i1 false)")
-    if p.value != "null" and not (_allocated_here(ctx, p) and p.value in synth.freed):
+    if p.value != "null" and not (allocated_here(ctx, p) and p.value in synth.freed):
         # the old blocks' adjoints are read until the reverse sweep ends; an allocation of this
         # function that is freed here is freed by its own reverse instead
         defer_free(ctx, pv, ps)

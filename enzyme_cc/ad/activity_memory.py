@@ -271,7 +271,7 @@ class ActiveMemory:
     def _allocation(call) -> bool:
         """A call that returns a fresh block: malloc and the allocators with rules."""
         from enzyme_cc.rules.registry import allocator
-        from enzyme_cc.rules.calls import ALLOC
+        from enzyme_cc.rules.call_kinds import ALLOC
         c = call.callee or ""
         return c in ALLOCATORS or c in ALLOC or bool(allocator(c))
 

@@ -456,7 +456,7 @@ def augment(ctx, inst):
     snap = _snapshot_fn(gen, info)
     args = ", ".join(f"{o.ty} {_prim(ctx, o)}" for o in inst.ops)
     ctx.emit(f"%ad.ctape.{inst.line} = call ptr {snap}({args})")
-    from enzyme_cc.rules.calls import defer_free     # with the tape: enzyme_nofree reuses it
+    from enzyme_cc.rules.shadow_blocks import defer_free     # with the tape: enzyme_nofree reuses it
     defer_free(ctx, f"%ad.ctape.{inst.line}", "null")
 
 

@@ -187,7 +187,8 @@ class ForwardSynth(Synth):
                 self.tan[inst.name] = t if t is not None else zero_of(inst.ty)
 
     def _calls_checkpoint(self, ctx, inst) -> bool:
-        from enzyme_cc.rules.calls import kind_of, _involved
+        from enzyme_cc.rules.call_kinds import kind_of
+        from enzyme_cc.rules.calls import _involved
         return kind_of(self.gen, inst) == "ckpt_fn" and _involved(ctx, inst)
 
     def _calls_derivative(self, ctx, inst) -> bool:

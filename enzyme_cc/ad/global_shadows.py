@@ -29,7 +29,7 @@ from enzyme_cc.ir.lexer import split_fields, type_align, type_size
 from .diagnostics import located
 from .global_addresses import queried_globals
 from .type_layout import global_type, layout, underlying
-from enzyme_cc.rules.calls import USABLE_DECL
+from enzyme_cc.rules.shadow_blocks import USABLE_DECL
 
 API = ("__enzyme_context", "__enzyme_shadow", "__enzyme_zero_shadows")
 BASE_GLOBALS = "@ad.gs.globals"      # the table's globals, in order (read by later rounds)

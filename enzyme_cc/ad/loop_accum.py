@@ -71,7 +71,7 @@ def _conflicts(synth, addr: str, lp) -> bool:
     """Some instruction of lp whose reverse reads or zeroes shadow memory may alias addr's."""
     fn, mem = synth.fn, synth.mem
     base = underlying(fn, addr)
-    from enzyme_cc.rules.calls import kind_of
+    from enzyme_cc.rules.call_kinds import kind_of
     for label in lp.blocks:
         for inst in fn.block(label).insts:
             if inst.op in ("store", "atomicrmw", "cmpxchg"):

@@ -3,7 +3,7 @@ reverse sweep (combined mode) instead of being cached."""
 from __future__ import annotations
 
 from .type_layout import underlying
-from enzyme_cc.rules.calls import ALLOC
+from enzyme_cc.rules.call_kinds import ALLOC
 
 
 class MemoryInfo:

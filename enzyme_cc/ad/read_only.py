@@ -57,7 +57,7 @@ class ReadOnly:
     """The call tree of one marker call."""
 
     def __init__(self, gen, request):
-        from enzyme_cc.rules.calls import kind_of
+        from enzyme_cc.rules.call_kinds import kind_of
         self.gen, self.module, self.request = gen, gen.module, request
         self.kind = lambda inst: kind_of(gen, inst)
         self.params: dict[str, list[set]] = {}     # function -> roots per parameter

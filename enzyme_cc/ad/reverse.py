@@ -105,7 +105,7 @@ class Synth(TapeRecords, ValuePlan):
             for j, i in enumerate(b.insts):
                 self.order[id(i)] = (k, j)
         self.rets = [b for b in self.rpo if b.term.op == "ret"]
-        from enzyme_cc.rules.calls import kind_of
+        from enzyme_cc.rules.call_kinds import kind_of
         from .loops import find_loops, affine_phi
         from .memory import MemoryInfo
         self.loops = find_loops(fn, self.dom)

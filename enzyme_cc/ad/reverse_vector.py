@@ -26,7 +26,7 @@ _ALLOWED_KINDS = ("rule", "libm_out", "inactive", "diff", "memset", "unknown")
 
 def lane_hazard(synth) -> str | None:
     """What in synth's split pair belongs to lane 0 only (None: nothing)."""
-    from enzyme_cc.rules.calls import kind_of
+    from enzyme_cc.rules.call_kinds import kind_of
     from .checkpoint import is_wrapper
     ckpt = {i.line for i in synth.fn.insts() if i.op == "call" and is_wrapper(i.callee)}
     from .activity_basics import has_shadow_type

@@ -84,7 +84,7 @@ def find_shared_globals(gen, roots):
     # a function that communicates over MPI takes part in the derivative's messages whether or
     # not its own arguments are active (rules/mpi.py)
     from types import SimpleNamespace
-    from enzyme_cc.rules.calls import kind_of
+    from enzyme_cc.rules.call_kinds import kind_of
     from enzyme_cc.rules.mpi import is_mpi
     users |= {f for f in reach if any(is_mpi(c) and kind_of(gen, SimpleNamespace(callee=c)) ==
                                       "mpi" for c in gen._callees(f))}
@@ -99,7 +99,7 @@ def find_shared_globals(gen, roots):
 def accesses(gen, roots):
     """(functions reached from roots, mutable data global -> functions accessing it, globals
     written there)."""
-    from enzyme_cc.rules.calls import kind_of
+    from enzyme_cc.rules.call_kinds import kind_of
     module = gen.module
     reach, todo = set(), list(roots)
     while todo:
