@@ -25,7 +25,7 @@ import re
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import type_size
 from .diagnostics import located
-from .global_shadows import BASE_GLOBALS, Table
+from .global_shadow_table import BASE_GLOBALS, Table
 from .type_layout import global_type
 
 _SWAP = re.compile(r'@"?(ad\.gs(?:\.L\d+)?)\.(enter|leave|prepare)\.(\d+)"?$')

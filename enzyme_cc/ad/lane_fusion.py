@@ -311,7 +311,7 @@ def _call(inst, lane, fn) -> str | None:
     if base.startswith(_PER_LANE_HELPERS) and all(o.value in lane for o in inst.ops
                                                    if o.ty == "ptr"):
         return None
-    from .truncate import LIBM
+    from .truncate_ops import LIBM
     if base in LIBM or (base.endswith("f") and base[:-1] in LIBM):
         return None
     return f"a lane's value passed to '{base}' ({inst})"

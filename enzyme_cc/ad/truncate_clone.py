@@ -7,8 +7,8 @@ import re
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import join, scalar_of
 from .diagnostics import located
-from .truncate import (_BINOPS, INTRINSICS, LIBM, MEM, _SUFFIX, _Body, _const_value, _vec,
-                       line_of)
+from .truncate_ops import (_BINOPS, INTRINSICS, LIBM, MEM, _SUFFIX, _Body, _const_value, _vec,
+                           line_of)
 
 _CASTS = ("fptosi", "fptoui", "sitofp", "uitofp", "fpext", "fptrunc", "bitcast")
 _FROM_HINT = ("hint: truncate only code whose floats stay floats, or expand the value "
