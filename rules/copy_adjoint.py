@@ -40,8 +40,8 @@ def rev_memcpy(ctx, inst):
                     total, all_ranges, total)
         gen.zero_memory(ctx.emit, ctx.s(dst.value), total)
         return
-    from enzyme_cc.ad import openmp
-    atomic = "_atomic" if openmp.shared(ctx, src.value) else ""   # other threads add there too
+    from enzyme_cc.ad import openmp, openmp_classes
+    atomic = "_atomic" if openmp_classes.shared(ctx, src.value) else ""   # other threads add there too
     if atomic and getattr(all_ranges, "stride", None) is not None:
         openmp.refuse_shared(ctx, inst, "the adjoint of a copy of records")
     total = len64(ctx, n)

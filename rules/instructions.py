@@ -243,8 +243,8 @@ def _load(ctx, inst, d):
     sp = ctx.s(inst.ops[0].value)
     old, new = ctx.tmp(), ctx.tmp()
     al = align_of(inst)
-    from enzyme_cc.ad import openmp, openmp_ranges, openmp_version
-    if openmp.shared(ctx, inst.ops[0].value):     # other threads add into the same shadow
+    from enzyme_cc.ad import openmp, openmp_classes, openmp_ranges, openmp_version
+    if openmp_classes.shared(ctx, inst.ops[0].value):     # other threads add into the same shadow
         cls = openmp_ranges.load_classes(ctx.synth, inst)
         tag = openmp_version.tag(ctx.synth, inst)    # plain in its loop's copy
         if not openmp.atomic_add(ctx, sp, ty, d, al, cls, tag):
@@ -330,8 +330,8 @@ def _atomicrmw(ctx, inst, d):
     if inst.pred == "xchg":                       # m was overwritten: its adjoint restarts
         ctx.emit(f"store {v.ty} {d if d is not None else zero_of(v.ty)}, ptr {sp}{align_of(inst)}")
     elif d is not None:
-        from enzyme_cc.ad import openmp
-        if openmp.shared(ctx, p.value):           # other threads add into the same shadow
+        from enzyme_cc.ad import openmp, openmp_classes
+        if openmp_classes.shared(ctx, p.value):           # other threads add into the same shadow
             openmp.atomic_add(ctx, sp, v.ty, d, align_of(inst))
             return
         t = ctx.tmp()

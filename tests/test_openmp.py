@@ -250,7 +250,7 @@ def _add_classes(ir):
 
 
 def test_openmp_range_classes(tmp_path):
-    """How a region's loads are grouped for range tracking (openmp_ranges.load_class): a called
+    """How a region's loads are grouped for range tracking (openmp_classes.load_class): a called
     function's classes are apart from the region's own (its pointers may point at the thread's
     local arrays: one range spanning those and a shared node array left the node array no
     exclusive part, every add atomic: 2-thread gradients slower than 1-thread ones), and a

@@ -26,7 +26,8 @@ sections are reversed in the reverse of the order the threads passed them (ticke
 """
 from enzyme_cc.ir.lexer import is_fp
 from enzyme_cc.ir.model import Inst, Operand
-from . import openmp_ranges, openmp_tapes
+from . import openmp_classes, openmp_ranges, openmp_tapes
+from .openmp_classes import shared_in
 from .tape import oom_ir
 
 FORK = "@__kmpc_fork_call"
@@ -168,7 +169,7 @@ def _wrapper(gen, name, targets, tys, ret, what, track):
     pre, post = ("track_begin", "track_end") if what == "true" else ("excl_begin", "excl_end")
     gen.out.append(f"define internal void {name}({', '.join(params + ['ptr %rec'])}) nounwind {{\n"
                    f"  %h = call ptr @__enzyme_cc_omp_tape(ptr %rec, i1 {what})\n"
-                   f"  %save = alloca [{2 * openmp_ranges.K} x i64], align 8\n"
+                   f"  %save = alloca [{2 * openmp_classes.K} x i64], align 8\n"
                    f"  call void @__enzyme_cc_omp_{pre}(ptr %rec, i1 {track}, ptr %save)\n"
                    "  %outer = load ptr, ptr @__enzyme_cc_omp_rec, align 8\n"
                    "  store ptr %rec, ptr @__enzyme_cc_omp_rec, align 8\n"
@@ -191,7 +192,7 @@ def _split(ctx, inst):
     fn = _check(ctx, inst, call)
     acts = gen.call_activity(call, synth.act)
     hints = gen.call_hints(synth, call)
-    openmp_ranges.mark_root(gen, call.callee)
+    openmp_classes.mark_root(gen, call.callee)
     aug, aug_ret, rev, rev_ret = gen.split(call.callee, acts, False, hints, parallel=True)
     aug1, _, rev1, _ = gen.split(call.callee, acts, False, hints, parallel=False)
     tys = [t for p, a in zip(fn.params[2:], acts[2:]) for t in
@@ -383,22 +384,6 @@ def _declare_sync(gen):
 
 
 # ---- adjoints into shared memory -------------------------------------------------------------
-def shared(ctx, ptr: str) -> bool:
-    """In a derivative run by a team: is ptr's memory possibly shared with other threads?"""
-    return shared_in(ctx.synth, ptr)
-
-
-def shared_in(synth, ptr: str) -> bool:
-    """shared, in synth's function: not when ptr points into one of its allocas or into what a
-    private parameter points at (private_args)."""
-    if not getattr(synth, "parallel", False):
-        return False
-    from .type_layout import underlying
-    base = underlying(synth.fn, ptr)
-    d = synth.fn.defs.get(base)
-    return getattr(d, "op", None) != "alloca" and base not in getattr(synth, "private", ())
-
-
 def private_args(gen, synth, inst) -> frozenset:
     """The callee's pointer parameters to which a call in a function a team runs passes memory
     private to the thread (the caller's allocas, or what its own private parameters point at):

@@ -30,8 +30,7 @@ def plan(synth) -> dict:
     cache = synth.__dict__.get("_omp_affine")
     if cache is not None:
         return cache
-    from .openmp import shared
-    from .openmp_ranges import class_of, load_class
+    from .openmp_classes import class_of, load_class, shared
     cache, fn = {}, synth.fn
     synth._omp_affine = cache
     per_iteration = synth._omp_per_iteration = {}
@@ -167,7 +166,7 @@ def emit(ctx, b):
     loads = plan(ctx.synth).get(b.label)
     if not loads:
         return
-    from .openmp_ranges import load_class
+    from .openmp_classes import load_class
     synth = ctx.synth
     lp = loads[0][1]
     last = exit_count.exit_index(synth, _Fwd(synth, ctx.lines), exit_count.recipe(

@@ -8,7 +8,7 @@ doubling and was freed after the reverse fork: a region in a time loop page-faul
 its tapes once per fork (docs/performance.md, "OpenMP").
 """
 
-from .openmp_ranges import K
+from .openmp_classes import K
 
 IR = r"""
 ; The tapes live in a set {i64 capacity, i64 0, headers[capacity]} hung on the forking code's own

@@ -133,7 +133,7 @@ def flag(ctx, lp, n: str) -> str:
     """At the reverse's entry into lp (iterations n down to 0 follow): an i1, true when every
     range-tracked load of lp adds, in all of them, inside the thread's exclusive range."""
     synth = ctx.synth
-    from .openmp_ranges import load_class
+    from .openmp_classes import load_class
     out, prim = "true", _resolver(ctx, loops(synth)[lp.header][1])
     for inst, _, chain in openmp_affine.plan(synth)[lp.preheader]:
         size = max(type_size(inst.ty, synth.module.named_types), 1)

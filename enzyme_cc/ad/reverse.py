@@ -27,8 +27,8 @@ from .cfg import dominators, cyclic_blocks, pred_edges, reverse_postorder
 from .diagnostics import located
 from .speculative import speculative
 from . import fp_logger, packed_bits
-from . import activity_report, openmp, openmp_affine, openmp_ranges, openmp_version, undo_stores
-from . import restored_args
+from . import activity_report, openmp_affine, openmp_ranges, openmp_version, undo_stores
+from . import openmp_classes, restored_args
 from .sweep_ctx import NO_ADJOINT, FwdCtx, RevCtx, adjoint_zero, block_local_adjoints
 from .tape_records import TapeRecords
 from .value_plan import ValuePlan
@@ -511,7 +511,7 @@ class Synth(TapeRecords, ValuePlan):
         if rule is not None:
             rule(ctx, inst, before=False)
         if inst.op == "load" and getattr(self, "parallel", False):
-            openmp_ranges.track_load(ctx, inst, openmp.shared)   # where its adjoint goes
+            openmp_ranges.track_load(ctx, inst, openmp_classes.shared)   # where its adjoint goes
         out = ctx.after_phis if inst.op == "phi" else ctx.lines
         key = ("p", inst.name)
         if inst.name and key in self.value_slots:
