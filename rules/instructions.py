@@ -7,6 +7,7 @@ ctx.emit(line), ctx.tmp() fresh name.
 from enzyme_cc.ir.lexer import int_bits, is_fp, join, split_fields, zero_of
 from enzyme_cc.ad.sweep_ctx import adjoint_zero
 from enzyme_cc.ad import packed_bits
+from enzyme_cc.ad.type_layout import alloca_align, named_align
 from .registry import reverse, forward
 
 NOOP_REVERSE = ("getelementptr", "alloca", "icmp", "fcmp", "bitcast", "addrspacecast", "ptrtoint",
@@ -36,24 +37,10 @@ def _no_adjoint(ctx, inst, d):
                   "double)", "compute on the float value instead, or mark the function inactive")
 
 
-def _align(inst) -> int | None:
-    """The `align N` an instruction names (its last one), else None."""
-    toks = inst.toks
-    for k in range(len(toks) - 1, 0, -1):
-        if toks[k - 1] == "align" and toks[k].isdigit():
-            return int(toks[k])
-    return None
-
-
-def alloca_align(inst) -> int:
-    """The alignment an alloca asks for (1 when it names none)."""
-    return _align(inst) or 1
-
-
 def align_of(inst) -> str:
     """`, align N` of a load/store, for the shadow access that mirrors it (a vector access may be
     less aligned than its type, e.g. Eigen's unaligned packets)."""
-    n = _align(inst)
+    n = named_align(inst)
     return "" if n is None else f", align {n}"
 
 

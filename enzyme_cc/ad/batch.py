@@ -17,9 +17,9 @@ import re
 
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, parse_type
-from . import marker_rewrite
+from . import marker_values
 from .diagnostics import located
-from .marker_rewrite import _convert, _extract, _insert, _leaves
+from .marker_values import _convert, _extract, _insert, _leaves
 
 PREFIX = "@__enzyme_cc_batch."
 _CALL = re.compile(r"@\"?[\w.$]*__enzyme_batch[\w.$]*\"?\(")
@@ -30,7 +30,7 @@ _HINT = ("call __enzyme_batch((void *)f, enzyme_width, N, [enzyme_vector,] x_1, 
 
 
 def _tag(fn, value: str) -> str | None:
-    from .markers import _marker_of
+    from .marker_args import _marker_of
     return _marker_of(fn, value, _TAGS)
 
 
@@ -40,8 +40,8 @@ def lower(text: str) -> str:
         return text
     from enzyme_cc.ir.model import parse_module
     module = parse_module(text)
-    marker_rewrite._NAMED.clear()
-    marker_rewrite._NAMED.update(module.named_types)
+    marker_values._NAMED.clear()
+    marker_values._NAMED.update(module.named_types)
     lines, extra, count = list(module._lines), [], 0
     for name, (start, end) in list(module._bodies.items()):
         if not _CALL.search("\n".join(module._lines[start:end])):
@@ -128,7 +128,7 @@ def _lane_function(module, fn, inst, count, where):
     if len(ops) < 3 or _tag(fn, ops[1].value) != "enzyme_width":
         raise UserError(f"{where}: __enzyme_batch needs enzyme_width, N after the function; "
                         f"hint: {_HINT}")
-    from .markers import constant_width
+    from .marker_args import constant_width
     width = constant_width(ops, where)
     lanes, pre = _lane_args(fn, target, ops[3:], width, where, count)
     fret = target.ret_ty
@@ -178,7 +178,7 @@ def _lane_function(module, fn, inst, count, where):
         out.append(f"call void {name}({cargs}){dbg}")
         if inst.name:      # f returns nothing: the declared result is zero
             zero = "0.0" if is_fp(inst.ty) else "zeroinitializer"
-            out.append(f"{inst.name} = {marker_rewrite._identity(inst.ty, zero)}")
+            out.append(f"{inst.name} = {marker_values._identity(inst.ty, zero)}")
     elif sret:
         res = f"%ad.bres.{count}"
         out += [f"{res} = call {rty} {name}({cargs}){dbg}", f"store {rty} {res}, ptr {sret[1]}"]

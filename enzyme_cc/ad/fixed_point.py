@@ -38,7 +38,7 @@ _HINT = ("call __enzyme_fixed_point((void *)step, enzyme_fp_state, z, bytes, [op
 
 
 def _tag(fn, value: str) -> str | None:
-    from .markers import _marker_of
+    from .marker_args import _marker_of
     return _marker_of(fn, value, _OPTS)
 
 

@@ -49,7 +49,7 @@ def lane_room(synth) -> tuple[int, int | None]:
         return 1, None
     if not hasattr(synth, "_lane_stride"):
         from enzyme_cc.ir.lexer import type_size
-        from enzyme_cc.rules.instructions import alloca_align
+        from .type_layout import alloca_align
         locals_ = [i for i in synth.fn.insts()
                    if i.op == "alloca" and not i.ops and i.name in synth.act.shadowed]
         sizes = [type_size(i.src_ty, synth.module.named_types) for i in locals_]
@@ -65,7 +65,6 @@ def mark_local_shadows(synth, ctx, keys):
     lanes, stride = lane_room(synth)
     if lanes < 2:
         return
-    from .reverse_vector import local_shadow
     for k in keys:
         if k[0] == "s" and k in ctx.avail and k[1].startswith("%") and \
                 local_shadow(synth.fn, k[1]):
@@ -340,3 +339,24 @@ def _locals(fn, ptr: str, seen=None) -> set[str] | None:
             found |= sub
         return found
     return None
+
+
+def local_shadow(fn, v: str) -> bool:
+    """v's shadow points into the shadow of a fixed-size local of fn. In a split pair built
+    `multi` that shadow is freed with the tape and zeroed again by the reverse sweep
+    (rules/instructions.py, alloca), so each lane finds it as the forward sweep left it: zero,
+    since no forward sweep that writes a shadow pointer is accepted here."""
+    from .type_layout import underlying
+    seen, todo = set(), [v]
+    while todo:
+        b = underlying(fn, todo.pop())
+        if b in seen:
+            continue
+        seen.add(b)
+        d = fn.defs.get(b)
+        op = getattr(d, "op", None)
+        if op in ("phi", "select"):
+            todo += [o.value for o in (d.ops[1:] if op == "select" else d.ops)]
+        elif op != "alloca" or d.ops:
+            return False
+    return True

@@ -9,13 +9,10 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, name_ref, parse_type, type_size
 from enzyme_cc.ir.lexer import carries_float
 from .diagnostics import located
-from .marker_rewrite import _NAMED, TAPE_HEADER_BYTES
+from .marker_args import _marker_of, constant_width
+from .marker_values import _NAMED, TAPE_HEADER_BYTES
 from enzyme_cc.ir.model import Operand
 
-MARKERS = ("enzyme_dup", "enzyme_dupnoneed", "enzyme_const", "enzyme_out", "enzyme_active",
-           "enzyme_width", "enzyme_dupv", "enzyme_dupnoneedv", "enzyme_allocated", "enzyme_tape",
-           "enzyme_nofree", "enzyme_primal_return", "enzyme_const_return", "enzyme_noret",
-           "enzyme_active_return", "enzyme_dup_return", "enzyme_interleave", "enzyme_context")
 # return options (anywhere among the arguments; Enzyme's C++ header passes them first)
 RET_ACTIVITY = ("enzyme_const_return", "enzyme_active_return", "enzyme_dup_return")
 RET_USED = ("enzyme_primal_return", "enzyme_noret")
@@ -46,19 +43,6 @@ class Request:
     line: int
     sret: tuple[str, str] | None    # (type, pointer) when the marker returns through sret
     mode: str = "reverse"           # 'reverse' (__enzyme_autodiff) or 'forward' (__enzyme_fwddiff)
-
-
-def _marker_of(caller, value: str, names=MARKERS) -> str | None:
-    """The marker global (`enzyme_dup`, ... or one of `names`) that an argument passes, directly
-    or loaded from it."""
-    if value.startswith("@"):
-        name = value[1:].strip('"')
-        return name if name in names else None
-    d = caller.defs.get(value)
-    if d is not None and getattr(d, "op", None) == "load" and d.ops[0].value.startswith("@"):
-        name = d.ops[0].value[1:].strip('"')
-        return name if name in names else None
-    return None
 
 
 def find_requests(module) -> list[Request]:
@@ -586,17 +570,6 @@ def _split_options(caller, ops, k, opts, mode, where, marker) -> int:
             opts["tape"] = val
         k += 2
     return k
-
-
-def constant_width(ops, where) -> int:
-    """N of `marker(f, enzyme_width, N, ...)`: a constant of at least 1."""
-    try:
-        width = int(ops[2].value)
-    except ValueError:
-        raise UserError(f"{where}: enzyme_width needs a constant width, got '{ops[2].value}'") from None
-    if width < 1:
-        raise UserError(f"{where}: enzyme_width must be at least 1, got {width}")
-    return width
 
 
 def _vector_request(module, caller, inst, target, ops, where, sret):

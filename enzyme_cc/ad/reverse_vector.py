@@ -20,6 +20,7 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp
 from .diagnostics import located
 from . import lane_fusion
+from .lane_fusion import local_shadow
 
 _ALLOWED_KINDS = ("rule", "libm_out", "inactive", "diff", "memset", "unknown")
 
@@ -64,27 +65,6 @@ def lane_hazard(synth) -> str | None:
     return None
 
 
-def local_shadow(fn, v: str) -> bool:
-    """v's shadow points into the shadow of a fixed-size local of fn. In a split pair built
-    `multi` that shadow is freed with the tape and zeroed again by the reverse sweep
-    (rules/instructions.py, alloca), so each lane finds it as the forward sweep left it: zero,
-    since no forward sweep that writes a shadow pointer is accepted here."""
-    from .type_layout import underlying
-    seen, todo = set(), [v]
-    while todo:
-        b = underlying(fn, todo.pop())
-        if b in seen:
-            continue
-        seen.add(b)
-        d = fn.defs.get(b)
-        op = getattr(d, "op", None)
-        if op in ("phi", "select"):
-            todo += [o.value for o in (d.ops[1:] if op == "select" else d.ops)]
-        elif op != "alloca" or d.ops:
-            return False
-    return True
-
-
 def split_tree(gen, key, seen=None):
     """The split pair `key` and every split pair it calls, depth first, each once."""
     seen = seen if seen is not None else set()
@@ -108,8 +88,7 @@ def hazard_of(gen, key) -> str | None:
 def parse(module, caller, inst, target, ops, where, opts):
     """ops: [fn, enzyme_width, N, args...] -> (width, acts, lanes of (type, value, pre) argument
     lists: lane k's shadows), each lane's list being the split functions' arguments."""
-    from .markers import _marker_of
-    from .markers import constant_width
+    from .marker_args import _marker_of, constant_width
     width = constant_width(ops, where)
     if opts.get("primal"):
         raise UserError(f"{where}: enzyme_primal_return with enzyme_width in __enzyme_autodiff is "
@@ -188,7 +167,7 @@ def _same_type(pre, op, ty, inst, idx):
 def rewrite(gen, req, names) -> list[str]:
     """The augmented forward once, then the lane-fused reverse once (or, where fusion is refused,
     the reverse once per lane on the same tape)."""
-    from .marker_rewrite import TAPE_HEADER_BYTES, _pack
+    from .marker_values import TAPE_HEADER_BYTES, _pack
     aug, aug_ret, rev, rev_ret = names
     inst, lines, n = req.inst, list(req.vector_pre), [0]
     where = located(gen.module, req.caller, inst)
@@ -238,7 +217,7 @@ def _lane_params(acts) -> set[int]:
 
 def _leaf_values(lines, tmp, rev_ret, value) -> list:
     """[(value, type)] of the float leaves of one lane's reverse result."""
-    from .marker_rewrite import _extract, _leaves
+    from .marker_values import _extract, _leaves
     return [(_extract(lines, tmp, rev_ret, value, p), t) for p, t in _leaves(rev_ret)]
 
 

@@ -356,3 +356,17 @@ def named_expand(ty: str, named, keep_names: bool = False) -> str:
             break
         ty = new
     return ty
+
+
+def named_align(inst) -> int | None:
+    """The `align N` an instruction names (its last one), else None."""
+    toks = inst.toks
+    for k in range(len(toks) - 1, 0, -1):
+        if toks[k - 1] == "align" and toks[k].isdigit():
+            return int(toks[k])
+    return None
+
+
+def alloca_align(inst) -> int:
+    """The alignment an alloca asks for (1 when it names none)."""
+    return named_align(inst) or 1

@@ -14,7 +14,7 @@ import re
 
 from enzyme_cc.errors import UserError
 from .diagnostics import located
-from .marker_rewrite import _identity
+from .marker_values import _identity
 
 _CALL = re.compile(r"@\"?[\w.$]*__enzyme_virtualreverse[\w.$]*\"?\(")
 
