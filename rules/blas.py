@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import os
 import re
+from .c_runtime import runtime_bitcode
+from enzyme_cc.ad.type_layout import underlying
+from enzyme_cc.lto.optimize import parse_bitcode
 
 ROW, COL, NT, TR = 101, 102, 111, 112
 # name -> (argument names in order, index of the argument the call writes or None)
@@ -626,7 +629,6 @@ def _copy_needed(c, k) -> bool:
     """Must the forward sweep copy argument k? Not when the reverse runs in this function
     (combined mode), nothing in it writes that memory and the call itself does not."""
     synth = c.ctx.synth
-    from enzyme_cc.ad.type_layout import underlying
     base = underlying(synth.fn, c.ops[k].value)
     return not (synth.mode == "combined" and synth.mem.unmodified(base) and
                 _written(c.name) != k)
@@ -909,8 +911,6 @@ def link_runtime(module, text: str, ctx):
     """Link our kernels (rules/blas_runtime.c) into the derivative module when it calls them."""
     if KERNEL_PREFIX not in text:
         return
-    from enzyme_cc.lto.optimize import parse_bitcode
-    from .c_runtime import runtime_bitcode
     for data in runtime_bitcode(("blas_runtime.c",), (), "BLAS kernels"):
         module.link_in(parse_bitcode(data, "enzyme-cc BLAS kernels", ctx))
 

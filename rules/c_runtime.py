@@ -6,6 +6,10 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from enzyme_cc import toolchain
+from enzyme_cc.cache import cache_root
+from enzyme_cc.compile import run
+from enzyme_cc.errors import UserError
 
 _DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -13,15 +17,11 @@ _DIR = os.path.dirname(os.path.abspath(__file__))
 def runtime_bitcode(sources: tuple, headers: tuple, what: str) -> list[bytes]:
     """The bitcode of each of `sources` (files next to this module, which may include
     `headers`)."""
-    from enzyme_cc import toolchain
-    from enzyme_cc.compile import run
-    from enzyme_cc.errors import UserError
     clang = toolchain.tool("clang")
     h = hashlib.sha256(clang.encode())
     for name in sources + headers:
         with open(os.path.join(_DIR, name), "rb") as f:
             h.update(name.encode() + f.read())
-    from enzyme_cc.cache import cache_root
     root = cache_root()
     out = []
     for name in sources:

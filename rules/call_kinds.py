@@ -2,7 +2,15 @@
 a memory copy, a library function with a formula, a BLAS routine, an MPI or OpenMP runtime call,
 a function with bitcode to differentiate as code, ...). Kept per name (`kind_of`), since it
 depends only on the name and on what the module defines and registers."""
-from .registry import call_rule, is_inactive_call
+from .registry import call_rule, is_inactive_call, allocator, is_deallocator, is_mirror_call
+from .blas import applies
+from .fortran import is_fortran
+from .libm_out import family
+from .mpi import is_mpi
+from .tape import is_tape_call
+from enzyme_cc.ad import openmp
+from enzyme_cc.ad.checkpoint import DRIVERS
+from enzyme_cc.ad.checkpoint_tangent import is_ckpt_fn
 
 # Allocation functions: (size arguments, whose product is the size; deallocator). The shadow is
 # allocated by the same call (zeroed: rules/shadow_blocks.py).
@@ -34,25 +42,20 @@ def kind_of(gen, inst) -> str:
 
 
 def _kind_of(gen, c: str) -> str:
-    from enzyme_cc.ad import openmp
     if openmp.is_openmp(c):
         return openmp.kind(c)         # OpenMP runtime: enzyme_cc/ad/openmp.py
-    from enzyme_cc.ad.checkpoint import DRIVERS
     if c in DRIVERS:
         return "ckpt_driver"
-    from enzyme_cc.ad.checkpoint_tangent import is_ckpt_fn
     if is_ckpt_fn(c):
         return "ckpt_fn"             # a checkpointed loop's derivative, differentiated again
     if c.startswith("@__enzyme_cc_fp."):
         return "fixedpoint"          # enzyme_cc/ad/fixed_point.py: a lowered __enzyme_fixed_point
-    from .registry import allocator, is_deallocator
     if c in ALLOC or allocator(c):
         return "alloc"
     if c in gen.FREES or is_deallocator(c):
         return "free"
     if c == "@realloc":
         return "realloc"
-    from .tape import is_tape_call
     if is_tape_call(c):
         return "tape"
     if c == "@posix_memalign":
@@ -63,24 +66,19 @@ def _kind_of(gen, c: str) -> str:
         return "memset"
     if is_inactive_call(c):
         return "inactive"
-    from .registry import is_mirror_call
     if is_mirror_call(c):
         return "mirror"
     reg = getattr(gen, "reg", None)
     if reg is not None and (c in reg.gradient or c in reg.derivative):
         return "custom"
-    from .mpi import is_mpi
     if is_mpi(c) and not gen.module.defines(c):
         return "mpi"
-    from .blas import applies
     if applies(gen.module, c):
         return "blas"          # (other BLAS routines the program defines: differentiated as code)
-    from .fortran import is_fortran
     if is_fortran(c):
         return "fortran"
     if call_rule(c) is not None:
         return "rule"
-    from .libm_out import family
     if family(c) is not None and not gen.module.defines(c):
         return "libm_out"        # modf, sincos: two float results (rules/libm_out.py)
     if gen.module.defines(c) and is_variadic(gen.module, c):

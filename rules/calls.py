@@ -6,10 +6,11 @@ import re
 
 from enzyme_cc.ir.lexer import is_fp, float_cast
 from .registry import reverse, forward, call_rule
-from .formula import FormulaCompiler
+from .formula import FormulaCompiler, FUNCS, callees
 from .copy_adjoint import copy_fields, len64, move_fields_at_once, rev_memcpy
 from .call_kinds import ALLOC, SHADOW_ALLOCATOR, allocated_here, is_variadic, kind_of
 from .shadow_blocks import defer_free, zero_shadow_block
+from enzyme_cc.ad.inert import blocker
 
 
 
@@ -52,7 +53,6 @@ def _refuse_variadic(ctx, inst):
     """A call carrying derivatives into a variadic function that is not inert (ad/inert.py):
     say what in it needs a derivative."""
     from enzyme_cc.ad.diagnostics import located, quoted_name
-    from enzyme_cc.ad.inert import blocker
     fn, at = blocker(ctx.gen(), inst.callee)
     why = f"it returns a {'pointer' if fn.ret_ty == 'ptr' else 'float'}" if at is None else \
         f"it writes memory outside its stack frame ({located(ctx.gen().module, fn, at)})"
@@ -451,7 +451,6 @@ def sibling_calls(ctx, inst, rule, partials, env, forward=False) -> dict:
     values): the primal call's value}, so the derivative reads that value instead of calling the
     function again. The call must run on every path to inst: in a dominating block (the reverse
     of inst's block has every value of that block; forward mode: an earlier one in inst's)."""
-    from .formula import callees
     synth, out = ctx.synth, {}
     dom, calls = _dominators(synth), _calls_by_operands(synth)
     here = inst.block.label
@@ -481,7 +480,6 @@ def _function_calls(partial):
     names as arguments (walked once per partial: AST nodes hash by identity, and a rule's
     parsed partials live as long as the process)."""
     import ast
-    from .formula import FUNCS
     return tuple(node for node in ast.walk(partial)
                  if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and
                  node.func.id in FUNCS and node.args and

@@ -2,6 +2,7 @@
 destination's shadow to the source's; pointers and integers carry none), and the field-wise
 operations on copied records that it and the forward copy of shadows use."""
 import re
+from enzyme_cc.ad import openmp, openmp_classes
 
 
 # an address made from a small constant (Rust's dangling pointer of an empty allocation: its
@@ -40,7 +41,6 @@ def rev_memcpy(ctx, inst):
                     total, all_ranges, total)
         gen.zero_memory(ctx.emit, ctx.s(dst.value), total)
         return
-    from enzyme_cc.ad import openmp, openmp_classes
     atomic = "_atomic" if openmp_classes.shared(ctx, src.value) else ""   # other threads add there too
     if atomic and getattr(all_ranges, "stride", None) is not None:
         openmp.refuse_shared(ctx, inst, "the adjoint of a copy of records")

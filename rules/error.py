@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import is_fp
 from .registry import TANGENT
+from .calls import _involved, call_kind
 
 ROUNDING_OPS = ("fadd", "fsub", "fmul", "fdiv", "frem")
 _INT_OF = {"double": "i64", "float": "i32", "half": "i16", "bfloat": "i16"}
@@ -28,7 +29,6 @@ def rounds(ctx, inst) -> bool:
         return True
     if inst.op != "call":
         return False
-    from .calls import call_kind, _involved
     kind = call_kind(ctx, inst)
     if kind == "rule":
         return True

@@ -4,6 +4,9 @@ argument is a descriptor (`{base, elem_len, version, rank, type, attribute, extr
 the primal descriptor's layout applies to it (the shadow array mirrors the primal one)."""
 
 import re
+from .c_runtime import runtime_bitcode
+from .fortran_catalog import refusal
+from enzyme_cc.lto.optimize import parse_bitcode
 
 NORM2 = {"@_FortranANorm2_8": "double", "@_FortranANorm2_4": "float"}
 
@@ -95,15 +98,12 @@ def substitute_runtime(text: str) -> tuple[str, bool]:
 
 
 def link_runtime(module, ctx):
-    from enzyme_cc.lto.optimize import parse_bitcode
-    from .c_runtime import runtime_bitcode
     for data in runtime_bitcode(SOURCES, ("fortran_desc.h",), "Fortran runtime"):
         module.link_in(parse_bitcode(data, "enzyme-cc Fortran runtime", ctx))
 
 
 def refuse_runtime_call(gen, synth, inst):
     """A flang runtime routine that has neither a rule nor an implementation of ours."""
-    from .fortran_catalog import refusal
     name = inst.callee[1:]
     why = refusal(name)
     gen.fail(synth, inst, f"flang's runtime routine '{name}' has no derivative in enzyme-cc"

@@ -4,11 +4,15 @@ Each rule is a small function registered for its opcode; the synthesis only look
 ctx.p(v) primal value, ctx.s(v) shadow pointer, ctx.add(v, ty, x) accumulate an adjoint,
 ctx.emit(line), ctx.tmp() fresh name.
 """
-from enzyme_cc.ir.lexer import int_bits, is_fp, join, split_fields, zero_of
+from enzyme_cc.ir.lexer import (int_bits, is_fp, join, split_fields, zero_of, carries_float,
+                                type_size)
 from enzyme_cc.ad.sweep_ctx import adjoint_zero
-from enzyme_cc.ad import packed_bits
-from enzyme_cc.ad.type_layout import alloca_align, named_align
+from enzyme_cc.ad import packed_bits, increments
+from enzyme_cc.ad.type_layout import alloca_align, named_align, underlying
 from .registry import reverse, forward
+from enzyme_cc.ad.activity_basics import has_shadow_type, int_pointer_base, pun_type
+from enzyme_cc.ad.debug_types import copied_kind
+from enzyme_cc.ad.diagnostics import untyped_copy_hint
 
 NOOP_REVERSE = ("getelementptr", "alloca", "icmp", "fcmp", "bitcast", "addrspacecast", "ptrtoint",
                 "inttoptr", "add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr",
@@ -224,7 +228,6 @@ def _load(ctx, inst, d):
         ctx.emit(f"{new} = fadd {ty} {old}, {d}")
         ctx.emit(f"store {ty} {new}, ptr {acc[1]}")
         return
-    from enzyme_cc.ad import increments
     if increments.of_load(ctx.synth, inst):   # the old value of `p[i] += x` (increments.py)
         return
     sp = ctx.s(inst.ops[0].value)
@@ -337,19 +340,14 @@ def unknown_integer_copy(ctx, inst):
     """An integer store into differentiated memory of data whose load could not be typed:
     refused, unless the store's own debug info says it moves integers (a generic function of
     Rust's standard library over an integer type: debug_types.py)."""
-    from enzyme_cc.ad.debug_types import copied_kind
-    from enzyme_cc.ir.lexer import int_bits
     if copied_kind(ctx.synth.module, inst, int_bits(inst.ops[0].ty) // 8) == "int":
         return
-    from enzyme_cc.ad.diagnostics import untyped_copy_hint
     ctx.error(inst, "cannot deduce whether this integer copy between differentiated memory "
               "moves float data", untyped_copy_hint(ctx.synth.fn.name))
 
 
 def zero_overwritten_floats(ctx, inst):
     """An integer stored over float data (by TBAA): the shadow there restarts from zero."""
-    from enzyme_cc.ad.activity_basics import pun_type
-    from enzyme_cc.ir.lexer import int_bits
     val, ptr = inst.ops
     pun = pun_type(val.ty, ctx.synth.types.content_kind(ptr.value, inst.md.get("!tbaa"),
                                                           int_bits(val.ty) // 8))
@@ -360,7 +358,6 @@ def zero_overwritten_floats(ctx, inst):
 @reverse("store")
 def _store(ctx, inst, d):
     val, ptr = inst.ops
-    from enzyme_cc.ir.lexer import carries_float, int_bits
     if val.value in ctx.act.punned:
         from enzyme_cc.ir.model import Operand
         val = Operand(ctx.act.punned[val.value], val.value)
@@ -388,7 +385,6 @@ def _store(ctx, inst, d):
     # folds back to nothing; a shadow the caller passed keeps clang's +0.0.
     al = align_of(inst)
     zero = adjoint_zero(val.ty) if _private(ctx, ptr.value) else zero_of(val.ty)
-    from enzyme_cc.ad import increments
     if increments.of_store(ctx.synth, inst) is not None:
         # `p[i] += x`: the location keeps its adjoint, the load's reverse adds none back
         t = ctx.tmp()
@@ -407,7 +403,6 @@ def _store(ctx, inst, d):
 def _private(ctx, ptr: str) -> bool:
     """ptr points into a local variable or an allocation this function always frees: its shadow
     is the derivative's own."""
-    from enzyme_cc.ad.type_layout import underlying
     synth = ctx.synth
     base = underlying(synth.fn, ptr)
     d = synth.fn.defs.get(base)
@@ -470,7 +465,6 @@ def _fwd_inttoptr(ctx, inst, before):
     integer that carries an address (act.ptrint), the same cast of its shadow integer."""
     if before or inst.name not in ctx.act.shadowed:
         return
-    from enzyme_cc.ad.activity_basics import int_pointer_base
     s = ctx.synth.sname(inst.name)
     if inst.ops[0].value in ctx.act.ptrint:
         ctx.emit(f"{s} = inttoptr i64 {ctx.synth.sname(inst.ops[0].value)} to ptr")
@@ -548,7 +542,6 @@ def _fwd_insertvalue(ctx, inst, before):
     value of its other fields."""
     if before or inst.name not in ctx.act.shadowed:
         return
-    from enzyme_cc.ad.activity_basics import has_shadow_type
     agg, elem = inst.ops
     base = ctx.s(agg.value) if agg.value in ctx.act.shadowed or not agg.is_local else \
         "zeroinitializer"
@@ -582,7 +575,6 @@ def _fwd_store(ctx, inst, before):
     if val.value in ctx.act.ptrint:
         ctx.emit(f"store i64 {ctx.synth.sname(val.value)}, ptr {ctx.s(ptr.value)}")
         return
-    from enzyme_cc.ad.activity_basics import has_shadow_type
     if not has_shadow_type(val.ty):
         return
     # A pointer without a shadow stored into shadowed memory gets a null shadow (a vtable's
@@ -599,7 +591,6 @@ def _fwd_store(ctx, inst, before):
 
 
 def _alloca_bytes(ctx, inst) -> str:
-    from enzyme_cc.ir.lexer import type_size
     size = type_size(inst.src_ty, ctx.synth.module.named_types)
     count = inst.ops[0] if inst.ops else None
     if count is None:

@@ -14,6 +14,8 @@ Datatypes and ops must be Open MPI's predefined ones, known at compile time; int
 inactive; anything else (derived types, user ops, one-sided MPI, calls without a rule) is refused.
 """
 from __future__ import annotations
+from .c_runtime import runtime_bitcode
+from enzyme_cc.lto.optimize import parse_bitcode
 
 
 # name -> (runtime function, [(buffer argument, its datatype argument)], op argument or None,
@@ -289,7 +291,6 @@ _SOURCES = ("mpi_runtime.c", "mpi_collectives.c")       # both include mpi_runti
 
 
 def _runtime_bitcode() -> list[bytes]:
-    from .c_runtime import runtime_bitcode
     return runtime_bitcode(_SOURCES, ("mpi_runtime.h",), "MPI runtime")
 
 
@@ -297,6 +298,5 @@ def link_runtime(module, text: str, ctx):
     """Link the runtime into the derivative module when it calls it."""
     if "@__enzyme_cc_mpi_" not in text:
         return
-    from enzyme_cc.lto.optimize import parse_bitcode
     for data in _runtime_bitcode():
         module.link_in(parse_bitcode(data, "enzyme-cc MPI runtime", ctx))

@@ -16,6 +16,7 @@ import tomli
 from enzyme_cc.errors import UserError
 from .formula import parse, check
 from .fortran_catalog import inactive as fortran_inactive
+from enzyme_cc.ad.openmp import KEPT
 
 REVERSE: dict = {}
 FORWARD: dict = {}
@@ -252,7 +253,6 @@ _STRING_MEMBERS = tuple(f"_ZN{k}St7__cxx1112basic_stringI{c}St11char_traitsI{c}E
 def is_inactive_call(callee: str) -> bool:
     _ensure_loaded()
     name = callee.lstrip("@").strip('"')
-    from enzyme_cc.ad.openmp import KEPT
     return name in _INACTIVE or name in _RUNTIME_INACTIVE or name in KEPT or name in _module_inactive or intrinsic_base(name) in _INACTIVE or \
         (name.startswith("llvm.") and intrinsic_base(name) + ".p0" in _INACTIVE) or \
         fortran_inactive(name) or name.startswith(_STRING_MEMBERS)

@@ -1,11 +1,12 @@
 """Forward-mode (tangent) rules: TANGENT[opcode](ctx, inst) emits the tangent of inst's result and
 returns its name (or a constant). ctx.t(v) is the tangent of operand v (zero when inactive),
 ctx.p(v) its primal value, ctx.s(v) its shadow pointer."""
-from enzyme_cc.ir.lexer import is_fp
+from enzyme_cc.ir.lexer import is_fp, carries_float, int_bits
 from enzyme_cc.ad import packed_bits
 from .registry import TANGENT, tangent, call_rule
 from .formula import FormulaCompiler
 from .instructions import align_of, minmax_tie, unknown_integer_copy, zero_overwritten_floats
+from .calls import call_kind
 
 
 def _op(ctx, text):
@@ -171,7 +172,6 @@ def _t_load(ctx, inst):
 
 @tangent("store")
 def _t_store(ctx, inst):
-    from enzyme_cc.ir.lexer import carries_float, int_bits
     val, ptr = inst.ops
     if ctx.shadowed(ptr.value) and not carries_float(val.ty) and int_bits(val.ty):
         if val.value in ctx.act.punned:       # an untyped copy of float data: copy the tangent
@@ -194,7 +194,6 @@ def _t_store(ctx, inst):
 
 @tangent("call")
 def _t_call(ctx, inst):
-    from .calls import call_kind
     kind = call_kind(ctx, inst)
     if (inst.callee or "").startswith("@ad.gs."):
         from enzyme_cc.ad.global_shadows_nested import outer_call

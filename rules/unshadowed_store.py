@@ -1,13 +1,15 @@
 """A pointer without a shadow stored into memory that has one (rules/instructions.py's store
 rule gives it a null shadow): refused where the program shows that it points to float data."""
 from __future__ import annotations
+from enzyme_cc.ad.activity_basics import integer_only
+from enzyme_cc.ad.type_layout import FLOATS, global_named, tbaa_pointee, underlying
+from enzyme_cc.errors import UserError
 
 
 def _float_pointee(ctx, inst) -> str | None:
     """The kind of float data that the pointer a store writes points to, where the program
     says so: the store's pointer type tag (`double *`), float accesses through the pointer, or a
     pointer read back from the same local memory and accessed as floats."""
-    from enzyme_cc.ad.type_layout import FLOATS, tbaa_pointee, underlying
     synth, (val, ptr) = ctx.synth, inst.ops
     kind = tbaa_pointee(synth.module, inst.md.get("!tbaa"))
     if kind in FLOATS:
@@ -27,8 +29,6 @@ def refuse_float_pointer(ctx, inst):
     """Refuse the store `inst` of a pointer without a shadow into shadowed memory where the
     program shows the pointer's target holds floats: the derivative would read or write
     through its null shadow (a fault, or NaN once the optimizer sees the null)."""
-    from enzyme_cc.errors import UserError
-    from enzyme_cc.ad.activity_basics import integer_only
     synth, v = ctx.synth, inst.ops[0].value
     if not v.startswith("%") or synth.null_based(v) or \
             integer_only(synth.fn, v, ctx.act.punned):
@@ -44,7 +44,6 @@ def refuse_float_pointer(ctx, inst):
 
 def _origin(synth, v) -> tuple[str, str]:
     """Where the pointer without a shadow came from, and what to change there."""
-    from enzyme_cc.ad.type_layout import global_named, underlying
     fn = synth.fn
     name = fn.name[1:].strip('"')
     base = underlying(fn, v)

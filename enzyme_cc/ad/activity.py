@@ -21,6 +21,7 @@ from enzyme_cc.rules.registry import is_mirror_call
 from enzyme_cc.rules.tape import is_tape_call
 from .activity_basics import _libm_out, has_shadow_type, int_pointer_base, pun_type
 from .activity_memory import ActiveMemory
+from .type_layout import constant_float_global, same_memory
 
 
 class Activity(ActiveMemory):
@@ -77,7 +78,6 @@ class Activity(ActiveMemory):
         self._underlying = underlying
         # one object per class: phi/select joins, and a realloc'd block with its old block (the
         # data, hence its shadow, moves over)
-        from .type_layout import same_memory
         for a, b in same_memory(fn):
             self._union(a, b)
         # code pointers (used only as the callee of calls) carry no shadow: indirect calls
@@ -194,7 +194,6 @@ class Activity(ActiveMemory):
         """A choice between constant globals holding floats (a `cond ? &T0 : &T1` type
         descriptor): stored where a shadow is kept, its shadow chooses between their zeroed
         scratches (a null one would fault where a derivative reads through it)."""
-        from .type_layout import constant_float_global
         consts = [o.value for o in vals if o.value not in ("null", "undef", "poison")]
         return bool(consts) and all(not v.startswith("%") and
                                     constant_float_global(self.module, v) for v in consts)

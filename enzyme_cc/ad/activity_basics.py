@@ -4,8 +4,9 @@ float type a punned integer stands for, which instructions run as primal code on
 read-only data a pointer without a shadow reaches."""
 from __future__ import annotations
 
-from enzyme_cc.ir.lexer import carries_float, int_bits
+from enzyme_cc.ir.lexer import carries_float, int_bits, type_size
 from enzyme_cc.rules.libm_out import family
+from .type_layout import decompose
 
 
 def _libm_out(module, callee) -> bool:
@@ -117,8 +118,6 @@ def read_only_extent(module, fn, v: str) -> int | None:
     selects and phis made from it) is a load of a non-pointer at a constant offset or a
     comparison: the captured address of an enzyme_const scalar that a select joins with active
     memory. None for anything else (a store, a call, a variable index, a pointer load)."""
-    from .type_layout import decompose
-    from enzyme_cc.ir.lexer import type_size
     users: dict = {}
     for inst in fn.insts():
         for o in [o.value for o in inst.ops] + [w for w, _ in inst.incoming]:

@@ -3,13 +3,14 @@ shadow (`_mark`, `_mark_objects`: stores of active values, copies, calls writing
 arguments), and what a load from them reads (floats, addresses, a float's bytes)."""
 from __future__ import annotations
 
-from enzyme_cc.ir.lexer import int_bits
+from enzyme_cc.ir.lexer import int_bits, scalar_of
 from enzyme_cc.rules import call_rule, is_inactive_call
 from enzyme_cc.rules.libm_out import active_outputs
-from enzyme_cc.rules.registry import is_mirror_call
+from enzyme_cc.rules.registry import is_mirror_call, allocator
 from enzyme_cc.rules.tape import is_tape_call
 from .activity_basics import ALLOCATORS, _libm_out, has_shadow_type, int_pointer_sources
 from .type_layout import global_named
+from enzyme_cc.rules.call_kinds import ALLOC
 
 
 class ActiveMemory:
@@ -222,7 +223,6 @@ class ActiveMemory:
         """A load of a vector of bytes (or 16-bit lanes) that is compared or computed on lane by
         lane: control bytes (a hash table's group of tags, Rust's hashbrown), never float data,
         whatever the memory around them holds; a float copied as bytes is only stored."""
-        from enzyme_cc.ir.lexer import scalar_of
         if not load.ty.startswith("<") or int_bits(scalar_of(load.ty)) >= 32:
             return False
         return any(u.op not in ("store", "bitcast", "shufflevector", "phi", "select", "freeze")
@@ -270,8 +270,6 @@ class ActiveMemory:
     @staticmethod
     def _allocation(call) -> bool:
         """A call that returns a fresh block: malloc and the allocators with rules."""
-        from enzyme_cc.rules.registry import allocator
-        from enzyme_cc.rules.call_kinds import ALLOC
         c = call.callee or ""
         return c in ALLOCATORS or c in ALLOC or bool(allocator(c))
 

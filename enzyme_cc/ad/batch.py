@@ -20,6 +20,8 @@ from enzyme_cc.ir.lexer import is_fp, parse_type
 from . import marker_values
 from .diagnostics import located
 from .marker_values import _convert, _extract, _insert, _leaves
+from .marker_args import _marker_of, constant_width
+from enzyme_cc.ir.model import parse_module
 
 PREFIX = "@__enzyme_cc_batch."
 _CALL = re.compile(r"@\"?[\w.$]*__enzyme_batch[\w.$]*\"?\(")
@@ -30,7 +32,6 @@ _HINT = ("call __enzyme_batch((void *)f, enzyme_width, N, [enzyme_vector,] x_1, 
 
 
 def _tag(fn, value: str) -> str | None:
-    from .marker_args import _marker_of
     return _marker_of(fn, value, _TAGS)
 
 
@@ -38,7 +39,6 @@ def lower(text: str) -> str:
     """Rewrite every __enzyme_batch call into a call of its generated lane function."""
     if not _CALL.search(text):
         return text
-    from enzyme_cc.ir.model import parse_module
     module = parse_module(text)
     marker_values._NAMED.clear()
     marker_values._NAMED.update(module.named_types)
@@ -128,7 +128,6 @@ def _lane_function(module, fn, inst, count, where):
     if len(ops) < 3 or _tag(fn, ops[1].value) != "enzyme_width":
         raise UserError(f"{where}: __enzyme_batch needs enzyme_width, N after the function; "
                         f"hint: {_HINT}")
-    from .marker_args import constant_width
     width = constant_width(ops, where)
     lanes, pre = _lane_args(fn, target, ops[3:], width, where, count)
     fret = target.ret_ty

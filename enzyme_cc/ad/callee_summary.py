@@ -8,13 +8,14 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import adjoint_type_of
+from enzyme_cc.ir.lexer import adjoint_type_of, carries_float
 from .activity import Activity
 from .activity_basics import has_shadow_type
-from enzyme_cc.ir.lexer import carries_float
 from .diagnostics import located, quoted_name
 from .typeinfo import TypeInfo
 from . import openmp, packed_bits
+from .prepare import prepare
+from .type_layout import constant_float_global
 
 
 class CalleeSummaries:
@@ -75,7 +76,6 @@ class CalleeSummaries:
         robust-fit type descriptor) that the callee stores away: where it stores them into
         memory with a shadow, the shadow stored is the constant's zeroed scratch, passed as
         theirs (a null shadow would fault where its doubles are read through the record)."""
-        from .type_layout import constant_float_global
         callee = inst.callee or ""
         fn = self.module.function(callee) if callee.startswith("@") else None
         if fn is None or len(fn.params) != len(inst.ops):
@@ -198,7 +198,6 @@ class CalleeSummaries:
     def _callee_summary_once(self, callee, acts, hints):
         fn = self.module.function(callee)
         ptrs = {k for k, p in enumerate(fn.params) if p.ty == "ptr"}
-        from .prepare import prepare
         fn = prepare(fn, self.module)
         act = Activity(fn, self.module, acts, self.callee_activity,
                        types=TypeInfo(self.module, fn, hints or {}), callee_writes=self.callee_writes,

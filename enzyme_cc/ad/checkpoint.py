@@ -19,6 +19,7 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, type_size, zero_of
 from enzyme_cc.ir.model import parse_module
 from .diagnostics import located
+from .type_layout import global_type
 
 PREFIX = "@__enzyme_cc_ckpt."
 DRIVERS = ("@__enzyme_cc_ckpt_forward", "@__enzyme_cc_ckpt_reverse")
@@ -206,7 +207,6 @@ def _site(gen, wrapper: str):
 def touched_globals(gen, step: str) -> list[tuple[str, int]]:
     """Mutable globals defined in the module that the step or its callees name: the snapshot
     holds them (a superset of what it writes; reading one costs only snapshot memory)."""
-    from .type_layout import global_type
     seen, todo, out = set(), [step], {}
     while todo:
         f = todo.pop()

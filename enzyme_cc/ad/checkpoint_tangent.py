@@ -22,6 +22,7 @@ import re
 from enzyme_cc.ir.lexer import is_fp, type_size, zero_of
 from .checkpoint import (AGAIN, DRIVERS, INFO, RUN_TY, Layout, advance_fn, region_entries, start_run,
                          step_index, touched_globals)
+from .diagnostics import source_of
 
 PREFIXES = ("@ckpt.aug.", "@ckpt.rev.")
 # the forward part, refusing schemes whose save_state would not copy the tangents (the header)
@@ -45,7 +46,6 @@ def _info(gen, n):
 def loop_source(gen, callee) -> str:
     """' (the loop at file:line)' for an error about a call of @ckpt.aug.N / @ckpt.rev.N in
     generated code, from the debug location of the loop's own call; '' without one."""
-    from .diagnostics import source_of
     info = _info(gen, callee.rsplit(".", 1)[1])
     if info is None:
         return ""

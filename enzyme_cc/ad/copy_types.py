@@ -10,6 +10,7 @@ from .type_layout import (containing_type, decompose, layout, named_expand, opaq
                           record_of, tbaa_struct, underlying)
 from .debug_types import copied_layout, uniform_kind
 from .typeinfo import TypeInfo, callee_kinds
+from .activity_basics import FREES
 
 
 def access_types(module, fn, base: str) -> set:
@@ -536,7 +537,6 @@ def moves_freed_block(module, fn, inst) -> bool:
     realloc, `q = malloc(n); memcpy(q, p, k); free(p)`, as in Rust's over-aligned
     reallocation): the program never reads the source again, so the copy moves the block, and
     its adjoint can move the shadow bytes back whatever their type."""
-    from .activity_basics import FREES
     src = _address_key(module, fn, inst.ops[1].value)
     blk, seen = inst.block, set()
     insts = blk.insts[next(i for i, x in enumerate(blk.insts) if x is inst) + 1:]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import adjoint_type_of
+from enzyme_cc.ir.lexer import adjoint_type_of, carries_float
 from .diagnostics import located
 
 # a global name not followed by an argument list: a use of its address
@@ -21,7 +21,6 @@ class IndirectCalls:
         key = ("fwd-indirect", inst.ty, tuple(tys), tuple(acts), width, error)
         if key in self.done:
             return self.done[key]
-        from enzyme_cc.ir.lexer import carries_float
         targets = self.address_taken(inst.ty, tys)
         if not targets and inst.ty != "ptr" and not carries_float(inst.ty):
             parts = [(None, inst.ty)]      # as split_indirect: aborts with a message if it runs

@@ -26,6 +26,10 @@ import re
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp
 from .diagnostics import located
+from .checkpoint import touched_globals
+from .marker_args import _marker_of
+from enzyme_cc.ir.model import parse_module
+from enzyme_cc.rules.shadow_blocks import defer_free
 
 PREFIX = "@__enzyme_cc_fp."
 _FP_CALL = re.compile(r"@\"?[\w.$]*__enzyme_(fixed_point|set_fixed_point)\w*\"?\(")
@@ -38,7 +42,6 @@ _HINT = ("call __enzyme_fixed_point((void *)step, enzyme_fp_state, z, bytes, [op
 
 
 def _tag(fn, value: str) -> str | None:
-    from .marker_args import _marker_of
     return _marker_of(fn, value, _OPTS)
 
 
@@ -83,7 +86,6 @@ def lower(text: str) -> str:
     """Rewrite every __enzyme_fixed_point call into a call of its loop function."""
     if not _FP_CALL.search(text):
         return text
-    from enzyme_cc.ir.model import parse_module
     module = parse_module(text)
     lines, extra, count = list(module._lines), [], 0
     for name, (start, end) in list(module._bodies.items()):
@@ -241,7 +243,6 @@ class _Info:
                      [(f"%rp{i}", f"%rb{i}") for i in range(self.nreg)]
         # and, as Enzyme keeps them without being listed, the mutable globals the step or its
         # callees name (a superset of those it writes)
-        from .checkpoint import touched_globals
         self.areas += [(g, str(size)) for g, size in touched_globals(gen, self.step.name)]
 
     def params(self, acts, with_tangents=False):
@@ -456,7 +457,6 @@ def augment(ctx, inst):
     snap = _snapshot_fn(gen, info)
     args = ", ".join(f"{o.ty} {_prim(ctx, o)}" for o in inst.ops)
     ctx.emit(f"%ad.ctape.{inst.line} = call ptr {snap}({args})")
-    from enzyme_cc.rules.shadow_blocks import defer_free     # with the tape: enzyme_nofree reuses it
     defer_free(ctx, f"%ad.ctape.{inst.line}", "null")
 
 

@@ -11,12 +11,9 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp
-from enzyme_cc.rules import FORWARD, TANGENT
-from enzyme_cc.rules import error as error_rule
+from enzyme_cc.ir.lexer import is_fp, carries_float, int_bits, zero_of
+from enzyme_cc.rules import FORWARD, TANGENT, error as error_rule
 from .activity_basics import has_shadow_type, primal_only
-from enzyme_cc.ir.lexer import carries_float, int_bits
-from enzyme_cc.ir.lexer import zero_of
 from .noneed import NoNeed
 from .packed_bits import is_int_record
 from . import fp_logger
@@ -46,6 +43,8 @@ class TanCtx(FwdCtx):
 
 
 from .openmp import FORK, tangent_fork
+from enzyme_cc.rules.call_kinds import kind_of
+from enzyme_cc.rules.calls import _involved, call_kind
 
 
 class ForwardSynth(Synth):
@@ -187,12 +186,9 @@ class ForwardSynth(Synth):
                 self.tan[inst.name] = t if t is not None else zero_of(inst.ty)
 
     def _calls_checkpoint(self, ctx, inst) -> bool:
-        from enzyme_cc.rules.call_kinds import kind_of
-        from enzyme_cc.rules.calls import _involved
         return kind_of(self.gen, inst) == "ckpt_fn" and _involved(ctx, inst)
 
     def _calls_derivative(self, ctx, inst) -> bool:
-        from enzyme_cc.rules.calls import call_kind, _involved
         return call_kind(ctx, inst) == "diff" and _involved(ctx, inst)
 
     def _term(self, ctx, b):

@@ -22,6 +22,8 @@ import re
 
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.model import Inst, parse_function
+from enzyme_cc.rules.call_kinds import kind_of
+from enzyme_cc.rules.error import ROUNDING_OPS
 
 _LONG = ("res", "val", "opcode", "callee", "module", "function", "block", "inst", "n", "ops")
 # the accepted parameter lists: 'val' is the error or the adjoint, 'res' the operation's result
@@ -97,8 +99,6 @@ def _float_elem(ty: str) -> str | None:
 
 
 def loggable(gen, inst) -> bool:
-    from enzyme_cc.rules.error import ROUNDING_OPS
-    from enzyme_cc.rules.call_kinds import kind_of
     if not inst.name or _float_elem(inst.ty) is None:
         return False
     return inst.op in ROUNDING_OPS or (inst.op == "call" and kind_of(gen, inst) == "rule")
@@ -109,7 +109,6 @@ def useful(synth) -> set[str]:
     of a call other than an inactive one or a rule call (whose own result decides)."""
     if getattr(synth, "_fp_useful", None) is not None:
         return synth._fp_useful
-    from enzyme_cc.rules.call_kinds import kind_of
     act, out, work = synth.act.active, set(), []
     slots = _slots(synth.fn)
     stored: dict[str, list[str]] = {}        # slot -> the values stored into it

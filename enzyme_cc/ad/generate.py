@@ -17,9 +17,9 @@ import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity_basics import FREES
 from .reverse import Synth, local_name
 from .diagnostics import located, untyped_copy_hint
-from . import packed_bits, restored_args
-from . import (batch, fixed_point, iter_marker, openmp_capture, truncate, global_shadows,
-               registrations, reverse_vector, runtime, shared_globals, tape_local, virtual_shadow)
+from . import (packed_bits, restored_args, batch, fixed_point, iter_marker, openmp_capture,
+               truncate, global_shadows, registrations, reverse_vector, runtime, shared_globals,
+               tape_local, virtual_shadow, fp_logger, rust_text)
 from .markers import drop_unwind_edge, find_requests, refuse_marker_values, refuse_unknown_function
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_primal_reverse, rewrite_vector_call, with_marker_location)
@@ -29,6 +29,10 @@ from .dispatch import IndirectCalls
 from .call_emit import CallEmitter
 from .callee_summary import CalleeSummaries
 from .shadow_storage import ShadowStorage
+from .checkpoint import lower
+from .forward import ForwardSynth
+from .registrations import read_registrations
+from enzyme_cc.rules.registry import set_module_registrations
 
 KEEP_FN_ATTRS = ("target-cpu", "target-features", "tune-cpu", "frame-pointer")
 NOINLINE_SIZE = 200       # instructions of a primal whose derivatives stay calls (callee_attrs)
@@ -51,12 +55,8 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         self._record_returns: dict = {}  # (callee, acts) -> adjoint type of a returned record
         self._summary_stack: list = []       # callee summaries being computed (recursion)
         self._summary_guessed: set = set()   # ... whose guess a recursive call has read
-        from .registrations import read_registrations
-        from enzyme_cc.rules.registry import set_module_registrations
         self.reg = read_registrations(self.module)
-        from . import fp_logger
         self.reg.inactive.update(fp_logger.symbols(self.module))   # logging carries no derivative
-        from . import rust_text
         self.reg.inactive.update(rust_text.symbols(self.module))   # nor Rust's formatting
         # an earlier round's global-shadow helpers are bookkeeping to the derivatives of this one
         # (global_shadows_nested.outer_call: their effect on the shadows of its static storage)
@@ -322,7 +322,6 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
             return self.done[key]
         if key in self.failed:
             raise self.failed[key]
-        from .forward import ForwardSynth
         fn = self.module.function(fn_name)
         truncate.refuse_derivative(fn)
         self.counter += 1
@@ -549,7 +548,6 @@ def differentiate(text: str, origins: dict | None = None, shared: bool = False) 
     library, a marker on a parameter of a function nothing in it calls is refused: its callers
     are outside (in an executable it is an inlined helper's leftover copy)."""
     text = truncate.lower(text)   # __enzyme_truncate_*: truncated copies, differentiable code
-    from .checkpoint import lower
     text = lower(text)      # checkpointed loops: plain loops until reverse mode meets them
     counter = 0
     text = fixed_point.lower(text)

@@ -29,6 +29,9 @@ from .diagnostics import located
 from .global_addresses import queried_globals
 from .type_layout import underlying
 from .global_shadow_table import BASE_GLOBALS, Table
+from . import global_shadows_nested as nested
+from .markers import drop_unwind_edge
+from .shared_globals import accesses, address_stores
 
 API = ("__enzyme_context", "__enzyme_shadow", "__enzyme_zero_shadows")
 API_CALL = re.compile(r"@\"?(__enzyme_context|__enzyme_shadow|__enzyme_zero_shadows)\"?\(")
@@ -65,8 +68,6 @@ def widths(gen, calls, requests) -> set[int]:
 def setup(gen, requests, calls, later=()):
     """The table of persistent globals (gen.persistent) when the program uses the API, else None.
     `later`: the requests of later rounds (derivatives of code calling these markers)."""
-    from .shared_globals import accesses, address_stores
-    from . import global_shadows_nested as nested
     if not calls and BASE_GLOBALS in gen.module.globals:
         return nested.level_setup(gen, requests)     # a later round: see global_shadows_nested
     ctx_reqs = [r for r in [*requests, *later] if getattr(r, "context", None) is not None]
@@ -119,7 +120,6 @@ def _no_pointer_stores(gen, reach, persistent):
 
 def lower_calls(gen, lines, calls):
     """Rewrite each API call into a call of its run-time helper."""
-    from .markers import drop_unwind_edge
     for fn, inst, name in calls:
         ops = inst.ops
         pre, res = [], f"{inst.name} = " if inst.name else ""

@@ -27,6 +27,8 @@ from enzyme_cc.ir.lexer import type_size
 from .diagnostics import located
 from .global_shadow_table import BASE_GLOBALS, Table
 from .type_layout import global_type
+from .global_addresses import resolve
+from .shared_globals import accesses
 
 _SWAP = re.compile(r'@"?(ad\.gs(?:\.L\d+)?)\.(enter|leave|prepare)\.(\d+)"?$')
 _SHADOW_HINT = "seed or zero the inner context's shadows with constants, and read them outside " \
@@ -80,8 +82,6 @@ def outer_call(ctx, inst, lane=None, width=1):
 
 def check_outer(gen, requests, later, calls, table):
     """Refuse what outer_call's zeroing would get wrong in the code later rounds differentiate."""
-    from .shared_globals import accesses
-    from .global_addresses import resolve
     outer = accesses(gen, [r.fn for r in later])[0]
     for fn, inst, name in calls:
         if fn.name in outer and name == "__enzyme_shadow":

@@ -23,6 +23,8 @@ import sys
 
 from enzyme_cc.ir.lexer import LOCAL_NAME
 from enzyme_cc.ir.model import parse_function
+from .truncate_ops import LIBM
+from .type_layout import underlying
 
 # intrinsics and libm functions without side effects: a lane's call is the lane's own value
 _PURE_INTRINSICS = {"fabs", "sqrt", "fma", "fmuladd", "sin", "cos", "tan", "exp", "exp2", "log",
@@ -310,7 +312,6 @@ def _call(inst, lane, fn) -> str | None:
     if base.startswith(_PER_LANE_HELPERS) and all(o.value in lane for o in inst.ops
                                                    if o.ty == "ptr"):
         return None
-    from .truncate_ops import LIBM
     if base in LIBM or (base.endswith("f") and base[:-1] in LIBM):
         return None
     return f"a lane's value passed to '{base}' ({inst})"
@@ -346,7 +347,6 @@ def local_shadow(fn, v: str) -> bool:
     `multi` that shadow is freed with the tape and zeroed again by the reverse sweep
     (rules/instructions.py, alloca), so each lane finds it as the forward sweep left it: zero,
     since no forward sweep that writes a shadow pointer is accepted here."""
-    from .type_layout import underlying
     seen, todo = set(), [v]
     while todo:
         b = underlying(fn, todo.pop())

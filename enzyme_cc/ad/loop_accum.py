@@ -18,6 +18,9 @@ ruled out the load keeps the per-iteration update.
 from __future__ import annotations
 
 from .type_layout import underlying
+from enzyme_cc.ir.model import Inst
+from enzyme_cc.rules.call_kinds import kind_of
+from enzyme_cc.rules.instructions import align_of
 
 # pure integer operations an invariant address may be computed with inside the loop (the reverse
 # recomputes them from invariant operands)
@@ -58,7 +61,6 @@ def _candidate(synth, inst) -> bool:
 def _invariant(synth, v: str, lp, depth=0) -> bool:
     """v has the same value in every iteration of lp (defined outside it, or computed inside it
     by casts, GEPs and integer arithmetic from such values)."""
-    from enzyme_cc.ir.model import Inst
     d = synth.fn.defs.get(v)
     if not isinstance(d, Inst) or d.block.label not in lp.blocks:
         return True
@@ -71,7 +73,6 @@ def _conflicts(synth, addr: str, lp) -> bool:
     """Some instruction of lp whose reverse reads or zeroes shadow memory may alias addr's."""
     fn, mem = synth.fn, synth.mem
     base = underlying(fn, addr)
-    from enzyme_cc.rules.call_kinds import kind_of
     for label in lp.blocks:
         for inst in fn.block(label).insts:
             if inst.op in ("store", "atomicrmw", "cmpxchg"):
@@ -108,7 +109,6 @@ def reset(synth, ctx, lp):
 def flush(synth, ctx, lp):
     """Where the reverse sweep leaves lp: each accumulator is added to its load's shadow (in the
     dry run this requests the shadow pointers for the header's reverse block)."""
-    from enzyme_cc.rules.instructions import align_of
     for inst, (h, slot) in _loads_of(synth, lp.header):
         sp = ctx.s(inst.ops[0].value)
         a, old, new = ctx.tmp("acc"), ctx.tmp("o"), ctx.tmp("n")

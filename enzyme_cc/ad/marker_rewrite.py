@@ -10,6 +10,7 @@ from enzyme_cc.ir.lexer import is_fp, split_fields
 from .diagnostics import located
 from .marker_values import (TAPE_HEADER_BYTES, _convert, _extract, _identity, _insert, _leaves,
                             _pack)
+from .reverse_vector import split_tree
 
 _CALL_LINE = re.compile(r"^\s*(%[-\w.$]+ = )?(tail |musttail |notail )?(call|invoke) ")
 
@@ -152,7 +153,6 @@ def rewrite_split_call(gen, req, names) -> list[str]:
 
 def _reverse_frees(gen, key) -> bool:
     """Whether the reverse of split pair `key`, or of one it calls, frees memory."""
-    from .reverse_vector import split_tree
     return any(gen.split_frees.get(k, False) for k in split_tree(gen, key))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp, split_fields, float_cast
+from enzyme_cc.ir.lexer import is_fp, split_fields, float_cast, type_size
 from .diagnostics import located
 
 # Our tape is a header {data, top, capacity, deferred frees} (ad/tape.py) over a growing byte
@@ -47,7 +47,6 @@ def _pack(gen, req, lines, tmp, vals, what) -> list[str]:
 def _store_bytes(gen, req, lines, tmp, vals, what, size) -> list[str]:
     """The scalars stored one after the other, each at its natural alignment, into a result
     returned through a pointer typed as bytes (rustc's sret of `#[repr(C)] struct([f64; N])`)."""
-    from enzyme_cc.ir.lexer import type_size
     off = 0
     for v, vty in vals:
         n = type_size(vty)

@@ -6,12 +6,13 @@ import re
 from dataclasses import dataclass
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp, name_ref, parse_type, type_size
-from enzyme_cc.ir.lexer import carries_float
+from enzyme_cc.ir.lexer import is_fp, name_ref, parse_type, type_size, carries_float
 from .diagnostics import located
 from .marker_args import _marker_of, constant_width
 from .marker_values import _NAMED, TAPE_HEADER_BYTES
 from enzyme_cc.ir.model import Operand
+from .global_addresses import context_width
+from .type_layout import global_type, layout, underlying
 
 # return options (anywhere among the arguments; Enzyme's C++ header passes them first)
 RET_ACTIVITY = ("enzyme_const_return", "enzyme_active_return", "enzyme_dup_return")
@@ -67,7 +68,6 @@ def find_requests(module) -> list[Request]:
 
 def _integer_memory(module, caller, value) -> bool:
     """value points into a local or global whose declared type holds integers only."""
-    from .type_layout import global_type, layout, underlying
     base = underlying(caller, value)
     d = caller.defs.get(base)
     ty = d.src_ty if getattr(d, "op", None) == "alloca" else \
@@ -449,7 +449,6 @@ def _context_width(caller, opts, ops, k, mode, where) -> int:
     known; the derivative then checks it at run time)."""
     if "context" not in opts:
         return 0
-    from .global_addresses import context_width
     w = context_width(caller, opts["context"].value) or 0
     if w > 1 and mode != "forward":
         raise UserError(f"{where}: the context has width {w} (__enzyme_context({w})), but "
@@ -476,7 +475,6 @@ def _sret_slots(target, sret_at, sret, opts, line, where, marker):
     duplicated pointer into that memory (the primal, when not returned, into a stack temporary
     that is dropped without destruction; the tangent of a const return likewise: the function
     still writes one). Returns (activity, [(type, operand)], slot plan)."""
-    from enzyme_cc.ir.model import Operand
     ty = sret_at[1]
     size = type_size(ty, _NAMED)
     name = target.name[1:]

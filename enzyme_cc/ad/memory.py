@@ -2,7 +2,7 @@
 reverse sweep (combined mode) instead of being cached."""
 from __future__ import annotations
 
-from .type_layout import underlying
+from .type_layout import underlying, same_memory
 from enzyme_cc.rules.call_kinds import ALLOC
 
 
@@ -21,7 +21,6 @@ class MemoryInfo:
         # objects reached through a pointer phi/select or moved by realloc are not identified:
         # a write through the joined pointer may be a write to any of them. A phi/select of one
         # object and null (std::vector's `n ? new T[n] : nullptr`) is that object (_canon)
-        from .type_layout import same_memory
         self._canons: dict = {}
         self.joined = {v for pair in same_memory(fn) if self._canon(pair[0]) == pair[0]
                        for v in pair}

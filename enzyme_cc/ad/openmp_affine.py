@@ -21,6 +21,8 @@ import types
 
 from enzyme_cc.ir.lexer import type_size
 from . import exit_count
+from .loops import innermost_loops
+from .openmp_classes import class_of, load_class, shared
 
 _ARITH = ("add", "sub")
 
@@ -30,12 +32,10 @@ def plan(synth) -> dict:
     cache = synth.__dict__.get("_omp_affine")
     if cache is not None:
         return cache
-    from .openmp_classes import class_of, load_class, shared
     cache, fn = {}, synth.fn
     synth._omp_affine = cache
     per_iteration = synth._omp_per_iteration = {}
     probe = types.SimpleNamespace(synth=synth)
-    from .loops import innermost_loops
     innermost = innermost_loops(synth.loops)
     for lp in synth.loops.values():
         pre = fn.block(lp.preheader)
@@ -166,7 +166,6 @@ def emit(ctx, b):
     loads = plan(ctx.synth).get(b.label)
     if not loads:
         return
-    from .openmp_classes import load_class
     synth = ctx.synth
     lp = loads[0][1]
     last = exit_count.exit_index(synth, _Fwd(synth, ctx.lines), exit_count.recipe(

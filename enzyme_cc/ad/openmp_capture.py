@@ -13,6 +13,8 @@ from collections import Counter
 
 from enzyme_cc.ir.lexer import GLOBAL_REF, is_fp
 from .openmp import FORK
+from .type_layout import FLOATS, tbaa_kind
+from enzyme_cc.ir.model import Operand, parse_module
 
 _LABEL = re.compile(r'^\s*("[^"]*"|[-\w.$]+):')
 _LOCAL = re.compile(r'%(?:"[^"]*"|[-\w.$]+)')
@@ -26,7 +28,6 @@ def _references(lines) -> Counter:
 
 def _forks(text: str):
     """(module, its lines to rewrite, outlined function -> [(caller, fork inst)], references)."""
-    from enzyme_cc.ir.model import parse_module
     module = parse_module(text)
     lines = list(module._lines)
     forks: dict = {}
@@ -117,7 +118,6 @@ def _at_entry(module, lines, name, new):
 def _as_float(pre, o, fty, name, defs):
     """Lines into pre that view the integer o as the float fty it carries; the float's operand.
     A float travels zero-extended (`zext i32 %bits to i64`): its bits are the zext's operand."""
-    from enzyme_cc.ir.model import Operand
     bits = "i32" if fty == "float" else "i64"
     d = defs.get(o.value)
     if o.ty != bits and getattr(d, "op", None) == "zext" and d.ops[0].ty == bits:
@@ -135,7 +135,6 @@ def _float_view(module, fn, p):
     i32) or stores them where TBAA says a float lies, and the others only move them (selects,
     phis, freeze, stores: `x < lo ? lo : x` done on integers). truncs: the `trunc i64 p to
     i32` instructions. None when some use computes with the bits."""
-    from .type_layout import FLOATS, tbaa_kind
     width = {"double": "i64", "float": "i32"}
     carriers, todo, fty, truncs, direct = {p.name: p.ty}, [p.name], set(), [], 0
     while todo:

@@ -4,6 +4,7 @@ region's own numbered apart from the functions it calls."""
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import type_size
+from .type_layout import underlying
 
 K = 20                    # address classes per thread: one per array a region gathers from
                           # (LULESH's node arrays: x, y, z, xd, yd, zd, ... were 4 classes,
@@ -22,7 +23,6 @@ def shared_in(synth, ptr: str) -> bool:
     private parameter points at (private_args)."""
     if not getattr(synth, "parallel", False):
         return False
-    from .type_layout import underlying
     base = underlying(synth.fn, ptr)
     d = synth.fn.defs.get(base)
     return getattr(d, "op", None) != "alloca" and base not in getattr(synth, "private", ())
@@ -41,7 +41,6 @@ def load_class(synth, ptr) -> int:
     left no exclusive part of the node array, every add atomic. The outlined function numbers
     its classes in 0..ROOT-1, every function it calls in ROOT..K-1 (numbered across the whole
     program, so that two callees share a number only once ROOT..K-1 is used up)."""
-    from .type_layout import underlying
     base, offset = _constant_tail(synth, ptr)
     return class_of(synth, (underlying(synth.fn, ptr), _fixed_addend(synth, base), offset))
 

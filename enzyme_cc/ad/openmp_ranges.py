@@ -26,6 +26,7 @@ several threads runs the serial version, with plain adds and no tracking (openmp
 """
 from enzyme_cc.ir.lexer import type_size
 from .openmp_classes import K, load_class
+from .openmp_affine import hoisted, iteration_classes, range_check
 
 def track_allocas():
     """Prologue of a team's augmented function: its ranges start empty, in locals (SROA)."""
@@ -40,7 +41,6 @@ def load_classes(synth, inst) -> list[int]:
     """The classes whose ranges the forward sweep tracked load inst's shadow addresses in: one,
     or one per iteration of a short loop (openmp_affine.iteration_classes). An add into any
     exclusive range of the thread is safe plain, whichever class it was tracked in."""
-    from .openmp_affine import iteration_classes
     return iteration_classes(synth, inst) or [load_class(synth, inst.ops[0].value)]
 
 
@@ -77,7 +77,6 @@ def track_load(ctx, inst, shared):
     ptr = inst.ops[0].value
     if inst.name not in ctx.act.active or not shared(ctx, ptr):
         return
-    from .openmp_affine import hoisted, range_check
     k = load_class(ctx.synth, ptr)
     size = max(type_size(inst.ty, ctx.synth.module.named_types), 1)
     if hoisted(ctx.synth, inst):      # tracked once per loop entry, in the loop's preheader

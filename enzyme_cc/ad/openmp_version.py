@@ -22,6 +22,8 @@ import re
 
 from enzyme_cc.ir.lexer import LOCAL, LOCAL_NAME, type_size
 from . import openmp_affine
+from .openmp_classes import load_class
+from .sweep_ctx import RevCtx
 
 _LABEL = re.compile(r'^([-\w.$]+|"[^"]*"):$')
 _NAME = LOCAL_NAME
@@ -121,7 +123,6 @@ def tag(synth, inst) -> str:
 
 def needs(synth, label) -> list:
     """The primal values and shadows the reverse of block label reads to compute flags."""
-    from .sweep_ctx import RevCtx
     ctx = RevCtx(synth, synth.fn.block(label), dry=True)
     for lp, exit_label in loops(synth).values():
         if exit_label == label:
@@ -133,7 +134,6 @@ def flag(ctx, lp, n: str) -> str:
     """At the reverse's entry into lp (iterations n down to 0 follow): an i1, true when every
     range-tracked load of lp adds, in all of them, inside the thread's exclusive range."""
     synth = ctx.synth
-    from .openmp_classes import load_class
     out, prim = "true", _resolver(ctx, loops(synth)[lp.header][1])
     for inst, _, chain in openmp_affine.plan(synth)[lp.preheader]:
         size = max(type_size(inst.ty, synth.module.named_types), 1)

@@ -19,6 +19,9 @@ one per block.
 from __future__ import annotations
 
 from .cfg import pred_edges
+from .loop_accum import _invariant
+from .loops import innermost_loops
+from .type_layout import underlying
 
 
 def hoist_loop(synth, key, user: str):
@@ -58,8 +61,6 @@ def _invariant_load(synth, key, lp) -> bool:
     invariant in lp and no instruction of lp may write its memory (a load LLVM left in the loop
     because it could not rule out the aliasing that MemoryInfo can, e.g. gradbench gmm's x[i]
     beside the stores to out[j])."""
-    from .loop_accum import _invariant
-    from .type_layout import underlying
     kind, v = key
     inst = synth.fn.defs.get(v) if kind == "p" else None
     if getattr(inst, "op", None) != "load" or "volatile" in inst.toks or "atomic" in inst.toks \
@@ -186,7 +187,6 @@ def iteration_records(synth):
     'iter' entries, read from synth.iter_slots[(key, latch)]; synth.latch_keys[latch] lists
     them (see the module docstring)."""
     synth.iter_slots, synth.iter_of, synth.latch_keys = {}, {}, {}
-    from .loops import innermost_loops
     inner = innermost_loops(synth.loops)
     nested = {}                                # loop -> blocks in a cycle inside an iteration
 

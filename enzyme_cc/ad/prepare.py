@@ -13,6 +13,8 @@ from .poison_lanes import define_poison_lanes
 
 from enzyme_cc.ir.lexer import join, tokenize, parse_type, parse_value, split_fields, type_size, \
     type_align
+from .runtime import COMPLEX
+from .type_layout import decompose
 
 
 def prepare(fn, module=None):
@@ -21,7 +23,6 @@ def prepare(fn, module=None):
     if module is not None:
         _materialize_global_geps(fn, module)
         _resolve_global_callees(fn, module)
-    from .runtime import COMPLEX
     for inst in fn.insts():
         if inst.op in ("call", "invoke") and inst.callee in COMPLEX:
             new = COMPLEX[inst.callee][0]
@@ -273,7 +274,6 @@ def _resolve_global_callees(fn, module):
     that offset, and which no instruction of the (whole-program) module ever writes or lets
     escape: the call is a direct call of that function (a table of allocator/deallocator
     pointers, Enzyme's metamalloc test). Rules then apply to it (malloc, free, ...)."""
-    from .type_layout import decompose
     changed = False
     for inst in fn.insts():
         if inst.op not in ("call", "invoke") or not (inst.callee or "").startswith("%"):

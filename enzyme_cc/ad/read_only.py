@@ -24,6 +24,7 @@ indirect call, a pointer from an integer, a callee it has no rule or body for).
 from __future__ import annotations
 
 from .type_layout import global_named, underlying
+from enzyme_cc.rules.call_kinds import kind_of
 
 UNKNOWN = ("unknown",)
 DEREF = ("deref",)          # memory reached through a pointer read from outside the tree
@@ -57,7 +58,6 @@ class ReadOnly:
     """The call tree of one marker call."""
 
     def __init__(self, gen, request):
-        from enzyme_cc.rules.call_kinds import kind_of
         self.gen, self.module, self.request = gen, gen.module, request
         self.kind = lambda inst: kind_of(gen, inst)
         self.params: dict[str, list[set]] = {}     # function -> roots per parameter

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from enzyme_cc.errors import UserError
+from enzyme_cc.ir.model import parse_module
 
 _REF = re.compile(r"(@[-\w.$]+|@\"[^\"]+\")")
 _CSTR = re.compile(r'c"((?:[^"\\]|\\[0-9A-Fa-f]{2})*)"')
@@ -140,7 +141,6 @@ def drop_references(text: str) -> str:
 def keep_registered_calls(text: str) -> str:
     """Mark every function with a registration `noinline` before the pre-AD optimization, so
     that inlining does not erase the calls whose derivative the user defined."""
-    from enzyme_cc.ir.model import parse_module
     reg = read_registrations(parse_module(text))
     names = reg.inactive | set(reg.like) | set(reg.gradient) | set(reg.derivative) | \
         set(reg.alloc_like) | {f for _, f in reg.alloc_like.values()}

@@ -16,6 +16,7 @@ from __future__ import annotations
 from enzyme_cc.ir.lexer import type_size
 from .cfg import cyclic_blocks
 from .type_layout import underlying
+from .read_only import reloadable
 
 MAX_BYTES = 4096      # a larger array costs more to copy than its loads usually cost to tape
 _FP = ("double", "float", "half", "fp128", "x86_fp80", "bfloat")
@@ -29,7 +30,6 @@ def restored_args(gen, synth, inst) -> frozenset:
     fn = gen.module.function(inst.callee)
     if fn is None or not fn.blocks:
         return frozenset()
-    from .read_only import reloadable
     out = set()
     for p, o in zip(fn.params, inst.ops):
         if p.ty != "ptr" or not o.value.startswith("%"):

@@ -18,20 +18,31 @@ import hashlib
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp, join
+from enzyme_cc.ir.lexer import is_fp, join, carries_float
 from enzyme_cc.ir.model import Inst
 from enzyme_cc.rules import REVERSE, FORWARD
 from .activity import Activity
-from .activity_basics import FREES, primal_only
-from .cfg import dominators, cyclic_blocks, pred_edges, reverse_postorder
+from .activity_basics import FREES, primal_only, has_shadow_type
+from .cfg import dominators, cyclic_blocks, pred_edges, reverse_postorder, always_passes
 from .diagnostics import located
 from .speculative import speculative
-from . import fp_logger, packed_bits
-from . import activity_report, openmp_affine, openmp_ranges, openmp_version, undo_stores
-from . import openmp_classes, restored_args
+from . import (fp_logger, packed_bits, activity_report, openmp_affine, openmp_ranges,
+               openmp_version, undo_stores, openmp_classes, restored_args, loop_accum)
 from .sweep_ctx import NO_ADJOINT, FwdCtx, RevCtx, adjoint_zero, block_local_adjoints
 from .tape_records import TapeRecords
 from .value_plan import ValuePlan
+from .enum_arms import integer_arm_use
+from .loop_accum import reset
+from .loops import affine_phi, find_loops
+from .memory import MemoryInfo
+from .noneed import NoNeed
+from .plan import hoist_allocas, hoist_tapes, iteration_records
+from .prepare import prepare
+from .tape_reserve import reserve_loops
+from .type_layout import underlying
+from .typeinfo import TypeInfo
+from enzyme_cc.rules.call_kinds import kind_of
+from enzyme_cc.rules.registry import is_deallocator
 
 # integer instructions: on a float's bits (activity.punned) they lose its derivative, except
 # the sign changes float_bits.py rewrites (sitofp/uitofp are not among them: an integer read as
@@ -66,7 +77,6 @@ class Synth(TapeRecords, ValuePlan):
     """Builds the derivative function(s) for one (function, activity) request."""
 
     def __init__(self, gen, fn, arg_act: list[str], ret_active: bool, mode: str, hints: dict):
-        from .prepare import prepare
         fn = prepare(fn, gen.module)
         if any(p.ty == "..." for p in fn.params):
             raise UserError(f"cannot differentiate variadic function '{fn.name[1:]}' (its "
@@ -87,13 +97,11 @@ class Synth(TapeRecords, ValuePlan):
             for i in b.insts:
                 if i.name:
                     self.ren[i.name] = local_name(i.name)
-        from .typeinfo import TypeInfo
         self.types = TypeInfo(self.module, fn, hints)
         self.act = Activity(fn, self.module, arg_act, gen.callee_activity, self.types,
                             gen.callee_writes, shared_globals=gen.shared_globals,
                             inactive_globals=gen.reg.inactive_globals,
                             global_users=gen.global_users)
-        from .noneed import NoNeed
         # enzyme_dupnoneed: the forward sweep skips primal writes nobody reads (noneed.py)
         self.noneed = NoNeed.of(gen, fn, arg_act)
         self.dom = dominators(fn)
@@ -105,9 +113,6 @@ class Synth(TapeRecords, ValuePlan):
             for j, i in enumerate(b.insts):
                 self.order[id(i)] = (k, j)
         self.rets = [b for b in self.rpo if b.term.op == "ret"]
-        from enzyme_cc.rules.call_kinds import kind_of
-        from .loops import find_loops, affine_phi
-        from .memory import MemoryInfo
         self.loops = find_loops(fn, self.dom)
         self.affine = {}                      # header phi -> (loop, init, step)
         for lp in self.loops.values():
@@ -135,8 +140,6 @@ class Synth(TapeRecords, ValuePlan):
         # are freed with the gradient: the forward rule of free defers those frees (as it does
         # realloc's old block).
         self.freed: set[str] = set()
-        from .cfg import always_passes
-        from enzyme_cc.rules.registry import is_deallocator
         blocks = {i.name: b.label for b in fn.blocks for i in b.insts if i.name}
         for b in fn.blocks:
             for i in b.insts:
@@ -161,8 +164,6 @@ class Synth(TapeRecords, ValuePlan):
     def _check_int_pointers(self):
         """A pointer made from an integer has no known shadow: reading or writing float data
         through it would silently drop derivatives."""
-        from enzyme_cc.ir.lexer import carries_float
-        from .type_layout import underlying
         for inst in self.fn.insts():
             ptr = inst.ops[0].value if inst.op == "load" else \
                 inst.ops[1].value if inst.op == "store" else None
@@ -187,7 +188,6 @@ class Synth(TapeRecords, ValuePlan):
 
     def null_based(self, v: str) -> bool:
         """v is computed from the null pointer by GEPs/casts: it is its own shadow."""
-        from .type_layout import underlying
         return underlying(self.fn, v) == "null"
 
     def where(self, inst) -> str:
@@ -200,7 +200,6 @@ class Synth(TapeRecords, ValuePlan):
         self.local_adjoints = block_local_adjoints(self, blocks)
         if self.mode == "combined":
             undo_stores.plan(self)
-        from . import loop_accum
         self.accumulators = loop_accum.plan_accumulators(self)
         # Dry run: which primal values does each reverse block read?
         self.needs = {}
@@ -238,7 +237,6 @@ class Synth(TapeRecords, ValuePlan):
                 if how == "recompute":
                     todo.extend(self.deps(k, b.label))
             self.plan[b.label] = closure
-        from .plan import hoist_tapes, iteration_records
         hoist_tapes(self)
         iteration_records(self)
         for b in blocks:
@@ -309,7 +307,6 @@ class Synth(TapeRecords, ValuePlan):
         self.tape = "%ad.tape"
         for k, slot in self.value_slots.items():
             prologue.append(f"{slot} = alloca {self._key_type(k)}")
-        from .plan import hoist_allocas
         prologue += hoist_allocas(self)
         if self.mode == "combined":
             from .loop_accum import allocas
@@ -375,7 +372,6 @@ class Synth(TapeRecords, ValuePlan):
                 openmp_affine.emit(ctx, b)    # range tracking of its loop's affine loads
             self._forward_term(ctx, b)
             ranges[b.label] = (start, len(fwd_lines))
-        from .tape_reserve import reserve_loops
         fwd_lines = reserve_loops(self, fwd_lines, ranges)
 
         # reverse sweep
@@ -422,7 +418,6 @@ class Synth(TapeRecords, ValuePlan):
         lines += self._adjoint_allocas(act_vals, combined=False)
         for k, slot in self.value_slots.items():
             lines.append(f"{slot} = alloca {self._key_type(k)}")
-        from .plan import hoist_allocas
         lines += hoist_allocas(self)
         from .loop_accum import allocas
         lines += self._riv_allocas() + allocas(self)
@@ -460,7 +455,6 @@ class Synth(TapeRecords, ValuePlan):
     def integer_arm(self, inst) -> bool:
         """inst computes on a tagged union's integer variant passed or returned by value
         (enum_arms.integer_arm_use): no float's bits are manipulated."""
-        from .enum_arms import integer_arm_use
         return integer_arm_use(self.act, self.fn, inst, self.__dict__.setdefault("_arm_memo", {}))
 
     def _bits_kept(self, inst):
@@ -560,7 +554,6 @@ class Synth(TapeRecords, ValuePlan):
         ctx.lines.append(self.print_primal(t))
 
     def aug_ret_type(self) -> str:
-        from .activity_basics import has_shadow_type
         ret = self.fn.ret_ty
         if has_shadow_type(ret) and self.returns_shadow():
             return "{ " + ret + ", " + ret + " }"
@@ -620,7 +613,6 @@ class Synth(TapeRecords, ValuePlan):
 
     def _enter_loops(self, ctx, b, pred):
         """Reverse edge b -> pred enters loops backwards: start their counters at the last iteration."""
-        from .loop_accum import reset
         for lp in self.exited(pred.label, b.label):
             reset(self, ctx, lp)
             h = self.r(lp.header)[1:]

@@ -17,21 +17,23 @@ argument}`, packed into the declared return type in that order.
 from __future__ import annotations
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp
+from enzyme_cc.ir.lexer import is_fp, float_cast
 from .diagnostics import located
 from . import lane_fusion
 from .lane_fusion import local_shadow
+from .activity_basics import has_shadow_type
+from .checkpoint import is_wrapper
+from .copy_types import copy_ranges
+from .marker_args import _marker_of, constant_width
+from .marker_values import TAPE_HEADER_BYTES, _extract, _leaves, _pack
+from enzyme_cc.rules.call_kinds import kind_of
 
 _ALLOWED_KINDS = ("rule", "libm_out", "inactive", "diff", "memset", "unknown")
 
 
 def lane_hazard(synth) -> str | None:
     """What in synth's split pair belongs to lane 0 only (None: nothing)."""
-    from enzyme_cc.rules.call_kinds import kind_of
-    from .checkpoint import is_wrapper
     ckpt = {i.line for i in synth.fn.insts() if i.op == "call" and is_wrapper(i.callee)}
-    from .activity_basics import has_shadow_type
-    from .copy_types import copy_ranges
     for plan in synth.plan.values():
         for (kind, v), how in plan:
             if kind == "ctape" and v not in ckpt:    # a checkpointed loop's run is reversed again
@@ -88,7 +90,6 @@ def hazard_of(gen, key) -> str | None:
 def parse(module, caller, inst, target, ops, where, opts):
     """ops: [fn, enzyme_width, N, args...] -> (width, acts, lanes of (type, value, pre) argument
     lists: lane k's shadows), each lane's list being the split functions' arguments."""
-    from .marker_args import _marker_of, constant_width
     width = constant_width(ops, where)
     if opts.get("primal"):
         raise UserError(f"{where}: enzyme_primal_return with enzyme_width in __enzyme_autodiff is "
@@ -152,7 +153,6 @@ def parse(module, caller, inst, target, ops, where, opts):
 def _same_type(pre, op, ty, inst, idx):
     if op.ty == ty:
         return op.value
-    from enzyme_cc.ir.lexer import float_cast
     t = f"%ad.rvc{inst.line}.{idx}"
     if is_fp(op.ty) and is_fp(ty):
         pre.append(f"{t} = {float_cast(op.ty, ty)} {op.ty} {op.value} to {ty}")
@@ -167,7 +167,6 @@ def _same_type(pre, op, ty, inst, idx):
 def rewrite(gen, req, names) -> list[str]:
     """The augmented forward once, then the lane-fused reverse once (or, where fusion is refused,
     the reverse once per lane on the same tape)."""
-    from .marker_values import TAPE_HEADER_BYTES, _pack
     aug, aug_ret, rev, rev_ret = names
     inst, lines, n = req.inst, list(req.vector_pre), [0]
     where = located(gen.module, req.caller, inst)
@@ -217,7 +216,6 @@ def _lane_params(acts) -> set[int]:
 
 def _leaf_values(lines, tmp, rev_ret, value) -> list:
     """[(value, type)] of the float leaves of one lane's reverse result."""
-    from .marker_values import _extract, _leaves
     return [(_extract(lines, tmp, rev_ret, value, p), t) for p, t in _leaves(rev_ret)]
 
 

@@ -9,6 +9,7 @@ Functions are recognized by their demangled path (legacy and v0 mangling alike).
 from __future__ import annotations
 
 import re
+from .diagnostics import demangled
 
 # the paths of the standard library's formatting and printing code
 _PATHS = ("core::fmt::", "alloc::fmt::", "std::fmt::", "std::io::stdio::_print",
@@ -21,7 +22,6 @@ _NAME = re.compile(r'^(?:define|declare)\b[^@\n]*(@(?:"[^"]*"|[-\w.$]+))\(', re.
 
 def symbols(module) -> set[str]:
     """The module's functions (defined or declared) that format or print text."""
-    from .diagnostics import demangled
     names = [m.group(1)[1:].strip('"') for m in _NAME.finditer(module.text)]
     names = [n for n in names if n.startswith(("_ZN", "_R")) and ("fmt" in n or "stdio" in n)]
     return {"@" + n for n, d in zip(names, demangled(names))

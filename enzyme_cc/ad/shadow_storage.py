@@ -6,6 +6,8 @@ small read-only scalars without a shadow."""
 from __future__ import annotations
 
 from enzyme_cc.errors import UserError
+from .activity_basics import read_only_extent
+from .type_layout import constant_float_global, global_type, pinned_constant
 
 SCRATCH_LIMIT = 256        # bytes of the shadow a read-only inactive scalar joins (inactive_scratch)
 
@@ -15,7 +17,6 @@ class ShadowStorage:
         """Zero-initialized shadow of a mutable global that holds active data (lane k of vector
         forward mode of width N has its own: the default shadow set of that width, see
         global_shadows.py); the program's own for a global marked enzyme_shadow."""
-        from .type_layout import global_type
         if g in self.reg.shadows:
             if lane is not None:
                 raise UserError(f"global '{g[1:]}' has a shadow of its own (enzyme_shadow), "
@@ -52,7 +53,6 @@ class ShadowStorage:
         it, passed where a callee reads active data, joined by a select): for float data a
         zeroed scratch (its tangent is zero, its adjoints dropped; the constant itself would
         give its values as tangents and fault on adjoints), else the global itself (a string)."""
-        from .type_layout import constant_float_global
         return self.scratch_shadow(g) if constant_float_global(self.module, g) else g
 
     def unwritten_global_shadow(self, g: str) -> str | None:
@@ -63,13 +63,11 @@ class ShadowStorage:
             return None
         if self.module.is_constant_global(g):
             return self.constant_shadow(g)
-        from .type_layout import pinned_constant
         return self.pinned_shadow(g) if pinned_constant(self.module, g) else None
 
     def pinned_shadow(self, g: str) -> str:
         """The shadow of a pointer global nothing writes that holds a constant descriptor's
         address (type_layout.pinned_constant): a constant holding the descriptor's shadow."""
-        from .type_layout import pinned_constant
         name = "@ad.pinned." + g[1:].strip('"')
         if name not in self.decls:
             target = self.constant_shadow(pinned_constant(self.module, g))
@@ -81,7 +79,6 @@ class ShadowStorage:
         address) that a select or phi joins with shadowed memory, where the code only reads
         small non-pointer data through it (activity.read_only_extent): tangents read zeros
         from a constant; adjoints land in a sink nothing reads. None otherwise."""
-        from .activity_basics import read_only_extent
         n = read_only_extent(self.module, synth.fn, v)
         if not n or n > SCRATCH_LIMIT:
             return None

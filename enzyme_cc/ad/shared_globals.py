@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 
-from enzyme_cc.ir.lexer import scalar_of, type_size
-from enzyme_cc.ir.lexer import carries_float
+from enzyme_cc.ir.lexer import scalar_of, type_size, carries_float
 from .tape import TAPE_OPS
 from .type_layout import underlying, global_type, global_named, named_expand, layout
 from .fixed_point import PREFIX as FP_PREFIX
+from enzyme_cc.rules.call_kinds import kind_of
+from enzyme_cc.rules.mpi import is_mpi
 
 # a store of a constant (a global's address, maybe a constant GEP of it) into memory
 _CONST_PTR_STORE = re.compile(r"store ptr (getelementptr[^,]*\(|)[^%,]*@")
@@ -84,8 +85,6 @@ def find_shared_globals(gen, roots):
     # a function that communicates over MPI takes part in the derivative's messages whether or
     # not its own arguments are active (rules/mpi.py)
     from types import SimpleNamespace
-    from enzyme_cc.rules.call_kinds import kind_of
-    from enzyme_cc.rules.mpi import is_mpi
     users |= {f for f in reach if any(is_mpi(c) and kind_of(gen, SimpleNamespace(callee=c)) ==
                                       "mpi" for c in gen._callees(f))}
     changed = True
@@ -99,7 +98,6 @@ def find_shared_globals(gen, roots):
 def accesses(gen, roots):
     """(functions reached from roots, mutable data global -> functions accessing it, globals
     written there)."""
-    from enzyme_cc.rules.call_kinds import kind_of
     module = gen.module
     reach, todo = set(), list(roots)
     while todo:

@@ -20,6 +20,8 @@ import os
 
 from enzyme_cc.ir.lexer import compare_type, is_fp, zero_of
 from .cfg import always_passes
+from .type_layout import underlying
+from enzyme_cc.rules.registry import call_rule
 
 # users through which no adjoint flows back (comparisons, conversions to integers)
 _NEUTRAL = ("fcmp", "fptosi", "fptoui")
@@ -74,7 +76,6 @@ def _pure(inst) -> bool:
         return True
     if inst.op != "call" or any(o.ty == "ptr" for o in inst.ops):
         return False
-    from enzyme_cc.rules.registry import call_rule
     callee = inst.callee or ""
     return callee.startswith("@llvm.") or call_rule(callee) is not None
 
@@ -100,7 +101,6 @@ def _covered(fn, inst, uses, live) -> bool:
 
 
 def _local_slot(fn, ptr: str) -> bool:
-    from .type_layout import underlying
     return getattr(fn.defs.get(underlying(fn, ptr)), "op", None) == "alloca"
 
 

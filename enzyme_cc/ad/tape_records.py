@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import type_size, join
 from . import exit_count, phi_select
+from .lane_fusion import mark_local_shadows
+from .plan import exit_keys, store_hoisted
 
 
 class TapeRecords:
@@ -13,7 +15,6 @@ class TapeRecords:
     def _tape_items(self, b):
         """The record block b pushes: its own tape entries, then the loop-invariant values of
         the loops it exits and, as a latch, its iteration's values (plan.py)."""
-        from .plan import exit_keys
         return [(k, self._key_type(k)) for k, how in self.plan[b.label] if how == "tape"] + \
             [(k, self._key_type(k)) for k in exit_keys(self, b)]
 
@@ -41,7 +42,6 @@ class TapeRecords:
         items = self._tape_items(b)
         for k, val in self._pop_items(ctx, items):
             ctx.avail[k] = val
-        from .plan import store_hoisted
         store_hoisted(self, ctx, b)
         for k, how in plan:
             if how == "hoist":
@@ -66,7 +66,6 @@ class TapeRecords:
                 ctx.avail[k] = self._key_forward_name(k) if k[0] in ("iv", "ivx", "pred", "ctape") or \
                     k[1].startswith("%") else \
                     (k[1] if k[0] == "p" else self.fwd_shadow(k[1]))
-        from .lane_fusion import mark_local_shadows
         mark_local_shadows(self, ctx, dict.fromkeys(
             [k for k, _ in items] + [k for k, how in plan if how in ("hoist", "slot", "iter")]))
         recs = sorted((k for k, how in plan if how == "recompute" and k[0] not in ("ivx", "pred")),

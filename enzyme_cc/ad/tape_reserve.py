@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 
 from .cfg import cyclic_blocks
+from .tape_records import _slot
 
 _TAPE_USE = re.compile(r"%ad\.tape(?![-\w.$\"])")
 _PUSH = "@__enzyme_cc_push(ptr %ad.tape, "
@@ -78,7 +79,6 @@ def reserve_loops(synth, lines: list[str], ranges: dict) -> list[str]:
 
 
 def _record_bytes(synth, b) -> int:
-    from .tape_records import _slot
     if b.label not in synth.plan:
         return 0
     return sum(_slot(ty, synth.module) for _, ty in synth._tape_items(b))

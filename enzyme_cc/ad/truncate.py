@@ -30,6 +30,7 @@ from enzyme_cc.errors import UserError
 from .diagnostics import located, source_of
 from .truncate_clone import _Clone, _identity_of as _identity_v
 from .truncate_ops import IEEE, MEM, NATIVE, OP, _Body, line_of
+from enzyme_cc.ir.model import parse_module
 
 _CALL = re.compile(r"@\"?[\w.$]*__enzyme_(truncate_(mem|op)_func|truncate_mem_value|"
                    r"expand_mem_value)[\w.$]*\"?\(")
@@ -74,7 +75,6 @@ def lower(text: str) -> str:
     MADE_AT.clear()
     if not _CALL.search(text):
         return text
-    from enzyme_cc.ir.model import parse_module
     return _Lowering(parse_module(text)).run()
 
 

@@ -9,7 +9,8 @@ import re
 from types import SimpleNamespace
 
 from enzyme_cc.ir.model import Operand
-from enzyme_cc.ir.lexer import carries_float, name_ref, type_size, split_fields, type_align
+from enzyme_cc.ir.lexer import (carries_float, name_ref, type_size, split_fields, type_align,
+                                parse_type, tokenize)
 
 FLOATS = {"double", "float"}
 _INT_NAMES = {"int", "long", "long long", "short", "bool", "_Bool", "unsigned int", "unsigned long",
@@ -189,7 +190,6 @@ def tbaa_struct(module, md: str | None) -> dict:
 
 def global_type(module, name: str) -> str | None:
     """Value type of a global variable from its definition line."""
-    from enzyme_cc.ir.lexer import tokenize, parse_type
     line = module.globals.get(name, "")
     toks = tokenize(line)
     for k, t in enumerate(toks):

@@ -16,7 +16,7 @@ from enzyme_cc.ir.lexer import type_size, vector_shape
 
 from .type_layout import (FLOATS, declared_kind, decompose, global_type, layout, same_memory,
                           scalar_kind, tbaa_is_field, tbaa_kind, tbaa_name, tbaa_pointee,
-                          underlying, unions_hide)
+                          underlying, unions_hide, containing_type, record_of)
 from .unionfind import UnionFind
 
 # Enzyme's type annotation calls: `__enzyme_double(p)` says p points to doubles (type analysis
@@ -237,7 +237,6 @@ class TypeInfo:
         return self._record_views[ptr]
 
     def _record_view_of(self, ptr: str) -> dict:
-        from .type_layout import containing_type, record_of
         ty, off = containing_type(self.module, self.fn, ptr)
         if not ty:
             ty, off = record_of(self.module, self.fn, self, ptr)

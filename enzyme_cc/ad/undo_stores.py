@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from enzyme_cc.ir.model import Inst
 from .type_layout import underlying
+from enzyme_cc.rules.instructions import align_of
 
 
 def plan(synth):
@@ -54,14 +55,12 @@ def _undoable(synth) -> set:
 
 
 def _store(synth, ctx, inst, val):
-    from enzyme_cc.rules.instructions import align_of
     ctx.lines.append(f"store {inst.ops[0].ty} {val}, ptr {synth.r(inst.ops[1].value)}"
                      f"{align_of(inst)}")
 
 
 def save_old(synth, ctx, inst):
     """Forward sweep, just before the undone store: the bytes it overwrites."""
-    from enzyme_cc.rules.instructions import align_of
     old = synth.tmp("undo")
     synth.undo_old[id(inst)] = old
     ctx.lines.append(f"{old} = load {inst.ops[0].ty}, ptr {synth.r(inst.ops[1].value)}"

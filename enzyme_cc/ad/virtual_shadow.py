@@ -15,6 +15,7 @@ import re
 from enzyme_cc.errors import UserError
 from .diagnostics import located
 from .marker_values import _identity
+from enzyme_cc.ir.model import parse_module
 
 _CALL = re.compile(r"@\"?[\w.$]*__enzyme_virtualreverse[\w.$]*\"?\(")
 
@@ -23,7 +24,6 @@ def lower(text: str) -> str:
     """Replace every __enzyme_virtualreverse(p) by p."""
     if not _CALL.search(text):
         return text
-    from enzyme_cc.ir.model import parse_module
     module = parse_module(text)
     lines = list(module._lines)
     for name, (start, end) in list(module._bodies.items()):
