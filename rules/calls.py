@@ -184,7 +184,8 @@ def _fwd_call(ctx, inst, before):
                                   off, nv, ranges, len64(ctx, n))
         return None
     if kind == "blas" and before and _involved(ctx, inst):
-        from .blas import forward_copies, tangent_before
+        from .blas import forward_copies
+        from .blas_tangent import tangent_before
         tangent_before(ctx, inst) if fwd_mode else forward_copies(ctx, inst)
         return None
     if kind == "blas" and not before and not fwd_mode and _involved(ctx, inst):
@@ -322,7 +323,7 @@ def _rev_call(ctx, inst, d):
         from enzyme_cc.ad.fixed_point import reverse as fixed_point_reverse
         fixed_point_reverse(ctx, inst, d)
     elif kind == "blas" and _involved(ctx, inst):
-        from .blas import reverse as blas_reverse
+        from .blas_reverse import reverse as blas_reverse
         blas_reverse(ctx, inst, d)
     elif kind == "mpi":
         from .mpi import reverse as mpi_reverse

@@ -250,7 +250,7 @@ def _t_call(ctx, inst):
         return fortran_tangent(ctx, inst)
     if kind == "blas":
         from .calls import _involved
-        from .blas import tangent as blas_tangent
+        from .blas_tangent import tangent as blas_tangent
         return blas_tangent(ctx, inst) if _involved(ctx, inst) else None
     if kind == "ckpt_driver":
         from .calls import refuse_checkpoint_driver
