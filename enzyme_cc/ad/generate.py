@@ -20,7 +20,8 @@ from .diagnostics import located, untyped_copy_hint
 from . import (packed_bits, restored_args, batch, fixed_point, iter_marker, openmp_capture,
                truncate, global_shadows, registrations, reverse_vector, runtime, shared_globals,
                tape_local, virtual_shadow, fp_logger, rust_text)
-from .markers import drop_unwind_edge, find_requests, refuse_marker_values, refuse_unknown_function
+from .markers import drop_unwind_edge, find_requests, refuse_marker_values
+from .marker_targets import refuse_unknown_function
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                              rewrite_primal_reverse, rewrite_vector_call, with_marker_location)
 from .typeinfo import TypeInfo
