@@ -104,7 +104,7 @@ def _fwd_call(ctx, inst, before):
             return False
         from enzyme_cc.ad.fixed_point import reverse_reads_alloca
         if synth.mode == "split" and inst.ops and reverse_reads_alloca(synth, inst.ops[-1].value):
-            return False               # that alloca lives on the heap here (rules/instructions.py)
+            return False               # that alloca lives on the heap here (rules/shadow_rules.py)
     if synth.mode == "combined" and (inst.callee or "").startswith("@llvm.stackrestore"):
         # a VLA (and its shadow) freed here is still read by the reverse sweep: keep the stack
         # until the gradient returns

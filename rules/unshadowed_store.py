@@ -1,4 +1,4 @@
-"""A pointer without a shadow stored into memory that has one (rules/instructions.py's store
+"""A pointer without a shadow stored into memory that has one (rules/shadow_rules.py's store
 rule gives it a null shadow): refused where the program shows that it points to float data."""
 from __future__ import annotations
 from enzyme_cc.ad.activity_basics import integer_only

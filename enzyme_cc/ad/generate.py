@@ -12,6 +12,7 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import adjoint_type_of
 from enzyme_cc.ir.model import parse_module
 import enzyme_cc.rules.instructions  # noqa: F401  (registers instruction rules)
+import enzyme_cc.rules.shadow_rules  # noqa: F401  (registers the forward sweep's shadow rules)
 import enzyme_cc.rules.calls  # noqa: F401        (registers call rules)
 import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from .activity_basics import FREES

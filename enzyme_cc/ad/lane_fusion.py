@@ -345,7 +345,7 @@ def _locals(fn, ptr: str, seen=None) -> set[str] | None:
 def local_shadow(fn, v: str) -> bool:
     """v's shadow points into the shadow of a fixed-size local of fn. In a split pair built
     `multi` that shadow is freed with the tape and zeroed again by the reverse sweep
-    (rules/instructions.py, alloca), so each lane finds it as the forward sweep left it: zero,
+    (rules/shadow_rules.py, alloca), so each lane finds it as the forward sweep left it: zero,
     since no forward sweep that writes a shadow pointer is accepted here."""
     seen, todo = set(), [v]
     while todo:
