@@ -199,6 +199,8 @@ class ReadOnly:
             if kind in ("diff", "omp_fork"):
                 self.stopped = True            # an indirect call, an inner round's helper
                 return
+            if (inst.callee or "").startswith("@llvm.lifetime."):
+                return              # (no pointer enters the local: its content stays known)
             for r in self._call_writes(fn, inst, kind):
                 if r[0] == "local":
                     self.opaque.add(r)
