@@ -258,7 +258,7 @@ def test_openmp_range_classes(tmp_path):
     the x and y components of the node array kept in one block are two classes; a loop over the
     three components with a run-time stride tracks one class per iteration, and its adds test
     all three. The derivatives themselves are checked by test_openmp_program."""
-    from enzyme_cc.ad.openmp_ranges import ROOT, K
+    from enzyme_cc.ad.openmp_classes import ROOT, K
     dump = tmp_path / "dump"
     run(["enzyme-cc", "-fopenmp", "-O2", str(HERE / "omp_gather_callee.c"), "-lm", "-o", "prog"],
         cwd=tmp_path, env=dict(os.environ, ENZYME_CC_DUMP_DIR=str(dump)))
