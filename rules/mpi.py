@@ -137,13 +137,19 @@ def received(inst) -> list[int]:
     return FUNCS[name][3]
 
 
+# pointer arguments besides the receive buffers that a call writes: the status or the request
+# (the datatypes, the op and the communicator are handles it reads: in Open MPI pointers to the
+# library's own objects, whose memory the program never reads as data)
+_OUTPUTS = {"MPI_Recv": [6], "MPI_Sendrecv": [11], "MPI_Isend": [6], "MPI_Irecv": [6]}
+
+
 def written(inst):
     """Argument indices the call may write (None: any memory, a request completion)."""
     name = (inst.callee or "").lstrip("@")
     if name not in FUNCS or name in _WAITS:
         return None
-    return [k for k, o in enumerate(inst.ops) if o.ty == "ptr" and
-            k not in [b for b, _ in FUNCS[name][1]] or k in FUNCS[name][3]]
+    return [k for k in FUNCS[name][3] + _OUTPUTS.get(name, [])
+            if k < len(inst.ops) and inst.ops[k].ty == "ptr"]
 
 
 def _args(ctx, inst, kinds, code, get_p):
