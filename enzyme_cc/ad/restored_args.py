@@ -5,11 +5,12 @@ Hydrodynamics and finite-element codes gather an element's corner coordinates in
 arrays, pass them to helpers (`hex_volume(px, py, pz, ...)`) and overwrite them for the next
 element before any reverse runs: the helper's loads of them cannot be re-read in its reverse,
 and tapes each one, in a loop once per iteration (a tetrahedron loop re-reads the same corners
-six times). When the caller passes an alloca of known size to a parameter the callee only
-reads (LLVM's `readonly`, `captures(none)`, used by nothing but address arithmetic and loads),
-the callee's split pair for that call saves the array's bytes once, and its reverse reads a
-copy of them: every load through that parameter is re-executed there instead of taped. The
-variant is part of the split key (`-restore:param=bytes`), so other callers keep the plain one.
+six times). When the caller passes an alloca of known size to a parameter the callee uses for
+nothing but address arithmetic and loads, passes it to no other parameter of the call, and never
+lets its address escape (so nothing the call runs can write it), the callee's split pair for
+that call saves the array's bytes once, and its reverse reads a copy of them: every load through
+that parameter is re-executed there instead of taped. The variant is part of the split key
+(`-restore:param=bytes`), so other callers keep the plain one.
 """
 from __future__ import annotations
 
