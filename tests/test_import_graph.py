@@ -5,6 +5,8 @@ modules together for a reader). `lto/`, `rules/` and `bitcode/` are the `enzyme_
 import ast
 from pathlib import Path
 
+from enzyme_cc.ad.cfg import strongly_connected
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"enzyme_cc": "enzyme_cc", "lto": "enzyme_cc.lto", "rules": "enzyme_cc.rules",
             "bitcode": "enzyme_cc.bitcode"}
@@ -41,43 +43,9 @@ def _imports(name: str, path: Path, modules) -> set[str]:
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan, iterative)."""
-    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
-    for root in graph:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = counter[0]
-        counter[0] += 1
-        stack.append(root)
-        on.add(root)
-        while work:
-            node, it = work[-1]
-            nxt = next(it, None)
-            if nxt is not None:
-                if nxt not in index:
-                    index[nxt] = low[nxt] = counter[0]
-                    counter[0] += 1
-                    stack.append(nxt)
-                    on.add(nxt)
-                    work.append((nxt, iter(sorted(graph[nxt]))))
-                elif nxt in on:
-                    low[node] = min(low[node], index[nxt])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                comp = []
-                while True:
-                    m = stack.pop()
-                    on.discard(m)
-                    comp.append(m)
-                    if m == node:
-                        break
-                if len(comp) > 1:
-                    out.append(sorted(comp))
-    return out
+    """Strongly connected components of more than one module."""
+    return [sorted(c) for c in strongly_connected(list(graph), lambda v: sorted(graph[v]))
+            if len(c) > 1]
 
 
 def test_no_import_cycle():

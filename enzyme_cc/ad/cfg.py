@@ -49,33 +49,26 @@ def reverse_postorder(fn):
     return post[::-1]
 
 
-def cyclic_blocks(fn, skip_edge=None, within=None) -> set[str]:
-    """Labels of blocks on some CFG cycle (non-trivial SCC or self loop), via Tarjan.
-    `skip_edge` (src, dst) is left out of the graph; `within`: the graph is these blocks only
-    (cycles inside a loop's body, not through the loops around it)."""
-    index, low, on, stack, out = {}, {}, set(), [], set()
-    counter = [0]
-
-    def succ(v):
-        return iter([t for t in fn.block(v).term.targets
-                     if (v, t) != skip_edge and (within is None or t in within)])
-
-    def strong(v):
-        work = [(v, succ(v))]
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
+def strongly_connected(nodes, successors) -> list[list]:
+    """The strongly connected components of a graph (Tarjan, iterative), each a list of nodes:
+    `nodes` to start from, in order; `successors(v)` the nodes v has edges to."""
+    index, low, on, stack, out = {}, {}, set(), [], []
+    for root in nodes:
+        if root in index:
+            continue
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        work = [(root, iter(successors(root)))]
         while work:
             node, it = work[-1]
             w = next(it, None)
             if w is not None:
                 if w not in index:
-                    index[w] = low[w] = counter[0]
-                    counter[0] += 1
+                    index[w] = low[w] = len(index)
                     stack.append(w)
                     on.add(w)
-                    work.append((w, succ(w)))
+                    work.append((w, iter(successors(w))))
                 elif w in on:
                     low[node] = min(low[node], index[w])
                 continue
@@ -90,12 +83,23 @@ def cyclic_blocks(fn, skip_edge=None, within=None) -> set[str]:
                     comp.append(x)
                     if x == node:
                         break
-                if len(comp) > 1 or (node in fn.block(node).term.targets and (node, node) != skip_edge):
-                    out.update(comp)
+                out.append(comp)
+    return out
 
-    for b in fn.blocks:
-        if b.label not in index and (within is None or b.label in within):
-            strong(b.label)
+
+def cyclic_blocks(fn, skip_edge=None, within=None) -> set[str]:
+    """Labels of blocks on some CFG cycle (non-trivial SCC or self loop).
+    `skip_edge` (src, dst) is left out of the graph; `within`: the graph is these blocks only
+    (cycles inside a loop's body, not through the loops around it)."""
+    def succ(v):
+        return [t for t in fn.block(v).term.targets
+                if (v, t) != skip_edge and (within is None or t in within)]
+
+    out = set()
+    for comp in strongly_connected([b.label for b in fn.blocks
+                                    if within is None or b.label in within], succ):
+        if len(comp) > 1 or comp[0] in succ(comp[0]):
+            out.update(comp)
     return out
 
 
