@@ -14,6 +14,7 @@ Datatypes and ops must be Open MPI's predefined ones, known at compile time; int
 inactive; anything else (derived types, user ops, one-sided MPI, calls without a rule) is refused.
 """
 from __future__ import annotations
+
 from .c_runtime import runtime_bitcode
 from enzyme_cc.lto.optimize import parse_bitcode
 

@@ -1,6 +1,7 @@
 """A pointer without a shadow stored into memory that has one (rules/shadow_rules.py's store
 rule gives it a null shadow): refused where the program shows that it points to float data."""
 from __future__ import annotations
+
 from enzyme_cc.ad.activity_basics import integer_only
 from enzyme_cc.ad.type_layout import FLOATS, global_named, tbaa_pointee, underlying
 from enzyme_cc.errors import UserError

@@ -18,7 +18,7 @@ one per block.
 """
 from __future__ import annotations
 
-from .cfg import pred_edges
+from .cfg import cyclic_blocks, pred_edges
 from .loop_accum import _invariant
 from .loops import innermost_loops
 from .type_layout import underlying
@@ -193,7 +193,6 @@ def iteration_records(synth):
     def fits(lp, u) -> bool:
         """u runs once per iteration of lp (its innermost loop) and reaches the latch."""
         if lp.header not in nested:
-            from .cfg import cyclic_blocks
             nested[lp.header] = cyclic_blocks(synth.fn, skip_edge=(lp.latch, lp.header),
                                               within=lp.blocks)
         return inner.get(u) is lp and u not in nested[lp.header] and \

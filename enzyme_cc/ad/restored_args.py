@@ -25,9 +25,16 @@ _FP = ("double", "float", "half", "fp128", "x86_fp80", "bfloat")
 
 def restored_args(gen, synth, inst) -> frozenset:
     """{(callee parameter, bytes)} of the call's arguments whose callee split pair restores
-    them (see the module docstring)."""
+    them (see the module docstring); asked by both sweeps of the caller, answered once."""
     if synth is None or synth.mode == "forward" or not inst.callee.startswith("@"):
         return frozenset()
+    memo = synth.__dict__.setdefault("_restored_args", {})
+    if id(inst) not in memo:
+        memo[id(inst)] = _restored_args(gen, synth, inst)
+    return memo[id(inst)]
+
+
+def _restored_args(gen, synth, inst) -> frozenset:
     fn = gen.module.function(inst.callee)
     if fn is None or not fn.blocks:
         return frozenset()
@@ -45,14 +52,13 @@ def restored_args(gen, synth, inst) -> frozenset:
 
 def _derived(fn, root: str) -> set[str]:
     """root and the addresses computed from it (GEPs on it, transitively)."""
-    derived, grew = {root}, True
-    while grew:                          # (blocks are not in dominance order)
-        grew = False
-        for inst in fn.insts():
-            if inst.op == "getelementptr" and inst.ops and inst.ops[0].value in derived and \
-                    inst.name not in derived:
-                derived.add(inst.name)
-                grew = True
+    users, derived, todo = fn.users(), {root}, [root]
+    while todo:
+        v = todo.pop()
+        for u in users.get(v, ()):
+            if u.op == "getelementptr" and u.ops[0].value == v and u.name not in derived:
+                derived.add(u.name)
+                todo.append(u.name)
     return derived
 
 

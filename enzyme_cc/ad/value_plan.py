@@ -93,8 +93,7 @@ class ValuePlan:
             g = global_named(base) if base.startswith(("@", "getelementptr")) else None
             if g and self.module.is_constant_global(g) or restored_root(self, base):
                 return True         # constant memory, or an array the reverse restores
-            if self.mode == "combined" and \
-                    self.mem.unmodified_after(underlying(self.fn, inst.ops[0].value), inst, user):
+            if self.mode == "combined" and self.mem.unmodified_after(base, inst, user):
                 return True
             # memory no write of the whole call tree reaches (split pairs too)
             return reloadable(self.gen, self.fn.name, inst.ops[0].value)
