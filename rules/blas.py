@@ -22,6 +22,7 @@ import re
 from .c_runtime import runtime_bitcode
 from enzyme_cc.ad.type_layout import underlying
 from enzyme_cc.lto.optimize import parse_bitcode
+from .shadow_blocks import defer_free
 
 ROW, COL, NT, TR = 101, 102, 111, 112
 # name -> (argument names in order, index of the argument the call writes or None)
@@ -497,7 +498,6 @@ def _own_block(ctx, p):
     """A block the reverse frees (_release); a reverse that runs more than once on one tape
     leaves it to the tape's end."""
     if ctx.gen().in_multi:
-        from .shadow_blocks import defer_free
         defer_free(ctx, p, "null")
 
 

@@ -11,6 +11,7 @@ from .tape import is_tape_call
 from enzyme_cc.ad import openmp
 from enzyme_cc.ad.checkpoint import DRIVERS
 from enzyme_cc.ad.checkpoint_tangent import is_ckpt_fn
+from enzyme_cc.ad.inert import inert
 
 # Allocation functions: (size arguments, whose product is the size; deallocator). The shadow is
 # allocated by the same call (zeroed: rules/shadow_blocks.py).
@@ -82,7 +83,6 @@ def _kind_of(gen, c: str) -> str:
     if family(c) is not None and not gen.module.defines(c):
         return "libm_out"        # modf, sincos: two float results (rules/libm_out.py)
     if gen.module.defines(c) and is_variadic(gen.module, c):
-        from enzyme_cc.ad.inert import inert
         if inert(gen, c):
             return "inactive"     # an error reporter: formats text (enzyme_cc/ad/inert.py)
     if gen.module.defines(c) or c.startswith("%"):

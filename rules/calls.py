@@ -1,17 +1,34 @@
 """Rules for calls: library functions with formula rules, memory functions, allocation, and
 calls to functions whose bitcode we have (differentiated recursively: augmented forward + reverse).
 """
+import ast
 import functools
 import re
+from types import SimpleNamespace
 
 from enzyme_cc.ir.lexer import is_fp, float_cast
-from .registry import reverse, forward, call_rule
+from .registry import reverse, forward, call_rule, allocator
 from .formula import FormulaCompiler, FUNCS, callees
 from .copy_adjoint import copy_fields, len64, move_fields_at_once, rev_memcpy
 from .call_kinds import ALLOC, SHADOW_ALLOCATOR, allocated_here, is_variadic, kind_of
 from .shadow_blocks import defer_free, zero_shadow_block
 from enzyme_cc.ad.inert import blocker
-
+from enzyme_cc.ad.checkpoint import is_wrapper, functions as checkpoint_functions
+from enzyme_cc.ad.diagnostics import located, quoted_name
+from enzyme_cc.ad.checkpoint_tangent import loop_source
+from .mpi import forward as mpi_forward, reverse as mpi_reverse
+from .tape import forward_sweep, defer_shadows, reverse_sweep
+from enzyme_cc.ad.openmp import forward_call, reverse_call
+from enzyme_cc.ad.fixed_point import (reverse_reads_alloca, augment as fixed_point_augment,
+                                      reverse as fixed_point_reverse)
+from .realloc import realloc_forward, rev_realloc
+from .blas import forward_copies, capture_after
+from .blas_tangent import tangent_before
+from .fortran import refuse_runtime_call, reverse as fortran_reverse
+from enzyme_cc.ad.global_shadows_nested import outer_call
+from .libm_out import reverse as libm_out_reverse
+from .blas_reverse import reverse as blas_reverse
+from enzyme_cc.ad.cfg import dominators
 
 
 # call kinds that run as a plain primal call in a block ending in `unreachable`
@@ -36,7 +53,6 @@ def call_kind(ctx, inst) -> str:
     if kind == "diff" and is_variadic(ctx.gen().module, inst.callee or "") and _involved(ctx, inst):
         _refuse_variadic(ctx, inst)
     if kind == "diff" and ctx.synth.mode != "forward":
-        from enzyme_cc.ad.checkpoint import is_wrapper
         if is_wrapper(inst.callee):
             return "checkpoint"     # reverse mode: the schedule's driver, not a taped loop
     return kind
@@ -52,7 +68,6 @@ def _bits_passed(ctx, inst) -> bool:
 def _refuse_variadic(ctx, inst):
     """A call carrying derivatives into a variadic function that is not inert (ad/inert.py):
     say what in it needs a derivative."""
-    from enzyme_cc.ad.diagnostics import located, quoted_name
     fn, at = blocker(ctx.gen(), inst.callee)
     why = f"it returns a {'pointer' if fn.ret_ty == 'ptr' else 'float'}" if at is None else \
         f"it writes memory outside its stack frame ({located(ctx.gen().module, fn, at)})"
@@ -72,7 +87,6 @@ def _involved(ctx, inst) -> bool:
 def _fwd_call(ctx, inst, before):
     if inst.callee == "@__enzyme_cc_defer_free":
         if not before:
-            from .tape import defer_shadows
             defer_shadows(ctx, inst)
         return None
     kind = call_kind(ctx, inst)
@@ -81,28 +95,23 @@ def _fwd_call(ctx, inst, before):
     if kind == "ckpt_driver" and before:
         refuse_checkpoint_driver(ctx.gen(), synth, inst)
     if kind == "ckpt_fn" and before and not fwd_mode and _involved(ctx, inst):
-        from enzyme_cc.ad.checkpoint_tangent import loop_source
         ctx.gen().fail(synth, inst, "a checkpointed loop (__enzyme_checkpoint_for/while)"
                        f"{loop_source(ctx.gen(), inst.callee)} inside a gradient that is "
                        "differentiated again in reverse mode is not supported (forward over "
                        "reverse is)", "differentiate the gradient in forward mode "
                        "(__enzyme_fwddiff), or differentiate the plain loop")
     if kind == "mpi":                  # always: every rank takes part in the derivative's messages
-        from .mpi import forward as mpi_forward
         return mpi_forward(ctx, inst, before)
     if kind == "tape":
-        from .tape import forward_sweep
         forward_sweep(ctx, inst, before)
         return None
     if kind.startswith("omp") and before:
-        from enzyme_cc.ad.openmp import forward_call
         return forward_call(ctx, inst, kind)
     if before and (inst.callee or "").startswith("@llvm.lifetime."):
         if synth.mode == "combined":
             # the reverse sweep (a fixed point's too) still reads the primal's locals: their
             # lifetime ends with the gradient, or stack colouring lays other objects over them
             return False
-        from enzyme_cc.ad.fixed_point import reverse_reads_alloca
         if synth.mode == "split" and inst.ops and reverse_reads_alloca(synth, inst.ops[-1].value):
             return False               # that alloca lives on the heap here (rules/shadow_rules.py)
     if synth.mode == "combined" and (inst.callee or "").startswith("@llvm.stackrestore"):
@@ -129,7 +138,6 @@ def _fwd_call(ctx, inst, before):
                  f"{n.ty} {nv})")
         return None
     if kind == "realloc" and before and inst.name in ctx.act.shadowed and not fwd_mode:
-        from .realloc import realloc_forward
         realloc_forward(ctx, inst)
         return False
     if kind == "alloc" and not before and inst.name in ctx.act.shadowed:
@@ -184,12 +192,9 @@ def _fwd_call(ctx, inst, before):
                                   off, nv, ranges, len64(ctx, n))
         return None
     if kind == "blas" and before and _involved(ctx, inst):
-        from .blas import forward_copies
-        from .blas_tangent import tangent_before
         tangent_before(ctx, inst) if fwd_mode else forward_copies(ctx, inst)
         return None
     if kind == "blas" and not before and not fwd_mode and _involved(ctx, inst):
-        from .blas import capture_after
         capture_after(ctx, inst)
         return None
     if kind in ("custom", "checkpoint") and before and _involved(ctx, inst) and not fwd_mode:
@@ -199,8 +204,7 @@ def _fwd_call(ctx, inst, before):
         _mirror_call(ctx, inst)
         return None
     if kind == "fixedpoint" and not before and not fwd_mode and _involved(ctx, inst):
-        from enzyme_cc.ad.fixed_point import augment
-        augment(ctx, inst)
+        fixed_point_augment(ctx, inst)
         return None
     if kind == "diff" and before and _involved(ctx, inst):
         if fwd_mode:
@@ -208,7 +212,6 @@ def _fwd_call(ctx, inst, before):
         ctx.gen().emit_augmented_call(ctx, inst)
         return False
     if kind == "unknown" and before and _involved(ctx, inst):
-        from enzyme_cc.ad.diagnostics import quoted_name
         what = "indirect call" if (inst.callee or "").startswith("%") else \
             "call to " + quoted_name(inst.callee or "")
         if re.match(r'@"?__enzyme_(post_sparse_)?todense', inst.callee or ""):
@@ -220,7 +223,6 @@ def _fwd_call(ctx, inst, before):
                            "call __enzyme_todense outside the differentiated function and pass "
                            "the pointer in as an argument (or as a shadow)")
         if (inst.callee or "").startswith("@_FortranA"):
-            from .fortran import refuse_runtime_call
             refuse_runtime_call(ctx.gen(), synth, inst)
         ctx.gen().fail(synth, inst, f"no derivative rule for {what} and no bitcode for it",
                        "rebuild the object defining it with enzyme-cc, add a rule in an enzyme.toml "
@@ -230,7 +232,6 @@ def _fwd_call(ctx, inst, before):
 
 def _alloc_size(ctx, inst):
     """The byte count an allocation call requests."""
-    from .registry import allocator
     idx = ALLOC[inst.callee][0] if inst.callee in ALLOC else (allocator(inst.callee)[0],)
     vals = []
     for k in idx:
@@ -286,12 +287,10 @@ def _mirror_call(ctx, inst):
 def _rev_call(ctx, inst, d):
     kind = call_kind(ctx, inst)
     if (inst.callee or "").startswith("@ad.gs."):
-        from enzyme_cc.ad.global_shadows_nested import outer_call
         return outer_call(ctx, inst)
     if kind == "rule":
         _rev_formula(ctx, inst, d)
     elif kind == "libm_out":
-        from .libm_out import reverse as libm_out_reverse
         libm_out_reverse(ctx, inst, d)
     elif kind == "memcpy":
         rev_memcpy(ctx, inst)
@@ -301,35 +300,27 @@ def _rev_call(ctx, inst, d):
             zero_shadow_like(ctx, dst, n)
     elif kind == "alloc":
         if inst.name in ctx.synth.freed:
-            from .registry import allocator
             f = ALLOC[inst.callee][1] if inst.callee in ALLOC else allocator(inst.callee)[1]
             ctx.emit(f"call void {f}(ptr {ctx.s(inst.name)})")
             ctx.emit(f"call void {f}(ptr {ctx.p(inst.name)})")
             ctx.gen().declare_raw(f, f"declare void {f}(ptr)")
     elif kind == "realloc" and inst.name in ctx.act.shadowed:
-        from .realloc import rev_realloc
         rev_realloc(ctx, inst)
     elif kind == "tape":
-        from .tape import reverse_sweep
         reverse_sweep(ctx, inst)
     elif kind.startswith("omp"):
-        from enzyme_cc.ad.openmp import reverse_call
         reverse_call(ctx, inst, kind)
     elif kind == "diff" and _involved(ctx, inst):
         ctx.gen().emit_reverse_call(ctx, inst, d)
     elif kind in ("custom", "checkpoint") and _involved(ctx, inst):
         _custom_reverse(ctx, inst, d)
     elif kind == "fixedpoint" and _involved(ctx, inst):
-        from enzyme_cc.ad.fixed_point import reverse as fixed_point_reverse
         fixed_point_reverse(ctx, inst, d)
     elif kind == "blas" and _involved(ctx, inst):
-        from .blas_reverse import reverse as blas_reverse
         blas_reverse(ctx, inst, d)
     elif kind == "mpi":
-        from .mpi import reverse as mpi_reverse
         mpi_reverse(ctx, inst)
     elif kind == "fortran":
-        from .fortran import reverse as fortran_reverse
         fortran_reverse(ctx, inst, d)
 
 
@@ -342,9 +333,7 @@ def refuse_checkpoint_driver(gen, synth, inst):
 def _custom_fns(ctx, inst, which):
     gen = ctx.gen()
     if call_kind(ctx, inst) == "checkpoint":     # generated: enzyme_cc/ad/checkpoint.py
-        from types import SimpleNamespace
-        from enzyme_cc.ad.checkpoint import functions
-        fns = functions(gen, ctx, inst)
+        fns = checkpoint_functions(gen, ctx, inst)
         return fns[2 * which], SimpleNamespace(ret_ty=fns[2 * which + 1])
     pair = gen.reg.gradient.get(inst.callee)
     if pair is None:
@@ -480,7 +469,6 @@ def _function_calls(partial):
     """The calls in a partial's formula of a function the primal may compute too, with plain
     names as arguments (walked once per partial: AST nodes hash by identity, and a rule's
     parsed partials live as long as the process)."""
-    import ast
     return tuple(node for node in ast.walk(partial)
                  if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and
                  node.func.id in FUNCS and node.args and
@@ -491,7 +479,6 @@ def _dominators(synth):
     """The reverse synth's dominators; a forward synth has none of its own: computed once."""
     dom = getattr(synth, "dom", None) or synth.__dict__.get("_sibling_dom")
     if dom is None:
-        from enzyme_cc.ad.cfg import dominators
         dom = synth._sibling_dom = dominators(synth.fn)
     return dom
 
@@ -529,5 +516,4 @@ def convert_float(ctx, v, from_ty, to_ty):
 def _names_in(node):
     """The names a partial's formula reads (walked once per partial: every call of a libm
     function in a whole program asks again)."""
-    import ast
     return frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))

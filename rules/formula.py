@@ -6,6 +6,7 @@ integer arguments, the math functions in FUNCS and the formula-defined functions
 (digamma). `check` validates a formula when its rule file is loaded; `FormulaCompiler` emits it.
 User-facing description: docs/rules.md.
 """
+import struct
 import ast
 
 from enzyme_cc.errors import UserError
@@ -62,7 +63,6 @@ def parse(expr: str, where: str) -> ast.expr:
 def fconst(x: float, ty: str) -> str:
     """An exactly representable IR float literal of type ty (hex of the value); a splat for a
     vector type."""
-    import struct
     if ty.startswith("<"):
         n, elem = ty.strip()[1:-1].split(" x ", 1)
         lit = f"{elem.strip()} {fconst(x, elem.strip())}"

@@ -7,12 +7,14 @@ ctx.emit(line), ctx.tmp() fresh name.
 """
 from enzyme_cc.ir.lexer import int_bits, is_fp, split_fields, zero_of, carries_float
 from enzyme_cc.ad.sweep_ctx import adjoint_zero
-from enzyme_cc.ad import packed_bits, increments
+from enzyme_cc.ad import (packed_bits, increments, openmp, openmp_classes, openmp_ranges,
+                          openmp_version)
 from enzyme_cc.ad.type_layout import named_align, underlying
 from .registry import reverse
 from enzyme_cc.ad.activity_basics import pun_type
 from enzyme_cc.ad.debug_types import copied_kind
 from enzyme_cc.ad.diagnostics import untyped_copy_hint
+from enzyme_cc.ir.model import Operand
 
 NOOP_REVERSE = ("getelementptr", "alloca", "icmp", "fcmp", "bitcast", "addrspacecast", "ptrtoint",
                 "inttoptr", "add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr",
@@ -233,7 +235,6 @@ def _load(ctx, inst, d):
     sp = ctx.s(inst.ops[0].value)
     old, new = ctx.tmp(), ctx.tmp()
     al = align_of(inst)
-    from enzyme_cc.ad import openmp, openmp_classes, openmp_ranges, openmp_version
     if openmp_classes.shared(ctx, inst.ops[0].value):     # other threads add into the same shadow
         cls = openmp_ranges.load_classes(ctx.synth, inst)
         tag = openmp_version.tag(ctx.synth, inst)    # plain in its loop's copy
@@ -320,7 +321,6 @@ def _atomicrmw(ctx, inst, d):
     if inst.pred == "xchg":                       # m was overwritten: its adjoint restarts
         ctx.emit(f"store {v.ty} {d if d is not None else zero_of(v.ty)}, ptr {sp}{align_of(inst)}")
     elif d is not None:
-        from enzyme_cc.ad import openmp, openmp_classes
         if openmp_classes.shared(ctx, p.value):           # other threads add into the same shadow
             openmp.atomic_add(ctx, sp, v.ty, d, align_of(inst))
             return
@@ -359,7 +359,6 @@ def zero_overwritten_floats(ctx, inst):
 def _store(ctx, inst, d):
     val, ptr = inst.ops
     if val.value in ctx.act.punned:
-        from enzyme_cc.ir.model import Operand
         val = Operand(ctx.act.punned[val.value], val.value)
     elif val.value in ctx.act.unknown_copies and ctx.shadowed(ptr.value):
         unknown_integer_copy(ctx, inst)

@@ -12,6 +12,7 @@ of this: they are formula rules with an "inactive" pointer argument.
 """
 from enzyme_cc.ir.lexer import zero_of
 from .formula import FormulaCompiler, parse
+from .registry import intrinsic_base
 
 # family -> partial of each result (in result order: the returned value first for modf)
 _PARTIALS = {"modf": ("1", None), "sincos": ("cos(x)", "-sin(x)")}
@@ -23,7 +24,6 @@ def family(callee: str | None) -> str | None:
     """'modf' / 'sincos' for a call of one of these functions or intrinsics, else None."""
     name = (callee or "").lstrip("@").strip('"')
     if name.startswith("llvm."):
-        from .registry import intrinsic_base
         return _INTRINSIC.get(intrinsic_base(name))
     return _LIB.get(name)
 

@@ -3,6 +3,8 @@ reverse sweep still reads, is freed when the gradient ends), the shadow likewise
 moves the kept bytes' adjoints back into the old block's shadow."""
 from .call_kinds import allocated_here
 from .shadow_blocks import USABLE_DECL, defer_free, zero_shadow_block
+from enzyme_cc.ad.copy_types import block_records
+from .copy_adjoint import copy_fields
 
 
 def realloc_forward(ctx, inst):
@@ -63,11 +65,9 @@ def rev_realloc(ctx, inst):
     if p.value != "null" and p.value in ctx.act.shadowed:
         # an array of structs: field by field, record by record (the records' layout outranks
         # the one kind this function happens to access in the block, as for memcpy)
-        from enzyme_cc.ad.copy_types import block_records
         records = block_records(synth.module, synth.fn, (inst.name, p.value), synth.types)
         held = {k for _, _, k in records} if isinstance(records, list) else records or set()
         if isinstance(records, list) and (len(kinds) != 1 or held - {"int"} - kinds):
-            from .copy_adjoint import copy_fields
             keep = copy_len(ctx, ctx.p(p.value), ctx.p(n.value), ctx.s(p.value))
             for off, nb, kind in records:
                 if kind in ("double", "float"):

@@ -6,6 +6,10 @@ from enzyme_cc.ad.activity_basics import has_shadow_type, int_pointer_base
 from enzyme_cc.ad.type_layout import alloca_align
 from .instructions import align_of
 from .registry import forward, reverse
+from .unshadowed_store import refuse_float_pointer
+from enzyme_cc.ad.fixed_point import reverse_reads_alloca
+from enzyme_cc.ad.lane_fusion import lane_room
+from .shadow_blocks import defer_free
 def _retarget(ctx, inst, subst):
     """The instruction's tokens renamed for the forward sweep, result renamed to its shadow,
     with the operands in `subst` (original value -> replacement) swapped."""
@@ -176,7 +180,6 @@ def _fwd_store(ctx, inst, before):
     # object, a name string, an end pointer: nothing reads a derivative through it). Where the
     # program shows it points to float data, a derivative would be read through null: refused.
     if val.ty == "ptr" and val.value not in ctx.act.shadowed:
-        from .unshadowed_store import refuse_float_pointer
         refuse_float_pointer(ctx, inst)
     g = val.value
     sv = ctx.s(g) if g in ctx.act.shadowed else \
@@ -204,13 +207,11 @@ def _alloca_bytes(ctx, inst) -> str:
 def _fwd_alloca(ctx, inst, before):
     synth = ctx.synth
     if before:
-        from enzyme_cc.ad.fixed_point import reverse_reads_alloca
         if synth.mode == "split" and reverse_reads_alloca(synth, inst.name):
             # the reverse sweep runs the fixed point's step on it again, after this frame is
             # gone: the primal lives on the heap until the gradient ends
             synth.gen.declare_raw("@malloc", "declare ptr @malloc(i64)")
             ctx.emit(f"{synth.r(inst.name)} = call ptr @malloc(i64 {_alloca_bytes(ctx, inst)})")
-            from .shadow_blocks import defer_free
             defer_free(ctx, synth.r(inst.name), "null")
             return False
         return None
@@ -223,7 +224,6 @@ def _fwd_alloca(ctx, inst, before):
     # faults on a block aligned to 16 only)
     align = max(16, alloca_align(inst))
     if synth.mode == "split":
-        from enzyme_cc.ad.lane_fusion import lane_room
         again = _reversed_again(ctx, inst)
         lanes, stride = lane_room(synth) if again else (1, None)
         if align <= 16:
@@ -238,7 +238,6 @@ def _fwd_alloca(ctx, inst, before):
             synth.gen.declare_raw("@aligned_alloc", "declare noalias ptr @aligned_alloc(i64, i64)")
             synth.gen.zero_memory(ctx.emit, s, size)
         if again:
-            from .shadow_blocks import defer_free
             defer_free(ctx, "null", s)
     else:
         cnt = f", {count.ty} {ctx.p(count.value) if count.is_local else count.value}" if count else ""

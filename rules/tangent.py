@@ -3,10 +3,16 @@ returns its name (or a constant). ctx.t(v) is the tangent of operand v (zero whe
 ctx.p(v) its primal value, ctx.s(v) its shadow pointer."""
 from enzyme_cc.ir.lexer import is_fp, carries_float, int_bits
 from enzyme_cc.ad import packed_bits
-from .registry import TANGENT, tangent, call_rule
+from .registry import tangent, call_rule
 from .formula import FormulaCompiler
 from .instructions import align_of, minmax_tie, unknown_integer_copy, zero_overwritten_floats
-from .calls import call_kind
+from .calls import (call_kind, check_arity, convert_float, sibling_calls, _involved,
+                    refuse_checkpoint_driver, zero_shadow_like)
+from enzyme_cc.ad.global_shadows_nested import outer_call
+from .libm_out import tangent as libm_out_tangent
+from .fortran import tangent as fortran_tangent
+from .blas_tangent import tangent as blas_tangent
+from enzyme_cc.ad.fixed_point import tangent as fixed_point_tangent
 
 
 def _op(ctx, text):
@@ -196,11 +202,9 @@ def _t_store(ctx, inst):
 def _t_call(ctx, inst):
     kind = call_kind(ctx, inst)
     if (inst.callee or "").startswith("@ad.gs."):
-        from enzyme_cc.ad.global_shadows_nested import outer_call
         outer_call(ctx, inst, getattr(ctx.synth, "lane", 0), getattr(ctx.synth, "width", 1))
         return None
     if kind == "rule":
-        from .calls import check_arity, convert_float, sibling_calls
         rule = call_rule(inst.callee)
         check_arity(ctx, inst, rule)
         ty = inst.ty
@@ -221,7 +225,6 @@ def _t_call(ctx, inst):
             total = term if total is None else _op(ctx, f"fadd {ty} {total}, {term}")
         return total
     if kind == "libm_out":
-        from .libm_out import tangent as libm_out_tangent
         return libm_out_tangent(ctx, inst)
     if kind == "memcpy":
         dst, src, n = inst.ops[:3]
@@ -238,7 +241,6 @@ def _t_call(ctx, inst):
     if kind == "memset":
         dst, n = inst.ops[0], inst.ops[2]
         if ctx.shadowed(dst.value):
-            from .calls import zero_shadow_like
             zero_shadow_like(ctx, dst, n)
         return None
     if kind == "free":
@@ -246,21 +248,14 @@ def _t_call(ctx, inst):
             ctx.emit(f"call void {inst.callee}(ptr {ctx.s(inst.ops[0].value)})")
         return None
     if kind == "fortran":
-        from .fortran import tangent as fortran_tangent
         return fortran_tangent(ctx, inst)
     if kind == "blas":
-        from .calls import _involved
-        from .blas_tangent import tangent as blas_tangent
         return blas_tangent(ctx, inst) if _involved(ctx, inst) else None
     if kind == "ckpt_driver":
-        from .calls import refuse_checkpoint_driver
         refuse_checkpoint_driver(ctx.gen(), ctx.synth, inst)
     if kind == "fixedpoint":
-        from .calls import _involved
-        from enzyme_cc.ad.fixed_point import tangent as fixed_point_tangent
         return fixed_point_tangent(ctx, inst) if _involved(ctx, inst) else None
     if kind == "custom":
-        from .calls import _involved
         if not _involved(ctx, inst):
             return None
         gen = ctx.gen()
@@ -282,6 +277,5 @@ def _t_call(ctx, inst):
             return None
         return _op(ctx, call)
     if kind == "diff":
-        from .calls import _involved
         return ctx.gen().emit_forward_call(ctx, inst) if _involved(ctx, inst) else None
     return None

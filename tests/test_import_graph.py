@@ -56,9 +56,36 @@ def test_no_import_cycle():
         "\n".join(", ".join(c) for c in cycles)
 
 
-def test_the_cycle_check_sees_function_local_imports():
+def test_the_cycle_check_sees_function_local_imports(tmp_path):
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]
-    modules = _modules()
-    name = "enzyme_cc.ad.lane_fusion"
-    assert "enzyme_cc.ad.type_layout" in _imports(name, modules[name], modules)  # (in a function)
+    path = tmp_path / "m.py"
+    path.write_text("def f():\n    from .type_layout import underlying\n    return underlying\n")
+    modules = {"enzyme_cc.ad.m": path, "enzyme_cc.ad.type_layout": path}
+    assert _imports("enzyme_cc.ad.m", path, modules) == {"enzyme_cc.ad.type_layout"}
+
+
+# Packages loaded only when a link differentiates: nothing in them needs a lazy import (the
+# link stages in lto/ad_pipeline.py and the command line keep theirs, for the start-up of
+# compiles and of links without a marker; the Python bridge for its optional dependencies).
+EAGER = ("enzyme_cc/ad", "enzyme_cc/ir", "rules", "bitcode")
+
+
+def _local_project_imports(path: Path) -> list[int]:
+    out = []
+    for fn in ast.walk(ast.parse(path.read_text())):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(fn):
+                if isinstance(node, ast.ImportFrom) and (node.level or
+                                                         (node.module or "").startswith("enzyme_cc")):
+                    out.append(node.lineno)
+                elif isinstance(node, ast.Import) and any(a.name.startswith("enzyme_cc")
+                                                          for a in node.names):
+                    out.append(node.lineno)
+    return out
+
+
+def test_no_function_local_imports_in_the_ad_core():
+    found = [f"{path.relative_to(ROOT)}:{line}" for folder in EAGER
+             for path in sorted((ROOT / folder).rglob("*.py")) for line in _local_project_imports(path)]
+    assert not found, "import these at module level (the graph has no cycle):\n" + "\n".join(found)

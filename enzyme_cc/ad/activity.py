@@ -21,7 +21,7 @@ from enzyme_cc.rules.registry import is_mirror_call
 from enzyme_cc.rules.tape import is_tape_call
 from .activity_basics import _libm_out, has_shadow_type, int_pointer_base, pun_type
 from .activity_memory import ActiveMemory
-from .type_layout import constant_float_global, same_memory
+from .type_layout import constant_float_global, same_memory, underlying, pinned_constant
 
 
 class Activity(ActiveMemory):
@@ -74,7 +74,6 @@ class Activity(ActiveMemory):
         # objects a pointer stored away was loaded from (a view's data pointer read from the
         # vector it views): the caller gives them shadows where the memory it went to is active
         self.pointee_escaped: set[str] = set()
-        from .type_layout import underlying
         self._underlying = underlying
         # one object per class: phi/select joins, and a realloc'd block with its old block (the
         # data, hence its shadow, moves over)
@@ -127,7 +126,6 @@ class Activity(ActiveMemory):
                     continue
                 if inst.op == "store" and (inst.ops[0].value in self.active or
                                            inst.ops[0].value in self.shadowed):
-                    from .type_layout import underlying
                     changed |= self._global_store(underlying(fn, inst.ops[1].value))
 
     def _global_store(self, g: str) -> bool:
@@ -296,7 +294,6 @@ class Activity(ActiveMemory):
             src = inst.ops[0].value in self.shadowed
             if ty == "ptr" and not src and inst.ops[0].value.startswith("@") and \
                     self._local_shadowed(inst.name):
-                from .type_layout import pinned_constant
                 if pinned_constant(self.module, inst.ops[0].value):
                     # a constant descriptor's address read from a global nothing writes, kept
                     # where a shadow is: its shadow is read from the global's (its scratch's)

@@ -11,6 +11,8 @@ from enzyme_cc.rules.tape import is_tape_call
 from .activity_basics import ALLOCATORS, _libm_out, has_shadow_type, int_pointer_sources
 from .type_layout import global_named
 from enzyme_cc.rules.call_kinds import ALLOC
+from enzyme_cc.rules.blas import applies, written_arg
+from enzyme_cc.rules.mpi import is_mpi, received
 
 
 class ActiveMemory:
@@ -110,14 +112,12 @@ class ActiveMemory:
                         for v in active_outputs(inst):
                             changed |= self._mark(v) | self._global_store(self._underlying(self.fn, v))
                     continue
-                from enzyme_cc.rules.blas import applies, written_arg
                 if applies(self.module, c):                 # BLAS writes one array argument
                     k = written_arg(c)
                     if k is not None and any(o.value in self.active or o.value in self.shadowed
                                              for o in inst.ops) and inst.ops[k].value.startswith("%"):
                         changed |= self._mark(inst.ops[k].value)
                     continue
-                from enzyme_cc.rules.mpi import is_mpi, received
                 if is_mpi(c) and not self.module.defines(c):   # float data from another rank
                     for k in received(inst):
                         v = inst.ops[k].value

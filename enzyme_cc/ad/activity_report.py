@@ -1,12 +1,13 @@
 """ENZYME_CC_PRINT_ACTIVITY / ENZYME_CC_PRINT_TYPE: what a reverse synthesis decided, on stderr."""
 from __future__ import annotations
 
+import os
+import sys
+
 
 def report(synth):
     """ENZYME_CC_PRINT_ACTIVITY=<function>|all: activity and how each primal reaches the
     reverse sweep, on stderr (like Enzyme's -enzyme-print-activity)."""
-    import os
-    import sys
     name = synth.fn.name[1:].strip('"')
     want_types = os.environ.get("ENZYME_CC_PRINT_TYPE", "")
     if want_types and want_types in ("all", name):

@@ -1,6 +1,9 @@
 """Source locations for error messages: `file:line:col in function 'f'` from debug info."""
 import re
+import subprocess
 from types import SimpleNamespace
+
+from enzyme_cc import toolchain
 
 
 def md_field(text: str, name: str):
@@ -40,8 +43,6 @@ def demangled(names: list[str]) -> list[str]:
     if todo:
         _demangled.update((n, n) for n in todo)
         try:
-            import subprocess
-            from enzyme_cc import toolchain
             r = subprocess.run([toolchain.tool("cxxfilt")], input="\n".join(todo),
                                capture_output=True, text=True, timeout=10)
             out = r.stdout.splitlines()

@@ -26,10 +26,11 @@ import re
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp
 from .diagnostics import located
-from .checkpoint import touched_globals
+from .checkpoint import touched_globals, PREFIX as CKPT
 from .marker_args import _marker_of
 from enzyme_cc.ir.model import parse_module
 from enzyme_cc.rules.shadow_blocks import defer_free
+from .type_layout import underlying
 
 PREFIX = "@__enzyme_cc_fp."
 _FP_CALL = re.compile(r"@\"?[\w.$]*__enzyme_(fixed_point|set_fixed_point)\w*\"?\(")
@@ -273,8 +274,6 @@ def reverse_reads_alloca(synth, name: str) -> bool:
     checkpoint driver keeps pointers to it: regions, config)."""
     found = getattr(synth, "_fp_allocas", None)
     if found is None:
-        from .checkpoint import PREFIX as CKPT
-        from .type_layout import underlying
         found = set()
         for inst in synth.fn.insts():
             if inst.op == "call" and (inst.callee or "").startswith((PREFIX, CKPT)):

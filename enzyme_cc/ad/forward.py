@@ -45,6 +45,7 @@ class TanCtx(FwdCtx):
 from .openmp import FORK, tangent_fork
 from enzyme_cc.rules.call_kinds import kind_of
 from enzyme_cc.rules.calls import _involved, call_kind
+from .checkpoint_tangent import tangent_call
 
 
 class ForwardSynth(Synth):
@@ -138,7 +139,6 @@ class ForwardSynth(Synth):
             tangent_fork(ctx, inst)
             return
         if inst.op == "call" and self._calls_checkpoint(ctx, inst):
-            from .checkpoint_tangent import tangent_call     # one call for all the lanes
             tans = tangent_call(ctx, inst)
             for lane in self.lanes():
                 if active:

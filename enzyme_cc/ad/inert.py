@@ -16,6 +16,7 @@ from __future__ import annotations
 from enzyme_cc.ir.lexer import carries_float, int_bits
 from enzyme_cc.rules.registry import is_inactive_call
 from .type_layout import underlying
+from .typeinfo import TypeInfo
 
 _FRAME_ONLY = ("@llvm.memcpy", "@llvm.memmove", "@llvm.memset", "@memcpy", "@memmove", "@memset")
 _HARMLESS = ("@llvm.va_start", "@llvm.va_end", "@llvm.va_copy", "@llvm.lifetime.", "@llvm.dbg.",
@@ -57,7 +58,6 @@ def _body_blocker(gen, fn):
                 return fn, inst         # a float, a pointer or an aggregate leaves the frame
             if bits >= 32:
                 if types is None:
-                    from .typeinfo import TypeInfo
                     types = TypeInfo(gen.module, fn, {})
                 if types.content_kind(ptr.value, inst.md.get("!tbaa"), bits // 8) != "int":
                     return fn, inst

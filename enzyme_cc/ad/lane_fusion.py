@@ -21,10 +21,10 @@ from __future__ import annotations
 import os
 import sys
 
-from enzyme_cc.ir.lexer import LOCAL_NAME
+from enzyme_cc.ir.lexer import LOCAL_NAME, type_size
 from enzyme_cc.ir.model import parse_function
 from .truncate_ops import LIBM
-from .type_layout import underlying
+from .type_layout import underlying, alloca_align
 
 # intrinsics and libm functions without side effects: a lane's call is the lane's own value
 _PURE_INTRINSICS = {"fabs", "sqrt", "fma", "fmuladd", "sin", "cos", "tan", "exp", "exp2", "log",
@@ -50,8 +50,6 @@ def lane_room(synth) -> tuple[int, int | None]:
     if width < 2:
         return 1, None
     if not hasattr(synth, "_lane_stride"):
-        from enzyme_cc.ir.lexer import type_size
-        from .type_layout import alloca_align
         locals_ = [i for i in synth.fn.insts()
                    if i.op == "alloca" and not i.ops and i.name in synth.act.shadowed]
         sizes = [type_size(i.src_ty, synth.module.named_types) for i in locals_]

@@ -4,6 +4,7 @@ the path: the reverse sweep runs the counter down (Enzyme's canonical induction 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enzyme_cc.ir.lexer import type_size
 
 
 @dataclass
@@ -77,7 +78,6 @@ def affine_phi(fn, loop, phi):
             return init, _int(a.value)
     if phi.ty == "ptr" and d.op == "getelementptr" and len(d.ops) == 2 and \
             d.ops[0].value == phi.name and _int(d.ops[1].value) is not None:
-        from enzyme_cc.ir.lexer import type_size
         try:
             size = type_size(d.src_ty)
         except (ValueError, KeyError):

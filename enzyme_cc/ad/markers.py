@@ -10,9 +10,10 @@ from enzyme_cc.ir.lexer import is_fp, parse_type, type_size, carries_float
 from .diagnostics import located
 from .marker_args import _marker_of, constant_width
 from .marker_values import _NAMED, TAPE_HEADER_BYTES
-from enzyme_cc.ir.model import Operand
+from enzyme_cc.ir.model import Operand, parse_module
 from .global_addresses import context_width
 from .marker_targets import _integer_memory, _known_functions, refuse_unknown_function
+from . import reverse_vector
 
 # return options (anywhere among the arguments; Enzyme's C++ header passes them first)
 RET_ACTIVITY = ("enzyme_const_return", "enzyme_active_return", "enzyme_dup_return")
@@ -116,7 +117,6 @@ def refuse_marker_values(text: str):
         if where is None:
             at = "in the initializer of global '" + line.split("=", 1)[0].strip()[1:] + "'"
         else:                                   # the error path only: parse for the location
-            from enzyme_cc.ir.model import parse_module
             module = parse_module(text)
             fn = module.function("@" + where)
             inst = next((i for i in fn.insts() if "@" + name in str(i)), None)
@@ -211,7 +211,6 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
                             f"{ctx_width} (__enzyme_context({ctx_width}))")
         return req
     if mode == "reverse" and len(ops) > k + 1 and _marker_of(caller, ops[k].value) == "enzyme_width":
-        from . import reverse_vector
         width, acts, lanes, pre = reverse_vector.parse(module, caller, inst, target, ops[:1] + ops[k:],
                                                        where, opts)
         req = Request(caller, inst, fn_val, acts, [], _return_activity(target, opts, mode, where,

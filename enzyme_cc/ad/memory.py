@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from .type_layout import underlying, same_memory
 from enzyme_cc.rules.call_kinds import ALLOC
+from enzyme_cc.rules.blas import written_arg
+from enzyme_cc.rules.mpi import written
 
 
 class MemoryInfo:
@@ -87,7 +89,6 @@ class MemoryInfo:
             # reads undefined bytes
             return {ptrs[0]}
         if kind == "blas":
-            from enzyme_cc.rules.blas import written_arg
             k = written_arg(inst.callee)
             return {self._base(inst.ops[k].value)} if k is not None else set()
         if kind == "omp":                         # runtime bookkeeping: integers it is given
@@ -95,7 +96,6 @@ class MemoryInfo:
         if kind == "omp_fork":
             return None
         if kind == "mpi":
-            from enzyme_cc.rules.mpi import written
             self.escaped.update(ptrs)             # Isend/Irecv keep their buffers
             ks = written(inst)
             return None if ks is None else {self._base(inst.ops[k].value) for k in ks}

@@ -29,6 +29,7 @@ from enzyme_cc.ir.model import Inst, Operand
 from . import openmp_classes, openmp_ranges, openmp_tapes
 from .openmp_classes import shared_in
 from .tape import oom_ir
+from .openmp_affine import range_check
 
 FORK = "@__kmpc_fork_call"
 PREFIXES = ("@__kmpc_", "@omp_", "@GOMP_", "@__tgt_", "@kmp_")
@@ -444,7 +445,6 @@ def _add_helper(gen, ty, align, multi=False):
         made.add(name)
         _helpers(gen)
         gen.declare_raw("@llvm.expect.i1", "declare i1 @llvm.expect.i1(i1, i1)")
-        from .openmp_affine import range_check
         js = range(4) if multi else range(1)
         params = ", ".join(f"i64 %l{j}, i64 %w{j}" for j in js)
         # an unsigned compare per class: the address's offset from the range's start is less

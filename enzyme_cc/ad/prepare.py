@@ -11,10 +11,11 @@ import re
 from .float_bits import rewrite_sign_bits
 from .poison_lanes import define_poison_lanes
 
-from enzyme_cc.ir.lexer import join, tokenize, parse_type, parse_value, split_fields, type_size, \
+from enzyme_cc.ir.lexer import join, tokenize, parse_type, parse_value, type_size, \
     type_align
 from .runtime import COMPLEX
 from .type_layout import decompose
+from .cfg import dominators
 
 
 def prepare(fn, module=None):
@@ -168,7 +169,6 @@ def _only_lane_store(fn, slot, lane, load, dom):
             _redefined_between(fn, store.block.label, d.block.label, load.block.label):
         return None
     if not dom:
-        from .cfg import dominators
         dom.update(dominators(fn))
     return p.value if store.block.label in dom[load.block.label] else None
 

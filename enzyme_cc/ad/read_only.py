@@ -23,8 +23,14 @@ indirect call, a pointer from an integer, a callee it has no rule or body for).
 """
 from __future__ import annotations
 
+import re
+
 from .type_layout import global_named, underlying
 from enzyme_cc.rules.call_kinds import kind_of
+from .openmp import outlined_call
+from enzyme_cc.rules.blas import written_arg
+from enzyme_cc.rules.mpi import written
+from .loop_regions import may_write_arg
 
 UNKNOWN = ("unknown",)
 DEREF = ("deref",)          # memory reached through a pointer read from outside the tree
@@ -92,7 +98,6 @@ class ReadOnly:
     def reach(self) -> set:
         """Every function a stopped tree may run: all defined functions its code names."""
         if self._reach is None:
-            import re
             fns, _ = getattr(self.request, "candidates", None) or ((), None)
             self._reach, todo = set(), [self.request.fn, *fns]
             while todo:
@@ -207,7 +212,6 @@ class ReadOnly:
             return
         ps = self._param_roots(callee, self.module.function(callee))
         if kind == "omp_fork":                 # @outlined(gtid, btid, captured...)
-            from .openmp import outlined_call
             inst = outlined_call(inst)
             for k in (0, 1):
                 ps[k].add(RUNTIME)
@@ -238,17 +242,14 @@ class ReadOnly:
         if (inst.callee or "").startswith("@llvm.lifetime."):
             return self.roots(fn, ptrs[0].value)
         if kind == "blas":
-            from enzyme_cc.rules.blas import written_arg
             k = written_arg(inst.callee)
             return self.roots(fn, inst.ops[k].value) if k is not None else set()
         if kind == "mpi":
-            from enzyme_cc.rules.mpi import written
             ks = written(inst)
             if ks is None:
                 return {UNKNOWN}
             return set().union(*(self.roots(fn, inst.ops[k].value) for k in ks))
         if kind in _ARG_WRITERS:
-            from .loop_regions import may_write_arg
             out = set()
             for k, o in enumerate(inst.ops):
                 if o.ty == "ptr" and may_write_arg(self.module, inst.callee, k):

@@ -22,7 +22,7 @@ from enzyme_cc.ir.lexer import join
 from enzyme_cc.ir.model import Inst
 from enzyme_cc.rules import REVERSE, FORWARD
 from .activity import Activity
-from .activity_basics import primal_only, has_shadow_type
+from .activity_basics import primal_only, has_shadow_type, pointer_aggregate
 from .cfg import dominators, cyclic_blocks, pred_edges, reverse_postorder, always_passes
 from .diagnostics import located
 from .speculative import speculative
@@ -32,11 +32,11 @@ from .sweep_ctx import NO_ADJOINT, FwdCtx, RevCtx, adjoint_zero, block_local_adj
 from .integer_checks import IntegerChecks
 from .tape_records import TapeRecords
 from .value_plan import ValuePlan
-from .loop_accum import reset
+from .loop_accum import reset, allocas, flush
 from .loops import affine_phi, find_loops
 from .memory import MemoryInfo
 from .noneed import NoNeed
-from .plan import hoist_allocas, hoist_tapes, iteration_records
+from .plan import hoist_allocas, hoist_tapes, iteration_records, exit_phis
 from .prepare import prepare
 from .tape_reserve import reserve_loops
 from .type_layout import underlying
@@ -226,7 +226,6 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
             return self.pred_type(v)
         if kind == "s":
             d = self.fn.defs.get(v)
-            from .activity_basics import pointer_aggregate
             return d.ty if isinstance(d, Inst) and d.op != "alloca" and pointer_aggregate(d.ty) \
                 else "ptr"
         d = self.fn.defs[v]
@@ -260,7 +259,7 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
 
     # ---- emission ------------------------------------------------------------------------------
     def _emit(self, blocks):
-        fn, gen = self.fn, self.gen
+        fn = self.fn
         fwd_lines, rev_lines = [], []
         entry = blocks[0]
         # adjoint allocas for every active value, zeroed
@@ -275,7 +274,6 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
             prologue.append(f"{slot} = alloca {self._key_type(k)}")
         prologue += hoist_allocas(self)
         if self.mode == "combined":
-            from .loop_accum import allocas
             prologue += self._riv_allocas() + allocas(self)
         elif getattr(self, "parallel", False):
             prologue += openmp_ranges.track_allocas()   # its adjoint ranges (registers)
@@ -318,7 +316,6 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
                 if key in self.value_slots:
                     ctx.after_phis.append(f"store i64 {self._key_forward_name(key)}, ptr "
                                           f"{self.value_slots[key]}")
-            from .plan import exit_phis
             fwd_lines.extend(exit_phis(self, b))     # hoisted in-loop loads leaving by b
             for inst in b.insts[:-1]:
                 if inst.op != "phi" and ctx.after_phis:
@@ -385,13 +382,12 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
         for k, slot in self.value_slots.items():
             lines.append(f"{slot} = alloca {self._key_type(k)}")
         lines += hoist_allocas(self)
-        from .loop_accum import allocas
         lines += self._riv_allocas() + allocas(self)
         lines += restored_args.restore(self)      # (saved after the return's index)
         if len(self.rets) == 1:
             lines.append(f"br label %rev.{self.r(self.rets[0].label)[1:]}")
         else:
-            lines.append(f"%ad.retid.p = call ptr @__enzyme_cc_pop(ptr %ad.tape, i64 4)")
+            lines.append("%ad.retid.p = call ptr @__enzyme_cc_pop(ptr %ad.tape, i64 4)")
             lines.append("%ad.retid = load i32, ptr %ad.retid.p, align 1")
             cases = " ".join(f"i32 {k}, label %rev.{self.r(r.label)[1:]}"
                              for k, r in enumerate(self.rets))
@@ -556,7 +552,6 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
             ctx.lines.append(f"{first} = icmp eq i64 {iv}, 0")
             ctx.lines.append(f"br i1 {first}, label %redge.{h}.pre, label %redge.{h}.latch")
             ctx.lines.append(f"redge.{h}.pre:")
-            from .loop_accum import flush
             flush(self, ctx, lp)
             self._enter_loops(ctx, b, self.fn.block(lp.preheader))
             self._edge_adjoints(ctx, b, self.fn.block(lp.preheader))

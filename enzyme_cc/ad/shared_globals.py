@@ -8,6 +8,7 @@ slots pointing at the shadow of whatever global the primal pointer points into.
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 from enzyme_cc.ir.lexer import scalar_of, type_size, carries_float
 from .tape import TAPE_OPS
@@ -84,7 +85,6 @@ def find_shared_globals(gen, roots):
     users = {f for g in shared for f in access.get(g, ())}
     # a function that communicates over MPI takes part in the derivative's messages whether or
     # not its own arguments are active (rules/mpi.py)
-    from types import SimpleNamespace
     users |= {f for f in reach if any(is_mpi(c) and kind_of(gen, SimpleNamespace(callee=c)) ==
                                       "mpi" for c in gen._callees(f))}
     changed = True

@@ -3,10 +3,13 @@ names, forward shadows) and RevCtx (reverse sweep: primal values as planned, adj
 accumulation), and the adjoint zero."""
 from __future__ import annotations
 
+import hashlib
 import re
 
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import GLOBAL_REF, is_fp, zero_of
+from .activity_basics import integer_only
+from .speculative import guarded
 
 
 def adjoint_zero(ty: str) -> str:
@@ -93,7 +96,6 @@ class FwdCtx:
         if v not in self.act.shadowed and self.synth.null_based(v):
             return self.p(v)          # e.g. `gep (null, n)`: an end pointer never dereferenced
         if v not in self.act.shadowed:
-            from .activity_basics import integer_only
             if integer_only(self.synth.fn, v, self.act.punned):
                 return "null"         # integers by reference (Fortran): no derivative to hold
             d = self.synth.fn.defs.get(v)
@@ -230,7 +232,6 @@ class RevCtx:
         if v not in self.act.active:
             return
         if self.guard is not None and is_fp(ty):
-            from .speculative import guarded
             val = guarded(self, self.guard, ty, val)
         if v in self.synth.local_adjoints:
             if v in self.taken or self.synth.fn.defs[v].block is not self.block or \
@@ -262,5 +263,4 @@ class RevCtx:
 
 
 def _agg_tag(ty: str) -> str:
-    import hashlib
     return hashlib.sha1(ty.encode()).hexdigest()[:10]

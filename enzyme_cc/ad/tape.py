@@ -6,6 +6,7 @@ reverse sweep reads them back), so the outer derivative gives every tape a shado
 takes the same pushes and pops (rules/tape.py). The tape helpers are never differentiated
 themselves: their spare-buffer exchange and their realloc of untyped bytes have no derivative.
 """
+import os
 
 _OOM_MESSAGE = "enzyme-cc: out of memory: a derivative's tape could not grow; abort\n"
 
@@ -519,7 +520,6 @@ def tape_ir(stats: bool) -> str:
 
 
 def tape_stats() -> bool:
-    import os
     return os.environ.get("ENZYME_CC_TAPE_STATS", "") not in ("", "0")
 
 

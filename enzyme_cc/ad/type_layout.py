@@ -348,7 +348,6 @@ def _with_unions(ty: str, named) -> str:
 def named_expand(ty: str, named, keep_names: bool = False) -> str:
     """A type's text with named struct types replaced by their bodies (a few levels); with
     keep_names each body is preceded by its name (to see e.g. `%union.`)."""
-    import re
     for _ in range(4):
         new = re.sub(r"%[-\w.$\"]+(?!\w)", lambda m: (m.group(0)[1:] + " " if keep_names else "")
                      + named.get(m.group(0), m.group(0)) if m.group(0) in named else m.group(0), ty)

@@ -8,6 +8,10 @@ from __future__ import annotations
 from enzyme_cc.ir.model import Inst
 from . import exit_count, phi_select
 from .phi_select import RECOMPUTABLE
+from .type_layout import global_named, underlying
+from .read_only import reloadable
+from .restored_args import restored_root
+from enzyme_cc.rules.registry import intrinsic_base
 
 # pure intrinsics cheaper to recompute than to tape
 RECOMPUTABLE_INTRINSICS = {"llvm.fmuladd", "llvm.fma", "llvm.fabs", "llvm.copysign", "llvm.minnum",
@@ -86,9 +90,6 @@ class ValuePlan:
         if v in self.affine:
             return True
         if inst.op == "load" and "volatile" not in inst.flags and "atomic" not in inst.flags:
-            from .type_layout import global_named, underlying
-            from .read_only import reloadable
-            from .restored_args import restored_root
             base = underlying(self.fn, inst.ops[0].value)
             g = global_named(base) if base.startswith(("@", "getelementptr")) else None
             if g and self.module.is_constant_global(g) or restored_root(self, base):
@@ -106,7 +107,6 @@ class ValuePlan:
                 not x.startswith("%") or self.classify(("p", x), user) in ("direct", "recompute")
                 for x in sel)
         if inst.op == "call":
-            from enzyme_cc.rules.registry import intrinsic_base
             return intrinsic_base((inst.callee or "")[1:]) in RECOMPUTABLE_INTRINSICS
         if inst.op == "fdiv" and not inst.ops[1].is_local:
             return True             # by a constant: cheaper again than a tape entry

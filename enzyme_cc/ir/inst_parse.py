@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from .lexer import tokenize, parse_type, parse_value, skip_balanced
+from .lexer import (tokenize, parse_type, parse_value, skip_balanced, split_fields,
+                    _CONST_EXPR)
 from .inst import BINARY, CASTS, FAST_MATH, INT_FLAGS, Inst, Operand, split_commas
 
 
@@ -71,7 +72,6 @@ _VALUE_WORDS = {"null", "true", "false", "undef", "poison", "zeroinitializer", "
 def _skip_attrs(part, j):
     """Skip parameter attributes (noundef, align 8, captures(none), dead_on_return, sret(T), any
     other bare word with optional parenthesized argument) up to the value itself."""
-    from .lexer import _CONST_EXPR
     while j < len(part) - 1:
         t = part[j]
         if t in _VALUE_WORDS or t in _CONST_EXPR or t in _TYPE_WORDS or re.match(r"^i\d+$", t) \
@@ -248,7 +248,6 @@ _NAMED_TYPES: dict = {}
 
 def element_type(ty: str, indices, named) -> str:
     """Type reached by extractvalue-style indices into an aggregate type."""
-    from .lexer import split_fields
     for k in indices:
         ty = named.get(ty.strip(), ty).strip()
         if ty.startswith(("{", "<{")):
