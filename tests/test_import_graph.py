@@ -76,8 +76,8 @@ def _local_project_imports(path: Path) -> list[int]:
     for fn in ast.walk(ast.parse(path.read_text())):
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for node in ast.walk(fn):
-                if isinstance(node, ast.ImportFrom) and (node.level or
-                                                         (node.module or "").startswith("enzyme_cc")):
+                if isinstance(node, ast.ImportFrom) and \
+                        (node.level or (node.module or "").startswith("enzyme_cc")):
                     out.append(node.lineno)
                 elif isinstance(node, ast.Import) and any(a.name.startswith("enzyme_cc")
                                                           for a in node.names):
@@ -87,5 +87,6 @@ def _local_project_imports(path: Path) -> list[int]:
 
 def test_no_function_local_imports_in_the_ad_core():
     found = [f"{path.relative_to(ROOT)}:{line}" for folder in EAGER
-             for path in sorted((ROOT / folder).rglob("*.py")) for line in _local_project_imports(path)]
+             for path in sorted((ROOT / folder).rglob("*.py"))
+             for line in _local_project_imports(path)]
     assert not found, "import these at module level (the graph has no cycle):\n" + "\n".join(found)
