@@ -69,6 +69,8 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
 
     def __init__(self, gen, fn, arg_act: list[str], ret_active: bool, mode: str, hints: dict):
         fn = prepare(fn, gen.module)
+        if mode == "combined":      # loop stores' old bytes, for the reverse to put back
+            fn = undo_stores.with_old_loads(fn, gen.module)
         if any(p.ty == "..." for p in fn.params):
             raise UserError(f"cannot differentiate variadic function '{fn.name[1:]}' (its "
                             "arguments are read with va_arg); hint: pass the values in an array, "
@@ -113,6 +115,7 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
                     self.affine[phi.name] = (lp,) + a
         self.mem = MemoryInfo(fn, lambda i: kind_of(gen, i), self.act.has_shadow)
         self.undo_old: dict = {}              # undone store -> its old bytes (undo_stores.py)
+        self.loop_undone: dict = {}           # undone loop store -> its old-value load
         self.line_insts = {i.line: i for i in fn.insts()}
         self._check_int_pointers()
         # loops run at most once per call (in no enclosing cycle): their exit count is kept in a
@@ -187,6 +190,8 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
         for lp, label in openmp_version.loops(self).values():   # the versioning tests' inputs
             self.needs[label] += [k for k in openmp_version.needs(self, label)
                                   if k not in self.needs[label]]
+        if self.mode == "combined":
+            undo_stores.select(self)
         self.plan = {}
         for b in blocks:
             closure, todo = [], list(self.needs[b.label])
@@ -402,7 +407,7 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
         if primal_only(ctx, inst):
             return
         self.refuse_bit_manipulation(inst)
-        if id(inst) in self.mem.undo:
+        if id(inst) in self.mem.undo and id(inst) not in self.loop_undone:
             undo_stores.save_old(self, ctx, inst)
         rule = FORWARD.get(inst.op)
         keep = True
@@ -510,7 +515,9 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
             ctx.guard = None
             if d is not None:
                 fp_logger.grad(ctx, inst, d)
-            if id(inst) in self.mem.undo and not ctx.dry:
+            if id(inst) in self.loop_undone and not ctx.dry:
+                undo_stores.restore_loop(self, ctx, inst)
+            elif id(inst) in self.mem.undo and not ctx.dry:
                 undo_stores.restore_old(self, ctx, inst)
         # phi adjoints are read here and distributed on the edges (see _reverse_branch)
         ctx.phi_d = {}

@@ -102,6 +102,13 @@ class Module:
     def function(self, name: str) -> Function | None:
         if name in self.functions:
             return self.functions[name]
+        fn = self.fresh_function(name)
+        if fn is not None:
+            self.functions[name] = fn
+        return fn
+
+    def fresh_function(self, name: str) -> Function | None:
+        """A new parse of a definition, shared with no one (a copy to rewrite)."""
         span = self._bodies.get(name)
         if span is None:
             return None
@@ -109,7 +116,6 @@ class Module:
         for inst in fn.insts():
             inst.line += span[0]
             inst.line_end += span[0]
-        self.functions[name] = fn
         return fn
 
     def defines(self, name: str) -> bool:
