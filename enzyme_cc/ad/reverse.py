@@ -96,7 +96,10 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
                             inactive_globals=gen.reg.inactive_globals,
                             global_users=gen.global_users)
         # enzyme_dupnoneed: the forward sweep skips primal writes nobody reads (noneed.py)
-        self.noneed = NoNeed.of(gen, fn, arg_act)
+        # (memoized per function name for every mode: the private copy with old-value loads
+        # has instructions of its own)
+        self.noneed = NoNeed(gen, fn, arg_act) if hasattr(fn, "old_loads") else \
+            NoNeed.of(gen, fn, arg_act)
         self.dom = dominators(fn)
         self.cyclic = cyclic_blocks(fn)
         self.rpo = reverse_postorder(fn)

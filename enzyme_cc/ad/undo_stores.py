@@ -30,6 +30,8 @@ reload runs.
 """
 from __future__ import annotations
 
+import re
+
 from enzyme_cc.ir.model import Inst, parse_inst
 from .cfg import cyclic_blocks
 from .phi_select import RECOMPUTABLE
@@ -108,10 +110,13 @@ def _local_object(fn, ptr):
     return isinstance(d, Inst) and (d.op == "alloca" or d.op == "call" and d.callee in ALLOC)
 
 
+_FLOAT_DATA = re.compile(r"(double|float|<\d+ x (double|float)>)$")
+
+
 def _loop_stores(fn):
     cyclic = cyclic_blocks(fn)
     return [i for b in fn.blocks if b.label in cyclic for i in b.insts
-            if i.op == "store" and not i.flags and i.ops[0].ty in ("double", "float") and
+            if i.op == "store" and not i.flags and _FLOAT_DATA.match(i.ops[0].ty) and
             _local_object(fn, i.ops[1].value)]
 
 
@@ -119,9 +124,10 @@ def with_old_loads(fn, module):
     """fn, or where it has stores in loops into its own memory, a private copy of it with a load
     of each such store's old bytes just before it (fn.old_loads: id of the store -> the load's
     name)."""
-    if not _loop_stores(fn):
+    fresh = module.fresh_function(fn.name) if _loop_stores(fn) else None
+    if fresh is None:
         return fn
-    fn = prepare(module.fresh_function(fn.name), module)
+    fn = prepare(fresh, module)
     fn.old_loads = {}
     for k, st in enumerate(_loop_stores(fn)):
         name = f"{OLD_PREFIX}{k}"
