@@ -343,7 +343,7 @@ def unknown_integer_copy(ctx, inst):
     if copied_kind(ctx.synth.module, inst, int_bits(inst.ops[0].ty) // 8) == "int":
         return
     ctx.error(inst, "cannot deduce whether this integer copy between differentiated memory "
-              "moves float data", untyped_copy_hint(ctx.synth.fn.name))
+              "moves float data", untyped_copy_hint(ctx.synth.fn.name, ctx.synth.module))
 
 
 def zero_overwritten_floats(ctx, inst):

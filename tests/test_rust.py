@@ -203,6 +203,18 @@ def test_rust_enums_and_structs(tmp_path, opt):
     assert out.count("CHECK ") == 9 and "FAILED" not in out, out
 
 
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+@pytest.mark.parametrize("opts", [("-O",), pytest.param(("-Copt-level=0", "-g"),
+                                                        marks=pytest.mark.slow)],
+                         ids=["O", "dev-profile"])
+def test_rust_nested_vecs(tmp_path, opts):
+    """`vec![vec![0.0; n]; n]` (a segfault at -O: the row moved in through an address kept as
+    an integer had a null shadow) and a product of Vec<Vec<f64>> rows built by `collect`."""
+    _rustc_link(opts[0], HERE / "nested_vecs.rs", *opts[1:], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 7 and "FAILED" not in out, out
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
 def test_rust_bytes_copied_by_type_erased_code_stay_refused(tmp_path):

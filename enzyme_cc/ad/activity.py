@@ -107,6 +107,7 @@ class Activity(ActiveMemory):
                     not inst.callee.startswith("@llvm."):
                 self._filled_by_calls.update(self._obj(o.value) for o in inst.ops
                                              if o.ty == "ptr" and o.value.startswith("%"))
+        self._copied_ptrs(fn)
         changed = True
         while changed:
             changed = False
@@ -127,6 +128,24 @@ class Activity(ActiveMemory):
                 if inst.op == "store" and (inst.ops[0].value in self.active or
                                            inst.ops[0].value in self.shadowed):
                     changed |= self._global_store(underlying(fn, inst.ops[1].value))
+
+    def _copied_ptrs(self, fn):
+        """A copy moves the pointers stored in its source into its destination (Rust moves a
+        Vec's header, pointer included, with memcpy from one local to another): a pointer
+        loaded from the destination may be any of them."""
+        copies = [(self._obj(i.ops[0].value), self._obj(i.ops[1].value)) for i in fn.insts()
+                  if i.op in ("call", "invoke") and len(i.ops) > 2 and
+                  (i.callee or "").startswith(("@llvm.memcpy", "@llvm.memmove", "@memcpy",
+                                               "@memmove"))]
+        changed = bool(copies)
+        while changed:
+            changed = False
+            for dst, src in copies:
+                have = self._stored_ptrs.setdefault(dst, [])
+                for v in list(self._stored_ptrs.get(src, ())):
+                    if v not in have:
+                        have.append(v)
+                        changed = True
 
     def _global_store(self, g: str) -> bool:
         """Active data is stored into global g (if it is a mutable one): it gets a shadow."""

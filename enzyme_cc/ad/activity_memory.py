@@ -39,7 +39,7 @@ class ActiveMemory:
         op = getattr(d, "op", None)
         if op == "load":
             changed |= self._mark(d.ops[0].value, seen, direct=False)
-            for stored in self._stored_ptrs.get(self._obj(d.ops[0].value), []):
+            for stored in self._stored_in(d.ops[0].value):
                 changed |= self._mark(stored, seen, direct)
         elif op in ("phi", "select", "insertvalue"):
             for x in (d.ops[1:] if op == "select" else d.ops):
@@ -59,6 +59,18 @@ class ActiveMemory:
                 if x.ty == "ptr" and x.value.startswith("%"):
                     changed |= self._mark(x.value, seen)
         return changed
+
+    def _stored_in(self, ptr: str, depth: int = 0) -> list:
+        """The pointers that may have been stored where ptr points: into ptr's object, and
+        where ptr was itself loaded from memory, into the objects of the pointers stored
+        there (a Vec<Vec<f64>>: the outer buffer's address is loaded from the header, the
+        rows' from the outer buffer)."""
+        out = list(self._stored_ptrs.get(self._obj(ptr), []))
+        d = self.fn.defs.get(self._underlying(self.fn, ptr))
+        if depth < 4 and getattr(d, "op", None) == "load":
+            for p in self._stored_in(d.ops[0].value, depth + 1):
+                out += [x for x in self._stored_ptrs.get(self._obj(p), []) if x not in out]
+        return out
 
     def _mark_objects(self, callee_info) -> bool:
         """One pass of the local-memory activity rules; True when something changed."""

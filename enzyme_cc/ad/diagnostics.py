@@ -63,13 +63,18 @@ def is_rust(name: str) -> bool:
     return raw.startswith("_R") or (raw.startswith("_ZN") and bool(_RUST_LEGACY.search(raw)))
 
 
-def untyped_copy_hint(fn_name: str) -> str:
+def untyped_copy_hint(fn_name: str, module=None) -> str:
     """What to change where an untyped copy's data cannot be typed: rustc emits no type-based
-    alias metadata at any level, so for Rust the optimization level helps only by inlining."""
-    if is_rust(fn_name):
-        return ("build with -O (cargo's release profile: the standard library's generic code is "
-                "inlined into code that reads the data typed) or with debug info (-g, as cargo's "
-                "dev profile does: it types the standard library's element copies), or keep "
+    alias metadata at any level, so for Rust the optimization level helps only by inlining.
+    module: where the function is a `#[no_mangle]` one, Rust's runtime in the module says the
+    code is Rust."""
+    if is_rust(fn_name) or module is not None and "@rust_eh_personality" in \
+            (*module.declarations, *module._bodies):
+        return ("rustc emits no type information for memory: enzyme-cc types such a copy from "
+                "the code that reads the data once the standard library's generic code is "
+                "inlined (-O, cargo's release profile), or from debug info (-g, which cargo's "
+                "dev profile has: it types the standard library's element copies); where neither "
+                "shows the type, copy element by element (`iter().copied()`, a loop) or keep "
                 "this data out of the differentiated function")
     return ("copy through typed pointers (double*), or compile with -O1 or higher so TBAA type "
             "information is emitted")

@@ -114,12 +114,15 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
     def copy_ranges(self, synth, inst):
         """[(offset, size or None, kind)] of a memcpy in synth's function; error when unknown."""
         ranges = copy_ranges(self.module, synth.fn, inst, synth.types)
-        if (not ranges or any(k is None for _, _, k in ranges)) and not self.in_multi and \
-                moves_freed_block(self.module, synth.fn, inst):
-            return [(0, None, "bytes")]     # the whole block's shadow bytes move (copy_adjoint)
+        if (not ranges or any(k is None for _, _, k in ranges)) and not self.in_multi and (
+                moves_freed_block(self.module, synth.fn, inst) or
+                synth.mem.zeroed_until(inst.ops[1].value, inst)):
+            # the whole block's shadow bytes move (copy_adjoint): the source is not read again,
+            # or holds the zeros of its allocation (constant data, whose adjoint goes nowhere)
+            return [(0, None, "bytes")]
         if not ranges or any(k is None for _, _, k in ranges):
             self.fail(synth, inst, "cannot deduce the type of the memory being copied (double, "
-                      "float, pointer or integer data)", untyped_copy_hint(synth.fn.name))
+                      "float, pointer or integer data)", untyped_copy_hint(synth.fn.name, self.module))
         if len(ranges) > 1 and any(size is None for _, size, _ in ranges):
             self.fail(synth, inst, "copy of a variable number of mixed-type records",
                       "copy the fields one by one")

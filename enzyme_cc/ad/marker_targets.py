@@ -4,6 +4,8 @@ a parameter (`_known_functions`); a marker on a pointer none of whose values is 
 in a shared library (`refuse_unknown_function`)."""
 from __future__ import annotations
 
+import re
+
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import name_ref
 from .diagnostics import located
@@ -52,6 +54,9 @@ def _known_functions(module, caller, value, seen=None) -> list[str] | None:
     elif getattr(d, "op", None) == "load" and \
             (stored := _slot_values(caller, d.ops[0].value)) is not None:
         incoming = [(caller, v) for v in stored]            # (unoptimized code's spill slot)
+    elif getattr(d, "op", None) == "load" and \
+            (table := _function_table(module, underlying(caller, d.ops[0].value))) is not None:
+        return table                   # a switch over functions, made a lookup table by LLVM
     else:
         return None
     out = []
@@ -61,6 +66,19 @@ def _known_functions(module, caller, value, seen=None) -> list[str] | None:
             return None
         out += [f for f in got if f not in out]
     return out
+
+
+def _function_table(module, g: str) -> list | None:
+    """The functions of a constant global array holding nothing but defined functions (LLVM's
+    lookup table for a `switch` or a `match` whose arms pick a function), None otherwise."""
+    if not g.startswith("@") or not module.is_constant_global(g):
+        return None
+    init = module.globals[g].split("constant", 1)[1]
+    entries = re.findall(r"\bptr\s+([^,\]]+)", init.split("[", 1)[-1])
+    fns = [e.strip() for e in entries]
+    if not fns or any(not f.startswith("@") or module.function(f) is None for f in fns):
+        return None
+    return list(dict.fromkeys(fns))
 
 
 def _slot_values(caller, slot) -> list | None:

@@ -2,8 +2,10 @@
 reverse sweep (combined mode) instead of being cached."""
 from __future__ import annotations
 
+from .activity_basics import int_pointer_sources
 from .type_layout import underlying, same_memory
 from enzyme_cc.rules.call_kinds import ALLOC
+ZEROED = ("@calloc", "@__rust_alloc_zeroed")
 from enzyme_cc.rules.blas import written_arg
 from enzyme_cc.rules.mpi import written
 
@@ -174,6 +176,28 @@ class MemoryInfo:
                 undone.append(inst)
         for inst in undone:             # the reverse sweep will undo these (undo_stores.py)
             self.undo[id(inst)] = inst
+        return True
+
+    def zeroed_until(self, ptr: str, inst) -> bool:
+        """ptr points into a block allocated zeroed (calloc, Rust's alloc_zeroed) that nothing
+        may write before `inst` runs: its bytes are still zeros there (`vec![vec![0.0; n]; m]`
+        clones such a row with untyped copies)."""
+        base = self._base(ptr)
+        d = self.fn.defs.get(base)
+        if getattr(d, "op", None) == "inttoptr":     # Rust's Vec: its address kept as an integer
+            srcs = int_pointer_sources(self.fn, d.ops[0].value) or set()
+            base = self._base(srcs.pop()) if len(srcs) == 1 else base
+            d = self.fn.defs.get(base)
+        if getattr(d, "op", None) not in ("call", "invoke") or d.callee not in ZEROED:
+            return False
+        blk = inst.block
+        pos = {id(i): n for n, i in enumerate(blk.insts)}
+        for w, bases in self.writers:
+            if w is inst or bases is not None and not any(self.may_alias(base, b) for b in bases):
+                continue
+            b = w.block.label
+            if b == blk.label and pos[id(w)] < pos[id(inst)] or blk.label in self._reachable(b):
+                return False
         return True
 
     def _reachable_avoiding(self, label: str, avoid: str) -> set:
