@@ -143,10 +143,11 @@ def _cache_key(plan, inv, cfg) -> str | None:
     from enzyme_cc.ad.openmp_affine import range_check
     from enzyme_cc.rules.blas import defined_as_code
     from enzyme_cc.ad.speculative import strong_zero
+    from enzyme_cc.ad.undo_stores import undo_loops
     h.update(repr((cfg.preopt, opt_level(inv.opt_level), sorted(cfg.rule_files), inv.shared,
                    cfg.ckpt_budget, tape_stats(), range_check(),
                    os.environ.get("ENZYME_CC_LANE_FUSION") == "0", defined_as_code(),
-                   strong_zero())).encode())
+                   strong_zero(), undo_loops())).encode())
     for path in cfg.rule_files:
         try:
             with open(path, "rb") as f:

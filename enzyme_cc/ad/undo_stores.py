@@ -30,6 +30,7 @@ reload runs.
 """
 from __future__ import annotations
 
+import os
 import re
 
 from enzyme_cc.ir.model import Inst, parse_inst
@@ -120,10 +121,17 @@ def _loop_stores(fn):
             _local_object(fn, i.ops[1].value)]
 
 
+def undo_loops() -> bool:
+    """ENZYME_CC_UNDO_LOOPS=0 tapes the loads instead (to measure; part of the AD cache key)."""
+    return os.environ.get("ENZYME_CC_UNDO_LOOPS", "") != "0"
+
+
 def with_old_loads(fn, module):
     """fn, or where it has stores in loops into its own memory, a private copy of it with a load
     of each such store's old bytes just before it (fn.old_loads: id of the store -> the load's
     name)."""
+    if not undo_loops():
+        return fn
     fresh = module.fresh_function(fn.name) if _loop_stores(fn) else None
     if fresh is None:
         return fn
@@ -135,8 +143,9 @@ def with_old_loads(fn, module):
         load.line, load.line_end, load.md = st.line, st.line_end, dict(st.md)
         insts = st.block.insts
         insts.insert(next(j for j, x in enumerate(insts) if x is st), load)
+        load.block, fn.defs[name] = st.block, load   # (not fn.index(): prepare's unique preds)
         fn.old_loads[id(st)] = name
-    return fn.index()
+    return fn
 
 
 def _eligible(synth, mem):

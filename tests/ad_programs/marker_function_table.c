@@ -6,6 +6,7 @@
 #include <stdio.h>
 int enzyme_dup, enzyme_const;
 void __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 static int failed;
 static void check(const char *name, double got, double want) {
   int ok = fabs(got - want) <= 1e-5 * (1.0 + fabs(want));
@@ -34,6 +35,11 @@ int main(int argc, char **argv) {
       snprintf(label, sizeof label, "f%d_d%d", which, i);
       check(label, dx[i], (f(xp, N) - f(xm, N)) / (2 * h));
     }
+    double v[N] = {0.2, -0.5, 0.7, 0.1}, dot = 0;
+    for (int i = 0; i < N; i++) dot += v[i] * dx[i];
+    char label[32];
+    snprintf(label, sizeof label, "f%d_fwd", which);
+    check(label, __enzyme_fwddiff((void *)table[which], enzyme_dup, x, v, enzyme_const, N), dot);
   }
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0;

@@ -16,6 +16,7 @@ static void check(const char *name, double got, double want) {
 }
 int enzyme_dup, enzyme_const;
 void __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 
 enum { N = 8, E = 7, S = 5 };
 static const int corner[2 * E] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7};
@@ -148,6 +149,12 @@ static void run(const char *name, fn_t f, fn_t ref) {
     snprintf(label, sizeof label, "%s_d%d", name, i);
     check(label, dx[i], (ref(xp, N) - ref(xm, N)) / (2 * h));
   }
+  /* forward mode in one direction against the gradient */
+  double v[N], dot = 0;
+  for (int i = 0; i < N; i++) { v[i] = 0.3 - 0.1 * i; dot += v[i] * dx[i]; }
+  char label[64];
+  snprintf(label, sizeof label, "%s_fwd", name);
+  check(label, __enzyme_fwddiff((void *)f, enzyme_dup, x, v, enzyme_const, N), dot);
 }
 
 int main(void) {
