@@ -77,6 +77,23 @@ def test_cargo_workspace(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(CARGO is None, reason=NO_CARGO)
+def test_cargo_error_payload_gradient(tmp_path):
+    """A float carried in an `Err` payload that a call (Vec::from_iter, not inlined in a cargo
+    build) writes as integer bits: its derivative was silently dropped (slow tier: a cargo
+    build with the crate, about 30 s)."""
+    proj = tmp_path / "err_payload"
+    env = _cargo_project(HERE / "err_payload", proj, tmp_path)
+    crate = (HERE.parent.parent / "rust" / "enzyme-cc").resolve()
+    (proj / "Cargo.toml").write_text('[package]\nname = "err_payload"\nversion = "0.1.0"\n'
+                                     'edition = "2021"\n[dependencies]\n'
+                                     f'enzyme-cc = {{ path = "{crate}" }}\n')
+    run([CARGO, "build", "--release", "--quiet", "--offline"], cwd=proj, env=env)
+    out = run([str(tmp_path / "target" / "release" / "err_payload")], cwd=proj).stdout
+    assert "TOTAL FAILS 0" in out and out.count("PASS ") >= 20, out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CARGO is None, reason=NO_CARGO)
 def test_cargo_workspace_test_and_rebuild(tmp_path):
     """The same workspace: `cargo test` of the library, and a rebuild after an edit (slow tier:
     three links of a program with the standard library's bitcode, about two minutes)."""

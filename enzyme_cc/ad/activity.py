@@ -250,6 +250,8 @@ class Activity(ActiveMemory):
                 return True, False
         if op in ("phi", "select", "freeze"):
             vals = inst.ops[1:] if op == "select" else inst.ops
+            if self._joined_copies(inst, vals):
+                return inst.name in self.punned, False
             lanes = {lanes_of(self, o.value) if o.ty == "i64" else None for o in vals
                      if o.value in self.punned}
             if len(lanes) > 1:

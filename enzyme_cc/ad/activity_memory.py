@@ -60,6 +60,28 @@ class ActiveMemory:
                     changed |= self._mark(x.value, seen)
         return changed
 
+    def _joined_copies(self, inst, vals) -> bool:
+        """An integer phi/select joining untyped loads from shadowed memory (Rust's enum slot:
+        an `Err(x)` payload on one path, another field on the other) is an untyped copy too;
+        once a bitcast views it as a float (_infer), it is float data and so are the loads it
+        joins. True when inst is such a join."""
+        if inst.ty not in ("i64", "i32") or not any(o.value in self.unknown_copies
+                                                     for o in vals):
+            return False
+        loads = [o.value for o in vals if o.value.startswith("%")]
+        if not all(getattr(self.fn.defs.get(v), "op", None) == "load" and
+                   self.fn.defs[v].ops[0].value in self.shadowed or v in self.unknown_copies
+                   for v in loads):
+            return False
+        if inst.name in self.punned:
+            for v in loads:
+                if v not in self.punned:
+                    self.unknown_copies.discard(v)
+                    self.punned[v] = self.punned[inst.name]
+        else:
+            self.unknown_copies.add(inst.name)
+        return True
+
     def _stored_in(self, ptr: str, depth: int = 0) -> list:
         """The pointers that may have been stored where ptr points: into ptr's object, and
         where ptr was itself loaded from memory, into the objects of the pointers stored
