@@ -232,6 +232,15 @@ def test_rust_nested_vecs(tmp_path, opts):
     assert out.count("CHECK ") == 7 and "FAILED" not in out, out
 
 
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+def test_rust_swapped_buffers(tmp_path):
+    """Two Vecs swapped with `std::mem::swap` in a time-step loop (refused at -O: each address
+    an integer phi taking the other's value)."""
+    _rustc_link("-O", HERE / "swapped_buffers.rs", cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 4 and "FAILED" not in out, out
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
 def test_rust_bytes_copied_by_type_erased_code_stay_refused(tmp_path):

@@ -19,7 +19,8 @@ from .packed_bits import (PACKING_OPS, adjoint_type as packed_type, is_flat_reco
 from enzyme_cc.rules import is_inactive_call, call_rule
 from enzyme_cc.rules.registry import is_mirror_call
 from enzyme_cc.rules.tape import is_tape_call
-from .activity_basics import _libm_out, has_shadow_type, int_pointer_base, pun_type
+from .activity_basics import (_libm_out, has_shadow_type, int_pointer_base, int_pointer_sources,
+                              pun_type)
 from .activity_memory import ActiveMemory
 from .type_layout import constant_float_global, same_memory, underlying, pinned_constant
 
@@ -271,8 +272,9 @@ class Activity(ActiveMemory):
                                     "itself, or write the result through a pointer argument")
                 self.punned[inst.name] = pun[0]
                 return True, False
-            if ty == "i64" and any(o.value in self.ptrint for o in vals) and \
-                    all(o.value in self.ptrint or not o.value.startswith("%") for o in vals):
+            if ty == "i64" and (any(o.value in self.ptrint for o in vals) and all(
+                    o.value in self.ptrint or not o.value.startswith("%") for o in vals) or
+                    op == "phi" and self._address_web(inst.name)):
                 # an address kept as an integer, or a constant one (Rust's Vec: the allocation's
                 # address, or a dangling 8 when it is empty): its shadow is an integer too
                 self.ptrint.add(inst.name)
@@ -309,8 +311,11 @@ class Activity(ActiveMemory):
             return False, False
         if op == "inttoptr":
             base = int_pointer_base(self.fn, inst)
+            # (an address that may be a shadowed block's: _mark gives the others shadows too)
             return False, base is not None and base[0] in self.shadowed or \
-                inst.ops[0].value in self.ptrint
+                inst.ops[0].value in self.ptrint or \
+                any(s in self.shadowed for s in int_pointer_sources(self.fn, inst.ops[0].value)
+                    or ())
         if op == "load":
             src = inst.ops[0].value in self.shadowed
             if ty == "ptr" and not src and inst.ops[0].value.startswith("@") and \

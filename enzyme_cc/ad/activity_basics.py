@@ -35,12 +35,17 @@ def int_pointer_base(fn, inst):
     return None
 
 
-def int_pointer_sources(fn, v: str, depth=0) -> set | None:
+def int_pointer_sources(fn, v: str, depth=0, seen=None) -> set | None:
     """The pointers whose ptrtoint the integer v is made from (through phis, selects and integer
     arithmetic; constants add none), or None when some part comes from elsewhere (memory, a
-    call, an argument)."""
+    call, an argument). Phis that feed each other (Rust's `mem::swap` of two Vecs in a loop:
+    each address phi takes the other's value) are followed once."""
     if not v.startswith("%"):
         return set()
+    seen = set() if seen is None else seen
+    if v in seen:
+        return set()
+    seen.add(v)
     d = fn.defs.get(v)
     op = getattr(d, "op", None)
     if depth > 16 or op is None:
@@ -52,7 +57,7 @@ def int_pointer_sources(fn, v: str, depth=0) -> set | None:
             [o.value for o in (d.ops[1:] if op == "select" else d.ops)]
         out = set()
         for w in vals:
-            s = int_pointer_sources(fn, w, depth + 1)
+            s = int_pointer_sources(fn, w, depth + 1, seen)
             if s is None:
                 return None
             out |= s

@@ -60,6 +60,25 @@ class ActiveMemory:
                     changed |= self._mark(x.value, seen)
         return changed
 
+    def _address_web(self, name: str) -> bool:
+        """Integer phis that feed each other (Rust's `mem::swap` of two Vecs in a loop: each
+        address phi takes the other's value) carry addresses when everything else entering
+        them does: an address kept as an integer (act.ptrint) or a constant (a dangling one)."""
+        todo, seen, leaves = [name], set(), []
+        while todo:
+            v = todo.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            d = self.fn.defs.get(v)
+            if getattr(d, "op", None) == "phi" and d.ty == "i64" and v not in self.ptrint:
+                todo.extend(w for w, _ in d.incoming if w.startswith("%"))
+            else:
+                leaves.append(v)
+            if len(seen) > 64:
+                return False
+        return any(v in self.ptrint for v in leaves) and all(v in self.ptrint for v in leaves)
+
     def _joined_copies(self, inst, vals) -> bool:
         """An integer phi/select joining untyped loads from shadowed memory (Rust's enum slot:
         an `Err(x)` payload on one path, another field on the other) is an untyped copy too;
