@@ -122,7 +122,8 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
             return [(0, None, "bytes")]
         if not ranges or any(k is None for _, _, k in ranges):
             self.fail(synth, inst, "cannot deduce the type of the memory being copied (double, "
-                      "float, pointer or integer data)", untyped_copy_hint(synth.fn.name, self.module))
+                      "float, pointer or integer data)",
+                      untyped_copy_hint(synth.fn.name, self.module))
         if len(ranges) > 1 and any(size is None for _, size, _ in ranges):
             self.fail(synth, inst, "copy of a variable number of mixed-type records",
                       "copy the fields one by one")

@@ -5,9 +5,10 @@ from __future__ import annotations
 from .activity_basics import int_pointer_sources
 from .type_layout import underlying, same_memory
 from enzyme_cc.rules.call_kinds import ALLOC
-ZEROED = ("@calloc", "@__rust_alloc_zeroed")
 from enzyme_cc.rules.blas import written_arg
 from enzyme_cc.rules.mpi import written
+
+ZEROED = ("@calloc", "@__rust_alloc_zeroed")     # allocations whose bytes start as zeros
 
 
 class MemoryInfo:
