@@ -52,6 +52,11 @@ FOUND = (
     # refused: `c ? loc1[i].x : damp` in a parallel loop loads from a select joining active
     # memory and the captured address of an enzyme_const scalar (no shadow)
     1614,
+    # silently wrong (0 for s[0].v[1] and s[1].v[1]): `c ? loc1[i].x : buf4[i % 4]` joined a
+    # local array of records and a realloc'd double buffer for type analysis, which laid the
+    # records' int field over the buffer's second double and dropped its adjoint in realloc's
+    # reverse
+    51230,
 )
 
 

@@ -18,6 +18,7 @@ from .type_layout import (FLOATS, declared_kind, decompose, global_type, layout,
                           scalar_kind, tbaa_is_field, tbaa_kind, tbaa_name, tbaa_pointee,
                           underlying, unions_hide, containing_type, record_of)
 from .unionfind import UnionFind
+from .activity_basics import ALLOCATORS
 
 # Enzyme's type annotation calls: `__enzyme_double(p)` says p points to doubles (type analysis
 # evidence, like a typed access); the calls are removed after differentiation (markers.py)
@@ -41,7 +42,7 @@ class TypeInfo:
         # pointers joined by phi/select (or realloc) denote the same memory for typing purposes
         self._classes = UnionFind()
         self._find, self._union = self._classes.find, self._classes.union
-        for a, b in same_memory(fn):
+        for a, b in _typing_joins(fn):
             self._union(a, b)
         # unoptimized code spills pointers (arguments) to allocas: a load from an alloca written
         # by one store of a pointer is that pointer
@@ -297,3 +298,19 @@ def callee_kinds(module, fn, bases, info, depth: int = 3) -> set:
                 kinds |= param_kinds(module, inst.callee, j, depth)
     return kinds
 
+
+def _typing_joins(fn):
+    """same_memory's pairs, but a phi/select choosing between distinct allocations (a local
+    array and a heap block: `c ? loc[i].x : buf[i]`) is not joined with them: each object keeps
+    its own layout, where joining them would lay one's fields over the other's (a double of the
+    heap block taken for the int of the local record at the same offset)."""
+    pairs = list(same_memory(fn))
+    roots: dict = {}
+    for a, b in pairs:
+        d = fn.defs.get(b)
+        if getattr(d, "op", None) == "alloca" or getattr(d, "op", None) in ("call", "invoke") \
+                and d.ty == "ptr" and d.callee in ALLOCATORS:
+            roots.setdefault(a, set()).add(b)
+    split = {a for a, rs in roots.items() if len(rs) > 1 and
+             getattr(fn.defs.get(a), "op", None) in ("phi", "select")}
+    return [(a, b) for a, b in pairs if a not in split]
