@@ -64,7 +64,7 @@ class ActiveMemory:
         """Integer phis that feed each other (Rust's `mem::swap` of two Vecs in a loop: each
         address phi takes the other's value) carry addresses when everything else entering
         them does: an address kept as an integer (act.ptrint) or a constant (a dangling one)."""
-        todo, seen, leaves = [name], set(), []
+        todo, seen, leaves, phis = [name], set(), [], []
         while todo:
             v = todo.pop()
             if v in seen:
@@ -72,12 +72,18 @@ class ActiveMemory:
             seen.add(v)
             d = self.fn.defs.get(v)
             if getattr(d, "op", None) == "phi" and d.ty == "i64" and v not in self.ptrint:
+                if id(d) in self.doomed or v in self.punned or v in self.unknown_copies:
+                    return False        # (a phi of code that never returns gets no shadow)
+                phis.append(v)
                 todo.extend(w for w, _ in d.incoming if w.startswith("%"))
             else:
                 leaves.append(v)
             if len(seen) > 64:
                 return False
-        return any(v in self.ptrint for v in leaves) and all(v in self.ptrint for v in leaves)
+        if not (any(v in self.ptrint for v in leaves) and all(v in self.ptrint for v in leaves)):
+            return False
+        self.ptrint.update(phis)        # each one's shadow names the others': all of them
+        return True
 
     def _joined_copies(self, inst, vals) -> bool:
         """An integer phi/select joining untyped loads from shadowed memory (Rust's enum slot:
