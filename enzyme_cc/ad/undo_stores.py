@@ -211,8 +211,9 @@ def select(synth):
         if gained and 2 * gained >= len(used):
             chosen |= used
     mem.undoable, mem.loop_undoable, mem.undo = once | chosen, chosen, {}
-    for i in chosen:
-        st = eligible[i]
+    for i, st in eligible.items():          # (in program order: the tape's layout)
+        if i not in chosen:
+            continue
         name = fn.old_loads[i]
         synth.loop_undone[i] = name
         needs = synth.needs[st.block.label]
