@@ -22,6 +22,7 @@ from enzyme_cc.rules.tape import is_tape_call
 from .activity_basics import (_libm_out, has_shadow_type, int_pointer_base, int_pointer_sources,
                               pun_type)
 from .activity_memory import ActiveMemory
+from enzyme_cc.rules.call_kinds import MEMCPY
 from .type_layout import constant_float_global, same_memory, underlying, pinned_constant
 
 
@@ -136,8 +137,7 @@ class Activity(ActiveMemory):
         loaded from the destination may be any of them."""
         copies = [(self._obj(i.ops[0].value), self._obj(i.ops[1].value)) for i in fn.insts()
                   if i.op in ("call", "invoke") and len(i.ops) > 2 and
-                  (i.callee or "").startswith(("@llvm.memcpy", "@llvm.memmove", "@memcpy",
-                                               "@memmove"))]
+                  (i.callee or "").startswith(MEMCPY)]
         changed = bool(copies)
         while changed:
             changed = False

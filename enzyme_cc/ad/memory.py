@@ -171,8 +171,8 @@ class MemoryInfo:
                 # after it (the reload runs where that block's reverse starts, before the
                 # reverse of the block's own stores)
                 if id(inst) not in self.undoable or user is None or b == user or \
-                        user in (self._reachable_avoiding(b, blk.label) if id(inst) in
-                                 self.loop_undoable else self._reachable(b)):
+                        user in self._reachable(b, blk.label if id(inst) in self.loop_undoable
+                                                else None):
                     return False
                 undone.append(inst)
         for inst in undone:             # the reverse sweep will undo these (undo_stores.py)
@@ -201,12 +201,12 @@ class MemoryInfo:
                 return False
         return True
 
-    def _reachable_avoiding(self, label: str, avoid: str) -> set:
-        """Blocks reachable from `label` by one edge or more without entering `avoid`: a loop
-        store's run between a load and the reverse of block `user` needs a path from the store
-        to `user` that does not run the load again (a run after the load again is undone
-        before that load's reload)."""
-        key = (label, avoid)
+    def _reachable(self, label: str, avoid: str | None = None) -> set:
+        """Blocks reachable from `label` by one edge or more, without entering `avoid` if given
+        (a loop store's run between a load and the reverse of block `user` needs a path from
+        the store to `user` that does not run the load again: a run after the load again is
+        undone before that load's reload)."""
+        key = label if avoid is None else (label, avoid)
         if key not in self._reach:
             seen, todo = set(), [t for t in self.fn.block(label).term.targets if t != avoid]
             while todo:
@@ -216,15 +216,3 @@ class MemoryInfo:
                     todo.extend(t for t in self.fn.block(x).term.targets if t != avoid)
             self._reach[key] = seen
         return self._reach[key]
-
-    def _reachable(self, label: str) -> set:
-        """Blocks reachable from `label` by one edge or more."""
-        if label not in self._reach:
-            seen, todo = set(), list(self.fn.block(label).term.targets)
-            while todo:
-                x = todo.pop()
-                if x not in seen:
-                    seen.add(x)
-                    todo.extend(self.fn.block(x).term.targets)
-            self._reach[label] = seen
-        return self._reach[label]

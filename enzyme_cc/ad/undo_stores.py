@@ -35,13 +35,11 @@ import re
 
 from enzyme_cc.ir.model import Inst, parse_inst
 from .cfg import cyclic_blocks
-from .phi_select import RECOMPUTABLE
 from .prepare import prepare
-from .value_plan import RECOMPUTABLE_INTRINSICS
+from .value_plan import recomputed_by_kind
 from .type_layout import underlying
 from enzyme_cc.rules.call_kinds import ALLOC, kind_of
 from enzyme_cc.rules.instructions import align_of
-from enzyme_cc.rules.registry import intrinsic_base
 
 OLD_PREFIX = "%ecc.undo."      # the loads of a loop store's old bytes (with_old_loads)
 
@@ -237,9 +235,7 @@ def _needed_loads(synth):
             seen.add((v, label))
             if d.op == "load":
                 out.append((d, label))
-            elif d.op in RECOMPUTABLE or d.op == "fdiv" and not d.ops[1].is_local or \
-                    d.op == "call" and \
-                    intrinsic_base((d.callee or "")[1:]) in RECOMPUTABLE_INTRINSICS:
+            elif recomputed_by_kind(d):
                 todo.extend(o.value for o in d.ops if o.is_local)
     return out
 

@@ -19,6 +19,16 @@ RECOMPUTABLE_INTRINSICS = {"llvm.fmuladd", "llvm.fma", "llvm.fabs", "llvm.copysi
                            "llvm.ceil", "llvm.trunc", "llvm.rint", "llvm.round", "llvm.smax",
                            "llvm.smin", "llvm.umax", "llvm.umin", "llvm.abs"}
 
+def recomputed_by_kind(inst) -> bool:
+    """An instruction the reverse sweep re-executes by its kind alone (not a load or a phi):
+    cheap arithmetic and casts, pure intrinsics, a division by a constant."""
+    if inst.op == "call":
+        return intrinsic_base((inst.callee or "")[1:]) in RECOMPUTABLE_INTRINSICS
+    if inst.op == "fdiv" and not inst.ops[1].is_local:
+        return True             # by a constant: cheaper again than a tape entry
+    return inst.op in RECOMPUTABLE
+
+
 class ValuePlan:
     """Mixed into Synth: the availability plan of need keys."""
     def def_block(self, key):
@@ -106,11 +116,7 @@ class ValuePlan:
                 if x in phi_select.exit_values(self, inst) else
                 not x.startswith("%") or self.classify(("p", x), user) in ("direct", "recompute")
                 for x in sel)
-        if inst.op == "call":
-            return intrinsic_base((inst.callee or "")[1:]) in RECOMPUTABLE_INTRINSICS
-        if inst.op == "fdiv" and not inst.ops[1].is_local:
-            return True             # by a constant: cheaper again than a tape entry
-        return inst.op in RECOMPUTABLE
+        return recomputed_by_kind(inst)
 
     def deps(self, key, user: str):
         """Need keys a value recomputed in the reverse of block `user` depends on."""
