@@ -8,6 +8,8 @@ from enzyme_cc.rules.call_kinds import ALLOC
 from enzyme_cc.rules.blas import written_arg
 from enzyme_cc.rules.mpi import written
 
+# instructions through which an address may leave the call other than a store or a call
+_LEAVES = ("ret", "ptrtoint", "insertvalue", "insertelement", "atomicrmw", "cmpxchg")
 ZEROED = ("@calloc", "@__rust_alloc_zeroed")     # allocations whose bytes start as zeros
 
 
@@ -37,6 +39,7 @@ class MemoryInfo:
         self.loop_undoable: set = set()     # ... of them, stores in loops (undo_stores.select)
         self.dropped: set = set()   # writes the forward sweep leaves out (enzyme_dupnoneed)
         self._reach: dict = {}
+        self._private: set | None = None    # bases that leave the call (private_block)
         for inst in fn.insts():
             bases = self._writes(fn, inst, kind_of_call)
             if bases:
@@ -178,6 +181,26 @@ class MemoryInfo:
         for inst in undone:             # the reverse sweep will undo these (undo_stores.py)
             self.undo[id(inst)] = inst
         return True
+
+    def private_block(self, ptr: str) -> bool:
+        """ptr points into a heap block this call allocates and nothing outside the call ever
+        sees: its address is not stored to memory, passed to a call that may keep it, returned,
+        made an integer, or joined with another object. In a split pair only this call's
+        augmented forward can write it, and its free waits for the reverse function (shadowed
+        blocks) or is a write like any other, so a load that no later write of the call may
+        reach reads the same bytes when the reverse function runs."""
+        base = self._base(ptr)
+        d = self.fn.defs.get(base)
+        if getattr(d, "op", None) not in ("call", "invoke") or d.ty != "ptr" or \
+                d.callee not in ALLOC or base in self.escaped or base in self.joined:
+            return False
+        if self._private is None:
+            self._private = set()
+            for inst in self.fn.insts():
+                if inst.op in _LEAVES:
+                    self._private.update(self._base(o.value) for o in inst.ops
+                                         if o.ty == "ptr" and o.is_local)
+        return base not in self._private
 
     def zeroed_until(self, ptr: str, inst) -> bool:
         """ptr points into a block allocated zeroed (calloc, Rust's alloc_zeroed) that nothing

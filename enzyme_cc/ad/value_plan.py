@@ -106,6 +106,10 @@ class ValuePlan:
                 return True         # constant memory, or an array the reverse restores
             if self.mode == "combined" and self.mem.unmodified_after(base, inst, user):
                 return True
+            # split: a block of this call's own, which no later write of the call may reach
+            if self.mode != "combined" and self.mem.private_block(inst.ops[0].value) and \
+                    self.mem.unmodified_after(base, inst):
+                return True
             # memory no write of the whole call tree reaches (split pairs too)
             return reloadable(self.gen, self.fn.name, inst.ops[0].value)
         if inst.op == "phi":              # only when that costs no tape or slot of its own
