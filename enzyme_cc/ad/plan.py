@@ -36,22 +36,23 @@ def hoist_loop(synth, key, user: str):
     for lp in synth.loops.values():
         inside = d in lp.blocks
         if user not in lp.blocks or inside and not _invariant_load(synth, key, lp) or \
-                not _defined_at_exits(synth, d, lp, inside):
+                not _defined_at_exits(synth, d, lp):
             continue
         if best is None or len(lp.blocks) > len(best.blocks):
             best = lp
     return best
 
 
-def _defined_at_exits(synth, d, lp, inside: bool) -> bool:
+def _defined_at_exits(synth, d, lp) -> bool:
     """A value defined in block d can be pushed by every exit block of lp: d dominates it and is
-    not that block. A load inside lp need only dominate the loop's edges into it: an exit block
-    that also follows a bypass of the loop gets the value through a phi (exit_phis)."""
+    not that block, or d dominates the loop's edges into it (an exit block that also follows a
+    bypass of the loop, such as the one a rotated loop's guard skips to, gets the value through
+    a phi: exit_phis)."""
     for y in lp.exits:
         if y not in synth.reachable or d in synth.dom.get(y, ()) and y != d:
             continue
-        if y == d or not inside or any(p.label in lp.blocks and d not in synth.dom.get(p.label, ())
-                                       for p in synth.fn.block(y).preds):
+        if y == d or any(p.label in lp.blocks and d not in synth.dom.get(p.label, ())
+                         for p in synth.fn.block(y).preds):
             return False
     return True
 
@@ -144,20 +145,24 @@ def _share_hoisted(synth):
                 continue
             for h in loops_of[k]:
                 lp = synth.loops[h]
+                bypassed = {y for y in lp.exits if k in synth.exit_phis.get(y, {})}
                 if u not in lp.blocks and _always_reaches(synth, u, set(lp.exits),
-                                                           synth.def_block(k)):
+                                                           synth.def_block(k), lp, bypassed):
                     plan[n] = (k, "hoist")
                     synth.hoist_of[(u, k)] = h
                     break
 
 
-def _always_reaches(synth, u, targets, d) -> bool:
-    """Every path from block u reaches a block of `targets` before block d or a return."""
-    seen, todo = set(), list(synth.fn.block(u).term.targets)
+def _always_reaches(synth, u, targets, d, lp, bypassed) -> bool:
+    """Every path from block u reaches a block of `targets` before block d or a return, and
+    reaches one of `bypassed` (whose phi pushes poison off the loop) only from inside lp."""
+    seen, todo = set(), [(u, t) for t in synth.fn.block(u).term.targets]
     if not todo:
         return False
     while todo:
-        b = todo.pop()
+        src, b = todo.pop()
+        if b in bypassed and src not in lp.blocks:
+            return False
         if b in targets or b in seen:
             continue
         if b == d or b == u:
@@ -166,7 +171,7 @@ def _always_reaches(synth, u, targets, d) -> bool:
         succ = synth.fn.block(b).term.targets
         if not succ:
             return False          # a return (or unreachable) before the loop's exit
-        todo.extend(succ)
+        todo.extend((b, t) for t in succ)
     return True
 
 
@@ -233,8 +238,8 @@ def _reaches_latch(synth, u, lp) -> bool:
 
 
 def exit_phis(synth, b) -> list[str]:
-    """Forward sweep, top of exit block b: the phis that carry a hoisted in-loop value from the
-    loop's exit edges (poison from the edges that bypass the loop: the reverse of b then leaves
+    """Forward sweep, top of exit block b: the phis that carry a hoisted value from the loop's
+    exit edges (poison from the edges that bypass the loop: the reverse of b then leaves
     by those edges and never reads the slot). Their names go to synth.exit_phi_names[b]."""
     names = synth.__dict__.setdefault("exit_phi_names", {}).setdefault(b.label, {})
     out = []

@@ -16,6 +16,7 @@ static void check(const char *name, double got, double want) {
 }
 int enzyme_dup, enzyme_const;
 void __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 
 enum { N = 6, S = 4 };
 
@@ -147,5 +148,9 @@ int main(void) {
     snprintf(name, sizeof name, "d_run[%d]", k);
     check(name, dx[k], (run(xp, N) - run(xm, N)) / (2 * h));
   }
+  /* forward mode in one direction against the gradient */
+  double v[N] = {0.5, -1.0, 0.25, 0.75, -0.3, 1.2}, want = 0;
+  for (int k = 0; k < N; k++) want += dx[k] * v[k];
+  check("forward", __enzyme_fwddiff((void *)run, enzyme_dup, x, v, enzyme_const, N), want);
   return failed != 0;
 }
