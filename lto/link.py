@@ -144,8 +144,9 @@ def _cache_key(plan, inv, cfg) -> str | None:
     from enzyme_cc.rules.blas import defined_as_code
     from enzyme_cc.ad.speculative import strong_zero
     from enzyme_cc.ad.undo_stores import undo_loops
+    from enzyme_cc.ad.tape_sites import tape_sites
     h.update(repr((cfg.preopt, opt_level(inv.opt_level), sorted(cfg.rule_files), inv.shared,
-                   cfg.ckpt_budget, tape_stats(), range_check(),
+                   cfg.ckpt_budget, tape_stats(), tape_sites(), range_check(),
                    os.environ.get("ENZYME_CC_LANE_FUSION") == "0", defined_as_code(),
                    strong_zero(), undo_loops())).encode())
     for path in cfg.rule_files:

@@ -187,3 +187,50 @@ def test_freed_scratch_keeps_read_only_inputs_reloadable(tmp_path):
     3189 when every load was taped."""
     assert _first_tape_bytes(tmp_path, "omp_freed_scratch.c", "openmp_programs",
                              ("-fopenmp",)) <= 2000
+
+
+def test_split_pairs_reread_their_own_blocks(tmp_path):
+    """Scratch blocks a split pair allocates and never lets out of the call
+    (tests/ad_programs/split_private_blocks.c) are re-read by its reverse function where no
+    later write of the call reaches them (ad/memory.py, private_block): 6228 bytes of tape for
+    the gradient, 7508 when every load was taped."""
+    assert _first_tape_bytes(tmp_path, "split_private_blocks.c") <= 6600
+
+
+def test_values_hoisted_into_a_guarded_preheader_are_pushed_once_per_loop(tmp_path):
+    """Pointers LLVM hoisted into a rotated loop's preheader (tests/ad_programs/
+    hoist_bypassed_exit.c) are pushed once per run of the loop, by the exit block the guard
+    also skips to (ad/plan.py): 885 bytes, 949 when every iteration pushed them."""
+    assert _first_tape_bytes(tmp_path, "hoist_bypassed_exit.c") <= 910
+
+
+def test_tape_sites_report(tmp_path):
+    """ENZYME_CC_TAPE_STATS=sites (ad/tape_sites.py): after the tape's totals, every push site
+    (a generated function and the primal block it pushes from) with at least 1 % of the bytes,
+    whose counts add up to no more than the totals; the program's checks still pass."""
+    import os
+    import re
+    import sys
+    from pathlib import Path
+    src = Path(__file__).resolve().parent / "ad_programs" / "split_private_blocks.c"
+    env = dict(os.environ, ENZYME_CC_TAPE_STATS="sites", ENZYME_CC_CACHE="0")
+    cc = os.path.join(os.path.dirname(sys.executable), "enzyme-cc")
+    subprocess.run([cc, "-O2", str(src), "-lm", "-o", str(tmp_path / "prog")], check=True, env=env)
+    r = subprocess.run([str(tmp_path / "prog")], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stdout
+    lines = r.stderr.splitlines()
+    total = re.match(r"enzyme-cc: tape: (\d+) bytes in (\d+) pushes", lines[0])
+    assert total, r.stderr
+    sites = []
+    for line in lines[1:]:
+        if line.startswith("enzyme-cc: tape: "):
+            break                                   # the forward-mode call's own report
+        m = re.match(r"enzyme-cc: tape site (\S+) (%\S+): (\d+) bytes in (\d+) pushes$", line)
+        assert m, line
+        sites.append((m.group(1), m.group(2), int(m.group(3)), int(m.group(4))))
+    names = {fn.split(".")[1] for fn, _, _, _ in sites}
+    assert {"phase", "rewritten", "gathered"} <= names, sites
+    assert all(fn.startswith(("aug.", "diffe.run.")) and 100 * b >= int(total.group(1))
+               for fn, _, b, _ in sites)
+    assert sum(b for _, _, b, _ in sites) <= int(total.group(1))
+    assert sum(n for _, _, _, n in sites) <= int(total.group(2))

@@ -20,7 +20,7 @@ from .reverse import Synth, local_name
 from .diagnostics import located, untyped_copy_hint
 from . import (packed_bits, restored_args, batch, fixed_point, iter_marker, openmp_capture,
                truncate, global_shadows, registrations, reverse_vector, runtime, shared_globals,
-               tape_local, virtual_shadow, fp_logger, rust_text)
+               tape_local, tape_sites, virtual_shadow, fp_logger, rust_text)
 from .markers import drop_unwind_edge, find_requests, refuse_marker_values
 from .marker_targets import refuse_unknown_function
 from .marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
@@ -574,7 +574,8 @@ def differentiate(text: str, origins: dict | None = None, shared: bool = False) 
             done = _TYPE_HINT_CALL.sub("", iter_marker.drop_iters(done))
             done = registrations.drop_references(done)
             refuse_marker_values(done)
-            return tape_local.lower(done)     # after the last round (rules/tape.py reads calls)
+            done = tape_local.lower(done)     # after the last round (rules/tape.py reads calls)
+            return tape_sites.instrument(done) if tape_sites.tape_sites() else done
         ready = [r for r in requests if not gen.reaches_marker(r.fn)]
         if not ready:
             raise UserError(f"function '{requests[0].fn[1:]}' differentiates itself (a marker call "
