@@ -192,9 +192,10 @@ def test_freed_scratch_keeps_read_only_inputs_reloadable(tmp_path):
 def test_split_pairs_reread_their_own_blocks(tmp_path):
     """Scratch blocks a split pair allocates and never lets out of the call
     (tests/ad_programs/split_private_blocks.c) are re-read by its reverse function where no
-    later write of the call reaches them (ad/memory.py, private_block): 6228 bytes of tape for
-    the gradient, 7508 when every load was taped."""
-    assert _first_tape_bytes(tmp_path, "split_private_blocks.c") <= 6600
+    later write of the call reaches them (ad/memory.py, private_block), or where the reverse
+    function has undone the loop stores after them (ad/undo_stores.py): 9028 bytes of tape for
+    the gradient, 11204 when every load was taped."""
+    assert _first_tape_bytes(tmp_path, "split_private_blocks.c") <= 9600
 
 
 def test_values_hoisted_into_a_guarded_preheader_are_pushed_once_per_loop(tmp_path):

@@ -69,7 +69,7 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
 
     def __init__(self, gen, fn, arg_act: list[str], ret_active: bool, mode: str, hints: dict):
         fn = prepare(fn, gen.module)
-        if mode == "combined":      # loop stores' old bytes, for the reverse to put back
+        if mode != "forward":       # loop stores' old bytes, for the reverse to put back
             fn = undo_stores.with_old_loads(fn, gen.module)
         if any(p.ty == "..." for p in fn.params):
             raise UserError(f"cannot differentiate variadic function '{fn.name[1:]}' (its "
@@ -193,8 +193,7 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
         for lp, label in openmp_version.loops(self).values():   # the versioning tests' inputs
             self.needs[label] += [k for k in openmp_version.needs(self, label)
                                   if k not in self.needs[label]]
-        if self.mode == "combined":
-            undo_stores.select(self)
+        undo_stores.select(self)
         self.plan = {}
         for b in blocks:
             closure, todo = [], list(self.needs[b.label])

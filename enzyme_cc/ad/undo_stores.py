@@ -1,4 +1,4 @@
-"""Stores the reverse sweep undoes, so that loads before them can be re-executed (combined mode).
+"""Stores the reverse sweep undoes, so that loads before them can be re-executed.
 
 A load may be re-executed in the reverse sweep instead of taped when nothing that may write its
 memory runs after it (`MemoryInfo.unmodified_after`). A typical gradient ends with `*out = sum`,
@@ -23,7 +23,10 @@ load of the old bytes before each such store (`with_old_loads`: an ordinary prim
 by the value plan like any other); after the dry run, `select` keeps the stores whose undo lets
 enough of the loads the reverse needs be re-executed (counted per object, over the function's
 code), and the reverse of a kept store puts the old bytes back. The caller never sees
-that memory, so nothing is redone at the end. A reload past such a store is allowed where no
+that memory, so nothing is redone at the end. In a split pair the reverse function runs after
+the caller has gone on, so only heap blocks nothing outside the call sees qualify
+(MemoryInfo.private_block: LULESH's equation-of-state scratch arrays, rewritten by every
+repetition); stores run once per call are undone in combined mode only. A reload past such a store is allowed where no
 path leads from the store to the reload's block without running the load again
 (MemoryInfo.unmodified_after): every run of the store after the load is then undone before the
 reload runs.
@@ -162,7 +165,10 @@ def _eligible(synth, mem):
         if id(inst) not in old or synth.noneed.drops_primal(inst):
             continue
         base = mem._base(inst.ops[1].value)
-        if mem._identified_local(base) and base not in returned and base not in freed:
+        # a split pair's reverse function runs after the caller has gone on: only a heap block
+        # nothing outside the call sees is as the augmented forward left it
+        if mem._identified_local(base) and base not in returned and base not in freed and \
+                (synth.mode == "combined" or mem.private_block(base)):
             out[id(inst)] = inst
     return out
 

@@ -107,8 +107,9 @@ class ValuePlan:
             if self.mode == "combined" and self.mem.unmodified_after(base, inst, user):
                 return True
             # split: a block of this call's own, which no later write of the call may reach
+            # (but one the reverse function undoes first: undo_stores.py)
             if self.mode != "combined" and self.mem.private_block(inst.ops[0].value) and \
-                    self.mem.unmodified_after(base, inst):
+                    self.mem.unmodified_after(base, inst, user):
                 return True
             # memory no write of the whole call tree reaches (split pairs too)
             return reloadable(self.gen, self.fn.name, inst.ops[0].value)

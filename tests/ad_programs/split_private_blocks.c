@@ -3,7 +3,8 @@
    again by the reverse function instead of being taped (ad/memory.py, private_block). Each
    case is checked against central differences; the others are blocks a reload would read wrong:
    written again after the load, stored where the caller writes it, returned, passed to a callee,
-   allocated once per iteration, grown by realloc, and an index array freed in the forward. */
+   allocated once per iteration, grown by realloc, and an index array freed in the forward.
+   Stores in loops into such blocks are undone by the reverse function (`repeated`). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,21 @@ __attribute__((noinline)) void gathered(double *st, int n) {
   free(w);
 }
 
+/* scratch arrays rewritten by every pass of a repeat loop and read back by the next (LULESH's
+   equation of state, evaluated several times per region): the reverse function puts the old
+   values back (ad/undo_stores.py) and re-reads the gathered ones */
+__attribute__((noinline)) void repeated(double *st, int n) {
+  double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));
+  for (int i = 0; i < n; i++) a[i] = st[i];
+  for (int r = 0; r < 3; r++) {
+    for (int i = 0; i < n; i++) b[i] = sin(a[i]) * a[(i + 1) % n] + 0.1 * r;
+    for (int i = 0; i < n; i++) a[i] = a[i] * 0.5 + b[(i + 2) % n] * b[(i + 3) % n];
+  }
+  for (int i = 0; i < n; i++) st[i] = a[i] + 0.2 * st[i];
+  free(a);
+  free(b);
+}
+
 static struct keep kept;
 double run(double *st0, int n) {
   double st[N];
@@ -130,6 +146,7 @@ double run(double *st0, int n) {
     per_iteration(st, n);
     grown(st, n);
     gathered(st, n);
+    repeated(st, n);
     for (int i = 0; i < n; i++) out += st[i] * st[i] * (1 + 0.1 * i);
   }
   return out;
