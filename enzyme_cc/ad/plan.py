@@ -80,7 +80,7 @@ def hoist_tapes(synth):
     synth.hoist_slots = {}
     synth.hoist_of = {}
     synth.exit_hoists = {}
-    synth.exit_phis = {}        # exit block -> keys it pushes through a phi (poison off the loop)
+    synth.exit_phis = {}        # exit block -> key -> the loops whose edges carry it (poison off them)
     for b in [b for b in synth.fn.blocks if b.label in synth.plan]:
         plan = synth.plan[b.label]
         for n, (k, how) in enumerate(plan):
@@ -97,7 +97,8 @@ def hoist_tapes(synth):
                     if y in synth.reachable:
                         synth.exit_hoists.setdefault(y, []).append((k, lp.header))
                         if synth.def_block(k) not in synth.dom.get(y, ()):
-                            synth.exit_phis.setdefault(y, {})[k] = lp
+                            # (several loops may leave by y: the value comes from each of them)
+                            synth.exit_phis.setdefault(y, {}).setdefault(k, []).append(lp)
     _share_hoisted(synth)
     _merge_equal_loads(synth)
 
@@ -243,8 +244,8 @@ def exit_phis(synth, b) -> list[str]:
     by those edges and never reads the slot). Their names go to synth.exit_phi_names[b]."""
     names = synth.__dict__.setdefault("exit_phi_names", {}).setdefault(b.label, {})
     out = []
-    for k, lp in synth.exit_phis.get(b.label, {}).items():
-        inc = ", ".join(f"[ {synth._key_forward_name(k) if p.label in lp.blocks else 'poison'}, "
+    for k, lps in synth.exit_phis.get(b.label, {}).items():
+        inc = ", ".join(f"[ {synth._key_forward_name(k) if any(p.label in lp.blocks for lp in lps) else 'poison'}, "
                         f"{synth.r(p.label)} ]" for p in pred_edges(b))
         names[k] = synth.tmp("xh")
         out.append(f"{names[k]} = phi {synth._key_type(k)} {inc}")

@@ -75,6 +75,37 @@ __attribute__((noinline)) double flagged(struct mesh *m, int n, int flag) {
   return s * s;
 }
 
+/* two loops reading the same pointer, computed after the outer loop's skip, leave by the same
+   block (the outer loop's latch, which the skip also reaches): the phi there carries the
+   pointer from the edges of both loops */
+__attribute__((noinline)) double two_loops(struct mesh *m, const int *kind, int n) {
+  double s = 0;
+  for (int r = 0; r < R; r++) {
+    if (kind[r] < 0)
+      continue;
+    double *x = m->x + r % 2, *w = m->w + (r + 1) % 3;
+    switch (kind[r]) {
+    case 0:
+#pragma clang loop unroll(disable)
+      for (int i = 0; i < n; i++) {
+        s += sin(x[i] * w[i]) * 0.5;
+        w[i] = x[i] * w[i] + 0.1 * s;
+      }
+      break;
+    case 1:
+#pragma clang loop unroll(disable)
+      for (int i = 0; i < n; i++) {
+        s += cos(x[i]) * w[i];
+        w[i] = 0.9 * w[i] + x[i] * s * 0.2;
+      }
+      break;
+    default:
+      s += x[0] * w[0];
+    }
+  }
+  return s;
+}
+
 double objective(double *x, double *w) {
   struct mesh m = {x, w, N};
   static const int count[R] = {3, 0, 7, 0, 2};
@@ -82,6 +113,8 @@ double objective(double *x, double *w) {
   for (int k = 0; k < 4; k++) s += sweep(&m, (k * 3) % 5);   /* n = 0, 3, 1, 4 */
   s += rows(&m, count);
   s += flagged(&m, 0, 1) + flagged(&m, 3, 1) + flagged(&m, 2, 0) + flagged(&m, 0, 1);
+  static const int kinds[R] = {1, -1, 0, 2, 1};
+  s += two_loops(&m, kinds, 4);
   for (int i = 0; i < N; i++) s += w[i] * w[i] * 0.1;
   return s;
 }
