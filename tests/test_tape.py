@@ -201,8 +201,8 @@ def test_split_pairs_reread_their_own_blocks(tmp_path):
 def test_values_hoisted_into_a_guarded_preheader_are_pushed_once_per_loop(tmp_path):
     """Pointers LLVM hoisted into a rotated loop's preheader (tests/ad_programs/
     hoist_bypassed_exit.c) are pushed once per run of the loop, by the exit block the guard
-    also skips to (ad/plan.py): 885 bytes, 949 when every iteration pushed them."""
-    assert _first_tape_bytes(tmp_path, "hoist_bypassed_exit.c") <= 910
+    also skips to (ad/plan.py): 1322 bytes, 1498 when every iteration pushed them."""
+    assert _first_tape_bytes(tmp_path, "hoist_bypassed_exit.c") <= 1400
 
 
 def test_tape_sites_report(tmp_path):
