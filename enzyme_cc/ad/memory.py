@@ -162,25 +162,38 @@ class MemoryInfo:
         out."""
         blk = load.block
         later = self._reachable(blk.label)
-        pos = {id(i): n for n, i in enumerate(blk.insts)}
+        at = None
         undone = []
-        for inst, bases in self.writers:
+        for inst in self._writers_of(base):
             b = inst.block.label
-            if b not in later and not (b == blk.label and pos[id(inst)] > pos[id(load)]) or \
-                    id(inst) in self.dropped:
+            if b == blk.label and b not in later:
+                if at is None:
+                    at = next(n for n, i in enumerate(blk.insts) if i is load)
+                if not any(i is inst for i in blk.insts[at + 1:]):
+                    continue
+            elif b not in later or id(inst) in self.dropped:
                 continue
-            if bases is None or any(self.may_alias(base, w) for w in bases):
-                # an undone store helps only a reload in the reverse of a block that cannot run
-                # after it (the reload runs where that block's reverse starts, before the
-                # reverse of the block's own stores)
-                if id(inst) not in self.undoable or user is None or b == user or \
-                        user in self._reachable(b, blk.label if id(inst) in self.loop_undoable
-                                                else None):
-                    return False
-                undone.append(inst)
+            if id(inst) in self.dropped:
+                continue
+            # an undone store helps only a reload in the reverse of a block that cannot run
+            # after it (the reload runs where that block's reverse starts, before the
+            # reverse of the block's own stores)
+            if id(inst) not in self.undoable or user is None or b == user or \
+                    user in self._reachable(b, blk.label if id(inst) in self.loop_undoable
+                                            else None):
+                return False
+            undone.append(inst)
         for inst in undone:             # the reverse sweep will undo these (undo_stores.py)
             self.undo[id(inst)] = inst
         return True
+
+    def _writers_of(self, base: str) -> list:
+        """The writers that may write memory `base` points into, in program order."""
+        memo = self.__dict__.setdefault("_writers_memo", {})
+        if base not in memo:
+            memo[base] = [inst for inst, bases in self.writers
+                          if bases is None or any(self.may_alias(base, w) for w in bases)]
+        return memo[base]
 
     def private_block(self, ptr: str) -> bool:
         """ptr points into a heap block this call allocates and nothing outside the call ever

@@ -70,7 +70,7 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
     def __init__(self, gen, fn, arg_act: list[str], ret_active: bool, mode: str, hints: dict):
         fn = prepare(fn, gen.module)
         if mode != "forward":       # loop stores' old bytes, for the reverse to put back
-            fn = undo_stores.with_old_loads(fn, gen.module)
+            fn = undo_stores.with_old_loads(fn, gen.module, mode)
         if any(p.ty == "..." for p in fn.params):
             raise UserError(f"cannot differentiate variadic function '{fn.name[1:]}' (its "
                             "arguments are read with va_arg); hint: pass the values in an array, "

@@ -107,19 +107,20 @@ def redo(synth, ctx):
 
 
 # ---- stores in loops -------------------------------------------------------------------------
-def _local_object(fn, ptr):
+def _local_object(fn, ptr, heap_only: bool):
     d = fn.defs.get(underlying(fn, ptr))
-    return isinstance(d, Inst) and (d.op == "alloca" or d.op == "call" and d.callee in ALLOC)
+    return isinstance(d, Inst) and (d.op == "alloca" and not heap_only or
+                                    d.op == "call" and d.callee in ALLOC)
 
 
 _FLOAT_DATA = re.compile(r"(double|float|<\d+ x (double|float)>)$")
 
 
-def _loop_stores(fn):
+def _loop_stores(fn, heap_only: bool):
     cyclic = cyclic_blocks(fn)
     return [i for b in fn.blocks if b.label in cyclic for i in b.insts
             if i.op == "store" and not i.flags and _FLOAT_DATA.match(i.ops[0].ty) and
-            _local_object(fn, i.ops[1].value)]
+            _local_object(fn, i.ops[1].value, heap_only)]
 
 
 def undo_loops() -> bool:
@@ -127,18 +128,19 @@ def undo_loops() -> bool:
     return os.environ.get("ENZYME_CC_UNDO_LOOPS", "") != "0"
 
 
-def with_old_loads(fn, module):
-    """fn, or where it has stores in loops into its own memory, a private copy of it with a load
-    of each such store's old bytes just before it (fn.old_loads: id of the store -> the load's
-    name)."""
+def with_old_loads(fn, module, mode: str):
+    """fn, or where it has stores in loops into its own memory (in a split pair: heap blocks,
+    the only ones that can be private to the call), a private copy of it with a load of each
+    such store's old bytes just before it (fn.old_loads: id of the store -> the load's name)."""
     if not undo_loops():
         return fn
-    fresh = module.fresh_function(fn.name) if _loop_stores(fn) else None
+    heap_only = mode != "combined"
+    fresh = module.fresh_function(fn.name) if _loop_stores(fn, heap_only) else None
     if fresh is None:
         return fn
     fn = prepare(fresh, module)
     fn.old_loads = {}
-    for k, st in enumerate(_loop_stores(fn)):
+    for k, st in enumerate(_loop_stores(fn, heap_only)):
         name = f"{OLD_PREFIX}{k}"
         load = parse_inst(f"{name} = load {st.ops[0].ty}, ptr {st.ops[1].value}{align_of(st)}")
         load.line, load.line_end, load.md = st.line, st.line_end, dict(st.md)
