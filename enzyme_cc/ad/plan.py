@@ -80,7 +80,7 @@ def hoist_tapes(synth):
     synth.hoist_slots = {}
     synth.hoist_of = {}
     synth.exit_hoists = {}
-    synth.exit_phis = {}        # exit block -> key -> the loops whose edges carry it (poison off them)
+    synth.exit_phis = {}        # exit block -> key -> the loops whose edges carry it (poison off)
     for b in [b for b in synth.fn.blocks if b.label in synth.plan]:
         plan = synth.plan[b.label]
         for n, (k, how) in enumerate(plan):
@@ -245,7 +245,8 @@ def exit_phis(synth, b) -> list[str]:
     names = synth.__dict__.setdefault("exit_phi_names", {}).setdefault(b.label, {})
     out = []
     for k, lps in synth.exit_phis.get(b.label, {}).items():
-        inc = ", ".join(f"[ {synth._key_forward_name(k) if any(p.label in lp.blocks for lp in lps) else 'poison'}, "
+        val = synth._key_forward_name(k)
+        inc = ", ".join(f"[ {val if any(p.label in lp.blocks for lp in lps) else 'poison'}, "
                         f"{synth.r(p.label)} ]" for p in pred_edges(b))
         names[k] = synth.tmp("xh")
         out.append(f"{names[k]} = phi {synth._key_type(k)} {inc}")

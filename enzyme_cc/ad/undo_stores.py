@@ -26,10 +26,10 @@ code), and the reverse of a kept store puts the old bytes back. The caller never
 that memory, so nothing is redone at the end. In a split pair the reverse function runs after
 the caller has gone on, so only heap blocks nothing outside the call sees qualify
 (MemoryInfo.private_block: LULESH's equation-of-state scratch arrays, rewritten by every
-repetition); stores run once per call are undone in combined mode only. A reload past such a store is allowed where no
-path leads from the store to the reload's block without running the load again
-(MemoryInfo.unmodified_after): every run of the store after the load is then undone before the
-reload runs.
+repetition); stores run once per call are undone in combined mode only. A reload past such a
+store is allowed where no path leads from the store to the reload's block without running the
+load again (MemoryInfo.unmodified_after): every run of the store after the load is then undone
+before the reload runs.
 """
 from __future__ import annotations
 
