@@ -21,6 +21,7 @@ import hashlib
 import re
 
 from enzyme_cc.errors import UserError
+from enzyme_cc.ir.lexer import c_string
 from enzyme_cc.ir.model import Inst, parse_function
 from enzyme_cc.rules.call_kinds import kind_of
 from enzyme_cc.rules.error import ROUNDING_OPS
@@ -276,7 +277,5 @@ def _cstring(gen, s: str) -> str:
     data = s.encode() + b"\0"
     name = "@ad.log." + hashlib.sha1(data).hexdigest()[:12]
     if name not in gen.module.globals and name not in gen.decls:
-        esc = "".join(chr(c) if 32 <= c < 127 and c not in (34, 92) else f"\\{c:02X}"
-                      for c in data)
-        gen.decls[name] = f'{name} = private unnamed_addr constant [{len(data)} x i8] c"{esc}"'
+        gen.decls[name] = c_string(name, data)
     return name

@@ -4,7 +4,7 @@ shadow sets at run time (`Table.definitions`)."""
 from __future__ import annotations
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import split_fields, type_align, type_size
+from enzyme_cc.ir.lexer import c_string, split_fields, type_align, type_size
 from .type_layout import global_type, layout
 from enzyme_cc.rules.shadow_blocks import USABLE_DECL
 
@@ -270,9 +270,7 @@ class Table:
             f"call void @ad.gs.zero.{w}(ptr %set)", "ret void"]))
         out += [self._lookup(), _FIXED]
         for name, msg in _MESSAGES.items():
-            data = msg.encode() + b"\n\0"
-            esc = "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}" for b in data)
-            out.append(f"@ad.gs.msg.{name} = private unnamed_addr constant [{len(data)} x i8] c\"{esc}\"")
+            out.append(c_string(f"@ad.gs.msg.{name}", msg.encode() + b"\n\0"))
         for n, d in _DECLS.items():
             self.gen.declare_raw(n, d)
         return out

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import re
 
+from enzyme_cc.ir.lexer import c_string
+
 _PUSH = re.compile(r"^\s*%[-\w.]+ = call ptr @__enzyme_cc_(?:push|lpush|push_nc)\("
                    r"ptr [^,]+, (?:ptr [^,]+, )?i64 ([^)]+)\)\s*$")
 _DEFINE = re.compile(r'^define [^@]*@("[^"]+"|[-\w.$]+)\(')
@@ -60,12 +62,8 @@ def _primal_label(label: str) -> str:
 
 def _runtime(sites: list[str]) -> str:
     n = len(sites)
-    names = []
-    for k, s in enumerate(sites):
-        data = s.encode() + b"\0"
-        esc = "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}" for b in data)
-        names.append(f'@__enzyme_cc_site_name{k} = private unnamed_addr constant '
-                     f'[{len(data)} x i8] c"{esc}"')
+    names = [c_string(f"@__enzyme_cc_site_name{k}", s.encode() + b"\0")
+             for k, s in enumerate(sites)]
     table = ", ".join(f"ptr @__enzyme_cc_site_name{k}" for k in range(n))
     fmt = "enzyme-cc: tape site %s: %lu bytes in %lu pushes\\0A\\00"   # 2 escapes of 3 characters
     return "\n".join(names) + f"""

@@ -30,6 +30,7 @@ from enzyme_cc.errors import UserError
 from .diagnostics import located, source_of
 from .truncate_clone import _Clone, _identity_of as _identity_v
 from .truncate_ops import IEEE, MEM, NATIVE, OP, _Body, line_of
+from enzyme_cc.ir.lexer import c_string
 from enzyme_cc.ir.model import parse_module
 
 _CALL = re.compile(r"@\"?[\w.$]*__enzyme_(truncate_(mem|op)_func|truncate_mem_value|"
@@ -211,10 +212,7 @@ class _Lowering:
         src = (source_of(self.m, inst.md.get("!dbg")) if inst is not None else None) or "unknown"
         if src not in self.locs:
             g = f"@__enzyme_cc_trunc.loc.{len(self.locs)}"
-            data = src.encode() + b"\0"
-            esc = "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}"
-                          for b in data)
-            self.extra.append(f'{g} = private unnamed_addr constant [{len(data)} x i8] c"{esc}"')
+            self.extra.append(c_string(g, src.encode() + b"\0"))
             self.locs[src] = g
         return self.locs[src]
 

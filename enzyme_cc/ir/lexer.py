@@ -249,3 +249,10 @@ def split_fields(ty: str) -> list[str]:
         if i < len(toks) and toks[i] == ",":
             i += 1
     return out
+
+
+def c_string(name: str, data: bytes) -> str:
+    """The definition of a private constant `name` holding the bytes `data` (include the NUL of
+    a C string), printable characters as they are and the others escaped."""
+    esc = "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}" for b in data)
+    return f'{name} = private unnamed_addr constant [{len(data)} x i8] c"{esc}"'
