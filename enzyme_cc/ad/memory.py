@@ -40,6 +40,7 @@ class MemoryInfo:
         self.dropped: set = set()   # writes the forward sweep leaves out (enzyme_dupnoneed)
         self._reach: dict = {}
         self._private: set | None = None    # bases that leave the call (private_block)
+        self._writers_memo: dict = {}       # base -> the writers that may write it
         for inst in fn.insts():
             bases = self._writes(fn, inst, kind_of_call)
             if bases:
@@ -162,19 +163,18 @@ class MemoryInfo:
         out."""
         blk = load.block
         later = self._reachable(blk.label)
-        at = None
+        pos = None                      # positions in the load's block, when a writer is there
         undone = []
         for inst in self._writers_of(base):
             b = inst.block.label
-            if b == blk.label and b not in later:
-                if at is None:
-                    at = next(n for n, i in enumerate(blk.insts) if i is load)
-                if not any(i is inst for i in blk.insts[at + 1:]):
-                    continue
-            elif b not in later or id(inst) in self.dropped:
-                continue
             if id(inst) in self.dropped:
                 continue
+            if b not in later:
+                if b != blk.label:
+                    continue
+                pos = pos or {id(i): n for n, i in enumerate(blk.insts)}
+                if pos[id(inst)] <= pos[id(load)]:
+                    continue
             # an undone store helps only a reload in the reverse of a block that cannot run
             # after it (the reload runs where that block's reverse starts, before the
             # reverse of the block's own stores)
@@ -189,11 +189,10 @@ class MemoryInfo:
 
     def _writers_of(self, base: str) -> list:
         """The writers that may write memory `base` points into, in program order."""
-        memo = self.__dict__.setdefault("_writers_memo", {})
-        if base not in memo:
-            memo[base] = [inst for inst, bases in self.writers
-                          if bases is None or any(self.may_alias(base, w) for w in bases)]
-        return memo[base]
+        if base not in self._writers_memo:
+            self._writers_memo[base] = [inst for inst, bases in self.writers if bases is None or
+                                        any(self.may_alias(base, w) for w in bases)]
+        return self._writers_memo[base]
 
     def private_block(self, ptr: str) -> bool:
         """ptr points into a heap block this call allocates and nothing outside the call ever

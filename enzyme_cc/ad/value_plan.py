@@ -104,11 +104,10 @@ class ValuePlan:
             g = global_named(base) if base.startswith(("@", "getelementptr")) else None
             if g and self.module.is_constant_global(g) or restored_root(self, base):
                 return True         # constant memory, or an array the reverse restores
-            if self.mode == "combined" and self.mem.unmodified_after(base, inst, user):
-                return True
-            # split: a block of this call's own, which no later write of the call may reach
-            # (but one the reverse function undoes first: undo_stores.py)
-            if self.mode != "combined" and self.mem.private_block(inst.ops[0].value) and \
+            # no later write of the call reaches it (but one the reverse undoes first:
+            # undo_stores.py); in a split pair only a block of the call's own stays so until
+            # the reverse function runs
+            if (self.mode == "combined" or self.mem.private_block(inst.ops[0].value)) and \
                     self.mem.unmodified_after(base, inst, user):
                 return True
             # memory no write of the whole call tree reaches (split pairs too)
