@@ -8,12 +8,13 @@ keeps its tape in the ctx and the backward reverses it, so the primal runs once.
                             sources=["f.c"])
     y = op(x)                  # x: (n,) or (batch..., n)
 """
+import ctypes
 import hashlib
 
 import torch
 import torch.autograd.forward_ad as _fwad
 
-from . import ffi
+from . import ffi, torch_node
 from .ffi.runtime import KINDS
 from .ffi.signature import SignatureError
 
@@ -84,7 +85,7 @@ class TorchOp:
         # whether a recorded call runs split mode: cleared when a split-mode graph is dropped
         # without a backward (its tape then costs a reverse pass), so later recorded calls run
         # the primal alone; set again by a backward of such a call (the combined VJP)
-        self._split_on = True
+        self._split_flag = ctypes.c_int8(1)     # (the C++ node clears it too)
         tag = hashlib.sha256(repr((fn.path, fn.sig.key())).encode()).hexdigest()[:12]
         self._base = base = f"enzyme_cc::{fn.name}_{tag}"
         # one custom op per entry point (opaque to torch.compile), all with one schema:
@@ -130,6 +131,14 @@ class TorchOp:
     def __repr__(self):
         return f"<enzyme_cc torch op {self.fn.name}>"
 
+    @property
+    def _split_on(self):
+        return bool(self._split_flag.value)
+
+    @_split_on.setter
+    def _split_on(self, on):
+        self._split_flag.value = int(on)
+
     # ---- the user's call: every check that names an argument happens here ----------------------
     def __call__(self, *inputs, **ints):
         s = self.sig
@@ -160,6 +169,10 @@ class TorchOp:
                 outs = self._base_apply["direct"](_Consts(p.ints, (), len(inputs), p), *inputs)
             elif record and torch.is_grad_enabled():    # split mode: the tape goes to backward
                 p = self.fn.prepare_split([x.shape for x in inputs], tuple(ints.items()))
+                if p.node is None:
+                    p.node = torch_node.plan(self, p, _DTYPES) or False
+                if p.node:      # the C++ autograd node
+                    return torch_node.split_call(p.node, inputs)
                 outs = self._base_apply["split"](_Consts(p.ints, (), len(inputs), p), *inputs)
             else:                   # nothing to record: straight to C
                 p = self.fn.prepare("primal", [x.shape for x in inputs], tuple(ints.items()))

@@ -289,16 +289,36 @@ def test_compile_inductor_with_gradient(ops):
     torch.testing.assert_close(x.grad, x2.grad, rtol=1e-14, atol=0)
 
 
+def _watch_runs(monkeypatch, fn, hook):
+    """Calls hook(kind, address of the first buffer) at each entry point fn runs. The split
+    entries are watched by wrappers in their place: the C++ autograd node
+    (enzyme_cc/torch_node.py) calls them without fn.run."""
+    import ctypes
+    orig = fn.run
+    proto = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                             ctypes.c_void_p)
+    for kind in ffi.runtime.SPLIT:
+        real = proto(ctypes.cast(fn.raw_entry[kind], ctypes.c_void_p).value)
+        monkeypatch.setitem(fn.raw_entry, kind, proto(
+            lambda b, i, ptrs, st, kind=kind, real=real: (
+                hook(kind, ctypes.cast(ptrs, ctypes.POINTER(ctypes.c_void_p))[0]),
+                real(b, i, ptrs, st))))
+    monkeypatch.setattr(fn, "_prepared", {})    # (prepared calls hold the entries)
+    monkeypatch.setattr(fn, "run", lambda p, ptrs: (
+        p.kind in ffi.runtime.SPLIT or hook(p.kind, ptrs[0]), orig(p, ptrs)))
+
+
 def _count_runs(monkeypatch, fn):
     """Counts the entry points fn runs, by kind."""
-    runs, orig = {}, fn.run
-    monkeypatch.setattr(fn, "run", lambda p, ptrs: (runs.__setitem__(p.kind, runs.get(
-        p.kind, 0) + 1), orig(p, ptrs)))
+    runs = {}
+    _watch_runs(monkeypatch, fn, lambda kind, _: runs.__setitem__(kind, runs.get(kind, 0) + 1))
     return runs
 
 
-def test_split_mode(ops, monkeypatch):
-    """A recorded call runs the augmented forward and its backward the reverse on the tape:
+@pytest.mark.parametrize("node", ["C++", "Python"])
+def test_split_mode(ops, monkeypatch, node):
+    """A recorded call runs the augmented forward and its backward the reverse on the tape
+    (in the C++ autograd node, or without it in the Python autograd.Function):
     gradients equal the direct C VJP and central differences (batched, a shared parameter,
     two outputs); each tape is reversed exactly once: by the backward, or when the graph is
     dropped without one; a second backward of a retained graph runs the combined VJP; an
@@ -306,11 +326,17 @@ def test_split_mode(ops, monkeypatch):
     next recorded calls run the primal alone (a forward that is never differentiated costs no
     reverse pass), until one of them is differentiated (the combined VJP)."""
     import gc
+    from enzyme_cc import torch_node
     sm, af, w = ops["smooth"], ops["affine"], rand(5, grad=False)
+    if node == "Python":
+        monkeypatch.setattr(torch_node, "plan", lambda *a: None)
+        monkeypatch.setattr(af.fn, "_prepared", {})
     runs = _count_runs(monkeypatch, sm.fn)
     x, ct = rand(3, 5), rand(5, 3, grad=False).T.contiguous() + 0.5
     y = sm(x, w)
-    assert "split" in type(y.grad_fn).__name__ and runs == {"augfwd": 1}
+    assert y.grad_fn.name() == {"C++": "EnzymeCcSplitBackward",
+                                "Python": "smooth_split_autogradBackward"}[node]
+    assert runs == {"augfwd": 1}
     (g,) = torch.autograd.grad(y, x, ct, retain_graph=True)
     assert runs == {"augfwd": 1, "reverse": 1}
     direct = torch.from_numpy(sm.fn.vjp([x.detach().numpy(), w.numpy()], [ct.numpy()]))
@@ -357,6 +383,43 @@ def test_split_mode(ops, monkeypatch):
     torch.testing.assert_close(gb2, a.detach().expand(2, 4) + torch.tensor([[4.0, 0, 0, 0]] * 2))
 
 
+def test_split_node_threads_and_saved_tensor_hooks(ops):
+    """The C++ node from several threads at once, and under torch's saved-tensor hooks (which
+    see the inputs it saves, as for torch's own nodes): the gradients of the direct VJP."""
+    import threading
+    sm, w = ops["smooth"], rand(5, grad=False)
+    xs = [rand(2, 5) * (k + 1) for k in range(4)]
+    want = [torch.from_numpy(sm.fn.vjp([x.detach().numpy(), w.numpy()],
+                                       [torch.ones(2, 5, dtype=D).numpy()])) for x in xs]
+    got, errors = [[] for _ in xs], []
+
+    def work(k):
+        try:
+            for _ in range(50):
+                got[k].append(torch.autograd.grad(sm(xs[k], w).sum(), xs[k])[0])
+        except Exception as e:      # (re-raised below, on the test's thread)
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(xs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for g, ref in zip(got, want):
+        assert len(g) == 50
+        for gi in g:
+            torch.testing.assert_close(gi, ref, rtol=1e-14, atol=1e-15)
+    packed, unpacked = [], []
+    with torch.autograd.graph.saved_tensors_hooks(
+            lambda t: (packed.append(t.shape), t.clone())[1],
+            lambda t: (unpacked.append(t.shape), t)[1]):
+        y = sm(xs[0], w)
+    assert y.grad_fn.name() == "EnzymeCcSplitBackward" and packed == [(2, 5), (5,)]
+    (g,) = torch.autograd.grad(y.sum(), xs[0])
+    assert unpacked == packed
+    torch.testing.assert_close(g, want[0], rtol=1e-14, atol=1e-15)
+
+
 def _rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * __import__("os").sysconf("SC_PAGE_SIZE")
@@ -386,9 +449,7 @@ def test_split_mode_frees_tapes(ops, monkeypatch):
 
 def test_no_copy_for_contiguous_inputs(ops, monkeypatch):
     x, seen = rand(6, grad=False), []
-    fn = ops["norm2"].fn
-    orig = fn.run
-    monkeypatch.setattr(fn, "run", lambda p, ptrs: (seen.append(ptrs[0]), orig(p, ptrs)))
+    _watch_runs(monkeypatch, ops["norm2"].fn, lambda _, ptr: seen.append(ptr))
     ops["norm2"](x)
     xg = x.clone().requires_grad_()
     ops["norm2"](xg).backward()     # split mode: the augmented forward, then the reverse

@@ -46,7 +46,7 @@ class Prepared:
     the C arrays of Int values and buffer strides, the shapes and dtypes of the results. Cached
     per shapes, so a repeated call only fills in the buffer addresses."""
     __slots__ = ("kind", "plan", "batch", "ints", "strides", "results", "leads", "_entry",
-                 "_c_batch", "_c_ints", "_c_strides", "_ptrs", "tape_bytes", "reverse")
+                 "_c_batch", "_c_ints", "_c_strides", "_ptrs", "tape_bytes", "reverse", "node")
 
     def __init__(self, fn, kind, plan, strides_, results, leads):
         self.kind, self.plan, self.batch, self.ints = kind, plan, plan.batch, plan.ints
@@ -58,6 +58,7 @@ class Prepared:
         self._c_ints = (ctypes.c_int64 * max(1, len(plan.ints)))(*plan.ints)
         self._c_strides = (ctypes.c_int64 * len(strides_))(*strides_)
         self._ptrs = ctypes.c_void_p * len(strides_)
+        self.node = None        # split mode's C++ autograd node plan (enzyme_cc/torch_node.py)
 
     def run(self, pointers):
         """Runs the entry point on raw buffer addresses (the caller checked every buffer)."""
