@@ -65,8 +65,8 @@ def merge(job):
     (preopt_scope.py), flang's runtime entries renamed to ours and ours linked in."""
     from . import inline_asm, preopt_scope, x86_intrinsics
     from . import optimize as opt
-    from enzyme_cc.ad import loop_checkpoint
-    from enzyme_cc.ad.registrations import keep_registered_calls
+    from enzyme_cc.ad.api import loop_checkpoint
+    from enzyme_cc.ad.api.registrations import keep_registered_calls
     from enzyme_cc.rules import blas, fortran
     plan = job.plan
     ctx, names = opt.new_context(), []
@@ -109,10 +109,10 @@ def preoptimize(job):
 
 
 def outline_checkpointed_loops(job) -> bool:
-    """Loops marked for checkpointing become calls of their outlined body (ad/loop_checkpoint.py);
+    """Loops marked for checkpointing become calls of their outlined body (ad/api/loop_checkpoint.py);
     True when there were some."""
     from . import optimize as opt
-    from enzyme_cc.ad import loop_checkpoint
+    from enzyme_cc.ad.api import loop_checkpoint
     if not loop_checkpoint.has_annotations(job.text):
         return False
     with job.origin_named():
@@ -121,10 +121,10 @@ def outline_checkpointed_loops(job) -> bool:
 
 
 def differentiate(job):
-    """Every marker call rewritten into calls of generated derivatives (ad/generate.py)."""
-    from enzyme_cc.ad.generate import differentiate as rewrite_markers
+    """Every marker call rewritten into calls of generated derivatives (ad/synthesis/generate.py)."""
+    from enzyme_cc.ad.synthesis.generate import differentiate as rewrite_markers
     if job.cfg.ckpt_budget:
-        from enzyme_cc.ad.checkpoint import define_budget
+        from enzyme_cc.ad.api.checkpoint import define_budget
         job.text = define_budget(job.text, job.cfg.ckpt_budget)
     _dump(job.cfg, "before-ad.ll", job.text)
     with job.origin_named():
@@ -132,10 +132,10 @@ def differentiate(job):
 
 
 def lower_todense(job) -> bool:
-    """__enzyme_todense pointers lowered to their load/store functions (ad/sparse.py), after
+    """__enzyme_todense pointers lowered to their load/store functions (ad/api/sparse.py), after
     differentiation; True when there were some."""
     from . import optimize as opt
-    from enzyme_cc.ad import sparse
+    from enzyme_cc.ad.api import sparse
     if not sparse.has_todense(job.text):
         return False
     with job.origin_named():
@@ -191,7 +191,7 @@ def _verified(job, new, debug):
         fd, path = tempfile.mkstemp(prefix="enzyme-cc-invalid-", suffix=".ll")  # (make -j)
         with os.fdopen(fd, "w") as f:
             f.write(e.text)
-        from enzyme_cc.ad.diagnostics import generated_origin
+        from enzyme_cc.ad.structure.diagnostics import generated_origin
         raise UserError(f"internal error: the derivative IR does not verify"
                         f"{generated_origin(e.text, str(e))} ({e}); the IR was written to {path}; "
                         "please report this")

@@ -14,7 +14,7 @@ from enzyme_cc.compile import compile_source, run
 from enzyme_cc.bitcode.libs import find_library
 from .ad_pipeline import build_ad_object, opt_level
 
-# every Enzyme entry point (the unsupported ones are then reported by name, ad/markers.py)
+# every Enzyme entry point (the unsupported ones are then reported by name, ad/api/markers.py)
 MARKER_BYTES = (b"__enzyme_",)
 
 
@@ -62,7 +62,7 @@ def _depfile_args(inv, src) -> list[str]:
     return out
 
 
-# a declaration (not a definition) of Enzyme's truncation runtime (ad/truncate.py)
+# a declaration (not a definition) of Enzyme's truncation runtime (ad/api/truncate.py)
 
 
 def _link(driver, inv, cfg, tmp) -> int:
@@ -139,12 +139,12 @@ def _cache_key(plan, inv, cfg) -> str | None:
     h = hashlib.sha256()
     for origin, data in plan.modules:
         h.update(hashlib.sha256(data).digest())
-    from enzyme_cc.ad.tape import tape_stats         # instrumented tape helpers
-    from enzyme_cc.ad.openmp_affine import range_check
+    from enzyme_cc.ad.tape.tape import tape_stats         # instrumented tape helpers
+    from enzyme_cc.ad.parallel.openmp_affine import range_check
     from enzyme_cc.rules.blas import defined_as_code
-    from enzyme_cc.ad.speculative import strong_zero
-    from enzyme_cc.ad.undo_stores import undo_loops
-    from enzyme_cc.ad.tape_sites import tape_sites
+    from enzyme_cc.ad.analysis.speculative import strong_zero
+    from enzyme_cc.ad.synthesis.undo_stores import undo_loops
+    from enzyme_cc.ad.tape.tape_sites import tape_sites
     h.update(repr((cfg.preopt, opt_level(inv.opt_level), sorted(cfg.rule_files), inv.shared,
                    cfg.ckpt_budget, tape_stats(), tape_sites(), range_check(),
                    os.environ.get("ENZYME_CC_LANE_FUSION") == "0", defined_as_code(),

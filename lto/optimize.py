@@ -147,7 +147,7 @@ def optimize(src: str, out: str, level: int, vectorize: bool, text: bool = False
 
 
 def inline_and_sroa(text: str, tmp: str) -> str:
-    """LLVM's always-inliner, then SROA and instsimplify, on module text (for ad/sparse.py)."""
+    """LLVM's always-inliner, then SROA and instsimplify, on module text (for ad/api/sparse.py)."""
     src, out = os.path.join(tmp, "todense-in.ll"), os.path.join(tmp, "todense-out.ll")
     with open(src, "w") as f:
         f.write(text)
@@ -176,7 +176,7 @@ def fprt_runtime(tmp: str) -> str:
 
 
 def normalize_loops(text: str, tmp: str) -> str:
-    """mem2reg, loop-rotate and loop-simplify on module text (ad/loop_checkpoint.py: loops in
+    """mem2reg, loop-rotate and loop-simplify on module text (ad/api/loop_checkpoint.py: loops in
     SSA form with a preheader, one latch, dedicated exits and the test at the end, also in the
     unoptimized "Ref" pipeline). A fixed-point loop whose test does the work (a DO WHILE
     condition) is rotated whatever its header's size: its step must end with the test."""

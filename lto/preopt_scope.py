@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from enzyme_cc.ad.markers import MARKER_VALUE
+from enzyme_cc.ad.api.markers import MARKER_VALUE
 
 _TAG = '"enzyme-cc-later"'
 _NAME = r'(?:[-\w.$]+|"[^"]+")'

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 from .c_runtime import runtime_bitcode
-from enzyme_cc.ad.type_layout import underlying
+from enzyme_cc.ad.structure.type_layout import underlying
 from enzyme_cc.lto.optimize import parse_bitcode
 from .shadow_blocks import defer_free
 

@@ -8,10 +8,10 @@ from .fortran import is_fortran
 from .libm_out import family
 from .mpi import is_mpi
 from .tape import is_tape_call
-from enzyme_cc.ad import openmp
-from enzyme_cc.ad.checkpoint import DRIVERS
-from enzyme_cc.ad.checkpoint_tangent import is_ckpt_fn
-from enzyme_cc.ad.inert import inert
+from enzyme_cc.ad.parallel import openmp
+from enzyme_cc.ad.api.checkpoint import DRIVERS
+from enzyme_cc.ad.api.checkpoint_tangent import is_ckpt_fn
+from enzyme_cc.ad.analysis.inert import inert
 
 # Allocation functions: (size arguments, whose product is the size; deallocator). The shadow is
 # allocated by the same call (zeroed: rules/shadow_blocks.py).
@@ -44,13 +44,13 @@ def kind_of(gen, inst) -> str:
 
 def _kind_of(gen, c: str) -> str:
     if openmp.is_openmp(c):
-        return openmp.kind(c)         # OpenMP runtime: enzyme_cc/ad/openmp.py
+        return openmp.kind(c)         # OpenMP runtime: enzyme_cc/ad/parallel/openmp.py
     if c in DRIVERS:
         return "ckpt_driver"
     if is_ckpt_fn(c):
         return "ckpt_fn"             # a checkpointed loop's derivative, differentiated again
     if c.startswith("@__enzyme_cc_fp."):
-        return "fixedpoint"          # enzyme_cc/ad/fixed_point.py: a lowered __enzyme_fixed_point
+        return "fixedpoint"          # enzyme_cc/ad/api/fixed_point.py: a lowered __enzyme_fixed_point
     if c in ALLOC or allocator(c):
         return "alloc"
     if c in gen.FREES or is_deallocator(c):
@@ -84,7 +84,7 @@ def _kind_of(gen, c: str) -> str:
         return "libm_out"        # modf, sincos: two float results (rules/libm_out.py)
     if gen.module.defines(c) and is_variadic(gen.module, c):
         if inert(gen, c):
-            return "inactive"     # an error reporter: formats text (enzyme_cc/ad/inert.py)
+            return "inactive"     # an error reporter: formats text (enzyme_cc/ad/analysis/inert.py)
     if gen.module.defines(c) or c.startswith("%"):
         return "diff"             # indirect calls dispatch over the possible targets
     return "unknown"

@@ -12,23 +12,23 @@ from .formula import FormulaCompiler, FUNCS, callees
 from .copy_adjoint import copy_fields, len64, move_fields_at_once, rev_memcpy
 from .call_kinds import ALLOC, SHADOW_ALLOCATOR, allocated_here, is_variadic, kind_of
 from .shadow_blocks import defer_free, zero_shadow_block
-from enzyme_cc.ad.inert import blocker
-from enzyme_cc.ad.checkpoint import is_wrapper, functions as checkpoint_functions
-from enzyme_cc.ad.diagnostics import located, quoted_name
-from enzyme_cc.ad.checkpoint_tangent import loop_source
+from enzyme_cc.ad.analysis.inert import blocker
+from enzyme_cc.ad.api.checkpoint import is_wrapper, functions as checkpoint_functions
+from enzyme_cc.ad.structure.diagnostics import located, quoted_name
+from enzyme_cc.ad.api.checkpoint_tangent import loop_source
 from .mpi import forward as mpi_forward, reverse as mpi_reverse
 from .tape import forward_sweep, defer_shadows, reverse_sweep
-from enzyme_cc.ad.openmp import forward_call, reverse_call
-from enzyme_cc.ad.fixed_point import (reverse_reads_alloca, augment as fixed_point_augment,
+from enzyme_cc.ad.parallel.openmp import forward_call, reverse_call
+from enzyme_cc.ad.api.fixed_point import (reverse_reads_alloca, augment as fixed_point_augment,
                                       reverse as fixed_point_reverse)
 from .realloc import realloc_forward, rev_realloc
 from .blas import forward_copies, capture_after
 from .blas_tangent import tangent_before
 from .fortran import refuse_runtime_call, reverse as fortran_reverse
-from enzyme_cc.ad.global_shadows_nested import outer_call
+from enzyme_cc.ad.api.global_shadows_nested import outer_call
 from .libm_out import reverse as libm_out_reverse
 from .blas_reverse import reverse as blas_reverse
-from enzyme_cc.ad.cfg import dominators
+from enzyme_cc.ad.structure.cfg import dominators
 
 
 # call kinds that run as a plain primal call in a block ending in `unreachable`
@@ -66,7 +66,7 @@ def _bits_passed(ctx, inst) -> bool:
 
 
 def _refuse_variadic(ctx, inst):
-    """A call carrying derivatives into a variadic function that is not inert (ad/inert.py):
+    """A call carrying derivatives into a variadic function that is not inert (ad/analysis/inert.py):
     say what in it needs a derivative."""
     fn, at = blocker(ctx.gen(), inst.callee)
     why = f"it returns a {'pointer' if fn.ret_ty == 'ptr' else 'float'}" if at is None else \
@@ -332,7 +332,7 @@ def refuse_checkpoint_driver(gen, synth, inst):
 
 def _custom_fns(ctx, inst, which):
     gen = ctx.gen()
-    if call_kind(ctx, inst) == "checkpoint":     # generated: enzyme_cc/ad/checkpoint.py
+    if call_kind(ctx, inst) == "checkpoint":     # generated: enzyme_cc/ad/api/checkpoint.py
         fns = checkpoint_functions(gen, ctx, inst)
         return fns[2 * which], SimpleNamespace(ret_ty=fns[2 * which + 1])
     pair = gen.reg.gradient.get(inst.callee)

@@ -2,7 +2,7 @@
 destination's shadow to the source's; pointers and integers carry none), and the field-wise
 operations on copied records that it and the forward copy of shadows use."""
 import re
-from enzyme_cc.ad import openmp, openmp_classes
+from enzyme_cc.ad.parallel import openmp, openmp_classes
 
 
 # an address made from a small constant (Rust's dangling pointer of an empty allocation: its

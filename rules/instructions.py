@@ -6,14 +6,15 @@ ctx.p(v) primal value, ctx.s(v) shadow pointer, ctx.add(v, ty, x) accumulate an 
 ctx.emit(line), ctx.tmp() fresh name.
 """
 from enzyme_cc.ir.lexer import int_bits, is_fp, split_fields, zero_of, carries_float
-from enzyme_cc.ad.sweep_ctx import adjoint_zero
-from enzyme_cc.ad import (packed_bits, increments, openmp, openmp_classes, openmp_ranges,
-                          openmp_version)
-from enzyme_cc.ad.type_layout import named_align, underlying
+from enzyme_cc.ad.synthesis.sweep_ctx import adjoint_zero
+from enzyme_cc.ad.structure import packed_bits
+from enzyme_cc.ad.synthesis import increments, openmp_version
+from enzyme_cc.ad.parallel import openmp, openmp_classes, openmp_ranges
+from enzyme_cc.ad.structure.type_layout import named_align, underlying
 from .registry import reverse
-from enzyme_cc.ad.activity_basics import pun_type
-from enzyme_cc.ad.debug_types import copied_kind
-from enzyme_cc.ad.diagnostics import untyped_copy_hint
+from enzyme_cc.ad.analysis.activity_basics import pun_type
+from enzyme_cc.ad.analysis.debug_types import copied_kind
+from enzyme_cc.ad.structure.diagnostics import untyped_copy_hint
 from enzyme_cc.ir.model import Operand
 
 NOOP_REVERSE = ("getelementptr", "alloca", "icmp", "fcmp", "bitcast", "addrspacecast", "ptrtoint",

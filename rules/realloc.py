@@ -3,7 +3,7 @@ reverse sweep still reads, is freed when the gradient ends), the shadow likewise
 moves the kept bytes' adjoints back into the old block's shadow."""
 from .call_kinds import allocated_here
 from .shadow_blocks import USABLE_DECL, defer_free, zero_shadow_block
-from enzyme_cc.ad.copy_types import block_records
+from enzyme_cc.ad.analysis.copy_types import block_records
 from .copy_adjoint import copy_fields
 
 

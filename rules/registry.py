@@ -16,7 +16,7 @@ import tomli
 from enzyme_cc.errors import UserError
 from .formula import parse, check
 from .fortran_catalog import inactive as fortran_inactive
-from enzyme_cc.ad.openmp import KEPT
+from enzyme_cc.ad.parallel.openmp import KEPT
 
 REVERSE: dict = {}
 FORWARD: dict = {}
@@ -209,7 +209,7 @@ def intrinsic_base(name: str) -> str:
     return _TYPE_SUFFIX.sub("", name)
 
 
-# Per-module overrides from in-source registrations (enzyme_cc.ad.registrations).
+# Per-module overrides from in-source registrations (enzyme_cc.ad.api.registrations).
 _module_inactive: set[str] = set()
 _module_like: dict[str, str] = {}
 

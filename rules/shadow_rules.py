@@ -2,13 +2,13 @@
 shadowed pointer gets its shadow beside the primal (GEPs, casts, phis, selects, integer address
 arithmetic, loads and stores of pointers), and locals their shadow storage (allocas)."""
 from enzyme_cc.ir.lexer import join, type_size, zero_of
-from enzyme_cc.ad.activity_basics import has_shadow_type, int_pointer_base
-from enzyme_cc.ad.type_layout import alloca_align
+from enzyme_cc.ad.analysis.activity_basics import has_shadow_type, int_pointer_base
+from enzyme_cc.ad.structure.type_layout import alloca_align
 from .instructions import align_of
 from .registry import forward, reverse
 from .unshadowed_store import refuse_float_pointer
-from enzyme_cc.ad.fixed_point import reverse_reads_alloca
-from enzyme_cc.ad.lane_fusion import lane_room
+from enzyme_cc.ad.api.fixed_point import reverse_reads_alloca
+from enzyme_cc.ad.api.lane_fusion import lane_room
 from .shadow_blocks import defer_free
 def _retarget(ctx, inst, subst):
     """The instruction's tokens renamed for the forward sweep, result renamed to its shadow,

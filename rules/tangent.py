@@ -2,17 +2,17 @@
 returns its name (or a constant). ctx.t(v) is the tangent of operand v (zero when inactive),
 ctx.p(v) its primal value, ctx.s(v) its shadow pointer."""
 from enzyme_cc.ir.lexer import is_fp, carries_float, int_bits
-from enzyme_cc.ad import packed_bits
+from enzyme_cc.ad.structure import packed_bits
 from .registry import tangent, call_rule
 from .formula import FormulaCompiler
 from .instructions import align_of, minmax_tie, unknown_integer_copy, zero_overwritten_floats
 from .calls import (call_kind, check_arity, convert_float, sibling_calls, _involved,
                     refuse_checkpoint_driver, zero_shadow_like)
-from enzyme_cc.ad.global_shadows_nested import outer_call
+from enzyme_cc.ad.api.global_shadows_nested import outer_call
 from .libm_out import tangent as libm_out_tangent
 from .fortran import tangent as fortran_tangent
 from .blas_tangent import tangent as blas_tangent
-from enzyme_cc.ad.fixed_point import tangent as fixed_point_tangent
+from enzyme_cc.ad.api.fixed_point import tangent as fixed_point_tangent
 
 
 def _op(ctx, text):

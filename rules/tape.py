@@ -5,10 +5,10 @@ the outer derivative keeps a shadow tape (the shadow of the tape header) that ta
 pushes and pops, so that the shadow of every pushed slot is the matching slot of the shadow tape.
 Forward mode uses the shadow immediately: the same helper on the shadow tape. Reverse mode reads
 the shadows of the pushes again in its reverse sweep, after later pushes may have grown the
-tape: its shadow tape is the stable one (ad/tape.py), freed when the reverse sweep passes the
+tape: its shadow tape is the stable one (ad/tape/tape.py), freed when the reverse sweep passes the
 inner tape's start.
 """
-from enzyme_cc.ad.tape import TAPE_OPS
+from enzyme_cc.ad.tape.tape import TAPE_OPS
 
 STABLE = {"push": "@__enzyme_cc_stape_push", "spush": "@__enzyme_cc_stape_push",
           "pop": "@__enzyme_cc_stape_pop", "spop": "@__enzyme_cc_stape_pop",

@@ -2,8 +2,8 @@
 rule gives it a null shadow): refused where the program shows that it points to float data."""
 from __future__ import annotations
 
-from enzyme_cc.ad.activity_basics import integer_only
-from enzyme_cc.ad.type_layout import FLOATS, global_named, tbaa_pointee, underlying
+from enzyme_cc.ad.analysis.activity_basics import integer_only
+from enzyme_cc.ad.structure.type_layout import FLOATS, global_named, tbaa_pointee, underlying
 from enzyme_cc.errors import UserError
 
 

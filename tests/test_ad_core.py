@@ -5,7 +5,7 @@ import math
 import llvmlite.binding as llvm
 import pytest
 
-from enzyme_cc.ad.generate import differentiate
+from enzyme_cc.ad.synthesis.generate import differentiate
 from enzyme_cc.errors import UserError
 
 llvm.initialize_native_target()

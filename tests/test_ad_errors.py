@@ -1030,7 +1030,7 @@ def test_invalid_derivative_ir_names_the_primal_and_the_sweep():
     """An internal error (derivative IR that does not verify: a bug of ours) names the primal
     function the failing generated function derives from, which sweep it is, and the primal's
     source line, so that a report says where to look."""
-    from enzyme_cc.ad.diagnostics import generated_origin
+    from enzyme_cc.ad.structure.diagnostics import generated_origin
     text = "\n".join([
         'define void @step(ptr %x) !dbg !5 {', '  ret void', '}',
         'define void @rev.step.3(ptr %x, ptr %dx) {', '  %a = fadd double %t, 1.0',
@@ -1049,7 +1049,7 @@ def test_locations_of_every_kind_format_without_crashing():
     """Every kind of place an error can point at formats: an instruction with and without a
     debug location, a function argument (no metadata at all) with and without the function's
     DISubprogram, and no place (a global, the function as a whole)."""
-    from enzyme_cc.ad.diagnostics import located
+    from enzyme_cc.ad.structure.diagnostics import located
     from enzyme_cc.ir.model import parse_module
     text = "\n".join([
         'define void @g(ptr %p) !dbg !5 {', '  store double 1.0, ptr %p, !dbg !7',

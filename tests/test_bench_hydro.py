@@ -62,11 +62,11 @@ def _tapes(tmp_path, variants):
 def test_parallel_builds_tape_no_more_than_serial(tmp_path, monkeypatch):
     """The OpenMP and MPI builds run the serial kernel's arithmetic, so on one thread / rank
     their tape is the serial one's: the memory they only read is re-read in the reverse too.
-    Two things once stopped that (ad/read_only.py): a region's captured pointer freed after the
+    Two things once stopped that (ad/plan/read_only.py): a region's captured pointer freed after the
     region (its local's lifetime markers counted as writes of unknown pointers), and MPI calls'
     datatype, op and communicator handles counted as memory the call writes (rules/mpi.py
     `written`): about 16 % more tape each. Compared with the loop stores taped as loads
-    (ENZYME_CC_UNDO_LOOPS=0): the serial build undoes its node update instead (ad/undo_stores.py),
+    (ENZYME_CC_UNDO_LOOPS=0): the serial build undoes its node update instead (ad/synthesis/undo_stores.py),
     which the OpenMP build's regions cannot; with it, the serial tape is smaller."""
     monkeypatch.setenv("ENZYME_CC_TAPE_STATS", "1")
     monkeypatch.setenv("ENZYME_CC_CACHE", "0")

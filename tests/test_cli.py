@@ -143,7 +143,7 @@ entry:
 def test_invalid_derivative_ir_with_debug_info_is_reported(tmp_path, monkeypatch, capsys):
     """LLVM's parser aborts the process on a broken module that carries debug info; the link
     step must report the bug instead (the AD core is replaced by one that emits bad IR)."""
-    import enzyme_cc.ad.generate as generate
+    import enzyme_cc.ad.synthesis.generate as generate
 
     monkeypatch.setattr(generate, "differentiate", lambda text, *args, **kw: text + BROKEN)
     monkeypatch.delenv("ENZYME_CC_DEBUG", raising=False)

@@ -1,4 +1,4 @@
-"""Enzyme's FPOpt logger callbacks (enzyme_cc/ad/fp_logger.py).
+"""Enzyme's FPOpt logger callbacks (enzyme_cc/ad/api/fp_logger.py).
 
 Each program in fp_logger/ is built twice: with -DLOGGER it defines the callbacks and checks what
 they receive (call counts, logged results, operands, errors and adjoints against values it

@@ -1,11 +1,12 @@
 """The import graph of enzyme_cc has no cycle: every import counts, module-level and inside
 functions (a function-local import that works around a cycle at run time still ties the two
 modules together for a reader). `lto/`, `rules/` and `bitcode/` are the `enzyme_cc.lto`,
-`enzyme_cc.rules` and `enzyme_cc.bitcode` packages they are installed as (pyproject.toml)."""
+`enzyme_cc.rules` and `enzyme_cc.bitcode` packages they are installed as (pyproject.toml).
+The AD core's subpackages import only the ones below them (LAYERS)."""
 import ast
 from pathlib import Path
 
-from enzyme_cc.ad.cfg import strongly_connected
+from enzyme_cc.ad.structure.cfg import strongly_connected
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"enzyme_cc": "enzyme_cc", "lto": "enzyme_cc.lto", "rules": "enzyme_cc.rules",
@@ -54,6 +55,34 @@ def test_no_import_cycle():
     cycles = _cycles(graph)
     assert not cycles, "modules that import each other (directly or through others):\n" + \
         "\n".join(", ".join(c) for c in cycles)
+
+
+# enzyme_cc/ad's subpackages, lowest first: each may import those before it, never one after
+# (docs/architecture.md, "The AD core by concern")
+LAYERS = ("structure", "tape", "analysis", "parallel", "api", "plan", "synthesis")
+
+
+def _layer(name: str) -> int | None:
+    parts = name.split(".")
+    return LAYERS.index(parts[2]) if parts[:2] == ["enzyme_cc", "ad"] and len(parts) > 3 \
+        else None
+
+
+def test_ad_subpackages_import_only_downward():
+    modules = _modules()
+    upward = []
+    for name, path in modules.items():
+        mine = _layer(name)
+        for target in _imports(name, path, modules):
+            theirs = _layer(target)
+            if mine is not None and theirs is not None and theirs > mine:
+                upward.append(f"{name} -> {target}")
+    assert not upward, "imports against the layers (LAYERS):\n" + "\n".join(sorted(upward))
+    on_disk = {p.name for p in (ROOT / "enzyme_cc" / "ad").iterdir()
+               if p.is_dir() and (p / "__init__.py").exists()}
+    assert on_disk == set(LAYERS)
+    assert not [p.name for p in (ROOT / "enzyme_cc" / "ad").glob("*.py")
+                if p.name != "__init__.py"], "every AD module belongs to a subpackage"
 
 
 def test_the_cycle_check_sees_function_local_imports(tmp_path):

@@ -1,8 +1,8 @@
-"""The lane taint of ad/lane_fusion.py on small reverse functions: which values belong to a lane,
+"""The lane taint of ad/api/lane_fusion.py on small reverse functions: which values belong to a lane,
 and what makes the lanes run one after another instead."""
 import pytest
 
-from enzyme_cc.ad.lane_fusion import lane_values
+from enzyme_cc.ad.api.lane_fusion import lane_values
 from enzyme_cc.ir.model import parse_function
 
 

@@ -198,7 +198,7 @@ int main(void) {
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_reverse_over_reverse_vector(tmp_path, opt):
     """Reverse mode over reverse vector mode: the lanes' reverse sweeps run side by side in one
-    run of the fused reverse (ad/lane_fusion.py), which the outer reverse differentiates like any
+    run of the fused reverse (ad/api/lane_fusion.py), which the outer reverse differentiates like any
     code: the gradient of the sum of both lanes' adjoints of c against its analytic value."""
     src = tmp_path / "rr.c"
     src.write_text(open(os.path.join(HERE, "hvp_vector_reverse.c")).read().replace(

@@ -1,4 +1,4 @@
-"""OpenMP programs differentiated in reverse, forward and vector forward mode (enzyme_cc/ad/openmp.py).
+"""OpenMP programs differentiated in reverse, forward and vector forward mode (enzyme_cc/ad/parallel/openmp.py).
 
 Each program in tests/openmp_programs/ checks its derivatives itself (omp_check.h: central
 finite differences of the parallel primal, the serial copy's derivatives, the dot-product test,
@@ -217,11 +217,11 @@ def test_openmp_fortran_module_state(tmp_path):
 @pytest.mark.parametrize("prog", ["omp_affine_ranges.c", "omp_disjoint.c", "omp_versioned_rows.c"])
 def test_openmp_hoisted_ranges_cover_loads(tmp_path, prog, level):
     """Loads in counted loops are range-tracked once, in the loop's preheader, from their
-    addresses at the first and the last iteration (ad/openmp_affine.py). Built with
+    addresses at the first and the last iteration (ad/parallel/openmp_affine.py). Built with
     ENZYME_CC_OMP_RANGE_CHECK=1, every such load checks on every iteration that its address
     lies in the tracked range (an address outside aborts): a range that missed an address could
     let another thread's add be plain, a lost update that a test run rarely shows. The same build
-    checks the reverse loops' plain copies (ad/openmp_version.py): each of their adds must lie
+    checks the reverse loops' plain copies (ad/synthesis/openmp_version.py): each of their adds must lie
     in the thread's exclusive range, else the program aborts."""
     dump = tmp_path / "dump"
     env = dict(os.environ, ENZYME_CC_OMP_RANGE_CHECK="1", ENZYME_CC_DUMP_DIR=str(dump))
@@ -258,7 +258,7 @@ def test_openmp_range_classes(tmp_path):
     the x and y components of the node array kept in one block are two classes; a loop over the
     three components with a run-time stride tracks one class per iteration, and its adds test
     all three. The derivatives themselves are checked by test_openmp_program."""
-    from enzyme_cc.ad.openmp_classes import ROOT, K
+    from enzyme_cc.ad.parallel.openmp_classes import ROOT, K
     dump = tmp_path / "dump"
     run(["enzyme-cc", "-fopenmp", "-O2", str(HERE / "omp_gather_callee.c"), "-lm", "-o", "prog"],
         cwd=tmp_path, env=dict(os.environ, ENZYME_CC_DUMP_DIR=str(dump)))

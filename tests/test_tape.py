@@ -1,13 +1,13 @@
-"""The tape position in SSA (enzyme_cc/ad/tape_local.py) and the per-loop reservation's safety
-net (enzyme_cc/ad/tape_reserve.py). The derivatives themselves are checked by the corpus
+"""The tape position in SSA (enzyme_cc/ad/tape/tape_local.py) and the per-loop reservation's safety
+net (enzyme_cc/ad/plan/tape_reserve.py). The derivatives themselves are checked by the corpus
 (tests/ad_programs/tape_reserve.c and every program that tapes)."""
 import shutil
 import subprocess
 
 import pytest
 
-from enzyme_cc.ad import tape_local
-from enzyme_cc.ad.tape import TAPE
+from enzyme_cc.ad.tape import tape_local
+from enzyme_cc.ad.tape.tape import TAPE
 
 AUG = """define internal double @aug(ptr %x, ptr %ad.tape) {
 entry:
@@ -167,14 +167,14 @@ def _first_tape_bytes(tmp_path, program: str, folder="ad_programs", flags=()) ->
 
 def test_restored_local_arrays_are_saved_once_per_call(tmp_path):
     """A helper reading the caller's local arrays in a loop (`mesh` in restored_local_arrays.c):
-    its split pair saves the three 32-byte arrays once per call (ad/restored_args.py) instead
+    its split pair saves the three 32-byte arrays once per call (ad/plan/restored_args.py) instead
     of taping each load per iteration: 880 bytes for the 5 calls' gradient, 2000 before."""
     assert _first_tape_bytes(tmp_path, "restored_local_arrays.c") <= 1000
 
 
 def test_iteration_records_in_nested_loops(tmp_path):
     """Values read by the reverse of several blocks of one iteration of a loop nested in a
-    time-step loop are pushed once by its latch (ad/plan.py): 1372 bytes, 2524 when each block
+    time-step loop are pushed once by its latch (ad/plan/plan.py): 1372 bytes, 2524 when each block
     pushed its own copy."""
     assert _first_tape_bytes(tmp_path, "iteration_records_nested.c") <= 1600
 
@@ -192,8 +192,8 @@ def test_freed_scratch_keeps_read_only_inputs_reloadable(tmp_path):
 def test_split_pairs_reread_their_own_blocks(tmp_path):
     """Scratch blocks a split pair allocates and never lets out of the call
     (tests/ad_programs/split_private_blocks.c) are re-read by its reverse function where no
-    later write of the call reaches them (ad/memory.py, private_block), or where the reverse
-    function has undone the loop stores after them (ad/undo_stores.py): 9028 bytes of tape for
+    later write of the call reaches them (ad/analysis/memory.py, private_block), or where the reverse
+    function has undone the loop stores after them (ad/synthesis/undo_stores.py): 9028 bytes of tape for
     the gradient, 11204 when every load was taped."""
     assert _first_tape_bytes(tmp_path, "split_private_blocks.c") <= 9600
 
@@ -201,12 +201,12 @@ def test_split_pairs_reread_their_own_blocks(tmp_path):
 def test_values_hoisted_into_a_guarded_preheader_are_pushed_once_per_loop(tmp_path):
     """Pointers LLVM hoisted into a rotated loop's preheader (tests/ad_programs/
     hoist_bypassed_exit.c) are pushed once per run of the loop, by the exit block the guard
-    also skips to (ad/plan.py): 1322 bytes, 1498 when every iteration pushed them."""
+    also skips to (ad/plan/plan.py): 1322 bytes, 1498 when every iteration pushed them."""
     assert _first_tape_bytes(tmp_path, "hoist_bypassed_exit.c") <= 1400
 
 
 def test_tape_sites_report(tmp_path):
-    """ENZYME_CC_TAPE_STATS=sites (ad/tape_sites.py): after the tape's totals, every push site
+    """ENZYME_CC_TAPE_STATS=sites (ad/tape/tape_sites.py): after the tape's totals, every push site
     (a generated function and the primal block it pushes from) with at least 1 % of the bytes,
     whose counts add up to no more than the totals; the program's checks still pass."""
     import os

@@ -1,4 +1,4 @@
-"""Enzyme's truncation API (ad/truncate.py): programs in tests/truncate/ print
+"""Enzyme's truncation API (ad/api/truncate.py): programs in tests/truncate/ print
 `CHECK name got want` lines (bit-exact where the narrow computation is defined exactly) and exit
 non-zero on a mismatch; each is built at -O0 and -O2 without -lmpfr (enzyme-cc links MPFR when
 the runtime is needed). Unsupported uses are link-time errors naming the function and line."""

@@ -101,7 +101,7 @@ def _cxx_symbol(modules, name):
     """The symbol of the one C++ function the sources define whose demangled name is `name`
     (`energy`, or qualified: `phys::energy`), else `name` (then not found)."""
     import llvmlite.binding as llvm
-    from enzyme_cc.ad.diagnostics import demangled
+    from enzyme_cc.ad.structure.diagnostics import demangled
     mangled = [f.name for data in modules for f in llvm.parse_bitcode(data).functions
                if not f.is_declaration and f.name.startswith("_Z")]
     hits = []

@@ -1,5 +1,5 @@
 /* Values defined before a loop and read by every reverse iteration are pushed once per run of
-   the loop, by its exit block (ad/plan.py). When LLVM has hoisted them into a rotated loop's
+   the loop, by its exit block (ad/plan/plan.py). When LLVM has hoisted them into a rotated loop's
    preheader, the exit block is also where the loop's guard skips to: the value reaches it
    through a phi that is poison on the skipping edge (LULESH's element loops read the mesh's
    array pointers this way). Checked against central differences, with loops that run and loops

@@ -1,7 +1,7 @@
 /* Values of one iteration of an inner loop read by the reverse of several blocks of that
    iteration (both arms of a branch, and the block after them), inside an outer time-step loop
    that overwrites the memory they were loaded from: each iteration's latch pushes them once
-   (ad/plan.py, iteration records), also when the loop is nested in another (before, the outer
+   (ad/plan/plan.py, iteration records), also when the loop is nested in another (before, the outer
    loop's cycle hid that the blocks run once per inner iteration, and every block pushed its
    own copy). Checked against central finite differences and forward mode. */
 #include <math.h>

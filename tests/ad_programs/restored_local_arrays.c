@@ -2,7 +2,7 @@
    finite-element style gather of an element's corners into px/py/pz, a helper (not inlined)
    that reads them in a loop through a constant index table, and the next element's gather.
    The helper's split pair saves the arrays once and re-reads a copy in its reverse
-   (ad/restored_args.py). Also the cases where that would be wrong and must not happen: the
+   (ad/plan/restored_args.py). Also the cases where that would be wrong and must not happen: the
    same local array passed as the helper's read-only input and its output (the helper writes
    what it reads), and a local array whose address escapes into a record the helper writes
    through. Checked against central finite differences and forward mode. */

@@ -1,4 +1,4 @@
-/* Reverse vector mode whose lanes run side by side in one reverse sweep (ad/lane_fusion.py):
+/* Reverse vector mode whose lanes run side by side in one reverse sweep (ad/api/lane_fusion.py):
    a time loop carrying adjoints in registers, a branch on primal data, a non-inlined callee
    handed the lanes' shadows (its reverse fused too), a recursive callee, a float, width 3; a
    memcpy between the lanes' arrays (its adjoint per lane) and an overlapping memmove (its

@@ -1,6 +1,6 @@
 /* Heap blocks a split pair's forward allocates for itself (LULESH's hourglass scratch arrays):
    nothing outside the call ever sees them, so a load no later write of the call reaches is read
-   again by the reverse function instead of being taped (ad/memory.py, private_block). Each
+   again by the reverse function instead of being taped (ad/analysis/memory.py, private_block). Each
    case is checked against central differences; the others are blocks a reload would read wrong:
    written again after the load, stored where the caller writes it, returned, passed to a callee,
    allocated once per iteration, grown by realloc, and an index array freed in the forward.
@@ -114,7 +114,7 @@ __attribute__((noinline)) void gathered(double *st, int n) {
 
 /* scratch arrays rewritten by every pass of a repeat loop and read back by the next (LULESH's
    equation of state, evaluated several times per region): the reverse function puts the old
-   values back (ad/undo_stores.py) and re-reads the gathered ones */
+   values back (ad/synthesis/undo_stores.py) and re-reads the gathered ones */
 __attribute__((noinline)) void repeated(double *st, int n) {
   double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));
   for (int i = 0; i < n; i++) a[i] = st[i];

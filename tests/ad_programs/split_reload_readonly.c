@@ -1,6 +1,6 @@
 /* Loads in the augmented forward of a callee kept as a call (a split pair: its reverse runs after
    the rest of the caller's forward sweep) are re-read by the reverse instead of taped when no
-   write of the whole gradient reaches their memory (ad/read_only.py). Memory the gradient writes
+   write of the whole gradient reaches their memory (ad/plan/read_only.py). Memory the gradient writes
    later (in the caller after the call, in another callee, in a global) must stay taped: a reload
    would read the new values. */
 #include <math.h>

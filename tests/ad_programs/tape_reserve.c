@@ -1,5 +1,5 @@
 /* Loops whose trip count is known on entry reserve their tape records once and push unchecked
-   (enzyme_cc/ad/tape_reserve.py, docs/performance.md "d"): the count read from the exit test must
+   (enzyme_cc/ad/plan/tape_reserve.py, docs/performance.md "d"): the count read from the exit test must
    be exact for every counter shape, or the loop's exit check aborts. Counting up and down, a
    stride of 3, an unsigned char counter that wraps around, a constant count nested in a
    run-time loop, loops LLVM unrolls with a remainder loop (entered or not), a loop that calls a

@@ -1,5 +1,5 @@
 /* Stores in loops into the function's own arrays, undone by the reverse sweep so that the loads
-   before them are re-executed instead of taped (ad/undo_stores.py): a time-step loop whose node
+   before them are re-executed instead of taped (ad/synthesis/undo_stores.py): a time-step loop whose node
    update overwrites arrays that the element loop gathers from several times per node. Each
    case is checked against central differences. The other cases are ones where a reload would
    read the wrong bytes if a rule were missing: a store between a load and its use in the same

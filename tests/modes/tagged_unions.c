@@ -3,7 +3,7 @@
    v->u.i = v->u.i * 3 + 1; }`). Seen without the tag, the INT arm's load reads memory that holds
    a double, and its arithmetic looks like bit manipulation of a float: refused ("integer
    arithmetic on data that holds a float") until the arms were told apart by the tag
-   (ad/enum_arms.py). In memory (bump) and passed and returned by value in integer registers
+   (ad/structure/enum_arms.py). In memory (bump) and passed and returned by value in integer registers
    (twice: the payload is an i64 that the NUM arm views as a double). Each line: enzyme-cc |
    analytic. */
 #include <math.h>

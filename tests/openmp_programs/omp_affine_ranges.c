@@ -1,4 +1,4 @@
-/* Range tracking once per loop entry (ad/openmp_affine.py): loads in counted inner loops whose
+/* Range tracking once per loop entry (ad/parallel/openmp_affine.py): loads in counted inner loops whose
    addresses are affine in the loop's iteration, inside row-parallel regions, where the rows a
    thread reads reach into other threads' rows. A range that missed an address another thread
    also adds to would make that add plain: a lost update, seen by the repeated reverse sweeps

@@ -2,7 +2,7 @@
    second and frees at the end: the region captures the pointer variable by reference, so at -O2
    the pointer lives in a local whose lifetime markers once counted as writes of unknown pointers
    into it, and the free of the pointer loaded from it stopped the read-only analysis for the
-   whole gradient (ad/read_only.py): every load of the constant inputs x and idx was taped.
+   whole gradient (ad/plan/read_only.py): every load of the constant inputs x and idx was taped.
    They are re-read now (tests/test_tape.py checks the tape's size); the gradient is checked
    against central differences at 1, 2 and 4 threads. */
 #include <math.h>

@@ -1,6 +1,6 @@
 /* Loads in a parallel region (a split pair: the reverse region runs in a later fork) of memory
    that nothing in the gradient writes are re-read by the reverse region instead of taped
-   (ad/read_only.py). Each energy returns a scalar, as a docking score does. Where the same
+   (ad/plan/read_only.py). Each energy returns a scalar, as a docking score does. Where the same
    gradient writes that memory after the region (an argument's table, a global), the loads must
    stay taped: a reload would read the new values and give a wrong gradient. Writes through a
    `restrict` argument leave the other arguments read-only. */

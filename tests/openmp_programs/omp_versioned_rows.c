@@ -1,4 +1,4 @@
-/* Reverse loops versioned on the thread's exclusive range (ad/openmp_version.py): a copy of the
+/* Reverse loops versioned on the thread's exclusive range (ad/synthesis/openmp_version.py): a copy of the
    reverse loop with plain adds runs where the whole span of a loop run's adjoints is the
    thread's own, the original with per-add tests elsewhere. Shapes: a 5-point stencil with
    boundary tests whose inner loop's row offsets come from a guarded preheader (they do not

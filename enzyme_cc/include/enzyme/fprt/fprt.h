@@ -28,7 +28,7 @@ void __enzyme_fprt_64_52_delete(double a, int64_t exponent, int64_t significand,
 struct __enzyme_fp *__enzyme_fprt_64_52_new_intermediate(int64_t exponent, int64_t significand,
                                                          int64_t mode, const char *loc);
 
-/* Lowered by enzyme-cc (ad/truncate.py); widths 16, 32 or 64. */
+/* Lowered by enzyme-cc (ad/api/truncate.py); widths 16, 32 or 64. */
 double __enzyme_truncate_mem_value_d(double, int, int);
 float __enzyme_truncate_mem_value_f(float, int, int);
 double __enzyme_expand_mem_value_d(double, int, int);

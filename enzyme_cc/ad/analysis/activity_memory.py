@@ -1,0 +1,348 @@
+"""Activity of memory (a mixin of Activity): which objects may hold active data and need a
+shadow (`_mark`, `_mark_objects`: stores of active values, copies, calls writing through their
+arguments), and what a load from them reads (floats, addresses, a float's bytes)."""
+from __future__ import annotations
+
+from enzyme_cc.ir.lexer import int_bits, scalar_of
+from enzyme_cc.rules import call_rule, is_inactive_call
+from enzyme_cc.rules.libm_out import active_outputs
+from enzyme_cc.rules.registry import is_mirror_call, allocator
+from enzyme_cc.rules.tape import is_tape_call
+from .activity_basics import ALLOCATORS, _libm_out, has_shadow_type, int_pointer_sources
+from ..structure.type_layout import global_named
+from enzyme_cc.rules.call_kinds import ALLOC
+from enzyme_cc.rules.blas import applies, written_arg
+from enzyme_cc.rules.mpi import is_mpi, received
+
+
+class ActiveMemory:
+    def _mark(self, ptr, seen=None, direct=True) -> bool:
+        """Active data may be written at ptr: its object needs a shadow, and so does whatever
+        the pointer itself was fetched from (memory holding it, the call returning it).
+        direct: ptr points into the object written (not only into memory that held it)."""
+        seen = set() if seen is None else seen
+        v = self._underlying(self.fn, ptr)
+        if v in seen:
+            return False
+        seen.add(v)
+        changed = False
+        o = self._find(v)
+        if o not in self.active_objects:
+            self.active_objects.add(o)
+            changed = True
+        if direct and v.startswith("@"):
+            # the object written is a mutable global (its address passed on, or joined with
+            # another's); a global the pointer was only fetched from is left to shared_globals'
+            # address analysis
+            changed |= self._global_store(v)
+        d = self.fn.defs.get(v)
+        op = getattr(d, "op", None)
+        if op == "load":
+            changed |= self._mark(d.ops[0].value, seen, direct=False)
+            for stored in self._stored_in(d.ops[0].value):
+                changed |= self._mark(stored, seen, direct)
+        elif op in ("phi", "select", "insertvalue"):
+            for x in (d.ops[1:] if op == "select" else d.ops):
+                if x.value.startswith("%") and has_shadow_type(x.ty):
+                    changed |= self._mark(x.value, seen, direct)
+                elif direct and x.ty == "ptr" and "@" in x.value:     # a global joined in
+                    changed |= self._global_store(global_named(x.value) or "")
+        elif op == "extractvalue" and d.ops[0].value.startswith("%"):
+            changed |= self._mark(d.ops[0].value, seen, direct)
+        elif op == "inttoptr":          # an address rebuilt from an integer: its pointers
+            for src in int_pointer_sources(self.fn, d.ops[0].value) or ():
+                changed |= self._mark(src, seen)
+        elif op in ("call", "invoke") and d.callee == "@realloc" and d.ops[0].value.startswith("%"):
+            changed |= self._mark(d.ops[0].value, seen)    # the old block's data moves here
+        elif op in ("call", "invoke") and self.module.defines(d.callee or ""):
+            for x in d.ops:
+                if x.ty == "ptr" and x.value.startswith("%"):
+                    changed |= self._mark(x.value, seen)
+        return changed
+
+    def _address_web(self, name: str) -> bool:
+        """Integer phis that feed each other (Rust's `mem::swap` of two Vecs in a loop: each
+        address phi takes the other's value) carry addresses when everything else entering
+        them does: an address kept as an integer (act.ptrint) or a constant (a dangling one)."""
+        todo, seen, leaves, phis = [name], set(), [], []
+        while todo:
+            v = todo.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            d = self.fn.defs.get(v)
+            if getattr(d, "op", None) == "phi" and d.ty == "i64" and v not in self.ptrint:
+                if id(d) in self.doomed or v in self.punned or v in self.unknown_copies:
+                    return False        # (a phi of code that never returns gets no shadow)
+                phis.append(v)
+                todo.extend(w for w, _ in d.incoming if w.startswith("%"))
+            else:
+                leaves.append(v)
+            if len(seen) > 64:
+                return False
+        if not (any(v in self.ptrint for v in leaves) and all(v in self.ptrint for v in leaves)):
+            return False
+        self.ptrint.update(phis)        # each one's shadow names the others': all of them
+        return True
+
+    def _joined_copies(self, inst, vals) -> bool:
+        """An integer phi/select joining untyped loads from shadowed memory (Rust's enum slot:
+        an `Err(x)` payload on one path, another field on the other) is an untyped copy too;
+        once a bitcast views it as a float (_infer), it is float data and so are the loads it
+        joins. True when inst is such a join."""
+        if inst.ty not in ("i64", "i32") or not any(o.value in self.unknown_copies
+                                                     for o in vals):
+            return False
+        loads = [o.value for o in vals if o.value.startswith("%")]
+        if not all(getattr(self.fn.defs.get(v), "op", None) == "load" and
+                   self.fn.defs[v].ops[0].value in self.shadowed or v in self.unknown_copies
+                   for v in loads):
+            return False
+        if inst.name in self.punned:
+            for v in loads:
+                if v not in self.punned:
+                    self.unknown_copies.discard(v)
+                    self.punned[v] = self.punned[inst.name]
+        else:
+            self.unknown_copies.add(inst.name)
+        return True
+
+    def _stored_in(self, ptr: str, depth: int = 0) -> list:
+        """The pointers that may have been stored where ptr points: into ptr's object, and
+        where ptr was itself loaded from memory, into the objects of the pointers stored
+        there (a Vec<Vec<f64>>: the outer buffer's address is loaded from the header, the
+        rows' from the outer buffer)."""
+        out = list(self._stored_ptrs.get(self._obj(ptr), []))
+        d = self.fn.defs.get(self._underlying(self.fn, ptr))
+        if depth < 4 and getattr(d, "op", None) == "load":
+            for p in self._stored_in(d.ops[0].value, depth + 1):
+                out += [x for x in self._stored_ptrs.get(self._obj(p), []) if x not in out]
+        return out
+
+    def _mark_objects(self, callee_info) -> bool:
+        """One pass of the local-memory activity rules; True when something changed."""
+        changed = False
+        for inst in self.fn.insts():
+            if id(inst) in self.doomed:
+                continue
+            op = inst.op
+            if op == "store":
+                val, ptr = inst.ops
+                if val.value in self.active or val.value in self.shadowed or \
+                        val.value in self.ptrint:    # (an address kept as an integer: its shadow)
+                    changed |= self._mark(ptr.value)
+                dst = self.fn.defs.get(self._underlying(self.fn, ptr.value))
+                if val.ty == "ptr" and val.value.startswith("%") and (
+                        getattr(dst, "op", None) != "alloca" or ptr.value in self.shadowed):
+                    # escapes: may be written through elsewhere (spilling to a local is not,
+                    # unless that local has a shadow, which must hold this pointer's)
+                    changed |= self._escape(val.value)
+            elif op in ("atomicrmw", "cmpxchg") and inst.ops:
+                if any(o.value in self.active or o.value in self.shadowed or o.value in
+                       self.punned for o in inst.ops[1:]):
+                    changed |= self._mark(inst.ops[0].value)   # stores its value operand
+            elif op == "ret" and inst.ops and inst.ops[0].ty == "ptr" and inst.ops[0].is_local:
+                # returned, not stored away: the caller sees it as the call's result, and marks
+                # or lets escape what the call was given through it
+                changed |= self._escape(inst.ops[0].value, into=self.returned)
+            elif op in ("phi", "select") and inst.ty == "ptr" and inst.name in self.shadowed:
+                # a pointer reloaded from a local slot joined with shadowed ones (posix_memalign's
+                # result beside malloc's and realloc's in Rust's allocation paths): the slot
+                # gets a shadow, which holds the pointer's
+                for slot in self._unshadowed_slots(inst):
+                    changed |= self._mark(slot)
+            elif op in ("call", "invoke") and inst.callee:
+                c = inst.callee
+                if c.startswith(("@llvm.memcpy", "@llvm.memmove", "@memcpy", "@memmove")):
+                    if len(inst.ops) > 1 and inst.ops[1].value in self.shadowed:
+                        changed |= self._mark(inst.ops[0].value)
+                    elif len(inst.ops) > 1 and inst.ops[0].value in self.shadowed and (
+                            self._stored_ptrs.get(self._obj(inst.ops[1].value)) or
+                            self._obj(inst.ops[1].value) in self._filled_by_calls):
+                        # pointers copied into shadowed memory (a record built in a local, an
+                        # array descriptor): the source needs a shadow to carry theirs along
+                        changed |= self._escape(inst.ops[1].value)
+                    continue
+                if c.startswith(("@llvm.memset", "@memset", "@llvm.lifetime", "@free", "@_Zdl",
+                                 "@_Zda")) or is_inactive_call(c) or call_rule(c) is not None:
+                    continue
+                if _libm_out(self.module, c):     # sincos: stores what it computes from x
+                    if inst.ops[0].value in self.active:
+                        for v in active_outputs(inst):
+                            changed |= self._mark(v) | self._global_store(self._underlying(self.fn, v))
+                    continue
+                if applies(self.module, c):                 # BLAS writes one array argument
+                    k = written_arg(c)
+                    if k is not None and any(o.value in self.active or o.value in self.shadowed
+                                             for o in inst.ops) and inst.ops[k].value.startswith("%"):
+                        changed |= self._mark(inst.ops[k].value)
+                    continue
+                if is_mpi(c) and not self.module.defines(c):   # float data from another rank
+                    for k in received(inst):
+                        v = inst.ops[k].value
+                        changed |= self._global_store(self._underlying(self.fn, v))
+                        if v.startswith("%"):     # (a global buffer: as an active store's)
+                            changed |= self._mark(v)
+                    continue
+                if is_tape_call(c):
+                    # the outer derivative keeps a shadow tape: the header gets a shadow
+                    changed |= self._escape(inst.ops[0].value)
+                    continue
+                summary = self.callee_writes(inst, self) if self.callee_writes else None
+                writes, escapes, via = summary if summary is not None else (None, set(), set())
+                if is_mirror_call(c):             # links its pointer arguments to each other
+                    escapes = {k for k, o in enumerate(inst.ops) if o.ty == "ptr"}
+                for k in escapes:                 # the callee keeps the pointer somewhere
+                    if inst.ops[k].value.startswith("%"):
+                        changed |= self._escape(inst.ops[k].value)
+                if via and any(o.ty == "ptr" and o.value.startswith("%") and
+                               self._obj(o.value) in self.active_objects for o in inst.ops):
+                    # the callee stores pointers read from these arguments' memory into memory
+                    # that holds active data (GSL's subvector view of a work vector, written
+                    # through later): their shadows come from these arguments' shadows
+                    for k in via:
+                        if inst.ops[k].value.startswith("%"):
+                            changed |= self._escape(inst.ops[k].value)
+                if not any(o.value in self.active or o.value in self.shadowed for o in inst.ops) \
+                        and c not in self.global_users:
+                    continue                  # nothing active goes in: nothing active comes out
+                for k, o in enumerate(inst.ops):
+                    if o.ty == "ptr" and not o.value.startswith("%") and \
+                            (writes is None or k in writes):
+                        # a global the callee may store active data into (`&g` passed on, a
+                        # reduction into a global: the fork hands the region its address)
+                        changed |= self._global_store(global_named(o.value) or "")
+                    if o.ty == "ptr" and o.value.startswith("%") and (writes is None or k in writes):
+                        changed |= self._mark(o.value)    # the callee may store active data
+                        obj = self._obj(o.value)
+                        if getattr(self.fn.defs.get(obj), "op", None) == "alloca":
+                            # also through the pointers a local record holds (a Fortran array
+                            # descriptor handed to the runtime's assignment: it writes the
+                            # elements its base address points to)
+                            for stored in self._stored_ptrs.get(obj, []):
+                                changed |= self._mark(stored)
+        return changed
+
+    def _stores_into(self, load) -> list:
+        by_obj = self.__dict__.get("_stores_by_obj")
+        if by_obj is None:
+            by_obj = self._stores_by_obj = {}
+            for i in self.fn.insts():
+                if i.op == "store":
+                    by_obj.setdefault(self._obj(i.ops[1].value), []).append(i)
+        return by_obj.get(self._obj(load.ops[0].value), [])
+
+    def _holds_floats(self, load):
+        """The float kind ('double', 'float') an integer load from a local slot reads when
+        every store into the slot stores a float of that width or integers that hold one (an
+        enum's payload copied through an i64 slot: Rust's `Shape::Rect(a, b)`), and nothing
+        else writes it; else None."""
+        obj = self._obj(load.ops[0].value)
+        if getattr(self.fn.defs.get(obj), "op", None) != "alloca" or obj in self.escaped:
+            return None
+        kinds = set()
+        for st in self._stores_into(load):
+            v, vty = st.ops[0].value, st.ops[0].ty
+            kinds.add(vty if vty in ("double", "float") else None if v in self.packed else
+                      {"double": "double", "float": "float"}.get(self.punned.get(v)))
+        copies = self._float_copies_into(obj, int_bits(load.ty) // 8)
+        kinds |= {k for k, _ in copies}
+        if len(kinds) != 1 or None in kinds or int_bits(load.ty) != (64 if "double" in kinds
+                                                                    else 32):
+            return None
+        touched = self.__dict__.setdefault("_touched_by_calls", None)
+        if touched is None:
+            touched = self._touched_by_calls = {}
+            for i in self.fn.insts():
+                if i.op in ("call", "invoke") and not (i.callee or "").startswith(
+                        ("@llvm.lifetime", "@llvm.experimental")):
+                    for o in i.ops:
+                        if o.ty == "ptr" and o.value.startswith("%"):
+                            touched.setdefault(self._obj(o.value), set()).add(id(i))
+        return None if touched.get(obj, set()) - {id(c) for _, c in copies} else kinds.pop()
+
+    def _float_copies_into(self, obj, size) -> list:
+        """(float kind, call) for each memcpy of `size` bytes into local slot obj from memory
+        whose type says it holds that float (unoptimized code's `memcpy(&bits, &x, 8)`)."""
+        by_obj = self.__dict__.get("_copies_by_obj")
+        if by_obj is None:
+            by_obj = self._copies_by_obj = {}
+            for i in self.fn.insts():
+                if i.op == "call" and (i.callee or "").startswith(("@llvm.memcpy", "@memcpy")) \
+                        and len(i.ops) > 2:
+                    by_obj.setdefault(self._obj(i.ops[0].value), []).append(i)
+        out = []
+        for i in by_obj.get(obj, []):
+            kind = self.types.content_kind(i.ops[1].value, None, size) \
+                if self.types is not None and i.ops[2].value == str(size) else None
+            out.append((kind if kind in ("double", "float") else None, i))
+        return out
+
+    def _byte_lanes_computed(self, load) -> bool:
+        """A load of a vector of bytes (or 16-bit lanes) that is compared or computed on lane by
+        lane: control bytes (a hash table's group of tags, Rust's hashbrown), never float data,
+        whatever the memory around them holds; a float copied as bytes is only stored."""
+        if not load.ty.startswith("<") or int_bits(scalar_of(load.ty)) >= 32:
+            return False
+        return any(u.op not in ("store", "bitcast", "shufflevector", "phi", "select", "freeze")
+                   for u in self.fn.insts() if any(o.value == load.name for o in u.ops))
+
+    def _holds_addresses(self, load) -> bool:
+        """Every store into the memory an i64 load reads stores an address: a pointer, or an
+        integer that carries one (Rust keeps a zipped iterator's element pointers as integers
+        in slots it also stores pointers to)."""
+        stores = self._stores_into(load)
+        return bool(stores) and any(i.ops[0].value in self.ptrint for i in stores) and all(
+            i.ops[0].ty == "ptr" or i.ops[0].value in self.ptrint for i in stores)
+
+    def _unshadowed_slots(self, join, seen=None):
+        """The local slots (allocas) that pointers without a shadow joined by phi/select
+        `join` are loaded from, and the fresh blocks (allocas, allocator calls) joined in
+        directly, through nested joins: Eigen's temporary is the operand's own data, a stack
+        block or a heap block, by its size."""
+        seen = set() if seen is None else seen
+        for x in join.ops[1:] if join.op == "select" else join.ops:
+            d = self.fn.defs.get(x.value)
+            op = getattr(d, "op", None)             # (a parameter has none)
+            if x.value in self.shadowed or op is None or x.value in seen:
+                continue
+            seen.add(x.value)
+            if op in ("phi", "select") and d.ty == "ptr":
+                yield from self._unshadowed_slots(d, seen)
+            elif op == "load" and getattr(self.fn.defs.get(
+                    self._underlying(self.fn, d.ops[0].value)), "op", None) == "alloca":
+                yield d.ops[0].value
+            elif self._fresh_block(d):
+                yield x.value
+            elif op == "inttoptr":
+                # a fresh block's address rounded to an alignment as an integer (Eigen's
+                # aligned stack temporary under AVX-512): the block gets the shadow, and the
+                # rounded address its shadow rounded the same way
+                yield from (src for src in int_pointer_sources(self.fn, d.ops[0].value) or ()
+                            if self._fresh_block(self.fn.defs.get(src)))
+
+    def _fresh_block(self, d) -> bool:
+        """d makes a fresh block: an alloca, or a call of an allocator."""
+        op = getattr(d, "op", None)
+        return op == "alloca" or op in ("call", "invoke") and self._allocation(d)
+
+    @staticmethod
+    def _allocation(call) -> bool:
+        """A call that returns a fresh block: malloc and the allocators with rules."""
+        c = call.callee or ""
+        return c in ALLOCATORS or c in ALLOC or bool(allocator(c))
+
+    def _stored_kind(self, load):
+        """The kind of data an untyped integer load moves, from where it is stored: the pieces
+        of a struct copy (SROA) read through a walking pointer and written to a typed element
+        (std::sort's moves): one kind at every store that knows one, else None."""
+        size = int_bits(load.ty) // 8
+        kinds = {self.types.content_kind(i.ops[1].value, i.md.get("!tbaa"), size)
+                 for i in self.fn.insts()
+                 if i.op == "store" and i.ops[0].value == load.name}
+        kinds.discard(None)
+        return kinds.pop() if len(kinds) == 1 else None
+
+    def _tape_slot(self, ptr: str) -> bool:
+        d = self.fn.defs.get(self._underlying(self.fn, ptr))
+        return getattr(d, "op", None) == "call" and is_tape_call(d.callee or "")

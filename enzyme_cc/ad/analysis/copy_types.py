@@ -1,0 +1,559 @@
+"""What an untyped copy moves (seeds/001 Figure 2): the byte ranges of a memcpy/memmove by kind,
+so that its adjoint adds doubles as doubles, floats as floats and leaves pointers and integers
+alone. Evidence, strongest first: `!tbaa.struct`, a run of records of one struct type, character
+data, the declared struct (type_layout.py: the object's, a typed GEP's, the records', or the other
+end of a copy of as many bytes), the kinds typed accesses show (typeinfo.py)."""
+from __future__ import annotations
+
+from enzyme_cc.ir.lexer import type_size
+from ..structure.type_layout import (containing_type, decompose, layout, named_expand,
+                                     opaque_layout, record_of, tbaa_struct, underlying)
+from .debug_types import copied_layout, uniform_kind
+from .typeinfo import TypeInfo, callee_kinds
+from .activity_basics import FREES
+
+
+def access_types(module, fn, base: str) -> set:
+    """Float/pointer kinds of all typed accesses to one underlying object (memcpy fallback)."""
+    info = TypeInfo(module, fn)
+    return (set(info.facts.get(base, {}).values()) - {"int"}) | info.uniform.get(info._find(base), set())
+
+
+def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=False):
+    """Byte ranges of a memcpy/memmove by kind: [(offset, size, kind)], or [(0, None, kind)]
+    for a copy of unknown length with one element kind, or None when unknown. evidence_only:
+    from the copy's own types alone (tags, declarations, typed accesses through its ends),
+    not from the other copies of its memory nor the one kind accessed in it."""
+    info = info or TypeInfo(module, fn)
+    dst, src, n = inst.ops[:3]
+    try:
+        length = int(n.value)
+    except ValueError:
+        length = None
+    ts = tbaa_struct(module, inst.md.get("!tbaa.struct"))
+    if length is not None and ts:
+        ranges = []
+        for off, (size, kind) in sorted(ts.items()):
+            if off < length:        # (a copy LLVM shortened keeps the struct's whole tag)
+                ranges.append((off, min(size, length - off),
+                               kind or _guess(info, dst.value, src.value, off)))
+        if any(k is None for _, _, k in ranges):
+            return _declared_ranges(module, fn, (dst.value, src.value), length, info) or \
+                _struct_by_shape(module, ranges, length) or ranges
+        return ranges
+    elem = copied_layout(module, inst)
+    if elem is not None:
+        # a standard library routine moving values of its type parameter (debug_types.py)
+        ranges = _element_ranges(*elem, length)
+        if ranges is not None:
+            return ranges
+    if length is None:
+        # a run of records: their declared struct type is stronger evidence than the kinds
+        # accessed anywhere in the memory (a struct's double field alone says "double")
+        rec = record_ranges(module, fn, (dst.value, src.value), info)
+        if rec is not None:
+            return rec
+    if any(info.char_data(o, length) for o in (dst.value, src.value)):
+        return [(0, length, "int")]          # characters (a string's): no derivative
+    # a struct's declared layout outranks the kinds this function happens to access in it (a
+    # sort that only reads the int key of records holding doubles and pointers); a declared
+    # type of integers alone does not (an SROA'd slot typed i64 may hold a double)
+    declared = _declared_ranges(module, fn, (dst.value, src.value), length, info) \
+        if length is not None else None
+    if declared and any(k != "int" for _, _, k in declared):
+        return declared
+    if length is not None and not declared:
+        # `memcpy(b, &s[i], sizeof *b)` into malloc'd memory: the module's one struct layout of
+        # that size that agrees with every typed access through either end
+        shaped = _struct_by_shape(module, _accessed(info, (dst.value, src.value), length), length)
+        if shaped:
+            return shaped
+    if evidence_only:
+        return declared
+    if length is not None:
+        # the records the other copies into or out of this memory agree on (`b[0] = s[i]`
+        # before `memcpy(&b[2], b, 2 * sizeof *b)`): they outrank the one kind accessed in it
+        rec = block_records(module, fn, (dst.value, src.value), info)
+        if isinstance(rec, RecordRanges):
+            tiled = _tiled_to(rec, length)
+            if tiled:
+                return tiled
+    kinds = set()
+    summaries = [info.pointee_summary(o) for o in (dst.value, src.value)]
+    for s in summaries:
+        # (only what lies within the copy: Eigen's hand-aligned block keeps the pointer malloc
+        # returned just before its first element)
+        kinds |= {k for off, k in s.items() if off == "*" or
+                  0 <= off < (length if length is not None else off + 1)} - {"int"}
+    if not kinds and not any(summaries):
+        # nothing here says what it holds, not even integers: the memory it is copied on to
+        # and the routines it is handed to (a C driver copying an array for LAPACK; Eigen's
+        # `MatrixXd A = map; PartialPivLU lu(A)`, which copies A again into the solver's storage)
+        kinds = _linked_kinds(module, fn, (dst.value, src.value), info)
+    if len(kinds) == 1:
+        return [(0, length, kinds.pop())]
+    if not kinds:
+        allint = all(set(s.values()) == {"int"} for s in summaries)
+        if allint or any(info.int_pointee(o) for o in (dst.value, src.value)):
+            # (nothing says float, and the program's type of an end says integers: the index
+            # array of Eigen's sparse storage, grown by a copy into a fresh block)
+            return [(0, length, "int")]
+    return declared
+
+
+def _element_ranges(size, lay, length):
+    """The ranges of a copy of `length` bytes (None: a variable number) of values of one type
+    (`size` bytes, `lay` its {offset: kind}): one kind over the whole copy where the type has
+    one, else its fields repeated; None where the copy is not a whole number of values."""
+    kind = uniform_kind(size, lay)
+    if kind is not None:
+        return [(0, length, kind)]
+    if 0 not in lay:
+        lay = {0: "int", **lay}
+    offs = sorted(lay) + [size]
+    rec = RecordRanges([(o, offs[i + 1] - o, lay[o]) for i, o in enumerate(offs[:-1])], size)
+    if length is None:
+        return rec
+    return _tiled_to(rec, length) if length % size == 0 else None
+
+
+class RecordRanges(list):
+    """The ranges of one record of a copy of a variable number of records `stride` bytes
+    apart (e.g. std::sort's memmove of a run of structs)."""
+    def __init__(self, ranges, stride):
+        super().__init__(ranges)
+        self.stride = stride
+
+
+def record_ranges(module, fn, ptrs, info):
+    """A copy of unknown length between arrays of one struct type (the declared type, or the
+    one struct type GEPs index the memory by, at both ends it can be found for, starting on a
+    record): the ranges of one record, or None."""
+    named = module.named_types
+    found = set()
+    for p in ptrs:
+        ty, off = containing_type(module, fn, p)
+        if ty is None:
+            base, off = decompose(module, fn, p)
+            tys = info.records.get(info._find(base), set())
+            if len(tys) > 1:
+                return None
+            ty = next(iter(tys), None)
+        if ty is None or off is None:
+            continue
+        ty = ty.strip()
+        while True:                              # arrays of records: the record
+            body = named.get(ty, ty).strip()
+            if not (body.startswith("[") and " x " in body):
+                break
+            ty = body[1:-1].split(" x ", 1)[1].strip()
+        size = type_size(ty, named)
+        if not size or off % size or opaque_layout(ty, named):
+            return None                          # not on a record boundary, or bytes/unions
+        found.add((ty, size))
+    if len({size for _, size in found}) != 1 or len({named_expand(t, named) for t, _ in found}) != 1:
+        return None
+    ty, size = found.pop()
+    lay = layout(ty, named)
+    if 0 not in lay:
+        lay[0] = "int"
+    offs = sorted(lay) + [size]
+    return RecordRanges([(o, offs[i + 1] - o, lay[o]) for i, o in enumerate(offs[:-1])], size)
+
+
+def _declared_ranges(module, fn, ptrs, length, info=None):
+    """Last resort for a fixed-size copy nothing typed touches: the declared type of the object
+    (stack object, global, or array element a typed GEP addresses) it copies from or to, from
+    the copy's byte offset in it: padding before the first field carries no derivative. Byte
+    arrays (SROA slices) say nothing, nor do unions whose IR type is not a float
+    (opaque_layout)."""
+    named = module.named_types
+    ptrs, seen = list(ptrs), set()
+    for p in ptrs:
+        if p in seen:
+            continue
+        seen.add(p)
+        ty, off = containing_type(module, fn, p)
+        if not ty and info is not None:
+            ty, off = record_of(module, fn, info, p)
+        if not ty or off is None:
+            # the other ends of this function's copies of as many bytes with p: `S t = *a;
+            # *a = *b; *b = t;` copies *b's type from t's declaration (the pointers reloaded
+            # from one spill slot, at -O0, are one pointer); a copy whose !tbaa.struct types
+            # every field (`b[0] = s[0]` before `b[1] = b[0]`, in malloc'd memory) says it
+            for q, copy in _copied_with(fn, p, length):
+                tagged = _tagged_ranges(module, copy, length)
+                if tagged:
+                    return tagged
+                ptrs.append(q)
+            continue
+        if opaque_layout(ty, named):
+            if off == 0 and ty.startswith("[") and p in fn.defs:
+                ptrs += [q for q, _ in _copied_with(fn, p, length)]   # an SROA slice: typed where it goes
+            continue
+        size = type_size(ty, named)
+        if not size:
+            continue
+        off %= size                          # an element of an array of ty
+        count = (off + length + size - 1) // size
+        lay = layout(f"[{count} x {ty}]" if count > 1 else ty, named)
+        if any(o < off < o + (4 if k == "float" else 8) for o, k in lay.items() if k != "int"):
+            continue                         # starts inside a float or a pointer
+        lay = {o - off: k for o, k in lay.items() if off <= o < off + length}
+        if not lay:
+            continue
+        return _merged(lay, length)
+    return None
+
+
+def _copied_with(fn, buf, length):
+    """(other end, the copy) of the fixed-size copies of `length` bytes into or out of buf."""
+    out = []
+    key = _spilled(fn, buf)
+    for inst in fn.insts():
+        if inst.op == "call" and (inst.callee or "").startswith(("@llvm.memcpy", "@llvm.memmove")) \
+                and len(inst.ops) >= 3 and inst.ops[2].value == str(length):
+            a, b = inst.ops[0].value, inst.ops[1].value
+            if key in (_spilled(fn, a), _spilled(fn, b)):
+                out.append((b if _spilled(fn, a) == key else a, inst))
+    return out
+
+
+def _struct_by_shape(module, ranges, length):
+    """Fill the holes of a `!tbaa.struct` (clang tags an array member as char: `double v[2]`
+    and `double *p[2]` alike) from the module's struct types of that size (or a few records of
+    one) whose layout agrees with every tagged field: when they all say the same in the holes,
+    that is the layout."""
+    if not any(k is not None for _, _, k in ranges):
+        return None                           # nothing to match a layout against
+    fills = set()
+    for lay in _layouts_of_size(module, length):
+        if any(k is not None and not _agrees(lay, off, size, k) for off, size, k in ranges):
+            continue
+        fills.add(tuple((o, lay[o]) for off, size, k in ranges if k is None
+                        for o in sorted(lay) if off <= o < off + size))
+    if len(fills) != 1:
+        return None
+    fill = dict(next(iter(fills)))
+    lay = {off: k for off, _, k in ranges if k is not None}
+    whole = {**lay, **fill}
+    for off, size, k in ranges:
+        if k is None and off not in fill and \
+                any(o < off < o + _WIDTH.get(kind, 0) for o, kind in whole.items()):
+            return None                       # a hole starting inside a field (else padding)
+    lay.update(fill)
+    return _merged(lay, length)
+
+
+_WIDTH = {"double": 8, "ptr": 8, "float": 4}
+
+
+def _layouts_of_size(module, length):
+    """The layouts of the module's struct types of `length` bytes, or of runs of up to 64
+    records of one (unions and byte arrays left out), the last record possibly cut after a
+    field (LLVM shortens a copy whose tail is overwritten next); computed once per module
+    and length."""
+    cache = module.__dict__.setdefault("_layouts_of_size", {})
+    if length not in cache:
+        named, lays = module.named_types, []
+        for name in named:
+            tsize = type_size(name, named) if "union." not in name else 0
+            count = -(-length // tsize) if tsize else 0
+            if not tsize or count > 64 or opaque_layout(name, named):
+                continue
+            lay = layout(name if count == 1 else f"[{count} x {name}]", named)
+            if length % tsize:
+                if any(o < length < o + _WIDTH.get(k, 0) for o, k in lay.items()):
+                    continue                  # the cut splits a float or a pointer
+                lay = {o: k for o, k in lay.items() if o < length}
+            lays.append(lay)
+        cache[length] = lays
+    return cache[length]
+
+
+def _accessed(info, ptrs, length):
+    """Ranges for _struct_by_shape from the typed accesses through the copy's ends: each
+    accessed scalar a known range, the rest of the bytes holes to fill."""
+    seen = {}
+    for p in ptrs:
+        for off, kind in info.pointee_summary(p).items():
+            if isinstance(off, int) and 0 <= off < length:
+                seen.setdefault(off, kind)
+    if not seen:
+        return []
+    ranges, pos = [], 0
+    for off in sorted(seen):
+        if off < pos:
+            return []                           # overlapping accesses: no layout
+        if off > pos:
+            ranges.append((pos, off - pos, None))
+        size = _WIDTH.get(seen[off], 4)
+        ranges.append((off, size, seen[off]))
+        pos = off + size
+    if pos < length:
+        ranges.append((pos, length - pos, None))
+    return ranges
+
+
+def _agrees(lay: dict, off: int, size: int, kind: str) -> bool:
+    """The layout has `kind` scalars over [off, off + size) (and only padding besides)."""
+    inside = [k for o, k in lay.items() if off <= o < off + size]
+    return bool(inside) and lay.get(off) == kind and all(k == kind for k in inside)
+
+
+def _tagged_ranges(module, copy, length):
+    """The ranges a copy's complete `!tbaa.struct` gives (every field's kind known), or None."""
+    ts = tbaa_struct(module, copy.md.get("!tbaa.struct"))
+    if not ts or any(k is None for _, k in ts.values()):
+        return None
+    lay = {off: kind for off, (_, kind) in ts.items()}
+    return _merged(lay, length)
+
+
+def _merged(lay: dict, length: int):
+    """[(offset, size, kind)] from {offset: kind} over `length` bytes, adjacent scalars of one
+    kind in one range, padding before the first field an integer range."""
+    lay = dict(lay)
+    if 0 not in lay:
+        lay[0] = "int"
+    offs = sorted(lay) + [length]
+    ranges = []
+    for i, o in enumerate(offs[:-1]):
+        if ranges and ranges[-1][2] == lay[o]:
+            ranges[-1] = (ranges[-1][0], offs[i + 1] - ranges[-1][0], lay[o])
+        else:
+            ranges.append((o, offs[i + 1] - o, lay[o]))
+    return ranges
+
+
+def _spilled(fn, v: str) -> str:
+    """v, or for a pointer reloaded from a stack slot that only ever holds one value (a
+    parameter's spill at -O0), that value. One pass over the function, kept on it."""
+    spills = getattr(fn, "_spill_values", None)
+    if spills is None:
+        stored: dict = {}
+        bad = set()
+        for inst in fn.insts():
+            for k, o in enumerate(inst.ops):
+                if getattr(fn.defs.get(o.value), "op", None) != "alloca":
+                    continue
+                if inst.op == "store" and k == 1:
+                    stored.setdefault(o.value, set()).add(inst.ops[0].value)
+                elif not (inst.op == "load" or inst.op == "call" and (inst.callee or "").startswith(
+                        ("@llvm.lifetime.", "@llvm.dbg."))):
+                    bad.add(o.value)
+            for w, _ in inst.incoming:
+                bad.add(w)
+        spills = {}
+        for inst in fn.insts():
+            if inst.op == "load" and inst.ty == "ptr":
+                slot = inst.ops[0].value
+                vals = stored.get(slot, ())
+                if slot not in bad and len(vals) == 1:
+                    spills[inst.name] = next(iter(vals))
+        fn._spill_values = spills
+    return spills.get(v, v)
+
+
+_COPIES = ("@llvm.memcpy", "@llvm.memmove", "@memcpy", "@memmove")
+
+
+def _linked_kinds(module, fn, ends, info) -> set:
+    """The float or pointer kinds of the memory of `ends` and of the memory the function's
+    other copies move it to or from (transitively, a few copies far): their typed accesses,
+    and what the functions they are handed to read them as (typeinfo.callee_kinds)."""
+    objs = {underlying(fn, o) for o in ends if o.startswith("%")}
+    copies = [i for i in fn.insts() if i.op in ("call", "invoke") and len(i.ops) >= 2 and
+              (i.callee or "").startswith(_COPIES)]
+    for _ in range(4):
+        more = {underlying(fn, e.value) for c in copies
+                if {underlying(fn, c.ops[0].value), underlying(fn, c.ops[1].value)} & objs
+                for e in c.ops[:2] if e.value.startswith("%")}
+        if more <= objs:
+            break
+        objs |= more
+    kinds = set()
+    for o in objs:
+        kinds |= {k for off, k in info.pointee_summary(o).items() if off == "*" or off >= 0}
+    kinds -= {"int"}
+    return kinds or callee_kinds(module, fn, {info._find(o) for o in objs}, info)
+
+
+def _guess(info, dst, src, off):
+    for o in (dst, src):
+        s = info.pointee_summary(o)
+        if off in s:
+            return s[off]
+    return None
+
+
+def infer_copy_type(module, fn, inst, info: TypeInfo | None = None) -> str:
+    """Single kind of a whole copy ('double', 'float', 'pointer', 'integer'), 'mixed' when the
+    copy has ranges of several kinds, 'unknown' when nothing is known."""
+    ranges = copy_ranges(module, fn, inst, info)
+    if not ranges or any(k is None for _, _, k in ranges):
+        return "unknown"
+    kinds = {k for _, _, k in ranges}
+    if len(kinds) > 1:
+        return "mixed"
+    k = kinds.pop()
+    return {"ptr": "pointer", "int": "integer"}.get(k, k)
+
+
+def block_records(module, fn, ptrs, info):
+    """The record layout of the memory `ptrs` point into (and of the blocks realloc moves it
+    to or from): the ranges the fixed-size copies into or out of it agree on (`b[i] = s[i]`),
+    as RecordRanges with the record's stride, when they hold float data (a copy of several
+    records is that many records); None when no copy shows a layout; when the copies
+    disagree, the set of kinds they hold. Kept on `info` per family of blocks (copy_ranges
+    asks it for each copy into the same memory)."""
+    blocks = frozenset(_realloc_family(fn, info, ptrs))
+    cache = info.__dict__.setdefault("_block_records", {})
+    if blocks not in cache:
+        cache[blocks] = _block_records(module, fn, blocks, info)
+    return cache[blocks]
+
+
+def _block_records(module, fn, blocks, info):
+    copies, shortened = [], set()
+    for c in fn.insts():
+        if c.op == "call" and (c.callee or "").startswith(("@llvm.memcpy", "@llvm.memmove")) and \
+                c.ops[2].value.isdigit() and any(info._find(underlying(fn, o.value)) in blocks
+                                                 for o in c.ops[:2]):
+            ranges = copy_ranges(module, fn, c, info, evidence_only=True)
+            if not ranges or any(k is None for _, _, k in ranges):
+                continue                         # no evidence of its own
+            copies.append((int(c.ops[2].value), ranges))
+            tag = tbaa_struct(module, c.md.get("!tbaa.struct")) or {}
+            if any(off + size > copies[-1][0] for off, (size, _) in tag.items()):
+                shortened.add(len(copies) - 1)
+    if not copies:
+        return None
+    # (a copy of records whose tail is overwritten next may have been shortened, by LLVM's
+    # dead store elimination, its struct's tag kept: its last record is a part of one)
+    stride = min((length for k, (length, _) in enumerate(copies) if k not in shortened),
+                 default=None)
+    layout = stride and _agreed([_clipped(rs, r, min(stride, length - r))
+                                 for length, rs in copies for r in range(0, length, stride)],
+                                stride)
+    if layout is None:
+        return {k for _, rs in copies for _, _, k in rs}
+    return RecordRanges(layout, stride) if any(
+        k in ("double", "float") for _, _, k in layout) else None
+
+
+def _realloc_family(fn, info, ptrs) -> set:
+    """The underlying objects of ptrs and the blocks realloc moves them to or from."""
+    family = {info._find(underlying(fn, p)) for p in ptrs}
+    moves = [(info._find(underlying(fn, c.name)), info._find(underlying(fn, c.ops[0].value)))
+             for c in fn.insts() if c.op == "call" and c.callee == "@realloc" and c.name]
+    grew = True
+    while grew:
+        grew = False
+        for a, b in moves:
+            if (a in family) != (b in family):
+                family |= {a, b}
+                grew = True
+    return family
+
+
+def _tiled_to(rec, length):
+    """A record layout repeated over `length` bytes (the last record possibly a part of one,
+    cut after a field), or None when the cut splits a float or a pointer."""
+    out = []
+    for r in range(0, length, rec.stride):
+        for off, size, kind in rec:
+            a, b = r + off, min(r + off + size, length)
+            if a >= length:
+                break
+            if b < a + size and kind in _WIDTH:
+                return None
+            out.append((a, b - a, kind))
+    return _joined(out)
+
+
+def _clipped(ranges, lo, size):
+    """The ranges over [lo, lo + size), from offset 0, and size."""
+    out = []
+    for off, n, kind in ranges:
+        a, b = max(off, lo), min(off + n, lo + size)
+        if a < b:
+            out.append((a - lo, b - a, kind))
+    return out, size
+
+
+def _agreed(samples, stride):
+    """The one layout of a record that several copies draw ((ranges, bytes) of each record a
+    copy moves, the last one of a shortened copy a part of one), or None where they disagree.
+    Integer ranges and padding carry nothing, and copies draw them differently: a declared
+    layout extends a field over the padding after it, `!tbaa.struct` leaves the padding out,
+    touching fields of one kind may be one range. So the float and pointer ranges must start
+    at the same offsets with the same kinds, no copy may call integer what another calls
+    data, and where one range runs longer than another's (over padding), the shorter is
+    taken."""
+    whole = [_joined([r for r in rs if r[2] != "int"]) for rs, size in samples if size == stride]
+    if not whole:
+        return None
+    starts = [(off, kind) for off, _, kind in whole[0]]
+    if any([(off, kind) for off, _, kind in d] != starts for d in whole[1:]):
+        return None
+    layout = [(off, min(n for d in whole for o, n, _ in d if o == off), kind)
+              for off, kind in starts]
+    for rs, size in samples:
+        if size < stride and [(o, k) for o, _, k in _joined([r for r in rs if r[2] != "int"])] \
+                != [(o, k) for o, _, k in layout if o < size]:
+            return None                      # a part of a record: the first fields of one
+    claimed = [(off, n) for rs, _ in samples for off, n, kind in rs if kind != "int"]
+    if any(kind == "int" and o < off + n and off < o + m
+           for rs, _ in samples for o, m, kind in rs for off, n in claimed):
+        return None
+    return layout
+
+
+def _joined(ranges):
+    """Ranges of one kind that touch, as one."""
+    out = []
+    for off, size, kind in ranges:
+        if out and out[-1][2] == kind and out[-1][0] + out[-1][1] == off:
+            out[-1] = (out[-1][0], out[-1][1] + size, kind)
+        else:
+            out.append((off, size, kind))
+    return out
+
+
+def _address_key(module, fn, v: str, depth=0):
+    """What pointer v is, up to reloading: the same SSA value, or a load of the same address
+    (unoptimized code reloads `v->data` before the free)."""
+    d = fn.defs.get(v)
+    if depth > 8 or getattr(d, "op", None) != "load":
+        return v
+    base, off = decompose(module, fn, d.ops[0].value)
+    return ("load", _address_key(module, fn, base, depth + 1), off)
+
+
+def moves_freed_block(module, fn, inst) -> bool:
+    """A copy whose source block is freed right after it, on its way out (nothing but loads,
+    address arithmetic, markers, phis and unconditional branches in between: an allocator's own
+    realloc, `q = malloc(n); memcpy(q, p, k); free(p)`, as in Rust's over-aligned
+    reallocation): the program never reads the source again, so the copy moves the block, and
+    its adjoint can move the shadow bytes back whatever their type."""
+    src = _address_key(module, fn, inst.ops[1].value)
+    blk, seen = inst.block, set()
+    insts = blk.insts[next(i for i, x in enumerate(blk.insts) if x is inst) + 1:]
+    while True:
+        for nxt in insts:
+            c = nxt.callee or ""
+            if nxt.op in ("phi", "getelementptr", "bitcast") or nxt.op == "load" and \
+                    "volatile" not in nxt.flags or nxt.op == "call" and c.startswith(
+                    ("@llvm.lifetime", "@llvm.dbg", "@llvm.assume")):
+                continue
+            if nxt is blk.term and nxt.op == "br" and len(blk.term.targets) == 1:
+                break
+            return nxt.op == "call" and c in FREES and bool(nxt.ops) and \
+                _address_key(module, fn, nxt.ops[0].value) == src
+        target = blk.term.targets[0]
+        if target in seen:
+            return False
+        seen.add(target)
+        blk = fn.block(target)
+        insts = blk.insts

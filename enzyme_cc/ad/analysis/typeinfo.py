@@ -1,0 +1,317 @@
+"""Type analysis, the part synthesis needs (seeds/001 Figure 2): what kind of data lies at a byte
+offset of the memory a pointer points into, so that untyped copies (memcpy, and the i64/i32
+load/store pairs LLVM makes of small memcpys) get the right adjoint. The facts of types and
+declarations are type_layout.py's; the ranges a memcpy moves, copy_types.py's.
+
+Evidence, strongest first: TBAA tags (`!tbaa`, `!tbaa.struct`), typed loads and stores and GEP
+source types on the same underlying object and offset, the allocated type of allocas and
+globals, and hints from the caller for pointer arguments. Kinds: 'double', 'float', 'ptr',
+'int'; None when nothing is known.
+"""
+from __future__ import annotations
+
+import re
+
+from enzyme_cc.ir.lexer import type_size, vector_shape
+
+from ..structure.type_layout import (FLOATS, declared_kind, decompose, global_type, layout,
+                                     same_memory, scalar_kind, tbaa_is_field, tbaa_kind, tbaa_name,
+                                     tbaa_pointee, underlying, unions_hide, containing_type,
+                                     record_of)
+from ..structure.unionfind import UnionFind
+from .activity_basics import ALLOCATORS
+
+# Enzyme's type annotation calls: `__enzyme_double(p)` says p points to doubles (type analysis
+# evidence, like a typed access); the calls are removed after differentiation (markers.py)
+TYPE_HINT = re.compile(r'@"?__enzyme_(double|float|integer|pointer)"?$')
+
+
+class TypeInfo:
+    """Per function: offset -> kind evidence for each underlying object."""
+
+    def __init__(self, module, fn, hints: dict | None = None):
+        self.module, self.fn = module, fn
+        self.hints = hints or {}          # param name -> {offset: kind} or {'*': kind}
+        self.facts: dict[str, dict] = {}
+        self.uniform: dict[str, set] = {}
+        self.int_pointees: set = set()      # pointer classes whose C type is `int *` (TBAA)
+        self.float_accesses: dict[str, dict] = {}   # object -> {offset: kind} of float-typed IR accesses
+        self.chars: dict[str, set] = {}     # object -> offsets accessed as characters
+        self.records: dict[str, set] = {}   # pointer class -> struct types GEPs index it by
+        self._record_views: dict[str, dict] = {}     # memo of _record_view
+        self._layouts: dict = {}            # IR type -> (size, layout) or None (opaque)
+        # pointers joined by phi/select (or realloc) denote the same memory for typing purposes
+        self._classes = UnionFind()
+        self._find, self._union = self._classes.find, self._classes.union
+        for a, b in _typing_joins(fn):
+            self._union(a, b)
+        # unoptimized code spills pointers (arguments) to allocas: a load from an alloca written
+        # by one store of a pointer is that pointer
+        stores: dict[str, list] = {}
+        for inst in fn.insts():
+            if inst.op == "store":
+                stores.setdefault(underlying(fn, inst.ops[1].value), []).append(inst)
+        for inst in fn.insts():
+            if inst.op == "load" and inst.ty == "ptr":
+                st = stores.get(inst.ops[0].value, [])
+                d = fn.defs.get(inst.ops[0].value)
+                if len(st) == 1 and getattr(d, "op", None) == "alloca" and \
+                        st[0].ops[0].ty == "ptr" and st[0].ops[0].value.startswith("%"):
+                    self._union(inst.name, underlying(fn, st[0].ops[0].value))
+        self.class_hints = {self._find(p): h for p, h in self.hints.items()}
+        named = module.named_types
+        declared: dict = {}                   # alloca -> layout of its declared type
+        for inst in fn.insts():
+            if inst.op == "load":
+                self._note(inst.ops[0].value, inst.ty, inst.md.get("!tbaa"))
+                if inst.ty == "ptr":
+                    self._pointee(inst.name, inst.md.get("!tbaa"))
+                    self._char_pointer(inst.name, inst.md.get("!tbaa"))
+            elif inst.op == "store":
+                self._note(inst.ops[1].value, inst.ops[0].ty, inst.md.get("!tbaa"))
+                if inst.ops[0].ty == "ptr" and inst.ops[0].value.startswith("%"):
+                    self._pointee(underlying(fn, inst.ops[0].value), inst.md.get("!tbaa"))
+                    self._char_pointer(inst.ops[0].value, inst.md.get("!tbaa"))
+            elif inst.op == "call" and TYPE_HINT.match(inst.callee or "") and inst.ops:
+                self._hint(inst.ops[0].value, TYPE_HINT.match(inst.callee).group(1))
+            elif inst.op == "getelementptr" and inst.src_ty not in ("i8",):
+                b = self._find(underlying(fn, inst.ops[0].value))
+                for k in set(layout(inst.src_ty, named).values()) - {"int"}:
+                    self.uniform.setdefault(b, set()).add(k)
+                if inst.src_ty.strip().startswith("%"):     # it points at records of a struct type
+                    self.records.setdefault(b, set()).add(inst.src_ty.strip())
+            elif inst.op == "alloca" and inst.src_ty not in ("i8",) and "x i8 ]" not in inst.src_ty \
+                    and not unions_hide(inst.src_ty, named):
+                declared[inst.name] = layout(inst.src_ty, named)
+        for obj, lay in declared.items():     # typed accesses win over the declared type
+            self.facts[obj] = {**lay, **self.facts.get(obj, {})}
+
+    def _hint(self, ptr, name):
+        """Enzyme's `__enzyme_double(p)` (float, integer, pointer): p points to that type."""
+        kind = {"double": "double", "float": "float", "integer": "int", "pointer": "ptr"}[name]
+        base, off = decompose(self.module, self.fn, ptr)
+        if off is not None:
+            self.facts.setdefault(base, {})[off] = kind
+            if kind in FLOATS:
+                self.float_accesses.setdefault(base, {}).setdefault(off, kind)
+        if kind != "int":
+            self.uniform.setdefault(self._find(base), set()).add(kind)
+
+    def _pointee(self, ptr, tag):
+        """A pointer loaded or stored with a typed pointer TBAA tag points to that type."""
+        kind = tbaa_pointee(self.module, tag)
+        if kind == "int":
+            self.int_pointees.add(self._find(ptr))
+        elif kind:
+            self.uniform.setdefault(self._find(ptr), set()).add(kind)
+
+    def int_pointee(self, ptr) -> bool:
+        """ptr is a pointer the program declares as pointing to integers (`int *`, `long *`:
+        a pointer TBAA tag where it is loaded or stored)."""
+        return self._find(underlying(self.fn, ptr)) in self.int_pointees
+
+    def _char_pointer(self, ptr, tag):
+        """A `char *` (TBAA "p1 omnipotent char", e.g. a std::string's buffer) points at
+        character data."""
+        if tbaa_name(self.module, tag) == "p1 omnipotent char":
+            base, off = decompose(self.module, self.fn, ptr)
+            self.chars.setdefault(base, set()).add(off)
+
+    def _note(self, ptr, ty, tag):
+        base, off = decompose(self.module, self.fn, ptr)
+        vec = vector_shape(ty)
+        if vec and scalar_kind(vec[1]) in (*FLOATS, "ptr"):
+            # a vector access (SIMD code's packets; their TBAA tag is mostly char): its lanes
+            n, el = vec
+            size = type_size(el, self.module.named_types)
+            for k in range(n):
+                self._note_scalar(base, None if off is None else off + k * size, el, None)
+            return
+        self._note_scalar(base, off, ty, tag)
+
+    def _note_scalar(self, base, off, ty, tag):
+        if ty.strip() == "i8" or (scalar_kind(ty) == "int" and
+                                  tbaa_name(self.module, tag) == "omnipotent char"):
+            self.chars.setdefault(base, set()).add(off)       # a character access
+        if off is not None and scalar_kind(ty) in FLOATS:
+            self.float_accesses.setdefault(base, {}).setdefault(off, scalar_kind(ty))
+        kind = tbaa_kind(self.module, tag) or (scalar_kind(ty) if scalar_kind(ty) != "int" else None)
+        if kind is None:
+            return
+        if off is not None:
+            self.facts.setdefault(base, {}).setdefault(off, kind)
+        if kind != "int" and (off is None or off >= 0):
+            # (an access before the base is no evidence of what the base points to: Eigen's
+            # hand-aligned block keeps malloc's pointer just before its first element)
+            self.uniform.setdefault(self._find(base), set()).add(kind)
+
+    def _global(self, base):
+        cache = self.module.__dict__.setdefault("_global_layouts", {})   # (per module: a round)
+        if base not in cache:
+            ty = global_type(self.module, base)
+            cache[base] = layout(ty, self.module.named_types) if ty else {}
+        return cache[base]
+
+    def kind_at(self, ptr: str, tag=None):
+        """Kind of the scalar a load/store through ptr accesses."""
+        k = tbaa_kind(self.module, tag)
+        if k:
+            return k
+        base, off = decompose(self.module, self.fn, ptr)
+        facts = dict(self._global(base)) if base.startswith("@") else {}
+        facts.update(self.hints.get(base) or self.class_hints.get(self._find(base), {}))
+        facts.update(self.facts.get(base, {}))
+        if off is not None and off in facts:
+            return facts[off]
+        record = self._record_view(ptr)
+        if 0 in record:
+            # an element of an array of records of a struct type with a float field (a Rust
+            # Vec<Particle> indexed by a variable): the field's declared kind, not the kind the
+            # array's other fields make it hold; an integer field is left to the declaration
+            # checks of the caller (content_kind), which also see float bits kept in integers
+            return record[0] if record[0] != "int" else None
+        kinds = set(facts.values()) - {"int"} | self.uniform.get(self._find(base), set())
+        if "*" in facts:
+            kinds.add(facts["*"])
+        return kinds.pop() if len(kinds) == 1 else None
+
+    def content_kind(self, ptr: str, tag=None, size: int | None = None):
+        """Kind of the data an integer load/store (of `size` bytes) at ptr moves. Type punning
+        (`*(long long *)&x` of a double x) gives the access an integer TBAA tag although the
+        memory holds a float: a float-typed load or store at the same byte wins over the tag.
+        Without a tag and evidence at that byte (an SROA'd struct copy's pieces), the declared
+        type of the memory says, where it names one kind for the accessed bytes."""
+        k = tbaa_kind(self.module, tag)
+        if k in (None, "int"):
+            base, off = decompose(self.module, self.fn, ptr)
+            hint = self.hints.get(base) or self.class_hints.get(self._find(base), {})
+            # (a struct-path tag names an integer field: only exact evidence overrides it)
+            uniform = None if off in hint or tbaa_is_field(self.module, tag) else hint.get("*")
+            for f in (self.float_accesses.get(base, {}).get(off), hint.get(off), uniform):
+                if f in FLOATS:
+                    return f
+        k = self.kind_at(ptr, tag)
+        if k is None and size:
+            k = declared_kind(self.module, self.fn, ptr, size, self)
+        return k
+
+    def char_data(self, ptr: str, length) -> bool:
+        """The bytes [ptr, ptr+length) are characters: accessed as bytes or char-tagged
+        integers at ptr, or pointed to by a char pointer, and nothing typed there is a float or
+        a pointer."""
+        base, off = decompose(self.module, self.fn, ptr)
+        if off is None or off not in self.chars.get(base, ()):
+            return False
+        facts = self.facts.get(base, {})
+        end = off + length if length is not None else None
+        return not any(k != "int" and o >= off and (end is None or o < end)
+                       for o, k in facts.items() if o != "*")
+
+    def pointee_summary(self, ptr: str) -> dict:
+        """Evidence about the memory ptr points to, as a hint for a callee's parameter."""
+        base, off = decompose(self.module, self.fn, ptr)
+        facts = dict(self._global(base)) if base.startswith("@") else {}
+        facts.update(self.hints.get(base) or self.class_hints.get(self._find(base), {}))
+        facts.update(self.facts.get(base, {}))
+        if off:
+            facts = {o - off: k for o, k in facts.items() if o != "*" and o >= off}
+        # (what lies before ptr says nothing of what it points to: see _note_scalar)
+        kinds = ({k for o, k in facts.items() if o == "*" or o >= 0} - {"int"}) | \
+            self.uniform.get(self._find(base), set())
+        record = self._record_view(ptr)
+        if record:
+            # a pointer into records whose type has floats and other fields (a hash table's
+            # `(usize, f64)` buckets): the record says which bytes are which, where the memory
+            # as a whole only says "holds doubles"
+            for o, k in record.items():
+                facts.setdefault(o, k)
+            kinds &= set(record.values())
+        if len(kinds) == 1 and not (record and len(set(record.values())) > 1):
+            facts["*"] = next(iter(kinds))
+        return facts
+
+    def _record_view(self, ptr: str) -> dict:
+        """{byte offset from ptr: kind} over the rest of the record ptr points into and the
+        next one, when ptr points into records of a struct type with a float field (from a
+        typed GEP, an alloca or a global); empty otherwise."""
+        if ptr not in self._record_views:
+            self._record_views[ptr] = self._record_view_of(ptr)
+        return self._record_views[ptr]
+
+    def _record_view_of(self, ptr: str) -> dict:
+        ty, off = containing_type(self.module, self.fn, ptr)
+        if not ty:
+            ty, off = record_of(self.module, self.fn, self, ptr)
+        named = self.module.named_types
+        if not ty or off is None:
+            return {}
+        layouts = self._layouts
+        if ty not in layouts:
+            try:
+                layouts[ty] = type_size(ty, named), layout(ty, named)
+            except ValueError:          # (an opaque struct, MPI's handles: no size, no fields)
+                layouts[ty] = None
+        if layouts[ty] is None:
+            return {}
+        size, lay = layouts[ty]
+        if not size:
+            return {}
+        if not set(lay.values()) & FLOATS or len(lay) > 256:
+            return {}
+        off %= size
+        return {o - off + r * size: k for r in (0, 1) for o, k in lay.items()
+                if 0 <= o - off + r * size < 2 * size - off}
+
+
+def param_kinds(module, name: str, k: int, depth: int = 3) -> set:
+    """The kinds (double, float, ptr) the function `name` accesses its pointer parameter k's
+    memory as: its typed accesses through it, and what the functions it passes the parameter to
+    access it as, `depth` calls deep (memoized on the module). The memory a C routine copies
+    only to hand it to a Fortran routine is typed there, not in the C code."""
+    memo = module.__dict__.setdefault("_param_kinds", {})
+    key = (name, k, depth)
+    if key in memo:
+        return memo[key]
+    memo[key] = set()                          # (recursion: nothing known yet)
+    fn = module.function(name)
+    if fn is None or k >= len(fn.params) or fn.params[k].ty != "ptr":
+        return memo[key]
+    info = TypeInfo(module, fn)
+    base = info._find(fn.params[k].name)
+    kinds = set(info.facts.get(fn.params[k].name, {}).values()) | info.uniform.get(base, set())
+    if depth > 1:
+        kinds |= callee_kinds(module, fn, {base}, info, depth - 1)
+    memo[key] = kinds - {"int"}
+    return memo[key]
+
+
+def callee_kinds(module, fn, bases, info, depth: int = 3) -> set:
+    """The kinds the callees with bitcode of fn access the objects of `bases` (TypeInfo classes
+    of fn) as, through the arguments fn passes them (param_kinds)."""
+    kinds = set()
+    for inst in fn.insts():
+        if inst.op not in ("call", "invoke") or not (inst.callee or "").startswith("@") or \
+                not module.defines(inst.callee):
+            continue
+        for j, o in enumerate(inst.ops):
+            if o.ty == "ptr" and o.value.startswith("%") and \
+                    info._find(underlying(fn, o.value)) in bases:
+                kinds |= param_kinds(module, inst.callee, j, depth)
+    return kinds
+
+
+def _typing_joins(fn):
+    """same_memory's pairs, but a phi/select choosing between distinct allocations (a local
+    array and a heap block: `c ? loc[i].x : buf[i]`) is not joined with them: each object keeps
+    its own layout, where joining them would lay one's fields over the other's (a double of the
+    heap block taken for the int of the local record at the same offset)."""
+    pairs = list(same_memory(fn))
+    roots: dict = {}
+    for a, b in pairs:
+        d = fn.defs.get(b)
+        if getattr(d, "op", None) == "alloca" or getattr(d, "op", None) in ("call", "invoke") \
+                and d.ty == "ptr" and d.callee in ALLOCATORS:
+            roots.setdefault(a, set()).add(b)
+    split = {a for a, rs in roots.items() if len(rs) > 1 and
+             getattr(fn.defs.get(a), "op", None) in ("phi", "select")}
+    return [(a, b) for a, b in pairs if a not in split]

@@ -1,0 +1,168 @@
+"""Indirect calls in differentiated code, and marker calls whose function is a select or phi of
+known functions: dispatchers over the derivatives of every function the pointer may hold (the
+address-taken functions of the call's signature), switching on the primal pointer at run time.
+A mixin of Generator (ad/synthesis/generate.py), whose caches and derivative builders they use."""
+from __future__ import annotations
+
+import re
+
+from enzyme_cc.errors import UserError
+from enzyme_cc.ir.lexer import adjoint_type_of, carries_float
+from ..structure.diagnostics import located
+
+# a global name not followed by an argument list: a use of its address
+_VALUE_NAME = re.compile(r'(@[-\w.$]+|@"[^"]+")(?![-\w.$])(?!\s*\()')
+
+
+class IndirectCalls:
+    def forward_indirect(self, inst, acts, width: int = 1, error: bool = False):
+        """Dispatcher over the forward derivatives of an indirect call's possible targets."""
+        tys = self.param_types(inst)
+        key = ("fwd-indirect", inst.ty, tuple(tys), tuple(acts), width, error)
+        if key in self.done:
+            return self.done[key]
+        targets = self.address_taken(inst.ty, tys)
+        if not targets and inst.ty != "ptr" and not carries_float(inst.ty):
+            parts = [(None, inst.ty)]      # as split_indirect: aborts with a message if it runs
+        else:
+            targets, parts = self._derivable(
+                self.indirect_targets(inst, tys),
+                lambda t: self.forward(t, acts, callee=True, width=width, error=error))
+        rty = parts[0][1]
+        self.counter += 1
+        name = f"@fwd.indirect.{self.counter}"
+        params, names = ["ptr %fp"], []
+        for k, (ty, a) in enumerate(zip(tys, acts)):
+            params.append(f"{ty} %a{k}")
+            names.append(f"{ty} %a{k}")
+            for lane in range(width) if a != "const" else ():
+                params.append(f"{'ptr' if a in ('dup', 'dupnoneed') else ty} %s{k}.{lane}")
+                names.append(f"{'ptr' if a in ('dup', 'dupnoneed') else ty} %s{k}.{lane}")
+        self.out.append(self._dispatcher(name, rty, params, names, targets, [p[0] for p in parts]))
+        self.helpers.add(("badcall",))
+        self.done[key] = (name, rty)
+        return self.done[key]
+
+    def address_taken(self, ret_ty: str, param_tys: list[str]) -> list[str]:
+        """Functions with bitcode and this signature whose address is used as a value: the
+        possible targets of an indirect call in this (whole-program) module."""
+        out = []
+        for name in self.module._bodies:
+            if name not in self._names_used_as_values():
+                continue
+            fn = self.module.function(name)
+            if fn.ret_ty == ret_ty and [p.ty for p in fn.params] == param_tys:
+                out.append(name)
+        return out
+
+    def _names_used_as_values(self) -> set:
+        """The global names the module uses other than as a callee or in their own definition
+        (one scan of the text: a search per function was quadratic, minutes with Rust's std)."""
+        if not hasattr(self, "_value_names"):
+            text = "\n".join(l for l in self.module._lines if not l.startswith("define "))
+            self._value_names = set(_VALUE_NAME.findall(text))
+        return self._value_names
+
+    def split_indirect(self, inst, acts, ret_active):
+        """Dispatchers (augmented, reverse) over the possible targets of an indirect call."""
+        tys = self.param_types(inst)
+        key = ("indirect", inst.ty, tuple(tys), tuple(acts), ret_active, self.in_parallel,
+               self.in_multi)
+        if key in self.done:
+            return self.done[key]
+        targets = self.address_taken(inst.ty, tys)
+        if not targets and not ret_active and inst.ty != "ptr":
+            # no function of this type can be reached: the call is on a path that never runs
+            # (GSL's control object when there is none), or a derivative is impossible; either
+            # way the dispatchers abort with a message if the call runs
+            parts = [(None, inst.ty, None, self.adjoint_type(tys, acts)[0])]
+        else:
+            targets, parts = self._derivable(self.indirect_targets(inst, tys),
+                                             lambda t: self.split(t, acts, ret_active))
+        aug_rets = {p[1] for p in parts}
+        if len(aug_rets) != 1:
+            raise UserError(f"indirect call: the possible targets {', '.join(t[1:] for t in targets)} "
+                            "differ in whether they return a shadow pointer")
+        aug_ret, rev_ret = parts[0][1], parts[0][3]
+        self.counter += 1
+        aug, rev = f"@aug.indirect.{self.counter}", f"@rev.indirect.{self.counter}"
+        params = ["ptr %fp"]
+        names = []
+        for k, (ty, a) in enumerate(zip(tys, acts)):
+            params.append(f"{ty} %a{k}")
+            names.append(f"{ty} %a{k}")
+            if a in ("dup", "dupnoneed"):
+                params.append(f"ptr %s{k}")
+                names.append(f"ptr %s{k}")
+        # (a float's bits: whole, or in a field of a returned record)
+        dty = adjoint_type_of(inst.ty)
+        if targets:
+            dty = self._record_returns.get((targets[0], tuple(acts)), dty)
+        dret = [f"{dty} %dret"] if ret_active else []
+        self.out.append(self._dispatcher(aug, aug_ret, params + ["ptr %tape"], names + ["ptr %tape"],
+                                         targets, [p[0] for p in parts]))
+        self.out.append(self._dispatcher(rev, rev_ret, params + dret + ["ptr %tape"],
+                                         names + dret + ["ptr %tape"], targets, [p[2] for p in parts]))
+        self.helpers.add(("badcall",))
+        self.done[key] = (aug, aug_ret, rev, rev_ret)
+        return self.done[key]
+
+    def indirect_targets(self, inst, tys) -> list[str]:
+        targets = self.address_taken(inst.ty, tys)
+        if not targets:
+            raise UserError(f"indirect call with active arguments ({inst.ty} ({', '.join(tys)})) but "
+                            "no function with bitcode and that signature has its address taken; "
+                            "hint: build the callee's object with enzyme-cc")
+        return targets
+
+    def _derivable(self, targets, make):
+        """The possible targets of an indirect call that can be differentiated, and their
+        derivatives. Others stay out of the dispatcher: calling one aborts with a message."""
+        ok, parts, errors = [], [], []
+        for t in targets:
+            try:
+                parts.append(make(t))
+                ok.append(t)
+            except UserError as e:
+                errors.append(e)
+        if not ok:
+            raise errors[0]
+        return ok, parts
+
+    def marker_dispatcher(self, req, name, rty, derivative) -> str:
+        """A marker call whose function is a select/phi of known functions: a dispatcher over
+        their derivatives, called with the function pointer first."""
+        fns, fn_op = req.candidates
+        impls = [name]
+        for f in fns[1:]:
+            n, r = derivative(f)
+            if r != rty:
+                raise UserError(f"{located(self.module, req.caller, req.inst)}: the derivatives of "
+                                f"'{fns[0][1:]}' and '{f[1:]}' differ in type ({rty} vs {r}); hint: "
+                                "call the marker once per function")
+            impls.append(n)
+        vector = getattr(req, "vector_args", None) is not None
+        tys = [t for t, _, _ in req.vector_args] if vector else [t for t, _ in req.args]
+        self.counter += 1
+        disp = f"@marker.dispatch.{self.counter}"
+        args = [f"{t} %a{k}" for k, t in enumerate(tys)]
+        self.out.append(self._dispatcher(disp, rty, ["ptr %fp"] + args, args, fns, impls))
+        self.helpers.add(("badcall",))
+        if vector:
+            req.vector_args = [("ptr", fn_op.value, [])] + req.vector_args
+        else:
+            req.args = [("ptr", fn_op)] + req.args
+        return disp
+
+    def _dispatcher(self, name, rty, params, args, targets, impls):
+        lines = [f"define internal {rty} {name}({', '.join(params)}) {{", "entry:", "br label %c0"]
+        for k, (t, impl) in enumerate(zip(targets, impls)):
+            lines += [f"c{k}:", f"%is{k} = icmp eq ptr %fp, {t}",
+                      f"br i1 %is{k}, label %t{k}, label %c{k + 1}", f"t{k}:"]
+            if rty == "void":
+                lines += [f"call void {impl}({', '.join(args)})", "ret void"]
+            else:
+                lines += [f"%r{k} = call {rty} {impl}({', '.join(args)})", f"ret {rty} %r{k}"]
+        lines += [f"c{len(targets)}:", "call void @__enzyme_cc_bad_indirect_call(ptr %fp)",
+                  "unreachable", "}"]
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,241 @@
+"""Mutable globals that carry active data between the functions of a differentiated call tree.
+
+They get a shadow global in every function (Activity's shared_globals), the functions touching
+them are differentiated even without active arguments, and each derivative starts from their
+shadows as of entry: float bytes zero (the primal values on entry are constants to it), pointer
+slots pointing at the shadow of whatever global the primal pointer points into.
+"""
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+from enzyme_cc.ir.lexer import scalar_of, type_size, carries_float
+from ..tape.tape import TAPE_OPS
+from ..structure.type_layout import underlying, global_type, global_named, named_expand, layout
+from .fixed_point import PREFIX as FP_PREFIX
+from enzyme_cc.rules.call_kinds import kind_of
+from enzyme_cc.rules.mpi import is_mpi
+
+# a store of a constant (a global's address, maybe a constant GEP of it) into memory
+_CONST_PTR_STORE = re.compile(r"store ptr (getelementptr[^,]*\(|)[^%,]*@")
+
+
+def _carries_data(module, g: str) -> bool:
+    if g not in module.globals or module.is_constant_global(g):
+        return False
+    ty = named_expand(global_type(module, g) or "", module.named_types)
+    return carries_float(ty) or "ptr" in ty
+
+
+def address_stores(gen) -> dict[str, set]:
+    """Pointer globals -> the mutable data globals whose address the module stores in them
+    (`gp = data;` anywhere, also outside the call tree, or a static initializer `*gp = data`)."""
+    module = gen.module
+    out: dict[str, set] = {}
+
+    def note(holder, text):
+        if not holder.startswith("@") or not _carries_data(module, holder) or \
+                holder in gen.reg.inactive_globals:
+            return
+        targets = {t for t in re.findall(r"@[-\w.$]+", text) if t != holder and
+                   t not in gen.reg.inactive_globals and _carries_data(module, t) and carries_float(
+                       named_expand(global_type(module, t) or "", module.named_types))}
+        if targets:
+            out.setdefault(holder, set()).update(targets)
+
+    for g, line in module.globals.items():
+        init = line.split(" global ", 1)[1] if " global " in line else ""
+        note(g, init)
+    for f in module._bodies:
+        if not _CONST_PTR_STORE.search(gen._body(f)):
+            continue
+        fn = module.function(f)
+        for inst in fn.insts():
+            if inst.op == "store" and inst.ops[0].ty == "ptr" and not inst.ops[0].is_local:
+                h = underlying(fn, inst.ops[1].value)
+                if not h.startswith("@"):
+                    h = next((t for t in h.split(" ") if t.startswith("@")), h)
+                note(h, inst.ops[0].value)
+    return out
+
+
+def find_shared_globals(gen, roots):
+    """Mutable globals holding floats or pointers that carry data from one function to another
+    in the call trees of the differentiated functions (a simulation's state or its buffers
+    set in one function, read in another), and the globals whose address a pointer global read
+    there may hold, with that pointer global."""
+    reach, access, written = accesses(gen, roots)
+    # A global with a shadow of the program's own (enzyme_shadow, __enzyme_shadow, a derivative
+    # with enzyme_context) is active wherever it is used.
+    shared = {g for g in written if len(access[g]) > 1} | \
+        {g for g in access if g in gen.reg.shadows} | gen.persistent
+    # A pointer global read in the call tree that may point into a global array: the array's
+    # data is reached through it (written in one function, read in another, or set before the
+    # derivative starts), so both need shadows everywhere.
+    gen.address_targets = {}
+    for holder, targets in address_stores(gen).items():
+        if holder in access or holder in gen.persistent:
+            shared |= {holder} | targets
+            gen.address_targets[holder] = targets
+    gen.shared_globals = shared
+    # the shadow of a global one function writes starts from zero too: an earlier derivative
+    # leaves the adjoint of the global's value on entry there (or forward mode its tangent)
+    gen.reset_globals = set(written) - shared - set(gen.reg.shadows) - gen.persistent
+    users = {f for g in shared for f in access.get(g, ())}
+    # a function that communicates over MPI takes part in the derivative's messages whether or
+    # not its own arguments are active (rules/mpi.py)
+    users |= {f for f in reach if any(is_mpi(c) and kind_of(gen, SimpleNamespace(callee=c)) ==
+                                      "mpi" for c in gen._callees(f))}
+    changed = True
+    while changed:
+        new = {f for f in reach if f not in users and gen._callees(f) & users}
+        users |= new
+        changed = bool(new)
+    gen.global_users = users
+
+
+def accesses(gen, roots):
+    """(functions reached from roots, mutable data global -> functions accessing it, globals
+    written there)."""
+    module = gen.module
+    reach, todo = set(), list(roots)
+    while todo:
+        f = todo.pop()
+        if f in reach or f not in module._bodies or f in TAPE_OPS or f.startswith("@ad.gs."):
+            continue            # (the tape's spare buffer is no data: rules/tape.py; nor are an
+            #                      inner round's shadow sets: global_shadows_nested.py)
+        reach.add(f)
+        todo.extend(gen._callees(f))
+    access: dict[str, set] = {}
+    written: set[str] = set()
+    # Mutable globals the tree loads or stores floats in, whatever their declared type: a byte
+    # array (LLVM turns `gp = malloc(32)`, stored once into a global pointer, into a `[32 x i8]`
+    # global; a program's own char pool) holds doubles when its accesses say so.
+    typed: set[str] = set()
+    found = []        # (global, function, written, only if its declared type holds floats)
+    for f in reach:
+        fn = module.function(f)
+        for inst in fn.insts():
+            if inst.op == "call" and (inst.callee or "").startswith(FP_PREFIX):
+                _fixed_point_states(module, gen, fn, inst, access, written)
+                continue
+            ptrs = [inst.ops[0].value] if inst.op in ("load", "atomicrmw", "cmpxchg") else \
+                [inst.ops[1].value] if inst.op == "store" else []
+            if ptrs:
+                vty = inst.ty if inst.op == "load" else \
+                    inst.ops[0].ty if inst.op == "store" else inst.ops[-1].ty
+                g = _global_of(fn, ptrs[0])
+                if (carries_float(vty) or vty.startswith("<") and carries_float(scalar_of(vty))) \
+                        and g in module.globals and not module.is_constant_global(g):
+                    typed.add(g)
+            if inst.op == "store" and inst.ops[0].ty == "ptr" and "@" in inst.ops[0].value:
+                # a global's address kept in memory (`double *c = U;` swapped with another in a
+                # loop) may be written through: the function's access
+                found += [(g, f, True, True) for g in _globals_of(fn, inst.ops[0].value)]
+            if inst.op in ("call", "invoke"):
+                kind = kind_of(gen, inst)
+                if kind in ("memcpy", "memset"):
+                    ptrs = [inst.ops[0].value]
+                elif kind not in ("inactive", "tape"):
+                    # a global's address handed to a callee (`fill(garr, ...)`, `&acc`, a fork's
+                    # captured global) may be written there: the caller's access
+                    ptrs = [o.value for o in inst.ops if o.ty == "ptr"]
+            for g in {g for ptr in ptrs for g in _globals_of(fn, ptr)}:
+                ty = named_expand(global_type(module, g) or "", module.named_types)
+                # (a store of a constant into a pointer global: see address_stores)
+                const_ptr = inst.op == "store" and not carries_float(ty) and \
+                    not inst.ops[0].is_local
+                found.append((g, f, inst.op != "load" and not const_ptr, False))
+    for g, f, writes, float_only in found:
+        if g in gen.reg.inactive_globals:
+            continue          # enzyme_inactive: holds no derivative
+        if float_only:
+            data = _carries_data(module, g) and carries_float(
+                named_expand(global_type(module, g) or "", module.named_types))
+        else:
+            data = _carries_data(module, g) or g in typed or g in gen.persistent
+        if data:
+            access.setdefault(g, set()).add(f)
+            if writes:
+                written.add(g)
+    return reach, access, written
+
+
+def _global_of(fn, ptr: str) -> str:
+    """The global ptr points into through GEPs (or a constant expression names), else its
+    underlying value."""
+    v = underlying(fn, ptr)
+    return v if v.startswith("@") else global_named(v) or v
+
+
+def _globals_of(fn, ptr: str, depth=0) -> set:
+    """The globals a pointer may point into: its own (through GEPs, or a constant expression
+    naming one), or those a pointer phi/select joins (`c = s % 2 ? U : V`, double buffers
+    swapped in a loop)."""
+    v = underlying(fn, ptr)
+    if not v.startswith("%"):
+        g = global_named(v)
+        return {g} if g else set()
+    d = fn.defs.get(v)
+    if depth > 8 or getattr(d, "op", None) not in ("phi", "select"):
+        return set()
+    out = set()
+    for o in (d.ops[1:] if d.op == "select" else d.ops):
+        if o.ty == "ptr":
+            out |= _globals_of(fn, o.value, depth + 1)
+    return out
+
+
+def _fixed_point_states(module, gen, fn, inst, access, written):
+    """A fixed-point loop reads and writes its states, and its adjoint iteration needs the
+    shadow of a global one (which the step may name itself): such a global is shared."""
+    states = inst.callee[len(FP_PREFIX):].strip('"').split(".")[1].split("_")
+    for o in (inst.ops[int(j)] for j in states):
+        g = underlying(fn, o.value) if o.ty == "ptr" else ""
+        if not g.startswith("@"):
+            g = next((t for t in g.split(" ") if t.startswith("@")), g)
+        if g.startswith("@") and _carries_data(module, g) and g not in gen.reg.inactive_globals:
+            access.setdefault(g, set()).update((fn.name, inst.callee))
+            written.add(g)
+
+
+def entry_function(gen, name: str) -> str:
+    """`void name()`: the shadows of the shared globals as a derivative starts. Float data is
+    zeroed; a pointer slot that may hold a global array's address gets the same offset into
+    that array's shadow (null when it points elsewhere: a derivative through it faults rather
+    than landing in primal memory)."""
+    module = gen.module
+    body, n = [], [0]
+
+    def tmp():
+        n[0] += 1
+        return f"%e{n[0]}"
+
+    # the program seeds its own (enzyme_shadow, global_shadows' persistent ones)
+    for g in sorted((gen.shared_globals | gen.scratch_globals | gen.reset_globals) -
+                    set(gen.reg.shadows) - gen.persistent):
+        ty = global_type(module, g)
+        size = type_size(ty, module.named_types)
+        gen.shadow_global(g)
+        lanes = [None] + sorted(x for x in gen.shadow_lanes.get(g, ()) if x is not None)
+        targets = sorted(gen.address_targets.get(g, ()))
+        slots = [o for o, k in sorted(layout(ty, module.named_types).items()) if k == "ptr"]
+        for lane in lanes:
+            sg = gen.shadow_global(g, *(lane or (None, None))[::-1])
+            gen.zero_memory(body.append, sg, str(size))
+            for off in slots if targets else ():
+                p, pi = tmp(), tmp()
+                body += [f"{p} = load ptr, ptr getelementptr (i8, ptr {g}, i64 {off})",
+                         f"{pi} = ptrtoint ptr {p} to i64"]
+                cur = "null"
+                for t in targets:
+                    d, inside, sh, sel = tmp(), tmp(), tmp(), tmp()
+                    tsize = type_size(global_type(module, t), module.named_types)
+                    body += [f"{d} = sub i64 {pi}, ptrtoint (ptr {t} to i64)",
+                             f"{inside} = icmp ult i64 {d}, {tsize}",
+                             f"{sh} = getelementptr i8, ptr {gen.shadow_global(t, *(lane or (None, None))[::-1])}, i64 {d}",
+                             f"{sel} = select i1 {inside}, ptr {sh}, ptr {cur}"]
+                    cur = sel
+                body.append(f"store ptr {cur}, ptr getelementptr (i8, ptr {sg}, i64 {off})")
+    return f"define internal void {name}() {{\n" + "\n".join(body + ["ret void"]) + "\n}"

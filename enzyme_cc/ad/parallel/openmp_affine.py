@@ -1,0 +1,261 @@
+"""OpenMP reverse mode: the range tracking of loads in counted loops, once per loop entry.
+
+The team version of a region's forward sweep records, per address class, the range of shadow
+addresses its loads' adjoints will be added into (openmp_ranges.track_load). Per load that is a
+few instructions on every iteration: the 2-thread gradient of a row-parallel stencil ran twice
+the instructions of the serial one, so it did not speed up with threads.
+
+A load inside a counted loop L (exit_count.recipe: its latch alone leaves it, the iteration count
+follows from the exit compare) whose address is affine in L's iteration index k (sums, multiples
+by values defined outside L and GEPs of L's affine header phis and of values defined outside L)
+reads, over all iterations, addresses between its address at k = 0 and at the last k. Tracking
+those two addresses at the end of L's preheader covers every iteration; where the loop leaves
+early or the load is conditional it is a superset, which keeps more adds atomic and never fewer.
+The preheader must branch to L's header only (it then runs exactly when L is entered), and the
+addresses are recomputed without wrap flags (they are compared, never dereferenced).
+"""
+from __future__ import annotations
+
+import os
+import types
+
+from enzyme_cc.ir.lexer import type_size
+from ..structure import exit_count
+from ..structure.loops import innermost_loops
+from .openmp_classes import class_of, load_class, shared
+
+_ARITH = ("add", "sub")
+
+
+def plan(synth) -> dict:
+    """{preheader label: [(load, loop)]} of the team derivative's hoisted loads (cached)."""
+    cache = synth.__dict__.get("_omp_affine")
+    if cache is not None:
+        return cache
+    cache, fn = {}, synth.fn
+    synth._omp_affine = cache
+    per_iteration = synth._omp_per_iteration = {}
+    probe = types.SimpleNamespace(synth=synth)
+    innermost = innermost_loops(synth.loops)
+    for lp in synth.loops.values():
+        pre = fn.block(lp.preheader)
+        if pre.term.op != "br" or pre.term.targets != [lp.header] or \
+                exit_count.recipe(synth, ("ivx", (lp.header, None))) is None:
+            continue
+        for label in sorted(lp.blocks):
+            if innermost.get(label) is not lp:
+                continue
+            for inst in fn.block(label).insts:
+                if inst.op != "load" or inst.name not in synth.act.active or \
+                        not shared(probe, inst.ops[0].value):
+                    continue
+                chain = []
+                if _affine(synth, lp, inst.ops[0].value, chain, set()) and \
+                        root_of(synth, lp, inst.ops[0].value, chain) in synth.act.shadowed:
+                    k = load_class(synth, inst.ops[0].value)  # fixed before the sweeps ask
+                    cache.setdefault(lp.preheader, []).append((inst, lp, chain))
+                    trips = _short_trips(synth, lp)
+                    if trips and _runtime_stride(synth, lp, chain):
+                        per_iteration[id(inst)] = [k] + [class_of(synth, ("iteration", k, j))
+                                                         for j in range(1, trips)]
+    synth._omp_hoisted = {id(i) for loads in cache.values() for i, _, _ in loads}
+    return cache
+
+
+def iteration_classes(synth, inst):
+    """The classes of load inst's iterations when it is tracked one class per iteration: a load
+    in a loop of at most MAX_TRIPS iterations whose address moves by a stride known only at run
+    time, as `u[d * nn + node]` over the d = 0..2 components of a node array kept in one block:
+    one range from the first to the last iteration would span all components, and overlap the
+    other threads' ranges of every component. None for any other load."""
+    plan(synth)
+    return synth.__dict__.get("_omp_per_iteration", {}).get(id(inst))
+
+
+MAX_TRIPS = 4
+
+
+def _short_trips(synth, lp):
+    """The iteration count of lp when its exit test compares constants and it is 2..MAX_TRIPS."""
+    r = exit_count.recipe(synth, ("ivx", (lp.header, None)))
+    try:
+        init, bound = int(r.init), int(r.bound)
+    except (AttributeError, ValueError):
+        return None
+    d = bound - init
+    if r.pred == "ne":
+        if d % r.step or d // r.step <= 0:
+            return None
+        last = d // r.step - (1 if r.on_next else 0)
+    else:
+        c = -(-abs(d) // abs(r.step)) if (d > 0) == (r.step > 0) else 0
+        last = max(c - (1 if r.on_next else 0), 0)
+    return last + 1 if 2 <= last + 1 <= MAX_TRIPS else None
+
+
+def _runtime_stride(synth, lp, chain) -> bool:
+    """The address computed by chain moves per iteration of lp by a multiple of a run-time
+    value (a `mul` by a value defined outside lp)."""
+    return any(d.op == "mul" and any(o.value.startswith("%") and not inside(synth, lp, o.value)
+                                     for o in d.ops) for d in chain)
+
+
+def range_check() -> bool:
+    """ENZYME_CC_OMP_RANGE_CHECK=1 when the derivative is built: every hoisted load checks, on
+    every iteration, that its shadow address lies in the range its preheader tracked (a test
+    of this module: an address outside aborts the program)."""
+    return os.environ.get("ENZYME_CC_OMP_RANGE_CHECK", "") not in ("", "0")
+
+
+def hoisted(synth, inst) -> bool:
+    """The load's range is tracked in its loop's preheader (openmp_ranges skips it)."""
+    plan(synth)
+    return id(inst) in synth._omp_hoisted
+
+
+def loop_of(synth, inst):
+    """The loop in whose preheader load inst's range is tracked (None: not hoisted)."""
+    if not hoisted(synth, inst):
+        return None
+    return next(lp for loads in plan(synth).values() for i, lp, _ in loads if i is inst)
+
+
+def inside(synth, lp, v) -> bool:
+    """v is defined by an instruction of lp."""
+    d = synth.fn.defs.get(v) if v.startswith("%") else None
+    return getattr(getattr(d, "block", None), "label", None) in lp.blocks
+
+
+def _affine(synth, lp, v, chain, seen) -> bool:
+    """v is affine in lp's iteration index; the instructions inside lp it is computed by are
+    appended to chain in definition order (lp's header phis excepted: they are substituted)."""
+    if not inside(synth, lp, v) or v in seen:
+        return True
+    d = synth.fn.defs[v]
+    if d.op == "phi":
+        a = synth.affine.get(v)
+        ok = a is not None and a[0] is lp
+    elif d.op in _ARITH or d.op == "or" and "disjoint" in d.flags:
+        ok = all(_affine(synth, lp, o.value, chain, seen) for o in d.ops)
+    elif d.op == "mul":                   # by a factor defined outside the loop
+        ok = sum(inside(synth, lp, o.value) for o in d.ops) <= 1 and \
+            all(_affine(synth, lp, o.value, chain, seen) for o in d.ops)
+    elif d.op == "shl":
+        ok = not inside(synth, lp, d.ops[1].value) and \
+            _affine(synth, lp, d.ops[0].value, chain, seen)
+    elif d.op in ("sext", "zext"):
+        # no wrap below the extension: the operand's own operation says so
+        src = synth.fn.defs.get(d.ops[0].value)
+        need = {"nsw"} if d.op == "sext" else {"nuw"}
+        ok = (d.op == "zext" and "nneg" in d.flags or
+              getattr(src, "op", None) == "phi" or bool(need & set(getattr(src, "flags", ())))) \
+            and _affine(synth, lp, d.ops[0].value, chain, seen)
+    elif d.op == "getelementptr":
+        ok = d.src_ty is not None and all(_affine(synth, lp, o.value, chain, seen) for o in d.ops)
+    else:
+        ok = False
+    if ok and d.op != "phi":
+        seen.add(v)
+        chain.append(d)
+    return ok
+
+
+def emit(ctx, b):
+    """End of block b in a team derivative's forward sweep: for each loop b is the preheader
+    of, track its hoisted loads' shadow addresses at the first and the last iteration."""
+    loads = plan(ctx.synth).get(b.label)
+    if not loads:
+        return
+    synth = ctx.synth
+    lp = loads[0][1]
+    last = exit_count.exit_index(synth, _Fwd(synth, ctx.lines), exit_count.recipe(
+        synth, ("ivx", (lp.header, None))))
+    for inst, lp, chain in loads:
+        size = max(type_size(inst.ty, synth.module.named_types), 1)
+        per_iteration = iteration_classes(synth, inst)
+        if per_iteration:                   # each iteration's address in its own class
+            for j, k in enumerate(per_iteration):
+                sp = shadow_at(ctx, lp, chain, inst.ops[0].value, str(j), synth.r)
+                ctx.emit(f"call void @__enzyme_cc_omp_track(ptr %ad.tlo.{k}, ptr %ad.thi.{k}, "
+                         f"ptr {sp}, i64 {size})")
+            continue
+        k = load_class(synth, inst.ops[0].value)
+        for it in ("0", last):
+            sp = shadow_at(ctx, lp, chain, inst.ops[0].value, it, synth.r)
+            ctx.emit(f"call void @__enzyme_cc_omp_track(ptr %ad.tlo.{k}, ptr %ad.thi.{k}, "
+                     f"ptr {sp}, i64 {size})")
+
+
+class _Fwd:
+    """What exit_count.exit_index reads: forward-sweep names of primal values, and the lines."""
+
+    def __init__(self, synth, lines):
+        self.synth, self.lines = synth, lines
+        self.avail = self
+
+    def get(self, key, default):
+        return self.synth.r(key[1]) if key[1].startswith("%") else default
+
+
+def shadow_at(ctx, lp, chain, ptr, it, prim):
+    """The shadow of ptr at iteration it (an i64 value): the address recomputed from lp's phis at
+    that iteration, moved from its root pointer (defined outside lp) to the root's shadow.
+    prim(v): the sweep's name of a primal value defined outside lp."""
+    synth = ctx.synth
+    names = {}
+
+    def val(v):
+        if v in names:
+            return names[v]
+        if not v.startswith("%"):
+            return v
+        a = synth.affine.get(v)
+        if a is not None and a[0] is lp:
+            names[v] = _phi_at(ctx, v, a, it, prim)
+            return names[v]
+        return prim(v)
+    for d in chain:
+        names[d.name] = clone_inst(ctx, d, val)
+    root = root_of(synth, lp, ptr, chain)
+    p, base = val(ptr), prim(root) if root.startswith("%") else root
+    a, r, off, sp = (ctx.tmp(h) for h in ("ha", "hr", "ho", "hs"))
+    ctx.emit(f"{a} = ptrtoint ptr {p} to i64")
+    ctx.emit(f"{r} = ptrtoint ptr {base} to i64")
+    ctx.emit(f"{off} = sub i64 {a}, {r}")
+    ctx.emit(f"{sp} = getelementptr i8, ptr {ctx.s(root)}, i64 {off}")
+    return sp
+
+
+def root_of(synth, lp, ptr, chain):
+    """The pointer defined outside lp that ptr is an offset from (through GEPs, or a pointer phi
+    of lp and its start)."""
+    in_chain = {d.name for d in chain}
+    root = ptr
+    while root in in_chain and synth.fn.defs[root].op == "getelementptr":
+        root = synth.fn.defs[root].ops[0].value
+    a = synth.affine.get(root)
+    if a is not None and a[0] is lp:       # a pointer iterator of lp
+        root = a[1]
+    return root
+
+
+def _phi_at(ctx, v, a, it, prim):
+    _, init, step = a
+    start = prim(init) if init.startswith("%") else init
+    if it == "0":
+        return start
+    return exit_count.affine_value(ctx.synth, ctx.emit, ctx.synth.fn.defs[v].ty, start, step, it)
+
+
+def clone_inst(ctx, d, val):
+    """d recomputed from val(operands), without wrap or inbounds flags."""
+    out = ctx.tmp("hc")
+    ops = [f"{o.ty} {val(o.value)}" for o in d.ops]
+    if d.op == "getelementptr":
+        ctx.emit(f"{out} = getelementptr {d.src_ty}, {', '.join(ops)}")
+    elif d.op in ("sext", "zext", "trunc"):
+        ctx.emit(f"{out} = {d.op} {ops[0]} to {d.ty}")
+    else:
+        op = "add" if d.op == "or" else d.op
+        ctx.emit(f"{out} = {op} {d.ty} {val(d.ops[0].value)}, {val(d.ops[1].value)}")
+    return out

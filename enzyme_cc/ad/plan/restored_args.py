@@ -1,0 +1,165 @@
+"""Small local arrays a callee only reads, saved whole on the tape at the end of its augmented
+forward and restored at the start of its reverse.
+
+Hydrodynamics and finite-element codes gather an element's corner coordinates into local
+arrays, pass them to helpers (`hex_volume(px, py, pz, ...)`) and overwrite them for the next
+element before any reverse runs: the helper's loads of them cannot be re-read in its reverse,
+and tapes each one, in a loop once per iteration (a tetrahedron loop re-reads the same corners
+six times). When the caller passes an alloca of known size to a parameter the callee uses for
+nothing but address arithmetic and loads, passes it to no other parameter of the call, and never
+lets its address escape (so nothing the call runs can write it), the callee's split pair for
+that call saves the array's bytes once, and its reverse reads a copy of them: every load through
+that parameter is re-executed there instead of taped. The variant is part of the split key
+(`-restore:param=bytes`), so other callers keep the plain one.
+"""
+from __future__ import annotations
+
+from enzyme_cc.ir.lexer import type_size
+from ..structure.cfg import cyclic_blocks
+from ..structure.type_layout import underlying
+from .read_only import reloadable
+
+MAX_BYTES = 4096      # a larger array costs more to copy than its loads usually cost to tape
+_FP = ("double", "float", "half", "fp128", "x86_fp80", "bfloat")
+
+
+def restored_args(gen, synth, inst) -> frozenset:
+    """{(callee parameter, bytes)} of the call's arguments whose callee split pair restores
+    them (see the module docstring); asked by both sweeps of the caller, answered once."""
+    if synth is None or synth.mode == "forward" or not inst.callee.startswith("@"):
+        return frozenset()
+    memo = synth.__dict__.setdefault("_restored_args", {})
+    if id(inst) not in memo:
+        memo[id(inst)] = _restored_args(gen, synth, inst)
+    return memo[id(inst)]
+
+
+def _restored_args(gen, synth, inst) -> frozenset:
+    fn = gen.module.function(inst.callee)
+    if fn is None or not fn.blocks:
+        return frozenset()
+    out = set()
+    for p, o in zip(fn.params, inst.ops):
+        if p.ty != "ptr" or not o.value.startswith("%"):
+            continue
+        size = _alloca_bytes(synth.fn, o.value, gen.module.named_types)
+        if not size or size > MAX_BYTES or reloadable(gen, synth.fn.name, o.value):
+            continue
+        if _loaded_bytes(fn, p.name) * 2 >= size and _unchanged_by(gen, synth.fn, o.value, inst):
+            out.add((p.name, size))
+    return frozenset(out)
+
+
+def _derived(fn, root: str) -> set[str]:
+    """root and the addresses computed from it (GEPs on it, transitively)."""
+    users, derived, todo = fn.users(), {root}, [root]
+    while todo:
+        v = todo.pop()
+        for u in users.get(v, ()):
+            if u.op == "getelementptr" and u.ops[0].value == v and u.name not in derived:
+                derived.add(u.name)
+                todo.append(u.name)
+    return derived
+
+
+def _no_capture(attrs) -> bool:
+    return "nocapture" in attrs or "captures(none)" in "".join(attrs)
+
+
+def _unchanged_by(gen, fn, obj: str, call) -> bool:
+    """Nothing the call runs can write local array obj: the call passes it once (no other
+    argument points into it), and its address never escapes the caller: it is used by address
+    arithmetic, loads, stores into it and calls that do not keep it (memory intrinsics,
+    `captures(none)` parameters), nothing else."""
+    if sum(underlying(fn, o.value) == obj for o in call.ops if o.ty == "ptr") != 1:
+        return False
+    derived = _derived(fn, obj)
+    for inst in fn.insts():
+        used = [k for k, o in enumerate(inst.ops) if o.value in derived]
+        if not used or inst.op == "getelementptr" and used == [0] or \
+                inst.op == "load" and used == [0] or inst.op == "store" and used == [1]:
+            continue
+        if inst.op != "call" or not (inst.callee or "").startswith("@"):
+            return False
+        name = inst.callee[1:].strip('"')
+        if name.startswith(("llvm.lifetime.", "llvm.memset.", "llvm.memcpy.", "llvm.memmove.")):
+            continue
+        callee = gen.module.function(inst.callee)
+        if callee is None or not callee.blocks or \
+                not all(k < len(callee.params) and _no_capture(callee.params[k].attrs)
+                        for k in used):
+            return False
+    return True
+
+
+def _alloca_bytes(fn, v: str, named) -> int | None:
+    """The size of the fixed-size local array v is (v itself, not a pointer into it)."""
+    d = fn.defs.get(v)
+    if getattr(d, "op", None) != "alloca" or d.ops or not getattr(d, "src_ty", None):
+        return None
+    try:
+        return type_size(d.src_ty, named)
+    except (ValueError, KeyError):
+        return None
+
+
+def _loaded_bytes(fn, param: str) -> int:
+    """Bytes of floating-point values a call loads through `param` (a load in a loop counted
+    four times); 0 when the parameter has a use other than address arithmetic and loads."""
+    derived, cyclic, total = _derived(fn, param), cyclic_blocks(fn), 0
+    for b in fn.blocks:
+        for inst in b.insts:
+            used = [k for k, o in enumerate(inst.ops) if o.value in derived]
+            if not used:
+                continue
+            if inst.op == "getelementptr" and used == [0]:
+                continue
+            if inst.op == "load" and used == [0] and "volatile" not in inst.flags:
+                if inst.ty.split(" x ")[-1].strip(" <>") in _FP:
+                    total += type_size(inst.ty) * (4 if b.label in cyclic else 1)
+                continue
+            return 0
+    return total
+
+
+def restored_root(synth, ptr: str) -> bool:
+    """A load through ptr reads an array this split pair restores in its reverse."""
+    restored = getattr(synth, "restored", None)
+    return bool(restored) and synth.mode == "split" and underlying(synth.fn, ptr) in restored
+
+
+def save(synth, lines):
+    """Before a return of the augmented forward: the restored arrays' bytes onto the tape."""
+    for name, size in sorted(synth.restored.items()):
+        p = synth.tmp("rsave")
+        lines.append(f"{p} = call ptr @__enzyme_cc_push(ptr %ad.tape, i64 {size})")
+        lines.append(f"call void @llvm.memcpy.p0.p0.i64(ptr {p}, ptr {synth.r(name)}, "
+                     f"i64 {size}, i1 false)")
+    if synth.restored:
+        _declare_memcpy(synth.gen)
+
+
+def restore(synth) -> list[str]:
+    """At the reverse's entry: each restored parameter's name is a local copy of the bytes the
+    augmented forward saved (its pointer argument is renamed: params)."""
+    lines = []
+    for name, size in sorted(synth.restored.items(), reverse=True):
+        p = synth.tmp("rload")
+        lines.append(f"{synth.r(name)} = alloca [{size} x i8], align 16")
+        lines.append(f"{p} = call ptr @__enzyme_cc_pop(ptr %ad.tape, i64 {size})")
+        lines.append(f"call void @llvm.memcpy.p0.p0.i64(ptr {synth.r(name)}, ptr {p}, "
+                     f"i64 {size}, i1 false)")
+    if lines:
+        _declare_memcpy(synth.gen)
+    return lines
+
+
+def params(synth, texts: list[str]) -> list[str]:
+    """The reverse's parameter list: a restored parameter's argument under another name."""
+    renamed = {synth.r(n) for n in synth.restored}
+    return [t + ".ad.unused" if t.startswith("ptr ") and t.split()[-1] in renamed else t
+            for t in texts]
+
+
+def _declare_memcpy(gen):
+    gen.declare_raw("@llvm.memcpy.p0.p0.i64", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")

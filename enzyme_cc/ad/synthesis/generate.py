@@ -1,0 +1,588 @@
+"""Module-level driver of the AD core: marker calls in, derivative functions out.
+
+`differentiate(text)` reads the module text, turns each `__enzyme_autodiff` call into a request,
+synthesizes the derivative functions (recursively for callees), rewrites the calls and returns
+the new module text.
+"""
+from __future__ import annotations
+
+import re
+
+from enzyme_cc.errors import UserError
+from enzyme_cc.ir.lexer import adjoint_type_of
+from enzyme_cc.ir.model import parse_module
+import enzyme_cc.rules.instructions  # noqa: F401  (registers instruction rules)
+import enzyme_cc.rules.shadow_rules  # noqa: F401  (registers the forward sweep's shadow rules)
+import enzyme_cc.rules.calls  # noqa: F401        (registers call rules)
+import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
+from ..analysis.activity_basics import FREES
+from .reverse import Synth, local_name
+from ..structure.diagnostics import located, untyped_copy_hint
+from ..structure import packed_bits
+from ..plan import restored_args
+from ..api import (batch, fixed_point, iter_marker, truncate, global_shadows, registrations,
+                   reverse_vector, shared_globals, virtual_shadow, fp_logger, rust_text)
+from ..parallel import openmp_capture
+from ..tape import runtime, tape_local, tape_sites
+from ..api.markers import drop_unwind_edge, find_requests, refuse_marker_values
+from ..api.marker_targets import refuse_unknown_function
+from ..api.marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
+                                  rewrite_primal_reverse, rewrite_vector_call, with_marker_location)
+from ..analysis.typeinfo import TypeInfo
+from ..analysis.copy_types import copy_ranges, moves_freed_block
+from ..api.dispatch import IndirectCalls
+from .call_emit import CallEmitter
+from .callee_summary import CalleeSummaries
+from .shadow_storage import ShadowStorage
+from ..api.checkpoint import lower
+from .forward import ForwardSynth
+from ..api.registrations import read_registrations
+from enzyme_cc.rules.registry import set_module_registrations
+
+KEEP_FN_ATTRS = ("target-cpu", "target-features", "tune-cpu", "frame-pointer")
+NOINLINE_SIZE = 200       # instructions of a primal whose derivatives stay calls (callee_attrs)
+
+
+class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
+    FREES = FREES
+
+    def __init__(self, text: str, counter: int = 0):
+        self.module = parse_module(runtime.with_complex_helpers(text))
+        self.out: list[str] = []             # generated function texts
+        self.decls: dict[str, str] = {}      # declarations the generated code needs
+        self.done: dict = {}                 # (fn, act, ret, mode) -> names
+        self.failed: dict = {}               # ... -> the UserError its derivative raised
+        self.helpers: set[str] = set()
+        self.counter = counter
+        self._callee_act_cache: dict = {}
+        self._float_bits_returned: set = set()  # (callee, acts) returning a float as integers
+        self._packed_returns: dict = {}  # (callee, acts) -> float halves of a returned i64
+        self._record_returns: dict = {}  # (callee, acts) -> adjoint type of a returned record
+        self._summary_stack: list = []       # callee summaries being computed (recursion)
+        self._summary_guessed: set = set()   # ... whose guess a recursive call has read
+        self.reg = read_registrations(self.module)
+        self.reg.inactive.update(fp_logger.symbols(self.module))   # logging carries no derivative
+        self.reg.inactive.update(rust_text.symbols(self.module))   # nor Rust's formatting
+        # an earlier round's global-shadow helpers are bookkeeping to the derivatives of this one
+        # (global_shadows_nested.outer_call: their effect on the shadows of its static storage)
+        self.reg.inactive |= {f for f in self.module._bodies if f.startswith("@ad.gs.")}
+        self.level = 1                               # the round of differentiate() (higher order)
+        self.shared_globals: set[str] = set()    # see find_shared_globals
+        self.global_users: set[str] = set()
+        self.reset_globals: set[str] = set()       # see shared_globals.find_shared_globals
+        self.address_targets: dict[str, set] = {}   # pointer global -> arrays it may point into
+        self.entry_fn: str | None = None             # sets up the shared globals' shadows
+        self.shadow_lanes: dict[str, set] = {}       # global -> None / (width, lane) shadows made
+        self.scratch_globals: set[str] = set()       # see scratch_shadow
+        self.persistent: set[str] = set()            # shadows the program owns (global_shadows)
+        self._callee_names: dict[str, set[str]] = {}
+        self._split_stack: list = []
+        self.in_parallel = False         # synthesizing code an OpenMP team runs (see split)
+        self.in_multi = False            # split functions reversed once per lane (see split)
+        self._split_edges: dict = {}
+        self.split_info: dict = {}       # split key -> (lane hazard, split keys it calls)
+        self.split_frees: dict = {}      # split key -> its reverse frees what its forward allocated
+        set_module_registrations(self.reg.inactive, self.reg.like, self.reg.alloc_like)
+
+    # ---- helpers used by rules -----------------------------------------------------------------
+    def fail(self, synth, inst, why, hint):
+        raise UserError(f"{located(self.module, synth.fn, inst)}: {why}; hint: {hint}")
+
+    def declare(self, callee: str, ty: str, nargs: int):
+        name = "@" + callee
+        args = ", ".join([ty] * nargs)
+        self.declare_raw(name, f"declare {ty} {name}({args})")
+
+    def declare_raw(self, name: str, line: str):
+        if name not in self.module.declarations and not self.module.defines(name) and \
+                name not in self.module.globals:
+            self.decls.setdefault(name, line)
+
+    def zero_memory(self, emit, ptr: str, nbytes: str, ity: str = "i64"):
+        """Emit `memset(ptr, 0, nbytes)` (declaring the intrinsic when the module lacks it)."""
+        emit(f"call void @llvm.memset.p0.{ity}(ptr {ptr}, i8 0, {ity} {nbytes}, i1 false)")
+        self.declare_raw(f"@llvm.memset.p0.{ity}",
+                         f"declare void @llvm.memset.p0.{ity}(ptr, i8, {ity}, i1)")
+
+    def need_aggregate_add(self, ty: str):
+        self.helpers.add(("aggadd", ty))
+
+    def agg_add_name(self, ty: str) -> str:
+        return runtime.agg_add_name(ty)
+
+    def memcpy_adjoint(self, kind: str) -> str:
+        self.helpers.add(("memcpy", kind))
+        return f"__enzyme_cc_memcpy_adj_{kind}"
+
+    def copy_ranges(self, synth, inst):
+        """[(offset, size or None, kind)] of a memcpy in synth's function; error when unknown."""
+        ranges = copy_ranges(self.module, synth.fn, inst, synth.types)
+        if (not ranges or any(k is None for _, _, k in ranges)) and not self.in_multi and (
+                moves_freed_block(self.module, synth.fn, inst) or
+                synth.mem.zeroed_until(inst.ops[1].value, inst)):
+            # the whole block's shadow bytes move (copy_adjoint): the source is not read again,
+            # or holds the zeros of its allocation (constant data, whose adjoint goes nowhere)
+            return [(0, None, "bytes")]
+        if not ranges or any(k is None for _, _, k in ranges):
+            self.fail(synth, inst, "cannot deduce the type of the memory being copied (double, "
+                      "float, pointer or integer data)",
+                      untyped_copy_hint(synth.fn.name, self.module))
+        if len(ranges) > 1 and any(size is None for _, size, _ in ranges):
+            self.fail(synth, inst, "copy of a variable number of mixed-type records",
+                      "copy the fields one by one")
+        return ranges
+
+    # ---- synthesis -----------------------------------------------------------------------------
+    def fn_attrs(self, fn) -> str:
+        group = self.module.attr_groups.get(fn.attr_group or "", "")
+        keep = [m.group(0) for m in re.finditer(r'"([-\w]+)"="[^"]*"', group)
+                if m.group(1) in KEEP_FN_ATTRS]
+        return " ".join(keep)
+
+    def callee_attrs(self, fn) -> str:
+        """Attributes of the derivative of a callee: as fn_attrs, and `noinline` where the
+        primal's call was kept by choice (the user's noinline, or a body of NOINLINE_SIZE
+        instructions or more: above any inline threshold but a lone caller's). Inlined, the
+        derivatives of a program's every function make one giant function that the post-AD
+        optimizer takes superlinear time over, for no run-time gain (docs/performance.md).
+        An OpenMP region's function (clang marks it alwaysinline) is run by the runtime, never
+        inlined: its derivatives too stay calls of their wrapper (ad/parallel/openmp.py), so that
+        post-AD work on a program's regions can be split over the cores."""
+        attrs = self.fn_attrs(fn)
+        if fn.name in self._fork_targets():
+            return f"noinline {attrs}"
+        group = self.module.attr_groups.get(fn.attr_group or "", "")
+        if "alwaysinline" in group:
+            return attrs
+        if re.search(r"\bnoinline\b", group) or \
+                sum(len(b.insts) for b in fn.blocks) >= NOINLINE_SIZE:
+            return f"noinline {attrs}"
+        return attrs
+
+    def params_text(self, fn, acts, synth) -> list[str]:
+        out = []
+        for p, a in zip(fn.params, acts):
+            na = "noalias " if p.ty == "ptr" and "noalias" in p.attrs else ""
+            out.append(f"{p.ty} {na}{local_name(p.name)}")
+            if a in ("dup", "dupnoneed"):
+                # a restrict pointer's shadow is as unaliased as the pointer, which lets LLVM
+                # vectorize the reverse sweep's scatter into the shadows; but not when the
+                # function only reads through it: two such pointers may point to the same
+                # memory (C's restrict and LLVM's noalias only forbid that for memory written,
+                # and Fortran passes every argument noalias: DDOT(N, X, 1, X, 1)), and the
+                # reverse sweep writes both shadows
+                sna = na if not {"readonly", "readnone"} & set(p.attrs) else ""
+                out.append(f"{p.ty} {sna}{synth.sname(p.name)}")
+        return out
+
+    def adjoint_return(self, fn, acts):
+        return self.adjoint_type([packed_bits.param_adjoint_type(fn, p) if a == "active" else p.ty
+                                  for p, a in zip(fn.params, acts)], acts)
+
+    def adjoint_type(self, param_tys, acts):
+        """(return type of a reverse function, the types of the adjoints it returns): those of
+        the active parameters, one value or a struct."""
+        tys = [adjoint_type_of(t) for t, a in zip(param_tys, acts) if a == "active"]
+        if not tys:
+            return "void", tys
+        if len(tys) == 1:
+            return tys[0], tys
+        return "{ " + ", ".join(tys) + " }", tys
+
+    def finish_reverse(self, synth, ctx):
+        """Code closing rev(entry): free the tape (combined), return the argument adjoints."""
+        lines = []
+        if synth.mode == "combined":
+            lines.append("call void @__enzyme_cc_tape_end(ptr %ad.tape)")
+        fn = synth.fn
+        rty, tys = self.adjoint_return(fn, synth.arg_act)
+        vals = []
+        for p, a in zip(fn.params, synth.arg_act):
+            if a == "active":
+                v, ty = synth.tmp("res"), packed_bits.param_adjoint_type(
+                    self.module.function(fn.name) or fn, p)
+                lines.append(f"{v} = load {ty}, ptr {synth.slots[p.name]}")
+                if ty in ("double", "float"):
+                    # an adjoint nothing reached is the accumulator's -0.0 (sweep_ctx.adjoint_zero):
+                    # the user gets +0.0 (x + 0.0 == x except that -0.0 becomes +0.0)
+                    lines.append(f"{v}.z = fadd {ty} {v}, 0.0")
+                    v += ".z"
+                vals.append((ty, v))
+        if not vals:
+            lines.append("ret void")
+        elif len(vals) == 1:
+            lines.append(f"ret {vals[0][0]} {vals[0][1]}")
+        else:
+            acc = "poison"
+            for k, (ty, v) in enumerate(vals):
+                nxt = synth.tmp("agg")
+                lines.append(f"{nxt} = insertvalue {rty} {acc}, {ty} {v}, {k}")
+                acc = nxt
+            lines.append(f"ret {rty} {acc}")
+        return lines
+
+    def gradient(self, fn_name: str, acts: list[str], ret_active: bool, hints=None) -> tuple[str, str]:
+        """Combined-mode gradient of fn for one activity signature: (name, return type)."""
+        key = (fn_name, tuple(acts), ret_active, "combined")
+        if key in self.done:
+            return self.done[key]
+        fn = self.module.function(fn_name)
+        truncate.refuse_derivative(fn)
+        self.counter += 1
+        name = f"@diffe.{fn_name[1:].strip(chr(34))}.{self.counter}"
+        synth = Synth(self, fn, acts, ret_active, "combined", hints or {})
+        # reversed once per call, and its split callees belong to it, not to an enclosing split
+        # function (reverse_vector.hazard_of follows those edges)
+        outer_multi, self.in_multi = self.in_multi, False
+        stack, self._split_stack = self._split_stack, []
+        try:
+            fwd, rev = synth.build()
+        finally:
+            self.in_multi, self._split_stack = outer_multi, stack
+        rty, _ = self.adjoint_return(fn, acts)
+        params = ", ".join(self.params_text(fn, acts, synth))
+        self.out.append(f"define internal {rty} {name}({params}) {self.fn_attrs(fn)} {{\n"
+                        + "\n".join(fwd + rev) + "\n}\n")
+        self.helpers.add(("tape",))
+        self.done[key] = (name, rty)
+        return name, rty
+
+    def split(self, fn_name: str, acts: list[str], ret_active: bool, hints=None, parallel=None,
+              multi=None, private=(), restored=()):
+        """Augmented forward and reverse functions of a callee: (aug, aug_ret, rev, rev_ret).
+        parallel: run by the threads of an OpenMP team (ad/parallel/openmp.py: atomic shared adjoints);
+        multi: the reverse runs more than once on one tape (reverse vector mode: checkpointed
+        loops keep their run, ad/api/checkpoint.py); an integer N > 1: reverse vector mode of width
+        N, whose locals' shadows have room for N lanes (lane_fusion.py); by default, as the
+        function being synthesized; private: in a function a team runs, the pointer parameters
+        the call passes memory private to the thread (openmp.private_args); restored: the
+        (parameter, bytes) local arrays the pair saves and restores (restored_args.py)."""
+        parallel = self.in_parallel if parallel is None else parallel
+        multi = self.in_multi if multi is None else multi
+        private = frozenset(private) if parallel else frozenset()
+        restored = frozenset(restored)
+        key = (fn_name, tuple(acts), ret_active, split_kind(parallel, multi, private, restored))
+        if self._split_stack:             # which split functions each one calls (reverse_vector)
+            self._split_edges.setdefault(self._split_stack[-1], set()).add(key)
+        if key in self.done:
+            return self.done[key]
+        if key in self.failed:
+            raise self.failed[key]
+        fn = self.module.function(fn_name)
+        truncate.refuse_derivative(fn)
+        self.counter += 1
+        base = fn_name[1:].strip('"')
+        aug, rev = f"@aug.{base}.{self.counter}", f"@rev.{base}.{self.counter}"
+        synth = Synth(self, fn, acts, ret_active, "split", hints or {})
+        synth.parallel, synth.private, synth.restored = parallel, private, dict(restored)
+        aug_ret = synth.aug_ret_type()
+        rev_ret, _ = self.adjoint_return(fn, acts)
+        mark = self._mark()
+        self.done[key] = (aug, aug_ret, rev, rev_ret)   # before build: recursion calls itself
+        self._split_stack.append(key)
+        outer, self.in_parallel = self.in_parallel, parallel
+        outer_multi, self.in_multi = self.in_multi, multi
+        try:
+            fwd, rv = synth.build()
+        except UserError as e:
+            self._roll_back(mark, key, e)
+            raise
+        finally:
+            self._split_stack.pop()
+            self.in_parallel, self.in_multi = outer, outer_multi
+        self.split_info[key] = (reverse_vector.lane_hazard(synth),
+                                self._split_edges.setdefault(key, set()))
+        self.split_frees[key] = bool(synth.freed)   # its reverse frees blocks (enzyme_nofree)
+        params = self.params_text(fn, acts, synth)
+        attrs = self.callee_attrs(fn)
+        self.out.append(f"define internal {aug_ret} {aug}({', '.join(params + ['ptr %ad.tape'])}) "
+                        f"{attrs} {{\n" + "\n".join(fwd) + "\n}\n")
+        dret = [f"{synth.ret_adjoint_type()} %ad.dret"] if ret_active else []
+        rparams = restored_args.params(synth, params)
+        self.out.append(f"define internal {rev_ret} {rev}({', '.join(rparams + dret + ['ptr %ad.tape'])})"
+                        f" {attrs} {{\n" + "\n".join(rv) + "\n}\n")
+        self.helpers.add(("tape",))
+        return self.done[key]
+
+    def _mark(self):
+        """Where the generated code stands before a derivative is built (see _roll_back)."""
+        return len(self.out), set(self.done)
+
+    def _roll_back(self, mark, key, error):
+        """A derivative that failed (the caller may go on without it: an indirect call's
+        dispatcher leaves that target out) takes with it everything made while it was built:
+        functions that named it while it was under way (a recursive call, the dispatcher of
+        its own indirect calls) would otherwise call a function never defined. The failure is
+        remembered, so that other callers do not build it again."""
+        del self.out[mark[0]:]
+        for k in set(self.done) - mark[1]:
+            del self.done[k]
+        self.failed[key] = error
+
+    # ---- forward mode --------------------------------------------------------------------------
+    def forward(self, fn_name: str, acts: list[str], callee: bool, hints=None,
+                width: int = 1, error: bool = False) -> tuple[str, str]:
+        """Forward-mode derivative: (name, return type). acts: 'active' (value + tangent),
+        'dup' (pointer + shadow), 'const'. Width N > 1: N shadows/tangents per argument, N
+        tangents returned as an array. error: the tangents are error estimates
+        (__enzyme_error_estimate, rules/error.py)."""
+        key = (fn_name, tuple(acts), callee, "error" if error else "forward", width)
+        if key in self.done:
+            return self.done[key]
+        if key in self.failed:
+            raise self.failed[key]
+        fn = self.module.function(fn_name)
+        truncate.refuse_derivative(fn)
+        self.counter += 1
+        vec = f"{width}." if width > 1 else ""
+        name = f"@{'fwderr' if error else 'fwddiffe'}.{vec}{fn_name[1:].strip(chr(34))}.{self.counter}"
+        synth = ForwardSynth(self, fn, acts, callee, hints or {}, width, error)
+        rty = synth.ret_type()
+        mark = self._mark()
+        self.done[key] = (name, rty)
+        try:
+            body = synth.build()
+        except UserError as e:
+            self._roll_back(mark, key, e)
+            raise
+        params = []
+        for p, a in zip(fn.params, acts):
+            params.append(f"{p.ty} {local_name(p.name)}")
+            for _ in synth.lanes():
+                if a in ("dup", "dupnoneed"):
+                    params.append(f"{p.ty} {synth.sname(p.name)}")
+                elif a == "active":
+                    params.append(f"{p.ty} {synth.tname(p.name)}")
+        attrs = self.callee_attrs(fn) if callee else self.fn_attrs(fn)
+        self.out.append(f"define internal {rty} {name}({', '.join(params)}) {attrs} {{\n"
+                        + "\n".join(body) + "\n}\n")
+        return name, rty
+
+    def request_hints(self, req) -> dict:
+        """Pointer-argument hints for a marker call, from the caller's own accesses."""
+        fn = self.module.function(req.fn)
+        cache = self.__dict__.setdefault("_caller_types", {})
+        info = cache.get(req.caller.name) or cache.setdefault(req.caller.name,
+                                                               TypeInfo(self.module, req.caller))
+        values = [op.value for ty, op in req.args] if req.args else []
+        out, k = {}, 0
+        for p, a in zip(fn.params, req.acts):
+            if k >= len(values):
+                break
+            if p.ty == "ptr" and values[k].startswith(("%", "@")):
+                out[p.name] = info.pointee_summary(values[k])
+            k += 2 if a in ("dup", "dupnoneed") or (a == "active" and req.mode == "forward") else 1
+        return out
+
+    # ---- whole module --------------------------------------------------------------------------
+    def find_shared_globals(self, roots):
+        shared_globals.find_shared_globals(self, roots)
+
+    def zero_shared_shadows(self) -> list[str]:
+        """A derivative starts from the shadows of the shared globals as of entry (zero floats,
+        pointers re-derived from the primal ones): one call of a function defined at the end."""
+        if not (self.shared_globals or self.scratch_globals or self.reset_globals):
+            return []
+        self.entry_fn = self.entry_fn or f"@ad.shadow.entry.{self.counter}"
+        return [f"call void {self.entry_fn}()"]
+
+    def _body(self, f: str) -> str:
+        start, end = self.module._bodies[f]
+        return "\n".join(self.module._lines[start + 1:end])
+
+    def _fork_targets(self) -> set[str]:
+        """The functions the module's OpenMP forks run."""
+        if not hasattr(self, "_forked"):
+            self._forked = set(FORK_TARGET.findall(self.module.text)) \
+                if "@__kmpc_fork_call(" in self.module.text else set()
+        return self._forked
+
+    def _callees(self, f: str) -> set[str]:
+        """Functions f calls (from its text, without parsing it): those it names in call
+        position, and the outlined regions its OpenMP forks run."""
+        if f not in self._callee_names:
+            body = self._body(f)
+            self._callee_names[f] = set(CALLEE.findall(body)) | set(FORK_TARGET.findall(body))
+        return self._callee_names[f]
+
+    def reaches_marker(self, fn_name: str) -> bool:
+        """Does fn (or anything it calls with bitcode) contain a marker call?"""
+        seen, todo = set(), [fn_name]
+        while todo:
+            f = todo.pop()
+            if f in seen or f not in self.module._bodies:
+                continue
+            seen.add(f)
+            if MARKER_CALL.search(self._body(f)):
+                return True
+            todo.extend(self._callees(f))
+        return False
+
+    def _unreached_marker(self, lines, req):
+        """A marker call on a function pointer that nothing in the program passes (markers.py):
+        a call of the bad-pointer stop, and a placeholder for its result."""
+        inst = req.inst
+        new = [f"call void @__enzyme_cc_bad_indirect_call(ptr {inst.ops[0].value})"]
+        self.helpers.add(("badcall",))
+        if inst.name:
+            new.append(f"{inst.name} = freeze {inst.ty} poison")
+        if inst.op == "invoke":
+            new.append(f"br label {inst.targets[0]}")
+        _replace_marker(lines, req, new)
+
+    def run(self, requests=None, later=()) -> str:
+        """Rewrite the marker calls of `requests`; `later` are those of the rounds after this one
+        (derivatives of functions calling these markers)."""
+        if requests is None:
+            requests = find_requests(self.module)
+        gs_calls = global_shadows.api_calls(self.module)
+        if not requests and not gs_calls:
+            return self.module.text
+        lines = list(self.module._lines)
+        for req in [r for r in requests if r.mode == "unreached"]:
+            self._unreached_marker(lines, req)
+        requests = [r for r in requests if r.mode != "unreached"]
+        # the marker calls whose call trees read_only.py looks at (not with the global-shadow
+        # API, whose helpers swap storage behind the program's back)
+        self.ro_requests = None if gs_calls else requests
+        table = global_shadows.setup(self, requests, gs_calls, later)
+        self.find_shared_globals([r.fn for r in requests])
+        for req in requests:
+            if req.mode == "tape_size":
+                new = rewrite_tape_size(self, req)
+            elif getattr(req, "reverse_vector", False):
+                req.split_key = (req.fn, tuple(req.acts), req.ret_active,
+                                 split_kind(False, req.width))
+                new = reverse_vector.rewrite(self, req, self.split(
+                    req.fn, req.acts, req.ret_active, self.request_hints(req), multi=req.width))
+            elif req.mode == "reverse" and getattr(req, "opts", {}).get("primal"):
+                if getattr(req, "candidates", None):
+                    raise UserError(f"{located(self.module, req.caller, req.inst)}: "
+                                    "enzyme_primal_return with a function chosen at run time is "
+                                    "not supported; hint: call the marker once per function")
+                new = rewrite_primal_reverse(self, req, self.split(
+                    req.fn, req.acts, req.ret_active, self.request_hints(req)))
+            elif req.mode in ("augment", "split_reverse"):
+                # multi: enzyme_nofree lets the program reverse one tape more than once
+                req.split_key = (req.fn, tuple(req.acts), req.ret_active, split_kind(False, True))
+                new = rewrite_split_call(self, req, self.split(req.fn, req.acts, req.ret_active,
+                                                               self.request_hints(req), multi=True))
+                if req.inst.op == "invoke":
+                    new.append(f"br label {req.inst.targets[0]}")
+            else:
+                hints = self.request_hints(req)
+                primal, tangent = getattr(req, "returns", (False, True))
+
+                def derivative(fn):
+                    if req.mode == "forward":   # the primal comes from the {primal, tangent} form
+                        return self.forward(fn, req.acts, callee=primal, hints=hints,
+                                            width=getattr(req, "width", 1),
+                                            error=getattr(req, "error", False))
+                    return self.gradient(fn, req.acts, req.ret_active, hints)
+                name, rty = derivative(req.fn)
+                keep = None                     # forward: the primal alone, or nothing
+                if primal and not tangent:
+                    keep = 0 if rty != self.module.function(req.fn).ret_ty else None
+                elif not tangent:
+                    keep = -1
+                if getattr(req, "candidates", None):
+                    name = self.marker_dispatcher(req, name, rty, derivative)
+                if getattr(req, "vector_args", None) is not None:
+                    new = rewrite_vector_call(self, req, name, rty)
+                    if req.inst.op == "invoke":
+                        new.append(f"br label {req.inst.targets[0]}")
+                else:
+                    new = rewrite_call(self, req, name, rty, keep)
+            if req.mode in ("reverse", "forward", "augment"):
+                new = self.zero_shared_shadows() + new
+            if table is not None and req.mode in ("reverse", "forward", "augment"):
+                new = table.around_call(req, new)
+            _replace_marker(lines, req, new)
+        if table is not None:
+            global_shadows.lower_calls(self, lines, gs_calls)
+        text = "\n".join(lines)
+        extra = [iter_marker.bump_iters(f) for f in self.out]   # derivatives: one order more
+        if table is not None:
+            extra += table.definitions()
+        if self.entry_fn:          # after all requests: every lane is known
+            extra.append(shared_globals.entry_function(self, self.entry_fn))
+        extra += [runtime.definition(h) for h in sorted(self.helpers, key=str)
+                  if not self.module.defines(runtime.defined_name(h))]
+        for h in self.helpers:
+            for n, d in runtime.declarations(h).items():
+                self.declare_raw(n, d)
+        extra += [self.decls[n] for n in sorted(self.decls)]   # the same text every run
+        return text + "\n" + "\n".join(extra) + "\n"
+
+
+def split_kind(parallel, multi, private=(), restored=()) -> str:
+    """The kind part of a split pair's key: run by an OpenMP team or not (and which pointer
+    parameters point at the thread's private memory), reversed more than once on one tape
+    (multi: True) or by reverse vector mode of width N (multi: N > 1)."""
+    kind = "split-parallel" if parallel else "split"
+    if private:
+        kind += "-private:" + ",".join(sorted(private))
+    if restored:
+        kind += "-restore:" + ",".join(f"{p}={n}" for p, n in sorted(restored))
+    if multi:
+        kind += "-multi" + (str(multi) if multi > 1 else "")     # (True is 1)
+    return kind
+
+
+MARKER_CALL = re.compile(r"@\"?[\w.$]*__enzyme_(autodiff|fwddiff|augmentfwd|reverse)")
+CALLEE = re.compile(r"(@[-\w.$]+|@\"[^\"]+\")\(")
+# __kmpc_fork_call(ident, n, @outlined, captured...): the runtime calls @outlined
+FORK_TARGET = re.compile(r"@__kmpc_fork_call\([^,]*, i32 [^,]*, ptr (?:\w+ )*(@[-\w.$]+|@\"[^\"]+\")")
+
+
+# Enzyme's type annotations (`__enzyme_double(p)`, ...) only inform type analysis (typeinfo.py):
+# no code, so their calls go once the derivatives are made
+def _replace_marker(lines, req, new):
+    """The marker call's lines replaced by `new` (its source location on the calls); an
+    invoke's landing pad no longer has it as a predecessor."""
+    lines[req.line] = with_marker_location("\n".join(new), req.inst.md.get("!dbg"))
+    if req.inst.op == "invoke":
+        drop_unwind_edge(lines, req)
+    for k in range(req.line + 1, req.inst.line_end + 1):
+        lines[k] = ""
+
+
+_TYPE_HINT_CALL = re.compile(r'^[ \t]*(?:\w+ )*call void (?:\([^)]*\) )?'
+                             r'@"?__enzyme_(?:double|float|integer|pointer)"? ?\(.*\n', re.M)
+
+
+def differentiate(text: str, origins: dict | None = None, shared: bool = False) -> str:
+    """Rewrite every marker call. Marker calls inside functions that are themselves
+    differentiated (higher order) are handled first, in rounds, innermost first. In a shared
+    library, a marker on a parameter of a function nothing in it calls is refused: its callers
+    are outside (in an executable it is an inlined helper's leftover copy)."""
+    text = truncate.lower(text)   # __enzyme_truncate_*: truncated copies, differentiable code
+    text = lower(text)      # checkpointed loops: plain loops until reverse mode meets them
+    counter = 0
+    text = fixed_point.lower(text)
+    text = batch.lower(text)   # __enzyme_batch: a call of f per lane, differentiable like any code
+    text = virtual_shadow.lower(text)   # __enzyme_virtualreverse(p) is p (dispatch on the primal)
+    text = openmp_capture.lower(text)   # values a region captures by value: through memory
+    text = openmp_capture.hoist_reads(text)   # shared variables a region only reads
+    for level in range(1, 9):
+        gen = Generator(text, counter)
+        gen.level = level
+        gen.origins = origins or {}
+        requests = find_requests(gen.module)
+        for r in requests:
+            if shared and r.mode == "unreached":
+                refuse_unknown_function(gen.module, r.caller, r.inst)
+        if not requests:
+            done = gen.run([]) if global_shadows.uses_api(text) else text
+            done = _TYPE_HINT_CALL.sub("", iter_marker.drop_iters(done))
+            done = registrations.drop_references(done)
+            refuse_marker_values(done)
+            done = tape_local.lower(done)     # after the last round (rules/tape.py reads calls)
+            return tape_sites.instrument(done) if tape_sites.tape_sites() else done
+        ready = [r for r in requests if not gen.reaches_marker(r.fn)]
+        if not ready:
+            raise UserError(f"function '{requests[0].fn[1:]}' differentiates itself (a marker call "
+                            "reaches back to the function being differentiated)")
+        text = gen.run(ready, [r for r in requests if r not in ready])
+        counter = gen.counter
+    raise UserError("marker calls nested more than 8 deep")

@@ -1,0 +1,102 @@
+"""Integer code that would lose a float's derivative, refused (a mixin of Synth): integer
+arithmetic on a float's bits whose result becomes data again (`refuse_bit_manipulation`: a mask
+that is not a sign change, arithmetic on the bits), and float data read or written through a
+pointer made from an integer (`_check_int_pointers`: its shadow is unknown)."""
+from __future__ import annotations
+
+from enzyme_cc.errors import UserError
+from enzyme_cc.ir.lexer import carries_float, is_fp
+from ..structure import packed_bits
+from ..analysis.activity_basics import FREES, int_pointer_base, int_pointer_sources
+from ..structure.enum_arms import integer_arm_use
+from ..structure.type_layout import underlying
+
+# integer instructions: on a float's bits (activity.punned) they lose its derivative, except
+# the sign changes float_bits.py rewrites (sitofp/uitofp are not among them: an integer read as
+# a number, as an enum's other variant sharing the float's slot, carries no derivative)
+_INT_OPS = ("add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or",
+            "xor", "bitcast", "ptrtoint", "inttoptr", "shufflevector", "extractelement",
+            "insertelement", "trunc", "zext", "sext")
+# what a float's slot turned back into a pointer may be passed to and lose nothing
+_DEALLOCS = FREES | {"@__rust_dealloc"}
+
+
+class IntegerChecks:
+    def _check_int_pointers(self):
+        """A pointer made from an integer has no known shadow: reading or writing float data
+        through it would silently drop derivatives."""
+        for inst in self.fn.insts():
+            ptr = inst.ops[0].value if inst.op == "load" else \
+                inst.ops[1].value if inst.op == "store" else None
+            ty = inst.ty if inst.op == "load" else inst.ops[0].ty if inst.op == "store" else ""
+            if ptr is None or not carries_float(ty):
+                continue
+            base = self.fn.defs.get(underlying(self.fn, ptr))
+            if getattr(base, "op", None) != "inttoptr" or int_pointer_base(self.fn, base) or \
+                    base.ops[0].value in self.act.ptrint:    # (its shadow: an integer too)
+                continue
+            srcs = int_pointer_sources(self.fn, base.ops[0].value)
+            value = inst.name if inst.op == "load" else inst.ops[0].value
+            if srcs is not None and value not in self.act.active and \
+                    not any(p in self.act.shadowed for p in srcs):
+                continue    # (an address rebuilt from pointers to memory without derivatives:
+                #            Rust's Vec, a dangling constant or the allocation)
+            if self.act.active or self.act.shadowed - set(self.act.global_shadows):
+                raise UserError(self.where(inst) + ": float data accessed through a pointer made "
+                                "from an integer (inttoptr); its shadow is unknown; hint: keep "
+                                "pointer arithmetic on pointers (no casts through uintptr_t)")
+
+    def refuse_bit_manipulation(self, inst):
+        """Integer code on a float's bits whose result carries no derivative (a mask that is
+        not a sign change, arithmetic on the bits): the derivative would be lost; refused."""
+        if inst.op not in _INT_OPS or inst.name in self.act.active or \
+                not any(o.value in self.act.punned for o in inst.ops) or \
+                packed_bits.drops_float(self.act, inst):
+            return
+        keeper = self._bits_kept(inst)
+        if keeper is None or self.integer_arm(inst):
+            return
+        if keeper.op in ("ret", "insertvalue"):
+            raise UserError(self.where(inst) + ": the function returns a float's bits packed "
+                            "with other data in an integer whose bits may overlap them (a record "
+                            "of a float and an integer in one register is differentiated; a float "
+                            "combined with a tag or mask is not); hint: return the float "
+                            "separately, or write the record through a pointer argument")
+        raise UserError(self.where(inst) + ": integer arithmetic on data that holds a float "
+                        "(bit manipulation of a double); hint: compute on the float value "
+                        "instead, or mark the function inactive")
+
+    def integer_arm(self, inst) -> bool:
+        """inst computes on a tagged union's integer variant passed or returned by value
+        (enum_arms.integer_arm_use): no float's bits are manipulated."""
+        return integer_arm_use(self.act, self.fn, inst, self.__dict__.setdefault("_arm_memo", {}))
+
+    def _bits_kept(self, inst):
+        """The instruction through which the integer result of inst (through further integer
+        code) becomes data again: stored, returned, passed, viewed as a float; None if none.
+        Bits only compared (isnan written on the exponent bits, a sign test) or converted to a
+        number (sitofp: an integer SROA kept in a double vector's lane) carry no derivative and
+        lose none."""
+        users = getattr(self, "_int_users", None)
+        if users is None:
+            users = self._int_users = self.fn.users()
+        todo, seen = [inst], set()
+        while todo:
+            i = todo.pop()
+            if i.name is None or i.name in seen:
+                continue
+            seen.add(i.name)
+            if i.op == "inttoptr" and all(
+                    u.op == "icmp" or u.op in ("call", "invoke") and u.callee in _DEALLOCS
+                    for u in users.get(i.name, ())):
+                continue      # (an enum's pointer payload sharing the float's slot, freed)
+            for u in users.get(i.name, ()):
+                if u.op in ("icmp", "br", "switch", "sitofp", "uitofp") or u.op == "select" and \
+                        all(o.value != i.name for o in u.ops[1:]):
+                    continue                      # (a select's condition: control, not data)
+                if (u.op in _INT_OPS or u.op in ("phi", "select", "freeze")) and \
+                        u.op != "bitcast" and not is_fp(u.ty):
+                    todo.append(u)
+                    continue
+                return u
+        return None

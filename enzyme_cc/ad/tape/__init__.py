@@ -1,0 +1,1 @@
+"""The tape's IR and the small runtime the generated code calls."""
