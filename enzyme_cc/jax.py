@@ -9,9 +9,7 @@ implemented"), never a silent zero.
                          sources=["f.c"])
     y = jax.jit(f)(x)
 """
-import hashlib
 import os
-import subprocess
 import threading
 
 import jax
@@ -21,7 +19,7 @@ from jax.extend.core import Primitive, concrete_or_error
 from jax.interpreters import ad, batching, mlir
 
 from . import ffi
-from .ffi.build import BuildError, cache_root, check_toolchain
+from .ffi.build import helper_library
 from .ffi.runtime import KINDS
 from .ffi.signature import SignatureError
 
@@ -33,23 +31,9 @@ _OPS = {}
 
 def _handler_library():
     """The FFI handler (enzyme_cc/ffi/jax_handler.cc) built against this jaxlib's headers."""
-    src = os.path.join(os.path.dirname(ffi.__file__), "jax_handler.cc")
-    with open(src, "rb") as f:
-        code = f.read()
-    key = hashlib.sha256(code + jax.__version__.encode() + jax.ffi.include_dir().encode())
-    lib = os.path.join(cache_root(), f"jax-handler-{key.hexdigest()[:24]}.so")
-    if not os.path.isfile(lib):
-        check_toolchain({"c++"})
-        from .toolchain import tool
-        os.makedirs(cache_root(), exist_ok=True)
-        tmp = f"{lib}.{os.getpid()}.tmp"
-        r = subprocess.run([tool("clang++"), "-std=c++17", "-O2", "-shared", "-fPIC",
-                            "-I", jax.ffi.include_dir(), src, "-o", tmp],
-                           capture_output=True, text=True)
-        if r.returncode:
-            raise BuildError(f"building the JAX FFI handler failed:\n{r.stderr.strip()}")
-        os.replace(tmp, lib)
-    return lib
+    return helper_library(os.path.join(os.path.dirname(ffi.__file__), "jax_handler.cc"),
+                          "jax-handler", ["-std=c++17", "-O2", "-shared", "-fPIC", "-I",
+                                          jax.ffi.include_dir()], jax.__version__)
 
 
 def _register():

@@ -5,10 +5,8 @@ plan made from a prepared split call. A recorded call then costs what a hand-wri
 Python headers, no C++ compiler) the op keeps its Python autograd.Function, with a warning.
 `ENZYME_CC_TORCH_NODE=0` keeps the Python path."""
 import ctypes
-import hashlib
 import importlib.util
 import os
-import subprocess
 import sys
 import sysconfig
 import threading
@@ -17,7 +15,7 @@ import warnings
 import torch
 
 from . import ffi
-from .ffi.build import BuildError, cache_root, check_toolchain
+from .ffi.build import helper_library
 from .ffi.runtime import SPLIT
 
 NAME = "enzyme_cc_torch_node"
@@ -37,23 +35,8 @@ def _flags():
 
 
 def _library():
-    src = os.path.join(os.path.dirname(ffi.__file__), "torch_node.cc")
-    with open(src, "rb") as f:
-        code = f.read()
-    flags = _flags()
-    key = hashlib.sha256(code + repr((torch.__version__, sys.version, flags)).encode())
-    lib = os.path.join(cache_root(), f"torch-node-{key.hexdigest()[:24]}.so")
-    if not os.path.isfile(lib):
-        check_toolchain({"c++"})
-        from .toolchain import tool
-        os.makedirs(cache_root(), exist_ok=True)
-        tmp = f"{lib}.{os.getpid()}.tmp"
-        r = subprocess.run([tool("clang++"), src, "-o", tmp] + flags,
-                           capture_output=True, text=True)
-        if r.returncode:
-            raise BuildError(f"building the C++ autograd node failed:\n{r.stderr.strip()[-3000:]}")
-        os.replace(tmp, lib)
-    return lib
+    return helper_library(os.path.join(os.path.dirname(ffi.__file__), "torch_node.cc"),
+                          "torch-node", _flags(), f"{torch.__version__} {sys.version}")
 
 
 def module():

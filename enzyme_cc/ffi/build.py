@@ -31,6 +31,28 @@ def cache_root():
     return os.path.join(cache.cache_root(), "ffi")
 
 
+def helper_library(src: str, prefix: str, flags: list[str], identity: str) -> str:
+    """A shared library of ours (the JAX handler, the torch node) built from C++ source `src`
+    with clang++ and `flags` against a framework's headers, once: cached by the source, the
+    flags and `identity` (the framework's version)."""
+    with open(src, "rb") as f:
+        code = f.read()
+    key = hashlib.sha256(code + repr((identity, flags)).encode()).hexdigest()[:24]
+    lib = os.path.join(cache_root(), f"{prefix}-{key}.so")
+    if not os.path.isfile(lib):
+        check_toolchain({"c++"})
+        from ..toolchain import tool
+        os.makedirs(cache_root(), exist_ok=True)
+        tmp = f"{lib}.{os.getpid()}.tmp"
+        r = subprocess.run([tool("clang++"), src, "-o", tmp] + flags, capture_output=True,
+                           text=True)
+        if r.returncode:
+            raise BuildError(f"building {os.path.basename(src)} failed:\n"
+                             f"{r.stderr.strip()[-3000:]}")
+        os.replace(tmp, lib)
+    return lib
+
+
 def driver(lang):
     """The enzyme-cc driver for a language: beside this Python (a venv's bin), else on PATH."""
     name = DRIVERS[lang]
