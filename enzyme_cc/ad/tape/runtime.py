@@ -371,43 +371,63 @@ def declarations(helper) -> dict:
     return {}
 
 
-# Complex multiply/divide (C99 _Complex double): compiler-rt's __muldc3/__divdc3 have no
-# bitcode; differentiated code calls these textbook formulas instead (they differ from the
-# runtime only for infinite/NaN operands, where the derivative is undefined anyway).
-def _complex_result(helper: str, params: str, code: str, declares: str = "") -> tuple:
-    """(name, IR) of a helper returning the complex { double, double } built from the %re and %im
-    that `code` computes, followed by the declarations it needs."""
-    return helper, (f"\ndefine internal {{ double, double }} {helper}({params}) {{\nentry:\n"
-                    f"{code.strip(chr(10))}\n"
-                    "  %r0 = insertvalue { double, double } poison, double %re, 0\n"
-                    "  %r1 = insertvalue { double, double } %r0, double %im, 1\n"
-                    "  ret { double, double } %r1\n}\n" + declares.lstrip("\n"))
+# Complex multiply/divide (C99 _Complex double and float): compiler-rt's __muldc3/__divdc3 and
+# __mulsc3/__divsc3 have no bitcode; differentiated code calls these textbook formulas instead
+# (they differ from the runtime only for infinite/NaN operands, where the derivative is
+# undefined anyway).
+def _complex_result(helper: str, params: str, code: str, declares: str = "",
+                    ty: str = "double") -> tuple:
+    """(name, IR) of a helper returning the complex built from the %re and %im that `code`
+    computes (`{ double, double }`; of floats `<2 x float>`, as x86-64 returns a `float
+    _Complex`), followed by the declarations it needs."""
+    if ty == "float":
+        ret, build = "<2 x float>", ("  %r0 = insertelement <2 x float> poison, float %re, i32 0\n"
+                                     "  %r1 = insertelement <2 x float> %r0, float %im, i32 1\n")
+    else:
+        ret, build = "{ double, double }", ("  %r0 = insertvalue { double, double } poison, "
+                                            "double %re, 0\n  %r1 = insertvalue { double, "
+                                            "double } %r0, double %im, 1\n")
+    return helper, (f"\ndefine internal {ret} {helper}({params}) {{\nentry:\n"
+                    f"{code.strip(chr(10))}\n{build}  ret {ret} %r1\n}}\n" +
+                    declares.lstrip("\n"))
+
+
+_MUL = """
+  %ac = fmul {t} %a, %c
+  %bd = fmul {t} %b, %d
+  %ad = fmul {t} %a, %d
+  %bc = fmul {t} %b, %c
+  %re = fsub {t} %ac, %bd
+  %im = fadd {t} %ad, %bc
+"""
+_DIV = """
+  %cc = fmul {t} %c, %c
+  %dd = fmul {t} %d, %d
+  %den = fadd {t} %cc, %dd
+  %ac = fmul {t} %a, %c
+  %bd = fmul {t} %b, %d
+  %bc = fmul {t} %b, %c
+  %ad = fmul {t} %a, %d
+  %ren = fadd {t} %ac, %bd
+  %imn = fsub {t} %bc, %ad
+  %re = fdiv {t} %ren, %den
+  %im = fdiv {t} %imn, %den
+"""
+
+
+def _arith(op: str, t: str) -> tuple:
+    """compiler-rt's complex multiply or divide (`__muldc3`, `__divsc3`, ...) of doubles or
+    floats."""
+    letter = "d" if t == "double" else "s"
+    return _complex_result(f"@__enzyme_cc_{op}{letter}c3", f"{t} %a, {t} %b, {t} %c, {t} %d",
+                           (_MUL if op == "mul" else _DIV).format(t=t), ty=t)
 
 
 COMPLEX = {
-    "@__muldc3": _complex_result("@__enzyme_cc_muldc3",
-                                "double %a, double %b, double %c, double %d", """
-  %ac = fmul double %a, %c
-  %bd = fmul double %b, %d
-  %ad = fmul double %a, %d
-  %bc = fmul double %b, %c
-  %re = fsub double %ac, %bd
-  %im = fadd double %ad, %bc
-"""),
-    "@__divdc3": _complex_result("@__enzyme_cc_divdc3",
-                                "double %a, double %b, double %c, double %d", """
-  %cc = fmul double %c, %c
-  %dd = fmul double %d, %d
-  %den = fadd double %cc, %dd
-  %ac = fmul double %a, %c
-  %bd = fmul double %b, %d
-  %bc = fmul double %b, %c
-  %ad = fmul double %a, %d
-  %ren = fadd double %ac, %bd
-  %imn = fsub double %bc, %ad
-  %re = fdiv double %ren, %den
-  %im = fdiv double %imn, %den
-"""),
+    "@__muldc3": _arith("mul", "double"),
+    "@__divdc3": _arith("div", "double"),
+    "@__mulsc3": _arith("mul", "float"),
+    "@__divsc3": _arith("div", "float"),
     "@cexp": _complex_result("@__enzyme_cc_cexp", "double %a, double %b", """
   %e = call double @llvm.exp.f64(double %a)
   %c = call double @llvm.cos.f64(double %b)
