@@ -21,7 +21,7 @@ from jax.interpreters import ad, batching, mlir
 from . import ffi
 from .ffi.build import helper_library
 from .ffi.runtime import KINDS
-from .ffi.signature import SignatureError
+from .ffi.signature import SignatureError, integer
 
 TARGET = "enzyme_cc_call"
 _lock = threading.Lock()
@@ -94,13 +94,14 @@ class JaxOp:
         for name, v in ints.items():
             if isinstance(v, jax.core.Tracer):
                 try:                       # a constant under the trace is as good as an int
-                    ints[name] = int(concrete_or_error(None, v))
+                    v = concrete_or_error(None, v)
                 except Exception:
                     raise TypeError(
                         f"{s.name}: integer argument {name!r} is a traced value (an argument of "
                         f"jax.jit or another transform), but the output shapes and the C call "
                         f"need its value when tracing; hint: make it static "
                         f"(jax.jit(..., static_argnames=...)) or pass a Python int") from None
+            ints[name] = integer(s.name, name, v)
         full = self.fn.prepare("primal", [tuple(x.shape) for x in xs], tuple(ints.items())).ints
         # (jitted: an eager call takes jit's C++ dispatch; under a transformation it is one
         # more nested call, inlined when lowered)

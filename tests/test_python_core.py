@@ -169,6 +169,19 @@ def test_missing_function_is_a_build_error():
      "void sq(const double *x, int n) { }", "it returns void, but Ret declares double"),
     (ffi.Signature("sq", [In("x", ("n",)), ffi.Int("n"), Out("y", ("n",))]),
      "void sq(const double *x, double *y) { }", "with 2 argument\\(s\\), but the signature declares 3"),
+    # an output left out, the only input declared Out: the argument is named, not "declares
+    # no output" / "no differentiable input"
+    (ffi.Signature("sq", [In("x", ("n",)), ffi.Int("n")]),
+     "void sq(const double *x, int n, double *y) { }", "with 3 argument\\(s\\), but the signature declares 2"),
+    (ffi.Signature("sq", [Out("x", ("n",)), ffi.Int("n"), Out("y", ("n",))]),
+     "void sq(const double *x, int n, double *y) { for (int i = 0; i < n; i++) y[i] = x[i]; }",
+     "argument 'x' is `const double \\*` in C \\(read only\\), but Out declares it written"),
+    # an In the function writes: the caller's tensor changed, JAX gave another result per call
+    (ffi.Signature("sq", [In("x", ("n",)), ffi.Int("n"), Out("s", ())]),
+     "void sq(double *x, int n, double *s) { double a = 0; for (int i = 0; i < n; i++) "
+     "{ a += x[i] * x[i]; x[i] *= 2; } *s = a; }",
+     "argument 'x' is `double \\*` in C and the function writes through it, but In declares it "
+     "read only"),
 ])
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_signature_contradicting_the_prototype_is_refused(sig, src, message, opt):
@@ -176,6 +189,17 @@ def test_signature_contradicting_the_prototype_is_refused(sig, src, message, opt
     call, naming the argument (it gave wrong numbers, heap corruption or an internal error)."""
     with pytest.raises(ffi.SignatureError, match=message):
         ffi.build([sig], source=src, flags=(opt,))
+
+
+def test_input_without_const_that_is_only_read():
+    """A pointer C code forgot to make const is an In when the function only reads it."""
+    sig = ffi.Signature("sq", [In("x", ("n",)), ffi.Int("n"), Out("s", ())])
+    f = ffi.function(sig, source="void sq(double *x, int n, double *s) { double a = 0; "
+                                 "for (int i = 0; i < n; i++) a += x[i] * x[i]; *s = a; }")
+    x = np.array([1.0, 2.0, 3.0])
+    assert f(x) == 14.0
+    np.testing.assert_allclose(f.vjp([x], [np.array(1.0)]), 2 * x, rtol=1e-15)
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
@@ -213,6 +237,11 @@ def test_call_errors_name_the_argument(lib):
         lib.smooth(x, np.ones(3))
     with pytest.raises(ffi.SignatureError, match="'w' has batch axes \\(4,\\), but 'x' has \\(3,\\)"):
         lib.smooth(np.ones((3, 2)), np.ones((4, 2)))
+    # an Int's value is an integer, never a float, string or bool truncated or parsed
+    assert lib.norm2(x, n=np.int64(2)) == lib.norm2(x, n=2)
+    for bad, shown in ((2.0, "float 2.0"), ("2", "str '2'"), (True, "bool True")):
+        with pytest.raises(TypeError, match=f"integer argument 'n' must be an int, not {shown}"):
+            lib.norm2(x, n=bad)
 
 
 def test_signature_errors():
@@ -220,8 +249,10 @@ def test_signature_errors():
         ffi.Signature("f", [In("x", ("m",)), Out("y", (2,))])
     with pytest.raises(ffi.SignatureError, match="dtype must be float64, float32, complex128 or complex64"):
         ffi.Signature("f", [In("x", (2,), "int32"), Out("y", (2,))])
+    # (checked after the prototype, whose messages name a wrong argument)
     with pytest.raises(ffi.SignatureError, match="no differentiable input"):
-        ffi.Signature("f", [In("x", (2,), diff=False), Out("y", (2,))])
+        ffi.build([ffi.Signature("f", [In("x", (2,), diff=False), Out("y", (2,))])],
+                  source="void f(const double *x, double *y) { y[0] = x[0]; y[1] = x[1]; }")
 
 
 

@@ -173,19 +173,21 @@ def check_prototypes(sigs, objs, more_code: bool):
     the sources do not define is named, unless the link flags may bring it. Returns, per
     function, the scalar inputs C takes by value."""
     from enzyme_cc.bitcode.elf import bitcode_modules
-    from .prototype import check, find
+    from .prototype import check, check_inputs_unwritten, find
     modules = []
     for obj in objs:
         with open(obj, "rb") as f:
             modules += bitcode_modules(f.read(), obj)
     by_value = {}
     for sig in sigs:
-        proto = find(modules, sig.symbol)
+        proto, module = find(modules, sig.symbol, with_module=True)
         if proto is not None:
             by_value[sig.name] = check(sig, proto)
+            check_inputs_unwritten(sig, proto, module)
         elif not more_code:
             raise BuildError(f"'{sig.name}' is not defined in the given sources (C++: declare "
                                  "it extern \"C\"; Fortran: bind(c))")
+        sig.check_complete()
     return by_value
 
 

@@ -20,12 +20,11 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import tempfile
 
 from .build import BuildError, _code_digest, cache_root, check_toolchain, compile_sources, \
     read_sources
-from .prototype import _FLOAT_NAMES, _INT_BITS, _INT_NAMES, find
+from .prototype import _FLOAT_NAMES, _INT_BITS, _INT_NAMES, find, pointer_access
 from .signature import In, INT_CTYPES, Int, Out, Ret, Signature, SignatureError
 
 
@@ -63,7 +62,6 @@ def _compiled_params(name, srcs, flags):
     without extern "C" is found by its name (qualified or not) among the demangled ones."""
     check_toolchain({lg for _, lg, _ in srcs})
     from enzyme_cc.bitcode.elf import bitcode_modules
-    from enzyme_cc.toolchain import tool
     os.makedirs(cache_root(), exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="infer-", dir=cache_root()) as tmp:
         modules = []
@@ -80,16 +78,8 @@ def _compiled_params(name, srcs, flags):
             proto, module = find(modules, symbol, with_module=True)
         if proto is None:
             raise BuildError(f"'{name}' is not defined in the given sources")
-        bc = os.path.join(tmp, "f.bc")
-        with open(bc, "wb") as f:
-            f.write(module)
-        # LLVM's inference of what the function does with each pointer (readonly, writeonly)
-        r = subprocess.run([tool("opt"), "-passes=default<O1>", bc, "-S", "-o", "-"],
-                           capture_output=True, text=True)
-        if r.returncode:
-            raise BuildError(f"reading the prototype of '{name}' failed:\n{r.stderr.strip()}")
-    from enzyme_cc.ir.model import parse_module
-    access = [_access(p.attrs) for p in parse_module(r.stdout).function("@" + symbol).params]
+    # LLVM's inference of what the function does with each pointer (readonly, writeonly)
+    access = pointer_access(module, symbol)
     if None in [p.name for p in proto.params]:
         raise SignatureError(f"{name}: the debug info gives no parameter names (a C++ member "
                              "function, or a function without them); declare its Signature")
@@ -115,13 +105,6 @@ def _cxx_symbol(modules, name):
                              "name or, for overloads, the symbol of the one you mean "
                              f"({', '.join(sym for sym, _ in hits)})")
     return hits[0][0] if hits else name
-
-
-def _access(attrs) -> str:
-    """What the function does with a pointer parameter, from its inferred attributes."""
-    ro, wo = "readonly" in attrs, "writeonly" in attrs
-    return "none" if "readnone" in attrs or (ro and wo) else \
-        "read" if ro else "write" if wo else "both"
 
 
 def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):

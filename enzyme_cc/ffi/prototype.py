@@ -6,6 +6,7 @@ naming the argument, instead of giving wrong numbers or corrupting the heap."""
 from __future__ import annotations
 
 import re
+import subprocess
 from dataclasses import dataclass
 
 from .signature import COMPLEX, DTYPES, In, Int, Out, SignatureError
@@ -213,6 +214,47 @@ def _check_arg(sig, where, a, p) -> bool:
             raise SignatureError(f"{where}: argument {a.name!r} is {_c(p)} in C (read only), "
                                  "but Out declares it written: declare it In")
     return False
+
+
+def check_inputs_unwritten(sig, proto: Prototype, module: bytes) -> None:
+    """Refuse an In whose C pointer is not const and which the function writes through (LLVM's
+    attribute inference on the optimized function): the caller's array would change, and a
+    JAX array, immutable, would give another result at the next call."""
+    where = f"{sig.name}: the C function is {_show(proto)}"
+    suspect = [k for k, (a, p) in enumerate(zip(sig.args, proto.params))
+               if isinstance(a, In) and p.ir == "ptr" and not p.const]
+    if not suspect:
+        return
+    access = pointer_access(module, sig.symbol)
+    for k in suspect:
+        a, p = sig.args[k], proto.params[k]
+        if access[k] in ("write", "both"):
+            raise SignatureError(
+                f"{where}: argument {a.name!r} is {_c(p)} in C and the function writes through "
+                "it, but In declares it read only (the caller's array would change): declare "
+                "it Out if it is an output (zeroed before each call), or leave it unchanged "
+                "and make it `const` if it is an input; an argument updated in place is not "
+                "supported")
+
+
+def pointer_access(module: bytes, symbol: str) -> list[str]:
+    """Per parameter of `symbol` in the bitcode `module`: what the optimized function does
+    with it ('read', 'write', 'both' or 'none'), from LLVM's attribute inference."""
+    from enzyme_cc.ir.model import parse_module
+    from enzyme_cc.toolchain import tool
+    r = subprocess.run([tool("opt"), "-passes=default<O1>", "-", "-S", "-o", "-"],
+                       input=module, capture_output=True)
+    if r.returncode:
+        raise SignatureError(f"reading the prototype of '{symbol}' failed:\n"
+                             f"{r.stderr.decode(errors='replace').strip()}")
+    params = parse_module(r.stdout.decode()).function("@" + symbol).params
+    return [_access(p.attrs) for p in params]
+
+
+def _access(attrs) -> str:
+    ro, wo = "readonly" in attrs, "writeonly" in attrs
+    return "none" if "readnone" in attrs or (ro and wo) else \
+        "read" if ro else "write" if wo else "both"
 
 
 def _c(p) -> str:

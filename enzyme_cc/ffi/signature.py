@@ -1,6 +1,7 @@
 """A C function's declared signature: which pointer arguments are inputs and outputs, their shapes
 (fixed or named integer arguments) and dtypes, which inputs are differentiable; and the checks and
 shape arithmetic every front end (numpy, torch, jax) shares."""
+import operator
 from dataclasses import dataclass
 from math import prod
 
@@ -92,10 +93,15 @@ class Signature:
                 if not isinstance(d, (str, int)) or isinstance(d, bool) or \
                         (isinstance(d, int) and d < 0):
                     raise SignatureError(f"{name}: argument {a.name!r}: bad dimension {d!r}")
+
+    def check_complete(self):
+        """Something to differentiate: checked after the prototype (ffi/prototype.py), whose
+        messages name the argument a Signature got wrong (an output left out, an input
+        declared Out)."""
         if not self.outputs:
-            raise SignatureError(f"{name}: declares no output (Out or ret=Ret())")
+            raise SignatureError(f"{self.name}: declares no output (Out or ret=Ret())")
         if not self.diff_inputs:
-            raise SignatureError(f"{name}: declares no differentiable input")
+            raise SignatureError(f"{self.name}: declares no differentiable input")
 
     def key(self):
         return repr((self.name, self.args, self.ret) +
@@ -109,7 +115,7 @@ class Signature:
         unknown = set(given) - {a.name for a in self.ints}
         if unknown:
             raise SignatureError(f"{self.name}: no Int argument named {sorted(unknown)[0]!r}")
-        values = {k: int(v) for k, v in given.items()}
+        values = {k: integer(self.name, k, v) for k, v in given.items()}
         leads = []
         for a, shape in zip(self.inputs, input_shapes):
             shape = tuple(int(s) for s in shape)
@@ -146,6 +152,18 @@ class Signature:
     def _show(shape, values=None):
         values = values or {}
         return "(" + ", ".join(str(values.get(d, d)) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def integer(fname, name, v):
+    """An Int's value: an integer (Python's, numpy's, an integer scalar array or tensor, a
+    symbolic size), never a float, string or bool silently converted."""
+    if not isinstance(v, bool):
+        try:
+            return operator.index(v)
+        except TypeError:
+            pass
+    raise TypeError(f"{fname}: integer argument {name!r} must be an int, not "
+                    f"{type(v).__name__} {v!r}")
 
 
 def common_lead(fname, args, leads):
