@@ -156,6 +156,15 @@ class TorchOp:
                     inputs = inputs[:k] + (x.contiguous(),) + inputs[k + 1:]
             record = record or x.requires_grad
         if torch.compiler.is_compiling():   # the op, with its registered autograd formula
+            if _C._are_functorch_transforms_active():
+                # (Dynamo, seeing the exception, runs the compiled function eagerly: what
+                # torch.func gets right; with fullgraph=True the user sees this message)
+                raise RuntimeError(
+                    f"{s.name}: torch.compile cannot trace an enzyme_cc op inside a torch.func "
+                    "transform (grad, jacrev, jvp, ...): without fullgraph=True the function "
+                    "runs eagerly; hint: put the transform outside (torch.func.grad("
+                    "torch.compile(f))), or compute the gradient with torch.autograd.grad or "
+                    ".backward() inside the compiled function")
             full = self.fn.plan([tuple(x.shape) for x in inputs], ints).ints
             outs = self.ops["primal"](list(inputs), [], list(full), [])
         elif not _plain(inputs):    # traced or transformed: the autograd.Function and the ops

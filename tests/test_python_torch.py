@@ -279,6 +279,17 @@ def test_compile_with_gradient(ops):
             rand(5), rand(5)).backward()
 
 
+def test_compile_around_torch_func_transforms(ops):
+    """torch.compile(torch.func.grad(op)) and of jacrev: the gradient (Dynamo cannot trace the
+    op inside a functorch transform, and runs the function eagerly)."""
+    n2 = ops["norm2"]
+    x = rand(6, grad=False)
+    torch.testing.assert_close(torch.compile(torch.func.grad(n2))(x), x / x.norm(),
+                               rtol=1e-14, atol=0)
+    torch.testing.assert_close(torch.compile(torch.func.jacrev(n2))(x), x / x.norm(),
+                               rtol=1e-14, atol=0)
+
+
 def test_compile_inductor_with_gradient(ops):
     """The default backend (inductor, CPU) compiles the same graph around the opaque op."""
     w = rand(5, grad=False)
