@@ -13,6 +13,7 @@ Or let the compiled prototype say what the signature is (ffi/infer.py):
     f = function("norm2", source=SRC, shapes={"x": ("n",)})
 """
 from .build import BuildError, CompilerNotFound, build_library
+from .infer import signature_of as infer_signature
 from .runtime import Function, Library, Plan
 from .signature import In, Int, Out, Ret, Signature, SignatureError
 
@@ -22,8 +23,7 @@ def signature_of(name, sources=(), source=None, lang="c", flags=("-O2",), shapes
     """The Signature of C function `name` read from its compiled prototype: const or read-only
     pointers are inputs, write-only ones outputs (`outputs=` names those both read and written),
     floats by value scalar inputs, integers Int; `shapes` gives each pointer's shape."""
-    from .infer import signature_of as infer
-    return infer(name, sources, source, lang, flags, shapes, outputs, nondiff, ret)
+    return infer_signature(name, sources, source, lang, flags, shapes, outputs, nondiff, ret)
 
 
 def declared(signature, sources=(), source=None, lang="c", flags=("-O2",), **inferred):

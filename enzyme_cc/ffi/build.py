@@ -10,6 +10,7 @@ import tempfile
 
 from .. import __version__, cache
 from ..errors import UserError
+from ..toolchain import tool
 from .codegen import wrapper_source
 
 LANGS = {".c": "c", ".cc": "c++", ".cpp": "c++", ".cxx": "c++", ".C": "c++",
@@ -41,7 +42,6 @@ def helper_library(src: str, prefix: str, flags: list[str], identity: str) -> st
     lib = os.path.join(cache_root(), f"{prefix}-{key}.so")
     if not os.path.isfile(lib):
         check_toolchain({"c++"})
-        from ..toolchain import tool
         os.makedirs(cache_root(), exist_ok=True)
         tmp = f"{lib}.{os.getpid()}.tmp"
         r = subprocess.run([tool("clang++"), src, "-o", tmp] + flags, capture_output=True,
@@ -66,7 +66,6 @@ def driver(lang):
 
 def check_toolchain(langs):
     """The compilers enzyme-cc will run: a missing one is named before any build starts."""
-    from ..toolchain import tool
     try:
         for lang in sorted(langs):
             tool(TOOLCHAIN[lang])

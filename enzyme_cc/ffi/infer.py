@@ -22,6 +22,8 @@ import os
 import re
 import tempfile
 
+from enzyme_cc.ad.structure.diagnostics import demangled
+
 from .build import BuildError, _code_digest, cache_root, check_toolchain, compile_sources, \
     read_sources
 from .prototype import _FLOAT_NAMES, _INT_BITS, _INT_NAMES, find, pointer_access
@@ -91,7 +93,6 @@ def _cxx_symbol(modules, name):
     """The symbol of the one C++ function the sources define whose demangled name is `name`
     (`energy`, or qualified: `phys::energy`), else `name` (then not found)."""
     import llvmlite.binding as llvm
-    from enzyme_cc.ad.structure.diagnostics import demangled
     mangled = [f.name for data in modules for f in llvm.parse_bitcode(data).functions
                if not f.is_declaration and f.name.startswith("_Z")]
     hits = []

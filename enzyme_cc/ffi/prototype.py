@@ -9,6 +9,9 @@ import re
 import subprocess
 from dataclasses import dataclass
 
+from enzyme_cc.ir.model import parse_module
+from enzyme_cc.toolchain import tool
+
 from .signature import COMPLEX, DTYPES, In, Int, Out, SignatureError
 
 # Integer C types and their widths in bits (x86-64 Linux).
@@ -48,7 +51,6 @@ def find(modules, name: str, with_module=False):
     """The prototype of the function `name` defined in one of the bitcode modules (bytes), or
     None; with_module: (prototype, the module's bytes)."""
     import llvmlite.binding as llvm
-    from enzyme_cc.ir.model import parse_module
     for data in modules:
         mod = llvm.parse_bitcode(data)
         try:
@@ -240,8 +242,6 @@ def check_inputs_unwritten(sig, proto: Prototype, module: bytes) -> None:
 def pointer_access(module: bytes, symbol: str) -> list[str]:
     """Per parameter of `symbol` in the bitcode `module`: what the optimized function does
     with it ('read', 'write', 'both' or 'none'), from LLVM's attribute inference."""
-    from enzyme_cc.ir.model import parse_module
-    from enzyme_cc.toolchain import tool
     r = subprocess.run([tool("opt"), "-passes=default<O1>", "-", "-S", "-o", "-"],
                        input=module, capture_output=True)
     if r.returncode:
