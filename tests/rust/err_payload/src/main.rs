@@ -3,7 +3,7 @@
 // rustc alone inlines it). res_obj's error path reads the payload of `Err(NegativeLog(bad))` as
 // integer bits joined by a phi with another field, then as a double: its derivative was silently
 // dropped (-1.0 where central differences give -1.6) until a join of untyped loads counted as an
-// untyped copy (ad/activity_memory.py `_joined_copies`).
+// untyped copy (ad/analysis/activity_memory.py `_joined_copies`).
 mod check;
 use check::*;
 use enzyme_cc::{autodiff, fwddiff};
