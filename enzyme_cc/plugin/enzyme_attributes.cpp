@@ -76,7 +76,7 @@ Expr *shadowArgument(Sema &S, const ParsedAttr &A) {
 
 // Loop checkpointing, as Enzyme lowers it: the attribute becomes a call
 // __enzyme_set_checkpointing(schedule, budget) at the top of the loop body, which the link step
-// (enzyme_cc/ad/loop_checkpoint.py) finds after optimization and turns the loop around it into a
+// (enzyme_cc/ad/api/loop_checkpoint.py) finds after optimization and turns the loop around it into a
 // checkpointed loop. Schedules are Enzyme's tags (<enzyme/checkpoint.h>); the budget is all ones
 // when not given (the schedule's default).
 int64_t scheduleTag(StringRef Name) {
@@ -306,7 +306,7 @@ struct EnzymeAttr : public ParsedAttrInfo {
   };                                                                                          \
   static ParsedAttrInfoRegistry::Add<Id> Reg##Id(#Id, "")
 
-// Lowered as Enzyme's plugin lowers them; the link step (enzyme_cc/ad/registrations.py) reads
+// Lowered as Enzyme's plugin lowers them; the link step (enzyme_cc/ad/api/registrations.py) reads
 // every annotation named here.
 ENZYME_ATTR(Inactive, "enzyme_inactive", EnzymeAttr::FunctionsAndGlobals, "enzyme_inactivefn",
             "enzyme_inactive", 1);

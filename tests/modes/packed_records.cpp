@@ -3,7 +3,7 @@
 // float weight; }` (the high half), `std::pair<float, int>`, `std::optional<float>`, returned by
 // value, passed by value (also read from an array of them, as unoptimized builds do) and stored
 // to memory as the i64. The derivative follows the float
-// through the packing (enzyme_cc/ad/packed_bits.py); it was refused ("returns a float's bits
+// through the packing (enzyme_cc/ad/structure/packed_bits.py); it was refused ("returns a float's bits
 // packed with other data"). Each line: enzyme-cc | analytic.
 #include <cmath>
 #include <cstdio>
