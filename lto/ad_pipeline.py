@@ -60,14 +60,11 @@ def build_ad_object(plan, inv, cfg, obj, stages) -> set[int]:
 # ---- the stages ------------------------------------------------------------------------------
 def merge(job):
     """The bitcode modules merged into one (those AD cannot reach left to their own code), with
-    the rewrites the next stages rely on: optnone stripped and registered calls kept, inline
-    functions internal in executables, marked loops kept whole and code AD never sees marked
-    (preopt_scope.py), flang's runtime entries renamed to ours and ours linked in."""
-    from . import inline_asm, preopt_scope, x86_intrinsics
-    from . import optimize as opt
-    from enzyme_cc.ad.api import loop_checkpoint
-    from enzyme_cc.ad.api.registrations import keep_registered_calls
-    from enzyme_cc.rules import blas, fortran
+    the rewrites the next stages rely on (lto/text_passes.py: optnone stripped, registered calls
+    kept, inline functions internal in executables, marked loops kept whole, code AD never sees
+    marked), flang's runtime entries renamed to ours and ours linked in."""
+    from . import optimize as opt, text_passes
+    from enzyme_cc.rules import fortran
     plan = job.plan
     ctx, names = opt.new_context(), []
     module = opt.merge(plan.modules, ctx, names)
@@ -78,14 +75,7 @@ def merge(job):
         ctx = opt.new_context()
         module = opt.merge([m for k, m in enumerate(plan.modules) if k not in job.native], ctx)
         text = str(module)
-    text = blas.keep_calls(keep_registered_calls(opt.strip_optnone(text)))
-    text = inline_asm.rewrite(text)             # Eigen's SSE max/min: compares and selects
-    text = x86_intrinsics.rewrite(text)         # AVX max/min, horizontal adds: plain IR
-    if not job.inv.shared:
-        text = opt.internalize_inline_functions(text)
-    if job.cfg.preopt:
-        text = loop_checkpoint.keep_loops(text)     # marked loops stay loops through -O2
-        text = preopt_scope.mark_unreached(text)    # code AD never sees: optimized once, later
+    text = text_passes.run(text, text_passes.merge_passes(job.inv.shared, job.cfg.preopt))
     text, substituted = fortran.substitute_runtime(text)
     job.module, job.ctx = opt.parse_text(text, ctx, "merged bitcode"), ctx
     if substituted:

@@ -82,40 +82,6 @@ def merge(modules: list[tuple[str, bytes]], ctx, names: list | None = None):
     return main
 
 
-_OPTNONE = re.compile(r"\b(optnone|noinline)\b")
-
-
-def strip_optnone(text: str) -> str:
-    """-O0 objects carry optnone + noinline on every function; drop that pair from attribute
-    groups (a user's own noinline, without optnone, stays)."""
-    out = []
-    for line in text.split("\n"):
-        if line.startswith("attributes #") and re.search(r"\boptnone\b", line):
-            line = _OPTNONE.sub("", line)
-        out.append(line)
-    return "\n".join(out)
-
-
-_COMDAT = re.compile(r" comdat(?:\(\$[^)]*\))?(?= )")
-
-
-def internalize_inline_functions(text: str) -> str:
-    """C++ inline functions and template instantiations (linkonce_odr: every object that uses one
-    carries its own copy) become internal to the merged module, as LTO does for an executable:
-    the inliner then treats a single call site as the last use and inlines it, which turns
-    template layers (Boost, the STL) and the function pointers passed through them into one
-    function before AD. Out of their comdat, so another object's copy never replaces ours."""
-    out = []
-    for line in text.split("\n"):
-        if line.startswith("define linkonce_odr "):
-            rest = line[len("define linkonce_odr "):]
-            for vis in ("hidden ", "protected "):     # local linkage has default visibility
-                rest = rest.removeprefix(vis)
-            line = _COMDAT.sub("", "define internal " + rest, 1)
-        out.append(line)
-    return "\n".join(out)
-
-
 # Pipelines and codegen run in LLVM 22's own opt/llc: the same PassBuilder pipeline as
 # llvmlite's (identical IR), about 1.6x faster for optimization and 1.4x for codegen here (see
 # docs/performance.md "Link time"), and codegen can use several cores.

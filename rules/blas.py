@@ -21,6 +21,7 @@ import os
 import re
 from .c_runtime import runtime_bitcode
 from enzyme_cc.ad.structure.type_layout import underlying
+from enzyme_cc.ir.lexer import fn_attr_position
 from enzyme_cc.lto.optimize import parse_bitcode
 from .shadow_blocks import defer_free
 
@@ -557,6 +558,7 @@ def keep_calls(text: str) -> str:
             if depth == 0:
                 break
             j += 1
-        out.append(text[last:j + 1] + " noinline")
-        last = j + 1
+        at = fn_attr_position(text, j)
+        out.append(text[last:at] + " noinline")
+        last = at
     return "".join(out) + text[last:]

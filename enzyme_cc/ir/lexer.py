@@ -251,6 +251,16 @@ def split_fields(ty: str) -> list[str]:
     return out
 
 
+_AFTER_PARAMS = re.compile(r"(?:\s+(?:local_unnamed_addr|unnamed_addr|addrspace\(\d+\)))*")
+
+
+def fn_attr_position(text: str, close: int) -> int:
+    """Where a function attribute goes in a `define` whose parameter list closes at index
+    `close` of `text`: after the `unnamed_addr` and `addrspace` markers, which LLVM's parser
+    wants before any attribute."""
+    return _AFTER_PARAMS.match(text, close + 1).end()
+
+
 def c_string(name: str, data: bytes) -> str:
     """The definition of a private constant `name` holding the bytes `data` (include the NUL of
     a C string), printable characters as they are and the others escaped."""

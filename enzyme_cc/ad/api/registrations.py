@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from enzyme_cc.errors import UserError
+from enzyme_cc.ir.lexer import fn_attr_position
 from enzyme_cc.ir.model import parse_module
 
 _REF = re.compile(r"(@[-\w.$]+|@\"[^\"]+\")")
@@ -160,6 +161,7 @@ def keep_registered_calls(text: str) -> str:
                 if depth == 0:
                     break
                 j += 1
-            lines[k] = line[:j + 1] + " noinline" + line[j + 1:]
+            at = fn_attr_position(line, j)
+            lines[k] = line[:at] + " noinline" + line[at:]
             break
     return "\n".join(lines)

@@ -1,0 +1,71 @@
+"""The merge stage's rewrites of the module's IR text (lto/ad_pipeline.py `merge`), in the order
+they run: each a function from IR text to IR text, listed by `merge_passes` and tested one by one
+in tests/test_text_passes.py. They are the rewrites LLVM has no pass for: attributes the next
+stages rely on (no optnone, registered and BLAS calls kept as calls, marked loops kept whole,
+code AD never sees marked), inline assembly and x86 intrinsics as plain IR, and inline functions
+internal as LTO makes them in an executable. The passes on generated IR live with the AD core."""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from enzyme_cc.ad.api import loop_checkpoint
+from enzyme_cc.ad.api.registrations import keep_registered_calls
+from enzyme_cc.rules import blas
+from . import inline_asm, preopt_scope, x86_intrinsics
+
+
+def merge_passes(shared: bool, preopt: bool) -> list[tuple[str, Callable[[str], str]]]:
+    """(name, pass) of the merge stage's text passes, in order, for a shared library or an
+    executable, with or without the pre-AD optimization."""
+    passes = [("strip optnone", strip_optnone),
+              ("keep registered calls", keep_registered_calls),
+              ("keep BLAS calls", blas.keep_calls),
+              ("inline assembly as IR", inline_asm.rewrite),       # Eigen's SSE max/min, FMA
+              ("x86 intrinsics as IR", x86_intrinsics.rewrite)]    # AVX max/min, horizontal adds
+    if not shared:
+        passes.append(("internalize inline functions", internalize_inline_functions))
+    if preopt:
+        passes += [("keep marked loops", loop_checkpoint.keep_loops),     # loops through -O2
+                   ("mark unreached code", preopt_scope.mark_unreached)]  # optimized once, later
+    return passes
+
+
+def run(text: str, passes) -> str:
+    for _, rewrite in passes:
+        text = rewrite(text)
+    return text
+
+
+_OPTNONE = re.compile(r"\b(optnone|noinline)\b")
+
+
+def strip_optnone(text: str) -> str:
+    """-O0 objects carry optnone + noinline on every function; drop that pair from attribute
+    groups (a user's own noinline, without optnone, stays)."""
+    out = []
+    for line in text.split("\n"):
+        if line.startswith("attributes #") and re.search(r"\boptnone\b", line):
+            line = _OPTNONE.sub("", line)
+        out.append(line)
+    return "\n".join(out)
+
+
+_COMDAT = re.compile(r" comdat(?:\(\$[^)]*\))?(?= )")
+
+
+def internalize_inline_functions(text: str) -> str:
+    """C++ inline functions and template instantiations (linkonce_odr: every object that uses one
+    carries its own copy) become internal to the merged module, as LTO does for an executable:
+    the inliner then treats a single call site as the last use and inlines it, which turns
+    template layers (Boost, the STL) and the function pointers passed through them into one
+    function before AD. Out of their comdat, so another object's copy never replaces ours."""
+    out = []
+    for line in text.split("\n"):
+        if line.startswith("define linkonce_odr "):
+            rest = line[len("define linkonce_odr "):]
+            for vis in ("hidden ", "protected "):     # local linkage has default visibility
+                rest = rest.removeprefix(vis)
+            line = _COMDAT.sub("", "define internal " + rest, 1)
+        out.append(line)
+    return "\n".join(out)

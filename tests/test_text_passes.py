@@ -1,0 +1,130 @@
+"""The merge stage's text passes (lto/text_passes.py), one by one, on small IR inputs: what each
+rewrites, that it leaves the rest alone, and that its output is valid IR. (mark_unreached has
+its own tests in test_preopt_scope.py.)"""
+import subprocess
+
+import llvmlite.binding as llvm
+import pytest
+
+from enzyme_cc.lto import text_passes
+from enzyme_cc.lto.inline_asm import rewrite as rewrite_asm
+from enzyme_cc.lto.x86_intrinsics import rewrite as rewrite_intrinsics
+from enzyme_cc.toolchain import tool
+
+
+def _ir(c_source: str, *flags: str) -> str:
+    """clang-22's IR text of a C source."""
+    r = subprocess.run([tool("clang"), "-x", "c", "-S", "-emit-llvm", *flags, "-", "-o", "-"],
+                       input=c_source, capture_output=True, text=True, check=True)
+    return r.stdout
+
+
+def _valid(text: str) -> str:
+    llvm.parse_assembly(text).verify()
+    return text
+
+
+def _define(text: str, name: str) -> str:
+    return next(line for line in text.split("\n") if line.startswith("define ")
+                and f"@{name}(" in line)
+
+
+def test_merge_passes_in_order():
+    names = [n for n, _ in text_passes.merge_passes(shared=False, preopt=True)]
+    assert names == ["strip optnone", "keep registered calls", "keep BLAS calls",
+                     "inline assembly as IR", "x86 intrinsics as IR",
+                     "internalize inline functions", "keep marked loops",
+                     "mark unreached code"]
+    shared = [n for n, _ in text_passes.merge_passes(shared=True, preopt=False)]
+    assert "internalize inline functions" not in shared and "keep marked loops" not in shared
+
+
+def test_strip_optnone():
+    text = _ir("double f(double x) { return x * x; }\n"
+               "__attribute__((noinline)) double g(double x) { return x + 1; }\n", "-O0")
+    out = _valid(text_passes.strip_optnone(text))
+    groups = [line for line in out.split("\n") if line.startswith("attributes #")]
+    assert not any("optnone" in g for g in groups)
+    assert text_passes.strip_optnone(out) == out
+    # (at -O0 every function has optnone + noinline, and both go; a user's noinline alone stays)
+    user = "define void @h() #0 {\n  ret void\n}\nattributes #0 = { noinline nounwind }\n"
+    assert text_passes.strip_optnone(user) == user
+
+
+def test_internalize_inline_functions():
+    text = ("$f = comdat any\n"
+            "define linkonce_odr hidden double @f(double %x) comdat {\n  ret double %x\n}\n"
+            "define double @g(double %x) {\n  %r = call double @f(double %x)\n"
+            "  ret double %r\n}\n")
+    out = _valid(text_passes.internalize_inline_functions(text))
+    assert _define(out, "f") == "define internal double @f(double %x) {"
+    assert _define(out, "g") == "define double @g(double %x) {"
+
+
+def test_inline_assembly_max_becomes_compare_and_select():
+    text = ("define <2 x double> @m(<2 x double> %a, <2 x double> %b) {\n"
+            '  %r = tail call <2 x double> asm "maxpd $1, $0", "=x,x,0,~{dirflag},~{fpsr},'
+            '~{flags}"(<2 x double> %a, <2 x double> %b)\n'
+            "  ret <2 x double> %r\n}\n")
+    out = _valid(rewrite_asm(text))
+    assert ' asm "' not in out
+    assert "fcmp ogt <2 x double> %b, %a" in out and "select <2 x i1>" in out
+
+
+def test_x86_intrinsics_become_plain_ir():
+    text = ("declare <2 x double> @llvm.x86.sse2.max.pd(<2 x double>, <2 x double>)\n"
+            "define <2 x double> @m(<2 x double> %a, <2 x double> %b) {\n"
+            "  %r = call <2 x double> @llvm.x86.sse2.max.pd(<2 x double> %a, <2 x double> %b)\n"
+            "  ret <2 x double> %r\n}\n")
+    out = _valid(rewrite_intrinsics(text))
+    assert "call <2 x double> @llvm.x86" not in out
+    assert "fcmp ogt <2 x double> %a, %b" in out
+
+
+def test_keep_registered_calls_marks_them_noinline():
+    text = _ir("double f(double x) { return x * x; }\n"
+               "double g(double x) { return f(x) + 1; }\n"
+               "void *__enzyme_inactivefn[1] = {(void *)f};\n", "-O1")
+    out = _valid(text_passes.keep_registered_calls(text))
+    assert "noinline" in _define(out, "f") and "noinline" not in _define(out, "g")
+    # after unnamed_addr, as LLVM's parser wants it (an internal error before)
+    named = text.replace("define dso_local double @f(", "define dso_local double @f(", 1)
+    line = _define(named, "f")
+    named = named.replace(line, line.replace(") #", ") local_unnamed_addr #", 1), 1)
+    assert "local_unnamed_addr noinline" in _define(
+        _valid(text_passes.keep_registered_calls(named)), "f")
+
+
+@pytest.mark.parametrize("marked", [True, False])
+def test_keep_blas_calls(marked):
+    """The program's own dgemm_ stays a call (its rule replaces it); other code is untouched.
+    (Compiled from C its define has local_unnamed_addr, before which noinline made the module
+    unparsable.)"""
+    name = "dgemm_" if marked else "mine_"
+    text = _ir(f"void {name}(const char *ta, const char *tb, const int *m, const int *n, "
+               "const int *k, const double *alpha, const double *a, const int *lda, "
+               "const double *b, const int *ldb, const double *beta, double *c, "
+               "const int *ldc) { c[0] = alpha[0] * a[0] * b[0] + beta[0] * c[0]; }\n", "-O1")
+    out = _valid(text_passes.blas.keep_calls(text))
+    assert ("noinline" in _define(out, name)) == marked
+
+
+def test_keep_marked_loops():
+    """A loop holding a checkpoint marker gets llvm.loop.unroll.disable: still a loop after
+    the pre-AD optimization, to be outlined."""
+    text = _ir("void __enzyme_set_checkpointing(int);\n"
+               "double f(const double *x) { double s = 0;\n"
+               "  for (int i = 0; i < 4; i++) { __enzyme_set_checkpointing(2); s += x[i] * s; }\n"
+               "  return s; }\n", "-O1", "-fno-unroll-loops")
+    out = _valid(text_passes.loop_checkpoint.keep_loops(text))
+    assert out.count("llvm.loop.unroll.disable") > text.count("llvm.loop.unroll.disable")
+    plain = _ir("double f(const double *x) { double s = 0;\n"
+                "  for (int i = 0; i < 4; i++) s += x[i] * s; return s; }\n", "-O1")
+    assert text_passes.loop_checkpoint.keep_loops(plain) == plain
+
+
+def test_run_applies_each_pass_in_order():
+    seen = []
+    passes = [("a", lambda t: (seen.append("a"), t + "a")[1]),
+              ("b", lambda t: (seen.append("b"), t + "b")[1])]
+    assert text_passes.run("", passes) == "ab" and seen == ["a", "b"]
