@@ -8,12 +8,15 @@ it. A large program with one differentiated kernel then pays one optimization pi
 of its code, not two (the link-time target of issue 12).
 
 What AD can reach, from the module text alone: every function passed to a marker
-(`__enzyme_*` calls) or named by a global whose name says enzyme (gradient registrations),
+(`__enzyme_*` calls; where the marker gets a value, a select or phi of functions, every function
+its holder names) or named by a global whose name says enzyme (gradient registrations),
 every function a reached function or global refers to, and, when a reached function calls
 through a pointer, every function whose address is taken (AD dispatches an indirect call over
 those). Functions that hold markers are optimized too, so marker arguments look as at -O2.
-A function left unoptimized is still differentiated correctly if this guess ever misses it
-(AD handles unoptimized IR: the Ref pipeline); only its derivative would be slower."""
+A function left unoptimized is still differentiated if this guess ever misses it (AD handles
+unoptimized IR: the Ref pipeline), but slower, and code it calls may have been left to its native
+code (lto/ad_pipeline.py `_native_modules`): Rust's allocator shim then stays a call into
+`__rdl_alloc` without bitcode, whose result gets no shadow."""
 from __future__ import annotations
 
 import re
@@ -31,6 +34,7 @@ _GROUP_REF = re.compile(r"#(\d+)")
 # "(ptr, ...)" before it is preceded by a space)
 _CALLEE = re.compile(rf"\b(?:call|invoke)\b[^\n]*?([@%]){_NAME}\(")
 _MARKER = re.compile(r"\b(?:call|invoke)\b[^\n]*?@[\w.$]*__enzyme_")
+_FIRST_ARG = re.compile(r"@[\w.$]*__enzyme_\w*\(([^,)]*)")
 
 
 def _indirect(body: str) -> bool:
@@ -55,6 +59,11 @@ def _reached(funcs, globals_, address_taken, roots) -> set[str]:
         for line in body.split("\n") if "__enzyme_" in body else ():   # (_MARKER's literal)
             if _MARKER.search(line):
                 todo += [m.group(1) for m in _REF.finditer(line) if not m.group(2)]
+                first = _FIRST_ARG.search(line)
+                if first and "%" in first.group(1):
+                    # the function comes through a value (a select or phi of functions in
+                    # bitcode optimized at its compile step, rustc's): any the holder names
+                    todo += [m.group(1) for m in _REF.finditer(body) if not m.group(2)]
     seen: set[str] = set()
     dispatch_added = False
     while todo:

@@ -90,6 +90,27 @@ def test_mark_unreached_text():
     assert "attributes #2 = { nounwind }" in back and "optnone" not in back
 
 
+def test_marker_function_through_a_select():
+    """Bitcode optimized at its compile step (rustc's) may pass the marker a select or phi of
+    functions (two autodiff! arms merged into one call): the functions the holder names are
+    reached, and so is what they call (Rust's allocator shim; left unoptimized, it stayed a
+    call whose result got no shadow)."""
+    text = "\n".join([
+        'define double @a(double %x) #0 {\n  %1 = call ptr @alloc(i64 8)\n  ret double %x\n}',
+        'define double @b(double %x) #0 {\n  ret double %x\n}',
+        'define ptr @alloc(i64 %n) #0 {\n  %p = call ptr @malloc(i64 %n)\n  ret ptr %p\n}',
+        'define double @lonely(double %x) #0 {\n  ret double %x\n}',
+        'define i32 @main(i1 %c) #0 {\n  %f = select i1 %c, ptr @a, ptr @b\n'
+        '  %1 = call double (ptr, ...) @__enzyme_autodiff(ptr %f, double 1.0)\n  ret i32 0\n}',
+        'declare double @__enzyme_autodiff(ptr, ...)',
+        'declare ptr @malloc(i64)',
+        'attributes #0 = { nounwind }',
+    ])
+    marked = mark_unreached(text)
+    tagged = {m.group(1) for m in re.finditer(r"^define [^@]*@(\w+)\(.*#1 \{", marked, re.M)}
+    assert tagged == {"lonely"}
+
+
 WRAPPER = r"""
 #include <math.h>
 #include <stdio.h>

@@ -243,6 +243,18 @@ def test_rust_swapped_buffers(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+def test_rust_boxed_closures_through_a_selected_marker(tmp_path):
+    """Boxed closures capturing active values, differentiated (reverse and forward) through
+    marker calls that rustc -O merges onto a select of two functions (refused: the pre-AD
+    scope missed the function, its closure boxes had no shadow; slow tier, the mechanism is
+    test_preopt_scope.py's test_marker_function_through_a_select)."""
+    _rustc_link("-O", HERE / "boxed_closures_selected.rs", cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 12 and "FAILED" not in out, out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
 def test_rust_bytes_copied_by_type_erased_code_stay_refused(tmp_path):
     """hashbrown moves a HashMap's (usize, f64) buckets with `copy_nonoverlapping::<u8>` of the
     bucket size: `u8` says bytes, not integers (taken for integers, the derivative crashed)."""
