@@ -157,12 +157,13 @@ class TorchOp:
             record = record or x.requires_grad
         if torch.compiler.is_compiling():   # the op, with its registered autograd formula
             if _C._are_functorch_transforms_active():
-                # (Dynamo, seeing the exception, runs the compiled function eagerly: what
-                # torch.func gets right; with fullgraph=True the user sees this message)
+                # (Dynamo, seeing the exception while tracing, runs the compiled function
+                # eagerly, where torch.func gets it right; a user sees the message only where
+                # Dynamo cannot fall back)
                 raise RuntimeError(
                     f"{s.name}: torch.compile cannot trace an enzyme_cc op inside a torch.func "
-                    "transform (grad, jacrev, jvp, ...): without fullgraph=True the function "
-                    "runs eagerly; hint: put the transform outside (torch.func.grad("
+                    "transform (grad, jacrev, jvp, ...); it runs the function eagerly where "
+                    "it can; hint: put the transform outside (torch.func.grad("
                     "torch.compile(f))), or compute the gradient with torch.autograd.grad or "
                     ".backward() inside the compiled function")
             full = self.fn.plan([tuple(x.shape) for x in inputs], ints).ints
