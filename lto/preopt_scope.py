@@ -56,14 +56,16 @@ def _reached(funcs, globals_, address_taken, roots) -> set[str]:
     """Functions and globals AD may reach: from marker operands, enzyme globals and `roots`."""
     todo = [n for n, g in globals_.items() if "enzyme" in n.lower()] + list(roots)
     for name, (_, body) in funcs.items():
+        through_value = False
         for line in body.split("\n") if "__enzyme_" in body else ():   # (_MARKER's literal)
             if _MARKER.search(line):
                 todo += [m.group(1) for m in _REF.finditer(line) if not m.group(2)]
                 first = _FIRST_ARG.search(line)
-                if first and "%" in first.group(1):
-                    # the function comes through a value (a select or phi of functions in
-                    # bitcode optimized at its compile step, rustc's): any the holder names
-                    todo += [m.group(1) for m in _REF.finditer(body) if not m.group(2)]
+                through_value = through_value or bool(first and "%" in first.group(1))
+        if through_value:
+            # a marker's function comes through a value (a select or phi of functions in
+            # bitcode optimized at its compile step, rustc's): any function the holder names
+            todo += [m.group(1) for m in _REF.finditer(body) if not m.group(2)]
     seen: set[str] = set()
     dispatch_added = False
     while todo:

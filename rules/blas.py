@@ -552,13 +552,7 @@ def keep_calls(text: str) -> str:
         return text
     out, last = [], 0
     for m in _OWN_DEFINE.finditer(text):
-        depth, j = 0, m.end() - 1
-        while j < len(text) and text[j] != "\n":
-            depth += {"(": 1, ")": -1}.get(text[j], 0)
-            if depth == 0:
-                break
-            j += 1
-        at = fn_attr_position(text, j)
+        at = fn_attr_position(text, m.end() - 1)
         out.append(text[last:at] + " noinline")
         last = at
     return "".join(out) + text[last:]

@@ -75,7 +75,7 @@ struct SplitBackward : public Node {
   void discard() {
     if (!pending) return;
     pending = false;
-    for (size_t k = 0; k < plan->nout; k++) keep[keep.size() - 1 - plan->nout + k].zero_();
+    for (size_t k = 0; k < plan->nout; k++) dout(k).zero_();
     run_reverse();
   }
 
@@ -99,7 +99,7 @@ struct SplitBackward : public Node {
       if (!g.defined()) continue;
       if (g.layout() != at::kStrided || !g.device().is_cpu() ||
           g.scalar_type() != plan->dtypes[k] || g.sizes() != at::IntArrayRef(plan->shapes[k]) ||
-          (g.key_set() & kNotPlain).empty() == false)
+          !(g.key_set() & kNotPlain).empty())
         return false;
     }
     return true;

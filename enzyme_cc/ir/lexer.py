@@ -254,11 +254,17 @@ def split_fields(ty: str) -> list[str]:
 _AFTER_PARAMS = re.compile(r"(?:\s+(?:local_unnamed_addr|unnamed_addr|addrspace\(\d+\)))*")
 
 
-def fn_attr_position(text: str, close: int) -> int:
-    """Where a function attribute goes in a `define` whose parameter list closes at index
-    `close` of `text`: after the `unnamed_addr` and `addrspace` markers, which LLVM's parser
-    wants before any attribute."""
-    return _AFTER_PARAMS.match(text, close + 1).end()
+def fn_attr_position(text: str, open_paren: int) -> int:
+    """Where a function attribute goes in a `define` whose parameter list opens at index
+    `open_paren` of `text`: after the list's closing parenthesis (on the same line) and the
+    `unnamed_addr` and `addrspace` markers, which LLVM's parser wants before any attribute."""
+    depth, j = 0, open_paren
+    while j < len(text) and text[j] != "\n":
+        depth += {"(": 1, ")": -1}.get(text[j], 0)
+        if depth == 0:
+            break
+        j += 1
+    return _AFTER_PARAMS.match(text, j + 1).end()
 
 
 def c_string(name: str, data: bytes) -> str:

@@ -155,13 +155,7 @@ def keep_registered_calls(text: str) -> str:
             at = line.find(name + "(")
             if at < 0:
                 continue
-            depth, j = 0, at + len(name)
-            while j < len(line):
-                depth += {"(": 1, ")": -1}.get(line[j], 0)
-                if depth == 0:
-                    break
-                j += 1
-            at = fn_attr_position(line, j)
+            at = fn_attr_position(line, at + len(name))
             lines[k] = line[:at] + " noinline" + line[at:]
             break
     return "\n".join(lines)
