@@ -555,3 +555,83 @@ def test_indirect_target_that_fails_takes_what_named_it_along(tmp_path, level):
                     str(tmp_path / "o.o"), "-o", str(tmp_path / "m")], check=True, env=env)
     out = subprocess.run([str(tmp_path / "m")], capture_output=True, text=True).stdout
     assert float(out) == 9.0, out
+
+
+def test_copy_out_of_a_local_the_callee_filled_into_a_union_slot():
+    """Rust's collect into Result<Vec<f64>, E> (cargo's dev profile): a callee fills a local
+    vector (capacity, pointer, length) and copies it into its caller's slot, where the error
+    variant keeps a double at the length's offset. The kinds accessed through the copy's two
+    ends disagree; the callee's own stores say what it moves (once refused: 'cannot deduce
+    the type of the memory being copied'). The caller reads the length through the double's
+    bits and indexes with it (once refused as bit manipulation of a double)."""
+    body = """
+declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
+define internal void @make(ptr sret([24 x i8]) %out, ptr %x, i64 %n) noinline {
+  %v = alloca [24 x i8], align 8
+  %cap = add i64 %n, 4
+  store i64 %cap, ptr %v, align 8
+  %data = getelementptr inbounds double, ptr %x, i64 1
+  %pp = getelementptr inbounds i8, ptr %v, i64 8
+  store ptr %data, ptr %pp, align 8
+  %len = add i64 %n, -1
+  %lp = getelementptr inbounds i8, ptr %v, i64 16
+  store i64 %len, ptr %lp, align 8
+  call void @llvm.memcpy.p0.p0.i64(ptr %out, ptr %v, i64 24, i1 false)
+  ret void
+}
+define double @f(ptr %x, i64 %n) {
+entry:
+  %slot = alloca [24 x i8], align 8
+  %x0 = load double, ptr %x, align 8
+  %neg = fcmp olt double %x0, 0.0
+  %sp = getelementptr inbounds i8, ptr %slot, i64 16
+  br i1 %neg, label %err, label %ok
+err:
+  store i64 -9223372036854775808, ptr %slot, align 8
+  store double %x0, ptr %sp, align 8
+  br label %join
+ok:
+  call void @make(ptr sret([24 x i8]) %slot, ptr %x, i64 %n)
+  br label %join
+join:
+  %tag = load i64, ptr %slot, align 8
+  %d = load double, ptr %sp, align 8
+  %iserr = icmp eq i64 %tag, -9223372036854775808
+  br i1 %iserr, label %bad, label %good
+bad:
+  %d2 = fmul double %d, %d
+  %d3 = fmul double %d2, %d
+  ret double %d3
+good:
+  %len = bitcast double %d to i64
+  %dp = getelementptr inbounds i8, ptr %slot, i64 8
+  %data = load ptr, ptr %dp, align 8
+  %lm1 = add i64 %len, -1
+  %lastp = getelementptr inbounds double, ptr %data, i64 %lm1
+  %last = load double, ptr %lastp, align 8
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %good ], [ %i1, %loop ]
+  %acc = phi double [ %last, %good ], [ %acc1, %loop ]
+  %p = getelementptr inbounds double, ptr %data, i64 %i
+  %e = load double, ptr %p, align 8
+  %sq = fmul double %e, %e
+  %acc1 = fadd double %acc, %sq
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, %len
+  br i1 %more, label %loop, label %done
+done:
+  ret double %acc1
+}
+define void @test(ptr %x, ptr %dx, i64 %n) {
+  %r = call double (ptr, ...) @__enzyme_autodiff(ptr @f, ptr %x, ptr %dx, ptr @enzyme_const, i64 %n)
+  ret void
+}"""
+    g = run(body, "test", None, ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double),
+            ctypes.c_int64)
+    for xs, want in (([0.5, 1.5, -2.0, 3.0], [0.0, 3.0, -4.0, 7.0]),
+                     ([-0.5, 1.5, -2.0, 3.0], [0.75, 0.0, 0.0, 0.0])):
+        x = (ctypes.c_double * 4)(*xs)
+        dx = (ctypes.c_double * 4)()
+        g(x, dx, 4)
+        assert list(dx) == pytest.approx(want)

@@ -287,3 +287,19 @@ def test_rust_std_collections_and_text(tmp_path, opts):
     checks = 56 if opts == ("-O",) else 42
     assert r.stdout.count("CHECK ") == checks and "FAILED" not in r.stdout, r.stdout
     assert "f4: s = " in r.stderr
+
+
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+@pytest.mark.parametrize("opts", [("-Copt-level=0", "-Ccodegen-units=256"),
+                                  pytest.param(("-O",), marks=pytest.mark.slow)],
+                         ids=["dev-profile", "O"])
+def test_rust_collect_into_result_and_option(tmp_path, opts):
+    """`collect::<Result<Vec<f64>, E>>()` and `collect::<Option<Vec<f64>>>()`, both variants
+    taken: in cargo's dev profile (256 codegen units keep Vec::from_iter a function of its own)
+    the vector is copied out of a local into the caller's slot, where the error's f64 shares
+    the length's offset (once refused: 'cannot deduce the type of the memory being copied'),
+    and the caller indexes with the length read through the double's bits (then refused as
+    bit manipulation). The AD core's form: test_ad_core's union-slot test."""
+    _rustc_link(opts[0], HERE / "collect_result_option.rs", *opts[1:], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 12 and "FAILED" not in out, out

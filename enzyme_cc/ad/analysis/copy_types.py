@@ -9,6 +9,7 @@ from enzyme_cc.ir.lexer import type_size
 from ..structure.type_layout import (containing_type, decompose, layout, named_expand,
                                      opaque_layout, record_of, tbaa_struct, underlying)
 from .debug_types import copied_layout, uniform_kind
+from .stored_layout import stored_layout
 from .typeinfo import TypeInfo, callee_kinds
 from .activity_basics import FREES
 
@@ -92,6 +93,12 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
         kinds = _linked_kinds(module, fn, (dst.value, src.value), info)
     if len(kinds) == 1:
         return [(0, length, kinds.pop())]
+    if length is not None:
+        # the ends are accessed as different kinds (the caller's view of its slot is a union):
+        # a local this function filled itself says what the copy moves out of it
+        stored = stored_layout(module, fn, inst, length)
+        if stored:
+            return stored
     if not kinds:
         allint = all(set(s.values()) == {"int"} for s in summaries)
         if allint or any(info.int_pointee(o) for o in (dst.value, src.value)):

@@ -74,9 +74,9 @@ class IntegerChecks:
     def _bits_kept(self, inst):
         """The instruction through which the integer result of inst (through further integer
         code) becomes data again: stored, returned, passed, viewed as a float; None if none.
-        Bits only compared (isnan written on the exponent bits, a sign test) or converted to a
-        number (sitofp: an integer SROA kept in a double vector's lane) carry no derivative and
-        lose none."""
+        Bits only compared (isnan written on the exponent bits, a sign test), converted to a
+        number (sitofp: an integer SROA kept in a double vector's lane) or used as an address's
+        index carry no derivative and lose none."""
         users = getattr(self, "_int_users", None)
         if users is None:
             users = self._int_users = self.fn.users()
@@ -91,9 +91,10 @@ class IntegerChecks:
                     for u in users.get(i.name, ())):
                 continue      # (an enum's pointer payload sharing the float's slot, freed)
             for u in users.get(i.name, ()):
-                if u.op in ("icmp", "br", "switch", "sitofp", "uitofp") or u.op == "select" and \
-                        all(o.value != i.name for o in u.ops[1:]):
-                    continue                      # (a select's condition: control, not data)
+                if u.op in ("icmp", "br", "switch", "sitofp", "uitofp", "getelementptr") or \
+                        u.op == "select" and all(o.value != i.name for o in u.ops[1:]):
+                    continue          # (a select's condition: control, not data; an address's
+                    #                    index: an enum's length sharing the float's slot)
                 if (u.op in _INT_OPS or u.op in ("phi", "select", "freeze")) and \
                         u.op != "bitcast" and not is_fp(u.ty):
                     todo.append(u)
