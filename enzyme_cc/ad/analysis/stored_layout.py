@@ -39,7 +39,7 @@ def _stores_into(module, fn, copy, base):
         if inst.op == "store":
             b, off = decompose(module, fn, inst.ops[1].value)
             if b != base:
-                if inst.ops[0].value == base:
+                if _into(module, fn, inst.ops[0], base):
                     return None               # its address escapes into memory
                 continue
             kind = _stored_kind(fn, inst.ops[0])
@@ -55,7 +55,7 @@ def _stores_into(module, fn, copy, base):
             kinds[off] = (size, kind)
         elif inst.op in ("call", "invoke") and inst is not copy:
             for j, o in enumerate(inst.ops):
-                if o.ty != "ptr" or decompose(module, fn, o.value)[0] != base:
+                if not _into(module, fn, o, base):
                     continue
                 callee = inst.callee or ""
                 if callee.startswith("@llvm.lifetime.") or callee.startswith(_COPIES) and j == 1:
@@ -63,10 +63,16 @@ def _stores_into(module, fn, copy, base):
                 if callee.startswith(_COPIES) or not module.defines(callee) or \
                         param_kinds(module, callee, j) & {"double", "float"}:
                     return None
-        elif inst.op in ("ptrtoint", "phi", "select") and \
-                any(o.value == base for o in inst.ops):
+        elif inst.op not in ("load", "getelementptr", "call", "invoke") and \
+                any(_into(module, fn, o, base) for o in inst.ops):
             return None                       # it is also reached another way
     return kinds
+
+
+def _into(module, fn, operand, base) -> bool:
+    """The operand is an address in base."""
+    return operand.ty == "ptr" and operand.value.startswith("%") and \
+        decompose(module, fn, operand.value)[0] == base
 
 
 def _stored_kind(fn, value, depth: int = 0):
