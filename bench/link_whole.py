@@ -202,8 +202,9 @@ def measure(d, n, runs, bindir, lang="c"):
     nocache = dict(os.environ, ENZYME_CC_CACHE="0")
     for f in files + ["main"]:
         run([enzyme_cc, "-O2", "-c", src.get(f, f + ext), "-o", f + ".o"], d)
-    for f in files + ["main", "stub"]:
-        run([clang, "-O2", "-flto=full", "-c", src.get(f, f + ext), "-o", f + ".lto.o"], d)
+    for f in files + ["main", "stub"]:       # (the stub is C: clang++ would mangle its name)
+        run([clang if f != "stub" else "clang-22", "-O2", "-flto=full", "-c",
+             src.get(f, f + ext), "-o", f + ".lto.o"], d)
     objs = [f + ".o" for f in files]
     lto = [f + ".lto.o" for f in files]
     rows, stages = {}, {}
@@ -219,7 +220,8 @@ def measure(d, n, runs, bindir, lang="c"):
     cached = dict(os.environ, ENZYME_CC_CACHE="1", ENZYME_CC_CACHE_DIR=os.path.join(d, "cache"))
     run([enzyme_cc, "-O2", "main.o", *objs, "-lm", "-o", "ad"], d, cached)     # the cache warm
     for f in files + ["main", "stub"]:
-        run([clang, "-O2", "-flto=thin", "-c", src.get(f, f + ext), "-o", f + ".thin.o"], d)
+        run([clang if f != "stub" else "clang-22", "-O2", "-flto=thin", "-c",
+             src.get(f, f + ext), "-o", f + ".thin.o"], d)
     thin = [clang, "-O2", "-flto=thin", "-fuse-ld=lld", "-Wl,--thinlto-cache-dir=thincache",
             "main.thin.o", "stub.thin.o", *[f + ".thin.o" for f in files], "-lm", "-o", "thin"]
     run(thin, d)                                                               # its cache warm
