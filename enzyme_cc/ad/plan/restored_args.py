@@ -45,14 +45,14 @@ def _restored_args(gen, synth, inst) -> frozenset:
         size = _alloca_bytes(synth.fn, o.value, gen.module.named_types)
         if not size or size > MAX_BYTES or reloadable(gen, synth.fn.name, o.value):
             continue
-        if _loaded_bytes(fn, p.name) * 2 >= size and _unchanged_by(gen, synth.fn, o.value, inst):
+        if _loaded_bytes(gen, fn, p.name) * 2 >= size and _unchanged_by(gen, synth, o.value, inst):
             out.add((p.name, size))
     return frozenset(out)
 
 
-def _derived(fn, root: str) -> set[str]:
+def _derived(fn, root: str, users=None) -> set[str]:
     """root and the addresses computed from it (GEPs on it, transitively)."""
-    users, derived, todo = fn.users(), {root}, [root]
+    users, derived, todo = users or fn.users(), {root}, [root]
     while todo:
         v = todo.pop()
         for u in users.get(v, ()):
@@ -66,30 +66,53 @@ def _no_capture(attrs) -> bool:
     return "nocapture" in attrs or "captures(none)" in "".join(attrs)
 
 
-def _unchanged_by(gen, fn, obj: str, call) -> bool:
+def _unchanged_by(gen, synth, obj: str, call) -> bool:
     """Nothing the call runs can write local array obj: the call passes it once (no other
-    argument points into it), and its address never escapes the caller: it is used by address
-    arithmetic, loads, stores into it and calls that do not keep it (memory intrinsics,
-    `captures(none)` parameters), nothing else."""
+    argument points into it), and its address never escapes the caller (_escaping_locals,
+    found for every local at once: a C++ objective passes hundreds of locals to calls)."""
+    fn = synth.fn
     if sum(underlying(fn, o.value) == obj for o in call.ops if o.ty == "ptr") != 1:
         return False
-    derived = _derived(fn, obj)
+    escaping = synth.__dict__.get("_escaping_locals")
+    if escaping is None:
+        escaping = synth.__dict__.setdefault("_escaping_locals", _escaping_locals(gen, fn))
+    return obj not in escaping
+
+
+def _escaping_locals(gen, fn) -> set[str]:
+    """The allocas of fn whose address escapes: used (itself or an address computed from it)
+    by anything but address arithmetic, loads, stores into it and calls that do not keep it
+    (memory intrinsics, `captures(none)` parameters)."""
+    users, root_of = fn.users(), {}
     for inst in fn.insts():
-        used = [k for k, o in enumerate(inst.ops) if o.value in derived]
-        if not used or inst.op == "getelementptr" and used == [0] or \
-                inst.op == "load" and used == [0] or inst.op == "store" and used == [1]:
-            continue
-        if inst.op != "call" or not (inst.callee or "").startswith("@"):
-            return False
-        name = inst.callee[1:].strip('"')
-        if name.startswith(("llvm.lifetime.", "llvm.memset.", "llvm.memcpy.", "llvm.memmove.")):
-            continue
-        callee = gen.module.function(inst.callee)
-        if callee is None or not callee.blocks or \
-                not all(k < len(callee.params) and _no_capture(callee.params[k].attrs)
-                        for k in used):
-            return False
-    return True
+        if inst.op == "alloca":
+            for v in _derived(fn, inst.name, users):
+                root_of.setdefault(v, inst.name)
+    escaping = set()
+    for inst in fn.insts():
+        by_root: dict[str, list[int]] = {}
+        for k, o in enumerate(inst.ops):
+            if o.value in root_of:
+                by_root.setdefault(root_of[o.value], []).append(k)
+        for root, used in by_root.items():
+            if root not in escaping and not _kept_by(gen, inst, used):
+                escaping.add(root)
+    return escaping
+
+
+def _kept_by(gen, inst, used) -> bool:
+    """inst's use of a local's addresses at operand positions `used` keeps it local."""
+    if inst.op == "getelementptr" and used == [0] or inst.op == "load" and used == [0] or \
+            inst.op == "store" and used == [1]:
+        return True
+    if inst.op != "call" or not (inst.callee or "").startswith("@"):
+        return False
+    name = inst.callee[1:].strip('"')
+    if name.startswith(("llvm.lifetime.", "llvm.memset.", "llvm.memcpy.", "llvm.memmove.")):
+        return True
+    callee = gen.module.function(inst.callee)
+    return callee is not None and bool(callee.blocks) and \
+        all(k < len(callee.params) and _no_capture(callee.params[k].attrs) for k in used)
 
 
 def _alloca_bytes(fn, v: str, named) -> int | None:
@@ -103,9 +126,17 @@ def _alloca_bytes(fn, v: str, named) -> int | None:
         return None
 
 
-def _loaded_bytes(fn, param: str) -> int:
+def _loaded_bytes(gen, fn, param: str) -> int:
     """Bytes of floating-point values a call loads through `param` (a load in a loop counted
-    four times); 0 when the parameter has a use other than address arithmetic and loads."""
+    four times); 0 when the parameter has a use other than address arithmetic and loads.
+    Asked once per callee and parameter."""
+    memo = gen.__dict__.setdefault("_restore_loaded", {})
+    if (fn.name, param) not in memo:
+        memo[fn.name, param] = _count_loaded(fn, param)
+    return memo[fn.name, param]
+
+
+def _count_loaded(fn, param: str) -> int:
     derived, cyclic, total = _derived(fn, param), cyclic_blocks(fn), 0
     for b in fn.blocks:
         for inst in b.insts:
