@@ -308,6 +308,16 @@ def _sret_after(plan) -> list[str]:
 
 
 def _used(fn, name) -> bool:
-    return any(name in i.toks for i in fn.insts() if i.name != name)
+    """Whether an instruction of fn other than its definition names local `name` (the names
+    each instruction mentions gathered once per function: a main with hundreds of marker
+    calls asks for each)."""
+    named = fn.__dict__.get("_named_locals")
+    if named is None:
+        named = fn.__dict__.setdefault("_named_locals", {})
+        for i in fn.insts():
+            for t in set(i.toks):
+                if t.startswith("%") and t != i.name:
+                    named[t] = True
+    return name in named
 
 
