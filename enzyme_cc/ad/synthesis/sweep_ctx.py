@@ -155,7 +155,8 @@ class RevCtx:
     def __init__(self, synth, block, dry):
         self.synth, self.block, self.dry = synth, block, dry
         self.act = synth.act
-        self.requests: list = []
+        self.requests: list = []         # the primal values the block reads, in order
+        self._requested: set = set()     # (the same, for membership: blocks of 10^4 values)
         self.avail: dict = {}
         self.lines: list[str] = []
         self.phi_d = {}
@@ -168,7 +169,8 @@ class RevCtx:
         if kind in ("p", "s") and not v.startswith("%"):
             return v if kind == "p" else self._const_shadow(v)
         if self.dry:
-            if key not in self.requests:
+            if key not in self._requested:
+                self._requested.add(key)
                 self.requests.append(key)
             return "%ad.dry"
         return self.avail[key]
