@@ -6,7 +6,7 @@ import functools
 import re
 from types import SimpleNamespace
 
-from enzyme_cc.ir.lexer import is_fp, float_cast
+from enzyme_cc.ir.lexer import is_fp, float_cast, split_fields
 from .registry import reverse, forward, call_rule, allocator
 from .formula import FormulaCompiler, FUNCS, callees
 from .copy_adjoint import copy_fields, len64, move_fields_at_once, rev_memcpy
@@ -377,11 +377,31 @@ def _custom_augment(ctx, inst):
             # reversed once per lane (reverse vector mode): the run lives as long as the tape
             defer_free(ctx, tape, "null", "@__enzyme_cc_ckpt_release")
     else:                                   # { ptr tape, T result }
+        _check_augmented_return(ctx, inst, aug, fn.ret_ty)
         t = synth.tmp("ca")
         ctx.emit(f"{t} = {call}")
         ctx.emit(f"{tape} = extractvalue {fn.ret_ty} {t}, 0")
         if inst.name:
             ctx.emit(f"{synth.r(inst.name)} = extractvalue {fn.ret_ty} {t}, 1")
+
+
+def _check_augmented_return(ctx, inst, aug, ret_ty):
+    """A registered augmented forward returning something other than the forms of the ABI
+    (registrations.py) is the user's mistake: say which forms are accepted."""
+    if call_kind(ctx, inst) == "checkpoint":
+        return                                  # (generated: always a record)
+    fields = split_fields(ret_ty) if ret_ty.strip().startswith("{") else []
+    if len(fields) == 2 and [f.replace(" ", "") for f in fields] == ["ptr",
+                                                                      inst.ty.replace(" ", "")]:
+        return
+    f = inst.callee[1:]
+    res = "nothing" if inst.ty == "void" else f"'{inst.ty}'"
+    forms = (f"'{inst.ty}' (the result, no tape), a struct {{ void *tape; {inst.ty} result; }} "
+             "(the reverse function then takes the tape as its last argument), or nothing"
+             if inst.ty != "void" else "a 'void *' tape, or nothing")
+    ctx.gen().fail(ctx.synth, inst, f"the augmented forward function '{aug[1:]}' registered "
+                   f"for '{f}' (__enzyme_register_gradient) returns '{ret_ty}', while '{f}' "
+                   f"returns {res}", f"make '{aug[1:]}' return {forms}")
 
 
 def _custom_reverse(ctx, inst, d):
@@ -397,6 +417,16 @@ def _custom_reverse(ctx, inst, d):
     if fn.ret_ty == "void":
         ctx.emit(call)
         return
+    fields = split_fields(fn.ret_ty) if fn.ret_ty.strip().startswith("{") else []
+    if call_kind(ctx, inst) != "checkpoint" and not (len(active) == 1 and is_fp(fn.ret_ty)) and \
+            [f.replace(" ", "") for f in fields] != [o.ty.replace(" ", "") for o in active]:
+        want = "nothing" if not active else f"'{active[0].ty}'" if len(active) == 1 else \
+            "a struct of " + ", ".join(o.ty for o in active)
+        ctx.gen().fail(ctx.synth, inst, f"the reverse function '{rev[1:]}' registered for "
+                       f"'{inst.callee[1:]}' (__enzyme_register_gradient) returns "
+                       f"'{fn.ret_ty}'", f"return the adjoints of its {len(active)} float "
+                       f"arguments: {want} (in argument order), or void when it adds them "
+                       "through pointers")
     t = ctx.tmp("cg")
     ctx.emit(f"{t} = {call}")
     if len(active) == 1 and is_fp(fn.ret_ty):

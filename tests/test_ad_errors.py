@@ -216,6 +216,52 @@ int main(void) {
 }
 """
 
+CUSTOM_AUG_RETURN = r"""
+#include <stdio.h>
+extern int enzyme_dup;
+void __enzyme_autodiff(void *, ...);
+__attribute__((noinline)) double dot(const double *a, const double *b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+/* returns the tape alone, but dot returns a double */
+void *dot_aug(const double *a, const double *da, const double *b, const double *db, int n) {
+  return 0;
+}
+void dot_rev(const double *a, double *da, const double *b, double *db, int n, double dr,
+             void *tape) {
+  for (int i = 0; i < n; i++) { da[i] += dr * b[i]; db[i] += dr * a[i]; }
+}
+void *__enzyme_register_gradient_dot[3] = {(void *)dot, (void *)dot_aug, (void *)dot_rev};
+double f(const double *a, const double *b) {
+  return dot(a, b, 3) * dot(a, a, 3);
+}
+int main(void) {
+  double a[3] = {1, 2, 3}, b[3] = {4, 5, 6}, da[3] = {0}, db[3] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, a, da, enzyme_dup, b, db);
+  printf("%g\n", da[0]);
+  return 0;
+}
+"""
+
+CUSTOM_REV_RETURN = r"""
+#include <stdio.h>
+double __enzyme_autodiff(void *, ...);
+__attribute__((noinline)) double mul(double x, double y) { return x * y; }
+double mul_aug(double x, double y) { return x * y; }
+/* two float arguments, one adjoint returned */
+double mul_rev(double x, double y, double dr) { return dr * y; }
+void *__enzyme_register_gradient_mul[3] = {(void *)mul, (void *)mul_aug, (void *)mul_rev};
+double g(double x) {
+  return mul(x, x + 1.0) + x;
+}
+int main(void) {
+  printf("%g\n", __enzyme_autodiff((void *)g, 2.0));
+  return 0;
+}
+"""
+
 ERREST_CUSTOM = """\
 #include <stdio.h>
 #include <math.h>
@@ -802,6 +848,10 @@ CASES = {
                             "__enzyme_likelihood((void *)g"),
     "error_estimate_no_bitcode": (ERREST_NO_BITCODE, ("unknown", "g"), "return unknown(in)"),
     "error_estimate_custom": (ERREST_CUSTOM, ("g", "myexp"), "return myexp(x) * 2"),
+    "custom_augment_return": (CUSTOM_AUG_RETURN, ("f", "dot", "dot_aug"),
+                              "return dot(a, b, 3) * dot(a, a, 3)"),
+    "custom_reverse_return": (CUSTOM_REV_RETURN, ("g", "mul", "mul_rev"),
+                              "return mul(x, x + 1.0) + x"),
     "error_estimate_width": (ERREST_WIDTH, ("main",), "__enzyme_error_estimate((void *)sq"),
     "error_estimate_sincos": (ERREST_SINCOS, ("g", "sincos"), "sincos(x, &s, &c)"),
     "sincos_into_const_memory": (SINCOS_CONST_OUT, ("polar", "sincos"), "sincos(x, &out[0]"),
