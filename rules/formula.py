@@ -95,7 +95,7 @@ def fconst(x: float, ty: str) -> str:
 
 
 _ARITY = {"pow": 2, "atan2": 2, "hypot": 2, "copysign": 2, "fmin": 2, "fmax": 2}
-_LIBM_SUFFIX = {"double": "", "float": "f"}
+_LIBM_SUFFIX = {"double": "", "float": "f", "x86_fp80": "l"}    # (x86-64's long double)
 
 
 def callees(fname: str, ty: str) -> set[str]:

@@ -169,6 +169,8 @@ def _load_file(text: str, where: str):
         explicit[name] = rule
         if spec.get("float_variant", True):
             variants[name + "f"] = rule
+            if where == "stdlib_rules/libm.toml":
+                variants[name + "l"] = rule    # C's long double version (expl, powl, ...)
         if intr:
             intrinsics[intr] = rule
     _CALLS.update(variants)
