@@ -28,10 +28,10 @@ from .fortran import refuse_runtime_call, reverse as fortran_reverse
 from enzyme_cc.ad.api.global_shadows_nested import outer_call
 from .libm_out import reverse as libm_out_reverse
 from .blas_reverse import reverse as blas_reverse
-from enzyme_cc.ad.structure.cfg import dominators
+from enzyme_cc.ad.structure.cfg import dominators, doomed_blocks
 
 
-# call kinds that run as a plain primal call in a block ending in `unreachable`
+# call kinds that run as a plain primal call in a block that never returns (cfg.doomed_blocks)
 _PRIMAL_WHEN_DOOMED = ("diff", "unknown", "custom", "rule", "blas", "mirror", "memcpy", "memset",
                        "alloc", "free", "realloc", "memalign", "checkpoint", "libm_out")
 
@@ -39,7 +39,8 @@ _PRIMAL_WHEN_DOOMED = ("diff", "unknown", "custom", "rule", "blas", "mirror", "m
 def call_kind(ctx, inst) -> str:
     kind = kind_of(ctx.gen(), inst)
     block = getattr(ctx, "block", None)
-    if kind in _PRIMAL_WHEN_DOOMED and block is not None and block.term.op == "unreachable":
+    if kind in _PRIMAL_WHEN_DOOMED and block is not None and \
+            block.label in doomed_blocks(ctx.synth.fn):
         return "inactive"           # never returns (Activity.doomed): no derivative needed
     if kind in ("diff", "unknown") and any(o.value in ctx.act.punned for o in inst.ops) and not (
             kind == "diff" and _bits_passed(ctx, inst)):

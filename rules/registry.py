@@ -249,7 +249,10 @@ _RUNTIME_INACTIVE = {"__enzyme_cc_defer_free", "__enzyme_cc_free_deferred"}
 # library, so a call to one has no bitcode: _M_replace, _M_append, _M_assign, compare, find...):
 # character data, which never carries a derivative (Enzyme treats them as inactive too)
 _STRING_MEMBERS = tuple(f"_ZN{k}St7__cxx1112basic_stringI{c}St11char_traitsI{c}ESaI{c}EE"
-                        for k in ("", "K") for c in ("c", "w"))
+                        for k in ("", "K") for c in ("c", "w")) + (
+    # std::to_string / to_wstring of a float: a variadic template formatting it with vsnprintf
+    # (its bitcode reads the value through a va_list)
+    "_ZN9__gnu_cxx12__to_xstringINSt7__cxx1112basic_stringI",)
 
 
 def is_inactive_call(callee: str) -> bool:

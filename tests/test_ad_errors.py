@@ -216,6 +216,31 @@ int main(void) {
 }
 """
 
+MIXED_RETURN = r"""
+#include <stdio.h>
+#include <stdlib.h>
+extern int enzyme_dup;
+void __enzyme_autodiff(void *, ...);
+typedef struct { double *rest; double v; } Node;
+__attribute__((noinline)) Node make(const double *x) {
+  double *b = malloc(sizeof *b);
+  *b = x[1] * 2;
+  Node n = {b, x[0]};
+  return n; }
+double f(const double *x) {
+  Node n = make(x);
+  double r = *n.rest * n.v;
+  free(n.rest);
+  return r;
+}
+int main(void) {
+  double x[2] = {3, 5}, dx[2] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, x, dx);
+  printf("%g %g\n", dx[0], dx[1]);
+  return 0;
+}
+"""
+
 CUSTOM_AUG_RETURN = r"""
 #include <stdio.h>
 extern int enzyme_dup;
@@ -848,6 +873,9 @@ CASES = {
                             "__enzyme_likelihood((void *)g"),
     "error_estimate_no_bitcode": (ERREST_NO_BITCODE, ("unknown", "g"), "return unknown(in)"),
     "error_estimate_custom": (ERREST_CUSTOM, ("g", "myexp"), "return myexp(x) * 2"),
+    # a pointer with a shadow returned beside a float in one record (Rust's enum List
+    # { Cons(f64, Box<List>), Nil }): the gradient through it was silently wrong (0 for x[1])
+    "mixed_record_return": (MIXED_RETURN, ("make",), "  return n; }"),
     "custom_augment_return": (CUSTOM_AUG_RETURN, ("f", "dot", "dot_aug"),
                               "return dot(a, b, 3) * dot(a, a, 3)"),
     "custom_reverse_return": (CUSTOM_REV_RETURN, ("g", "mul", "mul_rev"),

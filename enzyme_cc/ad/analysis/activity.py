@@ -10,6 +10,7 @@ from __future__ import annotations
 from enzyme_cc.ir.lexer import (adjoint_type_of, carries_float, int_bits, is_fp,  # noqa: F401
                                  scalar_of)
 from .debug_types import copied_kind
+from ..structure.cfg import doomed_blocks
 from ..structure.unionfind import UnionFind
 from ..structure.diagnostics import located
 from enzyme_cc.errors import UserError
@@ -32,10 +33,11 @@ class Activity(ActiveMemory):
         """arg_act per param: 'active', 'dup', 'dupnoneed', 'const'.
         callee_info(inst) -> (result_active, result_shadowed) for calls to functions with bitcode."""
         self.fn, self.module = fn, module
-        # instructions of blocks that end in `unreachable` (a call of a noreturn function: an
-        # abort, a throw): the program never returns through them, so nothing there needs a
-        # derivative, and they run as primal code (rules/calls.py call_kind)
-        self.doomed = {id(i) for b in fn.blocks if b.term.op == "unreachable" for i in b.insts}
+        # instructions of blocks that never reach a return (an abort, a throw and what builds
+        # its message, structure/cfg.doomed_blocks): nothing there needs a derivative, and they
+        # run as primal code (rules/calls.py call_kind)
+        doomed = doomed_blocks(fn)
+        self.doomed = {id(i) for b in fn.blocks if b.label in doomed for i in b.insts}
         self.active: set[str] = set()     # active float/aggregate values (original names)
         self.shadowed: set[str] = set()   # pointer values with a shadow
         self.punned: dict[str, str] = {}  # integer values that carry float data -> float type

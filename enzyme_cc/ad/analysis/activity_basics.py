@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import carries_float, int_bits, type_size
 from enzyme_cc.rules.libm_out import family
+from ..structure.cfg import doomed_blocks
 from ..structure.type_layout import decompose
 
 
@@ -66,10 +67,10 @@ def int_pointer_sources(fn, v: str, depth=0, seen=None) -> set | None:
 
 
 def primal_only(ctx, inst) -> bool:
-    """Emit `inst` of a block ending in `unreachable` (an abort, a throw: the program never
-    returns through it) as primal code only, and say so: nothing there needs a derivative
+    """Emit `inst` of a block that never reaches a return (an abort, a throw:
+    cfg.doomed_blocks) as primal code only, and say so: nothing there needs a derivative
     (Activity.doomed). Lifetime markers are dropped (their alloca may live on the heap here)."""
-    if ctx.block.term.op != "unreachable":
+    if ctx.block.label not in doomed_blocks(ctx.synth.fn):
         return False
     if not (inst.callee or "").startswith("@llvm.lifetime.") and \
             not ctx.synth.noneed.drops_primal(inst):

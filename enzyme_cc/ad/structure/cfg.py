@@ -10,6 +10,27 @@ def pred_edges(b):
             yield p
 
 
+def doomed_blocks(fn) -> frozenset:
+    """Labels of the blocks from which no `ret` is reachable: an abort, a throw and the code
+    building its message (C++'s `throw std::domain_error("..." + std::to_string(v))` spans
+    several blocks of invokes before `unreachable`), the cleanups ending in `resume`. The
+    program never returns through them, so nothing there needs a derivative (Activity.doomed).
+    A predecessor of a block that reaches a return reaches it too, so no such block is doomed.
+    Kept per function object (its blocks do not change once parsed)."""
+    memo = fn.__dict__.get("_doomed_blocks")
+    if memo is None:
+        live = {b.label for b in fn.blocks if b.term.op == "ret"}
+        todo = [b for b in fn.blocks if b.label in live]
+        while todo:
+            for p in todo.pop().preds:
+                if p.label not in live:
+                    live.add(p.label)
+                    todo.append(p)
+        memo = fn.__dict__["_doomed_blocks"] = frozenset(
+            b.label for b in fn.blocks if b.label not in live)
+    return memo
+
+
 def dominators(fn) -> dict[str, set[str]]:
     """Block label -> labels of the blocks dominating it (itself included). Iterative data flow."""
     labels = [b.label for b in fn.blocks]

@@ -284,6 +284,7 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         outer_multi, self.in_multi = self.in_multi, multi
         try:
             fwd, rv = synth.build()
+            synth.refuse_mixed_return()
         except UserError as e:
             self._roll_back(mark, key, e)
             raise

@@ -18,12 +18,13 @@ import hashlib
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import join
+from enzyme_cc.ir.lexer import carries_float, join
 from enzyme_cc.ir.model import Inst
 from enzyme_cc.rules import REVERSE, FORWARD
 from ..analysis.activity import Activity
 from ..analysis.activity_basics import primal_only, has_shadow_type, pointer_aggregate
-from ..structure.cfg import dominators, cyclic_blocks, pred_edges, reverse_postorder, always_passes
+from ..structure.cfg import (dominators, cyclic_blocks, pred_edges, reverse_postorder,
+                             always_passes, doomed_blocks)
 from ..structure.diagnostics import located
 from ..analysis.speculative import speculative
 from ..api import fp_logger
@@ -180,7 +181,7 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
         self.needs = {}
         for b in blocks:
             ctx = RevCtx(self, b, dry=True)
-            if b.term.op != "unreachable":    # (no reverse: see primal_only)
+            if b.label not in doomed_blocks(self.fn):    # (no reverse: see primal_only)
                 self._reverse_body(ctx, b)
             if b.label in self.loops:         # the accumulators' flush on the way out
                 loop_accum.flush(self, ctx, self.loops[b.label])
@@ -351,7 +352,7 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
         self.own_entries = {}              # versioned loops' entry tests (openmp_version)
         rev_lines += self._rev_prologue()
         for b in reversed(blocks):
-            if b.term.op == "unreachable":
+            if b.label in doomed_blocks(self.fn):
                 continue
             ctx = RevCtx(self, b, dry=False)
             ctx.lines.append(f"rev.{self.r(b.label)[1:]}:")
@@ -472,6 +473,30 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
             raise UserError(self.where(t) + f": cannot differentiate '{t.op}' (exception handling)"
                             " in function being differentiated; hint: build with -fno-exceptions")
         ctx.lines.append(self.print_primal(t))
+
+    def refuse_mixed_return(self):
+        """A record of a pointer and floats returned by value (Rust's `enum List { Cons(f64,
+        Box<List>), Nil }`: `{ ptr, double }`) whose pointer has a shadow: the augmented forward
+        returns no shadow for a field of a record that also carries an adjoint, and the caller
+        would give the pointer none (a crash once it is followed). Refused, naming the return."""
+        ty = self.fn.ret_ty
+        if not ty.startswith(("{", "<{")) or "ptr" not in ty or not carries_float(ty):
+            return
+        for b in self.rets:
+            v, seen = b.term.ops[0].value if b.term.ops else None, 0
+            while v and seen < 64:
+                d = self.fn.defs.get(v)
+                if getattr(d, "op", None) != "insertvalue":
+                    break
+                agg, elem = d.ops[0], d.ops[1]
+                if elem.ty == "ptr" and elem.value in self.act.shadowed:
+                    raise UserError(f"{self.where(b.term)}: the function returns a pointer to "
+                                    f"differentiated memory in a record with float data "
+                                    f"('{ty}'); the shadow of such a pointer cannot be returned "
+                                    "yet; hint: return the pointer and the floats separately "
+                                    "(through an out-parameter), or let the function be inlined "
+                                    "(no #[inline(never)] / noinline)")
+                v, seen = agg.value, seen + 1
 
     def aug_ret_type(self) -> str:
         ret = self.fn.ret_ty
