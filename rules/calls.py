@@ -225,10 +225,27 @@ def _fwd_call(ctx, inst, before):
                            "the pointer in as an argument (or as a shadow)")
         if (inst.callee or "").startswith("@_FortranA"):
             refuse_runtime_call(ctx.gen(), synth, inst)
-        ctx.gen().fail(synth, inst, f"no derivative rule for {what} and no bitcode for it",
-                       "rebuild the object defining it with enzyme-cc, add a rule in an enzyme.toml "
-                       "rule file, or declare it inactive with __enzyme_inactivefn")
+        bare = (inst.callee or "").strip('@"')
+        hint = next((h for names, h in _NO_RULE_HINTS if bare.startswith(names)),
+                    "rebuild the object defining it with enzyme-cc, add a rule in an enzyme.toml "
+                    "rule file, or declare it inactive with __enzyme_inactivefn")
+        ctx.gen().fail(synth, inst, f"no derivative rule for {what} and no bitcode for it", hint)
     return None
+
+
+# library functions whose data flow no rule can state, and for which declaring them inactive
+# would give a wrong derivative: what to do instead
+_NO_RULE_HINTS = (
+    (("qsort",), "qsort moves the elements of the array, so declaring it inactive would give a "
+     "wrong derivative; sort an array of indices (they carry none) and read the data through "
+     "it, or sort with code built by enzyme-cc (std::sort, a sort of your own)"),
+    (("bsearch",), "bsearch returns a pointer into the array without its shadow; search for "
+     "the index instead (a loop, or std::lower_bound)"),
+    (("pthread_create", "_ZNSt6thread15_M_start_thread", "thrd_create"),
+     "enzyme-cc differentiates OpenMP parallel regions (#pragma omp parallel for, -fopenmp), "
+     "not threads the program starts itself; declaring it inactive would lose what the threads "
+     "compute"),
+)
 
 
 def _alloc_size(ctx, inst):

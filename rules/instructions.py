@@ -299,12 +299,24 @@ def _shufflevector(ctx, inst, d):
         ctx.add(v, a.ty, total)
 
 
+# integer read-modify-write operations: a reference count or a counter beside float data in
+# one block (std::shared_ptr's control block holding its value: make_shared)
+_INT_RMW = ("add", "sub", "and", "or", "xor", "nand", "max", "min", "umax", "umin",
+            "uinc_wrap", "udec_wrap", "usub_cond", "usub_sat")
+
+
+def integer_counter(inst) -> bool:
+    """An atomic integer arithmetic update: no float's bits (an exchange of an integer could
+    move a double's), so no derivative and nothing to do on the shadow."""
+    return inst.pred in _INT_RMW and inst.ops[1].ty.startswith("i")
+
+
 @reverse("atomicrmw")
 def _atomicrmw(ctx, inst, d):
     """m' = m + v (fadd), m - v (fsub), v (xchg); the result is m. Reverse of serial code: the
     adjoint of m' goes to v, the result's adjoint to m."""
     p, v = inst.ops
-    if not ctx.shadowed(p.value):
+    if not ctx.shadowed(p.value) or integer_counter(inst):
         return
     if inst.pred not in ("fadd", "fsub", "xchg") or not is_fp(v.ty):
         ctx.error(inst, f"atomic '{inst.pred}' on differentiated memory is not supported",

@@ -5,7 +5,8 @@ from enzyme_cc.ir.lexer import is_fp, carries_float, int_bits
 from enzyme_cc.ad.structure import packed_bits
 from .registry import tangent, call_rule
 from .formula import FormulaCompiler
-from .instructions import align_of, minmax_tie, unknown_integer_copy, zero_overwritten_floats
+from .instructions import (align_of, integer_counter, minmax_tie, unknown_integer_copy,
+                           zero_overwritten_floats)
 from .calls import (call_kind, check_arity, convert_float, sibling_calls, _involved,
                     refuse_checkpoint_driver, zero_shadow_like)
 from enzyme_cc.ad.api.global_shadows_nested import outer_call
@@ -154,7 +155,7 @@ def _t_shufflevector(ctx, inst):
 def _t_atomicrmw(ctx, inst):
     """The same atomic operation on the shadow: it returns the old tangent."""
     p, v = inst.ops
-    if not ctx.shadowed(p.value):
+    if not ctx.shadowed(p.value) or integer_counter(inst):
         return None
     if inst.pred not in ("fadd", "fsub", "xchg") or not is_fp(v.ty):
         ctx.error(inst, f"atomic '{inst.pred}' on differentiated memory is not supported",

@@ -97,6 +97,18 @@ def _unknown_markers(module, name, body):
 MARKER_VALUE = re.compile(r"@([\w.$]*" + DERIVATIVE_MARKERS + r"\w*)\b(?!\()")
 
 
+_DEBUG_MARKER_VALUE = re.compile(r"(#dbg_(?:value|declare|assign)\(ptr )@[\w.$]*" +
+                                 DERIVATIVE_MARKERS + r"\w*\b(?!\()")
+
+
+def drop_debug_uses(text: str) -> str:
+    """A local function pointer holding a marker (`double (*grad)(void *, ...) =
+    __enzyme_autodiff;`) keeps, under -g, a debug record of the marker's address after its
+    calls are rewritten: the variable now holds nothing (poison), so no symbol is left for the
+    debug info to name."""
+    return _DEBUG_MARKER_VALUE.sub(r"\1poison", text) if "#dbg_" in text else text
+
+
 def refuse_marker_values(text: str):
     """After every marker call is rewritten: a marker still named is used as a value (stored in
     a function pointer the optimizer could not resolve, e.g. a global or a volatile local), which

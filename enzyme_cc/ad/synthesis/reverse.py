@@ -395,7 +395,9 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
         lines += hoist_allocas(self)
         lines += self._riv_allocas() + allocas(self)
         lines += restored_args.restore(self)      # (saved after the return's index)
-        if len(self.rets) == 1:
+        if not self.rets:                # it never returns (it always throws or aborts): its
+            lines.append("unreachable")  # augmented forward does not either
+        elif len(self.rets) == 1:
             lines.append(f"br label %rev.{self.r(self.rets[0].label)[1:]}")
         else:
             lines.append("%ad.retid.p = call ptr @__enzyme_cc_pop(ptr %ad.tape, i64 4)")
