@@ -128,7 +128,7 @@ def test_crate_example(tmp_path):
     cargo = CARGO
     out = run([cargo, "run", "--release", "--quiet", "--offline", "--example", "springs"],
               cwd=crate, env=env).stdout
-    assert out.count("CHECK ") == 5 and "FAILED" not in out, out
+    assert out.count("CHECK ") == 6 and "FAILED" not in out, out      # (two Active: a tuple)
     # vector forward mode (fwddiff_n!, widths 3 and 2: its result through rustc's byte-typed
     # sret, and in two registers) against reverse mode and central differences
     out = run([cargo, "run", "--release", "--quiet", "--offline", "--example", "jacobian"],

@@ -9,6 +9,11 @@ pub extern "C" fn chain(x: *const f64, n: usize, k: f64) -> f64 {
         + xs.iter().map(|v| v.sin()).sum::<f64>()
 }
 
+#[no_mangle]
+pub extern "C" fn pair(a: f64, _n: usize, k: f64) -> f64 {
+    (a * k).powi(2)
+}
+
 fn main() {
     let x = vec![0.1, 0.7, 1.6, 2.0];
     let n = x.len();
@@ -31,6 +36,11 @@ fn main() {
     let fdk = (chain(x.as_ptr(), n, 1.5 + 1e-6) - chain(x.as_ptr(), n, 1.5 - 1e-6)) / 2e-6;
     let ok = (fdk - dk).abs() <= 1e-6 * (1.0 + fdk.abs());
     println!("CHECK dk[0] {:.12} {:.12}{}", dk, fdk, if ok { "" } else { "  <-- FAILED" });
+    failed += !ok as i32;
+    // two Active arguments: their adjoints as a tuple
+    let (da, db) = autodiff!(pair; Active(0.4), Const(n), Active(1.5));
+    let ok = (da - 2.0 * 0.4 * 1.5 * 1.5).abs() <= 1e-12 && (db - 2.0 * 0.4 * 0.4 * 1.5).abs() <= 1e-12;
+    println!("CHECK d_pair {:.12} {:.12}{}", da, db, if ok { "" } else { "  <-- FAILED" });
     failed += !ok as i32;
     std::process::exit(failed);
 }

@@ -32,7 +32,7 @@
 //! ```
 //!
 //! `autodiff!` returns the adjoint of the `Active` argument when there is exactly one (`f64`),
-//! else `()`; `fwddiff!` returns the tangent of the function's `f64` result. The calls are
+//! a tuple of the adjoints in argument order with two to four (`(f64, f64)`, ...), else `()`; `fwddiff!` returns the tangent of the function's `f64` result. The calls are
 //! `unsafe` underneath: the pointers must be valid for what the function reads and writes, as
 //! for the function itself.
 //!
@@ -94,6 +94,22 @@ vector_markers!(__enzyme_fwddiff_w2 2, __enzyme_fwddiff_w3 3, __enzyme_fwddiff_w
                 __enzyme_fwddiff_w5 5, __enzyme_fwddiff_w6 6, __enzyme_fwddiff_w7 7,
                 __enzyme_fwddiff_w8 8);
 
+// reverse mode with several `Active` arguments: their adjoints in argument order, as C's
+// `struct { double d[N]; }` (Enzyme returns a struct of the adjoints)
+macro_rules! adjoint_markers {
+    ($($name:ident $n:literal),*) => {
+        #[allow(clashing_extern_declarations)]
+        extern "C" {
+            $(
+                #[doc(hidden)]
+                #[link_name = "__enzyme_autodiff"]
+                pub fn $name(f: *const c_void, ...) -> Lanes<$n>;
+            )*
+        }
+    };
+}
+adjoint_markers!(__enzyme_autodiff_a2 2, __enzyme_autodiff_a3 3, __enzyme_autodiff_a4 4);
+
 /// Pointer of a slice or array argument (`&[f64]`, `&mut [f64; N]`, `&Vec<f64>`).
 #[doc(hidden)]
 pub trait AsPtr {
@@ -140,7 +156,8 @@ pub fn ptr<P: AsPtr>(p: P) -> *const c_void {
 
 /// Reverse mode: `autodiff!(f; Dup(&x, &mut dx), Const(n), Active(a))`. Adds the gradient into
 /// the shadows of `Dup` arguments; returns the adjoint of the one `Active` argument (`f64`) if
-/// there is one, else `()`.
+/// there is one, the tuple of the adjoints of two to four `Active` arguments (in argument
+/// order), else `()`.
 #[macro_export]
 macro_rules! autodiff {
     ($f:expr; $($args:tt)*) => {
@@ -191,6 +208,18 @@ macro_rules! __marker {
     (@call [$($acc:tt)*] [a] $f:expr) => {
         unsafe { $crate::__enzyme_autodiff_f64($f as *const core::ffi::c_void, $($acc)*) }
     };
+    (@call [$($acc:tt)*] [a a] $f:expr) => {{
+        let d = unsafe { $crate::__enzyme_autodiff_a2($f as *const core::ffi::c_void, $($acc)*) };
+        (d.0[0], d.0[1])
+    }};
+    (@call [$($acc:tt)*] [a a a] $f:expr) => {{
+        let d = unsafe { $crate::__enzyme_autodiff_a3($f as *const core::ffi::c_void, $($acc)*) };
+        (d.0[0], d.0[1], d.0[2])
+    }};
+    (@call [$($acc:tt)*] [a a a a] $f:expr) => {{
+        let d = unsafe { $crate::__enzyme_autodiff_a4($f as *const core::ffi::c_void, $($acc)*) };
+        (d.0[0], d.0[1], d.0[2], d.0[3])
+    }};
     // forward mode
     (@fwd [$($acc:tt)*] $f:expr;) => {
         unsafe { $crate::__enzyme_fwddiff_f64($f as *const core::ffi::c_void, $($acc)*) }
