@@ -303,3 +303,16 @@ def test_rust_collect_into_result_and_option(tmp_path, opts):
     _rustc_link(opts[0], HERE / "collect_result_option.rs", *opts[1:], cwd=tmp_path)
     out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
     assert out.count("CHECK ") == 12 and "FAILED" not in out, out
+
+
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+@pytest.mark.parametrize("opts", [("-Copt-level=0", "-g", "-Ccodegen-units=256"),
+                                  pytest.param(("-O",), marks=pytest.mark.slow)],
+                         ids=["dev-profile", "O"])
+def test_rust_nested_vec_of_runtime_size(tmp_path, opts):
+    """`vec![vec![0.0; ni]; no]` with run-time sizes in cargo's dev profile: the row moved into
+    `vec::from_elem` had no shadow (its address, kept as an integer, escaped unseen) and the
+    gradient crashed (found by a new-user check)."""
+    _rustc_link(opts[0], HERE / "nested_vec_runtime.rs", *opts[1:], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 6 and "FAILED" not in out, out

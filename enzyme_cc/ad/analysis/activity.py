@@ -186,6 +186,11 @@ class Activity(ActiveMemory):
             for x in d.ops:
                 if x.ty == "ptr" and x.value.startswith("%"):
                     changed |= self._escape(x.value, seen, into)
+        elif op == "inttoptr":          # an address rebuilt from an integer: its pointers (a
+            # Rust Vec's buffer, kept as an integer beside the dangling empty address, moved
+            # into a record a callee takes: vec![vec![0.0; n]; m]'s row)
+            for src in int_pointer_sources(self.fn, d.ops[0].value) or ():
+                changed |= self._escape(src, seen, into)
         return changed
 
     def _pointee_escape(self, ptr: str, seen: set) -> bool:
