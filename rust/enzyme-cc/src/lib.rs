@@ -78,37 +78,26 @@ extern "C" {
 #[repr(C)]
 pub struct Lanes<const N: usize>(pub [f64; N]);
 
-macro_rules! vector_markers {
-    ($($name:ident $n:literal),*) => {
+// a marker declared once per number of lanes it returns
+macro_rules! lane_markers {
+    ($marker:literal: $($name:ident $n:literal),*) => {
         #[allow(clashing_extern_declarations)]
         extern "C" {
             $(
                 #[doc(hidden)]
-                #[link_name = "__enzyme_fwddiff"]
+                #[link_name = $marker]
                 pub fn $name(f: *const c_void, ...) -> Lanes<$n>;
             )*
         }
     };
 }
-vector_markers!(__enzyme_fwddiff_w2 2, __enzyme_fwddiff_w3 3, __enzyme_fwddiff_w4 4,
-                __enzyme_fwddiff_w5 5, __enzyme_fwddiff_w6 6, __enzyme_fwddiff_w7 7,
-                __enzyme_fwddiff_w8 8);
-
+lane_markers!("__enzyme_fwddiff": __enzyme_fwddiff_w2 2, __enzyme_fwddiff_w3 3,
+              __enzyme_fwddiff_w4 4, __enzyme_fwddiff_w5 5, __enzyme_fwddiff_w6 6,
+              __enzyme_fwddiff_w7 7, __enzyme_fwddiff_w8 8);
 // reverse mode with several `Active` arguments: their adjoints in argument order, as C's
 // `struct { double d[N]; }` (Enzyme returns a struct of the adjoints)
-macro_rules! adjoint_markers {
-    ($($name:ident $n:literal),*) => {
-        #[allow(clashing_extern_declarations)]
-        extern "C" {
-            $(
-                #[doc(hidden)]
-                #[link_name = "__enzyme_autodiff"]
-                pub fn $name(f: *const c_void, ...) -> Lanes<$n>;
-            )*
-        }
-    };
-}
-adjoint_markers!(__enzyme_autodiff_a2 2, __enzyme_autodiff_a3 3, __enzyme_autodiff_a4 4);
+lane_markers!("__enzyme_autodiff": __enzyme_autodiff_a2 2, __enzyme_autodiff_a3 3,
+              __enzyme_autodiff_a4 4);
 
 /// Pointer of a slice or array argument (`&[f64]`, `&mut [f64; N]`, `&Vec<f64>`).
 #[doc(hidden)]
