@@ -289,9 +289,9 @@ def test_rust_std_collections_and_text(tmp_path, opts):
     assert "f4: s = " in r.stderr
 
 
+@pytest.mark.slow          # (the AD core's form, test_ad_core's union-slot test, is fast)
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
-@pytest.mark.parametrize("opts", [("-Copt-level=0", "-Ccodegen-units=256"),
-                                  pytest.param(("-O",), marks=pytest.mark.slow)],
+@pytest.mark.parametrize("opts", [("-Copt-level=0", "-Ccodegen-units=256"), ("-O",)],
                          ids=["dev-profile", "O"])
 def test_rust_collect_into_result_and_option(tmp_path, opts):
     """`collect::<Result<Vec<f64>, E>>()` and `collect::<Option<Vec<f64>>>()`, both variants
