@@ -403,14 +403,18 @@ def _custom_augment(ctx, inst):
             ctx.emit(f"{synth.r(inst.name)} = extractvalue {fn.ret_ty} {t}, 1")
 
 
+def _field_types(ty: str) -> list[str]:
+    """The field types of a literal struct type, spaces left out (to compare with other type
+    texts); [] for any other type."""
+    return [f.replace(" ", "") for f in split_fields(ty)] if ty.strip().startswith("{") else []
+
+
 def _check_augmented_return(ctx, inst, aug, ret_ty):
     """A registered augmented forward returning something other than the forms of the ABI
     (registrations.py) is the user's mistake: say which forms are accepted."""
     if call_kind(ctx, inst) == "checkpoint":
         return                                  # (generated: always a record)
-    fields = split_fields(ret_ty) if ret_ty.strip().startswith("{") else []
-    if len(fields) == 2 and [f.replace(" ", "") for f in fields] == ["ptr",
-                                                                      inst.ty.replace(" ", "")]:
+    if _field_types(ret_ty) == ["ptr", inst.ty.replace(" ", "")]:
         return
     f = inst.callee[1:]
     res = "nothing" if inst.ty == "void" else f"'{inst.ty}'"
@@ -435,9 +439,8 @@ def _custom_reverse(ctx, inst, d):
     if fn.ret_ty == "void":
         ctx.emit(call)
         return
-    fields = split_fields(fn.ret_ty) if fn.ret_ty.strip().startswith("{") else []
     if call_kind(ctx, inst) != "checkpoint" and not (len(active) == 1 and is_fp(fn.ret_ty)) and \
-            [f.replace(" ", "") for f in fields] != [o.ty.replace(" ", "") for o in active]:
+            _field_types(fn.ret_ty) != [o.ty.replace(" ", "") for o in active]:
         want = "nothing" if not active else f"'{active[0].ty}'" if len(active) == 1 else \
             "a struct of " + ", ".join(o.ty for o in active)
         ctx.gen().fail(ctx.synth, inst, f"the reverse function '{rev[1:]}' registered for "

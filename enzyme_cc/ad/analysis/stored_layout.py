@@ -15,7 +15,6 @@ from .typeinfo import param_kinds
 
 _ARITH = ("add", "sub", "mul", "udiv", "sdiv", "urem", "srem")
 _COPIES = ("@llvm.memcpy", "@llvm.memmove")
-_FLOATS = {"double": "double", "float": "float"}
 
 
 def stored_layout(module, fn, copy, length: int):
@@ -79,10 +78,8 @@ def _stored_kind(fn, value, depth: int = 0):
     """'double', 'float', 'ptr', 'int' (made by integer arithmetic, or a non-zero integer
     constant), 'zero' (an integer zero: no evidence), or None (undecided)."""
     ty = value.ty
-    if ty in _FLOATS:
-        return _FLOATS[ty]
-    if ty == "ptr":
-        return "ptr"
+    if ty in ("double", "float", "ptr"):
+        return ty
     if not ty.startswith("i") or not ty[1:].isdigit():
         return None
     v = value.value
