@@ -2,9 +2,10 @@
 // codegen units keep `vec::from_elem` a call): the row moved into it is a buffer whose address
 // rustc keeps as an integer (beside the dangling address of an empty Vec), put into the
 // element's header; its escape through the integer was not followed, so it had no shadow and
-// the reverse sweep added into a null one (a crash). Reverse mode against the analytic
-// gradient (2 x). (The same function also called directly from main still crashes: see
-// docs/rust.md, "Still failing".)
+// the reverse sweep added into a null one (a crash). With main also calling the function
+// directly, `from_elem`'s move of the row into the last element (a memcpy of the header from
+// its argument) was not reported to the caller, and the row still had no shadow (a crash).
+// The primal and reverse mode against the analytic gradient (2 x).
 use std::ffi::c_void;
 extern "C" {
     fn __enzyme_autodiff(f: *const c_void, ...) -> f64;
@@ -24,6 +25,8 @@ fn main() {
     let (ni, no) = (2, 3);
     let x: Vec<f64> = (0..ni * no).map(|i| i as f64).collect();
     let mut dx = vec![0.0; ni * no];
+    let y = f(x.as_ptr(), ni, no);
+    println!("CHECK f {} 55{}", y, if y == 55.0 { "" } else { "  <-- FAILED" });
     unsafe {
         __enzyme_autodiff(f as *const c_void, enzyme_dup, x.as_ptr(), dx.as_mut_ptr(),
                           enzyme_const, ni, enzyme_const, no);

@@ -8,6 +8,8 @@ from enzyme_cc.rules import call_rule, is_inactive_call
 from enzyme_cc.rules.libm_out import active_outputs
 from enzyme_cc.rules.registry import is_mirror_call, allocator
 from enzyme_cc.rules.tape import is_tape_call
+from .copy_types import copy_ranges
+from .typeinfo import TypeInfo
 from .activity_basics import ALLOCATORS, _libm_out, has_shadow_type, int_pointer_sources
 from ..structure.type_layout import global_named
 from enzyme_cc.rules.call_kinds import ALLOC
@@ -162,6 +164,8 @@ class ActiveMemory:
                         # pointers copied into shadowed memory (a record built in a local, an
                         # array descriptor): the source needs a shadow to carry theirs along
                         changed |= self._escape(inst.ops[1].value)
+                    if len(inst.ops) > 1 and self._copies_pointers_out(inst):
+                        changed |= self._pointee_escape(inst.ops[1].value, set())
                     continue
                 if c.startswith(("@llvm.memset", "@memset", "@llvm.lifetime", "@free", "@_Zdl",
                                  "@_Zda")) or is_inactive_call(c) or call_rule(c) is not None:
@@ -222,6 +226,24 @@ class ActiveMemory:
                             for stored in self._stored_ptrs.get(obj, []):
                                 changed |= self._mark(stored)
         return changed
+
+    def _copies_pointers_out(self, inst) -> bool:
+        """A copy from memory this function did not allocate (a parameter's, a loaded
+        pointer's) into memory outside its locals, of bytes that may hold pointers: they go
+        where the caller may read them (`vec![elem; n]` moves `elem`'s header into the last
+        row), so the caller must give the source's pointees their shadows (the summary's
+        `via`)."""
+        dst, src = (self._obj(o.value) for o in inst.ops[:2])
+        if getattr(self.fn.defs.get(src), "op", None) == "alloca" or \
+                src in self.pointee_escaped:
+            return False
+        if getattr(self.fn.defs.get(dst), "op", None) == "alloca" and dst not in self.escaped:
+            return False
+        types = self.__dict__.get("_copy_types") or self.__dict__.setdefault(
+            "_copy_types", TypeInfo(self.module, self.fn))
+        ranges = copy_ranges(self.module, self.fn, inst, types)
+        return ranges is None or any(kind not in ("double", "float", "int")
+                                     for _, _, kind in ranges)
 
     def _stores_into(self, load) -> list:
         by_obj = self.__dict__.get("_stores_by_obj")
