@@ -134,6 +134,11 @@ def test_crate_example(tmp_path):
     out = run([cargo, "run", "--release", "--quiet", "--offline", "--example", "jacobian"],
               cwd=crate, env=env).stdout
     assert out.count("CHECK ") == 8 and "FAILED" not in out, out
+    # f32 arguments (Active, Dual, and Const widened to f64), `&Vec` shadows, and `Const` of a
+    # `&Vec`, a slice and a u32 (the `&Vec` forms did not compile)
+    out = run([cargo, "run", "--release", "--quiet", "--offline", "--example", "single"],
+              cwd=crate, env=env).stdout
+    assert out.count("CHECK ") == 6 and "FAILED" not in out, out
 
 
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)

@@ -10,9 +10,15 @@
 //! - `Dup(x, dx)`: a slice `x` (`&[f64]`, `&mut [f64]`, ...) passed as a pointer, and its shadow
 //!   `dx`: in reverse mode the gradient is added into `dx`; in forward mode `dx` holds the
 //!   tangent direction (and receives the tangent where the function writes through `x`);
-//! - `Const(v)`: an argument without a derivative (a size, a parameter held fixed);
-//! - `Active(v)`: an `f64` by value (reverse mode returns its adjoint);
-//! - `Dual(v, dv)`: an `f64` by value and its tangent (forward mode).
+//! - `Const(v)`: an argument without a derivative (a size, a parameter held fixed): an
+//!   integer of 32 or 64 bits, an `f64`, a raw pointer, or a `&Vec`, slice or array (passed as
+//!   its pointer); an `f32` as `Const(x as f64)` (enzyme-cc narrows it to the parameter's type,
+//!   as for C's promoted variadic arguments);
+//! - `Active(v)`: an `f64` or `f32` by value (reverse mode returns its adjoint, as `f64`);
+//! - `Dual(v, dv)`: an `f64` or `f32` by value and its tangent (forward mode).
+//!
+//! A function of `f32` is differentiated in `f32`; the adjoints and tangents the macros return
+//! are widened to `f64` (cast them back with `as f32`).
 //!
 //! ```no_run
 //! use enzyme_cc::{autodiff, fwddiff};
@@ -51,6 +57,9 @@
 
 #![no_std]
 
+extern crate alloc;
+
+use alloc::vec::Vec;
 use core::ffi::c_void;
 
 // (the markers are one symbol each, declared once per result type)
@@ -99,7 +108,7 @@ lane_markers!("__enzyme_fwddiff": __enzyme_fwddiff_w2 2, __enzyme_fwddiff_w3 3,
 lane_markers!("__enzyme_autodiff": __enzyme_autodiff_a2 2, __enzyme_autodiff_a3 3,
               __enzyme_autodiff_a4 4);
 
-/// Pointer of a slice or array argument (`&[f64]`, `&mut [f64; N]`, `&Vec<f64>`).
+/// Pointer of a slice, array or vector argument (`&[f64]`, `&mut [f64; N]`, `&Vec<f64>`).
 #[doc(hidden)]
 pub trait AsPtr {
     fn ptr(self) -> *const c_void;
@@ -126,6 +135,16 @@ impl<T, const N: usize> AsPtr for &mut [T; N] {
         self.as_mut_ptr() as *const c_void
     }
 }
+impl<T> AsPtr for &Vec<T> {
+    fn ptr(self) -> *const c_void {
+        self.as_ptr() as *const c_void
+    }
+}
+impl<T> AsPtr for &mut Vec<T> {
+    fn ptr(self) -> *const c_void {
+        self.as_mut_ptr() as *const c_void
+    }
+}
 impl<T> AsPtr for *const T {
     fn ptr(self) -> *const c_void {
         self as *const c_void
@@ -135,6 +154,86 @@ impl<T> AsPtr for *mut T {
     fn ptr(self) -> *const c_void {
         self as *const c_void
     }
+}
+
+/// A `Const` argument as the variadic marker call takes it: vectors, slices and arrays as
+/// their pointer, numbers and raw pointers as they are.
+#[doc(hidden)]
+pub trait ConstArg {
+    type Passed;
+    fn passed(self) -> Self::Passed;
+}
+/// Numbers a variadic call takes as they are: one blanket impl, so that a literal whose type
+/// nothing has fixed yet still falls back to `i32` or `f64`, as a plain variadic argument does
+/// (an `f32` is not among them: C would promote it, Rust asks for `x as f64`).
+#[doc(hidden)]
+pub trait AsIs {}
+impl AsIs for i32 {}
+impl AsIs for i64 {}
+impl AsIs for isize {}
+impl AsIs for u32 {}
+impl AsIs for u64 {}
+impl AsIs for usize {}
+impl AsIs for f64 {}
+impl<T: AsIs> ConstArg for T {
+    type Passed = T;
+    fn passed(self) -> T {
+        self
+    }
+}
+impl<T> ConstArg for *const T {
+    type Passed = *const T;
+    fn passed(self) -> *const T {
+        self
+    }
+}
+impl<T> ConstArg for *mut T {
+    type Passed = *mut T;
+    fn passed(self) -> *mut T {
+        self
+    }
+}
+impl<T> ConstArg for &[T] {
+    type Passed = *const c_void;
+    fn passed(self) -> *const c_void {
+        self.ptr()
+    }
+}
+impl<T> ConstArg for &mut [T] {
+    type Passed = *const c_void;
+    fn passed(self) -> *const c_void {
+        self.ptr()
+    }
+}
+impl<T> ConstArg for &Vec<T> {
+    type Passed = *const c_void;
+    fn passed(self) -> *const c_void {
+        self.ptr()
+    }
+}
+impl<T> ConstArg for &mut Vec<T> {
+    type Passed = *const c_void;
+    fn passed(self) -> *const c_void {
+        self.ptr()
+    }
+}
+impl<T, const N: usize> ConstArg for &[T; N] {
+    type Passed = *const c_void;
+    fn passed(self) -> *const c_void {
+        self.ptr()
+    }
+}
+impl<T, const N: usize> ConstArg for &mut [T; N] {
+    type Passed = *const c_void;
+    fn passed(self) -> *const c_void {
+        self.ptr()
+    }
+}
+
+/// A `Const` argument, promoted for the variadic call (`$crate::konst(v)`).
+#[doc(hidden)]
+pub fn konst<A: ConstArg>(v: A) -> A::Passed {
+    v.passed()
 }
 
 /// The pointer of a `Dup` argument (`$crate::ptr(&x)`).
@@ -185,7 +284,7 @@ macro_rules! __marker {
                           [$($act)*] $f; $($($rest)*)?)
     };
     (@scan [$($acc:tt)*] [$($act:tt)*] $f:expr; Const($v:expr) $(, $($rest:tt)*)?) => {
-        $crate::__marker!(@scan [$($acc)* $crate::enzyme_const, $v,] [$($act)*] $f;
+        $crate::__marker!(@scan [$($acc)* $crate::enzyme_const, $crate::konst($v),] [$($act)*] $f;
                           $($($rest)*)?)
     };
     (@scan [$($acc:tt)*] [$($act:tt)*] $f:expr; Active($v:expr) $(, $($rest:tt)*)?) => {
@@ -218,7 +317,7 @@ macro_rules! __marker {
                           $f; $($($rest)*)?)
     };
     (@fwd [$($acc:tt)*] $f:expr; Const($v:expr) $(, $($rest:tt)*)?) => {
-        $crate::__marker!(@fwd [$($acc)* $crate::enzyme_const, $v,] $f; $($($rest)*)?)
+        $crate::__marker!(@fwd [$($acc)* $crate::enzyme_const, $crate::konst($v),] $f; $($($rest)*)?)
     };
     (@fwd [$($acc:tt)*] $f:expr; Dual($v:expr, $dv:expr) $(, $($rest:tt)*)?) => {
         $crate::__marker!(@fwd [$($acc)* ($v as f64), ($dv as f64),] $f; $($($rest)*)?)
@@ -233,7 +332,7 @@ macro_rules! __marker {
                                     $($crate::ptr($dx),)+] $f; $($($rest)*)?)
     };
     (@vfwd $n:tt [$($acc:tt)*] $f:expr; Const($v:expr) $(, $($rest:tt)*)?) => {
-        $crate::__marker!(@vfwd $n [$($acc)* $crate::enzyme_const, $v,] $f; $($($rest)*)?)
+        $crate::__marker!(@vfwd $n [$($acc)* $crate::enzyme_const, $crate::konst($v),] $f; $($($rest)*)?)
     };
     (@vfwd $n:tt [$($acc:tt)*] $f:expr; Dual($v:expr, [$($dv:expr),+ $(,)?])
      $(, $($rest:tt)*)?) => {
