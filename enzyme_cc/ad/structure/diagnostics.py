@@ -71,11 +71,12 @@ def untyped_copy_hint(fn_name: str, module=None) -> str:
     if is_rust(fn_name) or module is not None and "@rust_eh_personality" in \
             (*module.declarations, *module._bodies):
         return ("rustc emits no type information for memory: enzyme-cc types such a copy from "
-                "the code that reads the data once the standard library's generic code is "
-                "inlined (-O, cargo's release profile), or from debug info (-g, which cargo's "
-                "dev profile has: it types the standard library's element copies); where neither "
-                "shows the type, copy element by element (`iter().copied()`, a loop) or keep "
-                "this data out of the differentiated function")
+                "the code that reads the data where the standard library's generic code is "
+                "inlined, or from full debug info, which types the standard library's element "
+                "copies (cargo's dev profile has it; in the release profile add `debug = true` "
+                "under `[profile.release]` in Cargo.toml, or pass rustc `-C debuginfo=2`); where "
+                "neither shows the type, copy element by element (`iter().copied()`, a loop) or "
+                "keep this data out of the differentiated function")
     return ("copy through typed pointers (double*), or compile with -O1 or higher so TBAA type "
             "information is emitted")
 
