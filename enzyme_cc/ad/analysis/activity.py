@@ -112,6 +112,7 @@ class Activity(ActiveMemory):
                 self._filled_by_calls.update(self._obj(o.value) for o in inst.ops
                                              if o.ty == "ptr" and o.value.startswith("%"))
         self._copied_ptrs(fn)
+        self._const_slots = _const_spill_slots(fn, arg_act, uses)
         changed = True
         while changed:
             changed = False
@@ -355,6 +356,8 @@ class Activity(ActiveMemory):
                 if ty == "i64" and (kind == "ptr" or self._holds_addresses(inst)):
                     self.ptrint.add(inst.name)
                     return False, False
+            if isptr and src and self._underlying(self.fn, inst.ops[0].value) in self._const_slots:
+                return False, False     # an enzyme_const pointer reloaded from its spill slot
             return fp and src, isptr and src
         if op == "alloca":
             return False, self._local_shadowed(inst.name)
@@ -422,3 +425,26 @@ class Activity(ActiveMemory):
             return fp and (self._any_active(inst) or any(
                 o.value in self.shadowed for o in inst.ops)), sh
         return False, False
+
+
+def _const_spill_slots(fn, arg_act, uses) -> set:
+    """Local slots that only ever hold enzyme_const pointer arguments (unoptimized code spills
+    every argument to one): a pointer reloaded from one has no shadow, as the argument has
+    none, even when the slot gets a shadow (a callee that may write through the reloaded
+    pointer marks the slot; a virtual call on a const object then read its shadow: null)."""
+    consts = {p.name for p, a in zip(fn.params, arg_act) if a == "const" and p.ty == "ptr"}
+    if not consts:
+        return set()
+    slots = set()
+    for inst in fn.insts():
+        if inst.op != "alloca" or not inst.name:
+            continue
+        us = uses.get(inst.name, [])
+        if us and all(not isinstance(u, tuple) and (
+                u.op == "load" and u.ops[0].value == inst.name or
+                u.op == "store" and u.ops[1].value == inst.name and u.ops[0].value in consts or
+                u.op == "call" and (u.callee or "").startswith("@llvm.lifetime")) for u in us) \
+                and any(u.op == "store" for u in us):
+            slots.add(inst.name)
+    return slots
+
