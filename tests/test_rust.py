@@ -311,6 +311,20 @@ def test_rust_collect_into_result_and_option(tmp_path, opts):
 
 
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+@pytest.mark.slow           # (the mechanism's fast test is the C corpus's ops_table_slots.c)
+@pytest.mark.parametrize("opts", [("-O",), ("-Copt-level=0", "-g", "-Ccodegen-units=256")],
+                         ids=["O", "dev-profile"])
+def test_rust_dyn_method_returning_str(tmp_path, opts):
+    """`p.name()` (`fn(&self) -> &'static str`) through `Box<dyn Trait>`: the standard
+    library's functions of that type returned shadow pointers where the trait's do not, and
+    the call was refused; the vtable slot it reads narrows its targets (ad/api/vtables.py;
+    the C form: tests/ad_programs/ops_table_slots.c)."""
+    _rustc_link(opts[0], HERE / "dyn_str_method.rs", *opts[1:], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 3 and "FAILED" not in out, out
+
+
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
 @pytest.mark.parametrize("opts", [("-Copt-level=0", "-g", "-Ccodegen-units=256"),
                                   pytest.param(("-O",), marks=pytest.mark.slow)],
                          ids=["dev-profile", "O"])

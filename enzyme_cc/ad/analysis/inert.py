@@ -75,7 +75,7 @@ def _call_blocker(gen, fn, inst, in_frame):
     if c.startswith(_FRAME_ONLY):
         return None if inst.ops and in_frame(inst.ops[0].value) else (fn, inst)
     if c.startswith("%"):
-        targets = gen.address_taken(inst.ty, [o.ty for o in inst.ops])
+        targets = gen.address_taken(inst.ty, [o.ty for o in inst.ops], inst)
         return next((b for b in map(lambda t: blocker(gen, t), targets) if b), None)
     if gen.module.defines(c):
         return blocker(gen, c)

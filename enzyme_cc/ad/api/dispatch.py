@@ -9,6 +9,7 @@ import re
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import adjoint_type_of, carries_float
 from ..structure.diagnostics import located
+from . import vtables
 
 # a global name not followed by an argument list: a use of its address
 _VALUE_NAME = re.compile(r'(@[-\w.$]+|@"[^"]+")(?![-\w.$])(?!\s*\()')
@@ -18,10 +19,10 @@ class IndirectCalls:
     def forward_indirect(self, inst, acts, width: int = 1, error: bool = False):
         """Dispatcher over the forward derivatives of an indirect call's possible targets."""
         tys = self.param_types(inst)
-        key = ("fwd-indirect", inst.ty, tuple(tys), tuple(acts), width, error)
+        targets = self.address_taken(inst.ty, tys, inst)
+        key = ("fwd-indirect", inst.ty, tuple(tys), tuple(acts), width, error, tuple(targets))
         if key in self.done:
             return self.done[key]
-        targets = self.address_taken(inst.ty, tys)
         if not targets and inst.ty != "ptr" and not carries_float(inst.ty):
             parts = [(None, inst.ty)]      # as split_indirect: aborts with a message if it runs
         else:
@@ -43,17 +44,18 @@ class IndirectCalls:
         self.done[key] = (name, rty)
         return self.done[key]
 
-    def address_taken(self, ret_ty: str, param_tys: list[str]) -> list[str]:
+    def address_taken(self, ret_ty: str, param_tys: list[str], inst=None) -> list[str]:
         """Functions with bitcode and this signature whose address is used as a value: the
-        possible targets of an indirect call in this (whole-program) module."""
-        out = []
-        for name in self.module._bodies:
-            if name not in self._names_used_as_values():
-                continue
-            fn = self.module.function(name)
-            if fn.ret_ty == ret_ty and [p.ty for p in fn.params] == param_tys:
-                out.append(name)
-        return out
+        possible targets of an indirect call in this (whole-program) module; of the indirect
+        call `inst`, those its table slot can hold where that is sure (vtables.py)."""
+        key = (ret_ty, tuple(param_tys))
+        memo = self.__dict__.setdefault("_address_taken", {})
+        out = memo.get(key)
+        if out is None:
+            out = memo[key] = [name for name in self.module._bodies
+                               if name in self._names_used_as_values() and
+                               _has_signature(self.module.function(name), ret_ty, param_tys)]
+        return vtables.narrowed(self.module, inst, out) if inst is not None else out
 
     def _names_used_as_values(self) -> set:
         """The global names the module uses other than as a callee or in their own definition
@@ -66,11 +68,11 @@ class IndirectCalls:
     def split_indirect(self, inst, acts, ret_active):
         """Dispatchers (augmented, reverse) over the possible targets of an indirect call."""
         tys = self.param_types(inst)
+        targets = self.address_taken(inst.ty, tys, inst)
         key = ("indirect", inst.ty, tuple(tys), tuple(acts), ret_active, self.in_parallel,
-               self.in_multi)
+               self.in_multi, tuple(targets))
         if key in self.done:
             return self.done[key]
-        targets = self.address_taken(inst.ty, tys)
         if not targets and not ret_active and inst.ty != "ptr":
             # no function of this type can be reached: the call is on a path that never runs
             # (GSL's control object when there is none), or a derivative is impossible; either
@@ -108,7 +110,7 @@ class IndirectCalls:
         return self.done[key]
 
     def indirect_targets(self, inst, tys) -> list[str]:
-        targets = self.address_taken(inst.ty, tys)
+        targets = self.address_taken(inst.ty, tys, inst)
         if not targets:
             raise UserError(f"indirect call with active arguments ({inst.ty} ({', '.join(tys)})) but "
                             "no function with bitcode and that signature has its address taken; "
@@ -166,3 +168,8 @@ class IndirectCalls:
         lines += [f"c{len(targets)}:", "call void @__enzyme_cc_bad_indirect_call(ptr %fp)",
                   "unreachable", "}"]
         return "\n".join(lines) + "\n"
+
+
+def _has_signature(fn, ret_ty, param_tys) -> bool:
+    return fn.ret_ty == ret_ty and [p.ty for p in fn.params] == param_tys
+

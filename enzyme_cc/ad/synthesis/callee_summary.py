@@ -58,7 +58,7 @@ class CalleeSummaries:
         v = inst.ops[k].value
         if not (inst.callee or "").startswith("@"):
             fns = [self.module.function(t) for t in self.address_taken(
-                inst.ty, [o.ty for o in inst.ops])]
+                inst.ty, [o.ty for o in inst.ops], inst)]
             return bool(fns) and all(packed_bits.takes_whole(f, k, caller_act, v) for f in fns)
         fn = self.module.function(inst.callee)
         if fn is None or k >= len(fn.params):
@@ -94,7 +94,7 @@ class CalleeSummaries:
         if (inst.callee or "").startswith("%") and caller_act is not None:
             tys = [o.ty for o in inst.ops]
             acts = self.call_activity(inst, caller_act)
-            targets = self.address_taken(inst.ty, tys)
+            targets = self.address_taken(inst.ty, tys, inst)
             out = [self._callee_summary(t, acts)[:2] for t in targets]
             returning = [t for t in targets if (t, tuple(acts)) in self._record_returns]
             if inst.name and returning:
