@@ -56,6 +56,10 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
             return rec
     if any(info.char_data(o, length) for o in (dst.value, src.value)):
         return [(0, length, "int")]          # characters (a string's): no derivative
+    if length is None and all(info.char_data(o, 1) for o in (dst.value, src.value)):
+        # a copy of a run time length between two places `char *`s point to (std::string's
+        # moved characters, in a record whose double field follows its small buffer)
+        return [(0, None, "int")]
     # a struct's declared layout outranks the kinds this function happens to access in it (a
     # sort that only reads the int key of records holding doubles and pointers); a declared
     # type of integers alone does not (an SROA'd slot typed i64 may hold a double)

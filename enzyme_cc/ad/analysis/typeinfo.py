@@ -116,6 +116,8 @@ class TypeInfo:
         if tbaa_name(self.module, tag) == "p1 omnipotent char":
             base, off = decompose(self.module, self.fn, ptr)
             self.chars.setdefault(base, set()).add(off)
+            if off is None:         # (into an element at a run-time index: noted on ptr itself)
+                self.chars.setdefault(ptr, set()).add(0)
 
     def _note(self, ptr, ty, tag):
         base, off = decompose(self.module, self.fn, ptr)
@@ -200,7 +202,9 @@ class TypeInfo:
         integers at ptr, or pointed to by a char pointer, and nothing typed there is a float or
         a pointer."""
         base, off = decompose(self.module, self.fn, ptr)
-        if off is None or off not in self.chars.get(base, ()):
+        if off is None:             # a char pointer's own target (_char_pointer)
+            base, off = ptr, 0
+        if off not in self.chars.get(base, ()):
             return False
         facts = self.facts.get(base, {})
         end = off + length if length is not None else None
