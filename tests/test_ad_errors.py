@@ -688,6 +688,21 @@ int main(void) {
 }
 """
 
+STRUCT_BY_VALUE = """\
+#include <math.h>
+#include <stdio.h>
+typedef struct { double k, m, c, x0; } Osc;
+double settle(Osc o, double t) { return o.x0 * exp(-o.c * t / (2 * o.m)) * cos(sqrt(o.k / o.m) * t); }
+typedef struct { Osc d_o; double d_t; } Grad;
+Grad __enzyme_autodiff(void *, Osc, double);
+int main(void) {
+  Osc o = {4.0, 1.0, 0.3, 1.0};
+  Grad g = __enzyme_autodiff((void *)settle, o, 1.5);
+  printf("%g %g\\n", g.d_o.k, g.d_t);
+  return 0;
+}
+"""
+
 SRET_FWD_SCALAR = """\
 #include <stdio.h>
 int enzyme_dup_return;
@@ -940,6 +955,7 @@ CASES = {
     "modf_long_double": (MODF_LONG_DOUBLE, ("frac", "llvm.modf.f80"), "return (double)modfl("),
     "error_estimate_long_double": (ERREST_LONG_DOUBLE, ("sq",), "return x * x"),
     "sret_reverse": (SRET_REVERSE, ("make", "main"), "__enzyme_autodiff((void *)make"),
+    "struct_by_value": (STRUCT_BY_VALUE, ("settle", "main"), "__enzyme_autodiff((void *)settle"),
     "sret_forward_scalar_result": (SRET_FWD_SCALAR, ("make", "main"),
                                    "__enzyme_fwddiff((void *)make"),
     "undefined_function": (UNDEFINED_FN, ("unknown", "main"), "__enzyme_fwddiff((void *)unknown"),
@@ -1048,6 +1064,16 @@ def test_no_rule_hint_fits_the_function(tmp_path, case, words):
     _assert_clean_error(r, exe, case)
     hint = r.stderr.split("hint:", 1)[1]
     assert words in hint and "__enzyme_inactivefn" not in hint, r.stderr
+
+
+def test_struct_by_value_says_pass_its_address(tmp_path):
+    """A C struct given by value to the marker (the function takes it `byval`, in memory): the
+    message says so and how to pass it, where it used to take the struct for a pointer and the
+    next argument for its shadow ("too few arguments", "missing shadow")."""
+    r, exe = _build(tmp_path, "struct_by_value", ["-O2"])
+    _assert_clean_error(r, exe, "struct_by_value")
+    assert "parameter 1 of 'settle' is a struct passed by value" in r.stderr, r.stderr
+    assert "enzyme_dup, &s, &ds" in r.stderr.split("hint:")[1], r.stderr
 
 
 def test_pointer_read_from_const_argument_names_it(tmp_path):

@@ -16,12 +16,14 @@ double cube(const double &x) { return x * x * x; }
 void square_into(double &out, double x) { out = x * x; }
 struct P { double a, b, c; };
 double pprod(const P &p) { return p.a * p.b + std::sin(p.c); }
+double pval(P p) { return p.a * p.b * p.c; }          // a struct by value, in memory (byval)
 double ysq(double *y, const double *x) { y[0] = x[0] * x[0]; return 3 * x[0]; }
 double sq(double x) { return x * x; }
 float sqf(float x) { return x * x; }
 double mul(double x, double y) { return x * y; }
 void scale(double *y, double x) { y[0] = x * x * x; }
 struct D2 { double x, y; };           // passed by value in two registers
+double d2val(D2 p, double s);
 struct F2 { float u, v; };            // in one (a <2 x float>)
 struct DI { double w; int n; };       // a double and an integer
 double d2f(D2 p) { return p.x * p.x * p.y; }
@@ -131,5 +133,22 @@ int main() {
   D2 st = enzyme::get<0>(enzyme::autodiff<enzyme::Forward, enzyme::DuplicatedNoNeed<D2>>(d2scale, enzyme::Duplicated<D2>(a, ta), enzyme::Duplicated<double>(2.0, 1.0)));
   check("byval_struct_result_x", st.x, 2.0 * ta.x + 1.0 * a.x);
   check("byval_struct_result_y", st.y, 4.0 * ta.y + 4.0 * a.y);
+  // 9. Duplicated<T&> for a struct the function takes by value or as `const T&` (the hint of
+  // Active<T> for structs; the function was cast to the wrappers' signature and did not compile)
+  {
+    P q{1, 2, 3}, dq{0, 0, 0}, dq2{0, 0, 0};
+    enzyme::autodiff<enzyme::Reverse>(pval, enzyme::Duplicated<P &>(q, dq));
+    check("byval_struct_da", dq.a, 6);
+    check("byval_struct_dc", dq.c, 2);
+    enzyme::autodiff<enzyme::Reverse>(pprod, enzyme::Duplicated<P &>(q, dq2));
+    check("const_ref_struct_dc", dq2.c, std::cos(3.0));
+    D2 r{1, 2}, dr{0, 0};
+    auto ds = enzyme::autodiff<enzyme::Reverse>(d2val, enzyme::Duplicated<D2 &>(r, dr),
+                                               enzyme::Active<double>(2.0));
+    check("byval_regs_dx", dr.x, 2 * 2.0 * 1 + 0);
+    check("byval_regs_dy", dr.y, 3 * 2.0);
+    check("byval_regs_ds", enzyme::get<0>(enzyme::get<0>(ds)), 1 + 3 * 2);
+  }
   return failures != 0;
 }
+double d2val(D2 p, double s) { return s * (p.x * p.x + 3 * p.y); }

@@ -281,6 +281,14 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
                             "its shadow unless marked enzyme_const")
         val = ops[k]
         k += 1
+        if "byval" in p.attrs and _passed_by_value(module, inst, val.value):
+            ty = p.attrs[p.attrs.index("byval") + 2] if "(" in p.attrs else "?"
+            ty = re.sub(r"^%(struct|class|union)\.(.*?)(\.\d+)?$", r"\1 \2", ty)
+            raise UserError(f"{where}: parameter {len(acts) + 1} of '{fn_val[1:]}' is a struct "
+                            f"passed by value in memory ({ty}), and {marker} was given the struct "
+                            "itself; hint: pass its address, followed by its shadow's "
+                            "(`enzyme_dup, &s, &ds`: the derivative is added into ds), or "
+                            "`enzyme_const, &s`")
         if tag is None and p.ty == "ptr" and (k >= len(ops) or ops[k].ty != "ptr") and \
                 _integer_memory(module, caller, val.value):
             # no shadow follows, and the memory holds integers (`int len[10]` passed as
@@ -376,6 +384,13 @@ def _context_width(caller, opts, ops, k, mode, where) -> int:
                         "enzyme_width is not supported in reverse mode yet; hint: use a context "
                         "of width 1")
     return w
+
+
+def _passed_by_value(module, inst, v: str) -> bool:
+    """The marker call passes v as a struct copied in memory (`byval(T)`): a C struct argument
+    given by value to the variadic marker."""
+    line = module._lines[inst.line] if 0 <= inst.line < len(module._lines) else ""
+    return re.search(r"byval\([^()]*\)[^,()]*?\s" + re.escape(v) + r"(?![-\w.$])", line) is not None
 
 
 def _sret_param(target):
