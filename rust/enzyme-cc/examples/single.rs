@@ -1,7 +1,8 @@
 //! `cargo run --release --example single` (with enzyme-cc's cargo config): a function of `f32`
 //! differentiated in `f32`, with `Vec` arguments passed by reference and `Const` arguments of
-//! every kind (a `&Vec`, a slice, an `f32` widened, a `u32`), checked against analytic derivatives.
-use enzyme_cc::{autodiff, fwddiff};
+//! every kind (a `&Vec`, a slice, an `f32` widened, a `u32`), and forward mode of a function
+//! that returns nothing (`fwddiff_void!`), checked against analytic derivatives.
+use enzyme_cc::{autodiff, fwddiff, fwddiff_void};
 
 // sum_i s * w_i * x_i^2 over the first n elements
 #[no_mangle]
@@ -14,6 +15,16 @@ pub extern "C" fn weighted(x: *const f32, w: *const f32, n: u32, s: f32) -> f32 
 #[no_mangle]
 pub extern "C" fn cube(a: f32, b: f32) -> f32 {
     a * a * a + b
+}
+
+// y_i = x_i^2 + 1, written through a pointer
+#[no_mangle]
+pub extern "C" fn square_into(x: *const f32, y: *mut f32, n: usize) {
+    let xs = unsafe { std::slice::from_raw_parts(x, n) };
+    let ys = unsafe { std::slice::from_raw_parts_mut(y, n) };
+    for (y, x) in ys.iter_mut().zip(xs) {
+        *y = x * x + 1.0;
+    }
 }
 
 fn check(name: &str, got: f64, want: f64) -> i32 {
@@ -38,5 +49,12 @@ fn main() {
     failed += check("tangent", t, dx[0] as f64);
     let da = autodiff!(cube; Active(2.0f32), Const(1.0f32 as f64));
     failed += check("dcube", da, 12.0);
+    // forward mode of a function writing its result: the tangent lands in dy
+    let (mut y, mut dy) = (vec![0.0f32; 3], vec![0.0f32; 3]);
+    let v = vec![1.0f32, -1.0, 0.5];
+    fwddiff_void!(square_into; Dup(&x, &v), Dup(&mut y, &mut dy), Const(3usize));
+    for i in 0..3 {
+        failed += check(&format!("dy[{}]", i), dy[i] as f64, (2.0 * x[i] * v[i]) as f64);
+    }
     std::process::exit(failed);
 }

@@ -37,6 +37,9 @@
 //! # let _ = t;
 //! ```
 //!
+//! `fwddiff_void!(f; ...)` is forward mode of a function that returns nothing: the tangents of
+//! what it writes through a `Dup` pointer go into that pointer's shadow.
+//!
 //! `autodiff!` returns the adjoint of the `Active` argument when there is exactly one (`f64`),
 //! a tuple of the adjoints in argument order with two to four (`(f64, f64)`, ...), else `()`; `fwddiff!` returns the tangent of the function's `f64` result. The calls are
 //! `unsafe` underneath: the pointers must be valid for what the function reads and writes, as
@@ -78,6 +81,9 @@ extern "C" {
     #[doc(hidden)]
     #[link_name = "__enzyme_fwddiff"]
     pub fn __enzyme_fwddiff_f64(f: *const c_void, ...) -> f64;
+    #[doc(hidden)]
+    #[link_name = "__enzyme_fwddiff"]
+    pub fn __enzyme_fwddiff_void(f: *const c_void, ...);
     #[doc(hidden)]
     pub static enzyme_width: i32;
 }
@@ -262,6 +268,16 @@ macro_rules! fwddiff {
     };
 }
 
+/// Forward mode of a function that returns nothing (it writes its results through pointers):
+/// `fwddiff_void!(f; Dup(&x, &v), Dup(&mut y, &mut dy), Const(n))` writes the tangents of
+/// what `f` writes through `y` into `dy`.
+#[macro_export]
+macro_rules! fwddiff_void {
+    ($f:expr; $($args:tt)*) => {
+        $crate::__marker!(@fwdv [] $f; $($args)*)
+    };
+}
+
 /// Vector forward mode: `fwddiff_n!(f, N; Dup(&x, [&v1, ..., &vN]), Const(n),
 /// Dual(a, [d1, ..., dN]))` with N a literal from 2 to 8. Returns the N tangents of the
 /// function's `f64` result, `[f64; N]`.
@@ -321,6 +337,21 @@ macro_rules! __marker {
     };
     (@fwd [$($acc:tt)*] $f:expr; Dual($v:expr, $dv:expr) $(, $($rest:tt)*)?) => {
         $crate::__marker!(@fwd [$($acc)* ($v as f64), ($dv as f64),] $f; $($($rest)*)?)
+    };
+    // forward mode of a function returning nothing: the same arguments, a void marker
+    (@fwdv [$($acc:tt)*] $f:expr;) => {
+        unsafe { $crate::__enzyme_fwddiff_void($f as *const core::ffi::c_void, $($acc)*) }
+    };
+    (@fwdv [$($acc:tt)*] $f:expr; Dup($x:expr, $dx:expr) $(, $($rest:tt)*)?) => {
+        $crate::__marker!(@fwdv [$($acc)* $crate::enzyme_dup, $crate::ptr($x), $crate::ptr($dx),]
+                          $f; $($($rest)*)?)
+    };
+    (@fwdv [$($acc:tt)*] $f:expr; Const($v:expr) $(, $($rest:tt)*)?) => {
+        $crate::__marker!(@fwdv [$($acc)* $crate::enzyme_const, $crate::konst($v),] $f;
+                          $($($rest)*)?)
+    };
+    (@fwdv [$($acc:tt)*] $f:expr; Dual($v:expr, $dv:expr) $(, $($rest:tt)*)?) => {
+        $crate::__marker!(@fwdv [$($acc)* ($v as f64), ($dv as f64),] $f; $($($rest)*)?)
     };
     // vector forward mode (width $n): the value, then one shadow or tangent per lane
     (@vfwd $n:tt [$($acc:tt)*] $f:expr;) => {
