@@ -29,7 +29,10 @@ def cargo_config() -> str:
     return ("# .cargo/config.toml: link through enzyme-cc, which differentiates at link time\n"
             "[target.x86_64-unknown-linux-gnu]\n"
             f"linker = \"{os.path.abspath(exe)}\"\n"
-            "rustflags = [\"-Clinker-plugin-lto\"]\n")
+            "rustflags = [\"-Clinker-plugin-lto\"]\n"
+            "# doc-tests (cargo test) are linked by rustdoc, which takes its own flags\n"
+            "[build]\n"
+            "rustdocflags = [\"-Clinker-plugin-lto\"]\n")
 
 
 def run_driver(driver: str, argv: list[str]) -> int:

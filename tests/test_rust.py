@@ -95,7 +95,8 @@ def test_cargo_error_payload_gradient(tmp_path):
 @pytest.mark.slow
 @pytest.mark.skipif(CARGO is None, reason=NO_CARGO)
 def test_cargo_workspace_test_and_rebuild(tmp_path):
-    """The same workspace: `cargo test` of the library, and a rebuild after an edit (slow tier:
+    """The same workspace: `cargo test` of the library (its unit test and doc-test), and a
+    rebuild after an edit (slow tier:
     three links of a program with the standard library's bitcode, about two minutes)."""
     ws = tmp_path / "ws"
     env = _cargo_project(HERE / "workspace", ws, tmp_path)
@@ -107,6 +108,9 @@ def test_cargo_workspace_test_and_rebuild(tmp_path):
     # (whose std pulls Rust's compiler_builtins, linked as native code as rustc does)
     out = run([cargo, "test", "--release", "--offline"], cwd=ws, env=env).stdout
     assert "test tests::gradient_matches_central_differences ... ok" in out, out
+    # and the doc-test of chain_energy, linked by rustdoc with the config's rustdocflags (without
+    # them its markers stayed undefined symbols)
+    assert re.search(r"test physics/src/lib\.rs - chain_energy \(line \d+\) \.\.\. ok", out), out
     # an incremental rebuild after an edit of the library: the new function's gradient
     lib = ws / "physics" / "src" / "lib.rs"
     lib.write_text(lib.read_text().replace("k: 1.0 + i as f64", "k: 1.5 + i as f64"))

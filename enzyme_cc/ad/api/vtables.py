@@ -160,6 +160,16 @@ def _function_at(module, line: int):
     return None
 
 
+def _same_call(fn, inst) -> bool:
+    """fn's instruction at inst's line is that call (inst may be a prepared copy's)."""
+    lines = fn.__dict__.get("_calls_by_line")
+    if lines is None:
+        lines = fn._calls_by_line = {i.line: i for i in fn.insts()
+                                     if i.op in ("call", "invoke")}
+    mine = lines.get(inst.line)
+    return mine is not None and mine.callee == inst.callee and len(mine.ops) == len(inst.ops)
+
+
 def narrowed(module, inst, targets: list[str]) -> list[str]:
     """The targets of indirect call `inst` among `targets` (its signature's address-taken
     functions) that a table slot can hold, where that is sure (module docstring); else
@@ -167,7 +177,9 @@ def narrowed(module, inst, targets: list[str]) -> list[str]:
     if len(targets) < 2 or not (inst.callee or "").startswith("%"):
         return targets
     fn = _function_at(module, inst.line)
-    d = fn.defs.get(inst.callee) if fn is not None else None
+    if fn is None or not _same_call(fn, inst):
+        return targets              # (a call of code made after parsing: no line of its own)
+    d = fn.defs.get(inst.callee)
     if getattr(d, "op", None) != "load":
         return targets
     table, off = decompose(module, fn, d.ops[0].value)

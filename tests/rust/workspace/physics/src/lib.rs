@@ -12,6 +12,25 @@ impl Spring {
     }
 }
 
+/// The chain's energy; its gradient in a doc-test (`cargo test` links it through rustdoc, which
+/// takes the `rustdocflags` of enzyme-cc's cargo config):
+///
+/// ```
+/// use std::ffi::c_void;
+/// extern "C" {
+///     fn __enzyme_autodiff(f: *const c_void, ...) -> f64;
+///     static enzyme_dup: i32;
+///     static enzyme_const: i32;
+/// }
+/// let x = [0.0f64, 1.0];
+/// let mut dx = [0.0f64; 2];
+/// unsafe {
+///     __enzyme_autodiff(physics::chain_energy as *const c_void, enzyme_dup, x.as_ptr(),
+///                       dx.as_mut_ptr(), enzyme_const, 2usize);
+/// }
+/// // 0.5 (x1 - x0 - 0.5)^2 + sin x0 + sin x1
+/// assert!((dx[0] - 0.5).abs() < 1e-12 && (dx[1] - (0.5 + 1f64.cos())).abs() < 1e-12);
+/// ```
 #[no_mangle]
 pub extern "C" fn chain_energy(x: *const f64, n: usize) -> f64 {
     let xs = unsafe { std::slice::from_raw_parts(x, n) };
