@@ -635,3 +635,77 @@ define void @test(ptr %x, ptr %dx, i64 %n) {
         dx = (ctypes.c_double * 4)()
         g(x, dx, 4)
         assert list(dx) == pytest.approx(want)
+
+
+def test_reference_count_beside_a_float_is_an_integer():
+    """Rust's `Rc<Cell<f64>>`: a heap block {strong count, weak count, f64}. The counts are
+    loaded, stepped by one and stored back in place; no typed access says what lies at their
+    offsets, and the block's one float kind made them look like a double's bits ('integer
+    arithmetic on data that holds a float'). A count set to a small constant (@f) or only
+    stepped in place (@g, whose header a callee initialized) is an integer."""
+    body = """
+declare ptr @malloc(i64)
+declare void @free(ptr)
+define internal ptr @boxed(double %v) noinline {
+  %b = call ptr @malloc(i64 24)
+  %one = add i64 0, 1
+  store i64 %one, ptr %b, align 8
+  %wp = getelementptr inbounds i8, ptr %b, i64 8
+  store i64 %one, ptr %wp, align 8
+  %vp = getelementptr inbounds i8, ptr %b, i64 16
+  store double %v, ptr %vp, align 8
+  ret ptr %b
+}
+define internal void @release(ptr %b) {
+  %c = load i64, ptr %b, align 8
+  %c1 = add i64 %c, -1
+  store i64 %c1, ptr %b, align 8
+  %dead = icmp eq i64 %c1, 0
+  br i1 %dead, label %gone, label %kept
+gone:
+  call void @free(ptr %b)
+  br label %kept
+kept:
+  ret void
+}
+define double @f(double %x) {
+  %b = call ptr @malloc(i64 24)
+  store i64 1, ptr %b, align 8
+  %wp = getelementptr inbounds i8, ptr %b, i64 8
+  store i64 1, ptr %wp, align 8
+  %vp = getelementptr inbounds i8, ptr %b, i64 16
+  %x2 = fmul double %x, %x
+  store double %x2, ptr %vp, align 8
+  %v = load double, ptr %vp, align 8
+  %r = fmul double %v, %x
+  call void @release(ptr %b)
+  ret double %r
+}
+define double @g(double %x) {
+  %x2 = fmul double %x, %x
+  %b = call ptr @boxed(double %x2)
+  %vp = getelementptr inbounds i8, ptr %b, i64 16
+  %v = load double, ptr %vp, align 8
+  %r = fmul double %v, %x
+  %c = load i64, ptr %b, align 8
+  %c1 = add i64 %c, -1
+  store i64 %c1, ptr %b, align 8
+  %dead = icmp eq i64 %c1, 0
+  br i1 %dead, label %gone, label %kept
+gone:
+  call void @free(ptr %b)
+  br label %kept
+kept:
+  ret double %r
+}
+define double @df(double %x) {
+  %r = call double (ptr, ...) @__enzyme_autodiff(ptr @f, double %x)
+  ret double %r
+}
+define double @dg(double %x) {
+  %r = call double (ptr, ...) @__enzyme_autodiff(ptr @g, double %x)
+  ret double %r
+}"""
+    for entry in ("df", "dg"):
+        d = run(body, entry, ctypes.c_double, ctypes.c_double)
+        assert d(1.5) == pytest.approx(3 * 1.5 ** 2), entry

@@ -316,6 +316,18 @@ def test_rust_collect_into_result_and_option(tmp_path, opts):
 
 
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+@pytest.mark.slow           # (the mechanism's fast test: test_ad_core's reference count test)
+@pytest.mark.parametrize("opts", [("-O",), ("-Copt-level=0", "-g", "-Ccodegen-units=256")],
+                         ids=["O", "dev-profile"])
+def test_rust_rc_cell_beside_vec(tmp_path, opts):
+    """`Rc<Cell<f64>>` next to a `Vec` push: the Rc's counts, stepped in place, were taken for
+    the f64's bits and the link refused."""
+    _rustc_link(opts[0], HERE / "rc_cell_vec.rs", *opts[1:], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 3 and "FAILED" not in out, out
+
+
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
 @pytest.mark.slow           # (the mechanism's fast test is the C corpus's ops_table_slots.c)
 @pytest.mark.parametrize("opts", [("-O",), ("-Copt-level=0", "-g", "-Ccodegen-units=256")],
                          ids=["O", "dev-profile"])

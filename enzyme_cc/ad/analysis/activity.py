@@ -345,8 +345,9 @@ class Activity(ActiveMemory):
                 if kind in (None, "int"):
                     kind = self._holds_floats(inst) or kind
                 pun = pun_type(ty, kind)
-                if pun and (self._byte_lanes_computed(inst) or integer_variant(
-                        self.module, self.fn, inst, self.__dict__.setdefault("_cfg_memo", {}))):
+                if pun and (self._byte_lanes_computed(inst) or self._counter_word(inst) or
+                            integer_variant(self.module, self.fn, inst,
+                                            self.__dict__.setdefault("_cfg_memo", {}))):
                     pun, kind = None, "int"
                 if pun:
                     self.punned[inst.name] = pun        # an untyped copy of float data

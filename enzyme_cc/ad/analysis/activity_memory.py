@@ -11,7 +11,7 @@ from enzyme_cc.rules.tape import is_tape_call
 from .copy_types import copy_ranges
 from .typeinfo import TypeInfo
 from .activity_basics import ALLOCATORS, _libm_out, has_shadow_type, int_pointer_sources
-from ..structure.type_layout import global_named
+from ..structure.type_layout import decompose, global_named
 from enzyme_cc.rules.call_kinds import ALLOC
 from enzyme_cc.rules.blas import applies, written_arg
 from enzyme_cc.rules.mpi import is_mpi, received
@@ -308,6 +308,36 @@ class ActiveMemory:
             return False
         return any(u.op not in ("store", "bitcast", "shufflevector", "phi", "select", "freeze")
                    for u in self.fn.insts() if any(o.value == load.name for o in u.ops))
+
+    def _counter_word(self, load) -> bool:
+        """An integer word counted up or down in place (a reference count: Rust's `Rc` header
+        beside its float value): the load's value is only compared, or changed by a constant and
+        stored back where it was read, and nothing typed says a float lies at that very byte
+        (a float's bits stepped in place, `u.i++` on a union holding a double, stays refused)."""
+        if not int_bits(load.ty) or load.ty.startswith("<"):
+            return False
+        ptr = load.ops[0].value
+        types = self.types
+        base, off = decompose(self.module, self.fn, ptr)
+        if off is None or types.float_accesses.get(base, {}).get(off) or \
+                types.facts.get(base, {}).get(off) in ("double", "float"):
+            return False
+        uses = self.__dict__.get("_use_map")
+        if uses is None:
+            uses = self._use_map = {}
+            for i in self.fn.insts():
+                for o in i.ops:
+                    uses.setdefault(o.value, []).append(i)
+
+        def steps(u) -> bool:
+            if u.op not in ("add", "sub") or not any(
+                    o.value.lstrip("-").isdigit() for o in u.ops):
+                return False
+            return all(w.op == "icmp" or w.op == "store" and w.ops[0].value == u.name and
+                       w.ops[1].value == ptr for w in uses.get(u.name, []))
+        us = uses.get(load.name, [])
+        return bool(us) and all(u.op == "icmp" or steps(u) for u in us) and \
+            any(u.op != "icmp" for u in us)
 
     def _holds_addresses(self, load) -> bool:
         """Every store into the memory an i64 load reads stores an address: a pointer, or an

@@ -85,6 +85,15 @@ class TypeInfo:
                 declared[inst.name] = layout(inst.src_ty, named)
         for obj, lay in declared.items():     # typed accesses win over the declared type
             self.facts[obj] = {**lay, **self.facts.get(obj, {})}
+        # a word set to a small nonzero integer constant holds an integer (a reference count,
+        # a length: Rust's Rc header before its f64 value), where nothing typed says otherwise:
+        # the bits of a float other than zero are never below 2^32
+        for inst in fn.insts():
+            if inst.op == "store" and inst.ops[0].ty in ("i32", "i64") and \
+                    _small_nonzero(inst.ops[0].value):
+                base, off = decompose(module, fn, inst.ops[1].value)
+                if off is not None:
+                    self.facts.setdefault(base, {}).setdefault(off, "int")
 
     def _hint(self, ptr, name):
         """Enzyme's `__enzyme_double(p)` (float, integer, pointer): p points to that type."""
@@ -319,3 +328,11 @@ def _typing_joins(fn):
     split = {a for a, rs in roots.items() if len(rs) > 1 and
              getattr(fn.defs.get(a), "op", None) in ("phi", "select")}
     return [(a, b) for a, b in pairs if a not in split]
+
+
+def _small_nonzero(v: str) -> bool:
+    try:
+        return 0 < abs(int(v)) < 1 << 32
+    except ValueError:
+        return False
+
