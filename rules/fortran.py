@@ -113,4 +113,4 @@ def refuse_runtime_call(gen, synth, inst):
              "MAXVAL, MINVAL (also with DIM=), NORM2, DOT_PRODUCT, MATMUL, TRANSPOSE, RESHAPE, "
              "CSHIFT, EOSHIFT, SPREAD, PACK, UNPACK, MOVE_ALLOC, MOD, MODULO, SCALE, FRACTION, "
              "ERFC_SCALED and copy-in/copy-out of array sections; write this one as a loop over "
-             "the elements, or build with -O2, where flang inlines more of them")
+             "the elements (a build at -O0 may also try -O2, where flang inlines more of them)")

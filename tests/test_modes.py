@@ -89,6 +89,44 @@ def test_set_fixed_point_fortran(tmp_path, opt):
         assert got == pytest.approx(want, rel=tol[line.split()[0]]), line
 
 
+INTERNAL_PROCEDURE_F90 = """\
+program host
+  use iso_c_binding
+  implicit none
+  interface
+    function autodiff(f, x) bind(c, name="__enzyme_autodiff") result(d)
+      import :: c_funptr, c_double
+      type(c_funptr), value :: f
+      real(c_double), value :: x
+      real(c_double) :: d
+    end function
+  end interface
+  real(c_double) :: a
+  a = 3d0
+  print *, autodiff(c_funloc(g), 2d0)
+contains
+  function g(x) bind(c) result(y)
+    real(c_double), value :: x
+    real(c_double) :: y
+    y = a * x * x
+  end function
+end program
+"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_internal_procedure_with_host_variables_refused(tmp_path, opt):
+    """An internal procedure using its host's variables reaches the marker through flang's
+    trampoline: the error says so and what to do (it said "a pointer chosen at run time" and
+    told a Fortran user to pass `(void *)f`)."""
+    (tmp_path / "host.f90").write_text(INTERNAL_PROCEDURE_F90)
+    r = subprocess.run(["enzyme-fc", opt, "-g", "host.f90", "-o", "prog"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+    assert "internal procedure that uses its host's variables" in r.stderr, r.stderr
+    assert "host.f90:14" in r.stderr and "into a module" in r.stderr, r.stderr
+
+
 # a derivative that keeps an inactive call to a function with debug info (bump): inlined into
 # main with -g, that call needs a location (the marker's)
 INACTIVE_CALL_G = """\

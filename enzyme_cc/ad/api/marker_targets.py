@@ -22,6 +22,14 @@ def _integer_memory(module, caller, value) -> bool:
 
 def refuse_unknown_function(module, caller, inst):
     """A marker call whose function the program does not determine."""
+    d = caller.defs.get(underlying(caller, inst.ops[0].value))
+    if getattr(d, "op", None) == "call" and (d.callee or "").startswith("@llvm.adjust.trampoline"):
+        raise UserError(f"{located(module, caller, inst)}: the function given to "
+                        f"{inst.callee[1:]} is an internal procedure that uses its host's "
+                        "variables, which flang passes through a trampoline built at run time, "
+                        "not a function known at link time; hint: move the procedure into a "
+                        "module (or make it use no host variable) and pass the host's data as "
+                        "arguments")
     raise UserError(f"{located(module, caller, inst)}: the first argument of {inst.callee[1:]} "
                     f"must be a function known at compile time, got '{inst.ops[0].value}'; hint: "
                     "pass the function itself, e.g. (void *)f, not a pointer chosen at run time")
