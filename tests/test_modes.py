@@ -75,6 +75,21 @@ def test_global_shadow_fortran(tmp_path, opt):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_module_allocatable_allocated_outside(tmp_path, opt):
+    """A module allocatable array allocated before the derivative and assigned inside it (a
+    workspace reused across calls): the derivative wrote through its shadow's null base (a
+    crash, found by a new-user check); three gradients, the last after a reallocation."""
+    name = "module_allocatable_outside.f90"
+    shutil.copy(os.path.join(HERE, name), tmp_path / name)
+    run(["enzyme-fc", opt, name, "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    pairs = list(_pairs(out))
+    assert len(pairs) == 9, out
+    for line, got, want in pairs:
+        assert got == pytest.approx(want, rel=1e-12), line
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_set_fixed_point_fortran(tmp_path, opt):
     """__enzyme_set_fixed_point from Fortran (bind(c)) in a DO WHILE loop over module
     variables, carrying locals: against the taped gradient, central differences and forward

@@ -221,9 +221,12 @@ def entry_function(gen, name: str) -> str:
         lanes = [None] + sorted(x for x in gen.shadow_lanes.get(g, ()) if x is not None)
         targets = sorted(gen.address_targets.get(g, ()))
         slots = [o for o, k in sorted(layout(ty, module.named_types).items()) if k == "ptr"]
+        rank = _flang_allocatable_rank(g, ty)
         for lane in lanes:
             sg = gen.shadow_global(g, *(lane or (None, None))[::-1])
             gen.zero_memory(body.append, sg, str(size))
+            if rank is not None:
+                body += _shadow_of_allocated(gen, g, sg, size, rank, tmp)
             for off in slots if targets else ():
                 p, pi = tmp(), tmp()
                 body += [f"{p} = load ptr, ptr getelementptr (i8, ptr {g}, i64 {off})",
@@ -239,3 +242,75 @@ def entry_function(gen, name: str) -> str:
                     cur = sel
                 body.append(f"store ptr {cur}, ptr getelementptr (i8, ptr {sg}, i64 {off})")
     return f"define internal void {name}() {{\n" + "\n".join(body + ["ret void"]) + "\n}"
+
+
+# flang's descriptor of an allocatable (fortran_desc.h's Desc): base, elem_len, version, rank,
+# type, attribute, extra, then `rank` dims of (lower, extent, stride)
+_DESC_HEAD = ["ptr", "i64", "i32", "i8", "i8", "i8", "i8"]
+_DIMS = re.compile(r"^\[\s*(\d+)\s*x\s*\[\s*3\s*x\s*i64\s*\]\s*\]$")
+_FLOAT_TYPES = (27, 28, 34, 35)     # flang's real(4), real(8), complex(4), complex(8)
+
+
+def _flang_allocatable_rank(g: str, ty) -> int | None:
+    """The rank of a Fortran module variable's descriptor (a global flang names `_Q...` whose
+    type is a descriptor's), or None."""
+    if not ty or not g.lstrip("@").strip('"').startswith("_Q"):
+        return None
+    from enzyme_cc.ir.lexer import split_fields
+    body = ty.strip()
+    if not body.startswith("{"):
+        return None
+    fields = [f.strip() for f in split_fields(body)]
+    if [f.replace(" ", "") for f in fields[:7]] != _DESC_HEAD or len(fields) > 8:
+        return None
+    if len(fields) == 7:
+        return 0
+    m = _DIMS.match(fields[7])
+    return int(m.group(1)) if m else None
+
+
+def _shadow_of_allocated(gen, g: str, sg: str, size: int, rank: int, tmp) -> list[str]:
+    """A module allocatable array of reals the program allocated before the derivative starts
+    (`allocate(work(n))` in the main program, written in the differentiated code): its shadow
+    descriptor gets the same shape and a zeroed buffer of its own, where it had none and the
+    derivative wrote through a null base. (Each derivative call allocates one; the descriptor
+    keeps it, as when the derivative allocates the array itself.)"""
+    gen.declare_raw("@calloc", "declare noalias ptr @calloc(i64, i64)")
+    gen.declare_raw("@llvm.memcpy.p0.p0.i64",
+                    "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")
+    b, a, t, ok = tmp(), tmp(), tmp(), tmp()
+    k = tmp()[2:]                       # (a fresh number for the labels)
+    yes, done = f"fdesc.alloc.{k}", f"fdesc.done.{k}"
+    out = [f"{b} = load ptr, ptr {g}",
+           f"{a} = load i8, ptr getelementptr (i8, ptr {g}, i64 22)",
+           f"{t} = load i8, ptr getelementptr (i8, ptr {g}, i64 21)"]
+    conds = [f"icmp ne ptr {b}, null", f"icmp eq i8 {a}, 2"]
+    kinds = []
+    for k in _FLOAT_TYPES:
+        c = tmp()
+        out.append(f"{c} = icmp eq i8 {t}, {k}")
+        kinds.append(c)
+    anyf = kinds[0]
+    for c in kinds[1:]:
+        n = tmp()
+        out.append(f"{n} = or i1 {anyf}, {c}")
+        anyf = n
+    prev = anyf
+    for c in conds:
+        x, n = tmp(), tmp()
+        out += [f"{x} = {c}", f"{n} = and i1 {prev}, {x}"]
+        prev = n
+    out += [f"{ok} = freeze i1 {prev}", f"br i1 {ok}, label %{yes}, label %{done}", f"{yes}:",
+            f"call void @llvm.memcpy.p0.p0.i64(ptr {sg}, ptr {g}, i64 {size}, i1 false)"]
+    n = tmp()
+    out.append(f"{n} = load i64, ptr getelementptr (i8, ptr {g}, i64 8)")
+    for k in range(rank):
+        e, m = tmp(), tmp()
+        out += [f"{e} = load i64, ptr getelementptr (i8, ptr {g}, i64 {24 + 24 * k + 8})",
+                f"{m} = mul i64 {n}, {e}"]
+        n = m
+    buf = tmp()
+    out += [f"{buf} = call ptr @calloc(i64 {n}, i64 1)", f"store ptr {buf}, ptr {sg}",
+            f"br label %{done}", f"{done}:"]
+    return out
+
