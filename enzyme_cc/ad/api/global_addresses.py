@@ -107,7 +107,11 @@ def queried_globals(gen, calls) -> set[str]:
             raise UserError(f"{located(gen.module, fn, inst)}: __enzyme_shadow needs the address of "
                             "a global variable (or of a member or element of one) known at link "
                             "time (directly, or through parameters whose every caller passes "
-                            "one); hint: pass &global directly")
+                            "one); hint: " + (
+                                "pass c_loc of a module variable of fixed size (an allocatable "
+                                "array's data has no address known at link time)"
+                                if fn.name.lstrip("@").strip('"').startswith("_Q") else
+                                "pass &global directly"))
         for g in sorted(gs):
             _check_queried(gen, fn, inst, g)
         out |= gs
