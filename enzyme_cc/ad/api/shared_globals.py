@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
-from enzyme_cc.ir.lexer import scalar_of, type_size, carries_float
+from enzyme_cc.ir.lexer import scalar_of, split_fields, type_size, carries_float
 from ..tape.tape import TAPE_OPS
 from ..structure.type_layout import underlying, global_type, global_named, named_expand, layout
 from .fixed_point import PREFIX as FP_PREFIX
@@ -256,7 +256,6 @@ def _flang_allocatable_rank(g: str, ty) -> int | None:
     type is a descriptor's), or None."""
     if not ty or not g.lstrip("@").strip('"').startswith("_Q"):
         return None
-    from enzyme_cc.ir.lexer import split_fields
     body = ty.strip()
     if not body.startswith("{"):
         return None
