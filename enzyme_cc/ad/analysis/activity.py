@@ -91,6 +91,7 @@ class Activity(ActiveMemory):
                 uses.setdefault(o.value, []).append(inst)
             if inst.op in ("call", "invoke") and inst.callee and inst.callee.startswith("%"):
                 uses.setdefault(inst.callee, []).append(("callee", inst))
+        self._uses = uses       # value -> instructions using it (("callee", inst) as a callee)
         self.code_ptrs = {v for v, us in uses.items()
                           if us and all(isinstance(u, tuple) or (u.op in ("phi", "select") and
                                                                   u.ty == "ptr") for u in us)

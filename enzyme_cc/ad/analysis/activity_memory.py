@@ -9,7 +9,6 @@ from enzyme_cc.rules.libm_out import active_outputs
 from enzyme_cc.rules.registry import is_mirror_call, allocator
 from enzyme_cc.rules.tape import is_tape_call
 from .copy_types import copy_ranges
-from .typeinfo import TypeInfo
 from .activity_basics import ALLOCATORS, _libm_out, has_shadow_type, int_pointer_sources
 from ..structure.type_layout import decompose, global_named
 from enzyme_cc.rules.call_kinds import ALLOC
@@ -239,9 +238,7 @@ class ActiveMemory:
             return False
         if getattr(self.fn.defs.get(dst), "op", None) == "alloca" and dst not in self.escaped:
             return False
-        types = self.__dict__.get("_copy_types") or self.__dict__.setdefault(
-            "_copy_types", TypeInfo(self.module, self.fn))
-        ranges = copy_ranges(self.module, self.fn, inst, types)
+        ranges = copy_ranges(self.module, self.fn, inst, self.types)
         return ranges is None or any(kind not in ("double", "float", "int")
                                      for _, _, kind in ranges)
 
@@ -307,7 +304,7 @@ class ActiveMemory:
         if not load.ty.startswith("<") or int_bits(scalar_of(load.ty)) >= 32:
             return False
         return any(u.op not in ("store", "bitcast", "shufflevector", "phi", "select", "freeze")
-                   for u in self.fn.insts() if any(o.value == load.name for o in u.ops))
+                   for u in self._uses.get(load.name, ()) if not isinstance(u, tuple))
 
     def _counter_word(self, load) -> bool:
         """An integer word counted up or down in place (a reference count: Rust's `Rc` header
@@ -322,22 +319,18 @@ class ActiveMemory:
         if off is None or types.float_accesses.get(base, {}).get(off) or \
                 types.facts.get(base, {}).get(off) in ("double", "float"):
             return False
-        uses = self.__dict__.get("_use_map")
-        if uses is None:
-            uses = self._use_map = {}
-            for i in self.fn.insts():
-                for o in i.ops:
-                    uses.setdefault(o.value, []).append(i)
+        uses = self._uses
 
         def steps(u) -> bool:
             if u.op not in ("add", "sub") or not any(
                     o.value.lstrip("-").isdigit() for o in u.ops):
                 return False
-            return all(w.op == "icmp" or w.op == "store" and w.ops[0].value == u.name and
-                       w.ops[1].value == ptr for w in uses.get(u.name, []))
+            return all(not isinstance(w, tuple) and (
+                w.op == "icmp" or w.op == "store" and w.ops[0].value == u.name and
+                w.ops[1].value == ptr) for w in uses.get(u.name, []))
         us = uses.get(load.name, [])
-        return bool(us) and all(u.op == "icmp" or steps(u) for u in us) and \
-            any(u.op != "icmp" for u in us)
+        return bool(us) and all(not isinstance(u, tuple) and (u.op == "icmp" or steps(u))
+                                for u in us) and any(u.op != "icmp" for u in us)
 
     def _holds_addresses(self, load) -> bool:
         """Every store into the memory an i64 load reads stores an address: a pointer, or an

@@ -61,6 +61,7 @@ class TypeInfo:
         self.class_hints = {self._find(p): h for p, h in self.hints.items()}
         named = module.named_types
         declared: dict = {}                   # alloca -> layout of its declared type
+        counts: list = []                     # addresses small integer constants are stored to
         for inst in fn.insts():
             if inst.op == "load":
                 self._note(inst.ops[0].value, inst.ty, inst.md.get("!tbaa"))
@@ -69,6 +70,8 @@ class TypeInfo:
                     self._char_pointer(inst.name, inst.md.get("!tbaa"))
             elif inst.op == "store":
                 self._note(inst.ops[1].value, inst.ops[0].ty, inst.md.get("!tbaa"))
+                if inst.ops[0].ty in ("i32", "i64") and _small_nonzero(inst.ops[0].value):
+                    counts.append(inst.ops[1].value)
                 if inst.ops[0].ty == "ptr" and inst.ops[0].value.startswith("%"):
                     self._pointee(underlying(fn, inst.ops[0].value), inst.md.get("!tbaa"))
                     self._char_pointer(inst.ops[0].value, inst.md.get("!tbaa"))
@@ -88,12 +91,10 @@ class TypeInfo:
         # a word set to a small nonzero integer constant holds an integer (a reference count,
         # a length: Rust's Rc header before its f64 value), where nothing typed says otherwise:
         # the bits of a float other than zero are never below 2^32
-        for inst in fn.insts():
-            if inst.op == "store" and inst.ops[0].ty in ("i32", "i64") and \
-                    _small_nonzero(inst.ops[0].value):
-                base, off = decompose(module, fn, inst.ops[1].value)
-                if off is not None:
-                    self.facts.setdefault(base, {}).setdefault(off, "int")
+        for ptr in counts:
+            base, off = decompose(module, fn, ptr)
+            if off is not None:
+                self.facts.setdefault(base, {}).setdefault(off, "int")
 
     def _hint(self, ptr, name):
         """Enzyme's `__enzyme_double(p)` (float, integer, pointer): p points to that type."""

@@ -9,7 +9,7 @@ import re
 
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import GLOBAL_REF
-from ..structure.diagnostics import located
+from ..structure.diagnostics import is_flang, located
 from ..structure.type_layout import underlying
 
 
@@ -110,7 +110,7 @@ def queried_globals(gen, calls) -> set[str]:
                             "one); hint: " + (
                                 "pass c_loc of a module variable of fixed size (an allocatable "
                                 "array's data has no address known at link time)"
-                                if fn.name.lstrip("@").strip('"').startswith("_Q") else
+                                if is_flang(fn.name) else
                                 "pass &global directly"))
         for g in sorted(gs):
             _check_queried(gen, fn, inst, g)

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 from enzyme_cc.ir.lexer import scalar_of, split_fields, type_size, carries_float
 from ..tape.tape import TAPE_OPS
+from ..structure.diagnostics import is_flang
 from ..structure.type_layout import underlying, global_type, global_named, named_expand, layout
 from .fixed_point import PREFIX as FP_PREFIX
 from enzyme_cc.rules.call_kinds import kind_of
@@ -254,7 +255,7 @@ _FLOAT_TYPES = (27, 28, 34, 35)     # flang's real(4), real(8), complex(4), comp
 def _flang_allocatable_rank(g: str, ty) -> int | None:
     """The rank of a Fortran module variable's descriptor (a global flang names `_Q...` whose
     type is a descriptor's), or None."""
-    if not ty or not g.lstrip("@").strip('"').startswith("_Q"):
+    if not ty or not is_flang(g):
         return None
     body = ty.strip()
     if not body.startswith("{"):
@@ -278,16 +279,16 @@ def _shadow_of_allocated(gen, g: str, sg: str, size: int, rank: int, tmp) -> lis
     gen.declare_raw("@llvm.memcpy.p0.p0.i64",
                     "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")
     b, a, t, ok = tmp(), tmp(), tmp(), tmp()
-    k = tmp()[2:]                       # (a fresh number for the labels)
-    yes, done = f"fdesc.alloc.{k}", f"fdesc.done.{k}"
+    label = tmp()[2:]                   # (a fresh number for the labels)
+    yes, done = f"fdesc.alloc.{label}", f"fdesc.done.{label}"
     out = [f"{b} = load ptr, ptr {g}",
            f"{a} = load i8, ptr getelementptr (i8, ptr {g}, i64 22)",
            f"{t} = load i8, ptr getelementptr (i8, ptr {g}, i64 21)"]
     conds = [f"icmp ne ptr {b}, null", f"icmp eq i8 {a}, 2"]
     kinds = []
-    for k in _FLOAT_TYPES:
+    for code in _FLOAT_TYPES:
         c = tmp()
-        out.append(f"{c} = icmp eq i8 {t}, {k}")
+        out.append(f"{c} = icmp eq i8 {t}, {code}")
         kinds.append(c)
     anyf = kinds[0]
     for c in kinds[1:]:
@@ -303,9 +304,9 @@ def _shadow_of_allocated(gen, g: str, sg: str, size: int, rank: int, tmp) -> lis
             f"call void @llvm.memcpy.p0.p0.i64(ptr {sg}, ptr {g}, i64 {size}, i1 false)"]
     n = tmp()
     out.append(f"{n} = load i64, ptr getelementptr (i8, ptr {g}, i64 8)")
-    for k in range(rank):
+    for dim in range(rank):
         e, m = tmp(), tmp()
-        out += [f"{e} = load i64, ptr getelementptr (i8, ptr {g}, i64 {24 + 24 * k + 8})",
+        out += [f"{e} = load i64, ptr getelementptr (i8, ptr {g}, i64 {24 + 24 * dim + 8})",
                 f"{m} = mul i64 {n}, {e}"]
         n = m
     buf = tmp()

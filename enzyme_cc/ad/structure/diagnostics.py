@@ -63,6 +63,11 @@ def is_rust(name: str) -> bool:
     return raw.startswith("_R") or (raw.startswith("_ZN") and bool(_RUST_LEGACY.search(raw)))
 
 
+def is_flang(name: str) -> bool:
+    """A symbol flang made for a Fortran procedure or variable (`_QM...`, `_QQmain`, ...)."""
+    return name.lstrip("@").strip('"').startswith("_Q")
+
+
 def untyped_copy_hint(fn_name: str, module=None) -> str:
     """What to change where an untyped copy's data cannot be typed: rustc emits no type-based
     alias metadata at any level, so for Rust the optimization level helps only by inlining.
