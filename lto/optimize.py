@@ -13,6 +13,7 @@ import subprocess
 import llvmlite.binding as llvm
 
 from enzyme_cc import cache, toolchain
+from . import jobserver
 from enzyme_cc.errors import UserError
 
 _initialized = False
@@ -163,7 +164,8 @@ _NOINLINE_DEF = re.compile(r"^define internal (?![^@]*@__enzyme_cc_)(?=[^{]*\bno
 
 
 def jobs() -> int:
-    return min(len(os.sched_getaffinity(0)), 2)
+    """Parts run at once (lto/jobserver.py: the cores, within make's jobserver)."""
+    return jobserver.limit()
 
 
 def splittable(text: str, debug: bool) -> bool:
@@ -229,9 +231,7 @@ def optimize_and_emit(src: str, out: str, level: int, tmp: str,
         cache.store(key, obj)
         return False
 
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(n) as pool:
-        reused = sum(pool.map(one, range(parts)))      # (re-raises a part's UserError)
+    reused = sum(jobserver.run_all(one, range(parts)))     # (re-raises a part's UserError)
     cache.trim()
     run_tool([toolchain.tool("lld"), "-r", *[f"{part}{k}.o" for k in range(parts)], "-o", out],
              "joining the code generation parts")
@@ -334,14 +334,8 @@ def emit_object(src: str, out: str, level: int, tmp: str, debug: bool = False) -
     part = os.path.join(tmp, "part")
     run_tool([toolchain.tool("split"), f"-j{n}", "--preserve-locals", "-o", part, src],
              "splitting the module for code generation")
-    procs = [subprocess.Popen(llc + [f"{part}{k}", "-o", f"{part}{k}.o"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                              errors="replace") for k in range(n)]
-    errors = [p.communicate()[1] for p in procs]      # (reads stderr, then waits)
-    for p, err in zip(procs, errors):
-        if p.returncode != 0:
-            raise UserError(f"internal error: code generation failed: {err.strip()[-2000:]}; "
-                            f"please report this")
+    jobserver.run_all(lambda k: run_tool(llc + [f"{part}{k}", "-o", f"{part}{k}.o"],
+                                         "code generation"), range(n))
     run_tool([toolchain.tool("lld"), "-r", *[f"{part}{k}.o" for k in range(n)], "-o", out],
              "joining the code generation parts")
 
