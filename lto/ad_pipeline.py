@@ -36,12 +36,18 @@ class Job:
         return _origin_named(self.plan.missing_bitcode)
 
 
-def build_ad_object(plan, inv, cfg, obj, stages) -> set[int]:
+def build_ad_object(plan, inv, cfg, obj, stages, merged_key=None) -> set[int]:
     """Write the AD object to `obj`; returns the positions of the bitcode modules left to their
-    native code (objects AD cannot reach)."""
+    native code (objects AD cannot reach). merged_key(native): the cache key of the modules
+    the merge stage keeps (lto/link.py), whose object is taken from the cache when it is there."""
+    from enzyme_cc import cache
     job = Job(plan, inv, cfg, obj, tmp=os.path.dirname(obj))
     merge(job)
     stages.done("merge")
+    key = merged_key(job.native) if merged_key else None
+    if key and cache.fetch(key, obj):
+        stages.done("AD cache hit (the objects AD reaches are unchanged)")
+        return job.native
     if cfg.preopt:
         preoptimize(job)
         stages.done("pre-AD optimization")
@@ -54,6 +60,8 @@ def build_ad_object(plan, inv, cfg, obj, stages) -> set[int]:
     if lower_todense(job):
         stages.done("todense lowering")
     emit(job, stages)
+    if key:
+        cache.store(key, obj)
     return job.native
 
 

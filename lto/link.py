@@ -130,15 +130,19 @@ def _may_call_markers(inputs, inv) -> bool:
     return False
 
 
-def _cache_key(plan, inv, cfg) -> str | None:
+def _cache_key(plan, inv, cfg, native=None) -> str | None:
     """The name of this exact input's AD object in the cache (None: no caching). Keyed by the
-    bitcode, the options that change the result, rule files and our own code."""
+    bitcode, the options that change the result, rule files and our own code. native: the
+    positions of the modules the merge stage left to their own code, whose bitcode the AD
+    object does not depend on; the key of the modules it merged (after an edit in an object
+    AD does not reach, this one still finds the AD object)."""
     if not cache.enabled() or cfg.dump_dir:
         return None
     import hashlib
-    h = hashlib.sha256()
-    for origin, data in plan.modules:
-        h.update(hashlib.sha256(data).digest())
+    h = hashlib.sha256(b"" if native is None else b"merged")
+    for k, (origin, data) in enumerate(plan.modules):
+        if native is None or k not in native:
+            h.update(hashlib.sha256(data).digest())
     from enzyme_cc.ad.tape.tape import tape_stats         # instrumented tape helpers
     from enzyme_cc.ad.parallel.openmp_affine import range_check
     from enzyme_cc.rules.blas import defined_as_code
@@ -156,7 +160,7 @@ def _cache_key(plan, inv, cfg) -> str | None:
         except OSError:
             return None
     h.update(_code_digest())
-    return "ad-" + h.hexdigest()
+    return ("ad-" if native is None else "ad-merged-") + h.hexdigest()
 
 
 def _code_digest() -> bytes:
@@ -187,7 +191,8 @@ def _differentiate(plan, inv, cfg, tmp, stages) -> tuple[str, set[str]]:
             native = {plan.modules[int(k)][0] for k in f.read().split()}
         stages.done("AD cache hit")
         return obj, native
-    native = build_ad_object(plan, inv, cfg, obj, stages)
+    native = build_ad_object(plan, inv, cfg, obj, stages,
+                             lambda native: _cache_key(plan, inv, cfg, native))
     if key:
         with open(listed, "w") as f:           # (module positions: paths may differ)
             f.write(" ".join(map(str, sorted(native))))

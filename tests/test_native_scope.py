@@ -2,6 +2,7 @@
 _native_modules): only objects that define or name something AD may reach, or hold an enzyme
 name or attribute, are merged, differentiated and compiled again. Gradients
 must not change, and the AD cache must remember which objects stayed native."""
+import math
 import os
 import re
 
@@ -184,3 +185,27 @@ def test_only_archive_bitcode_left(tmp_path):
     linked, _ = _link(tmp_path, ["-L.", "-lparts", "x.o"], dict(os.environ, ENZYME_CC_CACHE="0"),
                       "p")
     assert linked == {"enzyme-ad", "x"}, linked
+
+
+def test_edit_of_an_unreached_object_keeps_the_ad_object(tmp_path):
+    """The AD object is also cached by the modules the merge stage keeps: after an edit of an
+    object AD does not reach, the relink takes the AD object from the cache; after an edit of
+    one it reaches, it is built again."""
+    objs = _build(tmp_path)
+    env = dict(os.environ, ENZYME_CC_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("ENZYME_CC_CACHE", None)
+
+    def relink(name, old, new):
+        (tmp_path / f"{name}.c").write_text((tmp_path / f"{name}.c").read_text().replace(old, new))
+        run(["enzyme-cc", "-O2", "-c", f"{name}.c", "-o", f"{name}.o"], cwd=tmp_path)
+        r = run(["enzyme-cc", "-O2", "-v", *objs, "-lm", "-o", "p"], cwd=tmp_path, env=env)
+        out = run(["./p"], cwd=tmp_path, check=False).stdout.split()   # (checks scale 2 itself)
+        return "objects AD reaches are unchanged" in r.stderr, out
+
+    assert _link(tmp_path, objs, env, "p")[1][2:] == ["4.35491", "88", "10", "4"]
+    hit, out = relink("unrelated", "table[4] = {1, 2, 3, 4}", "table[4] = {1, 2, 3, 5}")
+    assert hit and out[2:] == ["4.35491", "98", "10", "4"], out
+    hit, out = relink("kernel", "scale = 2.0", "scale = 3.0")
+    assert not hit and out[2:] == ["6.53237", "98", "10", "4"], out
+    d0, d1 = 3 * math.cos(0.7) * 1.3 * 1.3, 3 * math.sin(0.7) * 2 * 1.3
+    assert abs(float(out[0]) - d0) < 1e-9 and abs(float(out[1]) - d1) < 1e-9
