@@ -197,6 +197,20 @@ def test_probe_syntax_error_like_clang(probe, mode):
     assert "bad.c:1:28: error: expected expression" in e.stderr
 
 
+@pytest.mark.parametrize("flags", [["-O2", "-c"], ["-O0", "-c"], ["-O2", "-S"], ["-fsyntax-only"],
+                                   ["-O2", "-c", "-x", "c++"]], ids=" ".join)
+def test_probe_warning_flag_error_like_clang(probe, flags):
+    """A flag probe (`-Werror -Wno-<unknown>`) fails as with clang: the attribute plugin's
+    diagnostics client once dropped the errors reported before the compile, and exited 0."""
+    args = ["-Werror", "-Wno-bogus-flag-zz", *flags, "hello.c"]
+    if "-fsyntax-only" not in flags:
+        args += ["-o", "probe.out"]
+    e, c = both(args, probe)
+    assert c.returncode == 1 and "unknown warning option" in c.stderr
+    assert (e.returncode, e.stderr) == (c.returncode, c.stderr)
+    assert not (probe / "probe.out").exists()
+
+
 @pytest.mark.parametrize("args", [["-c", "hello.c", "missing.c"], ["missing.o"],
                                   ["-c", "hello.c", "hello.c", "-o", "two.o"]],
                          ids=["missing source", "missing object", "-o with two outputs"])

@@ -350,7 +350,12 @@ class UnknownEnzymeAttrs : public DiagnosticConsumer {
 public:
   UnknownEnzymeAttrs(DiagnosticConsumer *next, std::unique_ptr<DiagnosticConsumer> owned,
                      DiagnosticsEngine::Level userLevel)
-      : Next(next), Owned(std::move(owned)), UserLevel(userLevel) {}
+      : Next(next), Owned(std::move(owned)), UserLevel(userLevel) {
+    // clang's exit status is the client's error count: keep the errors reported before the
+    // action (an unknown warning option under -Werror), or the failed compile exits 0
+    NumErrors = next->getNumErrors();
+    NumWarnings = next->getNumWarnings();
+  }
 
   void BeginSourceFile(const LangOptions &LO, const Preprocessor *PP) override {
     Next->BeginSourceFile(LO, PP);
