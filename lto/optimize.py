@@ -113,6 +113,18 @@ def optimize(src: str, out: str, level: int, vectorize: bool, text: bool = False
              + (["-S"] if text else []), "the optimization pipeline")
 
 
+def name_values(text: str, tmp: str) -> str:
+    """Every argument, block and value of module text given a name (LLVM's instnamer), so that
+    each `%N` left in the text is a numbered type (text_passes.name_numbered_types)."""
+    src, out = os.path.join(tmp, "names-in.ll"), os.path.join(tmp, "names-out.ll")
+    with open(src, "w") as f:
+        f.write(text)
+    run_tool([toolchain.tool("opt"), "-passes=instnamer", src, "-S", "-o", out],
+             "naming the values of a module with numbered types")
+    with open(out) as f:
+        return f.read()
+
+
 def inline_and_sroa(text: str, tmp: str) -> str:
     """LLVM's always-inliner, then SROA and instsimplify, on module text (for ad/api/sparse.py)."""
     src, out = os.path.join(tmp, "todense-in.ll"), os.path.join(tmp, "todense-out.ll")

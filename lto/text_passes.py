@@ -69,3 +69,16 @@ def internalize_inline_functions(text: str) -> str:
             line = _COMDAT.sub("", "define internal " + rest, 1)
         out.append(line)
     return "\n".join(out)
+
+
+NUMBERED_TYPE = re.compile(r"^%\d+ = type ", re.M)
+_TYPE_OR_STRING = re.compile(r'"[^"]*"|%(\d+)\b')
+
+
+def name_numbered_types(text: str) -> str:
+    """Struct types LLVM prints by number (`%0 = type { %1 }`: left nameless when linking C++
+    objects whose types clash) named `%__enzyme_cc_type.N`: the AD core names a function's
+    numbered values `%vN`, and a type `%0` would be renamed with the value `%0`. Only for text
+    with no numbered value left (optimize.name_values first), where every `%N` is a type."""
+    return _TYPE_OR_STRING.sub(lambda m: m.group(0) if m.group(1) is None
+                               else f"%__enzyme_cc_type.{m.group(1)}", text)

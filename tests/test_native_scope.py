@@ -6,6 +6,8 @@ import math
 import os
 import re
 
+import pytest
+
 from conftest import run
 
 KERNEL = r"""
@@ -209,3 +211,38 @@ def test_edit_of_an_unreached_object_keeps_the_ad_object(tmp_path):
     assert not hit and out[2:] == ["6.53237", "98", "10", "4"], out
     d0, d1 = 3 * math.cos(0.7) * 1.3 * 1.3, 3 * math.sin(0.7) * 2 * 1.3
     assert abs(float(out[0]) - d0) < 1e-9 and abs(float(out[1]) - d1) < 1e-9
+
+
+MULTI_TU = {
+    "pots.h": "#include <cstddef>\n#include <memory>\n#include <vector>\n"
+              "struct Vec { std::vector<double> d;\n"
+              "  Vec(const double *p, std::size_t n) : d(p, p + n) {} };\n"
+              "struct Pot { virtual ~Pot() = default; virtual double energy(const Vec &x) const = 0; };\n"
+              "struct Quart : Pot { double energy(const Vec &x) const override {\n"
+              "  double s = 0; for (double v : x.d) s += v * v * v * v / 4; return s; } };\n"
+              "std::vector<std::unique_ptr<Pot>> make();\n",
+    "make.cpp": "#include \"pots.h\"\nstd::vector<std::unique_ptr<Pot>> make() {\n"
+                "  std::vector<std::unique_ptr<Pot>> v; v.push_back(std::make_unique<Quart>());\n"
+                "  return v; }\n",
+    "main.cpp": "#include <cstdio>\n#include \"pots.h\"\n"
+                "double total(const std::vector<std::unique_ptr<Pot>> &pots, const Vec &x) {\n"
+                "  double e = 0; for (const auto &p : pots) e += p->energy(x); return e; }\n"
+                "double f(const double *x, std::size_t n) { auto pots = make();\n"
+                "  return total(pots, Vec(x, n)); }\n"
+                "extern int enzyme_const; extern \"C\" void __enzyme_autodiff(void *, ...);\n"
+                "int main() { double x[2] = {1, 2}, g[2] = {0, 0};\n"
+                "  __enzyme_autodiff((void *)f, x, g, enzyme_const, (std::size_t)2);\n"
+                "  std::printf(\"%g %g\\n\", g[0], g[1]); }\n",
+}
+
+
+@pytest.mark.parametrize("flags", [["-O2"], ["-O0"]], ids=" ".join)
+def test_cxx_types_numbered_by_the_merge(tmp_path, flags):
+    """Two C++ objects whose std::vector instantiations clash leave struct types that LLVM
+    prints by number (`%0 = type { %1 }`) after the merge; a function's numbered values share
+    those names, and the derivative once named a type as a value (invalid IR)."""
+    for name, text in MULTI_TU.items():
+        (tmp_path / name).write_text(text)
+    env = dict(os.environ, ENZYME_CC_CACHE="0")
+    run(["enzyme-c++", *flags, "make.cpp", "main.cpp", "-o", "p"], cwd=tmp_path, env=env)
+    assert run(["./p"], cwd=tmp_path).stdout.split() == ["1", "8"]       # x^3: 1, 8

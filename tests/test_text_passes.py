@@ -128,3 +128,23 @@ def test_run_applies_each_pass_in_order():
     passes = [("a", lambda t: (seen.append("a"), t + "a")[1]),
               ("b", lambda t: (seen.append("b"), t + "b")[1])]
     assert text_passes.run("", passes) == "ab" and seen == ["a", "b"]
+
+
+def test_name_numbered_types():
+    """After instnamer (optimize.name_values) every `%N` is a numbered type: named, in uses and
+    definitions, and not inside strings (a printf format holding "%0")."""
+    from enzyme_cc.lto.optimize import name_values
+    import tempfile
+    text = ('%0 = type { %1, double }\n%1 = type { ptr }\n'
+            '@fmt = private constant [4 x i8] c"%0d\\00"\n'
+            'define double @f(ptr %0, i64 %1) {\n  %3 = alloca %0, align 8\n'
+            '  %4 = getelementptr inbounds %0, ptr %3, i64 0, i32 1\n'
+            '  store double 1.0, ptr %4\n  %5 = load double, ptr %4\n  ret double %5\n}\n')
+    _valid(text)
+    assert text_passes.NUMBERED_TYPE.search(text)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = text_passes.name_numbered_types(name_values(text, tmp))
+    _valid(out)
+    assert not text_passes.NUMBERED_TYPE.search(out)
+    assert "%__enzyme_cc_type.0 = type { %__enzyme_cc_type.1, double }" in out
+    assert "alloca %__enzyme_cc_type.0" in out and 'c"%0d\\00"' in out
