@@ -73,6 +73,11 @@ XFAIL: dict = {
     # without globalopt the heap block stays behind its global pointer, which has no shadow:
     # "an active value is stored to memory that has no shadow" in fill (a clear error)
     "global_heap_block.c@-O2-ref": "heap block behind a global pointer has no shadow",
+    # without inlining, a constant static's initializer (a std::vector from an initializer
+    # list) runs as calls the activity analysis sees with the list's stack array shadowed and
+    # the static's block not: "a pointer to double data without a shadow (argument 3 of
+    # std::__copy_move_a) is stored into memory that has one" (a clear error; a segfault before)
+    "cxx_static_locals.cpp@-O2-ref": "constant static's initializer as calls: refused",
 }
 
 PROGRAMS = sorted(p.name for p in PROGRAMS_DIR.iterdir() if p.suffix in (".c", ".cpp"))

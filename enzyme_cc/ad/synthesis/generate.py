@@ -38,6 +38,7 @@ from .shadow_storage import ShadowStorage
 from ..api.checkpoint import lower
 from .forward import ForwardSynth
 from ..api.registrations import read_registrations
+from ..api import static_locals
 from enzyme_cc.rules.registry import set_module_registrations
 
 KEEP_FN_ATTRS = ("target-cpu", "target-features", "tune-cpu", "frame-pointer")
@@ -62,6 +63,7 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         self._summary_stack: list = []       # callee summaries being computed (recursion)
         self._summary_guessed: set = set()   # ... whose guess a recursive call has read
         self.reg = read_registrations(self.module)
+        self.reg.inactive_globals |= static_locals.constant_statics(self.module)
         self.reg.inactive.update(fp_logger.symbols(self.module))   # logging carries no derivative
         self.reg.inactive.update(rust_text.symbols(self.module))   # nor Rust's formatting
         # an earlier round's global-shadow helpers are bookkeeping to the derivatives of this one
