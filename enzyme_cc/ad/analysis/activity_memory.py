@@ -138,6 +138,13 @@ class ActiveMemory:
                     # escapes: may be written through elsewhere (spilling to a local is not,
                     # unless that local has a shadow, which must hold this pointer's)
                     changed |= self._escape(val.value)
+                elif val.ty == "i64" and val.value.startswith("%") and (
+                        getattr(dst, "op", None) != "alloca" or ptr.value in self.shadowed):
+                    # an address kept as an integer (libstdc++ relocates a vector's
+                    # unique_ptrs so): it escapes as the pointer would, and is loaded back as one
+                    for src in int_pointer_sources(self.fn, val.value) or ():
+                        if src.startswith("%"):
+                            changed |= self._escape(src)
             elif op in ("atomicrmw", "cmpxchg") and inst.ops:
                 if any(o.value in self.active or o.value in self.shadowed or o.value in
                        self.punned for o in inst.ops[1:]):
