@@ -176,6 +176,14 @@ def test_missing_function_is_a_build_error():
     (ffi.Signature("sq", [Out("x", ("n",)), ffi.Int("n"), Out("y", ("n",))]),
      "void sq(const double *x, int n, double *y) { for (int i = 0; i < n; i++) y[i] = x[i]; }",
      "argument 'x' is `const double \\*` in C \\(read only\\), but Out declares it written"),
+    # two arrays of one type swapped (C's names are in the debug info): every type check passed,
+    # then the C code read and wrote n x n elements of an n-element buffer (heap corruption)
+    (ffi.Signature("quad", [In("v", ("n",)), In("A", ("n", "n")), ffi.Int("n")], ret=ffi.Ret("s")),
+     "double quad(const double *A, const double *v, int n) { double s = 0; "
+     "for (int i = 0; i < n; i++) for (int j = 0; j < n; j++) s += v[i] * A[i * n + j] * v[j]; "
+     "return s; }",
+     "argument 'v' is parameter 2 in C, but the signature declares it as argument 1 \(where C "
+     "has 'A'\): declare the arguments in C's order \(A, v, n\)"),
     # an In the function writes: the caller's tensor changed, JAX gave another result per call
     (ffi.Signature("sq", [In("x", ("n",)), ffi.Int("n"), Out("s", ())]),
      "void sq(double *x, int n, double *s) { double a = 0; for (int i = 0; i < n; i++) "

@@ -164,6 +164,7 @@ def check(sig, proto: Prototype) -> frozenset:
     if len(proto.params) != len(sig.args):
         raise SignatureError(f"{where}, with {len(proto.params)} argument(s), but the signature "
                              f"declares {len(sig.args)}")
+    _check_order(sig, where, proto)
     by_value = set()
     for a, p in zip(sig.args, proto.params):
         if _check_arg(sig, where, a, p):
@@ -174,6 +175,20 @@ def check(sig, proto: Prototype) -> frozenset:
             raise SignatureError(f"{where}: it returns {_c_ret(proto)}, but Ret declares "
                                  f"{want} (dtype {sig.ret.dtype!r})")
     return frozenset(by_value)
+
+
+def _check_order(sig, where, proto) -> None:
+    """Refuse arguments in another order than C's: a name the signature gives at one position
+    that C's debug info gives another parameter (two arrays of one type swapped pass every
+    type check, then read and write past the smaller one). Other names are the user's choice."""
+    names = [p.name for p in proto.params]
+    for k, a in enumerate(sig.args):
+        if names[k] is not None and a.name != names[k] and a.name in names:
+            order = ", ".join(f"{n}" for n in names)
+            raise SignatureError(f"{where}: argument {a.name!r} is parameter {names.index(a.name) + 1} "
+                                 f"in C, but the signature declares it as argument {k + 1} "
+                                 f"(where C has {names[k]!r}): declare the arguments in C's "
+                                 f"order ({order})")
 
 
 def _check_arg(sig, where, a, p) -> bool:
