@@ -21,6 +21,7 @@ class LinkPlan:
     bitcode_objects: set[str] = field(default_factory=set)           # command-line objects taken
     native_only_objects: list[str] = field(default_factory=list)     # command-line objects kept
     pulled_members: dict[str, list[str]] = field(default_factory=dict)
+    whole_archives: dict[int, Archive] = field(default_factory=dict)  # input position -> archive
     missing_bitcode: dict[str, str] = field(default_factory=dict)    # symbol -> origin
     native_code: set[str] = field(default_factory=set)   # origins with code besides bitcode
 
@@ -51,25 +52,33 @@ def _passthrough(path: str, data: bytes) -> bool:
                      or base.endswith(('.ld', '.lds')) or bool(_SCRIPT.match(data)))
 
 
-def plan_link(inputs: list[tuple[str, str]], lib_dirs: list[str], static: bool = False) -> LinkPlan:
+def plan_link(inputs: list[tuple[str, str]], lib_dirs: list[str], static: bool = False,
+              modes=None) -> LinkPlan:
     """Select objects and archive members like lld, and collect their bitcode.
 
     Member selection is lld's: a member is taken iff it defines a symbol that is undefined (and
     not weak-undefined) in what has been taken so far, whatever the order of archives on the
-    command line; when several archives define a symbol the first one on the command line wins.
-    Shared libraries are not read, so they do not satisfy references here.
+    command line; when several archives define a symbol the first one on the command line wins;
+    every member of an archive inside --whole-archive is taken. Shared libraries are not read,
+    so they do not satisfy references here. modes: per input, (-Bstatic in effect, inside
+    --whole-archive), as the linker options before it leave them.
     """
     plan = LinkPlan()
     order = []              # ('obj', path, data) | ('ar', Archive), command-line order
     seen_archives = set()
-    for kind, value in inputs:
-        path = value if kind == 'file' else find_library(value, lib_dirs, static)
+    for k, (kind, value) in enumerate(inputs):
+        b_static, whole = modes[k] if modes else (False, False)
+        path = value if kind == 'file' else find_library(value, lib_dirs, static or b_static)
         if path is None:
             continue        # the system linker reports a missing library
         data = _read(path)
         if data[:8] in (ARCH, THIN):
             real = os.path.realpath(path)
-            if real not in seen_archives:   # `-lfoo -lbar -lfoo`: one archive, read once
+            if whole:
+                plan.whole_archives[k] = read_archive(path)
+                order += [('obj', f'{path}({m.name})', m.data)
+                          for m in plan.whole_archives[k].members]
+            elif real not in seen_archives:   # `-lfoo -lbar -lfoo`: one archive, read once
                 seen_archives.add(real)
                 order.append(('ar', read_archive(path)))
         elif not _passthrough(path, data):

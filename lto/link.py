@@ -88,7 +88,8 @@ def _link(driver, inv, cfg, tmp) -> int:
     if "-r" in inv.args or "--relocatable" in inv.args or not _may_call_markers(inputs, inv):
         return run([final] + inv.link_args_with(replace), inv.verbose)
     from enzyme_cc.bitcode import plan_link
-    plan = plan_link([(kind, v) for _, kind, v in inputs], inv.lib_dirs, inv.static)
+    plan = plan_link([(kind, v) for _, kind, v in inputs], inv.lib_dirs, inv.static,
+                     _linker_modes(inv.args, [i for i, _, _ in inputs]))
     stages.done("read bitcode")
     if not any(m in data for _, data in plan.modules for m in MARKER_BYTES):
         return run([final] + inv.link_args_with(replace), inv.verbose)
@@ -105,11 +106,57 @@ def _link(driver, inv, cfg, tmp) -> int:
     if first:   # bitcode only from archive members (and objects left native)
         idx, kind, value = inputs[0]
         replace[idx] = [obj] + replace.get(idx, [value if kind == "file" else f"-l{value}"])
+    for k, archive in plan.whole_archives.items():
+        idx = inputs[k][0]
+        replace[idx] = [obj] * (replace.get(idx, [None])[0] == obj) + \
+            _unmerged_members(archive, plan, native, os.path.join(tmp, f"whole{k}"))
     with open(obj, "rb") as f:   # the MPFR truncation runtime (ours or <enzyme/fprt/mpfr.h>)
         mpfr = [] if b"mpfr_" not in f.read() else ["-lmpfr"]
     rc = run([final] + inv.link_args_with(replace) + mpfr, inv.verbose)
     stages.done("relink")
     return rc
+
+
+_STATIC = {"-Bstatic": True, "-dn": True, "-non_shared": True, "-static": True,
+           "-Bdynamic": False, "-dy": False, "-call_shared": False}
+_WHOLE = {"--whole-archive": True, "-whole-archive": True, "--no-whole-archive": False,
+          "-no-whole-archive": False}
+
+
+def _linker_modes(args, indices) -> list[tuple[bool, bool]]:
+    """(-Bstatic, --whole-archive) in effect at each of these argument positions, as the
+    linker options before them (`-Wl,...`, `-Xlinker ...`) leave them."""
+    events = []
+    for i, t in enumerate(args):
+        if t.startswith("-Wl,"):
+            events += [(i, o) for o in t[4:].split(",")]
+        elif i and args[i - 1] == "-Xlinker":
+            events.append((i, t))
+    out, static, whole, e = [], False, False, 0
+    for i in indices:
+        while e < len(events) and events[e][0] < i:
+            o = events[e][1]
+            static, whole = _STATIC.get(o, static), _WHOLE.get(o, whole)
+            e += 1
+        out.append((static, whole))
+    return out
+
+
+def _unmerged_members(archive, plan, native, folder) -> list[str]:
+    """The members of an archive inside --whole-archive that the AD object does not hold (no
+    bitcode, or left to their own code), written out as objects: the archive itself would
+    bring every member again beside the AD object (duplicate definitions)."""
+    os.makedirs(folder, exist_ok=True)
+    out = []
+    for j, m in enumerate(archive.members):
+        origin = f"{archive.path}({m.name})"
+        if origin in plan.bitcode_objects and origin not in native:
+            continue
+        path = os.path.join(folder, f"{j}-{os.path.basename(m.name) or 'member'}")
+        with open(path, "wb") as f:
+            f.write(m.data)
+        out.append(path)
+    return out
 
 
 def _may_call_markers(inputs, inv) -> bool:

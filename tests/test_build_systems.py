@@ -299,6 +299,48 @@ def test_archive_with_bitcode_objects(objs, tmp_path, archiver):
     assert run(["./prog"], cwd=tmp_path).stdout == "14.000000 14.000000\n"
 
 
+WHOLE_MAIN = r"""
+#include <stdio.h>
+double __enzyme_autodiff(void *, double);
+double sq(double);
+double registered(void);
+int main(void) { printf("%g %g\n", __enzyme_autodiff((void *)sq, 3.0), registered()); }
+"""
+
+
+@pytest.mark.parametrize("form", [["-Wl,--whole-archive", "libsq.a", "-Wl,--no-whole-archive"],
+                                  ["-Wl,--whole-archive", "-L.", "-lsq", "-Wl,--no-whole-archive"],
+                                  ["-Xlinker", "--whole-archive", "libsq.a", "-Xlinker",
+                                   "--no-whole-archive"]], ids=" ".join)
+def test_whole_archive(tmp_path, form):
+    """--whole-archive takes every member: the one whose bitcode the AD object holds is not
+    linked again (it gave duplicate definitions), the others (a gcc-style object without
+    bitcode) still are."""
+    (tmp_path / "main.c").write_text(WHOLE_MAIN)
+    (tmp_path / "sq.c").write_text("double sq(double x) { return x * x; }\n")
+    (tmp_path / "reg.c").write_text("double registered(void) { return 7; }\n")
+    run(["enzyme-cc", "-O2", "-c", "sq.c"], cwd=tmp_path)
+    run(["clang-22", "-O2", "-c", "reg.c"], cwd=tmp_path)
+    run(["ar", "rcs", "libsq.a", "sq.o", "reg.o"], cwd=tmp_path)
+    run(["enzyme-cc", "-O2", "main.c", *form, "-o", "prog"], cwd=tmp_path)
+    assert run(["./prog"], cwd=tmp_path).stdout == "6 7\n"
+
+
+@pytest.mark.parametrize("form", [["-Wl,-Bstatic", "-lsq", "-Wl,-Bdynamic"],
+                                  ["-Xlinker", "-Bstatic", "-lsq", "-Xlinker", "-Bdynamic"]],
+                         ids=" ".join)
+def test_bstatic_library_beside_a_shared_one(tmp_path, form):
+    """-Bstatic makes -lsq the static library although libsq.so is beside it, as for ld (the
+    link step looked for the shared one and said 'sq' had no bitcode)."""
+    (tmp_path / "main.c").write_text(WHOLE_MAIN.replace("registered()", "0.0"))
+    (tmp_path / "sq.c").write_text("double sq(double x) { return x * x; }\n")
+    run(["enzyme-cc", "-O2", "-fPIC", "-c", "sq.c"], cwd=tmp_path)
+    run(["ar", "rcs", "libsq.a", "sq.o"], cwd=tmp_path)
+    run(["enzyme-cc", "-shared", "sq.o", "-o", "libsq.so"], cwd=tmp_path)
+    run(["enzyme-cc", "-O2", "main.c", "-L.", *form, "-o", "prog"], cwd=tmp_path)
+    assert run(["./prog"], cwd=tmp_path).stdout == "6 0\n"
+
+
 @pytest.mark.parametrize("lto", [["-flto"], ["-flto=thin"], ["-flto", "-ffat-lto-objects"]],
                          ids=" ".join)
 def test_lto_objects(objs, tmp_path, lto):
