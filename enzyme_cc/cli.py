@@ -56,9 +56,11 @@ def run_driver(driver: str, argv: list[str]) -> int:
                    plugin_args(inv.sources) + inv.args)
     if inv.action == "compile":
         from .compile import compile_source, default_object_name
+        unused = inv.link_options()     # clang's "argument unused" warning, once
         for src in inv.sources:     # every language, as the link step does (.ll/.bc too)
             out = inv.output if inv.output else default_object_name(src.path)
-            rc = compile_source(driver, inv, src, out)
+            rc = compile_source(driver, inv, src, out, unused)
+            unused = []
             if rc != 0:
                 return rc
         return 0

@@ -155,6 +155,11 @@ class Invocation:
                 out += self._tokens(u)
         return out
 
+    def link_options(self) -> list[str]:
+        """The link-only options (-l, -L, -Wl, ...): a compile-only command (-c) gives them to
+        clang all the same, which warns that they are unused (an error under -Werror)."""
+        return [t for u in self._units if u.keep == "link" for t in self._tokens(u)]
+
     def _x_precedes_source(self, k: int) -> bool:
         for u in self._units[k + 1:]:
             if u.keep in ("x", "source"):

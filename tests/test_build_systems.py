@@ -137,7 +137,9 @@ def test_probe_compile_then_link(probe):
 @pytest.mark.parametrize("args", [["--version"], ["-dumpmachine"], ["-print-search-dirs"],
                                   ["-print-prog-name=ld"], ["-print-file-name=libc.so"], ["-v"],
                                   ["-E", "hello.c"], ["-E", "-dM", "-x", "c", "/dev/null"],
-                                  ["-M", "hello.c"], ["-MM", "hello.c"], []],
+                                  ["-M", "hello.c"], ["-MM", "hello.c"], [],
+                                  ["-Werror", "-c", "hello.c", "-o", "unused.o", "-lm"],
+                                  ["-c", "hello.c", "-o", "unused.o", "-L.", "-Wl,-x"]],
                          ids=lambda a: " ".join(a) or "no-args")
 def test_probe_same_as_clang(probe, args):
     e, c = both(args, probe)
