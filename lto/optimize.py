@@ -208,8 +208,10 @@ def optimize_and_emit(src: str, out: str, level: int, tmp: str,
     passes = _WHOLE_MODULE if level >= 1 else "always-inline"
     run_tool([toolchain.tool("opt"), f"-passes={passes}", src, "-o", whole],
              "the whole-module passes")
-    parts = n if not cache.enabled() else \
-        max(n, min(MAX_PARTS, os.path.getsize(whole) // PART_BYTES))
+    # parts of about PART_BYTES of bitcode: one per core at most without the cache (a part
+    # costs a process start and the split's overhead), up to MAX_PARTS with it
+    by_size = max(2, os.path.getsize(whole) // PART_BYTES)
+    parts = min(MAX_PARTS, by_size) if cache.enabled() else min(n, by_size)
     with open(whole, "rb") as f:
         module = llvm.parse_bitcode(f.read())
     hidden = []
@@ -339,8 +341,9 @@ def emit_object(src: str, out: str, level: int, tmp: str, debug: bool = False) -
     not with debug info, whose variable records name internal globals (static variables,
     strings) from every part while llvm-split keeps each local in one part only."""
     llc = _llc(level)
-    n = jobs()
-    if n < 2 or debug or os.path.getsize(src) < SPLIT_BYTES:
+    size = os.path.getsize(src)
+    n = min(jobs(), max(2, size // SPLIT_BYTES)) if size >= SPLIT_BYTES else 1
+    if n < 2 or debug:
         run_tool(llc + [src, "-o", out], "code generation")
         return
     part = os.path.join(tmp, "part")
