@@ -64,6 +64,11 @@ class ParallelBuilds:
         return self._submit(key).result()
 
 
+def will_run(item) -> bool:
+    """Whether a collected test runs (a skipped one, the slow tier's, needs no build)."""
+    return item.get_closest_marker("skip") is None
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked `slow` (slower variants of cases the suite covers otherwise) run only with
     ENZYME_CC_SLOW=1, so that the default suite stays within its time on 2 cores."""

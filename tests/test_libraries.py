@@ -19,8 +19,11 @@ LIBRARIES = {"eigen_dense.cpp": EIGEN, "eigen_decompositions.cpp": EIGEN, "eigen
 
 # -O3 in the slow tier: every AD program runs at -O3 in test_ad_programs, and Eigen's -O2 build
 # takes the same pre-AD pipeline but for the unroll budget (15 s a build, warm)
-@pytest.mark.parametrize("level", ["-O0", "-O2", pytest.param("-O3", marks=pytest.mark.slow)])
-@pytest.mark.parametrize("prog", sorted(LIBRARIES))
+# (and -O0 of the two larger programs: eigen_dense covers Eigen at -O0, 27 s a build each)
+@pytest.mark.parametrize("prog,level", [
+    pytest.param(prog, level, marks=[pytest.mark.slow] if level == "-O3" or level == "-O0" and
+                 prog != "eigen_dense.cpp" else [])
+    for prog in sorted(LIBRARIES) for level in ("-O0", "-O2", "-O3")])
 def test_library_program(tmp_path, prog, level):
     _build_and_check(tmp_path, prog, [level])
 
@@ -52,9 +55,10 @@ def _cpu_has(*flags) -> bool:
 # Eigen built for AVX2 and FMA (what -march=native gives on most machines): 256-bit packets in
 # SROA'd vector slots, FMA and max/min as inline assembly, 32-byte aligned locals and
 # hand-aligned blocks; each was refused, crashed or (HouseholderQR with AVX-512) gave a zero
-# gradient with no error before. The sparse program in the slow tier (28 s a build).
+# gradient with no error before. The larger programs in the slow tier (28-38 s a build).
 @pytest.mark.skipif(not _cpu_has("avx2", "fma"), reason="the processor lacks AVX2 or FMA")
-@pytest.mark.parametrize("prog", ["eigen_dense.cpp", "eigen_decompositions.cpp",
+@pytest.mark.parametrize("prog", ["eigen_dense.cpp",
+                                  pytest.param("eigen_decompositions.cpp", marks=pytest.mark.slow),
                                   pytest.param("eigen_sparse.cpp", marks=pytest.mark.slow)])
 def test_library_program_avx2(tmp_path, prog):
     _build_and_check(tmp_path, prog, ["-O2", "-mavx2", "-mfma"])

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ParallelBuilds
+from conftest import ParallelBuilds, will_run
 
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
@@ -150,7 +150,8 @@ def builds(request, tmp_path_factory):
     wanted = []
     for item in request.session.items:
         cs = getattr(item, "callspec", None)
-        if item.module is not request.module or not cs or "seed" not in cs.params:
+        if item.module is not request.module or not cs or "seed" not in cs.params or \
+                not will_run(item):
             continue
         if "level" in cs.params:
             wanted.append((cs.params["seed"], cs.params["level"], False))

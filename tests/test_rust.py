@@ -218,8 +218,11 @@ def test_rust_adaptors_layers_and_result_slot(tmp_path, opt):
     assert out.count("CHECK ") == 35 and "FAILED" not in out, out
 
 
+# -O in the slow tier too (a minute a link on 2 cores): structs and generics are in
+# traits_iterators, enums in std_collections_and_text's Option/Result paths
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
-@pytest.mark.parametrize("opt", ["-O", pytest.param("-Copt-level=0", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("opt", [pytest.param("-O", marks=pytest.mark.slow),
+                                 pytest.param("-Copt-level=0", marks=pytest.mark.slow)])
 def test_rust_enums_and_structs(tmp_path, opt):
     """An enum whose float payloads rustc copies through i64 slots (the gradient through them
     was silently zero), and at opt-level 0 a frozen slice length kept as an integer (an
@@ -230,9 +233,10 @@ def test_rust_enums_and_structs(tmp_path, opt):
     assert out.count("CHECK ") == 9 and "FAILED" not in out, out
 
 
+# -O in the slow tier too (a minute a link): nested_vec_runtime covers a Vec of Vecs
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
-@pytest.mark.parametrize("opts", [("-O",), pytest.param(("-Copt-level=0", "-g"),
-                                                        marks=pytest.mark.slow)],
+@pytest.mark.parametrize("opts", [pytest.param(("-O",), marks=pytest.mark.slow),
+                                  pytest.param(("-Copt-level=0", "-g"), marks=pytest.mark.slow)],
                          ids=["O", "dev-profile"])
 def test_rust_nested_vecs(tmp_path, opts):
     """`vec![vec![0.0; n]; n]` (a segfault at -O: the row moved in through an address kept as
