@@ -496,6 +496,7 @@ def test_signature_inferred_from_the_prototype(opt):
     assert sig.args == (In("x", ("n",)), Int("n", "size_t"), In("k", ()),
                         Out("forces", ("n",)), Out("acc", (2,), "float32"))
     assert sig.ret == Ret("result")
+    assert repr(sig).startswith("Signature('energy', [In(name='x', shape=('n',)")   # readable
     f = ffi.function("energy", source=INFER_SRC, flags=(opt,), shapes=shapes, outputs=("acc",),
                      nondiff=("k",))
     x, k = np.array([0.3, -0.7, 1.1]), np.array(1.3)

@@ -94,6 +94,11 @@ class Signature:
                         (isinstance(d, int) and d < 0):
                     raise SignatureError(f"{name}: argument {a.name!r}: bad dimension {d!r}")
 
+    def __repr__(self):
+        ret = f", ret={self.ret!r}" if self.ret else ""
+        sym = f", symbol={self.symbol!r}" if self.symbol != self.name else ""
+        return f"Signature({self.name!r}, {list(self.args)!r}{ret}{sym})"
+
     def check_complete(self):
         """Something to differentiate: checked after the prototype (ffi/prototype.py), whose
         messages name the argument a Signature got wrong (an output left out, an input
