@@ -15,6 +15,8 @@ Per size, the link alone (objects compiled beforehand), --runs times, medians:
     derivative cache yet) and recompiles only the post-AD parts whose bitcode changed;
   - clang-22 -O2 -flto=thin after the same edit, its ThinLTO cache warm (issue 29's reference
     for a rebuild);
+  - both after an edit of io.c, the program's output code, which the marker does not reach
+    (enzyme-cc finds the AD object by the modules its merge stage keeps);
   - the peak resident memory of each link (its process tree), and the derivative module's
     size against the module before AD (instructions, from ENZYME_CC_DUMP_DIR).
 
@@ -43,13 +45,24 @@ double obj(const double *v, int n) {{ double s = 0;
   return s; }}
 int enzyme_dup, enzyme_const;
 void __enzyme_autodiff(void *, ...);
+void report(double s);
 int main(void) {{
   double v[4] = {{0.1, 0.2, 0.3, 0.4}}, dv[4] = {{0}}, s = obj(v, 4);
+  report(s);
   __enzyme_autodiff((void *)obj, enzyme_dup, v, dv, enzyme_const, 4);
   printf("%.12g %.12g %.12g %.12g %.12g\\n", s, dv[0], dv[1], dv[2], dv[3]);
   return 0;
 }}
 """
+
+
+IO = '#include <stdio.h>\nvoid report(double s) {{ fprintf(stderr, "objective %.{p}g\\n", s); }}\n'
+
+
+def generate_io(d, ext, edit=0):
+    """io.c / io.cpp: the program's output, which the marker does not reach; `edit` changes it."""
+    with open(os.path.join(d, "io" + ext), "w") as fh:
+        fh.write(IO.format(p=6 + edit))
 
 
 def generate(d, n, edit=0):
@@ -123,8 +136,10 @@ double obj(const double *v, int n) {{
   return s;
 }}
 extern "C" {{ int enzyme_dup, enzyme_const; void __enzyme_autodiff(void *, ...); }}
+void report(double s);
 int main() {{
   double v[4] = {{0.1, 0.2, 0.3, 0.4}}, dv[4] = {{0}}, s = obj(v, 4);
+  report(s);
   __enzyme_autodiff((void *)obj, enzyme_dup, v, dv, enzyme_const, 4);
   std::printf("%.12g %.12g %.12g %.12g %.12g\\n", s, dv[0], dv[1], dv[2], dv[3]);
   return 0;
@@ -198,7 +213,8 @@ def measure(d, n, runs, bindir, lang="c"):
     gen, ext, driver, clang = LANGS[lang]
     enzyme_cc = os.path.join(bindir, driver)
     src = {"stub": "stub.c"}
-    files = gen(d, n)
+    files = gen(d, n) + ["io"]
+    generate_io(d, ext)
     nocache = dict(os.environ, ENZYME_CC_CACHE="0")
     for f in files + ["main"]:
         run([enzyme_cc, "-O2", "-c", src.get(f, f + ext), "-o", f + ".o"], d)
@@ -235,6 +251,16 @@ def measure(d, n, runs, bindir, lang="c"):
         rows.setdefault("enzyme-cc, g0 edited (cache on)", []).append((w, m))
         for name, s in re.findall(r"^enzyme-cc: ([^:/]+): ([0-9.]+)s$", err, re.M):
             stages.setdefault("edit: " + name, []).append(float(s))
+    for k in range(runs):               # edit the output code, which the marker does not reach
+        generate_io(d, ext, edit=k + 1)
+        run([clang, "-O2", "-flto=thin", "-c", "io" + ext, "-o", "io.thin.o"], d)
+        w, m, _ = run(thin, d)
+        rows.setdefault(f"{clang} -flto=thin, io edited (cache warm)", []).append((w, m))
+        run([enzyme_cc, "-O2", "-c", "io" + ext, "-o", "io.o"], d)
+        w, m, err = run([enzyme_cc, "-O2", "-v", "main.o", *objs, "-lm", "-o", "ad"], d, cached)
+        rows.setdefault("enzyme-cc, io edited (cache on)", []).append((w, m))
+        for name, s in re.findall(r"^enzyme-cc: ([^:/]+): ([0-9.]+)s$", err, re.M):
+            stages.setdefault("io edit: " + name, []).append(float(s))
     dump = os.path.join(d, "dump")
     run([enzyme_cc, "-O2", "main.o", *objs, "-lm", "-o", "ad"], d,
         dict(nocache, ENZYME_CC_DUMP_DIR=dump))
