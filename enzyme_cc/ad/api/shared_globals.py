@@ -225,9 +225,14 @@ def entry_function(gen, name: str) -> str:
         rank = _flang_allocatable_rank(g, ty)
         for lane in lanes:
             sg = gen.shadow_global(g, *(lane or (None, None))[::-1])
+            held = None
+            if rank is not None:        # the buffer the last call gave this shadow, if still its
+                held = f"@__enzyme_cc_fbuf.{len(gen.decls)}"
+                gen.declare_raw(held, f"{held} = internal global ptr null")
+                body += _free_held(gen, sg, held, tmp)
             gen.zero_memory(body.append, sg, str(size))
             if rank is not None:
-                body += _shadow_of_allocated(gen, g, sg, size, rank, tmp)
+                body += _shadow_of_allocated(gen, g, sg, size, rank, tmp, held)
             for off in slots if targets else ():
                 p, pi = tmp(), tmp()
                 body += [f"{p} = load ptr, ptr getelementptr (i8, ptr {g}, i64 {off})",
@@ -269,12 +274,26 @@ def _flang_allocatable_rank(g: str, ty) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _shadow_of_allocated(gen, g: str, sg: str, size: int, rank: int, tmp) -> list[str]:
+def _free_held(gen, sg: str, held: str, tmp) -> list[str]:
+    """The buffer an earlier derivative call gave the shadow descriptor sg (_shadow_of_allocated,
+    recorded in `held`) freed, when the descriptor still holds it: a derivative that deallocated
+    the array freed or replaced it itself."""
+    gen.declare_raw("@free", "declare void @free(ptr)")
+    p, cur, same, label = tmp(), tmp(), tmp(), tmp()[2:]
+    yes, done = f"fbuf.free.{label}", f"fbuf.kept.{label}"
+    return [f"{p} = load ptr, ptr {held}", f"{cur} = load ptr, ptr {sg}",
+            f"{same} = icmp eq ptr {p}, {cur}", f"br i1 {same}, label %{yes}, label %{done}",
+            f"{yes}:", f"call void @free(ptr {p})", f"br label %{done}", f"{done}:",
+            f"store ptr null, ptr {held}"]
+
+
+def _shadow_of_allocated(gen, g: str, sg: str, size: int, rank: int, tmp,
+                         held: str) -> list[str]:
     """A module allocatable array of reals the program allocated before the derivative starts
     (`allocate(work(n))` in the main program, written in the differentiated code): its shadow
     descriptor gets the same shape and a zeroed buffer of its own, where it had none and the
-    derivative wrote through a null base. (Each derivative call allocates one; the descriptor
-    keeps it, as when the derivative allocates the array itself.)"""
+    derivative wrote through a null base. The buffer is recorded in `held`, and freed by the next
+    derivative call's entry (_free_held)."""
     gen.declare_raw("@calloc", "declare noalias ptr @calloc(i64, i64)")
     gen.declare_raw("@llvm.memcpy.p0.p0.i64",
                     "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")
@@ -311,6 +330,6 @@ def _shadow_of_allocated(gen, g: str, sg: str, size: int, rank: int, tmp) -> lis
         n = m
     buf = tmp()
     out += [f"{buf} = call ptr @calloc(i64 {n}, i64 1)", f"store ptr {buf}, ptr {sg}",
-            f"br label %{done}", f"{done}:"]
+            f"store ptr {buf}, ptr {held}", f"br label %{done}", f"{done}:"]
     return out
 
