@@ -15,9 +15,12 @@ int _FortranAAllocatableDeallocate(Desc *d, _Bool has_stat, const Desc *errmsg,
                                    const char *file, int line);
 
 static void stops(const char *what, const char *file, int line) {
-  fprintf(stderr, "enzyme-cc: the derivative reached %s at %s:%d on a derived type with final "
-          "procedures or another allocator, which it cannot differentiate; keep that object "
-          "out of the differentiated code\n", what, file ? file : "?", line);
+  char where[512] = "";
+  if (file) snprintf(where, sizeof where, " at %s:%d", file, line);   /* (finalization: none) */
+  fprintf(stderr, "enzyme-cc: the derivative reached %s%s of a derived type with final "
+          "procedures or another allocator, which it cannot differentiate; hint: keep such "
+          "objects out of the differentiated code (create and finalize them outside it, and "
+          "pass their data as arguments)\n", what, where);
   abort();
 }
 

@@ -93,6 +93,20 @@ def test_module_allocatable_allocated_outside(tmp_path, opt):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_final_procedure_stops_with_a_message(tmp_path, opt):
+    """A derived type with a final procedure finalized inside the differentiated function: the
+    primal runs, the derivative stops naming what it reached and what to do (it said "at ?:0")."""
+    name = "final_procedure.f90"
+    shutil.copy(os.path.join(HERE, name), tmp_path / name)
+    run(["enzyme-fc", opt, name, "-o", "prog"], cwd=tmp_path)
+    r = run([str(tmp_path / "prog")], cwd=tmp_path, check=False)
+    assert r.returncode != 0
+    assert "the derivative reached the finalization of an object of a derived type with final " \
+           "procedures" in r.stderr and "hint: keep such objects out" in r.stderr, r.stderr
+    assert "?:0" not in r.stderr
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_set_fixed_point_fortran(tmp_path, opt):
     """__enzyme_set_fixed_point from Fortran (bind(c)) in a DO WHILE loop over module
     variables, carrying locals: against the taped gradient, central differences and forward
