@@ -182,8 +182,13 @@ def test_missing_function_is_a_build_error():
      "double quad(const double *A, const double *v, int n) { double s = 0; "
      "for (int i = 0; i < n; i++) for (int j = 0; j < n; j++) s += v[i] * A[i * n + j] * v[j]; "
      "return s; }",
-     "argument 'v' is parameter 2 in C, but the signature declares it as argument 1 \(where C "
-     "has 'A'\): declare the arguments in C's order \(A, v, n\)"),
+     r"argument 'v' is parameter 2 in C, but the signature declares it as argument 1 \(where C "
+     r"has 'A'\): declare the arguments in C's order \(A, v, n\)"),
+    # a double returned, no Ret: the value and its derivative were dropped in silence
+    (ffi.Signature("sq", [In("x", ("n",)), ffi.Int("n"), Out("y", ("n",))]),
+     "double sq(const double *x, int n, double *y) { double s = 0; for (int i = 0; i < n; i++) "
+     "{ y[i] = x[i] * x[i]; s += y[i]; } return s; }",
+     r"it returns double, but the signature declares no Ret .*add ret=Ret\(\"name\"\)"),
     # an In the function writes: the caller's tensor changed, JAX gave another result per call
     (ffi.Signature("sq", [In("x", ("n",)), ffi.Int("n"), Out("s", ())]),
      "void sq(double *x, int n, double *s) { double a = 0; for (int i = 0; i < n; i++) "

@@ -174,6 +174,10 @@ def check(sig, proto: Prototype) -> frozenset:
         if proto.ret != want:
             raise SignatureError(f"{where}: it returns {_c_ret(proto)}, but Ret declares "
                                  f"{want} (dtype {sig.ret.dtype!r})")
+    elif proto.ret in ("double", "float"):
+        raise SignatureError(f"{where}: it returns {proto.ret}, but the signature declares no "
+                             f"Ret (its value and derivative would be dropped): add "
+                             f"ret=Ret(\"name\"" + (", \"float32\")" if proto.ret == "float" else ")"))
     return frozenset(by_value)
 
 
