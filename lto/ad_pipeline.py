@@ -83,9 +83,8 @@ def merge(job):
         ctx = opt.new_context()
         module = opt.merge([m for k, m in enumerate(plan.modules) if k not in job.native], ctx)
         text = str(module)
-    text = text_passes.run(text, text_passes.merge_passes(job.inv.shared, job.cfg.preopt))
-    if text_passes.NUMBERED_TYPE.search(text):
-        text = text_passes.name_numbered_types(opt.name_values(text, job.tmp))
+    text = text_passes.run(text, text_passes.merge_passes(
+        job.inv.shared, job.cfg.preopt, lambda t: opt.name_values(t, job.tmp)))
     text, substituted = fortran.substitute_runtime(text)
     job.module, job.ctx = opt.parse_text(text, ctx, "merged bitcode"), ctx
     if substituted:

@@ -15,11 +15,18 @@ from enzyme_cc.rules import blas
 from . import inline_asm, preopt_scope, x86_intrinsics
 
 
-def merge_passes(shared: bool, preopt: bool) -> list[tuple[str, Callable[[str], str]]]:
+def merge_passes(shared: bool, preopt: bool,
+                 name_values: Callable[[str], str] | None = None
+                 ) -> list[tuple[str, Callable[[str], str]]]:
     """(name, pass) of the merge stage's text passes, in order, for a shared library or an
-    executable, with or without the pre-AD optimization."""
-    passes = [("strip optnone", strip_optnone),
-              ("keep registered calls", keep_registered_calls),
+    executable, with or without the pre-AD optimization. name_values: LLVM's instnamer
+    (optimize.name_values), for naming numbered types once optnone is gone (it skips optnone
+    functions) and before code AD never sees is marked optnone again."""
+    passes = [("strip optnone", strip_optnone)]
+    if name_values is not None:
+        passes.append(("name numbered types",
+                       lambda text: name_numbered_types(text, name_values)))
+    passes += [("keep registered calls", keep_registered_calls),
               ("keep BLAS calls", blas.keep_calls),
               ("inline assembly as IR", inline_asm.rewrite),       # Eigen's SSE max/min, FMA
               ("x86 intrinsics as IR", x86_intrinsics.rewrite)]    # AVX max/min, horizontal adds
@@ -75,10 +82,19 @@ NUMBERED_TYPE = re.compile(r"^%\d+ = type ", re.M)
 _TYPE_OR_STRING = re.compile(r'"[^"]*"|%(\d+)\b')
 
 
-def name_numbered_types(text: str) -> str:
+_NUMBERED_VALUE = re.compile(r"^(?:[ \t]+%\d+ = |\d+:)", re.M)
+
+
+def name_numbered_types(text: str, name_values: Callable[[str], str]) -> str:
     """Struct types LLVM prints by number (`%0 = type { %1 }`: left nameless when linking C++
     objects whose types clash) named `%__enzyme_cc_type.N`: the AD core names a function's
-    numbered values `%vN`, and a type `%0` would be renamed with the value `%0`. Only for text
-    with no numbered value left (optimize.name_values first), where every `%N` is a type."""
+    numbered values `%vN`, and a type `%0` would be renamed with the value `%0`. Every value
+    named first (name_values), so that each `%N` left is a type; where a function kept numbered
+    values (an optnone of the program's own: instnamer skips it), the module is left as it is."""
+    if not NUMBERED_TYPE.search(text):
+        return text
+    named = name_values(text)
+    if _NUMBERED_VALUE.search(named):
+        return text
     return _TYPE_OR_STRING.sub(lambda m: m.group(0) if m.group(1) is None
-                               else f"%__enzyme_cc_type.{m.group(1)}", text)
+                               else f"%__enzyme_cc_type.{m.group(1)}", named)
