@@ -26,7 +26,8 @@ def merge_passes(shared: bool, preopt: bool,
     if name_values is not None:
         passes.append(("name numbered types",
                        lambda text: name_numbered_types(text, name_values)))
-    passes += [("keep registered calls", keep_registered_calls),
+    passes += [("Enzyme's entry points unmangled", unmangle_entry_points),
+               ("keep registered calls", keep_registered_calls),
               ("keep BLAS calls", blas.keep_calls),
               ("inline assembly as IR", inline_asm.rewrite),       # Eigen's SSE max/min, FMA
               ("x86 intrinsics as IR", x86_intrinsics.rewrite)]    # AVX max/min, horizontal adds
@@ -98,3 +99,28 @@ def name_numbered_types(text: str, name_values: Callable[[str], str]) -> str:
         return text
     return _TYPE_OR_STRING.sub(lambda m: m.group(0) if m.group(1) is None
                                else f"%__enzyme_cc_type.{m.group(1)}", named)
+
+
+_MANGLED_DECL = re.compile(r"^declare [^@\n]*@(_Z(\d+)(__enzyme_[\w.$]*))\(", re.M)
+
+
+def unmangle_entry_points(text: str) -> str:
+    """An Enzyme entry point a C++ program declares without `extern "C"` (`void
+    *__enzyme_shadow(void *, int, int);`) is named by its mangled symbol
+    (`_Z15__enzyme_shadowPvii`): called by its C name, as Enzyme reads it. Only one declaration
+    per name, and only where the C name is not used already (the derivative markers, declared
+    with several signatures, are recognized in any form)."""
+    if "@_Z" not in text or "__enzyme_" not in text:
+        return text
+    found: dict[str, list[str]] = {}
+    for m in _MANGLED_DECL.finditer(text):
+        full, n, rest = m.group(1), int(m.group(2)), m.group(3)
+        if len(rest) >= n:
+            found.setdefault(rest[:n], []).append(full)
+    renames = {fulls[0]: name for name, fulls in found.items() if len(fulls) == 1 and
+               not re.search(r"@" + re.escape(name) + r"(?![\w.$])", text)}
+    if not renames:
+        return text
+    pattern = re.compile("@(" + "|".join(map(re.escape, sorted(renames, key=len, reverse=True)))
+                         + r")(?![\w.$])")
+    return pattern.sub(lambda m: "@" + renames[m.group(1)], text)

@@ -30,8 +30,10 @@ def _define(text: str, name: str) -> str:
 
 
 def test_merge_passes_in_order():
-    names = [n for n, _ in text_passes.merge_passes(shared=False, preopt=True)]
-    assert names == ["strip optnone", "keep registered calls", "keep BLAS calls",
+    names = [n for n, _ in text_passes.merge_passes(shared=False, preopt=True,
+                                                     name_values=lambda t: t)]
+    assert names == ["strip optnone", "name numbered types", "Enzyme's entry points unmangled",
+                     "keep registered calls", "keep BLAS calls",
                      "inline assembly as IR", "x86 intrinsics as IR",
                      "internalize inline functions", "keep marked loops",
                      "mark unreached code"]
@@ -153,3 +155,22 @@ def test_name_numbered_types():
     assert not text_passes.NUMBERED_TYPE.search(out)
     assert "%__enzyme_cc_type.0 = type { %__enzyme_cc_type.1, double }" in out
     assert "alloca %__enzyme_cc_type.0" in out and 'c"%0d\\00"' in out
+
+
+def test_unmangle_entry_points():
+    """`void *__enzyme_shadow(void *, int, int);` in C++ without extern "C": its calls and
+    declaration take the C name; a name declared twice (two signatures) or already used in C
+    form, and other mangled names, stay."""
+    text = ("declare ptr @_Z15__enzyme_shadowPvii(ptr, i32, i32)\n"
+            "declare double @_Z17__enzyme_autodiffPvd(ptr, double)\n"
+            "declare double @_Z17__enzyme_autodiffPvz(ptr, ...)\n"
+            "declare void @_Z3fooPv(ptr)\n"
+            "define ptr @g(ptr %p) {\n  %1 = call ptr @_Z15__enzyme_shadowPvii(ptr %p, i32 1, i32 0)\n"
+            "  call void @_Z3fooPv(ptr %1)\n  ret ptr %1\n}\n")
+    out = _valid(text_passes.unmangle_entry_points(text))
+    assert "declare ptr @__enzyme_shadow(ptr, i32, i32)" in out
+    assert "call ptr @__enzyme_shadow(ptr %p, i32 1, i32 0)" in out
+    assert "@_Z17__enzyme_autodiffPvd(" in out and "@_Z17__enzyme_autodiffPvz(" in out
+    assert "@_Z3fooPv(" in out
+    both = text + "declare ptr @__enzyme_shadow(ptr, i32, i32)\n"
+    assert text_passes.unmangle_entry_points(both) == both

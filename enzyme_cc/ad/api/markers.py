@@ -81,7 +81,8 @@ def _unknown_markers(module, name, body):
                      and callee in (i.callee or "")), None)
         if inst is None:            # named, not called (e.g. its address taken)
             continue
-        plain = re.sub(r"^_Z\d+", "", callee)
+        m = re.match(r"_Z(\d+)(.*)", callee)         # a C++ declaration's mangled name
+        plain = m.group(2)[:int(m.group(1))] if m else callee
         raise UserError(f"{located(module, caller, inst)}: '{plain}' is an Enzyme entry point that "
                         "enzyme-cc does not support; hint: the supported ones are __enzyme_autodiff, "
                         "__enzyme_fwddiff, __enzyme_augmentfwd, __enzyme_reverse, "
