@@ -1315,3 +1315,33 @@ def test_cxx_names_are_demangled(tmp_path):
     assert "in function 'phys::energy(double)' (symbol _ZN4phys6energyEd)" in r.stderr, r.stderr
     assert "call to 'phys::opaque(double)' (symbol _ZN4phys6opaqueEd)" in r.stderr, r.stderr
     assert "comes from 'o.o', which was not built with enzyme-cc" in r.stderr, r.stderr
+
+
+PUSHBACK_MIXED = r"""
+#include <vector>
+double __enzyme_autodiff(void *, ...);
+extern int enzyme_dup, enzyme_const;
+struct Csr { std::vector<int> col; std::vector<double> val; };
+double f(const double *v, int n) {
+  Csr A;
+  for (int i = 0; i < n; ++i)
+    if (i % 3 != 1) { A.col.push_back(i); A.val.push_back(v[i]); }
+  double s = 0;
+  for (unsigned k = 0; k < A.val.size(); ++k) s += A.val[k] * A.val[k] * A.col[k];
+  return s;
+}
+int main() { double v[10] = {1}, dv[10] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, v, dv, enzyme_const, 10); return dv[0] != 0; }
+"""
+
+
+def test_untyped_copy_hint_fits_an_optimized_build(tmp_path):
+    """A struct of a vector<int> and a vector<double> grown by push_back (libstdc++ moves the
+    elements with memmove): at -O2 the hint no longer says to build at -O1 or higher (a new
+    user at -O2 got it), but what to change in the code."""
+    (tmp_path / "p.cpp").write_text(PUSHBACK_MIXED)
+    r = subprocess.run(["enzyme-c++", "-O2", "p.cpp", "-o", "p"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "cannot deduce the type of the memory being copied" in r.stderr
+    hint = r.stderr.split("hint:", 1)[1]
+    assert "reserve()" in hint and "-O1 or higher" not in hint, r.stderr

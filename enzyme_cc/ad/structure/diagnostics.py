@@ -82,6 +82,14 @@ def untyped_copy_hint(fn_name: str, module=None) -> str:
                 "under `[profile.release]` in Cargo.toml, or pass rustc `-C debuginfo=2`); where "
                 "neither shows the type, copy element by element (`iter().copied()`, a loop) or "
                 "keep this data out of the differentiated function")
+    if module is not None and "!tbaa" in module.text:
+        # built with type information already: the data's type is what is unknown (libstdc++
+        # moves a growing vector's elements with memmove, typed only by the element accesses
+        # the optimizer left in view)
+        return ("the copy moves data whose type nothing around it shows (a std::vector grown "
+                "by push_back inside a struct with vectors of other types: reserve() each "
+                "vector's capacity before filling it, or build the vector outside the "
+                "differentiated function); or copy through typed pointers (double*)")
     return ("copy through typed pointers (double*), or compile with -O1 or higher so TBAA type "
             "information is emitted")
 
