@@ -1345,3 +1345,36 @@ def test_untyped_copy_hint_fits_an_optimized_build(tmp_path):
     assert r.returncode != 0 and "cannot deduce the type of the memory being copied" in r.stderr
     hint = r.stderr.split("hint:", 1)[1]
     assert "reserve()" in hint and "-O1 or higher" not in hint, r.stderr
+
+
+EXCEPTION_TAKEN = r"""
+#include <cstdio>
+#include <stdexcept>
+extern "C" { double __enzyme_autodiff(void *, ...); double __enzyme_fwddiff(void *, ...); }
+double f(double x) {
+  try { if (x < 0) throw std::invalid_argument("negative"); return x * x * x; }
+  catch (const std::exception &) { return -x; }
+}
+double df(double x) { return __enzyme_autodiff((void *)f, x); }
+int main(int argc, char **argv) {
+  std::printf("%g %g\n", df(2.0), __enzyme_fwddiff((void *)df, 2.0, 1.0));   // 12 12
+  std::printf("%g\n", f(-2.0));                                              // 2: caught
+  std::printf("%g\n", df(argc > 1 ? -2.0 : 2.0));           // throws inside the derivative
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_exception_in_a_derivative_stops_with_a_message(tmp_path, level):
+    """A C++ exception thrown on a taken path while a derivative runs (derivatives do not
+    unwind): the program stops with a message naming the derivative, where it called
+    std::terminate with no word of why; paths that do not throw, and a second-order
+    derivative of the same code, are exact."""
+    (tmp_path / "p.cpp").write_text(EXCEPTION_TAKEN)
+    subprocess.run(["enzyme-c++", level, "p.cpp", "-o", "p"], cwd=tmp_path, check=True)
+    r = subprocess.run(["./p"], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.split() == ["12", "12", "2", "12"], r.stdout
+    r = subprocess.run(["./p", "throw"], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "a C++ exception was thrown while the derivative of 'f(double)' ran" in r.stderr
+    assert "hint:" in r.stderr

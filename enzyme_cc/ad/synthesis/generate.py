@@ -38,7 +38,7 @@ from .shadow_storage import ShadowStorage
 from ..api.checkpoint import lower
 from .forward import ForwardSynth
 from ..api.registrations import read_registrations
-from ..api import static_locals
+from ..api import exceptions, static_locals
 from enzyme_cc.rules.registry import set_module_registrations
 
 KEEP_FN_ATTRS = ("target-cpu", "target-features", "tune-cpu", "frame-pointer")
@@ -501,6 +501,9 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
                 new = self.zero_shared_shadows() + new
             if table is not None and req.mode in ("reverse", "forward", "augment"):
                 new = table.around_call(req, new)
+            if req.mode in ("reverse", "forward", "augment", "split_reverse") and \
+                    exceptions.may_throw(self.module):
+                new = exceptions.guard(self, req, list(new))
             _replace_marker(lines, req, new)
         if table is not None:
             global_shadows.lower_calls(self, lines, gs_calls)
