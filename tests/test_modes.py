@@ -327,3 +327,30 @@ def test_reverse_vector_lanes_in_turn(tmp_path, prog):
     assert "__enzyme_cc_tape_settop" in ir and ".w3" not in ir    # lanes in turn, nothing fused
     out = run([str(tmp_path / "p")], cwd=tmp_path).stdout      # (exits non-zero on a failure)
     assert out.count("CHECK ") >= 20 and "FAILED" not in out, out
+
+
+MEMBER_POINTER = r"""
+#include <enzyme/enzyme>
+#include <vector>
+struct Model {
+  double a;
+  double energy(const std::vector<double> &x) const { return a * x[0] * x[0]; }
+};
+int main() {
+  Model m{1.5};
+  std::vector<double> x = {1, 2}, dx = {0, 0};
+  enzyme::autodiff<enzyme::Reverse>(&Model::energy, enzyme::Const<const Model *>(&m),
+                                    enzyme::Duplicated<const std::vector<double> &>(x, dx));
+  return 0;
+}
+"""
+
+
+def test_cxx_header_member_function_pointer_is_refused_clearly(tmp_path):
+    """enzyme::autodiff given a pointer to a member function: the header's static_assert says
+    what to differentiate instead (it failed deep inside the header)."""
+    (tmp_path / "p.cpp").write_text(MEMBER_POINTER)
+    r = run(["enzyme-c++", "-std=c++17", "-c", "p.cpp"], cwd=tmp_path, check=False)
+    assert r.returncode != 0
+    assert "a pointer to a member function is not a function: differentiate a lambda" in r.stderr
+    assert r.stderr.count("error:") == 1, r.stderr
