@@ -92,6 +92,20 @@ def test_module_allocatable_allocated_outside(tmp_path, opt):
              "--errors-for-leak-kinds=definite", str(tmp_path / "prog")], cwd=tmp_path)
 
 
+def test_recursive_fortran_in_many_activity_signatures(tmp_path):
+    """A recursive Fortran function whose reals come by reference, called in many activity
+    signatures: its gradient against central differences (differentiating it took 190 s when
+    every fixed-point round recomputed the other signatures' summaries)."""
+    name = "recursive_quadrature.f90"
+    shutil.copy(os.path.join(HERE, name), tmp_path / name)
+    run(["enzyme-fc", "-O2", name, "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    pairs = list(_pairs(out))
+    assert len(pairs) == 2, out
+    for line, got, want in pairs:
+        assert got == pytest.approx(want, rel=1e-6, abs=1e-9), line
+
+
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_final_procedure_stops_with_a_message(tmp_path, opt):
     """A derived type with a final procedure finalized inside the differentiated function: the

@@ -168,19 +168,24 @@ class CalleeSummaries:
         Recursion starts from "nothing active" and iterates to the least fixed point: assuming
         the worst for a recursive call would make every pointer a recursive sort takes look
         written with active data, and give shadows to integer arrays (Rust's `Vec<usize>`
-        sorted by a float key). Summaries computed while a guess was in use are dropped before
-        the next round, since they may rest on it."""
+        sorted by a float key). The summaries that read a guess, directly or through other
+        summaries, are dropped before the next round, since they may rest on it; the others
+        stay (dropping every summary made during a round made mutual recursion over many
+        activity signatures exponential: a Fortran adaptive quadrature, 190 s)."""
         key = (callee, tuple(acts))
-        cache = self._callee_act_cache
+        cache, stack, deps = self._callee_act_cache, self._summary_stack, self._summary_deps
         if key in cache:
-            if key in self._summary_stack:
+            if key in stack:
                 self._summary_guessed.add(key)      # a recursive call used the current guess
+                self._depends_on(key, stack.index(key))
+            for g in deps.get(key, ()):             # a summary made from guesses still open
+                self._depends_on(g, stack.index(g))
             return cache[key]
         cache[key] = (False, False, set(), set(), set())
-        self._summary_stack.append(key)
+        stack.append(key)
         try:
             while True:
-                known = set(cache)
+                deps[key] = set()
                 self._summary_guessed.discard(key)
                 res = self._callee_summary_once(callee, acts, hints)
                 guess = cache[key]
@@ -189,12 +194,22 @@ class CalleeSummaries:
                 if key not in self._summary_guessed or res == guess:
                     break
                 cache[key] = res
-                for k in set(cache) - known:        # (they may rest on the old guess)
-                    del cache[k]
+                for k in [k for k, d in deps.items() if key in d and k != key]:
+                    del cache[k]                    # (they may rest on the old guess)
+                    del deps[k]
         finally:
-            self._summary_stack.pop()
+            stack.pop()
         cache[key] = res
+        deps[key].discard(key)
+        for d in deps.values():     # made with the final value: exact as far as key goes
+            d.discard(key)
         return res
+
+    def _depends_on(self, guessed, at: int):
+        """The summaries being computed above stack position `at` read the guess of the summary
+        there (directly or through one that did)."""
+        for k in self._summary_stack[at + 1:]:
+            self._summary_deps[k].add(guessed)
 
     def _callee_summary_once(self, callee, acts, hints):
         fn = self.module.function(callee)

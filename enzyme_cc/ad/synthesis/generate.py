@@ -62,6 +62,7 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         self._record_returns: dict = {}  # (callee, acts) -> adjoint type of a returned record
         self._summary_stack: list = []       # callee summaries being computed (recursion)
         self._summary_guessed: set = set()   # ... whose guess a recursive call has read
+        self._summary_deps: dict = {}        # summary -> the open summaries' guesses it read
         self.reg = read_registrations(self.module)
         self.reg.inactive_globals |= static_locals.constant_statics(self.module)
         self.reg.inactive.update(fp_logger.symbols(self.module))   # logging carries no derivative
