@@ -368,3 +368,44 @@ def test_cxx_header_member_function_pointer_is_refused_clearly(tmp_path):
     assert r.returncode != 0
     assert "a pointer to a member function is not a function: differentiate a lambda" in r.stderr
     assert r.stderr.count("error:") == 1, r.stderr
+
+
+CHARCAT = """module m
+  use iso_c_binding
+  implicit none
+contains
+  function f(x, n) bind(c, name="f") result(e)
+    integer(c_int), value :: n
+    real(c_double), intent(in) :: x(n)
+    real(c_double) :: e
+    character(len=:), allocatable :: s
+    s = 'abc'
+    s = s // 'de'
+    e = len(s) * x(1)**2
+  end function
+end module
+program p
+  use m
+  interface
+    real(c_double) function grad(fn, x, dx, n) bind(c, name="__enzyme_autodiff")
+      import :: c_funptr, c_int, c_double
+      type(c_funptr), value :: fn
+      real(c_double) :: x(*), dx(*)
+      integer(c_int), value :: n
+    end function
+  end interface
+  real(c_double) :: x(2) = [1d0, 2d0], dx(2) = 0, r
+  r = grad(c_funloc(f), x, dx, 2)
+  print *, dx
+end program
+"""
+
+
+def test_fortran_untyped_copy_hint_is_about_fortran(tmp_path):
+    """A deferred-length character concatenated in the differentiated procedure is refused
+    with a hint for Fortran (it said to copy through double* or build at -O1, at -O2)."""
+    (tmp_path / "c.f90").write_text(CHARCAT)
+    r = run(["enzyme-fc", "-O2", "c.f90", "-o", "prog"], cwd=tmp_path, check=False)
+    assert r.returncode != 0 and "cannot deduce the type of the memory being copied" in r.stderr
+    hint = r.stderr.split("hint:", 1)[1]
+    assert "deferred-length character" in hint and "-O1" not in hint, r.stderr

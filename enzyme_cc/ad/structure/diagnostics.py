@@ -82,6 +82,11 @@ def untyped_copy_hint(fn_name: str, module=None) -> str:
                 "under `[profile.release]` in Cargo.toml, or pass rustc `-C debuginfo=2`); where "
                 "neither shows the type, copy element by element (`iter().copied()`, a loop) or "
                 "keep this data out of the differentiated function")
+    if is_flang(fn_name) or module is not None and "@_QQmain" in module.text:
+        return ("flang copied data whose type nothing around the copy shows (a deferred-length "
+                "character assigned or concatenated, an integer array constructor stored into "
+                "a derived type's component): assign the elements one by one, or keep that "
+                "data out of the differentiated procedure")
     if module is not None and "!tbaa" in module.text:
         # built with type information already: the data's type is what is unknown (libstdc++
         # moves a growing vector's elements with memmove, typed only by the element accesses
