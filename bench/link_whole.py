@@ -241,26 +241,20 @@ def measure(d, n, runs, bindir, lang="c"):
     thin = [clang, "-O2", "-flto=thin", "-fuse-ld=lld", "-Wl,--thinlto-cache-dir=thincache",
             "main.thin.o", "stub.thin.o", *[f + ".thin.o" for f in files], "-lm", "-o", "thin"]
     run(thin, d)                                                               # its cache warm
-    for k in range(runs):               # edit g0's body, recompile its file, relink
-        gen(d, n, edit=k + 1)
-        run([clang, "-O2", "-flto=thin", "-c", "gen0" + ext, "-o", "gen0.thin.o"], d)
-        w, m, _ = run(thin, d)
-        rows.setdefault(f"{clang} -flto=thin, g0 edited (cache warm)", []).append((w, m))
-        run([enzyme_cc, "-O2", "-c", "gen0" + ext, "-o", "gen0.o"], d)
-        w, m, err = run([enzyme_cc, "-O2", "-v", "main.o", *objs, "-lm", "-o", "ad"], d, cached)
-        rows.setdefault("enzyme-cc, g0 edited (cache on)", []).append((w, m))
-        for name, s in re.findall(r"^enzyme-cc: ([^:/]+): ([0-9.]+)s$", err, re.M):
-            stages.setdefault("edit: " + name, []).append(float(s))
-    for k in range(runs):               # edit the output code, which the marker does not reach
-        generate_io(d, ext, edit=k + 1)
-        run([clang, "-O2", "-flto=thin", "-c", "io" + ext, "-o", "io.thin.o"], d)
-        w, m, _ = run(thin, d)
-        rows.setdefault(f"{clang} -flto=thin, io edited (cache warm)", []).append((w, m))
-        run([enzyme_cc, "-O2", "-c", "io" + ext, "-o", "io.o"], d)
-        w, m, err = run([enzyme_cc, "-O2", "-v", "main.o", *objs, "-lm", "-o", "ad"], d, cached)
-        rows.setdefault("enzyme-cc, io edited (cache on)", []).append((w, m))
-        for name, s in re.findall(r"^enzyme-cc: ([^:/]+): ([0-9.]+)s$", err, re.M):
-            stages.setdefault("io edit: " + name, []).append(float(s))
+    edits = (("g0", "gen0", lambda k: gen(d, n, edit=k)),      # a function's body
+             ("io", "io", lambda k: generate_io(d, ext, edit=k)))  # code the marker skips
+    for what, stem, edit in edits:
+        for k in range(runs):           # edit, recompile that file, relink both ways
+            edit(k + 1)
+            run([clang, "-O2", "-flto=thin", "-c", stem + ext, "-o", stem + ".thin.o"], d)
+            w, m, _ = run(thin, d)
+            rows.setdefault(f"{clang} -flto=thin, {what} edited (cache warm)", []).append((w, m))
+            run([enzyme_cc, "-O2", "-c", stem + ext, "-o", stem + ".o"], d)
+            w, m, err = run([enzyme_cc, "-O2", "-v", "main.o", *objs, "-lm", "-o", "ad"], d,
+                            cached)
+            rows.setdefault(f"enzyme-cc, {what} edited (cache on)", []).append((w, m))
+            for name, s in re.findall(r"^enzyme-cc: ([^:/]+): ([0-9.]+)s$", err, re.M):
+                stages.setdefault(f"{what} edit: " + name, []).append(float(s))
     dump = os.path.join(d, "dump")
     run([enzyme_cc, "-O2", "main.o", *objs, "-lm", "-o", "ad"], d,
         dict(nocache, ENZYME_CC_DUMP_DIR=dump))
