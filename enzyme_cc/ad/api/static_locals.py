@@ -40,7 +40,15 @@ def constant_statics(module) -> set[str]:
                     if regions.get(static, ()) is not None:
                         regions.setdefault(static, []).append((f, region))
                         statics.add(static)
-    return {s for s in statics if regions.get(s) and _only_read_outside(module, s, regions[s])}
+    return {s for s in statics if regions.get(s) and not _named_by_globals(module, s) and
+            _only_read_outside(module, s, regions[s])}
+
+
+def _named_by_globals(module, static) -> bool:
+    """Another global's initializer holds the static's address (`static T *pk = &k;`): code may
+    write the static through it, which the function scan does not see."""
+    return any(g != static and static in _NAME.findall(line.split("=", 1)[-1])
+               for g, line in module.globals.items() if static in line)
 
 
 def _init_region(fn, acquire, guard):
