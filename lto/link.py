@@ -3,6 +3,7 @@ would (no marker calls: zero added cost) or merge, optimize, differentiate, opti
 native object and relink it with everything that carried no bitcode."""
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -210,7 +211,9 @@ def _cache_key(plan, inv, cfg, native=None) -> str | None:
     return ("ad-" if native is None else "ad-merged-") + h.hexdigest()
 
 
+@functools.cache
 def _code_digest() -> bytes:
+    """Our own code's digest (read once per process: both AD cache keys name it)."""
     import hashlib
     h = hashlib.sha256()
     import enzyme_cc

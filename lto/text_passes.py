@@ -11,6 +11,7 @@ from typing import Callable
 
 from enzyme_cc.ad.api import loop_checkpoint
 from enzyme_cc.ad.api.registrations import keep_registered_calls
+from enzyme_cc.ad.structure.diagnostics import free_function_name
 from enzyme_cc.rules import blas
 from . import inline_asm, preopt_scope, x86_intrinsics
 
@@ -101,7 +102,7 @@ def name_numbered_types(text: str, name_values: Callable[[str], str]) -> str:
                                else f"%__enzyme_cc_type.{m.group(1)}", named)
 
 
-_MANGLED_DECL = re.compile(r"^declare [^@\n]*@(_Z(\d+)(__enzyme_[\w.$]*))\(", re.M)
+_MANGLED_DECL = re.compile(r"^declare [^@\n]*@(_Z\d+__enzyme_[\w.$]*)\(", re.M)
 
 
 def unmangle_entry_points(text: str) -> str:
@@ -114,9 +115,9 @@ def unmangle_entry_points(text: str) -> str:
         return text
     found: dict[str, list[str]] = {}
     for m in _MANGLED_DECL.finditer(text):
-        full, n, rest = m.group(1), int(m.group(2)), m.group(3)
-        if len(rest) >= n:
-            found.setdefault(rest[:n], []).append(full)
+        name = free_function_name(m.group(1))
+        if name is not None and name.startswith("__enzyme_"):
+            found.setdefault(name, []).append(m.group(1))
     renames = {fulls[0]: name for name, fulls in found.items() if len(fulls) == 1 and
                not re.search(r"@" + re.escape(name) + r"(?![\w.$])", text)}
     if not renames:

@@ -74,15 +74,9 @@ def check_toolchain(langs):
         raise CompilerNotFound(f"enzyme-cc: error: {e.message}") from None
 
 
-_code = None
-
-
 def _code_digest():
-    global _code
-    if _code is None:
-        from ..lto.link import _code_digest as digest
-        _code = digest()
-    return _code
+    from ..lto.link import _code_digest as digest      # (read once per process there)
+    return digest()
 
 
 def read_sources(sources, source, lang):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, parse_type, type_size, carries_float
-from ..structure.diagnostics import located
+from ..structure.diagnostics import free_function_name, located
 from .marker_args import _marker_of, constant_width
 from .marker_values import _NAMED, TAPE_HEADER_BYTES
 from enzyme_cc.ir.model import Operand, parse_module
@@ -81,8 +81,7 @@ def _unknown_markers(module, name, body):
                      and callee in (i.callee or "")), None)
         if inst is None:            # named, not called (e.g. its address taken)
             continue
-        m = re.match(r"_Z(\d+)(.*)", callee)         # a C++ declaration's mangled name
-        plain = m.group(2)[:int(m.group(1))] if m else callee
+        plain = free_function_name(callee) or callee     # (a C++ declaration's mangled name)
         raise UserError(f"{located(module, caller, inst)}: '{plain}' is an Enzyme entry point that "
                         "enzyme-cc does not support; hint: the supported ones are __enzyme_autodiff, "
                         "__enzyme_fwddiff, __enzyme_augmentfwd, __enzyme_reverse, "

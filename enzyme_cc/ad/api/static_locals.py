@@ -21,7 +21,7 @@ _NAME = re.compile(r"@[-\w.$]+")
 
 def constant_statics(module) -> set[str]:
     """The guarded statics of the module that are constants of the program (see above)."""
-    regions, statics = {}, set()
+    regions: dict = {}          # static -> [(function, init blocks)], None: not a constant
     for f in module._bodies:
         lo, hi = module._bodies[f]
         if not any(_ACQUIRE in line for line in module._lines[lo:hi]):
@@ -34,14 +34,11 @@ def constant_statics(module) -> set[str]:
                 if static in module.globals:
                     region = _init_region(fn, inst, guard)
                     if region is None or not _closed(fn, region, inst):
-                        statics.discard(static)
                         regions[static] = None
-                        continue
-                    if regions.get(static, ()) is not None:
+                    elif regions.get(static, ()) is not None:
                         regions.setdefault(static, []).append((f, region))
-                        statics.add(static)
-    return {s for s in statics if regions.get(s) and not _named_by_globals(module, s) and
-            _only_read_outside(module, s, regions[s])}
+    return {s for s, r in regions.items() if r and not _named_by_globals(module, s) and
+            _only_read_outside(module, s, r)}
 
 
 def _named_by_globals(module, static) -> bool:

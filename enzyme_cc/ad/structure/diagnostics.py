@@ -63,6 +63,18 @@ def is_rust(name: str) -> bool:
     return raw.startswith("_R") or (raw.startswith("_ZN") and bool(_RUST_LEGACY.search(raw)))
 
 
+_MANGLED_FREE = re.compile(r"_Z(\d+)(.*)")
+
+
+def free_function_name(symbol: str) -> str | None:
+    """The C++ name of a free function's Itanium-mangled symbol (`_Z15__enzyme_shadowPvii` ->
+    `__enzyme_shadow`: the length-prefixed name before the parameter types), or None."""
+    m = _MANGLED_FREE.fullmatch(symbol)
+    if m is None or len(m.group(2)) < int(m.group(1)):
+        return None
+    return m.group(2)[:int(m.group(1))]
+
+
 def is_flang(name: str) -> bool:
     """A symbol flang made for a Fortran procedure or variable (`_QM...`, `_QQmain`, ...)."""
     return name.lstrip("@").strip('"').startswith("_Q")
