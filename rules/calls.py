@@ -24,7 +24,7 @@ from enzyme_cc.ad.api.fixed_point import (reverse_reads_alloca, augment as fixed
 from .realloc import realloc_forward, rev_realloc
 from .blas import forward_copies, capture_after
 from .blas_tangent import tangent_before
-from .fortran import refuse_runtime_call, reverse as fortran_reverse
+from .fortran import refuse_runtime_call, refuse_associated_pointer, reverse as fortran_reverse
 from enzyme_cc.ad.api.global_shadows_nested import outer_call
 from .libm_out import reverse as libm_out_reverse
 from .blas_reverse import reverse as blas_reverse
@@ -170,6 +170,7 @@ def _fwd_call(ctx, inst, before):
         if not ctx.shadowed(dst.value):
             return None
         if not ctx.shadowed(src.value):           # no shadow comes in: null pointers, zeros
+            refuse_associated_pointer(synth.gen, synth, inst, src.value)
             nv = ctx.p(n.value) if n.is_local else n.value
             synth.gen.zero_memory(ctx.emit, ctx.s(dst.value), nv, n.ty)
             return None

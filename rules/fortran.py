@@ -7,6 +7,7 @@ import re
 from .c_runtime import runtime_bitcode
 from .fortran_catalog import refusal
 from enzyme_cc.lto.optimize import parse_bitcode
+from enzyme_cc.ad.structure.type_layout import fortran_descriptor, underlying
 
 NORM2 = {"@_FortranANorm2_8": "double", "@_FortranANorm2_4": "float"}
 
@@ -100,6 +101,22 @@ def substitute_runtime(text: str) -> tuple[str, bool]:
 def link_runtime(module, ctx):
     for data in runtime_bitcode(SOURCES, ("fortran_desc.h",), "Fortran runtime"):
         module.link_in(parse_bitcode(data, "enzyme-cc Fortran runtime", ctx))
+
+
+def refuse_associated_pointer(gen, synth, inst, ptr: str) -> None:
+    """Refuses where ptr is a Fortran module POINTER's descriptor, or the data address read from
+    one, that the program may associate with other data (type_layout.fortran_descriptor): its
+    shadow base would be null, and a derivative writing there would fault."""
+    v = underlying(synth.fn, ptr)
+    d = synth.fn.defs.get(v)
+    if getattr(d, "op", None) == "load":
+        v = underlying(synth.fn, d.ops[0].value)
+    if fortran_descriptor(gen.module, v) == "pointer":
+        gen.fail(synth, inst, "the derivative writes or reads active data through a Fortran "
+                 "module POINTER array that the program associates with other data (`p => x` "
+                 "or NULLIFY): enzyme-cc cannot know its shadow",
+                 "make it ALLOCATABLE (or a POINTER that only ALLOCATE associates), or pass "
+                 "the array it points to as an argument")
 
 
 def refuse_runtime_call(gen, synth, inst):

@@ -12,6 +12,7 @@ from enzyme_cc.ad.synthesis import increments, openmp_version
 from enzyme_cc.ad.parallel import openmp, openmp_classes, openmp_ranges
 from enzyme_cc.ad.structure.type_layout import named_align, underlying
 from .registry import reverse
+from .fortran import refuse_associated_pointer
 from enzyme_cc.ad.analysis.activity_basics import pun_type
 from enzyme_cc.ad.analysis.debug_types import copied_kind
 from enzyme_cc.ad.structure.diagnostics import untyped_copy_hint
@@ -382,6 +383,7 @@ def _store(ctx, inst, d):
         return
     if not ctx.shadowed(ptr.value):
         if ctx.active(val.value) and not ctx.act.into_inactive_global(ptr.value):
+            refuse_associated_pointer(ctx.synth.gen, ctx.synth, inst, ptr.value)
             ctx.error(inst, "an active value is stored to memory that has no shadow (a global, or "
                       "an argument passed as enzyme_const)", "pass that memory as enzyme_dup, or "
                       "give the global a shadow")

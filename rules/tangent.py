@@ -11,7 +11,7 @@ from .calls import (call_kind, check_arity, convert_float, sibling_calls, _invol
                     refuse_checkpoint_driver, zero_shadow_like)
 from enzyme_cc.ad.api.global_shadows_nested import outer_call
 from .libm_out import tangent as libm_out_tangent
-from .fortran import tangent as fortran_tangent
+from .fortran import tangent as fortran_tangent, refuse_associated_pointer
 from .blas_tangent import tangent as blas_tangent
 from enzyme_cc.ad.api.fixed_point import tangent as fixed_point_tangent
 
@@ -192,6 +192,7 @@ def _t_store(ctx, inst):
     if not carries_float(val.ty) or not ctx.shadowed(ptr.value):
         if carries_float(val.ty) and ctx.active(val.value) and \
                 not ctx.act.into_inactive_global(ptr.value):
+            refuse_associated_pointer(ctx.synth.gen, ctx.synth, inst, ptr.value)
             ctx.error(inst, "an active value is stored to memory that has no shadow",
                       "pass that memory as enzyme_dup")
         return None

@@ -10,7 +10,7 @@ from enzyme_cc.rules.registry import is_mirror_call, allocator
 from enzyme_cc.rules.tape import is_tape_call
 from .copy_types import copy_ranges
 from .activity_basics import ALLOCATORS, _libm_out, has_shadow_type, int_pointer_sources
-from ..structure.type_layout import decompose, global_named
+from ..structure.type_layout import decompose, global_named, fortran_descriptor
 from enzyme_cc.rules.call_kinds import ALLOC
 from enzyme_cc.rules.blas import applies, written_arg
 from enzyme_cc.rules.mpi import is_mpi, received
@@ -31,10 +31,11 @@ class ActiveMemory:
         if o not in self.active_objects:
             self.active_objects.add(o)
             changed = True
-        if direct and v.startswith("@"):
+        if v.startswith("@") and (direct or self._fortran_descriptor(v)):
             # the object written is a mutable global (its address passed on, or joined with
             # another's); a global the pointer was only fetched from is left to shared_globals'
-            # address analysis
+            # address analysis, but for a Fortran module array's descriptor (the base address of
+            # an ALLOCATABLE or POINTER's data): its shadow holds the shadow data's address
             changed |= self._global_store(v)
         d = self.fn.defs.get(v)
         op = getattr(d, "op", None)
@@ -170,6 +171,14 @@ class ActiveMemory:
                         # pointers copied into shadowed memory (a record built in a local, an
                         # array descriptor): the source needs a shadow to carry theirs along
                         changed |= self._escape(inst.ops[1].value)
+                    src = self._underlying(self.fn, inst.ops[1].value) if len(inst.ops) > 1 \
+                        else ""
+                    if self._fortran_descriptor(src) and \
+                            self._find(self._underlying(self.fn, inst.ops[0].value)) in \
+                            self.active_objects:
+                        # a module array's descriptor copied into a local one that the code
+                        # writes active data through (flang at -O0, for a POINTER's assignment)
+                        changed |= self._global_store(src)
                     if len(inst.ops) > 1 and self._copies_pointers_out(inst):
                         changed |= self._pointee_escape(inst.ops[1].value, set())
                     continue
@@ -232,6 +241,13 @@ class ActiveMemory:
                             for stored in self._stored_ptrs.get(obj, []):
                                 changed |= self._mark(stored)
         return changed
+
+    def _fortran_descriptor(self, g: str) -> bool:
+        """g is the descriptor of a Fortran module array whose data only the program allocates
+        (ALLOCATABLE, or a POINTER only ALLOCATE associates): its shadow can hold a buffer of
+        its own. (A POINTER associated with other data keeps none: the store is refused.)"""
+        return g.startswith("@") and g in self.module.globals and \
+            fortran_descriptor(self.module, g) in ("allocatable", "owned")
 
     def _copies_pointers_out(self, inst) -> bool:
         """A copy from memory this function did not allocate (a parameter's, a loaded

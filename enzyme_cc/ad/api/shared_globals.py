@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
-from enzyme_cc.ir.lexer import scalar_of, split_fields, type_size, carries_float
+from enzyme_cc.ir.lexer import scalar_of, type_size, carries_float
 from ..tape.tape import TAPE_OPS
-from ..structure.diagnostics import is_flang
-from ..structure.type_layout import underlying, global_type, global_named, named_expand, layout
+from ..structure.type_layout import (underlying, global_type, global_named, named_expand, layout,
+                                     flang_descriptor_rank, fortran_descriptor)
 from .fixed_point import PREFIX as FP_PREFIX
 from enzyme_cc.rules.call_kinds import kind_of
 from enzyme_cc.rules.mpi import is_mpi
@@ -222,17 +222,15 @@ def entry_function(gen, name: str) -> str:
         lanes = [None] + sorted(x for x in gen.shadow_lanes.get(g, ()) if x is not None)
         targets = sorted(gen.address_targets.get(g, ()))
         slots = [o for o, k in sorted(layout(ty, module.named_types).items()) if k == "ptr"]
-        rank = _flang_allocatable_rank(g, ty)
+        rank = flang_descriptor_rank(g, ty)
         for lane in lanes:
             sg = gen.shadow_global(g, *(lane or (None, None))[::-1])
-            held = None
-            if rank is not None:        # the buffer the last call gave this shadow, if still its
-                held = f"@__enzyme_cc_fbuf.{len(gen.decls)}"
-                gen.declare_raw(held, f"{held} = internal global ptr null")
-                body += _free_held(gen, sg, held, tmp)
+            if rank is not None:        # the buffer the last call left this shadow
+                body += _free_shadow_buffer(gen, sg, tmp)
             gen.zero_memory(body.append, sg, str(size))
             if rank is not None:
-                body += _shadow_of_allocated(gen, g, sg, size, rank, tmp, held)
+                body += _shadow_of_allocated(gen, g, sg, size, rank, tmp,
+                                             pointer=fortran_descriptor(module, g) == "owned")
             for off in slots if targets else ():
                 p, pi = tmp(), tmp()
                 body += [f"{p} = load ptr, ptr getelementptr (i8, ptr {g}, i64 {off})",
@@ -250,50 +248,27 @@ def entry_function(gen, name: str) -> str:
     return f"define internal void {name}() {{\n" + "\n".join(body + ["ret void"]) + "\n}"
 
 
-# flang's descriptor of an allocatable (fortran_desc.h's Desc): base, elem_len, version, rank,
-# type, attribute, extra, then `rank` dims of (lower, extent, stride)
-_DESC_HEAD = ["ptr", "i64", "i32", "i8", "i8", "i8", "i8"]
-_DIMS = re.compile(r"^\[\s*(\d+)\s*x\s*\[\s*3\s*x\s*i64\s*\]\s*\]$")
 _FLOAT_TYPES = (27, 28, 34, 35)     # flang's real(4), real(8), complex(4), complex(8)
 
 
-def _flang_allocatable_rank(g: str, ty) -> int | None:
-    """The rank of a Fortran module variable's descriptor (a global flang names `_Q...` whose
-    type is a descriptor's), or None."""
-    if not ty or not is_flang(g):
-        return None
-    body = ty.strip()
-    if not body.startswith("{"):
-        return None
-    fields = [f.strip() for f in split_fields(body)]
-    if [f.replace(" ", "") for f in fields[:7]] != _DESC_HEAD or len(fields) > 8:
-        return None
-    if len(fields) == 7:
-        return 0
-    m = _DIMS.match(fields[7])
-    return int(m.group(1)) if m else None
-
-
-def _free_held(gen, sg: str, held: str, tmp) -> list[str]:
-    """The buffer an earlier derivative call gave the shadow descriptor sg (_shadow_of_allocated,
-    recorded in `held`) freed, when the descriptor still holds it: a derivative that deallocated
-    the array freed or replaced it itself."""
+def _free_shadow_buffer(gen, sg: str, tmp) -> list[str]:
+    """The buffer an earlier derivative call left the shadow descriptor sg freed: the one its
+    entry gave it (_shadow_of_allocated), or one its shadow ALLOCATE or assignment made. Only
+    derivatives write these descriptors, and a derivative that deallocated the array left a
+    null base."""
     gen.declare_raw("@free", "declare void @free(ptr)")
-    p, cur, same, label = tmp(), tmp(), tmp(), tmp()[2:]
-    yes, done = f"fbuf.free.{label}", f"fbuf.kept.{label}"
-    return [f"{p} = load ptr, ptr {held}", f"{cur} = load ptr, ptr {sg}",
-            f"{same} = icmp eq ptr {p}, {cur}", f"br i1 {same}, label %{yes}, label %{done}",
-            f"{yes}:", f"call void @free(ptr {p})", f"br label %{done}", f"{done}:",
-            f"store ptr null, ptr {held}"]
+    p = tmp()
+    return [f"{p} = load ptr, ptr {sg}", f"call void @free(ptr {p})"]
 
 
 def _shadow_of_allocated(gen, g: str, sg: str, size: int, rank: int, tmp,
-                         held: str) -> list[str]:
+                         pointer: bool = False) -> list[str]:
     """A module allocatable array of reals the program allocated before the derivative starts
     (`allocate(work(n))` in the main program, written in the differentiated code): its shadow
     descriptor gets the same shape and a zeroed buffer of its own, where it had none and the
-    derivative wrote through a null base. The buffer is recorded in `held`, and freed by the next
-    derivative call's entry (_free_held)."""
+    derivative wrote through a null base. The next derivative call's entry frees it
+    (_free_shadow_buffer). pointer: also a POINTER's that only ALLOCATE
+    associates (type_layout.fortran_descriptor)."""
     gen.declare_raw("@calloc", "declare noalias ptr @calloc(i64, i64)")
     gen.declare_raw("@llvm.memcpy.p0.p0.i64",
                     "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")
@@ -304,6 +279,8 @@ def _shadow_of_allocated(gen, g: str, sg: str, size: int, rank: int, tmp,
            f"{a} = load i8, ptr getelementptr (i8, ptr {g}, i64 22)",
            f"{t} = load i8, ptr getelementptr (i8, ptr {g}, i64 21)"]
     conds = [f"icmp ne ptr {b}, null", f"icmp eq i8 {a}, 2"]
+    if pointer:                             # (attribute 1 or 2)
+        conds[1:] = [f"icmp ule i8 {a}, 2", f"icmp ne i8 {a}, 0"]
     kinds = []
     for code in _FLOAT_TYPES:
         c = tmp()
@@ -330,6 +307,6 @@ def _shadow_of_allocated(gen, g: str, sg: str, size: int, rank: int, tmp,
         n = m
     buf = tmp()
     out += [f"{buf} = call ptr @calloc(i64 {n}, i64 1)", f"store ptr {buf}, ptr {sg}",
-            f"store ptr {buf}, ptr {held}", f"br label %{done}", f"{done}:"]
+            f"br label %{done}", f"{done}:"]
     return out
 

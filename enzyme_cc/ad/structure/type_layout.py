@@ -369,3 +369,70 @@ def named_align(inst) -> int | None:
 def alloca_align(inst) -> int:
     """The alignment an alloca asks for (1 when it names none)."""
     return named_align(inst) or 1
+
+
+# flang's array descriptor (fortran_desc.h's Desc): base, elem_len, version, rank, type,
+# attribute (1 POINTER, 2 ALLOCATABLE), extra, then `rank` dims of (lower, extent, stride)
+_DESC_HEAD = ["ptr", "i64", "i32", "i8", "i8", "i8", "i8"]
+_DIMS = re.compile(r"^\[\s*(\d+)\s*x\s*\[\s*3\s*x\s*i64\s*\]\s*\]$")
+
+
+def flang_descriptor_rank(g: str, ty) -> int | None:
+    """The rank of a Fortran module variable's descriptor (a global flang names `_Q...` whose
+    type is a descriptor's: an ALLOCATABLE or POINTER), or None."""
+    if not ty or not g.lstrip("@").strip('"').startswith("_Q"):
+        return None
+    body = ty.strip()
+    if not body.startswith("{"):
+        return None
+    fields = [f.strip() for f in split_fields(body)]
+    if [f.replace(" ", "") for f in fields[:7]] != _DESC_HEAD or len(fields) > 8:
+        return None
+    if len(fields) == 7:
+        return 0
+    m = _DIMS.match(fields[7])
+    return int(m.group(1)) if m else None
+
+
+_COPIES = ("@llvm.memcpy", "@llvm.memmove", "@memcpy", "@memmove")
+
+
+def fortran_descriptor(module, g: str) -> str | None:
+    """What a Fortran module variable's descriptor global g holds: "allocatable"; "owned" (a
+    POINTER only ALLOCATE associates: nothing in the program copies a descriptor into it, as
+    `p => x` and NULLIFY do, or stores into its base address anything but a fresh allocation,
+    so its target is memory of its own that no other variable's shadow covers); "pointer" (a
+    POINTER the program may associate with other data); None if g is no descriptor."""
+    memo = module.__dict__.setdefault("_fortran_descriptors", {})
+    if g not in memo:
+        memo[g] = _descriptor_kind(module, g)
+    return memo[g]
+
+
+def _descriptor_kind(module, g: str) -> str | None:
+    line = module.globals.get(g, "")
+    if not g.startswith("@") or flang_descriptor_rank(g, global_type(module, g)) is None:
+        return None
+    init = re.search(r"\{\s*ptr [^,]+,\s*i64 [^,]+,\s*i32 [^,]+,\s*i8 [^,]+,\s*i8 [^,]+,\s*"
+                     r"i8 (\d+)", line)
+    if init and init.group(1) == "2":
+        return "allocatable"
+    word = re.compile(re.escape(g) + r"(?![-\w.$])")
+    for f, (lo, hi) in module._bodies.items():
+        if not any(word.search(x) for x in module._lines[lo + 1:hi]):
+            continue
+        fn = module.function(f)
+        for inst in fn.insts():
+            if inst.op in ("call", "invoke") and (inst.callee or "").startswith(_COPIES):
+                if underlying(fn, inst.ops[0].value) == g:
+                    return "pointer"
+            elif inst.op == "store" and inst.ops[0].ty == "ptr" and \
+                    underlying(fn, inst.ops[1].value) == g and inst.ops[0].value != "null":
+                v = underlying(fn, inst.ops[0].value)
+                src = fn.defs.get(v)
+                if getattr(src, "op", None) not in ("call", "invoke") or \
+                        src.callee not in ("@malloc", "@calloc") or any(
+                            i.op == "store" and underlying(fn, i.ops[0].value) == v and
+                            underlying(fn, i.ops[1].value) != g for i in fn.insts()):
+                    return "pointer"      # (the allocation kept elsewhere too: `p => t`)
+    return "owned"
