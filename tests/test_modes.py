@@ -107,6 +107,14 @@ def test_module_pointer_buffer(tmp_path, opt):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_module_arrays_read(tmp_path, opt):
+    """Module arrays the derivative reads (copied by assignment, deep-copied as a derived type's
+    allocatable component, MATMUL's operand at -O0) or writes through a section: crashes and
+    refusals before (new-user checks); twice each, the second reusing the shadow buffers."""
+    _fortran_workspace(tmp_path, "module_arrays_read.f90", opt, 24)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_module_pointer_associated_is_refused(tmp_path, opt):
     """A module POINTER associated with another array (`p => t`) and written in the derivative:
     its shadow is unknown, and the build stops naming it (it crashed at -O0)."""

@@ -247,7 +247,7 @@ class ActiveMemory:
         (ALLOCATABLE, or a POINTER only ALLOCATE associates): its shadow can hold a buffer of
         its own. (A POINTER associated with other data keeps none: the store is refused.)"""
         return g.startswith("@") and g in self.module.globals and \
-            fortran_descriptor(self.module, g) in ("allocatable", "owned")
+            fortran_descriptor(self.module, g) in ("allocatable", "components", "owned")
 
     def _copies_pointers_out(self, inst) -> bool:
         """A copy from memory this function did not allocate (a parameter's, a loaded

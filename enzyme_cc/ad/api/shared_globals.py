@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from enzyme_cc.ir.lexer import scalar_of, type_size, carries_float
 from ..tape.tape import TAPE_OPS
 from ..structure.type_layout import (underlying, global_type, global_named, named_expand, layout,
-                                     flang_descriptor_rank, fortran_descriptor)
+                                     flang_descriptor_fields, fortran_descriptor)
 from .fixed_point import PREFIX as FP_PREFIX
 from enzyme_cc.rules.call_kinds import kind_of
 from enzyme_cc.rules.mpi import is_mpi
@@ -147,13 +147,17 @@ def accesses(gen, roots):
                 # (a store of a constant into a pointer global: see address_stores)
                 const_ptr = inst.op == "store" and not carries_float(ty) and \
                     not inst.ops[0].is_local
-                found.append((g, f, inst.op != "load" and not const_ptr, False))
+                # a Fortran module array's descriptor only read: its data's adjoints are still
+                # written through the shadow descriptor's base, which the entry must set up
+                found.append((g, f, inst.op != "load" and not const_ptr or
+                              fortran_descriptor(module, g) in _DESCRIBED, False))
     for g, f, writes, float_only in found:
         if g in gen.reg.inactive_globals:
             continue          # enzyme_inactive: holds no derivative
-        if float_only:
-            data = _carries_data(module, g) and carries_float(
-                named_expand(global_type(module, g) or "", module.named_types))
+        if float_only:      # (or a Fortran module array, whose data is behind a pointer)
+            data = _carries_data(module, g) and (carries_float(
+                named_expand(global_type(module, g) or "", module.named_types)) or
+                fortran_descriptor(module, g) in _DESCRIBED)
         else:
             data = _carries_data(module, g) or g in typed or g in gen.persistent
         if data:
@@ -222,15 +226,16 @@ def entry_function(gen, name: str) -> str:
         lanes = [None] + sorted(x for x in gen.shadow_lanes.get(g, ()) if x is not None)
         targets = sorted(gen.address_targets.get(g, ()))
         slots = [o for o, k in sorted(layout(ty, module.named_types).items()) if k == "ptr"]
-        rank = flang_descriptor_rank(g, ty)
+        descriptors = flang_descriptor_fields(module, g)    # [(offset, rank)]
+        owned = fortran_descriptor(module, g) == "owned"
         for lane in lanes:
             sg = gen.shadow_global(g, *(lane or (None, None))[::-1])
-            if rank is not None:        # the buffer the last call left this shadow
-                body += _free_shadow_buffer(gen, sg, tmp)
+            for at, _ in descriptors:   # the buffers the last call left this shadow
+                body += _free_shadow_buffer(gen, _at(sg, at), tmp)
             gen.zero_memory(body.append, sg, str(size))
-            if rank is not None:
-                body += _shadow_of_allocated(gen, g, sg, size, rank, tmp,
-                                             pointer=fortran_descriptor(module, g) == "owned")
+            for at, rank in descriptors:
+                body += _shadow_of_allocated(gen, _at(g, at), _at(sg, at), rank, tmp,
+                                             pointer=owned)
             for off in slots if targets else ():
                 p, pi = tmp(), tmp()
                 body += [f"{p} = load ptr, ptr getelementptr (i8, ptr {g}, i64 {off})",
@@ -249,6 +254,13 @@ def entry_function(gen, name: str) -> str:
 
 
 _FLOAT_TYPES = (27, 28, 34, 35)     # flang's real(4), real(8), complex(4), complex(8)
+# Fortran module variables whose array data the derivative's entry gives shadow buffers
+_DESCRIBED = ("allocatable", "components", "owned")
+
+
+def _at(g: str, off: int) -> str:
+    """The address `off` bytes into global g, as a constant."""
+    return f"getelementptr (i8, ptr {g}, i64 {off})" if off else g
 
 
 def _free_shadow_buffer(gen, sg: str, tmp) -> list[str]:
@@ -261,23 +273,24 @@ def _free_shadow_buffer(gen, sg: str, tmp) -> list[str]:
     return [f"{p} = load ptr, ptr {sg}", f"call void @free(ptr {p})"]
 
 
-def _shadow_of_allocated(gen, g: str, sg: str, size: int, rank: int, tmp,
+def _shadow_of_allocated(gen, g: str, sg: str, rank: int, tmp,
                          pointer: bool = False) -> list[str]:
     """A module allocatable array of reals the program allocated before the derivative starts
-    (`allocate(work(n))` in the main program, written in the differentiated code): its shadow
-    descriptor gets the same shape and a zeroed buffer of its own, where it had none and the
-    derivative wrote through a null base. The next derivative call's entry frees it
-    (_free_shadow_buffer). pointer: also a POINTER's that only ALLOCATE
-    associates (type_layout.fortran_descriptor)."""
+    (`allocate(work(n))` in the main program, written or read in the differentiated code; also
+    an allocatable component of a module variable of derived type): its shadow descriptor (at
+    sg; the primal's at g) gets the same shape and a zeroed buffer of its own, where it had none
+    and the derivative went through a null base. The next derivative call's entry frees it
+    (_free_shadow_buffer). pointer: also a POINTER's that only ALLOCATE associates
+    (type_layout.fortran_descriptor)."""
+    size = 24 + 24 * rank
     gen.declare_raw("@calloc", "declare noalias ptr @calloc(i64, i64)")
     gen.declare_raw("@llvm.memcpy.p0.p0.i64",
                     "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")
     b, a, t, ok = tmp(), tmp(), tmp(), tmp()
     label = tmp()[2:]                   # (a fresh number for the labels)
     yes, done = f"fdesc.alloc.{label}", f"fdesc.done.{label}"
-    out = [f"{b} = load ptr, ptr {g}",
-           f"{a} = load i8, ptr getelementptr (i8, ptr {g}, i64 22)",
-           f"{t} = load i8, ptr getelementptr (i8, ptr {g}, i64 21)"]
+    out = [f"{b} = load ptr, ptr {g}", f"{a} = load i8, ptr {_at(g, 22)}",
+           f"{t} = load i8, ptr {_at(g, 21)}"]
     conds = [f"icmp ne ptr {b}, null", f"icmp eq i8 {a}, 2"]
     if pointer:                             # (attribute 1 or 2)
         conds[1:] = [f"icmp ule i8 {a}, 2", f"icmp ne i8 {a}, 0"]
@@ -299,10 +312,10 @@ def _shadow_of_allocated(gen, g: str, sg: str, size: int, rank: int, tmp,
     out += [f"{ok} = freeze i1 {prev}", f"br i1 {ok}, label %{yes}, label %{done}", f"{yes}:",
             f"call void @llvm.memcpy.p0.p0.i64(ptr {sg}, ptr {g}, i64 {size}, i1 false)"]
     n = tmp()
-    out.append(f"{n} = load i64, ptr getelementptr (i8, ptr {g}, i64 8)")
+    out.append(f"{n} = load i64, ptr {_at(g, 8)}")
     for dim in range(rank):
         e, m = tmp(), tmp()
-        out += [f"{e} = load i64, ptr getelementptr (i8, ptr {g}, i64 {24 + 24 * dim + 8})",
+        out += [f"{e} = load i64, ptr {_at(g, 24 + 24 * dim + 8)}",
                 f"{m} = mul i64 {n}, {e}"]
         n = m
     buf = tmp()

@@ -394,11 +394,40 @@ def flang_descriptor_rank(g: str, ty) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def flang_descriptor_fields(module, g: str) -> list[tuple[int, int]]:
+    """(byte offset, rank) of each array descriptor in a Fortran module variable g: g itself (an
+    ALLOCATABLE or POINTER array), or the allocatable components of a derived type's."""
+    ty = global_type(module, g) if g.lstrip("@").strip('"').startswith("_Q") else None
+    if not ty:
+        return []
+    rank = flang_descriptor_rank(g, named_expand(ty, module.named_types))
+    if rank is not None:
+        return [(0, rank)]
+    return _descriptors_in(ty, module.named_types, 0)
+
+
+def _descriptors_in(ty: str, named, base: int, depth: int = 0) -> list:
+    ty = named.get(ty.strip(), ty).strip()
+    if depth > 8 or not ty.startswith("{"):
+        return []
+    rank = flang_descriptor_rank("@_Q", named_expand(ty, named))
+    if rank is not None:
+        return [(base, rank)]
+    out, pos = [], 0
+    for f in split_fields(ty):
+        a = type_align(f, named)
+        pos = (pos + a - 1) // a * a
+        out += _descriptors_in(f, named, base + pos, depth + 1)
+        pos += type_size(f, named)
+    return out
+
+
 _COPIES = ("@llvm.memcpy", "@llvm.memmove", "@memcpy", "@memmove")
 
 
 def fortran_descriptor(module, g: str) -> str | None:
-    """What a Fortran module variable's descriptor global g holds: "allocatable"; "owned" (a
+    """What a Fortran module variable's descriptor global g holds: "allocatable"; "components"
+    (a derived type's, with allocatable components); "owned" (a
     POINTER only ALLOCATE associates: nothing in the program copies a descriptor into it, as
     `p => x` and NULLIFY do, or stores into its base address anything but a fresh allocation,
     so its target is memory of its own that no other variable's shadow covers); "pointer" (a
@@ -411,8 +440,11 @@ def fortran_descriptor(module, g: str) -> str | None:
 
 def _descriptor_kind(module, g: str) -> str | None:
     line = module.globals.get(g, "")
-    if not g.startswith("@") or flang_descriptor_rank(g, global_type(module, g)) is None:
+    if not g.startswith("@") or module.is_constant_global(g):
         return None
+    if flang_descriptor_rank(g, named_expand(global_type(module, g) or "",
+                                             module.named_types)) is None:
+        return "components" if flang_descriptor_fields(module, g) else None
     init = re.search(r"\{\s*ptr [^,]+,\s*i64 [^,]+,\s*i32 [^,]+,\s*i8 [^,]+,\s*i8 [^,]+,\s*"
                      r"i8 (\d+)", line)
     if init and init.group(1) == "2":
