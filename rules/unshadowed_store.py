@@ -3,7 +3,9 @@ rule gives it a null shadow): refused where the program shows that it points to 
 from __future__ import annotations
 
 from enzyme_cc.ad.analysis.activity_basics import integer_only
-from enzyme_cc.ad.structure.type_layout import FLOATS, global_named, tbaa_pointee, underlying
+from enzyme_cc.ad.structure.type_layout import FLOATS, decompose, global_named, tbaa_pointee, underlying
+from enzyme_cc.ad.analysis.typeinfo import reached_slot_kinds
+from enzyme_cc.ad.structure.diagnostics import demangle_hint
 from enzyme_cc.errors import UserError
 
 
@@ -34,7 +36,7 @@ def refuse_float_pointer(ctx, inst):
     if not v.startswith("%") or synth.null_based(v) or \
             integer_only(synth.fn, v, ctx.act.punned):
         return
-    kind = _float_pointee(ctx, inst)
+    kind = _float_pointee(ctx, inst) or _reached_through_record(ctx, inst)
     if kind is None:
         return
     origin, hint = _origin(synth, v)
@@ -43,10 +45,23 @@ def refuse_float_pointer(ctx, inst):
                     f"{kind}s through a null shadow; hint: {hint}")
 
 
+def _reached_through_record(ctx, inst) -> str | None:
+    """The kind of float data that code reaches through the pointer stored into a slot of
+    local memory: this function or those the record is handed to read the pointer back and
+    load floats through it, or through the pointers it leads to (typeinfo.slot_kinds)."""
+    synth = ctx.synth
+    module, fn = synth.module, synth.fn
+    obj, off = decompose(module, fn, inst.ops[1].value)
+    if off is None or getattr(fn.defs.get(obj), "op", None) != "alloca":
+        return None
+    kinds = reached_slot_kinds(module, fn, obj, off)
+    return next((k for k in sorted(kinds) if k in FLOATS), None)
+
+
 def _origin(synth, v) -> tuple[str, str]:
     """Where the pointer without a shadow came from, and what to change there."""
     fn = synth.fn
-    name = fn.name[1:].strip('"')
+    name = demangle_hint(fn.name)
     base = underlying(fn, v)
     param = next((i for i, p in enumerate(fn.params) if p.name == base), None)
     top = synth.mode == "combined" or (synth.mode == "forward" and not synth.callee)

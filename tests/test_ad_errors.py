@@ -79,6 +79,31 @@ int main(void) {
 }
 """
 
+# an expression record holding the address of an enzyme_const vector (itself a record with a
+# data pointer), handed to a function that reads the data through it: the derivative read
+# through a null shadow (a crash; Eigen's `(*A) * x` with A enzyme_const is this shape)
+CONST_IN_EXPRESSION = """\
+int enzyme_const, enzyme_dup;
+void __enzyme_autodiff(void *, ...);
+typedef struct { double *data; int n; } Vec;
+typedef struct { const Vec *a; const double *x; } Expr;
+__attribute__((noinline)) double dot(const Expr *e) {
+  double s = 0;
+  for (int i = 0; i < e->a->n; i++) s += e->a->data[i] * e->x[i] * e->x[i];
+  return s;
+}
+__attribute__((noinline)) double f(const Vec *a, const double *x) {
+  Expr e = {a, x};
+  return dot(&e);
+}
+int main(void) {
+  double d[3] = {1, 2, 3}, x[3] = {1, 1, 1}, dx[3] = {0};
+  Vec a = {d, 3};
+  __enzyme_autodiff((void *)f, enzyme_const, &a, enzyme_dup, x, dx);
+  return dx[0] > 0;
+}
+"""
+
 # a variadic setter stores one of its variadic doubles into the caller's record: it needs a
 # derivative that a va_list cannot give (a variadic reporter that only formats text is kept as
 # a primal call: tests/ad_programs/variadic_error_reporter.c)
@@ -973,6 +998,7 @@ CASES = {
     "enzyme_out_on_int": (OUT_ON_INT, ("scaled",), "__enzyme_autodiff((void *)scaled"),
     "const_pointer_in_records": (CONST_PTR_IN_RECORDS, ("weigh",), "v[i] = (R){"),
     "pointer_read_from_const_argument": (PTR_FROM_CONST_ARG, ("weigh",), "v[i] = (R){"),
+    "const_in_expression": (CONST_IN_EXPRESSION, ("f",), "Expr e = {a, x};"),
     "float_bits_arithmetic": (FLOAT_BITS, ("g",), "_mm_add_epi64"),
     "variadic_store": (VARIADIC_STORE, ("scaled", "set_opts"), "set_opts(&o, 1, x * x)"),
     "float_bits_returned": (FLOAT_BITS_RETURNED, ("settle", "attempt"),
@@ -1082,6 +1108,17 @@ def test_pointer_read_from_const_argument_names_it(tmp_path):
     r, exe = _build(tmp_path, "pointer_read_from_const_argument", ["-O2"])
     _assert_clean_error(r, exe, "pointer_read_from_const_argument")
     assert "read from the memory of argument 2 of 'weigh'" in r.stderr, r.stderr
+    assert "enzyme_dup" in r.stderr.split("hint:")[1], r.stderr
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_const_pointer_in_expression_record_is_refused(tmp_path, opt):
+    """An enzyme_const vector's address kept in a record a callee reads its data through: the
+    derivative would read and write the vector's adjoints through a null shadow (it crashed).
+    The refusal names the argument and says to pass it enzyme_dup with a zeroed shadow."""
+    r, exe = _build(tmp_path, "const_in_expression", [opt])
+    _assert_clean_error(r, exe, "const_in_expression")
+    assert "a pointer to double data without a shadow (argument 1 of 'f')" in r.stderr, r.stderr
     assert "enzyme_dup" in r.stderr.split("hint:")[1], r.stderr
 
 

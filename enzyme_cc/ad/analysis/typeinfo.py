@@ -299,6 +299,93 @@ def param_kinds(module, name: str, k: int, depth: int = 3) -> set:
     return memo[key]
 
 
+def slot_kinds(module, name: str, k: int, off, depth: int = 6) -> set:
+    """The float kinds the function `name` reaches through the pointers it reads from its
+    pointer parameter k's memory at byte offset off (any offset where None): accesses through
+    them, through the pointers read from their memory or stored into local records in turn, and
+    in the functions they are handed to, `depth` levels deep (memoized on the module). An
+    expression object holding a matrix's address, whose evaluator reads the matrix's data
+    pointer into a mapper record for a kernel that loads the doubles (Eigen)."""
+    fn = module.function(name)
+    if fn is None or k >= len(fn.params) or fn.params[k].ty != "ptr" or depth <= 0:
+        return set()
+    return _slot(module, fn, fn.params[k].name, off, depth)
+
+
+def reached_slot_kinds(module, fn, obj: str, off: int, depth: int = 6) -> set:
+    """slot_kinds for a local record obj of fn at offset off."""
+    return _slot(module, fn, obj, off, depth)
+
+
+def _pointer(module, fn, v: str, depth: int) -> set:
+    """Float kinds reached through pointer v of fn (see slot_kinds)."""
+    key = ("p", fn.name, v, depth)
+    memo = module.__dict__.setdefault("_reached_kinds", {})
+    if key in memo:
+        return memo[key]
+    memo[key] = set()                           # (recursion: nothing known yet)
+    info = _info(module, fn)
+    kinds = (set(info.pointee_summary(v).values()) |
+             callee_kinds(module, fn, {info._find(v)}, info, min(depth, 3))) & FLOATS
+    if not kinds and depth > 1:
+        kinds |= _slot(module, fn, v, None, depth - 1)
+        for inst in fn.insts():
+            if kinds:
+                break
+            if inst.op == "store" and inst.ops[0].ty == "ptr" and \
+                    _into(module, fn, info, inst.ops[0].value, v) is not None:
+                obj, at = decompose(module, fn, inst.ops[1].value)
+                if at is not None and getattr(fn.defs.get(obj), "op", None) == "alloca":
+                    kinds |= _slot(module, fn, obj, at, depth - 1)
+            elif inst.op in ("call", "invoke") and module.defines(inst.callee or ""):
+                for j, o in enumerate(inst.ops):
+                    if o.ty == "ptr" and _into(module, fn, info, o.value, v) is not None:
+                        callee = module.function(inst.callee)
+                        if callee is not None and j < len(callee.params):
+                            kinds |= _pointer(module, callee, callee.params[j].name, depth - 1)
+    memo[key] = kinds
+    return kinds
+
+
+def _slot(module, fn, base: str, off, depth: int) -> set:
+    """Float kinds reached through the pointers fn reads from base's memory at offset off (any
+    where None), there or in the functions it hands that memory to (see slot_kinds)."""
+    key = ("s", fn.name, base, off, depth)
+    memo = module.__dict__.setdefault("_reached_kinds", {})
+    if key in memo:
+        return memo[key]
+    memo[key] = set()
+    info, kinds = _info(module, fn), set()
+    for inst in fn.insts():
+        if kinds:
+            break
+        if inst.op == "load" and inst.ty == "ptr" and inst.name:
+            at = _into(module, fn, info, inst.ops[0].value, base)
+            if at is not None and (off is None or at == off):
+                kinds |= _pointer(module, fn, inst.name, depth)
+        elif inst.op in ("call", "invoke") and depth > 1 and module.defines(inst.callee or ""):
+            for j, o in enumerate(inst.ops):
+                at = _into(module, fn, info, o.value, base) if o.ty == "ptr" else None
+                if at is not None and (off is None or at <= off):
+                    kinds |= slot_kinds(module, inst.callee, j,
+                                        None if off is None else off - at, depth - 1)
+    memo[key] = kinds
+    return kinds
+
+
+def _info(module, fn) -> "TypeInfo":
+    memo = module.__dict__.setdefault("_typeinfo_of", {})
+    if fn.name not in memo:
+        memo[fn.name] = TypeInfo(module, fn)
+    return memo[fn.name]
+
+
+def _into(module, fn, info, ptr: str, base: str):
+    """ptr's constant offset into the memory of base (or a pointer joined with it), else None."""
+    b, at = decompose(module, fn, ptr)
+    return at if at is not None and (b == base or info._find(b) == info._find(base)) else None
+
+
 def callee_kinds(module, fn, bases, info, depth: int = 3) -> set:
     """The kinds the callees with bitcode of fn access the objects of `bases` (TypeInfo classes
     of fn) as, through the arguments fn passes them (param_kinds)."""
