@@ -85,6 +85,10 @@ int main() {
     check("big_tangent_c", r.tangent.c, 2 * dx[1]);
     Big d = __enzyme_fwddiff<Big>((void *)make_big, &enzyme_dup_return, &enzyme_noret, x, dx);
     check("big_noret_b", d.b, std::exp(x[0]) * dx[0]);
+    // enzyme_noret alone: the tangent too (it returned the primal)
+    Big e = __enzyme_fwddiff<Big>((void *)make_big, &enzyme_noret, x, dx);
+    check("big_noret_alone_a", e.a, dx[0] * x[1] + x[0] * dx[1]);
+    check("big_noret_alone_c", e.c, 2 * dx[1]);
     Big p = __enzyme_fwddiff<Big>((void *)make_big, &enzyme_const_return, x, dx);
     check("big_const_c", p.c, 2 * x[1]);
   }

@@ -414,7 +414,10 @@ def _sret_slots(target, sret_at, sret, opts, line, where, marker):
     ty = sret_at[1]
     size = type_size(ty, _NAMED)
     name = target.name[1:]
-    tangent = opts.get("ret") == "enzyme_dup_return"
+    # (enzyme_noret alone asks for the tangent: the result has a shadow, and the primal is not
+    # returned)
+    tangent = opts.get("ret") == "enzyme_dup_return" or \
+        opts.get("ret") is None and opts.get("primal") is False
     primal = opts.get("primal", True) if tangent else True
     if opts.get("ret") == "enzyme_active_return":
         raise UserError(f"{where}: enzyme_active_return, but '{name}' returns a struct (through a "
