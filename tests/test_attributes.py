@@ -248,6 +248,27 @@ def test_misused_or_unsupported_attribute_is_an_error(tmp_path, source, words):
     assert r.returncode != 0 and words in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("decl,args,what", [
+    ("typedef struct { double a, b; } P; double g(P p) { return p.a * p.b * p.b; }\n"
+     "double __enzyme_fwddiff(void *, ...);",
+     "P p = {0.5, 2.0}, dp = {1.0, 0.0}; double t = __enzyme_fwddiff((void *)g, p, dp);",
+     "a struct of type 'P' passed by value to __enzyme_fwddiff"),
+    ("#include <complex.h>\ndouble complex g(double complex z) { return z * z; }\n"
+     "double complex __enzyme_fwddiff(void *, ...);",
+     "double complex z = 1.0, t = __enzyme_fwddiff((void *)g, z, (double complex)1.0);",
+     "a complex number of type '_Complex double' passed by value to __enzyme_fwddiff"),
+])
+def test_struct_by_value_to_fwddiff_is_an_error(tmp_path, decl, args, what):
+    """A struct or complex number passed by value to __enzyme_fwddiff: the ABI splits it into
+    fields that forward mode read as (value, tangent) pairs in the wrong order, a silently wrong
+    tangent (a new-user check). Now a compile error saying what to pass instead."""
+    (tmp_path / "f.c").write_text(f"{decl}\nint main(void) {{ {args} return 0; }}\n")
+    r = run(["enzyme-cc", "-O2", "-c", "f.c", "-o", "f.o"], cwd=tmp_path, check=False)
+    assert r.returncode != 0 and what in r.stderr, r.stderr
+    assert "pass each field followed by its tangent" in r.stderr, r.stderr
+    assert r.stderr.count("error:") == 1, r.stderr
+
+
 def test_handwritten_unknown_annotation_is_a_link_error(tmp_path):
     (tmp_path / "p.c").write_text(r"""
 extern double __enzyme_autodiff(void *, ...);

@@ -19,6 +19,7 @@
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/Expr.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/DiagnosticSema.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendPluginRegistry.h"
@@ -396,6 +397,38 @@ public:
   }
 };
 
+// A struct or complex number of more than one register passed by value to __enzyme_fwddiff: the
+// ABI splits it into its fields, which the marker then reads as (value, tangent) pairs in the
+// wrong order (p.a, p.b, dp.a, dp.b taken as a, da, b, db): a silently wrong tangent.
+class ForwardStructArgs : public RecursiveASTVisitor<ForwardStructArgs> {
+  ASTContext &C;
+  DiagnosticsEngine &D;
+
+public:
+  ForwardStructArgs(ASTContext &c, DiagnosticsEngine &d) : C(c), D(d) {}
+  bool VisitCallExpr(CallExpr *E) {
+    auto *F = E->getDirectCallee();
+    if (!F || !F->getIdentifier() || !F->getName().starts_with("__enzyme_fwddiff"))
+      return true;
+    for (unsigned I = 1; I < E->getNumArgs(); ++I) {
+      QualType T = E->getArg(I)->getType();
+      if (T->isDependentType() || !(T->isRecordType() || T->isAnyComplexType()) ||
+          T->isIncompleteType() || C.getTypeSize(T) <= 64)
+        continue;
+      unsigned Id = D.getCustomDiagID(
+          DiagnosticsEngine::Error,
+          "%0 of type %1 passed by value to %2: the ABI passes its fields as separate values "
+          "(or in memory), which forward mode cannot pair with their tangents; pass each field "
+          "followed by its tangent, or differentiate a wrapper taking it by address (enzyme_dup, "
+          "its tangent by address too; in C++ enzyme::Duplicated<T>(v, dv) does this)");
+      D.Report(E->getArg(I)->getExprLoc(), Id)
+          << (T->isAnyComplexType() ? "a complex number" : "a struct") << T << F->getName();
+      break;           // (its tangent, the next argument, would say the same)
+    }
+    return true;
+  }
+};
+
 class Consumer : public ASTConsumer {
   CompilerInstance &CI;
   unsigned Count = 0;
@@ -405,6 +438,9 @@ public:
 
   // Registration variables for marked declarations used here but defined elsewhere.
   void HandleTranslationUnit(ASTContext &C) override {
+    if (CI.getDiagnostics().hasErrorOccurred())
+      return;
+    ForwardStructArgs(C, CI.getDiagnostics()).TraverseDecl(C.getTranslationUnitDecl());
     if (CI.getDiagnostics().hasErrorOccurred())
       return;
     std::vector<std::pair<ValueDecl *, std::string>> Todo;
