@@ -84,3 +84,29 @@ def test_packed_struct_type_of_a_global():
     ty, _ = parse_type(toks, toks.index("constant") + 1)
     assert ty.startswith("<{") and ty.endswith("}>")
     assert type_size(ty) == 40
+
+
+def test_block_named_cleanup_beside_landingpad_clauses():
+    """A block labelled `cleanup:` (a C label, which -fsanitize=address keeps) is a block, not a
+    landingpad's `cleanup` clause continuing the previous line (an internal error before)."""
+    m = parse_module("""
+declare i32 @__gxx_personality_v0(...)
+declare void @g()
+define void @f(i1 %c) personality ptr @__gxx_personality_v0 {
+entry:
+  br i1 %c, label %cleanup, label %call
+call:
+  invoke void @g()
+          to label %cleanup unwind label %lp
+lp:
+  %x = landingpad { ptr, i32 }
+          cleanup
+  resume { ptr, i32 } %x
+cleanup:
+  ret void
+}
+""")
+    fn = m.function("@f")
+    assert [b.label for b in fn.blocks] == ["%entry", "%call", "%lp", "%cleanup"]
+    assert fn.blocks[2].insts[0].op == "landingpad" and len(fn.blocks[2].insts) == 2
+    assert [p.label for p in fn.blocks[3].preds] == ["%entry", "%call"]

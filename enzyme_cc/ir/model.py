@@ -222,6 +222,9 @@ def _type_before(toks, k):
     return toks[j]
 
 
+_LABEL = re.compile(r'^("[^"]*"|[-\w.$]+):')
+
+
 def parse_function(lines: list[str], named_types) -> Function:
     hdr_end = 0
     while not lines[hdr_end].rstrip().endswith("{"):
@@ -240,7 +243,10 @@ def parse_function(lines: list[str], named_types) -> Function:
         s = raw.strip()
         if not s or s.startswith(";") or s.startswith("#dbg_"):
             continue
-        if joined and (open_table or s.startswith(("to label", "cleanup", "catch ", "filter "))):
+        # (a block may be named `cleanup:` too: a C label, kept by -fsanitize=address)
+        clause = s.startswith(("to label", "catch ", "filter ")) or \
+            s.startswith("cleanup") and not _LABEL.match(s)
+        if joined and (open_table or clause):
             joined[-1] = (joined[-1][0], joined[-1][1] + " " + s, lineno)
             open_table = open_table and "]" not in s
             continue
@@ -248,7 +254,7 @@ def parse_function(lines: list[str], named_types) -> Function:
         open_table = s.rstrip().endswith("[") or (" [" in s and s.split(";")[0].startswith(
             ("switch", "indirectbr")) and "]" not in s)
     for lineno, s, last in joined:
-        lab = re.match(r'^("[^"]*"|[-\w.$]+):', s)
+        lab = _LABEL.match(s)
         if lab and not s.startswith("%"):
             cur = Block("%" + lab.group(1))
             blocks.append(cur)
