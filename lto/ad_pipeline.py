@@ -85,6 +85,8 @@ def merge(job):
         text = str(module)
     text = text_passes.run(text, text_passes.merge_passes(
         job.inv.shared, job.cfg.preopt, lambda t: opt.name_values(t, job.tmp)))
+    if "@llvm.instrprof." in text:
+        text = opt.lower_profile_counters(text, job.tmp)
     text, substituted = fortran.substitute_runtime(text)
     job.module, job.ctx = opt.parse_text(text, ctx, "merged bitcode"), ctx
     if substituted:

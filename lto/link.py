@@ -36,6 +36,13 @@ def link(driver: str, inv, cfg) -> int:
     tmp = tempfile.mkdtemp(prefix="enzyme-cc-")
     try:
         return _link(driver, inv, cfg, tmp)
+    except BaseException:
+        # a refused link leaves no output, as a failed link of clang's does (a stale program
+        # from an earlier build would otherwise run: `make && ./prog`)
+        out = inv.output or "a.out"
+        if out != "-" and os.path.isfile(out):
+            os.remove(out)
+        raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

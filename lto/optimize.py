@@ -97,8 +97,13 @@ def run_tool(cmd: list[str], what: str) -> None:
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                        errors="replace")
     if r.returncode != 0:
+        err = r.stderr.strip()
+        # the line saying what failed first (a crash's stack dump follows it)
+        cause = next((ln for ln in err.splitlines() if "LLVM ERROR" in ln or "error:" in ln), "")
+        tail = err[-2000:]
         raise UserError(f"internal error: {what} failed ({os.path.basename(cmd[0])} exit "
-                        f"{r.returncode}): {r.stderr.strip()[-2000:]}; please report this")
+                        f"{r.returncode}): {cause + ' ... ' if cause and cause not in tail else ''}"
+                        f"{tail}; please report this")
 
 
 def optimize(src: str, out: str, level: int, vectorize: bool, text: bool = False,
@@ -113,27 +118,35 @@ def optimize(src: str, out: str, level: int, vectorize: bool, text: bool = False
              + (["-S"] if text else []), "the optimization pipeline")
 
 
+def _on_text(text: str, tmp: str, tag: str, passes: str, what: str) -> str:
+    """opt's `passes` on module text."""
+    src, out = os.path.join(tmp, f"{tag}-in.ll"), os.path.join(tmp, f"{tag}-out.ll")
+    with open(src, "w") as f:
+        f.write(text)
+    run_tool([toolchain.tool("opt"), f"-passes={passes}", src, "-S", "-o", out], what)
+    with open(out) as f:
+        return f.read()
+
+
 def name_values(text: str, tmp: str) -> str:
     """Every argument, block and value of module text given a name (LLVM's instnamer), so that
     each `%N` left in the text is a numbered type (text_passes.name_numbered_types)."""
-    src, out = os.path.join(tmp, "names-in.ll"), os.path.join(tmp, "names-out.ll")
-    with open(src, "w") as f:
-        f.write(text)
-    run_tool([toolchain.tool("opt"), "-passes=instnamer", src, "-S", "-o", out],
-             "naming the values of a module with numbered types")
-    with open(out) as f:
-        return f.read()
+    return _on_text(text, tmp, "names", "instnamer",
+                    "naming the values of a module with numbered types")
 
 
 def inline_and_sroa(text: str, tmp: str) -> str:
     """LLVM's always-inliner, then SROA and instsimplify, on module text (for ad/api/sparse.py)."""
-    src, out = os.path.join(tmp, "todense-in.ll"), os.path.join(tmp, "todense-out.ll")
-    with open(src, "w") as f:
-        f.write(text)
-    run_tool([toolchain.tool("opt"), "-passes=always-inline,function(sroa,instsimplify)", src,
-              "-S", "-o", out], "inlining for __enzyme_todense")
-    with open(out) as f:
-        return f.read()
+    return _on_text(text, tmp, "todense", "always-inline,function(sroa,instsimplify)",
+                    "inlining for __enzyme_todense")
+
+
+def lower_profile_counters(text: str, tmp: str) -> str:
+    """The counter increments of clang's -fprofile-instr-generate (`llvm.instrprof.*`, which
+    clang lowers in its own pipeline and llc cannot select) made loads and stores of the
+    profile's counters, as clang's compile step does; derivatives count as their primal code."""
+    return _on_text(text, tmp, "instrprof", "instrprof",
+                    "lowering -fprofile-instr-generate's counters")
 
 
 def fprt_runtime(tmp: str) -> str:

@@ -68,6 +68,29 @@ def test_link_failure_is_the_linkers(work):
                              "(use -v to see invocation)\n")
 
 
+def test_refused_link_leaves_no_output(work):
+    """A link that AD refuses removes an output left by an earlier build, as a failed link of
+    clang's does: `make && ./prog` ran the stale program (a new-user check)."""
+    run(["enzyme-cc", "ok.c", "-o", "stale"], cwd=work)
+    e = run(["enzyme-cc", "variadic.c", "-o", "stale"], cwd=work, check=False, env=user_env())
+    assert e.returncode == 1 and "enzyme-cc: error:" in e.stderr, e.stderr
+    assert not (work / "stale").exists()
+
+
+def test_profile_instrumented_build(work):
+    """-fprofile-instr-generate (and coverage mapping): the counters' intrinsics are lowered
+    before code generation, where llc stopped with an internal error; the program runs and
+    writes its profile, and llvm-profdata reads it."""
+    (work / "prof.c").write_text(
+        "double sq(double x) { return x * x; }\ndouble __enzyme_autodiff(void *, double);\n"
+        "int main(void) { return (int)__enzyme_autodiff((void *)sq, 1.5) == 3 ? 0 : 1; }\n")
+    run(["enzyme-cc", "-O2", "-fprofile-instr-generate", "-fcoverage-mapping", "prof.c",
+         "-o", "prof"], cwd=work)
+    env = dict(user_env(), LLVM_PROFILE_FILE=str(work / "prof.profraw"))
+    assert run(["./prof"], cwd=work, check=False, env=env).returncode == 0
+    run(["llvm-profdata-22", "merge", "-o", "prof.profdata", "prof.profraw"], cwd=work)
+
+
 def test_program_exit_code_untouched(work):
     run(["enzyme-cc", "exit3.c", "-o", "exit3"], cwd=work)
     assert run(["./exit3"], cwd=work, check=False).returncode == 3
