@@ -611,3 +611,15 @@ def test_fortran_without_bind_c():
     gx, gw = g.vjp([x, np.array(2.0)], [np.array(1.0)])
     np.testing.assert_allclose(gx, 4 * x, rtol=1e-14)
     np.testing.assert_allclose(gw, np.sum(x * x), rtol=1e-14)
+
+
+def test_signature_message_for_a_fortran_argument_read_and_written():
+    """An intent(out) Fortran array the routine also reads: the message speaks Fortran (it said
+    "the C function's argument" and "make it `const`", a new-user check)."""
+    from enzyme_cc.ffi.infer import _signature
+    from enzyme_cc.ffi.signature import SignatureError
+    params = [("v", "ptr", "real(kind=8)(:)", "double", False, "readwrite")]
+    with pytest.raises(SignatureError) as e:
+        _signature("smooth", params, "void", {"v": ("n",)}, (), (), None, None)
+    assert "the Fortran routine's argument 'v'" in str(e.value), e.value
+    assert "declare it intent(in)" in str(e.value) and "const" not in str(e.value), e.value

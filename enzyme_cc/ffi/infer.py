@@ -109,7 +109,10 @@ def _cxx_symbol(modules, name):
 
 
 def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
-    where = f"{name}: the C function's argument"
+    # (a Fortran routine's types, as its debug information spells them: `real(kind=8)`)
+    fortran = any("(kind=" in (p[2] or "") for p in params)
+    where = f"{name}: the {'Fortran routine' if fortran else 'C function'}'s argument"
+    make_input = "declare it intent(in)" if fortran else "make it `const`"
     names = [p[0] for p in params]
     for given, what in ((shapes, "shapes"), (outputs, "outputs"), (nondiff, "nondiff")):
         unknown = [k for k in given if k not in names]
@@ -151,7 +154,7 @@ def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
                 raise SignatureError(
                     f"{where} {pname!r} is {spelled}, and the function both reads and writes "
                     f"it: name it in outputs= if it is an output (zeroed before each call, "
-                    f"so accumulating into it works), or make it `const` if it is an input; an "
+                    f"so accumulating into it works), or {make_input} if it is an input; an "
                     f"argument updated in place is not supported")
         elif pname in outputs:
             raise SignatureError(f"{where} {pname!r} is {spelled}, passed by value: it cannot "
