@@ -24,6 +24,7 @@ class LinkPlan:
     whole_archives: dict[int, Archive] = field(default_factory=dict)  # input position -> archive
     missing_bitcode: dict[str, str] = field(default_factory=dict)    # symbol -> origin
     native_code: set[str] = field(default_factory=set)   # origins with code besides bitcode
+    shared_libraries: list[str] = field(default_factory=list)   # ELF ones, command-line order
 
 
 # Rust's compiler_builtins: linked as its native code, never through LTO (as rustc does: its
@@ -83,6 +84,8 @@ def plan_link(inputs: list[tuple[str, str]], lib_dirs: list[str], static: bool =
                 order.append(('ar', read_archive(path)))
         elif not _passthrough(path, data):
             order.append(('obj', path, data))
+        elif is_elf(data):
+            plan.shared_libraries.append(path)
 
     defined, undefined = set(), set()    # undefined: strong references not yet defined
 
@@ -139,3 +142,14 @@ def plan_link(inputs: list[tuple[str, str]], lib_dirs: list[str], static: bool =
             plan.pulled_members.setdefault(archive.path, []).append(member.name)
             plan.modules += [(f'{archive.path}({member.name})', b) for b in taken[i, m]]
     return plan
+
+
+def shared_definer(plan: LinkPlan, name: str) -> str | None:
+    """The first shared library on the command line whose symbols define `name`, if any."""
+    for path in plan.shared_libraries:
+        try:
+            if name in symbols(_read(path), path)[0]:
+                return path
+        except UserError:
+            continue
+    return None

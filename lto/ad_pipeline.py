@@ -33,7 +33,7 @@ class Job:
     native: set = field(default_factory=set)   # module positions linked as their own code
 
     def origin_named(self):
-        return _origin_named(self.plan.missing_bitcode)
+        return _origin_named(self.plan)
 
 
 def build_ad_object(plan, inv, cfg, obj, stages, merged_key=None) -> set[int]:
@@ -273,22 +273,32 @@ _NO_BITCODE = re.compile(r"function '([^']+)' has no bitcode|"
 
 
 @contextlib.contextmanager
-def _origin_named(missing: dict[str, str]):
+def _origin_named(plan):
     """Re-raise a 'no bitcode' error with the input that defines the function natively."""
     try:
         yield
     except UserError as e:
-        raise _name_origin(e, missing) from None
+        raise _name_origin(e, plan) from None
 
 
-def _name_origin(e: UserError, missing: dict[str, str]) -> UserError:
+def _name_origin(e: UserError, plan) -> UserError:
+    from enzyme_cc.bitcode.select import shared_definer
     m = _NO_BITCODE.search(e.message)
     if not m:
         return e
     name = m.group(1) or m.group(3) or m.group(2)
+    missing = plan.missing_bitcode
+    lib = None if name in missing else shared_definer(plan, name)
     if name in missing:
         what = (f"'{name}' comes from '{missing[name]}', which was not built with enzyme-cc: "
                 f"rebuild that object with enzyme-cc (or enzyme-c++, enzyme-fc)")
+    elif lib:           # (the generic hint, to build it with enzyme-cc, does not help)
+        head = e.message.split("; hint:", 1)[0]
+        return UserError(f"{head}; '{name}' is defined in the shared library '{lib}', which "
+                         "holds machine code only (whatever built it); hint: link that library "
+                         "statically (its objects built with enzyme-cc, in an archive; CMake's "
+                         "add_library(... STATIC)), or call the marker inside the library "
+                         "(docs/api.md, \"Shared libraries\")", e.exit_code)
     else:
         what = (f"no object or static library on the command line defines '{name}' (a shared "
                 f"or runtime library may)")

@@ -1166,6 +1166,26 @@ def test_marker_on_parameter_in_shared_library_is_refused(tmp_path):
     assert "must be a function known at compile time" in r.stderr, r.stderr
 
 
+def test_function_from_a_shared_library_names_it(tmp_path):
+    """A marker's function defined in a shared library on the command line (built with
+    enzyme-cc, as a new user did): the message names the library and says to link it
+    statically, where it said to build the function with enzyme-cc."""
+    (tmp_path / "lib.c").write_text("double sq(double x) { return x * x; }\n")
+    (tmp_path / "main.c").write_text(
+        "double sq(double);\ndouble __enzyme_autodiff(void *, double);\n"
+        "int main(void) { return __enzyme_autodiff((void *)sq, 3.0) == 6.0 ? 0 : 1; }\n")
+    env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
+    kw = dict(cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    r = subprocess.run([str(BIN / "enzyme-cc"), "-O2", "-fPIC", "-shared", "lib.c", "-o",
+                        "libsq.so"], **kw)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([str(BIN / "enzyme-cc"), "-O2", "main.c", "-L.", "-lsq", "-o", "r"], **kw)
+    assert r.returncode == 1, r.stderr
+    assert "'sq' is defined in the shared library './libsq.so'" in r.stderr, r.stderr
+    assert "link that library statically" in r.stderr.split("hint:")[1], r.stderr
+    assert r.stderr.count("hint:") == 1, r.stderr
+
+
 def test_external_error_says_which_object(tmp_path):
     """The object without bitcode that defines the callee is named, so the user knows what to
     rebuild."""
