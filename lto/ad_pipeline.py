@@ -72,17 +72,18 @@ def merge(job):
     kept, inline functions internal in executables, marked loops kept whole, code AD never sees
     marked), flang's runtime entries renamed to ours and ours linked in."""
     from . import optimize as opt, text_passes
-    from enzyme_cc.rules import fortran
+    from enzyme_cc.rules import fortran, rust_alloc
     plan = job.plan
     ctx, names = opt.new_context(), []
     module = opt.merge(plan.modules, ctx, names)
-    text = str(module)
+    # (Rust's allocator renamed first: std's object is not reached for it)
+    text, rust = rust_alloc.substitute(str(module))
     job.native = _native_modules(plan, names, text)
     if job.native:
         del module
         ctx = opt.new_context()
         module = opt.merge([m for k, m in enumerate(plan.modules) if k not in job.native], ctx)
-        text = str(module)
+        text, rust = rust_alloc.substitute(str(module))
     text = text_passes.run(text, text_passes.merge_passes(
         job.inv.shared, job.cfg.preopt, lambda t: opt.name_values(t, job.tmp)))
     if "@llvm.instrprof." in text:
@@ -91,6 +92,8 @@ def merge(job):
     job.module, job.ctx = opt.parse_text(text, ctx, "merged bitcode"), ctx
     if substituted:
         fortran.link_runtime(job.module, ctx)
+    if rust:
+        rust_alloc.link_runtime(job.module, ctx)
 
 
 def preoptimize(job):
@@ -207,14 +210,15 @@ def _native_modules(plan, names, text) -> set[int]:
     compiling them again is most of a large program's link time. As in a plain link, they keep
     the optimization of their compile step (also -O0)."""
     from .preopt_scope import reached_definitions
-    reached = reached_definitions(text)
-    if reached is None:
+    scope = reached_definitions(text)
+    if scope is None:
         return set()
+    reached, calling = scope
     by_origin: dict[str, list[int]] = {}
     for k, (origin, _) in enumerate(plan.modules):
         by_origin.setdefault(origin, []).append(k)
     native = {o: ks for o, ks in by_origin.items() if o in plan.native_code and all(
-        names[k] is not None and not _needed(names[k], reached) for k in ks)}
+        names[k] is not None and not _needed(names[k], reached, calling) for k in ks)}
     # an inline function AD reaches must keep a definition (its address may come from here)
     inline = [{n for n, (fn, linkage) in names[k].items() if fn and linkage == "linkonce_odr"}
               if names[k] is not None else set() for k in range(len(names))]
@@ -231,19 +235,24 @@ def _native_modules(plan, names, text) -> set[int]:
 _LOCAL_COPY = re.compile(r"\.\d+$")   # the linker's name for a clashing local: f.1, f.2, ...
 
 
-def _needed(names: dict, reached: set[str]) -> bool:
+def _needed(names: dict, reached: set[str], calling: set[str]) -> bool:
     """Whether a module with these {name: (function, linkage)} must go to the AD module.
     Not for what it names only as its own copy of an inline function (linkonce_odr: every
     module calling one defines it, and the copies are equivalent), nor for its local data
-    (reached only through its other names). A local function may be reached as an indirect
-    call's target: its merged name may carry the linker's suffix."""
+    (reached only through its other names), nor for the reached functions it only calls: the
+    AD module keeps them as they are for its callers (Rust's std calls the allocator shim that
+    differentiated code reaches). But a global it names is (AD's analysis of globals reads every
+    store to them), and so is a function `calling` an Enzyme entry point (AD may read what
+    every caller passes it: a marker's function, a global's address for __enzyme_shadow). A
+    local function may be reached as an indirect call's target: its merged name may carry the
+    linker's suffix."""
     if "llvm.global.annotations" in names or any("enzyme" in n.lower() for n in names):
         return True
     local_fns = {n for n, (fn, linkage) in names.items() if fn and linkage in ("internal",
                                                                               "private")}
     return any(n in reached for n, (fn, linkage) in names.items()
-               if linkage not in ("internal", "private") and not (fn and linkage ==
-                                                                  "linkonce_odr")) or \
+               if linkage not in ("internal", "private") and not (fn and linkage == "linkonce_odr")
+               and (linkage != "declaration" or n in calling)) or \
         any(n in local_fns or _LOCAL_COPY.sub("", n) in local_fns for n in reached)
 
 

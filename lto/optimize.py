@@ -60,7 +60,7 @@ class InternalIRError(Exception):
 def merge(modules: list[tuple[str, bytes]], ctx, names: list | None = None):
     """Link all bitcode modules into the first one. `names`, when given, gets per module a dict
     {name: (is a function, linkage)} of its functions and global variables, defined or declared
-    (None: not readable)."""
+    (a declared function's linkage: "declaration"; None: not readable)."""
     if not modules:
         raise UserError("no bitcode to link")
     main = None
@@ -68,7 +68,8 @@ def merge(modules: list[tuple[str, bytes]], ctx, names: list | None = None):
         other = parse_bitcode(data, origin, ctx)
         if names is not None:
             try:
-                names.append({v.name: (fn, v.linkage.name) for fn, values in
+                names.append({v.name: (fn, "declaration" if fn and v.is_declaration else
+                                       v.linkage.name) for fn, values in
                               ((True, other.functions), (False, other.global_variables))
                               for v in values})
             except UnicodeDecodeError:      # llvmlite decodes names as UTF-8

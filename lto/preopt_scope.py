@@ -33,8 +33,9 @@ _GROUP_REF = re.compile(r"#(\d+)")
 # a call's callee is the first name followed by "(" after the keyword (a function type such as
 # "(ptr, ...)" before it is preceded by a space)
 _CALLEE = re.compile(rf"\b(?:call|invoke)\b[^\n]*?([@%]){_NAME}\(")
-_MARKER = re.compile(r"\b(?:call|invoke)\b[^\n]*?@[\w.$]*__enzyme_")
-_FIRST_ARG = re.compile(r"@[\w.$]*__enzyme_\w*\(([^,)]*)")
+# (not enzyme-cc's own runtime helpers, __enzyme_cc_*)
+_MARKER = re.compile(r"\b(?:call|invoke)\b[^\n]*?@[\w.$]*__enzyme_(?!cc_)")
+_FIRST_ARG = re.compile(r"@[\w.$]*__enzyme_(?!cc_)\w*\(([^,)]*)")
 
 
 def _indirect(body: str) -> bool:
@@ -50,6 +51,36 @@ def _functions(text: str) -> dict[str, tuple[str, str]]:
         line_end = text.find("\n", m.start())
         out[m.group(1)] = (text[m.start():line_end], text[line_end:end])
     return out
+
+
+_LABEL_LINE = re.compile(r"^(" + _NAME + r"):", re.M)
+_SUCCESSOR = re.compile(r"\blabel %(" + _NAME + r")")
+_RET = re.compile(r"^\s+ret\b", re.M)
+
+
+def _live(body: str) -> str:
+    """The text of the blocks of a function body from which a `ret` is reachable. The others
+    (a panic, an abort, a throw and the code building its message, cleanups ending in
+    `resume`) run as primal code without derivative (structure/cfg.doomed_blocks), so what
+    only they name is not reached: Rust's panic machinery would bring in most of its standard
+    library, formatting and all. The whole body where no block returns."""
+    starts = [(0, "")] + [(m.start(), m.group(1)) for m in _LABEL_LINE.finditer(body)]
+    if len(starts) == 1 or not _RET.search(body):
+        return body
+    blocks = {label: body[a:(starts[k + 1][0] if k + 1 < len(starts) else len(body))]
+              for k, (a, label) in enumerate(starts)}
+    preds: dict[str, list[str]] = {}
+    for label, text in blocks.items():
+        for m in _SUCCESSOR.finditer(text):
+            preds.setdefault(m.group(1), []).append(label)
+    live = {label for label, text in blocks.items() if _RET.search(text)}
+    todo = list(live)
+    while todo:
+        for p in preds.get(todo.pop(), ()):
+            if p not in live:
+                live.add(p)
+                todo.append(p)
+    return "".join(text for label, text in blocks.items() if label in live)
 
 
 def _reached(funcs, globals_, address_taken, roots) -> set[str]:
@@ -74,7 +105,7 @@ def _reached(funcs, globals_, address_taken, roots) -> set[str]:
             continue
         seen.add(name)
         if name in funcs:
-            body = funcs[name][1]
+            body = _live(funcs[name][1])
             todo += [m.group(1) for m in _REF.finditer(body)]
             if not dispatch_added and _indirect(body):
                 todo += address_taken
@@ -141,17 +172,21 @@ def _scope(text: str):
     return funcs, globals_, holders, _reached(funcs, globals_, address_taken, roots)
 
 
-def reached_definitions(text: str) -> set[str] | None:
-    """Unquoted names of the functions, global variables and aliases defined in `text` that AD
-    may reach or that hold markers (None: all of them). An object defining or naming none of
-    them can be linked as compiled (lto/link.py)."""
+def reached_definitions(text: str) -> tuple[set[str], set[str]] | None:
+    """(unquoted names of the functions, global variables and aliases defined in `text` that AD
+    may reach or that hold markers, those of the functions among them that call an Enzyme entry
+    point) (None: all of them). An object defining none of them, naming none of the globals or
+    of the functions that call entry points, can be linked as compiled (ad_pipeline.py)."""
     scope = _scope(text)
     if scope is None:
         return None
     funcs, globals_, holders, reached = scope
     defined = set(funcs) | {g for g, line in globals_.items()
                             if not re.match(r"@\S+ = (?:external|extern_weak) ", line)}
-    return {n.strip('"') for n in (reached | holders) & defined}
+    calling = {n for n in reached & set(funcs) if "__enzyme_" in funcs[n][1] and
+               _MARKER.search(funcs[n][1])}
+    return {n.strip('"') for n in (reached | holders) & defined}, \
+        {n.strip('"') for n in calling | holders}
 
 
 def mark_unreached(text: str) -> str:

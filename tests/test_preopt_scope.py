@@ -90,6 +90,45 @@ def test_mark_unreached_text():
     assert "attributes #2 = { nounwind }" in back and "optnone" not in back
 
 
+def test_calls_on_paths_that_never_return_are_not_reached():
+    """What only a block that never returns names (a panic and the formatting behind it, an
+    abort) runs as primal code: not reached. Rust's panic paths brought most of std into
+    the link. A call of enzyme-cc's own runtime (__enzyme_cc_*) holds no marker."""
+    text = "\n".join([
+        'define double @f(double %x) #0 {\nentry:\n  %c = fcmp olt double %x, 0.0\n'
+        '  br i1 %c, label %bad, label %ok\nbad:\n  call void @panic_fmt(ptr @report)\n'
+        '  unreachable\nok:\n  %p = call ptr @__enzyme_cc_helper(i64 8)\n'
+        '  %y = call double @g(double %x)\n  ret double %y\n}',
+        'define double @g(double %x) #0 {\n  ret double %x\n}',
+        'define void @panic_fmt(ptr %f) #0 {\n  call void %f()\n  unreachable\n}',
+        'define void @report() #0 {\n  ret void\n}',
+        'define ptr @__enzyme_cc_helper(i64 %n) #0 {\n  %p = call ptr @__enzyme_cc_helper(i64 %n)\n'
+        '  ret ptr %p\n}',
+        'define i32 @main() #0 {\n  %1 = call double (ptr, ...) @__enzyme_autodiff(ptr @f, '
+        'double 1.0)\n  ret i32 0\n}',
+        'declare double @__enzyme_autodiff(ptr, ...)',
+        'attributes #0 = { nounwind }',
+    ])
+    marked = mark_unreached(text)
+    tagged = {m.group(1) for m in re.finditer(r"^define [^@]*@(\w+)\(.*#1 \{", marked, re.M)}
+    assert tagged == {"panic_fmt", "report"}, tagged
+
+
+def test_rust_allocator_references_renamed():
+    """References to std's __rdl_* (v0-mangled) become enzyme-cc's allocator; std's definition
+    stays, and a name without a declaration gets one."""
+    from enzyme_cc.rules.rust_alloc import substitute
+    std = "_RNvCsfLfy6EI15iL_7___rustc11___rdl_alloc"
+    text = (f"define ptr @shim(i64 %n) {{\n  %p = call ptr @{std}(i64 %n, i64 8)\n  ret ptr %p\n}}\n"
+            f"define hidden ptr @{std}(i64 %0, i64 %1) {{\n  ret ptr null\n}}")
+    out, used = substitute(text)
+    assert used and f"define hidden ptr @{std}(" in out
+    assert "call ptr @__enzyme_cc_rust_rdl_alloc(i64 %n, i64 8)" in out
+    assert out.endswith("declare ptr @__enzyme_cc_rust_rdl_alloc(i64, i64)")
+    assert substitute("define void @f() {\n  ret void\n}") == \
+        ("define void @f() {\n  ret void\n}", False)
+
+
 def test_marker_function_through_a_select():
     """Bitcode optimized at its compile step (rustc's) may pass the marker a select or phi of
     functions (two autodiff! arms merged into one call): the functions the holder names are
