@@ -24,6 +24,7 @@ double mul(double x, double y) { return x * y; }
 void scale(double *y, double x) { y[0] = x * x * x; }
 struct D2 { double x, y; };           // passed by value in two registers
 double d2val(D2 p, double s);
+double d2scaled(P p, double s);
 struct F2 { float u, v; };            // in one (a <2 x float>)
 struct DI { double w; int n; };       // a double and an integer
 double d2f(D2 p) { return p.x * p.x * p.y; }
@@ -149,6 +150,18 @@ int main() {
     check("byval_regs_dy", dr.y, 3 * 2.0);
     check("byval_regs_ds", enzyme::get<0>(enzyme::get<0>(ds)), 1 + 3 * 2);
   }
+  // 10. forward mode with a struct of more than 16 bytes by value (in memory), Duplicated and
+  // Const: through the wrapper taking it by address, as for the small ones (a link error before)
+  {
+    P q{1, 2, 3}, v{1, 0, 1};
+    auto t = enzyme::autodiff<enzyme::Forward, enzyme::DuplicatedNoNeed<double>>(
+        pval, enzyme::Duplicated<P>(q, v));
+    check("byval_memory_forward", enzyme::get<0>(t), 2 * 3 + 1 * 2 * 1);
+    auto g = enzyme::autodiff<enzyme::Reverse>(d2scaled, enzyme::Const<P>(q),
+                                              enzyme::Active<double>(2.0));
+    check("byval_memory_const", enzyme::get<0>(enzyme::get<0>(g)), 2 * 2.0 * 1 * 2 * 3);
+  }
   return failures != 0;
 }
 double d2val(D2 p, double s) { return s * (p.x * p.x + 3 * p.y); }
+double d2scaled(P p, double s) { return s * s * p.a * p.b * p.c; }
