@@ -106,6 +106,46 @@ def test_fopenmp_driver(tmp_path):
             assert r.stdout.strip() == str(n)
 
 
+VIRTUAL_CONST = r"""
+#include <stdio.h>
+extern int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+typedef struct Mat Mat;
+struct Mat { double (*w)(const Mat *, double); double E; };
+static double lin(const Mat *m, double e) { return 0.5 * m->E * e * e; }
+static double cub(const Mat *m, double e) { return m->E * e * e * e; }
+double energy(Mat *const *mats, const double *eps, int n) {
+  double W = 0.0;
+#pragma omp parallel for reduction(+:W)
+  for (int i = 0; i < n; i++) W += mats[i]->w(mats[i], eps[i]);
+  return W;
+}
+int main(void) {
+  Mat m[4] = {{lin, 1}, {cub, 2}, {lin, 3}, {cub, 4}};
+  Mat *mats[4] = {&m[0], &m[1], &m[2], &m[3]};
+  double eps[4] = {0.1, 0.2, 0.3, 0.4}, deps[4] = {0};
+  __enzyme_autodiff((void *)energy, enzyme_const, mats, enzyme_dup, eps, deps, enzyme_const, 4);
+  printf("%.12g %.12g %.12g %.12g\n", deps[0], deps[1], deps[2], deps[3]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_openmp_indirect_calls_on_const_objects(tmp_path, level):
+    """Objects read from enzyme_const memory and called through function pointers inside a
+    parallel loop (a C++ virtual call's shape): the indirect call was taken to write its
+    arguments, the captured slot holding the array looked active, and the derivative read the
+    objects through a null shadow (a crash; a new-user check). Now its possible targets'
+    summaries decide, as without -fopenmp."""
+    (tmp_path / "v.c").write_text(VIRTUAL_CONST)
+    run(["enzyme-cc", "-fopenmp", level, "v.c", "-o", "v"], cwd=tmp_path)
+    want = [0.5 * 2 * 0.1, 3 * 2 * 0.2 ** 2, 0.5 * 3 * 2 * 0.3, 3 * 4 * 0.4 ** 2]
+    for n in (1, 2):
+        r = run([str(tmp_path / "v")], env=dict(os.environ, OMP_NUM_THREADS=str(n)))
+        assert [float(v) for v in r.stdout.split()] == pytest.approx(want, rel=1e-12), r.stdout
+
+
 REFUSED = {
     "teams": ("#pragma omp teams distribute parallel for\n"
               "for (int i = 0; i < n; i++) y[i] = x[i] * x[i];", "OpenMP teams"),

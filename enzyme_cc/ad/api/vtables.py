@@ -58,6 +58,10 @@ class _Tables:
             for name in _VALUE_USE.findall(line):     # an instruction (not as its callee)
                 if name in module._bodies:
                     self.elsewhere.add(name)
+            if "memcpy" in line or "memmove" in line:
+                # a table copied into memory (a local array of records initialized from a
+                # constant): code may point into the copy anywhere, at any of its slots
+                self.unsure_tables |= set(_VALUE_USE.findall(line)) & self.slots.keys()
             self._address_uses(line)
 
     def _address_uses(self, text: str) -> None:

@@ -256,10 +256,30 @@ class CalleeSummaries:
         if inst.callee == openmp.FORK:      # a parallel region: its outlined function's summary
             return openmp.fork_writes(self, inst, caller_act)
         fn = self.module.function(inst.callee) if (inst.callee or "").startswith("@") else None
+        if fn is None and (inst.callee or "").startswith("%"):
+            return self._indirect_writes(inst, caller_act)
         if fn is None or len(fn.params) != len(inst.ops):
             return None
         return self._callee_summary(inst.callee, self.call_activity(inst, caller_act),
                                     self._arg_hints(inst, caller_act))[2:]
+
+    def _indirect_writes(self, inst, caller_act):
+        """callee_writes of an indirect call: the union of the summaries of the functions it may
+        reach, those the derivative dispatches over (dispatch.address_taken). A C++ virtual
+        call on objects read from enzyme_const memory inside an OpenMP region: taken as writing
+        every argument, it made the captured slot holding the objects' array look active, and
+        the derivative read the objects through a null shadow (a crash)."""
+        targets = self.address_taken(inst.ty, self.param_types(inst), inst)
+        if not targets:
+            return None
+        acts = self.call_activity(inst, caller_act)
+        out = (set(), set(), set())
+        for t in targets:
+            fn = self.module.function(t)
+            if fn is None or len(fn.params) != len(inst.ops):
+                return None
+            out = tuple(a | b for a, b in zip(out, self._callee_summary(t, acts, {})[2:]))
+        return out
 
 
 def _returned_float_bits(fn, act, v: str, depth: int = 0) -> bool:
