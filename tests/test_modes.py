@@ -115,6 +115,13 @@ def test_module_arrays_read(tmp_path, opt):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_module_polymorphic_component(tmp_path, opt):
+    """A type-bound procedure called through a polymorphic allocatable component of a module
+    array: the derivative crashed (a new-user check)."""
+    _fortran_workspace(tmp_path, "module_polymorphic.f90", opt, 2)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_module_pointer_associated_is_refused(tmp_path, opt):
     """A module POINTER associated with another array (`p => t`) and written in the derivative:
     its shadow is unknown, and the build stops naming it (it crashed at -O0)."""
