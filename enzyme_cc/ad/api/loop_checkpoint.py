@@ -28,6 +28,7 @@ from enzyme_cc.ir.lexer import type_size
 from enzyme_cc.ir.model import parse_module
 from ..structure.cfg import cyclic_blocks, dominators
 from ..structure.diagnostics import located
+from ..structure.type_layout import underlying
 from ..structure.loops import affine_phi, find_loops
 from . import loop_fixed_point
 from ..analysis import loop_regions
@@ -218,6 +219,7 @@ class _Outliner:
         else:
             nsteps = self.trip_count()
         self.classify_phis()
+        self.pointers_carried_in_memory()
         self.find_outs()
         if self.fp:
             loop_fixed_point.check_accumulators(self)
@@ -293,6 +295,29 @@ class _Outliner:
                 self.fail(f"the loop marked with {what} carries '{phi.name}' ({phi.ty}) from "
                           "one iteration to the next, which is not an induction variable (a "
                           "pointer's shadow would not follow the snapshots)")
+
+    def pointers_carried_in_memory(self):
+        """A local slot holding a pointer, set before the loop and again inside it (buffers
+        swapped through variables that live in memory: an OpenMP region's shared ones): the
+        pointer goes from one iteration to the next as a carried phi would, and its shadow would
+        not follow the snapshots either (the gradient came out zero). Refused as the phi is."""
+        fn, L = self.fn, self.L
+        inside = {underlying(fn, i.ops[1].value) for b in L.blocks for i in fn.block(b).insts
+                  if i.op == "store" and i.ops[0].ty == "ptr"}
+        for b in fn.blocks:
+            if b.label in L.blocks:
+                continue
+            for i in b.insts:
+                if i.op == "store" and i.ops[0].ty == "ptr" and \
+                        underlying(fn, i.ops[1].value) in inside and \
+                        getattr(fn.defs.get(underlying(fn, i.ops[1].value)), "op", None) == \
+                        "alloca":
+                    what = "'__enzyme_set_fixed_point'" if self.fp else "checkpointing"
+                    self.fail(f"the loop marked with {what} carries the pointer held in "
+                              f"'{underlying(fn, i.ops[1].value)}' from one iteration to the "
+                              "next, through memory (a pointer's shadow would not follow the "
+                              "snapshots: index one buffer by the step's parity instead of "
+                              "swapping pointers, u = buf + (s % 2) * n)")
 
     def find_outs(self):
         used = set()
@@ -431,7 +456,7 @@ class _Outliner:
         return "\n".join(lines) + "\n" + "\n".join(extra) + "\n"
 
     def step_function(self, name, slots, outs) -> str:
-        fn, L, p = self.fn, self.L, self.p
+        L = self.L
         params = ["i64 %ck.k"] + [f"{t} {v}" for v, t in self.liveins]
         params += [f"ptr {s}" for s in list(slots.values()) + list(outs.values())]
         body = ["ck.entry:"]
