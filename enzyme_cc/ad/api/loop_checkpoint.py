@@ -213,6 +213,14 @@ class _Outliner:
         for b in L.blocks:
             if fn.block(b).term.op not in ("br", "switch", "unreachable"):
                 self.fail(f"the loop's block '{b}' ends with '{fn.block(b).term.op}'")
+            fork = next((i for i in fn.block(b).insts if i.op in ("call", "invoke") and
+                         (i.callee or "").startswith("@__kmpc_fork")), None)
+            if fork is not None:
+                # (its outlined function writes through the pointers it is handed: the loop's
+                # snapshots would miss that memory, and the recomputed steps go wrong)
+                self.where = located(self.m, fn, fork)
+                self.fail(f"a loop marked for {_WHAT[bool(self.fp)]} holds an OpenMP parallel "
+                          "region, whose writes the outlined loop's snapshots cannot see")
         if self.fp:
             nsteps = None
             loop_fixed_point.options(self)
