@@ -146,6 +146,44 @@ def test_openmp_indirect_calls_on_const_objects(tmp_path, level):
         assert [float(v) for v in r.stdout.split()] == pytest.approx(want, rel=1e-12), r.stdout
 
 
+VECTOR_LOADS = r"""
+#include <stdio.h>
+extern int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+typedef double v2 __attribute__((vector_size(16), aligned(8)));
+double g(const double *x, int n) {
+  double e = 0;
+#pragma omp parallel for reduction(+:e)
+  for (int i = 1; i < n - 1; i++) {
+    v2 a = *(const v2 *)&x[0], b = *(const v2 *)&x[i - 1];
+    v2 p = a * b;
+    double d = p[0] + p[1] + x[2] * x[i + 1];
+    e += d * d;
+  }
+  return e;
+}
+int main(void) {
+  double x[6] = {1, 2, 3, 4, 5, 6}, dx[6] = {0};
+  __enzyme_autodiff((void *)g, enzyme_dup, x, dx, enzyme_const, 6);
+  printf("%g %g %g %g %g %g\n", dx[0], dx[1], dx[2], dx[3], dx[4], dx[5]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_openmp_vector_loads_of_shared_data(tmp_path, level):
+    """Two-lane vector loads of shared data in a parallel loop (Fortran's dot_product of array
+    sections vectorized): their adjoints' atomic add was a helper named after the vector type,
+    which the IR reader could not read (an internal error; a new-user check). Now lane by
+    lane."""
+    (tmp_path / "v.c").write_text(VECTOR_LOADS)
+    run(["enzyme-cc", "-fopenmp", level, "v.c", "-o", "v"], cwd=tmp_path)
+    for n in (1, 2):
+        r = run([str(tmp_path / "v")], env=dict(os.environ, OMP_NUM_THREADS=str(n)))
+        assert [float(v) for v in r.stdout.split()] == [548, 800, 1104, 288, 284, 192], r.stdout
+
+
 REFUSED = {
     "teams": ("#pragma omp teams distribute parallel for\n"
               "for (int i = 0; i < n; i++) y[i] = x[i] * x[i];", "OpenMP teams"),

@@ -24,6 +24,8 @@ code runs under the reduction lock): its tree method combines in the runtime's o
 function, which no derivative would see. Barriers are mirrored in the reverse sweep; critical
 sections are reversed in the reverse of the order the threads passed them (tickets, below).
 """
+import re
+
 from enzyme_cc.ir.lexer import is_fp
 from enzyme_cc.ir.model import Inst, Operand
 from . import openmp_classes, openmp_ranges, openmp_tapes
@@ -439,7 +441,8 @@ def _add_helper(gen, ty, align, multi=False):
     one class as (start, width) (openmp_ranges.exclusive), or with multi of any of four
     (openmp_affine.iteration_classes)."""
     a = align.split()[-1] if align else {"double": "8", "float": "4", "half": "2"}.get(ty, "16")
-    name = f"@__enzyme_cc_omp_add.{ty}.a{a}" + (".m" if multi else "")
+    tag = re.sub(r"[^\w]", "", ty.replace(" x ", "x"))      # (`< 2 x double >`: 2xdouble)
+    name = f"@__enzyme_cc_omp_add.{tag}.a{a}" + (".m" if multi else "")
     made = gen.__dict__.setdefault("_omp_adds", set())
     if name not in made:
         made.add(name)
@@ -464,7 +467,7 @@ def _add_helper(gen, ty, align, multi=False):
             # laid out of line
             "  %likely = call i1 @llvm.expect.i1(i1 %own, i1 true)\n"
             "  br i1 %likely, label %plain, label %atomic\n"
-            f"atomic:\n  %o = atomicrmw fadd ptr %p, {ty} %d monotonic, align {a}\n  ret void\n"
+            f"atomic:\n{_atomic_fadd(ty, a)}  ret void\n"
             f"plain:\n  %v = load {ty}, ptr %p, align {a}\n  %s = fadd {ty} %v, %d\n"
             f"  store {ty} %s, ptr %p, align {a}\n  ret void\n}}\n"
             # the same add known to be the thread's own (openmp_version's loop copies)
@@ -475,6 +478,22 @@ def _add_helper(gen, ty, align, multi=False):
 
 
 _FP_SIZE = {"double": 8, "float": 4, "half": 2, "bfloat": 2}
+
+
+def _atomic_fadd(ty: str, a: str) -> str:
+    """`%d` added atomically at `%p`: a vector (a <2 x double> load in the region) lane by lane,
+    each lane an atomic add of its own (no 16-byte atomics needed)."""
+    m = re.match(r"<\s*(\d+)\s*x\s*(\w+)\s*>", ty)
+    if not m:
+        return f"  %o = atomicrmw fadd ptr %p, {ty} %d monotonic, align {a}\n"
+    n, elem = int(m.group(1)), m.group(2)
+    size = _FP_SIZE.get(elem, 8)
+    out = ""
+    for k in range(n):
+        out += (f"  %e{k} = extractelement {ty} %d, i32 {k}\n"
+                f"  %q{k} = getelementptr inbounds i8, ptr %p, i64 {k * size}\n"
+                f"  %o{k} = atomicrmw fadd ptr %q{k}, {elem} %e{k} monotonic, align {size}\n")
+    return out
 
 
 def refuse_shared(ctx, inst, what):
