@@ -123,6 +123,11 @@ def refuse_runtime_call(gen, synth, inst):
     """A flang runtime routine that has neither a rule nor an implementation of ours."""
     name = inst.callee[1:]
     why = refusal(name)
+    if re.match(r"_FortranA(?:Allocatable|Pointer)\w+", name):
+        gen.fail(synth, inst, f"flang's runtime routine '{name}' has no derivative in "
+                 f"enzyme-cc: {why}", "allocate the object with its type, `allocate(t :: p)`, "
+                 "then assign its value, instead of SOURCE= or MOLD= on polymorphic data; keep "
+                 "pointer remapping out of the differentiated code")
     gen.fail(synth, inst, f"flang's runtime routine '{name}' has no derivative in enzyme-cc"
              + (f": {why}" if why else ""),
              "enzyme-cc differentiates flang's intrinsic assignment, ALLOCATE, DEALLOCATE and "

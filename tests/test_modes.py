@@ -136,6 +136,18 @@ def test_module_pointer_associated_is_refused(tmp_path, opt):
     assert "make it ALLOCATABLE" in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
+def test_polymorphic_allocation_refusal_says_what_to_do(tmp_path):
+    """ALLOCATE with SOURCE= of a polymorphic object: refused by flang's runtime routine, with
+    a hint that applies (allocate with a type, then assign), where it said to write a loop."""
+    name = "polymorphic_source.f90"
+    shutil.copy(os.path.join(HERE, name), tmp_path / name)
+    p = subprocess.run(["enzyme-fc", "-O2", name, "-o", "prog"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert "_FortranAAllocatableApplyMold" in p.stderr, p.stderr
+    assert "allocate(t :: p)" in p.stderr.split("hint:")[1], p.stderr
+
+
 def test_recursive_fortran_in_many_activity_signatures(tmp_path):
     """A recursive Fortran function whose reals come by reference, called in many activity
     signatures: its gradient against central differences (differentiating it took 190 s when
