@@ -623,3 +623,30 @@ def test_signature_message_for_a_fortran_argument_read_and_written():
         _signature("smooth", params, "void", {"v": ("n",)}, (), (), None, None)
     assert "the Fortran routine's argument 'v'" in str(e.value), e.value
     assert "declare it intent(in)" in str(e.value) and "const" not in str(e.value), e.value
+
+
+OMP_SMOOTH = """
+#include <math.h>
+void smooth(const double *u, double *v, int n) {
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < n; i++) v[i] = 0.5 * u[i] * u[i] + sin(u[i]);
+}
+"""
+
+
+def test_signature_of_an_openmp_output_says_it_cannot_tell(tmp_path):
+    """A pointer the function hands to an OpenMP region: LLVM's inference does not see what
+    the region does with it, so the message says that, not that the function reads and writes
+    it (a new-user check); naming it in outputs= builds the function, and its gradient is
+    right."""
+    src = tmp_path / "ompk.c"
+    src.write_text(OMP_SMOOTH)
+    with pytest.raises(SignatureError) as e:
+        ffi.signature_of("smooth", sources=[str(src)], shapes={"u": ("n",), "v": ("n",)},
+                         flags=("-O2", "-fopenmp"))
+    assert "hands it to an OpenMP parallel region" in str(e.value), e.value
+    f = ffi.function("smooth", sources=[str(src)], shapes={"u": ("n",), "v": ("n",)},
+                     outputs=("v",), flags=("-O2", "-fopenmp"), link_flags=("-fopenmp",))
+    u = np.array([0.1, 0.2, 0.3])
+    du = f.vjp([u], [np.ones(3)])            # (one input: its cotangent alone)
+    assert list(du) == pytest.approx(list(u + np.cos(u)), rel=1e-12)

@@ -150,6 +150,12 @@ def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
                 args.append(In(pname, shape, dtype, diff=pname not in nondiff))
             elif access == "write":
                 args.append(Out(pname, shape, dtype))
+            elif access == "unknown":
+                raise SignatureError(
+                    f"{where} {pname!r} is {spelled}, and the function hands it to an OpenMP "
+                    f"parallel region, where what it does with it cannot be inferred: name it in "
+                    f"outputs= if it is an output (zeroed before each call), or {make_input} if "
+                    f"it is an input")
             else:
                 raise SignatureError(
                     f"{where} {pname!r} is {spelled}, and the function both reads and writes "

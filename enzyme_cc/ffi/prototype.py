@@ -260,14 +260,19 @@ def check_inputs_unwritten(sig, proto: Prototype, module: bytes) -> None:
 
 def pointer_access(module: bytes, symbol: str) -> list[str]:
     """Per parameter of `symbol` in the bitcode `module`: what the optimized function does
-    with it ('read', 'write', 'both' or 'none'), from LLVM's attribute inference."""
+    with it ('read', 'write', 'both' or 'none'), from LLVM's attribute inference; 'unknown'
+    where it goes into an OpenMP parallel region, which that inference does not see into."""
     r = subprocess.run([tool("opt"), "-passes=default<O1>", "-", "-S", "-o", "-"],
                        input=module, capture_output=True)
     if r.returncode:
         raise SignatureError(f"reading the prototype of '{symbol}' failed:\n"
                              f"{r.stderr.decode(errors='replace').strip()}")
-    params = parse_module(r.stdout.decode()).function("@" + symbol).params
-    return [_access(p.attrs) for p in params]
+    fn = parse_module(r.stdout.decode()).function("@" + symbol)
+    # a pointer handed to an OpenMP parallel region: LLVM's inference does not look into the
+    # outlined function, so 'both' says nothing there ('unknown')
+    forks = any((i.callee or "").startswith("@__kmpc_fork") for i in fn.insts())
+    return [_access(p.attrs) if _access(p.attrs) != "both" or not forks else "unknown"
+            for p in fn.params]
 
 
 def _access(attrs) -> str:
