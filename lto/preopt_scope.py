@@ -183,10 +183,8 @@ def reached_definitions(text: str) -> tuple[set[str], set[str]] | None:
     funcs, globals_, holders, reached = scope
     defined = set(funcs) | {g for g, line in globals_.items()
                             if not re.match(r"@\S+ = (?:external|extern_weak) ", line)}
-    calling = {n for n in reached & set(funcs) if "__enzyme_" in funcs[n][1] and
-               _MARKER.search(funcs[n][1])}
     return {n.strip('"') for n in (reached | holders) & defined}, \
-        {n.strip('"') for n in calling | holders}
+        {n.strip('"') for n in holders}
 
 
 def mark_unreached(text: str) -> str:

@@ -124,15 +124,16 @@ def refuse_runtime_call(gen, synth, inst):
     name = inst.callee[1:]
     why = refusal(name)
     if re.match(r"_FortranA(?:Allocatable|Pointer)\w+", name):
-        gen.fail(synth, inst, f"flang's runtime routine '{name}' has no derivative in "
-                 f"enzyme-cc: {why}", "allocate the object with its type, `allocate(t :: p)`, "
-                 "then assign its value, instead of SOURCE= or MOLD= on polymorphic data; keep "
-                 "pointer remapping out of the differentiated code")
+        hint = ("allocate the object with its type, `allocate(t :: p)`, then assign its value, "
+                "instead of SOURCE= or MOLD= on polymorphic data; keep pointer remapping out of "
+                "the differentiated code")
+    else:
+        hint = ("enzyme-cc differentiates flang's intrinsic assignment, ALLOCATE, DEALLOCATE "
+                "and the finalization of derived types (without final procedures), REAL SUM, "
+                "PRODUCT, MAXVAL, MINVAL (also with DIM=), NORM2, DOT_PRODUCT, MATMUL, "
+                "TRANSPOSE, RESHAPE, CSHIFT, EOSHIFT, SPREAD, PACK, UNPACK, MOVE_ALLOC, MOD, "
+                "MODULO, SCALE, FRACTION, ERFC_SCALED and copy-in/copy-out of array sections; "
+                "write this one as a loop over the elements (a build at -O0 may also try -O2, "
+                "where flang inlines more of them)")
     gen.fail(synth, inst, f"flang's runtime routine '{name}' has no derivative in enzyme-cc"
-             + (f": {why}" if why else ""),
-             "enzyme-cc differentiates flang's intrinsic assignment, ALLOCATE, DEALLOCATE and "
-             "the finalization of derived types (without final procedures), REAL SUM, PRODUCT, "
-             "MAXVAL, MINVAL (also with DIM=), NORM2, DOT_PRODUCT, MATMUL, TRANSPOSE, RESHAPE, "
-             "CSHIFT, EOSHIFT, SPREAD, PACK, UNPACK, MOVE_ALLOC, MOD, MODULO, SCALE, FRACTION, "
-             "ERFC_SCALED and copy-in/copy-out of array sections; write this one as a loop over "
-             "the elements (a build at -O0 may also try -O2, where flang inlines more of them)")
+             + (f": {why}" if why else ""), hint)

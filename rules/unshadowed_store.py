@@ -3,7 +3,8 @@ rule gives it a null shadow): refused where the program shows that it points to 
 from __future__ import annotations
 
 from enzyme_cc.ad.analysis.activity_basics import integer_only
-from enzyme_cc.ad.structure.type_layout import FLOATS, decompose, global_named, tbaa_pointee, underlying
+from enzyme_cc.ad.structure.type_layout import (FLOATS, decompose, global_named, tbaa_pointee,
+                                                underlying)
 from enzyme_cc.ad.analysis.typeinfo import reached_slot_kinds
 from enzyme_cc.ad.structure.diagnostics import demangle_hint
 from enzyme_cc.errors import UserError

@@ -10,7 +10,7 @@ from enzyme_cc.rules.registry import is_mirror_call, allocator
 from enzyme_cc.rules.tape import is_tape_call
 from .copy_types import copy_ranges
 from .activity_basics import ALLOCATORS, _libm_out, has_shadow_type, int_pointer_sources
-from ..structure.type_layout import decompose, global_named, fortran_descriptor
+from ..structure.type_layout import decompose, global_named, has_own_buffer
 from enzyme_cc.rules.call_kinds import ALLOC
 from enzyme_cc.rules.blas import applies, written_arg
 from enzyme_cc.rules.mpi import is_mpi, received
@@ -31,7 +31,7 @@ class ActiveMemory:
         if o not in self.active_objects:
             self.active_objects.add(o)
             changed = True
-        if v.startswith("@") and (direct or self._fortran_descriptor(v)):
+        if v.startswith("@") and (direct or has_own_buffer(self.module, v)):
             # the object written is a mutable global (its address passed on, or joined with
             # another's); a global the pointer was only fetched from is left to shared_globals'
             # address analysis, but for a Fortran module array's descriptor (the base address of
@@ -173,7 +173,7 @@ class ActiveMemory:
                         changed |= self._escape(inst.ops[1].value)
                     src = self._underlying(self.fn, inst.ops[1].value) if len(inst.ops) > 1 \
                         else ""
-                    if self._fortran_descriptor(src) and \
+                    if has_own_buffer(self.module, src) and \
                             self._find(self._underlying(self.fn, inst.ops[0].value)) in \
                             self.active_objects:
                         # a module array's descriptor copied into a local one that the code
@@ -241,13 +241,6 @@ class ActiveMemory:
                             for stored in self._stored_ptrs.get(obj, []):
                                 changed |= self._mark(stored)
         return changed
-
-    def _fortran_descriptor(self, g: str) -> bool:
-        """g is the descriptor of a Fortran module array whose data only the program allocates
-        (ALLOCATABLE, or a POINTER only ALLOCATE associates): its shadow can hold a buffer of
-        its own. (A POINTER associated with other data keeps none: the store is refused.)"""
-        return g.startswith("@") and g in self.module.globals and \
-            fortran_descriptor(self.module, g) in ("allocatable", "components", "owned")
 
     def _copies_pointers_out(self, inst) -> bool:
         """A copy from memory this function did not allocate (a parameter's, a loaded

@@ -316,13 +316,12 @@ class _Outliner:
             if b.label in L.blocks:
                 continue
             for i in b.insts:
-                if i.op == "store" and i.ops[0].ty == "ptr" and \
-                        underlying(fn, i.ops[1].value) in inside and \
-                        getattr(fn.defs.get(underlying(fn, i.ops[1].value)), "op", None) == \
-                        "alloca":
+                slot = underlying(fn, i.ops[1].value) if i.op == "store" and \
+                    i.ops[0].ty == "ptr" else None
+                if slot in inside and getattr(fn.defs.get(slot), "op", None) == "alloca":
                     what = "'__enzyme_set_fixed_point'" if self.fp else "checkpointing"
                     self.fail(f"the loop marked with {what} carries the pointer held in "
-                              f"'{underlying(fn, i.ops[1].value)}' from one iteration to the "
+                              f"'{slot}' from one iteration to the "
                               "next, through memory (a pointer's shadow would not follow the "
                               "snapshots: index one buffer by the step's parity instead of "
                               "swapping pointers, u = buf + (s % 2) * n)")

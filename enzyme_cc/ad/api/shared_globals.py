@@ -13,7 +13,8 @@ from types import SimpleNamespace
 from enzyme_cc.ir.lexer import scalar_of, type_size, carries_float
 from ..tape.tape import TAPE_OPS
 from ..structure.type_layout import (underlying, global_type, global_named, named_expand, layout,
-                                     flang_descriptor_fields, fortran_descriptor)
+                                     flang_descriptor_fields, fortran_descriptor,
+                                     has_own_buffer)
 from .fixed_point import PREFIX as FP_PREFIX
 from enzyme_cc.rules.call_kinds import kind_of
 from enzyme_cc.rules.mpi import is_mpi
@@ -150,14 +151,14 @@ def accesses(gen, roots):
                 # a Fortran module array's descriptor only read: its data's adjoints are still
                 # written through the shadow descriptor's base, which the entry must set up
                 found.append((g, f, inst.op != "load" and not const_ptr or
-                              fortran_descriptor(module, g) in _DESCRIBED, False))
+                              has_own_buffer(module, g), False))
     for g, f, writes, float_only in found:
         if g in gen.reg.inactive_globals:
             continue          # enzyme_inactive: holds no derivative
         if float_only:      # (or a Fortran module array, whose data is behind a pointer)
             data = _carries_data(module, g) and (carries_float(
                 named_expand(global_type(module, g) or "", module.named_types)) or
-                fortran_descriptor(module, g) in _DESCRIBED)
+                has_own_buffer(module, g))
         else:
             data = _carries_data(module, g) or g in typed or g in gen.persistent
         if data:
@@ -254,8 +255,6 @@ def entry_function(gen, name: str) -> str:
 
 
 _FLOAT_TYPES = (27, 28, 34, 35)     # flang's real(4), real(8), complex(4), complex(8)
-# Fortran module variables whose array data the derivative's entry gives shadow buffers
-_DESCRIBED = ("allocatable", "components", "owned")
 
 
 def _at(g: str, off: int) -> str:

@@ -438,15 +438,22 @@ def fortran_descriptor(module, g: str) -> str | None:
     return memo[g]
 
 
+def has_own_buffer(module, g: str) -> bool:
+    """g is a Fortran module variable whose array data only the program allocates (an
+    ALLOCATABLE, allocatable components, a POINTER only ALLOCATE associates): its shadow can
+    hold a buffer of its own (shared_globals gives it one at each derivative's entry)."""
+    return g.startswith("@") and g in module.globals and \
+        fortran_descriptor(module, g) in ("allocatable", "components", "owned")
+
+
 def _descriptor_kind(module, g: str) -> str | None:
-    line = module.globals.get(g, "")
     if not g.startswith("@") or module.is_constant_global(g):
         return None
     if flang_descriptor_rank(g, named_expand(global_type(module, g) or "",
                                              module.named_types)) is None:
         return "components" if flang_descriptor_fields(module, g) else None
     init = re.search(r"\{\s*ptr [^,]+,\s*i64 [^,]+,\s*i32 [^,]+,\s*i8 [^,]+,\s*i8 [^,]+,\s*"
-                     r"i8 (\d+)", line)
+                     r"i8 (\d+)", module.globals.get(g, ""))
     if init and init.group(1) == "2":
         return "allocatable"
     word = re.compile(re.escape(g) + r"(?![-\w.$])")
