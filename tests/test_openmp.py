@@ -247,6 +247,43 @@ def test_openmp_higher_order_refused(tmp_path):
     assert "Traceback" not in r.stderr
 
 
+WIDTH2 = """#include <stdio.h>
+int enzyme_width, enzyme_dupv, enzyme_const;
+void MODE(void *, ...);
+void f(const double *x, double *y, int n) {
+#pragma omp parallel for
+  for (int i = 0; i < n; i++) y[i] = x[i] * x[i] * x[i];
+}
+int main(void) {
+  double x[4] = {1, 2, 3, 4}, y[4], seed[8] = {1, 0, 0, 0, 0, 0, 1, 0}, out[8] = {0};
+  MODE((void *)f, enzyme_width, 2, enzyme_dupv, sizeof(double) * 4, x, XS,
+       enzyme_dupv, sizeof(double) * 4, y, YS, enzyme_const, 4);
+  printf("%g %g %g %g\\n", out[0], out[6], out[1], out[4]);
+  return 0;
+}
+"""
+
+
+def test_openmp_vector_mode(tmp_path):
+    """enzyme_width 2 over a parallel region: forward mode gives both lanes' tangents; reverse
+    mode is refused naming the region (its forward sweep's per-thread tapes are one lane's),
+    where the message spoke of a library call."""
+    fwd = WIDTH2.replace("MODE", "__enzyme_fwddiff").replace("XS", "seed").replace("YS", "out")
+    (tmp_path / "fwd.c").write_text(fwd)
+    run(["enzyme-cc", "-fopenmp", "-O2", "fwd.c", "-o", "fwd"], cwd=tmp_path)
+    for n in (1, 2):
+        r = run([str(tmp_path / "fwd")], env=dict(os.environ, OMP_NUM_THREADS=str(n)))
+        # x's tangents e_0 and e_2 give y's, 3 x^2 in lane 0's y[0] and lane 1's y[2]
+        assert [float(v) for v in r.stdout.split()] == [3, 27, 0, 0], r.stdout
+    rev = WIDTH2.replace("MODE", "__enzyme_autodiff").replace("XS", "out").replace("YS", "seed")
+    (tmp_path / "rev.c").write_text(rev)
+    r = run(["enzyme-cc", "-fopenmp", "-O2", "-g", "rev.c", "-o", "rev"], cwd=tmp_path,
+            check=False)
+    assert r.returncode != 0 and "enzyme-cc: error: rev.c:10:" in r.stderr, r.stderr
+    assert "an OpenMP parallel region" in r.stderr and "__enzyme_fwddiff with enzyme_width" \
+        in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
 @pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake not installed")
 def test_openmp_cmake_find_package(tmp_path):
     """CMake's find_package(OpenMP) with enzyme-cc's toolchain file (-fopenmp=libomp in both

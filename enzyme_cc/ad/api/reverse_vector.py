@@ -37,7 +37,7 @@ def lane_hazard(synth) -> str | None:
     for plan in synth.plan.values():
         for (kind, v), how in plan:
             if kind == "ctape" and v not in ckpt:    # a checkpointed loop's run is reversed again
-                return "a library call whose reverse reads data the forward sweep copied"
+                return _ctape_hazard(synth.fn, v)
             if kind == "s" and isinstance(v, str) and v.startswith("%") and how in ("tape", "slot", "hoist", "iter") \
                     and not local_shadow(synth.fn, v):
                 return f"the shadow of '{v}' is made by the forward sweep"
@@ -65,6 +65,15 @@ def lane_hazard(synth) -> str | None:
             if involved and kind not in _ALLOWED_KINDS:
                 return f"a call of '{inst.callee[1:]}' ({kind})"
     return None
+
+
+def _ctape_hazard(fn, line) -> str:
+    """What a call whose reverse reads its own tape is, for the message."""
+    call = next((i for i in fn.insts() if i.line == line), None)
+    if call is not None and (call.callee or "").startswith("@__kmpc_fork"):
+        return ("an OpenMP parallel region (its reverse reads what each thread's forward sweep "
+                "taped, for one lane)")
+    return "a library call whose reverse reads data the forward sweep copied"
 
 
 def split_tree(gen, key, seen=None):
