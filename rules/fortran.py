@@ -113,8 +113,9 @@ def refuse_associated_pointer(gen, synth, inst, ptr: str) -> None:
         v = underlying(synth.fn, d.ops[0].value)
     if fortran_descriptor(gen.module, v) == "pointer":
         gen.fail(synth, inst, "the derivative writes or reads active data through a Fortran "
-                 "module POINTER array that the program associates with other data (`p => x` "
-                 "or NULLIFY): enzyme-cc cannot know its shadow",
+                 "module POINTER array (or a module variable's POINTER component) that the "
+                 "program associates with other data (`p => x` or NULLIFY): enzyme-cc cannot "
+                 "know its shadow",
                  "make it ALLOCATABLE (or a POINTER that only ALLOCATE associates), or pass "
                  "the array it points to as an argument")
 

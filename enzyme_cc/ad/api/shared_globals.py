@@ -228,7 +228,8 @@ def entry_function(gen, name: str) -> str:
         targets = sorted(gen.address_targets.get(g, ()))
         slots = [o for o, k in sorted(layout(ty, module.named_types).items()) if k == "ptr"]
         descriptors = flang_descriptor_fields(module, g)    # [(offset, rank)]
-        owned = fortran_descriptor(module, g) == "owned"
+        # (POINTERs, or POINTER components, that only ALLOCATE associates)
+        owned = fortran_descriptor(module, g) in ("owned", "components")
         for lane in lanes:
             sg = gen.shadow_global(g, *(lane or (None, None))[::-1])
             for at, _ in descriptors:   # the buffers the last call left this shadow

@@ -427,11 +427,13 @@ _COPIES = ("@llvm.memcpy", "@llvm.memmove", "@memcpy", "@memmove")
 
 def fortran_descriptor(module, g: str) -> str | None:
     """What a Fortran module variable's descriptor global g holds: "allocatable"; "components"
-    (a derived type's, with allocatable components); "owned" (a
+    (a derived type's, with allocatable components or POINTER ones only ALLOCATE associates);
+    "owned" (a
     POINTER only ALLOCATE associates: nothing in the program copies a descriptor into it, as
     `p => x` and NULLIFY do, or stores into its base address anything but a fresh allocation,
     so its target is memory of its own that no other variable's shadow covers); "pointer" (a
-    POINTER the program may associate with other data); None if g is no descriptor."""
+    POINTER, or a derived type with a POINTER component, that the program may associate with
+    other data); None if g is no descriptor."""
     memo = module.__dict__.setdefault("_fortran_descriptors", {})
     if g not in memo:
         memo[g] = _descriptor_kind(module, g)
@@ -449,13 +451,29 @@ def has_own_buffer(module, g: str) -> bool:
 def _descriptor_kind(module, g: str) -> str | None:
     if not g.startswith("@") or module.is_constant_global(g):
         return None
+    # the CFI attribute byte of each descriptor in the initializer: 1 POINTER, 2 ALLOCATABLE
+    attrs = _DESC_ATTR.findall(module.globals.get(g, ""))
     if flang_descriptor_rank(g, named_expand(global_type(module, g) or "",
                                              module.named_types)) is None:
-        return "components" if flang_descriptor_fields(module, g) else None
-    init = re.search(r"\{\s*ptr [^,]+,\s*i64 [^,]+,\s*i32 [^,]+,\s*i8 [^,]+,\s*i8 [^,]+,\s*"
-                     r"i8 (\d+)", module.globals.get(g, ""))
-    if init and init.group(1) == "2":
+        if not flang_descriptor_fields(module, g):
+            return None
+        if "1" not in attrs:
+            return "components"
+        # a POINTER component: as a POINTER variable, unless only ALLOCATE associates it
+        return "pointer" if _associated_elsewhere(module, g) else "components"
+    if attrs[:1] == ["2"]:
         return "allocatable"
+    return "pointer" if _associated_elsewhere(module, g) else "owned"
+
+
+_DESC_ATTR = re.compile(r"\{\s*ptr [^,]+,\s*i64 [^,]+,\s*i32 [^,]+,\s*i8 [^,]+,\s*i8 [^,]+,\s*"
+                        r"i8 (\d+)")
+
+
+def _associated_elsewhere(module, g: str) -> bool:
+    """Whether the program may point g's POINTER data at memory it does not ALLOCATE: a
+    descriptor copied into g (`p => x`, NULLIFY, a derived-type assignment) or a base address
+    stored into it that is not a fresh allocation kept only there."""
     word = re.compile(re.escape(g) + r"(?![-\w.$])")
     for f, (lo, hi) in module._bodies.items():
         if not any(word.search(x) for x in module._lines[lo + 1:hi]):
@@ -464,7 +482,7 @@ def _descriptor_kind(module, g: str) -> str | None:
         for inst in fn.insts():
             if inst.op in ("call", "invoke") and (inst.callee or "").startswith(_COPIES):
                 if underlying(fn, inst.ops[0].value) == g:
-                    return "pointer"
+                    return True
             elif inst.op == "store" and inst.ops[0].ty == "ptr" and \
                     underlying(fn, inst.ops[1].value) == g and inst.ops[0].value != "null":
                 v = underlying(fn, inst.ops[0].value)
@@ -473,5 +491,5 @@ def _descriptor_kind(module, g: str) -> str | None:
                         src.callee not in ("@malloc", "@calloc") or any(
                             i.op == "store" and underlying(fn, i.ops[0].value) == v and
                             underlying(fn, i.ops[1].value) != g for i in fn.insts()):
-                    return "pointer"      # (the allocation kept elsewhere too: `p => t`)
-    return "owned"
+                    return True           # (the allocation kept elsewhere too: `p => t`)
+    return False
