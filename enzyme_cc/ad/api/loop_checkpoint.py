@@ -32,6 +32,7 @@ from ..structure.type_layout import underlying
 from ..structure.loops import affine_phi, find_loops
 from . import loop_fixed_point
 from ..analysis import loop_regions
+from ..parallel.openmp import FORK_PREFIX
 
 _MARK = re.compile(r"__enzyme_set_(checkpointing|fixed_point)")
 _HINT = re.compile(r"__enzyme_ptr_size_hint")
@@ -214,7 +215,7 @@ class _Outliner:
             if fn.block(b).term.op not in ("br", "switch", "unreachable"):
                 self.fail(f"the loop's block '{b}' ends with '{fn.block(b).term.op}'")
             fork = next((i for i in fn.block(b).insts if i.op in ("call", "invoke") and
-                         (i.callee or "").startswith("@__kmpc_fork")), None)
+                         (i.callee or "").startswith(FORK_PREFIX)), None)
             if fork is not None:
                 # (its outlined function writes through the pointers it is handed: the loop's
                 # snapshots would miss that memory, and the recomputed steps go wrong)

@@ -27,6 +27,7 @@ from ..analysis.copy_types import copy_ranges
 from .marker_args import _marker_of, constant_width
 from .marker_values import TAPE_HEADER_BYTES, _extract, _leaves, _pack
 from enzyme_cc.rules.call_kinds import kind_of
+from ..parallel.openmp import FORK_PREFIX
 
 _ALLOWED_KINDS = ("rule", "libm_out", "inactive", "diff", "memset", "unknown")
 
@@ -70,7 +71,7 @@ def lane_hazard(synth) -> str | None:
 def _ctape_hazard(fn, line) -> str:
     """What a call whose reverse reads its own tape is, for the message."""
     call = next((i for i in fn.insts() if i.line == line), None)
-    if call is not None and (call.callee or "").startswith("@__kmpc_fork"):
+    if call is not None and (call.callee or "").startswith(FORK_PREFIX):
         return ("an OpenMP parallel region (its reverse reads what each thread's forward sweep "
                 "taped, for one lane)")
     return "a library call whose reverse reads data the forward sweep copied"

@@ -34,6 +34,7 @@ from ..tape.tape import oom_ir
 from .openmp_affine import range_check
 
 FORK = "@__kmpc_fork_call"
+FORK_PREFIX = "@__kmpc_fork"           # a parallel region or a teams region
 PREFIXES = ("@__kmpc_", "@omp_", "@GOMP_", "@__tgt_", "@kmp_")
 
 # integer bookkeeping kept as it is in every sweep (no derivative, nothing to undo)
