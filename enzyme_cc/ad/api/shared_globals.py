@@ -14,7 +14,9 @@ from enzyme_cc.ir.lexer import scalar_of, type_size, carries_float
 from ..tape.tape import TAPE_OPS
 from ..structure.type_layout import (underlying, global_type, global_named, named_expand, layout,
                                      flang_descriptor_fields, fortran_descriptor,
-                                     has_own_buffer)
+                                     has_own_buffer, decompose)
+from ..analysis.activity_basics import FREES
+from ..structure.cfg import always_passes
 from .fixed_point import PREFIX as FP_PREFIX
 from enzyme_cc.rules.call_kinds import kind_of
 from enzyme_cc.rules.mpi import is_mpi
@@ -68,6 +70,7 @@ def find_shared_globals(gen, roots):
     set in one function, read in another), and the globals whose address a pointer global read
     there may hold, with that pointer global."""
     reach, access, written = accesses(gen, roots)
+    gen.global_reach = reach
     # A global with a shadow of the program's own (enzyme_shadow, __enzyme_shadow, a derivative
     # with enzyme_context) is active wherever it is used.
     shared = {g for g in written if len(access[g]) > 1} | \
@@ -227,18 +230,22 @@ def entry_function(gen, name: str) -> str:
         lanes = [None] + sorted(x for x in gen.shadow_lanes.get(g, ()) if x is not None)
         targets = sorted(gen.address_targets.get(g, ()))
         slots = [o for o, k in sorted(layout(ty, module.named_types).items()) if k == "ptr"]
+        heap = heap_slots(module, g, gen.global_reach) if slots else {}
         descriptors = flang_descriptor_fields(module, g)    # [(offset, rank)]
         # (POINTERs, or POINTER components, that only ALLOCATE associates)
         owned = fortran_descriptor(module, g) in ("owned", "components")
         for lane in lanes:
             sg = gen.shadow_global(g, *(lane or (None, None))[::-1])
-            for at, _ in descriptors:   # the buffers the last call left this shadow
-                body += _free_shadow_buffer(gen, _at(sg, at), tmp)
+            # the buffers the last call left this shadow
+            for at, free in [(at, "@free") for at, _ in descriptors] + sorted(heap.items()):
+                body += _free_shadow_buffer(gen, _at(sg, at), tmp, free)
             gen.zero_memory(body.append, sg, str(size))
             for at, rank in descriptors:
                 body += _shadow_of_allocated(gen, _at(g, at), _at(sg, at), rank, tmp,
                                              pointer=owned)
-            for off in slots if targets else ():
+            for at, free in sorted(heap.items()):
+                body += _shadow_of_heap_block(gen, _at(g, at), _at(sg, at), tmp, free)
+            for off in [o for o in slots if o not in heap] if targets else ():
                 p, pi = tmp(), tmp()
                 body += [f"{p} = load ptr, ptr getelementptr (i8, ptr {g}, i64 {off})",
                          f"{pi} = ptrtoint ptr {p} to i64"]
@@ -263,14 +270,14 @@ def _at(g: str, off: int) -> str:
     return f"getelementptr (i8, ptr {g}, i64 {off})" if off else g
 
 
-def _free_shadow_buffer(gen, sg: str, tmp) -> list[str]:
+def _free_shadow_buffer(gen, sg: str, tmp, free: str = "@free") -> list[str]:
     """The buffer an earlier derivative call left the shadow descriptor sg freed: the one its
     entry gave it (_shadow_of_allocated), or one its shadow ALLOCATE or assignment made. Only
     derivatives write these descriptors, and a derivative that deallocated the array left a
     null base."""
-    gen.declare_raw("@free", "declare void @free(ptr)")
+    gen.declare_raw(free, f"declare void {free}(ptr)")
     p = tmp()
-    return [f"{p} = load ptr, ptr {sg}", f"call void @free(ptr {p})"]
+    return [f"{p} = load ptr, ptr {sg}", f"call void {free}(ptr {p})"]
 
 
 def _shadow_of_allocated(gen, g: str, sg: str, rank: int, tmp,
@@ -323,3 +330,93 @@ def _shadow_of_allocated(gen, g: str, sg: str, rank: int, tmp,
             f"br label %{done}", f"{done}:"]
     return out
 
+
+
+def heap_slots(module, g: str, reach=()) -> dict[int, str]:
+    """{offset: deallocator} of the pointer slots of a file-scope global g that only ever hold a heap block
+    or null (`static double *work;` grown where it is short): every store into g in the program
+    stores null or an allocation's result at a constant offset, nothing copies into g or takes
+    its address, and its initializer holds null. A function a derivative may run (reach) that
+    frees what it read from a slot must store into that slot on every path after the free
+    (`delete[] work; work = new double[n];`): else the shadow slot would be left pointing at a
+    freed block, which _shadow_of_heap_block frees at the next entry. A block allocated before a
+    derivative starts (by the primal, or a derivative before) gets a shadow block at entry;
+    other slots keep a null shadow. The blocks stored in a slot come from one allocator family
+    (malloc's or operator new's or new[]'s), whose deallocator is given. Empty where any of this
+    fails."""
+    line = module.globals.get(g, "")
+    if not re.match(r"@\S+ = (?:internal|private) ", line) or \
+            not re.search(r" global (?:ptr null|\S+ zeroinitializer)\b", line):
+        return {}
+    word = re.compile(re.escape(g) + r"(?![-\w.$])")
+    fresh: dict[int, set] = {}       # slot -> the deallocators of what is stored there
+    for f, (lo, hi) in module._bodies.items():
+        if not any(word.search(x) for x in module._lines[lo + 1:hi]):
+            continue
+        fn = module.function(f)
+        loaded, stores, frees = {}, {}, []      # load -> slot; slot -> blocks; (free, slot)
+        for inst in fn.insts():
+            mentions = [k for k, o in enumerate(inst.ops) if word.search(o.value)]
+            if inst.op == "load" and mentions == [0]:
+                _, off = decompose(module, fn, inst.ops[0].value)
+                if off is None:
+                    return {}
+                loaded[inst.name] = off
+            elif inst.op == "store" and mentions == [1]:
+                _, off = decompose(module, fn, inst.ops[1].value)
+                if off is None or inst.ops[0].ty != "ptr":
+                    return {}
+                v, src = inst.ops[0].value, fn.defs.get(inst.ops[0].value)
+                if v != "null":
+                    callee = getattr(src, "callee", None) if getattr(src, "op", None) in (
+                        "call", "invoke") else None
+                    fresh.setdefault(off, set()).add(
+                        None if callee is None or module.defines(callee) else
+                        _HEAP_FAMILIES.get(callee))
+                stores.setdefault(off, []).append(inst)
+            elif mentions:
+                return {}             # g's address taken, copied into, or computed at run time
+            elif inst.op in ("call", "invoke") and inst.callee in FREES and f in reach and \
+                    inst.ops and underlying(fn, inst.ops[0].value) in loaded:
+                frees.append((inst, loaded[underlying(fn, inst.ops[0].value)]))
+        for free, off in frees:
+            if not _stored_after(fn, free, stores.get(off, [])):
+                fresh.setdefault(off, set()).add(None)
+    # one family per slot: its shadow is allocated and freed as the primal's blocks are
+    return {off: fam.pop() for off, fam in fresh.items() if len(fam) == 1 and None not in fam}
+
+
+# allocation functions -> the deallocator of their blocks (whose size malloc_usable_size gives)
+_HEAP_FAMILIES = {"@malloc": "@free", "@calloc": "@free", "@realloc": "@free",
+                  "@aligned_alloc": "@free", "@_Znwm": "@_ZdlPv",
+                  "@_ZnwmRKSt9nothrow_t": "@_ZdlPv", "@_Znam": "@_ZdaPv",
+                  "@_ZnamRKSt9nothrow_t": "@_ZdaPv"}
+_ALLOCATE = {"@free": "@malloc", "@_ZdlPv": "@_Znwm", "@_ZdaPv": "@_Znam"}
+
+
+def _stored_after(fn, inst, stores) -> bool:
+    """Whether every path from inst to a return passes one of the stores."""
+    b = inst.block
+    if any(s.block is b and b.insts.index(s) > b.insts.index(inst) for s in stores):
+        return True
+    via = {s.block.label for s in stores}
+    return b.term.op != "ret" and bool(b.term.targets) and \
+        all(always_passes(fn, t, via) for t in b.term.targets)
+
+
+def _shadow_of_heap_block(gen, g: str, sg: str, tmp, free: str) -> list[str]:
+    """The shadow slot sg of heap slot g (heap_slots): a zeroed block of the primal block's
+    usable size from the allocator the primal's blocks come from (free: its deallocator), where
+    the primal holds one on entry; null where it holds none. The next derivative call's entry
+    frees it (or the block this derivative replaced it with)."""
+    alloc = _ALLOCATE[free]
+    gen.declare_raw(alloc, f"declare noalias ptr {alloc}(i64)")
+    gen.declare_raw("@malloc_usable_size", "declare i64 @malloc_usable_size(ptr)")
+    p, none, n, buf = tmp(), tmp(), tmp(), tmp()
+    label = tmp()[2:]
+    yes, done = f"heap.alloc.{label}", f"heap.done.{label}"
+    out = [f"{p} = load ptr, ptr {g}", f"{none} = icmp eq ptr {p}, null",
+           f"br i1 {none}, label %{done}, label %{yes}", f"{yes}:",
+           f"{n} = call i64 @malloc_usable_size(ptr {p})", f"{buf} = call ptr {alloc}(i64 {n})"]
+    gen.zero_memory(out.append, buf, n)
+    return out + [f"store ptr {buf}, ptr {sg}", f"br label %{done}", f"{done}:"]

@@ -73,6 +73,7 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         self.level = 1                               # the round of differentiate() (higher order)
         self.shared_globals: set[str] = set()    # see find_shared_globals
         self.global_users: set[str] = set()
+        self.global_reach: set[str] = set()         # the functions the derivatives may run
         self.reset_globals: set[str] = set()       # see shared_globals.find_shared_globals
         self.address_targets: dict[str, set] = {}   # pointer global -> arrays it may point into
         self.entry_fn: str | None = None             # sets up the shared globals' shadows
