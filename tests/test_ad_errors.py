@@ -1277,14 +1277,17 @@ def test_invalid_derivative_ir_names_the_primal_and_the_sweep():
 
 def test_locations_of_every_kind_format_without_crashing():
     """Every kind of place an error can point at formats: an instruction with and without a
-    debug location, a function argument (no metadata at all) with and without the function's
-    DISubprogram, and no place (a global, the function as a whole)."""
+    debug location (one without takes its block's nearest, as a select LLVM made by merging two
+    located stores; else its function's line), a function argument (no metadata at all) with
+    and without the function's DISubprogram, and no place (a global, the function as a
+    whole)."""
     from enzyme_cc.ad.structure.diagnostics import located
     from enzyme_cc.ir.model import parse_module
     text = "\n".join([
         'define void @g(ptr %p) !dbg !5 {', '  store double 1.0, ptr %p, !dbg !7',
         '  store double 2.0, ptr %p', '  ret void', '}',
-        'define void @h(ptr %q) {', '  ret void', '}',
+        'define void @h(ptr %q) {', '  store double 2.0, ptr %q', '  ret void', '}',
+        'define void @k(ptr %q) !dbg !5 {', '  store double 2.0, ptr %q', '  ret void', '}',
         '!5 = distinct !DISubprogram(name: "g", file: !6, line: 3)',
         '!6 = !DIFile(filename: "lib.c", directory: "/src")',
         '!7 = !DILocation(line: 4, column: 9, scope: !5)'])
@@ -1292,7 +1295,10 @@ def test_locations_of_every_kind_format_without_crashing():
     g, h = m.function("@g"), m.function("@h")
     with_dbg, without = g.blocks[0].insts[:2]
     assert located(m, g, with_dbg).startswith("lib.c:4:9: in function 'g', instruction 'store")
-    assert located(m, g, without).endswith("(compile with -g for the source line)")
+    assert located(m, g, without).startswith("lib.c:4:9: in function 'g', instruction 'store")
+    k = m.function("@k")
+    assert located(m, k, k.blocks[0].insts[0]).startswith("lib.c:3: in function 'k'")
+    assert located(m, h, h.blocks[0].insts[0]).endswith("(compile with -g for the source line)")
     assert located(m, g, g.params[0]) == "lib.c:3: in function 'g', argument '%p'"
     assert located(m, h, h.params[0]) == \
         "in function 'h', argument '%q' (compile with -g for the source line)"

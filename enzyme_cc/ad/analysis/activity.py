@@ -24,7 +24,8 @@ from .activity_basics import (_libm_out, has_shadow_type, int_pointer_base, int_
                               pun_type)
 from .activity_memory import ActiveMemory
 from enzyme_cc.rules.call_kinds import MEMCPY
-from ..structure.type_layout import constant_float_global, same_memory, underlying, pinned_constant
+from ..structure.type_layout import (constant_float_global, same_memory, underlying,
+                                     pinned_constant, global_named)
 
 
 class Activity(ActiveMemory):
@@ -217,13 +218,15 @@ class Activity(ActiveMemory):
         """Does ptr point into a global marked enzyme_inactive (whose derivative is dropped)?"""
         return self._underlying(self.fn, ptr) in self.inactive_globals
 
-    def _constant_floats(self, vals) -> bool:
-        """A choice between constant globals holding floats (a `cond ? &T0 : &T1` type
-        descriptor): stored where a shadow is kept, its shadow chooses between their zeroed
-        scratches (a null one would fault where a derivative reads through it)."""
+    def _constant_globals(self, vals) -> bool:
+        """A choice between constant globals (a `cond ? &T0 : &T1` type descriptor holding
+        floats, the vtables of two classes a factory may construct): stored where a shadow is
+        kept, its shadow chooses between theirs (shadow_storage.constant_shadow: a zeroed
+        scratch for floats, else the global itself), where a null one would fault."""
         consts = [o.value for o in vals if o.value not in ("null", "undef", "poison")]
-        return bool(consts) and all(not v.startswith("%") and
-                                    constant_float_global(self.module, v) for v in consts)
+        return bool(consts) and all(not v.startswith("%") and (
+            constant_float_global(self.module, v) or
+            self.module.is_constant_global(global_named(v) or "")) for v in consts)
 
     def _local_shadowed(self, v: str) -> bool:
         o = self._obj(v)
@@ -290,7 +293,7 @@ class Activity(ActiveMemory):
                 return False, False
             return (fp and any(o.value in self.active for o in vals),
                     isptr and (any(o.value in self.shadowed for o in vals) or
-                               self._local_shadowed(inst.name) and self._constant_floats(vals)))
+                               self._local_shadowed(inst.name) and self._constant_globals(vals)))
         if op == "bitcast" and inst.ops and inst.ops[0].value in self.punned and is_fp(ty) and \
                 (inst.ops[0].value not in self.packed or self.punned[inst.ops[0].value] == ty):
             return True, False                       # i64 copy of a double, viewed as double again

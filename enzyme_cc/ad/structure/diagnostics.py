@@ -139,7 +139,7 @@ def located(module, fn, inst) -> str:
         src = subprogram_source(module, getattr(fn, "dbg", None))
         where += f", argument '{inst.name}'"
         return f"{src}: {where}" if src else where + " (compile with -g for the source line)"
-    src = source_of(module, inst.md.get("!dbg")) if inst is not None else None
+    src = _nearest_source(module, fn, inst) if inst is not None else None
     if inst is not None:
         text = str(inst)
         if len(text) > 120:
@@ -148,6 +148,22 @@ def located(module, fn, inst) -> str:
     if src:
         return f"{src}: {where}"
     return where + " (compile with -g for the source line)"
+
+
+def _nearest_source(module, fn, inst):
+    """inst's source line; for one LLVM made without a location (a select merging two
+    constructors' stores), the nearest located instruction of its block, after it first, or
+    else the function's own line (so that a -g build never asks for -g)."""
+    src = source_of(module, inst.md.get("!dbg"))
+    block = getattr(inst, "block", None)
+    if src or block is None or inst not in block.insts:
+        return src
+    k = block.insts.index(inst)
+    for other in block.insts[k + 1:] + block.insts[:k][::-1]:
+        src = source_of(module, other.md.get("!dbg"))
+        if src:
+            return src
+    return subprogram_source(module, getattr(fn, "dbg", None))
 
 
 # Generated functions' names (generate.py): kind prefix, the primal's name, a counter.
