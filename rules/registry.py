@@ -255,6 +255,12 @@ _STRING_MEMBERS = tuple(f"_ZN{k}St7__cxx1112basic_stringI{c}St11char_traitsI{c}E
     "_ZN9__gnu_cxx12__to_xstringINSt7__cxx1112basic_stringI",)
 
 
+def is_string_member(callee: str) -> bool:
+    """A libstdc++ std::string / std::wstring member (or std::to_string's formatter) without
+    bitcode: its `this` (or sret) object is a string."""
+    return callee.lstrip("@").strip('"').startswith(_STRING_MEMBERS)
+
+
 def is_inactive_call(callee: str) -> bool:
     _ensure_loaded()
     name = callee.lstrip("@").strip('"')

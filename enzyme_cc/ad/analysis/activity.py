@@ -21,7 +21,7 @@ from enzyme_cc.rules import is_inactive_call, call_rule
 from enzyme_cc.rules.registry import is_mirror_call
 from enzyme_cc.rules.tape import is_tape_call
 from .activity_basics import (_libm_out, has_shadow_type, int_pointer_base, int_pointer_sources,
-                              pun_type)
+                              pun_type, string_objects)
 from .activity_memory import ActiveMemory
 from enzyme_cc.rules.call_kinds import MEMCPY
 from ..structure.type_layout import (constant_float_global, same_memory, underlying,
@@ -84,6 +84,10 @@ class Activity(ActiveMemory):
         # data, hence its shadow, moves over)
         for a, b in same_memory(fn):
             self._union(a, b)
+        # std::string objects (and the buffers joined with them) hold characters and their own
+        # buffer's address, never a derivative, as in Enzyme's type analysis: moving or
+        # assigning one (a log message built from an active value) gives it no shadow
+        self._chars = {self._find(o) for o in string_objects(module, fn)}
         # code pointers (used only as the callee of calls) carry no shadow: indirect calls
         # dispatch on the primal function pointer
         uses: dict[str, list] = {}
@@ -230,7 +234,8 @@ class Activity(ActiveMemory):
 
     def _local_shadowed(self, v: str) -> bool:
         o = self._obj(v)
-        return o in self.active_objects or o in self.escaped or o in self.returned
+        return o not in self._chars and (o in self.active_objects or o in self.escaped or
+                                         o in self.returned)
 
     def _obj(self, ptr: str) -> str:
         return self._find(self._underlying(self.fn, ptr))

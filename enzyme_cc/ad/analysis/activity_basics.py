@@ -1,13 +1,16 @@
 """What activity analysis and its users share about values and calls: which types have a
 shadow, the allocator and free functions, where an integer used as a pointer comes from, the
 float type a punned integer stands for, which instructions run as primal code only, and how much
-read-only data a pointer without a shadow reaches."""
+read-only data a pointer without a shadow reaches, and which objects are std::strings."""
 from __future__ import annotations
+
+import re
 
 from enzyme_cc.ir.lexer import carries_float, int_bits, type_size
 from enzyme_cc.rules.libm_out import family
+from enzyme_cc.rules.registry import is_inactive_call, is_string_member
 from ..structure.cfg import doomed_blocks
-from ..structure.type_layout import decompose
+from ..structure.type_layout import decompose, underlying
 
 
 def _libm_out(module, callee) -> bool:
@@ -155,3 +158,29 @@ def pointer_aggregate(ty: str) -> bool:
 
 def has_shadow_type(ty: str) -> bool:
     return ty == "ptr" or pointer_aggregate(ty)
+
+
+_STRING_TYPE = re.compile(r'alloca %"class\.std::__cxx11::basic_string(?:\.\d+)?"')
+
+
+def string_objects(module, fn) -> set[str]:
+    """Locals that are libstdc++ std::strings (allocas of the string class) handed to no
+    function with bitcode (only to string members without bitcode, std::to_string's formatter
+    or inactive calls: a callee with bitcode may store the string's buffer address where a
+    shadow is kept, as std::map's node does with a moved key), and what a string member returns
+    when given one (`_M_replace` returns its `this`). Only whole objects: a string inside a
+    record (a map node's key beside its value) shares the record's object."""
+    out = set()
+    for inst in fn.insts():
+        if inst.op == "alloca" and _STRING_TYPE.match(str(inst).split("= ", 1)[-1]):
+            out.add(inst.name)
+    for inst in fn.insts():
+        if inst.op in ("call", "invoke") and not (inst.callee or "").startswith("@llvm.") and \
+                not is_inactive_call(inst.callee or ""):
+            out -= {underlying(fn, o.value) for o in inst.ops if o.ty == "ptr"}
+    for inst in fn.insts():
+        if inst.op in ("call", "invoke") and inst.callee and inst.ty == "ptr" and inst.name \
+                and is_string_member(inst.callee) and inst.ops and \
+                decompose(module, fn, inst.ops[0].value) in ((o, 0) for o in out):
+            out.add(inst.name)
+    return out

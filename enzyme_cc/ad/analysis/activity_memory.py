@@ -28,6 +28,8 @@ class ActiveMemory:
         seen.add(v)
         changed = False
         o = self._find(v)
+        if o in self._chars:
+            return False            # a std::string's memory: characters (Activity._chars)
         if o not in self.active_objects:
             self.active_objects.add(o)
             changed = True
