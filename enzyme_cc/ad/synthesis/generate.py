@@ -23,7 +23,7 @@ from ..plan import restored_args
 from ..api import (batch, fixed_point, iter_marker, truncate, global_shadows, registrations,
                    reverse_vector, shared_globals, virtual_shadow, fp_logger, rust_text)
 from ..parallel import openmp_capture
-from ..tape import runtime, tape_local, tape_sites
+from ..tape import complex_libm, runtime, tape_local, tape_sites
 from ..api.markers import (drop_debug_uses, drop_unwind_edge, find_requests,
                            refuse_marker_values)
 from ..api.marker_targets import refuse_unknown_function
@@ -49,7 +49,7 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
     FREES = FREES
 
     def __init__(self, text: str, counter: int = 0):
-        self.module = parse_module(runtime.with_complex_helpers(text))
+        self.module = parse_module(complex_libm.with_complex_helpers(text))
         self.out: list[str] = []             # generated function texts
         self.decls: dict[str, str] = {}      # declarations the generated code needs
         self.done: dict = {}                 # (fn, act, ret, mode) -> names

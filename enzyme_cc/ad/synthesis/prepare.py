@@ -13,7 +13,7 @@ from ..structure.poison_lanes import define_poison_lanes
 
 from enzyme_cc.ir.lexer import join, tokenize, parse_type, parse_value, type_size, \
     type_align
-from ..tape.runtime import COMPLEX
+from ..tape.complex_libm import COMPLEX
 from ..structure.type_layout import decompose
 from ..structure.cfg import dominators
 
