@@ -42,7 +42,9 @@ def _no_adjoint(ctx, inst, d):
         if d is None and ctx.synth.integer_arm(inst):
             return                           # a tagged union's integer variant (enum_arms)
         ctx.error(inst, "integer arithmetic on data that holds a float (bit manipulation of a "
-                  "double)", "compute on the float value instead, or mark the function inactive")
+                  "double)", "give the function doing it a derivative of your own "
+                  "(__enzyme_register_gradient), or compute on the float value instead (marking "
+                  "it inactive would drop its derivative)")
 
 
 def align_of(inst) -> str:

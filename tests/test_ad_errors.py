@@ -1441,3 +1441,33 @@ def test_exception_in_a_derivative_stops_with_a_message(tmp_path, level):
     assert r.returncode != 0
     assert "a C++ exception was thrown while the derivative of 'f(double)' ran" in r.stderr
     assert "hint:" in r.stderr
+
+
+FAST_RSQRT_INLINED = r"""
+#include <stdint.h>
+#include <string.h>
+static inline double fast_rsqrt(double x) {
+  uint64_t i;
+  memcpy(&i, &x, 8);
+  i = 0x5fe6eb50c7b537a9 - (i >> 1);
+  double y;
+  memcpy(&y, &i, 8);
+  return y * (1.5 - 0.5 * x * y * y);
+}
+double pot(double r) { return fast_rsqrt(r * r + 1.0); }
+double __enzyme_autodiff(void *, ...);
+int main(void) { return __enzyme_autodiff((void *)pot, 2.0) > 0; }
+"""
+
+
+def test_float_trick_names_the_inlined_function_and_a_safe_hint(tmp_path):
+    """Bit manipulation of a double inlined into its caller: the message names the function
+    whose code it is beside the caller (it named only the caller), and the hint is a derivative
+    of one's own, not marking the function inactive (which would drop its derivative)."""
+    (tmp_path / "p.c").write_text(FAST_RSQRT_INLINED)
+    env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
+    r = subprocess.run([str(BIN / "enzyme-cc"), "-O2", "-g", "p.c", "-o", "p"], cwd=tmp_path,
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 1 and "enzyme-cc: error: p.c:7:" in r.stderr, r.stderr
+    assert "in function 'pot' (code of 'fast_rsqrt', inlined there)" in r.stderr, r.stderr
+    assert "__enzyme_register_gradient" in r.stderr and "inactive would drop" in r.stderr

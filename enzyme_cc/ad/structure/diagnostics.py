@@ -32,6 +32,22 @@ def source_of(module, md_id: str | None) -> str | None:
     return None
 
 
+def inlined_from(module, md_id: str | None) -> str | None:
+    """The name of the function whose code a !DILocation inside an inlined call is (the
+    subprogram its scope belongs to, where the location has `inlinedAt`), or None."""
+    loc = module.metadata.get(md_id or "", "")
+    if "DILocation" not in loc or md_field(loc, "inlinedAt") is None:
+        return None
+    scope, seen = md_field(loc, "scope"), 0
+    while scope and seen < 20:
+        node = module.metadata.get(scope, "")
+        if "DISubprogram" in node:
+            name = md_field(node, "name")
+            return name.strip('"') if name else None
+        scope, seen = md_field(node, "scope"), seen + 1
+    return None
+
+
 _RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")     # legacy Rust mangling's hash segment
 _demangled: dict[str, str] = {}
 
@@ -140,6 +156,9 @@ def located(module, fn, inst) -> str:
         where += f", argument '{inst.name}'"
         return f"{src}: {where}" if src else where + " (compile with -g for the source line)"
     src = _nearest_source(module, fn, inst) if inst is not None else None
+    inner = inlined_from(module, inst.md.get("!dbg")) if inst is not None else None
+    if inner:
+        where += f" (code of '{inner}', inlined there)"
     if inst is not None:
         text = str(inst)
         if len(text) > 120:

@@ -63,8 +63,9 @@ class IntegerChecks:
                             "combined with a tag or mask is not); hint: return the float "
                             "separately, or write the record through a pointer argument")
         raise UserError(self.where(inst) + ": integer arithmetic on data that holds a float "
-                        "(bit manipulation of a double); hint: compute on the float value "
-                        "instead, or mark the function inactive")
+                        "(bit manipulation of a double); hint: give the function doing it a "
+                        "derivative of your own (__enzyme_register_gradient), or compute on the "
+                        "float value instead (marking it inactive would drop its derivative)")
 
     def integer_arm(self, inst) -> bool:
         """inst computes on a tagged union's integer variant passed or returned by value
