@@ -1471,3 +1471,34 @@ def test_float_trick_names_the_inlined_function_and_a_safe_hint(tmp_path):
     assert r.returncode == 1 and "enzyme-cc: error: p.c:7:" in r.stderr, r.stderr
     assert "in function 'pot' (code of 'fast_rsqrt', inlined there)" in r.stderr, r.stderr
     assert "__enzyme_register_gradient" in r.stderr and "inactive would drop" in r.stderr
+
+
+REVERSE_WIDTH_HEAP = r"""
+#include <stdlib.h>
+void f(const double *a, double *y, int n) {
+  double *t = malloc(n * sizeof *t);
+  for (int i = 0; i < n; i++) t[i] = a[i] * a[i];
+  for (int i = 0; i < n; i++) y[i] = t[i] * t[(i + 1) % n];
+  free(t);
+}
+extern int enzyme_dup, enzyme_const, enzyme_width, enzyme_dupnoneed;
+void __enzyme_autodiff(void *, ...);
+int main(void) {
+  double a[3] = {1, 2, 3}, da0[3] = {0}, da1[3] = {0}, y[3], dy0[3] = {1}, dy1[3] = {0, 0, 1};
+  __enzyme_autodiff((void *)f, enzyme_width, 2, enzyme_dup, a, da0, da1, enzyme_dupnoneed, y,
+                    dy0, dy1, enzyme_const, 3);
+  return 0;
+}
+"""
+
+
+def test_reverse_width_refusal_names_the_heap_block(tmp_path):
+    """Reverse vector mode over a function with a malloc'd temporary is refused (its shadow is
+    one lane's); the message names the allocation and its line, where it gave an IR value."""
+    (tmp_path / "v.c").write_text(REVERSE_WIDTH_HEAP)
+    env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
+    r = subprocess.run([str(BIN / "enzyme-cc"), "-O2", "-g", "v.c", "-o", "v"], cwd=tmp_path,
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 1, r.stderr
+    assert "a heap block allocated by 'malloc' (v.c:4:" in r.stderr, r.stderr
+    assert "__enzyme_fwddiff with enzyme_width" in r.stderr and "Traceback" not in r.stderr

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, float_cast
-from ..structure.diagnostics import located
+from ..structure.diagnostics import located, source_of
 from . import lane_fusion
 from .lane_fusion import local_shadow
-from ..analysis.activity_basics import has_shadow_type
+from ..analysis.activity_basics import ALLOCATORS, has_shadow_type
 from .checkpoint import is_wrapper
 from ..analysis.copy_types import copy_ranges
 from .marker_args import _marker_of, constant_width
@@ -41,7 +41,7 @@ def lane_hazard(synth) -> str | None:
                 return _ctape_hazard(synth.fn, v)
             if kind == "s" and isinstance(v, str) and v.startswith("%") and how in ("tape", "slot", "hoist", "iter") \
                     and not local_shadow(synth.fn, v):
-                return f"the shadow of '{v}' is made by the forward sweep"
+                return _shadow_hazard(synth, v)
     if synth.act.global_shadows:
         return "a global with a shadow (one shadow, not one per lane)"
     for inst in synth.fn.insts():
@@ -66,6 +66,18 @@ def lane_hazard(synth) -> str | None:
             if involved and kind not in _ALLOWED_KINDS:
                 return f"a call of '{inst.callee[1:]}' ({kind})"
     return None
+
+
+def _shadow_hazard(synth, v: str) -> str:
+    """What a shadow the forward sweep makes (one lane's) is, for the message: a heap block's
+    with the allocation's source line, else the value's."""
+    d = synth.fn.defs.get(v)
+    src = source_of(synth.gen.module, getattr(d, "md", {}).get("!dbg"))
+    at = f" ({src})" if src else ""
+    if getattr(d, "op", None) in ("call", "invoke") and d.callee in ALLOCATORS:
+        return (f"a heap block allocated by '{d.callee[1:]}'{at}, whose shadow the forward "
+                "sweep allocates once (one lane's)")
+    return f"the shadow of '{v}'{at} is made by the forward sweep"
 
 
 def _ctape_hazard(fn, line) -> str:
