@@ -1502,3 +1502,62 @@ def test_reverse_width_refusal_names_the_heap_block(tmp_path):
     assert r.returncode == 1, r.stderr
     assert "a heap block allocated by 'malloc' (v.c:4:" in r.stderr, r.stderr
     assert "__enzyme_fwddiff with enzyme_width" in r.stderr and "Traceback" not in r.stderr
+
+
+STD_FUNCTION_CONST_THIS = r"""
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <vector>
+extern int enzyme_const, enzyme_dup;
+double __enzyme_autodiff(void *, ...);
+double integrate(const std::function<double(double)> &f, double a, double b, int n) {
+  double h = (b - a) / n, s = 0.5 * (f(a) + f(b));
+  for (int i = 1; i < n; ++i) s += f(a + i * h);
+  return s * h;
+}
+struct Model {
+  std::vector<double> coef;
+  double eval(double t) const {
+    double s = 0, tk = 1;
+    for (double c : coef) { s += c * tk; tk *= t; }
+    return s;
+  }
+  double loss(double k) const {
+    return integrate([&](double t) { double r = eval(t) - std::sin(k * t); return r * r; },
+                     0.0, 2.0, 50);
+  }
+};
+double loss_of(const Model *m, double k) { return m->loss(k); }
+int main() {
+  Model m{{0.1, 0.9, -0.2, 0.05}}, dm{{0, 0, 0, 0}};
+  double k = 1.3, h = 1e-6;
+#ifdef DUP
+  double dk = __enzyme_autodiff((void *)loss_of, enzyme_dup, &m, &dm, k);
+#else
+  double dk = __enzyme_autodiff((void *)loss_of, enzyme_const, &m, k);
+#endif
+  std::printf("%.9f %.9f\n", dk, (m.loss(k + h) - m.loss(k - h)) / (2 * h));
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_const_object_captured_by_std_function_lambda(tmp_path, level):
+    """An enzyme_const object whose member calls a lambda capturing `this` and an active value
+    through std::function: the derivative read the object through a null shadow in the
+    lambda's invoker (a segfault). The record is now followed into an indirect call's possible
+    targets, and the build is refused with the hint to pass the object enzyme_dup, which
+    gives the central difference."""
+    (tmp_path / "m.cpp").write_text(STD_FUNCTION_CONST_THIS)
+    env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
+    r = subprocess.run([str(BIN / "enzyme-c++"), level, "m.cpp", "-o", "m"], cwd=tmp_path,
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 1, r.stderr
+    assert "'Model::loss(double) const'" in r.stderr and "is stored into memory that has one" \
+        in r.stderr and "pass it enzyme_dup with a zero-filled shadow" in r.stderr, r.stderr
+    subprocess.run([str(BIN / "enzyme-c++"), level, "-DDUP", "m.cpp", "-o", "m"], cwd=tmp_path,
+                   check=True, env=env, timeout=300)
+    ad, fd = map(float, subprocess.run([str(tmp_path / "m")], capture_output=True, text=True,
+                                       check=True).stdout.split())
+    assert abs(ad - fd) <= 1e-6 * (1 + abs(fd)), (ad, fd)

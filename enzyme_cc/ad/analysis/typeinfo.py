@@ -19,6 +19,7 @@ from ..structure.type_layout import (FLOATS, declared_kind, decompose, global_ty
                                      tbaa_pointee, underlying, unions_hide, containing_type,
                                      record_of)
 from ..structure.unionfind import UnionFind
+from ..structure.call_targets import address_taken
 from .activity_basics import ALLOCATORS
 
 # Enzyme's type annotation calls: `__enzyme_double(p)` says p points to doubles (type analysis
@@ -363,14 +364,27 @@ def _slot(module, fn, base: str, off, depth: int) -> set:
             at = _into(module, fn, info, inst.ops[0].value, base)
             if at is not None and (off is None or at == off):
                 kinds |= _pointer(module, fn, inst.name, depth)
-        elif inst.op in ("call", "invoke") and depth > 1 and module.defines(inst.callee or ""):
+        elif inst.op in ("call", "invoke") and depth > 1 and inst.callee:
             for j, o in enumerate(inst.ops):
                 at = _into(module, fn, info, o.value, base) if o.ty == "ptr" else None
                 if at is not None and (off is None or at <= off):
-                    kinds |= slot_kinds(module, inst.callee, j,
-                                        None if off is None else off - at, depth - 1)
+                    for callee in _targets(module, inst):
+                        kinds |= slot_kinds(module, callee, j,
+                                            None if off is None else off - at, depth - 1)
     memo[key] = kinds
     return kinds
+
+
+MAX_TARGETS = 16        # an indirect call with more possible targets is not followed
+
+
+def _targets(module, inst) -> list[str]:
+    """The functions with bitcode a call may reach: its callee, or an indirect call's possible
+    targets (a std::function's invoker: the lambdas of its signature), when there are few."""
+    if inst.callee.startswith("%"):
+        out = address_taken(module, inst.ty, [o.ty for o in inst.ops])
+        return out if len(out) <= MAX_TARGETS else []
+    return [inst.callee] if module.defines(inst.callee) else []
 
 
 def _info(module, fn) -> "TypeInfo":

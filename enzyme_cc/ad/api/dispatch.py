@@ -4,15 +4,12 @@ address-taken functions of the call's signature), switching on the primal pointe
 A mixin of Generator (ad/synthesis/generate.py), whose caches and derivative builders they use."""
 from __future__ import annotations
 
-import re
-
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import adjoint_type_of, carries_float
 from ..structure.diagnostics import located
+from ..structure.call_targets import address_taken
 from . import vtables
 
-# a global name not followed by an argument list: a use of its address
-_VALUE_NAME = re.compile(r'(@[-\w.$]+|@"[^"]+")(?![-\w.$])(?!\s*\()')
 
 
 class IndirectCalls:
@@ -48,22 +45,8 @@ class IndirectCalls:
         """Functions with bitcode and this signature whose address is used as a value: the
         possible targets of an indirect call in this (whole-program) module; of the indirect
         call `inst`, those its table slot can hold where that is sure (vtables.py)."""
-        key = (ret_ty, tuple(param_tys))
-        memo = self.__dict__.setdefault("_address_taken", {})
-        out = memo.get(key)
-        if out is None:
-            out = memo[key] = [name for name in self.module._bodies
-                               if name in self._names_used_as_values() and
-                               _has_signature(self.module.function(name), ret_ty, param_tys)]
+        out = address_taken(self.module, ret_ty, param_tys)
         return vtables.narrowed(self.module, inst, out) if inst is not None else out
-
-    def _names_used_as_values(self) -> set:
-        """The global names the module uses other than as a callee or in their own definition
-        (one scan of the text: a search per function was quadratic, minutes with Rust's std)."""
-        if not hasattr(self, "_value_names"):
-            text = "\n".join(l for l in self.module._lines if not l.startswith("define "))
-            self._value_names = set(_VALUE_NAME.findall(text))
-        return self._value_names
 
     def split_indirect(self, inst, acts, ret_active):
         """Dispatchers (augmented, reverse) over the possible targets of an indirect call."""
@@ -168,8 +151,3 @@ class IndirectCalls:
         lines += [f"c{len(targets)}:", "call void @__enzyme_cc_bad_indirect_call(ptr %fp)",
                   "unreachable", "}"]
         return "\n".join(lines) + "\n"
-
-
-def _has_signature(fn, ret_ty, param_tys) -> bool:
-    return fn.ret_ty == ret_ty and [p.ty for p in fn.params] == param_tys
-
