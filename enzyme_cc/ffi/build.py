@@ -1,8 +1,9 @@
 """Building a declared function into a shared library with enzyme-cc, cached by content: the
-sources, the flags, the signature and enzyme-cc's version and code. A second build of the same
-input costs one hash."""
+sources and the headers they include, the flags, the signature and enzyme-cc's version and
+code. A second build of the same input costs a hash and clang's dependency scan."""
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -101,6 +102,67 @@ def read_sources(sources, source, lang):
     return out
 
 
+def sources_digest(srcs, flags) -> bytes:
+    """What a build of these sources depends on: each source's name, language and bytes, and
+    the bytes of the files it includes (a header beside it or on the -I path: an edit there
+    must rebuild, not reuse the cached library)."""
+    h = hashlib.sha256()
+    for name, lg, data in srcs:
+        h.update(repr((os.path.basename(name), lg)).encode() + hashlib.sha256(data).digest())
+        for dep in sorted(_includes(name, lg, data, flags)):
+            try:
+                with open(dep, "rb") as f:
+                    content = hashlib.sha256(f.read()).digest()
+            except OSError:
+                content = b"missing"
+            h.update(dep.encode() + content)
+    return h.digest()
+
+
+def _source_dir_flags(name, lg) -> list[str]:
+    """The directory of a source read from a path, where its quoted includes are found (it is
+    compiled from a copy elsewhere)."""
+    if not os.path.isabs(name):
+        return []                           # a source string: no directory of its own
+    return ["-I" if lg == "fortran" else "-iquote", os.path.dirname(name)]
+
+
+_FORTRAN_INCLUDE = re.compile(r"""^\s*(?:#\s*include|include)\s*["']([^"']+)["']""",
+                              re.IGNORECASE | re.MULTILINE)
+
+
+def _includes(name, lg, data, flags) -> set[str]:
+    """The files a source includes outside the system's headers: clang's dependency list for
+    C and C++; for Fortran (flang lists none) the INCLUDE and #include lines, two levels deep,
+    found beside the source or on the -I path."""
+    if lg != "fortran":
+        try:
+            clang = tool(TOOLCHAIN[lg])
+        except UserError:
+            return set()                    # the build names the missing compiler
+        r = subprocess.run([clang, *flags, *_source_dir_flags(name, lg), "-MM", "-MF", "-",
+                            "-x", lg, "-"], input=data, capture_output=True)
+        if r.returncode:
+            return set()                    # the compile reports it
+        deps = r.stdout.decode(errors="replace").replace("\\\n", " ").split(":", 1)[-1]
+        return {os.path.abspath(d) for d in deps.split() if d != "-"}
+    dirs = [os.path.dirname(name) if os.path.isabs(name) else os.getcwd()]
+    dirs += [f[2:] for f in flags if f.startswith("-I") and len(f) > 2]
+    dirs += [flags[k + 1] for k, f in enumerate(flags[:-1]) if f == "-I"]
+    out, todo = set(), [(data, 0)]
+    while todo:
+        text, depth = todo.pop()
+        for inc in _FORTRAN_INCLUDE.findall(text.decode(errors="replace")):
+            path = next((os.path.abspath(os.path.join(d, inc)) for d in dirs
+                         if os.path.isfile(os.path.join(d, inc))), None)
+            if path and path not in out:
+                out.add(path)
+                if depth < 2:
+                    with open(path, "rb") as f:
+                        todo.append((f.read(), depth + 1))
+    return out
+
+
 def build_library(sigs, sources=(), source=None, lang="c", flags=("-O2",), link_flags=(),
                   order=1):
     """Path of a shared library holding each signature's ecc_{primal,vjp,jvp}_<name> (and with
@@ -111,8 +173,7 @@ def build_library(sigs, sources=(), source=None, lang="c", flags=("-O2",), link_
     flags, link_flags = list(flags), list(link_flags)
     h = hashlib.sha256()
     h.update(repr((__version__, [s.key() for s in sigs], flags, link_flags, order)).encode())
-    for name, lg, data in srcs:
-        h.update(repr((os.path.basename(name), lg)).encode() + hashlib.sha256(data).digest())
+    h.update(sources_digest(srcs, flags))
     h.update(_code_digest())
     out_dir = os.path.join(cache_root(), h.hexdigest()[:32])
     lib = os.path.join(out_dir, "lib.so")
@@ -156,7 +217,8 @@ def compile_sources(tmp, srcs, flags, debug=False, start=0) -> list[str]:
         path = os.path.join(tmp, f"{i}_{os.path.basename(name)}")
         with open(path, "wb") as f:
             f.write(data)
-        _run([driver(lg), *flags, *extra, "-fPIC", "-c", path, "-o", path + ".o"], name)
+        _run([driver(lg), *flags, *extra, *_source_dir_flags(name, lg), "-fPIC", "-c", path,
+              "-o", path + ".o"], name)
         objs.append(path + ".o")
     return objs
 

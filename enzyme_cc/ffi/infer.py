@@ -25,7 +25,7 @@ import tempfile
 from enzyme_cc.ad.structure.diagnostics import demangled
 
 from .build import BuildError, _code_digest, cache_root, check_toolchain, compile_sources, \
-    read_sources
+    read_sources, sources_digest
 from .prototype import _FLOAT_NAMES, _INT_BITS, _INT_NAMES, find, pointer_access
 from .signature import In, INT_CTYPES, Int, Out, Ret, Signature, SignatureError
 
@@ -39,8 +39,7 @@ def signature_of(name, sources=(), source=None, lang="c", flags=("-O2",), shapes
     srcs = read_sources(sources, source, lang)
     h = hashlib.sha256(repr((name, list(flags), sorted(shapes.items()), outputs, nondiff, ret))
                        .encode())
-    for fname, lg, data in srcs:
-        h.update(repr((os.path.basename(fname), lg)).encode() + hashlib.sha256(data).digest())
+    h.update(sources_digest(srcs, list(flags)))
     h.update(_code_digest())
     path = os.path.join(cache_root(), f"signature-{h.hexdigest()[:32]}.json")
     try:
