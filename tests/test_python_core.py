@@ -218,6 +218,13 @@ def test_missing_function_is_a_build_error():
      "{ a += x[i] * x[i]; x[i] *= 2; } *s = a; }",
      "argument 'x' is `double \\*` in C and the function writes through it, but In declares it "
      "read only"),
+    # the same through a `const double *` whose const the function casts away: the caller's
+    # array doubled, and a second vjp at it gave twice the gradient
+    (ffi.Signature("sq", [In("x", ("n",)), ffi.Int("n"), Out("s", ())]),
+     "void sq(const double *x, int n, double *s) { double *p = (double *)x, a = 0; "
+     "for (int i = 0; i < n; i++) { p[i] *= 2; a += p[i] * p[i]; } *s = a; }",
+     "argument 'x' is `const double \\*` in C and the function writes through it \\(casting "
+     "the const away\\), but In declares it read only"),
 ])
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_signature_contradicting_the_prototype_is_refused(sig, src, message, opt):

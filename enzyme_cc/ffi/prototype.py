@@ -9,6 +9,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 
+from enzyme_cc.ad.structure.type_layout import underlying
 from enzyme_cc.ir.model import parse_module
 from enzyme_cc.toolchain import tool
 
@@ -238,41 +239,72 @@ def _check_arg(sig, where, a, p) -> bool:
 
 
 def check_inputs_unwritten(sig, proto: Prototype, module: bytes) -> None:
-    """Refuse an In whose C pointer is not const and which the function writes through (LLVM's
-    attribute inference on the optimized function): the caller's array would change, and a
-    JAX array, immutable, would give another result at the next call."""
+    """Refuse an In whose C pointer the function writes through (LLVM's attribute inference on
+    the optimized function; for a `const` pointer, a store the function makes itself): the
+    caller's array would change, and a JAX array, immutable, would give another result at the
+    next call."""
     where = f"{sig.name}: the C function is {_show(proto)}"
     suspect = [k for k, (a, p) in enumerate(zip(sig.args, proto.params))
-               if isinstance(a, In) and p.ir == "ptr" and not p.const]
+               if isinstance(a, In) and p.ir == "ptr"]
     if not suspect:
         return
-    access = pointer_access(module, sig.symbol)
+    fn = _optimized(module, sig.symbol)
+    access, stored = _accesses(fn), _stored_through(fn)
     for k in suspect:
         a, p = sig.args[k], proto.params[k]
-        if access[k] in ("write", "both"):
+        # a `const` pointer: only a store the function itself makes through it (the const cast
+        # away); what it hands to a library call LLVM cannot see into is read only, as declared
+        if (access[k] in ("write", "both") if not p.const else k in stored):
             raise SignatureError(
                 f"{where}: argument {a.name!r} is {_c(p)} in C and the function writes through "
-                "it, but In declares it read only (the caller's array would change): declare "
-                "it Out if it is an output (zeroed before each call), or leave it unchanged "
-                "and make it `const` if it is an input; an argument updated in place is not "
-                "supported")
+                "it" + (" (casting the const away)" if p.const else "") + ", but In declares "
+                "it read only (the caller's array would change): declare it Out if it is an "
+                "output (zeroed before each call), or " + (
+                    "keep the function from writing through it" if p.const else
+                    "leave it unchanged and make it `const`") + " if it is an input; an "
+                "argument updated in place is not supported")
 
 
 def pointer_access(module: bytes, symbol: str) -> list[str]:
     """Per parameter of `symbol` in the bitcode `module`: what the optimized function does
     with it ('read', 'write', 'both' or 'none'), from LLVM's attribute inference; 'unknown'
     where it goes into an OpenMP parallel region, which that inference does not see into."""
+    return _accesses(_optimized(module, symbol))
+
+
+def _optimized(module: bytes, symbol: str):
+    """`symbol` of the bitcode `module` after LLVM's O1 pipeline (attributes inferred, small
+    helpers inlined)."""
     r = subprocess.run([tool("opt"), "-passes=default<O1>", "-", "-S", "-o", "-"],
                        input=module, capture_output=True)
     if r.returncode:
         raise SignatureError(f"reading the prototype of '{symbol}' failed:\n"
                              f"{r.stderr.decode(errors='replace').strip()}")
-    fn = parse_module(r.stdout.decode()).function("@" + symbol)
+    return parse_module(r.stdout.decode()).function("@" + symbol)
+
+
+def _accesses(fn) -> list[str]:
     # a pointer handed to an OpenMP parallel region: LLVM's inference does not look into the
     # outlined function, so 'both' says nothing there ('unknown')
     forks = any((i.callee or "").startswith("@__kmpc_fork") for i in fn.insts())
     return [_access(p.attrs) if _access(p.attrs) != "both" or not forks else "unknown"
             for p in fn.params]
+
+
+def _stored_through(fn) -> set[int]:
+    """The parameters fn itself stores into (a store, or the destination of memcpy, memmove or
+    memset), through address arithmetic on them."""
+    index = {p.name: k for k, p in enumerate(fn.params)}
+    out = set()
+    for inst in fn.insts():
+        dest = inst.ops[1].value if inst.op == "store" else inst.ops[0].value \
+            if inst.op == "call" and (inst.callee or "").startswith(_WRITES) and inst.ops else None
+        if dest is not None and underlying(fn, dest) in index:
+            out.add(index[underlying(fn, dest)])
+    return out
+
+
+_WRITES = ("@llvm.memcpy", "@llvm.memmove", "@llvm.memset")
 
 
 def _access(attrs) -> str:
