@@ -287,6 +287,23 @@ def test_call_errors_name_the_argument(lib):
             lib.norm2(x, n=bad)
 
 
+def test_int_out_of_its_c_range_is_refused():
+    """An Int value that does not fit its C type raised nothing and reached C wrapped around
+    (k = 2**32 + 3 acted as 3; a new-user check): OverflowError naming it."""
+    sig = ffi.Signature("powk", [In("x", ("n",)), Int("n"), Int("k"), Int("m", "long")],
+                        ret=Ret("r"))
+    f = ffi.function(sig, source="double powk(const double *x, int n, int k, long m) { "
+                                 "double s = 0; for (int i = 0; i < n; i++) s += x[i] * k + m; "
+                                 "return s; }")
+    x = np.array([1.0, 2.0])
+    assert f(x, k=3, m=-1) == pytest.approx(7.0)
+    assert f(x, k=2**31 - 1, m=2**63 - 1) == pytest.approx(3.0 * (2**31 - 1) + 2.0 * 2**63)
+    for k, m, name in ((2**32 + 3, 0, "k"), (2**31, 0, "k"), (-2**31 - 1, 0, "k"),
+                       (1, 2**64 + 3, "m")):
+        with pytest.raises(OverflowError, match=f"integer argument '{name}' = .* does not fit"):
+            f(x, k=k, m=m)
+
+
 def test_signature_errors():
     with pytest.raises(ffi.SignatureError, match="names 'm', which is not an Int"):
         ffi.Signature("f", [In("x", ("m",)), Out("y", (2,))])

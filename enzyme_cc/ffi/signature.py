@@ -147,6 +147,11 @@ class Signature:
         for a in self.ints:
             if values[a.name] < 0 and any(a.name in x.shape for x in self.inputs + self.outputs):
                 raise SignatureError(f"{self.name}: size {a.name!r} is negative")
+            lo, hi = _INT_RANGE.get(a.ctype, (-(1 << 63), (1 << 63) - 1))
+            if not lo <= values[a.name] <= hi:     # (C would see it wrapped around)
+                raise OverflowError(f"{self.name}: integer argument {a.name!r} = "
+                                    f"{values[a.name]} does not fit C's `{a.ctype}` "
+                                    f"({lo} to {hi})")
         return tuple(values[a.name] for a in self.ints), common_lead(self.name, self.inputs, leads), leads
 
     def shape_of(self, arg, ints):
@@ -157,6 +162,11 @@ class Signature:
     def _show(shape, values=None):
         values = values or {}
         return "(" + ", ".join(str(values.get(d, d)) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+# the values an Int of each C type holds (64-bit types by default; size_t as passed, an int64)
+_INT_RANGE = {"int": (-(1 << 31), (1 << 31) - 1), "int32_t": (-(1 << 31), (1 << 31) - 1),
+              "size_t": (0, (1 << 63) - 1)}
 
 
 def integer(fname, name, v):
