@@ -207,6 +207,14 @@ def test_missing_function_is_a_build_error():
      "return s; }",
      r"argument 'v' is parameter 2 in C, but the signature declares it as argument 1 \(where C "
      r"has 'A'\): declare the arguments in C's order \(A, v, n\)"),
+    # the same swap under names of one's own: C read 1000 doubles from a 2-element buffer
+    (ffi.Signature("quad", [In("vec", ("n",)), In("mat", ("n", "n")), ffi.Int("n")],
+                   ret=ffi.Ret("s")),
+     "double quad(const double *A, const double *v, int n) { double s = 0; "
+     "for (int i = 0; i < n; i++) for (int j = 0; j < n; j++) s += v[i] * A[i * n + j] * v[j]; "
+     "return s; }",
+     r"argument 1 is 'A' in C, but the signature names it 'vec': use C's names, in C's order "
+     r"\(A, v, n\)"),
     # a double returned, no Ret: the value and its derivative were dropped in silence
     (ffi.Signature("sq", [In("x", ("n",)), ffi.Int("n"), Out("y", ("n",))]),
      "double sq(const double *x, int n, double *y) { double s = 0; for (int i = 0; i < n; i++) "

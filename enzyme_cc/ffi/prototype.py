@@ -183,17 +183,23 @@ def check(sig, proto: Prototype) -> frozenset:
 
 
 def _check_order(sig, where, proto) -> None:
-    """Refuse arguments in another order than C's: a name the signature gives at one position
-    that C's debug info gives another parameter (two arrays of one type swapped pass every
-    type check, then read and write past the smaller one). Other names are the user's choice."""
+    """Refuse arguments in another order than C's, or named otherwise: two arrays (or sizes) of
+    one type swapped pass every type check, then read and write past the smaller one, and with
+    names of the user's own (`bias` for C's `in`) no check could see the swap. Where C's debug
+    info names a parameter, the signature uses that name (Fortran's in any case)."""
     names = [p.name for p in proto.params]
+    order = ", ".join(f"{n}" for n in names)
     for k, a in enumerate(sig.args):
-        if names[k] is not None and a.name != names[k] and a.name in names:
-            order = ", ".join(f"{n}" for n in names)
+        if names[k] is None or a.name == names[k] or a.name.lower() == names[k].lower():
+            continue
+        if a.name in names:
             raise SignatureError(f"{where}: argument {a.name!r} is parameter {names.index(a.name) + 1} "
                                  f"in C, but the signature declares it as argument {k + 1} "
                                  f"(where C has {names[k]!r}): declare the arguments in C's "
                                  f"order ({order})")
+        raise SignatureError(f"{where}: argument {k + 1} is {names[k]!r} in C, but the signature "
+                             f"names it {a.name!r}: use C's names, in C's order ({order}), so "
+                             "that a swap cannot pass unseen")
 
 
 def _check_arg(sig, where, a, p) -> bool:
