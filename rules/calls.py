@@ -227,9 +227,13 @@ def _fwd_call(ctx, inst, before):
         if (inst.callee or "").startswith("@_FortranA"):
             refuse_runtime_call(ctx.gen(), synth, inst)
         bare = (inst.callee or "").strip('@"')
+        pointers = any(o.ty == "ptr" and ctx.shadowed(o.value) for o in inst.ops)
         hint = next((h for names, h in _NO_RULE_HINTS if bare.startswith(names)),
                     "rebuild the object defining it with enzyme-cc, add a rule in an enzyme.toml "
-                    "rule file, or declare it inactive with __enzyme_inactivefn")
+                    "rule file, or declare it inactive with __enzyme_inactivefn" + (
+                        " (only if it does not read, write or keep the floats its pointer "
+                        "arguments lead to: else the derivative would be wrong)"
+                        if pointers else ""))
         ctx.gen().fail(synth, inst, f"no derivative rule for {what} and no bitcode for it", hint)
     return None
 
@@ -242,6 +246,11 @@ _NO_RULE_HINTS = (
      "it, or sort with code built by enzyme-cc (std::sort, a sort of your own)"),
     (("bsearch",), "bsearch returns a pointer into the array without its shadow; search for "
      "the index instead (a loop, or std::lower_bound)"),
+    (("CFI_establish", "CFI_section", "CFI_select_part", "CFI_setpointer", "CFI_allocate"),
+     "the ISO_Fortran_binding routines keep the data address in a descriptor, so declaring them "
+     "inactive would give a wrong derivative; build the descriptors outside the differentiated "
+     "function and pass them enzyme_dup with shadow descriptors over the shadow data, or call "
+     "the Fortran routine with explicit-shape arrays (plain pointers)"),
     (("pthread_create", "_ZNSt6thread15_M_start_thread", "thrd_create"),
      "enzyme-cc differentiates OpenMP parallel regions (#pragma omp parallel for, -fopenmp), "
      "not threads the program starts itself; declaring it inactive would lose what the threads "

@@ -1561,3 +1561,37 @@ def test_const_object_captured_by_std_function_lambda(tmp_path, level):
     ad, fd = map(float, subprocess.run([str(tmp_path / "m")], capture_output=True, text=True,
                                        check=True).stdout.split())
     assert abs(ad - fd) <= 1e-6 * (1 + abs(fd)), (ad, fd)
+
+
+CFI_IN_GRADIENT = r"""
+#include <ISO_Fortran_binding.h>
+void sumsq(CFI_cdesc_t *u, double *out);
+void __enzyme_autodiff(void *, ...);
+static double wrap(double *u, int n) {
+  CFI_CDESC_T(1) d;
+  CFI_index_t ext[1] = {n};
+  CFI_establish((CFI_cdesc_t *)&d, u, CFI_attribute_other, CFI_type_double, 0, 1, ext);
+  double out;
+  sumsq((CFI_cdesc_t *)&d, &out);
+  return out;
+}
+int main(void) {
+  double u[3] = {1, 2, 3}, du[3] = {0};
+  __enzyme_autodiff((void *)wrap, u, du, 3);
+  return 0;
+}
+"""
+
+
+def test_cfi_establish_refusal_warns_against_declaring_it_inactive(tmp_path):
+    """A C wrapper building an ISO_Fortran_binding descriptor inside the differentiated code:
+    refused; the hint said to declare CFI_establish inactive, which built and gave 0 0 0 for
+    2 4 6 (it keeps the active address in the descriptor). Now it says what works."""
+    (tmp_path / "m.c").write_text(CFI_IN_GRADIENT)
+    env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
+    r = subprocess.run([str(BIN / "enzyme-cc"), "-O2", "m.c", "-o", "m"], cwd=tmp_path,
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 1, r.stderr
+    assert "no derivative rule for call to 'CFI_establish'" in r.stderr, r.stderr
+    assert "declaring them inactive would give a wrong derivative" in r.stderr, r.stderr
+    assert "__enzyme_inactivefn" not in r.stderr and "Traceback" not in r.stderr, r.stderr
