@@ -11,6 +11,7 @@ from enzyme_cc.ad.structure import packed_bits
 from enzyme_cc.ad.synthesis import increments, openmp_version
 from enzyme_cc.ad.parallel import openmp, openmp_classes, openmp_ranges
 from enzyme_cc.ad.structure.type_layout import named_align, underlying
+from enzyme_cc.ad.structure.diagnostics import from_fortran
 from .registry import reverse
 from .fortran import refuse_associated_pointer
 from enzyme_cc.ad.analysis.activity_basics import pun_type
@@ -347,9 +348,21 @@ def _atomicrmw(ctx, inst, d):
 
 @reverse("cmpxchg")
 def _cmpxchg(ctx, inst, d):
+    refuse_cmpxchg(ctx, inst)
+
+
+def refuse_cmpxchg(ctx, inst):
+    """A compare-and-swap on memory with a shadow: an atomic float update written as a CAS loop
+    (C's _Atomic double, flang's `!$omp atomic` on a REAL); atomic adds are differentiated."""
     if ctx.shadowed(inst.ops[0].value):
-        ctx.error(inst, "compare-and-swap on differentiated memory (an _Atomic double update?) is "
-                  "not supported", "use a plain update, or __atomic_fetch_add on the double")
+        fortran = from_fortran(ctx.synth.module, ctx.synth.fn)
+        ctx.error(inst, "compare-and-swap on differentiated memory (an atomic update of a float "
+                  "done as a compare-and-swap loop: C's _Atomic double, or `!$omp atomic` on a "
+                  "REAL in flang's code) is not supported",
+                  "Fortran: a reduction(+:x) clause on the loop, or !$omp critical around the "
+                  "update" if fortran else "use a plain update, #pragma omp atomic (an atomic "
+                  "add), or __atomic_fetch_add on the double; Fortran: a reduction(+:x) clause "
+                  "or !$omp critical")
 
 
 def unknown_integer_copy(ctx, inst):

@@ -6,6 +6,7 @@ from enzyme_cc.ad.structure import packed_bits
 from .registry import tangent, call_rule
 from .formula import FormulaCompiler
 from .instructions import (align_of, integer_counter, minmax_tie, unknown_integer_copy,
+                           refuse_cmpxchg,
                            zero_overwritten_floats)
 from .calls import (call_kind, check_arity, convert_float, sibling_calls, _involved,
                     refuse_checkpoint_driver, zero_shadow_like)
@@ -166,9 +167,7 @@ def _t_atomicrmw(ctx, inst):
 
 @tangent("cmpxchg")
 def _t_cmpxchg(ctx, inst):
-    if ctx.shadowed(inst.ops[0].value):
-        ctx.error(inst, "compare-and-swap on differentiated memory (an _Atomic double update?) is "
-                  "not supported", "use a plain update, or __atomic_fetch_add on the double")
+    refuse_cmpxchg(ctx, inst)
     return None
 
 

@@ -408,3 +408,13 @@ def test_openmp_per_iteration_ranges_cover_loads(tmp_path):
         r = subprocess.run(["./prog"], cwd=tmp_path, capture_output=True, text=True,
                            timeout=RUN_TIMEOUT, env=dict(os.environ, OMP_NUM_THREADS=str(n)))
         assert r.returncode == 0 and "FAILED" not in r.stdout, r.stdout[-2000:] + r.stderr
+
+
+def test_openmp_fortran_atomic_hint(tmp_path):
+    """`!$omp atomic` on a REAL in differentiated Fortran is refused (flang's compare-and-swap
+    loop), with a hint a Fortran user can act on: a reduction clause or a critical section."""
+    r = run(["enzyme-fc", "-fopenmp", "-O2", str(HERE / "fortran" / "omp_atomic_real.f90"), "-o",
+             str(tmp_path / "a")], cwd=tmp_path, check=False)
+    assert r.returncode == 1 and "compare-and-swap on differentiated memory" in r.stderr, r.stderr
+    assert "reduction(+:x) clause on the loop, or !$omp critical" in r.stderr, r.stderr
+    assert "__atomic_fetch_add" not in r.stderr and "Traceback" not in r.stderr, r.stderr

@@ -96,6 +96,17 @@ def is_flang(name: str) -> bool:
     return name.lstrip("@").strip('"').startswith("_Q")
 
 
+def from_fortran(module, fn) -> bool:
+    """fn is flang's code: a name flang made (a procedure's `_Q...`, an OpenMP region's
+    `..omp_par`), or a compile unit of Fortran in its debug info (a bind(c) procedure)."""
+    name = fn.name.lstrip("@").strip('"')
+    if is_flang(name) or "..omp_par" in name:
+        return True
+    sp = module.metadata.get(getattr(fn, "dbg", None) or "", "")
+    unit = module.metadata.get(md_field(sp, "unit") or "", "")
+    return "DW_LANG_Fortran" in unit
+
+
 def untyped_copy_hint(fn_name: str, module=None) -> str:
     """What to change where an untyped copy's data cannot be typed: rustc emits no type-based
     alias metadata at any level, so for Rust the optimization level helps only by inlining.
