@@ -124,7 +124,11 @@ def refuse_runtime_call(gen, synth, inst):
     """A flang runtime routine that has neither a rule nor an implementation of ours."""
     name = inst.callee[1:]
     why = refusal(name)
-    if re.match(r"_FortranA(?:Allocatable|Pointer)\w+", name):
+    if re.match(r"_FortranA(?:Allocatable|Pointer)InitDerivedForAllocate", name):
+        hint = ("a polymorphic ALLOCATE of a type with allocatable components (`allocate(t :: "
+                "p)` of a CLASS variable) is not differentiated: declare the object with its "
+                "type, `type(t) :: obj`, and pass it to the class(...) dummies")
+    elif re.match(r"_FortranA(?:Allocatable|Pointer)\w+", name):
         hint = ("allocate the object with its type, `allocate(t :: p)`, then assign its value, "
                 "instead of SOURCE= or MOLD= on polymorphic data; keep pointer remapping out of "
                 "the differentiated code")

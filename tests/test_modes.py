@@ -166,6 +166,20 @@ def test_polymorphic_allocation_refusal_says_what_to_do(tmp_path):
     assert "allocate(t :: p)" in p.stderr.split("hint:")[1], p.stderr
 
 
+def test_typed_polymorphic_allocate_hint(tmp_path):
+    """`allocate(t :: obj)` of a CLASS variable whose type has an allocatable component is
+    refused (flang's InitDerivedForAllocate); the hint said to allocate with the type, as the
+    code does: now it says to declare the object with its type (which differentiates)."""
+    name = "polymorphic_typed_allocate.f90"
+    shutil.copy(os.path.join(HERE, name), tmp_path / name)
+    p = subprocess.run(["enzyme-fc", "-O2", name, "-o", "prog"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert "_FortranAAllocatableInitDerivedForAllocate" in p.stderr, p.stderr
+    assert "declare the object with its type, `type(t) :: obj`" in p.stderr, p.stderr
+    assert "then assign its value" not in p.stderr, p.stderr
+
+
 def test_recursive_fortran_in_many_activity_signatures(tmp_path):
     """A recursive Fortran function whose reals come by reference, called in many activity
     signatures: its gradient against central differences (differentiating it took 190 s when
