@@ -418,3 +418,15 @@ def test_openmp_fortran_atomic_hint(tmp_path):
     assert r.returncode == 1 and "compare-and-swap on differentiated memory" in r.stderr, r.stderr
     assert "reduction(+:x) clause on the loop, or !$omp critical" in r.stderr, r.stderr
     assert "__atomic_fetch_add" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_openmp_fortran_constant_captured_beside_active(tmp_path):
+    """Arrays and a scalar passed enzyme_const, read in a Fortran parallel loop beside an active
+    array: flang's record of captured addresses is unpacked into clang's fork arguments
+    (lto/flang_omp.py), where the build was refused; the analytic gradient at 1 and 2 threads."""
+    for level in ("-O0", "-O2"):
+        run(["enzyme-fc", "-fopenmp", level, str(HERE / "fortran" / "omp_const_captured.f90"),
+             "-o", str(tmp_path / "c")], cwd=tmp_path)
+        for n in (1, 2):
+            r = run([str(tmp_path / "c")], env=dict(os.environ, OMP_NUM_THREADS=str(n)))
+            assert r.stdout.split()[:2] == ["bad", "0"], r.stdout

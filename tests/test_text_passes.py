@@ -35,6 +35,7 @@ def test_merge_passes_in_order():
     assert names == ["strip optnone", "name numbered types", "Enzyme's entry points unmangled",
                      "keep registered calls", "keep BLAS calls",
                      "inline assembly as IR", "x86 intrinsics as IR",
+                     "flang's OpenMP capture records unpacked",
                      "internalize inline functions", "keep marked loops",
                      "mark unreached code"]
     shared = [n for n, _ in text_passes.merge_passes(shared=True, preopt=False)]
@@ -174,3 +175,52 @@ def test_unmangle_entry_points():
     assert "@_Z3fooPv(" in out
     both = text + "declare ptr @__enzyme_shadow(ptr, i32, i32)\n"
     assert text_passes.unmangle_entry_points(both) == both
+
+
+FLANG_FORK = """
+declare void @__kmpc_fork_call(ptr, i32, ptr, ...)
+@loc = private constant [4 x i8] c"loc\\00"
+define double @loss(ptr %x, ptr %tg, i32 %n) {
+  %rec = alloca { ptr, ptr, ptr }, align 8
+  %red = alloca double, align 8
+  %nn = alloca i32, align 4
+  store i32 %n, ptr %nn
+  store ptr %red, ptr %rec, align 8
+  %f1 = getelementptr inbounds nuw i8, ptr %rec, i64 8
+  store ptr %x, ptr %f1, align 8
+  %f2 = getelementptr inbounds nuw i8, ptr %rec, i64 16
+  store ptr %tg, ptr %f2, align 8
+  call void (ptr, i32, ptr, ...) @__kmpc_fork_call(ptr @loc, i32 1, ptr @loss..omp_par, ptr %rec)
+  %r = load double, ptr %red
+  ret double %r
+}
+define internal void @loss..omp_par(ptr %tid, ptr %zero, ptr readonly captures(none) %0) {
+entry:
+  %g1 = getelementptr i8, ptr %0, i64 8
+  %1 = load ptr, ptr %g1, align 8
+  %g2 = getelementptr i8, ptr %0, i64 16
+  %2 = load ptr, ptr %g2, align 8
+  %3 = load ptr, ptr %0, align 8
+  %a = load double, ptr %1
+  %b = load double, ptr %2
+  %d = fsub double %a, %b
+  store double %d, ptr %3
+  ret void
+}
+"""
+
+
+def test_flang_capture_record_unpacked():
+    """flang's fork of a region with a record of the captured addresses becomes clang's: the
+    addresses are the fork's arguments and the outlined function's parameters (where an
+    enzyme_const one beside an active one was refused); the IR stays valid, numbered values in
+    sequence; a record the function also hands elsewhere is left alone."""
+    out = _valid(text_passes.flang_omp.unpack_capture_records(FLANG_FORK))
+    assert "@__kmpc_fork_call(ptr @loc, i32 3, ptr @loss..omp_par, ptr %red, ptr %x, ptr %tg)" \
+        in out, out
+    assert "(ptr %tid, ptr %zero, ptr %0, ptr %ecc.omp.cap1, ptr %ecc.omp.cap2)" in out, out
+    assert "%1 = getelementptr i8, ptr %ecc.omp.cap1, i64 0" in out and "alloca { ptr" not in out
+    escaped = FLANG_FORK.replace("  %r = load double, ptr %red",
+                                 "  call void @keep(ptr %rec)\n  %r = load double, ptr %red") + \
+        "declare void @keep(ptr)\n"
+    assert text_passes.flang_omp.unpack_capture_records(escaped) == escaped
