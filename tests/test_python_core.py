@@ -312,6 +312,19 @@ def test_int_out_of_its_c_range_is_refused():
             f(x, k=k, m=m)
 
 
+def test_shape_error_quotes_the_shape_the_other_arguments_imply():
+    """W passed transposed: the expected shape comes from the other arguments (x says nin = 3,
+    b says nout = 5), where it was read partly from W's own wrong shape, (3, 3)."""
+    sig = ffi.Signature("dense", [In("x", ("nin",)), In("W", ("nout", "nin")), In("b", ("nout",)),
+                                  Int("nin"), Int("nout"), Out("y", ("nout",))])
+    f = ffi.function(sig, source="void dense(const double *x, const double *W, const double *b, "
+                                 "int nin, int nout, double *y) { for (int i = 0; i < nout; i++) "
+                                 "{ double s = b[i]; for (int j = 0; j < nin; j++) "
+                                 "s += W[i * nin + j] * x[j]; y[i] = s; } }")
+    with pytest.raises(ffi.SignatureError, match=r"'W' has shape \(3, 5\), expected \(5, 3\)"):
+        f(np.ones(3), np.ones((3, 5)), np.ones(5))
+
+
 def test_signature_errors():
     with pytest.raises(ffi.SignatureError, match="names 'm', which is not an Int"):
         ffi.Signature("f", [In("x", ("m",)), Out("y", (2,))])

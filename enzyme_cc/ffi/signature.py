@@ -139,7 +139,8 @@ class Signature:
                 if not ok:
                     raise SignatureError(
                         f"{self.name}: argument {a.name!r} has shape {shape}, expected "
-                        f"{self._show(a.shape, values)} (with leading batch axes allowed)")
+                        f"{self._show(a.shape, self._sizes_but(a, input_shapes, given))} (with "
+                        "leading batch axes allowed)")
         missing = [a.name for a in self.ints if a.name not in values]
         if missing:
             raise SignatureError(f"{self.name}: integer argument {missing[0]!r} is not given "
@@ -153,6 +154,20 @@ class Signature:
                                     f"{values[a.name]} does not fit C's `{a.ctype}` "
                                     f"({lo} to {hi})")
         return tuple(values[a.name] for a in self.ints), common_lead(self.name, self.inputs, leads), leads
+
+    def _sizes_but(self, arg, input_shapes, given) -> dict:
+        """The sizes the given integers and the other inputs' shapes say (for an error about
+        arg's shape: not the sizes arg's own wrong shape set)."""
+        values = {k: integer(self.name, k, v) for k, v in given.items()}
+        for a, shape in zip(self.inputs, input_shapes):
+            shape = tuple(int(x) for x in shape)
+            k = len(shape) - len(a.shape)
+            if a is arg or k < 0:
+                continue
+            for d, n in zip(a.shape, shape[k:]):
+                if not isinstance(d, int):
+                    values.setdefault(d, n)
+        return values
 
     def shape_of(self, arg, ints):
         values = dict(zip((a.name for a in self.ints), ints))
