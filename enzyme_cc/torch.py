@@ -21,7 +21,7 @@ from .ffi.signature import SignatureError
 # (complex tensors: the C function sees pairs of floats, and the real-pair derivative is
 # torch's convention for complex gradients, dL/dRe + i dL/dIm)
 _DTYPES = {"float64": torch.float64, "float32": torch.float32, "complex128": torch.complex128,
-           "complex64": torch.complex64}
+           "complex64": torch.complex64, "int32": torch.int32, "int64": torch.int64}
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _C = torch._C
 _is_wrapped = _C._functorch.is_functorch_wrapped_tensor

@@ -132,10 +132,18 @@ def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
             continue
         if ir == "ptr":
             dtype = _FLOAT_NAMES.get(pointee or "")
+            index = {32: "int32", 64: "int64"}.get(_INT_NAMES.get(pointee or ""))
+            if dtype is None and index is not None and (const or access in ("read", "none")) \
+                    and pname not in outputs:
+                if pname not in shapes:
+                    raise SignatureError(f"{where} {pname!r} is {spelled}: give its shape in "
+                                         f"shapes= (e.g. shapes={{{pname!r}: ('n',)}})")
+                args.append(In(pname, tuple(shapes[pname]), index, diff=False))  # (indices)
+                continue
             if dtype is None:
                 raise SignatureError(f"{where} {pname!r} is {spelled}: only pointers to float, "
-                                     "double and their complex types are passed as arrays; "
-                                     "declare its Signature to pass it otherwise")
+                                     "double and their complex types, and integer arrays the "
+                                     "function only reads (indices), are passed as arrays")
             if pname not in shapes:
                 raise SignatureError(f"{where} {pname!r} is {spelled}: give its shape in "
                                      f"shapes= (e.g. shapes={{{pname!r}: ('n',)}})")

@@ -23,6 +23,8 @@ _INT_BITS = {"int": 32, "int32_t": 32, "long": 64, "long long": 64, "int64_t": 6
 _INT_NAMES = {"int": 32, "long": 64, "long int": 64, "long long": 64, "long long int": 64,
               "integer": 32, "integer(kind=4)": 32, "integer(kind=8)": 64, "integer*4": 32,
               "integer*8": 64}
+_INT_NAMES.update({"int32_t": 32, "int64_t": 64})
+_INT_ARRAYS = {32: "int32", 64: "int64"}      # an index array's dtype by its width
 # Float names in debug info (C, C++ and flang's) -> dtype.
 _FLOAT_NAMES = {"double": "float64", "real(kind=8)": "float64", "double precision": "float64",
                 "real*8": "float64", "float": "float32", "real": "float32",
@@ -230,7 +232,7 @@ def _check_arg(sig, where, a, p) -> bool:
             f"a pointer ({decl}{a.name})" + (": a scalar input passed by value is declared "
                                              f"In({a.name!r}, ())" if by_value else ""))
     if p.pointee is not None:
-        have = _FLOAT_NAMES.get(p.pointee)
+        have = _FLOAT_NAMES.get(p.pointee) or _INT_ARRAYS.get(_INT_NAMES.get(p.pointee))
         if have is None and p.pointee not in ("void", "?"):
             raise SignatureError(f"{where}: argument {a.name!r} points to {p.pointee} in C, but "
                                  f"{kind} declares {a.dtype} data ({decl}{a.name})")

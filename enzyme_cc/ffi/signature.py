@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from math import prod
 
 DTYPES = {"float64": "double", "float32": "float", "complex128": "double _Complex",
-          "complex64": "float _Complex"}
+          "complex64": "float _Complex", "int32": "int32_t", "int64": "int64_t"}
 COMPLEX = ("complex128", "complex64")
+INTEGER_ARRAYS = ("int32", "int64")     # inputs only, with diff=False (an index array)
 INT_CTYPES = ("int", "long", "long long", "int64_t", "int32_t", "size_t", "ptrdiff_t")
 
 
@@ -74,7 +75,13 @@ class Signature:
                 continue
             if a.dtype not in DTYPES:
                 raise SignatureError(f"{name}: argument {a.name!r}: dtype must be float64, "
-                                     f"float32, complex128 or complex64, not {a.dtype!r}")
+                                     f"float32, complex128 or complex64 (or int32, int64 for an "
+                                     f"In with diff=False), not {a.dtype!r}")
+            if a.dtype in INTEGER_ARRAYS and not (isinstance(a, In) and not a.diff):
+                raise SignatureError(f"{name}: argument {a.name!r}: an integer array carries no "
+                                     f"derivative: it is an In with diff=False (an index "
+                                     f"array), not {type(a).__name__}"
+                                     + ("" if not isinstance(a, In) else " with diff=True"))
             if a is ret and a.dtype in COMPLEX:
                 raise SignatureError(f"{name}: a complex return value is not supported; hint: "
                                      "return it through an Out argument")
