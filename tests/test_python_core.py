@@ -634,6 +634,35 @@ def test_signature_inferred_for_fortran():
     sig = ffi.signature_of("cubic", source=F_SRC, lang="fortran",
                            shapes={"p": (3,), "x": ("n",), "y": ("n",)})
     assert sig.args == CUBIC.args
+    # Fortran's names are case-insensitive (shapes= named 'X' was "not an argument")
+    assert ffi.signature_of("cubic", source=F_SRC, lang="fortran",
+                            shapes={"P": (3,), "X": ("N",), "Y": ("n",)}).args == CUBIC.args
+
+
+ACCUMULATE_F = """subroutine sq(x, n, y)
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(out) :: y(n)
+  integer :: i
+  y = 0d0
+  do i = 1, n
+    y(i) = y(i) + x(i)**2
+  end do
+end subroutine
+"""
+
+
+def test_fortran_intent_out_read_and_written():
+    """An intent(out) array the routine zeroes and accumulates into reads as read and written:
+    the message says to name it in outputs= (where it said to declare it intent(in)), and so
+    named the routine's values are right."""
+    with pytest.raises(SignatureError, match="the routine both reads and writes it .*name it in "
+                                             "outputs= if it is intent\\(out\\)"):
+        ffi.signature_of("sq_", source=ACCUMULATE_F, lang="fortran",
+                         shapes={"x": ("n",), "y": ("n",)})
+    f = ffi.function("sq_", source=ACCUMULATE_F, lang="fortran",
+                     shapes={"X": ("n",), "Y": ("n",)}, outputs=("Y",))
+    assert f(np.array([1.0, 2.0, 3.0])) == pytest.approx([1.0, 4.0, 9.0])
 
 
 @pytest.mark.parametrize("kw, message", [
@@ -737,7 +766,8 @@ def test_signature_message_for_a_fortran_argument_read_and_written():
     with pytest.raises(SignatureError) as e:
         _signature("smooth", params, "void", {"v": ("n",)}, (), (), None, None)
     assert "the Fortran routine's argument 'v'" in str(e.value), e.value
-    assert "declare it intent(in)" in str(e.value) and "const" not in str(e.value), e.value
+    assert "name it in outputs= if it is intent(out)" in str(e.value) and \
+        "const" not in str(e.value), e.value
 
 
 OMP_SMOOTH = """

@@ -113,11 +113,16 @@ def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
     where = f"{name}: the {'Fortran routine' if fortran else 'C function'}'s argument"
     make_input = "declare it intent(in)" if fortran else "make it `const`"
     names = [p[0] for p in params]
+    if fortran:         # (Fortran's names are case-insensitive; its debug info spells them lower)
+        low = (lambda d: d.lower() if isinstance(d, str) else d)
+        shapes = {k.lower(): tuple(low(d) for d in v) for k, v in shapes.items()}
+        outputs, nondiff = tuple(map(str.lower, outputs)), tuple(map(str.lower, nondiff))
     for given, what in ((shapes, "shapes"), (outputs, "outputs"), (nondiff, "nondiff")):
         unknown = [k for k in given if k not in names]
         if unknown:
             raise SignatureError(f"{name}: {what} names {unknown[0]!r}, which is not an "
-                                 f"argument of the C function ({', '.join(names)})")
+                                 f"argument of the {'Fortran routine' if fortran else 'C function'} "
+                                 f"({', '.join(names)})")
     args = []
     for pname, ir, c, pointee, const, access in params:
         spelled = f"`{c}`" if c else ir
@@ -163,6 +168,12 @@ def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
                     f"parallel region, where what it does with it cannot be inferred: name it in "
                     f"outputs= if it is an output (zeroed before each call), or {make_input} if "
                     f"it is an input")
+            elif fortran:
+                raise SignatureError(
+                    f"{where} {pname!r} is {spelled}, and the routine both reads and writes it "
+                    f"(its INTENT is not in the compiled code): name it in outputs= if it is "
+                    f"intent(out) (zeroed before each call, so accumulating into it works); "
+                    f"an intent(inout) argument, updated in place, is not supported")
             else:
                 raise SignatureError(
                     f"{where} {pname!r} is {spelled}, and the function both reads and writes "
