@@ -229,7 +229,8 @@ def _compile_fortran_unoptimized(inv, src, args, out) -> int:
             return rc
         # clang embeds an IR input as it is: the section holds flang's IR, byte for byte
         cc = [toolchain.tool("clang")] + [a for a in args if _codegen_flag(a)] + \
-            ["-Wno-unused-command-line-argument"] + EMBED + ["-c", bc, "-o", out]
+            ["-Wno-unused-command-line-argument", "-Wno-deprecated-ofast"] + EMBED + \
+            ["-c", bc, "-o", out]      # (flang has warned of what the user wrote)
         rc = run(cc, inv.verbose)
         if rc != 0 or not os.path.isfile(out):
             return rc                   # (-o /dev/null: configure's probes)

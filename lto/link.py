@@ -92,15 +92,18 @@ def _link(driver, inv, cfg, tmp) -> int:
     inputs += [(i, "file", p) for i, p in inv.inputs]
     inputs += [(i, "lib", n) for i, n in inv.libs]
     inputs.sort()
+    # the compile jobs used the compile flags: the link of their objects warns of none, as
+    # one compile-and-link run of the driver does not (`enzyme-fc -fstack-arrays p.f90 -o p`)
+    quiet = ["-Qunused-arguments", "-Wno-deprecated-ofast"] if inv.sources else []
     # `-r`: a partial link keeps every bitcode section (back to back); the final link differentiates
     if "-r" in inv.args or "--relocatable" in inv.args or not _may_call_markers(inputs, inv):
-        return run([final] + inv.link_args_with(replace), inv.verbose)
+        return run([final] + inv.link_args_with(replace) + quiet, inv.verbose)
     from enzyme_cc.bitcode import plan_link
     plan = plan_link([(kind, v) for _, kind, v in inputs], inv.lib_dirs, inv.static,
                      _linker_modes(inv.args, [i for i, _, _ in inputs]))
     stages.done("read bitcode")
     if not any(m in data for _, data in plan.modules for m in MARKER_BYTES):
-        return run([final] + inv.link_args_with(replace), inv.verbose)
+        return run([final] + inv.link_args_with(replace) + quiet, inv.verbose)
 
     from enzyme_cc.rules.registry import set_user_rule_files   # the AD core: only when needed
     set_user_rule_files(cfg.rule_files)
@@ -120,7 +123,7 @@ def _link(driver, inv, cfg, tmp) -> int:
             _unmerged_members(archive, plan, native, os.path.join(tmp, f"whole{k}"))
     with open(obj, "rb") as f:   # the MPFR truncation runtime (ours or <enzyme/fprt/mpfr.h>)
         mpfr = [] if b"mpfr_" not in f.read() else ["-lmpfr"]
-    rc = run([final] + inv.link_args_with(replace) + mpfr, inv.verbose)
+    rc = run([final] + inv.link_args_with(replace) + mpfr + quiet, inv.verbose)
     stages.done("relink")
     return rc
 

@@ -57,6 +57,21 @@ def test_exit_codes_are_clangs(work, args, code):
     assert e.stderr == c.stderr
 
 
+@pytest.mark.parametrize("wrapper, plain, source, flags", [
+    ("enzyme-cc", "clang-22", "ok.c", ["-Ofast"]),
+    ("enzyme-fc", "flang-new-22", "ok.f90", ["-Ofast"]),
+    ("enzyme-fc", "flang-new-22", "ok.f90", ["-O2", "-fstack-arrays"]),
+])
+def test_compile_and_link_warns_as_the_plain_driver(work, wrapper, plain, source, flags):
+    """A compile and link in one run warns as the plain driver does, once: the link of the
+    objects compiled in the run warned again of compile flags (-fstack-arrays unused, -Ofast
+    deprecated) and flang's IR compiled by clang a second time of -Ofast (new-user check D)."""
+    (work / "ok.f90").write_text("program p\nend program\n")
+    e = run([wrapper, *flags, source, "-o", "e"], cwd=work, env=user_env())
+    c = run([plain, *flags, source, "-o", "c"], cwd=work)
+    assert e.stderr.count("warning:") == c.stderr.count("warning:"), (e.stderr, c.stderr)
+
+
 def test_link_failure_is_the_linkers(work):
     e = run(["enzyme-cc", "undef.c", "-o", "undef"], cwd=work, check=False, env=user_env())
     c = run(["clang-22", "undef.c", "-o", "undef"], cwd=work, check=False)
