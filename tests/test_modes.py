@@ -180,6 +180,40 @@ def test_typed_polymorphic_allocate_hint(tmp_path):
     assert "then assign its value" not in p.stderr, p.stderr
 
 
+HIDDEN_LENGTH_MAIN = r"""
+#include <stdio.h>
+double f(const double *x, int n, const char *mode, ...);
+int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+int main(void) {
+  double x[3] = {1, 2, 3}, dx[3] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, x, dx, enzyme_const, 3, enzyme_const, "cube" LENGTH);
+  printf("%g %g %g\n", dx[0], dx[1], dx[2]);
+  return 0;
+}
+"""
+
+
+def test_fortran_hidden_character_length_named(tmp_path):
+    """A C marker call that leaves out flang's hidden CHARACTER length: the count error says
+    what the missing parameter may be (it was "parameter 4 of 4 missing" for a routine with 3
+    dummies); passed enzyme_const, the gradient is 2 * 2x."""
+    shutil.copy(os.path.join(HERE, "hidden_character_length.f90"), tmp_path / "k.f90")
+    run(["enzyme-fc", "-O2", "-c", "k.f90", "-o", "k.o"], cwd=tmp_path)
+    for length in ("", ", enzyme_const, 4L"):
+        (tmp_path / "m.c").write_text(HIDDEN_LENGTH_MAIN.replace("LENGTH", length))
+        run(["enzyme-cc", "-O2", "-c", "m.c", "-o", "m.o"], cwd=tmp_path)
+        p = subprocess.run(["enzyme-fc", "-O2", "m.o", "k.o", "-o", "prog"], cwd=tmp_path,
+                           capture_output=True, text=True)
+        if not length:
+            assert p.returncode == 1 and "parameter 4 of 4 missing; if it is Fortran, the " \
+                "missing ones may be flang's hidden lengths of its CHARACTER dummies" in p.stderr
+            continue
+        assert p.returncode == 0, p.stderr
+        out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+        assert [float(v) for v in out.split()] == [4.0, 8.0, 12.0], out
+
+
 def test_recursive_fortran_in_many_activity_signatures(tmp_path):
     """A recursive Fortran function whose reals come by reference, called in many activity
     signatures: its gradient against central differences (differentiating it took 190 s when

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, parse_type, type_size, carries_float
-from ..structure.diagnostics import free_function_name, located
+from ..structure.diagnostics import free_function_name, from_fortran, located
 from .marker_args import _marker_of, constant_width
 from .marker_values import _NAMED, TAPE_HEADER_BYTES
 from enzyme_cc.ir.model import Operand, parse_module
@@ -275,10 +275,19 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
         if tag in ("enzyme_width", "enzyme_dupv", "enzyme_dupnoneedv", "enzyme_interleave"):
             raise UserError(f"{where}: '{tag}' is not supported yet in {marker}")
         if k >= len(ops):
+            rest = target.params[len(acts):]
+            # flang's hidden CHARACTER lengths (a bind(c) procedure compiled without -g is known
+            # as Fortran by nothing else)
+            fortran = from_fortran(module, target)
+            hidden = all(q.ty == "i64" for q in rest)
             raise UserError(f"{where}: too few arguments to {marker} for "
-                            f"'{fn_val[1:]}' (parameter {len(acts) + 1} of {len(target.params)} missing); "
-                            "hint: pass every parameter of the function, each pointer followed by "
-                            "its shadow unless marked enzyme_const")
+                            f"'{fn_val[1:]}' (parameter {len(acts) + 1} of {len(target.params)} missing"
+                            + ("; " + ("" if fortran else "if it is Fortran, ") + "the missing "
+                               "ones may be flang's hidden lengths of its CHARACTER dummies, "
+                               "integers by value after the arguments" if hidden else "")
+                            + "); hint: pass every parameter of the function, each pointer "
+                            "followed by its shadow unless marked enzyme_const" +
+                            (" (a length: enzyme_const, (long)len)" if hidden else ""))
         val = ops[k]
         k += 1
         if "byval" in p.attrs and _passed_by_value(module, inst, val.value):
