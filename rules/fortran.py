@@ -128,6 +128,10 @@ def refuse_runtime_call(gen, synth, inst):
         hint = ("a polymorphic ALLOCATE of a type with allocatable components (`allocate(t :: "
                 "p)` of a CLASS variable) is not differentiated: declare the object with its "
                 "type, `type(t) :: obj`, and pass it to the class(...) dummies")
+    elif re.match(r"_FortranA(?:\w+Stack|Push\w+|Pop\w+|DescriptorAt|ValueAt|"
+                  r"\w*ArrayConstructor\w*)", name):
+        hint = ("write the FORALL or the array constructor as a DO loop over the elements "
+                "(DO CONCURRENT works too)")
     elif re.match(r"_FortranA(?:Allocatable|Pointer)\w+", name):
         hint = ("allocate the object with its type, `allocate(t :: p)`, then assign its value, "
                 "instead of SOURCE= or MOLD= on polymorphic data; keep pointer remapping out of "

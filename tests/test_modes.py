@@ -214,6 +214,19 @@ def test_fortran_hidden_character_length_named(tmp_path):
         assert [float(v) for v in out.split()] == [4.0, 8.0, 12.0], out
 
 
+def test_forall_temporary_hint(tmp_path):
+    """A FORALL whose runtime temporary (_FortranAPushDescriptor ...) is refused: the hint is a
+    DO loop (or DO CONCURRENT), where it also offered -O2, which does not help there."""
+    name = "forall_component_temporary.f90"
+    shutil.copy(os.path.join(HERE, name), tmp_path / name)
+    p = subprocess.run(["enzyme-fc", "-O2", name, "-o", "prog"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    hint = p.stderr.split("hint:")[1]
+    assert "as a DO loop over the elements (DO CONCURRENT works too)" in hint, p.stderr
+    assert "-O2" not in hint, p.stderr
+
+
 def test_recursive_fortran_in_many_activity_signatures(tmp_path):
     """A recursive Fortran function whose reals come by reference, called in many activity
     signatures: its gradient against central differences (differentiating it took 190 s when
