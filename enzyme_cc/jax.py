@@ -21,7 +21,7 @@ from jax.interpreters import ad, batching, mlir
 from . import ffi
 from .ffi.build import helper_library
 from .ffi.runtime import KINDS
-from .ffi.signature import SignatureError, integer
+from .ffi.signature import SignatureError, integer, no_keyword_inputs
 
 TARGET = "enzyme_cc_call"
 _lock = threading.Lock()
@@ -77,6 +77,7 @@ class JaxOp:
 
     def __call__(self, *inputs, **ints):
         s = self.sig
+        no_keyword_inputs(s, ints)
         if len(inputs) != len(s.inputs):
             raise TypeError(f"{s.name}() takes {len(s.inputs)} array inputs "
                             f"({', '.join(a.name for a in s.inputs)}), got {len(inputs)}")

@@ -16,7 +16,7 @@ import torch.autograd.forward_ad as _fwad
 
 from . import ffi, torch_node
 from .ffi.runtime import KINDS
-from .ffi.signature import SignatureError
+from .ffi.signature import SignatureError, no_keyword_inputs
 
 # (complex tensors: the C function sees pairs of floats, and the real-pair derivative is
 # torch's convention for complex gradients, dL/dRe + i dL/dIm)
@@ -142,6 +142,7 @@ class TorchOp:
     # ---- the user's call: every check that names an argument happens here ----------------------
     def __call__(self, *inputs, **ints):
         s = self.sig
+        no_keyword_inputs(s, ints)
         if len(inputs) != len(s.inputs):
             raise TypeError(f"{s.name}() takes {len(s.inputs)} tensor inputs "
                             f"({', '.join(a.name for a in s.inputs)}), got {len(inputs)}")

@@ -293,6 +293,13 @@ def test_call_errors_name_the_argument(lib):
     for bad, shown in ((2.0, "float 2.0"), ("2", "str '2'"), (True, "bool True")):
         with pytest.raises(TypeError, match=f"integer argument 'n' must be an int, not {shown}"):
             lib.norm2(x, n=bad)
+    # an input by keyword, a seed left out: said so, not as a count of inputs or buffers
+    with pytest.raises(TypeError, match="input 'x' was given by keyword: inputs are passed "
+                                        "positionally"):
+        lib.norm2(x=x)
+    with pytest.raises(ffi.SignatureError, match="vjp takes 1 seed\\(s\\) after the inputs "
+                                                 "\\(cotangent of 'r'\\), got 0"):
+        lib.norm2.vjp([x], [])
 
 
 def test_int_out_of_its_c_range_is_refused():

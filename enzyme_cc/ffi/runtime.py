@@ -5,7 +5,7 @@ import ctypes
 from dataclasses import dataclass
 from math import prod
 
-from .signature import SignatureError, common_lead, integer, strides
+from .signature import SignatureError, common_lead, integer, no_keyword_inputs, strides
 
 
 @dataclass(frozen=True)
@@ -198,10 +198,16 @@ class Function:
     def _call_np(self, kind, inputs, seeds, ints):
         np = _numpy()
         s = self.sig
+        no_keyword_inputs(s, ints)
         if len(inputs) != len(s.inputs):
             raise SignatureError(f"{self.name}: takes {len(s.inputs)} inputs "
                                  f"({', '.join(a.name for a in s.inputs)}), got {len(inputs)}")
         seed_args = [(g, a) for g in KINDS[kind][0] for a in self._groups[g]]
+        if len(seeds) != len(seed_args):
+            raise SignatureError(f"{self.name}: {kind} takes {len(seed_args)} seed(s) after the "
+                                 "inputs (" + ", ".join(SEED_NAMES[g] + repr(a.name)
+                                                       for g, a in seed_args) +
+                                 f"), got {len(seeds)}")
         bufs = list(inputs) + list(seeds)
         for (g, a), x in zip([("", a) for a in s.inputs] + seed_args, bufs):
             if type(x) is not np.ndarray or x.dtype != a.dtype or not x.flags.c_contiguous:

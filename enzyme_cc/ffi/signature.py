@@ -191,6 +191,16 @@ _INT_RANGE = {"int": (-(1 << 31), (1 << 31) - 1), "int32_t": (-(1 << 31), (1 << 
               "size_t": (0, (1 << 63) - 1)}
 
 
+def no_keyword_inputs(sig, ints) -> None:
+    """An input given by keyword (`f(x, s=s)`): inputs are positional (keywords are the Ints);
+    the count's message would not say why."""
+    named = [k for k in ints if k in {a.name for a in sig.inputs}]
+    if named:
+        raise TypeError(f"{sig.name}: input {named[0]!r} was given by keyword: inputs are "
+                        f"passed positionally, in the declared order "
+                        f"({', '.join(a.name for a in sig.inputs)}); keywords are for Int values")
+
+
 def integer(fname, name, v):
     """An Int's value: an integer (Python's, numpy's, an integer scalar array or tensor, a
     symbolic size), never a float, string or bool silently converted."""
