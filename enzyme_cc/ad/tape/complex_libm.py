@@ -18,6 +18,28 @@ from __future__ import annotations
 
 import re
 
+# tanh and tan: {h} the part under the hyperbolic functions, {t} the one under the trigonometric
+# ones; {th} = tanh 2h and {sc} = sin 2t sech 2h, each over 1 + cos 2t sech 2h, are the parts
+# ({{t}}: the type, filled in later)
+_TANH = """
+  %a2 = fmul {{t}} {h}, 2.000000e+00
+  %b2 = fmul {{t}} {t}, 2.000000e+00
+  %fa = call {{t}} @llvm.fabs.{{i}}({{t}} %a2)
+  %na = fneg {{t}} %fa
+  %e = call {{t}} @llvm.exp.{{i}}({{t}} %na)
+  %ee = fmul {{t}} %e, %e
+  %e1 = fadd {{t}} %ee, 1.000000e+00
+  %e2 = fmul {{t}} %e, 2.000000e+00
+  %sech = fdiv {{t}} %e2, %e1
+  %tanh = call {{t}} @tanh{{f}}({{t}} %a2)
+  %co = call {{t}} @llvm.cos.{{i}}({{t}} %b2)
+  %si = call {{t}} @llvm.sin.{{i}}({{t}} %b2)
+  %q = fmul {{t}} %co, %sech
+  %den = fadd {{t}} %q, 1.000000e+00
+  %sin = fmul {{t}} %si, %sech
+  {th} = fdiv {{t}} %tanh, %den
+  {sc} = fdiv {{t}} %sin, %den
+"""
 # name -> (complex arguments, result kind, IR computing %re and %im (or %r) from %a, %b (the
 # first argument) and %c, %d (the second)); {t} is the type, {i} the intrinsic suffix, {f}
 # libm's float suffix
@@ -86,45 +108,9 @@ _FORMULAS = {
     # tanh(a + ib) = (sinh 2a + i sin 2b) / (cosh 2a + cos 2b), divided through by cosh 2a,
     # with sech 2a = 2e / (1 + e^2), e = exp(-|2a|): a large |a| gives +-1 + 0i and finite
     # derivatives (through cosh itself, inf / inf and 0 * inf in forward mode)
-    "ctanh": (1, "complex", """
-  %a2 = fmul {t} %a, 2.000000e+00
-  %b2 = fmul {t} %b, 2.000000e+00
-  %fa = call {t} @llvm.fabs.{i}({t} %a2)
-  %na = fneg {t} %fa
-  %e = call {t} @llvm.exp.{i}({t} %na)
-  %ee = fmul {t} %e, %e
-  %e1 = fadd {t} %ee, 1.000000e+00
-  %e2 = fmul {t} %e, 2.000000e+00
-  %sech = fdiv {t} %e2, %e1
-  %th = call {t} @tanh{f}({t} %a2)
-  %co = call {t} @llvm.cos.{i}({t} %b2)
-  %si = call {t} @llvm.sin.{i}({t} %b2)
-  %q = fmul {t} %co, %sech
-  %den = fadd {t} %q, 1.000000e+00
-  %sc = fmul {t} %si, %sech
-  %re = fdiv {t} %th, %den
-  %im = fdiv {t} %sc, %den
-"""),
+    "ctanh": (1, "complex", _TANH.format(h="%a", t="%b", th="%re", sc="%im")),
     # tan(a + ib) = (sin 2a + i sinh 2b) / (cos 2a + cosh 2b), the same way
-    "ctan": (1, "complex", """
-  %a2 = fmul {t} %a, 2.000000e+00
-  %b2 = fmul {t} %b, 2.000000e+00
-  %fb = call {t} @llvm.fabs.{i}({t} %b2)
-  %nb = fneg {t} %fb
-  %e = call {t} @llvm.exp.{i}({t} %nb)
-  %ee = fmul {t} %e, %e
-  %e1 = fadd {t} %ee, 1.000000e+00
-  %e2 = fmul {t} %e, 2.000000e+00
-  %sech = fdiv {t} %e2, %e1
-  %th = call {t} @tanh{f}({t} %b2)
-  %co = call {t} @llvm.cos.{i}({t} %a2)
-  %si = call {t} @llvm.sin.{i}({t} %a2)
-  %q = fmul {t} %co, %sech
-  %den = fadd {t} %q, 1.000000e+00
-  %sc = fmul {t} %si, %sech
-  %re = fdiv {t} %sc, %den
-  %im = fdiv {t} %th, %den
-"""),
+    "ctan": (1, "complex", _TANH.format(h="%b", t="%a", th="%im", sc="%re")),
     # z^w = exp(w log z), as the library computes it
     "cpow": (2, "complex", """
   %m = call {t} @hypot{f}({t} %a, {t} %b)
