@@ -120,9 +120,9 @@ def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
     for given, what in ((shapes, "shapes"), (outputs, "outputs"), (nondiff, "nondiff")):
         unknown = [k for k in given if k not in names]
         if unknown:
+            owner = "Fortran routine" if fortran else "C function"
             raise SignatureError(f"{name}: {what} names {unknown[0]!r}, which is not an "
-                                 f"argument of the {'Fortran routine' if fortran else 'C function'} "
-                                 f"({', '.join(names)})")
+                                 f"argument of the {owner} ({', '.join(names)})")
     args = []
     for pname, ir, c, pointee, const, access in params:
         spelled = f"`{c}`" if c else ir

@@ -281,7 +281,8 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
             fortran = from_fortran(module, target)
             hidden = all(q.ty == "i64" for q in rest)
             raise UserError(f"{where}: too few arguments to {marker} for "
-                            f"'{fn_val[1:]}' (parameter {len(acts) + 1} of {len(target.params)} missing"
+                            f"'{fn_val[1:]}' (parameter {len(acts) + 1} of "
+                            f"{len(target.params)} missing"
                             + ("; " + ("" if fortran else "if it is Fortran, ") + "the missing "
                                "ones may be flang's hidden lengths of its CHARACTER dummies, "
                                "integers by value after the arguments" if hidden else "")

@@ -334,8 +334,8 @@ def _shadow_of_allocated(gen, g: str, sg: str, rank: int, tmp,
 def heap_slots(module, g: str, reach=()) -> dict[int, str]:
     """{offset: deallocator} of the pointer slots of a file-scope global g that only ever hold
     a heap block or null (`static double *work;` grown where short): every store into g in the
-    program stores null or an allocation's result at a constant offset, nothing copies into g or takes
-    its address, and its initializer holds null. A function a derivative may run (reach) that
+    program stores null or an allocation's result at a constant offset, nothing copies into g
+    or takes its address, and its initializer holds null. A function a derivative may run (reach) that
     frees what it read from a slot must store into that slot on every path after the free
     (`delete[] work; work = new double[n];`): else the shadow slot would be left pointing at a
     freed block, which _shadow_of_heap_block frees at the next entry. A block allocated before a
