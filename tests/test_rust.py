@@ -365,3 +365,17 @@ def test_rust_nested_vec_of_runtime_size(tmp_path, opts):
     _rustc_link(opts[0], HERE / "nested_vec_runtime.rs", *opts[1:], cwd=tmp_path)
     out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
     assert out.count("CHECK ") == 7 and "FAILED" not in out, out
+
+
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+def test_rust_recursive_enum_clone_refused(tmp_path):
+    """Cloning a Vec of a recursive enum inside the differentiated function gave a zero
+    gradient (the element copy moved as pointers, the only evidence being the recursive
+    variant's Vec): refused now; the same enum without the recursive variant differentiates."""
+    src = HERE / "recursive_enum_clone.rs"
+    r = _rustc_link("-O", src, "--cfg", "clone", "--cfg", "rec", cwd=tmp_path, check=False)
+    assert r.returncode != 0 and "cannot deduce the type of the memory being copied" in r.stderr, \
+        r.stderr[-3000:]
+    _rustc_link("-O", src, "--cfg", "clone", cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert "bad 0" in out, out

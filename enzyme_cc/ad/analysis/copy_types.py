@@ -95,6 +95,11 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
         # and the routines it is handed to (a C driver copying an array for LAPACK; Eigen's
         # `MatrixXd A = map; PartialPivLU lu(A)`, which copies A again into the solver's storage)
         kinds = _linked_kinds(module, fn, (dst.value, src.value), info)
+    if kinds == {"ptr"} and _variant_arm(module, fn, inst):
+        # a copy in one arm of a test of its source's tag word (a Rust enum's clone), where the
+        # only evidence is a pointer another variant keeps there (a recursive variant's Vec):
+        # the other variants may keep floats in those bytes (their adjoints were lost)
+        return None
     if len(kinds) == 1:
         return [(0, length, kinds.pop())]
     if length is not None:
@@ -110,6 +115,30 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
             # array of Eigen's sparse storage, grown by a copy into a fresh block)
             return [(0, length, "int")]
     return declared
+
+
+def _variant_arm(module, fn, inst) -> bool:
+    """The copy's block is reached only from a branch or switch on a word loaded from its
+    source (a tag: an enum's discriminant, or a niche in its first field)."""
+    src = underlying(fn, inst.ops[1].value)
+    preds = getattr(inst, "block", None) and inst.block.preds
+    return bool(preds) and all(p.term.op in ("br", "switch") and p.term.ops and
+                               _loaded_from(module, fn, p.term.ops[0].value, src, 0)
+                               for p in preds)
+
+
+def _loaded_from(module, fn, v: str, src: str, depth: int) -> bool:
+    """v is computed (compares, selects, casts, integer arithmetic) from a load of src's
+    memory."""
+    d = fn.defs.get(v)
+    op = getattr(d, "op", None)
+    if op == "load":
+        return decompose(module, fn, d.ops[0].value)[0] == src
+    if depth > 6 or op not in ("icmp", "select", "xor", "and", "or", "add", "sub", "trunc",
+                               "zext", "sext"):
+        return False
+    return any(o.value.startswith("%") and _loaded_from(module, fn, o.value, src, depth + 1)
+               for o in d.ops)
 
 
 def _element_ranges(size, lay, length):
