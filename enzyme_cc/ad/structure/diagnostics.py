@@ -120,7 +120,10 @@ def untyped_copy_hint(fn_name: str, module=None) -> str:
                 "copies (cargo's dev profile has it; in the release profile add `debug = true` "
                 "under `[profile.release]` in Cargo.toml, or pass rustc `-C debuginfo=2`); where "
                 "neither shows the type, copy element by element (`iter().copied()`, a loop) or "
-                "keep this data out of the differentiated function")
+                "keep this data out of the differentiated function. A copy of bytes "
+                "(`copy_nonoverlapping::<u8>`: a String's text, a HashMap's buckets) stays "
+                "untyped with debug info too: build Strings and HashMaps keyed by them outside "
+                "the differentiated function and pass them Const")
     if is_flang(fn_name) or module is not None and "@_QQmain" in module.text:
         return ("flang copied data whose type nothing around the copy shows (a deferred-length "
                 "character assigned or concatenated, an integer array constructor stored into "
