@@ -8,6 +8,7 @@ from __future__ import annotations
 from enzyme_cc.ir.lexer import type_size
 from ..structure.type_layout import (containing_type, decompose, layout, named_expand,
                                      opaque_layout, record_of, tbaa_struct, underlying)
+from ..structure.diagnostics import is_rust
 from .debug_types import copied_layout, uniform_kind
 from .stored_layout import stored_layout
 from .typeinfo import TypeInfo, callee_kinds
@@ -118,8 +119,10 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
 
 
 def _variant_arm(module, fn, inst) -> bool:
-    """The copy's block is reached only from a branch or switch on a word loaded from its
-    source (a tag: an enum's discriminant, or a niche in its first field)."""
+    """In Rust's code, the copy's block is reached only from a branch or switch on the integer
+    word at the start of its source (an enum's tag, or the niche in its first field)."""
+    if not is_rust(fn.name) and "@rust_eh_personality" not in module.declarations:
+        return False
     src = underlying(fn, inst.ops[1].value)
     preds = getattr(inst, "block", None) and inst.block.preds
     return bool(preds) and all(p.term.op in ("br", "switch") and p.term.ops and
@@ -128,12 +131,13 @@ def _variant_arm(module, fn, inst) -> bool:
 
 
 def _loaded_from(module, fn, v: str, src: str, depth: int) -> bool:
-    """v is computed (compares, selects, casts, integer arithmetic) from a load of src's
-    memory."""
+    """v is computed (compares, selects, casts, integer arithmetic) from an integer load of
+    the first word of src's memory."""
     d = fn.defs.get(v)
     op = getattr(d, "op", None)
     if op == "load":
-        return decompose(module, fn, d.ops[0].value)[0] == src
+        return d.ty in ("i64", "i32", "i16", "i8") and \
+            decompose(module, fn, d.ops[0].value) == (src, 0)
     if depth > 6 or op not in ("icmp", "select", "xor", "and", "or", "add", "sub", "trunc",
                                "zext", "sext"):
         return False
