@@ -57,23 +57,22 @@ def _plan(module, fn, fork) -> dict | None:
     fields = str(alloca).count("ptr")
     # the caller: one store of an address per field, in the fork's block before it
     stored, dead = {}, [alloca.line]
-    block = fork.block.insts
+    block, uses = fork.block.insts, fn.users()
     for inst in fn.insts():
         if inst is fork or inst is alloca or rec not in inst.locals_used():
             continue
         if inst.op == "call" and (inst.callee or "").startswith("@llvm.lifetime."):
             dead.append(inst.line)
         elif inst.op == "getelementptr" and inst.ops[0].value == rec:
-            users = [u for u in fn.insts() if inst.name in u.locals_used()]
             if not all(u.op == "store" and u.ops[1].value == inst.name and
-                       inst.name not in u.ops[0].value for u in users):
+                       inst.name not in u.ops[0].value for u in uses.get(inst.name, [])):
                 return None
             dead.append(inst.line)
         elif not (inst.op == "store" and inst.ops[1].value == rec and rec not in inst.ops[0].value):
             return None
     for inst in fn.insts():
-        if inst.op == "store" and decompose(module, fn, inst.ops[1].value)[0] == rec:
-            off = decompose(module, fn, inst.ops[1].value)[1]
+        base, off = decompose(module, fn, inst.ops[1].value) if inst.op == "store" else (None, 0)
+        if base == rec:
             if inst.ops[0].ty != "ptr" or off is None or off % 8 or off in stored or \
                     inst not in block or block.index(inst) > block.index(fork):
                 return None
@@ -85,20 +84,20 @@ def _plan(module, fn, fork) -> dict | None:
     if len(callee.params) != 3 or sum(line.count(outlined) for line in module._lines) != 2:
         return None
     param = callee.params[2].name
-    loads, gone = {}, []
+    loads, gone, uses = {}, [], callee.users()
     for inst in callee.insts():
         if param not in inst.locals_used():
             continue
         if inst.op == "getelementptr" and inst.ops[0].value == param:
-            users = [u for u in callee.insts() if inst.name in u.locals_used()]
-            if not all(u.op == "load" and u.ty == "ptr" for u in users):
+            if not all(u.op == "load" and u.ty == "ptr" for u in uses.get(inst.name, [])):
                 return None
             gone.append(inst.line)
         elif not (inst.op == "load" and inst.ty == "ptr"):
             return None
     for inst in callee.insts():
-        if inst.op == "load" and decompose(module, callee, inst.ops[0].value)[0] == param:
-            off = decompose(module, callee, inst.ops[0].value)[1]
+        base, off = decompose(module, callee, inst.ops[0].value) if inst.op == "load" \
+            else (None, 0)
+        if base == param:
             if off not in stored:
                 return None
             loads[inst.line] = (inst.name, off)
