@@ -2,7 +2,7 @@
 they run: each a function from IR text to IR text, listed by `merge_passes` and tested one by one
 in tests/test_text_passes.py. They are the rewrites LLVM has no pass for: attributes the next
 stages rely on (no optnone, registered and BLAS calls kept as calls, marked loops kept whole,
-code AD never sees marked), inline assembly and x86 intrinsics as plain IR, flang's OpenMP
+code AD never sees marked), inline assembly, x86 intrinsics and vector reductions as plain IR, flang's OpenMP
 capture records as clang's fork arguments, and inline functions internal as LTO makes them in
 an executable. The passes on generated IR live with the AD core."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from enzyme_cc.ad.api import loop_checkpoint
 from enzyme_cc.ad.api.registrations import keep_registered_calls
 from enzyme_cc.ad.structure.diagnostics import free_function_name
 from enzyme_cc.rules import blas
-from . import flang_omp, inline_asm, preopt_scope, x86_intrinsics
+from . import flang_omp, inline_asm, preopt_scope, vector_reductions, x86_intrinsics
 
 
 def merge_passes(shared: bool, preopt: bool,
@@ -33,6 +33,7 @@ def merge_passes(shared: bool, preopt: bool,
               ("keep BLAS calls", blas.keep_calls),
               ("inline assembly as IR", inline_asm.rewrite),       # Eigen's SSE max/min, FMA
               ("x86 intrinsics as IR", x86_intrinsics.rewrite),    # AVX max/min, horizontal adds
+              ("vector reductions as scalar code", vector_reductions.rewrite),   # -flto objects
               ("flang's OpenMP capture records unpacked", flang_omp.unpack_capture_records)]
     if not shared:
         passes.append(("internalize inline functions", internalize_inline_functions))

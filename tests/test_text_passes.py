@@ -9,6 +9,7 @@ import pytest
 from enzyme_cc.lto import text_passes
 from enzyme_cc.lto.inline_asm import rewrite as rewrite_asm
 from enzyme_cc.lto.x86_intrinsics import rewrite as rewrite_intrinsics
+from enzyme_cc.lto.vector_reductions import rewrite as rewrite_reductions
 from enzyme_cc.toolchain import tool
 
 
@@ -35,7 +36,7 @@ def test_merge_passes_in_order():
     assert names == ["strip optnone", "name numbered types", "Enzyme's entry points unmangled",
                      "keep registered calls", "keep BLAS calls",
                      "inline assembly as IR", "x86 intrinsics as IR",
-                     "flang's OpenMP capture records unpacked",
+                     "vector reductions as scalar code", "flang's OpenMP capture records unpacked",
                      "internalize inline functions", "keep marked loops",
                      "mark unreached code"]
     shared = [n for n, _ in text_passes.merge_passes(shared=True, preopt=False)]
@@ -82,6 +83,55 @@ def test_x86_intrinsics_become_plain_ir():
     out = _valid(rewrite_intrinsics(text))
     assert "call <2 x double> @llvm.x86" not in out
     assert "fcmp ogt <2 x double> %a, %b" in out
+
+
+def test_vector_reductions_become_scalar_code():
+    text = ("declare float @llvm.vector.reduce.fadd.v4f32(float, <4 x float>)\n"
+            "declare double @llvm.vector.reduce.fmax.v2f64(<2 x double>)\n"
+            "define float @s(<4 x float> %0) {\n"
+            "  %2 = tail call reassoc nsz float @llvm.vector.reduce.fadd.v4f32(float -0.000000e+00,"
+            " <4 x float> %0)\n  ret float %2\n}\n"
+            "define double @m(<2 x double> %v) {\n"
+            "  %r = call double @llvm.vector.reduce.fmax.v2f64(<2 x double> %v)\n"
+            "  ret double %r\n}\n")
+    out = _valid(rewrite_reductions(text))
+    assert "call reassoc nsz float @llvm.vector" not in out and "call double @llvm.vector" not in out
+    assert "%2 = fadd reassoc nsz float %ad.vred1.a2, %ad.vred1.l3" in out
+    assert "%r = call double @llvm.maxnum.f64(double %ad.vred2.l0, double %ad.vred2.l1)" in out
+    assert "declare double @llvm.maxnum.f64(double, double)" in out
+    assert rewrite_reductions("define void @f() {\n  ret void\n}\n").count("define") == 1
+
+
+def test_full_lto_objects_with_reductions(tmp_path):
+    """Objects built with -flto carry LLVM's pre-link vectorized reductions (a max loop, a
+    fast-math sum): they were refused ("no derivative rule for call to
+    'llvm.vector.reduce.fmax.v4f32'")."""
+    from conftest import run
+    (tmp_path / "r.c").write_text(r"""
+#include <stdio.h>
+#include <math.h>
+int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+float vmax(const float *x, int n) { float m = -INFINITY; for (int i = 0; i < n; i++) m = fmaxf(m, x[i] * x[i]); return m; }
+double ssq(const double *x, int n) { double s = 0; for (int i = 0; i < n; i++) s += x[i] * x[i]; return s; }
+int main(void) {
+  float x[32], dx[32] = {0}; double y[32], dy[32] = {0};
+  for (int i = 0; i < 32; i++) { x[i] = sinf(0.7f * i); y[i] = cos(0.3 * i); }
+  __enzyme_autodiff((void *)vmax, enzyme_dup, x, dx, enzyme_const, 32);
+  __enzyme_autodiff((void *)ssq, enzyme_dup, y, dy, enzyme_const, 32);
+  int k = 0; for (int i = 1; i < 32; i++) if (x[i] * x[i] > x[k] * x[k]) k = i;
+  double e = fabs(dx[k] - 2 * x[k]);
+  for (int i = 0; i < 32; i++) { e += i == k ? 0 : fabs(dx[i]); e += fabs(dy[i] - 2 * y[i]); }
+  printf("error %g\n", e);
+  return e > 1e-5;
+}
+""")
+    for flags in (["-O2", "-flto"], ["-O3", "-ffast-math", "-flto"]):
+        run(["enzyme-cc", *flags, "r.c", "-o", "r", "-lm"], cwd=tmp_path)
+        assert "@llvm.vector.reduce" in (
+            subprocess.run([tool("clang"), *flags, "-S", "-emit-llvm", "r.c", "-o", "-"],
+                           cwd=tmp_path, capture_output=True, text=True).stdout)
+        run([str(tmp_path / "r")], cwd=tmp_path)
 
 
 def test_keep_registered_calls_marks_them_noinline():
