@@ -38,6 +38,8 @@ _PRIMAL_WHEN_DOOMED = ("diff", "unknown", "custom", "rule", "blas", "mirror", "m
 
 def call_kind(ctx, inst) -> str:
     kind = kind_of(ctx.gen(), inst)
+    if kind == "custom" and not _custom_for_mode(ctx, inst):
+        kind = "diff"          # registered for the other mode only: its body, as Enzyme does
     block = getattr(ctx, "block", None)
     if kind in _PRIMAL_WHEN_DOOMED and block is not None and \
             block.label in doomed_blocks(ctx.synth.fn):
@@ -57,6 +59,14 @@ def call_kind(ctx, inst) -> str:
         if is_wrapper(inst.callee):
             return "checkpoint"     # reverse mode: the schedule's driver, not a taped loop
     return kind
+
+
+def _custom_for_mode(ctx, inst) -> bool:
+    """The callee's registration covers this derivative's mode, or it has no body to
+    differentiate instead (then the mode's missing rule is reported)."""
+    gen = ctx.gen()
+    rules = gen.reg.derivative if ctx.synth.mode == "forward" else gen.reg.gradient
+    return inst.callee in rules or not gen.module.defines(inst.callee)
 
 
 def _bits_passed(ctx, inst) -> bool:

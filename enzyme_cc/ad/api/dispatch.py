@@ -9,6 +9,7 @@ from enzyme_cc.ir.lexer import adjoint_type_of, carries_float
 from ..structure.diagnostics import located
 from ..structure.call_targets import address_taken
 from . import vtables
+from .rule_wrappers import with_rules
 
 
 
@@ -105,8 +106,8 @@ class IndirectCalls:
         derivatives. Others stay out of the dispatcher: calling one aborts with a message."""
         ok, parts, errors = [], [], []
         for t in targets:
-            try:
-                parts.append(make(t))
+            try:      # (a target with a registration: its wrapper, where the registration applies)
+                parts.append(make(with_rules(self, t, f"the indirect call to '{t[1:]}'")))
                 ok.append(t)
             except UserError as e:
                 errors.append(e)
@@ -120,7 +121,7 @@ class IndirectCalls:
         fns, fn_op = req.candidates
         impls = [name]
         for f in fns[1:]:
-            n, r = derivative(f)
+            n, r = derivative(with_rules(self, f, located(self.module, req.caller, req.inst)))
             if r != rty:
                 raise UserError(f"{located(self.module, req.caller, req.inst)}: the derivatives of "
                                 f"'{fns[0][1:]}' and '{f[1:]}' differ in type ({rty} vs {r}); hint: "

@@ -237,18 +237,20 @@ def _rewrite_call(gen, req, name, rty, keep) -> list[str]:
         # an unnamed non-void result would take an implicit number and shift the numbering
         lines.append(call if rty == "void" else f"{tmp()} = {call}")
         return lines
-    if (rty == "void" and not _used(req.caller, inst.name)) or keep == -1:
-        lines.append(call)               # the (unused) result keeps its name, numbering intact
+    if (rty == "void" or keep == -1) and not _used(req.caller, inst.name):
+        # the (unused) result keeps its name, numbering intact
+        lines.append(call if rty == "void" else f"{tmp()} = {call}")
         zero = "0.0" if is_fp(want) else "zeroinitializer"
         lines.append(f"store {want} {zero}, ptr {req.sret[1]}" if req.sret else
                      f"{inst.name} = {_identity(want, zero)}")
         return lines
-    if rty == "void":
+    if rty == "void" or keep == -1:
         marker = next((m for m in ("__enzyme_autodiff", "__enzyme_fwddiff", "__enzyme_reverse",
                                    "__enzyme_augmentfwd") if m in (inst.callee or "")),
                       "the marker")
         why = "returns nothing (the tangents go into the shadows)" if req.mode == "forward" \
-            else "has no active (float) argument"
+            and keep != -1 else "returns nothing (enzyme_noret with enzyme_const_return)" \
+            if req.mode == "forward" else "has no active (float) argument"
         raise UserError(f"{located(gen.module, req.caller, inst)}: {marker} is declared to "
                         f"return {want}, but the derivative of '{req.fn[1:]}' {why}; hint: "
                         "declare the marker void, or read the derivatives from the shadows")

@@ -379,7 +379,9 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
     req.context = opts.get("context")
     req.sret_slots = sret_slots
     if mode == "forward":     # what the call returns: (the primal result?, its tangent?)
-        req.returns = (bool(opts.get("primal")), opts.get("ret") != "enzyme_const_return")
+        const = opts.get("ret") == "enzyme_const_return"
+        # (a constant result has no tangent: the call returns the primal, unless enzyme_noret)
+        req.returns = (bool(opts.get("primal", const)), not const)
     return req
 
 

@@ -38,7 +38,7 @@ from .shadow_storage import ShadowStorage
 from ..api.checkpoint import lower
 from .forward import ForwardSynth
 from ..api.registrations import read_registrations
-from ..api import exceptions, static_locals
+from ..api import exceptions, static_locals, rule_wrappers
 from enzyme_cc.rules.registry import set_module_registrations
 
 KEEP_FN_ATTRS = ("target-cpu", "target-features", "tune-cpu", "frame-pointer")
@@ -448,6 +448,9 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         for req in [r for r in requests if r.mode == "unreached"]:
             self._unreached_marker(lines, req)
         requests = [r for r in requests if r.mode != "unreached"]
+        for req in requests:         # a function with a registration: the registration applies
+            req.fn = rule_wrappers.with_rules(
+                self, req.fn, located(self.module, req.caller, req.inst))
         # the marker calls whose call trees read_only.py looks at (not with the global-shadow
         # API, whose helpers swap storage behind the program's back)
         self.ro_requests = None if gs_calls else requests
@@ -573,6 +576,7 @@ def differentiate(text: str, origins: dict | None = None, shared: bool = False) 
     text = virtual_shadow.lower(text)   # __enzyme_virtualreverse(p) is p (dispatch on the primal)
     text = openmp_capture.lower(text)   # values a region captures by value: through memory
     text = openmp_capture.hoist_reads(text)   # shared variables a region only reads
+    text = rule_wrappers.add_wrappers(text)   # registrations wherever the function is reached
     for level in range(1, 9):
         gen = Generator(text, counter)
         gen.level = level
