@@ -10,7 +10,8 @@ from enzyme_cc.rules.registry import is_mirror_call, allocator
 from enzyme_cc.rules.tape import is_tape_call
 from .copy_types import copy_ranges
 from .activity_basics import ALLOCATORS, _libm_out, has_shadow_type, int_pointer_sources
-from ..structure.type_layout import decompose, global_named, has_own_buffer
+from ..structure.type_layout import decompose, global_named, global_type, has_own_buffer
+from ..structure.std_vectors import vector_offsets
 from enzyme_cc.rules.call_kinds import ALLOC
 from enzyme_cc.rules.blas import applies, written_arg
 from enzyme_cc.rules.mpi import is_mpi, received
@@ -43,6 +44,11 @@ class ActiveMemory:
         op = getattr(d, "op", None)
         if op == "load":
             changed |= self._mark(d.ops[0].value, seen, direct=False)
+            src = self._underlying(self.fn, d.ops[0].value)
+            if src.startswith("@") and self._holds_vectors(src):
+                # a std::vector's buffer: its shadow vector is set up as a derivative starts
+                # (api/static_vectors.py), where the global is written in the call tree
+                changed |= self._global_store(src)
             for stored in self._stored_in(d.ops[0].value):
                 changed |= self._mark(stored, seen, direct)
         elif op in ("phi", "select", "insertvalue"):
@@ -62,7 +68,18 @@ class ActiveMemory:
             for x in d.ops:
                 if x.ty == "ptr" and x.value.startswith("%"):
                     changed |= self._mark(x.value, seen)
+                elif x.ty == "ptr" and self._holds_vectors(global_named(x.value) or ""):
+                    # an element of a global std::vector (`work[i]` not inlined): as a load
+                    changed |= self._global_store(global_named(x.value))
         return changed
+
+    def _holds_vectors(self, g: str) -> bool:
+        if g not in self.module.globals:
+            return False
+        memo = self.__dict__.setdefault("_vector_globals", {})
+        if g not in memo:
+            memo[g] = bool(vector_offsets(self.module, global_type(self.module, g)))
+        return memo[g]
 
     def _address_web(self, name: str) -> bool:
         """Integer phis that feed each other (Rust's `mem::swap` of two Vecs in a loop: each

@@ -327,15 +327,20 @@ def unions_hide(ty: str, named) -> bool:
     """ty holds a union whose IR type (the member clang picked: the most aligned, then the
     largest) is not all floats: another member may be a float. A union whose IR type is a
     float holds float data or data its copies may treat as such (an integer's shadow is zero)."""
-    for name in re.findall(r'%"?union\.[-\w.$]+"?', _with_unions(ty, named)):
+    for name in re.findall(r'%"union\.[^"]*"|%union\.[-\w.$]+', _with_unions(ty, named)):
         body = named_expand(named.get(name, ""), named)
         if not body or set(layout(body, named).values()) - FLOATS:
             return True
     return False
 
 
+# a named type: quoted (C++'s `%"class.std::vector"`) or not
+_NAMED_TYPE = re.compile(r'%"[^"]*"|%[-\w.$]+(?![-\w.$])')
+
+
 def _with_unions(ty: str, named) -> str:
-    """ty with every named type but unions expanded (so the unions it holds are named)."""
+    """ty with every named type but unions expanded (so the unions it holds are named). Quoted
+    names (C++'s) stay as they are: std::string's small-buffer union would hide floats."""
     for _ in range(4):
         new = re.sub(r"%[-\w.$\"]+(?!\w)", lambda m: named.get(m.group(0), m.group(0))
                      if m.group(0) in named and "union." not in m.group(0) else m.group(0), ty)
@@ -349,7 +354,7 @@ def named_expand(ty: str, named, keep_names: bool = False) -> str:
     """A type's text with named struct types replaced by their bodies (a few levels); with
     keep_names each body is preceded by its name (to see e.g. `%union.`)."""
     for _ in range(4):
-        new = re.sub(r"%[-\w.$\"]+(?!\w)", lambda m: (m.group(0)[1:] + " " if keep_names else "")
+        new = re.sub(_NAMED_TYPE, lambda m: (m.group(0)[1:] + " " if keep_names else "")
                      + named.get(m.group(0), m.group(0)) if m.group(0) in named else m.group(0), ty)
         if new == ty:
             break
