@@ -73,16 +73,18 @@ def merge(job):
     marked), flang's runtime entries renamed to ours and ours linked in."""
     from . import optimize as opt, text_passes
     from enzyme_cc.rules import fortran, rust_alloc
+    from .link import linker_wraps
     plan = job.plan
-    ctx, names = opt.new_context(), []
-    module = opt.merge(plan.modules, ctx, names)
+    ctx, names, wraps = opt.new_context(), [], linker_wraps(job.inv.args)
+    module = opt.merge(plan.modules, ctx, names, wraps)
     # (Rust's allocator renamed first: std's object is not reached for it)
     text, rust = rust_alloc.substitute(str(module))
     job.native = _native_modules(plan, names, text)
     if job.native:
         del module
         ctx = opt.new_context()
-        module = opt.merge([m for k, m in enumerate(plan.modules) if k not in job.native], ctx)
+        module = opt.merge([m for k, m in enumerate(plan.modules) if k not in job.native], ctx,
+                           wraps=wraps)
         text, rust = rust_alloc.substitute(str(module))
     text = text_passes.run(text, text_passes.merge_passes(
         job.inv.shared, job.cfg.preopt, lambda t: opt.name_values(t, job.tmp)))

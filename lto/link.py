@@ -134,6 +134,24 @@ _WHOLE = {"--whole-archive": True, "-whole-archive": True, "--no-whole-archive":
           "-no-whole-archive": False}
 
 
+def linker_wraps(args) -> list[str]:
+    """The symbols of the linker's --wrap options (`-Wl,--wrap=g`, `-Wl,-wrap,g`, `-Xlinker
+    --wrap=g`, `-Xlinker --wrap -Xlinker g`), which the merge applies to the bitcode."""
+    opts = []
+    for i, t in enumerate(args):
+        if t.startswith("-Wl,"):
+            opts += t[4:].split(",")
+        elif i and args[i - 1] == "-Xlinker":
+            opts.append(t)
+    out = []
+    for k, o in enumerate(opts):
+        if o in ("--wrap", "-wrap") and k + 1 < len(opts):
+            out.append(opts[k + 1])
+        elif o.startswith(("--wrap=", "-wrap=")):
+            out.append(o.split("=", 1)[1])
+    return out
+
+
 def _linker_modes(args, indices) -> list[tuple[bool, bool]]:
     """(-Bstatic, --whole-archive) in effect at each of these argument positions, as the
     linker options before them (`-Wl,...`, `-Xlinker ...`) leave them."""
@@ -210,7 +228,7 @@ def _cache_key(plan, inv, cfg, native=None) -> str | None:
     h.update(repr((cfg.preopt, opt_level(inv.opt_level), sorted(cfg.rule_files), inv.shared,
                    cfg.ckpt_budget, tape_stats(), tape_sites(), range_check(),
                    os.environ.get("ENZYME_CC_LANE_FUSION") == "0", defined_as_code(),
-                   strong_zero(), undo_loops())).encode())
+                   strong_zero(), undo_loops(), linker_wraps(inv.args))).encode())
     for path in cfg.rule_files:
         try:
             with open(path, "rb") as f:

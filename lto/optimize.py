@@ -57,15 +57,18 @@ class InternalIRError(Exception):
         self.text = text
 
 
-def merge(modules: list[tuple[str, bytes]], ctx, names: list | None = None):
+def merge(modules: list[tuple[str, bytes]], ctx, names: list | None = None, wraps=()):
     """Link all bitcode modules into the first one. `names`, when given, gets per module a dict
     {name: (is a function, linkage)} of its functions and global variables, defined or declared
-    (a declared function's linkage: "declaration"; None: not readable)."""
+    (a declared function's linkage: "declaration"; None: not readable). wraps: the symbols of
+    the linker's --wrap options, applied to each module first (wrap_references)."""
     if not modules:
         raise UserError("no bitcode to link")
     main = None
     for origin, data in modules:
         other = parse_bitcode(data, origin, ctx)
+        for sym in wraps:
+            wrap_references(other, sym, origin)
         if names is not None:
             try:
                 names.append({v.name: (fn, "declaration" if fn and v.is_declaration else
@@ -82,6 +85,31 @@ def merge(modules: list[tuple[str, bytes]], ctx, names: list | None = None):
         except RuntimeError as e:
             raise UserError(f"{origin}: cannot link its bitcode: {str(e).strip()}")
     return main
+
+
+def wrap_references(module, sym: str, origin: str):
+    """The linker's `--wrap=sym` in one module, before the merge: a reference to `sym` that the
+    module does not define goes to `__wrap_sym`, one to `__real_sym` to `sym` (as ld resolves
+    undefined references; a module's own calls of its definition stay)."""
+    renames = []
+    for old, new in ((sym, "__wrap_" + sym), ("__real_" + sym, sym)):
+        try:
+            fn = module.get_function(old)
+        except NameError:
+            if any(g.name == old for g in module.global_variables):
+                raise UserError(f"{origin}: --wrap={sym} of a variable is not supported by "
+                                "enzyme-cc's link; hint: wrap functions only") from None
+            continue
+        if fn.is_declaration:
+            renames.append((fn, new))
+    for fn, new in renames:
+        fn.name = "__enzyme_cc_wrapping." + new       # (both may be renamed: no clash between)
+    for fn, new in renames:
+        fn.name = new
+        if fn.name != new:
+            raise UserError(f"{origin}: cannot apply --wrap={sym}: it names both '{sym}' and "
+                            f"'__wrap_{sym}' (or '__real_{sym}' and '{sym}') without defining "
+                            "them; hint: keep the wrapper and its callers in separate files")
 
 
 # Pipelines and codegen run in LLVM 22's own opt/llc: the same PassBuilder pipeline as

@@ -328,6 +328,31 @@ def test_whole_archive(tmp_path, form):
     assert run(["./prog"], cwd=tmp_path).stdout == "6 7\n"
 
 
+WRAP_MAIN = r"""#include <stdio.h>
+double g(double x);
+double f(double x) { return g(x) + x; }
+double __enzyme_autodiff(void *, double);
+int main(void) { printf("%g %g\n", f(3.0), __enzyme_autodiff((void *)f, 3.0)); return 0; }
+"""
+
+
+@pytest.mark.parametrize("form", [["-Wl,--wrap=g"], ["-Wl,-wrap,g"],
+                                  ["-Xlinker", "--wrap", "-Xlinker", "g"]], ids=" ".join)
+def test_linker_wrap(tmp_path, form):
+    """--wrap=g sends the calls of g to __wrap_g and __real_g to g in the differentiated code
+    as ld does (the merged bitcode ignored it: f = g + x with g(x) = x^2 gave f(3) = 12 and
+    7 where the wrapper 10 g gives 93 and 61, silently); g's own file keeps its calls."""
+    (tmp_path / "main.c").write_text(WRAP_MAIN)
+    (tmp_path / "lib.c").write_text("double g(double x) { return x * x; }\n"
+                                    "double g_twice(double x) { return 2 * g(x); }\n")
+    (tmp_path / "wrap.c").write_text("double __real_g(double x);\n"
+                                     "double __wrap_g(double x) { return 10 * __real_g(x); }\n")
+    run(["enzyme-cc", "-O2", "-c", "lib.c"], cwd=tmp_path)
+    run(["ar", "rcs", "libg.a", "lib.o"], cwd=tmp_path)
+    run(["enzyme-cc", "-O2", "main.c", "wrap.c", "libg.a", *form, "-o", "prog"], cwd=tmp_path)
+    assert run(["./prog"], cwd=tmp_path).stdout == "93 61\n"
+
+
 @pytest.mark.parametrize("form", [["-Wl,-Bstatic", "-lsq", "-Wl,-Bdynamic"],
                                   ["-Xlinker", "-Bstatic", "-lsq", "-Xlinker", "-Bdynamic"]],
                          ids=" ".join)
