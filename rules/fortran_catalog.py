@@ -33,6 +33,20 @@ _INACTIVE = re.compile(r"_FortranA(?:" + "|".join((
     r"PointerNullifyCharacter", r"ioInput(?:Integer|Logical|Character|Ascii)\w*",
 )) + r")")
 
+# entries that only read their argument descriptors and write a fresh result into the first
+# (MATMUL) or none (DOT_PRODUCT): the callee summary of our wrappers that fall back to them
+_RESULT_ONLY = re.compile(r"@_FortranA(?:Matmul(?:Transpose)?\w+|(?P<dot>DotProduct\w+))")
+
+
+def written_args(callee: str):
+    """callee_writes' summary (written, kept, read-and-kept argument positions) of a flang
+    runtime entry known to write only its result, else None (unknown: every argument)."""
+    m = _RESULT_ONLY.fullmatch(callee or "")
+    if m is None:
+        return None
+    return (set() if m.group("dot") else {0}), set(), set()
+
+
 # the families enzyme-cc refuses when the derivative reaches them, and why (the error's text)
 REFUSED = (
     (r"_FortranA\w*(?:Real|Complex)(?:10|16)\w*|_FortranA\w+(?:10|16)(?:_\d+|[ik])?",

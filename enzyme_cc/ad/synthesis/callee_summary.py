@@ -17,6 +17,7 @@ from ..parallel import openmp
 from ..structure import packed_bits
 from .prepare import prepare
 from ..structure.type_layout import constant_float_global
+from enzyme_cc.rules.fortran_catalog import written_args
 
 
 # an indirect call with more possible targets than this keeps the conservative summary: Rust's
@@ -264,7 +265,9 @@ class CalleeSummaries:
         fn = self.module.function(inst.callee) if (inst.callee or "").startswith("@") else None
         if fn is None and (inst.callee or "").startswith("%"):
             return self._indirect_writes(inst, caller_act)
-        if fn is None or len(fn.params) != len(inst.ops):
+        if fn is None:                  # flang's MATMUL behind our fallback wrapper
+            return written_args(inst.callee)
+        if len(fn.params) != len(inst.ops):
             return None
         return self._callee_summary(inst.callee, self.call_activity(inst, caller_act),
                                     self._arg_hints(inst, caller_act))[2:]
