@@ -73,10 +73,10 @@ def merge(job):
     marked), flang's runtime entries renamed to ours and ours linked in."""
     from . import optimize as opt, text_passes
     from enzyme_cc.rules import fortran, rust_alloc
-    from .link import linker_wraps
+    from .link import linker_symbols
     plan = job.plan
-    ctx, names, wraps = opt.new_context(), [], linker_wraps(job.inv.args)
-    module = opt.merge(plan.modules, ctx, names, wraps)
+    ctx, names, symbols = opt.new_context(), [], linker_symbols(job.inv.args)
+    module = opt.merge(plan.modules, ctx, names, symbols)
     # (Rust's allocator renamed first: std's object is not reached for it)
     text, rust = rust_alloc.substitute(str(module))
     job.native = _native_modules(plan, names, text)
@@ -84,7 +84,7 @@ def merge(job):
         del module
         ctx = opt.new_context()
         module = opt.merge([m for k, m in enumerate(plan.modules) if k not in job.native], ctx,
-                           wraps=wraps)
+                           symbols=symbols)
         text, rust = rust_alloc.substitute(str(module))
     text = text_passes.run(text, text_passes.merge_passes(
         job.inv.shared, job.cfg.preopt, lambda t: opt.name_values(t, job.tmp)))

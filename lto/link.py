@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 
 from enzyme_cc import cache, toolchain
 from enzyme_cc.compile import compile_source, run
@@ -134,21 +136,44 @@ _WHOLE = {"--whole-archive": True, "-whole-archive": True, "--no-whole-archive":
           "-no-whole-archive": False}
 
 
-def linker_wraps(args) -> list[str]:
-    """The symbols of the linker's --wrap options (`-Wl,--wrap=g`, `-Wl,-wrap,g`, `-Xlinker
-    --wrap=g`, `-Xlinker --wrap -Xlinker g`), which the merge applies to the bitcode."""
+@dataclass
+class LinkerSymbols:
+    """The linker's options on symbols that the merge applies to the bitcode, as ld would to
+    the objects: `--wrap=g`, `--defsym=g=h` (a symbol's alias; an expression is left to ld),
+    `--allow-multiple-definition` / `-z muldefs` (the first definition wins)."""
+    wraps: list = field(default_factory=list)
+    aliases: list = field(default_factory=list)      # [(symbol, target symbol)]
+    muldefs: bool = False
+
+    def key(self):
+        return (self.wraps, self.aliases, self.muldefs)
+
+
+_SYMBOL = re.compile(r"[A-Za-z_.$][\w.$]*$")
+
+
+def linker_symbols(args) -> LinkerSymbols:
+    """LinkerSymbols of a command line (`-Wl,--wrap=g`, `-Wl,-wrap,g`, `-Xlinker --wrap=g`,
+    `-Xlinker --wrap -Xlinker g`, and the same forms of the others)."""
     opts = []
     for i, t in enumerate(args):
         if t.startswith("-Wl,"):
             opts += t[4:].split(",")
         elif i and args[i - 1] == "-Xlinker":
             opts.append(t)
-    out = []
+    out = LinkerSymbols()
     for k, o in enumerate(opts):
-        if o in ("--wrap", "-wrap") and k + 1 < len(opts):
-            out.append(opts[k + 1])
-        elif o.startswith(("--wrap=", "-wrap=")):
-            out.append(o.split("=", 1)[1])
+        nxt = opts[k + 1] if k + 1 < len(opts) else ""
+        name, eq, value = o.partition("=")
+        if name in ("--wrap", "-wrap"):
+            out.wraps.append(value if eq else nxt)
+        elif name in ("--defsym", "-defsym"):
+            sym, _, target = (o[len(name) + 1:] if eq else nxt).partition("=")
+            if _SYMBOL.match(target.strip()):
+                out.aliases.append((sym.strip(), target.strip()))
+        elif o in ("--allow-multiple-definition", "-allow-multiple-definition") or \
+                o == "-z" and nxt == "muldefs" or o == "-zmuldefs":
+            out.muldefs = True
     return out
 
 
@@ -228,7 +253,7 @@ def _cache_key(plan, inv, cfg, native=None) -> str | None:
     h.update(repr((cfg.preopt, opt_level(inv.opt_level), sorted(cfg.rule_files), inv.shared,
                    cfg.ckpt_budget, tape_stats(), tape_sites(), range_check(),
                    os.environ.get("ENZYME_CC_LANE_FUSION") == "0", defined_as_code(),
-                   strong_zero(), undo_loops(), linker_wraps(inv.args))).encode())
+                   strong_zero(), undo_loops(), linker_symbols(inv.args).key())).encode())
     for path in cfg.rule_files:
         try:
             with open(path, "rb") as f:

@@ -57,18 +57,23 @@ class InternalIRError(Exception):
         self.text = text
 
 
-def merge(modules: list[tuple[str, bytes]], ctx, names: list | None = None, wraps=()):
+def merge(modules: list[tuple[str, bytes]], ctx, names: list | None = None, symbols=None):
     """Link all bitcode modules into the first one. `names`, when given, gets per module a dict
     {name: (is a function, linkage)} of its functions and global variables, defined or declared
-    (a declared function's linkage: "declaration"; None: not readable). wraps: the symbols of
-    the linker's --wrap options, applied to each module first (wrap_references)."""
+    (a declared function's linkage: "declaration"; None: not readable). symbols: the linker's
+    options on symbols (link.LinkerSymbols: --wrap, --defsym, --allow-multiple-definition),
+    applied to each module first."""
     if not modules:
         raise UserError("no bitcode to link")
     main = None
     for origin, data in modules:
         other = parse_bitcode(data, origin, ctx)
-        for sym in wraps:
+        for sym in symbols.wraps if symbols else ():
             wrap_references(other, sym, origin)
+        for sym, target in symbols.aliases if symbols else ():
+            _rename_declaration(other, sym, target, origin, f"--defsym={sym}={target}")
+        if symbols and symbols.muldefs and main is not None:
+            _keep_first_definitions(main, other)
         if names is not None:
             try:
                 names.append({v.name: (fn, "declaration" if fn and v.is_declaration else
@@ -85,6 +90,34 @@ def merge(modules: list[tuple[str, bytes]], ctx, names: list | None = None, wrap
         except RuntimeError as e:
             raise UserError(f"{origin}: cannot link its bitcode: {str(e).strip()}")
     return main
+
+
+def _rename_declaration(module, old: str, new: str, origin: str, option: str):
+    """A reference the module does not define goes to another symbol (--defsym=old=new)."""
+    try:
+        fn = module.get_function(old)
+    except NameError:
+        return
+    if fn.is_declaration:
+        fn.name = new
+        if fn.name != new:
+            raise UserError(f"{origin}: cannot apply {option}: it names both '{old}' and "
+                            f"'{new}' without defining them; hint: call '{new}' directly")
+
+
+def _keep_first_definitions(main, other):
+    """--allow-multiple-definition (-z muldefs): a function the merged modules define already
+    keeps that first definition, as the linker takes the first one; the later module's becomes
+    a weak one that the merge drops."""
+    for fn in other.functions:
+        if fn.is_declaration or fn.linkage.name not in ("external",):
+            continue
+        try:
+            first = main.get_function(fn.name)
+        except NameError:
+            continue
+        if not first.is_declaration:
+            fn.linkage = "weak_any"
 
 
 def wrap_references(module, sym: str, origin: str):

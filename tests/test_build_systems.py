@@ -353,6 +353,23 @@ def test_linker_wrap(tmp_path, form):
     assert run(["./prog"], cwd=tmp_path).stdout == "93 61\n"
 
 
+@pytest.mark.parametrize("option,files,want", [
+    (["-Wl,--defsym=g=g10"], ["lib10.c"], "93 61\n"),
+    (["-Wl,--allow-multiple-definition"], ["lib10.c", "lib.c"], "93 61\n"),
+    (["-Wl,-z,muldefs"], ["lib.c", "lib10.c"], "12 7\n")], ids=lambda v: " ".join(v)
+    if isinstance(v, list) else "")
+def test_linker_symbol_options(tmp_path, option, files, want):
+    """--defsym=g=g10 makes g an alias of g10, --allow-multiple-definition (-z muldefs) keeps
+    the first definition of g, in the differentiated bitcode as ld does for the objects (the
+    link refused: "no derivative rule for call to 'g'", "symbol multiply defined")."""
+    (tmp_path / "main.c").write_text(WRAP_MAIN)
+    (tmp_path / "lib.c").write_text("double g(double x) { return x * x; }\n")
+    (tmp_path / "lib10.c").write_text("double g10(double x) { return 10 * x * x; }\n" + (
+        "double g(double x) { return 10 * x * x; }\n" if "defsym" not in option[0] else ""))
+    run(["enzyme-cc", "-O2", "main.c", *files, *option, "-o", "prog"], cwd=tmp_path)
+    assert run(["./prog"], cwd=tmp_path).stdout == want
+
+
 @pytest.mark.parametrize("form", [["-Wl,-Bstatic", "-lsq", "-Wl,-Bdynamic"],
                                   ["-Xlinker", "-Bstatic", "-lsq", "-Xlinker", "-Bdynamic"]],
                          ids=" ".join)
