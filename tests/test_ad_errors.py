@@ -936,7 +936,30 @@ int main(void) {
 }
 """
 
+# forward over reverse through a custom gradient whose augmented forward keeps an active value
+# on a heap tape: the forward derivative of the augmented forward returned the tape without
+# its shadow, and the second derivative lost the custom function's term (0, silently)
+CUSTOM_TAPE_TWICE = """\
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+__attribute__((noinline)) double soft(double x) { return sqrt(x * x + 0.01); }
+typedef struct { void *tape; double primal; } Aug;
+Aug soft_aug(double x) {
+  Aug r; double *t = malloc(sizeof(double));
+  r.primal = sqrt(x * x + 0.01); *t = x / r.primal; r.tape = t;
+  return r; }
+double soft_rev(double x, double d, void *tape) { double g = *(double *)tape; free(tape); return g * d; }
+void *__enzyme_register_gradient_soft[3] = {(void *)soft, (void *)soft_aug, (void *)soft_rev};
+double f(double x) { return soft(x) * x; }
+double df(double x) { return __enzyme_autodiff((void *)f, x); }
+int main(void) { printf("%g\\n", __enzyme_fwddiff((void *)df, 0.2, 1.0)); return 0; }
+"""
+
 CASES = {
+    "custom_tape_differentiated_again": (CUSTOM_TAPE_TWICE, ("soft_aug",), "  return r; }"),
     "reverse_width_lane_state": (REVERSE_WIDTH_HAZARD, ("main", "keep"),
                                  "__enzyme_autodiff((void *)keep"),
     "set_fixed_point_carried_pointer": (SET_FIXED_POINT, ("__enzyme_set_fixed_point", "loop"),

@@ -348,6 +348,8 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         self.done[key] = (name, rty)
         try:
             body = synth.build()
+            if callee:       # (its tangent record has no room for the pointer's shadow either)
+                synth.refuse_mixed_return()
         except UserError as e:
             self._roll_back(mark, key, e)
             raise

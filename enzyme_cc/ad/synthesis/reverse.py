@@ -492,12 +492,18 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
                     break
                 agg, elem = d.ops[0], d.ops[1]
                 if elem.ty == "ptr" and elem.value in self.act.shadowed:
+                    augment = self.fn.name in {a for a, _ in self.gen.reg.gradient.values()}
+                    hint = ("this is a custom gradient's augmented forward, differentiated "
+                            "again (a derivative of a derivative): keep no differentiated data "
+                            "on its tape (return a null tape, and let the reverse function "
+                            "recompute from its arguments)") if augment else (
+                        "return the pointer and the floats separately (through an "
+                        "out-parameter), or let the function be inlined (no #[inline(never)] "
+                        "/ noinline)")
                     raise UserError(f"{self.where(b.term)}: the function returns a pointer to "
                                     f"differentiated memory in a record with float data "
                                     f"('{ty}'); the shadow of such a pointer cannot be returned "
-                                    "yet; hint: return the pointer and the floats separately "
-                                    "(through an out-parameter), or let the function be inlined "
-                                    "(no #[inline(never)] / noinline)")
+                                    f"yet; hint: {hint}")
                 v, seen = agg.value, seen + 1
 
     def aug_ret_type(self) -> str:
