@@ -75,7 +75,8 @@ def _main(driver: str, argv: list[str]) -> int:
         if os.environ.get("ENZYME_CC_DEBUG") == "1":
             import traceback
             traceback.print_exc()
-        print(f"{PROG[driver]}: error: {e.message}", file=sys.stderr)
+        for message in [e.message, *e.more]:
+            print(f"{PROG[driver]}: error: {message}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         return 130

@@ -293,10 +293,15 @@ def _origin_named(plan):
 
 
 def _name_origin(e: UserError, plan) -> UserError:
+    return UserError(_origin_of(e.message, plan), e.exit_code,
+                     [_origin_of(m, plan) for m in e.more])
+
+
+def _origin_of(message: str, plan) -> str:
     from enzyme_cc.bitcode.select import shared_definer
-    m = _NO_BITCODE.search(e.message)
+    m = _NO_BITCODE.search(message)
     if not m:
-        return e
+        return message
     name = m.group(1) or m.group(3) or m.group(2)
     missing = plan.missing_bitcode
     lib = None if name in missing else shared_definer(plan, name)
@@ -304,16 +309,16 @@ def _name_origin(e: UserError, plan) -> UserError:
         what = (f"'{name}' comes from '{missing[name]}', which was not built with enzyme-cc: "
                 f"rebuild that object with enzyme-cc (or enzyme-c++, enzyme-fc)")
     elif lib:           # (the generic hint, to build it with enzyme-cc, does not help)
-        head = e.message.split("; hint:", 1)[0]
-        return UserError(f"{head}; '{name}' is defined in the shared library '{lib}', which "
-                         "holds machine code only (whatever built it); hint: link that library "
-                         "statically (its objects built with enzyme-cc, in an archive; CMake's "
-                         "add_library(... STATIC)), or call the marker inside the library "
-                         "(docs/api.md, \"Shared libraries\")", e.exit_code)
+        head = message.split("; hint:", 1)[0]
+        return (f"{head}; '{name}' is defined in the shared library '{lib}', which holds "
+                "machine code only (whatever built it); hint: link that library statically "
+                "(its objects built with enzyme-cc, in an archive; CMake's add_library(... "
+                "STATIC)), or call the marker inside the library (docs/api.md, \"Shared "
+                "libraries\")")
     else:
         what = (f"no object or static library on the command line defines '{name}' (a shared "
                 f"or runtime library may)")
-    return UserError(f"{e.message}; {what}", e.exit_code)
+    return f"{message}; {what}"
 
 
 def opt_level(o: str) -> int:

@@ -1618,3 +1618,36 @@ def test_cfi_establish_refusal_warns_against_declaring_it_inactive(tmp_path):
     assert "no derivative rule for call to 'CFI_establish'" in r.stderr, r.stderr
     assert "declaring them inactive would give a wrong derivative" in r.stderr, r.stderr
     assert "__enzyme_inactivefn" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+TWO_REFUSALS = """\
+#include <stdio.h>
+double __enzyme_autodiff(void *, ...);
+double mystery(double);
+double other(double);
+double f(double x) { return mystery(x) * x; }
+double g(double x) { return other(x) + x; }
+double h(double x) { return x * x; }
+int main(void) {
+  printf("%g %g %g\\n", __enzyme_autodiff((void *)f, 2.0), __enzyme_autodiff((void *)g, 2.0),
+         __enzyme_autodiff((void *)h, 2.0));
+  return 0;
+}
+"""
+
+
+def test_each_marker_refusal_reported(tmp_path):
+    """Two marker calls refused for different reasons: both are reported, each as a compiler
+    error of its own (only the first was, so a port needed a link per refusal)."""
+    (tmp_path / "two.c").write_text(TWO_REFUSALS)
+    (tmp_path / "lib.c").write_text("double mystery(double x) { return x; }\n"
+                                    "double other(double x) { return x; }\n")
+    subprocess.run(["clang-22", "-O2", "-c", "lib.c"], cwd=tmp_path, check=True)
+    r = subprocess.run([str(BIN / "enzyme-cc"), "-O2", "two.c", "lib.o", "-o", "two"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 1 and "Traceback" not in r.stderr and "internal" not in r.stderr
+    errors = [line for line in r.stderr.splitlines() if line.startswith("enzyme-cc: error:")]
+    assert len(errors) == 2, r.stderr
+    assert "in function 'f'" in errors[0] and "'mystery'" in errors[0]
+    assert "in function 'g'" in errors[1] and "'other'" in errors[1]
+    assert not (tmp_path / "two").exists()

@@ -438,6 +438,62 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
             new.append(f"br label {inst.targets[0]}")
         _replace_marker(lines, req, new)
 
+    def _rewrite(self, req, table) -> list[str]:
+        """The lines that replace one marker call."""
+        if req.mode == "tape_size":
+            new = rewrite_tape_size(self, req)
+        elif getattr(req, "reverse_vector", False):
+            req.split_key = (req.fn, tuple(req.acts), req.ret_active,
+                             split_kind(False, req.width))
+            new = reverse_vector.rewrite(self, req, self.split(
+                req.fn, req.acts, req.ret_active, self.request_hints(req), multi=req.width))
+        elif req.mode == "reverse" and getattr(req, "opts", {}).get("primal"):
+            if getattr(req, "candidates", None):
+                raise UserError(f"{located(self.module, req.caller, req.inst)}: "
+                                "enzyme_primal_return with a function chosen at run time is "
+                                "not supported; hint: call the marker once per function")
+            new = rewrite_primal_reverse(self, req, self.split(
+                req.fn, req.acts, req.ret_active, self.request_hints(req)))
+        elif req.mode in ("augment", "split_reverse"):
+            # multi: enzyme_nofree lets the program reverse one tape more than once
+            req.split_key = (req.fn, tuple(req.acts), req.ret_active, split_kind(False, True))
+            new = rewrite_split_call(self, req, self.split(req.fn, req.acts, req.ret_active,
+                                                           self.request_hints(req), multi=True))
+            if req.inst.op == "invoke":
+                new.append(f"br label {req.inst.targets[0]}")
+        else:
+            hints = self.request_hints(req)
+            primal, tangent = getattr(req, "returns", (False, True))
+
+            def derivative(fn):
+                if req.mode == "forward":   # the primal comes from the {primal, tangent} form
+                    return self.forward(fn, req.acts, callee=primal, hints=hints,
+                                        width=getattr(req, "width", 1),
+                                        error=getattr(req, "error", False))
+                return self.gradient(fn, req.acts, req.ret_active, hints)
+            name, rty = derivative(req.fn)
+            keep = None                     # forward: the primal alone, or nothing
+            if primal and not tangent:
+                keep = 0 if rty != self.module.function(req.fn).ret_ty else None
+            elif not tangent:
+                keep = -1
+            if getattr(req, "candidates", None):
+                name = self.marker_dispatcher(req, name, rty, derivative)
+            if getattr(req, "vector_args", None) is not None:
+                new = rewrite_vector_call(self, req, name, rty)
+                if req.inst.op == "invoke":
+                    new.append(f"br label {req.inst.targets[0]}")
+            else:
+                new = rewrite_call(self, req, name, rty, keep)
+        if req.mode in ("reverse", "forward", "augment"):
+            new = self.zero_shared_shadows() + new
+        if table is not None and req.mode in ("reverse", "forward", "augment"):
+            new = table.around_call(req, new)
+        if req.mode in ("reverse", "forward", "augment", "split_reverse") and \
+                exceptions.may_throw(self.module):
+            new = exceptions.guard(self, req, list(new))
+        return new
+
     def run(self, requests=None, later=()) -> str:
         """Rewrite the marker calls of `requests`; `later` are those of the rounds after this one
         (derivatives of functions calling these markers)."""
@@ -458,60 +514,23 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         self.ro_requests = None if gs_calls else requests
         table = global_shadows.setup(self, requests, gs_calls, later)
         self.find_shared_globals([r.fn for r in requests])
+        errors = []
         for req in requests:
-            if req.mode == "tape_size":
-                new = rewrite_tape_size(self, req)
-            elif getattr(req, "reverse_vector", False):
-                req.split_key = (req.fn, tuple(req.acts), req.ret_active,
-                                 split_kind(False, req.width))
-                new = reverse_vector.rewrite(self, req, self.split(
-                    req.fn, req.acts, req.ret_active, self.request_hints(req), multi=req.width))
-            elif req.mode == "reverse" and getattr(req, "opts", {}).get("primal"):
-                if getattr(req, "candidates", None):
-                    raise UserError(f"{located(self.module, req.caller, req.inst)}: "
-                                    "enzyme_primal_return with a function chosen at run time is "
-                                    "not supported; hint: call the marker once per function")
-                new = rewrite_primal_reverse(self, req, self.split(
-                    req.fn, req.acts, req.ret_active, self.request_hints(req)))
-            elif req.mode in ("augment", "split_reverse"):
-                # multi: enzyme_nofree lets the program reverse one tape more than once
-                req.split_key = (req.fn, tuple(req.acts), req.ret_active, split_kind(False, True))
-                new = rewrite_split_call(self, req, self.split(req.fn, req.acts, req.ret_active,
-                                                               self.request_hints(req), multi=True))
-                if req.inst.op == "invoke":
-                    new.append(f"br label {req.inst.targets[0]}")
-            else:
-                hints = self.request_hints(req)
-                primal, tangent = getattr(req, "returns", (False, True))
-
-                def derivative(fn):
-                    if req.mode == "forward":   # the primal comes from the {primal, tangent} form
-                        return self.forward(fn, req.acts, callee=primal, hints=hints,
-                                            width=getattr(req, "width", 1),
-                                            error=getattr(req, "error", False))
-                    return self.gradient(fn, req.acts, req.ret_active, hints)
-                name, rty = derivative(req.fn)
-                keep = None                     # forward: the primal alone, or nothing
-                if primal and not tangent:
-                    keep = 0 if rty != self.module.function(req.fn).ret_ty else None
-                elif not tangent:
-                    keep = -1
-                if getattr(req, "candidates", None):
-                    name = self.marker_dispatcher(req, name, rty, derivative)
-                if getattr(req, "vector_args", None) is not None:
-                    new = rewrite_vector_call(self, req, name, rty)
-                    if req.inst.op == "invoke":
-                        new.append(f"br label {req.inst.targets[0]}")
-                else:
-                    new = rewrite_call(self, req, name, rty, keep)
-            if req.mode in ("reverse", "forward", "augment"):
-                new = self.zero_shared_shadows() + new
-            if table is not None and req.mode in ("reverse", "forward", "augment"):
-                new = table.around_call(req, new)
-            if req.mode in ("reverse", "forward", "augment", "split_reverse") and \
-                    exceptions.may_throw(self.module):
-                new = exceptions.guard(self, req, list(new))
+            try:
+                new = self._rewrite(req, table)
+            except UserError as e:   # each marker's refusal, as a compiler reports each error
+                if all(e.message != x.message for x in errors):
+                    errors.append(e)
+                if len(errors) == MAX_ERRORS:
+                    break
+                continue
+            except Exception:
+                if errors:           # (a failure that an earlier refusal's leftovers caused)
+                    continue
+                raise
             _replace_marker(lines, req, new)
+        if errors:
+            raise UserError(errors[0].message, more=[e.message for e in errors[1:]])
         if table is not None:
             global_shadows.lower_calls(self, lines, gs_calls)
         text = "\n".join(lines)
@@ -527,6 +546,10 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
                 self.declare_raw(n, d)
         extra += [self.decls[n] for n in sorted(self.decls)]   # the same text every run
         return text + "\n" + "\n".join(extra) + "\n"
+
+
+# refusals reported from one link at most (each a marker call's), as clang's -ferror-limit
+MAX_ERRORS = 10
 
 
 def split_kind(parallel, multi, private=(), restored=()) -> str:
