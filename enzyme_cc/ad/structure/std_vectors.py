@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 
-from enzyme_cc.ir.lexer import split_fields, type_align, type_size
+from enzyme_cc.ir.lexer import split_fields, type_size
+from .type_layout import field_offsets
 
 _VECTOR = re.compile(r'%"class\.std::vector(\.\d+)?"$')
 # (the implementation's name, where clang keeps the template arguments)
@@ -44,13 +45,8 @@ def _vectors_in(ty: str, named, base: int, depth: int) -> list[int]:
         return [base]
     body = named.get(ty, ty).strip()
     if body.startswith("{"):
-        out, pos = [], 0
-        for f in split_fields(body):
-            a = type_align(f, named)
-            pos = (pos + a - 1) // a * a
-            out += _vectors_in(f, named, base + pos, depth + 1)
-            pos += type_size(f, named)
-        return out
+        return [v for f, pos in field_offsets(body, named)
+                for v in _vectors_in(f, named, base + pos, depth + 1)]
     if body.startswith("[") and " x " in body:
         n, elem = body[1:-1].split(" x ", 1)
         size = type_size(elem.strip(), named)

@@ -418,11 +418,17 @@ def _descriptors_in(ty: str, named, base: int, depth: int = 0) -> list:
     rank = flang_descriptor_rank("@_Q", named_expand(ty, named))
     if rank is not None:
         return [(base, rank)]
+    return [d for f, pos in field_offsets(ty, named)
+            for d in _descriptors_in(f, named, base + pos, depth + 1)]
+
+
+def field_offsets(body: str, named) -> list[tuple[str, int]]:
+    """(field type, byte offset) of a literal struct type's fields (unpacked: aligned)."""
     out, pos = [], 0
-    for f in split_fields(ty):
+    for f in split_fields(body):
         a = type_align(f, named)
         pos = (pos + a - 1) // a * a
-        out += _descriptors_in(f, named, base + pos, depth + 1)
+        out.append((f, pos))
         pos += type_size(f, named)
     return out
 
