@@ -99,6 +99,12 @@ def _params():
             yield pytest.param(prog, level, marks=marks, id=f"{prog}{level}")
 
 
+def _test_flags(src: Path) -> list[str]:
+    """A program's own compiler options, from a first line `// test flags: -std=c++20`."""
+    first = src.read_text().split("\n", 1)[0]
+    return first.split(":", 1)[1].split() if first.startswith("// test flags:") else []
+
+
 def _build_and_run(prog: str, level: str, outdir: Path) -> dict:
     src = PROGRAMS_DIR / prog
     driver = BIN / ("enzyme-c++" if prog.endswith(".cpp") else "enzyme-cc")
@@ -107,7 +113,8 @@ def _build_and_run(prog: str, level: str, outdir: Path) -> dict:
     if level.endswith("-ref"):
         env["ENZYME_CC_PREOPT"] = "0"
     try:
-        b = subprocess.run([str(driver), level.removesuffix("-ref"), str(src), "-lm", "-o", str(exe)],
+        b = subprocess.run([str(driver), level.removesuffix("-ref"), *_test_flags(src), str(src),
+                            "-lm", "-o", str(exe)],
                            cwd=outdir,
                            capture_output=True, text=True, timeout=BUILD_TIMEOUT, env=env)
     except subprocess.TimeoutExpired:

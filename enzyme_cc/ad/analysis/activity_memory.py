@@ -10,7 +10,7 @@ from enzyme_cc.rules.registry import is_mirror_call, allocator
 from enzyme_cc.rules.tape import is_tape_call
 from .copy_types import copy_ranges
 from .activity_basics import ALLOCATORS, _libm_out, has_shadow_type, int_pointer_sources
-from ..structure.type_layout import decompose, global_named, global_type, has_own_buffer
+from ..structure.type_layout import decompose, global_named, has_own_buffer
 from ..structure.std_vectors import vector_offsets
 from enzyme_cc.rules.call_kinds import ALLOC
 from enzyme_cc.rules.blas import applies, written_arg
@@ -78,7 +78,7 @@ class ActiveMemory:
             return False
         memo = self.__dict__.setdefault("_vector_globals", {})
         if g not in memo:
-            memo[g] = bool(vector_offsets(self.module, global_type(self.module, g)))
+            memo[g] = bool(vector_offsets(self.module, g))
         return memo[g]
 
     def _address_web(self, name: str) -> bool:

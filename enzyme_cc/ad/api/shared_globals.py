@@ -232,7 +232,7 @@ def entry_function(gen, name: str) -> str:
         lanes = [None] + sorted(x for x in gen.shadow_lanes.get(g, ()) if x is not None)
         targets = sorted(gen.address_targets.get(g, ()))
         slots = [o for o, k in sorted(layout(ty, module.named_types).items()) if k == "ptr"]
-        vectors = vector_offsets(module, ty) if slots else []
+        vectors = vector_offsets(module, g) if slots else []
         heap = {o: f for o, f in (heap_slots(module, g, gen.global_reach) if slots else {}).items()
                 if not any(v <= o < v + 24 for v in vectors)}
         descriptors = flang_descriptor_fields(module, g)    # [(offset, rank)]

@@ -8,17 +8,56 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.ir.lexer import split_fields, type_size
-from .type_layout import field_offsets
+from .type_layout import decompose, field_offsets, global_named, global_type, layout
 
 _VECTOR = re.compile(r'%"class\.std::vector(\.\d+)?"$')
 # (the implementation's name, where clang keeps the template arguments)
 _STD_ALLOCATOR = re.compile(r"_Vector_base<.*, std::allocator<.*>>::_Vector_impl")
 
 
-def vector_offsets(module, ty: str | None) -> list[int]:
-    """Byte offsets of the libstdc++ vectors with std::allocator inside type ty (the type
-    itself, struct fields, array elements)."""
-    return _vectors_in(ty or "", module.named_types, 0, 0) if ty else []
+def vector_offsets(module, g: str) -> list[int]:
+    """Byte offsets of the libstdc++ vectors with std::allocator inside global g (the global
+    itself, struct fields, array elements): by the type's names, or where the type is a literal
+    one (C++20 drops the names of constant-initialized globals' types) by the vector members
+    called on that address (`std::vector<double, std::allocator<double>>::resize(&g.y)`, the
+    destructor registered with __cxa_atexit). Each has three pointer slots there."""
+    ty = global_type(module, g)
+    if not ty:
+        return []
+    found = set(_vectors_in(ty, module.named_types, 0, 0)) | _members_called(module).get(g, set())
+    slots = layout(ty, module.named_types)
+    return sorted(o for o in found if all(slots.get(o + k) == "ptr" for k in (0, 8, 16)))
+
+
+# a member of std::vector<T, std::allocator<T>> (not vector<bool>, whose layout differs)
+_MEMBER = re.compile(r"@_ZNK?St6vectorI(?!b)(\w+?)SaI\1EE\w*$")
+
+
+def _members_called(module) -> dict[str, set]:
+    """global -> the offsets in it that vector members are called on (memoized per module)."""
+    memo = module.__dict__.get("_std_vector_members")
+    if memo is not None:
+        return memo
+    memo = module._std_vector_members = {}
+    for f, (lo, hi) in module._bodies.items():
+        if not any("St6vectorI" in line for line in module._lines[lo:hi]):
+            continue
+        fn = module.function(f)
+        for inst in fn.insts():
+            if inst.op not in ("call", "invoke") or not inst.ops:
+                continue
+            if _MEMBER.match(inst.callee or ""):
+                this = inst.ops[0].value
+            elif inst.callee == "@__cxa_atexit" and len(inst.ops) > 1 and \
+                    _MEMBER.match(inst.ops[0].value):
+                this = inst.ops[1].value
+            else:
+                continue
+            base, off = decompose(module, fn, this)
+            g = base if base.startswith("@") else global_named(base)
+            if g and off is not None:
+                memo.setdefault(g, set()).add(off)
+    return memo
 
 
 def _is_std_vector(ty: str, named) -> bool:
