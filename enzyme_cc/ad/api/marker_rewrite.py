@@ -133,13 +133,15 @@ def rewrite_split_call(gen, req, names) -> list[str]:
         if "allocated" not in opts:         # the header is ours unless the caller allocated it
             lines.append(f"call void @free(ptr {tape})")
         gen.declare_raw("@free", "declare void @free(ptr)")
+    res = f"%ad.rv{req.line}"
+    if req.sret and rev_ret != "void":      # (the declared result returned through memory)
+        return _deliver(gen, req, lines, tmp, rev_ret, res, req.sret[0])
     if not inst.name:
         return lines
     if rev_ret == "void":
         zero = "0.0" if is_fp(inst.ty) else "zeroinitializer"
         lines.append(f"{inst.name} = {_identity(inst.ty, zero)}")
         return lines
-    res = f"%ad.rv{req.line}"
     if rev_ret.replace(" ", "") == inst.ty.replace(" ", ""):    # the same type, spaced differently
         lines.append(f"{inst.name} = {_identity(inst.ty, res)}")
         return lines
@@ -256,6 +258,14 @@ def _rewrite_call(gen, req, name, rty, keep) -> list[str]:
                         "declare the marker void, or read the derivatives from the shadows")
     res = tmp()
     lines.append(f"{res} = {call}")
+    return _deliver(gen, req, lines, tmp, rty, res, want, keep)
+
+
+def _deliver(gen, req, lines, tmp, rty, res, want, keep=None) -> list[str]:
+    """`lines` (ending with the call defining `res`, of type rty), then the derivative's result
+    as the marker's declared result `want`: leaf by leaf (keep: only that top-level field of
+    res), into the marker's sret memory or as the value of the marker call's name."""
+    inst = req.inst
     got = [(p, t) for p, t in _leaves(rty) if keep is None or p[:1] == [keep]]
     want_resolved = gen.module.named_types.get(want, want)
     slots = _leaves(want_resolved)
