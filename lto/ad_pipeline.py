@@ -73,7 +73,7 @@ def merge(job):
     marked), flang's runtime entries renamed to ours and ours linked in."""
     from . import optimize as opt, text_passes
     from enzyme_cc.rules import fortran, rust_alloc
-    from .link import linker_symbols
+    from .linker_symbols import linker_symbols
     plan = job.plan
     ctx, names, symbols = opt.new_context(), [], linker_symbols(job.inv.args)
     module = opt.merge(plan.modules, ctx, names, symbols)

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 
 from enzyme_cc import cache, toolchain
 from enzyme_cc.compile import compile_source, run
 from enzyme_cc.bitcode.libs import find_library
 from .ad_pipeline import build_ad_object, opt_level
+from .linker_symbols import linker_symbols
 
 # every Enzyme entry point (the unsupported ones are then reported by name, ad/api/markers.py)
 MARKER_BYTES = (b"__enzyme_",)
@@ -134,47 +133,6 @@ _STATIC = {"-Bstatic": True, "-dn": True, "-non_shared": True, "-static": True,
            "-Bdynamic": False, "-dy": False, "-call_shared": False}
 _WHOLE = {"--whole-archive": True, "-whole-archive": True, "--no-whole-archive": False,
           "-no-whole-archive": False}
-
-
-@dataclass
-class LinkerSymbols:
-    """The linker's options on symbols that the merge applies to the bitcode, as ld would to
-    the objects: `--wrap=g`, `--defsym=g=h` (a symbol's alias; an expression is left to ld),
-    `--allow-multiple-definition` / `-z muldefs` (the first definition wins)."""
-    wraps: list = field(default_factory=list)
-    aliases: list = field(default_factory=list)      # [(symbol, target symbol)]
-    muldefs: bool = False
-
-    def key(self):
-        return (self.wraps, self.aliases, self.muldefs)
-
-
-_SYMBOL = re.compile(r"[A-Za-z_.$][\w.$]*$")
-
-
-def linker_symbols(args) -> LinkerSymbols:
-    """LinkerSymbols of a command line (`-Wl,--wrap=g`, `-Wl,-wrap,g`, `-Xlinker --wrap=g`,
-    `-Xlinker --wrap -Xlinker g`, and the same forms of the others)."""
-    opts = []
-    for i, t in enumerate(args):
-        if t.startswith("-Wl,"):
-            opts += t[4:].split(",")
-        elif i and args[i - 1] == "-Xlinker":
-            opts.append(t)
-    out = LinkerSymbols()
-    for k, o in enumerate(opts):
-        nxt = opts[k + 1] if k + 1 < len(opts) else ""
-        name, eq, value = o.partition("=")
-        if name in ("--wrap", "-wrap"):
-            out.wraps.append(value if eq else nxt)
-        elif name in ("--defsym", "-defsym"):
-            sym, _, target = (o[len(name) + 1:] if eq else nxt).partition("=")
-            if _SYMBOL.match(target.strip()):
-                out.aliases.append((sym.strip(), target.strip()))
-        elif o in ("--allow-multiple-definition", "-allow-multiple-definition") or \
-                o == "-z" and nxt == "muldefs" or o == "-zmuldefs":
-            out.muldefs = True
-    return out
 
 
 def _linker_modes(args, indices) -> list[tuple[bool, bool]]:

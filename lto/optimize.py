@@ -61,19 +61,15 @@ def merge(modules: list[tuple[str, bytes]], ctx, names: list | None = None, symb
     """Link all bitcode modules into the first one. `names`, when given, gets per module a dict
     {name: (is a function, linkage)} of its functions and global variables, defined or declared
     (a declared function's linkage: "declaration"; None: not readable). symbols: the linker's
-    options on symbols (link.LinkerSymbols: --wrap, --defsym, --allow-multiple-definition),
+    options on symbols (linker_symbols.LinkerSymbols: --wrap, --defsym, -z muldefs),
     applied to each module first."""
     if not modules:
         raise UserError("no bitcode to link")
     main = None
     for origin, data in modules:
         other = parse_bitcode(data, origin, ctx)
-        for sym in symbols.wraps if symbols else ():
-            wrap_references(other, sym, origin)
-        for sym, target in symbols.aliases if symbols else ():
-            _rename_declaration(other, sym, target, origin, f"--defsym={sym}={target}")
-        if symbols and symbols.muldefs and main is not None:
-            _keep_first_definitions(main, other)
+        if symbols is not None:
+            symbols.apply(other, main, origin)
         if names is not None:
             try:
                 names.append({v.name: (fn, "declaration" if fn and v.is_declaration else
@@ -90,59 +86,6 @@ def merge(modules: list[tuple[str, bytes]], ctx, names: list | None = None, symb
         except RuntimeError as e:
             raise UserError(f"{origin}: cannot link its bitcode: {str(e).strip()}")
     return main
-
-
-def _rename_declaration(module, old: str, new: str, origin: str, option: str):
-    """A reference the module does not define goes to another symbol (--defsym=old=new)."""
-    try:
-        fn = module.get_function(old)
-    except NameError:
-        return
-    if fn.is_declaration:
-        fn.name = new
-        if fn.name != new:
-            raise UserError(f"{origin}: cannot apply {option}: it names both '{old}' and "
-                            f"'{new}' without defining them; hint: call '{new}' directly")
-
-
-def _keep_first_definitions(main, other):
-    """--allow-multiple-definition (-z muldefs): a function the merged modules define already
-    keeps that first definition, as the linker takes the first one; the later module's becomes
-    a weak one that the merge drops."""
-    for fn in other.functions:
-        if fn.is_declaration or fn.linkage.name not in ("external",):
-            continue
-        try:
-            first = main.get_function(fn.name)
-        except NameError:
-            continue
-        if not first.is_declaration:
-            fn.linkage = "weak_any"
-
-
-def wrap_references(module, sym: str, origin: str):
-    """The linker's `--wrap=sym` in one module, before the merge: a reference to `sym` that the
-    module does not define goes to `__wrap_sym`, one to `__real_sym` to `sym` (as ld resolves
-    undefined references; a module's own calls of its definition stay)."""
-    renames = []
-    for old, new in ((sym, "__wrap_" + sym), ("__real_" + sym, sym)):
-        try:
-            fn = module.get_function(old)
-        except NameError:
-            if any(g.name == old for g in module.global_variables):
-                raise UserError(f"{origin}: --wrap={sym} of a variable is not supported by "
-                                "enzyme-cc's link; hint: wrap functions only") from None
-            continue
-        if fn.is_declaration:
-            renames.append((fn, new))
-    for fn, new in renames:
-        fn.name = "__enzyme_cc_wrapping." + new       # (both may be renamed: no clash between)
-    for fn, new in renames:
-        fn.name = new
-        if fn.name != new:
-            raise UserError(f"{origin}: cannot apply --wrap={sym}: it names both '{sym}' and "
-                            f"'__wrap_{sym}' (or '__real_{sym}' and '{sym}') without defining "
-                            "them; hint: keep the wrapper and its callers in separate files")
 
 
 # Pipelines and codegen run in LLVM 22's own opt/llc: the same PassBuilder pipeline as
