@@ -29,7 +29,11 @@ FUNCS = {
     "round": ("llvm.round", "round"), "erf": (None, "erf"), "erfc": (None, "erfc"),
     "tgamma": (None, "tgamma"), "lgamma": (None, "lgamma"),
     "j0": (None, "j0"), "j1": (None, "j1"), "y0": (None, "y0"), "y1": (None, "y1"),
+    "jn": (None, "jn"), "yn": (None, "yn"),
 }
+# functions whose first argument is an `int` (the order of jn, yn): given as an integer rule
+# argument, plus or minus an integer constant
+_INT_FIRST = ("jn", "yn")
 
 # Functions defined by formulas of their own (inlined where used; arguments are evaluated once).
 # digamma (psi = Gamma'/Gamma) is not in libm: for x >= 0 the recurrence
@@ -94,7 +98,8 @@ def fconst(x: float, ty: str) -> str:
     return "0xL%016X%016X" % (lo, hi)
 
 
-_ARITY = {"pow": 2, "atan2": 2, "hypot": 2, "copysign": 2, "fmin": 2, "fmax": 2}
+_ARITY = {"pow": 2, "atan2": 2, "hypot": 2, "copysign": 2, "fmin": 2, "fmax": 2, "jn": 2,
+          "yn": 2}
 _LIBM_SUFFIX = {"double": "", "float": "f", "x86_fp80": "l"}    # (x86-64's long double)
 
 
@@ -211,10 +216,28 @@ class FormulaCompiler:
                 env = {p: (self.compile(a), ty) for p, a in zip(params, args)}
                 sub = FormulaCompiler(self.emit, self.tmp, self.declare, ty, env, self.where)
                 return sub.compile(_macro_ast(fname))
+            if fname in _INT_FIRST:
+                order, ity = self._integer(args[0])
+                x = self.compile(args[1])
+                callee = FUNCS[fname][1] + _LIBM_SUFFIX.get(self.ty, "")
+                # (declared by the program, whose call of it the rule differentiates)
+                return self._inst(f"call {self.ty} @{callee}({ity} {order}, {self.ty} {x})")
             if fname in FUNCS:
                 vals = [self.compile(a) for a in args]
                 return self.known.get((fname, tuple(vals))) or self._call(fname, vals)
         raise UserError(f"{self.where}: unsupported formula element '{ast.unparse(node)}'")
+
+    def _integer(self, node) -> tuple[str, str]:
+        """(value, type) of an integer argument `n`, `n + k` or `n - k` (k an integer)."""
+        if isinstance(node, ast.Name) and self.env.get(node.id, ("", ""))[1].startswith("i"):
+            return self.env[node.id]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and \
+                isinstance(node.right, ast.Constant) and isinstance(node.right.value, int):
+            v, ity = self._integer(node.left)
+            op = "add" if isinstance(node.op, ast.Add) else "sub"
+            return self._inst(f"{op} {ity} {v}, {node.right.value}"), ity
+        raise UserError(f"{self.where}: the order of jn()/yn() must be an integer argument, "
+                        f"plus or minus an integer, not '{ast.unparse(node)}'")
 
     def _cond(self, node) -> str:
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMP:
