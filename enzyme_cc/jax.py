@@ -86,10 +86,14 @@ class JaxOp:
             if not hasattr(x, "dtype") or not hasattr(x, "shape"):
                 raise TypeError(f"{s.name}: argument {a.name!r} must be an array, not "
                                 f"{type(x).__name__}")
-            if np.dtype(x.dtype) != np.dtype(a.dtype):
-                hint = " (enable float64 with jax.config.update('jax_enable_x64', True))" \
-                    if a.dtype == "float64" else ""
-                raise TypeError(f"{s.name}: argument {a.name!r} has dtype {x.dtype}, expected "
+            # (the dtype JAX will hand the C code: without jax_enable_x64 a NumPy float64 or
+            # int64 array becomes 32-bit, and C would read it as 64-bit data)
+            dt = np.dtype(jax.dtypes.canonicalize_dtype(x.dtype))
+            if dt != np.dtype(a.dtype):
+                hint = " (enable 64-bit types with jax.config.update('jax_enable_x64', True))" \
+                    if a.dtype in ("float64", "int64", "complex128") else ""
+                got = f"{x.dtype} (JAX makes it {dt})" if dt != np.dtype(x.dtype) else x.dtype
+                raise TypeError(f"{s.name}: argument {a.name!r} has dtype {got}, expected "
                                 f"{a.dtype}{hint}")
             xs.append(x if isinstance(x, jax.Array) else jnp.asarray(x))
         for name, v in ints.items():

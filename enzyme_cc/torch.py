@@ -51,14 +51,14 @@ class _NoStorage(Exception):
 def _plain(ts):
     """True when tensors can go straight to C: ordinary CPU tensors, nothing tracing or
     transforming them (torch.compile, torch.func, dispatch or function modes, torch.jit.trace)
-    and no lazily negated views. Otherwise the custom ops run, whose fake kernels and vmap rules
-    those machineries need."""
+    and no lazily negated or conjugated views. Otherwise the custom ops run, whose fake kernels
+    and vmap rules those machineries need (and whose kernels resolve such views)."""
     if torch.compiler.is_compiling() or _C._are_functorch_transforms_active() or \
             _C._len_torch_dispatch_stack() or _C._is_torch_function_mode_enabled() or \
             _C._get_tracing_state():
         return False
     for t in ts:    # (gradcheck's legacy vmap batches tensors with no transform active)
-        if type(t) not in _PLAIN or _is_wrapped(t) or t.is_neg():
+        if type(t) not in _PLAIN or _is_wrapped(t) or t.is_neg() or t.is_conj():
             return False
     return True
 
@@ -212,7 +212,8 @@ class TorchOp:
 
         def impl(inputs: list[torch.Tensor], seeds: list[torch.Tensor], ints: list[int],
                  sum_lead: list[int]) -> list[torch.Tensor]:
-            bufs = [x.resolve_neg().contiguous() for x in list(inputs) + list(seeds)]
+            bufs = [x.resolve_neg().resolve_conj().contiguous()
+                    for x in list(inputs) + list(seeds)]
             return self._run(self._prepare(kind, bufs, ints, sum_lead), bufs)
         self._impls[kind] = impl
         return impl

@@ -32,6 +32,27 @@ def test_check_grads_c(ops):
     np.testing.assert_allclose(jax.grad(ops["norm2"])(x), x / jnp.linalg.norm(x), rtol=1e-14)
 
 
+def test_numpy_64bit_arrays_without_x64():
+    """Without jax_enable_x64, JAX makes a NumPy float64 (int64) array 32-bit when the
+    primitive runs: an eager call checked the NumPy dtype and the C code read 32-bit data as
+    64-bit (wrong numbers, a read past the buffer, a fault with int64 indices)."""
+    import subprocess
+    import sys
+    code = (
+        "import jax, numpy as np, pytest\n"
+        "from enzyme_cc import ffi\n"
+        "import enzyme_cc.jax as ej\n"
+        "from ffi_kernels import C_SRC, NORM2\n"
+        "op = ej.op(ffi.build([NORM2], source=C_SRC)['norm2'])\n"
+        "with pytest.raises(TypeError, match='float64 .JAX makes it float32., expected float64'):\n"
+        "    op(np.arange(4.0))\n"
+        "print('refused')\n")
+    import os
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=os.path.dirname(__file__), env=dict(os.environ, JAX_ENABLE_X64="0"))
+    assert r.stdout.strip() == "refused", r.stdout + r.stderr
+
+
 def test_float32(ops):
     a, b = rand(4, dtype=np.float32), rand(4, seed=2, dtype=np.float32)
     ga, gb = jax.grad(lambda a, b: (lambda y, s: y.sum() + 2 * s)(*ops["affine"](a, b)),

@@ -615,6 +615,23 @@ def test_complex_tensors():
                                torch.func.jvp(ref, primals, tangents)[1], rtol=1e-13, atol=1e-13)
 
 
+def test_conjugated_views():
+    """torch's lazily conjugated tensors (x.conj(): a flag, the data unchanged) as inputs, and
+    as the cotangent a loss written with y.conj() hands the backward: the C code read the raw
+    data (op(z.conj()) gave f(z); |y|^2's gradient came out conjugated)."""
+    f = et.op(ffi.function(_complex_sig(), source=COMPLEX_SRC))
+    z, w, x = rand(5, dtype=torch.complex128), rand(1, dtype=torch.complex128), rand(5)
+
+    def ref(z, w, x):
+        return z * z * w[0] + z.conj() * x + torch.sin(z)
+    torch.testing.assert_close(f(z.conj(), w, x), ref(z.conj(), w, x), rtol=1e-14, atol=1e-14)
+    for loss in (lambda y: (y.conj() * y).real.sum(), lambda y: (y.conj() * y.sin()).real.sum()):
+        got = torch.autograd.grad(loss(f(z, w, x)), (z, w, x))
+        want = torch.autograd.grad(loss(ref(z, w, x)), (z, w, x))
+        for a, b in zip(got, want):
+            torch.testing.assert_close(a, b, rtol=1e-13, atol=1e-13)
+
+
 @pytest.mark.parametrize("z,y,culprit", [("float64", "complex128", "'z'"),
                                          ("complex64", "complex128", "'z'"),
                                          ("complex128", "float64", "'y'")])
