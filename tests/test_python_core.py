@@ -777,6 +777,27 @@ def test_signature_message_for_a_fortran_argument_read_and_written():
         "const" not in str(e.value), e.value
 
 
+F_COLSUM = """
+subroutine colsum(m, k, a, w, y)
+  integer, intent(in) :: m, k
+  real(8), intent(in) :: a(m, k), w(k)
+  real(8), intent(out) :: y(m)
+  y = matmul(a**2, w)
+end subroutine
+"""
+
+
+def test_fortran_rank_two_array_refused():
+    """A Fortran a(m, k) is stored column by column, NumPy's and torch's arrays row by row: a
+    shape ("m", "k") read the transpose (y = [1, 4, 9] for [1, 25, 81], silently; a square
+    matrix would not even fail a shape check). Refused, naming the argument, until the
+    front ends pass such arrays in Fortran order."""
+    from enzyme_cc.ffi.signature import SignatureError
+    with pytest.raises(SignatureError, match="argument 'a' is a Fortran array of rank 2"):
+        ffi.function("colsum_", source=F_COLSUM, lang="fortran",
+                     shapes={"a": ("m", "k"), "w": ("k",), "y": ("m",)}, outputs=("y",))
+
+
 OMP_SMOOTH = """
 #include <math.h>
 void smooth(const double *u, double *v, int n) {

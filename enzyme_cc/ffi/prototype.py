@@ -115,7 +115,8 @@ def _describe(md, ref, depth=0):
         return _describe(md, _field(node, "baseType"), depth + 1)
     if tag == "DW_TAG_array_type":      # a Fortran array dummy (passed by address)
         base = _base_name(md, _field(node, "baseType"), depth + 1)
-        return f"{base}(:)", base, False
+        rank = len(re.findall(r"!\d+", md.get(_field(node, "elements") or "", "")))
+        return f"{base}({', '.join([':'] * max(rank, 1))})", base, False
     if tag in ("DW_TAG_pointer_type", "DW_TAG_reference_type", "DW_TAG_rvalue_reference_type"):
         inner = _field(node, "baseType")
         const = _is_const(md, inner)
@@ -217,6 +218,16 @@ def _check_arg(sig, where, a, p) -> bool:
                                  f"declares {a.ctype}" + (" (a pointer: declare it In or Out)"
                                                           if p.ir == "ptr" else ""))
         return
+    if (p.c or "").endswith(":, :)") and len(a.shape) > 1:
+        # Fortran stores a(m, k) column by column; the arrays come in C order (row by row), so
+        # the same shape would read the transpose (and a square matrix gives no shape error)
+        raise SignatureError(
+            f"{where}: argument {a.name!r} is a Fortran array of rank {p.c.count(':')} "
+            f"({_c(p)}), stored column by column, and Python's arrays come row by row: a "
+            "multi-dimensional shape would read it transposed, which is not supported yet; "
+            "hint: give the routine the array as one dimension (a(*), with its size an "
+            "integer argument) and pass it in Fortran order (numpy: a.ravel(order='F'), "
+            "torch: a.T.reshape(-1))")
     want = DTYPES[a.dtype]
     decl = f"{'const ' if isinstance(a, In) else ''}{want} *"
     if p.ir != "ptr":
