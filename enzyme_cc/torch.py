@@ -79,6 +79,8 @@ class TorchOp:
 
     def __init__(self, fn):
         self.fn, self.sig = fn, fn.sig
+        # (a function's names: torch.jit.trace(op, ...) asks the callable for them)
+        self.__name__ = self.__qualname__ = fn.name
         self._int_names = tuple(a.name for a in self.sig.ints)
         self._in_dtypes = [_DTYPES[a.dtype] for a in self.sig.inputs]
         self._impls, self._items = {}, {}
@@ -560,6 +562,9 @@ def _check_tensor(fname, a, x):
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{fname}: argument {a.name!r} must be a torch.Tensor, not "
                         f"{type(x).__name__}")
+    if x.layout != torch.strided:
+        raise ValueError(f"{fname}: argument {a.name!r} is a {x.layout} tensor; enzyme_cc.torch "
+                         "passes dense memory: pass x.to_dense()")
     if x.device.type != "cpu":
         raise ValueError(f"{fname}: argument {a.name!r} is on device {x.device}; enzyme_cc.torch"
                          " runs compiled CPU code: pass a CPU tensor (x.cpu())")

@@ -485,8 +485,10 @@ def test_direct_and_traced_paths_agree(ops):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         traced = torch.jit.trace(lambda x: n2(x), x.detach())
+        traced_op = torch.jit.trace(n2, x.detach())    # (the op itself: it has a name)
     z = rand(5, grad=False) + 1
     torch.testing.assert_close(traced(z), z.norm(), rtol=1e-14, atol=0)
+    torch.testing.assert_close(traced_op(z), z.norm(), rtol=1e-14, atol=0)
     neg = torch._neg_view(z)
     torch.testing.assert_close(n2(neg), z.norm(), rtol=1e-14, atol=0)
     (g1,) = torch.autograd.grad(sm(x, w), x, torch._neg_view(torch.ones(5, dtype=D)))
@@ -496,6 +498,8 @@ def test_direct_and_traced_paths_agree(ops):
 
 def test_errors_name_the_argument(ops):
     w = rand(5, grad=False)
+    with pytest.raises(ValueError, match="'x' is a torch.sparse_coo tensor"):
+        ops["norm2"](rand(5, grad=False).to_sparse())
     with pytest.raises(TypeError, match="'x' has dtype torch.float32, expected torch.float64"):
         ops["smooth"](rand(5, dtype=torch.float32), w)
     with pytest.raises(ffi.SignatureError, match="'w' has shape \\(4,\\), expected \\(5,\\)"):
