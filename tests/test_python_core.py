@@ -748,6 +748,26 @@ def test_cxx_function_without_extern_c():
     assert one.args == (In("x", ("n",), "float32"), Int("n"))
 
 
+CXX_TEMPLATE = """
+namespace phys {
+template <class T> T sq(const T *x, int n) { T s = 0; for (int i = 0; i < n; i++) s += x[i] * x[i]; return s; }
+template double sq<double>(const double *, int);
+template float sq<float>(const float *, int);
+}
+"""
+
+
+def test_cxx_function_template_by_name():
+    """A function template's instantiation by its name with the template's arguments
+    (`phys::sq<double>`; its demangled name starts with the return type, and it was "not
+    defined in the given sources"); the name alone, with two instantiations, lists both."""
+    sig = ffi.signature_of("phys::sq<double>", source=CXX_TEMPLATE, lang="c++",
+                           shapes={"x": ("n",)})
+    assert sig.symbol == "_ZN4phys2sqIdEET_PKS1_i" and sig.args[0].dtype == "float64"
+    with pytest.raises(SignatureError, match="'phys::sq' names 2 C\\+\\+ functions"):
+        ffi.signature_of("phys::sq", source=CXX_TEMPLATE, lang="c++", shapes={"x": ("n",)})
+
+
 def test_fortran_without_bind_c():
     """flang's external name (cubic_), every argument by reference: integers (the wrapper
     passes the address of its copy), a REAL scalar, arrays."""

@@ -96,15 +96,28 @@ def _cxx_symbol(modules, name):
                if not f.is_declaration and f.name.startswith("_Z")]
     hits = []
     for sym, shown in zip(mangled, demangled(mangled)):
-        base = shown.split("(")[0]
-        if base == name or base.endswith("::" + name):
+        if any(f == name or f.endswith("::" + name) for f in _names_of(shown)):
             hits.append((sym, shown))
     if len(hits) > 1:
         raise SignatureError(f"'{name}' names {len(hits)} C++ functions ("
                              f"{', '.join(shown for _, shown in hits)}): give the qualified "
-                             "name or, for overloads, the symbol of the one you mean "
+                             "name (with a template's arguments: `ns::f<double>`) or, for "
+                             "overloads, the symbol of the one you mean "
                              f"({', '.join(sym for sym, _ in hits)})")
     return hits[0][0] if hits else name
+
+
+def _names_of(shown: str) -> set:
+    """The names a demangled function answers to: `phys::energy`; a template instantiation's
+    (which demangles with its return type first: `double phys::sq<double>(...)`) with and
+    without its template arguments."""
+    base, depth, cut = shown.split("(")[0], 0, 0
+    for i, c in enumerate(base):
+        depth += (c == "<") - (c == ">")
+        if c == " " and depth == 0:
+            cut = i + 1
+    base = base[cut:] if "<" in base else base
+    return {base, base[:base.index("<")]} if base.endswith(">") else {base}
 
 
 def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
