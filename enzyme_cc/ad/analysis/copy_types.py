@@ -301,7 +301,9 @@ def _layouts_of_size(module, length):
     if length not in cache:
         named, lays = module.named_types, []
         for name in named:
-            tsize = type_size(name, named) if "union." not in name else 0
+            if "union." in name or named[name].strip() == "opaque":
+                continue        # (an opaque type, declared but not defined: MPI's handles)
+            tsize = type_size(name, named)
             count = -(-length // tsize) if tsize else 0
             if not tsize or count > 64 or opaque_layout(name, named):
                 continue
