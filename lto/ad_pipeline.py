@@ -104,14 +104,16 @@ def preoptimize(job):
     for them), in the -O2 pipeline (-O3's argument promotion would pass a float's bits by
     value, which AD refuses)."""
     from . import optimize as opt
-    from . import preopt_scope
+    from . import preopt_scope, vector_reductions
     merged, pre = os.path.join(job.tmp, "merged.bc"), os.path.join(job.tmp, "pre.ll")
     with open(merged, "wb") as f:
         f.write(job.module.as_bitcode())
     opt.optimize(merged, pre, 2, vectorize=False, text=True,
                  extra=["-unroll-threshold=300"] if opt_level(job.inv.opt_level) >= 3 else [])
     with open(pre) as f:
-        job.text = preopt_scope.unmark(f.read())
+        # (a loop the program marks for vectorization, `#pragma omp simd`, is vectorized even
+        # here: its reductions become scalar code as at the merge)
+        job.text = vector_reductions.rewrite(preopt_scope.unmark(f.read()))
 
 
 def outline_checkpointed_loops(job) -> bool:
