@@ -61,6 +61,9 @@ def call_kind(ctx, inst) -> str:
     return kind
 
 
+_COMM_FREES = ("@MPI_Comm_free", "@mpi_comm_free_")
+
+
 def _custom_for_mode(ctx, inst) -> bool:
     """The callee's registration covers this derivative's mode, or it has no body to
     differentiate instead (then the mode's missing rule is reported)."""
@@ -103,6 +106,14 @@ def _fwd_call(ctx, inst, before):
     kind = call_kind(ctx, inst)
     synth = ctx.synth
     fwd_mode = synth.mode == "forward"
+    if before and not fwd_mode and inst.callee in _COMM_FREES and any(
+            i.op in ("call", "invoke") and kind_of(ctx.gen(), i) == "mpi"
+            for i in synth.fn.insts()):
+        ctx.gen().fail(synth, inst, f"'{inst.callee[1:]}' frees a communicator this function "
+                       "communicates over: the reverse pass runs the adjoint communication after "
+                       "the forward pass freed it", "create and free the communicator outside "
+                       "the differentiated function (pass it in), or differentiate in forward "
+                       "mode")
     if kind == "ckpt_driver" and before:
         refuse_checkpoint_driver(ctx.gen(), synth, inst)
     if kind == "ckpt_fn" and before and not fwd_mode and _involved(ctx, inst):

@@ -191,6 +191,18 @@ double f(double x) {
   return a[1];
 }
 """, "MPI_IN_PLACE in MPI_Gather is not supported"),
+    # the reverse pass's adjoint Allreduce ran on the freed communicator (a segfault)
+    "comm_freed": ("""double f(double x) {
+  MPI_Comm sub;
+  int r;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_split(MPI_COMM_WORLD, r % 2, r, &sub);
+  double a = x * x, b;
+  MPI_Allreduce(&a, &b, 1, MPI_DOUBLE, MPI_SUM, sub);
+  MPI_Comm_free(&sub);
+  return b;
+}
+""", "'MPI_Comm_free' frees a communicator this function communicates over"),
 }
 
 
