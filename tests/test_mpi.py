@@ -335,3 +335,44 @@ int main(int c, char **v) {
     assert sorted(grads) == [0, 1], out
     for r, (g0, g1) in grads.items():
         assert g0 == pytest.approx(2 * 2.0) and g1 == pytest.approx(2 * (1.5 + r)), out
+
+
+MARKER_THROUGH_POINTER = r"""#include <stdio.h>
+#include <mpi.h>
+extern int enzyme_dup;
+void __enzyme_autodiff(void *, ...);
+static int rank, nranks;
+static MPI_Request reqs[2];
+__attribute__((noinline)) static void post(double *u) {
+  MPI_Irecv(&u[0], 1, MPI_DOUBLE, (rank + nranks - 1) % nranks, 5, MPI_COMM_WORLD, &reqs[0]);
+  MPI_Isend(&u[1], 1, MPI_DOUBLE, (rank + 1) % nranks, 5, MPI_COMM_WORLD, &reqs[1]);
+}
+__attribute__((noinline)) static void complete(void) { MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE); }
+double ring(double *x) { double u[2]; u[1] = x[0]; post(u); complete(); return u[0] * u[1]; }
+double square(double *x) { return x[0] * x[0]; }
+__attribute__((noinline)) void grad(double (*f)(double *), double *x, double *dx) {
+  __enzyme_autodiff((void *)f, enzyme_dup, x, dx);
+}
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  double x = 1.0 + rank, dx = 0, ds = 0;
+  grad(square, &x, &ds);
+  grad(ring, &x, &dx);
+  printf("rank %d grads %.12g %.12g\n", rank, dx, ds);
+  MPI_Finalize();
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_marker_through_a_function_pointer_communicates(tmp_path, opt):
+    """A gradient helper handed the objective as a function pointer: the call trees of every
+    function the pointer may hold take part in the derivative's communication (only the first
+    candidate's did: the Waitall in a callee of the other ran as primal code, and every rank
+    aborted, "the request of an MPI_Isend was not completed")."""
+    got, out = _per_rank(tmp_path, MARKER_THROUGH_POINTER, opt, 2)
+    # d/dx_r of sum_r x_r x_{r-1}: x_{r-1} + x_{r+1}; on 2 ranks both neighbours are the other
+    assert got == {0: (4.0, 2.0), 1: (2.0, 4.0)}, out

@@ -513,7 +513,9 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         # API, whose helpers swap storage behind the program's back)
         self.ro_requests = None if gs_calls else requests
         table = global_shadows.setup(self, requests, gs_calls, later)
-        self.find_shared_globals([r.fn for r in requests])
+        # (every function a marker may be handed at run time: its call tree takes part too)
+        self.find_shared_globals([f for r in requests for f in [r.fn, *(
+            getattr(r, "candidates", None) or ((), None))[0]]])
         errors = []
         for req in requests:
             try:
