@@ -357,12 +357,13 @@ def refuse_cmpxchg(ctx, inst):
     if ctx.shadowed(inst.ops[0].value):
         fortran = from_fortran(ctx.synth.module, ctx.synth.fn)
         ctx.error(inst, "compare-and-swap on differentiated memory (an atomic update of a float "
-                  "done as a compare-and-swap loop: C's _Atomic double, or `!$omp atomic` on a "
-                  "REAL in flang's code) is not supported",
+                  "done as a compare-and-swap loop: C's _Atomic double, `#pragma omp atomic` "
+                  "with `*=`, `/=`, max or min, or `!$omp atomic` on a REAL in flang's code) is "
+                  "not supported",
                   "Fortran: a reduction(+:x) clause on the loop, or !$omp critical around the "
-                  "update" if fortran else "use a plain update, #pragma omp atomic (an atomic "
-                  "add), or __atomic_fetch_add on the double; Fortran: a reduction(+:x) clause "
-                  "or !$omp critical")
+                  "update" if fortran else "use a plain update, `#pragma omp atomic` with `+=` "
+                  "or `-=` (an atomic add), a reduction clause (`reduction(*:p)`), `#pragma omp "
+                  "critical` around the update, or __atomic_fetch_add on the double")
 
 
 def unknown_integer_copy(ctx, inst):
@@ -399,6 +400,13 @@ def _store(ctx, inst, d):
     if not ctx.shadowed(ptr.value):
         if ctx.active(val.value) and not ctx.act.into_inactive_global(ptr.value):
             refuse_associated_pointer(ctx.synth.gen, ctx.synth, inst, ptr.value)
+            src = ctx.synth.fn.defs.get(underlying(ctx.synth.fn, ptr.value))
+            if (getattr(src, "callee", None) or "").startswith(
+                    ("@__kmpc_threadprivate_cached", "@llvm.threadlocal.address")):
+                ctx.error(inst, "an active value is stored to a thread-local variable (OpenMP "
+                          "threadprivate, _Thread_local, thread_local), which is not supported "
+                          "(its storage is per thread, without a shadow)",
+                          "use a private variable or a reduction clause")
             ctx.error(inst, "an active value is stored to memory that has no shadow (a global, or "
                       "an argument passed as enzyme_const)", "pass that memory as enzyme_dup, or "
                       "give the global a shadow")

@@ -420,6 +420,40 @@ def test_openmp_fortran_atomic_hint(tmp_path):
     assert "__atomic_fetch_add" not in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
+THREADPRIVATE = r"""
+extern int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+static double partial;
+#pragma omp threadprivate(partial)
+double f(const double *x, int n) {
+  double s = 0;
+#pragma omp parallel reduction(+ : s)
+  {
+    partial = 0;
+#pragma omp for
+    for (int i = 0; i < n; i++) partial += x[i] * x[i];
+    s += partial;
+  }
+  return s;
+}
+int main(void) {
+  double x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, dx[8] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, x, dx, enzyme_const, 8);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_openmp_threadprivate_refused_by_name(tmp_path, level):
+    """Active data in a threadprivate variable is refused naming the construct (the message
+    said to give the global a shadow, which a per-thread variable cannot take)."""
+    (tmp_path / "tp.c").write_text(THREADPRIVATE)
+    r = run(["enzyme-cc", "-fopenmp", level, "tp.c", "-o", "tp"], cwd=tmp_path, check=False)
+    assert r.returncode == 1 and "stored to a thread-local variable (OpenMP threadprivate" in \
+        r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
 def test_openmp_fortran_constant_captured_beside_active(tmp_path):
     """Arrays and a scalar passed enzyme_const, read in a Fortran parallel loop beside an active
     array: flang's record of captured addresses is unpacked into clang's fork arguments
