@@ -14,7 +14,8 @@ HERE = Path(__file__).resolve().parent / "libraries"
 BIN = Path(sys.executable).parent
 # program -> (include flags, the header that must exist: scripts/setup.sh installs it)
 EIGEN = (["-I/usr/include/eigen3"], "/usr/include/eigen3/Eigen/Dense")
-LIBRARIES = {"eigen_dense.cpp": EIGEN, "eigen_decompositions.cpp": EIGEN, "eigen_sparse.cpp": EIGEN}
+LIBRARIES = {"eigen_dense.cpp": EIGEN, "eigen_decompositions.cpp": EIGEN, "eigen_sparse.cpp": EIGEN,
+             "eigen_quaternions.cpp": EIGEN}
 
 
 # -O3 in the slow tier: every AD program runs at -O3 in test_ad_programs, and Eigen's -O2 build

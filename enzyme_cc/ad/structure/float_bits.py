@@ -86,7 +86,10 @@ class _Rewriter:
         return self.view.get(v)
 
     def run(self):
-        changed = False
+        phis = self._carrying_phis()
+        for k, phi in enumerate(phis):    # (their float views, made once the rest is rewritten)
+            self.view[phi.name] = f"%ad.fb.phi{k}"
+        changed = bool(phis)
         for b in self.fn.blocks:
             out = []
             for inst in b.insts:
@@ -97,8 +100,56 @@ class _Rewriter:
                     out.extend(new)
                     changed = True
             b.insts = out
+        for phi in phis:
+            self._float_phi(phi)
         if changed:
             self.fn.index()
+
+    def _carrying_phis(self):
+        """Integer phis (of an integer type a float has the size of) that may carry a float's
+        bits: one of their incoming values is, through sign operations, shuffles, selects and
+        other such phis, the bits of a float (SROA keeps an SSE vector carried by a loop, an
+        Eigen quaternion negated by a xor, as <2 x i64>)."""
+        carries: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for inst in self.fn.insts():
+                if inst.name in carries or not inst.name or _float_type(inst.ty or "") is None:
+                    continue
+                if inst.op == "bitcast" and inst.ops and _same(_float_type(inst.ty),
+                                                               inst.ops[0].ty):
+                    hit = True
+                elif inst.op == "phi":
+                    hit = any(v in carries for v, _ in inst.incoming)
+                elif inst.op in ("xor", "and", "or", "shufflevector", "select",
+                                 "extractelement", "insertelement"):
+                    hit = any(o.value in carries for o in inst.ops)
+                else:
+                    hit = False
+                if hit:
+                    carries.add(inst.name)
+                    changed = True
+        return [i for i in self.fn.insts() if i.op == "phi" and i.name in carries]
+
+    def _float_phi(self, phi):
+        """The float phi beside an integer phi that carries a float's bits: each incoming value's
+        float view, or its bits bitcast at the end of that predecessor."""
+        fty = _float_type(phi.ty)
+        incoming = []
+        for v, label in phi.incoming:
+            f = self.view.get(v)
+            if f is None and v.startswith("%"):
+                pred = self.fn.block(label)
+                f = self.tmp()
+                pred.insts.insert(len(pred.insts) - 1,
+                                  self.inst(f"{f} = bitcast {phi.ty} {v} to {fty}", pred.term))
+            elif f is None:
+                f = f"bitcast ({phi.ty} {v} to {fty})" if v not in ("poison", "undef") else v
+            incoming.append(f"[ {f}, {label} ]")
+        b = phi.block
+        b.insts.insert(b.insts.index(phi) + 1,
+                       self.inst(f"{self.view[phi.name]} = phi {fty} {', '.join(incoming)}", phi))
 
     def rewrite(self, inst):
         op, ty = inst.op, inst.ty
@@ -133,6 +184,15 @@ class _Rewriter:
             f = self.tmp()
             return self._as_bits(inst, fty, [
                 f"{f} = extractelement {src_fty} {a}, {inst.ops[1].ty} {inst.ops[1].value}"], f)
+        if op == "insertelement" and fty and len(inst.ops) == 3:
+            a, e = self.float_of(inst.ops[0].value), self.float_of(inst.ops[1].value)
+            elt_fty = _float_type(inst.ops[1].ty)
+            if a is None or e is None or elt_fty is None or e == "zeroinitializer":
+                return None
+            f = self.tmp()
+            return self._as_bits(inst, fty, [
+                f"{f} = insertelement {fty} {a}, {elt_fty} {e}, {inst.ops[2].ty} "
+                f"{inst.ops[2].value}"], f)
         if op in ("xor", "and", "or") and fty and len(inst.ops) == 2:
             return self._sign_op(inst, fty)
         if op == "select" and fty and len(inst.ops) == 3:
@@ -151,13 +211,18 @@ class _Rewriter:
         if fty is None:
             return None
         users = self.users.get(inst.name, [])
-        if not users or any(u.op not in ("xor", "and", "or") or
-                            all(o.is_local for o in u.ops) for u in users):
+        # (or put into a vector of such bits by element, where the memory's type says floats:
+        # SROA builds Eigen's SSE packets of a quaternion so before negating them)
+        inserted = any(u.op == "insertelement" and u.ops[1].value == inst.name for u in users)
+        if not users or any(u.op not in ("xor", "and", "or", "insertelement") or
+                            u.op != "insertelement" and all(o.is_local for o in u.ops)
+                            for u in users):
             return None
         # floats by the memory's type, or by use: every result goes back to floats
         uses = [w for u in users for w in self.users.get(u.name, [])]
-        as_floats = bool(uses) and all(w.op == "bitcast" and _same(w.ty, fty) or
-                                       w.op == "select" and _same(w.ty, inst.ty) for w in uses)
+        as_floats = not inserted and bool(uses) and all(
+            w.op == "bitcast" and _same(w.ty, fty) or w.op == "select" and _same(w.ty, inst.ty)
+            for w in uses)
         if not as_floats and (self.module is None or self._memory_kind(inst) != _split(fty)[1]):
             return None
         head = f"{inst.name} = load "
