@@ -5,7 +5,7 @@ Each rule is a small function registered for its opcode; the synthesis only look
 ctx.p(v) primal value, ctx.s(v) shadow pointer, ctx.add(v, ty, x) accumulate an adjoint,
 ctx.emit(line), ctx.tmp() fresh name.
 """
-from enzyme_cc.ir.lexer import int_bits, is_fp, split_fields, zero_of, carries_float
+from enzyme_cc.ir.lexer import int_bits, is_fp, scalar_of, split_fields, zero_of, carries_float
 from enzyme_cc.ad.synthesis.sweep_ctx import adjoint_zero
 from enzyme_cc.ad.structure import packed_bits
 from enzyme_cc.ad.synthesis import increments, openmp_version
@@ -30,7 +30,13 @@ def _no_adjoint(ctx, inst, d):
     """Integer, pointer and comparison results carry no derivative; a bitcast or freeze of
     float data passes its adjoint through unchanged."""
     if inst.op in ("bitcast", "freeze") and d is not None:
-        ctx.add(inst.ops[0].value, ctx.synth.value_type(inst.ops[0].value), d)
+        src_ty = ctx.synth.value_type(inst.ops[0].value)
+        if inst.op == "bitcast" and is_fp(scalar_of(inst.ty)) and is_fp(scalar_of(src_ty)) and \
+                src_ty.replace(" ", "") != inst.ty.replace(" ", ""):
+            back = ctx.tmp()             # (the same floats in another shape: <1 x double>)
+            ctx.emit(f"{back} = bitcast {inst.ty} {d} to {src_ty}")
+            d = back
+        ctx.add(inst.ops[0].value, src_ty, d)
         return
     if inst.name in ctx.act.punned and inst.op in packed_bits.PACKING_OPS:
         if d is not None:                    # floats packed in one register (packed_bits)

@@ -30,6 +30,21 @@ def test_library_program(tmp_path, prog, level):
     _build_and_check(tmp_path, prog, [level])
 
 
+@pytest.mark.parametrize("level", ["-O2", "-O3"])
+def test_eigen_element_stiffness(tmp_path, level):
+    """A finite element's stiffness product K = B^T D B with fixed-size Eigen matrices (B 3 x 6
+    filled from the input by a loop), energy u^T K u: a new user's reduced FEM kernel, kept as
+    it was (the IR that showed the bug depends on the file as it is). At -O3 LLVM broadcast an
+    entry of each column through `bitcast double to <1 x double>`, which activity took for a
+    constant: the middle row's gradient came out halved in both modes, silently. The program
+    checks its gradient against the exact one, 2 D B u u^T, and its tangent."""
+    assert os.path.exists(EIGEN[1]), f"{EIGEN[1]} is missing: run scripts/setup.sh"
+    shutil.copy(HERE / "eigen_element_stiffness.cpp", tmp_path / "k.cpp")
+    run([str(BIN / "enzyme-c++"), level, "-w", *EIGEN[0], "k.cpp", "-o", "k"], cwd=tmp_path)
+    out = run([str(tmp_path / "k")], cwd=tmp_path).stdout
+    assert "max |grad - exact| = 1.1" in out or "max |grad - exact| = 0" in out, out
+
+
 def _build_and_check(tmp_path, prog, options):
     flags, header = LIBRARIES[prog]
     assert os.path.exists(header), f"{header} is missing: run scripts/setup.sh"
