@@ -8,7 +8,9 @@ intrinsics (`_mm256_max_pd`, `_mm512_max_pd`, `_mm256_hadd_pd`): clang keeps the
   rounding mode, and the min forms): per lane `a > b ? a : b` (`<` for min), the second operand
   when either is NaN or both are zeros, which is exactly `select (fcmp ogt a, b), a, b`;
 - horizontal add and subtract (`sse3.hadd.pd`, `avx.hadd.pd.256`, ... `hsub`): the pairs of
-  adjacent elements of a and b, interleaved per 128-bit lane, as two shuffles and an fadd/fsub.
+  adjacent elements of a and b, interleaved per 128-bit lane, as two shuffles and an fadd/fsub;
+- alternating subtract and add (`sse3.addsub.pd`, `avx.addsub.ps.256`, ...: even lanes a - b,
+  odd lanes a + b) as an fsub, an fadd and a shuffle of the two.
 """
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ _MINMAX = {"sse.max.ps": 4, "sse.min.ps": 4, "sse2.max.pd": 2, "sse2.min.pd": 2,
            "avx.max.pd.256": 4, "avx.min.pd.256": 4, "avx.max.ps.256": 8, "avx.min.ps.256": 8,
            "avx512.max.pd.512": 8, "avx512.min.pd.512": 8, "avx512.max.ps.512": 16,
            "avx512.min.ps.512": 16}
+_ADDSUB = {"sse3.addsub.pd": 2, "sse3.addsub.ps": 4, "avx.addsub.pd.256": 4,
+           "avx.addsub.ps.256": 8}
 _HORIZONTAL = {"sse3.hadd.pd": 2, "sse3.hsub.pd": 2, "sse3.hadd.ps": 4, "sse3.hsub.ps": 4,
                "avx.hadd.pd.256": 4, "avx.hsub.pd.256": 4, "avx.hadd.ps.256": 8,
                "avx.hsub.ps.256": 8}
@@ -49,6 +53,13 @@ def _rewrite(m) -> str:
         cmp = f"%x86.cmp.{tag}"
         return (f"{ind}{cmp} = fcmp {pred} {ty} {a}, {b}\n"
                 f"{ind}{res} = select <{n} x i1> {cmp}, {ty} {a}, {ty} {b}")
+    if name in _ADDSUB and _ADDSUB[name] == n and not m["round"]:
+        # even lanes a - b, odd lanes a + b (Eigen's SSE3 complex and quaternion products)
+        sub, add = f"%x86.sub.{tag}", f"%x86.add.{tag}"
+        mask = ", ".join(f"i32 {k if k % 2 == 0 else n + k}" for k in range(n))
+        return (f"{ind}{sub} = fsub {ty} {a}, {b}\n"
+                f"{ind}{add} = fadd {ty} {a}, {b}\n"
+                f"{ind}{res} = shufflevector {ty} {sub}, {ty} {add}, <{n} x i32> <{mask}>")
     if name in _HORIZONTAL and _HORIZONTAL[name] == n and not m["round"]:
         first, second = _horizontal_masks(n, el)
         mask = lambda idx: f"<{n} x i32> <" + ", ".join(f"i32 {i}" for i in idx) + ">"

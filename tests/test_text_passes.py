@@ -83,6 +83,12 @@ def test_x86_intrinsics_become_plain_ir():
     out = _valid(rewrite_intrinsics(text))
     assert "call <2 x double> @llvm.x86" not in out
     assert "fcmp ogt <2 x double> %a, %b" in out
+    # _mm_addsub_pd (Eigen's SSE3 quaternion product): lane 0 a - b, lane 1 a + b
+    addsub = text.replace("sse2.max.pd", "sse3.addsub.pd")
+    out = _valid(rewrite_intrinsics(addsub))
+    assert "call <2 x double> @llvm.x86" not in out
+    assert "%r = shufflevector <2 x double> %x86.sub.r, <2 x double> %x86.add.r, " \
+        "<2 x i32> <i32 0, i32 3>" in out
 
 
 def test_vector_reductions_become_scalar_code():
