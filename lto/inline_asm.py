@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import re
 
-# `%res = [tail] call [noundef]`, the line's indent kept
-_HEAD = r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call (?:noundef )?'
+# `%res = [tail] call [fast-math flags] [noundef]`, the line's indent kept (-ffast-math
+# puts its flags on a call returning floats, asm too)
+_HEAD = (r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call '
+         r'(?:(?:fast|nnan|ninf|nsz|arcp|contract|afn|reassoc) )*(?:noundef )?')
 
 _MINMAX = re.compile(
     _HEAD +
