@@ -18,7 +18,7 @@ from ..structure.type_layout import (underlying, global_type, global_named, name
 from ..analysis.activity_basics import FREES
 from ..structure.cfg import always_passes
 from .fixed_point import PREFIX as FP_PREFIX
-from .static_vectors import free_shadow_vector, shadow_vector
+from .static_vectors import shadow_vector
 from ..structure.std_vectors import vector_offsets
 from enzyme_cc.rules.call_kinds import kind_of
 from enzyme_cc.rules.mpi import is_mpi
@@ -233,18 +233,18 @@ def entry_function(gen, name: str) -> str:
         targets = sorted(gen.address_targets.get(g, ()))
         slots = [o for o, k in sorted(layout(ty, module.named_types).items()) if k == "ptr"]
         vectors = vector_offsets(module, g) if slots else []
+        in_vectors = {v + k for v in vectors for k in (0, 8, 16)}    # (their pointer slots)
         heap = {o: f for o, f in (heap_slots(module, g, gen.global_reach) if slots else {}).items()
-                if not any(v <= o < v + 24 for v in vectors)}
+                if o not in in_vectors}
         descriptors = flang_descriptor_fields(module, g)    # [(offset, rank)]
         # (POINTERs, or POINTER components, that only ALLOCATE associates)
         owned = fortran_descriptor(module, g) in ("owned", "components")
         for lane in lanes:
             sg = gen.shadow_global(g, *(lane or (None, None))[::-1])
             # the buffers the last call left this shadow
-            for at, free in [(at, "@free") for at, _ in descriptors] + sorted(heap.items()):
+            for at, free in [(at, "@free") for at, _ in descriptors] + sorted(heap.items()) + \
+                    [(at, "@_ZdlPv") for at in vectors]:
                 body += _free_shadow_buffer(gen, _at(sg, at), tmp, free)
-            for at in vectors:
-                body += free_shadow_vector(gen, _at(sg, at), tmp)
             gen.zero_memory(body.append, sg, str(size))
             for at in vectors:
                 body += shadow_vector(gen, _at(g, at), _at(sg, at), tmp)
@@ -253,8 +253,8 @@ def entry_function(gen, name: str) -> str:
                                              pointer=owned)
             for at, free in sorted(heap.items()):
                 body += _shadow_of_heap_block(gen, _at(g, at), _at(sg, at), tmp, free)
-            for off in [o for o in slots if o not in heap and
-                        not any(v <= o < v + 24 for v in vectors)] if targets else ():
+            for off in [o for o in slots if o not in heap and o not in in_vectors] \
+                    if targets else ():
                 p, pi = tmp(), tmp()
                 body += [f"{p} = load ptr, ptr getelementptr (i8, ptr {g}, i64 {off})",
                          f"{pi} = ptrtoint ptr {p} to i64"]

@@ -9,16 +9,10 @@ other two point into it or one past it. Where the primal vector holds a block on
 shadow gets a zeroed block of the same capacity from `operator new` with the same size and end,
 so that a derivative through memory the vector held before it started finds a shadow there
 (it was a null shadow, and such a derivative faulted). The next derivative's entry gives the
-block (or the one a derivative grew it into) back with `operator delete`.
+block (or the one a derivative grew it into) back with `operator delete`
+(shared_globals._free_shadow_buffer).
 """
 from __future__ import annotations
-
-
-def free_shadow_vector(gen, sg: str, tmp) -> list[str]:
-    """The block an earlier derivative left in the shadow vector at sg, given back."""
-    gen.declare_raw("@_ZdlPv", "declare void @_ZdlPv(ptr)")
-    p = tmp()
-    return [f"{p} = load ptr, ptr {sg}", f"call void @_ZdlPv(ptr {p})"]
 
 
 def shadow_vector(gen, g: str, sg: str, tmp) -> list[str]:
