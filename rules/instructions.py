@@ -5,7 +5,8 @@ Each rule is a small function registered for its opcode; the synthesis only look
 ctx.p(v) primal value, ctx.s(v) shadow pointer, ctx.add(v, ty, x) accumulate an adjoint,
 ctx.emit(line), ctx.tmp() fresh name.
 """
-from enzyme_cc.ir.lexer import int_bits, is_fp, scalar_of, split_fields, zero_of, carries_float
+from enzyme_cc.ir.lexer import (int_bits, is_fp, same_floats, split_fields, zero_of,
+                                 carries_float)
 from enzyme_cc.ad.synthesis.sweep_ctx import adjoint_zero
 from enzyme_cc.ad.structure import packed_bits
 from enzyme_cc.ad.synthesis import increments, openmp_version
@@ -31,7 +32,7 @@ def _no_adjoint(ctx, inst, d):
     float data passes its adjoint through unchanged."""
     if inst.op in ("bitcast", "freeze") and d is not None:
         src_ty = ctx.synth.value_type(inst.ops[0].value)
-        if inst.op == "bitcast" and is_fp(scalar_of(inst.ty)) and is_fp(scalar_of(src_ty)) and \
+        if inst.op == "bitcast" and same_floats(inst.ty, src_ty) and \
                 src_ty.replace(" ", "") != inst.ty.replace(" ", ""):
             back = ctx.tmp()             # (the same floats in another shape: <1 x double>)
             ctx.emit(f"{back} = bitcast {inst.ty} {d} to {src_ty}")

@@ -138,6 +138,13 @@ def vector_shape(ty: str) -> tuple[int, str] | None:
     return (int(m.group(1)), m.group(2)) if m else None
 
 
+def same_floats(a: str, b: str) -> bool:
+    """Float types holding the same floats in another shape (double and <1 x double>): a
+    bitcast between them moves no bits from one float to another."""
+    sa, sb = vector_shape(a) or (1, a.strip()), vector_shape(b) or (1, b.strip())
+    return sa[1].strip() in FLOAT_TYPES and (sa[0], sa[1].strip()) == (sb[0], sb[1].strip())
+
+
 def compare_type(ty: str) -> str:
     """The type of a comparison of values of type ty (and of a select's condition over them):
     i1, or a vector of i1 with ty's lanes."""

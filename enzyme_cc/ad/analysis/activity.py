@@ -8,7 +8,7 @@ Integers never carry a derivative (seeds/001, section 2).
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import (adjoint_type_of, carries_float, int_bits, is_fp,  # noqa: F401
-                                 scalar_of, vector_shape)
+                                 same_floats, scalar_of)
 from .debug_types import copied_kind
 from ..structure.cfg import doomed_blocks
 from ..structure.unionfind import UnionFind
@@ -315,7 +315,7 @@ class Activity(ActiveMemory):
             self.punned[inst.name] = inst.ops[0].ty
             return True, False
         if op == "bitcast" and inst.ops and inst.ops[0].value in self.active and \
-                _same_floats(ty, inst.ops[0].ty):
+                same_floats(ty, inst.ops[0].ty):
             return True, False          # the same floats, another shape (double <-> <1 x double>)
         if op == "getelementptr" or op in ("bitcast", "addrspacecast"):
             return False, isptr and inst.ops[0].value in self.shadowed
@@ -460,10 +460,3 @@ def _const_spill_slots(fn, arg_act, uses) -> set:
                 and any(u.op == "store" for u in us):
             slots.add(inst.name)
     return slots
-
-
-def _same_floats(a: str, b: str) -> bool:
-    """Types holding the same floats (double and <1 x double>): a bitcast between them moves
-    no bits between floats."""
-    sa, sb = vector_shape(a) or (1, a.strip()), vector_shape(b) or (1, b.strip())
-    return is_fp(sa[1]) and (int(sa[0]), sa[1].strip()) == (int(sb[0]), sb[1].strip())
