@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import re
 
+from enzyme_cc.ir.inst import FAST_MATH_FLAGS_RE
+
 # `%res = [tail] call [fast-math flags] [noundef]`, the line's indent kept (-ffast-math
 # puts its flags on a call returning floats, asm too)
 _HEAD = (r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call '
-         r'(?:(?:fast|nnan|ninf|nsz|arcp|contract|afn|reassoc) )*(?:noundef )?')
+         + FAST_MATH_FLAGS_RE + r'(?:noundef )?')
 
 _MINMAX = re.compile(
     _HEAD +

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import re
 
+from enzyme_cc.ir.inst import FAST_MATH_FLAGS_RE
+
 _CALL = re.compile(
     r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call '
-    r'(?P<flags>(?:(?:fast|nnan|ninf|nsz|arcp|contract|afn|reassoc) )*)(?:[a-z]+ )*?'
+    r'(?P<flags>' + FAST_MATH_FLAGS_RE + r')(?:[a-z]+ )*?'
     r'(?P<el>double|float) @llvm\.vector\.reduce\.(?P<op>fadd|fmul|fmax|fmin|fmaximum|fminimum)'
     r'\.v(?P<n>\d+)f(?:32|64)\((?:(?P=el) (?P<start>[^,()]+), )?'
     r'<(?P=n) x (?P=el)> (?P<v>%[-\w.$]+|zeroinitializer)\)[^\n]*$', re.M)

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from .lexer import join
 
 FAST_MATH = {"fast", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc"}
+# the fast-math flags a call may carry in IR text, each followed by a space (for text passes)
+FAST_MATH_FLAGS_RE = "(?:(?:" + "|".join(sorted(FAST_MATH)) + ") )*"
 INT_FLAGS = {"nuw", "nsw", "exact", "disjoint", "nneg", "samesign"}
 BINARY = {"fadd", "fsub", "fmul", "fdiv", "frem", "add", "sub", "mul", "udiv", "sdiv", "urem",
           "srem", "shl", "lshr", "ashr", "and", "or", "xor"}
