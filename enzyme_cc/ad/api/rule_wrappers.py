@@ -30,7 +30,7 @@ def add_wrappers(text: str) -> str:
     module = parse_module(text)
     reg = read_registrations(module)
     out = []
-    for f in sorted(set(reg.gradient) | set(reg.derivative) | reg.inactive | set(reg.like)):
+    for f in sorted(_registered(reg)):
         fn = module.function(f) if module.defines(f) else None
         if fn is None or "..." in fn.header.split(f, 1)[-1].split(")")[0] or \
                 any(a.split("(")[0] in _AGGREGATE for p in fn.params for a in p.attrs):
@@ -45,6 +45,11 @@ def add_wrappers(text: str) -> str:
     return text + "\n" + "\n".join(out) + "\n" if out else text
 
 
+def _registered(reg) -> set:
+    """The functions whose registration a direct call applies."""
+    return set(reg.gradient) | set(reg.derivative) | reg.inactive | set(reg.like)
+
+
 def wrapper_name(f: str) -> str:
     return '@"' + PREFIX + f[1:].strip('"') + '"'
 
@@ -54,11 +59,10 @@ def with_rules(gen, f: str, where: str = "") -> str:
     w = wrapper_name(f)
     if gen.module.defines(w):
         return w
-    own = gen.__dict__.get("_own_registrations")
-    if own is None:
-        own = gen._own_registrations = read_registrations(gen.module)
-    if not gen.module.defines(f) or not any(f in s for s in (
-            own.gradient, own.derivative, own.inactive, own.like)):
+    own = gen.__dict__.get("_own_registered")       # (the program's own, not Generator.reg's
+    if own is None:                                 # additions: loggers, Rust's formatting)
+        own = gen._own_registered = _registered(read_registrations(gen.module))
+    if not gen.module.defines(f) or f not in own:
         return f         # (no body: the call of a declaration says what is missing)
     raise UserError(f"{where or 'a derivative'}: '{f[1:]}' has a registered derivative, but it "
                     "is reached through a function pointer (or handed to the marker) and takes "
