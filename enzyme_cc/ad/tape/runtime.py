@@ -6,6 +6,8 @@ from enzyme_cc.ir.lexer import type_size, split_fields
 from .tape import STABLE_TAPE as _STABLE_TAPE, tape_ir, tape_stats
 
 
+# The destination's adjoint is zeroed before the source's is read: a copy onto itself (a
+# struct assigned to itself, `step(&s, &s)` starting with `*out = *in`) keeps its adjoint.
 _MEMCPY = """
 define internal void @__enzyme_cc_memcpy_adj_{kind}(ptr %dd, ptr %ds, i64 %bytes) nounwind {{
 entry:
@@ -17,10 +19,10 @@ loop:
   %pd = getelementptr inbounds {kind}, ptr %dd, i64 %i
   %ps = getelementptr inbounds {kind}, ptr %ds, i64 %i
   %vd = load {kind}, ptr %pd
+  store {kind} 0.0, ptr %pd
   %vs = load {kind}, ptr %ps
   %sum = fadd {kind} %vs, %vd
   store {kind} %sum, ptr %ps
-  store {kind} 0.0, ptr %pd
   %i1 = add i64 %i, 1
   %more = icmp ult i64 %i1, %n
   br i1 %more, label %loop, label %done
