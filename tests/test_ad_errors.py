@@ -1380,6 +1380,40 @@ def test_indirect_call_without_any_target_aborts_when_it_runs(tmp_path, level):
     assert "build its object with enzyme-cc" in run.stderr
 
 
+UNDERIVABLE_TARGET = r"""
+#include <stdio.h>
+extern int enzyme_const;
+double __enzyme_autodiff(void *, ...);
+typedef double (*op_fn)(double);
+static double square(double x) { return x * x; }
+static double opaque(double x) { double r; __asm__("" : "=x"(r) : "0"(x)); return 3 * r; }
+op_fn table[2] = {square, opaque};
+double f(double x, int w) { return table[w](x); }
+int main(void) {
+  setvbuf(stdout, NULL, _IONBF, 0);
+  printf("%g\n", __enzyme_autodiff((void *)f, 3.0, enzyme_const, 0));
+  printf("%g\n", __enzyme_autodiff((void *)f, 3.0, enzyme_const, 1));
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_indirect_call_to_a_target_without_derivative_names_it(tmp_path, level):
+    """A table may hold a function that cannot be differentiated (here an inline asm) while the
+    differentiated path calls another: the program builds and the other's gradient is right;
+    when the derivative does reach that one, it stops with its name and the build's reason
+    (before, the generic no-bitcode message blamed the build)."""
+    (tmp_path / "t.c").write_text(UNDERIVABLE_TARGET)
+    r = subprocess.run([str(BIN / "enzyme-cc"), level, "t.c", "-o", "prog"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    run = subprocess.run(["./prog"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert run.returncode != 0 and run.stdout == "6\n", run.stdout
+    assert "a differentiated indirect call reached 'opaque', which could not be differentiated: " \
+           "in function 'opaque'" in run.stderr, run.stderr
+
+
 MANGLED = """\
 namespace phys {
 double opaque(double x);

@@ -4,8 +4,10 @@ address-taken functions of the call's signature), switching on the primal pointe
 A mixin of Generator (ad/synthesis/generate.py), whose caches and derivative builders they use."""
 from __future__ import annotations
 
+import hashlib
+
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import adjoint_type_of, carries_float
+from enzyme_cc.ir.lexer import adjoint_type_of, c_string, carries_float
 from ..structure.diagnostics import located
 from ..structure.call_targets import address_taken
 from . import vtables
@@ -14,19 +16,23 @@ from .rule_wrappers import with_rules
 
 
 class IndirectCalls:
-    def forward_indirect(self, inst, acts, width: int = 1, error: bool = False):
-        """Dispatcher over the forward derivatives of an indirect call's possible targets."""
+    def forward_indirect(self, inst, acts, width: int = 1, error: bool = False, synth=None):
+        """Dispatcher over the forward derivatives of an indirect call's possible targets (what
+        the caller `synth` knows of the memory its pointer arguments point to: each target's
+        hints, as for a direct call)."""
         tys = self.param_types(inst)
         targets = self.address_taken(inst.ty, tys, inst)
         key = ("fwd-indirect", inst.ty, tuple(tys), tuple(acts), width, error, tuple(targets))
         if key in self.done:
             return self.done[key]
+        stops = []
         if not targets and inst.ty != "ptr" and not carries_float(inst.ty):
             parts = [(None, inst.ty)]      # as split_indirect: aborts with a message if it runs
         else:
-            targets, parts = self._derivable(
+            targets, parts, stops = self._derivable(
                 self.indirect_targets(inst, tys),
-                lambda t: self.forward(t, acts, callee=True, width=width, error=error))
+                lambda t: self.forward(t, acts, callee=True, width=width, error=error,
+                                       hints=self.call_hints(synth, inst, t)))
         rty = parts[0][1]
         self.counter += 1
         name = f"@fwd.indirect.{self.counter}"
@@ -37,7 +43,8 @@ class IndirectCalls:
             for lane in range(width) if a != "const" else ():
                 params.append(f"{'ptr' if a in ('dup', 'dupnoneed') else ty} %s{k}.{lane}")
                 names.append(f"{'ptr' if a in ('dup', 'dupnoneed') else ty} %s{k}.{lane}")
-        self.out.append(self._dispatcher(name, rty, params, names, targets, [p[0] for p in parts]))
+        self.out.append(self._dispatcher(name, rty, params, names, targets, [p[0] for p in parts],
+                                         stops))
         self.helpers.add(("badcall",))
         self.done[key] = (name, rty)
         return self.done[key]
@@ -49,22 +56,25 @@ class IndirectCalls:
         out = address_taken(self.module, ret_ty, param_tys)
         return vtables.narrowed(self.module, inst, out) if inst is not None else out
 
-    def split_indirect(self, inst, acts, ret_active):
-        """Dispatchers (augmented, reverse) over the possible targets of an indirect call."""
+    def split_indirect(self, inst, acts, ret_active, synth=None):
+        """Dispatchers (augmented, reverse) over the possible targets of an indirect call (the
+        caller `synth`'s knowledge of its pointer arguments' memory: hints, as forward_indirect)."""
         tys = self.param_types(inst)
         targets = self.address_taken(inst.ty, tys, inst)
         key = ("indirect", inst.ty, tuple(tys), tuple(acts), ret_active, self.in_parallel,
                self.in_multi, tuple(targets))
         if key in self.done:
             return self.done[key]
+        stops = []
         if not targets and not ret_active and inst.ty != "ptr":
             # no function of this type can be reached: the call is on a path that never runs
             # (GSL's control object when there is none), or a derivative is impossible; either
             # way the dispatchers abort with a message if the call runs
             parts = [(None, inst.ty, None, self.adjoint_type(tys, acts)[0])]
         else:
-            targets, parts = self._derivable(self.indirect_targets(inst, tys),
-                                             lambda t: self.split(t, acts, ret_active))
+            targets, parts, stops = self._derivable(
+                self.indirect_targets(inst, tys),
+                lambda t: self.split(t, acts, ret_active, self.call_hints(synth, inst, t)))
         aug_rets = {p[1] for p in parts}
         if len(aug_rets) != 1:
             raise UserError(f"indirect call: the possible targets {', '.join(t[1:] for t in targets)} "
@@ -86,9 +96,10 @@ class IndirectCalls:
             dty = self._record_returns.get((targets[0], tuple(acts)), dty)
         dret = [f"{dty} %dret"] if ret_active else []
         self.out.append(self._dispatcher(aug, aug_ret, params + ["ptr %tape"], names + ["ptr %tape"],
-                                         targets, [p[0] for p in parts]))
+                                         targets, [p[0] for p in parts], stops))
         self.out.append(self._dispatcher(rev, rev_ret, params + dret + ["ptr %tape"],
-                                         names + dret + ["ptr %tape"], targets, [p[2] for p in parts]))
+                                         names + dret + ["ptr %tape"], targets, [p[2] for p in parts],
+                                         stops))
         self.helpers.add(("badcall",))
         self.done[key] = (aug, aug_ret, rev, rev_ret)
         return self.done[key]
@@ -103,17 +114,27 @@ class IndirectCalls:
 
     def _derivable(self, targets, make):
         """The possible targets of an indirect call that can be differentiated, and their
-        derivatives. Others stay out of the dispatcher: calling one aborts with a message."""
+        derivatives. The dispatcher stops the program with the build's reason if one of the
+        others is called (a table may hold functions the differentiated path never calls)."""
         ok, parts, errors = [], [], []
         for t in targets:
             try:      # (a target with a registration: its wrapper, where the registration applies)
                 parts.append(make(with_rules(self, t, f"the indirect call to '{t[1:]}'")))
                 ok.append(t)
             except UserError as e:
-                errors.append(e)
+                errors.append((t, e))
         if not ok:
-            raise errors[0]
-        return ok, parts
+            raise errors[0][1]
+        return ok, parts, [(t, self._stop_message(t, e)) for t, e in errors]
+
+    def _stop_message(self, target, error) -> str:
+        """A private string: why `target`'s derivative could not be made (the build's error)."""
+        reason = str(error).split("\n")[0]
+        text = (f"enzyme-cc: a differentiated indirect call reached '{target[1:]}', which could not "
+                f"be differentiated: {reason}\n").encode() + b"\0"
+        name = "@ad.stop." + hashlib.sha1(text).hexdigest()[:12]
+        self.decls.setdefault(name, c_string(name, text))
+        return name
 
     def marker_dispatcher(self, req, name, rty, derivative) -> str:
         """A marker call whose function is a select/phi of known functions: a dispatcher over
@@ -140,15 +161,21 @@ class IndirectCalls:
             req.args = [("ptr", fn_op)] + req.args
         return disp
 
-    def _dispatcher(self, name, rty, params, args, targets, impls):
+    def _dispatcher(self, name, rty, params, args, targets, impls, stops=()):
+        """Calls of impls[k] where the pointer %fp is targets[k]; the targets of `stops` (target,
+        message) stop with their message, any other pointer with the no-derivative message."""
         lines = [f"define internal {rty} {name}({', '.join(params)}) {{", "entry:", "br label %c0"]
-        for k, (t, impl) in enumerate(zip(targets, impls)):
+        cases = list(zip(targets, impls)) + [(t, None) for t, _ in stops]
+        messages = dict(stops)
+        for k, (t, impl) in enumerate(cases):
             lines += [f"c{k}:", f"%is{k} = icmp eq ptr %fp, {t}",
                       f"br i1 %is{k}, label %t{k}, label %c{k + 1}", f"t{k}:"]
-            if rty == "void":
+            if impl is None:
+                lines += [f"call void @__enzyme_cc_stop(ptr {messages[t]})", "unreachable"]
+            elif rty == "void":
                 lines += [f"call void {impl}({', '.join(args)})", "ret void"]
             else:
                 lines += [f"%r{k} = call {rty} {impl}({', '.join(args)})", f"ret {rty} %r{k}"]
-        lines += [f"c{len(targets)}:", "call void @__enzyme_cc_bad_indirect_call(ptr %fp)",
+        lines += [f"c{len(cases)}:", "call void @__enzyme_cc_bad_indirect_call(ptr %fp)",
                   "unreachable", "}"]
         return "\n".join(lines) + "\n"

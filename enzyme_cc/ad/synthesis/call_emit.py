@@ -22,7 +22,7 @@ class CallEmitter:
         if not indirect:
             acts = synth.noneed.propagate(inst, acts)
         error = getattr(synth, "error", False)
-        name, rty = self.forward_indirect(inst, acts, width, error) if indirect else \
+        name, rty = self.forward_indirect(inst, acts, width, error, synth) if indirect else \
             self.forward(inst.callee, acts, callee=True, hints=self.call_hints(synth, inst),
                          width=width, error=error)
         args = [f"ptr {ctx.p(inst.callee)}"] if indirect else []
@@ -68,7 +68,7 @@ class CallEmitter:
             return self.split(inst.callee, acts, ret_active, self.call_hints(synth, inst),
                               private=openmp.private_args(self, synth, inst),
                               restored=restored_args(self, synth, inst))
-        return self.split_indirect(inst, acts, ret_active)
+        return self.split_indirect(inst, acts, ret_active, synth)
 
     def _split_call_activity(self, inst, synth):
         acts = self.call_activity(inst, synth.act)

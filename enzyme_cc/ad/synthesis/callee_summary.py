@@ -32,11 +32,13 @@ class CalleeSummaries:
         fn = self.module.function(inst.callee) if (inst.callee or "").startswith("@") else None
         return [p.ty for p in fn.params] if fn else [o.ty for o in inst.ops]
 
-    def call_hints(self, synth, inst) -> dict:
-        """What the caller knows about the memory behind each pointer argument of a call."""
-        if synth is None or not (inst.callee or "").startswith("@"):
+    def call_hints(self, synth, inst, target: str | None = None) -> dict:
+        """What the caller knows about the memory behind each pointer argument of a call (of
+        an indirect call, for its possible target `target`)."""
+        callee = target or inst.callee or ""
+        if synth is None or not callee.startswith("@"):
             return {}
-        fn = self.module.function(inst.callee)
+        fn = self.module.function(callee)
         if fn is None:
             return {}
         return {p.name: synth.types.pointee_summary(o.value)

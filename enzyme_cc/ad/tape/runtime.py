@@ -118,8 +118,13 @@ _BAD_INDIRECT = f"""
 @__enzyme_cc_bad_msg = private unnamed_addr constant [{len(_BAD_MSG) + 2} x i8] c"{_BAD_MSG}\\0A\\00"
 define internal void @__enzyme_cc_bad_indirect_call(ptr %fp) noinline cold noreturn nounwind {{
 entry:
+  call void @__enzyme_cc_stop(ptr @__enzyme_cc_bad_msg)
+  unreachable
+}}
+define internal void @__enzyme_cc_stop(ptr %msg) noinline cold noreturn nounwind {{
+entry:
   %e = load ptr, ptr @stderr
-  %n = call i32 @fputs(ptr @__enzyme_cc_bad_msg, ptr %e)
+  %n = call i32 @fputs(ptr %msg, ptr %e)
   call void @abort()
   unreachable
 }}
