@@ -4,7 +4,6 @@ a function with bitcode to differentiate as code, ...). Kept per name (`kind_of`
 depends only on the name and on what the module defines and registers."""
 from .registry import call_rule, is_inactive_call, allocator, is_deallocator, is_mirror_call
 from .blas import applies
-from .fortran import is_fortran
 from .libm_out import family
 from .mpi import is_mpi
 from .tape import is_tape_call
@@ -76,8 +75,6 @@ def _kind_of(gen, c: str) -> str:
         return "mpi"
     if applies(gen.module, c):
         return "blas"          # (other BLAS routines the program defines: differentiated as code)
-    if is_fortran(c):
-        return "fortran"
     if call_rule(c) is not None:
         return "rule"
     if family(c) is not None and not gen.module.defines(c):

@@ -24,7 +24,7 @@ from enzyme_cc.ad.api.fixed_point import (reverse_reads_alloca, augment as fixed
 from .realloc import realloc_forward, rev_realloc
 from .blas import forward_copies, capture_after
 from .blas_tangent import tangent_before
-from .fortran import refuse_runtime_call, refuse_associated_pointer, reverse as fortran_reverse
+from .fortran import refuse_runtime_call, refuse_associated_pointer
 from enzyme_cc.ad.api.global_shadows_nested import outer_call
 from .libm_out import reverse as libm_out_reverse
 from .blas_reverse import reverse as blas_reverse
@@ -369,8 +369,6 @@ def _rev_call(ctx, inst, d):
         blas_reverse(ctx, inst, d)
     elif kind == "mpi":
         mpi_reverse(ctx, inst)
-    elif kind == "fortran":
-        fortran_reverse(ctx, inst, d)
 
 
 def refuse_checkpoint_driver(gen, synth, inst):

@@ -32,11 +32,11 @@ def rounds(ctx, inst) -> bool:
     kind = call_kind(ctx, inst)
     if kind == "rule":
         return True
-    if kind in ("custom", "blas", "fortran", "fixedpoint", "ckpt_driver", "libm_out") and \
+    if kind in ("custom", "blas", "fixedpoint", "ckpt_driver", "libm_out") and \
             _involved(ctx, inst):
         what = {"custom": "a call with a registered custom derivative",
                 "libm_out": "a math call with two results (modf, sincos)",
-                "blas": "a BLAS call", "fortran": "a Fortran runtime call",
+                "blas": "a BLAS call",
                 "fixedpoint": "a fixed-point loop",
                 "ckpt_driver": "a checkpointed loop"}[kind]
         callee = f" (of '{inst.callee[1:]}')" if inst.callee.startswith("@") else ""

@@ -1,67 +1,11 @@
-"""Rules for flang runtime functions that stay calls at -O2 (`_FortranANorm2_8/_4`). Their array
-argument is a descriptor (`{base, elem_len, version, rank, type, attribute, extra, dims[rank] of
-{lower bound, extent, byte stride}}`); the shadow descriptor holds the shadow base at offset 0 and
-the primal descriptor's layout applies to it (the shadow array mirrors the primal one)."""
+"""flang's runtime entries that enzyme-cc implements in C (differentiated as code), and the
+refusals of the others that have neither an implementation nor a rule."""
 
 import re
 from .c_runtime import runtime_bitcode
 from .fortran_catalog import refusal
 from enzyme_cc.lto.optimize import parse_bitcode
 from enzyme_cc.ad.structure.type_layout import fortran_descriptor, underlying
-
-NORM2 = {"@_FortranANorm2_8": "double", "@_FortranANorm2_4": "float"}
-
-
-def is_fortran(callee: str) -> bool:
-    return callee in NORM2
-
-
-def _shadow_base(ctx, desc, get_s):
-    b = ctx.tmp()
-    ctx.emit(f"{b} = load ptr, ptr {get_s(desc)}")
-    return b
-
-
-def _check_dim(ctx, inst):
-    dim = inst.ops[3].value if len(inst.ops) > 3 else "0"
-    if dim != "0":
-        ctx.gen().fail(ctx.synth, inst, "NORM2 with DIM= is not supported",
-                       "take NORM2 of each section (array slice) instead")
-
-
-def reverse(ctx, inst, d):
-    """r = norm2(x): dx += d * x / r."""
-    if d is None or not ctx.shadowed(inst.ops[0].value):
-        return
-    _check_dim(ctx, inst)
-    ty = NORM2[inst.callee]
-    r = ctx.p(inst.name)
-    a, z, s = ctx.tmp(), ctx.tmp(), ctx.tmp()
-    ctx.emit(f"{a} = fdiv {ty} {d}, {r}")
-    ctx.emit(f"{z} = fcmp oeq {ty} {r}, 0.0")
-    ctx.emit(f"{s} = select i1 {z}, {ty} 0.0, {ty} {a}")
-    ctx.gen().helpers.add(("fdesc", ty))
-    desc = ctx.p(inst.ops[0].value)
-    ctx.emit(f"call void @__enzyme_cc_fdesc_axpy_{ty}(ptr {desc}, ptr "
-             f"{_shadow_base(ctx, inst.ops[0].value, ctx.s)}, {ty} {s})")
-
-
-def tangent(ctx, inst):
-    """t = <x, dx> / r."""
-    if not ctx.shadowed(inst.ops[0].value):
-        return None
-    _check_dim(ctx, inst)
-    ty = NORM2[inst.callee]
-    ctx.gen().helpers.add(("fdesc", ty))
-    desc = ctx.p(inst.ops[0].value)
-    dot, q, z, t = ctx.tmp(), ctx.tmp(), ctx.tmp(), ctx.tmp()
-    ctx.emit(f"{dot} = call {ty} @__enzyme_cc_fdesc_dot_{ty}(ptr {desc}, ptr "
-             f"{_shadow_base(ctx, inst.ops[0].value, ctx.s)})")
-    r = ctx.p(inst.name)
-    ctx.emit(f"{q} = fdiv {ty} {dot}, {r}")
-    ctx.emit(f"{z} = fcmp oeq {ty} {r}, 0.0")
-    ctx.emit(f"{t} = select i1 {z}, {ty} 0.0, {ty} {q}")
-    return t
 
 
 # ---- flang runtime entries differentiated through our own implementation --------------------
@@ -72,7 +16,7 @@ def tangent(ctx, inst):
 # default initialization, intrinsic assignment and destruction of derived types with allocatable
 # components, and MOVE_ALLOC (fortran_derived.c; flang's entries for the rest behind wrappers in
 # fortran_fallback.c); SUM, PRODUCT, MAXVAL, MINVAL and NORM2 with DIM= (fortran_dim.c); the
-# copy-in/copy-out of non-contiguous arguments and RANDOM_NUMBER (fortran_runtime.c)
+# copy-in/copy-out of non-contiguous arguments, NORM2 and RANDOM_NUMBER (fortran_runtime.c)
 SUBSTITUTED = ("Assign", "SumReal8", "SumReal4", "ProductReal8", "ProductReal4", "MaxvalReal8",
                "MaxvalReal4", "MinvalReal8", "MinvalReal4", "DotProductReal8", "DotProductReal4",
                "MatmulReal8Real8", "MatmulReal4Real4",
@@ -81,7 +25,8 @@ SUBSTITUTED = ("Assign", "SumReal8", "SumReal4", "ProductReal8", "ProductReal4",
                "AllocatableAllocate", "AllocatableDeallocate", "Destroy", "Initialize", "MoveAlloc",
                "PointerAllocate", "PointerDeallocate", "AllocatableAllocateSource",
                "PointerAllocateSource", "CopyInAssign", "CopyOutAssign", "RandomNumber",
-               "SumDim", "ProductDim", "MaxvalDim", "MinvalDim", "Norm2Dim", "CppSumComplex8",
+               "SumDim", "ProductDim", "MaxvalDim", "MinvalDim", "Norm2Dim", "Norm2_8", "Norm2_4",
+               "CppSumComplex8",
                "CppSumComplex4", "CppProductComplex8", "CppProductComplex4",
                "CppDotProductComplex8", "CppDotProductComplex4")
 SOURCES = ("fortran_runtime.c", "fortran_transform.c", "fortran_derived.c", "fortran_fallback.c",

@@ -7,7 +7,7 @@ checks this against the installed runtime, so a new flang's new entries are look
   stdlib_rules/inactive.toml;
 - ours: entries renamed to enzyme-cc's C implementations, differentiated as code
   (rules/fortran.py SUBSTITUTED);
-- a rule: scalar formulas (stdlib_rules/fortran.toml) and NORM2 (rules/fortran.py);
+- a rule: scalar formulas (stdlib_rules/fortran.toml);
 - refused: REFUSED below, each family with the reason the error message gives.
 """
 

@@ -159,6 +159,34 @@ REDUCE(MaxvalReal4, float, -FLT_MAX, if (v > acc) acc = v)
 REDUCE(MinvalReal8, double, DBL_MAX, if (v < acc) acc = v)
 REDUCE(MinvalReal4, float, FLT_MAX, if (v < acc) acc = v)
 
+/* NORM2 of a whole array (DIM= of a higher rank goes to fortran_dim.c): the scaled one-pass sum
+   of squares, which neither overflows nor underflows where the norm does not. As code, AD
+   tapes or re-reads the elements like any loop's (a rule reading the array in the reverse sweep
+   saw its last contents when NORM2 ran in a loop over a reused array or a moving section); the
+   scale's derivative cancels (d/dscale of scale * sqrt(sum (v / scale)^2) is 0). */
+#define NORM2(name, T, SQRT)                                                                 \
+  T __enzyme_cc_fortran_##name(const Desc *x, const char *file, int line, int dim) {         \
+    (void)file, (void)line, (void)dim;                                                       \
+    T scale = 0, ssq = 1;                                                                    \
+    size_t n = elements(x);                                                                  \
+    for (size_t i = 0; i < n; i++) {                                                         \
+      T v = *(const T *)((const char *)x->base + offset_of(x, i));                           \
+      T a = v < 0 ? -v : v;                                                                  \
+      if (a == 0) continue;                                                                  \
+      if (scale < a) {                                                                       \
+        T q = scale / a;                                                                     \
+        ssq = 1 + ssq * q * q;                                                               \
+        scale = a;                                                                           \
+      } else {                                                                               \
+        T q = a / scale;                                                                     \
+        ssq += q * q;                                                                        \
+      }                                                                                      \
+    }                                                                                        \
+    return scale == 0 ? 0 : scale * SQRT(ssq);                                               \
+  }
+NORM2(Norm2_8, double, __builtin_sqrt)
+NORM2(Norm2_4, float, __builtin_sqrtf)
+
 /* COMPLEX SUM and PRODUCT: the result through a pointer, (re, im) pairs */
 #define CREDUCE(name, T, init_re, step)                                                      \
   void __enzyme_cc_fortran_##name(T *res, const Desc *x, const char *file, int line, int dim, \

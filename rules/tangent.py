@@ -12,7 +12,7 @@ from .calls import (call_kind, check_arity, convert_float, sibling_calls, _invol
                     refuse_checkpoint_driver, zero_shadow_like)
 from enzyme_cc.ad.api.global_shadows_nested import outer_call
 from .libm_out import tangent as libm_out_tangent
-from .fortran import tangent as fortran_tangent, refuse_associated_pointer
+from .fortran import refuse_associated_pointer
 from .blas_tangent import tangent as blas_tangent
 from enzyme_cc.ad.api.fixed_point import tangent as fixed_point_tangent
 
@@ -248,8 +248,6 @@ def _t_call(ctx, inst):
         if inst.ops and ctx.shadowed(inst.ops[0].value):
             ctx.emit(f"call void {inst.callee}(ptr {ctx.s(inst.ops[0].value)})")
         return None
-    if kind == "fortran":
-        return fortran_tangent(ctx, inst)
     if kind == "blas":
         return blas_tangent(ctx, inst) if _involved(ctx, inst) else None
     if kind == "ckpt_driver":

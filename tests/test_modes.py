@@ -98,6 +98,13 @@ def test_module_allocatable_allocated_outside(tmp_path, opt):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_norm2_in_loops(tmp_path, opt):
+    """NORM2 of a moving section and of a rewritten local array in a loop (reverse mode read
+    the arrays as they were at the end; found by a new-user check): both modes."""
+    _fortran_workspace(tmp_path, "norm2_in_loops.f90", opt, 13)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_module_pointer_buffer(tmp_path, opt):
     """Module POINTER arrays that only ALLOCATE associates (a module variable, a saved local
     `=> null()`), allocated inside the first derivative or by the primal before it: the

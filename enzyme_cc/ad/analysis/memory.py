@@ -116,8 +116,8 @@ class MemoryInfo:
         if kind == "free":      # (a reload after a free the forward sweep runs reads freed memory)
             p = inst.ops[0].value if inst.ops else None
             return set() if p is None or not p.startswith("%") or self.kept(p) else {self._base(p)}
-        if kind == "fortran" or kind in ("inactive", "alloc"):
-            return set()                          # a Fortran array routine only reads
+        if kind in ("inactive", "alloc"):
+            return set()
         # a callee may write through its pointers, or globals
         self.escaped.update(ptrs)
         if kind == "unknown" or (inst.callee or "").startswith("%"):

@@ -36,7 +36,6 @@ UNKNOWN = ("unknown",)
 DEREF = ("deref",)          # memory reached through a pointer read from outside the tree
 RUNTIME = ("runtime",)      # the OpenMP runtime's thread-id words given to an outlined region
 _CONSTANTS = ("null", "undef", "poison", "zeroinitializer")
-_PURE_KINDS = ("fortran",)     # (rules/fortran.py: array intrinsics that only read)
 _ARG_WRITERS = ("rule", "libm_out", "inactive", "mirror")
 _STOPPERS = ("tape", "ckpt_driver", "ckpt_fn", "fixedpoint", "custom", "unknown",
              "omp_refused", "memalign")
@@ -225,7 +224,7 @@ class ReadOnly:
         ptrs = [o for o in inst.ops if o.ty == "ptr"]
         if kind in _STOPPERS or (inst.callee or "@").startswith("%"):
             return {UNKNOWN}
-        if kind in ("alloc",) or kind in _PURE_KINDS:
+        if kind in ("alloc",):
             return set()
         if kind == "omp":        # runtime bookkeeping: the words it is given, the reduction list
             out = set()

@@ -210,93 +210,9 @@ done:
 
 
 
-# Element loop over a flang array descriptor (any rank): element t of the column-major order is
-# at byte offset sum_k ((t / prod_{j<k} extent_j) mod extent_k) * stride_k.
-_FDESC = """
-define internal {ty} @__enzyme_cc_fdesc_walk_{ty}(ptr %d, ptr %s, {ty} %a, i1 %dot) {{
-entry:
-  %base = load ptr, ptr %d
-  %rp = getelementptr inbounds i8, ptr %d, i64 20
-  %r8 = load i8, ptr %rp
-  %rank = zext i8 %r8 to i64
-  br label %count
-count:
-  %k = phi i64 [ 0, %entry ], [ %k1, %cbody ]
-  %n = phi i64 [ 1, %entry ], [ %n1, %cbody ]
-  %cdone = icmp eq i64 %k, %rank
-  br i1 %cdone, label %loop, label %cbody
-cbody:
-  %eo = mul i64 %k, 24
-  %eo1 = add i64 %eo, 32
-  %ep = getelementptr inbounds i8, ptr %d, i64 %eo1
-  %ext = load i64, ptr %ep
-  %pos = icmp sgt i64 %ext, 0
-  %e0 = select i1 %pos, i64 %ext, i64 0
-  %n1 = mul i64 %n, %e0
-  %k1 = add i64 %k, 1
-  br label %count
-loop:
-  %t = phi i64 [ 0, %count ], [ %t1, %elem ]
-  %acc = phi {ty} [ 0.0, %count ], [ %acc1, %elem ]
-  %ldone = icmp sge i64 %t, %n
-  br i1 %ldone, label %exit, label %offs
-offs:
-  %j = phi i64 [ 0, %loop ], [ %j1, %obody ]
-  %rem = phi i64 [ %t, %loop ], [ %rem1, %obody ]
-  %off = phi i64 [ 0, %loop ], [ %off1, %obody ]
-  %odone = icmp eq i64 %j, %rank
-  br i1 %odone, label %elem, label %obody
-obody:
-  %do = mul i64 %j, 24
-  %xo = add i64 %do, 32
-  %xp = getelementptr inbounds i8, ptr %d, i64 %xo
-  %x = load i64, ptr %xp
-  %so = add i64 %do, 40
-  %sp = getelementptr inbounds i8, ptr %d, i64 %so
-  %sm = load i64, ptr %sp
-  %idx = urem i64 %rem, %x
-  %rem1 = udiv i64 %rem, %x
-  %part = mul i64 %idx, %sm
-  %off1 = add i64 %off, %part
-  %j1 = add i64 %j, 1
-  br label %offs
-elem:
-  %pp = getelementptr inbounds i8, ptr %base, i64 %off
-  %qp = getelementptr inbounds i8, ptr %s, i64 %off
-  %pv = load {ty}, ptr %pp
-  %qv = load {ty}, ptr %qp
-  %prod = fmul {ty} %pv, %qv
-  %sum = fadd {ty} %acc, %prod
-  %ax = fmul {ty} %a, %pv
-  %nq = fadd {ty} %qv, %ax
-  %nq1 = select i1 %dot, {ty} %qv, {ty} %nq
-  store {ty} %nq1, ptr %qp
-  %acc1 = select i1 %dot, {ty} %sum, {ty} %acc
-  %t1 = add i64 %t, 1
-  br label %loop
-exit:
-  ret {ty} %acc
-}}
-
-define internal {ty} @__enzyme_cc_fdesc_dot_{ty}(ptr %d, ptr %s) {{
-entry:
-  %r = call {ty} @__enzyme_cc_fdesc_walk_{ty}(ptr %d, ptr %s, {ty} 0.0, i1 true)
-  ret {ty} %r
-}}
-
-define internal void @__enzyme_cc_fdesc_axpy_{ty}(ptr %d, ptr %s, {ty} %a) {{
-entry:
-  %r = call {ty} @__enzyme_cc_fdesc_walk_{ty}(ptr %d, ptr %s, {ty} %a, i1 false)
-  ret void
-}}
-"""
-
-
 def defined_name(helper) -> str:
     """The first function a helper defines (to skip helpers a previous round emitted)."""
     kind = helper[0]
-    if kind == "fdesc":
-        return f"@__enzyme_cc_fdesc_walk_{helper[1]}"
     if kind == "tape":
         return "@__enzyme_cc_push"
     if kind == "stape":
@@ -318,8 +234,6 @@ def defined_name(helper) -> str:
 
 def definition(helper) -> str:
     kind = helper[0]
-    if kind == "fdesc":
-        return _FDESC.format(ty=helper[1])
     if kind == "tape":
         return tape_ir(tape_stats())
     if kind == "stape":
