@@ -114,9 +114,18 @@ _FLOAT_ZERO = {"double": "0.0", "float": "0.0", "half": "0.0", "bfloat": "0xR000
                "x86_fp80": "0xK00000000000000000000", "fp128": "0xL00000000000000000000000000000000"}
 
 
+_FLOAT_ONE = {"bfloat": "0xR3F80", "x86_fp80": "0xK3FFF8000000000000000",
+              "fp128": "0xL00000000000000003FFF000000000000"}
+
+
 def zero_of(ty: str) -> str:
     """The zero constant of a type, as IR text."""
     return _FLOAT_ZERO.get(ty, "zeroinitializer")
+
+
+def one_of(ty: str) -> str:
+    """1.0 of a float type, as IR text (x86_fp80, fp128 and bfloat take only hexadecimal)."""
+    return _FLOAT_ONE.get(ty, "1.0")
 
 
 def float_cast(from_ty: str, to_ty: str) -> str:

@@ -17,7 +17,7 @@ argument}`, packed into the declared return type in that order.
 from __future__ import annotations
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp, float_cast
+from enzyme_cc.ir.lexer import is_fp, float_cast, one_of
 from ..structure.diagnostics import located, source_of
 from . import lane_fusion
 from .lane_fusion import local_shadow
@@ -211,7 +211,7 @@ def rewrite(gen, req, names) -> list[str]:
     call = f"call {aug_ret} {aug}({first}, ptr {h})" if first else f"call {aug_ret} {aug}(ptr {h})"
     lines.append(call if aug_ret == "void" else f"{tmp()} = {call}")
     ret = gen.module.function(req.fn).ret_ty
-    dret = [(ret, "1.0")] if req.ret_active else []
+    dret = [(ret, one_of(ret))] if req.ret_active else []
     fused = lane_fusion.fuse(gen, rev, rev_ret, req.width, _lane_params(req.acts))
     if fused:
         per_lane = _fused_call(req, lines, tmp, fused, rev_ret, dret, h)

@@ -18,7 +18,7 @@ import hashlib
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import carries_float, join
+from enzyme_cc.ir.lexer import carries_float, join, one_of
 from enzyme_cc.ir.model import Inst
 from enzyme_cc.rules import REVERSE, FORWARD
 from ..analysis.activity import Activity
@@ -527,8 +527,8 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
         if b.term.op == "ret" and self.ret_active and b.term.ops:
             rv = b.term.ops[0]                # the seed (the dry run too: see RevCtx.take)
             if rv.value in self.act.active:
-                ctx.add(rv.value, self.act.punned.get(rv.value, rv.ty),   # (a float's bits)
-                        "%ad.dret" if self.mode == "split" else "1.0")
+                ty = self.act.punned.get(rv.value, rv.ty)       # (a float's bits)
+                ctx.add(rv.value, ty, "%ad.dret" if self.mode == "split" else one_of(ty))
         for inst in reversed(b.insts[:-1] if b.term.op != "invoke" else b.insts):
             if inst.op == "phi":
                 continue
