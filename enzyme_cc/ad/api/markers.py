@@ -591,10 +591,23 @@ def drop_unwind_edge(lines: list[str], req):
     pad = req.caller.block(req.inst.targets[1])
     pair = re.compile(r",?\s*\[[^\[\]]*,\s*" + re.escape(block.label) + r"\s*\]")
     for phi in pad.phis:
+        if not lines[phi.line]:
+            continue                          # (moved below the landingpad by an earlier call)
         text = pair.sub("", lines[phi.line], count=1)
         text = re.sub(r"phi\s+(.*?)\s*,\s*\[", r"phi \1 [", text, count=1) \
             if re.search(r"phi\s+[^\[]*,\s*\[", text) else text
         if "[" not in text:
-            text = f"{phi.name} = freeze {phi.ty} poison"
+            # a value for the unreachable block's users, after its landingpad (which must come
+            # first after the phis)
+            lp = next((i for i in pad.insts if i.op == "landingpad"), None)
+            if lp is not None:
+                end = lp.line               # (its clauses may follow on lines of their own)
+                while end + 1 < len(lines) and \
+                        lines[end + 1].strip().startswith(("cleanup", "catch ", "filter ")):
+                    end += 1
+                lines[end] += f"\n{phi.name} = freeze {phi.ty} poison"
+                text = ""
+            else:
+                text = f"{phi.name} = freeze {phi.ty} poison"
         lines[phi.line] = text
 
