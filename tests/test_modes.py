@@ -98,6 +98,13 @@ def test_module_allocatable_allocated_outside(tmp_path, opt):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_module_allocatable_records(tmp_path, opt):
+    """A module allocatable array of a derived type of reals, allocated before the derivative
+    (a crash at -O0, a refusal at -O2; found by a new-user check): three gradients."""
+    _fortran_workspace(tmp_path, "module_allocatable_records.f90", opt, 6)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_norm2_in_loops(tmp_path, opt):
     """NORM2 of a moving section and of a rewritten local array in a loop (reverse mode read
     the arrays as they were at the end; found by a new-user check): both modes."""

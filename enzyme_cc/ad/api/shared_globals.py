@@ -13,8 +13,8 @@ from types import SimpleNamespace
 from enzyme_cc.ir.lexer import scalar_of, type_size, carries_float
 from ..tape.tape import TAPE_OPS
 from ..structure.type_layout import (underlying, global_type, global_named, named_expand, layout,
-                                     flang_descriptor_fields, fortran_descriptor,
-                                     has_own_buffer, decompose)
+                                     flang_descriptor_fields, plain_derived_elements,
+                                     fortran_descriptor, has_own_buffer, decompose)
 from ..analysis.activity_basics import FREES
 from ..structure.cfg import always_passes
 from .fixed_point import PREFIX as FP_PREFIX
@@ -237,6 +237,7 @@ def entry_function(gen, name: str) -> str:
         heap = {o: f for o, f in (heap_slots(module, g, gen.global_reach) if slots else {}).items()
                 if o not in in_vectors}
         descriptors = flang_descriptor_fields(module, g)    # [(offset, rank)]
+        records = plain_derived_elements(module, g)        # (its addendum copied too)
         # (POINTERs, or POINTER components, that only ALLOCATE associates)
         owned = fortran_descriptor(module, g) in ("owned", "components")
         for lane in lanes:
@@ -250,7 +251,7 @@ def entry_function(gen, name: str) -> str:
                 body += shadow_vector(gen, _at(g, at), _at(sg, at), tmp)
             for at, rank in descriptors:
                 body += _shadow_of_allocated(gen, _at(g, at), _at(sg, at), rank, tmp,
-                                             pointer=owned)
+                                             pointer=owned, size=size if records else None)
             for at, free in sorted(heap.items()):
                 body += _shadow_of_heap_block(gen, _at(g, at), _at(sg, at), tmp, free)
             for off in [o for o in slots if o not in heap and o not in in_vectors] \
@@ -272,6 +273,7 @@ def entry_function(gen, name: str) -> str:
 
 
 _FLOAT_TYPES = (27, 28, 34, 35)     # flang's real(4), real(8), complex(4), complex(8)
+_DERIVED = 42
 
 
 def _at(g: str, off: int) -> str:
@@ -290,15 +292,18 @@ def _free_shadow_buffer(gen, sg: str, tmp, free: str = "@free") -> list[str]:
 
 
 def _shadow_of_allocated(gen, g: str, sg: str, rank: int, tmp,
-                         pointer: bool = False) -> list[str]:
+                         pointer: bool = False, size: int | None = None) -> list[str]:
     """A module allocatable array of reals the program allocated before the derivative starts
     (`allocate(work(n))` in the main program, written or read in the differentiated code; also
     an allocatable component of a module variable of derived type): its shadow descriptor (at
     sg; the primal's at g) gets the same shape and a zeroed buffer of its own, where it had none
     and the derivative went through a null base. The next derivative call's entry frees it
     (_free_shadow_buffer). pointer: also a POINTER's that only ALLOCATE associates
-    (type_layout.fortran_descriptor)."""
-    size = 24 + 24 * rank
+    (type_layout.fortran_descriptor). size: the whole descriptor's bytes, for an array of a
+    derived type whose elements hold no pointers (plain_derived_elements): its addendum (the
+    type's description) is copied too."""
+    codes = _FLOAT_TYPES + ((_DERIVED,) if size else ())
+    size = size or 24 + 24 * rank
     gen.declare_raw("@calloc", "declare noalias ptr @calloc(i64, i64)")
     gen.declare_raw("@llvm.memcpy.p0.p0.i64",
                     "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")
@@ -311,7 +316,7 @@ def _shadow_of_allocated(gen, g: str, sg: str, rank: int, tmp,
     if pointer:                             # (attribute 1 or 2)
         conds[1:] = [f"icmp ule i8 {a}, 2", f"icmp ne i8 {a}, 0"]
     kinds = []
-    for code in _FLOAT_TYPES:
+    for code in codes:
         c = tmp()
         out.append(f"{c} = icmp eq i8 {t}, {code}")
         kinds.append(c)

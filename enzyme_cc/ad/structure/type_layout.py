@@ -382,15 +382,18 @@ _DESC_HEAD = ["ptr", "i64", "i32", "i8", "i8", "i8", "i8"]
 _DIMS = re.compile(r"^\[\s*(\d+)\s*x\s*\[\s*3\s*x\s*i64\s*\]\s*\]$")
 
 
-def flang_descriptor_rank(g: str, ty) -> int | None:
+def flang_descriptor_rank(g: str, ty, addendum: bool = False) -> int | None:
     """The rank of a Fortran module variable's descriptor (a global flang names `_Q...` whose
-    type is a descriptor's: an ALLOCATABLE or POINTER), or None."""
+    type is a descriptor's: an ALLOCATABLE or POINTER), or None. addendum: also a descriptor
+    of derived-type data (its type description and length parameters after the dimensions)."""
     if not ty or not g.lstrip("@").strip('"').startswith("_Q"):
         return None
     body = ty.strip()
     if not body.startswith("{"):
         return None
     fields = [f.strip() for f in split_fields(body)]
+    if addendum and len(fields) in (9, 10) and fields[-2 if len(fields) == 10 else -1] == "ptr":
+        fields = fields[:-2 if len(fields) == 10 else -1]
     if [f.replace(" ", "") for f in fields[:7]] != _DESC_HEAD or len(fields) > 8:
         return None
     if len(fields) == 7:
@@ -399,13 +402,34 @@ def flang_descriptor_rank(g: str, ty) -> int | None:
     return int(m.group(1)) if m else None
 
 
+# the flags at the end of flang's derived-type description: hasParent, noInitializationNeeded,
+# noDestructionNeeded (no allocatable or automatic components), noFinalizationNeeded, ...
+_TYPE_FLAGS = re.compile(r"i32 -?\d+, i8 [01], i8 [01], i8 ([01]), i8 [01], i8 [01], \[3 x i8\]"
+                         r"[^{}]*\}\s*(?:,|$)")
+
+
+def plain_derived_elements(module, g: str) -> bool:
+    """Module array g is of a derived type whose values hold no pointers (no allocatable or
+    automatic components, by the type description flang names in g's descriptor): a zeroed
+    buffer is its elements' shadow."""
+    ty = global_type(module, g)
+    if flang_descriptor_rank(g, ty and named_expand(ty, module.named_types), addendum=True) is None:
+        return False
+    m = re.search(r"ptr (@_Q\w*EXdtX\w+)", module.globals.get(g, ""))
+    info = module.globals.get(m.group(1), "") if m else ""
+    flags = _TYPE_FLAGS.findall(info)
+    return len(flags) == 1 and flags[0] == "1"
+
+
 def flang_descriptor_fields(module, g: str) -> list[tuple[int, int]]:
     """(byte offset, rank) of each array descriptor in a Fortran module variable g: g itself (an
-    ALLOCATABLE or POINTER array), or the allocatable components of a derived type's."""
+    ALLOCATABLE or POINTER array, also of a derived type of plain values), or the allocatable
+    components of a derived type's."""
     ty = global_type(module, g) if g.lstrip("@").strip('"').startswith("_Q") else None
     if not ty:
         return []
-    rank = flang_descriptor_rank(g, named_expand(ty, module.named_types))
+    rank = flang_descriptor_rank(g, named_expand(ty, module.named_types),
+                                 addendum=plain_derived_elements(module, g))
     if rank is not None:
         return [(0, rank)]
     return _descriptors_in(ty, module.named_types, 0)
