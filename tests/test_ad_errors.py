@@ -41,6 +41,33 @@ int main(void) {
 
 # a pointer into enzyme_const memory stored in records that have shadows, then read as doubles
 # through them: its shadow would be null (a fault, or NaN once the optimizer sees the null)
+SMALL_STRUCT_BY_ADDRESS = """\
+#include <stdio.h>
+int enzyme_dup;
+void __enzyme_autodiff(void *, ...);
+typedef struct { double k, c; } Params;
+double energy(double x, Params p) { return p.k * x * x + p.c * x; }
+int main(void) {
+  Params p = {2, 3}, dp = {0, 0};
+  __enzyme_autodiff((void *)energy, 1.5, enzyme_dup, &p, &dp);
+  printf("%g %g\\n", dp.k, dp.c);
+  return 0;
+}
+"""
+
+
+def test_small_struct_given_by_address_says_to_give_it_itself(tmp_path):
+    """A struct of 16 bytes or fewer taken by value arrives as its fields; given by address (the
+    form for larger structs) the error says to give the struct itself (a new user followed the
+    rule for larger structs and read "has type double")."""
+    (tmp_path / "s.c").write_text(SMALL_STRUCT_BY_ADDRESS)
+    r = subprocess.run([str(BIN / "enzyme-cc"), "-O2", "s.c", "-o", "s"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "a struct of 16 bytes or fewer taken by value arrives as its fields: give the " \
+           "struct itself (not its address)" in r.stderr, r.stderr
+
+
 CONST_PTR_IN_RECORDS = """\
 int enzyme_const;
 double __enzyme_fwddiff(void *, ...);

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp, parse_type, type_size, carries_float
+from enzyme_cc.ir.lexer import is_fp, parse_type, scalar_of, type_size, carries_float
 from ..structure.diagnostics import free_function_name, from_fortran, located
 from .marker_args import _marker_of, constant_width
 from .marker_values import _NAMED, TAPE_HEADER_BYTES
@@ -288,7 +288,8 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
                                "integers by value after the arguments" if hidden else "")
                             + "); hint: pass every parameter of the function, each pointer "
                             "followed by its shadow unless marked enzyme_const" +
-                            (" (a length: enzyme_const, (long)len)" if hidden else ""))
+                            (" (a length: enzyme_const, (long)len)" if hidden else "") +
+                            _split_struct_hint(target))
         val = ops[k]
         k += 1
         if "byval" in p.attrs and _passed_by_value(module, inst, val.value):
@@ -326,7 +327,8 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
             raise UserError(f"{where}: parameter {len(acts) + 1} of '{fn_val[1:]}' has type {p.ty}; "
                             f"{tag} needs a pointer (a float passed by value is enzyme_out in "
                             f"{marker}: its derivative is returned); hint: pass it by pointer or "
-                            "reference, or mark it enzyme_out")
+                            "reference, or mark it enzyme_out" +
+                            (_split_struct_hint(target) if is_fp(scalar_of(p.ty)) else ""))
         args.append((p.ty, val))
         if act in ("dup", "dupnoneed"):
             sh, k = shadow(k, "shadow")
@@ -371,7 +373,7 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
     if k != len(ops):
         raise UserError(f"{where}: too many arguments to {marker} for '{fn_val[1:]}' "
                         f"({len(ops) - 1} given); hint: mark arguments that have no shadow "
-                        "with enzyme_const")
+                        "with enzyme_const" + _split_struct_hint(target))
     req = Request(caller, inst, fn_val, acts, args, ret_active, inst.line, sret, mode)
     req.candidates = (candidates, ops[0]) if candidates else None
     req.extra = extra
@@ -581,6 +583,20 @@ def _vector_request(module, caller, inst, target, ops, where, sret):
     req = Request(caller, inst, target.name, acts, [], False, inst.line, sret, "forward")
     req.vector_args, req.width = args, width
     return req
+
+
+def _split_struct_hint(target) -> str:
+    """Where the function takes floats by value: how a small struct argument is given (the ABI
+    splits one of 16 bytes or fewer into registers, so the function's parameters are its fields,
+    or for two floats one <2 x float>)."""
+    tys = [p.ty for p in target.params]
+    if "<2 x float>" in tys:
+        return ("; a struct of two floats or a float complex taken by value is one argument "
+                "(<2 x float>): give it itself, followed by its tangent or derivative's value")
+    if any(is_fp(t) for t in tys):
+        return ("; a struct of 16 bytes or fewer taken by value arrives as its fields: give the "
+                "struct itself (not its address), as you would call the function")
+    return ""
 
 
 def drop_unwind_edge(lines: list[str], req):
