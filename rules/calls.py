@@ -13,6 +13,8 @@ from .copy_adjoint import copy_fields, len64, move_fields_at_once, rev_memcpy
 from .call_kinds import ALLOC, SHADOW_ALLOCATOR, allocated_here, is_variadic, kind_of
 from .shadow_blocks import defer_free, zero_shadow_block
 from enzyme_cc.ad.analysis.inert import blocker
+from enzyme_cc.ad.analysis.typeinfo import TypeInfo
+from enzyme_cc.ad.structure.type_layout import tbaa_kind
 from enzyme_cc.ad.api.checkpoint import is_wrapper, functions as checkpoint_functions
 from enzyme_cc.ad.structure.diagnostics import located, quoted_name
 from enzyme_cc.ad.api.checkpoint_tangent import loop_source
@@ -234,7 +236,8 @@ def _fwd_call(ctx, inst, before):
             return False               # the tangent rule emits the call of the derivative
         ctx.gen().emit_augmented_call(ctx, inst)
         return False
-    if kind == "unknown" and before and _involved(ctx, inst):
+    if kind == "unknown" and before and _involved(ctx, inst) and \
+            not _sorts_integers(ctx.synth.module, inst):
         what = "indirect call" if (inst.callee or "").startswith("%") else \
             "call to " + quoted_name(inst.callee or "")
         if re.match(r'@"?__enzyme_(post_sparse_)?todense', inst.callee or ""):
@@ -257,6 +260,34 @@ def _fwd_call(ctx, inst, before):
                         if pointers else ""))
         ctx.gen().fail(synth, inst, f"no derivative rule for {what} and no bitcode for it", hint)
     return None
+
+
+def _sorts_integers(module, inst) -> bool:
+    """A qsort of integers (an index array: its elements carry no derivative), by its element
+    size and its comparator's accesses through both arguments, all integer loads of the whole
+    element: it runs as in the primal. (Records keyed by an integer field are not: their other
+    fields move.)"""
+    if (inst.callee or "").strip('@"') != "qsort" or len(inst.ops) < 4:
+        return False
+    size, cmp = inst.ops[2].value, inst.ops[3].value
+    fn = module.function(cmp) if cmp.startswith("@") else None
+    if not size.isdigit() or int(size) not in (1, 2, 4, 8) or fn is None or len(fn.params) != 2:
+        return False
+    info = TypeInfo(module, fn)
+    return all(_loads_whole(module, fn, info, p.name, int(size)) for p in fn.params)
+
+
+def _loads_whole(module, fn, info, ptr: str, size: int) -> bool:
+    """Pointer ptr (or a copy of it, spilled or not) is used by loads only, each of an integer
+    of `size` bytes at its start (an i32 of a 4-byte element) that C's type tag, where there is
+    one, calls an integer."""
+    cls = info._find(ptr)
+    uses = [i for i in fn.insts() if any(info._find(o.value) == cls for o in i.ops)
+            and not (i.op == "store" and info._find(i.ops[0].value) == cls)]   # (spills)
+    loads = [i for i in uses if i.op == "load" and info._find(i.ops[0].value) == cls]
+    return bool(loads) and len(loads) == len(uses) and all(
+        i.ty == f"i{8 * size}" and tbaa_kind(module, i.md.get("!tbaa")) in (None, "int")
+        for i in loads)
 
 
 # library functions whose data flow no rule can state, and for which declaring them inactive
