@@ -305,6 +305,8 @@ def _origin_of(message: str, plan) -> str:
     if not m:
         return message
     name = m.group(1) or m.group(3) or m.group(2)
+    if name.startswith("llvm."):
+        return message                  # (an LLVM intrinsic: no library defines it)
     missing = plan.missing_bitcode
     lib = None if name in missing else shared_definer(plan, name)
     if name in missing:

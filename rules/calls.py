@@ -303,6 +303,11 @@ _NO_RULE_HINTS = (
      "inactive would give a wrong derivative; build the descriptors outside the differentiated "
      "function and pass them enzyme_dup with shadow descriptors over the shadow data, or call "
      "the Fortran routine with explicit-shape arrays (plain pointers)"),
+    (("llvm.init.trampoline", "llvm.adjust.trampoline"),
+     "this is an internal procedure that uses its host's variables, passed as an argument: "
+     "flang builds it a trampoline on the stack, which enzyme-cc does not differentiate; move "
+     "the procedure into a module and pass the data it reads from its host as arguments (or "
+     "through module variables)"),
     (("pthread_create", "_ZNSt6thread15_M_start_thread", "thrd_create"),
      "enzyme-cc differentiates OpenMP parallel regions (#pragma omp parallel for, -fopenmp), "
      "not threads the program starts itself; declaring it inactive would lose what the threads "

@@ -97,6 +97,75 @@ def test_module_allocatable_allocated_outside(tmp_path, opt):
     _fortran_workspace(tmp_path, "module_allocatable_outside.f90", opt, 9)
 
 
+HOST_CALLBACK = """\
+module quad
+  use iso_c_binding
+  implicit none
+contains
+  recursive function integrate(f, n) result(s)
+    interface
+      function f(x) result(y)
+        import c_double
+        real(c_double), intent(in) :: x
+        real(c_double) :: y
+      end function
+    end interface
+    integer, intent(in) :: n
+    real(c_double) :: s
+    integer :: i
+    s = 0
+    if (n > 100) then
+      s = integrate(f, n / 2)
+      return
+    end if
+    do i = 1, n
+      s = s + f((i - 0.5d0) / n) / n
+    end do
+  end function
+  function cost(p) bind(c, name="cost") result(s)
+    real(c_double), intent(in) :: p(2)
+    real(c_double) :: s
+    s = integrate(model, 200)
+  contains
+    function model(x) result(y)
+      real(c_double), intent(in) :: x
+      real(c_double) :: y
+      y = (p(1) * exp(-p(2) * x))**2
+    end function
+  end function
+end module
+program main
+  use quad
+  implicit none
+  interface
+    subroutine grad(fn, p, dp) bind(c, name="__enzyme_autodiff")
+      import
+      type(c_funptr), value :: fn
+      real(c_double) :: p(*), dp(*)
+    end subroutine
+  end interface
+  real(c_double) :: p(2) = [1.5d0, 0.7d0], g(2)
+  g = 0
+  call grad(c_funloc(cost), p, g)
+  print *, g
+end program
+"""
+
+
+def test_internal_procedure_callback_is_refused_with_its_workaround(tmp_path):
+    """An internal procedure reading its host's variables, passed as an argument, is a
+    trampoline: the error says so and what to do (it offered a rule file, __enzyme_inactivefn
+    and rebuilding a library, none of which applies)."""
+    (tmp_path / "cb.f90").write_text(HOST_CALLBACK)
+    r = subprocess.run(["enzyme-fc", "-O2", "cb.f90", "-o", "cb"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "an internal procedure that uses its host's variables, passed as an argument" in \
+        r.stderr and "move the procedure into a module" in r.stderr, r.stderr
+    assert "__enzyme_inactivefn" not in r.stderr and "no object or static library" not in \
+        r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_module_allocatable_records(tmp_path, opt):
     """A module allocatable array of a derived type of reals, allocated before the derivative
