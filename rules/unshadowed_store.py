@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enzyme_cc.ad.analysis.activity_basics import integer_only
 from enzyme_cc.ad.structure.type_layout import (FLOATS, decompose, global_named, tbaa_pointee,
-                                                underlying)
+                                                tbaa_reached_floats, underlying)
 from enzyme_cc.ad.analysis.typeinfo import reached_slot_kinds
 from enzyme_cc.ad.structure.diagnostics import demangle_hint
 from enzyme_cc.errors import UserError
@@ -16,6 +16,9 @@ def _float_pointee(ctx, inst) -> str | None:
     pointer read back from the same local memory and accessed as floats."""
     synth, (val, ptr) = ctx.synth, inst.ops
     kind = tbaa_pointee(synth.module, inst.md.get("!tbaa"))
+    if kind in FLOATS:
+        return kind
+    kind = tbaa_reached_floats(synth.module, inst.md.get("!tbaa"))     # (a std::vector's)
     if kind in FLOATS:
         return kind
     fn, types = synth.fn, synth.types

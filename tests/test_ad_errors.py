@@ -68,6 +68,44 @@ def test_small_struct_given_by_address_says_to_give_it_itself(tmp_path):
            "struct itself (not its address)" in r.stderr, r.stderr
 
 
+CONST_VECTOR_CAPTURED = r"""
+#include <functional>
+#include <vector>
+extern "C" { extern int enzyme_dup, enzyme_const; void __enzyme_autodiff(void *, ...); }
+struct Sample { int step; double value; };
+static void integrate(double a, int n, const std::function<void(int, double)> &observe) {
+  double y = 1.0;
+  for (int k = 0; k < n; k++) { y += 0.1 * a * y; observe(k, y); }
+}
+double misfit(const double *p, const std::vector<Sample> *data) {
+  double J = 0;
+  integrate(p[0], 4, [&](int k, double s) { double r = s - (*data)[k].value; J += r * r; });
+  return J;
+}
+int main() {
+  std::vector<Sample> data = {{0, 1.0}, {1, 1.2}, {2, 1.1}, {3, 1.5}};
+  double p[1] = {0.3}, dp[1] = {0};
+  __enzyme_autodiff((void *)misfit, enzyme_dup, p, dp, enzyme_const, &data);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O1"])
+def test_const_vector_captured_by_a_callback_is_refused(tmp_path, level):
+    """A pointer to a std::vector of records holding doubles, passed enzyme_const and captured
+    by a lambda a std::function calls: its slot in the closure has a shadow, and the derivative
+    read the records through a null shadow (a segfault, found by a new-user check). Its type tag
+    names the vector, whose element type holds doubles: refused as a `double *` is."""
+    (tmp_path / "m.cpp").write_text(CONST_VECTOR_CAPTURED)
+    r = subprocess.run([str(BIN / "enzyme-c++"), level, "m.cpp", "-o", "m"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "a pointer to double data without a shadow (argument 2 of 'misfit(" in r.stderr, \
+        r.stderr
+    assert "pass it enzyme_dup with a shadow" in r.stderr, r.stderr
+
+
 CONST_PTR_IN_RECORDS = """\
 int enzyme_const;
 double __enzyme_fwddiff(void *, ...);

@@ -179,6 +179,34 @@ def tbaa_pointee(module, tag: str | None):
     return m.group(2) if m.group(2) in FLOATS else "int" if m.group(2) in _INT_NAMES else None
 
 
+_REACHES_FLOATS = re.compile(r'!"p(?:1 _ZTSSt6vectorI(d|f|\d+\w+?)SaI|[2-9] (double|float)")')
+
+
+def tbaa_reached_floats(module, tag: str | None):
+    """Kind of the floats a pointer's target leads to through its own pointers, from its TBAA
+    tag: a `std::vector<double> *` ("p1 _ZTSSt6vectorIdSaIdEE"), a vector of records holding
+    doubles ("p1 _ZTSSt6vectorI3ObsSaIS0_EE", `struct Obs` of the module's types), a `double **`
+    ("p2 double"); None otherwise."""
+    node = module.metadata.get(tag or "")
+    refs = re.findall(r"![0-9]+", node or "")
+    m = _REACHES_FLOATS.search(module.metadata.get(refs[1], "")) if len(refs) >= 2 else None
+    if not m:
+        return None
+    elem = m.group(1)
+    if m.group(2) or elem in ("d", "f"):
+        return m.group(2) or {"d": "double", "f": "float"}[elem]
+    name = re.match(r"(\d+)(\w+)", elem)
+    if not name or len(name.group(2)) != int(name.group(1)):
+        return None
+    named = module.named_types
+    own = re.compile(r"%(?:struct|class)\." + re.escape(name.group(2)) + r"(?:\.\d+)?$")
+    for key, body in named.items():     # (the merge numbers the types of each module)
+        if own.match(key):
+            floats = [k for k in layout(named_expand(body, named), named).values() if k in FLOATS]
+            return floats[0] if floats else None
+    return None
+
+
 def tbaa_struct(module, md: str | None) -> dict:
     """!tbaa.struct of a memcpy: offset -> (size, kind)."""
     node = module.metadata.get(md or "")
