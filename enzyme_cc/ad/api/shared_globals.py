@@ -144,6 +144,8 @@ def accesses(gen, roots):
                 kind = kind_of(gen, inst)
                 if kind in ("memcpy", "memset"):
                     ptrs = [inst.ops[0].value]
+                    if kind == "memcpy" and len(inst.ops) > 1:    # (the source is read)
+                        found += [(g, f, False, False) for g in _globals_of(fn, inst.ops[1].value)]
                 elif kind not in ("inactive", "tape"):
                     # a global's address handed to a callee (`fill(garr, ...)`, `&acc`, a fork's
                     # captured global) may be written there: the caller's access
