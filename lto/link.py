@@ -14,7 +14,7 @@ from enzyme_cc import cache, toolchain
 from enzyme_cc.compile import compile_source, run
 from enzyme_cc.bitcode.libs import find_library
 from .ad_pipeline import build_ad_object, opt_level
-from .linker_symbols import linker_symbols
+from .linker_symbols import linker_options, linker_symbols
 
 # every Enzyme entry point (the unsupported ones are then reported by name, ad/api/markers.py)
 MARKER_BYTES = (b"__enzyme_",)
@@ -138,12 +138,7 @@ _WHOLE = {"--whole-archive": True, "-whole-archive": True, "--no-whole-archive":
 def _linker_modes(args, indices) -> list[tuple[bool, bool]]:
     """(-Bstatic, --whole-archive) in effect at each of these argument positions, as the
     linker options before them (`-Wl,...`, `-Xlinker ...`) leave them."""
-    events = []
-    for i, t in enumerate(args):
-        if t.startswith("-Wl,"):
-            events += [(i, o) for o in t[4:].split(",")]
-        elif i and args[i - 1] == "-Xlinker":
-            events.append((i, t))
+    events = linker_options(args)
     out, static, whole, e = [], False, False, 0
     for i in indices:
         while e < len(events) and events[e][0] < i:

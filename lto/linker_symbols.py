@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from enzyme_cc.driver_args import expand_response_files
 from enzyme_cc.errors import UserError
 
 
@@ -35,15 +36,22 @@ class LinkerSymbols:
 _SYMBOL = re.compile(r"[A-Za-z_.$][\w.$]*$")
 
 
+def linker_options(args) -> list[tuple[int, str]]:
+    """(argument position, option) of each option a command line gives the linker (`-Wl,a,b`,
+    `-Xlinker a`), with the linker's own response files (`-Wl,@link.rsp`, which ld reads
+    itself, as build systems write long link lines) expanded."""
+    out = []
+    for i, t in enumerate(args):
+        opts = t[4:].split(",") if t.startswith("-Wl,") else \
+            [t] if i and args[i - 1] == "-Xlinker" else []
+        out += [(i, o) for o in expand_response_files(opts)]
+    return out
+
+
 def linker_symbols(args) -> LinkerSymbols:
     """LinkerSymbols of a command line (`-Wl,--wrap=g`, `-Wl,-wrap,g`, `-Xlinker --wrap=g`,
-    `-Xlinker --wrap -Xlinker g`, and the same forms of the others)."""
-    opts = []
-    for i, t in enumerate(args):
-        if t.startswith("-Wl,"):
-            opts += t[4:].split(",")
-        elif i and args[i - 1] == "-Xlinker":
-            opts.append(t)
+    `-Xlinker --wrap -Xlinker g`, `-Wl,@file` holding them, and the same forms of the others)."""
+    opts = [o for _, o in linker_options(args)]
     out = LinkerSymbols()
     for k, o in enumerate(opts):
         nxt = opts[k + 1] if k + 1 < len(opts) else ""

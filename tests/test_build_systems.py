@@ -337,11 +337,14 @@ int main(void) { printf("%g %g\n", f(3.0), __enzyme_autodiff((void *)f, 3.0)); r
 
 
 @pytest.mark.parametrize("form", [["-Wl,--wrap=g"], ["-Wl,-wrap,g"],
-                                  ["-Xlinker", "--wrap", "-Xlinker", "g"]], ids=" ".join)
+                                  ["-Xlinker", "--wrap", "-Xlinker", "g"], ["-Wl,@link.rsp"]],
+                         ids=" ".join)
 def test_linker_wrap(tmp_path, form):
     """--wrap=g sends the calls of g to __wrap_g and __real_g to g in the differentiated code
     as ld does (the merged bitcode ignored it: f = g + x with g(x) = x^2 gave f(3) = 12 and
-    7 where the wrapper 10 g gives 93 and 61, silently); g's own file keeps its calls."""
+    7 where the wrapper 10 g gives 93 and 61, silently); g's own file keeps its calls. Also
+    from the linker's own response file (`-Wl,@link.rsp`, which ld reads itself)."""
+    (tmp_path / "link.rsp").write_text("--wrap g\n")
     (tmp_path / "main.c").write_text(WRAP_MAIN)
     (tmp_path / "lib.c").write_text("double g(double x) { return x * x; }\n"
                                     "double g_twice(double x) { return 2 * g(x); }\n")
