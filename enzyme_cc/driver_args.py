@@ -108,6 +108,7 @@ class Source:
     index: int
     path: str
     lang: str
+    preprocessed: bool = False     # (.i, .ii, -x cpp-output: includes are already in it)
 
 
 @dataclass
@@ -262,6 +263,7 @@ def classify(argv: list[str], driver: str = "clang") -> Invocation:
     inv = Invocation(action="link", args=args)
     kinds: set[str] = set()
     x_lang: str | None = None  # the active -x LANG, mapped
+    x_pre = False              # ... and whether it names preprocessed source
     only_inputs = False  # after '--' every token is an input
     stdin_without_x = False
     i = 0
@@ -273,7 +275,7 @@ def classify(argv: list[str], driver: str = "clang") -> Invocation:
             i += 1
             continue
         if only_inputs or tok == "-" or not tok.startswith("-"):
-            stdin_without_x |= _add_input(inv, i, tok, x_lang)
+            stdin_without_x |= _add_input(inv, i, tok, x_lang, x_pre if x_lang else None)
             i += 1
             continue
         opt, value, used = _match(args, i)
@@ -291,6 +293,7 @@ def classify(argv: list[str], driver: str = "clang") -> Invocation:
         elif kind == "x" and value is not None:
             inv.lang_override.append((i, value))
             x_lang = None if value == "none" else X_LANG.get(value, "other")
+            x_pre = value.endswith("cpp-output")
         elif kind in ("shared", "static"):
             setattr(inv, kind, True)
         inv.verbose |= kind == "v"
@@ -317,14 +320,18 @@ def _lto_level(args) -> str | None:
     return level
 
 
-def _add_input(inv: Invocation, i: int, tok: str, x_lang: str | None) -> bool:
+def _add_input(inv: Invocation, i: int, tok: str, x_lang: str | None,
+               x_pre: bool | None = None) -> bool:
     """Record args[i] as a source (by -x or extension) or a linker input; True for '-' w/o -x."""
-    lang = x_lang or EXT_LANG.get(os.path.splitext(tok)[1])
+    ext = os.path.splitext(tok)[1]
+    lang = x_lang or EXT_LANG.get(ext)
     if lang is None:
         inv.inputs.append((i, tok))
         inv._units.append(_Unit(i, 1, "input"))
         return tok == "-"
-    inv.sources.append(Source(i, tok, "bc" if lang == "ir" and tok.endswith(".bc") else lang))
+    pre = x_pre if x_pre is not None else ext in (".i", ".ii", ".mi")
+    inv.sources.append(Source(i, tok, "bc" if lang == "ir" and tok.endswith(".bc") else lang,
+                              pre))
     inv._units.append(_Unit(i, 1, "source"))
     return False
 

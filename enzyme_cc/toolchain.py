@@ -55,6 +55,7 @@ def include_dir() -> str:
 
 def include_args(sources) -> list[str]:
     """`-isystem` for our headers when C-family sources are compiled (after the user's own -I,
-    so a project's own enzyme/ headers win)."""
-    return ["-isystem", include_dir()] if any(s.lang in ("c", "c++", "objc") for s in sources) \
-        else []
+    so a project's own enzyme/ headers win); not for preprocessed ones, where clang would warn
+    that it is unused (an error under -Werror)."""
+    return ["-isystem", include_dir()] if any(s.lang in ("c", "c++", "objc") and
+                                               not s.preprocessed for s in sources) else []

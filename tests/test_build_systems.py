@@ -154,6 +154,15 @@ def test_probe_verbose_shows_clang_version(probe):
     assert re.search(r'^ "[^"]*ld[^"]*" ', r.stderr, re.M), r.stderr   # the linker's command
 
 
+@pytest.mark.parametrize("form", [["hello.i"], ["-x", "cpp-output", "hello.i"]], ids=" ".join)
+def test_preprocessed_source_under_werror(probe, form):
+    """Preprocessed source under -Werror: enzyme-cc's own -isystem, which clang reports unused
+    there, made the compile fail where clang's succeeds (ccache without its second cpp run)."""
+    run(["enzyme-cc", "-E", "hello.c", "-o", "hello.i"], cwd=probe)
+    e, c = both(["-Werror", "-c", *form, "-o", "unused.o"], probe)
+    assert (e.returncode, e.stderr) == (c.returncode, c.stderr) == (0, "")
+
+
 def test_probe_preprocess_macro_and_stdin(probe):
     src = "int value = ANSWER;\n"
     e, c = both(["-E", "-DANSWER=42", "-x", "c", "-"], probe, input=src)
