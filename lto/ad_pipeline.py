@@ -165,13 +165,14 @@ def emit(job, stages):
     with open(ad, "wb") as f:
         f.write(module.as_bitcode())
     level = opt_level(job.inv.opt_level)
+    sanitize = opt.sanitizers(new)
     if split:
         parts, reused = opt.optimize_and_emit(ad, job.obj, level, job.tmp,
-                                              opt.function_sizes(new))
+                                              opt.function_sizes(new), sanitize)
         stages.done(f"post-AD optimization and codegen, {parts} parts on {opt.jobs()} cores "
                     f"({reused} from the cache)")
         return
-    opt.optimize(ad, post, level, vectorize=level >= 2)
+    opt.optimize(ad, post, level, vectorize=level >= 2, sanitize=sanitize)
     stages.done("post-AD optimization")
     # llc: .init_array for constructors, as clang
     opt.emit_object(post, job.obj, level, job.tmp, debug=debug)

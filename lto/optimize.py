@@ -112,15 +112,29 @@ def run_tool(cmd: list[str], what: str) -> None:
 
 
 def optimize(src: str, out: str, level: int, vectorize: bool, text: bool = False,
-             extra: list[str] = ()) -> None:
+             extra: list[str] = (), sanitize: tuple[str, ...] = ()) -> None:
     """LLVM's O`level` pipeline on bitcode file `src` into `out` (IR text with `text`). Before
     AD: no vectorization (scalar code for the AD rules); small constant loops are unrolled in
-    both (no tape for their values)."""
+    both (no tape for their values). sanitize: the instrumentation passes after it (after AD:
+    sanitizers)."""
     level = min(max(level, 0), 3)
     v = "true" if vectorize else "false"
-    run_tool([toolchain.tool("opt"), f"-O{level}", f"-vectorize-loops={v}",
+    pipeline = f"-passes=default<O{level}>,{','.join(sanitize)}" if sanitize else f"-O{level}"
+    run_tool([toolchain.tool("opt"), pipeline, f"-vectorize-loops={v}",
               f"-vectorize-slp={v}", f"-interleave-loops={v}", *extra, src, "-o", out]
              + (["-S"] if text else []), "the optimization pipeline")
+
+
+# the sanitizers clang's -fsanitize= runs as LLVM passes at the end of its pipeline, by the
+# attribute it puts on each function it compiles (the embedded bitcode is not instrumented yet)
+_SANITIZERS = (("sanitize_address", "asan"), ("sanitize_thread", "tsan-module,function(tsan)"),
+               ("sanitize_memory", "msan"))
+
+
+def sanitizers(text: str) -> tuple[str, ...]:
+    """The instrumentation passes the functions of module `text` ask for (-fsanitize=address,
+    thread, memory at compile time): the AD module's primal functions keep their checks."""
+    return tuple(p for attr, p in _SANITIZERS if re.search(rf"\b{attr}\b", text))
 
 
 def _on_text(text: str, tmp: str, tag: str, passes: str, what: str) -> str:
@@ -213,7 +227,7 @@ _WHOLE_MODULE = "always-inline,ipsccp,globalopt,deadargelim,function-attrs"
 
 
 def optimize_and_emit(src: str, out: str, level: int, tmp: str,
-                      sizes: dict | None = None) -> tuple[int, int]:
+                      sizes: dict | None = None, sanitize=()) -> tuple[int, int]:
     """Post-AD optimization and codegen on parts in parallel: the always-inliner (the tape
     helpers into every user) and the passes that need the whole module, then the local
     functions never inlined made hidden (so that llvm-split may separate them, each with the
@@ -250,7 +264,7 @@ def optimize_and_emit(src: str, out: str, level: int, tmp: str,
     del module
     run_tool([toolchain.tool("split"), f"-j{parts}", "--preserve-locals", "-o", part, whole],
              "splitting the module")
-    salt = _tools_identity(level)
+    salt = _tools_identity(level) + repr(sanitize).encode()
 
     def one(k):
         src, obj = f"{part}{k}", f"{part}{k}.o"
@@ -258,7 +272,7 @@ def optimize_and_emit(src: str, out: str, level: int, tmp: str,
             key = "part-" + hashlib.sha256(f.read() + salt).hexdigest() + ".o"
         if cache.fetch(key, obj):
             return True
-        optimize(src, f"{src}.opt", level, vectorize=level >= 2)
+        optimize(src, f"{src}.opt", level, vectorize=level >= 2, sanitize=sanitize)
         run_tool(_llc(level) + [f"{src}.opt", "-o", obj], "code generation")
         cache.store(key, obj)
         return False

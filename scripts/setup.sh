@@ -19,12 +19,15 @@ command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"     # the mem
 [ -e /usr/lib/llvm-22/lib/libomp.so ] || missing="$missing libomp-22-dev"
 command -v mpicc >/dev/null 2>&1 || missing="$missing libopenmpi-dev openmpi-bin"
 [ -e /usr/include/mpfr.h ] || missing="$missing libmpfr-dev"
+# the sanitizers' runtimes (-fsanitize=address through the link step's instrumentation)
+ls /usr/lib/llvm-22/lib/clang/*/lib/linux/libclang_rt.asan-x86_64.a >/dev/null 2>&1 || \
+  missing="$missing libclang-rt-22-dev"
 if [ -n "$missing" ]; then
   echo "setup: installing LLVM 22 and build tools (missing:$missing)"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-22 flang-22 lld-22 llvm-22 \
     cmake make libopenblas-dev libeigen3-dev libclang-22-dev ccache valgrind \
-    libomp-22-dev libopenmpi-dev openmpi-bin libmpfr-dev >/dev/null
+    libomp-22-dev libopenmpi-dev openmpi-bin libmpfr-dev libclang-rt-22-dev >/dev/null
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv

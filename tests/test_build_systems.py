@@ -345,6 +345,45 @@ int main(void) { printf("%g %g\n", f(3.0), __enzyme_autodiff((void *)f, 3.0)); r
 """
 
 
+ASAN_OVERFLOW = r"""
+#include <stdio.h>
+#include <stdlib.h>
+extern int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+__attribute__((noinline)) double energy(const double *x, int n) {
+  double e = 0;
+  for (int i = 0; i <= n; i++) e += x[i] * x[i];     /* reads x[n]: one past the block */
+  return e;
+}
+int main(int argc, char **argv) {
+  int n = 8;
+  double *x = malloc(n * sizeof(double)), *g = calloc(n, sizeof(double));
+  for (int i = 0; i < n; i++) x[i] = 0.1 * i;
+  if (argc > 1) __enzyme_autodiff((void *)energy, enzyme_dup, x, g, enzyme_const, n);
+  else printf("e=%g\n", energy(x, n));
+  printf("g[1]=%g\n", g[1]);
+  free(x);
+  free(g);
+  return 0;
+}
+"""
+
+
+def test_address_sanitizer_checks_the_differentiated_code(tmp_path):
+    """-fsanitize=address instruments what the link step compiles (the functions the marker
+    reaches, their derivatives, the marker's caller): the embedded bitcode is not instrumented
+    yet, and the AD module went through no sanitizer pass (a heap overflow read garbage
+    unreported; found by a new-user check)."""
+    (tmp_path / "oob.c").write_text(ASAN_OVERFLOW)
+    run(["enzyme-cc", "-O1", "-g", "-fsanitize=address", "oob.c", "-o", "oob"], cwd=tmp_path)
+    for args in ([], ["grad"]):
+        r = run(["./oob", *args], cwd=tmp_path, check=False)
+        assert r.returncode != 0 and "AddressSanitizer: heap-buffer-overflow" in r.stderr, \
+            (args, r.stdout, r.stderr)
+        # (the derivative, inlined into main, reports the marker's line)
+        assert ("oob.c:8" if not args else "oob.c:15") in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("form", [["-Wl,--wrap=g"], ["-Wl,-wrap,g"],
                                   ["-Xlinker", "--wrap", "-Xlinker", "g"], ["-Wl,@link.rsp"]],
                          ids=" ".join)

@@ -142,6 +142,8 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         group = self.module.attr_groups.get(fn.attr_group or "", "")
         keep = [m.group(0) for m in re.finditer(r'"([-\w]+)"="[^"]*"', group)
                 if m.group(1) in KEEP_FN_ATTRS]
+        # (-fsanitize=address checks the derivative's memory accesses as the primal's)
+        keep += re.findall(r"(?<![\w\"])sanitize_address(?![\w\"])", group)[:1]
         return " ".join(keep)
 
     def callee_attrs(self, fn) -> str:
