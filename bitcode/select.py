@@ -25,6 +25,8 @@ class LinkPlan:
     missing_bitcode: dict[str, str] = field(default_factory=dict)    # symbol -> origin
     native_code: set[str] = field(default_factory=set)   # origins with code besides bitcode
     shared_libraries: list[str] = field(default_factory=list)   # ELF ones, command-line order
+    # symbol -> an archive defining it that the linker read before anything needed the symbol
+    passed_archives: dict[str, str] = field(default_factory=dict)
 
 
 # Rust's compiler_builtins: linked as its native code, never through LTO (as rustc does: its
@@ -54,15 +56,18 @@ def _passthrough(path: str, data: bytes) -> bool:
 
 
 def plan_link(inputs: list[tuple[str, str]], lib_dirs: list[str], static: bool = False,
-              modes=None) -> LinkPlan:
-    """Select objects and archive members like lld, and collect their bitcode.
+              modes=None, sequential: bool = False) -> LinkPlan:
+    """Select objects and archive members as the system linker will, and collect their bitcode.
 
-    Member selection is lld's: a member is taken iff it defines a symbol that is undefined (and
-    not weak-undefined) in what has been taken so far, whatever the order of archives on the
-    command line; when several archives define a symbol the first one on the command line wins;
-    every member of an archive inside --whole-archive is taken. Shared libraries are not read,
-    so they do not satisfy references here. modes: per input, (-Bstatic in effect, inside
-    --whole-archive), as the linker options before it leave them.
+    sequential (GNU ld, gold): the inputs are read in command-line order, and an archive gives
+    the members that define what is undefined when the linker reaches it (scanned again until
+    it gives none), never a symbol only a later input needs. Otherwise lld's rule: a member is
+    taken iff it defines a symbol that is undefined (and not weak-undefined) in what has been
+    taken so far, whatever the order of archives on the command line; when several archives
+    define a symbol the first one on the command line wins. Every member of an archive inside
+    --whole-archive is taken. Shared libraries are not read, so they do not satisfy references
+    here. modes: per input, (-Bstatic in effect, inside --whole-archive), as the linker options
+    before it leave them.
     """
     plan = LinkPlan()
     order = []              # ('obj', path, data) | ('ar', Archive), command-line order
@@ -107,10 +112,32 @@ def plan_link(inputs: list[tuple[str, str]], lib_dirs: list[str], static: bool =
 
     queue = []              # undefined symbols still to look up in the archives
     bitcode = {}            # command-line object position in order -> bitcode modules
-    for i, item in enumerate(order):
-        if item[0] == 'obj':
-            bitcode[i] = take(item[1], item[2])
-    queue = sorted(undefined, reverse=True)   # restart from what is still undefined
+    taken = {}              # (position in order, member index) -> bitcode modules
+    if sequential:
+        for i, item in enumerate(order):
+            if item[0] == 'obj':
+                bitcode[i] = take(item[1], item[2])
+                continue
+            archive, more = item[1], True
+            while more:         # (a member taken may need another of the same archive)
+                more = False
+                for sym, members in archive.symbol_index.items():
+                    if sym in undefined and (i, members[0]) not in taken:
+                        member = archive.members[members[0]]
+                        taken[i, members[0]] = take(f'{archive.path}({member.name})',
+                                                    member.data)
+                        more = True
+        for i, item in enumerate(order):
+            if item[0] == 'ar':
+                for sym in item[1].symbol_index:
+                    if sym in undefined:
+                        plan.passed_archives.setdefault(sym, item[1].path)
+        queue = []
+    else:
+        for i, item in enumerate(order):
+            if item[0] == 'obj':
+                bitcode[i] = take(item[1], item[2])
+        queue = sorted(undefined, reverse=True)   # restart from what is still undefined
 
     providers = {}          # symbol -> (position in order, member index); first archive wins
     for i, item in enumerate(order):
@@ -118,7 +145,6 @@ def plan_link(inputs: list[tuple[str, str]], lib_dirs: list[str], static: bool =
             for sym, members in item[1].symbol_index.items():
                 providers.setdefault(sym, (i, members[0]))
 
-    taken = {}              # (position in order, member index) -> bitcode modules
     while queue:
         sym = queue.pop()
         key = providers.get(sym)

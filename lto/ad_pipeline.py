@@ -313,6 +313,13 @@ def _origin_of(message: str, plan) -> str:
     if name in missing:
         what = (f"'{name}' comes from '{missing[name]}', which was not built with enzyme-cc: "
                 f"rebuild that object with enzyme-cc (or enzyme-c++, enzyme-fc)")
+    elif name in plan.passed_archives:
+        head = message.split("; hint:", 1)[0]
+        return (f"{head}; '{name}' is defined in '{plan.passed_archives[name]}', which comes "
+                "before the code that needs it on the command line: the linker reads archives "
+                "in order and would report an undefined reference too; hint: name the library "
+                "after the objects and libraries that use it (or group them: -Wl,--start-group "
+                "... -Wl,--end-group)")
     elif lib:           # (the generic hint, to build it with enzyme-cc, does not help)
         head = message.split("; hint:", 1)[0]
         return (f"{head}; '{name}' is defined in the shared library '{lib}', which holds "

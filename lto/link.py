@@ -101,7 +101,7 @@ def _link(driver, inv, cfg, tmp) -> int:
         return run([final] + inv.link_args_with(replace) + quiet, inv.verbose)
     from enzyme_cc.bitcode import plan_link
     plan = plan_link([(kind, v) for _, kind, v in inputs], inv.lib_dirs, inv.static,
-                     _linker_modes(inv.args, [i for i, _, _ in inputs]))
+                     _linker_modes(inv.args, [i for i, _, _ in inputs]), _sequential(inv.args))
     stages.done("read bitcode")
     if not any(m in data for _, data in plan.modules for m in MARKER_BYTES):
         return run([final] + inv.link_args_with(replace) + quiet, inv.verbose)
@@ -133,6 +133,19 @@ _STATIC = {"-Bstatic": True, "-dn": True, "-non_shared": True, "-static": True,
            "-Bdynamic": False, "-dy": False, "-call_shared": False}
 _WHOLE = {"--whole-archive": True, "-whole-archive": True, "--no-whole-archive": False,
           "-no-whole-archive": False}
+
+
+def _sequential(args) -> bool:
+    """Whether the linker the link runs reads archives in command-line order (GNU ld, gold:
+    clang's default here) rather than lld's way; a link with archive groups (`--start-group`,
+    which ld rescans) is planned lld's way, which takes what any order would."""
+    ld = ""
+    for t in args:
+        if t.startswith(("-fuse-ld=", "--ld-path=")):
+            ld = t.split("=", 1)[1]
+    groups = {"--start-group", "-start-group", "-("}
+    return "lld" not in os.path.basename(ld) and \
+        not any(o in groups for _, o in linker_options(args))
 
 
 def _linker_modes(args, indices) -> list[tuple[bool, bool]]:

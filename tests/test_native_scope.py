@@ -176,7 +176,8 @@ def test_archive_members(tmp_path):
 
 def test_only_archive_bitcode_left(tmp_path):
     """The marker's object is an archive member and the command line's one object is left
-    native: the AD object goes before the first input, here `-l`."""
+    native: the AD object goes before the first input, here `-l` (before the object that needs
+    it: lld's archive rule, which reads archives in any order)."""
     files = {"x.c": "double app(double);\nint main(void) { return app(2.0) != 12.0; }\n",
              "app.c": "double run(double);\ndouble app(double t) { return run(t); }\n",
              "run.c": "extern double __enzyme_autodiff(void *, ...);\n"
@@ -186,9 +187,47 @@ def test_only_archive_bitcode_left(tmp_path):
         (tmp_path / name).write_text(text)
         run(["enzyme-cc", "-O2", "-c", name, "-o", name[:-2] + ".o"], cwd=tmp_path)
     run(["ar", "rcs", "libparts.a", "app.o", "run.o"], cwd=tmp_path)
-    linked, _ = _link(tmp_path, ["-L.", "-lparts", "x.o"], dict(os.environ, ENZYME_CC_CACHE="0"),
-                      "p")
+    linked, _ = _link(tmp_path, ["-fuse-ld=lld", "-L.", "-lparts", "x.o"],
+                      dict(os.environ, ENZYME_CC_CACHE="0"), "p")
     assert linked == {"enzyme-ad", "x"}, linked
+
+
+ORDER = {"main.c": "#include <stdio.h>\ndouble f(double);\n"
+                  "double __enzyme_autodiff(void *, ...);\nint main(void) {\n"
+                  "  printf(\"%g %g\\n\", f(2), __enzyme_autodiff((void *)f, 2.0));\n}\n",
+         "f.c": "double g(double);\ndouble f(double x) { return g(x); }\n",
+         "g1.c": "double g(double x) { return x * x; }\n",
+         "g2.c": "double g(double x) { return 3 * x * x; }\n"}
+
+
+@pytest.mark.parametrize("order,want", [
+    (["-lg2", "-lf", "-lg1"], "4 4\n"),                    # ld: libg2 is read before f needs g
+    (["-lg2", "-lf", "-lg1", "-fuse-ld=lld"], "12 12\n"),  # lld: the first archive defining g
+    (["-Wl,--start-group", "-lg1", "-lf", "-Wl,--end-group"], "4 4\n")], ids=" ".join)
+def test_archive_members_as_the_linker_takes_them(tmp_path, order, want):
+    """Archive members are the ones the linker the link runs takes: GNU ld reads archives in
+    command-line order (the differentiated program took lld's choice, another g than the
+    primal's link, found by a new-user check); with lld, or inside a group, any order."""
+    for name, text in ORDER.items():
+        (tmp_path / name).write_text(text)
+        run(["enzyme-cc", "-O2", "-c", name], cwd=tmp_path)
+    for lib in ("f", "g1", "g2"):
+        run(["ar", "rcs", f"lib{lib}.a", f"{lib}.o"], cwd=tmp_path)
+    run(["enzyme-cc", "main.o", "-L.", *order, "-o", "p"], cwd=tmp_path)
+    assert run(["./p"], cwd=tmp_path).stdout == want
+
+
+def test_archive_before_its_user_is_named(tmp_path):
+    """An archive listed before the code that needs it gives nothing to GNU ld: the error
+    says so (as ld would report an undefined reference) instead of accepting the link."""
+    for name, text in ORDER.items():
+        (tmp_path / name).write_text(text)
+        run(["enzyme-cc", "-O2", "-c", name], cwd=tmp_path)
+    for lib in ("f", "g1"):
+        run(["ar", "rcs", f"lib{lib}.a", f"{lib}.o"], cwd=tmp_path)
+    r = run(["enzyme-cc", "main.o", "-L.", "-lg1", "-lf", "-o", "p"], cwd=tmp_path, check=False)
+    assert r.returncode == 1 and "'g' is defined in './libg1.a', which comes before the code " \
+        "that needs it" in r.stderr, r.stderr
 
 
 def test_edit_of_an_unreached_object_keeps_the_ad_object(tmp_path):
