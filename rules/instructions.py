@@ -331,7 +331,8 @@ def _atomicrmw(ctx, inst, d):
         return
     if inst.pred not in ("fadd", "fsub", "xchg") or not is_fp(v.ty):
         ctx.error(inst, f"atomic '{inst.pred}' on differentiated memory is not supported",
-                  "use a plain update, or fadd/fsub/xchg of a float")
+                  "an atomic add (`#pragma omp atomic` with `+=` or `-=`), a reduction "
+                  "clause (`reduction(max:m)`) or `#pragma omp critical` around the update")
     sp = ctx.s(p.value)
     a = ctx.tmp()
     ctx.emit(f"{a} = load {v.ty}, ptr {sp}{align_of(inst)}")

@@ -160,7 +160,8 @@ def _t_atomicrmw(ctx, inst):
         return None
     if inst.pred not in ("fadd", "fsub", "xchg") or not is_fp(v.ty):
         ctx.error(inst, f"atomic '{inst.pred}' on differentiated memory is not supported",
-                  "use a plain update, or fadd/fsub/xchg of a float")
+                  "an atomic add (`#pragma omp atomic` with `+=` or `-=`), a reduction "
+                  "clause (`reduction(max:m)`) or `#pragma omp critical` around the update")
     return _op(ctx, f"atomicrmw {inst.pred} ptr {ctx.s(p.value)}, {v.ty} {ctx.t(v.value, v.ty)} "
                     f"monotonic")
 

@@ -818,6 +818,29 @@ def test_fortran_rank_two_array_refused():
                      shapes={"a": ("m", "k"), "w": ("k",), "y": ("m",)}, outputs=("y",))
 
 
+F_ASSUMED_SHAPE = """
+subroutine energy_c(u, e) bind(c, name="energy_c")
+  use iso_c_binding
+  real(c_double), intent(in) :: u(:)
+  real(c_double), intent(out) :: e
+  e = sum(u**2)
+end subroutine
+"""
+
+
+def test_fortran_assumed_shape_array_refused():
+    """A Fortran u(:) is passed as the address of a descriptor, not of its data: taken as an
+    array, the first call crashed Python (a bus error; found by a new-user check). Refused by
+    name, inferred or declared."""
+    from enzyme_cc.ffi.signature import SignatureError
+    with pytest.raises(SignatureError, match="argument 'u' is a Fortran array passed by "
+                                             "descriptor"):
+        ffi.function(ffi.Signature("energy_c", [In("u", (5,)), Out("e", ())]),
+                     source=F_ASSUMED_SHAPE, lang="fortran")
+    with pytest.raises(SignatureError, match="assumed shape"):
+        ffi.function("energy_c", source=F_ASSUMED_SHAPE, lang="fortran", outputs=("e",))
+
+
 OMP_SMOOTH = """
 #include <math.h>
 void smooth(const double *u, double *v, int n) {

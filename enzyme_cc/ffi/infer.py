@@ -26,7 +26,7 @@ from enzyme_cc.ad.structure.diagnostics import demangled
 
 from .build import BuildError, _code_digest, cache_root, check_toolchain, compile_sources, \
     read_sources, sources_digest
-from .prototype import _FLOAT_NAMES, _INT_BITS, _INT_NAMES, find, pointer_access
+from .prototype import _FLOAT_NAMES, _INT_BITS, _INT_NAMES, DESCRIPTOR, find, pointer_access
 from .signature import In, INT_CTYPES, Int, Out, Ret, Signature, SignatureError
 
 
@@ -158,6 +158,11 @@ def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
                                          f"shapes= (e.g. shapes={{{pname!r}: ('n',)}})")
                 args.append(In(pname, tuple(shapes[pname]), index, diff=False))  # (indices)
                 continue
+            if pointee == DESCRIPTOR:
+                raise SignatureError(f"{where} {pname!r} is {spelled} (assumed shape `(:)`, "
+                                     "ALLOCATABLE or POINTER), not the address of its data; "
+                                     "hint: declare it with its extent, `a(n)` or `a(*)`, its "
+                                     "size an integer argument")
             if dtype is None:
                 raise SignatureError(f"{where} {pname!r} is {spelled}: only pointers to float, "
                                      "double and their complex types, and integer arrays the "

@@ -116,13 +116,19 @@ def _describe(md, ref, depth=0):
     if tag == "DW_TAG_array_type":      # a Fortran array dummy (passed by address)
         base = _base_name(md, _field(node, "baseType"), depth + 1)
         rank = len(re.findall(r"!\d+", md.get(_field(node, "elements") or "", "")))
-        return f"{base}({', '.join([':'] * max(rank, 1))})", base, False
+        shape = ", ".join([":"] * max(rank, 1))
+        if "dataLocation:" in node:     # assumed shape, ALLOCATABLE, POINTER: a descriptor
+            return f"{base}({shape}) by descriptor", DESCRIPTOR, False
+        return f"{base}({shape})", base, False
     if tag in ("DW_TAG_pointer_type", "DW_TAG_reference_type", "DW_TAG_rvalue_reference_type"):
         inner = _field(node, "baseType")
         const = _is_const(md, inner)
         base = _base_name(md, inner, depth + 1)
         return f"{'const ' if const else ''}{base} *", base, const
     return _field(node, "name").strip('"') if _field(node, "name") else "?", None, False
+
+
+DESCRIPTOR = "descriptor"     # the pointee of a Fortran array dummy passed by descriptor
 
 
 def _is_const(md, ref, depth=0) -> bool:
@@ -218,6 +224,11 @@ def _check_arg(sig, where, a, p) -> bool:
                                  f"declares {a.ctype}" + (" (a pointer: declare it In or Out)"
                                                           if p.ir == "ptr" else ""))
         return
+    if p.pointee == DESCRIPTOR:
+        raise SignatureError(
+            f"{where}: argument {a.name!r} is a Fortran array passed by descriptor ({_c(p)}: "
+            "assumed shape `(:)`, ALLOCATABLE or POINTER), not by the address of its data; "
+            "hint: declare it with its extent, `a(n)` or `a(*)`, its size an integer argument")
     if (p.c or "").endswith(":, :)") and len(a.shape) > 1:
         # Fortran stores a(m, k) column by column; the arrays come in C order (row by row), so
         # the same shape would read the transpose (and a square matrix gives no shape error)
