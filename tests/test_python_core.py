@@ -841,6 +841,34 @@ def test_fortran_assumed_shape_array_refused():
         ffi.function("energy_c", source=F_ASSUMED_SHAPE, lang="fortran", outputs=("e",))
 
 
+F_MODULE = """
+module mech
+  implicit none
+contains
+  function spring_energy(x, k, n) result(e)
+    integer, intent(in) :: n
+    real(8), intent(in) :: x(n), k
+    real(8) :: e
+    e = 0.5d0 * k * sum((x(2:n) - x(1:n-1) - 1d0)**2)
+  end function
+end module
+"""
+
+
+@pytest.mark.parametrize("name", ["spring_energy", "mech::spring_energy"])
+def test_fortran_module_procedure_by_name(name):
+    """A Fortran module procedure is found by its name, or module::name (flang's
+    _QMmechPspring_energy); before only that symbol worked ("not defined in the given
+    sources"). E = k/2 sum (d_i - 1)^2: dE/dx_i = k ((d_{i-1} - 1) - (d_i - 1))."""
+    f = ffi.function(name, source=F_MODULE, lang="fortran", shapes={"x": ("n",)})
+    x, k = np.array([0.0, 1.2, 2.1, 3.5]), np.array(2.0)
+    d = np.diff(x) - 1
+    assert f(x, k) == pytest.approx(k * 0.5 * np.sum(d ** 2))
+    g = f.vjp([x, k], [np.array(1.0)])[0]
+    want = k * (np.concatenate([[0], d]) - np.concatenate([d, [0]]))
+    assert g == pytest.approx(want, rel=1e-12)
+
+
 OMP_SMOOTH = """
 #include <math.h>
 void smooth(const double *u, double *v, int n) {

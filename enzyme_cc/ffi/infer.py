@@ -74,6 +74,9 @@ def _compiled_params(name, srcs, flags):
         if proto is None:           # Fortran without bind(c): flang's external name
             symbol = name.lower() + "_"
             proto, module = find(modules, symbol, with_module=True)
+        if proto is None:           # a Fortran module procedure: flang's _QM<module>P<name>
+            symbol = _fortran_module_symbol(modules, name)
+            proto, module = find(modules, symbol, with_module=True)
         if proto is None:
             symbol = _cxx_symbol(modules, name)
             proto, module = find(modules, symbol, with_module=True)
@@ -86,6 +89,21 @@ def _compiled_params(name, srcs, flags):
                              "function, or a function without them); declare its Signature")
     return [(p.name, p.ir, p.c, p.pointee, p.const, a)
             for p, a in zip(proto.params, access)], proto.ret, symbol
+
+
+def _fortran_module_symbol(modules, name):
+    """The symbol flang gives the module procedure `name` (or `module::name`), `_QM<module>P<name>`
+    in lower case, else `name` (then not found)."""
+    import llvmlite.binding as llvm
+    mod, _, proc = name.lower().rpartition("::")
+    pattern = re.compile(r"_QM(\w+?)P" + re.escape(proc) + "$")
+    hits = [f.name for data in modules for f in llvm.parse_bitcode(data).functions
+            if not f.is_declaration and (m := pattern.match(f.name)) and
+            (not mod or m.group(1) == mod)]
+    if len(hits) > 1:
+        raise SignatureError(f"'{name}' names procedures of {len(hits)} Fortran modules "
+                             f"({', '.join(hits)}): give it as module::{proc}")
+    return hits[0] if hits else name
 
 
 def _cxx_symbol(modules, name):
