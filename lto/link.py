@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import sys
 import tempfile
 import time
 
 from enzyme_cc import cache, toolchain
+from enzyme_cc.errors import UserError
 from enzyme_cc.compile import compile_source, run
 from enzyme_cc.bitcode.libs import find_library
 from .ad_pipeline import build_ad_object, opt_level
@@ -104,6 +106,7 @@ def _link(driver, inv, cfg, tmp) -> int:
                      _linker_modes(inv.args, [i for i, _, _ in inputs]), _sequential(inv.args))
     stages.done("read bitcode")
     if not any(m in data for _, data in plan.modules for m in MARKER_BYTES):
+        _refuse_native_marker_calls(plan)
         return run([final] + inv.link_args_with(replace) + quiet, inv.verbose)
 
     from enzyme_cc.rules.registry import set_user_rule_files   # the AD core: only when needed
@@ -133,6 +136,31 @@ _STATIC = {"-Bstatic": True, "-dn": True, "-non_shared": True, "-static": True,
            "-Bdynamic": False, "-dy": False, "-call_shared": False}
 _WHOLE = {"--whole-archive": True, "-whole-archive": True, "--no-whole-archive": False,
           "-no-whole-archive": False}
+
+
+# the markers a program calls and nothing defines (Enzyme's entry points)
+_MARKER_NAME = re.compile(r"__enzyme_(autodiff|fwddiff|augmentfwd|reverse|batch|"
+                          r"fwdsplit|truncate_mem_func|truncate_op_func|todense)\w*$")
+
+
+def _refuse_native_marker_calls(plan) -> None:
+    """An object without bitcode that calls a marker (compiled by plain clang, or from an
+    assembly file): nothing defines the marker, so ld's undefined reference would be all the
+    user sees; say which object and why."""
+    from enzyme_cc.bitcode.elf import symbols
+    for path in plan.native_only_objects:
+        try:
+            with open(path, "rb") as f:
+                undefined = symbols(f.read(), path)[1]
+        except (OSError, UserError):
+            continue
+        called = sorted(u for u in undefined if _MARKER_NAME.match(u))
+        if called:
+            raise UserError(f"{path} calls {called[0]} but holds no bitcode (compiled without "
+                            "enzyme-cc, or assembled from a .s file), so the link step cannot "
+                            f"differentiate for it; hint: compile {os.path.basename(path)}'s "
+                            "source with enzyme-cc (CC=enzyme-cc), from C, C++ or Fortran "
+                            "source rather than assembly")
 
 
 def _sequential(args) -> bool:

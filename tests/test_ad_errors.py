@@ -1479,6 +1479,22 @@ def test_indirect_call_to_a_target_without_derivative_names_it(tmp_path, level):
            "in function 'opaque'" in run.stderr, run.stderr
 
 
+def test_marker_call_in_an_object_without_bitcode_is_named(tmp_path):
+    """The object calling the marker compiled by plain clang (a Makefile without CC=enzyme-cc):
+    nothing defines the marker, and ld's undefined reference was all the user saw; the error
+    names the object and says to compile it with enzyme-cc."""
+    (tmp_path / "main.c").write_text("double f(double);\ndouble __enzyme_autodiff(void *, ...);\n"
+                                     "int main(void) { return __enzyme_autodiff((void *)f, 1.0) "
+                                     "!= 2; }\n")
+    (tmp_path / "f.c").write_text("double f(double x) { return x * x; }\n")
+    subprocess.run(["clang-22", "-O2", "-c", "main.c"], cwd=tmp_path, check=True)
+    subprocess.run([str(BIN / "enzyme-cc"), "-O2", "-c", "f.c"], cwd=tmp_path, check=True)
+    r = subprocess.run([str(BIN / "enzyme-cc"), "main.o", "f.o", "-o", "app"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "main.o calls __enzyme_autodiff but holds no bitcode" in \
+        r.stderr and "undefined reference" not in r.stderr, r.stderr
+
+
 MANGLED = """\
 namespace phys {
 double opaque(double x);
