@@ -13,6 +13,7 @@ static void check(const char *name, double got, double want) {
   failed += !ok;
 }
 extern "C" double __enzyme_fwddiff(void *, ...);
+extern "C" void __enzyme_autodiff(void *, ...);
 
 double f(const double *p) { return p[0] * p[0] * p[1]; }
 
@@ -27,8 +28,14 @@ int main() {
     std::snprintf(name, sizeof name, "header_forward_%d", i);
     check(name, enzyme::get<0>(r), want[i]);
   }
-  std::vector<double> g(2, 0.0);
+  std::vector<double> g(2, 0.0), gc(2, 0.0);
   enzyme::autodiff<enzyme::Reverse>(f, enzyme::Duplicated<const double *>(p.data(), g.data()));
+  for (int i = 0; i < 2; i++) {
+    std::vector<double> seed(2, 0.0);   // (a vector alive across the marker: an invoke)
+    __enzyme_autodiff((void *)f, p.data(), gc.data());
+    std::snprintf(name, sizeof name, "c_reverse_%d", i);
+    check(name, gc[i], (i + 1) * want[i]);
+  }
   for (int i = 0; i < 2; i++) {
     std::vector<double> e(2, 0.0);
     e[i] = 1;

@@ -12,6 +12,7 @@ static void check(const char *name, double got, double want) {
 }
 long double __enzyme_autodiff(void *, ...);
 __float128 __enzyme_autodiff_q(void *, ...) __asm__("__enzyme_autodiff");
+long double __enzyme_fwddiff(void *, ...);
 
 long double f(long double x) { return x * x * sinl(x); }
 __float128 q(__float128 x) { return 3 * x * x * x + x; }
@@ -21,5 +22,7 @@ int main(void) {
   check("long_double", (double)__enzyme_autodiff((void *)f, (long double)x),
         2 * x * sin(x) + x * x * cos(x));
   check("float128", (double)__enzyme_autodiff_q((void *)q, (__float128)x), 9 * x * x + 1);
+  check("long_double_forward", (double)__enzyme_fwddiff((void *)f, (long double)x, 1.0L),
+        2 * x * sin(x) + x * x * cos(x));
   return failed;
 }
