@@ -869,6 +869,30 @@ def test_fortran_module_procedure_by_name(name):
     assert g == pytest.approx(want, rel=1e-12)
 
 
+F_STATS = """
+subroutine stats(n, x, mean, var)
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(out) :: mean, var
+  mean = sum(x) / n
+  var = sum((x - mean)**2) / n
+end subroutine
+"""
+
+
+def test_fortran_intent_out_scalars_inferred_as_outputs():
+    """A Fortran routine's intent(out) scalars (written, never read: LLVM's writeonly) are
+    inferred as outputs, as write-only arrays are; they were inputs, and the build refused
+    the inferred signature (a new-user check). d var / dx_i = 2 (x_i - mean) / n."""
+    f = ffi.function("stats", source=F_STATS, lang="fortran", shapes={"x": ("n",)})
+    assert [type(a).__name__ for a in f.sig.args] == ["Int", "In", "Out", "Out"], f.sig
+    x = np.array([1.0, 2.0, 4.0, 7.0])
+    mean, var = f(x)
+    assert mean == pytest.approx(3.5) and var == pytest.approx(5.25)
+    g = f.vjp([x], [np.array(0.0), np.array(1.0)])       # (one input: its gradient)
+    assert np.asarray(g) == pytest.approx(2 * (x - 3.5) / 4, rel=1e-12)
+
+
 OMP_SMOOTH = """
 #include <math.h>
 void smooth(const double *u, double *v, int n) {

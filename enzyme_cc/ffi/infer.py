@@ -161,7 +161,7 @@ def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
             args.append(Int(pname, "int" if _INT_NAMES[c] == 32 else "long"))
             continue
         if ir == "ptr" and pointee is None and c in _FLOAT_NAMES:   # and its scalars
-            if pname in outputs:
+            if pname in outputs or access == "write":     # (an intent(out) result)
                 args.append(Out(pname, (), _FLOAT_NAMES[c]))
             else:
                 args.append(In(pname, (), _FLOAT_NAMES[c], diff=pname not in nondiff))
