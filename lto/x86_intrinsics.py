@@ -71,9 +71,65 @@ def _rewrite(m) -> str:
     return m.group(0)
 
 
+# rounding of each lane by the immediate's low bits (SSE4.1 ROUNDPD/PS, AVX's 256-bit form):
+# 0 nearest even, 1 down, 2 up, 3 toward zero; bit 2: the current mode (nearest even unless the
+# program changed it: rint)
+_ROUND = re.compile(
+    r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call (?:[a-z]+ )*?'
+    r'(?P<ty><(?P<n>\d+) x (?P<el>double|float)>) @llvm\.x86\.'
+    r'(?:sse41\.round\.p[sd]|avx\.round\.p[sd]\.256)\((?P=ty) (?P<a>%[-\w.$]+), '
+    r'i32 (?P<imm>\d+)\)[^\n]*$', re.M)
+_ROUNDING = {0: "roundeven", 1: "floor", 2: "ceil", 3: "trunc"}
+
+
+def _round(m) -> str:
+    imm, ty = int(m["imm"]), m["ty"]
+    op = "rint" if imm & 4 else _ROUNDING[imm & 3]
+    name = f"@llvm.{op}.v{m['n']}f{64 if m['el'] == 'double' else 32}"
+    return f"{m['ind']}{m['res']} = call {ty} {name}({ty} {m['a']})"
+
+
+# float lanes to int32 lanes in the current rounding mode (nearest even), CVTPD2DQ/CVTPS2DQ
+# (Eigen's vectorized exp and log take the exponent so); SSE2's double form zero-fills the
+# upper half of its <4 x i32>
+_CVT = re.compile(
+    r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call (?:[a-z]+ )*?'
+    r'<(?P<m>\d+) x i32> @llvm\.x86\.(?:sse2\.cvtpd2dq|sse2\.cvtps2dq|avx\.cvt\.pd2dq\.256|'
+    r'avx\.cvt\.ps2dq\.256)\((?P<ty><(?P<n>\d+) x (?P<el>double|float)>) (?P<a>%[-\w.$]+)\)'
+    r'[^\n]*$', re.M)
+
+
+def _cvt(m) -> str:
+    ind, res, ty, n, mm = m["ind"], m["res"], m["ty"], int(m["n"]), int(m["m"])
+    tag = res[1:].strip('"')
+    name = f"@llvm.roundeven.v{n}f{64 if m['el'] == 'double' else 32}"
+    out = [f"{ind}%x86.rnd.{tag} = call {ty} {name}({ty} {m['a']})"]
+    if mm == n:
+        return "\n".join(out + [f"{ind}{res} = fptosi {ty} %x86.rnd.{tag} to <{n} x i32>"])
+    mask = ", ".join(f"i32 {k}" for k in range(mm))
+    return "\n".join(out + [f"{ind}%x86.int.{tag} = fptosi {ty} %x86.rnd.{tag} to <{n} x i32>",
+                             f"{ind}{res} = shufflevector <{n} x i32> %x86.int.{tag}, <{n} x i32> "
+                             f"zeroinitializer, <{mm} x i32> <{mask}>"])
+
+
 def rewrite(text: str) -> str:
-    """The module with each x86 max/min and horizontal add/subtract call replaced by plain IR
-    with the same result."""
+    """The module with each x86 max/min, horizontal add/subtract, rounding and conversion call
+    replaced by plain IR with the same result."""
     if "@llvm.x86." not in text:
         return text
-    return _CALL.sub(_rewrite, text)
+    text = _CALL.sub(_rewrite, text)
+    if "dq" in text:
+        used = {(m["ty"], f"llvm.roundeven.v{m['n']}f{64 if m['el'] == 'double' else 32}")
+                for m in _CVT.finditer(text)}
+        text = _CVT.sub(_cvt, text)
+        for ty, name in sorted(used):
+            if f"declare {ty} @{name}(" not in text:
+                text += f"\ndeclare {ty} @{name}({ty})\n"
+    if ".round.p" in text:
+        used = {(m["ty"], _round(m).split(" @", 1)[1].split("(", 1)[0])
+                for m in _ROUND.finditer(text)}
+        text = _ROUND.sub(_round, text)
+        for ty, name in sorted(used):
+            if f"declare {ty} @{name}(" not in text:
+                text += f"\ndeclare {ty} @{name}({ty})\n"
+    return text

@@ -45,6 +45,15 @@ def test_eigen_element_stiffness(tmp_path, level):
     assert "max |grad - exact| = 1.1" in out or "max |grad - exact| = 0" in out, out
 
 
+@pytest.mark.parametrize("options", [["-O2", "-msse4.1"], ["-O0", "-mavx2", "-mfma"]],
+                         ids=" ".join)
+def test_eigen_vectorized_exp(tmp_path, options):
+    """Eigen's vectorized exp and log with SSE4.1 / AVX: their rounding and conversion
+    intrinsics were refused (a new-user check on an Eigen softmax)."""
+    LIBRARIES["eigen_vectorized_exp.cpp"] = EIGEN
+    _build_and_check(tmp_path, "eigen_vectorized_exp.cpp", options)
+
+
 def _build_and_check(tmp_path, prog, options):
     flags, header = LIBRARIES[prog]
     assert os.path.exists(header), f"{header} is missing: run scripts/setup.sh"

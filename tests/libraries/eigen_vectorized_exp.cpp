@@ -1,0 +1,44 @@
+// Eigen's vectorized coefficient-wise exp (a softmax's log-sum-exp, a logistic loss):
+// with SSE4.1 or AVX Eigen takes the exponent with a rounding instruction
+// (`llvm.x86.sse41.round.pd`, `avx.round.pd.256`) and converts it with CVTPD2DQ, which AD had no
+// rule for (refused); both are now plain IR (llvm.floor/roundeven, fptosi). (SSE2 alone computes
+// that floor by float arithmetic behind an empty assembly barrier, still refused; Eigen's
+// vectorized log reads the exponent's bits, refused by name.)
+// lse(z) = log sum exp z: d/dz_i = softmax_i;  nll(w) = sum log(1 + exp(-y_i w_i)) (scalar log).
+#include <Eigen/Dense>
+#include <cmath>
+#include <cstdio>
+#include <enzyme/enzyme>
+static int failed;
+static void check(const char *name, double got, double want) {
+  int ok = std::fabs(got - want) <= 1e-10 * (1.0 + std::fabs(want));
+  std::printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
+  failed += !ok;
+}
+
+double lse(const Eigen::VectorXd &z) { return std::log(z.array().exp().sum()); }
+double nll(const Eigen::VectorXd &w) {
+  Eigen::ArrayXd y = Eigen::ArrayXd::LinSpaced(w.size(), -1.0, 1.0);
+  Eigen::ArrayXd t = 1.0 + (-y * w.array()).exp();
+  double s = 0;
+  for (int i = 0; i < t.size(); i++) s += std::log(t[i]);
+  return s;
+}
+
+int main() {
+  const int n = 7;
+  Eigen::VectorXd z(n), dz = Eigen::VectorXd::Zero(n), dw = Eigen::VectorXd::Zero(n);
+  for (int i = 0; i < n; i++) z[i] = 0.3 * i - 0.8 + 0.05 * i * i;
+  enzyme::autodiff<enzyme::Reverse>(lse, enzyme::Duplicated<const Eigen::VectorXd &>(z, dz));
+  enzyme::autodiff<enzyme::Reverse>(nll, enzyme::Duplicated<const Eigen::VectorXd &>(z, dw));
+  double s = z.array().exp().sum();
+  char name[32];
+  for (int i = 0; i < n; i++) {
+    double y = -1.0 + 2.0 * i / (n - 1), e = std::exp(-y * z[i]);
+    std::snprintf(name, sizeof name, "lse_%d", i);
+    check(name, dz[i], std::exp(z[i]) / s);
+    std::snprintf(name, sizeof name, "nll_%d", i);
+    check(name, dw[i], -y * e / (1 + e));
+  }
+  return failed;
+}
