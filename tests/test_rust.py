@@ -57,6 +57,16 @@ def test_rust_traits_and_iterators(tmp_path, opt):
     assert len(checks) == 4 and "FAILED" not in out, out
 
 
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+@pytest.mark.parametrize("opt", ["-O", "-Copt-level=0"])
+def test_rust_three_and_four_active_results(tmp_path, opt):
+    """Three and four active f64 arguments: their derivatives go into rustc's byte-typed sret
+    (a link error before; found by a new-user check)."""
+    _rustc_link(opt, HERE / "three_active.rs", cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 7 and "FAILED" not in out, out
+
+
 def test_print_cargo_config():
     out = run([str(BIN / "enzyme-cc"), "--print-cargo-config"]).stdout
     assert "[target.x86_64-unknown-linux-gnu]" in out

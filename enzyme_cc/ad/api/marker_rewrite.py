@@ -8,7 +8,8 @@ import re
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, split_fields
 from ..structure.diagnostics import located
-from .marker_values import TAPE_HEADER_BYTES, _convert, _extract, _identity, _insert, _leaves, _pack
+from .marker_values import (TAPE_HEADER_BYTES, _BYTES, _convert, _extract, _identity, _insert,
+                            _leaves, _pack, _store_bytes)
 from .reverse_vector import split_tree
 
 _CALL_LINE = re.compile(r"^\s*(%[-\w.$]+ = )?(tail |musttail |notail )?(call|invoke) ")
@@ -267,6 +268,11 @@ def _deliver(gen, req, lines, tmp, rty, res, want, keep=None) -> list[str]:
     res), into the marker's sret memory or as the value of the marker call's name."""
     inst = req.inst
     got = [(p, t) for p, t in _leaves(rty) if keep is None or p[:1] == [keep]]
+    raw = _BYTES.match(want.replace(" ", "")) if req.sret else None
+    if raw:             # (rustc's sret of a #[repr(C)] struct of f64s: `[24 x i8]`)
+        vals = [(_extract(lines, tmp, rty, res, path), ty) for path, ty in got]
+        return _store_bytes(gen, req, lines, tmp, vals, f"derivatives of '{req.fn[1:]}'",
+                            int(raw.group(1)))
     want_resolved = gen.module.named_types.get(want, want)
     slots = _leaves(want_resolved)
     if len(slots) < len(got):
