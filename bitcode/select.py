@@ -132,26 +132,23 @@ def plan_link(inputs: list[tuple[str, str]], lib_dirs: list[str], static: bool =
                 for sym in item[1].symbol_index:
                     if sym in undefined:
                         plan.passed_archives.setdefault(sym, item[1].path)
-        queue = []
     else:
         for i, item in enumerate(order):
             if item[0] == 'obj':
                 bitcode[i] = take(item[1], item[2])
         queue = sorted(undefined, reverse=True)   # restart from what is still undefined
-
-    providers = {}          # symbol -> (position in order, member index); first archive wins
-    for i, item in enumerate(order):
-        if item[0] == 'ar':
-            for sym, members in item[1].symbol_index.items():
-                providers.setdefault(sym, (i, members[0]))
-
-    while queue:
-        sym = queue.pop()
-        key = providers.get(sym)
-        if sym in undefined and key is not None and key not in taken:
-            archive = order[key[0]][1]
-            member = archive.members[key[1]]
-            taken[key] = take(f'{archive.path}({member.name})', member.data)
+        providers = {}      # symbol -> (position in order, member index); first archive wins
+        for i, item in enumerate(order):
+            if item[0] == 'ar':
+                for sym, members in item[1].symbol_index.items():
+                    providers.setdefault(sym, (i, members[0]))
+        while queue:
+            sym = queue.pop()
+            key = providers.get(sym)
+            if sym in undefined and key is not None and key not in taken:
+                archive = order[key[0]][1]
+                member = archive.members[key[1]]
+                taken[key] = take(f'{archive.path}({member.name})', member.data)
 
     for i, item in enumerate(order):
         if item[0] == 'obj':

@@ -82,11 +82,19 @@ _ROUND = re.compile(
 _ROUNDING = {0: "roundeven", 1: "floor", 2: "ceil", 3: "trunc"}
 
 
+def _lanes_intrinsic(op: str, m) -> str:
+    """LLVM's intrinsic `op` on the vector type of match m (`@llvm.floor.v2f64`)."""
+    return f"@llvm.{op}.v{m['n']}f{64 if m['el'] == 'double' else 32}"
+
+
+def _round_op(m) -> str:
+    imm = int(m["imm"])
+    return "rint" if imm & 4 else _ROUNDING[imm & 3]
+
+
 def _round(m) -> str:
-    imm, ty = int(m["imm"]), m["ty"]
-    op = "rint" if imm & 4 else _ROUNDING[imm & 3]
-    name = f"@llvm.{op}.v{m['n']}f{64 if m['el'] == 'double' else 32}"
-    return f"{m['ind']}{m['res']} = call {ty} {name}({ty} {m['a']})"
+    ty = m["ty"]
+    return f"{m['ind']}{m['res']} = call {ty} {_lanes_intrinsic(_round_op(m), m)}({ty} {m['a']})"
 
 
 # float lanes to int32 lanes in the current rounding mode (nearest even), CVTPD2DQ/CVTPS2DQ
@@ -102,8 +110,7 @@ _CVT = re.compile(
 def _cvt(m) -> str:
     ind, res, ty, n, mm = m["ind"], m["res"], m["ty"], int(m["n"]), int(m["m"])
     tag = res[1:].strip('"')
-    name = f"@llvm.roundeven.v{n}f{64 if m['el'] == 'double' else 32}"
-    out = [f"{ind}%x86.rnd.{tag} = call {ty} {name}({ty} {m['a']})"]
+    out = [f"{ind}%x86.rnd.{tag} = call {ty} {_lanes_intrinsic('roundeven', m)}({ty} {m['a']})"]
     if mm == n:
         return "\n".join(out + [f"{ind}{res} = fptosi {ty} %x86.rnd.{tag} to <{n} x i32>"])
     mask = ", ".join(f"i32 {k}" for k in range(mm))
@@ -118,18 +125,10 @@ def rewrite(text: str) -> str:
     if "@llvm.x86." not in text:
         return text
     text = _CALL.sub(_rewrite, text)
-    if "dq" in text:
-        used = {(m["ty"], f"llvm.roundeven.v{m['n']}f{64 if m['el'] == 'double' else 32}")
-                for m in _CVT.finditer(text)}
-        text = _CVT.sub(_cvt, text)
-        for ty, name in sorted(used):
-            if f"declare {ty} @{name}(" not in text:
-                text += f"\ndeclare {ty} @{name}({ty})\n"
-    if ".round.p" in text:
-        used = {(m["ty"], _round(m).split(" @", 1)[1].split("(", 1)[0])
-                for m in _ROUND.finditer(text)}
-        text = _ROUND.sub(_round, text)
-        for ty, name in sorted(used):
-            if f"declare {ty} @{name}(" not in text:
-                text += f"\ndeclare {ty} @{name}({ty})\n"
+    for pattern, fix, op in ((_CVT, _cvt, lambda m: "roundeven"), (_ROUND, _round, _round_op)):
+        used = {(m["ty"], _lanes_intrinsic(op(m), m)) for m in pattern.finditer(text)}
+        text = pattern.sub(fix, text) if used else text
+        for ty, name in sorted(used):     # (the unary intrinsics the rewrite calls)
+            if f"declare {ty} {name}(" not in text:
+                text += f"\ndeclare {ty} {name}({ty})\n"
     return text

@@ -26,7 +26,8 @@ from enzyme_cc.ad.structure.diagnostics import demangled
 
 from .build import BuildError, _code_digest, cache_root, check_toolchain, compile_sources, \
     read_sources, sources_digest
-from .prototype import _FLOAT_NAMES, _INT_BITS, _INT_NAMES, DESCRIPTOR, find, pointer_access
+from .prototype import (_FLOAT_NAMES, _INT_BITS, _INT_NAMES, DESCRIPTOR, DESCRIPTOR_WHY, find,
+                        pointer_access)
 from .signature import In, INT_CTYPES, Int, Out, Ret, Signature, SignatureError
 
 
@@ -177,10 +178,7 @@ def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
                 args.append(In(pname, tuple(shapes[pname]), index, diff=False))  # (indices)
                 continue
             if pointee == DESCRIPTOR:
-                raise SignatureError(f"{where} {pname!r} is {spelled} (assumed shape `(:)`, "
-                                     "ALLOCATABLE or POINTER), not the address of its data; "
-                                     "hint: declare it with its extent, `a(n)` or `a(*)`, its "
-                                     "size an integer argument")
+                raise SignatureError(f"{where} {pname!r} is {spelled} (" + DESCRIPTOR_WHY)
             if dtype is None:
                 raise SignatureError(f"{where} {pname!r} is {spelled}: only pointers to float, "
                                      "double and their complex types, and integer arrays the "

@@ -129,6 +129,9 @@ def _describe(md, ref, depth=0):
 
 
 DESCRIPTOR = "descriptor"     # the pointee of a Fortran array dummy passed by descriptor
+DESCRIPTOR_WHY = ("assumed shape `(:)`, ALLOCATABLE or POINTER), not by the address of its data; "
+                  "hint: declare it with its extent, `a(n)` or `a(*)`, its size an integer "
+                  "argument")
 
 
 def _is_const(md, ref, depth=0) -> bool:
@@ -227,8 +230,7 @@ def _check_arg(sig, where, a, p) -> bool:
     if p.pointee == DESCRIPTOR:
         raise SignatureError(
             f"{where}: argument {a.name!r} is a Fortran array passed by descriptor ({_c(p)}: "
-            "assumed shape `(:)`, ALLOCATABLE or POINTER), not by the address of its data; "
-            "hint: declare it with its extent, `a(n)` or `a(*)`, its size an integer argument")
+            + DESCRIPTOR_WHY)
     if (p.c or "").endswith(":, :)") and len(a.shape) > 1:
         # Fortran stores a(m, k) column by column; the arrays come in C order (row by row), so
         # the same shape would read the transpose (and a square matrix gives no shape error)

@@ -4,10 +4,8 @@ address-taken functions of the call's signature), switching on the primal pointe
 A mixin of Generator (ad/synthesis/generate.py), whose caches and derivative builders they use."""
 from __future__ import annotations
 
-import hashlib
-
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import adjoint_type_of, c_string, carries_float
+from enzyme_cc.ir.lexer import adjoint_type_of, carries_float
 from ..structure.diagnostics import located
 from ..structure.call_targets import address_taken
 from . import vtables
@@ -130,11 +128,9 @@ class IndirectCalls:
     def _stop_message(self, target, error) -> str:
         """A private string: why `target`'s derivative could not be made (the build's error)."""
         reason = str(error).split("\n")[0]
-        text = (f"enzyme-cc: a differentiated indirect call reached '{target[1:]}', which could not "
-                f"be differentiated: {reason}\n").encode() + b"\0"
-        name = "@ad.stop." + hashlib.sha1(text).hexdigest()[:12]
-        self.decls.setdefault(name, c_string(name, text))
-        return name
+        return self.private_string(f"enzyme-cc: a differentiated indirect call reached "
+                                   f"'{target[1:]}', which could not be differentiated: "
+                                   f"{reason}\n", "@ad.stop.")
 
     def marker_dispatcher(self, req, name, rty, derivative) -> str:
         """A marker call whose function is a select/phi of known functions: a dispatcher over

@@ -17,11 +17,9 @@ does) are logged, as Enzyme's activity analysis excludes a value that only reach
 program without these callbacks gets the same derivative code as before."""
 from __future__ import annotations
 
-import hashlib
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import c_string
 from enzyme_cc.ir.model import Inst, parse_function
 from enzyme_cc.rules.call_kinds import kind_of
 from enzyme_cc.rules.error import ROUNDING_OPS
@@ -212,7 +210,7 @@ def _emit(ctx, inst, cb: Callback, val: str | None):
     strings = _strings(synth, inst) if need & {"id", "opcode", "callee", "module", "function"} \
         else {}
     for lane in range(max(_lanes(inst.ty), 1)):
-        vals = {k: _cstring(gen, s) for k, s in strings.items() if k in need}
+        vals = {k: gen.private_string(s, "@ad.log.") for k, s in strings.items() if k in need}
         if "res" in need:
             vals["res"] = _as_double(ctx, inst, inst.ty, ctx.p(inst.name), lane)
         if "val" in need:
@@ -272,10 +270,3 @@ def _strings(synth, inst) -> dict[str, str]:
             "module": m.group(1) if m else "", "function": fname}
 
 
-def _cstring(gen, s: str) -> str:
-    """A private constant holding s (NUL-terminated), shared by the generated code."""
-    data = s.encode() + b"\0"
-    name = "@ad.log." + hashlib.sha1(data).hexdigest()[:12]
-    if name not in gen.module.globals and name not in gen.decls:
-        gen.decls[name] = c_string(name, data)
-    return name

@@ -420,8 +420,9 @@ def flang_descriptor_rank(g: str, ty, addendum: bool = False) -> int | None:
     if not body.startswith("{"):
         return None
     fields = [f.strip() for f in split_fields(body)]
-    if addendum and len(fields) in (9, 10) and fields[-2 if len(fields) == 10 else -1] == "ptr":
-        fields = fields[:-2 if len(fields) == 10 else -1]
+    cut = {9: -1, 10: -2}.get(len(fields)) if addendum else None    # (type info, len params)
+    if cut and fields[cut] == "ptr":
+        fields = fields[:cut]
     if [f.replace(" ", "") for f in fields[:7]] != _DESC_HEAD or len(fields) > 8:
         return None
     if len(fields) == 7:

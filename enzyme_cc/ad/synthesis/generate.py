@@ -6,10 +6,11 @@ the new module text.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import adjoint_type_of
+from enzyme_cc.ir.lexer import adjoint_type_of, c_string
 from enzyme_cc.ir.model import parse_module
 import enzyme_cc.rules.instructions  # noqa: F401  (registers instruction rules)
 import enzyme_cc.rules.shadow_rules  # noqa: F401  (registers the forward sweep's shadow rules)
@@ -102,6 +103,15 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         if name not in self.module.declarations and not self.module.defines(name) and \
                 name not in self.module.globals:
             self.decls.setdefault(name, line)
+
+    def private_string(self, s: str, prefix: str = "@ad.str.") -> str:
+        """A private constant holding s (NUL-terminated), named by its bytes: one per text,
+        shared by all the generated code that names it."""
+        data = s.encode() + b"\0"
+        name = prefix + hashlib.sha1(data).hexdigest()[:12]
+        if name not in self.module.globals:
+            self.decls.setdefault(name, c_string(name, data))
+        return name
 
     def zero_memory(self, emit, ptr: str, nbytes: str, ity: str = "i64"):
         """Emit `memset(ptr, 0, nbytes)` (declaring the intrinsic when the module lacks it)."""
