@@ -217,8 +217,9 @@ def compile_sources(tmp, srcs, flags, debug=False, start=0) -> list[str]:
         path = os.path.join(tmp, f"{i}_{os.path.basename(name)}")
         with open(path, "wb") as f:
             f.write(data)
-        _run([driver(lg), *flags, *extra, *_source_dir_flags(name, lg), "-fPIC", "-c", path,
-              "-o", path + ".o"], name)
+        modules = ["-J", tmp] if lg == "fortran" else []     # (its .mod files: not the cwd)
+        _run([driver(lg), *flags, *extra, *_source_dir_flags(name, lg), *modules, "-fPIC", "-c",
+              path, "-o", path + ".o"], name)
         objs.append(path + ".o")
     return objs
 
