@@ -67,6 +67,16 @@ def test_rust_three_and_four_active_results(tmp_path, opt):
     assert out.count("CHECK ") == 7 and "FAILED" not in out, out
 
 
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+@pytest.mark.parametrize("opt", ["-O", pytest.param("-Copt-level=0", marks=pytest.mark.slow)])
+def test_rust_split_mode_tape_in_a_repr_c_struct(tmp_path, opt):
+    """__enzyme_augmentfwd returning #[repr(C)] {tape, primal} (rustc: {i64, double}) and a
+    usize tape: an internal error before (found by a new-user check)."""
+    _rustc_link(opt, HERE / "split_mode.rs", cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 8 and "FAILED" not in out, out
+
+
 def test_print_cargo_config():
     out = run([str(BIN / "enzyme-cc"), "--print-cargo-config"]).stdout
     assert "[target.x86_64-unknown-linux-gnu]" in out

@@ -84,10 +84,11 @@ def rewrite_split_call(gen, req, names) -> list[str]:
         lines.append(f"call void @__enzyme_cc_tape_start(ptr {h})")
         call = f"call {aug_ret} {aug}({', '.join(args + ['ptr ' + h])})"
         want = inst.ty
-        if aug_ret == "void" or want == "ptr" or not inst.name:
+        if aug_ret == "void" or want in ("ptr", "i64") or not inst.name:
             lines.append(call if aug_ret == "void" else f"{tmp()} = {call}")
             if inst.name:
-                lines.append(f"{inst.name} = getelementptr i8, ptr {h}, i64 0")
+                lines.append(f"{inst.name} = ptrtoint ptr {h} to i64" if want == "i64" else
+                             f"{inst.name} = getelementptr i8, ptr {h}, i64 0")
             return lines
         r = tmp()
         lines.append(f"{r} = {call}")
@@ -97,10 +98,19 @@ def rewrite_split_call(gen, req, names) -> list[str]:
             lines.append(f"{prim} = extractvalue {aug_ret} {r}, 0")
         fields = split_fields(gen.module.named_types.get(want, want))
         # {tape, primal} or Enzyme's {primal, tape}: the pointer field is the tape (two pointer
-        # fields: the tape comes first)
-        at = 1 if len(fields) == 2 and fields[1] == "ptr" and fields[0] != "ptr" else 0
+        # fields: the tape comes first); rustc returns a #[repr(C)] {*mut c_void, f64} as
+        # {i64, double} (the pointer classified as an integer)
+        tapes = ("ptr", "i64")
+        at = 1 if len(fields) == 2 and fields[1] in tapes and fields[0] not in tapes else 0
+        if fields[at] not in tapes:
+            raise UserError(f"{located(gen.module, req.caller, inst)}: __enzyme_augmentfwd returns "
+                            f"{want}: its tape field must be a pointer (void*), found {fields[at]}")
+        tape = h
+        if fields[at] == "i64":
+            tape = tmp()
+            lines.append(f"{tape} = ptrtoint ptr {h} to i64")
         a = tmp()
-        lines.append(f"{a} = insertvalue {want} poison, ptr {h}, {at}")
+        lines.append(f"{a} = insertvalue {want} poison, {fields[at]} {tape}, {at}")
         if len(fields) > 1:
             pt = gen.module.function(req.fn).ret_ty
             lines.append(f"{inst.name} = insertvalue {want} {a}, {fields[1 - at]} "
@@ -112,6 +122,9 @@ def rewrite_split_call(gen, req, names) -> list[str]:
     for kind, ty, op in req.extra:
         if kind == "dret":
             args.append(f"{ty} {_convert(lines, tmp, op.value, op.ty, ty)}")
+        elif op.ty == "i64":                # a tape held as an integer (Rust's usize)
+            tape = tmp()
+            lines.append(f"{tape} = inttoptr i64 {op.value} to ptr")
         else:
             tape = op.value
     top = None

@@ -360,7 +360,7 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
                                 f"'{fn_val[1:]}' before the tape")
         k = _split_options(caller, ops, k, opts, mode, where, marker)
         if "tape" not in opts:
-            if k >= len(ops) or ops[k].ty != "ptr":
+            if k >= len(ops) or ops[k].ty not in ("ptr", "i64"):      # (i64: Rust's usize)
                 raise UserError(f"{where}: {marker} needs the tape returned by __enzyme_augmentfwd "
                                 "as its last argument (or enzyme_tape, tape)")
             opts["tape"] = ops[k]
