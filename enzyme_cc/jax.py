@@ -106,7 +106,7 @@ class JaxOp:
                         f"jax.jit or another transform), but the output shapes and the C call "
                         f"need its value when tracing; hint: make it static "
                         f"(jax.jit(..., static_argnames=...)) or pass a Python int") from None
-            ints[name] = integer(s.name, name, v)
+            ints[name] = integer(s.name, name, v, s)
         full = self.fn.prepare("primal", [tuple(x.shape) for x in xs], tuple(ints.items())).ints
         # (jitted: an eager call takes jit's C++ dispatch; under a transformation it is one
         # more nested call, inlined when lowered)

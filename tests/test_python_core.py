@@ -918,3 +918,47 @@ def test_signature_of_an_openmp_output_says_it_cannot_tell(tmp_path):
     u = np.array([0.1, 0.2, 0.3])
     du = f.vjp([u], [np.ones(3)])            # (one input: its cotangent alone)
     assert list(du) == pytest.approx(list(u + np.cos(u)), rel=1e-12)
+
+
+ROWS_SRC = r"""
+#include <stdbool.h>
+/* C99 arrays of rows: a VLA `a[n][n]` and fixed rows `w[][3]`; a bool by value */
+double form(int n, const double a[n][n], const double w[][3], const double *x, bool twice) {
+  double s = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) s += x[i] * a[i][j] * x[j] + w[i][j % 3] * x[j];
+  return twice ? 2 * s : s;
+}
+"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_arrays_of_rows_and_bool_by_value(opt):
+    """`double a[n][n]` and `double w[][3]` parameters are float arrays (given a shape in C's
+    row order); a `bool` by value is an Int taking True/False (both refused before, by name)."""
+    shapes = {"a": ("n", "n"), "w": ("n", 3), "x": ("n",)}
+    sig = ffi.signature_of("form", source=ROWS_SRC, flags=(opt,), shapes=shapes)
+    assert sig.args == (Int("n"), In("a", ("n", "n")), In("w", ("n", 3)), In("x", ("n",)),
+                        Int("twice", "bool"))
+    f = ffi.function("form", source=ROWS_SRC, flags=(opt,), shapes=shapes)
+    rng = np.random.default_rng(3)
+    a, w, x = rng.normal(size=(4, 4)), rng.normal(size=(4, 3)), rng.normal(size=4)
+    wj = w[:, [j % 3 for j in range(4)]]
+    for twice in (False, True):
+        c = 2.0 if twice else 1.0
+        e = f(a, w, x, twice=twice)
+        np.testing.assert_allclose(e, c * (x @ a @ x + np.sum(wj * x)), rtol=1e-13)
+        ga, gw, gx = f.vjp([a, w, x], [np.array(1.0)], twice=twice)
+        np.testing.assert_allclose(ga, c * np.outer(x, x), rtol=1e-13)
+        want_w = np.zeros((4, 3))
+        for i in range(4):
+            for j in range(4):
+                want_w[i, j % 3] += c * x[j]
+        np.testing.assert_allclose(gw, want_w, rtol=1e-13)
+        np.testing.assert_allclose(gx, c * ((a + a.T) @ x + wj.sum(axis=0)), rtol=1e-13)
+    with pytest.raises(SignatureError, match=r"'w' is `const double \(\*\)\[3\]` in C, rows "
+                                             r"of 3, but the signature gives it shape"):
+        ffi.function("form", source=ROWS_SRC, flags=(opt,),
+                     shapes={"a": ("n", "n"), "w": ("n", 4), "x": ("n",)})
+    with pytest.raises(OverflowError, match="does not fit C's `bool`"):
+        f(a, w, x, twice=2)

@@ -21,7 +21,8 @@ shadow of an output, and zeroes the input cotangents because it accumulates into
 three, so functions that accumulate into their outputs behave the same in each."""
 from .signature import DTYPES, In, Int, Out
 
-HEADER = """#include <stdint.h>
+HEADER = """#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 extern int enzyme_dup, enzyme_const;

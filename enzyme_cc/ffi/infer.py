@@ -223,9 +223,9 @@ def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
                                      "shape is ()")
             args.append(In(pname, (), "float64" if ir == "double" else "float32",
                            diff=pname not in nondiff))
-        elif re.fullmatch(r"i(32|64)", ir):
+        elif re.fullmatch(r"i(1|32|64)", ir):            # (i1: C's _Bool, C++'s bool)
             ctype = c if c in INT_CTYPES and _INT_BITS[c] == int(ir[1:]) else \
-                "int" if ir == "i32" else "long"
+                {"i1": "bool", "i32": "int"}.get(ir, "long")
             args.append(Int(pname, ctype))
         else:
             raise SignatureError(f"{where} {pname!r} is {spelled}, which a Python caller "

@@ -17,7 +17,7 @@ from .signature import COMPLEX, DTYPES, In, Int, Out, SignatureError
 
 # Integer C types and their widths in bits (x86-64 Linux).
 _INT_BITS = {"int": 32, "int32_t": 32, "long": 64, "long long": 64, "int64_t": 64, "size_t": 64,
-             "ptrdiff_t": 64}
+             "ptrdiff_t": 64, "bool": 1}
 # Integer names in debug info (C's and flang's) -> width in bits: an integer flang passes by
 # reference (a dummy without bind(c)) has its value type in the debug info.
 _INT_NAMES = {"int": 32, "long": 64, "long int": 64, "long long": 64, "long long int": 64,
@@ -122,6 +122,13 @@ def _describe(md, ref, depth=0):
         return f"{base}({shape})", base, False
     if tag in ("DW_TAG_pointer_type", "DW_TAG_reference_type", "DW_TAG_rvalue_reference_type"):
         inner = _field(node, "baseType")
+        row = _array_behind(md, inner)
+        if row is not None:             # C's `double a[n][m]` (or a[][3]): a pointer to its rows
+            elem = _field(row, "baseType")
+            const = _is_const(md, inner) or _is_const(md, elem)
+            base = _base_name(md, elem, depth + 1)
+            rows = "".join(f"[{n if n >= 0 else '?'}]" for n in _counts(md, row))
+            return f"{'const ' if const else ''}{base} (*){rows}", base, const
         const = _is_const(md, inner)
         base = _base_name(md, inner, depth + 1)
         return f"{'const ' if const else ''}{base} *", base, const
@@ -132,6 +139,36 @@ DESCRIPTOR = "descriptor"     # the pointee of a Fortran array dummy passed by d
 DESCRIPTOR_WHY = ("assumed shape `(:)`, ALLOCATABLE or POINTER), not by the address of its data; "
                   "hint: declare it with its extent, `a(n)` or `a(*)`, its size an integer "
                   "argument")
+
+
+def _counts(md, array) -> list[int]:
+    """The extents of a C array type's dimensions (-1 where variable: a VLA)."""
+    out = []
+    for ref in re.findall(r"!\d+", md.get(_field(array, "elements") or "", "")):
+        m = re.search(r"count: (-?\d+)", md.get(ref, ""))
+        out.append(int(m.group(1)) if m else -1)
+    return out
+
+
+def row_extents(p) -> list[int] | None:
+    """A C pointer-to-rows parameter's row extents from its spelling (`double (*)[3][?]`:
+    [3, -1]), or None for another parameter."""
+    m = re.search(r"\(\*\)((?:\[[0-9?]+\])+)$", p.c or "")
+    if not m:
+        return None
+    return [int(x) if x != "?" else -1 for x in re.findall(r"\[([0-9?]+)\]", m.group(1))]
+
+
+def _array_behind(md, ref, depth=0):
+    """The DW_TAG_array_type node behind qualifiers and typedefs of ref, or None."""
+    node = md.get(ref or "", "")
+    tag = _field(node, "tag") or ""
+    if tag == "DW_TAG_array_type":
+        return node
+    if tag in ("DW_TAG_const_type", "DW_TAG_volatile_type", "DW_TAG_restrict_type",
+               "DW_TAG_typedef") and depth < 8:
+        return _array_behind(md, _field(node, "baseType"), depth + 1)
+    return None
 
 
 def _is_const(md, ref, depth=0) -> bool:
@@ -267,6 +304,13 @@ def _check_arg(sig, where, a, p) -> bool:
         if isinstance(a, Out) and p.const:
             raise SignatureError(f"{where}: argument {a.name!r} is {_c(p)} in C (read only), "
                                  "but Out declares it written: declare it In")
+        rows = row_extents(p)
+        if rows and len(a.shape) == len(rows) + 1 and any(
+                n >= 0 and isinstance(d, int) and d != n for n, d in zip(rows, a.shape[1:])):
+            # (C reads rows of its extents: another row length would read the data skewed)
+            raise SignatureError(f"{where}: argument {a.name!r} is {_c(p)} in C, rows of "
+                                 f"{'x'.join(str(n) for n in rows)}, but the signature gives "
+                                 f"it shape {tuple(a.shape)}")
     return False
 
 

@@ -112,7 +112,7 @@ class Function:
         value) pairs).
         sum_lead (vjp kinds): per differentiable input, whether its cotangent is summed over the
         batch (default: where the input itself has no batch axes)."""
-        _no_float_ints(self.name, ints)
+        _no_float_ints(self.sig, ints)
         key = (kind, tuple(shapes), tuple(ints), sum_lead)
         try:
             p = self._prepared.get(key)
@@ -167,7 +167,7 @@ class Function:
         these shapes; its results are the outputs, then the shadows: of the diff inputs (a shared
         input's without batch axes: its gradient sums over the batch), of the outputs. Its
         `tape_bytes` is the size of the tapes' buffer (one header per batch item)."""
-        _no_float_ints(self.name, ints)
+        _no_float_ints(self.sig, ints)
         key = ("split", tuple(shapes), tuple(ints))
         try:
             p = self._prepared.get(key)
@@ -238,12 +238,12 @@ class Function:
         return self._call_np("jvp_jvp", inputs, _as_list(tangents1) + _as_list(tangents2), ints)
 
 
-def _no_float_ints(fname, ints):
+def _no_float_ints(sig, ints):
     """A float or bool Int value would find the prepared call of the equal int in the cache:
     refused here as the shapes' check refuses it (Signature.resolve)."""
     for k, v in ints:
         if isinstance(v, (float, bool)):
-            integer(fname, k, v)
+            integer(sig.name, k, v, sig)
 
 
 def _address(x):

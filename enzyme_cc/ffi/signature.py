@@ -9,7 +9,7 @@ DTYPES = {"float64": "double", "float32": "float", "complex128": "double _Comple
           "complex64": "float _Complex", "int32": "int32_t", "int64": "int64_t"}
 COMPLEX = ("complex128", "complex64")
 INTEGER_ARRAYS = ("int32", "int64")     # inputs only, with diff=False (an index array)
-INT_CTYPES = ("int", "long", "long long", "int64_t", "int32_t", "size_t", "ptrdiff_t")
+INT_CTYPES = ("int", "long", "long long", "int64_t", "int32_t", "size_t", "ptrdiff_t", "bool")
 
 
 class SignatureError(ValueError):
@@ -127,7 +127,7 @@ class Signature:
         unknown = set(given) - {a.name for a in self.ints}
         if unknown:
             raise SignatureError(f"{self.name}: no Int argument named {sorted(unknown)[0]!r}")
-        values = {k: integer(self.name, k, v) for k, v in given.items()}
+        values = {k: integer(self.name, k, v, self) for k, v in given.items()}
         leads = []
         for a, shape in zip(self.inputs, input_shapes):
             shape = tuple(int(s) for s in shape)
@@ -165,7 +165,7 @@ class Signature:
     def _sizes_but(self, arg, input_shapes, given) -> dict:
         """The sizes the given integers and the other inputs' shapes say (for an error about
         arg's shape: not the sizes arg's own wrong shape set)."""
-        values = {k: integer(self.name, k, v) for k, v in given.items()}
+        values = {k: integer(self.name, k, v, self) for k, v in given.items()}
         for a, shape in zip(self.inputs, input_shapes):
             shape = tuple(int(x) for x in shape)
             k = len(shape) - len(a.shape)
@@ -188,7 +188,7 @@ class Signature:
 
 # the values an Int of each C type holds (64-bit types by default; size_t as passed, an int64)
 _INT_RANGE = {"int": (-(1 << 31), (1 << 31) - 1), "int32_t": (-(1 << 31), (1 << 31) - 1),
-              "size_t": (0, (1 << 63) - 1)}
+              "size_t": (0, (1 << 63) - 1), "bool": (0, 1)}
 
 
 def no_keyword_inputs(sig, ints) -> None:
@@ -201,9 +201,13 @@ def no_keyword_inputs(sig, ints) -> None:
                         f"({', '.join(a.name for a in sig.inputs)}); keywords are for Int values")
 
 
-def integer(fname, name, v):
+def integer(fname, name, v, sig=None):
     """An Int's value: an integer (Python's, numpy's, an integer scalar array or tensor, a
-    symbolic size), never a float, string or bool silently converted."""
+    symbolic size), never a float, string or bool silently converted; a bool for an Int whose
+    C type is bool (in Signature sig)."""
+    if isinstance(v, bool) and sig is not None and \
+            any(a.name == name and a.ctype == "bool" for a in sig.ints):
+        return int(v)
     if not isinstance(v, bool):
         try:
             return operator.index(v)
