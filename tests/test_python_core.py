@@ -660,16 +660,92 @@ end subroutine
 
 
 def test_fortran_intent_out_read_and_written():
-    """An intent(out) array the routine zeroes and accumulates into reads as read and written:
-    the message says to name it in outputs= (where it said to declare it intent(in)), and so
-    named the routine's values are right."""
-    with pytest.raises(SignatureError, match="the routine both reads and writes it .*name it in "
-                                             "outputs= if it is intent\\(out\\)"):
-        ffi.signature_of("sq_", source=ACCUMULATE_F, lang="fortran",
-                         shapes={"x": ("n",), "y": ("n",)})
+    """An intent(out) array the routine zeroes and accumulates into reads as read and written in
+    the compiled code; its declaration says intent(out), so it is an output without outputs=
+    (it had to be named there before), and the routine's values are right."""
+    sig = ffi.signature_of("sq_", source=ACCUMULATE_F, lang="fortran",
+                           shapes={"x": ("n",), "y": ("n",)})
+    assert sig.args == (In("x", ("n",)), Int("n"), Out("y", ("n",)))
     f = ffi.function("sq_", source=ACCUMULATE_F, lang="fortran",
-                     shapes={"X": ("n",), "Y": ("n",)}, outputs=("Y",))
+                     shapes={"X": ("n",), "Y": ("n",)})
     assert f(np.array([1.0, 2.0, 3.0])) == pytest.approx([1.0, 4.0, 9.0])
+
+
+INTENT_F = """subroutine energy(x, n, e, w) bind(c)
+  use iso_c_binding
+  implicit none
+  integer(c_int), value :: n
+  real(c_double), intent(in) :: x(n)   ! handed to a routine without INTENT below
+  real(c_double), intent(out) :: e
+  real(c_double), intent( in out ) :: w(2)
+  interface
+    subroutine scale_log(v, m) bind(c)
+      import :: c_double, c_int
+      integer(c_int), value :: m
+      real(c_double) :: v(m)
+    end subroutine
+  end interface
+  e = sum(x**2) + w(1)
+  w(2) = e
+  call scale_log(x, n)
+end subroutine
+"""
+INTENT_C = """/* reads its array only, though its prototype does not say so */
+double last_seen;
+void scale_log(double *v, int m) { last_seen = v[m - 1]; }
+"""
+
+
+def test_fortran_intent_read_from_the_source(tmp_path):
+    """intent(in) array passed to a routine the compiled code cannot see into looked written
+    (the signature was refused, with no way around it); the declaration now says In. An
+    intent(inout) argument is refused by name."""
+    (tmp_path / "energy.f90").write_text(INTENT_F.replace(", w) bind(c)", ") bind(c)")
+                                         .replace("  real(c_double), intent( in out ) :: w(2)\n",
+                                                  "").replace(" + w(1)", "")
+                                         .replace("  w(2) = e\n", ""))
+    (tmp_path / "log.c").write_text(INTENT_C)
+    srcs = [tmp_path / "energy.f90", tmp_path / "log.c"]
+    sig = ffi.signature_of("energy", sources=srcs, shapes={"x": ("n",)})
+    assert sig.args == (In("x", ("n",)), Int("n"), Out("e", ()))
+    f = ffi.function("energy", sources=srcs, shapes={"x": ("n",)})
+    x = np.array([1.0, -2.0, 3.0])
+    assert f(x) == pytest.approx(14.0)
+    np.testing.assert_allclose(f.vjp([x], [np.array(1.0)]), 2 * x, rtol=1e-14)
+    (tmp_path / "energy.f90").write_text(INTENT_F)
+    with pytest.raises(SignatureError, match="'w' is .*, intent\\(inout\\): an argument "
+                                             "updated in place is not supported"):
+        ffi.signature_of("energy", sources=srcs, shapes={"x": ("n",), "w": (2,)})
+
+
+def test_fortran_intents_read_from_statements():
+    """The reader joins continuations, cuts comments, skips interface blocks and stops at the
+    routine's end."""
+    from enzyme_cc.ffi.fortran_intent import intents
+    src = b"""module m
+contains
+  pure real(8) function f(a, b, c, d) result(r)  ! f's header
+    real(8), intent(in) :: a(:, &
+        & :), b  ! 'intent(out) :: q' in a comment
+    real(8), dimension(3), &
+      intent(inout) :: c
+    interface
+      subroutine g(z)
+        real(8), intent(out) :: z
+      end subroutine
+    end interface
+    integer :: i; real(8), intent(out) :: d
+    r = 0
+  end function
+  subroutine h(e)
+    real(8), intent(in) :: e
+  end subroutine
+end module
+"""
+    assert intents([("m.f90", "fortran", src)], "m::f") == \
+        {"a": "in", "b": "in", "c": "inout", "d": "out"}
+    assert intents([("m.f90", "fortran", src)], "h") == {"e": "in"}
+    assert intents([("m.c", "c", src)], "h") == {}
 
 
 @pytest.mark.parametrize("kw, message", [
@@ -785,15 +861,17 @@ def test_fortran_without_bind_c():
 
 
 def test_signature_message_for_a_fortran_argument_read_and_written():
-    """An intent(out) Fortran array the routine also reads: the message speaks Fortran (it said
-    "the C function's argument" and "make it `const`", a new-user check)."""
+    """A Fortran array the routine reads and writes, its declaration giving no INTENT: the
+    message speaks Fortran (it said "the C function's argument" and "make it `const`", a
+    new-user check)."""
     from enzyme_cc.ffi.infer import _signature
     from enzyme_cc.ffi.signature import SignatureError
     params = [("v", "ptr", "real(kind=8)(:)", "double", False, "readwrite")]
     with pytest.raises(SignatureError) as e:
         _signature("smooth", params, "void", {"v": ("n",)}, (), (), None, None)
     assert "the Fortran routine's argument 'v'" in str(e.value), e.value
-    assert "name it in outputs= if it is intent(out)" in str(e.value) and \
+    assert "name it in outputs= if it is an output" in str(e.value) and \
+        "declare it intent(in) if it is an input" in str(e.value) and \
         "const" not in str(e.value), e.value
 
 

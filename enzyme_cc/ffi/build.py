@@ -187,7 +187,7 @@ def build_library(sigs, sources=(), source=None, lang="c", flags=("-O2",), link_
         # the user's sources with debug info: the prototype check reads their C types (and
         # which scalar inputs C takes by value, which the wrappers then pass as values)
         objs = compile_sources(tmp, srcs, flags, debug=True)
-        by_value = check_prototypes(sigs, objs, bool(link_flags))
+        by_value = check_prototypes(sigs, objs, bool(link_flags), srcs)
         wrappers = [wrapper_source(s, order, by_value.get(s.name, frozenset())) for s in sigs]
         objs += compile_sources(tmp, [(f"ecc_wrap_{s.name}.c", "c", text.encode())
                                       for s, text in zip(sigs, wrappers)], flags,
@@ -224,11 +224,12 @@ def compile_sources(tmp, srcs, flags, debug=False, start=0) -> list[str]:
     return objs
 
 
-def check_prototypes(sigs, objs, more_code: bool):
+def check_prototypes(sigs, objs, more_code: bool, srcs=()):
     """Each declared function against its compiled prototype (ffi/prototype.py); a function
     the sources do not define is named, unless the link flags may bring it. Returns, per
     function, the scalar inputs C takes by value."""
     from enzyme_cc.bitcode.elf import bitcode_modules
+    from .fortran_intent import intents
     from .prototype import check, check_inputs_unwritten, find
     modules = []
     for obj in objs:
@@ -239,7 +240,8 @@ def check_prototypes(sigs, objs, more_code: bool):
         proto, module = find(modules, sig.symbol, with_module=True)
         if proto is not None:
             by_value[sig.name] = check(sig, proto)
-            check_inputs_unwritten(sig, proto, module)
+            declared_in = {k for k, v in intents(srcs, sig.name).items() if v == "in"}
+            check_inputs_unwritten(sig, proto, module, declared_in)
         elif not more_code:
             raise BuildError(f"'{sig.name}' is not defined in the given sources (C++: declare "
                                  "it extern \"C\"; Fortran: bind(c))")

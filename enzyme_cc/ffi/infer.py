@@ -26,6 +26,7 @@ from enzyme_cc.ad.structure.diagnostics import demangled
 
 from .build import BuildError, _code_digest, cache_root, check_toolchain, compile_sources, \
     read_sources, sources_digest
+from .fortran_intent import intents
 from .prototype import (_FLOAT_NAMES, _INT_BITS, _INT_NAMES, DESCRIPTOR, DESCRIPTOR_WHY, find,
                         pointer_access)
 from .signature import In, INT_CTYPES, Int, Out, Ret, Signature, SignatureError
@@ -49,7 +50,8 @@ def signature_of(name, sources=(), source=None, lang="c", flags=("-O2",), shapes
     except (OSError, ValueError):
         pass
     params, ret_ir, symbol = _compiled_params(name, srcs, list(flags))
-    sig = _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol)
+    sig = _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol,
+                     intents(srcs, name))
     os.makedirs(cache_root(), exist_ok=True)
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w") as f:
@@ -139,7 +141,10 @@ def _names_of(shown: str) -> set:
     return {base, base[:base.index("<")]} if base.endswith(">") else {base}
 
 
-def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
+def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol, intent=None):
+    """intent: a Fortran routine's {dummy: 'in', 'out' or 'inout'} from its source (what the
+    compiled code cannot say: an array handed to another routine looks written)."""
+    intent = intent or {}
     # (a Fortran routine's types, as its debug information spells them: `real(kind=8)`)
     fortran = any("(kind=" in (p[2] or "") for p in params)
     where = f"{name}: the {'Fortran routine' if fortran else 'C function'}'s argument"
@@ -162,7 +167,8 @@ def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
             args.append(Int(pname, "int" if _INT_NAMES[c] == 32 else "long"))
             continue
         if ir == "ptr" and pointee is None and c in _FLOAT_NAMES:   # and its scalars
-            if pname in outputs or access == "write":     # (an intent(out) result)
+            if pname in outputs or intent.get(pname) == "out" or \
+                    (access == "write" and intent.get(pname) != "in"):  # (an intent(out) result)
                 args.append(Out(pname, (), _FLOAT_NAMES[c]))
             else:
                 args.append(In(pname, (), _FLOAT_NAMES[c], diff=pname not in nondiff))
@@ -192,9 +198,9 @@ def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
                     raise SignatureError(f"{where} {pname!r} is {spelled} (read only), but "
                                          "outputs= names it")
                 args.append(Out(pname, shape, dtype))
-            elif const or access in ("read", "none"):
+            elif const or access in ("read", "none") or intent.get(pname) == "in":
                 args.append(In(pname, shape, dtype, diff=pname not in nondiff))
-            elif access == "write":
+            elif access == "write" or intent.get(pname) == "out":
                 args.append(Out(pname, shape, dtype))
             elif access == "unknown":
                 raise SignatureError(
@@ -202,12 +208,18 @@ def _signature(name, params, ret_ir, shapes, outputs, nondiff, ret, symbol):
                     f"parallel region, where what it does with it cannot be inferred: name it in "
                     f"outputs= if it is an output (zeroed before each call), or {make_input} if "
                     f"it is an input")
+            elif fortran and intent.get(pname) == "inout":
+                raise SignatureError(
+                    f"{where} {pname!r} is {spelled}, intent(inout): an argument updated in "
+                    f"place is not supported; hint: split it into an intent(in) and an "
+                    f"intent(out) argument")
             elif fortran:
                 raise SignatureError(
                     f"{where} {pname!r} is {spelled}, and the routine both reads and writes it "
-                    f"(its INTENT is not in the compiled code): name it in outputs= if it is "
-                    f"intent(out) (zeroed before each call, so accumulating into it works); "
-                    f"an intent(inout) argument, updated in place, is not supported")
+                    f"(no INTENT found in its declaration): name it in outputs= if it is an "
+                    f"output (zeroed before each call, so accumulating into it works), or "
+                    f"declare it intent(in) if it is an input; an argument updated in place "
+                    f"is not supported")
             else:
                 raise SignatureError(
                     f"{where} {pname!r} is {spelled}, and the function both reads and writes "

@@ -314,11 +314,11 @@ def _check_arg(sig, where, a, p) -> bool:
     return False
 
 
-def check_inputs_unwritten(sig, proto: Prototype, module: bytes) -> None:
+def check_inputs_unwritten(sig, proto: Prototype, module: bytes, declared_in=()) -> None:
     """Refuse an In whose C pointer the function writes through (LLVM's attribute inference on
-    the optimized function; for a `const` pointer, a store the function makes itself): the
-    caller's array would change, and a JAX array, immutable, would give another result at the
-    next call."""
+    the optimized function; for a `const` pointer, or a Fortran dummy in declared_in (its
+    source says intent(in)), a store the function makes itself): the caller's array would
+    change, and a JAX array, immutable, would give another result at the next call."""
     where = f"{sig.name}: the C function is {_show(proto)}"
     suspect = [k for k, (a, p) in enumerate(zip(sig.args, proto.params))
                if isinstance(a, In) and p.ir == "ptr"]
@@ -330,13 +330,14 @@ def check_inputs_unwritten(sig, proto: Prototype, module: bytes) -> None:
         a, p = sig.args[k], proto.params[k]
         # a `const` pointer: only a store the function itself makes through it (the const cast
         # away); what it hands to a library call LLVM cannot see into is read only, as declared
-        if (access[k] in ("write", "both") if not p.const else k in stored):
+        const = p.const or a.name.lower() in declared_in
+        if (access[k] in ("write", "both") if not const else k in stored):
             raise SignatureError(
                 f"{where}: argument {a.name!r} is {_c(p)} in C and the function writes through "
-                "it" + (" (casting the const away)" if p.const else "") + ", but In declares "
+                "it" + (" (casting the const away)" if const else "") + ", but In declares "
                 "it read only (the caller's array would change): declare it Out if it is an "
                 "output (zeroed before each call), or " + (
-                    "keep the function from writing through it" if p.const else
+                    "keep the function from writing through it" if const else
                     "leave it unchanged and make it `const`") + " if it is an input; an "
                 "argument updated in place is not supported")
 
