@@ -1040,3 +1040,29 @@ def test_arrays_of_rows_and_bool_by_value(opt):
                      shapes={"a": ("n", "n"), "w": ("n", 4), "x": ("n",)})
     with pytest.raises(OverflowError, match="does not fit C's `bool`"):
         f(a, w, x, twice=2)
+
+
+CXX_TEMPLATE_CALLEE = r"""
+template <typename T> __attribute__((noinline)) void axpy(int n, T a, const T *x, T *y) {
+  for (int i = 0; i < n; i++) y[i] = a * x[i] * x[i];
+}
+extern "C" void model(int n, double a, double *x, double *y) { axpy(n, a, x, y); }
+"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_pointers_handed_to_a_template_callee(opt):
+    """x (not const) and y go to a noinline template instance (linkonce_odr, about which LLVM
+    infers nothing, and at -O2 vectorized with alias checks): y was reported read and written,
+    x too; both are read from the callee's code now."""
+    shapes = {"x": ("n",), "y": ("n",)}
+    sig = ffi.signature_of("model", source=CXX_TEMPLATE_CALLEE, lang="c++", flags=(opt,),
+                           shapes=shapes)
+    assert sig.args == (Int("n"), In("a", ()), In("x", ("n",)), Out("y", ("n",)))
+    f = ffi.function("model", source=CXX_TEMPLATE_CALLEE, lang="c++", flags=(opt,),
+                     shapes=shapes)
+    x, a = np.array([0.5, -1.0, 2.0]), np.array(1.5)
+    np.testing.assert_allclose(f(a, x), 1.5 * x ** 2, rtol=1e-15)
+    ga, gx = f.vjp([a, x], [np.ones(3)])
+    np.testing.assert_allclose(ga, np.sum(x ** 2), rtol=1e-14)
+    np.testing.assert_allclose(gx, 2 * 1.5 * x, rtol=1e-14)

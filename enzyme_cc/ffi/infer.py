@@ -69,6 +69,9 @@ def _compiled_params(name, srcs, flags):
     os.makedirs(cache_root(), exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="infer-", dir=cache_root()) as tmp:
         modules = []
+        # at -O0 (enzyme-cc's -O0 leaves the code optimizable): what a function does with a
+        # pointer is read before vectorization, whose alias checks (ptrtoint) hide it
+        flags = [f for f in flags if not re.fullmatch(r"-O.*", f)] + ["-O0"]
         for obj in compile_sources(tmp, srcs, flags, debug=True):
             with open(obj, "rb") as f:
                 modules += bitcode_modules(f.read(), obj)

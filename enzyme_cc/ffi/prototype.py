@@ -351,8 +351,11 @@ def pointer_access(module: bytes, symbol: str) -> list[str]:
 
 def _optimized(module: bytes, symbol: str):
     """`symbol` of the bitcode `module` after LLVM's O1 pipeline (attributes inferred, small
-    helpers inlined)."""
-    r = subprocess.run([tool("opt"), "-passes=default<O1>", "-", "-S", "-o", "-"],
+    helpers inlined), the module's other definitions made internal first: a C++ template or
+    inline function (linkonce_odr) may be replaced at link time, so LLVM infers nothing about
+    what it does with its pointers, nor then about its callers'."""
+    r = subprocess.run([tool("opt"), "-passes=internalize,default<O1>",
+                        f"-internalize-public-api-list={symbol}", "-", "-S", "-o", "-"],
                        input=module, capture_output=True)
     if r.returncode:
         raise SignatureError(f"reading the prototype of '{symbol}' failed:\n"
