@@ -66,6 +66,9 @@ def build_ad_object(plan, inv, cfg, obj, stages, merged_key=None) -> set[int]:
 
 
 # ---- the stages ------------------------------------------------------------------------------
+GCOV = b".gcda"     # (in the metadata strings of a module compiled with --coverage)
+
+
 def merge(job):
     """The bitcode modules merged into one (those AD cannot reach left to their own code), with
     the rewrites the next stages rely on (lto/text_passes.py: optnone stripped, registered calls
@@ -75,6 +78,9 @@ def merge(job):
     from enzyme_cc.rules import fortran, rust_alloc
     from .linker_symbols import linker_symbols
     plan = job.plan
+    if any(GCOV in data for _, data in plan.modules):    # compiled with --coverage
+        plan.modules = [(origin, opt.gcov_counters(data, origin) if GCOV in data else data)
+                        for origin, data in plan.modules]
     ctx, names, symbols = opt.new_context(), [], linker_symbols(job.inv.args)
     module = opt.merge(plan.modules, ctx, names, symbols)
     # (Rust's allocator renamed first: std's object is not reached for it)

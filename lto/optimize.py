@@ -131,6 +131,24 @@ _SANITIZERS = (("sanitize_address", "asan"), ("sanitize_thread", "tsan-module,fu
                ("sanitize_memory", "msan"))
 
 
+def gcov_counters(data: bytes, origin: str) -> bytes:
+    """Bitcode `data` with the line counters of --coverage: clang's GCOV pass, which runs at
+    the start of its pipeline at compile time, after the compile step took the bitcode, so the
+    modules the link step recompiles would count nothing. On the same module the pass writes
+    the same .gcno (the path `!llvm.gcov` names) as at compile time, so the notes stay valid;
+    the derivatives, made later from instrumented code, count their forward sweep's runs as the
+    primal's (as Enzyme's, which runs after the GCOV pass). A module without `!llvm.gcov` is
+    returned as it is."""
+    if "\n!llvm.gcov = " not in str(llvm.parse_bitcode(data)):
+        return data
+    r = subprocess.run([toolchain.tool("opt"), "-passes=insert-gcov-profiling", "-", "-o", "-"],
+                       input=data, capture_output=True)
+    if r.returncode:
+        raise UserError(f"{origin}: the coverage instrumentation (--coverage) failed: "
+                        f"{r.stderr.decode(errors='replace').strip()[-2000:]}")
+    return r.stdout
+
+
 def sanitizers(text: str) -> tuple[str, ...]:
     """The instrumentation passes the functions of module `text` ask for (-fsanitize=address,
     thread, memory at compile time): the AD module's primal functions keep their checks."""

@@ -384,6 +384,62 @@ def test_address_sanitizer_checks_the_differentiated_code(tmp_path):
         assert ("oob.c:8" if not args else "oob.c:15") in r.stderr, r.stderr
 
 
+COVERAGE_KERNEL = """#include <math.h>
+double f(const double *x, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++)
+    if (x[i] > 0) s += sin(x[i]);
+    else s -= x[i] * x[i];
+  return s;
+}
+double unused(double x) { return x; }
+"""
+COVERAGE_MAIN = """#include <stdio.h>
+double f(const double *x, int n);
+int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+int main(void) {
+  double x[3] = {1, -2, 3}, dx[3] = {0};
+  printf("%.12g\\n", f(x, 3));
+  __enzyme_autodiff((void *)f, enzyme_dup, x, dx, enzyme_const, 3);
+  printf("%.12g %.12g %.12g\\n", dx[0], dx[1], dx[2]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("cache", ["0", "1"])
+def test_coverage_counts_the_code_the_link_step_compiles(tmp_path, cache):
+    """--coverage: the modules the link step recompiles (the marker's caller and what it
+    reaches) counted nothing, their .gcda never written (found by a new-user check). Their
+    counters are now put in at the link, with the .gcno the compile step wrote still valid
+    (also when the AD object comes from the cache); f runs twice per gradient's call site
+    (the primal call and the gradient's forward sweep), as under Enzyme."""
+    import math
+    (tmp_path / "k.c").write_text(COVERAGE_KERNEL)
+    (tmp_path / "m.c").write_text(COVERAGE_MAIN)
+    env = dict(os.environ, ENZYME_CC_CACHE=cache, ENZYME_CC_CACHE_DIR=str(tmp_path / "cache"))
+    for src in ("k", "m"):
+        run(["enzyme-cc", "-O2", "--coverage", "-c", f"{src}.c", "-o", f"{src}.o"],
+            cwd=tmp_path, env=env)
+    for attempt in range(2 if cache == "1" else 1):     # (the second link: a cache hit)
+        for gcda in tmp_path.glob("*.gcda"):
+            gcda.unlink()
+        run(["enzyme-cc", "--coverage", "k.o", "m.o", "-lm", "-o", "p"], cwd=tmp_path, env=env)
+        out = run(["./p"], cwd=tmp_path).stdout.split()
+        assert [float(v) for v in out[1:]] == pytest.approx([math.cos(1), 4, math.cos(3)],
+                                                            rel=1e-12)
+        r = run(["llvm-cov-22", "gcov", "k.gcda", "m.gcda"], cwd=tmp_path)
+        assert "Invalid" not in r.stdout + r.stderr, r.stdout + r.stderr
+        lines = (tmp_path / "k.c.gcov").read_text()
+        # f entered twice, its loop's test run 4 times a call (as clang's own build counts)
+        assert re.search(r"^ +2: +2:double f", lines, re.M), lines
+        assert re.search(r"^ +8: +4: +for", lines, re.M), lines
+        assert re.search(r"^ +#####: +9:double unused", lines, re.M), lines
+        main = (tmp_path / "m.c.gcov").read_text()
+        assert re.search(r"^ +1: +8: +__enzyme_autodiff", main, re.M), main
+
+
 @pytest.mark.parametrize("form", [["-Wl,--wrap=g"], ["-Wl,-wrap,g"],
                                   ["-Xlinker", "--wrap", "-Xlinker", "g"], ["-Wl,@link.rsp"]],
                          ids=" ".join)
