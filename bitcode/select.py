@@ -8,7 +8,7 @@ from enzyme_cc.errors import UserError
 
 from .archive import ARCH, THIN, Archive, read_archive
 from .elf import bitcode_modules, is_bitcode, is_elf, is_shared, symbols
-from .libs import DEFAULT_LIB_DIRS, find_library  # noqa: F401 (part of this module's API)
+from .libs import DEFAULT_LIB_DIRS, find_library, script_inputs  # noqa: F401 (API)
 
 _SCRIPT = re.compile(rb'\s*(/\*.*?\*/\s*)*(INPUT|GROUP|OUTPUT_FORMAT|OUTPUT_ARCH|OUTPUT|SEARCH_DIR'
                      rb'|SECTIONS|MEMORY|ENTRY|VERSION|INCLUDE|PHDRS|EXTERN|STARTUP|TARGET|INSERT'
@@ -72,18 +72,15 @@ def plan_link(inputs: list[tuple[str, str]], lib_dirs: list[str], static: bool =
     plan = LinkPlan()
     order = []              # ('obj', path, data) | ('ar', Archive), command-line order
     seen_archives = set()
-    for k, (kind, value) in enumerate(inputs):
-        b_static, whole = modes[k] if modes else (False, False)
-        path = value if kind == 'file' else find_library(value, lib_dirs, static or b_static)
-        if path is None:
-            continue        # the system linker reports a missing library
+
+    def add(k, path, b_static, whole, depth=0):
         data = _read(path)
         if data[:8] in (ARCH, THIN):
             real = os.path.realpath(path)
-            if whole:
+            if whole and depth == 0:
                 plan.whole_archives[k] = read_archive(path)
-                order += [('obj', f'{path}({m.name})', m.data)
-                          for m in plan.whole_archives[k].members]
+                order.extend(('obj', f'{path}({m.name})', m.data)
+                             for m in plan.whole_archives[k].members)
             elif real not in seen_archives:   # `-lfoo -lbar -lfoo`: one archive, read once
                 seen_archives.add(real)
                 order.append(('ar', read_archive(path)))
@@ -91,6 +88,15 @@ def plan_link(inputs: list[tuple[str, str]], lib_dirs: list[str], static: bool =
             order.append(('obj', path, data))
         elif is_elf(data):
             plan.shared_libraries.append(path)
+        elif depth < 8 and _SCRIPT.match(data):    # GROUP(...)/INPUT(...): what it names
+            for named in script_inputs(path, data, lib_dirs, static or b_static):
+                add(k, named, b_static, whole, depth + 1)
+
+    for k, (kind, value) in enumerate(inputs):
+        b_static, whole = modes[k] if modes else (False, False)
+        path = value if kind == 'file' else find_library(value, lib_dirs, static or b_static)
+        if path is not None:    # (else the system linker reports a missing library)
+            add(k, path, b_static, whole)
 
     defined, undefined = set(), set()    # undefined: strong references not yet defined
 

@@ -310,6 +310,41 @@ def test_archive_with_bitcode_objects(objs, tmp_path, archiver):
     assert run(["./prog"], cwd=tmp_path).stdout == "14.000000 14.000000\n"
 
 
+SCRIPT_MAIN = r"""#include <stdio.h>
+double energy(const double *x, int n);
+int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+int main(void) {
+  double x[2] = {0.5, 1.5}, dx[2] = {0};
+  __enzyme_autodiff((void *)energy, enzyme_dup, x, dx, enzyme_const, 2);
+  printf("%.12f %.12f\n", dx[0], dx[1]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("lib", ["-lsim", "-lwrap", "libsim.a"])
+def test_linker_script_naming_archives(tmp_path, lib):
+    """A library that is a linker script, `GROUP ( libenergy.a libphys.a )` (or INPUT(-lsim)
+    naming one): the archives it names are read for bitcode as the linker reads them (the
+    script went to the linker unread, and energy had no definition to differentiate)."""
+    import math
+    (tmp_path / "m.c").write_text(SCRIPT_MAIN)
+    (tmp_path / "a.c").write_text("#include <math.h>\ndouble phys(double x) { return sin(x) * x; }\n")
+    (tmp_path / "b.c").write_text("double phys(double x);\ndouble energy(const double *x, int n) "
+                                  "{ double s = 0; for (int i = 0; i < n; i++) "
+                                  "s += phys(x[i]) * (i + 1); return s; }\n")
+    for src, archive in (("a", "libphys.a"), ("b", "libenergy.a")):
+        run(["enzyme-cc", "-O2", "-c", f"{src}.c"], cwd=tmp_path)
+        run(["ar", "rcs", archive, f"{src}.o"], cwd=tmp_path)
+    (tmp_path / "libsim.a").write_text("/* archives */ GROUP ( libenergy.a libphys.a )\n")
+    (tmp_path / "libwrap.so").write_text("INPUT ( -lsim )\n")
+    run(["enzyme-cc", "-O2", "m.c", "-L.", lib, "-lm", "-o", "prog"], cwd=tmp_path)
+    got = [float(v) for v in run(["./prog"], cwd=tmp_path).stdout.split()]
+    want = [d * (math.cos(x) * x + math.sin(x)) for d, x in ((1, 0.5), (2, 1.5))]
+    assert got == pytest.approx(want, rel=1e-12)
+
+
 WHOLE_MAIN = r"""
 #include <stdio.h>
 double __enzyme_autodiff(void *, double);
