@@ -1,0 +1,80 @@
+/* qsort's derivatives, registered as custom ones (Enzyme's __enzyme_register_gradient and
+   __enzyme_register_derivative conventions, enzyme_cc/ad/api/registrations.py): linked into a
+   program whose differentiated code calls qsort (rules/c_sort.py).
+
+   A sort moves whole elements: the shadow's elements (adjoints, tangents, shadow pointers)
+   move with them. The forward sweep sorts an index array with the program's comparator (a
+   stable merge sort, as glibc's qsort is where it can allocate), applies that order to the
+   array and to its shadow, and keeps the order as the tape; the reverse sweep moves each
+   element's adjoint back to where the element came from. */
+#include <stdlib.h>
+#include <string.h>
+
+typedef int (*ecc_cmp)(const void *, const void *);
+
+static void ecc_merge_sort(size_t *idx, size_t *tmp, size_t n, const char *base, size_t size,
+                           ecc_cmp cmp) {
+  for (size_t width = 1; width < n; width *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * width) {
+      size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+      size_t a = lo, b = mid, k = lo;
+      while (a < mid && b < hi)   /* (ties keep their order: the left run first) */
+        tmp[k++] = cmp(base + idx[b] * size, base + idx[a] * size) < 0 ? idx[b++] : idx[a++];
+      while (a < mid) tmp[k++] = idx[a++];
+      while (b < hi) tmp[k++] = idx[b++];
+    }
+    memcpy(idx, tmp, n * sizeof(size_t));
+  }
+}
+
+static void *ecc_alloc(size_t bytes) {
+  void *p = malloc(bytes ? bytes : 1);
+  if (!p) abort();
+  return p;
+}
+
+/* The order of the sorted elements: idx[k] is the position before the sort of the element
+   that ends at position k. */
+static size_t *ecc_sorted_order(const void *base, size_t n, size_t size, ecc_cmp cmp) {
+  size_t *idx = ecc_alloc(n * sizeof(size_t)), *tmp = ecc_alloc(n * sizeof(size_t));
+  for (size_t k = 0; k < n; k++) idx[k] = k;
+  ecc_merge_sort(idx, tmp, n, base, size, cmp);
+  free(tmp);
+  return idx;
+}
+
+/* arr[k] = arr[idx[k]] (forward), or arr[idx[k]] = arr[k] (back), for every k. */
+static void ecc_permute(void *arr, size_t n, size_t size, const size_t *idx, int back) {
+  char *copy = ecc_alloc(n * size), *a = arr;
+  memcpy(copy, a, n * size);
+  for (size_t k = 0; k < n; k++) {
+    if (back) memcpy(a + idx[k] * size, copy + k * size, size);
+    else memcpy(a + k * size, copy + idx[k] * size, size);
+  }
+  free(copy);
+}
+
+void *__enzyme_cc_qsort_aug(void *base, void *dbase, size_t n, size_t size, ecc_cmp cmp,
+                            void *dcmp) {
+  (void)dcmp;
+  size_t *idx = ecc_sorted_order(base, n, size, cmp);
+  ecc_permute(base, n, size, idx, 0);
+  if (dbase) ecc_permute(dbase, n, size, idx, 0);
+  return idx;
+}
+
+void __enzyme_cc_qsort_rev(void *base, void *dbase, size_t n, size_t size, ecc_cmp cmp,
+                           void *dcmp, void *tape) {
+  (void)base, (void)cmp, (void)dcmp;
+  if (dbase) ecc_permute(dbase, n, size, tape, 1);
+  free(tape);
+}
+
+void __enzyme_cc_qsort_fwd(void *base, void *dbase, size_t n, size_t size, ecc_cmp cmp,
+                           void *dcmp) {
+  free(__enzyme_cc_qsort_aug(base, dbase, n, size, cmp, dcmp));
+}
+
+void *__enzyme_register_gradient_qsort[3] = {(void *)qsort, (void *)__enzyme_cc_qsort_aug,
+                                             (void *)__enzyme_cc_qsort_rev};
+void *__enzyme_register_derivative_qsort[2] = {(void *)qsort, (void *)__enzyme_cc_qsort_fwd};
