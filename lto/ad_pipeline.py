@@ -111,7 +111,7 @@ def preoptimize(job):
     for them), in the -O2 pipeline (-O3's argument promotion would pass a float's bits by
     value, which AD refuses)."""
     from . import optimize as opt
-    from . import preopt_scope, vector_reductions
+    from . import inline_asm, preopt_scope, vector_reductions
     merged, pre = os.path.join(job.tmp, "merged.bc"), os.path.join(job.tmp, "pre.ll")
     with open(merged, "wb") as f:
         f.write(job.module.as_bitcode())
@@ -120,7 +120,7 @@ def preoptimize(job):
     with open(pre) as f:
         # (a loop the program marks for vectorization, `#pragma omp simd`, is vectorized even
         # here: its reductions become scalar code as at the merge)
-        job.text = vector_reductions.rewrite(preopt_scope.unmark(f.read()))
+        job.text = inline_asm.barriers(vector_reductions.rewrite(preopt_scope.unmark(f.read())))
 
 
 def outline_checkpointed_loops(job) -> bool:

@@ -17,6 +17,7 @@ call's second argument in the destination's place."""
 from __future__ import annotations
 
 import re
+import struct
 
 from enzyme_cc.ir.inst import FAST_MATH_FLAGS_RE
 
@@ -62,6 +63,81 @@ def _fma(m) -> str:
     ty = m["ty"]
     return (f"{m['ind']}{m['res']} = call {ty} {_fma_name(m)}({ty} {m['a']}, {ty} {m['b']}, "
             f"{ty} {m['c']})")
+
+
+# Eigen's EIGEN_OPTIMIZATION_BARRIER(x), `asm("" : "+g,x"(x))`: an identity LLVM may not see
+# through. clang passes x in memory: `call void asm "", "=*imr|x,0,..."(ptr elementtype(T) %p,
+# T %v)` leaves v at p. Its SSE2 rounding (pfloor, print, the octant of float sin/cos) is
+# `r = a + C` behind the barrier, then `r - C`, with C = 2^23 or 2^52 (or 1.5 times that: both
+# signs): `a + C` rounds a to an integer in the current (nearest-even) mode, the same as
+# `rint(a) + C`, whose derivative is zero as a rounding's must be (the barrier taken as an
+# identity, the floor would carry a derivative of 1: Eigen's exp and log wrong). Elsewhere (the
+# float sine's reduction steps) the barrier is the identity.
+_BARRIER = re.compile(
+    r'^(?P<ind>[ \t]*)call void asm (?:sideeffect )?"", "=\*[^",]*,0(?:,~\{[a-z]+\})*"'
+    r'\(ptr (?:nonnull )?(?:align \d+ )?elementtype\((?P<ty>[^()]+)\) (?P<p>%[-\w.$]+), '
+    r'(?P=ty) (?P<v>%[-\w.$]+)\)[^\n]*$', re.M)
+_MAGIC = {2.0 ** 23, 1.5 * 2.0 ** 23, 2.0 ** 52, 1.5 * 2.0 ** 52}
+_FLOAT_CONST = r'(?:splat \((?:double|float) (?P<c>[-+0-9.eE]+|0x[0-9A-Fa-f]{16})\)|' \
+               r'(?P<s>[-+0-9.eE]+|0x[0-9A-Fa-f]{16}))'
+
+
+def _const_value(text: str) -> float | None:
+    m = re.fullmatch(_FLOAT_CONST, text.strip())
+    if not m:
+        return None
+    c = m["c"] or m["s"]
+    if c.startswith("0x"):
+        return struct.unpack("<d", int(c, 16).to_bytes(8, "little"))[0]
+    try:
+        return float(c)
+    except ValueError:
+        return None
+
+
+def _rint_name(ty: str) -> str:
+    m = re.fullmatch(r"<(\d+) x (double|float)>", ty)
+    el = (m[2] if m else ty)
+    suffix = "f64" if el == "double" else "f32"
+    return f"@llvm.rint.{'v' + m[1] if m else ''}{suffix}"
+
+
+def barriers(text: str) -> str:
+    """Eigen's optimization barriers replaced by what they keep, on the module after the pre-AD
+    optimization (where the barrier's value is the addition itself, not a load of it)."""
+    if 'asm "", "=*' not in text and 'asm sideeffect "", "=*' not in text:
+        return text
+    used, n = set(), [0]
+
+    def one(m):
+        ind, ty, p, v = m["ind"], m["ty"], m["p"], m["v"]
+        body = m.string[m.string.rfind("\ndefine ", 0, m.start()):m.start()]
+        defs = list(re.finditer(rf'^\s*{re.escape(v)} = (?P<op>[a-z]+) [^\n]*$', body, re.M))
+        if not defs or ty.split()[-1].rstrip(">") not in ("double", "float"):
+            return m[0]     # (not a value computed here: kept, and refused if AD reaches it)
+        d = defs[-1]
+        add = re.fullmatch(rf'\s*{re.escape(v)} = fadd (?:[a-z]+ )*{re.escape(ty)} '
+                           r'(?P<a>[^,\n]+(?:\([^)\n]*\))?), (?P<b>[^,!\n]+(?:\([^)\n]*\))?)'
+                           r'(?:,[^\n]*)?', d[0])
+        if add:
+            a, b = add["a"].strip(), add["b"].strip()
+            for x, c in ((a, b), (b, a)):
+                if x.startswith("%") and _const_value(c) in _MAGIC:
+                    n[0] += 1
+                    used.add((ty, _rint_name(ty)))
+                    r, s = f"%asm.rint.{n[0]}", f"%asm.round.{n[0]}"
+                    return (f"{ind}{r} = call {ty} {_rint_name(ty)}({ty} {x})\n"
+                            f"{ind}{s} = fadd {ty} {r}, {c}\n"
+                            f"{ind}store {ty} {s}, ptr {p}")
+        if d["op"] in ("fadd", "fsub", "fmul", "fdiv", "fneg", "call", "select"):
+            return f"{ind}store {ty} {v}, ptr {p}"     # (arithmetic kept in order: the value)
+        return m[0]
+
+    text = _BARRIER.sub(one, text)
+    for ty, name in sorted(used):
+        if f"declare {ty} {name}(" not in text:
+            text += f"\ndeclare {ty} {name}({ty})\n"
+    return text
 
 
 def rewrite(text: str) -> str:

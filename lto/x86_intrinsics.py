@@ -98,19 +98,24 @@ def _round(m) -> str:
 
 
 # float lanes to int32 lanes in the current rounding mode (nearest even), CVTPD2DQ/CVTPS2DQ
-# (Eigen's vectorized exp and log take the exponent so); SSE2's double form zero-fills the
-# upper half of its <4 x i32>
+# (Eigen's vectorized exp and log take the exponent so), or toward zero, CVTTPD2DQ/CVTTPS2DQ
+# (`_mm_cvttps_epi32`: Eigen's float exp); SSE2's double form zero-fills the upper half of its
+# <4 x i32>
 _CVT = re.compile(
     r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call (?:[a-z]+ )*?'
-    r'<(?P<m>\d+) x i32> @llvm\.x86\.(?:sse2\.cvtpd2dq|sse2\.cvtps2dq|avx\.cvt\.pd2dq\.256|'
-    r'avx\.cvt\.ps2dq\.256)\((?P<ty><(?P<n>\d+) x (?P<el>double|float)>) (?P<a>%[-\w.$]+)\)'
+    r'<(?P<m>\d+) x i32> @llvm\.x86\.(?:sse2\.cvtt?p[sd]2dq|avx\.cvtt?\.p[sd]2dq\.256)'
+    r'\((?P<ty><(?P<n>\d+) x (?P<el>double|float)>) (?P<a>%[-\w.$]+)\)'
     r'[^\n]*$', re.M)
+
+
+def _cvt_op(m) -> str:
+    return "trunc" if ".cvtt" in m[0] else "roundeven"
 
 
 def _cvt(m) -> str:
     ind, res, ty, n, mm = m["ind"], m["res"], m["ty"], int(m["n"]), int(m["m"])
     tag = res[1:].strip('"')
-    out = [f"{ind}%x86.rnd.{tag} = call {ty} {_lanes_intrinsic('roundeven', m)}({ty} {m['a']})"]
+    out = [f"{ind}%x86.rnd.{tag} = call {ty} {_lanes_intrinsic(_cvt_op(m), m)}({ty} {m['a']})"]
     if mm == n:
         return "\n".join(out + [f"{ind}{res} = fptosi {ty} %x86.rnd.{tag} to <{n} x i32>"])
     mask = ", ".join(f"i32 {k}" for k in range(mm))
@@ -125,7 +130,7 @@ def rewrite(text: str) -> str:
     if "@llvm.x86." not in text:
         return text
     text = _CALL.sub(_rewrite, text)
-    for pattern, fix, op in ((_CVT, _cvt, lambda m: "roundeven"), (_ROUND, _round, _round_op)):
+    for pattern, fix, op in ((_CVT, _cvt, _cvt_op), (_ROUND, _round, _round_op)):
         used = {(m["ty"], _lanes_intrinsic(op(m), m)) for m in pattern.finditer(text)}
         text = pattern.sub(fix, text) if used else text
         for ty, name in sorted(used):     # (the unary intrinsics the rewrite calls)

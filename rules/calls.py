@@ -312,11 +312,9 @@ _NO_RULE_HINTS = (
      "function and pass them enzyme_dup with shadow descriptors over the shadow data, or call "
      "the Fortran routine with explicit-shape arrays (plain pointers)"),
     (("asm",),
-     "inline assembly is not differentiated (apart from Eigen's SSE max/min and FMA forms); "
-     "Eigen's SSE2 code for exp, log, logistic and float sin/sqrt hides a floor computed by "
-     "float arithmetic behind an empty assembly barrier (differentiated, that floor would "
-     "carry a derivative of 1): build with -msse4.1 or -march=native, where it is a rounding "
-     "instruction, or with -DEIGEN_DONT_VECTORIZE"),
+     "inline assembly is not differentiated (apart from Eigen's SSE max/min and FMA forms and "
+     "its optimization barriers); keep the assembly out of the differentiated code, or, for "
+     "Eigen, build with -DEIGEN_DONT_VECTORIZE"),
     (("llvm.init.trampoline", "llvm.adjust.trampoline"),
      "this is an internal procedure that uses its host's variables, passed as an argument: "
      "flang builds it a trampoline on the stack, which enzyme-cc does not differentiate; move "

@@ -1,10 +1,12 @@
 // Eigen's vectorized coefficient-wise exp (a softmax's log-sum-exp, a logistic loss):
 // with SSE4.1 or AVX Eigen takes the exponent with a rounding instruction
 // (`llvm.x86.sse41.round.pd`, `avx.round.pd.256`) and converts it with CVTPD2DQ, which AD had no
-// rule for (refused); both are now plain IR (llvm.floor/roundeven, fptosi). (SSE2 alone computes
-// that floor by float arithmetic behind an empty assembly barrier, still refused; Eigen's
+// rule for (refused); both are now plain IR (llvm.floor/roundeven, fptosi). SSE2 alone computes
+// that floor by float arithmetic behind an empty assembly barrier (refused before): the barrier
+// becomes the rounding it hides. The float exp converts with CVTTPS2DQ (refused before). (Eigen's
 // vectorized log reads the exponent's bits, refused by name.)
-// lse(z) = log sum exp z: d/dz_i = softmax_i;  nll(w) = sum log(1 + exp(-y_i w_i)) (scalar log).
+// lse(z) = log sum exp z: d/dz_i = softmax_i;  nll(w) = sum log(1 + exp(-y_i w_i)) (scalar log);
+// fl(v) = sum exp(v) + floor(3.7 v) + round(v) in float: d/dv_i = exp(v_i).
 #include <Eigen/Dense>
 #include <cmath>
 #include <cstdio>
@@ -16,7 +18,12 @@ static void check(const char *name, double got, double want) {
   failed += !ok;
 }
 
+extern "C" void __enzyme_autodiff(void *, ...);
 double lse(const Eigen::VectorXd &z) { return std::log(z.array().exp().sum()); }
+float fl(const float *v, int n) {
+  Eigen::Map<const Eigen::ArrayXf> a(v, n);
+  return a.exp().sum() + (a * 3.7f).floor().sum() + a.round().sum();
+}
 double nll(const Eigen::VectorXd &w) {
   Eigen::ArrayXd y = Eigen::ArrayXd::LinSpaced(w.size(), -1.0, 1.0);
   Eigen::ArrayXd t = 1.0 + (-y * w.array()).exp();
@@ -39,6 +46,14 @@ int main() {
     check(name, dz[i], std::exp(z[i]) / s);
     std::snprintf(name, sizeof name, "nll_%d", i);
     check(name, dw[i], -y * e / (1 + e));
+  }
+  float v[9] = {0.5f, 1.0f, 1.5f, 2.0f, 2.5f, -0.7f, 3.3f, 7.1f, -12.2f}, dv[9] = {0};
+  __enzyme_autodiff((void *)fl, enzyme_dup, v, dv, enzyme_const, 9);
+  for (int i = 0; i < 9; i++) {
+    std::snprintf(name, sizeof name, "fl_%d", i);
+    int ok = std::fabs(dv[i] - std::exp(v[i])) <= 1e-5 * (1.0 + std::exp(v[i]));
+    std::printf("CHECK %s %.8g %.8g%s\n", name, dv[i], std::exp(v[i]), ok ? "" : "  <-- FAILED");
+    failed += !ok;
   }
   return failed;
 }
