@@ -16,6 +16,7 @@ MAXPD with $2 as the destination operand and $1 as the source: the same select, 
 call's second argument in the destination's place."""
 from __future__ import annotations
 
+import math
 import re
 import struct
 
@@ -77,7 +78,8 @@ _BARRIER = re.compile(
     r'^(?P<ind>[ \t]*)call void asm (?:sideeffect )?"", "=\*[^",]*,0(?:,~\{[a-z]+\})*"'
     r'\(ptr (?:nonnull )?(?:align \d+ )?elementtype\((?P<ty>[^()]+)\) (?P<p>%[-\w.$]+), '
     r'(?P=ty) (?P<v>%[-\w.$]+)\)[^\n]*$', re.M)
-_MAGIC = {2.0 ** 23, 1.5 * 2.0 ** 23, 2.0 ** 52, 1.5 * 2.0 ** 52}
+_MAGIC = {2.0 ** 23, 2.0 ** 52}
+_MAGIC_SIGNED = {1.5 * 2.0 ** 23, 1.5 * 2.0 ** 52}
 _FLOAT_CONST = r'(?:splat \((?:double|float) (?P<c>[-+0-9.eE]+|0x[0-9A-Fa-f]{16})\)|' \
                r'(?P<s>[-+0-9.eE]+|0x[0-9A-Fa-f]{16}))'
 
@@ -93,6 +95,14 @@ def _const_value(text: str) -> float | None:
         return float(c)
     except ValueError:
         return None
+
+
+def _rounding_constant(v: float | None) -> bool:
+    """A constant whose addition rounds: 2^k or 1.5 * 2^k, k >= 20 (either sign)."""
+    if v is None or v == 0 or math.isinf(v) or math.isnan(v):
+        return False
+    m, e = math.frexp(abs(v))         # |v| = m * 2^e, 0.5 <= m < 1
+    return e > 20 and m in (0.5, 0.75)
 
 
 def _rint_name(ty: str) -> str:
@@ -122,13 +132,19 @@ def barriers(text: str) -> str:
         if add:
             a, b = add["a"].strip(), add["b"].strip()
             for x, c in ((a, b), (b, a)):
-                if x.startswith("%") and _const_value(c) in _MAGIC:
+                # (2^52 + a rounds a only where a >= 0: Eigen's print takes |a|; 1.5 * 2^52
+                # rounds either sign)
+                if x.startswith("%") and (_const_value(c) in _MAGIC_SIGNED or (
+                        _const_value(c) in _MAGIC and re.search(
+                            rf'^\s*{re.escape(x)} = [^\n]*@llvm\.fabs\.', body, re.M))):
                     n[0] += 1
                     used.add((ty, _rint_name(ty)))
                     r, s = f"%asm.rint.{n[0]}", f"%asm.round.{n[0]}"
                     return (f"{ind}{r} = call {ty} {_rint_name(ty)}({ty} {x})\n"
                             f"{ind}{s} = fadd {ty} {r}, {c}\n"
                             f"{ind}store {ty} {s}, ptr {p}")
+            if any(_rounding_constant(_const_value(c)) for c in (a, b)):
+                return m[0]     # (another rounding by addition: kept, and refused)
         if d["op"] in ("fadd", "fsub", "fmul", "fdiv", "fneg", "call", "select"):
             return f"{ind}store {ty} {v}, ptr {p}"     # (arithmetic kept in order: the value)
         return m[0]

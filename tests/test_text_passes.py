@@ -283,3 +283,45 @@ def test_flang_capture_record_unpacked():
                                  "  call void @keep(ptr %rec)\n  %r = load double, ptr %red") + \
         "declare void @keep(ptr)\n"
     assert text_passes.flang_omp.unpack_capture_records(escaped) == escaped
+
+
+BARRIER_IR = """
+define <2 x double> @f(<2 x double> %x) {
+  %p = alloca <2 x double>, align 16
+  %a = {def_a}
+  %r = fadd <2 x double> %a, splat (double {magic})
+  store <2 x double> %r, ptr %p, align 16
+  call void asm "", "=*imr|x,0,~{dirflag},~{fpsr},~{flags}"(ptr nonnull elementtype(<2 x double>) %p, <2 x double> %r)
+  %l = load <2 x double>, ptr %p, align 16
+  %s = fsub <2 x double> %l, splat (double {magic})
+  ret <2 x double> %s
+}
+"""
+
+
+@pytest.mark.parametrize("def_a,magic,kind", [
+    ("call <2 x double> @llvm.fabs.v2f64(<2 x double> %x)", "0x4330000000000000", "rint"),
+    ("fmul <2 x double> %x, %x", "0x4338000000000000", "rint"),     # 1.5 * 2^52: either sign
+    ("fmul <2 x double> %x, %x", "0x4330000000000000", "kept"),     # 2^52 + a, a of any sign
+    ("fmul <2 x double> %x, %x", "1.500000e+00", "value"),
+])
+def test_eigen_optimization_barrier(def_a, magic, kind):
+    """Eigen's empty assembly barrier: the rounding it hides (a + 2^52 where a >= 0, or
+    a + 1.5 * 2^52) becomes rint(a) + C, whose derivative is zero and whose value is the same;
+    another rounding by addition keeps the assembly (refused where AD reaches it); any other
+    value passes through. The rewritten module verifies and computes the same."""
+    import struct
+    from enzyme_cc.lto.inline_asm import barriers
+    decl = "\ndeclare <2 x double> @llvm.fabs.v2f64(<2 x double>)\n"
+    text = BARRIER_IR.replace("{def_a}", def_a).replace("{magic}", magic) + decl
+    out = barriers(text)
+    assert ("@llvm.rint.v2f64" in out) == (kind == "rint"), out
+    assert ('asm ""' in out) == (kind == "kept"), out
+    r = subprocess.run([tool("opt"), "-passes=verify", "-S", "-o", "/dev/null"], input=out,
+                       text=True, capture_output=True)
+    assert r.returncode == 0, r.stderr
+    if kind == "rint":      # the same values: a + C == rint(a) + C in nearest-even mode
+        c = struct.unpack("<d", int(magic, 16).to_bytes(8, "little"))[0]
+        for a in (0.3, 2.5, 3.5, 1e6 + 0.5, 12345.678, 2.0 ** 53 + 2):
+            a = abs(a) if "fabs" in def_a else a * a
+            assert (a + c) - c == round(a) if a < 2 ** 52 else (a + c) - c, a
