@@ -1,5 +1,5 @@
 """qsort's derivatives (rules/c_sort.c, registered as custom ones) linked into a merged module
-that calls qsort and registers none of its own for it."""
+that calls the C library's qsort (it defines none) and registers none of its own for it."""
 from __future__ import annotations
 
 import re
@@ -10,14 +10,15 @@ from enzyme_cc.lto.optimize import parse_bitcode
 # forward derivatives of ours that make the call's effect themselves (a sort's order is known
 # only from the unsorted data): the primal call is left out
 FORWARD_DOES_PRIMAL = ("@__enzyme_cc_qsort_fwd",)
-_CALLS = re.compile(r"\bcall\b[^\n]*@qsort\(")
+_CALLS = re.compile(r"\b(?:call|invoke)\b[^\n]*@qsort\(")
+_DEFINED = re.compile(r"^define [^\n]*@qsort\(", re.M)
 _OWN = re.compile(r"^@\"?__enzyme_register_(?:gradient|derivative)\w*\"? = [^\n]*@qsort\b", re.M)
 
 
 def link_runtime(module, text: str, ctx) -> bool:
     """Links the runtime where `text` (the module's) calls qsort; True when it did."""
-    if not _CALLS.search(text) or _OWN.search(text):
-        return False
+    if not _CALLS.search(text) or _OWN.search(text) or _DEFINED.search(text):
+        return False        # (a qsort of the program's own is differentiated as its code)
     for data in runtime_bitcode(("c_sort.c",), (), "qsort derivatives"):
         module.link_in(parse_bitcode(data, "enzyme-cc qsort derivatives", ctx))
     return True
