@@ -11,15 +11,25 @@
 #include <string.h>
 
 typedef int (*ecc_cmp)(const void *, const void *);
+typedef int (*ecc_cmp_r)(const void *, const void *, void *);
+void qsort_r(void *, size_t, size_t, ecc_cmp_r, void *);   /* (GNU's, declared without _GNU_SOURCE) */
+
+/* the comparator: qsort's, or qsort_r's with its argument */
+typedef struct { ecc_cmp cmp; ecc_cmp_r cmp_r; void *arg; } ecc_order;
+
+static int ecc_compare(const ecc_order *o, const void *a, const void *b) {
+  return o->cmp ? o->cmp(a, b) : o->cmp_r(a, b, o->arg);
+}
 
 static void ecc_merge_sort(size_t *idx, size_t *tmp, size_t n, const char *base, size_t size,
-                           ecc_cmp cmp) {
+                           const ecc_order *cmp) {
   for (size_t width = 1; width < n; width *= 2) {
     for (size_t lo = 0; lo < n; lo += 2 * width) {
       size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
       size_t a = lo, b = mid, k = lo;
       while (a < mid && b < hi)   /* (ties keep their order: the left run first) */
-        tmp[k++] = cmp(base + idx[b] * size, base + idx[a] * size) < 0 ? idx[b++] : idx[a++];
+        tmp[k++] = ecc_compare(cmp, base + idx[b] * size, base + idx[a] * size) < 0 ? idx[b++]
+                                                                                   : idx[a++];
       while (a < mid) tmp[k++] = idx[a++];
       while (b < hi) tmp[k++] = idx[b++];
     }
@@ -35,7 +45,7 @@ static void *ecc_alloc(size_t bytes) {
 
 /* The order of the sorted elements: idx[k] is the position before the sort of the element
    that ends at position k. */
-static size_t *ecc_sorted_order(const void *base, size_t n, size_t size, ecc_cmp cmp) {
+static size_t *ecc_sorted_order(const void *base, size_t n, size_t size, const ecc_order *cmp) {
   size_t *idx = ecc_alloc(n * sizeof(size_t)), *tmp = ecc_alloc(n * sizeof(size_t));
   for (size_t k = 0; k < n; k++) idx[k] = k;
   ecc_merge_sort(idx, tmp, n, base, size, cmp);
@@ -54,20 +64,31 @@ static void ecc_permute(void *arr, size_t n, size_t size, const size_t *idx, int
   free(copy);
 }
 
-void *__enzyme_cc_qsort_aug(void *base, void *dbase, size_t n, size_t size, ecc_cmp cmp,
-                            void *dcmp) {
-  (void)dcmp;
-  size_t *idx = ecc_sorted_order(base, n, size, cmp);
+/* the forward sweep: sorts the array and its shadow alike; the order is the tape */
+static void *ecc_sort_aug(void *base, void *dbase, size_t n, size_t size, const ecc_order *o) {
+  size_t *idx = ecc_sorted_order(base, n, size, o);
   ecc_permute(base, n, size, idx, 0);
   if (dbase) ecc_permute(dbase, n, size, idx, 0);
   return idx;
 }
 
+/* the reverse: each element's adjoint goes back to where the element came from */
+static void ecc_sort_rev(void *dbase, size_t n, size_t size, void *tape) {
+  if (dbase) ecc_permute(dbase, n, size, tape, 1);
+  free(tape);
+}
+
+void *__enzyme_cc_qsort_aug(void *base, void *dbase, size_t n, size_t size, ecc_cmp cmp,
+                            void *dcmp) {
+  ecc_order o = {cmp, 0, 0};
+  (void)dcmp;
+  return ecc_sort_aug(base, dbase, n, size, &o);
+}
+
 void __enzyme_cc_qsort_rev(void *base, void *dbase, size_t n, size_t size, ecc_cmp cmp,
                            void *dcmp, void *tape) {
   (void)base, (void)cmp, (void)dcmp;
-  if (dbase) ecc_permute(dbase, n, size, tape, 1);
-  free(tape);
+  ecc_sort_rev(dbase, n, size, tape);
 }
 
 void __enzyme_cc_qsort_fwd(void *base, void *dbase, size_t n, size_t size, ecc_cmp cmp,
@@ -75,6 +96,28 @@ void __enzyme_cc_qsort_fwd(void *base, void *dbase, size_t n, size_t size, ecc_c
   free(__enzyme_cc_qsort_aug(base, dbase, n, size, cmp, dcmp));
 }
 
+void *__enzyme_cc_qsort_r_aug(void *base, void *dbase, size_t n, size_t size, ecc_cmp_r cmp,
+                              void *dcmp, void *arg, void *darg) {
+  ecc_order o = {0, cmp, arg};
+  (void)dcmp, (void)darg;
+  return ecc_sort_aug(base, dbase, n, size, &o);
+}
+
+void __enzyme_cc_qsort_r_rev(void *base, void *dbase, size_t n, size_t size, ecc_cmp_r cmp,
+                             void *dcmp, void *arg, void *darg, void *tape) {
+  (void)base, (void)cmp, (void)dcmp, (void)arg, (void)darg;
+  ecc_sort_rev(dbase, n, size, tape);
+}
+
+void __enzyme_cc_qsort_r_fwd(void *base, void *dbase, size_t n, size_t size, ecc_cmp_r cmp,
+                             void *dcmp, void *arg, void *darg) {
+  free(__enzyme_cc_qsort_r_aug(base, dbase, n, size, cmp, dcmp, arg, darg));
+}
+
 void *__enzyme_register_gradient_qsort[3] = {(void *)qsort, (void *)__enzyme_cc_qsort_aug,
                                              (void *)__enzyme_cc_qsort_rev};
 void *__enzyme_register_derivative_qsort[2] = {(void *)qsort, (void *)__enzyme_cc_qsort_fwd};
+void *__enzyme_register_gradient_qsort_r[3] = {(void *)qsort_r, (void *)__enzyme_cc_qsort_r_aug,
+                                               (void *)__enzyme_cc_qsort_r_rev};
+void *__enzyme_register_derivative_qsort_r[2] = {(void *)qsort_r,
+                                                 (void *)__enzyme_cc_qsort_r_fwd};

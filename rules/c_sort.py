@@ -1,5 +1,6 @@
 """qsort's derivatives (rules/c_sort.c, registered as custom ones) linked into a merged module
-that calls the C library's qsort (it defines none) and registers none of its own for it."""
+that calls the C library's qsort or qsort_r (it defines neither) and registers none of its own
+for them."""
 from __future__ import annotations
 
 import re
@@ -9,10 +10,11 @@ from enzyme_cc.lto.optimize import parse_bitcode
 
 # forward derivatives of ours that make the call's effect themselves (a sort's order is known
 # only from the unsorted data): the primal call is left out
-FORWARD_DOES_PRIMAL = ("@__enzyme_cc_qsort_fwd",)
-_CALLS = re.compile(r"\b(?:call|invoke)\b[^\n]*@qsort\(")
-_DEFINED = re.compile(r"^define [^\n]*@qsort\(", re.M)
-_OWN = re.compile(r"^@\"?__enzyme_register_(?:gradient|derivative)\w*\"? = [^\n]*@qsort\b", re.M)
+FORWARD_DOES_PRIMAL = ("@__enzyme_cc_qsort_fwd", "@__enzyme_cc_qsort_r_fwd")
+_CALLS = re.compile(r"\b(?:call|invoke)\b[^\n]*@qsort(?:_r)?\(")
+_DEFINED = re.compile(r"^define [^\n]*@qsort(?:_r)?\(", re.M)
+_OWN = re.compile(r"^@\"?__enzyme_register_(?:gradient|derivative)\w*\"? = [^\n]*@qsort(?:_r)?\b",
+                  re.M)
 
 
 def link_runtime(module, text: str, ctx) -> bool:

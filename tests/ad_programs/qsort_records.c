@@ -1,8 +1,9 @@
 /* qsort of records that carry derivatives (particles sorted by a float key, then by an
-   integer cell key, as neighbour-list and cell-sorting codes do): their adjoints and tangents
-   move with the elements (enzyme-cc's registered qsort derivatives, rules/c_sort.c). The
-   objective depends on the order (a weighted prefix sum). Reverse and forward mode, checked
-   against central differences. */
+   integer cell key with GNU's qsort_r and a direction argument, as neighbour-list and
+   cell-sorting codes do): their adjoints and tangents move with the elements (enzyme-cc's
+   registered qsort derivatives, rules/c_sort.c). The objective depends on the order (a
+   weighted prefix sum). Reverse and forward mode, checked against central differences. */
+#define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +24,8 @@ static int by_x(const void *a, const void *b) {
   double d = ((const particle *)a)->x - ((const particle *)b)->x;
   return (d > 0) - (d < 0);
 }
-static int by_cell(const void *a, const void *b) {
-  return ((const particle *)a)->cell - ((const particle *)b)->cell;
+static int by_cell(const void *a, const void *b, void *direction) {
+  return *(const int *)direction * (((const particle *)a)->cell - ((const particle *)b)->cell);
 }
 
 __attribute__((noinline)) double energy(const double *pos, const double *wts, int n) {
@@ -36,7 +37,8 @@ __attribute__((noinline)) double energy(const double *pos, const double *wts, in
     acc += p[k].x * (k + 1);
     e += acc * p[k].w;
   }
-  qsort(p, n, sizeof *p, by_cell);         /* an integer key: the floats still move */
+  int descending = -1;                     /* an integer key: the floats still move */
+  qsort_r(p, n, sizeof *p, by_cell, &descending);
   for (int k = 0; k + 1 < n; k++) e += sin(p[k].x) * p[k + 1].w * (k + 2);
   free(p);
   return e;
