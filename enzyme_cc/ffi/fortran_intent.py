@@ -8,6 +8,7 @@ is found by its header, and each type declaration or INTENT statement of its spe
 the names after `::`."""
 from __future__ import annotations
 
+import os
 import re
 
 _INTENT = re.compile(r"\bintent\s*\(\s*(in\s*out|inout|in|out)\s*\)", re.I)
@@ -15,11 +16,13 @@ _END = re.compile(r"^(end|contains)\b(?!\s*(interface|type|associate|block|do|if
                   r"forall|enum)\b)", re.I)
 
 
-def _statements(text: str) -> list[str]:
-    """The source's statements: comments cut (a `!` outside quotes), `&` continuations joined,
-    `;` separated statements split."""
+def _statements(text: str, fixed: bool = False) -> list[str]:
+    """The source's statements: comments cut (a `!` outside quotes; in fixed form also a line
+    with C, c or * in column 1), `&` continuations joined, `;` separated statements split."""
     out, pending = [], ""
     for raw in text.splitlines():
+        if fixed and raw[:1] in ("C", "c", "*"):
+            continue
         line, quote = [], None
         for c in raw:
             if quote:
@@ -66,10 +69,11 @@ def intents(sources, routine: str) -> dict[str, str]:
         proc = proc[:-1]
     header = re.compile(r"^(?:[\w\s(),=*]*?\s)?(?:subroutine|function)\s+" + re.escape(proc)
                         + r"\s*(\(|$)", re.I)
-    for _, lang, data in sources:
+    for name, lang, data in sources:
         if lang != "fortran":
             continue
-        stmts = _statements(data.decode("utf-8", "replace"))
+        fixed = os.path.splitext(name)[1].lower() in (".f", ".for", ".ftn", ".f77")
+        stmts = _statements(data.decode("utf-8", "replace"), fixed)
         for k, s in enumerate(stmts):
             if header.match(s):
                 return _routine_intents(stmts[k + 1:])
