@@ -114,6 +114,22 @@ void __enzyme_cc_qsort_r_fwd(void *base, void *dbase, size_t n, size_t size, ecc
   free(__enzyme_cc_qsort_r_aug(base, dbase, n, size, cmp, dcmp, arg, darg));
 }
 
+/* vector forward mode (enzyme_width): the array sorted once, its order returned; then each
+   lane's shadow reordered the same way (the caller frees the order) */
+void *__enzyme_cc_sort_order(void *base, size_t n, size_t size, ecc_cmp cmp, ecc_cmp_r cmp_r,
+                             void *arg) {
+  ecc_order o = {cmp, cmp_r, arg};
+  return ecc_sort_aug(base, 0, n, size, &o);
+}
+
+void __enzyme_cc_sort_apply(void *dbase, size_t n, size_t size, void *order) {
+  if (dbase) ecc_permute(dbase, n, size, order, 0);
+}
+
+/* (kept through the pre-AD optimization: the derivatives call them after it) */
+void *__enzyme_cc_sort_lanes[2] = {(void *)__enzyme_cc_sort_order,
+                                   (void *)__enzyme_cc_sort_apply};
+
 void *__enzyme_register_gradient_qsort[3] = {(void *)qsort, (void *)__enzyme_cc_qsort_aug,
                                              (void *)__enzyme_cc_qsort_rev};
 void *__enzyme_register_derivative_qsort[2] = {(void *)qsort, (void *)__enzyme_cc_qsort_fwd};

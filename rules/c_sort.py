@@ -17,6 +17,33 @@ _OWN = re.compile(r"^@\"?__enzyme_register_(?:gradient|derivative)\w*\"? = [^\n]
                   re.M)
 
 
+def _order(inst) -> str:
+    return f"%ad.sortorder.{inst.line}"
+
+
+def sort_once(ctx, inst) -> None:
+    """Vector forward mode: sorts the array once (qsort's or qsort_r's comparator), keeping its
+    order for each lane's shadow (sort_lane)."""
+    val = [ctx.p(o.value) if o.is_local else o.value for o in inst.ops]
+    base, n, size, cmp = val[:4]
+    cmps = f"ptr {cmp}, ptr null, ptr null" if len(val) == 4 else \
+        f"ptr null, ptr {cmp}, ptr {val[4]}"
+    ctx.emit(f"{_order(inst)} = call ptr @__enzyme_cc_sort_order(ptr {base}, i64 {n}, i64 {size}, "
+             f"{cmps})")
+
+
+def sort_lane(ctx, inst) -> None:
+    """The current lane's shadow put in the order sort_once kept (freed after the last lane)."""
+    base, n, size = inst.ops[:3]
+    if ctx.shadowed(base.value):
+        nv, sv = (ctx.p(o.value) if o.is_local else o.value for o in (n, size))
+        ctx.emit(f"call void @__enzyme_cc_sort_apply(ptr {ctx.s(base.value)}, i64 {nv}, "
+                 f"i64 {sv}, ptr {_order(inst)})")
+    if ctx.synth.lane == ctx.synth.width - 1:
+        ctx.gen().declare_raw("@free", "declare void @free(ptr)")
+        ctx.emit(f"call void @free(ptr {_order(inst)})")
+
+
 def link_runtime(module, text: str, ctx) -> bool:
     """Links the runtime where `text` (the module's) calls qsort; True when it did."""
     if not _CALLS.search(text) or _OWN.search(text) or _DEFINED.search(text):

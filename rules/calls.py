@@ -27,7 +27,7 @@ from .realloc import realloc_forward, rev_realloc
 from .blas import forward_copies, capture_after
 from .blas_tangent import tangent_before
 from .fortran import refuse_runtime_call, refuse_associated_pointer
-from .c_sort import FORWARD_DOES_PRIMAL
+from .c_sort import FORWARD_DOES_PRIMAL, sort_once
 from enzyme_cc.ad.api.global_shadows_nested import outer_call
 from .libm_out import reverse as libm_out_reverse
 from .blas_reverse import reverse as blas_reverse
@@ -127,10 +127,8 @@ def _fwd_call(ctx, inst, before):
                        "(__enzyme_fwddiff), or differentiate the plain loop")
     if kind == "custom" and fwd_mode and _involved(ctx, inst) and \
             ctx.gen().reg.derivative.get(inst.callee) in FORWARD_DOES_PRIMAL:
-        if getattr(synth, "width", 1) > 1 and before:
-            ctx.gen().fail(synth, inst, f"'{inst.callee[1:]}' of data that carries derivatives in "
-                           "vector forward mode (enzyme_width) is not supported",
-                           "differentiate one direction per call (width 1), or use reverse mode")
+        if before and getattr(synth, "width", 1) > 1 and getattr(synth, "lane", 0) == 0:
+            sort_once(ctx, inst)            # (vector forward mode: each lane's shadow after)
         return False if before else None    # (the derivative makes the primal call's effect)
     if kind == "mpi":                  # always: every rank takes part in the derivative's messages
         return mpi_forward(ctx, inst, before)

@@ -14,6 +14,7 @@ from enzyme_cc.ad.api.global_shadows_nested import outer_call
 from .libm_out import tangent as libm_out_tangent
 from .fortran import refuse_associated_pointer
 from .blas_tangent import tangent as blas_tangent
+from .c_sort import FORWARD_DOES_PRIMAL, sort_lane
 from enzyme_cc.ad.api.fixed_point import tangent as fixed_point_tangent
 
 
@@ -263,6 +264,8 @@ def _t_call(ctx, inst):
         if fwd is None or gen.module.function(fwd) is None:
             ctx.error(inst, f"'{inst.callee[1:]}' has no custom forward derivative with bitcode",
                       f"register one with __enzyme_register_derivative_{inst.callee[1:]}")
+        if fwd in FORWARD_DOES_PRIMAL and getattr(ctx.synth, "width", 1) > 1:
+            return sort_lane(ctx, inst)
         fn = gen.module.function(fwd)
         args = []
         for o in inst.ops:

@@ -2,7 +2,8 @@
    integer cell key with GNU's qsort_r and a direction argument, as neighbour-list and
    cell-sorting codes do): their adjoints and tangents move with the elements (enzyme-cc's
    registered qsort derivatives, rules/c_sort.c). The objective depends on the order (a
-   weighted prefix sum). Reverse and forward mode, checked against central differences. */
+   weighted prefix sum). Reverse, forward and vector forward mode, checked against central
+   differences. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -14,9 +15,11 @@ static void check(const char *name, double got, double want) {
   printf("CHECK %s %.12g %.12g%s\n", name, got, want, ok ? "" : "  <-- FAILED");
   failed += !ok;
 }
-int enzyme_dup, enzyme_const;
+int enzyme_dup, enzyme_const, enzyme_width;
 void __enzyme_autodiff(void *, ...);
 double __enzyme_fwddiff(void *, ...);
+typedef struct { double a, b; } two;
+two __enzyme_fwddiff2(void *, ...) __asm__("__enzyme_fwddiff");
 
 typedef struct { int cell; double x, w; } particle;
 
@@ -66,6 +69,12 @@ int main(void) {
     check(name, __enzyme_fwddiff((void *)energy, enzyme_dup, pos, tp, enzyme_dup, wts, tw,
                                  enzyme_const, N), i < N ? dpos[i] : dwts[i - N]);
   }
+  /* vector forward mode: two directions in one call, the array sorted once */
+  double v1[N] = {1, 0, 0, 0, 0, 0, 0}, v2[N] = {0, 0, 0, 0, 0, 0, 1}, w0[N] = {0};
+  two t = __enzyme_fwddiff2((void *)energy, enzyme_width, 2, enzyme_dup, pos, v1, v2,
+                            enzyme_dup, wts, w0, w0, enzyme_const, N);
+  check("fwd2_dpos[0]", t.a, dpos[0]);
+  check("fwd2_dpos[6]", t.b, dpos[6]);
   if (failed) printf("FAILED: %d check(s)\n", failed);
   return failed != 0;
 }
