@@ -7,6 +7,9 @@
 // vectorized log reads the exponent's bits, refused by name.)
 // lse(z) = log sum exp z: d/dz_i = softmax_i;  nll(w) = sum log(1 + exp(-y_i w_i)) (scalar log);
 // fl(v) = sum exp(v) + floor(3.7 v) + round(v) in float: d/dv_i = exp(v_i).
+// ss(x) = sum (i + 1) sqrt|x_i| x_i (SSE2's abs clears the sign bits of integers loaded from
+// the array, whose plain float view x is used beside them: refused before):
+// d/dx_i = (i + 1) 1.5 sqrt|x_i|.
 #include <Eigen/Dense>
 #include <cmath>
 #include <cstdio>
@@ -20,6 +23,11 @@ static void check(const char *name, double got, double want) {
 
 extern "C" void __enzyme_autodiff(void *, ...);
 double lse(const Eigen::VectorXd &z) { return std::log(z.array().exp().sum()); }
+double ss(const double *xin, int n) {
+  Eigen::Map<const Eigen::ArrayXd> x(xin, n);
+  Eigen::ArrayXd r = x.abs().sqrt() * x;
+  return (r * Eigen::ArrayXd::LinSpaced(n, 1.0, n)).sum();
+}
 float fl(const float *v, int n) {
   Eigen::Map<const Eigen::ArrayXf> a(v, n);
   return a.exp().sum() + (a * 3.7f).floor().sum() + a.round().sum();
@@ -46,6 +54,13 @@ int main() {
     check(name, dz[i], std::exp(z[i]) / s);
     std::snprintf(name, sizeof name, "nll_%d", i);
     check(name, dw[i], -y * e / (1 + e));
+  }
+  double xs[n], dxs[n] = {0};
+  for (int i = 0; i < n; i++) xs[i] = std::sin(0.77 * i + 0.3) * 2.3;
+  __enzyme_autodiff((void *)ss, enzyme_dup, xs, dxs, enzyme_const, n);
+  for (int i = 0; i < n; i++) {
+    std::snprintf(name, sizeof name, "ss_%d", i);
+    check(name, dxs[i], (i + 1) * 1.5 * std::sqrt(std::fabs(xs[i])));
   }
   float v[9] = {0.5f, 1.0f, 1.5f, 2.0f, 2.5f, -0.7f, 3.3f, 7.1f, -12.2f}, dv[9] = {0};
   __enzyme_autodiff((void *)fl, enzyme_dup, v, dv, enzyme_const, 9);

@@ -214,10 +214,15 @@ class _Rewriter:
         # (or put into a vector of such bits by element, where the memory's type says floats:
         # SROA builds Eigen's SSE packets of a quaternion so before negating them)
         inserted = any(u.op == "insertelement" and u.ops[1].value == inst.name for u in users)
-        if not users or any(u.op not in ("xor", "and", "or", "insertelement") or
+        # (a plain view of the floats beside the sign operations, as the bits of |x| beside x
+        # in Eigen's SSE2 `abs(x) * x`, is a user too)
+        viewed = [u for u in users if u.op == "bitcast" and _same(u.ty, fty)]
+        signs = [u for u in users if u not in viewed]
+        if not signs or any(u.op not in ("xor", "and", "or", "insertelement") or
                             u.op != "insertelement" and all(o.is_local for o in u.ops)
-                            for u in users):
+                            for u in signs):
             return None
+        users = signs
         # floats by the memory's type, or by use: every result goes back to floats
         uses = [w for u in users for w in self.users.get(u.name, [])]
         as_floats = not inserted and bool(uses) and all(
