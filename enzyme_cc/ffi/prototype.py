@@ -115,10 +115,11 @@ def _describe(md, ref, depth=0):
         return _describe(md, _field(node, "baseType"), depth + 1)
     if tag == "DW_TAG_array_type":      # a Fortran array dummy (passed by address)
         base = _base_name(md, _field(node, "baseType"), depth + 1)
-        rank = len(re.findall(r"!\d+", md.get(_field(node, "elements") or "", "")))
-        shape = ", ".join([":"] * max(rank, 1))
         if "dataLocation:" in node:     # assumed shape, ALLOCATABLE, POINTER: a descriptor
-            return f"{base}({shape}) by descriptor", DESCRIPTOR, False
+            rank = len(re.findall(r"!\d+", md.get(_field(node, "elements") or "", "")))
+            return f"{base}({', '.join([':'] * max(rank, 1))}) by descriptor", DESCRIPTOR, False
+        # explicit shape, `u(n)`: its extents where constant, `?` where a dummy gives them
+        shape = ", ".join(str(n) if n >= 0 else "?" for n in _counts(md, node)) or "?"
         return f"{base}({shape})", base, False
     if tag in ("DW_TAG_pointer_type", "DW_TAG_reference_type", "DW_TAG_rvalue_reference_type"):
         inner = _field(node, "baseType")
@@ -148,6 +149,13 @@ def _counts(md, array) -> list[int]:
         m = re.search(r"count: (-?\d+)", md.get(ref, ""))
         out.append(int(m.group(1)) if m else -1)
     return out
+
+
+def fortran_rank(p) -> int:
+    """The rank of a Fortran array parameter from its spelling (`real(kind=8)(?, 3)`: 2,
+    `real(kind=8)(:) by descriptor`: 1), else 0."""
+    m = re.search(r"\(([^()]*)\)$", (p.c or "").removesuffix(" by descriptor"))
+    return m.group(1).count(",") + 1 if m and "kind=" not in m.group(1) else 0
 
 
 def row_extents(p) -> list[int] | None:
@@ -268,11 +276,11 @@ def _check_arg(sig, where, a, p) -> bool:
         raise SignatureError(
             f"{where}: argument {a.name!r} is a Fortran array passed by descriptor ({_c(p)}: "
             + DESCRIPTOR_WHY)
-    if (p.c or "").endswith(":, :)") and len(a.shape) > 1:
+    if fortran_rank(p) > 1 and len(a.shape) > 1:
         # Fortran stores a(m, k) column by column; the arrays come in C order (row by row), so
         # the same shape would read the transpose (and a square matrix gives no shape error)
         raise SignatureError(
-            f"{where}: argument {a.name!r} is a Fortran array of rank {p.c.count(':')} "
+            f"{where}: argument {a.name!r} is a Fortran array of rank {fortran_rank(p)} "
             f"({_c(p)}), stored column by column, and Python's arrays come row by row: a "
             "multi-dimensional shape would read it transposed, which is not supported yet; "
             "hint: give the routine the array as one dimension (a(*), with its size an "
