@@ -1590,6 +1590,42 @@ def test_exception_in_a_derivative_stops_with_a_message(tmp_path, level):
     assert "hint:" in r.stderr
 
 
+HESSIAN_COLUMNS_THROWING = r"""
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+extern int enzyme_dup;
+double __enzyme_fwddiff(void *, ...);
+void __enzyme_autodiff(void *, ...);
+double f(const double *x) {
+  if (x[0] <= 0.0) throw std::domain_error("x[0] must be positive");
+  return std::log(x[0]) * x[1];
+}
+static void grad(const double *x, double *g) {
+  g[0] = g[1] = 0;
+  __enzyme_autodiff((void *)f, enzyme_dup, x, g);
+}
+int main() {
+  double x[2] = {2.0, 3.0}, v[2] = {1.0, 0.0}, w[2] = {0.0, 1.0}, g[2], hv[2], hw[2];
+  __enzyme_fwddiff((void *)grad, enzyme_dup, x, v, enzyme_dup, g, hv);
+  __enzyme_fwddiff((void *)grad, enzyme_dup, x, w, enzyme_dup, g, hw);
+  std::printf("%g %g %g %g\n", hv[0], hv[1], hw[0], hw[1]);
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_two_guarded_marker_calls_in_one_caller(tmp_path, level):
+    """Two forward-over-reverse marker calls in one function of a program that throws: each
+    runs under the terminate handler, whose saved value had the same name twice (an internal
+    error: the derivative IR did not verify; found by a new-user check on a Newton-CG solver).
+    The Hessian of log(x0) x1 at (2, 3): [-3/4, 1/2; 1/2, 0]."""
+    (tmp_path / "h.cpp").write_text(HESSIAN_COLUMNS_THROWING)
+    subprocess.run(["enzyme-c++", level, "h.cpp", "-o", "h"], cwd=tmp_path, check=True)
+    r = subprocess.run(["./h"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert [float(v) for v in r.stdout.split()] == [-0.75, 0.5, 0.5, 0.0], r.stdout
+
+
 FAST_RSQRT_INLINED = r"""
 #include <stdint.h>
 #include <string.h>

@@ -9,6 +9,8 @@ put back after the call.
 """
 from __future__ import annotations
 
+import hashlib
+
 from ..structure.diagnostics import demangle_hint
 
 SET_TERMINATE = "@_ZSt13set_terminatePFvvE"      # std::set_terminate(void (*)())
@@ -21,13 +23,15 @@ def may_throw(module) -> bool:
 
 def guard(gen, req, lines: list[str]) -> list[str]:
     """The marker call's replacement `lines` run under our terminate handler."""
-    k = len(gen.decls)
     name = demangle_hint(req.fn).replace("\\", "/").replace('"', "'")
     text = (f"enzyme-cc: a C++ exception was thrown while the derivative of '{name}' ran; "
             "derivatives do not unwind (exception paths are not differentiated), so the "
             "program stops; hint: keep the differentiated code on paths that do not throw "
             "(check the condition before the marker call, and call the function itself where "
             "it may throw)\n").encode()
+    # (the message and its handler named by their text: one per differentiated function; the
+    # saved handler by the marker call's line, several guarded calls may share a caller)
+    k = hashlib.sha1(text).hexdigest()[:12]
     msg, handler = f"@__enzyme_cc_throw_msg.{k}", f"@__enzyme_cc_throw_stop.{k}"
     escaped = "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}"
                       for b in text)
@@ -39,7 +43,7 @@ def guard(gen, req, lines: list[str]) -> list[str]:
     gen.declare_raw("@write", "declare i64 @write(i32, ptr, i64)")
     gen.declare_raw("@abort", "declare void @abort() noreturn nounwind")
     gen.declare_raw(SET_TERMINATE, f"declare ptr {SET_TERMINATE}(ptr)")
-    old = f"%ad.terminate.{k}"
+    old = f"%ad.terminate.{req.line}"
     tail = [lines.pop()] if lines and lines[-1].startswith("br label ") else []
     return [f"{old} = call ptr {SET_TERMINATE}(ptr {handler})", *lines,
             f"{old}.back = call ptr {SET_TERMINATE}(ptr {old})", *tail]   # (named: a numbered
