@@ -1626,6 +1626,50 @@ def test_two_guarded_marker_calls_in_one_caller(tmp_path, level):
     assert [float(v) for v in r.stdout.split()] == [-0.75, 0.5, 0.5, 0.0], r.stdout
 
 
+MAP_COPY = r"""
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+extern int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+double objective(const double *p, int n) {
+  MAP<int, double> a;
+  for (int s = 0; s < n; s++) a[s] = p[s];
+#ifdef BY_INSERTION
+  MAP<int, double> b;
+  for (auto &kv : a) b[kv.first] = kv.second;
+#else
+  MAP<int, double> b = a;
+#endif
+  double e = 0;
+  for (const auto &kv : b) e += kv.second * kv.second;
+  return e;
+}
+int main() {
+  double p[3] = {1.0, 2.0, 3.0}, dp[3] = {0, 0, 0};
+  __enzyme_autodiff((void *)objective, enzyme_dup, p, dp, enzyme_const, 3);
+  std::printf("%g %g %g\n", dp[0], dp[1], dp[2]);
+}
+"""
+
+
+@pytest.mark.parametrize("kind", ["std::map", "std::unordered_map"])
+def test_node_container_copy_refused_not_wrong(tmp_path, kind):
+    """Copying a std::map / std::unordered_map of doubles: the node values' copies were typed
+    as pointers (the only kind seen in the nodes, their links) and their adjoints dropped: a
+    zero gradient, silently (found by a new-user check). Refused now; the copy by insertion
+    the hint gives is exact."""
+    (tmp_path / "m.cpp").write_text(MAP_COPY)
+    r = subprocess.run([str(BIN / "enzyme-c++"), "-O2", f"-DMAP={kind}", "m.cpp", "-o", "m"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode != 0 and "cannot deduce the type of the memory being copied" in \
+        r.stderr and "Traceback" not in r.stderr, r.stderr
+    subprocess.run([str(BIN / "enzyme-c++"), "-O2", f"-DMAP={kind}", "-DBY_INSERTION", "m.cpp",
+                    "-o", "m"], cwd=tmp_path, check=True)
+    out = subprocess.run(["./m"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert [float(v) for v in out.stdout.split()] == [2.0, 4.0, 6.0], out.stdout
+
+
 FAST_RSQRT_INLINED = r"""
 #include <stdint.h>
 #include <string.h>

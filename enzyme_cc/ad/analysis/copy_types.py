@@ -96,6 +96,14 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
         # and the routines it is handed to (a C driver copying an array for LAPACK; Eigen's
         # `MatrixXd A = map; PartialPivLU lu(A)`, which copies A again into the solver's storage)
         kinds = _linked_kinds(module, fn, (dst.value, src.value), info)
+    if kinds == {"ptr"} and length is not None and length > 8 and \
+            not any(isinstance(off, int) and 0 <= off < length and k != "int"
+                    for s in summaries for off, k in s.items()) \
+            and any(decompose(module, fn, o)[1] not in (0, None) for o in (dst.value, src.value)):
+        # the only evidence is pointers stored somewhere in the block (a node's links), and the
+        # copy lies inside it past its start (std::map's _M_copy cloning a node's value, a
+        # pair<const int, double>, beside its links): its bytes may hold floats
+        return None
     if kinds == {"ptr"} and _variant_arm(module, fn, inst):
         # a copy in one arm of a test of its source's tag word (a Rust enum's clone), where the
         # only evidence is a pointer another variant keeps there (a recursive variant's Vec):

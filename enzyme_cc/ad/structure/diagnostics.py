@@ -129,6 +129,13 @@ def untyped_copy_hint(fn_name: str, module=None) -> str:
                 "character assigned or concatenated, an integer array constructor stored into "
                 "a derived type's component): assign the elements one by one, or keep that "
                 "data out of the differentiated procedure")
+    if "_Rb_tree" in fn_name or "_Hashtable" in fn_name:
+        # (a node container's copy clones each node's value into a fresh node: nothing there
+        # types the value)
+        return ("copying a std::map/std::set/std::unordered_map whose values carry derivatives "
+                "(its nodes' values are copied with no type in view) is not supported: build "
+                "the copy by inserting the values (`for (auto &kv : a) b[kv.first] = "
+                "kv.second;`), or keep one container and iterate it")
     if module is not None and "!tbaa" in module.text:
         # built with type information already: the data's type is what is unknown (libstdc++
         # moves a growing vector's elements with memmove, typed only by the element accesses
