@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import type_size
 from ..structure.type_layout import (containing_type, decompose, layout, named_expand,
-                                     opaque_layout, record_of, tbaa_struct, underlying)
+                                     opaque_layout, record_of, tbaa_struct, underlying,
+                                     union_hides_range)
 from ..structure.diagnostics import is_rust
 from .debug_types import copied_layout, uniform_kind
 from .stored_layout import stored_layout
 from .typeinfo import TypeInfo, callee_kinds
-from .activity_basics import FREES
 
 
 def access_types(module, fn, base: str) -> set:
@@ -37,8 +37,9 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
         ranges = []
         for off, (size, kind) in sorted(ts.items()):
             if off < length:        # (a copy LLVM shortened keeps the struct's whole tag)
-                ranges.append((off, min(size, length - off),
-                               kind or _guess(info, dst.value, src.value, off)))
+                size = min(size, length - off)
+                ranges += [(off, size, kind)] if kind else \
+                    _guessed(info, dst.value, src.value, off, size)
         if any(k is None for _, _, k in ranges):
             return _declared_ranges(module, fn, (dst.value, src.value), length, info) or \
                 _struct_by_shape(module, ranges, length) or ranges
@@ -248,7 +249,10 @@ def _declared_ranges(module, fn, ptrs, length, info=None):
             continue
         off %= size                          # an element of an array of ty
         count = (off + length + size - 1) // size
-        lay = layout(f"[{count} x {ty}]" if count > 1 else ty, named)
+        whole = f"[{count} x {ty}]" if count > 1 else ty
+        if union_hides_range(whole, named, off, off + length):
+            continue                         # a C++ union (std::function's) says nothing
+        lay = layout(whole, named)
         if any(o < off < o + (4 if k == "float" else 8) for o, k in lay.items() if k != "int"):
             continue                         # starts inside a float or a pointer
         lay = {o - off: k for o, k in lay.items() if off <= o < off + length}
@@ -433,12 +437,25 @@ def _linked_kinds(module, fn, ends, info) -> set:
     return kinds or callee_kinds(module, fn, {info._find(o) for o in objs}, info)
 
 
-def _guess(info, dst, src, off):
+def _guessed(info, dst, src, off, size):
+    """The ranges of an untagged field (a char array or a union: `omnipotent char`) from the
+    typed accesses through either end, when they say what every byte of it holds: a lambda
+    `[a, &phase]` copied into std::function's storage is a double and a pointer. Else the
+    kind at its start over the whole field, or None: unknown."""
     for o in (dst, src):
         s = info.pointee_summary(o)
-        if off in s:
-            return s[off]
-    return None
+        inside = sorted((p, k) for p, k in s.items() if p != "*" and off <= p < off + size)
+        if not inside or inside[0][0] != off:
+            continue
+        if len(inside) == 1 and _WIDTH.get(inside[0][1], size) >= size:
+            return [(off, size, inside[0][1])]
+        ends = [p for p, _ in inside[1:]] + [off + size]
+        if all(_WIDTH.get(k, e - p) == e - p for (p, k), e in zip(inside, ends)):
+            return [(p, e - p, k) for (p, k), e in zip(inside, ends)]
+        if len({k for _, k in inside}) == 1 and inside[0][1] != "int":
+            return [(off, size, inside[0][1])]   # (e.g. two doubles, the second not accessed)
+        return [(off, size, None)]
+    return [(off, size, None)]
 
 
 def infer_copy_type(module, fn, inst, info: TypeInfo | None = None) -> str:
@@ -573,41 +590,3 @@ def _joined(ranges):
         else:
             out.append((off, size, kind))
     return out
-
-
-def _address_key(module, fn, v: str, depth=0):
-    """What pointer v is, up to reloading: the same SSA value, or a load of the same address
-    (unoptimized code reloads `v->data` before the free)."""
-    d = fn.defs.get(v)
-    if depth > 8 or getattr(d, "op", None) != "load":
-        return v
-    base, off = decompose(module, fn, d.ops[0].value)
-    return ("load", _address_key(module, fn, base, depth + 1), off)
-
-
-def moves_freed_block(module, fn, inst) -> bool:
-    """A copy whose source block is freed right after it, on its way out (nothing but loads,
-    address arithmetic, markers, phis and unconditional branches in between: an allocator's own
-    realloc, `q = malloc(n); memcpy(q, p, k); free(p)`, as in Rust's over-aligned
-    reallocation): the program never reads the source again, so the copy moves the block, and
-    its adjoint can move the shadow bytes back whatever their type."""
-    src = _address_key(module, fn, inst.ops[1].value)
-    blk, seen = inst.block, set()
-    insts = blk.insts[next(i for i, x in enumerate(blk.insts) if x is inst) + 1:]
-    while True:
-        for nxt in insts:
-            c = nxt.callee or ""
-            if nxt.op in ("phi", "getelementptr", "bitcast") or nxt.op == "load" and \
-                    "volatile" not in nxt.flags or nxt.op == "call" and c.startswith(
-                    ("@llvm.lifetime", "@llvm.dbg", "@llvm.assume")):
-                continue
-            if nxt is blk.term and nxt.op == "br" and len(blk.term.targets) == 1:
-                break
-            return nxt.op == "call" and c in FREES and bool(nxt.ops) and \
-                _address_key(module, fn, nxt.ops[0].value) == src
-        target = blk.term.targets[0]
-        if target in seen:
-            return False
-        seen.add(target)
-        blk = fn.block(target)
-        insts = blk.insts

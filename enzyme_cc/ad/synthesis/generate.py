@@ -31,7 +31,8 @@ from ..api.marker_targets import refuse_unknown_function
 from ..api.marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                                   rewrite_primal_reverse, rewrite_vector_call, with_marker_location)
 from ..analysis.typeinfo import TypeInfo
-from ..analysis.copy_types import copy_ranges, moves_freed_block
+from ..analysis.copy_types import copy_ranges
+from ..analysis.moved_blocks import moves_freed_block
 from ..api.dispatch import IndirectCalls
 from .call_emit import CallEmitter
 from .callee_summary import CalleeSummaries
@@ -86,6 +87,7 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         self.in_parallel = False         # synthesizing code an OpenMP team runs (see split)
         self.in_multi = False            # split functions reversed once per lane (see split)
         self._split_edges: dict = {}
+        self._hint_variants: dict = {}        # fn -> the pointer hints of its derivatives (with_variant)
         self.split_info: dict = {}       # split key -> (lane hazard, split keys it calls)
         self.split_frees: dict = {}      # split key -> its reverse frees what its forward allocated
         set_module_registrations(self.reg.inactive, self.reg.like, self.reg.alloc_like)
@@ -240,7 +242,7 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
 
     def gradient(self, fn_name: str, acts: list[str], ret_active: bool, hints=None) -> tuple[str, str]:
         """Combined-mode gradient of fn for one activity signature: (name, return type)."""
-        key = (fn_name, tuple(acts), ret_active, "combined")
+        key = (fn_name, tuple(acts), ret_active, self.with_variant(fn_name, hints, "combined"))
         if key in self.done:
             return self.done[key]
         fn = self.module.function(fn_name)
@@ -278,7 +280,8 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         multi = self.in_multi if multi is None else multi
         private = frozenset(private) if parallel else frozenset()
         restored = frozenset(restored)
-        key = (fn_name, tuple(acts), ret_active, split_kind(parallel, multi, private, restored))
+        key = (fn_name, tuple(acts), ret_active,
+               self.with_variant(fn_name, hints, split_kind(parallel, multi, private, restored)))
         if self._split_stack:             # which split functions each one calls (reverse_vector)
             self._split_edges.setdefault(self._split_stack[-1], set()).add(key)
         if key in self.done:
@@ -322,6 +325,20 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         self.helpers.add(("tape",))
         return self.done[key]
 
+    def with_variant(self, fn_name: str, hints, kind: str) -> str:
+        """kind, marked with which derivative of fn_name a call with these pointer hints
+        shares: the first earlier call's whose hints agree wherever both know a kind. Callers
+        that keep different kinds in the same bytes get their own (one std::function push_back
+        moving a lambda's captured double, another a captured pointer, in the same bytes)."""
+        seen = self._hint_variants.setdefault(fn_name, [])
+        hints = hints or {}
+        for k, h in enumerate(seen):
+            if all(h[p].get(o, kind_) == kind_ for p in h.keys() & hints.keys()
+                   for o, kind_ in hints[p].items()):
+                return kind if k == 0 else f"{kind}-hints{k}"
+        seen.append(hints)
+        return kind if len(seen) == 1 else f"{kind}-hints{len(seen) - 1}"
+
     def _mark(self):
         """Where the generated code stands before a derivative is built (see _roll_back)."""
         return len(self.out), set(self.done)
@@ -344,7 +361,8 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         'dup' (pointer + shadow), 'const'. Width N > 1: N shadows/tangents per argument, N
         tangents returned as an array. error: the tangents are error estimates
         (__enzyme_error_estimate, rules/error.py)."""
-        key = (fn_name, tuple(acts), callee, "error" if error else "forward", width)
+        key = (fn_name, tuple(acts), callee,
+               self.with_variant(fn_name, hints, "error" if error else "forward"), width)
         if key in self.done:
             return self.done[key]
         if key in self.failed:
@@ -455,10 +473,11 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         if req.mode == "tape_size":
             new = rewrite_tape_size(self, req)
         elif getattr(req, "reverse_vector", False):
+            hints = self.request_hints(req)
             req.split_key = (req.fn, tuple(req.acts), req.ret_active,
-                             split_kind(False, req.width))
+                             self.with_variant(req.fn, hints, split_kind(False, req.width)))
             new = reverse_vector.rewrite(self, req, self.split(
-                req.fn, req.acts, req.ret_active, self.request_hints(req), multi=req.width))
+                req.fn, req.acts, req.ret_active, hints, multi=req.width))
         elif req.mode == "reverse" and getattr(req, "opts", {}).get("primal"):
             if getattr(req, "candidates", None):
                 raise UserError(f"{located(self.module, req.caller, req.inst)}: "
@@ -468,9 +487,11 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
                 req.fn, req.acts, req.ret_active, self.request_hints(req)))
         elif req.mode in ("augment", "split_reverse"):
             # multi: enzyme_nofree lets the program reverse one tape more than once
-            req.split_key = (req.fn, tuple(req.acts), req.ret_active, split_kind(False, True))
+            hints = self.request_hints(req)
+            req.split_key = (req.fn, tuple(req.acts), req.ret_active,
+                             self.with_variant(req.fn, hints, split_kind(False, True)))
             new = rewrite_split_call(self, req, self.split(req.fn, req.acts, req.ret_active,
-                                                           self.request_hints(req), multi=True))
+                                                           hints, multi=True))
             if req.inst.op == "invoke":
                 new.append(f"br label {req.inst.targets[0]}")
         else:
