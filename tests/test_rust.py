@@ -399,3 +399,16 @@ def test_rust_recursive_enum_clone_refused(tmp_path):
     _rustc_link("-O", src, "--cfg", "clone", cwd=tmp_path)
     out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
     assert "bad 0" in out, out
+
+
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+@pytest.mark.parametrize("opts", [("-O",), pytest.param(("-Copt-level=0", "-g"),
+                                                        marks=pytest.mark.slow)],
+                         ids=["O", "dev-profile"])
+def test_rust_ode_fit_with_structs_of_vecs(tmp_path, opts):
+    """A State {Vec<f64>, f64} cloned, returned and moved through an RK4 over closures (refused:
+    the clone's length, the Vec header moved into the struct's front, the buffer reached
+    through the header, the closure captures moved with an iterator)."""
+    _rustc_link(opts[0], HERE / "ode_fit_structs.rs", *opts[1:], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 10 and "FAILED" not in out, out

@@ -12,7 +12,7 @@ from .copy_types import copy_ranges
 from .activity_basics import ALLOCATORS, _libm_out, has_shadow_type, int_pointer_sources
 from ..structure.type_layout import decompose, global_named, has_own_buffer
 from ..structure.std_vectors import vector_offsets
-from enzyme_cc.rules.call_kinds import ALLOC
+from enzyme_cc.rules.call_kinds import ALLOC, MEMCPY, MEMSET
 from enzyme_cc.rules.blas import applies, written_arg
 from enzyme_cc.rules.mpi import is_mpi, received
 
@@ -366,6 +366,33 @@ class ActiveMemory:
         us = uses.get(load.name, [])
         return bool(us) and all(not isinstance(u, tuple) and (u.op == "icmp" or steps(u))
                                 for u in us) and any(u.op != "icmp" for u in us)
+
+    def _used_as_count(self, load) -> bool:
+        """An integer read from differentiated memory that sizes or indexes memory, directly or
+        scaled by a constant (`len << 3` bytes: a Vec<f64>'s clone allocating and copying its
+        length's worth), is a count, never a float's bits: a Rust struct's Vec length beside
+        its f64 fields, where nothing typed says which bytes are which."""
+        todo, seen = [(load.name, 0)], set()
+        while todo:
+            v, depth = todo.pop()
+            if v in seen or depth > 3:
+                continue
+            seen.add(v)
+            for u in self._uses.get(v, ()):
+                if isinstance(u, tuple):
+                    continue
+                at = [k for k, o in enumerate(u.ops) if o.value == v]
+                callee = u.callee or ""
+                if u.op == "getelementptr" and any(k > 0 for k in at) or \
+                        u.op in ("call", "invoke") and (
+                            callee.startswith(MEMCPY + MEMSET) and 2 in at or
+                            any(k in ALLOC.get(callee, ((),))[0] for k in at) or
+                            callee == "@realloc" and 1 in at):
+                    return True
+                if u.op in ("zext", "sext", "trunc") or u.op in ("shl", "mul", "add", "sub") \
+                        and any(o.value.lstrip("-").isdigit() for o in u.ops):
+                    todo.append((u.name, depth + 1))
+        return False
 
     def _holds_addresses(self, load) -> bool:
         """Every store into the memory an i64 load reads stores an address: a pointer, or an

@@ -10,7 +10,7 @@ from ..structure.type_layout import (containing_type, decompose, layout, named_e
                                      opaque_layout, record_of, tbaa_struct, underlying,
                                      union_hides_range)
 from ..structure.diagnostics import is_rust
-from .debug_types import copied_layout, uniform_kind
+from .debug_types import copied_layout, declared_layouts, uniform_kind
 from .stored_layout import stored_layout
 from .typeinfo import TypeInfo, callee_kinds
 
@@ -48,6 +48,11 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
     if elem is not None:
         # a standard library routine moving values of its type parameter (debug_types.py)
         ranges = _element_ranges(*elem, length)
+        if ranges is not None:
+            return ranges
+    if length is not None and (is_rust(fn.name) or "@rust_eh_personality" in module.declarations):
+        # rustc's memory has no types, its debug info has: a local's declared type
+        ranges = _debug_declared(module, fn, (dst.value, src.value), length)
         if ranges is not None:
             return ranges
     if length is None:
@@ -125,6 +130,24 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
             # array of Eigen's sparse storage, grown by a copy into a fresh block)
             return [(0, length, "int")]
     return declared
+
+
+def _debug_declared(module, fn, ends, length):
+    """The ranges of a copy of `length` bytes at a constant offset into a local whose
+    `#dbg_declare` gives its type (debug_types.declared_layouts), or None."""
+    declared = declared_layouts(module, fn)
+    for p in ends:
+        base, off = decompose(module, fn, p)
+        if base not in declared or off is None:
+            continue
+        size, lay = declared[base]
+        if off < 0 or off + length > size or \
+                any(o < off < o + _WIDTH.get(k, 0) for o, k in lay.items()):
+            continue                            # (outside it, or starting inside a scalar)
+        sub = {o - off: k for o, k in lay.items() if off <= o < off + length}
+        if sub:
+            return _merged(sub, length)
+    return None
 
 
 def _variant_arm(module, fn, inst) -> bool:
@@ -418,23 +441,74 @@ _COPIES = ("@llvm.memcpy", "@llvm.memmove", "@memcpy", "@memmove")
 
 def _linked_kinds(module, fn, ends, info) -> set:
     """The float or pointer kinds of the memory of `ends` and of the memory the function's
-    other copies move it to or from (transitively, a few copies far): their typed accesses,
-    and what the functions they are handed to read them as (typeinfo.callee_kinds)."""
-    objs = {underlying(fn, o) for o in ends if o.startswith("%")}
-    copies = [i for i in fn.insts() if i.op in ("call", "invoke") and len(i.ops) >= 2 and
+    other copies move it to or from (transitively, a few copies far): their typed accesses
+    within the bytes each copy moves (a Vec's header copied into the front of a struct whose
+    f64 field follows it says nothing of that field), and what the functions they are handed
+    to read them as (typeinfo.callee_kinds)."""
+    length = None
+    windows = {}                               # object -> (first byte, end) or None: all of it
+
+    def see(ptr, size):
+        base, off = decompose(module, fn, ptr)
+        obj = underlying(fn, base)
+        win = (off, off + size) if off is not None and size is not None and obj == base \
+            else None
+        if obj in windows and windows[obj] != win:
+            old = windows[obj]
+            win = None if old is None or win is None else (min(old[0], win[0]),
+                                                          max(old[1], win[1]))
+        new = obj not in windows or windows[obj] != win
+        windows[obj] = win
+        return new
+
+    copies = [i for i in fn.insts() if i.op in ("call", "invoke") and len(i.ops) >= 3 and
               (i.callee or "").startswith(_COPIES)]
+    for o in ends:
+        if o.startswith("%"):
+            see(o, length)
+    slots = _pointer_slots(module, fn)
     for _ in range(4):
-        more = {underlying(fn, e.value) for c in copies
-                if {underlying(fn, c.ops[0].value), underlying(fn, c.ops[1].value)} & objs
-                for e in c.ops[:2] if e.value.startswith("%")}
-        if more <= objs:
+        grew = False
+        for c in copies:
+            a, b = c.ops[0].value, c.ops[1].value
+            if {underlying(fn, a), underlying(fn, b)} & windows.keys():
+                size = int(c.ops[2].value) if c.ops[2].value.isdigit() else None
+                grew |= any([see(e, size) for e in (a, b) if e.startswith("%")])
+        # the block's address kept in a slot and read back from it (a Vec's buffer in its
+        # header: Rust's `to_vec` copies into a block that later code reaches through it)
+        for r in {r for o in list(windows) for slot in slots[0].get(o, ())
+                  for r in slots[1].get(slot, ())}:
+            if underlying(fn, r) not in windows:
+                grew |= see(r, None)
+        if not grew:
             break
-        objs |= more
     kinds = set()
-    for o in objs:
-        kinds |= {k for off, k in info.pointee_summary(o).items() if off == "*" or off >= 0}
+    for o, win in windows.items():
+        kinds |= {k for off, k in info.pointee_summary(o).items()
+                  if off == "*" or off >= 0 and (win is None or win[0] <= off < win[1])}
     kinds -= {"int"}
-    return kinds or callee_kinds(module, fn, {info._find(o) for o in objs}, info)
+    return kinds or callee_kinds(module, fn, {info._find(o) for o in windows}, info)
+
+
+def _pointer_slots(module, fn):
+    """({pointer: the (base, offset) slots it is stored to or loaded from}, {slot: the
+    pointers stored to or loaded from it}), constant offsets only; one pass, kept on the
+    function. Pointers that meet in a slot point at data of one type (a Vec's buffer)."""
+    memo = getattr(fn, "_pointer_slots", None)
+    if memo is None:
+        of, at = {}, {}
+        for inst in fn.insts():
+            if inst.op == "store" and inst.ops[0].ty == "ptr" and inst.ops[0].value.startswith("%"):
+                ptr, slot = underlying(fn, inst.ops[0].value), decompose(module, fn, inst.ops[1].value)
+            elif inst.op == "load" and inst.ty == "ptr":
+                ptr, slot = inst.name, decompose(module, fn, inst.ops[0].value)
+            else:
+                continue
+            if slot[1] is not None:
+                of.setdefault(ptr, set()).add(slot)
+                at.setdefault(slot, set()).add(ptr)
+        memo = fn._pointer_slots = (of, at)
+    return memo
 
 
 def _guessed(info, dst, src, off, size):

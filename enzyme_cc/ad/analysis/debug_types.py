@@ -155,3 +155,35 @@ def uniform_kind(size: int, lay: dict) -> str | None:
         return "int"
     kind = kinds.pop() if len(kinds) == 1 else None
     return kind if kind and len(lay) * type_size(kind, {}) == size else None
+
+
+_DECLARE = re.compile(r'#dbg_declare\(ptr (%[-\w.$]+|%"[^"]+"), (![0-9]+), !DIExpression\(([^)]*)\)')
+_FRAGMENT = re.compile(r"^DW_OP_LLVM_fragment, (\d+), (\d+)$")
+
+
+def declared_layouts(module, fn) -> dict:
+    """{alloca: (size, {byte offset: kind})} from the function's `#dbg_declare` records (full
+    debug info): the declared variable's type, or the fragment of it an SROA slice holds (the
+    captures of a Rust closure moved with its iterator). Byte arrays and types the debug info
+    does not lay out (enums with variants, unions) are left out, and so is an alloca two
+    records give different layouts."""
+    memo = module.__dict__.setdefault("_declared_layouts", {})
+    if fn.name in memo:
+        return memo[fn.name]
+    out, span = {}, module._bodies.get(fn.name)
+    for line in module._lines[span[0]:span[1]] if span else ():
+        m = _DECLARE.search(line) if "#dbg_declare(ptr %" in line else None
+        if not m:
+            continue
+        lay = layout(module, _field(module.metadata.get(m.group(2), ""), "type"))
+        frag = _FRAGMENT.match(m.group(3).strip())
+        if lay and frag:
+            lo, n = int(frag.group(1)) // 8, int(frag.group(2)) // 8
+            lay = (n, {o - lo: k for o, k in lay[1].items() if lo <= o < lo + n})
+        elif m.group(3).strip():
+            lay = None                        # (an expression that computes the address)
+        lay = _typed(lay)
+        name = m.group(1)
+        out[name] = lay if out.get(name, lay) == lay else None
+    memo[fn.name] = out = {k: v for k, v in out.items() if v}
+    return out
