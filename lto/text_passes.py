@@ -14,7 +14,7 @@ from enzyme_cc.ad.api import loop_checkpoint
 from enzyme_cc.ad.api.registrations import keep_registered_calls
 from enzyme_cc.ad.structure.diagnostics import free_function_name
 from enzyme_cc.rules import blas
-from . import flang_omp, inline_asm, preopt_scope, vector_reductions, x86_intrinsics
+from . import call_signatures, flang_omp, inline_asm, preopt_scope, vector_reductions, x86_intrinsics
 
 
 def merge_passes(shared: bool, preopt: bool,
@@ -34,7 +34,8 @@ def merge_passes(shared: bool, preopt: bool,
               ("inline assembly as IR", inline_asm.rewrite),       # Eigen's SSE max/min, FMA
               ("x86 intrinsics as IR", x86_intrinsics.rewrite),    # AVX max/min, horizontal adds
               ("vector reductions as scalar code", vector_reductions.rewrite),   # -flto objects
-              ("flang's OpenMP capture records unpacked", flang_omp.unpack_capture_records)]
+              ("flang's OpenMP capture records unpacked", flang_omp.unpack_capture_records),
+              ("calls matched to their callee's one-element aggregates", call_signatures.match_calls)]
     if not shared:
         passes.append(("internalize inline functions", internalize_inline_functions))
     if preopt:

@@ -627,3 +627,49 @@ def test_fortran_untyped_copy_hint_is_about_fortran(tmp_path):
     assert r.returncode != 0 and "cannot deduce the type of the memory being copied" in r.stderr
     hint = r.stderr.split("hint:", 1)[1]
     assert "deferred-length character" in hint and "-O1" not in hint, r.stderr
+
+
+VALUE_CHAR_F90 = """module k
+  use iso_c_binding
+contains
+  function scaled(x, mode) bind(c, name="scaled") result(y)
+    real(c_double), value :: x
+    character(kind=c_char), value :: mode
+    real(c_double) :: y
+    if (mode == 'D') then
+      y = 2d0 * x * x
+    else
+      y = x * x
+    end if
+  end function
+end module
+"""
+VALUE_CHAR_MAIN = r"""#include <stdio.h>
+double scaled(double x, char mode);
+double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+extern int enzyme_const;
+double wrap(double x, char mode) { return scaled(x, mode) + x; }
+int main(void) {
+  printf("%g %g %g %g\n", __enzyme_autodiff((void *)wrap, 3.0, 'D'),
+         __enzyme_autodiff((void *)wrap, 3.0, 'S'),
+         __enzyme_fwddiff((void *)wrap, 3.0, 1.0, enzyme_const, 'D'),
+         __enzyme_autodiff((void *)scaled, 3.0, 'D'));
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_c_calls_fortran_with_a_character_by_value(tmp_path, opt):
+    """flang makes a bind(c) `character(kind=c_char), value` dummy a `[1 x i8]` parameter, the
+    C caller passes an i8: the derivative's call of the callee's derivative did not verify (an
+    internal error); a marker call giving the flag directly passes it promoted to int (refused:
+    "cannot pass a i32 argument as [1 x i8]"). d/dx of 2x^2 + x, x^2 + x and 2x^2 at 3."""
+    (tmp_path / "k.f90").write_text(VALUE_CHAR_F90)
+    (tmp_path / "m.c").write_text(VALUE_CHAR_MAIN)
+    run(["enzyme-fc", opt, "-c", "k.f90", "-o", "k.o"], cwd=tmp_path)
+    run(["enzyme-cc", opt, "-c", "m.c", "-o", "m.o"], cwd=tmp_path)
+    run(["enzyme-fc", opt, "m.o", "k.o", "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert [float(v) for v in out.split()] == [13.0, 7.0, 13.0, 12.0], out

@@ -37,10 +37,44 @@ def test_merge_passes_in_order():
                      "keep registered calls", "keep BLAS calls",
                      "inline assembly as IR", "x86 intrinsics as IR",
                      "vector reductions as scalar code", "flang's OpenMP capture records unpacked",
+                     "calls matched to their callee's one-element aggregates",
                      "internalize inline functions", "keep marked loops",
                      "mark unreached code"]
     shared = [n for n, _ in text_passes.merge_passes(shared=True, preopt=False)]
     assert "internalize inline functions" not in shared and "keep marked loops" not in shared
+
+
+def test_calls_matched_to_one_element_aggregates():
+    """flang's `character(kind=c_char), value` dummy is `[1 x i8]`; a C caller passes an i8
+    (and a one-field struct the other way): the call gets the definition's types."""
+    text = _valid("""define double @scaled(double %x, [1 x i8] %m) {
+  %c = extractvalue [1 x i8] %m, 0
+  %f = sitofp i8 %c to double
+  %r = fmul double %x, %f
+  ret double %r
+}
+define i8 @first({ i8 } %m) {
+  %c = extractvalue { i8 } %m, 0
+  ret i8 %c
+}
+define double @wrap(double %x, i8 %m, [1 x i8] %w) {
+  %a = tail call double @scaled(double noundef %x, i8 noundef signext %m), !dbg !3
+  %b = call double @scaled(double %a, i8 68)
+  %c = call i8 @first([1 x i8] %w)
+  %d = call double (double, [1 x i8]) @scaled(double %a, [1 x i8] %w)
+  %r = fadd double %b, %d
+  ret double %r
+}
+!3 = !{}
+""")
+    out = _valid(text_passes.call_signatures.match_calls(text))
+    assert "%ecc.callarg.1 = insertvalue [ 1 x i8 ] poison, i8 %m, 0" in out
+    assert "@scaled ( double noundef %x , [ 1 x i8 ] %ecc.callarg.1 ) , !dbg !3" in out
+    assert "insertvalue [ 1 x i8 ] poison, i8 68, 0" in out
+    assert "call i8 @first([1 x i8] %w)" in out        # ([1 x i8] against { i8 }: left)
+    assert "call double (double, [1 x i8]) @scaled(double %a, [1 x i8] %w)" in out
+    plain = "define i32 @f(i32 %a) {\n  ret i32 %a\n}\n"
+    assert text_passes.call_signatures.match_calls(plain) == plain
 
 
 def test_strip_optnone():

@@ -288,3 +288,12 @@ def c_string(name: str, data: bytes) -> str:
     a C string), printable characters as they are and the others escaped."""
     esc = "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}" for b in data)
     return f'{name} = private unnamed_addr constant [{len(data)} x i8] c"{esc}"'
+
+
+_ONE_ELEMENT = re.compile(r"^(?:\[ ?1 x (.+?) ?\]|\{ ?([^,{}]+?) ?\})$")
+
+
+def one_element(ty: str) -> str | None:
+    """The element type of `[1 x T]` / `{ T }` (T a scalar), else None."""
+    m = _ONE_ELEMENT.match(ty.strip())
+    return (m.group(1) or m.group(2)).strip() if m else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp, split_fields, float_cast, type_size
+from enzyme_cc.ir.lexer import is_fp, one_element, split_fields, float_cast, type_size
 from ..structure.diagnostics import located
 
 # Our tape is a header {data, top, capacity, deferred frees} (ad/tape/tape.py) over a growing byte
@@ -65,6 +65,12 @@ def _store_bytes(gen, req, lines, tmp, vals, what, size) -> list[str]:
 def _convert(lines, tmp, val, from_ty, to_ty):
     if from_ty == to_ty:
         return val
+    elem = one_element(to_ty)
+    if elem:
+        # (flang's `character(kind=c_char), value` dummy: [1 x i8], given a promoted int)
+        val, t = _convert(lines, tmp, val, from_ty, elem), tmp()
+        lines.append(f"{t} = insertvalue {to_ty} poison, {elem} {val}, 0")
+        return t
     t = tmp()
     if is_fp(from_ty) and is_fp(to_ty):
         op = float_cast(from_ty, to_ty)
