@@ -340,11 +340,27 @@ def _gemv_xlen(c):
     return _sel(ctx, _eq(ctx, c.p("tr"), NT), "i32", c.p("n"), c.p("m"))
 
 
+_SCALE_ARGS = ("alpha", "beta")
+
+
+def own_with_active_scale(ctx, inst) -> bool:
+    """A BLAS routine the program defines, called with an active alpha or beta: its code is
+    differentiated instead of the rule (whose adjoints take those as constants)."""
+    if not ctx.gen().module.defines(inst.callee):
+        return False
+    c = _Call(ctx, inst)
+    return any(k in c.ops and c.active(k) for k in _SCALE_ARGS)
+
+
 def _no_active_scalars(c, *names):
     for k in names:
         if c.active(k):
-            c.ctx.gen().fail(c.ctx.synth, c.inst, f"active '{k}' in {c.name} is not supported",
-                             f"pass a constant {k}, or scale the result yourself")
+            called = c.inst.callee.lstrip("@")
+            c.ctx.gen().fail(c.ctx.synth, c.inst, f"active '{k}' in {called} (the BLAS library's "
+                             f"{c.name}) is not supported",
+                             f"pass a constant {k}, or scale the result yourself; or build the "
+                             f"program with its own BLAS (Reference BLAS compiled with enzyme-fc), "
+                             f"whose code is then differentiated for such calls")
 
 
 def _gemm(c, ly, t1, t2, m, n, k, alpha, a, lda, b, ldb, dst, ldd, beta="1.0"):

@@ -24,7 +24,7 @@ from enzyme_cc.ad.parallel.openmp import forward_call, reverse_call
 from enzyme_cc.ad.api.fixed_point import (reverse_reads_alloca, augment as fixed_point_augment,
                                       reverse as fixed_point_reverse)
 from .realloc import realloc_forward, rev_realloc
-from .blas import forward_copies, capture_after
+from .blas import capture_after, forward_copies, own_with_active_scale
 from .blas_tangent import tangent_before
 from .fortran import refuse_runtime_call, refuse_associated_pointer
 from .c_sort import FORWARD_DOES_PRIMAL, sort_once
@@ -41,6 +41,8 @@ _PRIMAL_WHEN_DOOMED = ("diff", "unknown", "custom", "rule", "blas", "mirror", "m
 
 def call_kind(ctx, inst) -> str:
     kind = kind_of(ctx.gen(), inst)
+    if kind == "blas" and own_with_active_scale(ctx, inst):
+        kind = "diff"          # the program's own dgemm_ with an active alpha: its code
     if kind == "custom" and not _custom_for_mode(ctx, inst):
         kind = "diff"          # registered for the other mode only: its body, as Enzyme does
     block = getattr(ctx, "block", None)

@@ -165,6 +165,20 @@ def test_program_defined_blas3(tmp_path, level):
         assert abs(g - grads["code"][name]) <= 1e-9 * (1 + abs(g)), (name, g, grads["code"])
 
 
+@pytest.mark.parametrize("level", ["-O2", pytest.param("-O0", marks=pytest.mark.slow)])
+def test_program_defined_blas3_with_active_scale(tmp_path, level):
+    """The program's own dgemm_, dsyrk_, dtrsm_ called with an active alpha or beta: their code
+    is differentiated there (refused before: the rule takes them as constants), reverse against
+    central differences, forward against reverse."""
+    shutil.copy(LINALG / "blas3.f90", tmp_path / "blas3.f90")
+    shutil.copy(HERE / "blas3_active_scale.c", tmp_path / "main.c")
+    run([str(BIN / "enzyme-fc"), level, "-c", "blas3.f90"], cwd=tmp_path)
+    run([str(BIN / "enzyme-cc"), level, "-c", "main.c", "-o", "main.o"], cwd=tmp_path)
+    run([str(BIN / "enzyme-fc"), level, "main.o", "blas3.o", "-lm", "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 5 and "FAILED" not in out, out
+
+
 @pytest.mark.parametrize("level", ["-O0", "-O2"])
 def test_fortran_module_arrays_as_arguments(tmp_path, level):
     """Module state handed to subroutines by reference (call fill(u, x); call accum(tot, w)):
