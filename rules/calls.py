@@ -363,7 +363,8 @@ def _mirror_call(ctx, inst):
     """The same call on the shadows: the shadow container gets the same links."""
     args = []
     for o in inst.ops:
-        if o.ty != "ptr" or o.value == "null":
+        if o.ty != "ptr" or o.value == "null" or not o.is_local and not ctx.shadowed(o.value):
+            # (a constant a shadow shares: flang's type information for a descriptor)
             args.append(f"{o.ty} {ctx.p(o.value) if o.is_local else o.value}")
         elif not ctx.shadowed(o.value) and o.is_local:
             ctx.gen().fail(ctx.synth, inst, f"'{inst.callee[1:]}' links memory with and without "

@@ -22,7 +22,8 @@ SUBSTITUTED = ("Assign", "SumReal8", "SumReal4", "ProductReal8", "ProductReal4",
                "MatmulReal8Real8", "MatmulReal4Real4",
                "Transpose", "Reshape", "Cshift", "CshiftVector", "Eoshift", "EoshiftVector",
                "Spread", "Pack", "Unpack",
-               "AllocatableAllocate", "AllocatableDeallocate", "Destroy", "Initialize", "MoveAlloc",
+               "AllocatableAllocate", "AllocatableDeallocate", "AllocatableDeallocatePolymorphic",
+               "Destroy", "Initialize", "MoveAlloc",
                "PointerAllocate", "PointerDeallocate", "AllocatableAllocateSource",
                "PointerAllocateSource", "CopyInAssign", "CopyOutAssign", "RandomNumber",
                "SumDim", "ProductDim", "MaxvalDim", "MinvalDim", "Norm2Dim", "Norm2_8", "Norm2_4",
@@ -69,18 +70,14 @@ def refuse_runtime_call(gen, synth, inst):
     """A flang runtime routine that has neither a rule nor an implementation of ours."""
     name = inst.callee[1:]
     why = refusal(name)
-    if re.match(r"_FortranA(?:Allocatable|Pointer)InitDerivedForAllocate", name):
-        hint = ("a polymorphic ALLOCATE of a type with allocatable components (`allocate(t :: "
-                "p)` of a CLASS variable) is not differentiated: declare the object with its "
-                "type, `type(t) :: obj`, and pass it to the class(...) dummies")
-    elif re.match(r"_FortranA(?:\w+Stack|Push\w+|Pop\w+|DescriptorAt|ValueAt|"
+    if re.match(r"_FortranA(?:\w+Stack|Push\w+|Pop\w+|DescriptorAt|ValueAt|"
                   r"\w*ArrayConstructor\w*)", name):
         hint = ("write the FORALL or the array constructor as a DO loop over the elements "
                 "(DO CONCURRENT works too)")
     elif re.match(r"_FortranA(?:Allocatable|Pointer)\w+", name):
-        hint = ("allocate the object with its type, `allocate(t :: p)`, then assign its value, "
-                "instead of SOURCE= or MOLD= on polymorphic data; keep pointer remapping out of "
-                "the differentiated code")
+        hint = ("keep pointer remapping (`p(1:n) => x`) and allocations with a user "
+                "allocator or a coarray out of the differentiated code; a CLASS object's "
+                "ALLOCATE (with a type, SOURCE= or MOLD=) and DEALLOCATE are differentiated")
     else:
         hint = ("enzyme-cc differentiates flang's intrinsic assignment, ALLOCATE, DEALLOCATE "
                 "and the finalization of derived types (without final procedures), REAL SUM, "

@@ -430,6 +430,20 @@ int __enzyme_cc_fortran_AllocatableDeallocate(Desc *d, _Bool has_stat, const Des
   return 0;
 }
 
+/* DEALLOCATE of a CLASS object: the deallocation, then its dynamic type back to the declared
+   one (in the addendum; CFI_type_other for an unlimited one), as flang's runtime does */
+int __enzyme_cc_fortran_AllocatableDeallocatePolymorphic(Desc *d, const TypeInfo *declared,
+                                                         _Bool has_stat, const Desc *errmsg,
+                                                         const char *file, int line) {
+  int stat = __enzyme_cc_fortran_AllocatableDeallocate(d, has_stat, errmsg, file, line);
+  if (stat == 0) {
+    if (d->extra & HAS_ADDENDUM)
+      *(const TypeInfo **)((char *)d + 24 + d->rank * sizeof(Dim)) = declared;
+    d->type = declared ? T_DERIVED : -1;
+  }
+  return stat;
+}
+
 int __enzyme_cc_fortran_PointerDeallocate(Desc *d, _Bool has_stat, const Desc *errmsg,
                                           const char *file, int line) {
   if (!deallocate_here(d))

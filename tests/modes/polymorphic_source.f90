@@ -1,5 +1,5 @@
-! ALLOCATE(p, SOURCE=v) of a polymorphic object in the differentiated function: refused, with
-! a hint about allocating with a type (it said to write a loop over the elements).
+! ALLOCATE(p, SOURCE=v) of a polymorphic object in the differentiated function (flang's
+! ApplyMold, then ALLOCATE with SOURCE=): r = 2 sum(x**2), dx = 4x. Refused before.
 module m
   use iso_c_binding
   implicit none
