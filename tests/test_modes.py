@@ -672,3 +672,13 @@ def test_c_calls_fortran_with_a_character_by_value(tmp_path, opt):
     run(["enzyme-fc", opt, "m.o", "k.o", "-o", "prog"], cwd=tmp_path)
     out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
     assert [float(v) for v in out.split()] == [13.0, 7.0, 13.0, 12.0], out
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_fortran_character_copied_into_a_local(tmp_path, opt):
+    """A deferred-length CHARACTER copied into a fixed-length local padded with blanks: the
+    local is character data (a blank fill of a byte array), not a copy of unknown type."""
+    shutil.copy(os.path.join(HERE, "character_copy.f90"), tmp_path / "c.f90")
+    run(["enzyme-fc", opt, "c.f90", "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert floats(out) == [10.0, 6.0], out

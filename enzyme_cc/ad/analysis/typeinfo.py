@@ -78,6 +78,9 @@ class TypeInfo:
                     self._char_pointer(inst.ops[0].value, inst.md.get("!tbaa"))
             elif inst.op == "call" and TYPE_HINT.match(inst.callee or "") and inst.ops:
                 self._hint(inst.ops[0].value, TYPE_HINT.match(inst.callee).group(1))
+            elif inst.op == "call" and _blank_fill(inst):
+                # flang pads a CHARACTER variable with blanks (C's `memset(s, ' ', n)` too)
+                self._note_scalar(*decompose(module, fn, inst.ops[0].value), "i8", None)
             elif inst.op == "getelementptr" and inst.src_ty not in ("i8",):
                 b = self._find(underlying(fn, inst.ops[0].value))
                 for k in set(layout(inst.src_ty, named).values()) - {"int"}:
@@ -143,9 +146,13 @@ class TypeInfo:
         self._note_scalar(base, off, ty, tag)
 
     def _note_scalar(self, base, off, ty, tag):
-        if ty.strip() == "i8" or (scalar_kind(ty) == "int" and
-                                  tbaa_name(self.module, tag) == "omnipotent char"):
+        if ty.strip() in ("i8", "[1 x i8]") or (scalar_kind(ty) == "int" and
+                                                tbaa_name(self.module, tag) == "omnipotent char"):
             self.chars.setdefault(base, set()).add(off)       # a character access
+            if off is None and _byte_array(self.fn, base):
+                # (a character at a run-time index of a local byte array: flang's CHARACTER
+                # variable padded with blanks, `buf[i] = c` in C): it holds characters
+                self.chars[base].add(0)
         if off is not None and scalar_kind(ty) in FLOATS:
             self.float_accesses.setdefault(base, {}).setdefault(off, scalar_kind(ty))
         kind = tbaa_kind(self.module, tag) or (scalar_kind(ty) if scalar_kind(ty) != "int" else None)
@@ -438,3 +445,15 @@ def _small_nonzero(v: str) -> bool:
     except ValueError:
         return False
 
+
+def _byte_array(fn, base) -> bool:
+    """base is a local array of bytes (`alloca [N x i8]`)."""
+    d = fn.defs.get(base)
+    return getattr(d, "op", None) == "alloca" and \
+        re.fullmatch(r"\[ ?\d+ x i8 ?\]", (d.src_ty or "").strip()) is not None
+
+
+def _blank_fill(inst) -> bool:
+    """A memset of blanks (the character ' ')."""
+    return (inst.callee or "").startswith(("@llvm.memset", "@memset")) and len(inst.ops) > 1 \
+        and inst.ops[1].value == "32"
