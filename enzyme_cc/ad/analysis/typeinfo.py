@@ -17,7 +17,7 @@ from enzyme_cc.ir.lexer import type_size, vector_shape
 from ..structure.type_layout import (FLOATS, declared_kind, decompose, global_type, layout,
                                      same_memory, scalar_kind, tbaa_is_field, tbaa_kind, tbaa_name,
                                      tbaa_pointee, underlying, unions_hide, containing_type,
-                                     record_of)
+                                     record_of, hiding_unions)
 from ..structure.unionfind import UnionFind
 from ..structure.call_targets import address_taken
 from .activity_basics import ALLOCATORS
@@ -89,7 +89,11 @@ class TypeInfo:
                     self.records.setdefault(b, set()).add(inst.src_ty.strip())
             elif inst.op == "alloca" and inst.src_ty not in ("i8",) and "x i8 ]" not in inst.src_ty \
                     and not unions_hide(inst.src_ty, named):
-                declared[inst.name] = layout(inst.src_ty, named)
+                lay = layout(inst.src_ty, named)
+                # (a C++ union's bytes say nothing: std::function's storage, two i64s)
+                spans = hiding_unions(inst.src_ty, named)
+                declared[inst.name] = {o: k for o, k in lay.items()
+                                       if not any(a <= o < b for a, b in spans)}
         for obj, lay in declared.items():     # typed accesses win over the declared type
             self.facts[obj] = {**lay, **self.facts.get(obj, {})}
         # a word set to a small nonzero integer constant holds an integer (a reference count,

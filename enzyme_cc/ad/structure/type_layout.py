@@ -362,39 +362,39 @@ def unions_hide(ty: str, named) -> bool:
     return False
 
 
-def union_hides_range(ty: str, named, lo: int, hi: int, base: int = 0) -> bool:
-    """A union inside ty (named types expanded, C++'s quoted ones too) overlaps bytes [lo, hi)
-    and its IR type is not all floats: std::function's _Any_data, whose IR type is two i64s,
-    keeps a lambda's captured doubles or pointers in those bytes."""
+def union_hides_range(ty: str, named, lo: int, hi: int) -> bool:
+    """A union inside ty overlaps bytes [lo, hi) and may hide floats there (hiding_unions)."""
+    return any(a < hi and lo < b for a, b in hiding_unions(ty, named))
+
+
+def hiding_unions(ty: str, named, base: int = 0, limit: int = 64) -> list:
+    """The byte ranges [(start, end)] of the unions inside ty (named types expanded, C++'s
+    quoted ones too) whose IR type is not all floats: std::function's _Any_data, whose IR type
+    is two i64s, keeps a lambda's captured doubles or pointers in those bytes. Arrays: their
+    first `limit` elements."""
     name = ty.strip()
-    if name.startswith('%"union.') or name.startswith("%union."):
-        size = type_size(name, named) or 0
-        if base < hi and lo < base + size:
-            body = named_expand(named.get(name, ""), named)
-            return not body or bool(set(layout(body, named).values()) - FLOATS)
-        return False
+    if name.startswith(('%"union.', "%union.")):
+        body = named_expand(named.get(name, ""), named)
+        if not body or set(layout(body, named).values()) - FLOATS:
+            return [(base, base + (type_size(name, named) or 0))]
+        return []
     ty = named.get(name, name).strip()
+    out = []
     if ty.startswith(("{", "<{")):
         pos = 0
         for f in split_fields(ty):
             if not ty.startswith("<{"):
                 a = type_align(f, named)
                 pos = (pos + a - 1) // a * a
-            size = type_size(f, named)
-            if base + pos < hi and lo < base + pos + size and \
-                    union_hides_range(f, named, lo, hi, base + pos):
-                return True
-            pos += size
-        return False
-    if ty.startswith("[") and " x " in ty:
+            out += hiding_unions(f, named, base + pos, limit)
+            pos += type_size(f, named)
+    elif ty.startswith("[") and " x " in ty:
         n, elem = ty[1:-1].split(" x ", 1)
         size = type_size(elem.strip(), named)
-        if size:
-            first = max(0, (lo - base) // size)
-            last = min(int(n), (hi - base + size - 1) // size)
-            return any(union_hides_range(elem, named, lo, hi, base + k * size)
-                       for k in range(first, min(last, first + 2)))
-    return False
+        first = hiding_unions(elem, named, 0, limit) if size else []
+        out += [(base + k * size + a, base + k * size + b)
+                for k in range(min(int(n), limit)) for a, b in first]
+    return out
 
 
 # a named type: quoted (C++'s `%"class.std::vector"`) or not

@@ -327,14 +327,14 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
 
     def with_variant(self, fn_name: str, hints, kind: str) -> str:
         """kind, marked with which derivative of fn_name a call with these pointer hints
-        shares: the first earlier call's whose hints agree wherever both know a kind. Callers
-        that keep different kinds in the same bytes get their own (one std::function push_back
-        moving a lambda's captured double, another a captured pointer, in the same bytes)."""
+        shares: the first earlier call's whose hints agree (_agree). Callers that keep
+        different kinds in the same bytes get their own (one std::function push_back moving a
+        lambda's captured double, another a captured pointer, in the same bytes)."""
         seen = self._hint_variants.setdefault(fn_name, [])
         hints = hints or {}
         for k, h in enumerate(seen):
-            if all(h[p].get(o, kind_) == kind_ for p in h.keys() & hints.keys()
-                   for o, kind_ in hints[p].items()):
+            if all(_agree(h.get(p, {}), hints[p]) and _agree(hints[p], h.get(p, {}))
+                   for p in hints):
                 return kind if k == 0 else f"{kind}-hints{k}"
         seen.append(hints)
         return kind if len(seen) == 1 else f"{kind}-hints{len(seen) - 1}"
@@ -585,6 +585,13 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
 
 # refusals reported from one link at most (each a marker call's), as clang's -ferror-limit
 MAX_ERRORS = 10
+
+
+def _agree(a: dict, b: dict) -> bool:
+    """Pointer hints a and b agree: the same kind wherever both know one, and no pointer in b
+    where a knows nothing (a derivative built without knowing of a pointer there gives it no
+    shadow: a lambda's captured reference in bytes another caller leaves untyped)."""
+    return all(a.get(o, k if k != "ptr" or o == "*" else None) == k for o, k in b.items())
 
 
 def split_kind(parallel, multi, private=(), restored=()) -> str:
