@@ -682,3 +682,15 @@ def test_fortran_character_copied_into_a_local(tmp_path, opt):
     run(["enzyme-fc", opt, "c.f90", "-o", "prog"], cwd=tmp_path)
     out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
     assert floats(out) == [10.0, 6.0], out
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_struct_by_value_changed_by_the_callee(tmp_path, opt):
+    """An RK4 step taking its 48-byte state by value (`byval`) and updating it in place, called
+    twice on the user's memory: the derivatives changed the caller's object (the user's input
+    overwritten by the gradient call, the gradient wrong). Each such argument is now a copy of
+    its own before AD (lto/byval_copies.py)."""
+    shutil.copy(os.path.join(HERE, "byval_rk4_reverse.cpp"), tmp_path / "p.cpp")
+    run(["enzyme-c++", opt, "p.cpp", "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 7 and "FAILED" not in out, out
