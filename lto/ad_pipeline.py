@@ -139,7 +139,8 @@ def differentiate(job):
     """Every marker call rewritten into calls of generated derivatives (ad/synthesis/generate.py)."""
     from enzyme_cc.ad.synthesis.generate import differentiate as rewrite_markers
     from .byval_copies import explicit_copies
-    job.text = explicit_copies(job.text)
+    from .interior_pointers import offsets_from_argument
+    job.text = offsets_from_argument(explicit_copies(job.text))
     if job.cfg.ckpt_budget:
         from enzyme_cc.ad.api.checkpoint import define_budget
         job.text = define_budget(job.text, job.cfg.ckpt_budget)
