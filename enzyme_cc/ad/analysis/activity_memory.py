@@ -230,6 +230,12 @@ class ActiveMemory:
                 writes, escapes, via = summary if summary is not None else (None, set(), set())
                 if is_mirror_call(c):             # links its pointer arguments to each other
                     escapes = {k for k, o in enumerate(inst.ops) if o.ty == "ptr"}
+                joined = returned_params(self.module, c) if inst.ty == "ptr" else set()
+                if len(joined) > 1 and any(inst.ops[k].value in self.shadowed for k in joined
+                                           if k < len(inst.ops)):
+                    # the result may be any of these arguments (std::min's `const T &`): each
+                    # needs a shadow, a constant's a zeroed one, where one of them has one
+                    escapes = set(escapes) | {k for k in joined if k < len(inst.ops)}
                 for k in escapes:                 # the callee keeps the pointer somewhere
                     if inst.ops[k].value.startswith("%"):
                         changed |= self._escape(inst.ops[k].value)
@@ -453,3 +459,31 @@ class ActiveMemory:
     def _tape_slot(self, ptr: str) -> bool:
         d = self.fn.defs.get(self._underlying(self.fn, ptr))
         return getattr(d, "op", None) == "call" and is_tape_call(d.callee or "")
+
+
+def returned_params(module, callee: str) -> set:
+    """The positions of the pointer parameters a function may return (through selects, phis
+    and address arithmetic): a `const T &min(const T &a, const T &b)`. Memoized per module."""
+    memo = module.__dict__.setdefault("_returned_params", {})
+    if callee not in memo:
+        memo[callee] = set()
+        fn = module.function(callee) if callee.startswith("@") else None
+        if fn is not None and fn.ret_ty == "ptr":
+            index = {p.name: k for k, p in enumerate(fn.params)}
+            todo = [i.ops[0].value for i in fn.insts() if i.op == "ret" and i.ops]
+            seen = set()
+            while todo:
+                v = todo.pop()
+                if v in seen or len(seen) > 64:
+                    continue
+                seen.add(v)
+                if v in index:
+                    memo[callee].add(index[v])
+                    continue
+                d = fn.defs.get(v)
+                op = getattr(d, "op", None)
+                if op in ("select", "phi"):
+                    todo += [o.value for o in (d.ops[1:] if op == "select" else d.ops)]
+                elif op in ("getelementptr", "bitcast", "addrspacecast"):
+                    todo.append(d.ops[0].value)
+    return memo[callee]
