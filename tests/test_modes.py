@@ -694,3 +694,13 @@ def test_struct_by_value_changed_by_the_callee(tmp_path, opt):
     run(["enzyme-c++", opt, "p.cpp", "-o", "prog"], cwd=tmp_path)
     out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
     assert out.count("CHECK ") == 7 and "FAILED" not in out, out
+
+
+@pytest.mark.parametrize("opt", ["-Os", "-O2"])
+def test_map_with_string_keys_at_os(tmp_path, opt):
+    """An integer that sizes a deallocation (a string's capacity + 1, read from a map node
+    beside its double) is a count, not a float's bits."""
+    shutil.copy(os.path.join(HERE, "map_string_key.cpp"), tmp_path / "m.cpp")
+    run(["enzyme-c++", opt, "m.cpp", "-o", "prog"], cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert floats(out) == [0.9, 1.2], out

@@ -360,7 +360,7 @@ class Activity(ActiveMemory):
                 if pun and (self._byte_lanes_computed(inst) or self._counter_word(inst) or
                             integer_variant(self.module, self.fn, inst,
                                             self.__dict__.setdefault("_cfg_memo", {}))) or \
-                        kind is None and self._used_as_count(inst):
+                        kind in (None, "double", "float") and self._used_as_count(inst):
                     pun, kind = None, "int"
                 if pun:
                     self.punned[inst.name] = pun        # an untyped copy of float data

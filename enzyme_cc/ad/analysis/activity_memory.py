@@ -17,6 +17,10 @@ from enzyme_cc.rules.blas import applies, written_arg
 from enzyme_cc.rules.mpi import is_mpi, received
 
 
+# deallocations told the size freed (C++'s sized operator delete, Rust's dealloc)
+_SIZED_FREES = ("@_ZdlPvm", "@_ZdaPvm", "@_ZdlPvmSt11align_val_t", "@_ZdaPvmSt11align_val_t")
+
+
 class ActiveMemory:
     def _mark(self, ptr, seen=None, direct=True) -> bool:
         """Active data may be written at ptr: its object needs a shadow, and so does whatever
@@ -393,7 +397,9 @@ class ActiveMemory:
                         u.op in ("call", "invoke") and (
                             callee.startswith(MEMCPY + MEMSET) and 2 in at or
                             any(k in ALLOC.get(callee, ((),))[0] for k in at) or
-                            callee == "@realloc" and 1 in at):
+                            callee == "@realloc" and 1 in at or
+                            (callee in _SIZED_FREES or callee.endswith("__rust_dealloc"))
+                            and 1 in at):
                     return True
                 if u.op in ("zext", "sext", "trunc") or u.op in ("shl", "mul", "add", "sub") \
                         and any(o.value.lstrip("-").isdigit() for o in u.ops):
