@@ -68,6 +68,35 @@ def test_small_struct_given_by_address_says_to_give_it_itself(tmp_path):
            "struct itself (not its address)" in r.stderr, r.stderr
 
 
+GLOBAL_MEMO = r"""
+#include <unordered_map>
+static std::unordered_map<int, double> g_memo;
+static double P(int n, double x) {
+  if (n == 0) return 1.0;
+  if (n == 1) return x;
+  auto it = g_memo.find(n);
+  if (it != g_memo.end()) return it->second;
+  double v = ((2 * n - 1) * x * P(n - 1, x) - (n - 1) * P(n - 2, x)) / n;
+  g_memo[n] = v;
+  return v;
+}
+double f(double x) { g_memo.clear(); return P(6, x); }
+double __enzyme_autodiff(void *, ...);
+int main() { return __enzyme_autodiff((void *)f, 0.3) > 100; }
+"""
+
+
+def test_static_container_memoizing_names_the_global(tmp_path):
+    """Active results memoized in a global std::unordered_map: the refusal named neither the
+    global nor the way out (its hint spoke of code without bitcode)."""
+    (tmp_path / "m.cpp").write_text(GLOBAL_MEMO)
+    r = subprocess.run([str(BIN / "enzyme-c++"), "-O2", "m.cpp", "-o", "m"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "the pointer is read from the global 'g_memo'" in r.stderr, r.stderr
+    assert "declare it in the differentiated function, or pass it as an argument" in r.stderr
+
+
 CONST_VECTOR_CAPTURED = r"""
 #include <functional>
 #include <vector>

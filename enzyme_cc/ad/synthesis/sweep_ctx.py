@@ -10,6 +10,7 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import GLOBAL_REF, is_fp, zero_of
 from ..analysis.activity_basics import integer_only
 from ..analysis.speculative import guarded
+from ..structure.diagnostics import demangled
 
 
 def adjoint_zero(ty: str) -> str:
@@ -112,10 +113,7 @@ class FwdCtx:
             hint = ("mark the argument enzyme_dup" if self.synth.mode == "combined" else
                     f"every caller of '{fname}' must pass this argument memory that has a "
                     "shadow (enzyme_dup at the marker, or memory the derivative creates)") \
-                if param else \
-                "the pointer was made by code whose result has no shadow (a call without " \
-                "bitcode or rule, or an integer): build that code with enzyme-cc, or keep " \
-                "active data out of that memory"
+                if param else _origin_hint(self.synth.fn, v)
             raise UserError(f"{self.synth.where(self.synth.fn.defs.get(v))}: pointer '{v}' "
                             f"joins shadowed and unshadowed memory; hint: {hint}")
         return self.synth.sname(v)
@@ -266,3 +264,32 @@ class RevCtx:
 
 def _agg_tag(ty: str) -> str:
     return hashlib.sha1(ty.encode()).hexdigest()[:10]
+
+
+def _origin_hint(fn, v: str) -> str:
+    """The hint for a pointer without a shadow that is not a parameter: where it was read from
+    a global (a static container's nodes: a global std::unordered_map memoizing results),
+    naming the global; else the general one."""
+    seen, todo = set(), [v]
+    while todo and len(seen) < 64:
+        x = todo.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        if x.startswith("@"):
+            name = x.lstrip("@").strip('"')
+            shown = (demangled([name]) or [name])[0]
+            return (f"the pointer is read from the global '{shown}' (a static container or a "
+                    "table whose memory has no shadow): declare it in the differentiated "
+                    "function, or pass it as an argument (enzyme_dup), so that its memory has a "
+                    "shadow (docs/api.md, \"Shadows of globals\")")
+        d = fn.defs.get(x)
+        op = getattr(d, "op", None)
+        if op in ("load", "getelementptr", "bitcast", "addrspacecast", "select", "phi"):
+            todo += [o.value for o in (d.ops[1:] if op == "select" else d.ops)
+                     if o.ty == "ptr" and o.value.startswith(("%", "@"))]
+            todo += [g for o in d.ops for g in re.findall(r'@[-\w.$]+|@"[^"]+"', o.value)
+                     if not o.value.startswith("@")]
+    return ("the pointer was made by code whose result has no shadow (a call without bitcode "
+            "or rule, or an integer): build that code with enzyme-cc, or keep active data out "
+            "of that memory")
