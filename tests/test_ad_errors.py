@@ -97,6 +97,29 @@ def test_static_container_memoizing_names_the_global(tmp_path):
     assert "declare it in the differentiated function, or pass it as an argument" in r.stderr
 
 
+MISNAMED_MARKER = r"""
+#include <cstdio>
+double __enzyme_fwddiff(void *, ...);
+float fwd_f(void *, ...) asm("__enzyme_fwddif");
+double sq(double x) { return x * x; }
+float sqf(float x) { return x * x; }
+int main() {
+  printf("%g\n", __enzyme_fwddiff((void *)sq, 3.0, 1.0));
+  printf("%g\n", fwd_f((void *)sqf, 3.0f, 1.0f));
+}
+"""
+
+
+def test_unsupported_entry_point_located_at_its_own_call(tmp_path):
+    """A misspelled entry point whose name a supported one begins with: the error quoted the
+    supported one's call (its line and instruction)."""
+    (tmp_path / "b.cpp").write_text(MISNAMED_MARKER)
+    r = subprocess.run([str(BIN / "enzyme-c++"), "-O0", "-g", "b.cpp", "-o", "b"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "b.cpp:9:" in r.stderr and "'__enzyme_fwddif' is an Enzyme entry point" in r.stderr
+
+
 CONST_VECTOR_CAPTURED = r"""
 #include <functional>
 #include <vector>

@@ -78,7 +78,7 @@ def _unknown_markers(module, name, body):
             continue
         caller = module.function(name)
         inst = next((i for i in caller.insts() if i.op in ("call", "invoke")
-                     and callee in (i.callee or "")), None)
+                     and (i.callee or "").lstrip("@").strip('"') == callee), None)
         if inst is None:            # named, not called (e.g. its address taken)
             continue
         plain = free_function_name(callee) or callee     # (a C++ declaration's mangled name)
