@@ -21,6 +21,7 @@ from ..structure.type_layout import (FLOATS, declared_kind, decompose, global_ty
 from ..structure.unionfind import UnionFind
 from ..structure.call_targets import address_taken
 from .activity_basics import ALLOCATORS
+from .cxx_signatures import declared_pointees
 
 # Enzyme's type annotation calls: `__enzyme_double(p)` says p points to doubles (type analysis
 # evidence, like a typed access); the calls are removed after differentiation (markers.py)
@@ -32,7 +33,9 @@ class TypeInfo:
 
     def __init__(self, module, fn, hints: dict | None = None):
         self.module, self.fn = module, fn
-        self.hints = hints or {}          # param name -> {offset: kind} or {'*': kind}
+        # param name -> {offset: kind} or {'*': kind}: the callers', else the C++ declaration's
+        self.hints = {**declared_pointees(module, fn), **{p: h for p, h in (hints or {}).items()
+                                                         if h}}
         self.facts: dict[str, dict] = {}
         self.uniform: dict[str, set] = {}
         self.int_pointees: set = set()      # pointer classes whose C type is `int *` (TBAA)
