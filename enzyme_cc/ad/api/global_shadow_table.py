@@ -4,8 +4,8 @@ shadow sets at run time (`Table.definitions`)."""
 from __future__ import annotations
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import c_string, split_fields, type_align, type_size
-from ..structure.type_layout import global_type, layout
+from enzyme_cc.ir.lexer import c_string, type_size
+from ..structure.type_layout import global_type, layout, struct_fields
 from enzyme_cc.rules.shadow_blocks import USABLE_DECL
 
 BASE_GLOBALS = "@ad.gs.globals"      # the table's globals, in order (read by later rounds)
@@ -287,15 +287,9 @@ def scalar_type(ty, named, off):
     """The scalar type at a byte offset of a type (None when it is not a scalar's start)."""
     ty = named.get(ty.strip(), ty).strip()
     if ty.startswith(("{", "<{")):
-        pos = 0
-        for f in split_fields(ty):
-            if not ty.startswith("<{"):
-                a = type_align(f, named)
-                pos = (pos + a - 1) // a * a
-            size = type_size(f, named)
-            if pos <= off < pos + size:
+        for f, pos in struct_fields(ty, named):
+            if pos <= off < pos + type_size(f, named):
                 return scalar_type(f, named, off - pos)
-            pos += size
         return None
     if ty.startswith(("[", "<")) and " x " in ty:
         elem = ty[1:-1].split(" x ", 1)[1].strip()

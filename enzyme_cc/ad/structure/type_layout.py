@@ -103,18 +103,24 @@ def scalar_kind(ty: str):
     return None
 
 
+def struct_fields(ty: str, named):
+    """(field type, byte offset) of each field of a struct type's body (`{...}` or packed)."""
+    pos = 0
+    for f in split_fields(ty):
+        if not ty.startswith("<{"):
+            a = type_align(f, named)
+            pos = (pos + a - 1) // a * a
+        yield f, pos
+        pos += type_size(f, named)
+
+
 def layout(ty: str, named, base=0) -> dict:
     """offset -> scalar kind for every scalar in a (possibly nested) type."""
     ty = named.get(ty.strip(), ty).strip()
     out = {}
     if ty.startswith(("{", "<{")):
-        pos = 0
-        for f in split_fields(ty):
-            if not ty.startswith("<{"):
-                a = type_align(f, named)
-                pos = (pos + a - 1) // a * a
+        for f, pos in struct_fields(ty, named):
             out.update(layout(f, named, base + pos))
-            pos += type_size(f, named)
         return out
     if ty.startswith(("[", "<")) and not ty.startswith("<{") and " x " in ty:
         n, elem = ty[1:-1].split(" x ", 1)
@@ -381,13 +387,8 @@ def hiding_unions(ty: str, named, base: int = 0, limit: int = 64) -> list:
     ty = named.get(name, name).strip()
     out = []
     if ty.startswith(("{", "<{")):
-        pos = 0
-        for f in split_fields(ty):
-            if not ty.startswith("<{"):
-                a = type_align(f, named)
-                pos = (pos + a - 1) // a * a
+        for f, pos in struct_fields(ty, named):
             out += hiding_unions(f, named, base + pos, limit)
-            pos += type_size(f, named)
     elif ty.startswith("[") and " x " in ty:
         n, elem = ty[1:-1].split(" x ", 1)
         size = type_size(elem.strip(), named)
