@@ -30,7 +30,8 @@ def explicit_copies(text: str) -> str:
         entry = fn.blocks[0].insts[0].line
         for inst in fn.insts():
             if inst.op not in ("call", "invoke") or not (inst.callee or "").startswith("@") or \
-                    not module.defines(inst.callee) or "byval" not in inst.toks:
+                    not module.defines(inst.callee) or "byval" not in inst.toks or \
+                    "musttail" in inst.toks:      # (which must pass the caller's own copy)
                 continue
             toks = tokenize(lines[inst.line])
             at = next((i for i in range(len(toks) - 1)
