@@ -420,19 +420,19 @@ def _sret_param(target):
 def _sret_slots(target, sret_at, sret, opts, line, where, marker):
     """__enzyme_fwddiff of a function returning a struct through sret: the marker's own result
     (also returned through sret) holds the objects the function builds: {primal, tangent} with
-    enzyme_dup_return and the primal (enzyme_primal_return, the default), the tangent alone
-    with enzyme_noret, the primal alone with enzyme_const_return. The sret parameter becomes a
+    enzyme_dup_return or enzyme_primal_return, the tangent alone by default (as for any other
+    result: a silent primal was returned before) or with enzyme_noret, the primal alone with
+    enzyme_const_return. The sret parameter becomes a
     duplicated pointer into that memory (the primal, when not returned, into a stack temporary
     that is dropped without destruction; the tangent of a const return likewise: the function
     still writes one). Returns (activity, [(type, operand)], slot plan)."""
     ty = sret_at[1]
     size = type_size(ty, _NAMED)
     name = target.name[1:]
-    # (enzyme_noret alone asks for the tangent: the result has a shadow, and the primal is not
-    # returned)
-    tangent = opts.get("ret") == "enzyme_dup_return" or \
-        opts.get("ret") is None and opts.get("primal") is False
-    primal = opts.get("primal", True) if tangent else True
+    # as for any other result: the tangent unless asked otherwise (enzyme_const_return: the
+    # primal alone; enzyme_dup_return or enzyme_primal_return: both, enzyme_noret: no primal)
+    tangent = opts.get("ret") != "enzyme_const_return"
+    primal = opts.get("primal", opts.get("ret") == "enzyme_dup_return") if tangent else True
     if opts.get("ret") == "enzyme_active_return":
         raise UserError(f"{where}: enzyme_active_return, but '{name}' returns a struct (through a "
                         "hidden sret pointer); hint: use enzyme_dup_return in __enzyme_fwddiff")
