@@ -392,8 +392,15 @@ def heap_slots(module, g: str, reach=()) -> dict[int, str]:
             elif mentions:
                 return {}             # g's address taken, copied into, or computed at run time
             elif inst.op in ("call", "invoke") and inst.callee in FREES and f in reach and \
-                    inst.ops and underlying(fn, inst.ops[0].value) in loaded:
-                frees.append((inst, loaded[underlying(fn, inst.ops[0].value)]))
+                    inst.ops:
+                freed = underlying(fn, inst.ops[0].value)
+                # (a block read from the slot, or one this function stored there: at -O2
+                # `work = malloc(n); ...; free(work)` frees the malloc's value)
+                slot = loaded.get(freed, next((off for off, sts in stores.items()
+                                               if any(st.ops[0].value == freed for st in sts)),
+                                              None))
+                if slot is not None:
+                    frees.append((inst, slot))
         for free, off in frees:
             if not _stored_after(fn, free, stores.get(off, [])):
                 fresh.setdefault(off, set()).add(None)
