@@ -419,6 +419,29 @@ def test_address_sanitizer_checks_the_differentiated_code(tmp_path):
         assert ("oob.c:8" if not args else "oob.c:15") in r.stderr, r.stderr
 
 
+SANITIZED_O0 = r"""#include <stdio.h>
+extern int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+double f(const double *x, int n) { double s = 0; for (int i = 0; i < n; i++) s += x[i] * x[i]; return s; }
+int main(void) {
+  double x[2] = {1, 2}, dx[2] = {0, 0};
+  __enzyme_autodiff((void *)f, enzyme_dup, x, dx, enzyme_const, 2);
+  printf("%g %g\n", dx[0], dx[1]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("sanitizer", ["address", "thread"])
+def test_sanitizer_at_o0_with_activity_tags(tmp_path, sanitizer):
+    """-O0 with -fsanitize=address or thread: the instrumented, dead loads of `enzyme_dup` and
+    `enzyme_const` (declared extern only) stayed in the AD object: "undefined reference to
+    `enzyme_dup'" (found by a new-user check). The tags are now defined weak."""
+    (tmp_path / "s.c").write_text(SANITIZED_O0)
+    run(["enzyme-cc", "-O0", f"-fsanitize={sanitizer}", "s.c", "-o", "s"], cwd=tmp_path)
+    assert run(["./s"], cwd=tmp_path).stdout.split() == ["2", "4"]
+
+
 COVERAGE_KERNEL = """#include <math.h>
 double f(const double *x, int n) {
   double s = 0;

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, parse_type, scalar_of, type_size, carries_float
 from ..structure.diagnostics import free_function_name, from_fortran, located
-from .marker_args import _marker_of, constant_width
+from .marker_args import MARKERS, _marker_of, constant_width
 from .marker_values import _NAMED, TAPE_HEADER_BYTES
 from enzyme_cc.ir.model import Operand, parse_module
 from .global_addresses import context_width
@@ -107,6 +107,18 @@ def drop_debug_uses(text: str) -> str:
     calls are rewritten: the variable now holds nothing (poison), so no symbol is left for the
     debug info to name."""
     return _DEBUG_MARKER_VALUE.sub(r"\1poison", text) if "#dbg_" in text else text
+
+
+_MARKER_TAG_DECL = re.compile(r"^@(" + "|".join(MARKERS) + r") = external (?:[\w ]*?)global "
+                              r"(i32|i64)(?:, align \d+)?$", re.M)
+
+
+def define_marker_tags(text: str) -> str:
+    """The activity tags the program only declares (`extern int enzyme_dup;`) defined weak, once
+    every marker call is rewritten: a load of one left behind (unoptimized code instrumented by
+    -fsanitize=address keeps it, dead) would be an undefined symbol at link time. A definition
+    of the program's own wins."""
+    return _MARKER_TAG_DECL.sub(r"@\1 = weak global \2 0", text)
 
 
 def refuse_marker_values(text: str):

@@ -25,7 +25,7 @@ from ..api import (batch, fixed_point, iter_marker, truncate, global_shadows, re
                    reverse_vector, shared_globals, virtual_shadow, fp_logger, rust_text)
 from ..parallel import openmp_capture
 from ..tape import complex_libm, runtime, tape_local, tape_sites
-from ..api.markers import (drop_debug_uses, drop_unwind_edge, find_requests,
+from ..api.markers import (define_marker_tags, drop_debug_uses, drop_unwind_edge, find_requests,
                            refuse_marker_values)
 from ..api.marker_targets import refuse_unknown_function
 from ..api.marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
@@ -656,7 +656,7 @@ def differentiate(text: str, origins: dict | None = None, shared: bool = False) 
             done = gen.run([]) if global_shadows.uses_api(text) else text
             done = _TYPE_HINT_CALL.sub("", iter_marker.drop_iters(done))
             done = registrations.drop_references(done)
-            done = drop_debug_uses(done)
+            done = define_marker_tags(drop_debug_uses(done))
             refuse_marker_values(done)
             done = tape_local.lower(done)     # after the last round (rules/tape.py reads calls)
             return tape_sites.instrument(done) if tape_sites.tape_sites() else done
