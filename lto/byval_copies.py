@@ -8,7 +8,7 @@ AD sees and differentiates like any local; the call keeps byval, so the primal i
 (the post-AD optimization removes the extra copy where it can)."""
 from __future__ import annotations
 
-from enzyme_cc.ir.inst import split_commas
+from enzyme_cc.ir.inst import argument_groups, with_arguments
 from enzyme_cc.ir.lexer import join, skip_balanced, tokenize, type_size
 from enzyme_cc.ir.model import parse_module
 
@@ -34,12 +34,10 @@ def explicit_copies(text: str) -> str:
                     "musttail" in inst.toks:      # (which must pass the caller's own copy)
                 continue
             toks = tokenize(lines[inst.line])
-            at = next((i for i in range(len(toks) - 1)
-                       if toks[i] == inst.callee and toks[i + 1] == "("), None)
-            if at is None:
+            call = argument_groups(toks, inst.callee)
+            if call is None:
                 continue
-            end = skip_balanced(toks, at + 1)
-            groups = split_commas(toks, at + 2, end - 1)
+            groups = call[2]
             changed = False
             for g in groups:
                 if "byval" not in g or not g[-1].startswith(("%", "@")):
@@ -59,10 +57,7 @@ def explicit_copies(text: str) -> str:
                 g[-1] = copy
                 changed = True
             if changed:
-                args = []
-                for g in groups:
-                    args += ([","] if args else []) + g
-                replaced[inst.line] = "  " + join(toks[:at + 2] + args + toks[end - 1:])
+                replaced[inst.line] = "  " + join(with_arguments(toks, call[0], call[1], groups))
     if not count:
         return text
     out = []

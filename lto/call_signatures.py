@@ -8,25 +8,15 @@ from __future__ import annotations
 
 import re
 
-from enzyme_cc.ir.inst import split_commas
-from enzyme_cc.ir.lexer import join, one_element, parse_type, skip_balanced, tokenize
+from enzyme_cc.ir.inst import argument_groups, with_arguments
+from enzyme_cc.ir.lexer import join, one_element, parse_type, tokenize
 
 _DEFINE_NAME = re.compile(r'(@[-\w.$]+|@"[^"]+")\(')
 
 
-def _arg_list(toks, name):
-    """(index of the '(' after callee `name`, index after its ')') in toks, or None."""
-    for i in range(len(toks) - 1):
-        if toks[i] == name and toks[i + 1] == "(":
-            return i + 1, skip_balanced(toks, i + 1)
-    return None
-
-
 def _param_types(toks, name) -> list[str] | None:
-    span = _arg_list(toks, name)
-    if span is None:
-        return None
-    return [parse_type(g, 0)[0] if g else "" for g in split_commas(toks, span[0] + 1, span[1] - 1)]
+    call = argument_groups(toks, name)
+    return None if call is None else [parse_type(g, 0)[0] if g else "" for g in call[2]]
 
 
 def match_calls(text: str) -> str:
@@ -53,11 +43,11 @@ def match_calls(text: str) -> str:
             continue
         toks = tokenize(line)
         name = next((t for t in toks if t in params), None)
-        span = _arg_list(toks, name) if name else None
-        if span is None or toks[span[0] - 2] == ")":    # (a call naming its function type)
+        call = argument_groups(toks, name) if name else None
+        if call is None or toks[call[0] - 2] == ")":    # (a call naming its function type)
             out.append(line)
             continue
-        groups = split_commas(toks, span[0] + 1, span[1] - 1)
+        groups = call[2]
         want = params[name]
         changed = False
         for k, g in enumerate(groups):
@@ -81,9 +71,6 @@ def match_calls(text: str) -> str:
         if not changed:
             out.append(line)
             continue
-        args = []
-        for g in groups:
-            args += ([","] if args else []) + g
         indent = line[:len(line) - len(line.lstrip())]
-        out.append(indent + join(toks[:span[0] + 1] + args + toks[span[1] - 1:]))
+        out.append(indent + join(with_arguments(toks, call[0], call[1], groups)))
     return "\n".join(out)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .lexer import join
+from .lexer import join, skip_balanced
 
 FAST_MATH = {"fast", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc"}
 # the fast-math flags a call may carry in IR text, each followed by a space (for text passes)
@@ -74,3 +74,23 @@ def split_commas(toks, i, end):
     if cur:
         parts.append(cur)
     return parts
+
+
+def argument_groups(toks, name):
+    """(open, close, arguments) of the call of `name` in toks: the index of the '(' after it,
+    the index just after the matching ')', and each argument's tokens; None where name is not
+    followed by '('."""
+    for i in range(len(toks) - 1):
+        if toks[i] == name and toks[i + 1] == "(":
+            end = skip_balanced(toks, i + 1)
+            return i + 1, end, split_commas(toks, i + 2, end - 1)
+    return None
+
+
+def with_arguments(toks, open_, close, groups) -> list:
+    """toks with the arguments between positions open_ and close (argument_groups) replaced by
+    the token lists of groups."""
+    args = []
+    for g in groups:
+        args += ([","] if args else []) + g
+    return toks[:open_ + 1] + args + toks[close - 1:]

@@ -445,7 +445,6 @@ def _linked_kinds(module, fn, ends, info) -> set:
     within the bytes each copy moves (a Vec's header copied into the front of a struct whose
     f64 field follows it says nothing of that field), and what the functions they are handed
     to read them as (typeinfo.callee_kinds)."""
-    length = None
     windows = {}                               # object -> (first byte, end) or None: all of it
 
     def see(ptr, size):
@@ -465,7 +464,7 @@ def _linked_kinds(module, fn, ends, info) -> set:
               (i.callee or "").startswith(_COPIES)]
     for o in ends:
         if o.startswith("%"):
-            see(o, length)
+            see(o, None)
     slots = _pointer_slots(module, fn)
     for _ in range(4):
         grew = False

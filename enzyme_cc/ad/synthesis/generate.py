@@ -332,12 +332,13 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         lambda's captured double, another a captured pointer, in the same bytes)."""
         seen = self._hint_variants.setdefault(fn_name, [])
         hints = hints or {}
-        for k, h in enumerate(seen):
-            if all(_agree(h.get(p, {}), hints[p]) and _agree(hints[p], h.get(p, {}))
-                   for p in hints):
-                return kind if k == 0 else f"{kind}-hints{k}"
-        seen.append(hints)
-        return kind if len(seen) == 1 else f"{kind}-hints{len(seen) - 1}"
+        k = next((k for k, h in enumerate(seen) if all(
+            _agree(h.get(p, {}), hints[p]) and _agree(hints[p], h.get(p, {})) for p in hints)),
+            None)
+        if k is None:
+            seen.append(hints)
+            k = len(seen) - 1
+        return kind if k == 0 else f"{kind}-hints{k}"
 
     def _mark(self):
         """Where the generated code stands before a derivative is built (see _roll_back)."""

@@ -11,6 +11,7 @@ from enzyme_cc.ir.lexer import GLOBAL_REF, is_fp, zero_of
 from ..analysis.activity_basics import integer_only
 from ..analysis.speculative import guarded
 from ..structure.diagnostics import demangled
+from ..structure.type_layout import global_named
 
 
 def adjoint_zero(ty: str) -> str:
@@ -288,8 +289,8 @@ def _origin_hint(fn, v: str) -> str:
         if op in ("load", "getelementptr", "bitcast", "addrspacecast", "select", "phi"):
             todo += [o.value for o in (d.ops[1:] if op == "select" else d.ops)
                      if o.ty == "ptr" and o.value.startswith(("%", "@"))]
-            todo += [g for o in d.ops for g in re.findall(r'@[-\w.$]+|@"[^"]+"', o.value)
-                     if not o.value.startswith("@")]
+            todo += [global_named(o.value) for o in d.ops
+                     if not o.value.startswith(("@", "%")) and global_named(o.value)]
     return ("the pointer was made by code whose result has no shadow (a call without bitcode "
             "or rule, or an integer): build that code with enzyme-cc, or keep active data out "
             "of that memory")
