@@ -1075,6 +1075,24 @@ double df(double x) { return __enzyme_autodiff((void *)f, x); }
 int main(void) { printf("%g\\n", __enzyme_fwddiff((void *)df, 0.2, 1.0)); return 0; }
 """
 
+# a fast log2 reading the mantissa field as a number: a continuous function of x made of integer
+# code, whose derivative would silently be zero (it was, before the refusal); the exponent field
+# alone is piecewise constant and differentiated (tests/modes/float_exponent_field.c)
+MANTISSA_AS_NUMBER = """\
+#include <string.h>
+double __enzyme_autodiff(void *, ...);
+typedef unsigned long long u64;
+double fastlog2(double x) {
+  u64 b;
+  memcpy(&b, &x, 8);
+  double e = (double)(long)((b >> 52) & 0x7ff) - 1023;
+  double m = (double)(b & 0xfffffffffffffULL) * 0x1p-52;
+  return e + m * (1.3465553 - 0.34655532 * m);
+}
+double f(double x) { return fastlog2(x * x + 1.0); }
+int main(void) { return __enzyme_autodiff((void *)f, 1.7) > 0; }
+"""
+
 CASES = {
     "custom_tape_differentiated_again": (CUSTOM_TAPE_TWICE, ("soft_aug",), "  return r; }"),
     "reverse_width_lane_state": (REVERSE_WIDTH_HAZARD, ("main", "keep"),
@@ -1150,6 +1168,7 @@ CASES = {
     "float_halves_joined": (FLOAT_HALVES_JOINED, ("halves",), "u64 r = hi ? (u64)b << 32"),
     "float_bits_returned_indirect": (FLOAT_BITS_RETURNED_INDIRECT, ("f", "sq"),
                                      "u64 b = table[k](x)"),
+    "mantissa_as_number": (MANTISSA_AS_NUMBER, ("f",), "double m = (double)(b & 0xfff"),
 }
 
 NO_HINT: dict = {}

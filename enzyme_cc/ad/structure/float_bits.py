@@ -45,7 +45,7 @@ def _same(a: str | None, b: str | None) -> bool:
     return a is not None and b is not None and a.replace(" ", "") == b.replace(" ", "")
 
 
-def _lanes(const: str, n: int | None, bits: int) -> list[int | None] | None:
+def constant_lanes(const: str, n: int | None, bits: int) -> list[int | None] | None:
     """The lane values of an integer constant, as unsigned `bits`-bit numbers (None: undef or
     poison, a lane whose result is unused and may keep the operand)."""
     c = const.strip()
@@ -280,7 +280,7 @@ class _Rewriter:
         f = self.view.get(x.value)
         n, el = _split(inst.ty)
         bits = 64 if el == "i64" else 32
-        lanes = _lanes(c.value, n, bits)
+        lanes = constant_lanes(c.value, n, bits)
         if f is None or lanes is None:
             return None
         sign, ones = 1 << (bits - 1), (1 << bits) - 1

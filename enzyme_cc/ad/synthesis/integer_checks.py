@@ -7,6 +7,7 @@ from __future__ import annotations
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import carries_float, is_fp
 from ..structure import packed_bits
+from ..structure.bit_sources import mantissa_source
 from ..analysis.activity_basics import FREES, int_pointer_base, int_pointer_sources
 from ..structure.enum_arms import integer_arm_use
 from ..structure.type_layout import underlying
@@ -19,6 +20,17 @@ _INT_OPS = ("add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", 
             "insertelement", "trunc", "zext", "sext")
 # what a float's slot turned back into a pointer may be passed to and lose nothing
 _DEALLOCS = FREES | {"@__rust_dealloc"}
+
+
+# x * 2^n: the integer n scales, it is not data (a float's exponent field read from its bits)
+_SCALE_BY = ("@ldexp", "@ldexpf", "@ldexpl", "@scalbn", "@scalbnf", "@scalbln", "@scalblnf")
+
+
+def _scales_by(call, v: str) -> bool:
+    """v is only the exponent argument n of a call x * 2^n."""
+    c = call.callee or ""
+    return (c in _SCALE_BY or c.startswith("@llvm.ldexp.")) and len(call.ops) == 2 and \
+        call.ops[1].value == v and call.ops[0].value != v
 
 
 class IntegerChecks:
@@ -56,6 +68,14 @@ class IntegerChecks:
         keeper = self._bits_kept(inst)
         if keeper is None or self.integer_arm(inst):
             return
+        if keeper.op in ("sitofp", "uitofp"):
+            fmt = mantissa_source(self.fn, self.act.punned, keeper.ops[0].value)
+            raise UserError(self.where(keeper) + f": converts bits of a {fmt}'s mantissa to a "
+                            "number (a bit-level approximation such as a fast log or exp, or an "
+                            "argument reduction on the bits): a continuous function of the "
+                            f"{fmt} whose derivative would be lost; hint: give the function "
+                            "doing it a derivative of your own (__enzyme_register_gradient), or "
+                            "compute with the libm function (log, exp, frexp, ...) instead")
         if keeper.op in ("ret", "insertvalue"):
             raise UserError(self.where(inst) + ": the function returns a float's bits packed "
                             "with other data in an integer whose bits may overlap them (a record "
@@ -76,7 +96,8 @@ class IntegerChecks:
         """The instruction through which the integer result of inst (through further integer
         code) becomes data again: stored, returned, passed, viewed as a float; None if none.
         Bits only compared (isnan written on the exponent bits, a sign test), converted to a
-        number (sitofp: an integer SROA kept in a double vector's lane) or used as an address's
+        number (sitofp: an integer SROA kept in a double vector's lane, a float's exponent field;
+        not its mantissa bits, structure/bit_sources.py) or used as an address's
         index carry no derivative and lose none."""
         users = getattr(self, "_int_users", None)
         if users is None:
@@ -92,6 +113,13 @@ class IntegerChecks:
                     for u in users.get(i.name, ())):
                 continue      # (an enum's pointer payload sharing the float's slot, freed)
             for u in users.get(i.name, ()):
+                if u.op in ("call", "invoke") and (_scales_by(u, i.name) or
+                                                   u.callee == "@llvm.fake.use"):
+                    continue          # (a power of two's exponent: piecewise constant; -Og's
+                    #                    marker that keeps a variable alive: no use at all)
+                if u.op in ("sitofp", "uitofp") and \
+                        mantissa_source(self.fn, self.act.punned, u.ops[0].value):
+                    return u          # (a continuous function of the float: see bit_sources)
                 if u.op in ("icmp", "br", "switch", "sitofp", "uitofp", "getelementptr") or \
                         u.op == "select" and all(o.value != i.name for o in u.ops[1:]):
                     continue          # (a select's condition: control, not data; an address's
