@@ -80,6 +80,14 @@ _ROUND = re.compile(
     r'(?:sse41\.round\.p[sd]|avx\.round\.p[sd]\.256)\((?P=ty) (?P<a>%[-\w.$]+), '
     r'i32 (?P<imm>\d+)\)[^\n]*$', re.M)
 _ROUNDING = {0: "roundeven", 1: "floor", 2: "ceil", 3: "trunc"}
+# AVX-512's VRNDSCALE (Eigen's float floor in expm1 and exp under -mavx512f) with every lane
+# computed (mask all ones), the current rounding, and no scale (immediate below 16: whole
+# numbers): the same rounding; bit 3 only suppresses the precision exception
+_ROUND512 = re.compile(
+    r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call (?:[a-z]+ )*?'
+    r'(?P<ty><(?P<n>\d+) x (?P<el>double|float)>) @llvm\.x86\.avx512\.mask\.rndscale\.'
+    r'p[sd]\.512\((?P=ty) (?P<a>%[-\w.$]+), i32 (?P<imm>\d|1[0-5]), (?P=ty) [^,()]+, '
+    r'i(?:8|16) -1, i32 4\)[^\n]*$', re.M)
 
 
 def _lanes_intrinsic(op: str, m) -> str:
@@ -108,6 +116,14 @@ _CVT = re.compile(
     r'[^\n]*$', re.M)
 
 
+# AVX-512's forms with every lane converted (mask all ones) in the current rounding mode
+_CVT512 = re.compile(
+    r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call (?:[a-z]+ )*?'
+    r'<(?P<m>\d+) x i32> @llvm\.x86\.avx512\.mask\.cvtt?p[sd]2dq\.512'
+    r'\((?P<ty><(?P<n>\d+) x (?P<el>double|float)>) (?P<a>%[-\w.$]+), <(?P=m) x i32> [^,()]+, '
+    r'i(?:8|16) -1, i32 4\)[^\n]*$', re.M)
+
+
 def _cvt_op(m) -> str:
     return "trunc" if ".cvtt" in m[0] else "roundeven"
 
@@ -130,7 +146,9 @@ def rewrite(text: str) -> str:
     if "@llvm.x86." not in text:
         return text
     text = _CALL.sub(_rewrite, text)
-    for pattern, fix, op in ((_CVT, _cvt, _cvt_op), (_ROUND, _round, _round_op)):
+    for pattern, fix, op in ((_CVT, _cvt, _cvt_op), (_CVT512, _cvt, _cvt_op),
+                             (_ROUND, _round, _round_op),
+                             (_ROUND512, _round, _round_op)):
         used = {(m["ty"], _lanes_intrinsic(op(m), m)) for m in pattern.finditer(text)}
         text = pattern.sub(fix, text) if used else text
         for ty, name in sorted(used):     # (the unary intrinsics the rewrite calls)

@@ -10,7 +10,7 @@ import struct
 import ast
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import compare_type, float_cast
+from enzyme_cc.ir.lexer import compare_type, float_cast, vector_shape
 
 # name -> (LLVM intrinsic base or None, libm name); the float variant of a libm name ends in 'f'
 FUNCS = {
@@ -208,7 +208,7 @@ class FormulaCompiler:
                 val, vty = self.env[args[0].id]
                 if vty == ty:
                     return val
-                if vty.startswith("i"):
+                if (vector_shape(vty) or (None, vty))[1].startswith("i"):   # (or lanes of ints)
                     return self._inst(f"sitofp {vty} {val} to {ty}")
                 raise UserError(f"{self.where}: float({args[0].id}): '{args[0].id}' is {vty}")
             if fname in MACROS:

@@ -55,6 +55,18 @@ def test_eigen_vectorized_exp(tmp_path, options):
     _build_and_check(tmp_path, "eigen_vectorized_exp.cpp", options)
 
 
+@pytest.mark.parametrize("options", [["-O2"], ["-O0"], ["-O3", "-mavx2", "-mfma"],
+                                     ["-O3", "-mavx512f", "-mavx512dq"]], ids=" ".join)
+def test_eigen_vectorized_log(tmp_path, options):
+    """Eigen's vectorized log, log1p and expm1 in double and float: the fraction Eigen takes on
+    the bits (the exponent field set to a constant) was refused; with AVX2, a pointer SROA kept
+    in a float vector's bits; with AVX-512, float abs on <8 x i64> lanes."""
+    if "-mavx512f" in options and not _cpu_has("avx512f", "avx512dq"):
+        pytest.skip("this CPU has no AVX-512")
+    LIBRARIES["eigen_vectorized_log.cpp"] = EIGEN
+    _build_and_check(tmp_path, "eigen_vectorized_log.cpp", options)
+
+
 def _build_and_check(tmp_path, prog, options):
     flags, header = LIBRARIES[prog]
     assert os.path.exists(header), f"{header} is missing: run scripts/setup.sh"

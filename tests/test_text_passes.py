@@ -127,6 +127,20 @@ def test_x86_intrinsics_become_plain_ir():
     assert "%r = shufflevector <2 x double> %x86.sub.r, <2 x double> %x86.add.r, " \
         "<2 x i32> <i32 0, i32 3>" in out
 
+    # AVX-512's floor and truncating conversion with every lane (Eigen's float exp, expm1)
+    f16, i16 = "<16 x float>", "<16 x i32>"
+    avx512 = (f"define {i16} @e({f16} %a) {{\n"
+              f"  %f = call {f16} @llvm.x86.avx512.mask.rndscale.ps.512({f16} %a, i32 9, "
+              f"{f16} zeroinitializer, i16 -1, i32 4)\n"
+              f"  %i = call {i16} @llvm.x86.avx512.mask.cvttps2dq.512({f16} %f, {i16} "
+              f"zeroinitializer, i16 -1, i32 4)\n  ret {i16} %i\n}}\n")
+    out = _valid(rewrite_intrinsics(avx512))
+    assert "@llvm.x86" not in out
+    assert f"%f = call {f16} @llvm.floor.v16f32({f16} %a)" in out
+    assert f"%i = fptosi {f16} %x86.rnd.i to {i16}" in out
+    masked = avx512.replace("i16 -1, i32 4)\n  %i", "i16 %m, i32 4)\n  %i")
+    assert "@llvm.x86.avx512.mask.rndscale" in rewrite_intrinsics(masked)  # (some lanes kept)
+
 
 def test_vector_reductions_become_scalar_code():
     text = ("declare float @llvm.vector.reduce.fadd.v4f32(float, <4 x float>)\n"

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import vector_shape
 
+from .float_pairs import constant_lanes
+
 # mantissa (significand field) widths of the IEEE formats a float's bits are viewed as
 _MANTISSA = {"double": (64, 52), "float": (32, 23), "half": (16, 10), "bfloat": (16, 7)}
 _SHIFTS = ("shl", "lshr", "ashr")
@@ -33,7 +35,6 @@ def _int_width(ty: str) -> int | None:
 
 def _splat(value: str, ty: str) -> int | None:
     """The one value of an integer constant (every lane the same), else None."""
-    from .float_bits import constant_lanes
     width = _int_width(ty)
     if width is None:
         return None

@@ -17,15 +17,14 @@ views (a max LLVM does on the bits of the floats it compared) becomes a float se
 synthesis (activity.punned)."""
 from __future__ import annotations
 
-import re
-
 from enzyme_cc.ir.lexer import vector_shape
 from enzyme_cc.ir.model import parse_inst
 
+from .float_pairs import constant_lanes, split_float_pairs
+from .frexp_bits import FrexpBits
 from .type_layout import tbaa_kind, tbaa_pointee
 
 _FLOAT_OF = {"i64": "double", "i32": "float"}
-_LANE = re.compile(r"i(?:64|32)\s+(-?\d+|undef|poison)")
 
 
 def _split(ty: str):
@@ -45,29 +44,11 @@ def _same(a: str | None, b: str | None) -> bool:
     return a is not None and b is not None and a.replace(" ", "") == b.replace(" ", "")
 
 
-def constant_lanes(const: str, n: int | None, bits: int) -> list[int | None] | None:
-    """The lane values of an integer constant, as unsigned `bits`-bit numbers (None: undef or
-    poison, a lane whose result is unused and may keep the operand)."""
-    c = const.strip()
-    if re.fullmatch(r"-?\d+", c):
-        vals = [int(c)]
-    elif c == "zeroinitializer":
-        vals = [0]
-    else:
-        vals = [None if v in ("undef", "poison") else int(v) for v in _LANE.findall(c)]
-        if not vals or not (c.startswith("<") or c.startswith("splat")):
-            return None
-    if len(vals) == 1:
-        vals = vals * (n or 1)
-    if len(vals) != (n or 1):
-        return None
-    return [None if v is None else v & ((1 << bits) - 1) for v in vals]
-
-
-class _Rewriter:
+class _Rewriter(FrexpBits):
     def __init__(self, fn, module=None):
         self.fn, self.module, self.n = fn, module, 0
         self.view: dict[str, str] = {}     # integer value -> the float value it is the bits of
+        self.fractions: dict[str, tuple] = {}   # frexp_bits: masked bits -> (bits, keeps sign)
         self.users = fn.users()
 
     def tmp(self):
@@ -225,6 +206,9 @@ class _Rewriter:
         users = signs
         # floats by the memory's type, or by use: every result goes back to floats
         uses = [w for u in users for w in self.users.get(u.name, [])]
+        uses = [x for w in uses for x in (      # (frexp_bits: the exponent set after the mask)
+            self.users.get(w.name, []) if w.op == "or" and not all(o.is_local for o in w.ops)
+            else [w])]
         as_floats = not inserted and bool(uses) and all(
             w.op == "bitcast" and _same(w.ty, fty) or w.op == "select" and _same(w.ty, inst.ty)
             for w in uses)
@@ -281,7 +265,9 @@ class _Rewriter:
         n, el = _split(inst.ty)
         bits = 64 if el == "i64" else 32
         lanes = constant_lanes(c.value, n, bits)
-        if f is None or lanes is None:
+        if lanes is not None and inst.op == "or" and x.value in self.fractions:
+            return self.frexp_exponent(inst, fty, n, lanes, bits)
+        if f is None or lanes is None or inst.op == "and" and self.frexp_mask(inst, lanes, bits):
             return None
         sign, ones = 1 << (bits - 1), (1 << bits) - 1
         keep = {"xor": 0, "and": ones, "or": 0}[inst.op]
@@ -314,6 +300,10 @@ class _Rewriter:
 
 def rewrite_sign_bits(fn, module=None):
     """Rewrite fn's sign changes on float bits as float operations (module docstring)."""
+    insts = list(fn.insts())
     if any(i.op == "bitcast" and (_split(i.ty)[1] in _FLOAT_OF or _float_type(i.ops[0].ty))
-           for i in fn.insts()):
-        _Rewriter(fn, module).run()
+           for i in insts) or module is not None and \
+            any(i.op == "load" and _float_type(i.ty or "") for i in insts) and \
+            any(i.op in ("and", "or", "xor") and _float_type(i.ty or "") for i in insts):
+        split_float_pairs(fn)
+        _Rewriter(fn, module).run()     # (bits loaded from float memory: _float_load)

@@ -5,9 +5,10 @@ pointer made from an integer (`_check_int_pointers`: its shadow is unknown)."""
 from __future__ import annotations
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import carries_float, is_fp
+from enzyme_cc.ir.lexer import carries_float
 from ..structure import packed_bits
 from ..structure.bit_sources import mantissa_source
+from ..structure.frexp_bits import NONFINITE
 from ..analysis.activity_basics import FREES, int_pointer_base, int_pointer_sources
 from ..structure.enum_arms import integer_arm_use
 from ..structure.type_layout import underlying
@@ -124,8 +125,10 @@ class IntegerChecks:
                         u.op == "select" and all(o.value != i.name for o in u.ops[1:]):
                     continue          # (a select's condition: control, not data; an address's
                     #                    index: an enum's length sharing the float's slot)
+                if u.op == "bitcast" and u.name.startswith(NONFINITE):
+                    continue          # (frexp_bits: the bits of an infinite or NaN x kept)
                 if (u.op in _INT_OPS or u.op in ("phi", "select", "freeze")) and \
-                        u.op != "bitcast" and not is_fp(u.ty):
+                        not carries_float(u.ty or ""):
                     todo.append(u)
                     continue
                 return u

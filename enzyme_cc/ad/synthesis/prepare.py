@@ -99,22 +99,44 @@ def _forward_stored_pointers(fn):
             fn.defs[inst.name] = new
 
 
+def _loaded_lane(fn, v):
+    """(the load, the byte offset) of the 8 bytes the i64 v takes from a vector loaded from
+    memory: a lane extracted from it viewed as i64s, or bits shifted down from it viewed as one
+    wide integer (SROA's <8 x float> holding an Eigen evaluator's float and pointer)."""
+    d = fn.defs.get(v)
+    op = getattr(d, "op", None)
+    if op == "extractelement" and len(d.ops) >= 2 and d.ops[1].value.isdigit():
+        vec, lanes64 = fn.defs.get(d.ops[0].value), r"<\s*\d+\s*x\s*(i64|double|ptr)\s*>"
+        if getattr(vec, "op", None) == "bitcast" and re.fullmatch(lanes64, vec.ty or ""):
+            vec, lanes64 = fn.defs.get(vec.ops[0].value), r"<.*>"   # (<4 x float> as <2 x i64>)
+        if getattr(vec, "op", None) == "load" and re.fullmatch(lanes64, vec.ty or ""):
+            return vec, 8 * int(d.ops[1].value)
+        return None
+    if op != "trunc" or d.ty != "i64":
+        return None
+    wide, off = fn.defs.get(d.ops[0].value), 0
+    if getattr(wide, "op", None) == "lshr" and not wide.ops[1].is_local and \
+            wide.ops[1].value.isdigit() and int(wide.ops[1].value) % 8 == 0:
+        off = int(wide.ops[1].value) // 8
+        wide = fn.defs.get(wide.ops[0].value)
+    if getattr(wide, "op", None) != "bitcast" or not re.fullmatch(r"i\d+", wide.ty or ""):
+        return None
+    vec = fn.defs.get(wide.ops[0].value)
+    if getattr(vec, "op", None) != "load" or not (vec.ty or "").startswith("<"):
+        return None
+    return vec, off
+
+
 def _stored_pointer_lane(fn, v, dom):
-    """The pointer stored into the lane that the i64 v extracts from a vector loaded from a
-    local slot: the last write of the lane before the load in its block, else the slot's only
-    write of the lane where it dominates the load (SROA's record set up before the loop that
-    reads it)."""
-    ext = fn.defs.get(v)
-    if getattr(ext, "op", None) != "extractelement" or len(ext.ops) < 2 or \
-            not ext.ops[1].value.isdigit():
+    """The pointer stored into the 8 bytes that the i64 v takes from a vector loaded from a
+    local slot (_loaded_lane): the last write of those bytes before the load in its block, else
+    the slot's only write of them where it dominates the load (SROA's record set up before the
+    loop that reads it)."""
+    found = _loaded_lane(fn, v)
+    if found is None:
         return None
-    vec = fn.defs.get(ext.ops[0].value)
-    if getattr(vec, "op", None) == "bitcast":
-        vec = fn.defs.get(vec.ops[0].value)
-    if getattr(vec, "op", None) != "load" or not vec.ty.startswith("<") or \
-            not re.fullmatch(r"<\s*\d+\s*x\s*(i64|double|ptr)\s*>", vec.ty):
-        return None
-    slot, lane = vec.ops[0].value, int(ext.ops[1].value)
+    vec, lane = found
+    slot = vec.ops[0].value
     if getattr(fn.defs.get(slot), "op", None) != "alloca":
         return None
     insts = vec.block.insts
@@ -124,9 +146,9 @@ def _stored_pointer_lane(fn, v, dom):
             if off is None:
                 if _may_alias_slot(fn, i.ops[1].value, slot):
                     break            # (unless the slot's address goes nowhere: below)
-            elif off == 8 * lane:
+            elif off == lane:
                 return i.ops[0].value if i.ops[0].ty == "ptr" and i.ops[0].is_local else None
-            elif off < 8 * lane + 8 and 8 * lane < off + _size(i.ops[0].ty):
+            elif off < lane + 8 and lane < off + _size(i.ops[0].ty):
                 return None              # a wider or overlapping store covers the lane
         elif i.op in ("call", "invoke") and not (i.callee or "").startswith("@llvm.lifetime"):
             break                    # (the slot's one store, if its address goes nowhere)
@@ -134,8 +156,8 @@ def _stored_pointer_lane(fn, v, dom):
 
 
 def _only_lane_store(fn, slot, lane, load, dom):
-    """The pointer of the slot's one store to the lane, when the slot's address goes nowhere
-    but into loads, stores and lifetime markers, the store dominates the load, and no path from
+    """The pointer of the slot's one store to the 8 bytes at offset lane, when the slot's
+    address goes nowhere but into loads, stores and lifetime markers, the store dominates the load, and no path from
     the store to the load makes a new pointer without storing it. dom: the function's
     dominators, filled on first use."""
     addrs, found = {slot}, []
@@ -153,9 +175,9 @@ def _only_lane_store(fn, slot, lane, load, dom):
         if i.op != "store" or used != [1]:
             return None                          # the address escapes, or is stored
         off = _slot_offset(fn, i.ops[1].value, slot)
-        if off < 8 * lane + 8 and 8 * lane < off + _size(i.ops[0].ty):
+        if off < lane + 8 and lane < off + _size(i.ops[0].ty):
             found.append(i)
-    if len(found) != 1 or _slot_offset(fn, found[0].ops[1].value, slot) != 8 * lane:
+    if len(found) != 1 or _slot_offset(fn, found[0].ops[1].value, slot) != lane:
         return None
     store = found[0]
     p = store.ops[0]

@@ -1,0 +1,121 @@
+"""Integer constants' lanes, and sign masks on pairs of floats held in 64-bit integer lanes,
+split into 32-bit lanes before float_bits' rewrite.
+
+Eigen's float abs under AVX-512 and hand-written SSE (`_mm_and_si128` on `_mm_castps_si128`)
+clear or flip the sign bits of 2N floats as N i64 lanes: `and <8 x i64> %bits,
+splat (i64 0x7FFFFFFF7FFFFFFF)` between views of `<16 x float>`. float_bits pairs integer
+and float lanes one to one; here such an operation becomes the same one on `<2N x i32>` (each
+i64 constant split into its low and high halves: x86 is little-endian), reading the bits of the
+same floats (a bitcast of the float vector, or the same memory loaded as i32 lanes), and the
+float views of its result read the new one."""
+from __future__ import annotations
+
+import re
+
+from enzyme_cc.ir.model import parse_inst
+
+_LANE = re.compile(r"i(?:64|32)\s+(-?\d+|undef|poison)")
+_WIDE = re.compile(r"<\s*(\d+)\s*x\s*i64\s*>")
+
+
+def constant_lanes(const: str, n: int | None, bits: int) -> list[int | None] | None:
+    """The lane values of an integer constant, as unsigned `bits`-bit numbers (None: undef or
+    poison, a lane whose result is unused and may keep the operand)."""
+    c = const.strip()
+    if re.fullmatch(r"-?\d+", c):
+        vals = [int(c)]
+    elif c == "zeroinitializer":
+        vals = [0]
+    else:
+        vals = [None if v in ("undef", "poison") else int(v) for v in _LANE.findall(c)]
+        if not vals or not (c.startswith("<") or c.startswith("splat")):
+            return None
+    if len(vals) == 1:
+        vals = vals * (n or 1)
+    if len(vals) != (n or 1):
+        return None
+    return [None if v is None else v & ((1 << bits) - 1) for v in vals]
+
+
+def _pairs(ty: str) -> int | None:
+    """2N for <N x i64>, else None."""
+    m = _WIDE.fullmatch(ty or "")
+    return 2 * int(m.group(1)) if m else None
+
+
+def _pair_op(inst, users):
+    """(the integer operand, the i64 constant's lanes) of an and/or/xor of <N x i64> whose
+    users all view its result as <2N x float>, else None."""
+    n = _pairs(inst.ty)
+    if inst.op not in ("and", "or", "xor") or n is None or len(inst.ops) != 2:
+        return None
+    a, c = inst.ops if inst.ops[0].is_local else inst.ops[::-1]
+    if not a.is_local or c.is_local:
+        return None
+    lanes = constant_lanes(c.value, n // 2, 64)
+    uses = users.get(inst.name, [])
+    if not lanes or None in lanes or not uses or not all(_float_view(u, n) for u in uses):
+        return None
+    return a.value, lanes
+
+
+def _float_bits_source(fn, users, v: str, n: int) -> str | None:
+    """'bitcast' when v is the bits of a <n x float> value, 'load' when v is a load whose every
+    user is such an operation (the memory then loaded as i32 lanes), else None."""
+    d = fn.defs.get(v)
+    if getattr(d, "op", None) == "bitcast" and d.ops[0].ty.replace(" ", "") == f"<{n}xfloat>":
+        return "bitcast"
+    if getattr(d, "op", None) == "load" and all(_pair_op(u, users) or _float_view(u, n)
+                                                for u in users[v]):
+        return "load"
+    return None
+
+
+def _float_view(u, n: int) -> bool:
+    """u views its operand as <n x float> (x beside |x| in Eigen's sqrt)."""
+    return u.op == "bitcast" and (u.ty or "").replace(" ", "") == f"<{n}xfloat>"
+
+
+def split_float_pairs(fn) -> bool:
+    """Rewrite fn's sign operations on pairs of floats (module docstring); True if any."""
+    users = fn.users()
+    new: dict[str, list] = {}          # instruction name -> what replaces it
+    for inst in fn.insts():
+        found = _pair_op(inst, users)
+        n = _pairs(inst.ty)
+        kind = found and _float_bits_source(fn, users, found[0], n)
+        if not kind:
+            continue
+        i32, src = f"<{n} x i32>", fn.defs[found[0]]
+        res = inst.name + ".i32"
+        if kind == "bitcast":
+            bits = inst.name + ".bits"
+            lines = [f"{bits} = bitcast <{n} x float> {src.ops[0].value} to {i32}"]
+        else:
+            bits, lines = src.name + ".i32", []
+            text = str(src)
+            head = f"{src.name} = load "
+            _, sep, rest = text[len(head):].partition(" , ")
+            if not text.startswith(head) or not sep:
+                continue                               # (volatile or atomic: left alone)
+            new[src.name] = [_inst(f"{bits} = load {i32}, {rest}", src, src.md)]
+            for u in users[src.name]:
+                if _float_view(u, n):
+                    new[u.name] = [_inst(f"{u.name} = bitcast {i32} {bits} to {u.ty}", u)]
+        halves = ", ".join(f"i32 {h}" for v in found[1] for h in (v & 0xFFFFFFFF, v >> 32))
+        new[inst.name] = [_inst(t, inst) for t in
+                          lines + [f"{res} = {inst.op} {i32} {bits}, <{halves}>"]]
+        for u in users[inst.name]:
+            new[u.name] = [_inst(f"{u.name} = bitcast {i32} {res} to <{n} x float>", u)]
+    if not new:
+        return False
+    for b in fn.blocks:
+        b.insts = [x for i in b.insts for x in new.get(i.name, [i])]
+    fn.index()
+    return True
+
+
+def _inst(text, like, md=None):
+    out = parse_inst(text)
+    out.line, out.line_end, out.md = like.line, like.line_end, md or {}
+    return out
