@@ -32,10 +32,13 @@ def _no_adjoint(ctx, inst, d):
     float data passes its adjoint through unchanged."""
     if inst.op in ("bitcast", "freeze") and d is not None:
         src_ty = ctx.synth.value_type(inst.ops[0].value)
-        if inst.op == "bitcast" and same_floats(inst.ty, src_ty) and \
-                src_ty.replace(" ", "") != inst.ty.replace(" ", ""):
-            back = ctx.tmp()             # (the same floats in another shape: <1 x double>)
-            ctx.emit(f"{back} = bitcast {inst.ty} {d} to {src_ty}")
+        d_ty = ctx.synth.value_type(inst.name) if inst.name in ctx.act.punned else inst.ty
+        if inst.op == "bitcast" and (same_floats(d_ty, src_ty) or inst.name in ctx.act.punned
+                                     and inst.ops[0].value in ctx.act.punned) and \
+                src_ty.replace(" ", "") != d_ty.replace(" ", ""):
+            back = ctx.tmp()             # (the same floats in another shape: <1 x double>, or
+            #                              float bits regrouped: <8 x float> as <4 x i64>)
+            ctx.emit(f"{back} = bitcast {d_ty} {d} to {src_ty}")
             d = back
         ctx.add(inst.ops[0].value, src_ty, d)
         return

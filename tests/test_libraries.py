@@ -3,6 +3,7 @@
 and -O3 with the include flags of its library."""
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -65,6 +66,18 @@ def test_eigen_vectorized_log(tmp_path, options):
         pytest.skip("this CPU has no AVX-512")
     LIBRARIES["eigen_vectorized_log.cpp"] = EIGEN
     _build_and_check(tmp_path, "eigen_vectorized_log.cpp", options)
+
+
+@pytest.mark.parametrize("options", [["-O2"], ["-O0"], ["-O3", "-mavx2", "-mfma"]], ids=" ".join)
+def test_eigen_vectorized_float_trig(tmp_path, options):
+    """Eigen's vectorized float sin and cos: the signs set by xor masks of the quadrant were
+    refused; a huge argument, whose reduction on the mantissa bits would lose the derivative,
+    stops the derivative with that error at run time."""
+    LIBRARIES["eigen_vectorized_trig.cpp"] = EIGEN
+    _build_and_check(tmp_path, "eigen_vectorized_trig.cpp", options)
+    r = subprocess.run([str(tmp_path / "prog"), "huge"], capture_output=True, text=True)
+    assert r.returncode != 0 and "converts bits of a float's mantissa to a number" in r.stderr, \
+        r.stderr
 
 
 def _build_and_check(tmp_path, prog, options):

@@ -200,18 +200,20 @@ class _Rewriter(FrexpBits):
         viewed = [u for u in users if u.op == "bitcast" and _same(u.ty, fty)]
         signs = [u for u in users if u not in viewed]
         if not signs or any(u.op not in ("xor", "and", "or", "insertelement") or
-                            u.op != "insertelement" and all(o.is_local for o in u.ops)
-                            for u in signs):
+                            u.op != "insertelement" and all(o.is_local for o in u.ops) and
+                            not self._sign_extracted(u) for u in signs):
             return None
         users = signs
         # floats by the memory's type, or by use: every result goes back to floats
-        uses = [w for u in users for w in self.users.get(u.name, [])]
+        uses = [w for u in users if u.op == "insertelement" or not all(o.is_local for o in u.ops)
+                for w in self.users.get(u.name, [])]      # (not the sign-extracting users)
         uses = [x for w in uses for x in (      # (frexp_bits: the exponent set after the mask)
             self.users.get(w.name, []) if w.op == "or" and not all(o.is_local for o in w.ops)
             else [w])]
         as_floats = not inserted and bool(uses) and all(
-            w.op == "bitcast" and _same(w.ty, fty) or w.op == "select" and _same(w.ty, inst.ty)
-            for w in uses)
+            w.op == "bitcast" and _same(w.ty, fty) or w.op == "select" and _same(w.ty, inst.ty) or
+            w.op == "store" and w.ops[0].ty == inst.ty or    # (a float's bits kept, or one
+            w.op == "extractelement" for w in uses)           #  lane's taken out)
         if not as_floats and (self.module is None or self._memory_kind(inst) != _split(fty)[1]):
             return None
         head = f"{inst.name} = load "
@@ -255,8 +257,51 @@ class _Rewriter(FrexpBits):
         return [self.inst(t, inst) for t in lines] + \
             [self.inst(f"{inst.name} = bitcast {fty} {f} to {inst.ty}", inst)]
 
+    def _sign_only(self, v: str, bits: int, depth: int = 0) -> bool:
+        """Integer v can have no bit set but each lane's sign bit (a mask made with an `and` of
+        the sign bit or a shift to it, joined by xor/or/select): a data-dependent sign."""
+        d = self.fn.defs.get(v)
+        op, sign = getattr(d, "op", None), 1 << (bits - 1)
+        if op is None or depth > 8 or _float_type(d.ty or "") is None:
+            return False
+        n = _split(d.ty)[0]
+        consts = [constant_lanes(o.value, n, bits) for o in d.ops if not o.is_local]
+        if op == "and" and any(c and all(x in (None, 0, sign) for x in c) for c in consts):
+            return True
+        if op == "shl" and consts and consts[0] and all(x == bits - 1 for x in consts[0]):
+            return True
+        if op in ("xor", "or") and not consts or op == "select":
+            return all(self._sign_only(o.value, bits, depth + 1)
+                       for o in (d.ops[1:] if op == "select" else d.ops))
+        return False
+
+    def _sign_extracted(self, u) -> bool:
+        """u (integer code on a float's bits and other data) is only masked down to its sign
+        bits: Eigen's sin takes the sign of x xor the quadrant's so."""
+        bits = 64 if _split(u.ty)[1] == "i64" else 32
+        uses = self.users.get(u.name, [])
+        return bool(uses) and all(w.op == "and" and self._sign_only(w.name, bits) for w in uses)
+
+    def _flip_by(self, inst, fty, x, m):
+        """xor of the bits of a float with a data-dependent sign mask m: -f where m's sign bit is
+        set, f elsewhere."""
+        f = self.view.get(x.value)
+        bits = 64 if _split(inst.ty)[1] == "i64" else 32
+        if f is None or not self._sign_only(m.value, bits):
+            return None
+        n = _split(inst.ty)[0]
+        neg, cond, res = self.tmp(), self.tmp(), self.tmp()
+        zero = "zeroinitializer" if n else "0"
+        return self._as_bits(inst, fty, [
+            f"{neg} = fneg {fty} {f}",
+            f"{cond} = icmp slt {inst.ty} {m.value}, {zero}",
+            f"{res} = select {'<%d x i1>' % n if n else 'i1'} {cond}, {fty} {neg}, {fty} {f}"],
+            res)
+
     def _sign_op(self, inst, fty):
         x, c = inst.ops
+        if inst.op == "xor" and x.is_local and c.is_local:
+            return self._flip_by(inst, fty, x, c) or self._flip_by(inst, fty, c, x)
         if not x.is_local:
             x, c = c, x
         if not x.is_local or c.is_local:

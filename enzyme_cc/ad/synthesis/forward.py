@@ -155,12 +155,13 @@ class ForwardSynth(Synth):
         keep = True
         if fwd:
             keep = all([fwd(ctx, inst, before=True) is not False for _ in self.lanes()])
+        if not active:
+            self.refuse_bit_manipulation(inst)
+        self.emit_stop(ctx.lines, inst)
         if keep and not skip:
             ctx.lines.append(self.print_primal(inst))
             if active:
                 fp_logger.value(ctx, inst)
-        if not active:
-            self.refuse_bit_manipulation(inst)
         if self.error and not active and inst.op == "call":
             error_rule.rounds(ctx, inst)      # refuses calls it cannot estimate through
         if not active and inst.op not in ("store", "call", "atomicrmw", "cmpxchg"):

@@ -71,12 +71,16 @@ class IntegerChecks:
             return
         if keeper.op in ("sitofp", "uitofp"):
             fmt = mantissa_source(self.fn, self.act.punned, keeper.ops[0].value)
-            raise UserError(self.where(keeper) + f": converts bits of a {fmt}'s mantissa to a "
-                            "number (a bit-level approximation such as a fast log or exp, or an "
-                            "argument reduction on the bits): a continuous function of the "
-                            f"{fmt} whose derivative would be lost; hint: give the function "
-                            "doing it a derivative of your own (__enzyme_register_gradient), or "
-                            "compute with the libm function (log, exp, frexp, ...) instead")
+            why = (self.where(keeper) + f": converts bits of a {fmt}'s mantissa to a number (a "
+                   "bit-level approximation such as a fast log or exp, or an argument reduction "
+                   f"on the bits): a continuous function of the {fmt} whose derivative would be "
+                   "lost; hint: give the function doing it a derivative of your own "
+                   "(__enzyme_register_gradient), or compute with the libm function (log, exp, "
+                   "frexp, ...) instead")
+            if not self._always_runs(keeper.block):
+                self.stops[keeper.name] = why       # (emit_stop: an error if it ever runs)
+                return
+            raise UserError(why)
         if keeper.op in ("ret", "insertvalue"):
             raise UserError(self.where(inst) + ": the function returns a float's bits packed "
                             "with other data in an integer whose bits may overlap them (a record "
@@ -87,6 +91,34 @@ class IntegerChecks:
                         "(bit manipulation of a double); hint: give the function doing it a "
                         "derivative of your own (__enzyme_register_gradient), or compute on the "
                         "float value instead (marking it inactive would drop its derivative)")
+
+    @property
+    def stops(self) -> dict:
+        """Instructions of paths some calls take (Eigen's sin and cos of huge arguments) whose
+        derivative would be lost: the derivative stops with `why` there instead (emit_stop)."""
+        return self.__dict__.setdefault("_stops", {})
+
+    def _always_runs(self, block) -> bool:
+        """Every path from the entry to a return passes block."""
+        seen, todo = {block.label}, [self.fn.blocks[0].label]
+        while todo:
+            lab = todo.pop()
+            if lab in seen:
+                continue
+            seen.add(lab)
+            b = self.fn.block(lab)
+            if b.term.op == "ret":
+                return False
+            todo.extend(b.term.targets)
+        return True
+
+    def emit_stop(self, lines, inst):
+        """Before a stop's instruction (stops): print its error and abort."""
+        why = self.stops.get(inst.name)
+        if why is not None:
+            msg = self.gen.private_string("enzyme-cc: error: " + why + "\n")
+            self.gen.helpers.add(("badcall",))          # (defines __enzyme_cc_stop)
+            lines.append(f"call void @__enzyme_cc_stop(ptr {msg})")
 
     def integer_arm(self, inst) -> bool:
         """inst computes on a tagged union's integer variant passed or returned by value

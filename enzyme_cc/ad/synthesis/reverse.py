@@ -415,6 +415,7 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
         if primal_only(ctx, inst):
             return
         self.refuse_bit_manipulation(inst)
+        self.emit_stop(ctx.lines, inst)
         if id(inst) in self.mem.undo and id(inst) not in self.loop_undone:
             undo_stores.save_old(self, ctx, inst)
         rule = FORWARD.get(inst.op)
