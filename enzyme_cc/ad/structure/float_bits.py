@@ -212,7 +212,7 @@ class _Rewriter(FrexpBits):
             else [w])]
         as_floats = not inserted and bool(uses) and all(
             w.op == "bitcast" and _same(w.ty, fty) or w.op == "select" and _same(w.ty, inst.ty) or
-            w.op == "store" and w.ops[0].ty == inst.ty or    # (a float's bits kept, or one
+            w.op == "store" and _same(w.ops[0].ty, inst.ty) or    # (a float's bits kept, or one
             w.op == "extractelement" for w in uses)           #  lane's taken out)
         if not as_floats and (self.module is None or self._memory_kind(inst) != _split(fty)[1]):
             return None

@@ -54,9 +54,22 @@ def _pair_op(inst, users):
         return None
     lanes = constant_lanes(c.value, n // 2, 64)
     uses = users.get(inst.name, [])
-    if not lanes or None in lanes or not uses or not all(_float_view(u, n) for u in uses):
+    if not lanes or None in lanes or not uses or not all(
+            _float_view(u, n) or _stored(u, inst.name) for u in uses) or \
+            not any(_float_view(u, n) for u in uses):
         return None
     return a.value, lanes
+
+
+def _stored(u, v: str) -> bool:
+    """u stores v (the bits kept in memory, as Eigen's sin keeps |x| for its slow path)."""
+    return u.op == "store" and u.ops[0].value == v and u.ops[1].value != v
+
+
+def _regrouped(u, v: str, n: int) -> bool:
+    """u views v's bits as <n x i32> (Eigen's sin reads x's sign bits so)."""
+    return u.op == "bitcast" and u.ops[0].value == v and \
+        (u.ty or "").replace(" ", "") == f"<{n}xi32>"
 
 
 def _float_bits_source(fn, users, v: str, n: int) -> str | None:
@@ -65,8 +78,8 @@ def _float_bits_source(fn, users, v: str, n: int) -> str | None:
     d = fn.defs.get(v)
     if getattr(d, "op", None) == "bitcast" and d.ops[0].ty.replace(" ", "") == f"<{n}xfloat>":
         return "bitcast"
-    if getattr(d, "op", None) == "load" and all(_pair_op(u, users) or _float_view(u, n)
-                                                for u in users[v]):
+    if getattr(d, "op", None) == "load" and all(_pair_op(u, users) or _float_view(u, n) or
+                                                _regrouped(u, v, n) for u in users[v]):
         return "load"
     return None
 
@@ -102,17 +115,41 @@ def split_float_pairs(fn) -> bool:
             for u in users[src.name]:
                 if _float_view(u, n):
                     new[u.name] = [_inst(f"{u.name} = bitcast {i32} {bits} to {u.ty}", u)]
+                elif _regrouped(u, src.name, n):      # (its users read the i32 load itself)
+                    new[u.name] = []
+                    for w in users.get(u.name, []):
+                        _rename_operand(w, u.name, bits)
         halves = ", ".join(f"i32 {h}" for v in found[1] for h in (v & 0xFFFFFFFF, v >> 32))
         new[inst.name] = [_inst(t, inst) for t in
                           lines + [f"{res} = {inst.op} {i32} {bits}, <{halves}>"]]
         for u in users[inst.name]:
-            new[u.name] = [_inst(f"{u.name} = bitcast {i32} {res} to <{n} x float>", u)]
+            if _stored(u, inst.name):
+                _rename_operand(u, inst.name, res, i32)
+            else:
+                new[u.name] = [_inst(f"{u.name} = bitcast {i32} {res} to <{n} x float>", u)]
     if not new:
         return False
     for b in fn.blocks:
         b.insts = [x for i in b.insts for x in new.get(i.name, [i])]
     fn.index()
     return True
+
+
+def _rename_operand(inst, old: str, name: str, ty: str | None = None):
+    """inst reads `name` where it read `old`; of type ty (for the <N x i64> before it)."""
+    toks, k = list(inst.toks), inst.toks.index(old)
+    toks[k] = name
+    if ty is not None:
+        text = " ".join(toks[:k])
+        last = list(_WIDE.finditer(text))[-1]
+        toks = parse_inst(text[:last.start()] + ty + text[last.end():] + " " +
+                          " ".join(toks[k:])).toks
+    inst.toks = toks
+    for o in inst.ops:
+        if o.value == old:
+            o.value = name
+            if ty is not None:
+                o.ty = ty
 
 
 def _inst(text, like, md=None):
