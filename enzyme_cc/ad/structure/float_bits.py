@@ -18,9 +18,7 @@ synthesis (activity.punned)."""
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import vector_shape
-from enzyme_cc.ir.model import parse_inst
-
-from .float_pairs import constant_lanes, split_float_pairs
+from .float_pairs import constant_lanes, located_inst, reloaded, split_float_pairs
 from .frexp_bits import FrexpBits
 from .type_layout import tbaa_kind, tbaa_pointee
 
@@ -40,6 +38,11 @@ def _float_type(ty: str) -> str | None:
     return f if n is None else f"<{n} x {f}>"
 
 
+def _lane_bits(ty: str) -> int:
+    """The width of an integer lane a float's bits are held in: 64 (double) or 32 (float)."""
+    return 64 if _split(ty)[1] == "i64" else 32
+
+
 def _same(a: str | None, b: str | None) -> bool:
     return a is not None and b is not None and a.replace(" ", "") == b.replace(" ", "")
 
@@ -56,9 +59,7 @@ class _Rewriter(FrexpBits):
         return f"%ad.fb.{self.n}"
 
     def inst(self, text, like):
-        new = parse_inst(text)
-        new.line, new.line_end, new.md = like.line, like.line_end, {}
-        return new
+        return located_inst(text, like)
 
     def float_of(self, v: str) -> str | None:
         """The float value whose bits the integer operand v is (poison stays poison)."""
@@ -216,14 +217,10 @@ class _Rewriter(FrexpBits):
             w.op == "extractelement" for w in uses)           #  lane's taken out)
         if not as_floats and (self.module is None or self._memory_kind(inst) != _split(fty)[1]):
             return None
-        head = f"{inst.name} = load "
-        text = str(inst)
-        ty, sep, rest = text[len(head):].partition(" , ")
-        if not text.startswith(head) or not sep or not _same(ty, inst.ty):
-            return None                               # volatile or atomic: left alone
         f = self.tmp()
-        load = self.inst(f"{f} = load {fty}, {rest}", inst)
-        load.md = inst.md
+        load = reloaded(inst, f, fty)
+        if load is None:
+            return None                               # volatile or atomic: left alone
         return [load] + self._as_bits(inst, fty, [], f)
 
     def _memory_kind(self, load):
@@ -278,7 +275,7 @@ class _Rewriter(FrexpBits):
     def _sign_extracted(self, u) -> bool:
         """u (integer code on a float's bits and other data) is only masked down to its sign
         bits: Eigen's sin takes the sign of x xor the quadrant's so."""
-        bits = 64 if _split(u.ty)[1] == "i64" else 32
+        bits = _lane_bits(u.ty)
         uses = self.users.get(u.name, [])
         return bool(uses) and all(w.op == "and" and self._sign_only(w.name, bits) for w in uses)
 
@@ -286,7 +283,7 @@ class _Rewriter(FrexpBits):
         """xor of the bits of a float with a data-dependent sign mask m: -f where m's sign bit is
         set, f elsewhere."""
         f = self.view.get(x.value)
-        bits = 64 if _split(inst.ty)[1] == "i64" else 32
+        bits = _lane_bits(inst.ty)
         if f is None or not self._sign_only(m.value, bits):
             return None
         n = _split(inst.ty)[0]
@@ -307,8 +304,7 @@ class _Rewriter(FrexpBits):
         if not x.is_local or c.is_local:
             return None
         f = self.view.get(x.value)
-        n, el = _split(inst.ty)
-        bits = 64 if el == "i64" else 32
+        n, bits = _split(inst.ty)[0], _lane_bits(inst.ty)
         lanes = constant_lanes(c.value, n, bits)
         if lanes is not None and inst.op == "or" and x.value in self.fractions:
             return self.frexp_exponent(inst, fty, n, lanes, bits)

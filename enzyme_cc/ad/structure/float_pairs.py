@@ -106,27 +106,25 @@ def split_float_pairs(fn) -> bool:
             lines = [f"{bits} = bitcast <{n} x float> {src.ops[0].value} to {i32}"]
         else:
             bits, lines = src.name + ".i32", []
-            text = str(src)
-            head = f"{src.name} = load "
-            _, sep, rest = text[len(head):].partition(" , ")
-            if not text.startswith(head) or not sep:
+            load = reloaded(src, bits, i32)
+            if load is None:
                 continue                               # (volatile or atomic: left alone)
-            new[src.name] = [_inst(f"{bits} = load {i32}, {rest}", src, src.md)]
+            new[src.name] = [load]
             for u in users[src.name]:
                 if _float_view(u, n):
-                    new[u.name] = [_inst(f"{u.name} = bitcast {i32} {bits} to {u.ty}", u)]
+                    new[u.name] = [located_inst(f"{u.name} = bitcast {i32} {bits} to {u.ty}", u)]
                 elif _regrouped(u, src.name, n):      # (its users read the i32 load itself)
                     new[u.name] = []
                     for w in users.get(u.name, []):
                         _rename_operand(w, u.name, bits)
         halves = ", ".join(f"i32 {h}" for v in found[1] for h in (v & 0xFFFFFFFF, v >> 32))
-        new[inst.name] = [_inst(t, inst) for t in
+        new[inst.name] = [located_inst(t, inst) for t in
                           lines + [f"{res} = {inst.op} {i32} {bits}, <{halves}>"]]
         for u in users[inst.name]:
             if _stored(u, inst.name):
                 _rename_operand(u, inst.name, res, i32)
             else:
-                new[u.name] = [_inst(f"{u.name} = bitcast {i32} {res} to <{n} x float>", u)]
+                new[u.name] = [located_inst(f"{u.name} = bitcast {i32} {res} to <{n} x float>", u)]
     if not new:
         return False
     for b in fn.blocks:
@@ -152,7 +150,20 @@ def _rename_operand(inst, old: str, name: str, ty: str | None = None):
                 o.ty = ty
 
 
-def _inst(text, like, md=None):
+def located_inst(text, like, md=None):
+    """A new instruction from text, at like's source lines (with metadata md, else none)."""
     out = parse_inst(text)
     out.line, out.line_end, out.md = like.line, like.line_end, md or {}
     return out
+
+
+def reloaded(load, name: str, ty: str):
+    """The same plain load as `name`, reading type ty (its metadata kept), or None for a
+    volatile or atomic load."""
+    text = str(load)
+    head = f"{load.name} = load "
+    old_ty, sep, rest = text[len(head):].partition(" , ")
+    if not text.startswith(head) or not sep or \
+            old_ty.replace(" ", "") != (load.ty or "").replace(" ", ""):
+        return None
+    return located_inst(f"{name} = load {ty}, {rest}", load, load.md)

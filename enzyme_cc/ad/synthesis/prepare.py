@@ -157,9 +157,9 @@ def _stored_pointer_lane(fn, v, dom):
 
 def _only_lane_store(fn, slot, lane, load, dom):
     """The pointer of the slot's one store to the 8 bytes at offset lane, when the slot's
-    address goes nowhere but into loads, stores and lifetime markers, the store dominates the load, and no path from
-    the store to the load makes a new pointer without storing it. dom: the function's
-    dominators, filled on first use."""
+    address goes nowhere but into loads, stores and lifetime markers, the store dominates the
+    load, and no path from the store to the load makes a new pointer without storing it. dom:
+    the function's dominators, filled on first use."""
     addrs, found = {slot}, []
     for i in fn.insts():
         if i.op == "getelementptr" and i.ops[0].value == slot:
