@@ -98,7 +98,7 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
         self.act = Activity(fn, self.module, arg_act, gen.callee_activity, self.types,
                             gen.callee_writes, shared_globals=gen.shared_globals,
                             inactive_globals=gen.reg.inactive_globals,
-                            global_users=gen.global_users)
+                            global_users=gen.global_users, inert_call=gen.inert_call)
         # enzyme_dupnoneed: the forward sweep skips primal writes nobody reads (noneed.py)
         # (memoized per function name for every mode: the private copy with old-value loads
         # has instructions of its own)
@@ -606,6 +606,8 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
             dec = self.tmp("ivm")
             ctx.lines.append(f"{dec} = sub i64 {iv}, 1")
             ctx.lines.append(f"store i64 {dec}, ptr %ad.riv.{h}")
+            # an unrotated nest (-Oz): the inner loop exits straight to this header
+            self._enter_loops(ctx, b, self.fn.block(lp.latch))
             self._edge_adjoints(ctx, b, self.fn.block(lp.latch))
             ctx.lines.append(f"br label %rev.{self.r(lp.latch)[1:]}")
             return
