@@ -45,6 +45,8 @@ def call_kind(ctx, inst) -> str:
         kind = "diff"          # the program's own dgemm_ with an active alpha: its code
     if kind == "custom" and not _custom_for_mode(ctx, inst):
         kind = "diff"          # registered for the other mode only: its body, as Enzyme does
+    if kind == "diff" and id(inst) in ctx.act.inert_calls:
+        return "inactive"           # its result needs no shadow (analysis/shadow_demand.py)
     block = getattr(ctx, "block", None)
     if kind in _PRIMAL_WHEN_DOOMED and block is not None and \
             block.label in doomed_blocks(ctx.synth.fn):

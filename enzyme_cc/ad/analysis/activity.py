@@ -23,6 +23,7 @@ from enzyme_cc.rules.tape import is_tape_call
 from .activity_basics import (_libm_out, has_shadow_type, int_pointer_base, int_pointer_sources,
                               pun_type, string_objects)
 from .activity_memory import ActiveMemory
+from .shadow_demand import prune
 from enzyme_cc.rules.call_kinds import MEMCPY
 from ..structure.type_layout import (constant_float_global, same_memory, underlying,
                                      pinned_constant, global_named)
@@ -30,9 +31,11 @@ from ..structure.type_layout import (constant_float_global, same_memory, underly
 
 class Activity(ActiveMemory):
     def __init__(self, fn, module, arg_act: list[str], callee_info, types=None, callee_writes=None,
-                 shared_globals=(), inactive_globals=(), global_users=()):
+                 shared_globals=(), inactive_globals=(), global_users=(), inert_call=None):
         """arg_act per param: 'active', 'dup', 'dupnoneed', 'const'.
-        callee_info(inst) -> (result_active, result_shadowed) for calls to functions with bitcode."""
+        callee_info(inst) -> (result_active, result_shadowed) for calls to functions with bitcode.
+        inert_call(act, inst): the call carries no derivative when its result's shadow is not
+        needed (shadow_demand.py)."""
         self.fn, self.module = fn, module
         # instructions of blocks that never reach a return (an abort, a throw and what builds
         # its message, structure/cfg.doomed_blocks): nothing there needs a derivative, and they
@@ -139,6 +142,10 @@ class Activity(ActiveMemory):
                 if inst.op == "store" and (inst.ops[0].value in self.active or
                                            inst.ops[0].value in self.shadowed):
                     changed |= self._global_store(underlying(fn, inst.ops[1].value))
+        # shadows nothing reads are not built (one read through a constant pointer's null
+        # shadow would fault); calls found to need none run as primal code (rules/calls.py)
+        self.inert_calls: set[int] = set()
+        prune(self, fn, inert_call and (lambda i: inert_call(self, i)))
 
     def _copied_ptrs(self, fn):
         """A copy moves the pointers stored in its source into its destination (Rust moves a

@@ -40,6 +40,16 @@ def blocker(gen, name: str):
     return memo[name]
 
 
+def reads_only(gen, name: str) -> bool:
+    """`name`'s code stores nothing outside its frame, as an inert function's, whatever it
+    returns (an accessor returning an address into its argument: shadow_demand.py)."""
+    memo = gen.__dict__.setdefault("_reads_only", {})
+    if name not in memo:
+        fn = gen.module.function(name)
+        memo[name] = fn is not None and _body_blocker(gen, fn) is None
+    return memo[name]
+
+
 def _body_blocker(gen, fn):
     frame = {i.name for i in fn.insts() if i.op == "alloca"}
     types = None

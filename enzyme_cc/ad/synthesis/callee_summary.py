@@ -18,6 +18,8 @@ from ..structure import packed_bits
 from .prepare import prepare
 from ..structure.type_layout import constant_float_global
 from enzyme_cc.rules.fortran_catalog import written_args
+from enzyme_cc.rules.call_kinds import kind_of
+from ..analysis.inert import reads_only
 
 
 # an indirect call with more possible targets than this keeps the conservative summary: Rust's
@@ -149,6 +151,15 @@ class CalleeSummaries:
             self._refuse_record_return(caller_act, inst, inst.callee, "")
         return out
 
+    def inert_call(self, caller_act, inst) -> bool:
+        """A direct call of a function with bitcode that writes nothing outside its frame and
+        gets no active value: where its pointer result needs no shadow, it carries no
+        derivative (std::vector<int>::operator[] of a constant object: analysis/shadow_demand)."""
+        c = inst.callee or ""
+        return c.startswith("@") and kind_of(self, inst) == "diff" and not any(
+            o.value in caller_act.active or o.value in caller_act.punned for o in inst.ops) \
+            and reads_only(self, c)
+
     def _refuse_record_return(self, caller_act, inst, callee, how):
         ret_ty = self.module.function(callee).ret_ty
         raise UserError(
@@ -228,7 +239,7 @@ class CalleeSummaries:
                        types=TypeInfo(self.module, fn, hints or {}), callee_writes=self.callee_writes,
                        shared_globals=self.shared_globals,
                        inactive_globals=self.reg.inactive_globals,
-                       global_users=self.global_users)
+                       global_users=self.global_users, inert_call=self.inert_call)
         rets = [b.term for b in fn.blocks if b.term.op == "ret" and b.term.ops]
         bits = [] if carries_float(fn.ret_ty) and not packed_bits.is_flat_record(fn.ret_ty) else \
             [r for r in rets if _returned_float_bits(fn, act, r.ops[0].value)]
