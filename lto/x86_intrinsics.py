@@ -25,6 +25,8 @@ _MINMAX = {"sse.max.ps": 4, "sse.min.ps": 4, "sse2.max.pd": 2, "sse2.min.pd": 2,
            "avx.max.pd.256": 4, "avx.min.pd.256": 4, "avx.max.ps.256": 8, "avx.min.ps.256": 8,
            "avx512.max.pd.512": 8, "avx512.min.pd.512": 8, "avx512.max.ps.512": 16,
            "avx512.min.ps.512": 16}
+# the scalar forms (`_mm_min_ss`, `_mm_max_sd`): lane 0 as above, the other lanes a's
+_SCALAR_MINMAX = {"sse.max.ss": 4, "sse.min.ss": 4, "sse2.max.sd": 2, "sse2.min.sd": 2}
 _ADDSUB = {"sse3.addsub.pd": 2, "sse3.addsub.ps": 4, "avx.addsub.pd.256": 4,
            "avx.addsub.ps.256": 8}
 _HORIZONTAL = {"sse3.hadd.pd": 2, "sse3.hsub.pd": 2, "sse3.hadd.ps": 4, "sse3.hsub.ps": 4,
@@ -53,6 +55,14 @@ def _rewrite(m) -> str:
         cmp = f"%x86.cmp.{tag}"
         return (f"{ind}{cmp} = fcmp {pred} {ty} {a}, {b}\n"
                 f"{ind}{res} = select <{n} x i1> {cmp}, {ty} {a}, {ty} {b}")
+    if name in _SCALAR_MINMAX and _SCALAR_MINMAX[name] == n and not m["round"]:
+        pred = "ogt" if ".max." in name else "olt"
+        a0, b0, cmp, pick = (f"%x86.{k}.{tag}" for k in ("a0", "b0", "cmp", "pick"))
+        return (f"{ind}{a0} = extractelement {ty} {a}, i32 0\n"
+                f"{ind}{b0} = extractelement {ty} {b}, i32 0\n"
+                f"{ind}{cmp} = fcmp {pred} {el} {a0}, {b0}\n"
+                f"{ind}{pick} = select i1 {cmp}, {el} {a0}, {el} {b0}\n"
+                f"{ind}{res} = insertelement {ty} {a}, {el} {pick}, i32 0")
     if name in _ADDSUB and _ADDSUB[name] == n and not m["round"]:
         # even lanes a - b, odd lanes a + b (Eigen's SSE3 complex and quaternion products)
         sub, add = f"%x86.sub.{tag}", f"%x86.add.{tag}"
@@ -140,12 +150,39 @@ def _cvt(m) -> str:
                              f"zeroinitializer, <{mm} x i32> <{mask}>"])
 
 
+# the scalar approximate reciprocal (square root), `_mm_rsqrt_ss`, `_mm_rcp_ss`: lane 0 of the
+# packed form (the same approximation), the other lanes a's; the packed form has a rule
+_APPROX_SS = re.compile(
+    r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call (?:[a-z]+ )*?'
+    r'<4 x float> @llvm\.x86\.sse\.(?P<op>rsqrt|rcp)\.ss\(<4 x float> (?P<a>%[-\w.$]+)\)'
+    r'[^\n]*$', re.M)
+
+
+def _approx_ss(m) -> str:
+    # (the packed form gets 1.0 in the upper lanes: a's there may be negative or zero, whose
+    # infinite or NaN partials would turn their zero adjoints into NaN)
+    ind, res, a = m["ind"], m["res"], m["a"]
+    tag = res[1:].strip('"')
+    low, full = f"%x86.low.{tag}", f"%x86.full.{tag}"
+    ones = "<float 1.0, float 1.0, float 1.0, float 1.0>"
+    return (f"{ind}{low} = shufflevector <4 x float> {a}, <4 x float> {ones}, "
+            "<4 x i32> <i32 0, i32 4, i32 4, i32 4>\n"
+            f"{ind}{full} = call <4 x float> @llvm.x86.sse.{m['op']}.ps(<4 x float> {low})\n"
+            f"{ind}{res} = shufflevector <4 x float> {full}, <4 x float> {a}, "
+            "<4 x i32> <i32 0, i32 5, i32 6, i32 7>")
+
+
 def rewrite(text: str) -> str:
     """The module with each x86 max/min, horizontal add/subtract, rounding and conversion call
-    replaced by plain IR with the same result."""
+    replaced by plain IR with the same result (scalar rsqrt/rcp: by their packed form)."""
     if "@llvm.x86." not in text:
         return text
     text = _CALL.sub(_rewrite, text)
+    ops = {m["op"] for m in _APPROX_SS.finditer(text)}
+    text = _APPROX_SS.sub(_approx_ss, text) if ops else text
+    for op in sorted(ops):
+        if f"declare <4 x float> @llvm.x86.sse.{op}.ps(" not in text:
+            text += f"\ndeclare <4 x float> @llvm.x86.sse.{op}.ps(<4 x float>)\n"
     for pattern, fix, op in ((_CVT, _cvt, _cvt_op), (_CVT512, _cvt, _cvt_op),
                              (_ROUND, _round, _round_op),
                              (_ROUND512, _round, _round_op)):

@@ -141,6 +141,19 @@ def test_x86_intrinsics_become_plain_ir():
     masked = avx512.replace("i16 -1, i32 4)\n  %i", "i16 %m, i32 4)\n  %i")
     assert "@llvm.x86.avx512.mask.rndscale" in rewrite_intrinsics(masked)  # (some lanes kept)
 
+    # the scalar forms: lane 0 computed, the upper lanes a's (_mm_min_sd, _mm_rsqrt_ss)
+    out = _valid(rewrite_intrinsics(text.replace("sse2.max.pd", "sse2.min.sd")))
+    assert "fcmp olt double %x86.a0.r, %x86.b0.r" in out
+    assert "%r = insertelement <2 x double> %a, double %x86.pick.r, i32 0" in out
+    f4 = "<4 x float>"
+    rsqrt = (f"declare {f4} @llvm.x86.sse.rsqrt.ss({f4})\n"
+             f"define {f4} @q({f4} %a) {{\n"
+             f"  %r = call {f4} @llvm.x86.sse.rsqrt.ss({f4} %a)\n  ret {f4} %r\n}}\n")
+    out = _valid(rewrite_intrinsics(rsqrt))
+    assert f"%x86.full.r = call {f4} @llvm.x86.sse.rsqrt.ps({f4} %x86.low.r)" in out
+    assert f"%r = shufflevector {f4} %x86.full.r, {f4} %a, <4 x i32> <i32 0, i32 5, i32 6, " \
+        "i32 7>" in out
+
 
 def test_vector_reductions_become_scalar_code():
     text = ("declare float @llvm.vector.reduce.fadd.v4f32(float, <4 x float>)\n"
