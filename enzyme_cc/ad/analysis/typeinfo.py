@@ -21,7 +21,7 @@ from ..structure.type_layout import (FLOATS, declared_kind, decompose, global_ty
 from ..structure.unionfind import UnionFind
 from ..structure.call_targets import address_taken
 from .activity_basics import ALLOCATORS
-from .cxx_signatures import declared_pointees
+from .cxx_signatures import declared_pointees, declared_records
 
 # Enzyme's type annotation calls: `__enzyme_double(p)` says p points to doubles (type analysis
 # evidence, like a typed access); the calls are removed after differentiation (markers.py)
@@ -97,6 +97,8 @@ class TypeInfo:
                 spans = hiding_unions(inst.src_ty, named)
                 declared[inst.name] = {o: k for o, k in lay.items()
                                        if not any(a <= o < b for a, b in spans)}
+        for p, ty in declared_records(module, fn).items():   # `Osc*` in the C++ signature
+            self.records.setdefault(self._find(p), set()).add(ty)
         for obj, lay in declared.items():     # typed accesses win over the declared type
             self.facts[obj] = {**lay, **self.facts.get(obj, {})}
         # a word set to a small nonzero integer constant holds an integer (a reference count,
