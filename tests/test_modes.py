@@ -51,6 +51,18 @@ def test_mode_program_size_levels(tmp_path, prog, opt):
     test_mode_program(tmp_path, prog, opt)
 
 
+@pytest.mark.parametrize("opt", [["-O0", "-fno-inline"], ["-O2", "-fno-inline"], ["-Oz"]])
+def test_vector_records_out_of_line(tmp_path, opt):
+    """std::vector<record> grown inside the derivative, its relocation out of line: the records'
+    type comes from the C++ signature of std::__relocate_a_1<Osc, Osc>(Osc*, ...)."""
+    shutil.copy(os.path.join(HERE, "vector_records_out_of_line.cpp"), tmp_path / "v.cpp")
+    run(["enzyme-c++", *opt, "v.cpp", "-o", "prog"], cwd=tmp_path)
+    pairs = list(_pairs(run([str(tmp_path / "prog")], cwd=tmp_path).stdout))
+    assert len(pairs) == 8
+    for line, got, want in pairs:
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-12), line
+
+
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 @pytest.mark.parametrize("prog", ["hvp_repeat.c", "global_shadow.c", "cxx_sret.cpp", "higher_order.c",
