@@ -51,6 +51,22 @@ def test_mode_program_size_levels(tmp_path, prog, opt):
     test_mode_program(tmp_path, prog, opt)
 
 
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+@pytest.mark.parametrize("prog", ["cxx_api.cpp", "cxx_api_refs.cpp"])
+def test_cxx_api_without_inlining(tmp_path, prog, opt):
+    """<enzyme/enzyme> under -fno-inline: the header's lambdas that call the markers are
+    always_inline, so the markers still reach them as the markers' addresses (refused before:
+    "too many arguments to __enzyme_autodiff")."""
+    src = tmp_path / prog
+    shutil.copy(os.path.join(HERE, prog), src)
+    run(["enzyme-c++", opt, "-fno-inline", "-std=c++17", str(src), "-lm", "-o", "prog"],
+        cwd=tmp_path)
+    pairs = list(_pairs(run([str(tmp_path / "prog")], cwd=tmp_path).stdout))
+    assert len(pairs) >= 3
+    for line, got, want in pairs:
+        assert got == pytest.approx(want, rel=1e-5, abs=1e-6), line
+
+
 @pytest.mark.parametrize("opt", [["-O0", "-fno-inline"], ["-O2", "-fno-inline"], ["-Oz"]])
 def test_vector_records_out_of_line(tmp_path, opt):
     """std::vector<record> grown inside the derivative, its relocation out of line: the records'
