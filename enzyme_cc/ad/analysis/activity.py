@@ -31,11 +31,13 @@ from ..structure.type_layout import (constant_float_global, same_memory, underly
 
 class Activity(ActiveMemory):
     def __init__(self, fn, module, arg_act: list[str], callee_info, types=None, callee_writes=None,
-                 shared_globals=(), inactive_globals=(), global_users=(), inert_call=None):
+                 shared_globals=(), inactive_globals=(), global_users=(), inert_call=None,
+                 arg_demand=None):
         """arg_act per param: 'active', 'dup', 'dupnoneed', 'const'.
         callee_info(inst) -> (result_active, result_shadowed) for calls to functions with bitcode.
         inert_call(act, inst): the call carries no derivative when its result's shadow is not
-        needed (shadow_demand.py)."""
+        needed; arg_demand(act, inst): the argument positions whose shadows the call's callees
+        read, or None (shadow_demand.py)."""
         self.fn, self.module = fn, module
         # instructions of blocks that never reach a return (an abort, a throw and what builds
         # its message, structure/cfg.doomed_blocks): nothing there needs a derivative, and they
@@ -145,7 +147,8 @@ class Activity(ActiveMemory):
         # shadows nothing reads are not built (one read through a constant pointer's null
         # shadow would fault); calls found to need none run as primal code (rules/calls.py)
         self.inert_calls: set[int] = set()
-        prune(self, fn, inert_call and (lambda i: inert_call(self, i)))
+        prune(self, fn, inert_call and (lambda i: inert_call(self, i)),
+              arg_demand and (lambda i: arg_demand(self, i)))
 
     def _copied_ptrs(self, fn):
         """A copy moves the pointers stored in its source into its destination (Rust moves a

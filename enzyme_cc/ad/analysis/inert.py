@@ -46,11 +46,18 @@ def reads_only(gen, name: str) -> bool:
     memo = gen.__dict__.setdefault("_reads_only", {})
     if name not in memo:
         fn = gen.module.function(name)
-        memo[name] = fn is not None and _body_blocker(gen, fn) is None
+        memo[name] = False          # (a recursive call: judged by the rest of the cycle)
+        memo[name] = fn is not None and _body_blocker(gen, fn, _reads_only_blocker) is None
     return memo[name]
 
 
-def _body_blocker(gen, fn):
+def _reads_only_blocker(gen, name):
+    return None if reads_only(gen, name) else (gen.module.function(name), None)
+
+
+def _body_blocker(gen, fn, judge=None):
+    """The first store or call of fn that makes it not inert, or None; `judge(gen, name)`
+    decides fn's callees with bitcode (`blocker` by default)."""
     frame = {i.name for i in fn.insts() if i.op == "alloca"}
     types = None
 
@@ -72,13 +79,13 @@ def _body_blocker(gen, fn):
                 if types.content_kind(ptr.value, inst.md.get("!tbaa"), bits // 8) != "int":
                     return fn, inst
         elif inst.op in ("call", "invoke"):
-            found = _call_blocker(gen, fn, inst, in_frame)
+            found = _call_blocker(gen, fn, inst, in_frame, judge or blocker)
             if found is not None:
                 return found
     return None
 
 
-def _call_blocker(gen, fn, inst, in_frame):
+def _call_blocker(gen, fn, inst, in_frame, judge):
     c = inst.callee or ""
     if c.startswith(_HARMLESS):
         return None
@@ -86,7 +93,7 @@ def _call_blocker(gen, fn, inst, in_frame):
         return None if inst.ops and in_frame(inst.ops[0].value) else (fn, inst)
     if c.startswith("%"):
         targets = gen.address_taken(inst.ty, [o.ty for o in inst.ops], inst)
-        return next((b for b in map(lambda t: blocker(gen, t), targets) if b), None)
+        return next((b for b in map(lambda t: judge(gen, t), targets) if b), None)
     if gen.module.defines(c):
-        return blocker(gen, c)
+        return judge(gen, c)
     return None if is_inactive_call(c) else (fn, inst)

@@ -7,8 +7,10 @@ pointers the object holds (its std::vector<int>'s begin and end), faults, althou
 are read through them. A pointer's shadow is demanded when a use needs it: a float (or another
 value carrying a derivative) read or written through it, the pointer stored, passed to a call
 or returned; a shadow made from it by a GEP, cast, phi, select or pointer load is demanded in
-turn. Comparisons and integer reads need none. Shadows that no use demands are dropped
-(`prune`); what was derived from them needs none either."""
+turn. Comparisons and integer reads need none. A call demands the shadows of the arguments its
+callees demand theirs of (a virtual method that never reads through `this`: param_demand in
+the callee summary). Shadows that no use demands are dropped (`prune`); what was derived from
+them needs none either."""
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import int_bits
@@ -21,35 +23,46 @@ _NO_SHADOW_CALLS = ("@llvm.lifetime.", "@llvm.dbg.", "@llvm.assume", "@llvm.pref
                     "@llvm.invariant.", "@llvm.launder", "@llvm.experimental.noalias")
 
 
-def prune(act, fn, inert_call=None) -> set:
+def prune(act, fn, inert_call=None, arg_demand=None) -> set:
     """Drops from act.shadowed the derived pointers whose shadow no use demands; returns them.
+    Sets act.param_demand: the positions of the pointer parameters whose shadow a use demands.
     `inert_call(inst)`: the call needs no shadow of its arguments when its own result needs
-    none (a read-only accessor returning an address, as std::vector<int>::operator[])."""
-    cand = {i.name for i in fn.insts() if i.name in act.shadowed and i.ty == "ptr" and
+    none (a read-only accessor returning an address, as std::vector<int>::operator[]).
+    `arg_demand(inst)`: the argument positions whose shadow the call's callees demand, or None
+    (all of them)."""
+    params = {p.name: k for k, p in enumerate(fn.params) if p.name in act.shadowed}
+    drop = {i.name for i in fn.insts() if i.name in act.shadowed and i.ty == "ptr" and
             (i.op in _DERIVED or i.op in ("call", "invoke") and inert_call is not None)}
-    if not cand:
-        return set()
+    cand = drop | set(params)
     tracked = act.active | set(act.punned) | act.ptrint | act.unknown_copies
+    memo: dict = {}
+
+    def callee_demand(u):
+        if id(u) not in memo:
+            memo[id(u)] = arg_demand(u) if arg_demand is not None else None
+        return memo[id(u)]
+
     demanded: set[str] = set()
-    changed = True
+    changed = bool(cand)
     while changed:
         changed = False
         for u in fn.insts():
             for k, o in enumerate(u.ops):
                 v = o.value
-                if v in cand and v not in demanded and _demands(act, u, k, v, cand, demanded,
-                                                                tracked, inert_call):
+                if v in cand and v not in demanded and _demands(
+                        act, u, k, cand, demanded, tracked, inert_call, callee_demand):
                     demanded.add(v)
                     changed = True
-        for v in cand - demanded:      # (a call judged inert still needs its own callee's)
+        for v in drop - demanded:      # (a call judged inert still needs its own callee's)
             d = fn.defs.get(v)
             if d is not None and d.op in ("call", "invoke") and not inert_call(d):
                 demanded.add(v)
                 changed = True
-    dropped = cand - demanded
+    dropped = drop - demanded
     act.shadowed -= dropped
     act.inert_calls = {id(d) for v in dropped for d in [fn.defs.get(v)]
                        if d is not None and d.op in ("call", "invoke")}
+    act.param_demand = {k for v, k in params.items() if v in demanded}
     return dropped
 
 
@@ -57,8 +70,8 @@ def _needed(name, cand, demanded) -> bool:
     return name not in cand or name in demanded
 
 
-def _demands(act, u, k, v, cand, demanded, tracked, inert_call) -> bool:
-    """Use u (v its operand k) needs v's shadow."""
+def _demands(act, u, k, cand, demanded, tracked, inert_call, callee_demand) -> bool:
+    """Use u (operand k) needs its operand's shadow."""
     op = u.op
     if op in ("icmp", "ptrtoint"):
         return u.name in act.ptrint
@@ -80,6 +93,9 @@ def _demands(act, u, k, v, cand, demanded, tracked, inert_call) -> bool:
         c = u.callee or ""
         if c.startswith(_NO_SHADOW_CALLS):
             return False
-        return not (inert_call is not None and u.name and u.ty == "ptr" and u.name in cand and
-                    u.name not in demanded and inert_call(u))
+        if inert_call is not None and u.name and u.ty == "ptr" and u.name in cand and \
+                u.name not in demanded and inert_call(u):
+            return False
+        wanted = callee_demand(u)
+        return wanted is None or k in wanted
     return True

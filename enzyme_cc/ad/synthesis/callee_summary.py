@@ -160,6 +160,28 @@ class CalleeSummaries:
             o.value in caller_act.active or o.value in caller_act.punned for o in inst.ops) \
             and reads_only(self, c)
 
+    def arg_demand(self, caller_act, inst):
+        """The argument positions whose shadows the function(s) a call reaches read
+        (analysis/shadow_demand.py, the summaries' last part), or None: all of them."""
+        c = inst.callee or ""
+        if c.startswith("@"):
+            fn = self.module.function(c)
+            if fn is None or len(fn.params) != len(inst.ops) or kind_of(self, inst) != "diff":
+                return None
+            return self._callee_summary(c, self.call_activity(inst, caller_act),
+                                        self._arg_hints(inst, caller_act))[5]
+        targets = self.address_taken(inst.ty, self.param_types(inst), inst) \
+            if c.startswith("%") else None
+        if not targets or len(targets) > MAX_SUMMARIZED_TARGETS:
+            return None
+        acts, out = self.call_activity(inst, caller_act), set()
+        for t in targets:
+            fn = self.module.function(t)
+            if fn is None or len(fn.params) != len(inst.ops):
+                return None
+            out |= self._callee_summary(t, acts, {})[5]
+        return out
+
     def _refuse_record_return(self, caller_act, inst, callee, how):
         ret_ty = self.module.function(callee).ret_ty
         raise UserError(
@@ -201,7 +223,7 @@ class CalleeSummaries:
             for g in deps.get(key, ()):             # a summary made from guesses still open
                 self._depends_on(g, stack.index(g))
             return cache[key]
-        cache[key] = (False, False, set(), set(), set())
+        cache[key] = (False, False, set(), set(), set(), set())
         stack.append(key)
         try:
             while True:
@@ -210,7 +232,7 @@ class CalleeSummaries:
                 res = self._callee_summary_once(callee, acts, hints)
                 guess = cache[key]
                 res = (res[0] or guess[0], res[1] or guess[1], res[2] | guess[2], res[3] | guess[3],
-                       res[4] | guess[4])
+                       res[4] | guess[4], res[5] | guess[5])
                 if key not in self._summary_guessed or res == guess:
                     break
                 cache[key] = res
@@ -239,7 +261,8 @@ class CalleeSummaries:
                        types=TypeInfo(self.module, fn, hints or {}), callee_writes=self.callee_writes,
                        shared_globals=self.shared_globals,
                        inactive_globals=self.reg.inactive_globals,
-                       global_users=self.global_users, inert_call=self.inert_call)
+                       global_users=self.global_users, inert_call=self.inert_call,
+                       arg_demand=self.arg_demand)
         rets = [b.term for b in fn.blocks if b.term.op == "ret" and b.term.ops]
         bits = [] if carries_float(fn.ret_ty) and not packed_bits.is_flat_record(fn.ret_ty) else \
             [r for r in rets if _returned_float_bits(fn, act, r.ops[0].value)]
@@ -267,7 +290,8 @@ class CalleeSummaries:
                 has_shadow_type(fn.ret_ty) and any(r.ops[0].value in act.shadowed for r in rets),
                 {k for k in ptrs if act._find(fn.params[k].name) in act.active_objects},
                 {k for k in ptrs if act._find(fn.params[k].name) in act.escaped},
-                {k for k in ptrs if act._find(fn.params[k].name) in act.pointee_escaped})
+                {k for k in ptrs if act._find(fn.params[k].name) in act.pointee_escaped},
+                set(act.param_demand))
 
     def callee_writes(self, inst, caller_act):
         """(argument positions through which a call may store active data, positions whose
@@ -283,7 +307,7 @@ class CalleeSummaries:
         if len(fn.params) != len(inst.ops):
             return None
         return self._callee_summary(inst.callee, self.call_activity(inst, caller_act),
-                                    self._arg_hints(inst, caller_act))[2:]
+                                    self._arg_hints(inst, caller_act))[2:5]
 
     def _indirect_writes(self, inst, caller_act):
         """callee_writes of an indirect call: the union of the summaries of the functions it may
@@ -300,7 +324,7 @@ class CalleeSummaries:
             fn = self.module.function(t)
             if fn is None or len(fn.params) != len(inst.ops):
                 return None
-            out = tuple(a | b for a, b in zip(out, self._callee_summary(t, acts, {})[2:]))
+            out = tuple(a | b for a, b in zip(out, self._callee_summary(t, acts, {})[2:5]))
         return out
 
 

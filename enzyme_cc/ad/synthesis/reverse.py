@@ -98,7 +98,8 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
         self.act = Activity(fn, self.module, arg_act, gen.callee_activity, self.types,
                             gen.callee_writes, shared_globals=gen.shared_globals,
                             inactive_globals=gen.reg.inactive_globals,
-                            global_users=gen.global_users, inert_call=gen.inert_call)
+                            global_users=gen.global_users, inert_call=gen.inert_call,
+                            arg_demand=gen.arg_demand)
         # enzyme_dupnoneed: the forward sweep skips primal writes nobody reads (noneed.py)
         # (memoized per function name for every mode: the private copy with old-value loads
         # has instructions of its own)
