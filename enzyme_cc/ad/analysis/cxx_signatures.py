@@ -34,8 +34,8 @@ def _declared(module, fn) -> tuple[dict, dict]:
         return memo[fn.name]
     memo[fn.name] = floats, records = {}, {}
     raw = fn.name.lstrip("@").strip('"')
-    if not raw.startswith("_Z") or raw.startswith(("_ZN", "_ZLN")):
-        return floats, records  # (a nested name may be a member function: `this` is not listed)
+    if not raw.startswith("_Z"):
+        return floats, records
     if not module.__dict__.get("_demangled_all"):
         # (one llvm-cxxfilt run for the module's C++ functions)
         demangled([n.lstrip("@").strip('"') for n in module._bodies
@@ -44,28 +44,50 @@ def _declared(module, fn) -> tuple[dict, dict]:
     params = _parameters(demangled([raw])[0])
     if params is None or len(params) < len(fn.params):
         return floats, records
-    # (the optimizer may have dropped unused parameters, anywhere in the list: parameter k is
-    # one of the declared k .. k + dropped, and is hinted where all of those agree)
-    dropped = len(params) - len(fn.params)
     kinds = [(m.group(1) if m else None) for m in (_POINTEE.match(t) for t in params)]
     structs = [_record_type(module, t) for t in params]
+    nested = raw.startswith(("_ZN", "_ZLN"))
     for k, p in enumerate(fn.params):
-        seen = set(kinds[k:k + dropped + 1])
-        if p.ty == "ptr" and len(seen) == 1 and None not in seen:
-            floats[p.name] = {"*": seen.pop()}
-        seen = set(structs[k:k + dropped + 1])
-        if p.ty == "ptr" and len(seen) == 1 and None not in seen:
-            records[p.name] = seen.pop()
+        if p.ty != "ptr":
+            continue
+        if not nested:      # (a nested name may be a member function: `this` is not listed)
+            kind = _agreed(kinds, k, len(fn.params), None)
+            if kind is not None:
+                floats[p.name] = {"*": kind}
+        # (a comparator wrapper, empty when its lambda captures nothing, is not passed at all;
+        # else it is a function pointer, whose memory nothing reads as data)
+        record = _agreed(structs, k, len(fn.params), _COMPARATOR)
+        if nested and record is not None:       # a member's `this` first, or a static one
+            record = record if _agreed([None] + structs, k, len(fn.params), _COMPARATOR) == \
+                record else None
+        if record is not None:
+            records[p.name] = record
     return floats, records
 
 
+def _agreed(declared, k, count, neutral):
+    """What declared position k .. k + dropped holds for IR parameter k of `count` (the
+    optimizer may have dropped unused parameters anywhere in the list), where all of them
+    agree, apart from `neutral` ones; else None."""
+    if len(declared) < count:
+        return None
+    seen = set(declared[k:k + len(declared) - count + 1]) - {neutral}
+    return seen.pop() if len(seen) == 1 and None not in seen else None
+
+
 _RECORD = re.compile(r"^(?:const )?([A-Za-z_][\w:]*)(?: const)? ?[*&]$")
+# a vector's iterator passed by value: a pointer to its records (std::sort's helpers)
+_ITERATOR = re.compile(r"^__gnu_cxx::__normal_iterator<([A-Za-z_][\w:]*)\*, std::vector<")
+_COMPARATOR = "comparator"
 
 
 def _record_type(module, decl: str):
-    """The module's struct type for a declared `T*`/`T&` (T not a template: clang names every
-    instance of a template alike), where every copy of its IR type has one body; or None."""
-    m = _RECORD.match(decl)
+    """The module's struct type for a declared `T*`/`T&` or vector iterator over T (T not a
+    template: clang names every instance of a template alike), where every copy of its IR type
+    has one body; _COMPARATOR for libstdc++'s comparator wrappers; or None."""
+    if decl.startswith("__gnu_cxx::__ops::"):
+        return _COMPARATOR
+    m = _RECORD.match(decl) or _ITERATOR.match(decl)
     if not m:
         return None
     want = re.compile(r'^%"?(?:struct|class)\.' + re.escape(m.group(1)) + r'(?:\.\d+)?"?$')
@@ -105,3 +127,25 @@ def _parameters(sig: str) -> list[str] | None:
     if cur.strip() and cur.strip() != "void":
         parts.append(cur)
     return [p.strip() for p in parts]
+
+
+# members returning a reference to (or a pointer into) a std::vector's records
+_ELEMENT_ACCESS = re.compile(
+    r"^(?:__gnu_cxx::__normal_iterator<(?P<it>[A-Za-z_][\w:]*)\*, std::vector<[^()]*>::"
+    r"operator(?:\*|\[\]|->)|std::vector<(?P<vec>[A-Za-z_][\w:]*), std::allocator<[^()]*>::"
+    r"(?:operator\[\]|at|front|back|data))\(")
+
+
+def returned_record(module, callee: str):
+    """The module's struct type of the record a call of `callee` returns a pointer to: a vector
+    iterator's `operator*` or a vector's `operator[]` over a non-template T (kept as calls at -O0
+    and under -fno-inline: std::sort moves a record between two of their results); or None."""
+    raw = callee.lstrip("@").strip('"')
+    if not raw.startswith(("_ZNK9__gnu_cxx17__normal_iterator", "_ZN9__gnu_cxx17__normal_iterator",
+                           "_ZNSt6vector", "_ZNKSt6vector")):
+        return None
+    m = _ELEMENT_ACCESS.match(demangled([raw])[0])
+    if not m:
+        return None
+    return _record_type(module, (m.group("it") or m.group("vec")) + "*")
+

@@ -21,7 +21,7 @@ from ..structure.type_layout import (FLOATS, declared_kind, decompose, global_ty
 from ..structure.unionfind import UnionFind
 from ..structure.call_targets import address_taken
 from .activity_basics import ALLOCATORS
-from .cxx_signatures import declared_pointees, declared_records
+from .cxx_signatures import declared_pointees, declared_records, returned_record
 
 # Enzyme's type annotation calls: `__enzyme_double(p)` says p points to doubles (type analysis
 # evidence, like a typed access); the calls are removed after differentiation (markers.py)
@@ -99,6 +99,10 @@ class TypeInfo:
                                        if not any(a <= o < b for a, b in spans)}
         for p, ty in declared_records(module, fn).items():   # `Osc*` in the C++ signature
             self.records.setdefault(self._find(p), set()).add(ty)
+        for inst in fn.insts():             # `v[i]`, `*it` of a std::vector<Osc>, as calls
+            if inst.op in ("call", "invoke") and inst.ty == "ptr" and inst.name and \
+                    (ty := returned_record(module, inst.callee or "")):
+                self.records.setdefault(self._find(inst.name), set()).add(ty)
         for obj, lay in declared.items():     # typed accesses win over the declared type
             self.facts[obj] = {**lay, **self.facts.get(obj, {})}
         # a word set to a small nonzero integer constant holds an integer (a reference count,
