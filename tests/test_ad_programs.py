@@ -184,6 +184,24 @@ def test_ad_program(builds, prog, level):
     assert not bad, f"{prog} {level}: checks out of tolerance:\n" + "\n".join(bad)
 
 
+@pytest.mark.parametrize("prog", ["cxx_struct_sort_swap.cpp", "cxx_record_copies.cpp",
+                                  "cxx_vector_string_records.cpp"])
+def test_ad_program_without_inlining(tmp_path, prog):
+    """-O2 -fno-inline keeps libstdc++'s helpers as calls: std::sort's and std::vector's record
+    moves typed from their C++ declarations (refused before: "cannot deduce the type of the
+    memory being copied")."""
+    src = PROGRAMS_DIR / prog
+    b = subprocess.run([str(BIN / "enzyme-c++"), "-O2", "-fno-inline", *_test_flags(src), str(src),
+                        "-o", "prog"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=BUILD_TIMEOUT)
+    assert b.returncode == 0, b.stderr
+    r = subprocess.run(["./prog"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=RUN_TIMEOUT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert any(CHECK_LINE.match(line) for line in r.stdout.splitlines()), r.stdout
+    assert not _recheck(r.stdout), r.stdout
+
+
 def test_corpus_is_complete():
     """The corpus keeps its size, and every XFAIL entry names a program that exists."""
     assert len(PROGRAMS) >= 45
