@@ -86,6 +86,22 @@ class _Rewriter(FrexpBits):
             self._float_phi(phi)
         if changed:
             self.fn.index()
+            self._drop_unused_views()
+
+    def _drop_unused_views(self):
+        """Float views nothing uses (the float phi beside a key made from a float's bits that is
+        only compared, a radix sort's `~u`): left in place, their bitcasts would count as the
+        bits becoming float data again (integer_checks)."""
+        while True:
+            users = self.fn.users()
+            dead = {id(i) for i in self.fn.insts() if (i.name or "").startswith("%ad.fb.") and
+                    i.op in ("phi", "bitcast") and not any(u is not i for u in
+                                                           users.get(i.name, ()))}
+            if not dead:
+                return
+            for b in self.fn.blocks:
+                b.insts = [i for i in b.insts if id(i) not in dead]
+            self.fn.index()
 
     def _carrying_phis(self):
         """Integer phis (of an integer type a float has the size of) that may carry a float's

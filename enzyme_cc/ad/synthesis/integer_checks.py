@@ -19,6 +19,7 @@ from ..structure.type_layout import underlying
 _INT_OPS = ("add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or",
             "xor", "bitcast", "ptrtoint", "inttoptr", "shufflevector", "extractelement",
             "insertelement", "trunc", "zext", "sext")
+_INT_MIN_MAX = ("@llvm.umin.", "@llvm.umax.", "@llvm.smin.", "@llvm.smax.")
 # what a float's slot turned back into a pointer may be passed to and lose nothing
 _DEALLOCS = FREES | {"@__rust_dealloc"}
 
@@ -87,8 +88,11 @@ class IntegerChecks:
                             "of a float and an integer in one register is differentiated; a float "
                             "combined with a tag or mask is not); hint: return the float "
                             "separately, or write the record through a pointer argument")
+        fmt = next((self.act.punned[o.value] for o in inst.ops if o.value in self.act.punned),
+                   "double")
+        fmt = "float" if "float" in fmt else "double"
         raise UserError(self.where(inst) + ": integer arithmetic on data that holds a float "
-                        "(bit manipulation of a double); hint: give the function doing it a "
+                        f"(bit manipulation of a {fmt}); hint: give the function doing it a "
                         "derivative of your own (__enzyme_register_gradient), or compute on the "
                         "float value instead (marking it inactive would drop its derivative)")
 
@@ -159,9 +163,10 @@ class IntegerChecks:
                     #                    index: an enum's length sharing the float's slot)
                 if u.op == "bitcast" and u.name.startswith(NONFINITE):
                     continue          # (frexp_bits: the bits of an infinite or NaN x kept)
-                if (u.op in _INT_OPS or u.op in ("phi", "select", "freeze")) and \
+                if (u.op in _INT_OPS or u.op in ("phi", "select", "freeze") or
+                        u.op == "call" and (u.callee or "").startswith(_INT_MIN_MAX)) and \
                         not carries_float(u.ty or ""):
-                    todo.append(u)
+                    todo.append(u)    # (min/max: one of the operands, as a select)
                     continue
                 return u
         return None
