@@ -75,7 +75,7 @@ def merge(job):
     kept, inline functions internal in executables, marked loops kept whole, code AD never sees
     marked), flang's runtime entries renamed to ours and ours linked in."""
     from . import optimize as opt, text_passes
-    from enzyme_cc.rules import c_sort, fortran, rust_alloc
+    from enzyme_cc.rules import c_search, c_sort, fortran, rust_alloc
     from .linker_symbols import linker_symbols
     plan = job.plan
     if any(GCOV in data for _, data in plan.modules):    # compiled with --coverage
@@ -101,6 +101,7 @@ def merge(job):
     if substituted:
         fortran.link_runtime(job.module, ctx)
     c_sort.link_runtime(job.module, text, ctx)
+    c_search.link_runtime(job.module, text, ctx)
     if rust:
         rust_alloc.link_runtime(job.module, ctx)
 

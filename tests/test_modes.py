@@ -11,7 +11,7 @@ import pytest
 from conftest import run, floats
 
 HERE = os.path.join(os.path.dirname(__file__), "modes")
-PROGRAMS = ["forward.c", "libm_out_reverse_vector.c", "hvp.c", "hvp_repeat.c", "hvp_vector_reverse.c", "higher_order.c", "saddle.cpp", "particle.cpp", "split.c", "split_allocated.c", "nofree_heap.c", "nofree_local.c", "vector.c", "vector_calls.c", "vector_indirect.c", "indirect.c", "cxx_api.cpp", "cxx_api_refs.cpp", "reverse_struct_result.cpp", "width_dupnoneed.c", "registrations.c", "registrations_reached.c", "allocation_like.c", "global_shadow.c", "global_shadow.cpp", "global_shadow_mangled.cpp", "cxx_sret.cpp", "float_bits_argument.c", "float_bits_returned.c", "packed_records.cpp", "float_bits_indirect.c", "float_bits_records.c", "tagged_unions.c", "sret_forward_default.c", "global_work_freed.c", "float_exponent_field.c", "frexp_bits.c", "float_pairs_sse.c", "unrotated_loops.c"]
+PROGRAMS = ["forward.c", "libm_out_reverse_vector.c", "hvp.c", "hvp_repeat.c", "hvp_vector_reverse.c", "higher_order.c", "saddle.cpp", "particle.cpp", "split.c", "split_allocated.c", "nofree_heap.c", "nofree_local.c", "vector.c", "vector_calls.c", "vector_indirect.c", "indirect.c", "cxx_api.cpp", "cxx_api_refs.cpp", "reverse_struct_result.cpp", "width_dupnoneed.c", "registrations.c", "registrations_reached.c", "allocation_like.c", "global_shadow.c", "global_shadow.cpp", "global_shadow_mangled.cpp", "cxx_sret.cpp", "float_bits_argument.c", "float_bits_returned.c", "packed_records.cpp", "float_bits_indirect.c", "float_bits_records.c", "tagged_unions.c", "sret_forward_default.c", "global_work_freed.c", "float_exponent_field.c", "frexp_bits.c", "float_pairs_sse.c", "unrotated_loops.c", "bsearch_lookup.c"]
 
 
 def _pairs(out: str):
@@ -45,9 +45,11 @@ def test_mode_program(tmp_path, prog, opt):
 
 
 @pytest.mark.parametrize("opt", ["-Os", "-Oz"])
-@pytest.mark.parametrize("prog", ["unrotated_loops.c", "split.c", "forward.c", "frexp_bits.c"])
+@pytest.mark.parametrize("prog", ["unrotated_loops.c", "split.c", "forward.c", "frexp_bits.c",
+                                  "bsearch_lookup.c"])
 def test_mode_program_size_levels(tmp_path, prog, opt):
-    """The size levels keep loops unrotated (an inner loop exits straight to the outer header)."""
+    """The size levels keep loops unrotated (an inner loop exits straight to the outer header)
+    and give no inline bsearch (enzyme-cc links one)."""
     test_mode_program(tmp_path, prog, opt)
 
 
