@@ -151,7 +151,7 @@ def builds(request, tmp_path_factory):
     wanted = []
     for item in request.session.items:
         cs = getattr(item, "callspec", None)
-        if item.module is request.module and cs and "prog" in cs.params and will_run(item):
+        if item.module is request.module and cs and "level" in cs.params and will_run(item):
             wanted.append((cs.params["prog"], cs.params["level"]))
     b = ParallelBuilds(_build_and_run, tmp_path_factory.mktemp("ad_programs"), wanted)
     yield b
@@ -188,15 +188,21 @@ def test_ad_program(builds, prog, level):
     assert not bad, f"{prog} {level}: checks out of tolerance:\n" + "\n".join(bad)
 
 
-@pytest.mark.parametrize("prog", ["cxx_struct_sort_swap.cpp", "cxx_record_copies.cpp",
-                                  "cxx_vector_string_records.cpp"])
-def test_ad_program_without_inlining(tmp_path, prog):
-    """-O2 -fno-inline keeps libstdc++'s helpers as calls: std::sort's and std::vector's record
-    moves typed from their C++ declarations (refused before: "cannot deduce the type of the
-    memory being copied")."""
+@pytest.mark.parametrize("prog,flags", [
+    # libstdc++'s helpers kept as calls: std::sort's and std::vector's record moves typed from
+    # their C++ declarations (refused before: "cannot deduce the type of the memory being
+    # copied")
+    ("cxx_struct_sort_swap.cpp", ["-O2", "-fno-inline"]),
+    ("cxx_record_copies.cpp", ["-O2", "-fno-inline"]),
+    ("cxx_vector_string_records.cpp", ["-O2", "-fno-inline"]),
+    # std::sort's heap helper takes a pair<long, float>'s two fields as two arguments at -Os
+    ("cxx_pair_sort_map.cpp", ["-Os"])])
+def test_ad_program_with_flags(tmp_path, prog, flags):
+    """Corpus programs at the option sets that once broke them."""
     src = PROGRAMS_DIR / prog
-    b = subprocess.run([str(BIN / "enzyme-c++"), "-O2", "-fno-inline", *_test_flags(src), str(src),
-                        "-o", "prog"], cwd=tmp_path, capture_output=True, text=True,
+    driver = "enzyme-c++" if prog.endswith(".cpp") else "enzyme-cc"
+    b = subprocess.run([str(BIN / driver), *flags, *_test_flags(src), str(src), "-lm", "-o",
+                        "prog"], cwd=tmp_path, capture_output=True, text=True,
                        timeout=BUILD_TIMEOUT)
     assert b.returncode == 0, b.stderr
     r = subprocess.run(["./prog"], cwd=tmp_path, capture_output=True, text=True,

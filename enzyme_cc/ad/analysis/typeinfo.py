@@ -245,6 +245,11 @@ class TypeInfo:
     def pointee_summary(self, ptr: str) -> dict:
         """Evidence about the memory ptr points to, as a hint for a callee's parameter."""
         base, off = decompose(self.module, self.fn, ptr)
+        if off is None and any(len(set(layout(t, self.module.named_types).values())) > 1
+                               for t in self.records.get(self._find(base), ())):
+            # a run-time offset into records of mixed fields (a vector<pair<long, float>>'s
+            # end): neither the base's offsets nor "all floats" hold there
+            return {}
         facts = dict(self._global(base)) if base.startswith("@") else {}
         facts.update(self.hints.get(base) or self.class_hints.get(self._find(base), {}))
         facts.update(self.facts.get(base, {}))
