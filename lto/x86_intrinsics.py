@@ -172,12 +172,37 @@ def _approx_ss(m) -> str:
             "<4 x i32> <i32 0, i32 5, i32 6, i32 7>")
 
 
+# AVX-512's 14-bit approximate reciprocal (square root), `_mm512_rsqrt14_ps` (Eigen's float sqrt
+# under AVX-512): computed on every lane with the input itself as the pass-through, which the
+# rules in stdlib_rules/libm.toml take (its partial is zero: no lane passes through); a mask
+# other than all ones becomes a select of the result and the caller's pass-through
+_APPROX14 = re.compile(
+    r'^(?P<ind>[ \t]*)(?P<res>%[-\w.$]+) = (?:tail |musttail |notail )?call (?:[a-z]+ )*?'
+    r'(?P<ty><(?P<n>\d+) x (?:float|double)>) @llvm\.x86\.avx512\.(?P<op>rsqrt14|rcp14)\.'
+    r'(?P<el>ps|pd)\.512\((?P=ty) (?P<a>%[-\w.$]+), (?P=ty) (?P<src>[^,()]+|<[^>]*>), '
+    r'(?P<mty>i(?:8|16)) (?P<mask>[^,()\s]+)\)[^\n]*$', re.M)
+
+
+def _approx14(m) -> str:
+    ind, res, ty, a, n = m["ind"], m["res"], m["ty"], m["a"], int(m["n"])
+    callee = f"@llvm.x86.avx512.{m['op']}.{m['el']}.512"
+    full = f"call {ty} {callee}({ty} {a}, {ty} {a}, {m['mty']} -1)"
+    if m["mask"] == "-1":
+        return f"{ind}{res} = {full}"
+    tag = res[1:].strip('"')
+    lanes = f"%x86.lanes.{tag}"
+    return (f"{ind}%x86.all.{tag} = {full}\n"
+            f"{ind}{lanes} = bitcast {m['mty']} {m['mask']} to <{n} x i1>\n"
+            f"{ind}{res} = select <{n} x i1> {lanes}, {ty} %x86.all.{tag}, {ty} {m['src']}")
+
+
 def rewrite(text: str) -> str:
     """The module with each x86 max/min, horizontal add/subtract, rounding and conversion call
     replaced by plain IR with the same result (scalar rsqrt/rcp: by their packed form)."""
     if "@llvm.x86." not in text:
         return text
     text = _CALL.sub(_rewrite, text)
+    text = _APPROX14.sub(_approx14, text)
     ops = {m["op"] for m in _APPROX_SS.finditer(text)}
     text = _APPROX_SS.sub(_approx_ss, text) if ops else text
     for op in sorted(ops):

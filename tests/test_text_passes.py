@@ -151,6 +151,17 @@ def test_x86_intrinsics_become_plain_ir():
              f"  %r = call {f4} @llvm.x86.sse.rsqrt.ss({f4} %a)\n  ret {f4} %r\n}}\n")
     out = _valid(rewrite_intrinsics(rsqrt))
     assert f"%x86.full.r = call {f4} @llvm.x86.sse.rsqrt.ps({f4} %x86.low.r)" in out
+    # AVX-512's rsqrt14: the input as its own pass-through; a partial mask a select
+    f16 = "<16 x float>"
+    r14 = (f"declare {f16} @llvm.x86.avx512.rsqrt14.ps.512({f16}, {f16}, i16)\n"
+           f"define {f16} @s({f16} %a, {f16} %b, i16 %m) {{\n"
+           f"  %r = call {f16} @llvm.x86.avx512.rsqrt14.ps.512({f16} %a, {f16} zeroinitializer, "
+           f"i16 -1)\n"
+           f"  %q = call {f16} @llvm.x86.avx512.rsqrt14.ps.512({f16} %r, {f16} %b, i16 %m)\n"
+           f"  ret {f16} %q\n}}\n")
+    out14 = _valid(rewrite_intrinsics(r14))
+    assert f"%r = call {f16} @llvm.x86.avx512.rsqrt14.ps.512({f16} %a, {f16} %a, i16 -1)" in out14
+    assert f"%q = select <16 x i1> %x86.lanes.q, {f16} %x86.all.q, {f16} %b" in out14
     assert f"%r = shufflevector {f4} %x86.full.r, {f4} %a, <4 x i32> <i32 0, i32 5, i32 6, " \
         "i32 7>" in out
 

@@ -3,8 +3,10 @@
 // constant), which was refused ("integer arithmetic on data that holds a float"); the fraction
 // is now a scaling of x by a power of two (ad/structure/frexp_bits.py).
 // poisson(r) = sum y_i log r_i - r_i:        d/dr_i = y_i / r_i - 1           (double)
-// barrier(x) = sum log(1 + x_i^2) + log1p|x_i| ... in float:
-//   d/dx_i = 2 x_i / (1 + x_i^2) + sign(x_i) / (1 + |x_i|) + exp(x_i)        (expm1's)
+// barrier(x) = sum log(1 + x_i^2) + log1p|x_i| + expm1(x_i) + sqrt(1 + x_i^2) in float:
+//   d/dx_i = 2 x_i / (1 + x_i^2) + sign(x_i) / (1 + |x_i|) + exp(x_i) + x_i / sqrt(1 + x_i^2)
+// (float sqrt: x86's approximate reciprocal square root and a Newton step; under AVX-512 its
+// 14-bit form, rsqrt14, refused before)
 #include <Eigen/Dense>
 #include <cmath>
 #include <cstdio>
@@ -28,7 +30,8 @@ void poisson(const double *rate, const double *counts, int n, double *out) {
 
 void barrier(const float *xin, int n, float *out) {
   Eigen::Map<const Eigen::ArrayXf> x(xin, n);
-  Eigen::ArrayXf s = (1.0f + x.square()).log() + x.abs().log1p() + x.expm1();
+  Eigen::ArrayXf s = (1.0f + x.square()).log() + x.abs().log1p() + x.expm1() +
+                     (1.0f + x.square()).sqrt();
   *out = s.sum();
 }
 
@@ -63,7 +66,7 @@ int main() {
                      &fdot);
     double xi = x[i];
     double fwant = 2 * xi / (1 + xi * xi) + (xi > 0 ? 1 : -1) / (1 + std::fabs(xi)) +
-                   std::exp(xi);
+                   std::exp(xi) + xi / std::sqrt(1 + xi * xi);
     std::snprintf(name, sizeof name, "barrier_%d", i);
     check(name, dx[i], fwant, 1e-5);
     std::snprintf(name, sizeof name, "barrier_fwd_%d", i);
