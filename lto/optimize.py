@@ -28,9 +28,19 @@ def _init():
         _initialized = True
 
 
+# every LLVM context this process made, kept to its end: a garbage cycle that holds a module
+# and its context (a caught error's traceback reaching the link's frames) is finalized in any
+# order, and a context disposed first deletes its modules, whose own disposal then writes into
+# freed memory (a segfault in LLVMContext::removeModule); a context kept is never finalized
+# before its modules (llvmlite disposes nothing at interpreter exit)
+_CONTEXTS: list = []
+
+
 def new_context():
     _init()
-    return llvm.create_context()
+    ctx = llvm.create_context()
+    _CONTEXTS.append(ctx)
+    return ctx
 
 
 def parse_bitcode(data: bytes, origin: str, ctx):

@@ -144,3 +144,23 @@ def test_openmp_regions_spread_over_parts(tmp_path):
         del os.environ["ENZYME_CC_CACHE"]
     sizes = [os.path.getsize(tmp_path / f"adpart{k}") for k in range(parts)]
     assert parts == 2 and min(sizes) > 0.25 * sum(sizes), sizes
+
+
+def test_llvm_contexts_outlive_their_modules_in_garbage_cycles():
+    """A garbage cycle holding a module and its LLVM context (a caught error's traceback that
+    reaches the link's frames) is finalized in any order; a context disposed before its module
+    made the link segfault in LLVMContext::removeModule, now and then, in the middle of a build.
+    Contexts from lto.optimize.new_context live to the end of the process."""
+    code = ("import gc\n"
+            "import llvmlite.binding as llvm\n"
+            "from lto import optimize as opt\n"
+            "for k in range(20):\n"
+            "    ctx = opt.new_context()\n"
+            "    m = llvm.parse_assembly('define i32 @f() { ret i32 0 }', ctx)\n"
+            "    cycle = [ctx, m]\n"
+            "    cycle.append(cycle)\n"
+            "    del ctx, m, cycle\n"
+            "    gc.collect()\n"
+            "print('ok')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout == "ok\n", (r.returncode, r.stderr)

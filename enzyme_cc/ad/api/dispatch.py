@@ -120,7 +120,9 @@ class IndirectCalls:
                 parts.append(make(with_rules(self, t, f"the indirect call to '{t[1:]}'")))
                 ok.append(t)
             except UserError as e:
-                errors.append((t, e))
+                # (without its traceback: kept here, it would hold this frame and every caller's
+                # in a cycle until the garbage collector runs)
+                errors.append((t, e.with_traceback(None)))
         if not ok:
             raise errors[0][1]
         return ok, parts, [(t, self._stop_message(t, e)) for t, e in errors]
