@@ -18,7 +18,7 @@ from enzyme_cc.ir.lexer import int_bits
 # results whose shadow is only ever built from their operands' (never an object of their own)
 _DERIVED = ("load", "getelementptr", "phi", "select", "bitcast", "addrspacecast", "freeze")
 # uses that pass the operand's shadow on to the result's
-_PASSING = ("getelementptr", "phi", "select", "bitcast", "addrspacecast", "freeze")
+_PASSING = tuple(op for op in _DERIVED if op != "load")
 _NO_SHADOW_CALLS = ("@llvm.lifetime.", "@llvm.dbg.", "@llvm.assume", "@llvm.prefetch",
                     "@llvm.invariant.", "@llvm.launder", "@llvm.experimental.noalias")
 
@@ -31,8 +31,10 @@ def prune(act, fn, inert_call=None, arg_demand=None) -> set:
     `arg_demand(inst)`: the argument positions whose shadow the call's callees demand, or None
     (all of them)."""
     params = {p.name: k for k, p in enumerate(fn.params) if p.name in act.shadowed}
+    # (a call's result keeps its shadow unless the call can run as primal code)
     drop = {i.name for i in fn.insts() if i.name in act.shadowed and i.ty == "ptr" and
-            (i.op in _DERIVED or i.op in ("call", "invoke") and inert_call is not None)}
+            (i.op in _DERIVED or i.op in ("call", "invoke") and inert_call is not None and
+             inert_call(i))}
     cand = drop | set(params)
     tracked = act.active | set(act.punned) | act.ptrint | act.unknown_copies
     memo: dict = {}
@@ -53,11 +55,6 @@ def prune(act, fn, inert_call=None, arg_demand=None) -> set:
                         act, u, k, cand, demanded, tracked, inert_call, callee_demand):
                     demanded.add(v)
                     changed = True
-        for v in drop - demanded:      # (a call judged inert still needs its own callee's)
-            d = fn.defs.get(v)
-            if d is not None and d.op in ("call", "invoke") and not inert_call(d):
-                demanded.add(v)
-                changed = True
     dropped = drop - demanded
     act.shadowed -= dropped
     act.inert_calls = {id(d) for v in dropped for d in [fn.defs.get(v)]
