@@ -141,7 +141,8 @@ def differentiate(job):
     from enzyme_cc.ad.synthesis.generate import differentiate as rewrite_markers
     from .byval_copies import explicit_copies
     from .interior_pointers import offsets_from_argument
-    job.text = offsets_from_argument(explicit_copies(job.text))
+    from enzyme_cc.rules.fortran import intrinsic_assignments
+    job.text = intrinsic_assignments(offsets_from_argument(explicit_copies(job.text)))
     if job.cfg.ckpt_budget:
         from enzyme_cc.ad.api.checkpoint import define_budget
         job.text = define_budget(job.text, job.cfg.ckpt_budget)

@@ -44,6 +44,73 @@ def substitute_runtime(text: str) -> tuple[str, bool]:
     return new, new != text
 
 
+# flang's descriptor: the type code's byte offset, and the code of a derived type (CFI_type_struct)
+_TYPE_AT, _DERIVED = 21, 42
+_ASSIGN = "@__enzyme_cc_fortran_Assign("
+_ARGS = re.compile(r"call void @__enzyme_cc_fortran_Assign\(ptr[^%,]*(%[-\w.]+), ptr[^%,]*(%[-\w.]+)")
+_USE = re.compile(r"%[-\w.]+(?![-\w.])")
+
+
+def intrinsic_assignments(text: str) -> str:
+    """Calls of our intrinsic assignment whose target or source is a local descriptor of an
+    intrinsic type (the stores of its type code are constants other than a derived type's: an
+    unoptimized build's array section or whole-array copy, `d = x(:, i)`) call the entry
+    without the derived-type path. Its deep copy passes pointer components from the source's
+    memory into the target's, so AD took the source as written where the target is, and gave
+    the descriptor of an enzyme_const array a shadow it cannot have (refused)."""
+    if _ASSIGN not in text:
+        return text
+    out, body = [], []
+    for line in text.split("\n"):
+        if body or line.startswith("define "):
+            body.append(line)
+            if line == "}":
+                out += _specialize(body) if any(_ASSIGN in b for b in body) else body
+                body = []
+        else:
+            out.append(line)
+    return "\n".join(out + body)
+
+
+def _specialize(body: list[str]) -> list[str]:
+    allocas = {ln.split(" = ", 1)[0].strip() for ln in body if " = alloca " in ln}
+    type_field = {}               # the GEP of a local's type code -> that local
+    for ln in body:
+        m = re.match(r"\s*(%[-\w.]+) = getelementptr inbounds (?:nuw )?i8, ptr (%[-\w.]+), "
+                     rf"i64 {_TYPE_AT}$", ln)
+        if m and m.group(2) in allocas:
+            type_field[m.group(1)] = m.group(2)
+    codes: dict[str, set] = {}    # local -> the type codes stored (None: not a constant)
+    opaque = set()                # locals used otherwise than by field stores and assignments
+    for ln in body:
+        m = re.match(r"\s*store i8 (\S+), ptr (%[-\w.]+),", ln)
+        if m and m.group(2) in type_field:
+            v = m.group(1)
+            codes.setdefault(type_field[m.group(2)], set()).add(int(v) if v.isdigit() else None)
+            continue
+        if _ASSIGN in ln or " = alloca " in ln:
+            continue
+        # (a field's address, or a store into the local: fine; the local's address stored
+        # away or passed on: anything may change its type code)
+        m = re.match(r"\s*store .*, ptr (%[-\w.]+)(?:, align \d+)?$", ln)
+        used = ln[:m.start(1)] if m else ln.split(" = ", 1)[1] if " = " in ln else ln
+        for name in _USE.findall(used):
+            if name in allocas and not re.match(r"\s*%[-\w.]+ = getelementptr inbounds "
+                                                r"(?:nuw )?i8, ptr %", ln):
+                opaque.add(name)
+            elif name in type_field and not re.match(r"\s*%[-\w.]+ = load i8, ", ln):
+                opaque.add(type_field[name])
+    known = {d for d, cs in codes.items() if d not in opaque and None not in cs and
+             _DERIVED not in cs}
+    out = []
+    for ln in body:
+        m = _ARGS.search(ln)
+        if m and (m.group(1) in known or m.group(2) in known):
+            ln = ln.replace(_ASSIGN, "@__enzyme_cc_fortran_AssignIntrinsic(")
+        out.append(ln)
+    return out
+
+
 def link_runtime(module, ctx):
     for data in runtime_bitcode(SOURCES, ("fortran_desc.h",), "Fortran runtime"):
         module.link_in(parse_bitcode(data, "enzyme-cc Fortran runtime", ctx))

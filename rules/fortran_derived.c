@@ -188,17 +188,22 @@ __attribute__((noinline)) void __enzyme_cc_fortran_copy_raw(char *p, const char 
 void __enzyme_cc_fortran_Assign(Desc *to, const Desc *from, const char *file, int line);
 static int assign_object(char *a, const char *b, const TypeInfo *t, const char *file, int line);
 
-/* a fresh allocation of d with from's shape (its lower bounds too), default-initialized */
+/* a fresh allocation of d with from's shape (its lower bounds too), or with its own where from
+   is a scalar, default-initialized. (Never `from->rank ? from : d` as the shape's source: AD's
+   activity analysis would take the two descriptors of such a select for one object.) */
 static void allocate_as(Desc *d, const Desc *from, const TypeInfo *t, const char *file,
                         int line) {
   ptrdiff_t stride = (ptrdiff_t)d->elem_len;
-  for (int k = 0; k < from->rank; k++) {
-    d->dim[k].lower = from->dim[k].lower;
-    d->dim[k].extent = from->dim[k].extent;
+  int rank = from->rank ? from->rank : d->rank;
+  for (int k = 0; k < rank; k++) {
+    if (from->rank) {
+      d->dim[k].lower = from->dim[k].lower;
+      d->dim[k].extent = from->dim[k].extent;
+    }
     d->dim[k].stride = stride;
-    stride *= from->dim[k].extent > 0 ? from->dim[k].extent : 0;
+    stride *= d->dim[k].extent > 0 ? d->dim[k].extent : 0;
   }
-  size_t bytes = elements(from) * d->elem_len;
+  size_t bytes = (size_t)stride;     /* the elements' bytes */
   d->base = malloc(bytes ? bytes : 1);
   if (t && !t->no_initialization_needed) __enzyme_cc_fortran_Initialize(d, file, line);
 }
@@ -305,7 +310,7 @@ int __enzyme_cc_fortran_assign_derived(Desc *to, const Desc *from, const char *f
       free(to->base);
       to->base = NULL;
     }
-    allocate_as(to, from->rank ? from : to, t, file, line);
+    allocate_as(to, from, t, file, line);
   }
   if (!to->base) return 0;
   for (size_t i = 0, n = elements(to); i < n; i++)

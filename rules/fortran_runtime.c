@@ -39,10 +39,10 @@ __attribute__((noinline)) void __enzyme_cc_fortran_assign_other(Desc *to, const 
 
 int __enzyme_cc_fortran_assign_derived(Desc *to, const Desc *from, const char *file, int line);
 
-void __enzyme_cc_fortran_Assign(Desc *to, const Desc *from, const char *file, int line) {
-  if (to->type == 42 && from->type == 42 && __enzyme_cc_fortran_assign_derived(to, from, file,
-                                                                              line))
-    return;                       /* a derived type: fortran_derived.c's deep copy */
+/* `to = from` without the derived-type path: called where the type of either is known not to
+   be a derived type (rules/fortran.py intrinsic_assignments), so that AD does not see the deep
+   copy's pointer components as a path from the source's memory into the target's */
+void __enzyme_cc_fortran_AssignIntrinsic(Desc *to, const Desc *from, const char *file, int line) {
   if (!handled(to, from)) {
     __enzyme_cc_fortran_assign_other(to, from, file, line);
     return;
@@ -95,6 +95,13 @@ void __enzyme_cc_fortran_Assign(Desc *to, const Desc *from, const char *file, in
     if (old) free(old);
     to->base = tb;
   }
+}
+
+void __enzyme_cc_fortran_Assign(Desc *to, const Desc *from, const char *file, int line) {
+  if (to->type == 42 && from->type == 42 && __enzyme_cc_fortran_assign_derived(to, from, file,
+                                                                              line))
+    return;                       /* a derived type: fortran_derived.c's deep copy */
+  __enzyme_cc_fortran_AssignIntrinsic(to, from, file, line);
 }
 
 /* ---- the fallback's derivatives: stop where float data would need one ---------------------- */

@@ -248,9 +248,15 @@ class ActiveMemory:
                     # the callee stores pointers read from these arguments' memory into memory
                     # that holds active data (GSL's subvector view of a work vector, written
                     # through later): their shadows come from these arguments' shadows
+                    # (an argument of this function passes the same on to its callers: they
+                    # see what its memory holds)
                     for k in via:
-                        if inst.ops[k].value.startswith("%"):
-                            changed |= self._escape(inst.ops[k].value)
+                        v = inst.ops[k].value
+                        u = self._underlying(self.fn, v)
+                        if v.startswith("%") and any(p.name == u for p in self.fn.params):
+                            changed |= self._pointee_escape(v, set())
+                        elif v.startswith("%") and not self._unshadowed_record(v, inst):
+                            changed |= self._escape(v)
                 if not any(o.value in self.active or o.value in self.shadowed for o in inst.ops) \
                         and c not in self.global_users:
                     continue                  # nothing active goes in: nothing active comes out
@@ -270,6 +276,23 @@ class ActiveMemory:
                             for stored in self._stored_ptrs.get(obj, []):
                                 changed |= self._mark(stored)
         return changed
+
+    def _unshadowed_record(self, ptr, call) -> bool:
+        """ptr's memory is a local record only this function's own stores fill, with pointers
+        that have no shadow, and no call but `call` is given: the pointers a callee reads from
+        it carry no shadow to copy (flang at -O0: the descriptor of an enzyme_const array's
+        section, the source of the runtime's assignment, which copies pointer components of
+        derived types only)."""
+        obj = self._obj(ptr)
+        stored = self._stored_ptrs.get(obj)
+        if getattr(self.fn.defs.get(obj), "op", None) != "alloca" or not stored or \
+                obj in self.escaped or obj in self.active_objects or \
+                any(p in self.shadowed or p in self.active for p in stored):
+            return False
+        return not any(i is not call and i.op in ("call", "invoke") and
+                       not (i.callee or "").startswith("@llvm.") and
+                       any(o.ty == "ptr" and o.value.startswith("%") and self._obj(o.value) == obj
+                           for o in i.ops) for i in self.fn.insts())
 
     def _copies_pointers_out(self, inst) -> bool:
         """A copy from memory this function did not allocate (a parameter's, a loaded
