@@ -42,12 +42,6 @@ XFAIL: dict = {
     # returned are taken for a record of a float and an integer in one register: "the function
     # returns a float's bits packed with other data" (keys followed only within a function)
     "float_radix_key.c@-O2-ref": "radix key returned by a function of its own",
-    # unoptimized code walks the constant object's std::vector<int> with iterators kept in
-    # locals (begin() stored into a slot that operator++ writes through): the slot's shadow
-    # is demanded, so begin()'s is built from the constant `this`'s null shadow: a segfault at
-    # run time (shadow_demand tracks values, not the shadow memory of locals; -fno-inline too)
-    "cxx_const_lambda_capture.cpp@-O2-ref": "segfault: iterators over a constant vector<int> "
-                                            "held in local slots",
     # -Oz keeps libstdc++'s record moves as memcpy calls where no declared type reaches: a
     # static member whose parameters a dropped one leaves ambiguous (std::vector::_S_relocate
     # of records holding a std::string), std::function (a template) moved by
@@ -196,7 +190,12 @@ def test_ad_program(builds, prog, level):
     ("cxx_record_copies.cpp", ["-O2", "-fno-inline"]),
     ("cxx_vector_string_records.cpp", ["-O2", "-fno-inline"]),
     # std::sort's heap helper takes a pair<long, float>'s two fields as two arguments at -Os
-    ("cxx_pair_sort_map.cpp", ["-Os"])])
+    ("cxx_pair_sort_map.cpp", ["-Os"]),
+    # iterators as calls on local slots: a constant object's vector<int> walked beside an
+    # active one (a segfault: the constant iterators' shadows built from a null one)
+    ("cxx_const_lambda_capture.cpp", ["-O2", "-fno-inline"]),
+    ("cxx_iterator_slots.cpp", ["-O2", "-fno-inline"]),
+    ("cxx_iterator_slots.cpp", ["-O0", "-fno-inline"])])
 def test_ad_program_with_flags(tmp_path, prog, flags):
     """Corpus programs at the option sets that once broke them."""
     src = PROGRAMS_DIR / prog

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import carries_float, int_bits
 from enzyme_cc.rules.registry import is_inactive_call
-from ..structure.type_layout import underlying
+from ..structure.type_layout import reloaded_param, underlying
 from .typeinfo import TypeInfo
 
 _FRAME_ONLY = ("@llvm.memcpy", "@llvm.memmove", "@llvm.memset", "@memcpy", "@memmove", "@memset")
@@ -42,27 +42,57 @@ def blocker(gen, name: str):
 
 def reads_only(gen, name: str) -> bool:
     """`name`'s code stores nothing outside its frame, as an inert function's, whatever it
-    returns (an accessor returning an address into its argument: shadow_demand.py)."""
-    memo = gen.__dict__.setdefault("_reads_only", {})
+    returns (an accessor returning an address into its argument: shadow_demand.py); what its
+    callees store into its frame counts as its own (std::vector::begin constructing the
+    iterator it returns in a local)."""
+    return param_writes(gen, name) == set()
+
+
+def param_writes(gen, name: str):
+    """The positions of the parameters through which `name`'s code (its callees' included)
+    may store, where it stores nowhere else outside its frame (as an inert function); None
+    otherwise."""
+    memo = gen.__dict__.setdefault("_param_writes", {})
     if name not in memo:
         fn = gen.module.function(name)
-        memo[name] = False          # (a recursive call: judged by the rest of the cycle)
-        memo[name] = fn is not None and _body_blocker(gen, fn, _reads_only_blocker) is None
+        memo[name] = set()          # (a recursive call: judged by the rest of the cycle)
+        if fn is None:
+            memo[name] = None
+        else:
+            written: set = set()
+            found = _body_blocker(gen, fn, _through_params, written)
+            memo[name] = None if found is not None else written
     return memo[name]
 
 
-def _reads_only_blocker(gen, name):
-    return None if reads_only(gen, name) else (gen.module.function(name), None)
+def _through_params(gen, name, inst, in_frame):
+    """A call stores only into the caller's frame or parameters: the callee's own parameter
+    writes map to arguments that are there."""
+    w = param_writes(gen, name)
+    if w is None or any(k >= len(inst.ops) or not in_frame(inst.ops[k].value) for k in w):
+        return gen.module.function(name), None
+    return None
 
 
-def _body_blocker(gen, fn, judge=None):
-    """The first store or call of fn that makes it not inert, or None; `judge(gen, name)`
-    decides fn's callees with bitcode (`blocker` by default)."""
+def _inert_callee(gen, name, inst, in_frame):
+    return blocker(gen, name)
+
+
+def _body_blocker(gen, fn, judge=None, written=None):
+    """The first store or call of fn that makes it not inert, or None; `judge(gen, name, inst,
+    in_frame)` decides fn's calls of functions with bitcode (`blocker` by default). written:
+    where given, stores through fn's parameters are allowed and their positions put there."""
     frame = {i.name for i in fn.insts() if i.op == "alloca"}
+    params = {p.name: k for k, p in enumerate(fn.params)} if written is not None else {}
     types = None
 
     def in_frame(ptr: str) -> bool:
-        return underlying(fn, ptr) in frame
+        u = underlying(fn, ptr)
+        u = params and reloaded_param(fn, u) or u       # (unoptimized code's spilled `this`)
+        if u in params:
+            written.add(params[u])
+            return True
+        return u in frame
 
     for inst in fn.insts():
         if inst.op in ("store", "atomicrmw", "cmpxchg"):
@@ -79,7 +109,7 @@ def _body_blocker(gen, fn, judge=None):
                 if types.content_kind(ptr.value, inst.md.get("!tbaa"), bits // 8) != "int":
                     return fn, inst
         elif inst.op in ("call", "invoke"):
-            found = _call_blocker(gen, fn, inst, in_frame, judge or blocker)
+            found = _call_blocker(gen, fn, inst, in_frame, judge or _inert_callee)
             if found is not None:
                 return found
     return None
@@ -93,7 +123,8 @@ def _call_blocker(gen, fn, inst, in_frame, judge):
         return None if inst.ops and in_frame(inst.ops[0].value) else (fn, inst)
     if c.startswith("%"):
         targets = gen.address_taken(inst.ty, [o.ty for o in inst.ops], inst)
-        return next((b for b in map(lambda t: judge(gen, t), targets) if b), None)
+        return next((b for b in map(lambda t: judge(gen, t, inst, in_frame), targets) if b),
+                    None)
     if gen.module.defines(c):
-        return judge(gen, c)
+        return judge(gen, c, inst, in_frame)
     return None if is_inactive_call(c) else (fn, inst)

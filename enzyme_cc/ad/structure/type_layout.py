@@ -26,6 +26,34 @@ def underlying(fn, v: str, depth=0) -> str:
     return v
 
 
+def reloaded_param(fn, v: str) -> str | None:
+    """The parameter v is, reloaded from the local slot unoptimized code spills it to (a slot
+    that one store fills with that parameter and that only loads read), or None."""
+    d = fn.defs.get(v)
+    if getattr(d, "op", None) != "load":
+        return None
+    slots = fn.__dict__.get("_param_slots")
+    if slots is None:
+        slots = fn._param_slots = _param_slots(fn)
+    return slots.get(d.ops[0].value)
+
+
+def _param_slots(fn) -> dict:
+    params = {p.name for p in fn.params}
+    allocas = {i.name for i in fn.insts() if i.op == "alloca"}
+    stored: dict = {}
+    for i in fn.insts():
+        for k, o in enumerate(i.ops):
+            if o.value not in allocas:
+                continue
+            if i.op == "store" and k == 1 and i.ops[0].value in params:
+                stored.setdefault(o.value, []).append(i.ops[0].value)
+            elif not (i.op == "load" or i.op == "call" and
+                      (i.callee or "").startswith(("@llvm.lifetime", "@llvm.dbg"))):
+                allocas.discard(o.value)        # written otherwise, or its address taken
+    return {s: v[0] for s, v in stored.items() if s in allocas and len(v) == 1}
+
+
 def global_named(v: str) -> str | None:
     """The global a constant operand names: `@g` itself, or the one a constant expression over
     it names (`getelementptr (i8, ptr @g, i64 8)`); None for other constants."""

@@ -161,26 +161,29 @@ class CalleeSummaries:
             and reads_only(self, c)
 
     def arg_demand(self, caller_act, inst):
-        """The argument positions whose shadows the function(s) a call reaches read
-        (analysis/shadow_demand.py, the summaries' last part), or None: all of them."""
+        """(the argument positions whose shadows the function(s) a call reaches read, those
+        whose memory's shadow they only store pointers of their own into: needed where the
+        caller reads them back) (analysis/shadow_demand.py, the summaries' last two parts), or
+        None: all of them."""
         c = inst.callee or ""
         if c.startswith("@"):
             fn = self.module.function(c)
             if fn is None or len(fn.params) != len(inst.ops) or kind_of(self, inst) != "diff":
                 return None
             return self._callee_summary(c, self.call_activity(inst, caller_act),
-                                        self._arg_hints(inst, caller_act))[5]
+                                        self._arg_hints(inst, caller_act))[5:7]
         targets = self.address_taken(inst.ty, self.param_types(inst), inst) \
             if c.startswith("%") else None
         if not targets or len(targets) > MAX_SUMMARIZED_TARGETS:
             return None
-        acts, out = self.call_activity(inst, caller_act), set()
+        acts, demand, fill = self.call_activity(inst, caller_act), set(), set()
         for t in targets:
             fn = self.module.function(t)
             if fn is None or len(fn.params) != len(inst.ops):
                 return None
-            out |= self._callee_summary(t, acts, {})[5]
-        return out
+            summary = self._callee_summary(t, acts, {})
+            demand, fill = demand | summary[5], fill | summary[6]
+        return demand, fill - demand
 
     def _refuse_record_return(self, caller_act, inst, callee, how):
         ret_ty = self.module.function(callee).ret_ty
@@ -204,8 +207,10 @@ class CalleeSummaries:
     def _callee_summary(self, callee, acts, hints=None):
         """(result active, result shadowed, indices of pointer parameters the callee may write
         active data through, indices of those it stores away or returns, indices of those
-        whose memory a pointer it stores away was read from) for one activity signature of a
-        function with bitcode.
+        whose memory a pointer it stores away was read from, indices of those whose shadow a
+        use demands, indices of those whose memory's shadow only its own pointers stored back
+        demand: analysis/shadow_demand.py) for one activity signature of a function with
+        bitcode.
 
         Recursion starts from "nothing active" and iterates to the least fixed point: assuming
         the worst for a recursive call would make every pointer a recursive sort takes look
@@ -223,7 +228,7 @@ class CalleeSummaries:
             for g in deps.get(key, ()):             # a summary made from guesses still open
                 self._depends_on(g, stack.index(g))
             return cache[key]
-        cache[key] = (False, False, set(), set(), set(), set())
+        cache[key] = (False, False, set(), set(), set(), set(), set())
         stack.append(key)
         try:
             while True:
@@ -232,7 +237,7 @@ class CalleeSummaries:
                 res = self._callee_summary_once(callee, acts, hints)
                 guess = cache[key]
                 res = (res[0] or guess[0], res[1] or guess[1], res[2] | guess[2], res[3] | guess[3],
-                       res[4] | guess[4], res[5] | guess[5])
+                       res[4] | guess[4], res[5] | guess[5], res[6] | guess[6])
                 if key not in self._summary_guessed or res == guess:
                     break
                 cache[key] = res
@@ -291,7 +296,7 @@ class CalleeSummaries:
                 {k for k in ptrs if act._find(fn.params[k].name) in act.active_objects},
                 {k for k in ptrs if act._find(fn.params[k].name) in act.escaped},
                 {k for k in ptrs if act._find(fn.params[k].name) in act.pointee_escaped},
-                set(act.param_demand))
+                set(act.param_demand), set(act.param_fill))
 
     def callee_writes(self, inst, caller_act):
         """(argument positions through which a call may store active data, positions whose
