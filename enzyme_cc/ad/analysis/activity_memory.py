@@ -255,7 +255,7 @@ class ActiveMemory:
                         u = self._underlying(self.fn, v)
                         if v.startswith("%") and any(p.name == u for p in self.fn.params):
                             changed |= self._pointee_escape(v, set())
-                        elif v.startswith("%") and not self._unshadowed_record(v, inst):
+                        elif v.startswith("%") and not self._const_record(v, inst):
                             changed |= self._escape(v)
                 if not any(o.value in self.active or o.value in self.shadowed for o in inst.ops) \
                         and c not in self.global_users:
@@ -277,17 +277,20 @@ class ActiveMemory:
                                 changed |= self._mark(stored)
         return changed
 
-    def _unshadowed_record(self, ptr, call) -> bool:
-        """ptr's memory is a local record only this function's own stores fill, with pointers
-        that have no shadow, and no call but `call` is given: the pointers a callee reads from
-        it carry no shadow to copy (flang at -O0: the descriptor of an enzyme_const array's
-        section, the source of the runtime's assignment, which copies pointer components of
-        derived types only)."""
+    def _const_record(self, ptr, call) -> bool:
+        """ptr's memory is a local record that only this function's own stores fill, with
+        pointers into arguments passed without a shadow (which can never get one), and that no
+        call but `call` is given: the pointers a callee reads from it have no shadow to copy
+        (flang at -O0: the descriptor of an enzyme_const array's section, the source of the
+        runtime's assignment, which copies pointer components of derived types only). A
+        pointer without a shadow yet (a fresh allocation) gets one through such a copy."""
         obj = self._obj(ptr)
         stored = self._stored_ptrs.get(obj)
         if getattr(self.fn.defs.get(obj), "op", None) != "alloca" or not stored or \
-                obj in self.escaped or obj in self.active_objects or \
-                any(p in self.shadowed or p in self.active for p in stored):
+                obj in self.escaped or obj in self.active_objects:
+            return False
+        consts = {p.name for p in self.fn.params if p.name not in self.shadowed}
+        if any(self._underlying(self.fn, p) not in consts for p in stored):
             return False
         return not any(i is not call and i.op in ("call", "invoke") and
                        not (i.callee or "").startswith("@llvm.") and
