@@ -169,6 +169,12 @@ class ActiveMemory:
                     for src in int_pointer_sources(self.fn, val.value) or ():
                         if src.startswith("%"):
                             changed |= self._escape(src)
+                    d = self.fn.defs.get(val.value)
+                    if getattr(d, "op", None) == "load" and self._address_load(d):
+                        # an address moved as an integer from other memory (libstdc++ moving a
+                        # unique_ptr into a vector's buffer at -Os): read from there, stored
+                        # away, also where that memory has no shadow here (callers give one)
+                        changed |= self._pointee_escape(d.ops[0].value, set())
             elif op in ("atomicrmw", "cmpxchg") and inst.ops:
                 if any(o.value in self.active or o.value in self.shadowed or o.value in
                        self.punned for o in inst.ops[1:]):
@@ -243,11 +249,13 @@ class ActiveMemory:
                 for k in escapes:                 # the callee keeps the pointer somewhere
                     if inst.ops[k].value.startswith("%"):
                         changed |= self._escape(inst.ops[k].value)
-                if via and any(o.ty == "ptr" and o.value.startswith("%") and
-                               self._obj(o.value) in self.active_objects for o in inst.ops):
+                if via and any(o.ty == "ptr" and o.value.startswith("%") and (
+                        o.value in self.shadowed or self._local_shadowed(o.value))
+                        for o in inst.ops):
                     # the callee stores pointers read from these arguments' memory into memory
-                    # that holds active data (GSL's subvector view of a work vector, written
-                    # through later): their shadows come from these arguments' shadows
+                    # that has a shadow (GSL's subvector view of a work vector, written through
+                    # later; a unique_ptr moved into another that a vector takes): their
+                    # shadows come from these arguments' shadows
                     # (an argument of this function passes the same on to its callers: they
                     # see what its memory holds)
                     for k in via:
@@ -431,6 +439,14 @@ class ActiveMemory:
                         and any(o.value.lstrip("-").isdigit() for o in u.ops):
                     todo.append((u.name, depth + 1))
         return False
+
+    def _address_load(self, load) -> bool:
+        """An i64 load reads an address: taken for one, typed a pointer, or from memory only
+        addresses are stored into."""
+        if load.name in self.ptrint or self._holds_addresses(load):
+            return True
+        return self.types is not None and load.ty == "i64" and self.types.content_kind(
+            load.ops[0].value, load.md.get("!tbaa"), 8) == "ptr"
 
     def _holds_addresses(self, load) -> bool:
         """Every store into the memory an i64 load reads stores an address: a pointer, or an
