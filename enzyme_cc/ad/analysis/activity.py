@@ -32,13 +32,15 @@ from ..structure.type_layout import (constant_float_global, same_memory, underly
 class Activity(ActiveMemory):
     def __init__(self, fn, module, arg_act: list[str], callee_info, types=None, callee_writes=None,
                  shared_globals=(), inactive_globals=(), global_users=(), inert_call=None,
-                 arg_demand=None):
+                 arg_demand=None, summary=False):
         """arg_act per param: 'active', 'dup', 'dupnoneed', 'const'.
         callee_info(inst) -> (result_active, result_shadowed) for calls to functions with bitcode.
         inert_call(act, inst): the call carries no derivative when its result's shadow is not
         needed; arg_demand(act, inst): the argument positions whose shadows the call's callees
-        read, or None (shadow_demand.py)."""
+        read, or None (shadow_demand.py). summary: the analysis is a callee summary's, which
+        tells callers where arguments passed without a shadow here would need one."""
         self.fn, self.module = fn, module
+        self.for_summary = summary
         # instructions of blocks that never reach a return (an abort, a throw and what builds
         # its message, structure/cfg.doomed_blocks): nothing there needs a derivative, and they
         # run as primal code (rules/calls.py call_kind)

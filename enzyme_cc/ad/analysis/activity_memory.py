@@ -291,7 +291,10 @@ class ActiveMemory:
         call but `call` is given: the pointers a callee reads from it have no shadow to copy
         (flang at -O0: the descriptor of an enzyme_const array's section, the source of the
         runtime's assignment, which copies pointer components of derived types only). A
-        pointer without a shadow yet (a fresh allocation) gets one through such a copy."""
+        pointer without a shadow yet (a fresh allocation) gets one through such a copy. Not in
+        a callee summary: callers with a shadow for such an argument learn they must pass it."""
+        if self.for_summary:
+            return False
         obj = self._obj(ptr)
         stored = self._stored_ptrs.get(obj)
         if getattr(self.fn.defs.get(obj), "op", None) != "alloca" or not stored or \

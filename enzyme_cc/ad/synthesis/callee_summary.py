@@ -267,7 +267,7 @@ class CalleeSummaries:
                        shared_globals=self.shared_globals,
                        inactive_globals=self.reg.inactive_globals,
                        global_users=self.global_users, inert_call=self.inert_call,
-                       arg_demand=self.arg_demand)
+                       arg_demand=self.arg_demand, summary=True)
         rets = [b.term for b in fn.blocks if b.term.op == "ret" and b.term.ops]
         bits = [] if carries_float(fn.ret_ty) and not packed_bits.is_flat_record(fn.ret_ty) else \
             [r for r in rets if _returned_float_bits(fn, act, r.ops[0].value)]
