@@ -195,10 +195,7 @@ def test_ad_program(builds, prog, level):
     # active one (a segfault: the constant iterators' shadows built from a null one)
     ("cxx_const_lambda_capture.cpp", ["-O2", "-fno-inline"]),
     ("cxx_iterator_slots.cpp", ["-O2", "-fno-inline"]),
-    ("cxx_iterator_slots.cpp", ["-O0", "-fno-inline"]),
-    # unique_ptrs moved through out-of-line constructors into a growing vector (a segfault: the
-    # objects holding constants got no shadow)
-    ("cxx_unique_ptr_vector.cpp", ["-O2", "-fno-inline"])])
+    ("cxx_iterator_slots.cpp", ["-O0", "-fno-inline"])])
 def test_ad_program_with_flags(tmp_path, prog, flags):
     """Corpus programs at the option sets that once broke them."""
     src = PROGRAMS_DIR / prog

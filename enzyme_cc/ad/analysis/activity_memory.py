@@ -249,13 +249,13 @@ class ActiveMemory:
                 for k in escapes:                 # the callee keeps the pointer somewhere
                     if inst.ops[k].value.startswith("%"):
                         changed |= self._escape(inst.ops[k].value)
-                if via and any(o.ty == "ptr" and o.value.startswith("%") and (
-                        o.value in self.shadowed or self._local_shadowed(o.value))
-                        for o in inst.ops):
+                if via and any(o.ty == "ptr" and o.value.startswith("%") and
+                               self._obj(o.value) in self.active_objects for o in inst.ops):
                     # the callee stores pointers read from these arguments' memory into memory
-                    # that has a shadow (GSL's subvector view of a work vector, written through
-                    # later; a unique_ptr moved into another that a vector takes): their
-                    # shadows come from these arguments' shadows
+                    # that holds active data (GSL's subvector view of a work vector, written
+                    # through later): their shadows come from these arguments' shadows (not
+                    # wherever the destination has a shadow: Rust's index sort by a float key
+                    # then gave its indices shadows, and their moves were refused)
                     # (an argument of this function passes the same on to its callers: they
                     # see what its memory holds)
                     for k in via:
