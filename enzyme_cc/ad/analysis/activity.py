@@ -26,7 +26,7 @@ from .activity_memory import ActiveMemory
 from .shadow_demand import prune
 from enzyme_cc.rules.call_kinds import MEMCPY
 from ..structure.type_layout import (constant_float_global, same_memory, underlying,
-                                     pinned_constant, global_named)
+                                     pinned_constant, global_named, param_spill_slots)
 
 
 class Activity(ActiveMemory):
@@ -125,7 +125,7 @@ class Activity(ActiveMemory):
                 self._filled_by_calls.update(self._obj(o.value) for o in inst.ops
                                              if o.ty == "ptr" and o.value.startswith("%"))
         self._copied_ptrs(fn)
-        self._const_slots = _const_spill_slots(fn, arg_act, uses)
+        self._const_slots = _const_spill_slots(fn, arg_act)
         changed = True
         while changed:
             changed = False
@@ -453,23 +453,11 @@ class Activity(ActiveMemory):
         return False, False
 
 
-def _const_spill_slots(fn, arg_act, uses) -> set:
+def _const_spill_slots(fn, arg_act) -> set:
     """Local slots that only ever hold enzyme_const pointer arguments (unoptimized code spills
     every argument to one): a pointer reloaded from one has no shadow, as the argument has
     none, even when the slot gets a shadow (a callee that may write through the reloaded
     pointer marks the slot; a virtual call on a const object then read its shadow: null)."""
     consts = {p.name for p, a in zip(fn.params, arg_act) if a == "const" and p.ty == "ptr"}
-    if not consts:
-        return set()
-    slots = set()
-    for inst in fn.insts():
-        if inst.op != "alloca" or not inst.name:
-            continue
-        us = uses.get(inst.name, [])
-        if us and all(not isinstance(u, tuple) and (
-                u.op == "load" and u.ops[0].value == inst.name or
-                u.op == "store" and u.ops[1].value == inst.name and u.ops[0].value in consts or
-                u.op == "call" and (u.callee or "").startswith("@llvm.lifetime")) for u in us) \
-                and any(u.op == "store" for u in us):
-            slots.add(inst.name)
-    return slots
+    return {s for s, stored in param_spill_slots(fn).items() if set(stored) <= consts} \
+        if consts else set()

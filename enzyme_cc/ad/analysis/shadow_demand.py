@@ -108,8 +108,8 @@ def _demands(act, u, k, cand, demanded, tracked, inert_call, callee_demand, fill
             if dest in cand and dest not in demanded:
                 if _is_slot(act, dest):
                     return False
-                p = fill and (dest if dest in fill else reloaded_param(act.fn, dest))
-                if p and p in fill and _param_roots(act, val.value, fill) <= {p}:
+                p = fill and _own(act, dest, fill)
+                if p and _param_roots(act, val.value, fill) <= {p}:
                     return False
             return True
         if val.ty == "ptr" and val.value in cand and val.value not in demanded:
@@ -150,9 +150,9 @@ def _param_roots(act, v, params, seen=None) -> set:
     if v in seen:
         return set()
     seen.add(v)
-    v = reloaded_param(act.fn, v) or v
-    if v in params:
-        return {v}
+    p = _own(act, v, params)
+    if p:
+        return {p}
     d = act.fn.defs.get(v)
     op = getattr(d, "op", None)
     if op not in _DERIVED:
@@ -166,6 +166,7 @@ def _param_roots(act, v, params, seen=None) -> set:
     return out
 
 
-def _own(act, v, params) -> bool:
-    """v is one of the parameters, or one reloaded from its spill slot."""
-    return v in params or reloaded_param(act.fn, v) in params
+def _own(act, v, params) -> str | None:
+    """The parameter (of `params`) v is, itself or reloaded from its spill slot, or None."""
+    p = v if v in params else reloaded_param(act.fn, v)
+    return p if p in params else None

@@ -28,17 +28,21 @@ def underlying(fn, v: str, depth=0) -> str:
 
 def reloaded_param(fn, v: str) -> str | None:
     """The parameter v is, reloaded from the local slot unoptimized code spills it to (a slot
-    that one store fills with that parameter and that only loads read), or None."""
+    that one store fills with that parameter), or None."""
     d = fn.defs.get(v)
     if getattr(d, "op", None) != "load":
         return None
+    stored = param_spill_slots(fn).get(d.ops[0].value, ())
+    return stored[0] if len(stored) == 1 else None
+
+
+def param_spill_slots(fn) -> dict:
+    """{local slot: the parameters stored into it} for the slots that only stores of parameters
+    fill and only loads read (besides lifetime and debug markers): where unoptimized code spills
+    its arguments. Computed once per function."""
     slots = fn.__dict__.get("_param_slots")
-    if slots is None:
-        slots = fn._param_slots = _param_slots(fn)
-    return slots.get(d.ops[0].value)
-
-
-def _param_slots(fn) -> dict:
+    if slots is not None:
+        return slots
     params = {p.name for p in fn.params}
     allocas = {i.name for i in fn.insts() if i.op == "alloca"}
     stored: dict = {}
@@ -51,7 +55,8 @@ def _param_slots(fn) -> dict:
             elif not (i.op == "load" or i.op == "call" and
                       (i.callee or "").startswith(("@llvm.lifetime", "@llvm.dbg"))):
                 allocas.discard(o.value)        # written otherwise, or its address taken
-    return {s: v[0] for s, v in stored.items() if s in allocas and len(v) == 1}
+    fn._param_slots = {s: v for s, v in stored.items() if s in allocas}
+    return fn._param_slots
 
 
 def global_named(v: str) -> str | None:
