@@ -195,7 +195,9 @@ def test_ad_program(builds, prog, level):
     # active one (a segfault: the constant iterators' shadows built from a null one)
     ("cxx_const_lambda_capture.cpp", ["-O2", "-fno-inline"]),
     ("cxx_iterator_slots.cpp", ["-O2", "-fno-inline"]),
-    ("cxx_iterator_slots.cpp", ["-O0", "-fno-inline"])])
+    ("cxx_iterator_slots.cpp", ["-O0", "-fno-inline"]),
+    # a constant `this` captured beside active data, floats read through it out of line
+    ("cxx_const_capture_floats.cpp", ["-O2", "-fno-inline"])])
 def test_ad_program_with_flags(tmp_path, prog, flags):
     """Corpus programs at the option sets that once broke them."""
     src = PROGRAMS_DIR / prog

@@ -23,6 +23,7 @@ from enzyme_cc.rules.tape import is_tape_call
 from .activity_basics import (_libm_out, has_shadow_type, int_pointer_base, int_pointer_sources,
                               pun_type, string_objects)
 from .activity_memory import ActiveMemory
+from .const_fields import field_load, record_fields
 from .shadow_demand import prune
 from enzyme_cc.rules.call_kinds import MEMCPY
 from ..structure.type_layout import (constant_float_global, same_memory, underlying,
@@ -126,6 +127,8 @@ class Activity(ActiveMemory):
                                              if o.ty == "ptr" and o.value.startswith("%"))
         self._copied_ptrs(fn)
         self._const_slots = _const_spill_slots(fn, arg_act)
+        # records' fields holding pointers without a shadow beside ones with (const_fields.py)
+        self.const_fields = record_fields(module, fn, arg_act)
         changed = True
         while changed:
             changed = False
@@ -384,6 +387,9 @@ class Activity(ActiveMemory):
                     return False, False
             if isptr and src and self._underlying(self.fn, inst.ops[0].value) in self._const_slots:
                 return False, False     # an enzyme_const pointer reloaded from its spill slot
+            if isptr and src and self.const_fields and \
+                    field_load(self.module, self.fn, self.const_fields, inst.ops[0].value):
+                return False, False     # a constant pointer read from a record's field
             return fp and src, isptr and src
         if op == "alloca":
             return False, self._local_shadowed(inst.name)

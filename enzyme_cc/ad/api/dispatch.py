@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import adjoint_type_of, carries_float
+from ..analysis.const_fields import act_key
 from ..structure.diagnostics import located
 from ..structure.call_targets import address_taken
 from . import vtables
@@ -20,7 +21,7 @@ class IndirectCalls:
         hints, as for a direct call)."""
         tys = self.param_types(inst)
         targets = self.address_taken(inst.ty, tys, inst)
-        key = ("fwd-indirect", inst.ty, tuple(tys), tuple(acts), width, error, tuple(targets))
+        key = ("fwd-indirect", inst.ty, tuple(tys), act_key(acts), width, error, tuple(targets))
         if key in self.done:
             return self.done[key]
         stops = []
@@ -59,7 +60,7 @@ class IndirectCalls:
         caller `synth`'s knowledge of its pointer arguments' memory: hints, as forward_indirect)."""
         tys = self.param_types(inst)
         targets = self.address_taken(inst.ty, tys, inst)
-        key = ("indirect", inst.ty, tuple(tys), tuple(acts), ret_active, self.in_parallel,
+        key = ("indirect", inst.ty, tuple(tys), act_key(acts), ret_active, self.in_parallel,
                self.in_multi, tuple(targets))
         if key in self.done:
             return self.done[key]

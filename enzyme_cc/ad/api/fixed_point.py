@@ -25,6 +25,7 @@ import re
 
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp
+from ..analysis.const_fields import act_key
 from ..structure.diagnostics import located
 from .checkpoint import touched_globals, PREFIX as CKPT
 from .marker_args import _marker_of
@@ -486,7 +487,7 @@ def reverse(ctx, inst, d):
 
 
 def _reverse_fn(gen, info, acts):
-    key = ("fp-rev", info.callee, tuple(acts))
+    key = ("fp-rev", info.callee, act_key(acts))
     if key in gen.done:
         return gen.done[key]
     grad, grty = gen.gradient(info.step.name, ["const"] + acts[:info.n], False)
@@ -561,7 +562,7 @@ def tangent(ctx, inst):
 
 
 def _forward_fn(gen, info, acts):
-    key = ("fp-fwd", info.callee, tuple(acts))
+    key = ("fp-fwd", info.callee, act_key(acts))
     if key in gen.done:
         return gen.done[key]
     fwd, _ = gen.forward(info.step.name, ["const"] + acts[:info.n], callee=False)

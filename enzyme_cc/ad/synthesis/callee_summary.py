@@ -10,6 +10,7 @@ import re
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import adjoint_type_of, carries_float
 from ..analysis.activity import Activity
+from ..analysis.const_fields import DupFields, act_key, fields_passed
 from ..analysis.activity_basics import has_shadow_type
 from ..structure.diagnostics import located, quoted_name
 from ..analysis.typeinfo import TypeInfo
@@ -54,7 +55,9 @@ class CalleeSummaries:
             elif o.value in caller_act.punned and self.takes_bits(inst, k, caller_act):
                 acts.append("active")       # a float's bits as an integer argument
             elif ty == "ptr" and caller_act.has_shadow(o.value):   # (null: its own shadow)
-                acts.append("dup")
+                fields = getattr(caller_act, "const_fields", None) and fields_passed(
+                    self.module, caller_act.fn, caller_act.const_fields, o.value)
+                acts.append(DupFields(fields) if fields else "dup")
             else:
                 acts.append("const")
         for k in self._stored_constants(inst, acts):
@@ -219,7 +222,7 @@ class CalleeSummaries:
         summaries, are dropped before the next round, since they may rest on it; the others
         stay (dropping every summary made during a round made mutual recursion over many
         activity signatures exponential: a Fortran adaptive quadrature, 190 s)."""
-        key = (callee, tuple(acts))
+        key = (callee, act_key(acts))
         cache, stack, deps = self._callee_act_cache, self._summary_stack, self._summary_deps
         if key in cache:
             if key in stack:

@@ -17,6 +17,7 @@ import enzyme_cc.rules.shadow_rules  # noqa: F401  (registers the forward sweep'
 import enzyme_cc.rules.calls  # noqa: F401        (registers call rules)
 import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from ..analysis.activity_basics import FREES
+from ..analysis.const_fields import act_key
 from .reverse import Synth, local_name
 from ..structure.diagnostics import located, untyped_copy_hint
 from ..structure import packed_bits
@@ -242,7 +243,7 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
 
     def gradient(self, fn_name: str, acts: list[str], ret_active: bool, hints=None) -> tuple[str, str]:
         """Combined-mode gradient of fn for one activity signature: (name, return type)."""
-        key = (fn_name, tuple(acts), ret_active, self.with_variant(fn_name, hints, "combined"))
+        key = (fn_name, act_key(acts), ret_active, self.with_variant(fn_name, hints, "combined"))
         if key in self.done:
             return self.done[key]
         fn = self.module.function(fn_name)
@@ -280,7 +281,7 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         multi = self.in_multi if multi is None else multi
         private = frozenset(private) if parallel else frozenset()
         restored = frozenset(restored)
-        key = (fn_name, tuple(acts), ret_active,
+        key = (fn_name, act_key(acts), ret_active,
                self.with_variant(fn_name, hints, split_kind(parallel, multi, private, restored)))
         if self._split_stack:             # which split functions each one calls (reverse_vector)
             self._split_edges.setdefault(self._split_stack[-1], set()).add(key)
@@ -362,7 +363,7 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         'dup' (pointer + shadow), 'const'. Width N > 1: N shadows/tangents per argument, N
         tangents returned as an array. error: the tangents are error estimates
         (__enzyme_error_estimate, rules/error.py)."""
-        key = (fn_name, tuple(acts), callee,
+        key = (fn_name, act_key(acts), callee,
                self.with_variant(fn_name, hints, "error" if error else "forward"), width)
         if key in self.done:
             return self.done[key]
@@ -475,7 +476,7 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
             new = rewrite_tape_size(self, req)
         elif getattr(req, "reverse_vector", False):
             hints = self.request_hints(req)
-            req.split_key = (req.fn, tuple(req.acts), req.ret_active,
+            req.split_key = (req.fn, act_key(req.acts), req.ret_active,
                              self.with_variant(req.fn, hints, split_kind(False, req.width)))
             new = reverse_vector.rewrite(self, req, self.split(
                 req.fn, req.acts, req.ret_active, hints, multi=req.width))
@@ -489,7 +490,7 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         elif req.mode in ("augment", "split_reverse"):
             # multi: enzyme_nofree lets the program reverse one tape more than once
             hints = self.request_hints(req)
-            req.split_key = (req.fn, tuple(req.acts), req.ret_active,
+            req.split_key = (req.fn, act_key(req.acts), req.ret_active,
                              self.with_variant(req.fn, hints, split_kind(False, True)))
             new = rewrite_split_call(self, req, self.split(req.fn, req.acts, req.ret_active,
                                                            hints, multi=True))
