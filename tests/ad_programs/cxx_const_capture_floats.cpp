@@ -2,11 +2,12 @@
 // quadrature: the closure holds `this` (no shadow) beside a reference to the active parameters
 // (with one), and the lambda reads doubles through `this` (a member and a std::vector<double>).
 // The quadratures stay out of line at every level (a recursive adaptive Simpson; a Gauss rule
-// called through a second function, both noinline), so the closure is a record in memory whose
-// `this` field has no shadow: its readers must take what they read through it as constant
-// (refused before: "a pointer to double data without a shadow ... is stored into memory that
-// has one"). std::accumulate takes its lambda by value: under -fno-inline a copy of the closure
-// is what the out-of-line accumulate reads (a segfault before).
+// called through a second function, both noinline; nested for a double integral), so the
+// closure is a record in memory whose `this` field has no shadow: its readers must take what
+// they read through it as constant (refused before: "a pointer to double data without a
+// shadow ... is stored into memory that has one"). std::accumulate takes its lambda by value:
+// under -fno-inline a copy of the closure is what the out-of-line accumulate reads (a segfault
+// before).
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -63,6 +64,15 @@ struct Model {
     auto f = [&](double x) { return scale * std::exp(-p[0] * x) * (1 + p[1] * x * x * coef[0]); };
     return panels(f, 16);
   }
+  // integral over the unit square of scale * (p0 x + p1 y^2 coef[0] + p0 p1 x y coef[1]): the
+  // inner lambda's `this` is read from the outer closure's field
+  double square(const double *p) const {
+    return gauss3([&](double x) {
+      return gauss3([&](double y) {
+        return scale * (p[0] * x + p[1] * y * y * coef[0] + p[0] * p[1] * x * y * coef[1]);
+      }, 0.0, 1.0);
+    }, 0.0, 1.0);
+  }
   // sum over idx of coef[k] p[k]^2
   double weighted(const double *p) const {
     return std::accumulate(idx.begin(), idx.end(), 0.0,
@@ -74,6 +84,7 @@ struct Model {
 static double moments(const Model *m, const double *p) { return m->moments(p); }
 static double decay(const Model *m, const double *p) { return m->decay(p); }
 static double weighted(const Model *m, const double *p) { return m->weighted(p); }
+static double square(const Model *m, const double *p) { return m->square(p); }
 
 int main() {
   Model m;
@@ -106,6 +117,13 @@ int main() {
   double w[2] = {0.25, -0.5};
   check("decay.fwd.rev", __enzyme_fwddiff((void *)decay, enzyme_const, &m, enzyme_dup, q, w),
         w[0] * dq[0] + w[1] * dq[1]);
+
+  double t[2] = {0.7, -0.4}, dt[2] = {0, 0};
+  __enzyme_autodiff((void *)square, enzyme_const, &m, enzyme_dup, t, dt);
+  check("square.dt[0]", dt[0], m.scale * (0.5 + t[1] * m.coef[1] / 4));
+  check("square.dt[1]", dt[1], m.scale * (m.coef[0] / 3 + t[0] * m.coef[1] / 4));
+  check("square.fwd.rev", __enzyme_fwddiff((void *)square, enzyme_const, &m, enzyme_dup, t, w),
+        w[0] * dt[0] + w[1] * dt[1]);
 
   m.idx = {2, 0, 2, 3};
   double r[4] = {0.5, 9.0, -1.5, 2.0}, dr[4] = {0, 0, 0, 0};
