@@ -6,7 +6,7 @@ from enzyme_cc.ad.analysis.activity_basics import integer_only
 from enzyme_cc.ad.structure.type_layout import (FLOATS, decompose, global_named, tbaa_pointee,
                                                 tbaa_reached_floats, underlying)
 from enzyme_cc.ad.analysis.typeinfo import reached_slot_kinds
-from enzyme_cc.ad.structure.diagnostics import demangle_hint
+from enzyme_cc.ad.structure.diagnostics import argument_label, demangle_hint
 from enzyme_cc.errors import UserError
 
 
@@ -76,7 +76,7 @@ def _origin(synth, v) -> tuple[str, str]:
                 if top else "its callers pass memory without a shadow (enzyme_const): pass "
                 "it enzyme_dup with a zero-filled shadow at the marker")
     if param is not None:
-        return f"argument {param + 1} of '{name}'", pass_dup
+        return f"{argument_label(fn, param)} of '{name}'", pass_dup
     d = fn.defs.get(base)
     op = getattr(d, "op", None)
     if op == "load":                  # read from memory that has no shadow here
@@ -84,7 +84,7 @@ def _origin(synth, v) -> tuple[str, str]:
         k = next((i for i, p in enumerate(fn.params) if p.name == src), None)
         g = src if src.startswith("@") else global_named(src)
         if k is not None:
-            return (f"'{v}', read from the memory of argument {k + 1} of '{name}'",
+            return (f"'{v}', read from the memory of {argument_label(fn, k)} of '{name}'",
                     f"that argument's memory has no shadow: {pass_dup}")
         if g:
             return (f"'{v}', read from global '{g[1:]}'", "the global has no shadow here: "

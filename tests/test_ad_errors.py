@@ -1869,7 +1869,8 @@ def test_const_object_captured_by_std_function_lambda(tmp_path, level):
     through std::function: the derivative read the object through a null shadow in the
     lambda's invoker (a segfault). The record is now followed into an indirect call's possible
     targets, and the build is refused with the hint to pass the object enzyme_dup, which
-    gives the central difference."""
+    gives the central difference (std::function's manager may store the closure's own address
+    into it, so the fields of analysis/const_fields.py are not followed there)."""
     (tmp_path / "m.cpp").write_text(STD_FUNCTION_CONST_THIS)
     env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
     r = subprocess.run([str(BIN / "enzyme-c++"), level, "m.cpp", "-o", "m"], cwd=tmp_path,
@@ -1877,6 +1878,8 @@ def test_const_object_captured_by_std_function_lambda(tmp_path, level):
     assert r.returncode == 1, r.stderr
     assert "'Model::loss(double) const'" in r.stderr and "is stored into memory that has one" \
         in r.stderr and "pass it enzyme_dup with a zero-filled shadow" in r.stderr, r.stderr
+    # (the implicit object is named: "argument 1" alone was read as the first listed one)
+    assert "(argument 1 ('this') of 'Model::loss(double) const')" in r.stderr, r.stderr
     subprocess.run([str(BIN / "enzyme-c++"), level, "-DDUP", "m.cpp", "-o", "m"], cwd=tmp_path,
                    check=True, env=env, timeout=300)
     ad, fd = map(float, subprocess.run([str(tmp_path / "m")], capture_output=True, text=True,

@@ -154,6 +154,41 @@ def demangle_hint(name: str) -> str:
     return out if len(out) <= 100 else out[:97] + "..."
 
 
+def argument_label(fn, k: int) -> str:
+    """'argument N' (1-based) of fn's parameter k for a message, with "('this')" where that is
+    a C++ member function's implicit object: the source lists one parameter fewer than the IR
+    (a returned record's `sret` pointer aside)."""
+    label = f"argument {k + 1}"
+    shown = demangled([fn.name.lstrip("@").strip('"')])[0]
+    listed = _listed_params(shown)
+    explicit = [j for j, p in enumerate(fn.params) if "sret" not in " ".join(p.attrs)]
+    if listed is not None and len(explicit) == listed + 1 and explicit[0] == k:
+        return label + " ('this')"
+    return label
+
+
+def _listed_params(shown: str) -> int | None:
+    """The number of parameters in a demangled C++ member function's last parameter list
+    ('Model::total(double const*) const': 1), or None where it is no member function."""
+    text = re.sub(r"(\s*(const|volatile|&&|&))+$", "", shown)
+    if not text.endswith(")"):
+        return None
+    depth, k = 0, len(text) - 1
+    for k in range(len(text) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(text[k], 0)
+        if depth == 0:
+            break
+    if "::" not in text[:k]:
+        return None
+    inner, depth, count = text[k + 1:-1].strip(), 0, 1
+    if inner in ("", "void"):
+        return 0
+    for c in inner:
+        depth += {"<": 1, "(": 1, "[": 1, ">": -1, ")": -1, "]": -1}.get(c, 0)
+        count += c == "," and depth == 0
+    return count
+
+
 def quoted_name(name: str) -> str:
     """"'f'" for a message; a mangled symbol as its source name, then the symbol."""
     raw, shown = name.lstrip("@").strip('"'), demangle_hint(name)
