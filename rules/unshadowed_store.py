@@ -41,7 +41,7 @@ def refuse_float_pointer(ctx, inst):
             integer_only(synth.fn, v, ctx.act.punned):
         return
     obj, off = decompose(synth.module, synth.fn, inst.ops[1].value)
-    if off in ctx.act.const_fields.get(obj, ()):
+    if (off,) in ctx.act.const_fields.get(obj, ()):
         return          # its readers know it has no shadow (analysis/const_fields.py)
     kind = _float_pointee(ctx, inst) or _reached_through_record(ctx, inst)
     if kind is None:

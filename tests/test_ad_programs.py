@@ -197,7 +197,8 @@ def test_ad_program(builds, prog, level):
     ("cxx_iterator_slots.cpp", ["-O2", "-fno-inline"]),
     ("cxx_iterator_slots.cpp", ["-O0", "-fno-inline"]),
     # a constant `this` captured beside active data, floats read through it out of line
-    ("cxx_const_capture_floats.cpp", ["-O2", "-fno-inline"])])
+    ("cxx_const_capture_floats.cpp", ["-O2", "-fno-inline"]),
+    ("callback_params_record.c", ["-O2", "-fno-inline"])])
 def test_ad_program_with_flags(tmp_path, prog, flags):
     """Corpus programs at the option sets that once broke them."""
     src = PROGRAMS_DIR / prog

@@ -1,24 +1,30 @@
 """Records that hold pointers without a shadow beside pointers with one: a C++ closure capturing
 a constant object by reference (`[&]`, `this` of an enzyme_const object) next to an active array,
-handed to a callee that is not inlined (a recursive quadrature taking the lambda).
+handed to a callee that is not inlined (a recursive quadrature taking the lambda); a C context
+record (GSL's `void *params`) holding constant data beside active parameters, reached through
+another record (`gsl_function`) and a function pointer.
 
 The record needs a shadow for the active pointer; the constant one has none to store there. The
 callee reads it back from the record, and would read its shadow from the record's shadow: a null
 pointer, through which the adjoints of the floats it reads through the constant pointer would be
-added. Instead the callee's activity signature says which of the record's fields hold pointers
-without a shadow (`DupFields`): a pointer loaded from one of them has no shadow in the callee
-either (as the enzyme_const argument it came from), so what is read through it is constant.
+added. Instead the callee's activity signature says where in the record pointers without a
+shadow lie (`DupFields`): paths of byte offsets, `(0,)` for the field at offset 0, `(8, 0)` for
+the field at offset 0 of the record the pointer at offset 8 points to. A pointer loaded from
+such a field has no shadow in the callee either (as the enzyme_const argument it came from), so
+what is read through it is constant.
 
 That holds only where every reader of those fields knows it: the record and the parameters it is
-passed as may be loaded from, stored into at other offsets, spilled to a local slot
-(unoptimized code) and handed on whole to functions with bitcode that keep to the same rules
+passed as may be loaded from, stored into elsewhere, spilled to a local slot (unoptimized code),
+copied whole, kept in another such record, and handed on whole to functions with bitcode
+(directly or through a function pointer with few possible targets) that keep to the same rules
 (`_confined`); otherwise nothing changes (the store rule refuses where floats are reached).
 """
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import type_size
 
-from ..structure.type_layout import decompose, param_spill_slots, reloaded_param, underlying
+from ..structure.type_layout import decompose, underlying
+from .typeinfo import call_targets
 
 _MARKERS = ("@llvm.lifetime", "@llvm.dbg", "@llvm.assume")
 _FREES = ("@free", "@_ZdlPv", "@_ZdlPvm")
@@ -27,8 +33,8 @@ _ALLOCATORS = ("@malloc", "@_Znwm")
 
 class DupFields(str):
     """The activity 'dup' (it compares equal to "dup" wherever code asks for a shadow) of a
-    pointer to a record whose pointers at the byte offsets `fields` have no shadow. Keys that
-    tell derivatives apart use act_key."""
+    pointer to a record with pointers without a shadow at the byte-offset paths `fields`. Keys
+    that tell derivatives apart use act_key."""
     fields: frozenset
 
     def __new__(cls, fields):
@@ -45,60 +51,130 @@ def act_key(acts) -> tuple:
     return tuple((a, a.fields) if isinstance(a, DupFields) else a for a in acts)
 
 
-def param_fields(fn, arg_act) -> dict:
-    """{parameter: fields without a shadow} from the signature."""
-    return {p.name: a.fields for p, a in zip(fn.params, arg_act) if isinstance(a, DupFields)}
-
-
 def record_fields(module, fn, arg_act) -> dict:
-    """{object: byte offsets of its fields that hold pointers without a shadow}: the
-    signature's parameters, and the local records (allocas, blocks it allocates) into which
-    this function stores a pointer derived from an enzyme_const argument (or read from such a
-    field) at a constant offset, where every reader keeps to the rules (_confined)."""
-    fields = param_fields(fn, arg_act)
+    """{value: paths of the pointers without a shadow in the record it points to}: the
+    signature's parameters; the local records (allocas, blocks this function allocates) into
+    which this function stores a pointer derived from an enzyme_const argument (or read from
+    such a field), or the address of such a record, at a constant offset, where every reader
+    keeps to the rules (_confined); and the pointers to such records read from their fields."""
+    fields = {p.name: a.fields for p, a in zip(fn.params, arg_act) if isinstance(a, DupFields)}
     consts = {p.name for p, a in zip(fn.params, arg_act) if a == "const" and p.ty == "ptr"}
     if not consts and not fields:
         return fields
+    _read_records(module, fn, fields)
+    stores = [i for i in fn.insts() if i.op == "store" and i.ops[0].ty == "ptr"]
     found: dict = {}
-    for inst in fn.insts():
-        if inst.op != "store" or inst.ops[0].ty != "ptr" or \
-                not _constant_root(module, fn, inst.ops[0].value, consts, fields):
-            continue
-        obj, off = decompose(module, fn, inst.ops[1].value)
-        if off is not None and _fresh(fn, obj):
-            found.setdefault(obj, set()).add(off)
-    for obj, offs in found.items():
-        offs, copies = frozenset(offs), {}
-        if _confined(module, fn, obj, offs, consts, fields, set(), copies):
-            fields[obj] = offs
+    grown = True
+    while grown:
+        grown = False
+        for inst in stores:
+            obj, off = decompose(module, fn, inst.ops[1].value)
+            if off is None or not _fresh(fn, obj):
+                continue
+            paths = _paths_of(module, fn, inst.ops[0].value, consts, {**fields, **found})
+            new = {(off,) + p for p in paths} - found.get(obj, set())
+            if new:
+                found.setdefault(obj, set()).update(new)
+                grown = True
+    known = {**fields, **found}
+    for obj, paths in found.items():
+        copies = {}
+        if _confined(module, fn, obj, frozenset(paths), consts, known, set(), copies):
+            fields[obj] = frozenset(paths)
             fields.update(copies)
+    _read_records(module, fn, fields)
     return fields
 
 
 def field_load(module, fn, fields: dict, ptr: str) -> bool:
     """A pointer loaded from ptr is one without a shadow: ptr is a field listed in fields."""
-    obj, off = decompose(module, fn, ptr)
-    obj = reloaded_param(fn, obj) or obj
-    return off is not None and off in fields.get(obj, ())
+    obj, off = _base(module, fn, ptr)
+    return off is not None and (off,) in fields.get(obj, ())
 
 
 def fields_passed(module, fn, fields: dict, v: str):
-    """The fields without a shadow of the record v points to the start of, or None."""
-    obj, off = decompose(module, fn, v)
-    obj = reloaded_param(fn, obj) or obj
+    """The paths of the record v points to the start of, or None."""
+    obj, off = _base(module, fn, v)
     return fields.get(obj) if off == 0 else None
 
 
-def _constant_root(module, fn, v: str, consts, fields) -> bool:
-    """v is derived from an enzyme_const pointer argument, or read from a field of a record
-    whose pointers there have no shadow."""
+def _base(module, fn, ptr: str):
+    obj, off = decompose(module, fn, ptr)
+    return _alias(fn, obj), off
+
+
+def _alias(fn, v: str) -> str:
+    """The value v is, reloaded from a local slot one store fills and only loads read
+    (unoptimized code's local variables: `const struct context *c = vp;`)."""
+    for _ in range(8):
+        d = fn.defs.get(v)
+        if getattr(d, "op", None) != "load":
+            return v
+        stored = _single_store_slots(fn).get(d.ops[0].value)
+        if stored is None:
+            return v
+        v = underlying(fn, stored)
+    return v
+
+
+def _single_store_slots(fn) -> dict:
+    """{local slot: the pointer value its one store writes} for slots otherwise only loaded
+    (besides lifetime and debug markers). Computed once per function."""
+    slots = fn.__dict__.get("_single_store_slots")
+    if slots is not None:
+        return slots
+    allocas = {i.name for i in fn.insts() if i.op == "alloca"}
+    stored: dict = {}
+    for i in fn.insts():
+        for k, o in enumerate(i.ops):
+            if o.value not in allocas:
+                continue
+            if i.op == "store" and k == 1 and i.ops[0].ty == "ptr" and \
+                    i.ops[0].value.startswith("%") and o.value not in stored:
+                stored[o.value] = i.ops[0].value
+            elif not (i.op == "load" or i.op == "call" and
+                      (i.callee or "").startswith(("@llvm.lifetime", "@llvm.dbg"))):
+                allocas.discard(o.value)        # written otherwise, or its address taken
+    fn._single_store_slots = {s: v for s, v in stored.items() if s in allocas}
+    return fn._single_store_slots
+
+
+def _sub_paths(paths, off) -> set:
+    """The paths of the record whose address lies at offset off of a record with `paths`."""
+    return {p[1:] for p in paths if len(p) > 1 and p[0] == off}
+
+
+def _read_records(module, fn, fields: dict):
+    """Pointers read from a field that holds the address of a record with fields of its own:
+    that record's paths (in order of definition: a load of a load follows its source)."""
+    for inst in fn.insts():
+        if inst.op == "load" and inst.ty == "ptr" and inst.name:
+            obj, off = _base(module, fn, inst.ops[0].value)
+            sub = _sub_paths(fields.get(obj, ()), off) if off is not None else set()
+            if sub:
+                fields[inst.name] = frozenset(sub)
+
+
+def _paths_of(module, fn, v: str, consts, fields) -> set:
+    """What storing pointer v into a field makes that field: {()} where v has no shadow
+    (derived from an enzyme_const argument, or read from such a field); the paths of the record
+    v points to the start of; else nothing."""
     if not v.startswith("%"):
-        return False
-    root = underlying(fn, v)
-    if (reloaded_param(fn, root) or root) in consts:
-        return True
+        return set()
+    root = _alias(fn, underlying(fn, v))
+    if root in consts:
+        return {()}
     d = fn.defs.get(root)
-    return getattr(d, "op", None) == "load" and field_load(module, fn, fields, d.ops[0].value)
+    if getattr(d, "op", None) == "load" and field_load(module, fn, fields, d.ops[0].value):
+        return {()}
+    return set(fields_passed(module, fn, fields, v) or ())
+
+
+def _fresh(fn, obj: str) -> bool:
+    """obj is a local, or a block this function allocates (malloc, new)."""
+    d = fn.defs.get(obj)
+    op = getattr(d, "op", None)
+    return op == "alloca" or op in ("call", "invoke") and d.callee in _ALLOCATORS
 
 
 def _uses(fn) -> dict:
@@ -112,88 +188,99 @@ def _uses(fn) -> dict:
     return memo
 
 
-def _confined(module, fn, root: str, offs: frozenset, consts, fields, seen: set,
+def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
               copies: dict | None = None) -> bool:
-    """Every use of the record at `root` (a local, or a parameter) and of pointers into it at
-    constant offsets keeps the fields `offs` known: loads (pointers from those fields), stores
-    elsewhere (or of constant pointers there), the parameter's spill slot, calls passing the
-    record whole to a function with bitcode whose parameter keeps to the same rules, and whole
+    """Every use of the record at `root` (a local, a parameter, a pointer read from a field) and
+    of pointers into it at constant offsets keeps the paths known: loads (a pointer without a
+    shadow, or the address of a record whose own uses keep to the rules), stores elsewhere (or,
+    where it was made, of what made the path: `known` are the paths found so far), the
+    parameter's spill slot, its address kept in another such record, calls passing it whole to functions with bitcode (through a
+    function pointer: every possible target) whose parameter keeps to the rules, and whole
     copies into a local or a fresh heap block that keep to them too (a lambda passed by value:
     its byval copy; the copies go into `copies`)."""
-    key = (fn.name, root, offs)
+    key = (fn.name, root, paths)
     if key in seen:
         return True
     seen.add(key)
     named = module.named_types
+    heads = {p[0] for p in paths}
     work, done = [root], set()
     while work:
         v = work.pop()
         if v in done:
             continue
         done.add(v)
+        at = decompose(module, fn, v)[1]
         for u in _uses(fn).get(v, ()):
             if u.op in ("getelementptr", "bitcast", "addrspacecast") and u.ops[0].value == v:
                 if decompose(module, fn, u.name)[1] is None:
                     return False                # a run-time offset: which field is unknown
                 work.append(u.name)
             elif u.op == "load":
-                at = decompose(module, fn, v)[1]
                 size = type_size(u.ty, named) or 8
-                if any(at <= f < at + size for f in offs) and not (u.ty == "ptr" and at in offs):
+                if any(at <= h < at + size for h in heads) and not (u.ty == "ptr" and at in heads):
                     return False                # the field's bits copied as an integer
-            elif u.op == "store" and u.ops[1].value == v and u.ops[0].value != v:
-                at = decompose(module, fn, v)[1]
-                size = type_size(u.ops[0].ty, named) or 8
-                if any(at <= f < at + size for f in offs) and not (
-                        at in offs and u.ops[0].ty == "ptr" and
-                        _constant_root(module, fn, u.ops[0].value, consts, fields)):
+                sub = _sub_paths(paths, at)
+                if sub and not _confined(module, fn, u.name, frozenset(sub), set(), {}, seen):
                     return False
-            elif u.op == "store" and v == root and u.ops[1].value in param_spill_slots(fn):
+            elif u.op == "store" and u.ops[1].value == v and u.ops[0].value != v:
+                size = type_size(u.ops[0].ty, named) or 8
+                if any(at <= h < at + size for h in heads) and not (
+                        at in heads and u.ops[0].ty == "ptr" and
+                        {(at,) + p for p in _paths_of(module, fn, u.ops[0].value, consts, known)}
+                        >= {p for p in paths if p[0] == at}):
+                    return False
+            elif u.op == "store" and u.ops[0].value == v and at == 0 and \
+                    _single_store_slots(fn).get(u.ops[1].value) == v:
                 work.extend(i.name for i in _uses(fn).get(u.ops[1].value, ())
-                            if i.op == "load" and i.name)     # the parameter, reloaded
+                            if i.op == "load" and i.name)     # v reloaded from a local slot
+            elif u.op == "store" and u.ops[0].value == v and at == 0:
+                obj, off = decompose(module, fn, u.ops[1].value)   # kept in another record
+                if off is None or not {(off,) + p for p in paths} <= set(known.get(obj, ())) or \
+                        not _confined(module, fn, obj, frozenset(known[obj]), consts, known, seen):
+                    return False
             elif u.op in ("call", "invoke") and (u.callee or "").startswith(_MARKERS):
                 continue
             elif u.op in ("call", "invoke") and u.callee in _FREES and v == root:
                 continue
+            elif u.op == "call" and (u.callee or "").startswith("@llvm.memset") and \
+                    u.ops[0].value == v and u.ops[2].value.isdigit() and \
+                    not any(at <= h + 7 and h < at + int(u.ops[2].value) for h in heads):
+                continue                        # (padding cleared beside the fields)
             elif u.op == "call" and (u.callee or "").startswith("@llvm.memcpy") and \
-                    copies is not None and _whole_copy(module, fn, u, v, offs, copies, seen):
+                    copies is not None and _whole_copy(module, fn, u, v, paths, copies, seen):
                 continue
-            elif u.op in ("call", "invoke") and (u.callee or "").startswith("@") and \
-                    module.defines(u.callee) and decompose(module, fn, v)[1] == 0:
-                callee = module.function(u.callee)
+            elif u.op in ("call", "invoke") and u.callee and at == 0 and u.callee != v:
                 ks = [k for k, o in enumerate(u.ops) if o.value == v]
-                if callee is None or any(k >= len(callee.params) for k in ks) or not all(
-                        _confined(module, callee, callee.params[k].name, offs, set(), {}, seen)
-                        for k in ks):
+                targets = call_targets(module, u)
+                if not targets or not all(_param_confined(module, t, ks, paths, seen)
+                                          for t in targets):
                     return False
             else:
                 return False
     return True
 
 
-def _whole_copy(module, fn, copy, v: str, offs: frozenset, copies: dict, seen: set) -> bool:
+def _param_confined(module, name: str, ks, paths, seen) -> bool:
+    callee = module.function(name)
+    return callee is not None and all(
+        k < len(callee.params) and
+        _confined(module, callee, callee.params[k].name, paths, set(), {}, seen) for k in ks)
+
+
+def _whole_copy(module, fn, copy, v: str, paths, copies: dict, seen: set) -> bool:
     """`copy` (a memcpy) copies the record at v, fields included, to the start of a local or
-    a block from malloc/new (_fresh) that nothing else writes (its own uses keep to _confined): the
-    copy holds pointers without a shadow at the same offsets. Or it is that copy, seen from
-    the destination's side."""
+    a block from malloc/new (_fresh) that nothing else writes (its own uses keep to _confined):
+    the copy holds the same paths. Or it is that copy, seen from the destination's side."""
     dst, src, size = (o.value for o in copy.ops[:3])
-    if not size.isdigit() or int(size) < max(offs) + 8:
+    if not size.isdigit() or int(size) < max(p[0] for p in paths) + 8:
         return False
     if v == dst:
-        return copies.get(v) == offs
+        return copies.get(v) == paths
     d, at = decompose(module, fn, dst)
-    if src != v or at != 0 or decompose(module, fn, v)[1] != 0:
-        return False
-    if not _fresh(fn, d):
+    if src != v or at != 0 or decompose(module, fn, v)[1] != 0 or not _fresh(fn, d):
         return False
     if d in copies:
-        return copies[d] == offs
-    copies[d] = offs
-    return _confined(module, fn, d, offs, set(), {}, seen, copies)
-
-
-def _fresh(fn, obj: str) -> bool:
-    """obj is a local, or a block this function allocates (malloc, new)."""
-    d = fn.defs.get(obj)
-    op = getattr(d, "op", None)
-    return op == "alloca" or op in ("call", "invoke") and d.callee in _ALLOCATORS
+        return copies[d] == paths
+    copies[d] = paths
+    return _confined(module, fn, d, paths, set(), {}, seen, copies)

@@ -393,7 +393,7 @@ def _slot(module, fn, base: str, off, depth: int) -> set:
             for j, o in enumerate(inst.ops):
                 at = _into(module, fn, info, o.value, base) if o.ty == "ptr" else None
                 if at is not None and (off is None or at <= off):
-                    for callee in _targets(module, inst):
+                    for callee in call_targets(module, inst):
                         kinds |= slot_kinds(module, callee, j,
                                             None if off is None else off - at, depth - 1)
     memo[key] = kinds
@@ -403,7 +403,7 @@ def _slot(module, fn, base: str, off, depth: int) -> set:
 MAX_TARGETS = 16        # an indirect call with more possible targets is not followed
 
 
-def _targets(module, inst) -> list[str]:
+def call_targets(module, inst) -> list[str]:
     """The functions with bitcode a call may reach: its callee, or an indirect call's possible
     targets (a std::function's invoker: the lambdas of its signature), when there are few."""
     if inst.callee.startswith("%"):
