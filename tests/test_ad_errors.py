@@ -204,15 +204,16 @@ int enzyme_const, enzyme_dup;
 void __enzyme_autodiff(void *, ...);
 typedef struct { double *data; int n; } Vec;
 typedef struct { const Vec *a; const double *x; } Expr;
+const Expr *last_expr;
 __attribute__((noinline)) double dot(const Expr *e) {
+  last_expr = e;
   double s = 0;
   for (int i = 0; i < e->a->n; i++) s += e->a->data[i] * e->x[i] * e->x[i];
   return s;
 }
-typedef struct { int tag; Expr e; } Tagged;
 __attribute__((noinline)) double f(const Vec *a, const double *x) {
-  Tagged t = {1, {a, x}};
-  return dot(&t.e);
+  Expr e = {a, x};
+  return dot(&e);
 }
 int main(void) {
   double d[3] = {1, 2, 3}, x[3] = {1, 1, 1}, dx[3] = {0};
@@ -1155,7 +1156,7 @@ CASES = {
     "enzyme_out_on_int": (OUT_ON_INT, ("scaled",), "__enzyme_autodiff((void *)scaled"),
     "const_pointer_in_records": (CONST_PTR_IN_RECORDS, ("weigh",), "v[i] = (R){"),
     "pointer_read_from_const_argument": (PTR_FROM_CONST_ARG, ("weigh",), "v[i] = (R){"),
-    "const_in_expression": (CONST_IN_EXPRESSION, ("f",), "Tagged t = {1, {a, x}};"),
+    "const_in_expression": (CONST_IN_EXPRESSION, ("f",), "Expr e = {a, x};"),
     "float_bits_arithmetic": (FLOAT_BITS, ("g",), "_mm_add_epi64"),
     "variadic_store": (VARIADIC_STORE, ("scaled", "set_opts"), "set_opts(&o, 1, x * x)"),
     "float_bits_returned": (FLOAT_BITS_RETURNED, ("settle", "attempt"),
@@ -1283,15 +1284,17 @@ def test_pointer_read_from_const_argument_names_it(tmp_path):
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 @pytest.mark.parametrize("call", ["return dot(&e);",
                                   "Expr *h = malloc(sizeof e); memcpy(h, &e, sizeof e); "
-                                  "double r = dot(h); free(h); return r;"])
+                                  "double r = dot(h); free(h); return r;",
+                                  "struct { int tag; Expr e; } t = {1, e}; return dot(&t.e);"])
 def test_const_pointer_in_expression_record(tmp_path, opt, call):
     """An enzyme_const vector's address kept in a local record beside an active pointer, and
-    the record (or its copy on the heap) handed to a function kept out of line that reads the
-    vector's data through it (refused before; the heap copy crashed): the callee knows that
+    the record (or its copy on the heap, or inside another record) handed to a function kept
+    out of line that reads the vector's data through it (refused before; the heap copy
+    crashed): the callee knows that
     field has no shadow, so the vector's data is constant there. d/dx_i of sum d_i x_i^2 is
     2 d_i x_i."""
-    src = CONST_IN_EXPRESSION.replace("Tagged t = {1, {a, x}};", "Expr e = {a, x};") \
-        .replace("return dot(&t.e);", call) \
+    src = CONST_IN_EXPRESSION.replace("  last_expr = e;\n", "") \
+        .replace("return dot(&e);", call) \
         .replace("return dx[0] > 0;", 'printf("%g %g %g\\n", dx[0], dx[1], dx[2]);')
     (tmp_path / "e.c").write_text("#include <stdio.h>\n#include <stdlib.h>\n"
                                   "#include <string.h>\n" + src)
@@ -1303,10 +1306,10 @@ def test_const_pointer_in_expression_record(tmp_path, opt, call):
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_const_pointer_in_expression_record_is_refused(tmp_path, opt):
-    """The same record inside another one, handed to its reader by its address there: which
-    fields the callees take as constant is followed only for a record passed whole, and the
-    derivative would read and write the vector's adjoints through a null shadow (it crashed).
-    The refusal names the argument and says to pass it enzyme_dup with a zeroed shadow."""
+    """The same record, which its reader also keeps in a global: which fields hold pointers
+    without a shadow is not followed there, and the derivative would read and write the
+    vector's adjoints through a null shadow (it crashed). The refusal names the argument and
+    says to pass it enzyme_dup with a zeroed shadow."""
     r, exe = _build(tmp_path, "const_in_expression", [opt])
     _assert_clean_error(r, exe, "const_in_expression")
     assert "a pointer to double data without a shadow (argument 1 of 'f')" in r.stderr, r.stderr

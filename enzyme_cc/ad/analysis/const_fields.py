@@ -21,7 +21,7 @@ copied whole, kept in another such record, and handed on whole to functions with
 """
 from __future__ import annotations
 
-from enzyme_cc.ir.lexer import type_size
+from enzyme_cc.ir.lexer import is_fp, type_size
 
 from ..structure.type_layout import decompose, underlying
 from .typeinfo import call_targets
@@ -29,6 +29,7 @@ from .typeinfo import call_targets
 _MARKERS = ("@llvm.lifetime", "@llvm.dbg", "@llvm.assume")
 _FREES = ("@free", "@_ZdlPv", "@_ZdlPvm")
 _ALLOCATORS = ("@malloc", "@_Znwm")
+MAX_DEPTH = 6           # records within records a path follows (each level a derivative variant)
 
 
 class DupFields(str):
@@ -69,10 +70,10 @@ def record_fields(module, fn, arg_act) -> dict:
         grown = False
         for inst in stores:
             obj, off = decompose(module, fn, inst.ops[1].value)
-            if off is None or not _fresh(fn, obj):
+            if off is None or not _fresh(module, fn, obj):
                 continue
             paths = _paths_of(module, fn, inst.ops[0].value, consts, {**fields, **found})
-            new = {(off,) + p for p in paths} - found.get(obj, set())
+            new = {(off,) + p for p in paths if len(p) < MAX_DEPTH} - found.get(obj, set())
             if new:
                 found.setdefault(obj, set()).update(new)
                 grown = True
@@ -93,9 +94,17 @@ def field_load(module, fn, fields: dict, ptr: str) -> bool:
 
 
 def fields_passed(module, fn, fields: dict, v: str):
-    """The paths of the record v points to the start of, or None."""
+    """The paths of the record v points into, from where it points, or None."""
     obj, off = _base(module, fn, v)
-    return fields.get(obj) if off == 0 else None
+    if off is None or obj not in fields:
+        return None
+    return _shifted(fields[obj], off) or None
+
+
+def _shifted(paths, at: int) -> frozenset:
+    """The paths of a record seen from its byte offset `at` (the fields before it are out of
+    reach)."""
+    return frozenset((p[0] - at,) + p[1:] for p in paths if p[0] >= at)
 
 
 def _base(module, fn, ptr: str):
@@ -170,11 +179,59 @@ def _paths_of(module, fn, v: str, consts, fields) -> set:
     return set(fields_passed(module, fn, fields, v) or ())
 
 
-def _fresh(fn, obj: str) -> bool:
-    """obj is a local, or a block this function allocates (malloc, new)."""
+def _fresh(module, fn, obj: str) -> bool:
+    """obj is a local, or a block this function allocates (malloc, new, or a function with
+    bitcode that returns a block it allocated and kept no pointer to: GSL's
+    gsl_root_fsolver_alloc)."""
     d = fn.defs.get(obj)
     op = getattr(d, "op", None)
-    return op == "alloca" or op in ("call", "invoke") and d.callee in _ALLOCATORS
+    return op == "alloca" or op in ("call", "invoke") and (
+        d.callee in _ALLOCATORS or _returns_fresh(module, d.callee or "", 3))
+
+
+def _returns_fresh(module, name: str, depth: int) -> bool:
+    """The function returns a block it allocates, whose address it only stores into, loads
+    from, compares and frees (memoized per module)."""
+    memo = module.__dict__.setdefault("_returns_fresh", {})
+    if name not in memo:
+        memo[name] = False
+        fn = module.function(name) if name.startswith("@") and module.defines(name) else None
+        if fn is not None and fn.ret_ty == "ptr" and depth > 0:
+            blocks, todo = set(), [i.ops[0].value for i in fn.insts() if i.op == "ret" and i.ops]
+            while todo and len(blocks) < 16:          # (through phis and selects, null aside)
+                v = underlying(fn, todo.pop())
+                d = fn.defs.get(v)
+                if getattr(d, "op", None) in ("phi", "select"):
+                    todo += [o.value for o in (d.ops[1:] if d.op == "select" else d.ops)]
+                elif v != "null":
+                    blocks.add(v)
+            memo[name] = bool(blocks) and all(
+                getattr(fn.defs.get(b), "op", None) == "call" and
+                (fn.defs[b].callee in _ALLOCATORS or
+                 _returns_fresh(module, fn.defs[b].callee or "", depth - 1)) and
+                _kept_private(fn, b) for b in blocks)
+    return memo[name]
+
+
+def _kept_private(fn, block: str) -> bool:
+    """No pointer to block leaves fn but by its return."""
+    work, done = [block], set()
+    while work:
+        v = work.pop()
+        if v in done:
+            continue
+        done.add(v)
+        for u in _uses(fn).get(v, ()):
+            if u.op in ("getelementptr", "bitcast", "addrspacecast") and u.ops[0].value == v:
+                work.append(u.name)
+            elif u.op in ("phi", "select") and u.ty == "ptr":
+                work.append(u.name)
+            elif not (u.op in ("load", "icmp", "ret") or
+                      u.op == "store" and u.ops[1].value == v and u.ops[0].value != v or
+                      u.op == "call" and (u.callee in _FREES or
+                                          (u.callee or "").startswith(_MARKERS))):
+                return False
+    return True
 
 
 def _uses(fn) -> dict:
@@ -218,8 +275,11 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                 work.append(u.name)
             elif u.op == "load":
                 size = type_size(u.ty, named) or 8
-                if any(at <= h < at + size for h in heads) and not (u.ty == "ptr" and at in heads):
+                if any(at <= h < at + size for h in heads) and not (u.ty == "ptr" and at in heads) \
+                        and not is_fp(u.ty):
                     return False                # the field's bits copied as an integer
+                # (a float read there: a function pointer's possible target that takes records
+                # of another type, GSL's il_transform beside the user's integrand)
                 sub = _sub_paths(paths, at)
                 if sub and not _confined(module, fn, u.name, frozenset(sub), set(), {}, seen):
                     return False
@@ -250,10 +310,13 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
             elif u.op == "call" and (u.callee or "").startswith("@llvm.memcpy") and \
                     copies is not None and _whole_copy(module, fn, u, v, paths, copies, seen):
                 continue
-            elif u.op in ("call", "invoke") and u.callee and at == 0 and u.callee != v:
+            elif u.op in ("call", "invoke") and u.callee and u.callee != v:
                 ks = [k for k, o in enumerate(u.ops) if o.value == v]
+                seen_from = _shifted(paths, at)
+                if not seen_from:
+                    continue                    # (a field after the ones listed: a double)
                 targets = call_targets(module, u)
-                if not targets or not all(_param_confined(module, t, ks, paths, seen)
+                if not targets or not all(_param_confined(module, t, ks, seen_from, seen)
                                           for t in targets):
                     return False
             else:
@@ -278,7 +341,7 @@ def _whole_copy(module, fn, copy, v: str, paths, copies: dict, seen: set) -> boo
     if v == dst:
         return copies.get(v) == paths
     d, at = decompose(module, fn, dst)
-    if src != v or at != 0 or decompose(module, fn, v)[1] != 0 or not _fresh(fn, d):
+    if src != v or at != 0 or decompose(module, fn, v)[1] != 0 or not _fresh(module, fn, d):
         return False
     if d in copies:
         return copies[d] == paths
