@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import is_fp, type_size
 
-from ..structure.type_layout import decompose, underlying
+from ..structure.type_layout import decompose, local_slot_stores, underlying
 from .typeinfo import call_targets
 
 _MARKERS = ("@llvm.lifetime", "@llvm.dbg", "@llvm.assume")
@@ -127,25 +127,13 @@ def _alias(fn, v: str) -> str:
 
 
 def _single_store_slots(fn) -> dict:
-    """{local slot: the pointer value its one store writes} for slots otherwise only loaded
-    (besides lifetime and debug markers). Computed once per function."""
-    slots = fn.__dict__.get("_single_store_slots")
-    if slots is not None:
-        return slots
-    allocas = {i.name for i in fn.insts() if i.op == "alloca"}
-    stored: dict = {}
-    for i in fn.insts():
-        for k, o in enumerate(i.ops):
-            if o.value not in allocas:
-                continue
-            if i.op == "store" and k == 1 and i.ops[0].ty == "ptr" and \
-                    i.ops[0].value.startswith("%") and o.value not in stored:
-                stored[o.value] = i.ops[0].value
-            elif not (i.op == "load" or i.op == "call" and
-                      (i.callee or "").startswith(("@llvm.lifetime", "@llvm.dbg"))):
-                allocas.discard(o.value)        # written otherwise, or its address taken
-    fn._single_store_slots = {s: v for s, v in stored.items() if s in allocas}
-    return fn._single_store_slots
+    """{local slot: the value its one store writes} for slots otherwise only loaded (memoized
+    per function)."""
+    slots = fn.__dict__.get("_single_stores")
+    if slots is None:
+        slots = fn._single_stores = {s: v[0] for s, v in local_slot_stores(fn).items()
+                                     if len(v) == 1 and v[0].startswith("%")}
+    return slots
 
 
 def _sub_paths(paths, off) -> set:
@@ -167,7 +155,7 @@ def _read_records(module, fn, fields: dict):
 def _paths_of(module, fn, v: str, consts, fields) -> set:
     """What storing pointer v into a field makes that field: {()} where v has no shadow
     (derived from an enzyme_const argument, or read from such a field); the paths of the record
-    v points to the start of; else nothing."""
+    v points into, from where it points; else nothing."""
     if not v.startswith("%"):
         return set()
     root = _alias(fn, underlying(fn, v))
