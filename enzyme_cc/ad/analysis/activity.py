@@ -24,10 +24,11 @@ from .activity_basics import (_libm_out, has_shadow_type, int_pointer_base, int_
                               pun_type, string_objects)
 from .activity_memory import ActiveMemory
 from .const_fields import field_load, record_fields
+from ..structure.local_slots import param_spill_slots
 from .shadow_demand import prune
 from enzyme_cc.rules.call_kinds import MEMCPY
 from ..structure.type_layout import (constant_float_global, same_memory, underlying,
-                                     pinned_constant, global_named, param_spill_slots)
+                                     pinned_constant, global_named)
 
 
 class Activity(ActiveMemory):

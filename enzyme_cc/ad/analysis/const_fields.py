@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import is_fp, type_size
 
-from ..structure.type_layout import decompose, local_slot_stores, underlying
+from ..structure.local_slots import local_slot_stores
+from ..structure.type_layout import decompose, underlying
 from .typeinfo import call_targets
 
 _MARKERS = ("@llvm.lifetime", "@llvm.dbg", "@llvm.assume")

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import carries_float, int_bits
 from enzyme_cc.rules.registry import is_inactive_call
-from ..structure.type_layout import reloaded_param, underlying
+from ..structure.local_slots import reloaded_param
+from ..structure.type_layout import underlying
 from .typeinfo import TypeInfo
 
 _FRAME_ONLY = ("@llvm.memcpy", "@llvm.memmove", "@llvm.memset", "@memcpy", "@memmove", "@memset")

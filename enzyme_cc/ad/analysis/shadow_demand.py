@@ -14,7 +14,7 @@ them needs none either."""
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import int_bits
-from ..structure.type_layout import reloaded_param
+from ..structure.local_slots import reloaded_param
 
 # results whose shadow is only ever built from their operands' (never an object of their own)
 _DERIVED = ("load", "getelementptr", "phi", "select", "bitcast", "addrspacecast", "freeze")
