@@ -6,6 +6,7 @@ from enzyme_cc.ad.analysis.activity_basics import integer_only
 from enzyme_cc.ad.structure.type_layout import (FLOATS, decompose, global_named, tbaa_pointee,
                                                 tbaa_reached_floats, underlying)
 from enzyme_cc.ad.analysis.typeinfo import reached_slot_kinds
+from enzyme_cc.ad.analysis.const_fields import field_load
 from enzyme_cc.ad.structure.diagnostics import argument_label, demangle_hint
 from enzyme_cc.errors import UserError
 
@@ -40,8 +41,7 @@ def refuse_float_pointer(ctx, inst):
     if not v.startswith("%") or synth.null_based(v) or \
             integer_only(synth.fn, v, ctx.act.punned):
         return
-    obj, off = decompose(synth.module, synth.fn, inst.ops[1].value)
-    if (off,) in ctx.act.const_fields.get(obj, ()):
+    if field_load(synth.module, synth.fn, ctx.act.const_fields, inst.ops[1].value):
         return          # its readers know it has no shadow (analysis/const_fields.py)
     kind = _float_pointee(ctx, inst) or _reached_through_record(ctx, inst)
     if kind is None:

@@ -89,7 +89,8 @@ def record_fields(module, fn, arg_act) -> dict:
 
 
 def field_load(module, fn, fields: dict, ptr: str) -> bool:
-    """A pointer loaded from ptr is one without a shadow: ptr is a field listed in fields."""
+    """ptr is a field listed in fields: a pointer loaded from it has no shadow, and one stored
+    into it needs none (its readers know)."""
     obj, off = _base(module, fn, ptr)
     return off is not None and (off,) in fields.get(obj, ())
 
@@ -224,13 +225,10 @@ def _kept_private(fn, block: str) -> bool:
 
 
 def _uses(fn) -> dict:
-    memo = fn.__dict__.get("_use_lists")
+    """fn.users(), computed once per function here (the analysis does not rewrite fn)."""
+    memo = fn.__dict__.get("_users")
     if memo is None:
-        memo = {}
-        for inst in fn.insts():
-            for o in inst.ops:
-                memo.setdefault(o.value, []).append(inst)
-        fn._use_lists = memo
+        memo = fn._users = fn.users()
     return memo
 
 
@@ -239,11 +237,12 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
     """Every use of the record at `root` (a local, a parameter, a pointer read from a field) and
     of pointers into it at constant offsets keeps the paths known: loads (a pointer without a
     shadow, or the address of a record whose own uses keep to the rules), stores elsewhere (or,
-    where it was made, of what made the path: `known` are the paths found so far), the
-    parameter's spill slot, its address kept in another such record, calls passing it whole to functions with bitcode (through a
-    function pointer: every possible target) whose parameter keeps to the rules, and whole
-    copies into a local or a fresh heap block that keep to them too (a lambda passed by value:
-    its byval copy; the copies go into `copies`)."""
+    where it was made, of what made the path: `known` are the paths found so far), a local
+    slot one store fills with its address, its address kept in another such record, calls
+    passing it to functions with bitcode (through a function pointer: every possible target)
+    whose parameter keeps to the rules from where it points, and whole copies into a local or
+    a fresh heap block that keep to them too (a lambda passed by value: its byval copy; the
+    copies go into `copies`)."""
     key = (fn.name, root, paths)
     if key in seen:
         return True
