@@ -6,7 +6,7 @@ from enzyme_cc.ad.analysis.activity_basics import integer_only
 from enzyme_cc.ad.structure.type_layout import (FLOATS, decompose, global_named, tbaa_pointee,
                                                 tbaa_reached_floats, underlying)
 from enzyme_cc.ad.analysis.typeinfo import reached_slot_kinds
-from enzyme_cc.ad.analysis.const_fields import field_load
+from enzyme_cc.ad.analysis.const_fields import field_load, stored_away
 from enzyme_cc.ad.structure.diagnostics import argument_label, demangle_hint
 from enzyme_cc.errors import UserError
 
@@ -44,12 +44,29 @@ def refuse_float_pointer(ctx, inst):
     if field_load(synth.module, synth.fn, ctx.act.const_fields, inst.ops[1].value):
         return          # its readers know it has no shadow (analysis/const_fields.py)
     kind = _float_pointee(ctx, inst) or _reached_through_record(ctx, inst)
-    if kind is None:
-        return
     origin, hint = _origin(synth, v)
+    if kind is None:
+        away = _stored_away(ctx, inst)
+        if away:
+            raise UserError(
+                f"{synth.where(inst)}: a pointer without a shadow ({origin}) is stored into a "
+                f"record that has one, and '{demangle_hint(away)}' keeps the record's address "
+                "in memory whose readers cannot be followed; one that loads floats through the "
+                f"pointer would reach them through a null shadow; hint: {hint}")
+        return
     raise UserError(f"{synth.where(inst)}: a pointer to {kind} data without a shadow ({origin}) "
                     "is stored into memory that has one; the derivative would read or write "
                     f"{kind}s through a null shadow; hint: {hint}")
+
+
+def _stored_away(ctx, inst) -> str | None:
+    """The function keeping the address of the local record `inst` stores into where its
+    readers are out of sight (const_fields.stored_away)."""
+    synth = ctx.synth
+    obj = decompose(synth.module, synth.fn, inst.ops[1].value)[0]
+    if getattr(synth.fn.defs.get(obj), "op", None) != "alloca":
+        return None
+    return stored_away(synth.module, synth.fn, obj)
 
 
 def _reached_through_record(ctx, inst) -> str | None:

@@ -1316,6 +1316,83 @@ def test_const_pointer_in_expression_record_is_refused(tmp_path, opt):
     assert "enzyme_dup" in r.stderr.split("hint:")[1], r.stderr
 
 
+# the record is handed to a constructor-like function that keeps its address in a block it
+# returns (a holder), and another function reads the record back through the holder
+CONST_IN_HOLDER = """\
+#include <stdio.h>
+#include <stdlib.h>
+int enzyme_const, enzyme_dup;
+void __enzyme_autodiff(void *, ...);
+typedef struct { double *data; int n; } Vec;
+typedef struct { const Vec *a; const double *x; double scale; } Expr;
+typedef struct { int tag; const Expr *e; double w; } Holder;
+Holder *last;
+__attribute__((noinline)) Holder *hold(const Expr *e, double w) {
+  Holder *h = malloc(sizeof *h);
+  h->tag = 7; h->e = e; h->w = w;
+  return h;
+}
+__attribute__((noinline)) double term(const Expr *e, int i) {
+  return e->a->data[i] * e->x[i] * e->x[i] * e->scale;
+}
+__attribute__((noinline)) double dot(const Holder *h) {
+  double s = 0;
+  for (int i = 0; i < h->e->a->n; i++) s += term(h->e, i) * h->w;
+  return s;
+}
+__attribute__((noinline)) double g(const Vec *a, const double *x, double scale) {
+  Expr e = {a, x, scale};
+  Holder *h = hold(&e, 0.5);
+  double r = dot(h) + h->e->x[0];
+  free(h);
+  return r;
+}
+__attribute__((noinline)) double f(const Vec *a, const double *x) { return g(a, x, 3.0) * x[1]; }
+int main(void) {
+  double d[3] = {1, 2, 3}, x[3] = {1, 2, 0.5}, dx[3] = {0};
+  Vec a = {d, 3};
+  __enzyme_autodiff((void *)f, enzyme_const, &a, enzyme_dup, x, dx);
+  double s = 0;
+  for (int i = 0; i < 3; i++) s += d[i] * x[i] * x[i];
+  /* f = (1.5 sum_i d_i x_i^2 + x_0) x_1 */
+  double want[3] = {(3 * d[0] * x[0] + 1) * x[1], 3 * d[1] * x[1] * x[1] + 1.5 * s + x[0],
+                    3 * d[2] * x[2] * x[1]};
+  for (int i = 0; i < 3; i++) printf("%.12g %.12g\\n", dx[i], want[i]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_const_pointer_record_kept_in_returned_holder(tmp_path, opt):
+    """The record (an enzyme_const vector's address beside an active pointer) handed to a
+    function that keeps its address in a block it allocates and returns, which another
+    function reads the record back from: the holder is a record one level deeper, and the
+    reader knows the field has no shadow (it crashed before). Analytic gradient."""
+    (tmp_path / "h.c").write_text(CONST_IN_HOLDER)
+    subprocess.run([str(BIN / "enzyme-cc"), opt, "h.c", "-o", "h"], cwd=tmp_path, check=True,
+                   timeout=300)
+    out = subprocess.run(["./h"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    rows = [[float(t) for t in line.split()] for line in out.stdout.splitlines()]
+    assert len(rows) == 3 and all(abs(a - b) <= 1e-12 * abs(b) for a, b in rows), out.stdout
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_const_pointer_record_in_global_holder_is_refused(tmp_path, opt):
+    """The same holder also kept in a global: its readers are out of sight, and the derivative
+    would read the vector through the null shadow of its field (it crashed): refused, naming
+    the function that keeps the record's address and the argument to pass enzyme_dup."""
+    (tmp_path / "h.c").write_text(CONST_IN_HOLDER.replace("return h;\n}", "last = h;\n  return h;\n}"))
+    r = subprocess.run([str(BIN / "enzyme-cc"), opt, "h.c", "-o", "h"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and not (tmp_path / "h").exists(), r.stderr
+    assert "Traceback" not in r.stderr, r.stderr
+    assert "a pointer without a shadow (argument 1 of 'g') is stored into a record that has " \
+        "one, and 'hold' keeps the record's address in memory whose readers cannot be " \
+        "followed" in r.stderr, r.stderr
+    assert "enzyme_dup" in r.stderr.split("hint:")[1], r.stderr
+
+
 def test_float_bits_returned_say_so(tmp_path):
     """Float bits returned in integer registers: both refusals say it is the return."""
     r, exe = _build(tmp_path, "float_bits_returned", ["-O2"])

@@ -84,8 +84,98 @@ def record_fields(module, fn, arg_act) -> dict:
         if _confined(module, fn, obj, frozenset(paths), consts, known, set(), copies):
             fields[obj] = frozenset(paths)
             fields.update(copies)
+    _held_records(module, fn, fields)
     _read_records(module, fn, fields)
     return fields
+
+
+def _held_records(module, fn, fields: dict):
+    """Calls handed a record with paths that return a fresh block holding its address (a
+    constructor of a holder, `h = hold(&e)`): the block is a record one level deeper
+    (_confined checked its uses where the record was found, or in the caller that passed it)."""
+    for _ in range(MAX_DEPTH):
+        grown = False
+        for inst in fn.insts():
+            if inst.op not in ("call", "invoke") or inst.ty != "ptr" or not inst.name or \
+                    inst.name in fields:
+                continue
+            ks = {k: fields_passed(module, fn, fields, o.value)
+                  for k, o in enumerate(inst.ops) if o.ty == "ptr"}
+            held = set()
+            for k, paths in ks.items():
+                if paths:
+                    held |= _held_in_result(module, inst, k, paths)
+            if held:
+                fields[inst.name] = frozenset(held)
+                grown = True
+        if not grown:
+            return
+
+
+def stored_away(module, fn, obj: str, depth: int = 4) -> str | None:
+    """The function that stores the address of the record obj of fn (or of a part of it) into
+    memory other than a local slot one store fills: there or in the functions with bitcode it is
+    handed to, `depth` calls deep. Its readers are then out of this analysis' sight (a global,
+    a holder another function reads back); None where it stays in sight."""
+    memo = module.__dict__.setdefault("_stored_away", {})
+    key = (fn.name, obj, depth)
+    if key in memo:
+        return memo[key]
+    memo[key] = None                            # (recursion: nothing found yet)
+    work, done, found = [obj], set(), None
+    while work and found is None:
+        v = work.pop()
+        if v in done:
+            continue
+        done.add(v)
+        for u in _uses(fn).get(v, ()):
+            if u.op in ("getelementptr", "bitcast", "addrspacecast", "phi", "select") and \
+                    u.ty == "ptr" and u.name:
+                work.append(u.name)
+            elif u.op == "store" and u.ops[0].value == v:
+                if _single_store_slots(fn).get(u.ops[1].value) == v:
+                    work.extend(i.name for i in _uses(fn).get(u.ops[1].value, ())
+                                if i.op == "load" and i.name)
+                else:
+                    found = fn.name
+                    break
+            elif u.op in ("call", "invoke") and depth > 0 and u.callee != v and \
+                    not (u.callee or "").startswith(_MARKERS):
+                for t in call_targets(module, u):
+                    callee = module.function(t)
+                    for k, o in enumerate(u.ops):
+                        if o.value == v and callee is not None and k < len(callee.params):
+                            found = found or stored_away(module, callee, callee.params[k].name,
+                                                         depth - 1)
+    memo[key] = found
+    return found
+
+
+def _returned_block(module, fn) -> str | None:
+    """The block every return of fn returns, where fn allocated it (_fresh; memoized)."""
+    if "_returned_block" not in fn.__dict__:
+        rets = {underlying(fn, i.ops[0].value) for i in fn.insts() if i.op == "ret" and i.ops}
+        b = rets.pop() if len(rets) == 1 else None
+        fn._returned_block = b if b and b.startswith("%") and _fresh(module, fn, b) else None
+    return fn._returned_block
+
+
+def _held_in_result(module, call, k: int, paths) -> set:
+    """The paths of the block `call` returns where the callee stores its parameter k (a record
+    with `paths`) into the block it returns, at a constant offset."""
+    callee = module.function(call.callee) if (call.callee or "").startswith("@") and \
+        module.defines(call.callee) else None
+    if callee is None or k >= len(callee.params) or callee.ret_ty != "ptr":
+        return set()
+    block, param = _returned_block(module, callee), callee.params[k].name
+    held = set()
+    for inst in callee.insts():
+        if block and inst.op == "store" and inst.ops[0].ty == "ptr" and \
+                _base(module, callee, inst.ops[0].value) == (param, 0):
+            obj, off = decompose(module, callee, inst.ops[1].value)
+            if obj == block and off is not None:
+                held |= {(off,) + p for p in paths if len(p) < MAX_DEPTH}
+    return held
 
 
 def field_load(module, fn, fields: dict, ptr: str) -> bool:
@@ -233,16 +323,17 @@ def _uses(fn) -> dict:
 
 
 def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
-              copies: dict | None = None) -> bool:
+              copies: dict | None = None, returned: bool = False) -> bool:
     """Every use of the record at `root` (a local, a parameter, a pointer read from a field) and
     of pointers into it at constant offsets keeps the paths known: loads (a pointer without a
     shadow, or the address of a record whose own uses keep to the rules), stores elsewhere (or,
     where it was made, of what made the path: `known` are the paths found so far), a local
     slot one store fills with its address, its address kept in another such record, calls
     passing it to functions with bitcode (through a function pointer: every possible target)
-    whose parameter keeps to the rules from where it points, and whole copies into a local or
-    a fresh heap block that keep to them too (a lambda passed by value: its byval copy; the
-    copies go into `copies`)."""
+    whose parameter keeps to the rules from where it points (where such a function stores it
+    into the block it returns, that block's uses here keep to them too), and whole copies into
+    a local or a fresh heap block that keep to them too (a lambda passed by value: its byval
+    copy; the copies go into `copies`). `returned`: root is the block fn returns."""
     key = (fn.name, root, paths)
     if key in seen:
         return True
@@ -284,10 +375,19 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                             if i.op == "load" and i.name)     # v reloaded from a local slot
             elif u.op == "store" and u.ops[0].value == v and at == 0:
                 obj, off = decompose(module, fn, u.ops[1].value)   # kept in another record
-                if off is None or not {(off,) + p for p in paths} <= set(known.get(obj, ())) or \
+                held = frozenset((off,) + p for p in paths) \
+                    if off is not None and all(len(p) < MAX_DEPTH for p in paths) else None
+                if held is not None and obj == _returned_block(module, fn) and \
+                        obj not in known:       # (a holder it returns: the caller checks it)
+                    if not _confined(module, fn, obj, held, consts, {**known, root: paths},
+                                     seen, returned=True):
+                        return False
+                elif held is None or not held <= set(known.get(obj, ())) or \
                         not _confined(module, fn, obj, frozenset(known[obj]), consts, known, seen):
                     return False
             elif u.op in ("call", "invoke") and (u.callee or "").startswith(_MARKERS):
+                continue
+            elif u.op == "ret" and returned and v == root:
                 continue
             elif u.op in ("call", "invoke") and u.callee in _FREES and v == root:
                 continue
@@ -307,6 +407,12 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                 if not targets or not all(_param_confined(module, t, ks, seen_from, seen)
                                           for t in targets):
                     return False
+                held = set()
+                for k in ks:
+                    held |= _held_in_result(module, u, k, seen_from)
+                if held and not _confined(module, fn, u.name, frozenset(held), consts, known,
+                                          seen):
+                    return False                # (the holder the call returns)
             else:
                 return False
     return True
