@@ -162,7 +162,8 @@ def gcov_counters(data: bytes, origin: str) -> bytes:
 def sanitizers(text: str) -> tuple[str, ...]:
     """The instrumentation passes the functions of module `text` ask for (-fsanitize=address,
     thread, memory at compile time): the AD module's primal functions keep their checks."""
-    return tuple(p for attr, p in _SANITIZERS if re.search(rf"\b{attr}\b", text))
+    return tuple(p for attr, p in _SANITIZERS       # (the substring test first: a regex
+                 if attr in text and re.search(rf"\b{attr}\b", text))   # scan costs 0.1 s/MB)
 
 
 def _on_text(text: str, tmp: str, tag: str, passes: str, what: str) -> str:

@@ -15,7 +15,7 @@ _OURS = re.compile(r"^define [^@\n]*@bsearch\(", re.M)
 
 def link_runtime(module, text: str, ctx) -> bool:
     """Links the body where `text` (the module's) calls bsearch; True when it did."""
-    if not _CALLS.search(text) or _DEFINED.search(text):
+    if "@bsearch(" not in text or not _CALLS.search(text) or _DEFINED.search(text):
         return False
     for data in runtime_bitcode(("c_search.c",), (), "bsearch"):
         ours = str(parse_bitcode(data, "enzyme-cc bsearch", ctx))

@@ -46,7 +46,8 @@ def sort_lane(ctx, inst) -> None:
 
 def link_runtime(module, text: str, ctx) -> bool:
     """Links the runtime where `text` (the module's) calls qsort; True when it did."""
-    if not _CALLS.search(text) or _OWN.search(text) or _DEFINED.search(text):
+    if "@qsort" not in text or not _CALLS.search(text) or _OWN.search(text) or \
+            _DEFINED.search(text):
         return False        # (a qsort of the program's own is differentiated as its code)
     for data in runtime_bitcode(("c_sort.c",), (), "qsort derivatives"):
         module.link_in(parse_bitcode(data, "enzyme-cc qsort derivatives", ctx))

@@ -125,6 +125,8 @@ def refuse_marker_values(text: str):
     """After every marker call is rewritten: a marker still named is used as a value (stored in
     a function pointer the optimizer could not resolve, e.g. a global or a volatile local), which
     would be an undefined symbol at link time. Enzyme resolves direct calls only; say so."""
+    if not MARKER_VALUE.search(text):       # (one scan; the lines only where there is one)
+        return
     defined = set(re.findall(r"^define [^\n]*?@([\w.$]+)\(", text, re.M))
     where = None
     for line in text.splitlines():
