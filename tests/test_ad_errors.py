@@ -1393,6 +1393,70 @@ def test_const_pointer_record_in_global_holder_is_refused(tmp_path, opt):
     assert "enzyme_dup" in r.stderr.split("hint:")[1], r.stderr
 
 
+VALARRAY_FIT = r"""
+#include <cstdio>
+#include <valarray>
+extern "C" { extern int enzyme_dup, enzyme_const; void __enzyme_autodiff(void *, ...); }
+struct Data { std::valarray<double> t, y; };
+double misfit(const double *p, const Data *d) {
+  std::valarray<double> model = p[0] * d->t + p[1];
+  std::valarray<double> r = model - d->y;
+  return (r * r).sum();
+}
+int main() {
+  Data d{{0.0, 1.0, 2.0, 3.0}, {1.0, 2.5, 2.0, 4.5}};
+  double p[2] = {0.7, 0.2}, dp[2] = {0, 0}, want[2] = {0, 0};
+  __enzyme_autodiff((void *)misfit, enzyme_dup, p, dp, enzyme_const, &d);
+  for (int i = 0; i < 4; i++) {
+    double r = p[0] * d.t[i] + p[1] - d.y[i];
+    want[0] += 2 * r * d.t[i];
+    want[1] += 2 * r;
+  }
+  std::printf("%.15g %.15g %.15g %.15g\n", dp[0], want[0], dp[1], want[1]);
+}
+"""
+
+
+@pytest.mark.parametrize("flags", [["-O2"], ["-O0"], ["-O2", "-fno-inline"]])
+def test_valarray_expression_over_const_data(tmp_path, flags):
+    """std::valarray's expression templates over a valarray of a constant record beside an
+    active one: right where the expression objects are inlined (analytic gradient of a
+    least-squares misfit); under -fno-inline their constructors store the constant valarray's
+    address out of line, where nothing tells its readers that it has no shadow: refused,
+    naming the constructor (it crashed before)."""
+    (tmp_path / "v.cpp").write_text(VALARRAY_FIT)
+    r = subprocess.run([str(BIN / "enzyme-c++"), *flags, "v.cpp", "-o", "v"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    if "-fno-inline" in flags:
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        assert "_BinBase" in r.stderr and "a pointer to double data without a shadow" in \
+            r.stderr and "enzyme_dup" in r.stderr.split("hint:")[1], r.stderr
+        return
+    assert r.returncode == 0, r.stderr
+    out = subprocess.run(["./v"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    got, want0, got1, want1 = (float(t) for t in out.stdout.split())
+    assert got == pytest.approx(want0, rel=1e-13) and got1 == pytest.approx(want1, rel=1e-13), \
+        out.stdout
+
+
+def test_refusal_in_code_without_debug_info_names_no_inlined_library_line(tmp_path):
+    """A refused store in a function compiled without -g, in a block holding code inlined from a
+    library built with -g: the message used to give the library's source line (GSL's driver.c
+    for a store in the user's own function); it asks for -g instead."""
+    (tmp_path / "lib.c").write_text("double scaled(double s) { return 2.0 * s + 1.0; }\n")
+    (tmp_path / "h.c").write_text(
+        CONST_IN_HOLDER.replace("return h;\n}", "last = h;\n  return h;\n}")
+        .replace("  Expr e = {a, x, scale};", "  Expr e = {a, x, scaled(scale)};")
+        .replace("Holder *last;", "Holder *last;\ndouble scaled(double);"))
+    run = lambda *a: subprocess.run([str(BIN / "enzyme-cc"), *a], cwd=tmp_path,
+                                    capture_output=True, text=True, timeout=300)
+    assert run("-O2", "-g", "-c", "lib.c", "-o", "lib.o").returncode == 0
+    r = run("-O2", "h.c", "lib.o", "-o", "h")
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "in function 'g'" in r.stderr and "lib.c" not in r.stderr, r.stderr
+    assert "(compile with -g for the source line)" in r.stderr, r.stderr
+
+
 def test_float_bits_returned_say_so(tmp_path):
     """Float bits returned in integer registers: both refusals say it is the return."""
     r, exe = _build(tmp_path, "float_bits_returned", ["-O2"])

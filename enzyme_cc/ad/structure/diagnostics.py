@@ -231,12 +231,12 @@ def _nearest_source(module, fn, inst):
     else the function's own line (so that a -g build never asks for -g)."""
     src = source_of(module, inst.md.get("!dbg"))
     block = getattr(inst, "block", None)
-    if src or block is None or inst not in block.insts:
-        return src
-    k = block.insts.index(inst)
+    if src or block is None or inst not in block.insts or getattr(fn, "dbg", None) is None:
+        return src      # (a function compiled without -g: its neighbours' lines, if any, are
+    k = block.insts.index(inst)     # those of code inlined into it from a library built with -g)
     for other in block.insts[k + 1:] + block.insts[:k][::-1]:
         src = source_of(module, other.md.get("!dbg"))
-        if src:
+        if src and not inlined_from(module, other.md.get("!dbg")):
             return src
     return subprogram_source(module, getattr(fn, "dbg", None))
 

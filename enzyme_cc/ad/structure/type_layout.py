@@ -185,14 +185,16 @@ def tbaa_pointee(module, tag: str | None):
     return m.group(2) if m.group(2) in FLOATS else "int" if m.group(2) in _INT_NAMES else None
 
 
-_REACHES_FLOATS = re.compile(r'!"p(?:1 _ZTSSt6vectorI(d|f|\d+\w+?)SaI|[2-9] (double|float)")')
+_REACHES_FLOATS = re.compile(
+    r'!"p(?:1 _ZTSSt(?:6vector|8valarray)I(d|f|\d+\w+?)(?:SaI|E")|[2-9] (double|float)")')
 
 
 def tbaa_reached_floats(module, tag: str | None):
     """Kind of the floats a pointer's target leads to through its own pointers, from its TBAA
-    tag: a `std::vector<double> *` ("p1 _ZTSSt6vectorIdSaIdEE"), a vector of records holding
-    doubles ("p1 _ZTSSt6vectorI3ObsSaIS0_EE", `struct Obs` of the module's types), a `double **`
-    ("p2 double"); None otherwise."""
+    tag: a `std::vector<double> *` ("p1 _ZTSSt6vectorIdSaIdEE"), a `std::valarray<double> *`
+    ("p1 _ZTSSt8valarrayIdE": its expression templates keep such pointers), a vector of records
+    holding doubles ("p1 _ZTSSt6vectorI3ObsSaIS0_EE", `struct Obs` of the module's types), a
+    `double **` ("p2 double"); None otherwise."""
     node = module.metadata.get(tag or "")
     refs = re.findall(r"![0-9]+", node or "")
     m = _REACHES_FLOATS.search(module.metadata.get(refs[1], "")) if len(refs) >= 2 else None
