@@ -113,10 +113,11 @@ def _held_records(module, fn, fields: dict):
 
 
 def stored_away(module, fn, obj: str, depth: int = 4) -> str | None:
-    """The function that stores the address of the record obj of fn (or of a part of it) into
-    memory other than a local slot one store fills: there or in the functions with bitcode it is
-    handed to, `depth` calls deep. Its readers are then out of this analysis' sight (a global,
-    a holder another function reads back); None where it stays in sight."""
+    """The function that stores the address of the record obj of fn (or of a part of it) into a
+    global, or into a local or fresh block whose own address goes there: in fn or in the
+    functions with bitcode it is handed to, `depth` calls deep. Its readers are then out of
+    this analysis' sight; None where nothing shows that (memory of a parameter, a caller's
+    record, is not followed: the store rule's reach looks there)."""
     memo = module.__dict__.setdefault("_stored_away", {})
     key = (fn.name, obj, depth)
     if key in memo:
@@ -133,10 +134,12 @@ def stored_away(module, fn, obj: str, depth: int = 4) -> str | None:
                     u.ty == "ptr" and u.name:
                 work.append(u.name)
             elif u.op == "store" and u.ops[0].value == v:
+                dst = decompose(module, fn, u.ops[1].value)[0] or ""
                 if _single_store_slots(fn).get(u.ops[1].value) == v:
                     work.extend(i.name for i in _uses(fn).get(u.ops[1].value, ())
                                 if i.op == "load" and i.name)
-                else:
+                elif dst.startswith("@") or _fresh(module, fn, dst) and \
+                        stored_away(module, fn, dst, depth):
                     found = fn.name
                     break
             elif u.op in ("call", "invoke") and depth > 0 and u.callee != v and \
