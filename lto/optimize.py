@@ -288,7 +288,7 @@ def optimize_and_emit(src: str, out: str, level: int, tmp: str,
                 any(re.search(rb"\bnoinline\b", a) for a in fn.attributes):
             fn.linkage, fn.visibility = llvm.Linkage.external, llvm.Visibility.hidden
             hidden.append(fn)
-    _spread(hidden, sizes or {}, parts)
+    _colocate(module, hidden, _spread(hidden, sizes or {}, parts), parts)
     _share_glue(module)
     # a part must not drop a discardable definition (an inline function's static, a template)
     # that it does not use itself and another part does
@@ -337,7 +337,7 @@ def function_sizes(text: str) -> dict[str, int]:
     return sizes
 
 
-def _spread(hidden, sizes, parts) -> None:
+def _spread(hidden, sizes, parts) -> set:
     """Puts the largest of the functions made hidden into parts of their own, least loaded
     first. llvm-split places a function no local ties to others by the MD5 hash of its name
     (the low 16 bits, modulo the parts), which put LULESH's two largest derivatives, 60 % of
@@ -350,12 +350,40 @@ def _spread(hidden, sizes, parts) -> None:
     for f in big:
         k = min(range(parts), key=lambda j: (load[j], j))
         load[k] += sizes[f.name]
-        for j in range(4096):
-            name = f"{f.name}.p{j}"
-            d = hashlib.md5(name.encode()).digest()
-            if (d[0] | d[1] << 8) % parts == k:
-                f.name = name
-                break
+        _steer(f, k, parts)
+    return set(big)
+
+
+def _part_of(name: str, parts: int) -> int:
+    """The part llvm-split gives a function no local ties to others."""
+    d = hashlib.md5(name.encode()).digest()
+    return (d[0] | d[1] << 8) % parts
+
+
+def _steer(f, k: int, parts: int) -> None:
+    """Renames the hidden function f (a suffix found by trying) so that it goes to part k."""
+    for j in range(4096):
+        name = f"{f.name}.p{j}"
+        if _part_of(name, parts) == k:
+            f.name = name
+            return
+
+
+_DERIVATIVE = re.compile(r"(?:aug|rev|diffe|fwddiffe|fwderr)\.(?:\d+\.)?(.+)\.\d+$")
+
+
+def _colocate(module, hidden, moved, parts) -> None:
+    """Puts each derivative made hidden into the part of its primal, where llvm-split places
+    the primal by its name (it is not a local): an edit of one function's body then changes
+    one part, not three (its primal, augmented forward and reverse), and a rebuild recompiles
+    that part alone (the others come from the cache). The largest functions keep the parts
+    _spread gave them."""
+    defined = {f.name: f for f in module.functions if not f.is_declaration}
+    for f in hidden:
+        m = _DERIVATIVE.match(f.name)
+        primal = defined.get(m.group(1)) if m and f not in moved else None
+        if primal is not None and primal.linkage not in _LOCAL_LINKAGE:
+            _steer(f, _part_of(primal.name, parts), parts)
 
 
 def _share_glue(module) -> None:
