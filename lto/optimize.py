@@ -369,19 +369,17 @@ def _steer(f, k: int, parts: int) -> None:
             return
 
 
-_DERIVATIVE = re.compile(r"(?:aug|rev|diffe|fwddiffe|fwderr)\.(?:\d+\.)?(.+)\.\d+$")
-
-
 def _colocate(module, hidden, moved, parts) -> None:
     """Puts each derivative made hidden into the part of its primal, where llvm-split places
     the primal by its name (it is not a local): an edit of one function's body then changes
     one part, not three (its primal, augmented forward and reverse), and a rebuild recompiles
     that part alone (the others come from the cache). The largest functions keep the parts
     _spread gave them."""
+    from enzyme_cc.ad.structure.diagnostics import generated_primal
     defined = {f.name: f for f in module.functions if not f.is_declaration}
     for f in hidden:
-        m = _DERIVATIVE.match(f.name)
-        primal = defined.get(m.group(1)) if m and f not in moved else None
+        gen = generated_primal(f.name) if f not in moved else None
+        primal = defined.get(gen[1]) if gen else None
         if primal is not None and primal.linkage not in _LOCAL_LINKAGE:
             _steer(f, _part_of(primal.name, parts), parts)
 

@@ -44,16 +44,17 @@ def refuse_float_pointer(ctx, inst):
     if field_load(synth.module, synth.fn, ctx.act.const_fields, inst.ops[1].value):
         return          # its readers know it has no shadow (analysis/const_fields.py)
     kind = _float_pointee(ctx, inst) or _reached_through_record(ctx, inst)
-    origin, hint = _origin(synth, v)
     if kind is None:
         away = _stored_away(ctx, inst)
         if away:
+            origin, hint = _origin(synth, v)
             raise UserError(
                 f"{synth.where(inst)}: a pointer without a shadow ({origin}) is stored into a "
                 f"record that has one, and '{demangle_hint(away)}' keeps the record's address "
                 "in memory whose readers cannot be followed; one that loads floats through the "
                 f"pointer would reach them through a null shadow; hint: {hint}")
         return
+    origin, hint = _origin(synth, v)
     raise UserError(f"{synth.where(inst)}: a pointer to {kind} data without a shadow ({origin}) "
                     "is stored into memory that has one; the derivative would read or write "
                     f"{kind}s through a null shadow; hint: {hint}")

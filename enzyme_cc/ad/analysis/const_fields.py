@@ -99,10 +99,9 @@ def _held_records(module, fn, fields: dict):
             if inst.op not in ("call", "invoke") or inst.ty != "ptr" or not inst.name or \
                     inst.name in fields:
                 continue
-            ks = {k: fields_passed(module, fn, fields, o.value)
-                  for k, o in enumerate(inst.ops) if o.ty == "ptr"}
             held = set()
-            for k, paths in ks.items():
+            for k, o in enumerate(inst.ops):
+                paths = fields_passed(module, fn, fields, o.value) if o.ty == "ptr" else None
                 if paths:
                     held |= _held_in_result(module, inst, k, paths)
             if held:
@@ -170,15 +169,23 @@ def _held_in_result(module, call, k: int, paths) -> set:
         module.defines(call.callee) else None
     if callee is None or k >= len(callee.params) or callee.ret_ty != "ptr":
         return set()
-    block, param = _returned_block(module, callee), callee.params[k].name
-    held = set()
-    for inst in callee.insts():
-        if block and inst.op == "store" and inst.ops[0].ty == "ptr" and \
-                _base(module, callee, inst.ops[0].value) == (param, 0):
-            obj, off = decompose(module, callee, inst.ops[1].value)
-            if obj == block and off is not None:
-                held |= {(off,) + p for p in paths if len(p) < MAX_DEPTH}
-    return held
+    return {(off,) + p for off in _held_offsets(module, callee, k) for p in paths
+            if len(p) < MAX_DEPTH}
+
+
+def _held_offsets(module, fn, k: int) -> frozenset:
+    """The offsets of the block fn returns where fn stores its parameter k (memoized)."""
+    memo = fn.__dict__.setdefault("_held_offsets", {})
+    if k not in memo:
+        block, param, offs = _returned_block(module, fn), fn.params[k].name, set()
+        for inst in fn.insts() if block else ():
+            if inst.op == "store" and inst.ops[0].ty == "ptr" and \
+                    _base(module, fn, inst.ops[0].value) == (param, 0):
+                obj, off = decompose(module, fn, inst.ops[1].value)
+                if obj == block and off is not None:
+                    offs.add(off)
+        memo[k] = frozenset(offs)
+    return memo[k]
 
 
 def field_load(module, fn, fields: dict, ptr: str) -> bool:

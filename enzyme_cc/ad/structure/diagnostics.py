@@ -268,14 +268,22 @@ def generated_origin(text: str, message: str) -> str:
     if not d:
         return ""
     fn = d.group(1).strip('"')
-    for prefix, what in _GENERATED:
-        if fn.startswith(prefix):
-            # (vector forward mode puts the width first: fwddiffe.4.f.7)
-            primal = re.sub(r"\.\d+$", "", re.sub(r"^\d+\.", "", fn[len(prefix):]))
-            src = _primal_source(text, primal)
-            return f" in {what} of '{primal}' (generated function '{fn}'" + \
-                (f", from {src})" if src else ")")
+    gen = generated_primal(fn)
+    if gen:
+        what, primal = gen
+        src = _primal_source(text, primal)
+        return f" in {what} of '{primal}' (generated function '{fn}'" + \
+            (f", from {src})" if src else ")")
     return f" in function '{fn}'"
+
+
+def generated_primal(name: str) -> tuple[str, str] | None:
+    """(what it is, the primal's name) for the name of a generated function, or None."""
+    for prefix, what in _GENERATED:
+        if name.startswith(prefix):
+            # (vector forward mode puts the width first: fwddiffe.4.f.7)
+            return what, re.sub(r"\.\d+$", "", re.sub(r"^\d+\.", "", name[len(prefix):]))
+    return None
 
 
 def _primal_source(text: str, primal: str) -> str | None:
