@@ -6,8 +6,8 @@ ctx.p(v) primal value, ctx.s(v) shadow pointer, ctx.add(v, ty, x) accumulate an 
 ctx.emit(line), ctx.tmp() fresh name.
 """
 from enzyme_cc.ir.lexer import (int_bits, is_fp, same_floats, split_fields, zero_of,
-                                 carries_float)
-from enzyme_cc.ad.synthesis.sweep_ctx import adjoint_zero
+                                 carries_float, mixed_record)
+from enzyme_cc.ad.synthesis.sweep_ctx import adjoint_zero, copy_fields
 from enzyme_cc.ad.structure import packed_bits
 from enzyme_cc.ad.synthesis import increments, openmp_version
 from enzyme_cc.ad.parallel import openmp, openmp_classes, openmp_ranges
@@ -439,7 +439,14 @@ def _store(ctx, inst, d):
         ctx.emit(f"{t} = load {val.ty}, ptr {sp}{al}")
         ctx.add(val.value, val.ty, t)
         return
-    if ctx.active(val.value):
+    if mixed_record(val.ty):     # the pointer fields' shadows stay: zero the floats alone
+        t = ctx.tmp()
+        ctx.emit(f"{t} = load {val.ty}, ptr {sp}{al}")
+        if ctx.active(val.value):
+            ctx.add(val.value, val.ty, t)
+        kept = copy_fields(ctx, val.ty, t, "zeroinitializer", carries_float)
+        ctx.emit(f"store {val.ty} {kept}, ptr {sp}{al}")
+    elif ctx.active(val.value):
         t = ctx.tmp()
         ctx.emit(f"{t} = load {val.ty}, ptr {sp}{al}")
         ctx.emit(f"store {val.ty} {zero}, ptr {sp}{al}")

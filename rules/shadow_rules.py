@@ -1,7 +1,8 @@
 """The forward sweep's shadow rules in reverse mode (rules/instructions.py has the adjoints): each
 shadowed pointer gets its shadow beside the primal (GEPs, casts, phis, selects, integer address
 arithmetic, loads and stores of pointers), and locals their shadow storage (allocas)."""
-from enzyme_cc.ir.lexer import join, type_size, zero_of
+from enzyme_cc.ir.lexer import join, mixed_record, type_size, zero_of
+from enzyme_cc.ad.synthesis.sweep_ctx import copy_fields
 from enzyme_cc.ad.analysis.activity_basics import has_shadow_type, int_pointer_base
 from enzyme_cc.ad.structure.type_layout import alloca_align
 from .instructions import align_of
@@ -185,7 +186,17 @@ def _fwd_store(ctx, inst, before):
     sv = ctx.s(g) if g in ctx.act.shadowed else \
         g.startswith("@") and g in ctx.synth.module.globals and ctx.global_shadow(g) or \
         ("null" if val.ty == "ptr" else "zeroinitializer")   # (a constant table: its scratch)
+    if mixed_record(val.ty):
+        sv = _pointer_fields(ctx, val.ty, sv, ctx.s(ptr.value), align_of(inst))
     ctx.emit(f"store {val.ty} {sv}, ptr {ctx.s(ptr.value)}{align_of(inst)}")
+
+
+def _pointer_fields(ctx, ty, shadow, sp, al):
+    """The record a store of a pointer-and-float record writes into shadow memory: the shadow's
+    pointer fields over what the memory holds (its float fields are adjoints, not values)."""
+    held = ctx.tmp()
+    ctx.emit(f"{held} = load {ty}, ptr {sp}{al}")
+    return copy_fields(ctx, ty, held, shadow, lambda t: t == "ptr")
 
 
 def _alloca_bytes(ctx, inst) -> str:

@@ -412,3 +412,14 @@ def test_rust_ode_fit_with_structs_of_vecs(tmp_path, opts):
     _rustc_link(opts[0], HERE / "ode_fit_structs.rs", *opts[1:], cwd=tmp_path)
     out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
     assert out.count("CHECK ") == 10 and "FAILED" not in out, out
+
+
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+@pytest.mark.parametrize("opt", ["-O", pytest.param("-Copt-level=0", marks=pytest.mark.slow)])
+def test_rust_boxed_list_returned_in_registers(tmp_path, opt):
+    """`enum List { Cons(f64, Box<List>), Nil }` built and taken apart by functions kept as
+    calls: rustc returns the variant as `{ ptr, double }`, whose pointer needs its shadow
+    returned beside the float's adjoint (refused before). Against central differences."""
+    _rustc_link(opt, HERE / "boxed_list.rs", cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 4 and "bad 0" in out, out

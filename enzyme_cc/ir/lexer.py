@@ -267,6 +267,24 @@ def split_fields(ty: str) -> list[str]:
     return out
 
 
+def record_leaves(ty: str, path=()) -> list[tuple[list[int], str]]:
+    """(index path, type) of every scalar field of a literal struct or array type, nested ones
+    included, in order: the paths extractvalue and insertvalue take."""
+    ty = ty.strip()
+    if ty.startswith(("{", "<{")):
+        return [leaf for k, f in enumerate(split_fields(ty)) for leaf in record_leaves(f, (*path, k))]
+    if ty.startswith("["):
+        n, elem = ty[1:-1].split(" x ", 1)
+        return [leaf for k in range(int(n)) for leaf in record_leaves(elem, (*path, k))]
+    return [(list(path), ty)]
+
+
+def mixed_record(ty: str) -> bool:
+    """A literal record holding pointers and floats (`{ ptr, double }` returned by value): its
+    shadow carries the pointers' shadows, its adjoint the floats'."""
+    return ty.startswith(("{", "[", "<{")) and "ptr" in ty and carries_float(ty)
+
+
 _AFTER_PARAMS = re.compile(r"(?:\s+(?:local_unnamed_addr|unnamed_addr|addrspace\(\d+\)))*")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from enzyme_cc.ir.lexer import carries_float, int_bits, type_size
+from enzyme_cc.ir.lexer import carries_float, int_bits, mixed_record, type_size
 from enzyme_cc.rules.libm_out import family
 from enzyme_cc.rules.registry import is_inactive_call, is_string_member
 from ..structure.cfg import doomed_blocks
@@ -157,7 +157,10 @@ def pointer_aggregate(ty: str) -> bool:
 
 
 def has_shadow_type(ty: str) -> bool:
-    return ty == "ptr" or pointer_aggregate(ty)
+    """A pointer, or a literal record holding one: a record of pointers and floats (`{ ptr,
+    double }` returned by value) has a shadow record too, whose pointer fields are the
+    shadows (its float fields carry nothing: their derivative is the record's adjoint)."""
+    return ty == "ptr" or pointer_aggregate(ty) or mixed_record(ty)
 
 
 _STRING_TYPE = re.compile(r'alloca %"class\.std::__cxx11::basic_string(?:\.\d+)?"')

@@ -3,7 +3,7 @@ forward-mode caller, its augmented forward in the caller's forward sweep and its
 caller's reverse sweep (a mixin of Generator, which builds the callee's derivative functions)."""
 from __future__ import annotations
 
-from enzyme_cc.ir.lexer import adjoint_type_of
+from enzyme_cc.ir.lexer import adjoint_type_of, mixed_record
 from ..analysis.activity_basics import has_shadow_type
 from ..parallel import openmp
 from ..structure import packed_bits
@@ -48,7 +48,8 @@ class CallEmitter:
             idx = "1" if lane is None else f"1, {lane}"
             if has_shadow_type(inst.ty):
                 ctx.emit(f"{synth.sname(inst.name)} = extractvalue {rty} {t}, {idx}")
-                out.append(None)
+                # (a record of pointers and floats: one record holds shadows and tangents)
+                out.append(synth.sname(inst.name) if mixed_record(inst.ty) else None)
                 continue
             tan = synth.tmp("ft")
             ctx.emit(f"{tan} = extractvalue {rty} {t}, {idx}")

@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import is_fp, carries_float, int_bits, zero_of
+from enzyme_cc.ir.lexer import is_fp, carries_float, int_bits, mixed_record, zero_of
 from enzyme_cc.rules import FORWARD, TANGENT, error as error_rule
 from ..analysis.activity_basics import has_shadow_type, primal_only
 from .noneed import NoNeed
 from ..structure.packed_bits import is_int_record
 from ..api import fp_logger
 from .reverse import Synth
-from .sweep_ctx import FwdCtx
+from .sweep_ctx import FwdCtx, copy_fields
 
 # integer instructions whose result would drop a float's tangent (icmp/trunc/ext only inspect it)
 _PLACEHOLDER = re.compile(r"@@TAN:(\d+):([^@]+)@@")
@@ -210,6 +210,10 @@ class ForwardSynth(Synth):
         bits = not carries_float(v.ty) and self.returns_bits()
         tangents = [ctx.t(v.value, v.ty) if carries_float(v.ty) or bits else ctx.s(v.value)
                     for _ in self.lanes()]
+        if mixed_record(v.ty) and v.value in self.act.shadowed:
+            # a record of pointers and floats: its tangent, with the pointers' shadows
+            tangents = [copy_fields(ctx, v.ty, t, ctx.s(v.value), lambda f: f == "ptr")
+                        for t, _ in zip(tangents, self.lanes())]
         second = tangents[0]
         if self.width > 1:
             second = "poison"

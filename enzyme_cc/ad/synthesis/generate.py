@@ -305,7 +305,6 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         outer_multi, self.in_multi = self.in_multi, multi
         try:
             fwd, rv = synth.build()
-            synth.refuse_mixed_return()
         except UserError as e:
             self._roll_back(mark, key, e)
             raise
@@ -380,8 +379,6 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         self.done[key] = (name, rty)
         try:
             body = synth.build()
-            if callee:       # (its tangent record has no room for the pointer's shadow either)
-                synth.refuse_mixed_return()
         except UserError as e:
             self._roll_back(mark, key, e)
             raise

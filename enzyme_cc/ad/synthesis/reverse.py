@@ -478,36 +478,6 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
                             " in function being differentiated; hint: build with -fno-exceptions")
         ctx.lines.append(self.print_primal(t))
 
-    def refuse_mixed_return(self):
-        """A record of a pointer and floats returned by value (Rust's `enum List { Cons(f64,
-        Box<List>), Nil }`: `{ ptr, double }`) whose pointer has a shadow: the augmented forward
-        returns no shadow for a field of a record that also carries an adjoint, and the caller
-        would give the pointer none (a crash once it is followed). Refused, naming the return."""
-        ty = self.fn.ret_ty
-        if not ty.startswith(("{", "<{")) or "ptr" not in ty or not carries_float(ty):
-            return
-        for b in self.rets:
-            v, seen = b.term.ops[0].value if b.term.ops else None, 0
-            while v and seen < 64:
-                d = self.fn.defs.get(v)
-                if getattr(d, "op", None) != "insertvalue":
-                    break
-                agg, elem = d.ops[0], d.ops[1]
-                if elem.ty == "ptr" and elem.value in self.act.shadowed:
-                    augment = self.fn.name in {a for a, _ in self.gen.reg.gradient.values()}
-                    hint = ("this is a custom gradient's augmented forward, differentiated "
-                            "again (a derivative of a derivative): keep no differentiated data "
-                            "on its tape (return a null tape, and let the reverse function "
-                            "recompute from its arguments)") if augment else (
-                        "return the pointer and the floats separately (through an "
-                        "out-parameter), or let the function be inlined (no #[inline(never)] "
-                        "/ noinline)")
-                    raise UserError(f"{self.where(b.term)}: the function returns a pointer to "
-                                    f"differentiated memory in a record with float data "
-                                    f"('{ty}'); the shadow of such a pointer cannot be returned "
-                                    f"yet; hint: {hint}")
-                v, seen = agg.value, seen + 1
-
     def aug_ret_type(self) -> str:
         ret = self.fn.ret_ty
         if has_shadow_type(ret) and self.returns_shadow():

@@ -7,7 +7,7 @@ import hashlib
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import GLOBAL_REF, is_fp, zero_of
+from enzyme_cc.ir.lexer import GLOBAL_REF, is_fp, record_leaves, zero_of
 from ..analysis.activity_basics import integer_only
 from ..analysis.speculative import guarded
 from ..structure.diagnostics import demangled
@@ -20,6 +20,20 @@ def adjoint_zero(ty: str) -> str:
     `load; fadd; store` into a plain store (x + 0.0 does not fold: -0.0 + 0.0 is +0.0). Adjoints
     handed to the user go through user_zero (generate.finish_reverse)."""
     return "-0.0" if ty in ("double", "float") else zero_of(ty)
+
+
+def copy_fields(ctx, ty: str, dst: str, src: str, which) -> str:
+    """dst (a record of type ty) with the scalar fields for whose type which() holds taken from
+    src: a pointer-and-float record's shadow pointers put into its tangent, or into the record
+    shadow memory holds (whose float fields are adjoints)."""
+    for path, lty in record_leaves(ty):
+        if which(lty):
+            idx = ", ".join(map(str, path))
+            e, nxt = ctx.tmp(), ctx.tmp()
+            ctx.emit(f"{e} = extractvalue {ty} {src}, {idx}")
+            ctx.emit(f"{nxt} = insertvalue {ty} {dst}, {lty} {e}, {idx}")
+            dst = nxt
+    return dst
 
 
 class _NoAdjoint(str):

@@ -2,7 +2,7 @@
 Emitted once per module, internal, so LLVM inlines and specializes them."""
 import hashlib
 
-from enzyme_cc.ir.lexer import type_size, split_fields
+from enzyme_cc.ir.lexer import record_leaves, type_size
 from .tape import STABLE_TAPE as _STABLE_TAPE, tape_ir, tape_stats
 
 
@@ -78,7 +78,7 @@ def _agg_add(ty: str) -> str:
         lines.append(f"  %r = fadd {ty} %a, %b")
         lines.append(f"  ret {ty} %r")
     else:
-        leaves = _leaves(ty, [])
+        leaves = record_leaves(ty)
         acc = "%a"
         for k, (path, lty) in enumerate(leaves):
             idx = ", ".join(map(str, path))
@@ -93,22 +93,6 @@ def _agg_add(ty: str) -> str:
         lines.append(f"  ret {ty} {acc}")
     lines.append("}")
     return "\n".join(lines)
-
-
-def _leaves(ty, path):
-    ty = ty.strip()
-    if ty.startswith("{") or ty.startswith("<{"):
-        out = []
-        for k, f in enumerate(split_fields(ty)):
-            out += _leaves(f, path + [k])
-        return out
-    if ty.startswith("["):
-        n, elem = ty[1:-1].split(" x ", 1)
-        out = []
-        for k in range(int(n)):
-            out += _leaves(elem.strip(), path + [k])
-        return out
-    return [(path, ty)]
 
 
 _BAD_MSG = "enzyme-cc: a differentiated indirect call reached a function without a derivative " \
