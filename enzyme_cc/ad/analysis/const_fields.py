@@ -29,7 +29,7 @@ from .typeinfo import call_targets
 
 _MARKERS = ("@llvm.lifetime", "@llvm.dbg", "@llvm.assume")
 _FREES = ("@free", "@_ZdlPv", "@_ZdlPvm")
-_ALLOCATORS = ("@malloc", "@_Znwm")
+_ALLOCATORS = ("@malloc", "@calloc", "@_Znwm")
 MAX_DEPTH = 6           # records within records a path follows (each level a derivative variant)
 
 
@@ -64,20 +64,7 @@ def record_fields(module, fn, arg_act) -> dict:
     if not consts and not fields:
         return fields
     _read_records(module, fn, fields)
-    stores = [i for i in fn.insts() if i.op == "store" and i.ops[0].ty == "ptr"]
-    found: dict = {}
-    grown = True
-    while grown:
-        grown = False
-        for inst in stores:
-            obj, off = decompose(module, fn, inst.ops[1].value)
-            if off is None or not _fresh(module, fn, obj):
-                continue
-            paths = _paths_of(module, fn, inst.ops[0].value, consts, {**fields, **found})
-            new = {(off,) + p for p in paths if len(p) < MAX_DEPTH} - found.get(obj, set())
-            if new:
-                found.setdefault(obj, set()).update(new)
-                grown = True
+    found = _found_records(module, fn, consts, fields)
     known = {**fields, **found}
     for obj, paths in found.items():
         copies = {}
@@ -89,6 +76,48 @@ def record_fields(module, fn, arg_act) -> dict:
     return fields
 
 
+def _found_records(module, fn, consts, fields) -> dict:
+    """{local or fresh block: paths} of the records fn fills with pointers without a shadow
+    (consts) or with the addresses of the records in `fields`, itself or through its callees'
+    stores into its sret records (not yet checked against their uses)."""
+    stores = [(i.ops[0].value, obj, (off,)) for i in fn.insts()
+              if i.op == "store" and i.ops[0].ty == "ptr"
+              for obj, off in [decompose(module, fn, i.ops[1].value)] if off is not None]
+    stores += _sret_stores(module, fn)
+    found: dict = {}
+    grown = True
+    while grown:
+        grown = False
+        for val, obj, at in stores:
+            if not _fresh(module, fn, obj):
+                continue
+            paths = _paths_of(module, fn, val, consts, {**fields, **found})
+            new = {at + p for p in paths if len(at + p) <= MAX_DEPTH} - found.get(obj, set())
+            if new:
+                found.setdefault(obj, set()).update(new)
+                grown = True
+    return found
+
+
+def _sret_stores(module, fn) -> list:
+    """(value, object, byte-offset path) of what calls store for fn: a callee storing its
+    pointer parameter, or a fresh block holding it, into the record fn passes as its sret
+    pointer (_held_prefixes)."""
+    out = []
+    for inst in fn.insts():
+        callee = _callee(module, inst) if inst.op in ("call", "invoke") else None
+        sret = _sret_param(callee) if callee is not None else None
+        if sret is None or len(callee.params) != len(inst.ops):
+            continue
+        j = [p.name for p in callee.params].index(sret)
+        obj, at = decompose(module, fn, inst.ops[j].value)
+        for k, o in enumerate(inst.ops):
+            if k != j and o.ty == "ptr" and o.value.startswith("%") and at is not None:
+                out += [(o.value, obj, (at + q[0],) + q[1:])
+                        for q in _held_prefixes(module, callee, k, "sret")]
+    return out
+
+
 def _held_records(module, fn, fields: dict):
     """Calls handed a record with paths that return a fresh block holding its address (a
     constructor of a holder, `h = hold(&e)`): the block is a record one level deeper
@@ -96,6 +125,12 @@ def _held_records(module, fn, fields: dict):
     for _ in range(MAX_DEPTH):
         grown = False
         for inst in fn.insts():
+            if inst.op == "extractvalue" and inst.name not in fields:
+                paths = _paths_of(module, fn, inst.name, set(), fields)
+                if paths and () not in paths:   # (the record itself, handed back in a record)
+                    fields[inst.name] = frozenset(paths)
+                    grown = True
+                continue
             if inst.op not in ("call", "invoke") or inst.ty != "ptr" or not inst.name or \
                     inst.name in fields:
                 continue
@@ -156,36 +191,117 @@ def stored_away(module, fn, obj: str, depth: int = 4) -> str | None:
 def _returned_block(module, fn) -> str | None:
     """The block every return of fn returns, where fn allocated it (_fresh; memoized)."""
     if "_returned_block" not in fn.__dict__:
-        rets = {underlying(fn, i.ops[0].value) for i in fn.insts() if i.op == "ret" and i.ops}
-        b = rets.pop() if len(rets) == 1 else None
+        rets = _returned_values(fn)
+        b = rets.pop() if rets and len(rets) == 1 else None
         fn._returned_block = b if b and b.startswith("%") and _fresh(module, fn, b) else None
     return fn._returned_block
+
+
+def _returned_values(fn) -> set | None:
+    """What fn's returns return, through phis and selects, null aside (an allocator that
+    returns null on its failure paths); None past 16."""
+    out, todo, done = set(), [i.ops[0].value for i in fn.insts() if i.op == "ret" and i.ops], set()
+    while todo:
+        v = underlying(fn, todo.pop())
+        if v in done:
+            continue
+        done.add(v)
+        d = fn.defs.get(v)
+        if getattr(d, "op", None) in ("phi", "select"):
+            todo += [o.value for o in (d.ops[1:] if d.op == "select" else d.ops)]
+        elif v != "null":
+            out.add(v)
+        if len(out) > 16:
+            return None
+    return out
 
 
 def _held_in_result(module, call, k: int, paths) -> set:
     """The paths of the block `call` returns where the callee stores its parameter k (a record
     with `paths`) into the block it returns, at a constant offset."""
-    callee = module.function(call.callee) if (call.callee or "").startswith("@") and \
-        module.defines(call.callee) else None
+    callee = _callee(module, call)
     if callee is None or k >= len(callee.params) or callee.ret_ty != "ptr":
         return set()
-    return {(off,) + p for off in _held_offsets(module, callee, k) for p in paths
-            if len(p) < MAX_DEPTH}
+    return {q + p for q in _held_prefixes(module, callee, k) for p in paths
+            if len(q + p) <= MAX_DEPTH}
 
 
-def _held_offsets(module, fn, k: int) -> frozenset:
-    """The offsets of the block fn returns where fn stores its parameter k (memoized)."""
-    memo = fn.__dict__.setdefault("_held_offsets", {})
+def _held_prefixes(module, fn, k: int, into: str = "ret") -> frozenset:
+    """The byte-offset paths in the block fn returns (`into` "ret"), or in the record its sret
+    pointer points to ("sret"), at which fn stores its parameter k: (off,) where it stores the
+    parameter there, (off, off2) where it stores there a block it allocates holding the
+    parameter at off2 (`unique_ptr<Solver>(new Solver{&p, w})`), ... (memoized)."""
+    memo = fn.__dict__.setdefault("_held_prefixes", {})
+    if (k, into) not in memo:
+        block = _returned_block(module, fn) if into == "ret" else _sret_param(fn)
+        param = fn.params[k].name
+        memo[(k, into)] = frozenset(_prefixes(module, fn, param, block, 3)) \
+            if block and block != param else frozenset()
+    return memo[(k, into)]
+
+
+def _prefixes(module, fn, value: str, block: str, depth: int) -> set:
+    """The offset paths in `block` at which fn stores `value`, directly or inside heap blocks
+    it allocates (depth: how many such blocks deep)."""
+    out = set()
+    for inst in fn.insts():
+        if inst.op != "store" or inst.ops[0].ty != "ptr":
+            continue
+        obj, off = decompose(module, fn, inst.ops[1].value)
+        if off is None:
+            continue
+        if _base(module, fn, inst.ops[0].value) == (value, 0) and obj == block:
+            out.add((off,))
+        elif _base(module, fn, inst.ops[0].value) == (value, 0) and depth > 0 and \
+                getattr(fn.defs.get(obj), "op", None) in ("call", "invoke") and \
+                _fresh(module, fn, obj):
+            out |= {q + (off,) for q in _prefixes(module, fn, obj, block, depth - 1)}
+    return out
+
+
+def _sret_param(fn) -> str | None:
+    """The name of fn's hidden result pointer (a record returned through `sret(T)`), or None."""
+    return next((p.name for p in fn.params if "sret" in p.attrs), None)
+
+
+def _held_in_sret(module, call, k: int, paths) -> dict:
+    """{the position of the callee's sret argument: the paths of the record the caller passes
+    there} where the callee
+    stores its parameter k (a record with `paths`) into that record (a factory returning a
+    record that keeps the address: `Solver make_solver(const Problem &)`)."""
+    callee = _callee(module, call)
+    j = next((j for j, p in enumerate(callee.params) if "sret" in p.attrs), None) \
+        if callee else None
+    if j is None or j >= len(call.ops) or k >= len(callee.params):
+        return {}
+    held = frozenset(q + p for q in _held_prefixes(module, callee, k, "sret")
+                     for p in paths if len(q + p) <= MAX_DEPTH)
+    return {j: held} if held else {}
+
+
+def _inserted_at(module, callee, k: int) -> frozenset:
+    """The indices of the record value callee returns (`{ ptr, double }` in registers) into
+    which it inserts its parameter k itself, where every return returns such a record built
+    by insertvalue (memoized)."""
+    memo = callee.__dict__.setdefault("_inserted_at", {})
     if k not in memo:
-        block, param, offs = _returned_block(module, fn), fn.params[k].name, set()
-        for inst in fn.insts() if block else ():
-            if inst.op == "store" and inst.ops[0].ty == "ptr" and \
-                    _base(module, fn, inst.ops[0].value) == (param, 0):
-                obj, off = decompose(module, fn, inst.ops[1].value)
-                if obj == block and off is not None:
-                    offs.add(off)
-        memo[k] = frozenset(offs)
+        param, idx = callee.params[k].name, set()
+        for r in (i for i in callee.insts() if i.op == "ret" and i.ops):
+            v = r.ops[0].value
+            for _ in range(16):
+                d = callee.defs.get(v)
+                if getattr(d, "op", None) != "insertvalue":
+                    break
+                if d.ops[1].value == param and len(d.indices) == 1:
+                    idx.add(d.indices[0])
+                v = d.ops[0].value
+        memo[k] = frozenset(idx)
     return memo[k]
+
+
+def _callee(module, call):
+    name = call.callee or ""
+    return module.function(name) if name.startswith("@") and module.defines(name) else None
 
 
 def field_load(module, fn, fields: dict, ptr: str) -> bool:
@@ -266,6 +382,13 @@ def _paths_of(module, fn, v: str, consts, fields) -> set:
     d = fn.defs.get(root)
     if getattr(d, "op", None) == "load" and field_load(module, fn, fields, d.ops[0].value):
         return {()}
+    if getattr(d, "op", None) == "extractvalue" and len(d.indices) == 1:
+        call = fn.defs.get(d.ops[0].value)     # a record handed back in a record value
+        callee = _callee(module, call) if getattr(call, "op", None) in ("call", "invoke") \
+            else None
+        return {p for k, o in enumerate(call.ops) if callee is not None and
+                k < len(callee.params) and d.indices[0] in _inserted_at(module, callee, k)
+                for p in fields_passed(module, fn, fields, o.value) or ()} if callee else set()
     return set(fields_passed(module, fn, fields, v) or ())
 
 
@@ -287,14 +410,7 @@ def _returns_fresh(module, name: str, depth: int) -> bool:
         memo[name] = False
         fn = module.function(name) if name.startswith("@") and module.defines(name) else None
         if fn is not None and fn.ret_ty == "ptr" and depth > 0:
-            blocks, todo = set(), [i.ops[0].value for i in fn.insts() if i.op == "ret" and i.ops]
-            while todo and len(blocks) < 16:          # (through phis and selects, null aside)
-                v = underlying(fn, todo.pop())
-                d = fn.defs.get(v)
-                if getattr(d, "op", None) in ("phi", "select"):
-                    todo += [o.value for o in (d.ops[1:] if d.op == "select" else d.ops)]
-                elif v != "null":
-                    blocks.add(v)
+            blocks = _returned_values(fn)
             memo[name] = bool(blocks) and all(
                 getattr(fn.defs.get(b), "op", None) == "call" and
                 (fn.defs[b].callee in _ALLOCATORS or
@@ -344,13 +460,13 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
     into the block it returns, that block's uses here keep to them too), and whole copies into
     a local or a fresh heap block that keep to them too (a lambda passed by value: its byval
     copy; the copies go into `copies`). `returned`: root is the block fn returns."""
-    key = (fn.name, root, paths)
-    if key in seen:
+    key = (fn.name, root, paths, frozenset((k, frozenset(v)) for k, v in known.items()))
+    if key in seen:           # (under the same knowledge: a check with less may still fail)
         return True
     seen.add(key)
     named = module.named_types
     heads = {p[0] for p in paths}
-    work, done = [root], set()
+    work, done, joined = [root], set(), {root}
     while work:
         v = work.pop()
         if v in done:
@@ -370,8 +486,10 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                 # (a float read there: a function pointer's possible target that takes records
                 # of another type, GSL's il_transform beside the user's integrand)
                 sub = _sub_paths(paths, at)
-                if sub and not _confined(module, fn, u.name, frozenset(sub), set(), {}, seen):
-                    return False
+                if sub and not is_fp(u.ty) and \
+                        not _confined(module, fn, u.name, frozenset(sub), set(), {}, seen):
+                    return False                # (a float read where the record keeps a
+                    # pointer: as above, a possible target that takes records of another type)
             elif u.op == "store" and u.ops[1].value == v and u.ops[0].value != v:
                 size = type_size(u.ops[0].ty, named) or 8
                 if any(at <= h < at + size for h in heads) and not (
@@ -387,18 +505,34 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                 obj, off = decompose(module, fn, u.ops[1].value)   # kept in another record
                 held = frozenset((off,) + p for p in paths) \
                     if off is not None and all(len(p) < MAX_DEPTH for p in paths) else None
-                if held is not None and obj == _returned_block(module, fn) and \
-                        obj not in known:       # (a holder it returns: the caller checks it)
+                if held is not None and obj in (_returned_block(module, fn), _sret_param(fn)) \
+                        and obj not in known:   # (a holder it returns: the caller checks it)
                     if not _confined(module, fn, obj, held, consts, {**known, root: paths},
-                                     seen, returned=True):
+                                     seen, returned=obj != _sret_param(fn)):
+                        return False
+                elif held is not None and obj not in known and obj.startswith("%") and \
+                        _fresh(module, fn, obj):
+                    # a record of fn's own (a wrapper of the record handed down: GSL's qagiu
+                    # behind its own function record), which fn's derivative finds too
+                    if not _confined(module, fn, obj, held, consts,
+                                     {**known, root: paths, obj: held}, seen):
                         return False
                 elif held is None or not held <= set(known.get(obj, ())) or \
-                        not _confined(module, fn, obj, frozenset(known[obj]), consts, known, seen):
+                        not _confined(module, fn, obj, frozenset(known[obj]), consts,
+                                      {**known, root: paths}, seen):
                     return False
-            elif u.op in ("call", "invoke") and (u.callee or "").startswith(_MARKERS):
+            elif u.op in ("call", "invoke") and (u.callee or "").startswith(_MARKERS) or \
+                    u.op == "icmp":
+                continue                        # (`if (sys == NULL)`: the address compared)
+            elif u.op in ("phi", "select") and u.ty == "ptr" and all(
+                    o.value in (v, "null") for o in (u.ops[1:] if u.op == "select" else u.ops)):
+                work.append(u.name)             # (null on a failure path: `return NULL`)
+                joined.add(u.name)
+            elif u.op == "ret" and returned and v in joined:
                 continue
-            elif u.op == "ret" and returned and v == root:
-                continue
+            elif u.op == "insertvalue" and u.ops[1].value == v and at == 0 and \
+                    _only_returned(fn, u):
+                continue                        # (handed back in a record: the caller checks)
             elif u.op in ("call", "invoke") and u.callee in _FREES and v == root:
                 continue
             elif u.op == "call" and (u.callee or "").startswith("@llvm.memset") and \
@@ -414,7 +548,10 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                 if not seen_from:
                     continue                    # (a field after the ones listed: a double)
                 targets = call_targets(module, u)
-                if not targets or not all(_param_confined(module, t, ks, seen_from, seen)
+                others = {k: p for k, o in enumerate(u.ops) if k not in ks and o.ty == "ptr"
+                          for p in [fields_passed(module, fn, {**known, root: paths}, o.value)]
+                          if p}
+                if not targets or not all(_param_confined(module, t, ks, seen_from, seen, others)
                                           for t in targets):
                     return False
                 held = set()
@@ -423,16 +560,67 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                 if held and not _confined(module, fn, u.name, frozenset(held), consts, known,
                                           seen):
                     return False                # (the holder the call returns)
+                if not _handed_back(module, fn, u, ks, seen_from, consts, {**known, root: paths},
+                                    seen):
+                    return False
             else:
                 return False
     return True
 
 
-def _param_confined(module, name: str, ks, paths, seen) -> bool:
+def _handed_back(module, fn, call, ks, paths, consts, known, seen) -> bool:
+    """Where the callee hands the record passed at positions ks (with `paths` from there)
+    back to fn, fn keeps to the rules: the record the caller passes as the callee's sret
+    pointer, when the callee stores it there, and the fields of the record value it returns
+    into which it inserts it (`{ ptr, double }` in registers)."""
+    callee = _callee(module, call)
+    if callee is None:
+        return True
+    for k in ks:
+        for j, held in _held_in_sret(module, call, k, paths).items():
+            obj, at = decompose(module, fn, call.ops[j].value)
+            if at is None:
+                return False
+            held = frozenset((at + p[0],) + p[1:] for p in held)
+            if obj in known:
+                if not held <= set(known[obj]) or \
+                        not _confined(module, fn, obj, frozenset(known[obj]), consts, known, seen):
+                    return False
+            elif not (obj.startswith("%") and _fresh(module, fn, obj) and
+                      _confined(module, fn, obj, held, consts, {**known, obj: held}, seen)):
+                return False
+        idx = _inserted_at(module, callee, k) if k < len(callee.params) else ()
+        for u in _uses(fn).get(call.name, ()) if idx and call.name else ():
+            if u.op != "extractvalue":
+                return False                    # (the record value kept whole)
+            if u.indices[:1] and u.indices[0] in idx and \
+                    not _confined(module, fn, u.name, paths, consts, known, seen):
+                return False
+    return True
+
+
+def _only_returned(fn, inst) -> bool:
+    """The record value inst builds only goes on being built and is returned."""
+    for u in _uses(fn).get(inst.name, ()):
+        if not (u.op == "ret" or u.op == "insertvalue" and u.ops[0].value == inst.name and
+                _only_returned(fn, u)):
+            return False
+    return True
+
+
+def _param_confined(module, name: str, ks, paths, seen, others=None) -> bool:
+    """The callee's parameters ks keep to the rules; `others`: {position: paths} of the records
+    the caller passes beside them (what the callee may store into them)."""
     callee = module.function(name)
-    return callee is not None and all(
-        k < len(callee.params) and
-        _confined(module, callee, callee.params[k].name, paths, set(), {}, seen) for k in ks)
+    if callee is None or any(k >= len(callee.params) for k in ks):
+        return False
+    known = {callee.params[k].name: p for k, p in (others or {}).items()
+             if k < len(callee.params)}
+    if known:                   # (and the blocks it fills with them: a holder it allocates)
+        known.update({b: frozenset(p) for b, p in
+                      _found_records(module, callee, set(), known).items()})
+    return all(_confined(module, callee, callee.params[k].name, paths, set(), known, seen)
+               for k in ks)
 
 
 def _whole_copy(module, fn, copy, v: str, paths, copies: dict, seen: set) -> bool:
