@@ -11,7 +11,10 @@ its tapes once per fork (docs/performance.md, "OpenMP").
 from .openmp_classes import K
 
 IR = r"""
-; The tapes live in a set {i64 capacity, i64 0, headers[capacity]} hung on the forking code's own
+; The tapes live in a set {i64 capacity, i64 0, headers[capacity]} (a header every 128 bytes: two
+; threads' headers, written at every push of a loop that calls out, never share a cache line,
+; where 32 bytes apart they made the team's forward sweeps stall on each other's stores) hung on
+; the forking code's own
 ; tape as a deferred-free node (found again by its deallocator @__enzyme_cc_omp_set_free, freed
 ; with that tape: a nested region's set hangs on the outer thread's tape). Each fork gets a
 ; record {i32 team size, i32 capacity, i64 critical-section ticket counter, ptr node, capacity x
@@ -53,7 +56,7 @@ size:
   %small = icmp ult i64 %have, %w
   br i1 %small, label %grow, label %rec
 grow:
-  %hb = shl i64 %w, 5
+  %hb = shl i64 %w, 7
   %bytes = add i64 %hb, 16
   %ns = call ptr @realloc(ptr %set, i64 %bytes)
   %oom = icmp eq ptr %ns, null
@@ -62,7 +65,7 @@ die:
   call void @__enzyme_cc_omp_oom()
   unreachable
 zero:
-  %ob = shl i64 %have, 5
+  %ob = shl i64 %have, 7
   %oo = add i64 %ob, 16
   %fresh = getelementptr inbounds i8, ptr %ns, i64 %oo
   %nb = sub i64 %bytes, %oo
@@ -111,7 +114,7 @@ ok:
   %sp = getelementptr inbounds i8, ptr %node, i64 8
   %set = load ptr, ptr %sp
   %t = zext i32 %tid to i64
-  %o = shl i64 %t, 5
+  %o = shl i64 %t, 7
   %o2 = add i64 %o, 16
   %h = getelementptr inbounds i8, ptr %set, i64 %o2
   %b = load ptr, ptr %h
@@ -166,7 +169,7 @@ head:
   %more = icmp ult i64 %k, %cap
   br i1 %more, label %body, label %done
 body:
-  %o = shl i64 %k, 5
+  %o = shl i64 %k, 7
   %o2 = add i64 %o, 16
   %h = getelementptr inbounds i8, ptr %set, i64 %o2
   %listp = getelementptr inbounds i8, ptr %h, i64 24
