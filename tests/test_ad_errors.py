@@ -1388,6 +1388,60 @@ def test_valarray_expression_over_const_data(tmp_path, flags):
         out.stdout
 
 
+POLY_CONST_POINTER = r"""
+#include <cstdio>
+#include <memory>
+#include <vector>
+extern "C" { int enzyme_dup, enzyme_const; void __enzyme_autodiff(void *, ...); }
+struct Term { virtual ~Term() = default; virtual double f(const double *x) const = 0; };
+struct Weighted : Term {          // keeps the address of constant data
+  const double *w;
+  explicit Weighted(const double *w) : w(w) {}
+  double f(const double *x) const override { return w[0] * x[0] * x[0]; }
+};
+struct Copied : Term {            // keeps a copy of it
+  double c;
+  explicit Copied(const double *w) : c(w[1]) {}
+  double f(const double *x) const override { return c * x[1] * x[1]; }
+};
+double loss(const double *x, const double *w) {
+  std::vector<std::unique_ptr<Term>> terms;
+  terms.push_back(std::make_unique<Copied>(w));
+  if (WEIGHTED) terms.push_back(std::make_unique<Weighted>(w));
+  double s = 0;
+  for (auto &t : terms) s += t->f(x);
+  return s;
+}
+int main() {
+  double x[2] = {0.5, 1.5}, dx[2] = {0, 0}, w[2] = {2.0, 3.0};
+  __enzyme_autodiff((void *)loss, enzyme_dup, x, dx, enzyme_const, w);
+  std::printf("%.15g %.15g\n", dx[0], dx[1]);
+}
+"""
+
+
+@pytest.mark.parametrize("flags", [["-O2"], ["-O2", "-fno-inline"], ["-O0", "-fno-inline"]])
+@pytest.mark.parametrize("weighted", [0, 1])
+def test_unique_ptr_objects_holding_constants(tmp_path, flags, weighted):
+    """A vector of unique_ptrs to polymorphic objects built inside the derivative from
+    enzyme_const data. Objects keeping a copy of it: right (analytic), also where push_back's
+    moves stay out of line (they got no shadow and the virtual calls read a null shadow
+    `this`: a segfault under -fno-inline). An object keeping the constant data's address:
+    refused at every level, naming the store (under -fno-inline it crashed)."""
+    (tmp_path / "p.cpp").write_text(POLY_CONST_POINTER.replace("WEIGHTED", str(weighted)))
+    r = subprocess.run([str(BIN / "enzyme-c++"), *flags, "p.cpp", "-o", "p"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    if weighted:
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        assert "a pointer to double data without a shadow" in r.stderr and \
+            "enzyme_dup" in r.stderr.split("hint:")[1], r.stderr
+        return
+    assert r.returncode == 0, r.stderr
+    out = subprocess.run(["./p"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    dx0, dx1 = (float(t) for t in out.stdout.split())
+    assert dx0 == 0.0 and dx1 == pytest.approx(2 * 3.0 * 1.5, rel=1e-15), out.stdout
+
+
 def test_refusal_in_code_without_debug_info_names_no_inlined_library_line(tmp_path):
     """A refused store in a function compiled without -g, in a block holding code inlined from a
     library built with -g: the message used to give the library's source line (GSL's driver.c

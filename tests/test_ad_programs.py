@@ -206,7 +206,16 @@ def test_ad_program(builds, prog, level):
     ("cxx_iterator_slots.cpp", ["-O0", "-fno-inline"]),
     # a constant `this` captured beside active data, floats read through it out of line
     ("cxx_const_capture_floats.cpp", ["-O2", "-fno-inline"]),
-    ("callback_params_record.c", ["-O2", "-fno-inline"])])
+    ("callback_params_record.c", ["-O2", "-fno-inline"]),
+    # push_back's moves out of line: the unique_ptrs of objects holding only constants got no
+    # shadow, and the virtual calls through the vector read a null shadow `this` (a segfault)
+    ("cxx_unique_ptr_vector.cpp", ["-O2", "-fno-inline"]),
+    ("cxx_unique_ptr_vector.cpp", ["-O0", "-fno-inline"]),
+    # std::stable_sort's temporary buffer, handed back in a pair returned by value out of line
+    ("cxx_stable_sort_records.cpp", ["-O2", "-fno-inline"]),
+    ("cxx_stable_sort_records.cpp", ["-O0", "-fno-inline"]),
+    # a vector of std::array<double, 3> relocated by one memmove typed from its C++ signature
+    ("cxx_vector_of_arrays.cpp", ["-O2", "-fno-inline"])])
 def test_ad_program_with_flags(tmp_path, prog, flags):
     """Corpus programs at the option sets that once broke them."""
     src = PROGRAMS_DIR / prog

@@ -209,6 +209,11 @@ class Activity(ActiveMemory):
             for x in d.ops:
                 if x.ty == "ptr" and x.value.startswith("%"):
                     changed |= self._escape(x.value, seen, into)
+        elif op == "extractvalue" and d.ops[0].value.startswith("%") and \
+                getattr(self.fn.defs.get(d.ops[0].value), "op", None) in ("call", "invoke"):
+            # a pointer field of a record a callee returned by value (std::get_temporary_buffer's
+            # pair): the call's result carries its shadow
+            changed |= self._escape(d.ops[0].value, seen, into)
         elif op == "inttoptr":          # an address rebuilt from an integer: its pointers (a
             # Rust Vec's buffer, kept as an integer beside the dangling empty address, moved
             # into a record a callee takes: vec![vec![0.0; n]; m]'s row)

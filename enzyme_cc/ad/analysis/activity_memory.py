@@ -9,8 +9,9 @@ from enzyme_cc.rules.libm_out import active_outputs
 from enzyme_cc.rules.registry import is_mirror_call, allocator
 from enzyme_cc.rules.tape import is_tape_call
 from .copy_types import copy_ranges
-from .activity_basics import ALLOCATORS, _libm_out, has_shadow_type, int_pointer_sources
-from ..structure.type_layout import decompose, global_named, has_own_buffer
+from .activity_basics import (ALLOCATORS, _libm_out, has_shadow_type, int_pointer_sources,
+                              pointer_aggregate)
+from ..structure.type_layout import decompose, global_named, has_own_buffer, layout, named_expand
 from ..structure.std_vectors import vector_offsets
 from enzyme_cc.rules.call_kinds import ALLOC, MEMCPY, MEMSET
 from enzyme_cc.rules.blas import applies, written_arg
@@ -183,6 +184,17 @@ class ActiveMemory:
                 # returned, not stored away: the caller sees it as the call's result, and marks
                 # or lets escape what the call was given through it
                 changed |= self._escape(inst.ops[0].value, into=self.returned)
+            elif op == "ret" and inst.ops and pointer_aggregate(inst.ops[0].ty):
+                # the pointers of a record returned by value (std::get_temporary_buffer's
+                # `pair<T *, ptrdiff_t>`): returned as a pointer would be
+                for v in _inserted_pointers(self.fn, inst.ops[0].value):
+                    changed |= self._escape(v, into=self.returned)
+                    d = self.fn.defs.get(v)
+                    if getattr(d, "op", None) == "load" and self._obj(d.ops[0].value) in \
+                            self._filled_by_calls:
+                        # read back from a local record a constructor filled (the pair):
+                        # the record's shadow holds the pointer's, which the call copies in
+                        changed |= self._escape(d.ops[0].value)
             elif op in ("phi", "select") and inst.ty == "ptr" and inst.name in self.shadowed:
                 # a pointer reloaded from a local slot joined with shadowed ones (posix_memalign's
                 # result beside malloc's and realloc's in Rust's allocation paths): the slot
@@ -249,8 +261,9 @@ class ActiveMemory:
                 for k in escapes:                 # the callee keeps the pointer somewhere
                     if inst.ops[k].value.startswith("%"):
                         changed |= self._escape(inst.ops[k].value)
-                if via and any(o.ty == "ptr" and o.value.startswith("%") and
-                               self._obj(o.value) in self.active_objects for o in inst.ops):
+                if via and (any(o.ty == "ptr" and o.value.startswith("%") and
+                                self._obj(o.value) in self.active_objects for o in inst.ops)
+                            or self._moves_pointers(inst, via)):
                     # the callee stores pointers read from these arguments' memory into memory
                     # that holds active data (GSL's subvector view of a work vector, written
                     # through later): their shadows come from these arguments' shadows (not
@@ -284,6 +297,27 @@ class ActiveMemory:
                             for stored in self._stored_ptrs.get(obj, []):
                                 changed |= self._mark(stored)
         return changed
+
+    def _moves_pointers(self, call, via) -> bool:
+        """The callee moves pointers read from the `via` arguments' memory into memory with a
+        shadow that holds no active data itself (a vector's buffer of unique_ptrs): their
+        shadows must come along, where that memory is known to hold pointers: a parameter's
+        (its callers decide), or a local whose type has a pointer field (a `std::unique_ptr`
+        pushed into the vector under -fno-inline; a Rust slot of integers, `[8 x i8]`, is not
+        one: its sort's moved indices would get shadows)."""
+        if not any(o.ty == "ptr" and o.value in self.shadowed for k, o in enumerate(call.ops)
+                   if k not in via):
+            return False
+        params = {p.name for p in self.fn.params}
+        for k in via:
+            v = call.ops[k].value if k < len(call.ops) else ""
+            u = self._underlying(self.fn, v) if v.startswith("%") else None
+            d = self.fn.defs.get(u)
+            if u in params or getattr(d, "op", None) == "alloca" and \
+                    "ptr" in layout(named_expand(d.src_ty, self.module.named_types),
+                                    self.module.named_types).values():
+                return True
+        return False
 
     def _const_record(self, ptr, call) -> bool:
         """ptr's memory is a local record that only this function's own stores fill, with
@@ -538,3 +572,13 @@ def returned_params(module, callee: str) -> set:
                 elif op in ("getelementptr", "bitcast", "addrspacecast"):
                     todo.append(d.ops[0].value)
     return memo[callee]
+
+
+def _inserted_pointers(fn, v: str, depth: int = 8):
+    """The local pointers an insertvalue chain building record `v` puts in it."""
+    d = fn.defs.get(v)
+    while depth and getattr(d, "op", None) == "insertvalue":
+        x = d.ops[1]
+        if x.ty == "ptr" and x.value.startswith("%"):
+            yield x.value
+        d, depth = fn.defs.get(d.ops[0].value), depth - 1

@@ -2,16 +2,19 @@
 instance names its types in its mangled name (`std::__relocate_a_1<double, double>(double*,
 double*, double*, std::allocator<double>&)`), where its body may only copy bytes (libstdc++'s
 relocation of a std::vector<double>'s elements, kept as a call by -fno-inline: one memmove).
-The demangled parameter list gives `double*`, `float const*`, `double&`: the pointer's memory
-holds that type, as a caller's hint would say; `Osc*` points to records of the module's struct
-type Osc."""
+The demangled parameter list gives `double*`, `float const*`, `double&`,
+`std::array<double, 3ul>*`, `std::complex<float>*`: the pointer's memory holds that float, as
+a caller's hint would say; `Osc*` points to records of the module's struct type Osc."""
 from __future__ import annotations
 
 import re
 
 from ..structure.diagnostics import demangled
 
-_POINTEE = re.compile(r"^(?:const )?(double|float)(?: const)?(?: ?\*| ?&)$")
+# (std::array and std::complex over a float hold only that float: a vector of them grows by
+# memmove as one of doubles would)
+_POINTEE = re.compile(r"^(?:const )?(?:(double|float)|std::array<(double|float), \d+ul>|"
+                      r"std::complex<(double|float)>)(?: const)?(?: ?\*| ?&)$")
 _OPEN, _CLOSE = "(<[", ")>]"
 
 
@@ -44,7 +47,8 @@ def _declared(module, fn) -> tuple[dict, dict]:
     params = _parameters(demangled([raw])[0])
     if params is None or len(params) < len(fn.params):
         return floats, records
-    kinds = [(m.group(1) if m else None) for m in (_POINTEE.match(t) for t in params)]
+    kinds = [(next(g for g in m.groups() if g) if m else None)
+             for m in (_POINTEE.match(t) for t in params)]
     structs = [_record_type(module, t) for t in params]
     nested = raw.startswith(("_ZN", "_ZLN"))
     for k, p in enumerate(fn.params):

@@ -140,7 +140,7 @@ class CalleeSummaries:
         if caller_act is None or fn is None:
             return False, False
         acts = self.call_activity(inst, caller_act)
-        if all(a == "const" for a in acts) and fn.ret_ty != "ptr" and \
+        if all(a == "const" for a in acts) and not has_shadow_type(fn.ret_ty) and \
                 inst.callee not in self.global_users:
             return False, False
         out = self._callee_summary(inst.callee, acts, self._arg_hints(inst, caller_act))[:2]
