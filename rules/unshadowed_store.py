@@ -3,8 +3,8 @@ rule gives it a null shadow): refused where the program shows that it points to 
 from __future__ import annotations
 
 from enzyme_cc.ad.analysis.activity_basics import integer_only
-from enzyme_cc.ad.structure.type_layout import (FLOATS, decompose, global_named, tbaa_pointee,
-                                                tbaa_reached_floats, underlying)
+from enzyme_cc.ad.structure.type_layout import (FLOATS, decompose, global_named, tbaa_field,
+                                                tbaa_pointee, tbaa_reached_floats, underlying)
 from enzyme_cc.ad.analysis.typeinfo import reached_slot_kinds
 from enzyme_cc.ad.analysis.const_fields import field_load, stored_away
 from enzyme_cc.ad.structure.diagnostics import argument_label, demangle_hint
@@ -25,12 +25,21 @@ def _float_pointee(ctx, inst) -> str | None:
     fn, types = synth.fn, synth.types
     kinds = set(types.pointee_summary(val.value).values())
     base = underlying(fn, ptr.value)
+    field = tbaa_field(synth.module, inst.md.get("!tbaa"))
     if getattr(fn.defs.get(base), "op", None) == "alloca":
         for load in fn.insts():
             if load.op == "load" and load.ty == "ptr" and \
-                    underlying(fn, load.ops[0].value) == base:
+                    underlying(fn, load.ops[0].value) == base and not _other_field(
+                        synth.module, field, load):
                 kinds |= set(types.pointee_summary(load.name).values())
     return next((k for k in sorted(kinds) if k in FLOATS), None)
+
+
+def _other_field(module, field, load) -> bool:
+    """The load reads another field of the record than the store's (their struct-path tags
+    say so: a function pointer stored beside a `const double *` in an array of records)."""
+    other = tbaa_field(module, load.md.get("!tbaa"))
+    return field is not None and other is not None and other != field
 
 
 def refuse_float_pointer(ctx, inst):

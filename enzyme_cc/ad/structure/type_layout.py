@@ -170,6 +170,13 @@ def tbaa_is_field(module, tag: str | None) -> bool:
     return len(refs) >= 2 and refs[0] != refs[1]
 
 
+def tbaa_field(module, tag: str | None):
+    """(base type node, offset) of a struct-path access tag (a struct field), else None."""
+    node = module.metadata.get(tag or "", "")
+    m = re.match(r"!\{(![0-9]+), (![0-9]+), i64 (\d+)", node.strip())
+    return (m.group(1), int(m.group(3))) if m and m.group(1) != m.group(2) else None
+
+
 def tbaa_pointee(module, tag: str | None):
     """Kind of the data a pointer points to, from a pointer TBAA tag ("p1 double" -> double,
     "p2 ..." -> ptr), None otherwise."""
