@@ -13,6 +13,7 @@ from .activity_basics import (ALLOCATORS, _libm_out, has_shadow_type, int_pointe
                               pointer_aggregate)
 from ..structure.type_layout import decompose, global_named, has_own_buffer, layout, named_expand
 from ..structure.std_vectors import vector_offsets
+from .cxx_signatures import pointer_holders
 from enzyme_cc.rules.call_kinds import ALLOC, MEMCPY, MEMSET
 from enzyme_cc.rules.blas import applies, written_arg
 from enzyme_cc.rules.mpi import is_mpi, received
@@ -187,6 +188,11 @@ class ActiveMemory:
             elif op == "ret" and inst.ops and pointer_aggregate(inst.ops[0].ty):
                 # the pointers of a record returned by value (std::get_temporary_buffer's
                 # `pair<T *, ptrdiff_t>`): returned as a pointer would be
+                d = self.fn.defs.get(inst.ops[0].value)
+                if getattr(d, "op", None) == "load":
+                    # read whole from a local record (unoptimized code): that record's
+                    # shadow holds the pointers' shadows
+                    changed |= self._escape(d.ops[0].value)
                 for v in _inserted_pointers(self.fn, inst.ops[0].value):
                     changed |= self._escape(v, into=self.returned)
                     d = self.fn.defs.get(v)
@@ -302,9 +308,9 @@ class ActiveMemory:
         """The callee moves pointers read from the `via` arguments' memory into memory with a
         shadow that holds no active data itself (a vector's buffer of unique_ptrs): their
         shadows must come along, where that memory is known to hold pointers: a parameter's
-        (its callers decide), or a local whose type has a pointer field (a `std::unique_ptr`
-        pushed into the vector under -fno-inline; a Rust slot of integers, `[8 x i8]`, is not
-        one: its sort's moved indices would get shadows)."""
+        whose C++ declaration or callers' accesses say so (its callers decide), or a local
+        whose type has a pointer field (a `std::unique_ptr` pushed into the vector under -fno-inline; Rust's
+        slots of integers, `[8 x i8]`, are not: its sort's moved indices would get shadows)."""
         if not any(o.ty == "ptr" and o.value in self.shadowed for k, o in enumerate(call.ops)
                    if k not in via):
             return False
@@ -313,7 +319,10 @@ class ActiveMemory:
             v = call.ops[k].value if k < len(call.ops) else ""
             u = self._underlying(self.fn, v) if v.startswith("%") else None
             d = self.fn.defs.get(u)
-            if u in params or getattr(d, "op", None) == "alloca" and \
+            if u in params and (u in pointer_holders(self.module, self.fn) or
+                                self.types is not None and
+                                "ptr" in self.types.pointee_summary(v).values()) or \
+                    getattr(d, "op", None) == "alloca" and \
                     "ptr" in layout(named_expand(d.src_ty, self.module.named_types),
                                     self.module.named_types).values():
                 return True

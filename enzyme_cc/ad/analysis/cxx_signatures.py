@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from ..structure.diagnostics import demangled
+from ..structure.type_layout import layout, named_expand
 
 # (std::array and std::complex over a float hold only that float: a vector of them grows by
 # memmove as one of doubles would)
@@ -67,6 +68,70 @@ def _declared(module, fn) -> tuple[dict, dict]:
         if record is not None:
             records[p.name] = record
     return floats, records
+
+
+def pointer_holders(module, fn) -> set:
+    """Parameters declared as pointers or references to memory that holds a pointer: `T*&`,
+    `T**`, or a class every one of whose IR types holds one (`std::unique_ptr<Term>&&`, the
+    std::tuple inside it): what a move constructor reads from them is an address (memoized)."""
+    memo = module.__dict__.setdefault("_pointer_holders", {})
+    if fn.name not in memo:
+        memo[fn.name] = _pointer_holders(module, fn)
+    return memo[fn.name]
+
+
+def _pointer_holders(module, fn) -> set:
+    raw = fn.name.lstrip("@").strip('"')
+    if not raw.startswith("_Z"):
+        return set()
+    _declared(module, fn)          # (demangles the module's names at once)
+    params = _parameters(demangled([raw])[0])
+    if params is None:
+        return set()
+    if len(params) > len(fn.params):
+        # the optimizer drops an unused empty object (`std::allocator<T>&`)
+        params = [d for d in params if not _empty_class(module, d)]
+    shift = len(fn.params) - len(params)        # a member function's `this` is not listed
+    if shift not in (0, 1) or shift and not raw.startswith(("_ZN", "_ZLN")):
+        return set()
+    return {p.name for p, decl in zip(fn.params[shift:], params)
+            if p.ty == "ptr" and _holds_pointer(module, decl)}
+
+
+_REFERENCE = re.compile(r"^(?:const )?(.+?)(?: const)?(?:&&|&|\*)$")
+
+
+def _holds_pointer(module, decl: str) -> bool:
+    m = _REFERENCE.match(decl.strip())
+    if not m:
+        return False
+    inner = m.group(1).strip()
+    if inner.endswith("*"):                      # a pointer's slot
+        return True
+    found = _class_types(module, inner)
+    named = module.named_types
+    return bool(found) and all("ptr" in layout(named_expand(named[n], named), named).values()
+                               for n in found)
+
+
+def _empty_class(module, decl: str) -> bool:
+    """A reference to a class without data: its IR type is a lone byte, or it has none (never
+    laid out: `std::allocator<T>`)."""
+    m = _REFERENCE.match(decl.strip())
+    if not m or m.group(1).strip().endswith("*"):
+        return False
+    found = _class_types(module, m.group(1).strip())
+    return all(module.named_types[n].strip() in ("{ i8 }", "{}") for n in found)
+
+
+def _class_types(module, cls: str) -> list:
+    """The module's IR types of class `cls` (every instance of a template: clang names them
+    alike, numbered)."""
+    name = cls.split("<", 1)[0].strip()
+    if not re.fullmatch(r"[A-Za-z_][\w:]*", name):
+        return []
+    want = re.compile(r'^%"?(?:struct|class)\.' + re.escape(name) + r'(?:\.\d+)?"?$')
+    return [n for n in module.named_types if want.match(n)]
 
 
 def _agreed(declared, k, count, neutral):
