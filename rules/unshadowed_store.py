@@ -30,14 +30,19 @@ def _float_pointee(ctx, inst) -> str | None:
         for load in fn.insts():
             if load.op == "load" and load.ty == "ptr" and \
                     underlying(fn, load.ops[0].value) == base and not _other_field(
-                        synth.module, field, load):
+                        synth.module, fn, field, ptr.value, load):
                 kinds |= set(types.pointee_summary(load.name).values())
     return next((k for k in sorted(kinds) if k in FLOATS), None)
 
 
-def _other_field(module, field, load) -> bool:
-    """The load reads another field of the record than the store's (their struct-path tags
-    say so: a function pointer stored beside a `const double *` in an array of records)."""
+def _other_field(module, fn, field, ptr, load) -> bool:
+    """The load reads another field of the record than the store at ptr: their offsets in the
+    local differ (a std::string's character pointer beside a std::vector<double>'s in one
+    record), or their struct-path tags do (a function pointer stored beside a `const double *`
+    in an array of records, indexed by a variable)."""
+    at, there = decompose(module, fn, ptr)[1], decompose(module, fn, load.ops[0].value)[1]
+    if at is not None and there is not None:
+        return at != there
     other = tbaa_field(module, load.md.get("!tbaa"))
     return field is not None and other is not None and other != field
 

@@ -19,6 +19,7 @@ from ..structure.type_layout import (FLOATS, declared_kind, decompose, global_ty
                                      tbaa_pointee, underlying, unions_hide, containing_type,
                                      record_of, hiding_unions)
 from ..structure.unionfind import UnionFind
+from ..structure.tbaa_records import record_kind
 from ..structure.call_targets import address_taken
 from .activity_basics import ALLOCATORS
 from .cxx_signatures import declared_pointees, declared_records, returned_record
@@ -226,6 +227,8 @@ class TypeInfo:
         k = self.kind_at(ptr, tag)
         if k is None and size:
             k = declared_kind(self.module, self.fn, ptr, size, self)
+        if k is None and size:          # inside a C++ record other accesses' tags place there
+            k = record_kind(self.module, self.fn, ptr, size)
         return k
 
     def char_data(self, ptr: str, length) -> bool:
