@@ -309,8 +309,9 @@ class ActiveMemory:
         shadow that holds no active data itself (a vector's buffer of unique_ptrs): their
         shadows must come along, where that memory is known to hold pointers: a parameter's
         whose C++ declaration or callers' accesses say so (its callers decide), or a local
-        whose type has a pointer field (a `std::unique_ptr` pushed into the vector under -fno-inline; Rust's
-        slots of integers, `[8 x i8]`, are not: its sort's moved indices would get shadows)."""
+        whose type has a pointer field (a `std::unique_ptr` pushed into the vector under
+        -fno-inline; Rust's slots of integers, `[8 x i8]`, are not: its sort's moved indices
+        would get shadows)."""
         if not any(o.ty == "ptr" and o.value in self.shadowed for k, o in enumerate(call.ops)
                    if k not in via):
             return False

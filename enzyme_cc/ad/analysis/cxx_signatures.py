@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ..structure.diagnostics import demangled
-from ..structure.type_layout import layout, named_expand
+from ..structure.type_layout import class_types, layout, named_expand
 
 # (std::array and std::complex over a float hold only that float: a vector of them grows by
 # memmove as one of doubles would)
@@ -37,17 +37,10 @@ def _declared(module, fn) -> tuple[dict, dict]:
     if fn.name in memo:
         return memo[fn.name]
     memo[fn.name] = floats, records = {}, {}
-    raw = fn.name.lstrip("@").strip('"')
-    if not raw.startswith("_Z"):
-        return floats, records
-    if not module.__dict__.get("_demangled_all"):
-        # (one llvm-cxxfilt run for the module's C++ functions)
-        demangled([n.lstrip("@").strip('"') for n in module._bodies
-                   if n.lstrip("@").strip('"').startswith("_Z")])
-        module.__dict__["_demangled_all"] = True
-    params = _parameters(demangled([raw])[0])
+    params = _declared_parameters(module, fn)
     if params is None or len(params) < len(fn.params):
         return floats, records
+    raw = fn.name.lstrip("@").strip('"')
     kinds = [(next(g for g in m.groups() if g) if m else None)
              for m in (_POINTEE.match(t) for t in params)]
     structs = [_record_type(module, t) for t in params]
@@ -70,6 +63,19 @@ def _declared(module, fn) -> tuple[dict, dict]:
     return floats, records
 
 
+def _declared_parameters(module, fn) -> list[str] | None:
+    """The parameter types of fn's demangled C++ signature, None for another name."""
+    raw = fn.name.lstrip("@").strip('"')
+    if not raw.startswith("_Z"):
+        return None
+    if not module.__dict__.get("_demangled_all"):
+        # (one llvm-cxxfilt run for the module's C++ functions)
+        demangled([n.lstrip("@").strip('"') for n in module._bodies
+                   if n.lstrip("@").strip('"').startswith("_Z")])
+        module.__dict__["_demangled_all"] = True
+    return _parameters(demangled([raw])[0])
+
+
 def pointer_holders(module, fn) -> set:
     """Parameters declared as pointers or references to memory that holds a pointer: `T*&`,
     `T**`, or a class every one of whose IR types holds one (`std::unique_ptr<Term>&&`, the
@@ -81,13 +87,10 @@ def pointer_holders(module, fn) -> set:
 
 
 def _pointer_holders(module, fn) -> set:
-    raw = fn.name.lstrip("@").strip('"')
-    if not raw.startswith("_Z"):
-        return set()
-    _declared(module, fn)          # (demangles the module's names at once)
-    params = _parameters(demangled([raw])[0])
+    params = _declared_parameters(module, fn)
     if params is None:
         return set()
+    raw = fn.name.lstrip("@").strip('"')
     if len(params) > len(fn.params):
         # the optimizer drops an unused empty object (`std::allocator<T>&`)
         params = [d for d in params if not _empty_class(module, d)]
@@ -108,7 +111,7 @@ def _holds_pointer(module, decl: str) -> bool:
     inner = m.group(1).strip()
     if inner.endswith("*"):                      # a pointer's slot
         return True
-    found = _class_types(module, inner)
+    found = class_types(module, inner)
     named = module.named_types
     return bool(found) and all("ptr" in layout(named_expand(named[n], named), named).values()
                                for n in found)
@@ -120,18 +123,8 @@ def _empty_class(module, decl: str) -> bool:
     m = _REFERENCE.match(decl.strip())
     if not m or m.group(1).strip().endswith("*"):
         return False
-    found = _class_types(module, m.group(1).strip())
+    found = class_types(module, m.group(1).strip())
     return all(module.named_types[n].strip() in ("{ i8 }", "{}") for n in found)
-
-
-def _class_types(module, cls: str) -> list:
-    """The module's IR types of class `cls` (every instance of a template: clang names them
-    alike, numbered)."""
-    name = cls.split("<", 1)[0].strip()
-    if not re.fullmatch(r"[A-Za-z_][\w:]*", name):
-        return []
-    want = re.compile(r'^%"?(?:struct|class)\.' + re.escape(name) + r'(?:\.\d+)?"?$')
-    return [n for n in module.named_types if want.match(n)]
 
 
 def _agreed(declared, k, count, neutral):
@@ -159,8 +152,7 @@ def _record_type(module, decl: str):
     m = _RECORD.match(decl) or _ITERATOR.match(decl)
     if not m:
         return None
-    want = re.compile(r'^%"?(?:struct|class)\.' + re.escape(m.group(1)) + r'(?:\.\d+)?"?$')
-    found = [n for n in module.named_types if want.match(n)]
+    found = class_types(module, m.group(1))
     bodies = {module.named_types[n].strip() for n in found}
     return found[0] if len(bodies) == 1 else None
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 
 from .diagnostics import demangled
-from .type_layout import decompose, layout, named_expand, opaque_layout, tbaa_field, type_size
+from .type_layout import (class_types, decompose, layout, named_expand, opaque_layout,
+                          tbaa_field, type_size)
 
 _TYPEINFO = "typeinfo name for "
 
@@ -56,18 +57,15 @@ def _kind_in(module, node: str, rel: int, size: int):
     name = demangled([m.group(1)])[0]
     if not name.startswith(_TYPEINFO):
         return None
-    cls = re.sub(r"<.*>", "", name[len(_TYPEINFO):]).strip()
-    if not re.fullmatch(r"[A-Za-z_][\w:]*", cls):
-        return None
-    want = re.compile(r'^%"?(?:struct|class|union)\.' + re.escape(cls) + r'(?:\.\d+)?"?$')
     named = module.named_types
     kinds = set()
-    for ty in (n for n in named if want.match(n)):
+    for ty in class_types(module, name[len(_TYPEINFO):], unions=True):
         body = named_expand(named[ty], named)
         if opaque_layout(body, named) or rel + size > (type_size(body, named) or 0):
             return None
-        inside = {k for o, k in layout(body, named).items() if rel <= o < rel + size}
-        if rel not in layout(body, named) or len(inside) != 1:
+        lay = layout(body, named)
+        inside = {k for o, k in lay.items() if rel <= o < rel + size}
+        if rel not in lay or len(inside) != 1:
             return None
         kinds |= inside
     return kinds.pop() if len(kinds) == 1 else None

@@ -423,6 +423,17 @@ def _with_unions(ty: str, named) -> str:
     return ty
 
 
+def class_types(module, cls: str, unions: bool = False) -> list:
+    """The module's IR type names of C++ class `cls` (`std::unique_ptr<Term>`: template
+    arguments dropped, since clang names every instance of a template alike, numbered)."""
+    name = re.sub(r"<.*>", "", cls).strip()
+    if not re.fullmatch(r"[A-Za-z_][\w:]*", name):
+        return []
+    kinds = "struct|class|union" if unions else "struct|class"
+    want = re.compile(r'^%"?(?:' + kinds + r')\.' + re.escape(name) + r'(?:\.\d+)?"?$')
+    return [n for n in module.named_types if want.match(n)]
+
+
 def named_expand(ty: str, named, keep_names: bool = False) -> str:
     """A type's text with named struct types replaced by their bodies (a few levels); with
     keep_names each body is preceded by its name (to see e.g. `%union.`)."""
