@@ -2099,3 +2099,29 @@ def test_each_marker_refusal_reported(tmp_path):
     assert "in function 'f'" in errors[0] and "'mystery'" in errors[0]
     assert "in function 'g'" in errors[1] and "'other'" in errors[1]
     assert not (tmp_path / "two").exists()
+
+
+@pytest.mark.parametrize("hops", [1, 4])
+@pytest.mark.parametrize("level", ["-O2", "-O0"])
+def test_constant_data_read_back_through_a_cycle_of_records(tmp_path, level, hops):
+    """The ODE driver of tests/ad_programs/ode_driver_back_pointers.c, its step reading the
+    system back through the driver its evolve object points to (`e->driver->sys`): one hop
+    is inside the paths followed, and right; four hops go past where the cycle is cut, and
+    the store of the constant data is refused, naming it, rather than read through a null
+    shadow."""
+    src = (Path(__file__).parent / "ad_programs" / "ode_driver_back_pointers.c").read_text()
+    hop = "sys = e" + "->driver->e" * (hops - 1) + "->driver->sys; "
+    call = "sys->function(*t, y, s->k1, sys->params);"
+    assert call in src
+    (tmp_path / "p.c").write_text(src.replace(call, hop + call))
+    r = subprocess.run([str(BIN / "enzyme-cc"), level, "p.c", "-lm", "-o", "p"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    if hops == 4:
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        assert "in function 'loss'" in r.stderr and \
+            "a pointer to double data without a shadow (argument 1 of 'loss')" in r.stderr, \
+            r.stderr
+        return
+    assert r.returncode == 0, r.stderr
+    out = subprocess.run(["./p"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.count("CHECK") == 7, out.stdout

@@ -23,14 +23,15 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import is_fp, type_size
 
-from ..structure.local_slots import local_slot_stores
 from ..structure.type_layout import decompose, underlying
+from .record_paths import MAX_DEPTH, alias as _alias, back_pointers as _back_pointers, \
+    base as _base, closed, covered, cut, is_back_pointer as _back_pointer, \
+    single_store_slots as _single_store_slots, unknown_record
 from .typeinfo import call_targets
 
 _MARKERS = ("@llvm.lifetime", "@llvm.dbg", "@llvm.assume")
 _FREES = ("@free", "@_ZdlPv", "@_ZdlPvm")
 _ALLOCATORS = ("@malloc", "@calloc", "@_Znwm")
-MAX_DEPTH = 6           # records within records a path follows (each level a derivative variant)
 
 
 class DupFields(str):
@@ -92,11 +93,11 @@ def _found_records(module, fn, consts, fields) -> dict:
             if not _fresh(module, fn, obj):
                 continue
             paths = _paths_of(module, fn, val, consts, {**fields, **found})
-            new = {at + p for p in paths if len(at + p) <= MAX_DEPTH} - found.get(obj, set())
+            new = {cut(at + p) for p in paths} - found.get(obj, set())
             if new:
                 found.setdefault(obj, set()).update(new)
                 grown = True
-    return found
+    return {obj: closed(paths, _back_pointers(module, fn, obj)) for obj, paths in found.items()}
 
 
 def _sret_stores(module, fn) -> list:
@@ -140,10 +141,12 @@ def _held_records(module, fn, fields: dict):
                 if paths:
                     held |= _held_in_result(module, inst, k, paths)
             if held:
-                fields[inst.name] = frozenset(held)
+                fields[inst.name] = closed(held, _back_pointers(module, fn, inst.name))
                 grown = True
         if not grown:
             return
+
+
 
 
 def stored_away(module, fn, obj: str, depth: int = 4) -> str | None:
@@ -222,8 +225,9 @@ def _held_in_result(module, call, k: int, paths) -> set:
     callee = _callee(module, call)
     if callee is None or k >= len(callee.params) or callee.ret_ty != "ptr":
         return set()
-    return {q + p for q in _held_prefixes(module, callee, k) for p in paths
-            if len(q + p) <= MAX_DEPTH}
+    held = {cut(q + p) for q in _held_prefixes(module, callee, k) for p in paths}
+    block = _returned_block(module, callee)
+    return set(closed(held, _back_pointers(module, callee, block))) if held else held
 
 
 def _held_prefixes(module, fn, k: int, into: str = "ret") -> frozenset:
@@ -244,6 +248,11 @@ def _prefixes(module, fn, value: str, block: str, depth: int) -> set:
     """The offset paths in `block` at which fn stores `value`, directly or inside heap blocks
     it allocates (depth: how many such blocks deep)."""
     out = set()
+    d = fn.defs.get(block)
+    callee = _callee(module, d) if getattr(d, "op", None) in ("call", "invoke") else None
+    for k, o in enumerate(d.ops if callee is not None and depth > 0 else ()):
+        if o.value == value and k < len(callee.params):   # a block that a callee filled
+            out |= _held_prefixes(module, callee, k)
     for inst in fn.insts():
         if inst.op != "store" or inst.ops[0].ty != "ptr":
             continue
@@ -274,8 +283,8 @@ def _held_in_sret(module, call, k: int, paths) -> dict:
         if callee else None
     if j is None or j >= len(call.ops) or k >= len(callee.params):
         return {}
-    held = frozenset(q + p for q in _held_prefixes(module, callee, k, "sret")
-                     for p in paths if len(q + p) <= MAX_DEPTH)
+    held = closed({cut(q + p) for q in _held_prefixes(module, callee, k, "sret") for p in paths},
+                  _back_pointers(module, callee, _sret_param(callee)))
     return {j: held} if held else {}
 
 
@@ -325,33 +334,10 @@ def _shifted(paths, at: int) -> frozenset:
     return frozenset((p[0] - at,) + p[1:] for p in paths if p[0] >= at)
 
 
-def _base(module, fn, ptr: str):
-    obj, off = decompose(module, fn, ptr)
-    return _alias(fn, obj), off
 
 
-def _alias(fn, v: str) -> str:
-    """The value v is, reloaded from a local slot one store fills and only loads read
-    (unoptimized code's local variables: `const struct context *c = vp;`)."""
-    for _ in range(8):
-        d = fn.defs.get(v)
-        if getattr(d, "op", None) != "load":
-            return v
-        stored = _single_store_slots(fn).get(d.ops[0].value)
-        if stored is None:
-            return v
-        v = underlying(fn, stored)
-    return v
 
 
-def _single_store_slots(fn) -> dict:
-    """{local slot: the value its one store writes} for slots otherwise only loaded (memoized
-    per function)."""
-    slots = fn.__dict__.get("_single_stores")
-    if slots is None:
-        slots = fn._single_stores = {s: v[0] for s, v in local_slot_stores(fn).items()
-                                     if len(v) == 1 and v[0].startswith("%")}
-    return slots
 
 
 def _sub_paths(paths, off) -> set:
@@ -415,12 +401,13 @@ def _returns_fresh(module, name: str, depth: int) -> bool:
                 getattr(fn.defs.get(b), "op", None) == "call" and
                 (fn.defs[b].callee in _ALLOCATORS or
                  _returns_fresh(module, fn.defs[b].callee or "", depth - 1)) and
-                _kept_private(fn, b) for b in blocks)
+                _kept_private(module, fn, b) for b in blocks)
     return memo[name]
 
 
-def _kept_private(fn, block: str) -> bool:
-    """No pointer to block leaves fn but by its return."""
+def _kept_private(module, fn, block: str, depth: int = 2) -> bool:
+    """No pointer to block leaves fn but by its return (handed to a function with bitcode
+    that keeps it private too, `depth` calls deep: GSL's driver_free on a failure path)."""
     work, done = [block], set()
     while work:
         v = work.pop()
@@ -435,9 +422,21 @@ def _kept_private(fn, block: str) -> bool:
             elif not (u.op in ("load", "icmp", "ret") or
                       u.op == "store" and u.ops[1].value == v and u.ops[0].value != v or
                       u.op == "call" and (u.callee in _FREES or
-                                          (u.callee or "").startswith(_MARKERS))):
+                                          (u.callee or "").startswith(_MARKERS)) or
+                      _private_call(module, u, v, depth)):
                 return False
     return True
+
+
+def _private_call(module, call, v: str, depth: int) -> bool:
+    """call hands v to a function with bitcode, whose parameters there keep it private and
+    which returns nothing (a destructor or a `free` of its own)."""
+    callee = _callee(module, call) if call.op == "call" and depth > 0 else None
+    if callee is None or callee.ret_ty != "void" or call.callee == v:
+        return False
+    ks = [k for k, o in enumerate(call.ops) if o.value == v]
+    return all(k < len(callee.params) and
+               _kept_private(module, callee, callee.params[k].name, depth - 1) for k in ks)
 
 
 def _uses(fn) -> dict:
@@ -486,21 +485,27 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                 # (a float read there: a function pointer's possible target that takes records
                 # of another type, GSL's il_transform beside the user's integrand)
                 sub = _sub_paths(paths, at)
-                if sub and not is_fp(u.ty) and \
-                        not _confined(module, fn, u.name, frozenset(sub), set(), {}, seen):
+                if sub and not is_fp(u.ty) and (unknown_record(sub) or not _confined(
+                        module, fn, u.name, frozenset(sub), set(), {**known, root: paths},
+                        seen)):
                     return False                # (a float read where the record keeps a
                     # pointer: as above, a possible target that takes records of another type)
             elif u.op == "store" and u.ops[1].value == v and u.ops[0].value != v:
                 size = type_size(u.ops[0].ty, named) or 8
                 if any(at <= h < at + size for h in heads) and not (
-                        at in heads and u.ops[0].ty == "ptr" and
-                        {(at,) + p for p in _paths_of(module, fn, u.ops[0].value, consts, known)}
-                        >= {p for p in paths if p[0] == at}):
+                        at in heads and u.ops[0].ty == "ptr" and covered(
+                            {(at,) + p for p in _paths_of(module, fn, u.ops[0].value, consts,
+                                                          known)},
+                            {p for p in paths if p[0] == at})):
                     return False
             elif u.op == "store" and u.ops[0].value == v and at == 0 and \
                     _single_store_slots(fn).get(u.ops[1].value) == v:
                 work.extend(i.name for i in _uses(fn).get(u.ops[1].value, ())
                             if i.op == "load" and i.name)     # v reloaded from a local slot
+            elif u.op == "store" and u.ops[0].value == v and at == 0 and \
+                    _back_pointer(module, fn, u, root):
+                if not covered(paths, closed(paths, _back_pointers(module, fn, root))):
+                    return False                # (a record that points back to root)
             elif u.op == "store" and u.ops[0].value == v and at == 0:
                 obj, off = decompose(module, fn, u.ops[1].value)   # kept in another record
                 held = frozenset((off,) + p for p in paths) \
@@ -557,8 +562,10 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                 held = set()
                 for k in ks:
                     held |= _held_in_result(module, u, k, seen_from)
-                if held and not _confined(module, fn, u.name, frozenset(held), consts, known,
-                                          seen):
+                if held and not _confined(module, fn, u.name,
+                                          closed(held, _back_pointers(module, fn, u.name)),
+                                          consts, known, seen,
+                                          returned=u.name == _returned_block(module, fn)):
                     return False                # (the holder the call returns)
                 if not _handed_back(module, fn, u, ks, seen_from, consts, {**known, root: paths},
                                     seen):
@@ -566,6 +573,8 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
             else:
                 return False
     return True
+
+
 
 
 def _handed_back(module, fn, call, ks, paths, consts, known, seen) -> bool:
