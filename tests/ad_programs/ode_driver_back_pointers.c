@@ -4,7 +4,9 @@
    (passed enzyme_const) beside the active parameters. A derivative must know that the data
    pointer has no shadow wherever the record is read, also through the cycle driver -> evolve
    -> driver (refused before: "a pointer to double data without a shadow ... is stored into
-   memory that has one"). The allocator frees its block through a function of its own on a
+   memory that has one"). The stepper's state keeps the driver's address too, stored by a
+   function of its step type through a function pointer, and the step reads the step size
+   back through it. The allocator frees its block through a function of its own on a
    failure path, as GSL's does. Reverse mode against central differences and against the same
    gradient with the data passed enzyme_dup with a zeroed shadow; forward mode against
    reverse. */
@@ -27,7 +29,12 @@ typedef struct {
   void *params;
 } ode_system;
 struct driver;
-typedef struct { size_t dim; double *k1, *k2, *tmp; } stepper;
+/* A step type's set_driver, reached through a function pointer, keeps the driver's address
+   in the stepper's state (GSL's multistep and implicit steppers), or does nothing. */
+typedef struct { const struct driver *driver; double safety; } step_state;
+typedef struct { void (*set_driver)(void *state, const struct driver *d); } step_type;
+typedef struct { const step_type *type; void *state; size_t dim; double *k1, *k2, *tmp; }
+    stepper;
 typedef struct { size_t dim; double *y0; unsigned long count; const struct driver *driver; }
     evolve;
 typedef struct driver {
@@ -47,9 +54,19 @@ static int rhs(double t, const double y[], double f[], void *params) {
   return 0;
 }
 
+static void keep_driver(void *state, const struct driver *d) {
+  ((step_state *)state)->driver = d;
+}
+static void no_driver(void *state, const struct driver *d) { (void)state, (void)d; }
+static const step_type kept = {keep_driver}, unkept = {no_driver};
+const step_type *step_types[2] = {&unkept, &kept};
+
 __attribute__((noinline)) static stepper *stepper_alloc(size_t dim) {
   stepper *s = malloc(sizeof *s);
   if (!s) return NULL;
+  s->type = step_types[1];
+  s->state = calloc(1, sizeof(step_state));
+  ((step_state *)s->state)->safety = 1.0;
   s->dim = dim;
   s->k1 = malloc(dim * sizeof(double));
   s->k2 = malloc(dim * sizeof(double));
@@ -66,7 +83,7 @@ __attribute__((noinline)) static evolve *evolve_alloc(size_t dim) {
   return e;
 }
 __attribute__((noinline)) static void driver_free(driver *d) {
-  if (d->s) { free(d->s->k1); free(d->s->k2); free(d->s->tmp); free(d->s); }
+  if (d->s) { free(d->s->state); free(d->s->k1); free(d->s->k2); free(d->s->tmp); free(d->s); }
   if (d->e) { free(d->e->y0); free(d->e); }
   free(d);
 }
@@ -90,7 +107,10 @@ static inline __attribute__((always_inline)) void evolve_set_driver(evolve *e,
 }
 __attribute__((noinline)) driver *driver_new(const ode_system *sys, double h) {
   driver *d = driver_alloc(sys, h);
-  if (d) evolve_set_driver(d->e, d);
+  if (d) {
+    evolve_set_driver(d->e, d);
+    d->s->type->set_driver(d->s->state, d);
+  }
   return d;
 }
 
@@ -98,6 +118,8 @@ __attribute__((noinline)) driver *driver_new(const ode_system *sys, double h) {
 __attribute__((noinline)) static int evolve_step(evolve *e, stepper *s, const ode_system *sys,
                                                  double *t, double h, double y[]) {
   size_t n = e->dim;
+  const step_state *st = s->state;     /* the step size read back through the driver */
+  if (st->driver) h = st->driver->h * st->safety;
   for (size_t i = 0; i < n; i++) e->y0[i] = y[i];
   sys->function(*t, y, s->k1, sys->params);
   for (size_t i = 0; i < n; i++) s->tmp[i] = y[i] + 0.5 * h * s->k1[i];

@@ -25,8 +25,8 @@ from enzyme_cc.ir.lexer import is_fp, type_size
 
 from ..structure.type_layout import decompose, underlying
 from .record_paths import MAX_DEPTH, alias as _alias, back_pointers as _back_pointers, \
-    base as _base, closed, covered, cut, is_back_pointer as _back_pointer, \
-    single_store_slots as _single_store_slots, unknown_record
+    base as _base, chain, closed, covered, cut, into_param, is_back_pointer as _back_pointer, \
+    single_store_slots as _single_store_slots, stored_params, unknown_record
 from .typeinfo import call_targets
 
 _MARKERS = ("@llvm.lifetime", "@llvm.dbg", "@llvm.assume")
@@ -496,7 +496,7 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                         at in heads and u.ops[0].ty == "ptr" and covered(
                             {(at,) + p for p in _paths_of(module, fn, u.ops[0].value, consts,
                                                           known)},
-                            {p for p in paths if p[0] == at})):
+                            _field_paths(module, fn, root, paths, at, u.ops[0].value))):
                     return False
             elif u.op == "store" and u.ops[0].value == v and at == 0 and \
                     _single_store_slots(fn).get(u.ops[1].value) == v:
@@ -506,6 +506,9 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                     _back_pointer(module, fn, u, root):
                 if not covered(paths, closed(paths, _back_pointers(module, fn, root))):
                     return False                # (a record that points back to root)
+            elif u.op == "store" and u.ops[0].value == v and at == 0 and \
+                    into_param(module, fn, u, root):
+                continue                        # (a `set_driver(state, d)`: callers check)
             elif u.op == "store" and u.ops[0].value == v and at == 0:
                 obj, off = decompose(module, fn, u.ops[1].value)   # kept in another record
                 held = frozenset((off,) + p for p in paths) \
@@ -529,8 +532,9 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
             elif u.op in ("call", "invoke") and (u.callee or "").startswith(_MARKERS) or \
                     u.op == "icmp":
                 continue                        # (`if (sys == NULL)`: the address compared)
-            elif u.op in ("phi", "select") and u.ty == "ptr" and all(
-                    o.value in (v, "null") for o in (u.ops[1:] if u.op == "select" else u.ops)):
+            elif u.op in ("phi", "select") and u.ty == "ptr" and (all(
+                    o.value in (v, "null") for o in (u.ops[1:] if u.op == "select" else u.ops))
+                    or decompose(module, fn, u.name) == decompose(module, fn, v) != (v, 0)):
                 work.append(u.name)             # (null on a failure path: `return NULL`)
                 joined.add(u.name)
             elif u.op == "ret" and returned and v in joined:
@@ -559,6 +563,8 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                 if not targets or not all(_param_confined(module, t, ks, seen_from, seen, others)
                                           for t in targets):
                     return False
+                if not _back_through(module, fn, u, ks, targets, root, paths, at):
+                    return False
                 held = set()
                 for k in ks:
                     held |= _held_in_result(module, u, k, seen_from)
@@ -575,6 +581,30 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
     return True
 
 
+
+
+def _field_paths(module, fn, root: str, paths, at: int, value: str) -> set:
+    """The paths of root's field at `at` that a pointer stored there must hold; those through
+    a back pointer fn makes are left out where the value is a block just allocated (a part the
+    record gets before the part's back pointer to it is set: GSL's control object)."""
+    need = {p for p in paths if p[0] == at}
+    if value.startswith("%") and _fresh(module, fn, _alias(fn, underlying(fn, value))):
+        loops = _back_pointers(module, fn, root)
+        need = {p for p in need if not any(p[:len(loop)] == loop for loop in loops)}
+    return need
+
+
+def _back_through(module, fn, call, ks, targets, root, paths, at) -> bool:
+    """Where a possible target stores the record passed at positions ks into another of its
+    parameters, what the call passes there is a record read from the record's own fields, and
+    the paths include those through that back pointer (back_pointers)."""
+    for t in targets:
+        for j, _ in {jb for k in ks for jb in stored_params(module, t, k)}:
+            dst, off = _base(module, fn, call.ops[j].value) if j < len(call.ops) else (None, None)
+            if at != 0 or off != 0 or chain(module, fn, dst, root) is None or \
+                    not covered(paths, closed(paths, _back_pointers(module, fn, root))):
+                return False
+    return True
 
 
 def _handed_back(module, fn, call, ks, paths, consts, known, seen) -> bool:

@@ -3,32 +3,35 @@ local slots, and the records that point back to the record
 that holds them: a solver object holding sub-objects that keep its address (GSL's ODE driver,
 whose evolve object's `driver` field points back to it). The set of paths through such a
 cycle is infinite; it is cut at MAX_DEPTH steps, and a cut path ends in UNKNOWN: the record
-reached there may hold pointers without a shadow anywhere, so const_fields refuses a pointer
+reached there (LOOP_DEPTH steps through a cycle) may hold pointers without a shadow anywhere, so const_fields refuses a pointer
 read from it rather than take it for one with a shadow.
 """
 from __future__ import annotations
 
 from ..structure.local_slots import local_slot_stores
 from ..structure.type_layout import decompose, underlying
+from .typeinfo import call_targets
 
 MAX_DEPTH = 6           # records within records a path follows (each level a derivative variant)
+LOOP_DEPTH = 10         # the same through back pointers (a reader goes round a cycle once)
 UNKNOWN = -(1 << 40)    # a cut path's last step (never a field's offset)
 
 
-def cut(path: tuple) -> tuple:
-    """path, or its first MAX_DEPTH - 1 steps and UNKNOWN where it is longer; a path already
+def cut(path: tuple, depth: int = LOOP_DEPTH) -> tuple:
+    """path, or its first depth - 1 steps and UNKNOWN where it is longer; a path already
     ending in UNKNOWN stays as it is past that step."""
     if UNKNOWN in path:
         path = path[:path.index(UNKNOWN) + 1]
-    return path if len(path) <= MAX_DEPTH else path[:MAX_DEPTH - 1] + (UNKNOWN,)
+    return path if len(path) <= depth else path[:depth - 1] + (UNKNOWN,)
 
 
 def closed(paths, loops) -> frozenset:
-    """paths with the paths through the record's back pointers: loops holds (a, b) where the
-    record at offset a of the record holds the record's own address at offset b."""
+    """paths with the paths through the record's back pointers: loops holds (a1, ..., b)
+    where the record reached through the pointers at a1, ... holds the record's own address at
+    offset b."""
     out = set(paths)
     while loops:
-        new = {cut((a, b) + p) for a, b in loops for p in out} - out
+        new = {cut(loop + p, LOOP_DEPTH) for loop in loops for p in out} - out
         if not new:
             break
         out |= new
@@ -54,9 +57,11 @@ def unknown_record(paths) -> bool:
 
 
 def back_pointers(module, fn, obj) -> frozenset:
-    """{(a, b)}: fn stores the address of the record obj at offset b of the record whose
-    address it reads from obj's offset a (GSL's `d->e->driver = d`: the evolve object a
-    driver holds points back to it; memoized)."""
+    """{(a1, ..., ak, b)}: fn stores the address of the record obj at offset b of the record
+    it reaches from obj by reading the pointers at offsets a1, ..., ak (GSL's
+    `d->e->driver = d`: the evolve object a driver holds points back to it), itself or through
+    a callee that stores one parameter into another (a stepper's `set_driver(d->s->state, d)`
+    through its type's function pointer: every possible target; memoized)."""
     memo = fn.__dict__.setdefault("back_pointers", {})
     if obj not in memo:
         out = set()
@@ -64,22 +69,74 @@ def back_pointers(module, fn, obj) -> frozenset:
             if inst.op == "store" and inst.ops[0].ty == "ptr" and \
                     base(module, fn, inst.ops[0].value) == (obj, 0):
                 dst, b = base(module, fn, inst.ops[1].value)
-                d = fn.defs.get(dst)
-                src, a = base(module, fn, d.ops[0].value) if b is not None and \
-                    getattr(d, "op", None) == "load" else (None, None)
-                if src == obj and a is not None:
-                    out.add((a, b))
+                c = chain(module, fn, dst, obj) if b is not None else None
+                if c:
+                    out.add(c + (b,))
+            elif inst.op in ("call", "invoke"):
+                ks = [k for k, o in enumerate(inst.ops)
+                      if o.ty == "ptr" and base(module, fn, o.value) == (obj, 0)]
+                for t in call_targets(module, inst) if ks else ():
+                    for j, b in {jb for k in ks for jb in stored_params(module, t, k)}:
+                        dst, at = base(module, fn, inst.ops[j].value)
+                        c = chain(module, fn, dst, obj) if at == 0 else None
+                        if c:
+                            out.add(c + (b,))
         memo[obj] = frozenset(out)
     return memo[obj]
 
 
+def chain(module, fn, obj: str, root: str, depth: int = 3):
+    """(a1, ..., ak): obj is the record read from root's offset a1, then from that record's
+    offset a2, ... (k <= depth); None where it is not."""
+    path = ()
+    for _ in range(depth):
+        d = fn.defs.get(obj)
+        if getattr(d, "op", None) != "load":
+            return None
+        src, a = base(module, fn, d.ops[0].value)
+        if a is None:
+            return None
+        path = (a,) + path
+        if src == root:
+            return path
+        obj = src
+    return None
+
+
+def stored_params(module, name: str, k: int) -> frozenset:
+    """{(j, b)}: the function stores its parameter k at offset b of its parameter j, not its
+    sret pointer (const_fields._held_in_sret; memoized)."""
+    fn = module.function(name) if name.startswith("@") and module.defines(name) else None
+    if fn is None or k >= len(fn.params):
+        return frozenset()
+    memo = fn.__dict__.setdefault("stored_params", {})
+    if k not in memo:
+        params = {p.name: j for j, p in enumerate(fn.params) if "sret" not in p.attrs}
+        out = set()
+        for inst in fn.insts():
+            if inst.op == "store" and inst.ops[0].ty == "ptr" and \
+                    base(module, fn, inst.ops[0].value) == (fn.params[k].name, 0):
+                dst, b = base(module, fn, inst.ops[1].value)
+                if dst in params and params[dst] != k and b is not None:
+                    out.add((params[dst], b))
+        memo[k] = frozenset(out)
+    return memo[k]
+
+
 def is_back_pointer(module, fn, store, root: str) -> bool:
-    """store writes root's address into a record read from one of root's own fields."""
+    """store writes root's address into a record read from root's fields (back_pointers)."""
     dst, b = base(module, fn, store.ops[1].value)
-    d = fn.defs.get(dst)
-    return b is not None and getattr(d, "op", None) == "load" and \
-        base(module, fn, d.ops[0].value)[0] == root and (base(module, fn, d.ops[0].value)[1],
-                                                          b) in back_pointers(module, fn, root)
+    c = chain(module, fn, dst, root) if b is not None else None
+    return c is not None and c + (b,) in back_pointers(module, fn, root)
+
+
+def into_param(module, fn, store, root: str) -> bool:
+    """store writes the parameter root's address into another parameter's record: the
+    callers check what they pass there (stored_params)."""
+    params = [p.name for p in fn.params]
+    dst, b = base(module, fn, store.ops[1].value)
+    return root in params and dst in params and dst != root and b is not None and \
+        (params.index(dst), b) in stored_params(module, fn.name, params.index(root))
 
 
 def base(module, fn, ptr: str):

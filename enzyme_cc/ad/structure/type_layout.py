@@ -52,11 +52,44 @@ def decompose(module, fn, v: str, depth=0):
         return v, 0
     if d.op in ("bitcast", "addrspacecast"):
         return decompose(module, fn, d.ops[0].value, depth + 1)
+    if d.op in ("phi", "select") and d.ty == "ptr":
+        key = (id(fn), v)
+        if key in _JOINING:             # (while its own GEPs are decomposed: a loop's phi)
+            return v, 0
+        _JOINING.add(key)
+        try:
+            return _joined_field(module, fn, v) or (v, 0)
+        finally:
+            _JOINING.discard(key)
     if d.op != "getelementptr":
         return v, 0
     base, off = decompose(module, fn, d.ops[0].value, depth + 1)
     extra = gep_offset(module, d)
     return base, (off + extra) if off is not None and extra is not None else None
+
+
+_JOINING: set = set()       # the phis whose pointers decompose() is following now
+
+
+def _joined_field(module, fn, v: str):
+    """(object, offset) where every pointer the phis and selects behind v join lies at that
+    one offset of one object (a GEP sunk into both arms of a branch, and phis of those), or
+    None."""
+    leaves, work, done = set(), [v], set()
+    while work:
+        w = work.pop()
+        if w in done:
+            continue
+        done.add(w)
+        d = fn.defs.get(w)
+        if getattr(d, "op", None) in ("phi", "select") and d.ty == "ptr":
+            work += [o.value for o in (d.ops[1:] if d.op == "select" else d.ops)]
+        else:
+            leaves.add(decompose(module, fn, w))
+        if len(leaves) > 1 or len(done) > 16:
+            return None
+    one = leaves.pop() if leaves else None
+    return one if one is not None and one[1] is not None and one[0] not in done else None
 
 
 def gep_offset(module, gep):
