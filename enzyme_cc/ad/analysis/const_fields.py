@@ -26,7 +26,7 @@ from enzyme_cc.ir.lexer import is_fp, type_size
 from ..structure.type_layout import decompose, underlying
 from .record_paths import MAX_DEPTH, alias as _alias, back_pointers as _back_pointers, \
     base as _base, chain, closed, covered, cut, into_param, is_back_pointer as _back_pointer, \
-    single_store_slots as _single_store_slots, stored_params, unknown_record
+    param_holder, single_store_slots as _single_store_slots, stored_params, unknown_record
 from .typeinfo import call_targets
 
 _MARKERS = ("@llvm.lifetime", "@llvm.dbg", "@llvm.assume")
@@ -103,10 +103,16 @@ def _found_records(module, fn, consts, fields) -> dict:
 def _sret_stores(module, fn) -> list:
     """(value, object, byte-offset path) of what calls store for fn: a callee storing its
     pointer parameter, or a fresh block holding it, into the record fn passes as its sret
-    pointer (_held_prefixes)."""
+    pointer (_held_prefixes), or storing it into another of its parameters' records
+    (stored_params: GSL's `gsl_multimin_fminimizer_set(s, &F, ...)`)."""
     out = []
     for inst in fn.insts():
         callee = _callee(module, inst) if inst.op in ("call", "invoke") else None
+        for k, o in enumerate(inst.ops if callee is not None else ()):
+            for j, b in stored_params(module, callee.name, k) if o.ty == "ptr" else ():
+                obj, at = decompose(module, fn, inst.ops[j].value)   # (`set(s, &F)`)
+                if at is not None and o.value.startswith("%"):
+                    out.append((o.value, obj, (at + b,)))
         sret = _sret_param(callee) if callee is not None else None
         if sret is None or len(callee.params) != len(inst.ops):
             continue
@@ -563,7 +569,8 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                 if not targets or not all(_param_confined(module, t, ks, seen_from, seen, others)
                                           for t in targets):
                     return False
-                if not _back_through(module, fn, u, ks, targets, root, paths, at):
+                if not _stored_through(module, fn, u, ks, targets, root, paths, at, seen_from,
+                                       consts, {**known, root: paths}, seen):
                     return False
                 held = set()
                 for k in ks:
@@ -594,15 +601,31 @@ def _field_paths(module, fn, root: str, paths, at: int, value: str) -> set:
     return need
 
 
-def _back_through(module, fn, call, ks, targets, root, paths, at) -> bool:
-    """Where a possible target stores the record passed at positions ks into another of its
-    parameters, what the call passes there is a record read from the record's own fields, and
-    the paths include those through that back pointer (back_pointers)."""
+def _stored_through(module, fn, call, ks, targets, root, paths, at, seen_from, consts, known,
+                    seen) -> bool:
+    """Where a possible target stores the record passed at positions ks (with paths seen_from
+    there) into another of its parameters' records, what the call passes there holds it: a
+    record read from the record's own fields (a stepper's `set_driver(d->s->state, d)`: the
+    paths include those through that back pointer), or a record fn knows or allocates that
+    keeps to the rules with those paths (GSL's `gsl_multimin_fminimizer_set(s, &F, ...)`)."""
     for t in targets:
-        for j, _ in {jb for k in ks for jb in stored_params(module, t, k)}:
+        for j, b in {jb for k in ks for jb in stored_params(module, t, k)}:
             dst, off = _base(module, fn, call.ops[j].value) if j < len(call.ops) else (None, None)
-            if at != 0 or off != 0 or chain(module, fn, dst, root) is None or \
-                    not covered(paths, closed(paths, _back_pointers(module, fn, root))):
+            if off is None:
+                return False
+            if at == 0 and off == 0 and chain(module, fn, dst, root) is not None:
+                if not covered(paths, closed(paths, _back_pointers(module, fn, root))):
+                    return False
+                continue
+            if at == 0 and param_holder(module, fn, root, dst, off + b):
+                continue                        # (fn does it to its own parameters: callers)
+            held = frozenset(cut((off + b,) + p) for p in seen_from)
+            if dst in known:
+                if not covered(known[dst], held) or not _confined(
+                        module, fn, dst, frozenset(known[dst]), consts, known, seen):
+                    return False
+            elif not (dst.startswith("%") and _fresh(module, fn, dst) and
+                      _confined(module, fn, dst, held, consts, {**known, dst: held}, seen)):
                 return False
     return True
 

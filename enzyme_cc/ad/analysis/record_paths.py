@@ -1,10 +1,10 @@
 """Byte-offset paths into records (const_fields.py), the records pointers lead to through
-local slots, and the records that point back to the record
-that holds them: a solver object holding sub-objects that keep its address (GSL's ODE driver,
+local slots, and the records that point back to the record that holds them (directly, or
+through a function that stores one parameter into another): a solver object holding sub-objects that keep its address (GSL's ODE driver,
 whose evolve object's `driver` field points back to it). The set of paths through such a
 cycle is infinite; it is cut at MAX_DEPTH steps, and a cut path ends in UNKNOWN: the record
-reached there (LOOP_DEPTH steps through a cycle) may hold pointers without a shadow anywhere, so const_fields refuses a pointer
-read from it rather than take it for one with a shadow.
+reached there (LOOP_DEPTH steps through a cycle) may hold pointers without a shadow anywhere,
+so const_fields refuses a pointer read from it rather than take it for one with a shadow.
 """
 from __future__ import annotations
 
@@ -111,14 +111,24 @@ def stored_params(module, name: str, k: int) -> frozenset:
         return frozenset()
     memo = fn.__dict__.setdefault("stored_params", {})
     if k not in memo:
+        memo[k] = frozenset()           # (recursion)
         params = {p.name: j for j, p in enumerate(fn.params) if "sret" not in p.attrs}
-        out = set()
+        mine, out = fn.params[k].name, set()
         for inst in fn.insts():
             if inst.op == "store" and inst.ops[0].ty == "ptr" and \
-                    base(module, fn, inst.ops[0].value) == (fn.params[k].name, 0):
+                    base(module, fn, inst.ops[0].value) == (mine, 0):
                 dst, b = base(module, fn, inst.ops[1].value)
                 if dst in params and params[dst] != k and b is not None:
                     out.add((params[dst], b))
+            elif inst.op in ("call", "invoke") and (inst.callee or "").startswith("@"):
+                for k2, o in enumerate(inst.ops):     # (a callee doing it: `set` calling
+                    if o.ty != "ptr" or base(module, fn, o.value) != (mine, 0):  # set_with_values)
+                        continue
+                    for j2, b in stored_params(module, inst.callee, k2):
+                        dst, off = base(module, fn, inst.ops[j2].value) \
+                            if j2 < len(inst.ops) else (None, None)
+                        if dst in params and params[dst] != k and off is not None:
+                            out.add((params[dst], off + b))
         memo[k] = frozenset(out)
     return memo[k]
 
@@ -130,13 +140,19 @@ def is_back_pointer(module, fn, store, root: str) -> bool:
     return c is not None and c + (b,) in back_pointers(module, fn, root)
 
 
+def param_holder(module, fn, root: str, dst: str, b: int) -> bool:
+    """fn stores its parameter root at offset b of its parameter dst (stored_params): its
+    callers check what they pass there."""
+    params = [p.name for p in fn.params]
+    return root in params and dst in params and dst != root and b is not None and \
+        (params.index(dst), b) in stored_params(module, fn.name, params.index(root))
+
+
 def into_param(module, fn, store, root: str) -> bool:
     """store writes the parameter root's address into another parameter's record: the
     callers check what they pass there (stored_params)."""
-    params = [p.name for p in fn.params]
     dst, b = base(module, fn, store.ops[1].value)
-    return root in params and dst in params and dst != root and b is not None and \
-        (params.index(dst), b) in stored_params(module, fn.name, params.index(root))
+    return param_holder(module, fn, root, dst, b)
 
 
 def base(module, fn, ptr: str):

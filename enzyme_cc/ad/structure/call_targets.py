@@ -6,15 +6,20 @@ import re
 
 # a global name not followed by an argument list: a use of its address
 _VALUE_NAME = re.compile(r'(@[-\w.$]+|@"[^"]+")(?![-\w.$])(?!\s*\()')
+# the function a derivative marker is handed (ad/api/markers.py's DERIVATIVE_MARKERS): the
+# marker becomes a call of its derivative, so that use lets no pointer to it escape
+_MARKER_ARG = re.compile(r'(@"?[\w.$]*__enzyme_(?:autodiff|fwddiff|augmentfwd|reverse|augmentsize|'
+                         r'error_estimate)[\w.$]*"?\()ptr(?: \w+)* (@[-\w.$]+|@"[^"]+")(?=[,)])')
 
 
 def names_used_as_values(module) -> set:
-    """The global names the module uses other than as a callee or in their own definition
-    (one scan of the text, memoized on the module: a search per function was quadratic,
-    minutes with Rust's std)."""
+    """The global names the module uses other than as a callee, in their own definition or as
+    the function a derivative marker is handed (one scan of the text, memoized on the module:
+    a search per function was quadratic, minutes with Rust's std)."""
     memo = module.__dict__.get("_value_names")
     if memo is None:
-        text = "\n".join(l for l in module._lines if not l.startswith("define "))
+        text = "\n".join(_MARKER_ARG.sub(r"\1", l) if "__enzyme_" in l else l
+                         for l in module._lines if not l.startswith("define "))
         memo = module.__dict__["_value_names"] = set(_VALUE_NAME.findall(text))
     return memo
 
