@@ -153,8 +153,6 @@ def _held_records(module, fn, fields: dict):
             return
 
 
-
-
 def stored_away(module, fn, obj: str, depth: int = 4) -> str | None:
     """The function that stores the address of the record obj of fn (or of a part of it) into a
     global, or into a local or fresh block whose own address goes there: in fn or in the
@@ -233,7 +231,7 @@ def _held_in_result(module, call, k: int, paths) -> set:
         return set()
     held = {cut(q + p) for q in _held_prefixes(module, callee, k) for p in paths}
     block = _returned_block(module, callee)
-    return set(closed(held, _back_pointers(module, callee, block))) if held else held
+    return set(closed(held, _back_pointers(module, callee, block)))
 
 
 def _held_prefixes(module, fn, k: int, into: str = "ret") -> frozenset:
@@ -338,12 +336,6 @@ def _shifted(paths, at: int) -> frozenset:
     """The paths of a record seen from its byte offset `at` (the fields before it are out of
     reach)."""
     return frozenset((p[0] - at,) + p[1:] for p in paths if p[0] >= at)
-
-
-
-
-
-
 
 
 def _sub_paths(paths, off) -> set:
@@ -510,7 +502,7 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                             if i.op == "load" and i.name)     # v reloaded from a local slot
             elif u.op == "store" and u.ops[0].value == v and at == 0 and \
                     _back_pointer(module, fn, u, root):
-                if not covered(paths, closed(paths, _back_pointers(module, fn, root))):
+                if not _closed_over(module, fn, root, paths):
                     return False                # (a record that points back to root)
             elif u.op == "store" and u.ops[0].value == v and at == 0 and \
                     into_param(module, fn, u, root):
@@ -588,8 +580,6 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
     return True
 
 
-
-
 def _field_paths(module, fn, root: str, paths, at: int, value: str) -> set:
     """The paths of root's field at `at` that a pointer stored there must hold; those through
     a back pointer fn makes are left out where the value is a block just allocated (a part the
@@ -599,6 +589,11 @@ def _field_paths(module, fn, root: str, paths, at: int, value: str) -> set:
         loops = _back_pointers(module, fn, root)
         need = {p for p in need if not any(p[:len(loop)] == loop for loop in loops)}
     return need
+
+
+def _closed_over(module, fn, root: str, paths) -> bool:
+    """paths already hold those through the back pointers fn makes to root."""
+    return covered(paths, closed(paths, _back_pointers(module, fn, root)))
 
 
 def _stored_through(module, fn, call, ks, targets, root, paths, at, seen_from, consts, known,
@@ -614,7 +609,7 @@ def _stored_through(module, fn, call, ks, targets, root, paths, at, seen_from, c
             if off is None:
                 return False
             if at == 0 and off == 0 and chain(module, fn, dst, root) is not None:
-                if not covered(paths, closed(paths, _back_pointers(module, fn, root))):
+                if not _closed_over(module, fn, root, paths):
                     return False
                 continue
             if at == 0 and param_holder(module, fn, root, dst, off + b):

@@ -1,10 +1,11 @@
 """Byte-offset paths into records (const_fields.py), the records pointers lead to through
 local slots, and the records that point back to the record that holds them (directly, or
-through a function that stores one parameter into another): a solver object holding sub-objects that keep its address (GSL's ODE driver,
-whose evolve object's `driver` field points back to it). The set of paths through such a
-cycle is infinite; it is cut at MAX_DEPTH steps, and a cut path ends in UNKNOWN: the record
-reached there (LOOP_DEPTH steps through a cycle) may hold pointers without a shadow anywhere,
-so const_fields refuses a pointer read from it rather than take it for one with a shadow.
+through a function that stores one parameter into another): a solver object holding
+sub-objects that keep its address (GSL's ODE driver, whose evolve object's `driver` field
+points back to it). The set of paths through such a cycle is infinite; a path is cut at
+LOOP_DEPTH steps, and a cut path ends in UNKNOWN: the record reached there may hold pointers
+without a shadow anywhere, so const_fields refuses a pointer read from it rather than take
+it for one with a shadow.
 """
 from __future__ import annotations
 
@@ -13,16 +14,16 @@ from ..structure.type_layout import decompose, underlying
 from .typeinfo import call_targets
 
 MAX_DEPTH = 6           # records within records a path follows (each level a derivative variant)
-LOOP_DEPTH = 10         # the same through back pointers (a reader goes round a cycle once)
+LOOP_DEPTH = 10         # where a path is cut (a reader may go round a cycle of back pointers)
 UNKNOWN = -(1 << 40)    # a cut path's last step (never a field's offset)
 
 
-def cut(path: tuple, depth: int = LOOP_DEPTH) -> tuple:
-    """path, or its first depth - 1 steps and UNKNOWN where it is longer; a path already
-    ending in UNKNOWN stays as it is past that step."""
+def cut(path: tuple) -> tuple:
+    """path, or its first LOOP_DEPTH - 1 steps and UNKNOWN where it is longer; a path
+    already ending in UNKNOWN stays as it is past that step."""
     if UNKNOWN in path:
         path = path[:path.index(UNKNOWN) + 1]
-    return path if len(path) <= depth else path[:depth - 1] + (UNKNOWN,)
+    return path if len(path) <= LOOP_DEPTH else path[:LOOP_DEPTH - 1] + (UNKNOWN,)
 
 
 def closed(paths, loops) -> frozenset:
@@ -31,7 +32,7 @@ def closed(paths, loops) -> frozenset:
     offset b."""
     out = set(paths)
     while loops:
-        new = {cut(loop + p, LOOP_DEPTH) for loop in loops for p in out} - out
+        new = {cut(loop + p) for loop in loops for p in out} - out
         if not new:
             break
         out |= new
