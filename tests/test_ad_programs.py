@@ -42,13 +42,6 @@ XFAIL: dict = {
     # returned are taken for a record of a float and an integer in one register: "the function
     # returns a float's bits packed with other data" (keys followed only within a function)
     "float_radix_key.c@-O2-ref": "radix key returned by a function of its own",
-    # unoptimized, the driver's (and the solver's) allocator returns through a local slot
-    # that its failure paths fill with NULL and its success path with the block, and keeps
-    # the block's address in a slot of its own: the block is not seen as the record it
-    # returns holding the system, so the constant data's store is refused: "a pointer to double data without a shadow ('%11')
-    # is stored into memory that has one" (right at -O0 and the optimized levels)
-    "ode_driver_back_pointers.c@-O2-ref": "allocator returning through a multi-store slot",
-    "solver_keeps_function.c@-O2-ref": "allocator returning through a multi-store slot",
     # -Oz keeps libstdc++'s record moves as memcpy calls where no declared type reaches: a
     # static member whose parameters a dropped one leaves ambiguous (std::vector::_S_relocate
     # of records holding a std::string), std::function (a template) moved by

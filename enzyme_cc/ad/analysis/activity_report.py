@@ -24,7 +24,8 @@ def report(synth):
     if not want or (want != "all" and want != name):
         return
     out = [f"enzyme-cc: activity of '{name}' ({synth.mode} mode), arguments "
-           + ", ".join(f"{p.name}:{a}" for p, a in zip(synth.fn.params, synth.arg_act))]
+           + ", ".join(f"{p.name}:{a!r}" if hasattr(a, "fields") else f"{p.name}:{a}"
+                       for p, a in zip(synth.fn.params, synth.arg_act))]   # (DupFields' paths)
     for inst in synth.fn.insts():
         if not inst.name:
             continue

@@ -23,10 +23,12 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import is_fp, type_size
 
+from ..structure.local_slots import local_slot_stores
 from ..structure.type_layout import decompose, underlying
 from .record_paths import MAX_DEPTH, alias as _alias, back_pointers as _back_pointers, \
     base as _base, chain, closed, covered, cut, into_param, is_back_pointer as _back_pointer, \
-    param_holder, single_store_slots as _single_store_slots, stored_params, unknown_record
+    param_holder, shifted, single_store_slots as _single_store_slots, stored_params, \
+    unknown_record
 from .typeinfo import call_targets
 
 _MARKERS = ("@llvm.lifetime", "@llvm.dbg", "@llvm.assume")
@@ -109,10 +111,10 @@ def _sret_stores(module, fn) -> list:
     for inst in fn.insts():
         callee = _callee(module, inst) if inst.op in ("call", "invoke") else None
         for k, o in enumerate(inst.ops if callee is not None else ()):
-            for j, b in stored_params(module, callee.name, k) if o.ty == "ptr" else ():
+            for j, path in stored_params(module, callee.name, k) if o.ty == "ptr" else ():
                 obj, at = decompose(module, fn, inst.ops[j].value)   # (`set(s, &F)`)
                 if at is not None and o.value.startswith("%"):
-                    out.append((o.value, obj, (at + b,)))
+                    out.append((o.value, obj, (at + path[0],) + path[1:]))
         sret = _sret_param(callee) if callee is not None else None
         if sret is None or len(callee.params) != len(inst.ops):
             continue
@@ -216,6 +218,8 @@ def _returned_values(fn) -> set | None:
         d = fn.defs.get(v)
         if getattr(d, "op", None) in ("phi", "select"):
             todo += [o.value for o in (d.ops[1:] if d.op == "select" else d.ops)]
+        elif getattr(d, "op", None) == "load" and d.ops[0].value in local_slot_stores(fn):
+            todo += local_slot_stores(fn)[d.ops[0].value]   # (unoptimized code's `retval`)
         elif v != "null":
             out.add(v)
         if len(out) > 16:
@@ -255,12 +259,12 @@ def _prefixes(module, fn, value: str, block: str, depth: int) -> set:
     d = fn.defs.get(block)
     callee = _callee(module, d) if getattr(d, "op", None) in ("call", "invoke") else None
     for k, o in enumerate(d.ops if callee is not None and depth > 0 else ()):
-        if o.value == value and k < len(callee.params):   # a block that a callee filled
-            out |= _held_prefixes(module, callee, k)
+        if _base(module, fn, o.value) == (value, 0) and k < len(callee.params):
+            out |= _held_prefixes(module, callee, k)    # (a block that a callee filled)
     for inst in fn.insts():
         if inst.op != "store" or inst.ops[0].ty != "ptr":
             continue
-        obj, off = decompose(module, fn, inst.ops[1].value)
+        obj, off = _base(module, fn, inst.ops[1].value)     # (through a local slot)
         if off is None:
             continue
         if _base(module, fn, inst.ops[0].value) == (value, 0) and obj == block:
@@ -327,15 +331,21 @@ def field_load(module, fn, fields: dict, ptr: str) -> bool:
 def fields_passed(module, fn, fields: dict, v: str):
     """The paths of the record v points into, from where it points, or None."""
     obj, off = _base(module, fn, v)
-    if off is None or obj not in fields:
+    paths = _loaded_paths(module, fn, fields, obj) if off is not None else None
+    return shifted(paths, off) or None if paths else None
+
+
+def _loaded_paths(module, fn, fields: dict, obj: str, depth: int = 3):
+    """The paths of the record obj: listed in fields, or read from such a record's field
+    (`s->fdf` passed on while s is checked)."""
+    if obj in fields or depth == 0:
+        return fields.get(obj)
+    d = fn.defs.get(obj)
+    if getattr(d, "op", None) != "load" or d.ty != "ptr":
         return None
-    return _shifted(fields[obj], off) or None
-
-
-def _shifted(paths, at: int) -> frozenset:
-    """The paths of a record seen from its byte offset `at` (the fields before it are out of
-    reach)."""
-    return frozenset((p[0] - at,) + p[1:] for p in paths if p[0] >= at)
+    src, at = _base(module, fn, d.ops[0].value)
+    held = _loaded_paths(module, fn, fields, src, depth - 1) if at is not None else None
+    return frozenset(_sub_paths(held, at)) or None if held else None
 
 
 def _sub_paths(paths, off) -> set:
@@ -360,7 +370,7 @@ def _paths_of(module, fn, v: str, consts, fields) -> set:
     v points into, from where it points; else nothing."""
     if not v.startswith("%"):
         return set()
-    root = _alias(fn, underlying(fn, v))
+    root = _alias(module, fn, underlying(fn, v))
     if root in consts:
         return {()}
     d = fn.defs.get(root)
@@ -417,6 +427,9 @@ def _kept_private(module, fn, block: str, depth: int = 2) -> bool:
                 work.append(u.name)
             elif u.op in ("phi", "select") and u.ty == "ptr":
                 work.append(u.name)
+            elif u.op == "store" and u.ops[0].value == v and \
+                    u.ops[1].value in local_slot_stores(fn):
+                work += _slot_loads(fn, u.ops[1].value)     # (a local variable, unoptimized)
             elif not (u.op in ("load", "icmp", "ret") or
                       u.op == "store" and u.ops[1].value == v and u.ops[0].value != v or
                       u.op == "call" and (u.callee in _FREES or
@@ -424,6 +437,17 @@ def _kept_private(module, fn, block: str, depth: int = 2) -> bool:
                       _private_call(module, u, v, depth)):
                 return False
     return True
+
+
+def _slot_loads(fn, slot: str) -> list:
+    """The values read from a local slot that only stores fill and loads read."""
+    return [i.name for i in _uses(fn).get(slot, ()) if i.op == "load" and i.name]
+
+
+def _return_slot(fn, slot: str) -> bool:
+    """slot is a local slot that only stores fill, whose every load fn only returns."""
+    return slot in local_slot_stores(fn) and all(
+        u.op == "ret" for v in _slot_loads(fn, slot) for u in _uses(fn).get(v, ()))
 
 
 def _private_call(module, call, v: str, depth: int) -> bool:
@@ -469,12 +493,13 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
         if v in done:
             continue
         done.add(v)
-        at = decompose(module, fn, v)[1]
+        at = _base(module, fn, v)[1]        # (through a local slot: unoptimized code)
         for u in _uses(fn).get(v, ()):
             if u.op in ("getelementptr", "bitcast", "addrspacecast") and u.ops[0].value == v:
-                if decompose(module, fn, u.name)[1] is None:
+                if decompose(module, fn, u.name)[1] is not None:
+                    work.append(u.name)
+                elif not _float_element(fn, u):
                     return False                # a run-time offset: which field is unknown
-                work.append(u.name)
             elif u.op == "load":
                 size = type_size(u.ty, named) or 8
                 if any(at <= h < at + size for h in heads) and not (u.ty == "ptr" and at in heads) \
@@ -493,14 +518,19 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                 if any(at <= h < at + size for h in heads) and not (
                         at in heads and u.ops[0].ty == "ptr" and covered(
                             {(at,) + p for p in _paths_of(module, fn, u.ops[0].value, consts,
-                                                          known)},
+                                                          {**known, root: paths})},
                             _field_paths(module, fn, root, paths, at, u.ops[0].value))):
                     return False
-            elif u.op == "store" and u.ops[0].value == v and at == 0 and \
+            elif u.op == "store" and u.ops[0].value == v and at is not None and \
                     _single_store_slots(fn).get(u.ops[1].value) == v:
-                work.extend(i.name for i in _uses(fn).get(u.ops[1].value, ())
-                            if i.op == "load" and i.name)     # v reloaded from a local slot
-            elif u.op == "store" and u.ops[0].value == v and at == 0 and \
+                loads = _slot_loads(fn, u.ops[1].value)      # v reloaded from a local slot
+                work.extend(loads)
+                if v in joined:
+                    joined.update(loads)
+            elif u.op == "store" and u.ops[0].value == v and at == 0 and returned and \
+                    _return_slot(fn, u.ops[1].value):
+                continue                        # (unoptimized code's `retval` slot)
+            elif u.op == "store" and u.ops[0].value == v and at is not None and \
                     _back_pointer(module, fn, u, root):
                 if not _closed_over(module, fn, root, paths):
                     return False                # (a record that points back to root)
@@ -508,7 +538,7 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                     into_param(module, fn, u, root):
                 continue                        # (a `set_driver(state, d)`: callers check)
             elif u.op == "store" and u.ops[0].value == v and at == 0:
-                obj, off = decompose(module, fn, u.ops[1].value)   # kept in another record
+                obj, off = _base(module, fn, u.ops[1].value)   # kept in another record
                 held = frozenset((off,) + p for p in paths) \
                     if off is not None and all(len(p) < MAX_DEPTH for p in paths) else None
                 if held is not None and obj in (_returned_block(module, fn), _sret_param(fn)) \
@@ -540,7 +570,8 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
             elif u.op == "insertvalue" and u.ops[1].value == v and at == 0 and \
                     _only_returned(fn, u):
                 continue                        # (handed back in a record: the caller checks)
-            elif u.op in ("call", "invoke") and u.callee in _FREES and v == root:
+            elif u.op in ("call", "invoke") and u.callee in _FREES and \
+                    _alias(module, fn, v) == root:
                 continue
             elif u.op == "call" and (u.callee or "").startswith("@llvm.memset") and \
                     u.ops[0].value == v and u.ops[2].value.isdigit() and \
@@ -551,7 +582,7 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                 continue
             elif u.op in ("call", "invoke") and u.callee and u.callee != v:
                 ks = [k for k, o in enumerate(u.ops) if o.value == v]
-                seen_from = _shifted(paths, at)
+                seen_from = shifted(paths, at)
                 if not seen_from:
                     continue                    # (a field after the ones listed: a double)
                 targets = call_targets(module, u)
@@ -580,47 +611,74 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
     return True
 
 
+def _float_element(fn, gep) -> bool:
+    """gep indexes an array of floats at a run-time index (`s->x[i]`, x an array inside the
+    record), and only floats are read and written there: no pointer field is touched."""
+    ty = getattr(gep, "src_ty", "")
+    while ty.startswith("[") and " x " in ty:
+        ty = ty[1:-1].split(" x ", 1)[1].strip()
+    return is_fp(ty) and all(
+        u.op == "load" and is_fp(u.ty) or
+        u.op == "store" and u.ops[1].value == gep.name and u.ops[0].value != gep.name and
+        is_fp(u.ops[0].ty) for u in _uses(fn).get(gep.name, ()))
+
+
 def _field_paths(module, fn, root: str, paths, at: int, value: str) -> set:
     """The paths of root's field at `at` that a pointer stored there must hold; those through
     a back pointer fn makes are left out where the value is a block just allocated (a part the
     record gets before the part's back pointer to it is set: GSL's control object)."""
     need = {p for p in paths if p[0] == at}
-    if value.startswith("%") and _fresh(module, fn, _alias(fn, underlying(fn, value))):
+    if value.startswith("%") and _fresh(module, fn, _alias(module, fn, underlying(fn, value))):
         loops = _back_pointers(module, fn, root)
-        need = {p for p in need if not any(p[:len(loop)] == loop for loop in loops)}
+        need = {p for p in need if not any(p[:len(dst)] == dst for dst, _, _ in loops)}
     return need
 
 
 def _closed_over(module, fn, root: str, paths) -> bool:
     """paths already hold those through the back pointers fn makes to root."""
-    return covered(paths, closed(paths, _back_pointers(module, fn, root)))
+    return covered(paths, closed(paths, _back_pointers(module, fn, root)), past_cuts=True)
 
 
 def _stored_through(module, fn, call, ks, targets, root, paths, at, seen_from, consts, known,
                     seen) -> bool:
     """Where a possible target stores the record passed at positions ks (with paths seen_from
-    there) into another of its parameters' records, what the call passes there holds it: a
-    record read from the record's own fields (a stepper's `set_driver(d->s->state, d)`: the
-    paths include those through that back pointer), or a record fn knows or allocates that
-    keeps to the rules with those paths (GSL's `gsl_multimin_fminimizer_set(s, &F, ...)`)."""
+    there) into another of its parameters' records (or one read from its fields), what the
+    call passes there holds it: a record read from the record's own fields (a stepper's
+    `set_driver(d->s->state, d)`: the paths include those through that back pointer), a record
+    fn knows or allocates, or one read from such a record's fields, that keeps to the rules
+    with those paths (GSL's `gsl_multimin_fminimizer_set(s, &F, ...)`, and its type's
+    `set(s->state, s->fdf)` there)."""
+    held_at: dict = {}
     for t in targets:
-        for j, b in {jb for k in ks for jb in stored_params(module, t, k)}:
-            dst, off = _base(module, fn, call.ops[j].value) if j < len(call.ops) else (None, None)
+        for j, path in {jp for k in ks for jp in stored_params(module, t, k)}:
+            ptr = call.ops[j].value if j < len(call.ops) else None
+            dst, off = _base(module, fn, ptr) if ptr else (None, None)
             if off is None:
                 return False
-            if at == 0 and off == 0 and chain(module, fn, dst, root) is not None:
+            if dst == root or chain(module, fn, dst, root) is not None:
                 if not _closed_over(module, fn, root, paths):
                     return False
                 continue
-            if at == 0 and param_holder(module, fn, root, dst, off + b):
+            if at == 0 and param_holder(module, fn, root, ptr, path):
                 continue                        # (fn does it to its own parameters: callers)
-            held = frozenset(cut((off + b,) + p) for p in seen_from)
-            if dst in known:
-                if not covered(known[dst], held) or not _confined(
-                        module, fn, dst, frozenset(known[dst]), consts, known, seen):
-                    return False
-            elif not (dst.startswith("%") and _fresh(module, fn, dst) and
-                      _confined(module, fn, dst, held, consts, {**known, dst: held}, seen)):
+            head = (off + path[0],) + path[1:]
+            held_at.setdefault(dst, set()).update(cut(head + p) for p in seen_from)
+    for dst, held in held_at.items():
+        holder = next(((r, c) for r in known for c in [chain(module, fn, dst, r)] if c), None)
+        if dst in known:
+            if not covered(known[dst], held) or not _confined(
+                    module, fn, dst, frozenset(known[dst]), consts, known, seen):
+                return False
+        elif holder is not None:                # (`s->state` while s is checked)
+            r, c = holder
+            if not covered(known[r], {cut(c + h) for h in held}) or not _confined(
+                    module, fn, r, frozenset(known[r]), consts, known, seen):
+                return False
+        elif not dst.startswith("%") or not _fresh(module, fn, dst):
+            return False
+        else:
+            held = closed(held, _back_pointers(module, fn, dst))
+            if not _confined(module, fn, dst, held, consts, {**known, dst: held}, seen):
                 return False
     return True
 

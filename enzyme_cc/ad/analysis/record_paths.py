@@ -10,7 +10,7 @@ it for one with a shadow.
 from __future__ import annotations
 
 from ..structure.local_slots import local_slot_stores
-from ..structure.type_layout import decompose, underlying
+from ..structure.type_layout import decompose
 from .typeinfo import call_targets
 
 MAX_DEPTH = 6           # records within records a path follows (each level a derivative variant)
@@ -27,26 +27,42 @@ def cut(path: tuple) -> tuple:
 
 
 def closed(paths, loops) -> frozenset:
-    """paths with the paths through the record's back pointers: loops holds (a1, ..., b)
-    where the record reached through the pointers at a1, ... holds the record's own address at
-    offset b."""
+    """paths with those through the record's pointers back into itself: loops holds
+    (dst, src, d) where the pointer at path dst points d bytes into the record at path src
+    (src = (): the record itself, GSL's `d->e->driver = d`; the minimizer's state whose
+    line-search wrapper points to its own part, `w->params = w`)."""
     out = set(paths)
     while loops:
-        new = {cut(loop + p) for loop in loops for p in out} - out
+        new = {cut(dst + r) for dst, src, d in loops
+               for r in shifted({q[len(src):] for q in out
+                                 if len(q) > len(src) and q[:len(src)] == src}, d)} - out
         if not new:
             break
         out |= new
     return frozenset(out)
 
 
-def covered(have, need) -> bool:
+def shifted(paths, at: int) -> frozenset:
+    """The paths of a record seen from its byte offset `at` (the fields before it are out of
+    reach)."""
+    if at == 0:
+        return frozenset(paths)
+    return frozenset((p[0] - at,) + p[1:] for p in paths if p[0] >= at)
+
+
+def covered(have, need, past_cuts: bool = False) -> bool:
     """Every path in need is in have, or ends in UNKNOWN after a prefix of one in have (what
-    lies past a cut is left unread)."""
+    lies past a cut is left unread). past_cuts: or runs on past a cut in have (a path of have
+    ending in UNKNOWN after a prefix of it), which its readers meet first (a record whose
+    paths a caller cut one step sooner than fn would)."""
     have = set(have)
+    cuts = {h[:-1] for h in have if h and h[-1] == UNKNOWN} if past_cuts else set()
     for n in need:
         if n in have:
             continue
         if n and n[-1] == UNKNOWN and any(h[:len(n) - 1] == n[:-1] for h in have):
+            continue
+        if cuts and any(n[:i] in cuts for i in range(len(n))):
             continue
         return False
     return True
@@ -58,31 +74,24 @@ def unknown_record(paths) -> bool:
 
 
 def back_pointers(module, fn, obj) -> frozenset:
-    """{(a1, ..., ak, b)}: fn stores the address of the record obj at offset b of the record
-    it reaches from obj by reading the pointers at offsets a1, ..., ak (GSL's
-    `d->e->driver = d`: the evolve object a driver holds points back to it), itself or through
-    a callee that stores one parameter into another (a stepper's `set_driver(d->s->state, d)`
-    through its type's function pointer: every possible target; memoized)."""
+    """{(dst, src, d)}: fn makes the pointer at path dst from the record obj point d bytes
+    into the record at path src from it (closed): a store of obj's own address, or a pointer
+    into obj, into a record reached from it (GSL's `d->e->driver = d`), or such a store made
+    by a callee handed both (every possible target of a function pointer: a stepper's
+    `set_driver(d->s->state, d)`, a minimizer type's `set(s->state, s->fdf)`; memoized)."""
     memo = fn.__dict__.setdefault("back_pointers", {})
     if obj not in memo:
+        me = alias(module, fn, obj) if obj else None    # (unoptimized: through a slot)
         out = set()
         for inst in fn.insts() if obj else ():
-            if inst.op == "store" and inst.ops[0].ty == "ptr" and \
-                    base(module, fn, inst.ops[0].value) == (obj, 0):
-                dst, b = base(module, fn, inst.ops[1].value)
-                c = chain(module, fn, dst, obj) if b is not None else None
-                if c:
-                    out.add(c + (b,))
+            if inst.op == "store" and inst.ops[0].ty == "ptr":
+                v, a = (_place(module, fn, inst.ops[i].value, [me]) for i in (0, 1))
+                if v is not None and a is not None and not v[1]:
+                    out.add((a[1] + (a[2],), (), v[2]))
             elif inst.op in ("call", "invoke"):
-                ks = [k for k, o in enumerate(inst.ops)
-                      if o.ty == "ptr" and base(module, fn, o.value) == (obj, 0)]
-                for t in call_targets(module, inst) if ks else ():
-                    for j, b in {jb for k in ks for jb in stored_params(module, t, k)}:
-                        dst, at = base(module, fn, inst.ops[j].value)
-                        c = chain(module, fn, dst, obj) if at == 0 else None
-                        if c:
-                            out.add(c + (b,))
-        memo[obj] = frozenset(out)
+                out |= {(dst, src, d) for _, dst, _, src, d in
+                        _call_edges(module, fn, inst, [me])}
+        memo[obj] = frozenset(e for e in out if len(e[0]) <= MAX_DEPTH)
     return memo[obj]
 
 
@@ -104,76 +113,119 @@ def chain(module, fn, obj: str, root: str, depth: int = 3):
     return None
 
 
-def stored_params(module, name: str, k: int) -> frozenset:
-    """{(j, b)}: the function stores its parameter k at offset b of its parameter j, not its
-    sret pointer (const_fields._held_in_sret; memoized)."""
+def _place(module, fn, ptr: str, roots):
+    """(index in roots, c, off): ptr points off bytes into the record read from the record
+    roots[i] by the chain c (() for roots[i] itself); None where it points elsewhere."""
+    obj, off = base(module, fn, ptr)
+    if off is None:
+        return None
+    for i, r in enumerate(roots):
+        c = () if obj == r else chain(module, fn, obj, r) if r else None
+        if c is not None:
+            return i, c, off
+    return None
+
+
+def _call_edges(module, fn, call, roots) -> set:
+    """{(i, dst, k, src, d)}: the call's possible targets make the pointer at path dst from
+    roots[i] point d bytes into the record at path src from roots[k] (param_edges)."""
+    out = set()
+    places = [_place(module, fn, o.value, roots) if o.ty == "ptr" else None for o in call.ops]
+    for t in call_targets(module, call) if any(places) else ():
+        for j, dst, k, src, d in param_edges(module, t):
+            pd = places[j] if j < len(places) else None
+            ps = places[k] if k < len(places) else None
+            if pd is None or ps is None:
+                continue
+            if src:
+                src, d = ps[1] + (ps[2] + src[0],) + src[1:], d
+            else:
+                src, d = ps[1], ps[2] + d
+            out.add((pd[0], pd[1] + (pd[2] + dst[0],) + dst[1:], ps[0], src, d))
+    return out
+
+
+def param_edges(module, name: str) -> frozenset:
+    """{(j, dst, k, src, d)}: the function makes the pointer at path dst from its parameter j's
+    record (the pointers at dst[:-1] read in turn, then offset dst[-1]) point d bytes into the
+    record at path src from its parameter k's (src = (): that record itself); itself or
+    through its callees (every possible target of a function pointer). sret pointers are left
+    out (const_fields._held_in_sret). Memoized."""
     fn = module.function(name) if name.startswith("@") and module.defines(name) else None
-    if fn is None or k >= len(fn.params):
+    if fn is None:
         return frozenset()
-    memo = fn.__dict__.setdefault("stored_params", {})
-    if k not in memo:
-        memo[k] = frozenset()           # (recursion)
-        params = {p.name: j for j, p in enumerate(fn.params) if "sret" not in p.attrs}
-        mine, out = fn.params[k].name, set()
+    memo = fn.__dict__.get("param_edges")
+    if memo is None:
+        fn.param_edges = frozenset()            # (recursion)
+        roots = [p.name if "sret" not in p.attrs else None for p in fn.params]
+        out = set()
         for inst in fn.insts():
-            if inst.op == "store" and inst.ops[0].ty == "ptr" and \
-                    base(module, fn, inst.ops[0].value) == (mine, 0):
-                dst, b = base(module, fn, inst.ops[1].value)
-                if dst in params and params[dst] != k and b is not None:
-                    out.add((params[dst], b))
-            elif inst.op in ("call", "invoke") and (inst.callee or "").startswith("@"):
-                for k2, o in enumerate(inst.ops):     # (a callee doing it: `set` calling
-                    if o.ty != "ptr" or base(module, fn, o.value) != (mine, 0):  # set_with_values)
-                        continue
-                    for j2, b in stored_params(module, inst.callee, k2):
-                        dst, off = base(module, fn, inst.ops[j2].value) \
-                            if j2 < len(inst.ops) else (None, None)
-                        if dst in params and params[dst] != k and off is not None:
-                            out.add((params[dst], off + b))
-        memo[k] = frozenset(out)
-    return memo[k]
+            if inst.op == "store" and inst.ops[0].ty == "ptr":
+                v, a = (_place(module, fn, inst.ops[i].value, roots) for i in (0, 1))
+                if v is not None and a is not None:
+                    out.add((a[0], a[1] + (a[2],), v[0], v[1], v[2]))
+            elif inst.op in ("call", "invoke") and inst.callee:
+                out |= _call_edges(module, fn, inst, roots)
+        memo = fn.param_edges = frozenset(
+            e for e in out if len(e[1]) <= MAX_DEPTH and len(e[3]) <= MAX_DEPTH)
+    return memo
+
+
+def stored_params(module, name: str, k: int) -> frozenset:
+    """{(j, path)}: the function stores its parameter k (its address, unshifted) at path from
+    its parameter j (param_edges), j != k."""
+    return frozenset((j, dst) for j, dst, k2, src, d in param_edges(module, name)
+                     if k2 == k and j != k and not src and d == 0)
 
 
 def is_back_pointer(module, fn, store, root: str) -> bool:
-    """store writes root's address into a record read from root's fields (back_pointers)."""
-    dst, b = base(module, fn, store.ops[1].value)
-    c = chain(module, fn, dst, root) if b is not None else None
-    return c is not None and c + (b,) in back_pointers(module, fn, root)
+    """store writes root's address, or a pointer into root, into root or a record read from
+    its fields (back_pointers)."""
+    me = alias(module, fn, root)
+    v, a = (_place(module, fn, store.ops[i].value, [me]) for i in (0, 1))
+    return v is not None and a is not None and not v[1] and \
+        (a[1] + (a[2],), (), v[2]) in back_pointers(module, fn, root)
 
 
-def param_holder(module, fn, root: str, dst: str, b: int) -> bool:
-    """fn stores its parameter root at offset b of its parameter dst (stored_params): its
-    callers check what they pass there."""
+def param_holder(module, fn, root: str, dst: str, rest: tuple) -> bool:
+    """fn stores its parameter root at `rest` from dst (a path), dst pointing into another
+    parameter's record or a record read from its fields (stored_params): its callers check
+    what they pass there."""
     params = [p.name for p in fn.params]
-    return root in params and dst in params and dst != root and b is not None and \
-        (params.index(dst), b) in stored_params(module, fn.name, params.index(root))
+    if root not in params or not rest:
+        return False
+    k = params.index(root)
+    at = _place(module, fn, dst, [p if j != k else None for j, p in enumerate(params)])
+    return at is not None and \
+        (at[0], at[1] + (at[2] + rest[0],) + rest[1:]) in stored_params(module, fn.name, k)
 
 
 def into_param(module, fn, store, root: str) -> bool:
-    """store writes the parameter root's address into another parameter's record: the
-    callers check what they pass there (stored_params)."""
-    dst, b = base(module, fn, store.ops[1].value)
-    return param_holder(module, fn, root, dst, b)
+    """store writes the parameter root's address into another parameter's record (or one read
+    from its fields): the callers check what they pass there (stored_params)."""
+    return param_holder(module, fn, root, store.ops[1].value, (0,))
 
 
 def base(module, fn, ptr: str):
-    """(the record ptr points into, seen through local slots, and the constant offset)."""
+    """(the record ptr points into, seen through local slots one store fills, and the constant
+    offset: unoptimized code's `line = &st->w.line; ... line->params`)."""
     obj, off = decompose(module, fn, ptr)
-    return alias(fn, obj), off
+    for _ in range(8):
+        d = fn.defs.get(obj)
+        stored = single_store_slots(fn).get(d.ops[0].value) \
+            if off is not None and getattr(d, "op", None) == "load" else None
+        inner, at = decompose(module, fn, stored) if stored else (None, None)
+        if at is None:
+            break
+        obj, off = inner, off + at
+    return obj, off
 
 
-def alias(fn, v: str) -> str:
+def alias(module, fn, v: str) -> str:
     """The value v is, reloaded from a local slot one store fills and only loads read
     (unoptimized code's local variables: `const struct context *c = vp;`)."""
-    for _ in range(8):
-        d = fn.defs.get(v)
-        if getattr(d, "op", None) != "load":
-            return v
-        stored = single_store_slots(fn).get(d.ops[0].value)
-        if stored is None:
-            return v
-        v = underlying(fn, stored)
-    return v
+    obj, off = base(module, fn, v)
+    return obj if off == 0 else v
 
 
 def single_store_slots(fn) -> dict:
