@@ -23,17 +23,14 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import is_fp, type_size
 
-from ..structure.local_slots import local_slot_stores
 from ..structure.type_layout import decompose, underlying
+from .record_holders import FREES, MARKERS, callee_of, fresh, held_in_result, held_in_sret, \
+    held_prefixes, inserted_at, return_slot, returned_block, slot_loads, sret_param, uses
 from .record_paths import MAX_DEPTH, alias as _alias, back_pointers as _back_pointers, \
     base as _base, chain, closed, covered, cut, into_param, is_back_pointer as _back_pointer, \
     param_holder, shifted, single_store_slots as _single_store_slots, stored_params, \
     unknown_record
 from .typeinfo import call_targets
-
-_MARKERS = ("@llvm.lifetime", "@llvm.dbg", "@llvm.assume")
-_FREES = ("@free", "@_ZdlPv", "@_ZdlPvm")
-_ALLOCATORS = ("@malloc", "@calloc", "@_Znwm")
 
 
 class DupFields(str):
@@ -92,7 +89,7 @@ def _found_records(module, fn, consts, fields) -> dict:
     while grown:
         grown = False
         for val, obj, at in stores:
-            if not _fresh(module, fn, obj):
+            if not fresh(module, fn, obj):
                 continue
             paths = _paths_of(module, fn, val, consts, {**fields, **found})
             new = {cut(at + p) for p in paths} - found.get(obj, set())
@@ -105,17 +102,17 @@ def _found_records(module, fn, consts, fields) -> dict:
 def _sret_stores(module, fn) -> list:
     """(value, object, byte-offset path) of what calls store for fn: a callee storing its
     pointer parameter, or a fresh block holding it, into the record fn passes as its sret
-    pointer (_held_prefixes), or storing it into another of its parameters' records
+    pointer (held_prefixes), or storing it into another of its parameters' records
     (stored_params: GSL's `gsl_multimin_fminimizer_set(s, &F, ...)`)."""
     out = []
     for inst in fn.insts():
-        callee = _callee(module, inst) if inst.op in ("call", "invoke") else None
+        callee = callee_of(module, inst) if inst.op in ("call", "invoke") else None
         for k, o in enumerate(inst.ops if callee is not None else ()):
             for j, path in stored_params(module, callee.name, k) if o.ty == "ptr" else ():
                 obj, at = decompose(module, fn, inst.ops[j].value)   # (`set(s, &F)`)
                 if at is not None and o.value.startswith("%"):
                     out.append((o.value, obj, (at + path[0],) + path[1:]))
-        sret = _sret_param(callee) if callee is not None else None
+        sret = sret_param(callee) if callee is not None else None
         if sret is None or len(callee.params) != len(inst.ops):
             continue
         j = [p.name for p in callee.params].index(sret)
@@ -123,7 +120,7 @@ def _sret_stores(module, fn) -> list:
         for k, o in enumerate(inst.ops):
             if k != j and o.ty == "ptr" and o.value.startswith("%") and at is not None:
                 out += [(o.value, obj, (at + q[0],) + q[1:])
-                        for q in _held_prefixes(module, callee, k, "sret")]
+                        for q in held_prefixes(module, callee, k, "sret")]
     return out
 
 
@@ -147,7 +144,7 @@ def _held_records(module, fn, fields: dict):
             for k, o in enumerate(inst.ops):
                 paths = fields_passed(module, fn, fields, o.value) if o.ty == "ptr" else None
                 if paths:
-                    held |= _held_in_result(module, inst, k, paths)
+                    held |= held_in_result(module, inst, k, paths)
             if held:
                 fields[inst.name] = closed(held, _back_pointers(module, fn, inst.name))
                 grown = True
@@ -172,21 +169,21 @@ def stored_away(module, fn, obj: str, depth: int = 4) -> str | None:
         if v in done:
             continue
         done.add(v)
-        for u in _uses(fn).get(v, ()):
+        for u in uses(fn).get(v, ()):
             if u.op in ("getelementptr", "bitcast", "addrspacecast", "phi", "select") and \
                     u.ty == "ptr" and u.name:
                 work.append(u.name)
             elif u.op == "store" and u.ops[0].value == v:
                 dst = decompose(module, fn, u.ops[1].value)[0] or ""
                 if _single_store_slots(fn).get(u.ops[1].value) == v:
-                    work.extend(i.name for i in _uses(fn).get(u.ops[1].value, ())
+                    work.extend(i.name for i in uses(fn).get(u.ops[1].value, ())
                                 if i.op == "load" and i.name)
-                elif dst.startswith("@") or _fresh(module, fn, dst) and \
+                elif dst.startswith("@") or fresh(module, fn, dst) and \
                         stored_away(module, fn, dst, depth):
                     found = fn.name
                     break
             elif u.op in ("call", "invoke") and depth > 0 and u.callee != v and \
-                    not (u.callee or "").startswith(_MARKERS):
+                    not (u.callee or "").startswith(MARKERS):
                 for t in call_targets(module, u):
                     callee = module.function(t)
                     for k, o in enumerate(u.ops):
@@ -195,130 +192,6 @@ def stored_away(module, fn, obj: str, depth: int = 4) -> str | None:
                                                          depth - 1)
     memo[key] = found
     return found
-
-
-def _returned_block(module, fn) -> str | None:
-    """The block every return of fn returns, where fn allocated it (_fresh; memoized)."""
-    if "_returned_block" not in fn.__dict__:
-        rets = _returned_values(fn)
-        b = rets.pop() if rets and len(rets) == 1 else None
-        fn._returned_block = b if b and b.startswith("%") and _fresh(module, fn, b) else None
-    return fn._returned_block
-
-
-def _returned_values(fn) -> set | None:
-    """What fn's returns return, through phis and selects, null aside (an allocator that
-    returns null on its failure paths); None past 16."""
-    out, todo, done = set(), [i.ops[0].value for i in fn.insts() if i.op == "ret" and i.ops], set()
-    while todo:
-        v = underlying(fn, todo.pop())
-        if v in done:
-            continue
-        done.add(v)
-        d = fn.defs.get(v)
-        if getattr(d, "op", None) in ("phi", "select"):
-            todo += [o.value for o in (d.ops[1:] if d.op == "select" else d.ops)]
-        elif getattr(d, "op", None) == "load" and d.ops[0].value in local_slot_stores(fn):
-            todo += local_slot_stores(fn)[d.ops[0].value]   # (unoptimized code's `retval`)
-        elif v != "null":
-            out.add(v)
-        if len(out) > 16:
-            return None
-    return out
-
-
-def _held_in_result(module, call, k: int, paths) -> set:
-    """The paths of the block `call` returns where the callee stores its parameter k (a record
-    with `paths`) into the block it returns, at a constant offset."""
-    callee = _callee(module, call)
-    if callee is None or k >= len(callee.params) or callee.ret_ty != "ptr":
-        return set()
-    held = {cut(q + p) for q in _held_prefixes(module, callee, k) for p in paths}
-    block = _returned_block(module, callee)
-    return set(closed(held, _back_pointers(module, callee, block)))
-
-
-def _held_prefixes(module, fn, k: int, into: str = "ret") -> frozenset:
-    """The byte-offset paths in the block fn returns (`into` "ret"), or in the record its sret
-    pointer points to ("sret"), at which fn stores its parameter k: (off,) where it stores the
-    parameter there, (off, off2) where it stores there a block it allocates holding the
-    parameter at off2 (`unique_ptr<Solver>(new Solver{&p, w})`), ... (memoized)."""
-    memo = fn.__dict__.setdefault("_held_prefixes", {})
-    if (k, into) not in memo:
-        block = _returned_block(module, fn) if into == "ret" else _sret_param(fn)
-        param = fn.params[k].name
-        memo[(k, into)] = frozenset(_prefixes(module, fn, param, block, 3)) \
-            if block and block != param else frozenset()
-    return memo[(k, into)]
-
-
-def _prefixes(module, fn, value: str, block: str, depth: int) -> set:
-    """The offset paths in `block` at which fn stores `value`, directly or inside heap blocks
-    it allocates (depth: how many such blocks deep)."""
-    out = set()
-    d = fn.defs.get(block)
-    callee = _callee(module, d) if getattr(d, "op", None) in ("call", "invoke") else None
-    for k, o in enumerate(d.ops if callee is not None and depth > 0 else ()):
-        if _base(module, fn, o.value) == (value, 0) and k < len(callee.params):
-            out |= _held_prefixes(module, callee, k)    # (a block that a callee filled)
-    for inst in fn.insts():
-        if inst.op != "store" or inst.ops[0].ty != "ptr":
-            continue
-        obj, off = _base(module, fn, inst.ops[1].value)     # (through a local slot)
-        if off is None:
-            continue
-        if _base(module, fn, inst.ops[0].value) == (value, 0) and obj == block:
-            out.add((off,))
-        elif _base(module, fn, inst.ops[0].value) == (value, 0) and depth > 0 and \
-                getattr(fn.defs.get(obj), "op", None) in ("call", "invoke") and \
-                _fresh(module, fn, obj):
-            out |= {q + (off,) for q in _prefixes(module, fn, obj, block, depth - 1)}
-    return out
-
-
-def _sret_param(fn) -> str | None:
-    """The name of fn's hidden result pointer (a record returned through `sret(T)`), or None."""
-    return next((p.name for p in fn.params if "sret" in p.attrs), None)
-
-
-def _held_in_sret(module, call, k: int, paths) -> dict:
-    """{the position of the callee's sret argument: the paths of the record the caller passes
-    there} where the callee
-    stores its parameter k (a record with `paths`) into that record (a factory returning a
-    record that keeps the address: `Solver make_solver(const Problem &)`)."""
-    callee = _callee(module, call)
-    j = next((j for j, p in enumerate(callee.params) if "sret" in p.attrs), None) \
-        if callee else None
-    if j is None or j >= len(call.ops) or k >= len(callee.params):
-        return {}
-    held = closed({cut(q + p) for q in _held_prefixes(module, callee, k, "sret") for p in paths},
-                  _back_pointers(module, callee, _sret_param(callee)))
-    return {j: held} if held else {}
-
-
-def _inserted_at(module, callee, k: int) -> frozenset:
-    """The indices of the record value callee returns (`{ ptr, double }` in registers) into
-    which it inserts its parameter k itself, where every return returns such a record built
-    by insertvalue (memoized)."""
-    memo = callee.__dict__.setdefault("_inserted_at", {})
-    if k not in memo:
-        param, idx = callee.params[k].name, set()
-        for r in (i for i in callee.insts() if i.op == "ret" and i.ops):
-            v = r.ops[0].value
-            for _ in range(16):
-                d = callee.defs.get(v)
-                if getattr(d, "op", None) != "insertvalue":
-                    break
-                if d.ops[1].value == param and len(d.indices) == 1:
-                    idx.add(d.indices[0])
-                v = d.ops[0].value
-        memo[k] = frozenset(idx)
-    return memo[k]
-
-
-def _callee(module, call):
-    name = call.callee or ""
-    return module.function(name) if name.startswith("@") and module.defines(name) else None
 
 
 def field_load(module, fn, fields: dict, ptr: str) -> bool:
@@ -378,95 +251,12 @@ def _paths_of(module, fn, v: str, consts, fields) -> set:
         return {()}
     if getattr(d, "op", None) == "extractvalue" and len(d.indices) == 1:
         call = fn.defs.get(d.ops[0].value)     # a record handed back in a record value
-        callee = _callee(module, call) if getattr(call, "op", None) in ("call", "invoke") \
+        callee = callee_of(module, call) if getattr(call, "op", None) in ("call", "invoke") \
             else None
         return {p for k, o in enumerate(call.ops) if callee is not None and
-                k < len(callee.params) and d.indices[0] in _inserted_at(module, callee, k)
+                k < len(callee.params) and d.indices[0] in inserted_at(module, callee, k)
                 for p in fields_passed(module, fn, fields, o.value) or ()} if callee else set()
     return set(fields_passed(module, fn, fields, v) or ())
-
-
-def _fresh(module, fn, obj: str) -> bool:
-    """obj is a local, or a block this function allocates (malloc, new, or a function with
-    bitcode that returns a block it allocated and kept no pointer to: GSL's
-    gsl_root_fsolver_alloc)."""
-    d = fn.defs.get(obj)
-    op = getattr(d, "op", None)
-    return op == "alloca" or op in ("call", "invoke") and (
-        d.callee in _ALLOCATORS or _returns_fresh(module, d.callee or "", 3))
-
-
-def _returns_fresh(module, name: str, depth: int) -> bool:
-    """The function returns a block it allocates, whose address it only stores into, loads
-    from, compares and frees (memoized per module)."""
-    memo = module.__dict__.setdefault("_returns_fresh", {})
-    if name not in memo:
-        memo[name] = False
-        fn = module.function(name) if name.startswith("@") and module.defines(name) else None
-        if fn is not None and fn.ret_ty == "ptr" and depth > 0:
-            blocks = _returned_values(fn)
-            memo[name] = bool(blocks) and all(
-                getattr(fn.defs.get(b), "op", None) == "call" and
-                (fn.defs[b].callee in _ALLOCATORS or
-                 _returns_fresh(module, fn.defs[b].callee or "", depth - 1)) and
-                _kept_private(module, fn, b) for b in blocks)
-    return memo[name]
-
-
-def _kept_private(module, fn, block: str, depth: int = 2) -> bool:
-    """No pointer to block leaves fn but by its return (handed to a function with bitcode
-    that keeps it private too, `depth` calls deep: GSL's driver_free on a failure path)."""
-    work, done = [block], set()
-    while work:
-        v = work.pop()
-        if v in done:
-            continue
-        done.add(v)
-        for u in _uses(fn).get(v, ()):
-            if u.op in ("getelementptr", "bitcast", "addrspacecast") and u.ops[0].value == v:
-                work.append(u.name)
-            elif u.op in ("phi", "select") and u.ty == "ptr":
-                work.append(u.name)
-            elif u.op == "store" and u.ops[0].value == v and \
-                    u.ops[1].value in local_slot_stores(fn):
-                work += _slot_loads(fn, u.ops[1].value)     # (a local variable, unoptimized)
-            elif not (u.op in ("load", "icmp", "ret") or
-                      u.op == "store" and u.ops[1].value == v and u.ops[0].value != v or
-                      u.op == "call" and (u.callee in _FREES or
-                                          (u.callee or "").startswith(_MARKERS)) or
-                      _private_call(module, u, v, depth)):
-                return False
-    return True
-
-
-def _slot_loads(fn, slot: str) -> list:
-    """The values read from a local slot that only stores fill and loads read."""
-    return [i.name for i in _uses(fn).get(slot, ()) if i.op == "load" and i.name]
-
-
-def _return_slot(fn, slot: str) -> bool:
-    """slot is a local slot that only stores fill, whose every load fn only returns."""
-    return slot in local_slot_stores(fn) and all(
-        u.op == "ret" for v in _slot_loads(fn, slot) for u in _uses(fn).get(v, ()))
-
-
-def _private_call(module, call, v: str, depth: int) -> bool:
-    """call hands v to a function with bitcode, whose parameters there keep it private and
-    which returns nothing (a destructor or a `free` of its own)."""
-    callee = _callee(module, call) if call.op == "call" and depth > 0 else None
-    if callee is None or callee.ret_ty != "void" or call.callee == v:
-        return False
-    ks = [k for k, o in enumerate(call.ops) if o.value == v]
-    return all(k < len(callee.params) and
-               _kept_private(module, callee, callee.params[k].name, depth - 1) for k in ks)
-
-
-def _uses(fn) -> dict:
-    """fn.users(), computed once per function here (the analysis does not rewrite fn)."""
-    memo = fn.__dict__.get("_users")
-    if memo is None:
-        memo = fn._users = fn.users()
-    return memo
 
 
 def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
@@ -494,7 +284,7 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
             continue
         done.add(v)
         at = _base(module, fn, v)[1]        # (through a local slot: unoptimized code)
-        for u in _uses(fn).get(v, ()):
+        for u in uses(fn).get(v, ()):
             if u.op in ("getelementptr", "bitcast", "addrspacecast") and u.ops[0].value == v:
                 if decompose(module, fn, u.name)[1] is not None:
                     work.append(u.name)
@@ -523,12 +313,12 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                     return False
             elif u.op == "store" and u.ops[0].value == v and at is not None and \
                     _single_store_slots(fn).get(u.ops[1].value) == v:
-                loads = _slot_loads(fn, u.ops[1].value)      # v reloaded from a local slot
+                loads = slot_loads(fn, u.ops[1].value)      # v reloaded from a local slot
                 work.extend(loads)
                 if v in joined:
                     joined.update(loads)
             elif u.op == "store" and u.ops[0].value == v and at == 0 and returned and \
-                    _return_slot(fn, u.ops[1].value):
+                    return_slot(fn, u.ops[1].value):
                 continue                        # (unoptimized code's `retval` slot)
             elif u.op == "store" and u.ops[0].value == v and at is not None and \
                     _back_pointer(module, fn, u, root):
@@ -541,13 +331,13 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                 obj, off = _base(module, fn, u.ops[1].value)   # kept in another record
                 held = frozenset((off,) + p for p in paths) \
                     if off is not None and all(len(p) < MAX_DEPTH for p in paths) else None
-                if held is not None and obj in (_returned_block(module, fn), _sret_param(fn)) \
+                if held is not None and obj in (returned_block(module, fn), sret_param(fn)) \
                         and obj not in known:   # (a holder it returns: the caller checks it)
                     if not _confined(module, fn, obj, held, consts, {**known, root: paths},
-                                     seen, returned=obj != _sret_param(fn)):
+                                     seen, returned=obj != sret_param(fn)):
                         return False
                 elif held is not None and obj not in known and obj.startswith("%") and \
-                        _fresh(module, fn, obj):
+                        fresh(module, fn, obj):
                     # a record of fn's own (a wrapper of the record handed down: GSL's qagiu
                     # behind its own function record), which fn's derivative finds too
                     if not _confined(module, fn, obj, held, consts,
@@ -557,7 +347,7 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                         not _confined(module, fn, obj, frozenset(known[obj]), consts,
                                       {**known, root: paths}, seen):
                     return False
-            elif u.op in ("call", "invoke") and (u.callee or "").startswith(_MARKERS) or \
+            elif u.op in ("call", "invoke") and (u.callee or "").startswith(MARKERS) or \
                     u.op == "icmp":
                 continue                        # (`if (sys == NULL)`: the address compared)
             elif u.op in ("phi", "select") and u.ty == "ptr" and (all(
@@ -570,7 +360,7 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
             elif u.op == "insertvalue" and u.ops[1].value == v and at == 0 and \
                     _only_returned(fn, u):
                 continue                        # (handed back in a record: the caller checks)
-            elif u.op in ("call", "invoke") and u.callee in _FREES and \
+            elif u.op in ("call", "invoke") and u.callee in FREES and \
                     _alias(module, fn, v) == root:
                 continue
             elif u.op == "call" and (u.callee or "").startswith("@llvm.memset") and \
@@ -597,11 +387,11 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                     return False
                 held = set()
                 for k in ks:
-                    held |= _held_in_result(module, u, k, seen_from)
+                    held |= held_in_result(module, u, k, seen_from)
                 if held and not _confined(module, fn, u.name,
                                           closed(held, _back_pointers(module, fn, u.name)),
                                           consts, known, seen,
-                                          returned=u.name == _returned_block(module, fn)):
+                                          returned=u.name == returned_block(module, fn)):
                     return False                # (the holder the call returns)
                 if not _handed_back(module, fn, u, ks, seen_from, consts, {**known, root: paths},
                                     seen):
@@ -620,7 +410,7 @@ def _float_element(fn, gep) -> bool:
     return is_fp(ty) and all(
         u.op == "load" and is_fp(u.ty) or
         u.op == "store" and u.ops[1].value == gep.name and u.ops[0].value != gep.name and
-        is_fp(u.ops[0].ty) for u in _uses(fn).get(gep.name, ()))
+        is_fp(u.ops[0].ty) for u in uses(fn).get(gep.name, ()))
 
 
 def _field_paths(module, fn, root: str, paths, at: int, value: str) -> set:
@@ -628,7 +418,7 @@ def _field_paths(module, fn, root: str, paths, at: int, value: str) -> set:
     a back pointer fn makes are left out where the value is a block just allocated (a part the
     record gets before the part's back pointer to it is set: GSL's control object)."""
     need = {p for p in paths if p[0] == at}
-    if value.startswith("%") and _fresh(module, fn, _alias(module, fn, underlying(fn, value))):
+    if value.startswith("%") and fresh(module, fn, _alias(module, fn, underlying(fn, value))):
         loops = _back_pointers(module, fn, root)
         need = {p for p in need if not any(p[:len(dst)] == dst for dst, _, _ in loops)}
     return need
@@ -674,7 +464,7 @@ def _stored_through(module, fn, call, ks, targets, root, paths, at, seen_from, c
             if not covered(known[r], {cut(c + h) for h in held}) or not _confined(
                     module, fn, r, frozenset(known[r]), consts, known, seen):
                 return False
-        elif not dst.startswith("%") or not _fresh(module, fn, dst):
+        elif not dst.startswith("%") or not fresh(module, fn, dst):
             return False
         else:
             held = closed(held, _back_pointers(module, fn, dst))
@@ -688,11 +478,11 @@ def _handed_back(module, fn, call, ks, paths, consts, known, seen) -> bool:
     back to fn, fn keeps to the rules: the record the caller passes as the callee's sret
     pointer, when the callee stores it there, and the fields of the record value it returns
     into which it inserts it (`{ ptr, double }` in registers)."""
-    callee = _callee(module, call)
+    callee = callee_of(module, call)
     if callee is None:
         return True
     for k in ks:
-        for j, held in _held_in_sret(module, call, k, paths).items():
+        for j, held in held_in_sret(module, call, k, paths).items():
             obj, at = decompose(module, fn, call.ops[j].value)
             if at is None:
                 return False
@@ -701,11 +491,11 @@ def _handed_back(module, fn, call, ks, paths, consts, known, seen) -> bool:
                 if not held <= set(known[obj]) or \
                         not _confined(module, fn, obj, frozenset(known[obj]), consts, known, seen):
                     return False
-            elif not (obj.startswith("%") and _fresh(module, fn, obj) and
+            elif not (obj.startswith("%") and fresh(module, fn, obj) and
                       _confined(module, fn, obj, held, consts, {**known, obj: held}, seen)):
                 return False
-        idx = _inserted_at(module, callee, k) if k < len(callee.params) else ()
-        for u in _uses(fn).get(call.name, ()) if idx and call.name else ():
+        idx = inserted_at(module, callee, k) if k < len(callee.params) else ()
+        for u in uses(fn).get(call.name, ()) if idx and call.name else ():
             if u.op != "extractvalue":
                 return False                    # (the record value kept whole)
             if u.indices[:1] and u.indices[0] in idx and \
@@ -716,7 +506,7 @@ def _handed_back(module, fn, call, ks, paths, consts, known, seen) -> bool:
 
 def _only_returned(fn, inst) -> bool:
     """The record value inst builds only goes on being built and is returned."""
-    for u in _uses(fn).get(inst.name, ()):
+    for u in uses(fn).get(inst.name, ()):
         if not (u.op == "ret" or u.op == "insertvalue" and u.ops[0].value == inst.name and
                 _only_returned(fn, u)):
             return False
@@ -740,7 +530,7 @@ def _param_confined(module, name: str, ks, paths, seen, others=None) -> bool:
 
 def _whole_copy(module, fn, copy, v: str, paths, copies: dict, seen: set) -> bool:
     """`copy` (a memcpy) copies the record at v, fields included, to the start of a local or
-    a block from malloc/new (_fresh) that nothing else writes (its own uses keep to _confined):
+    a block from malloc/new (fresh) that nothing else writes (its own uses keep to _confined):
     the copy holds the same paths. Or it is that copy, seen from the destination's side."""
     dst, src, size = (o.value for o in copy.ops[:3])
     if not size.isdigit() or int(size) < max(p[0] for p in paths) + 8:
@@ -748,7 +538,7 @@ def _whole_copy(module, fn, copy, v: str, paths, copies: dict, seen: set) -> boo
     if v == dst:
         return copies.get(v) == paths
     d, at = decompose(module, fn, dst)
-    if src != v or at != 0 or decompose(module, fn, v)[1] != 0 or not _fresh(module, fn, d):
+    if src != v or at != 0 or decompose(module, fn, v)[1] != 0 or not fresh(module, fn, d):
         return False
     if d in copies:
         return copies[d] == paths
