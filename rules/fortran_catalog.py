@@ -39,16 +39,17 @@ _RESULT_ONLY = re.compile(r"@_FortranA(?:Matmul(?:Transpose)?\w+|(?P<dot>DotProd
 
 
 def written_args(callee: str):
-    """callee_writes' summary (written, kept, read-and-kept argument positions) of a flang
-    runtime entry known to write only its result, else None (unknown: every argument)."""
+    """callee_writes' summary (written, kept, read-and-kept, read and kept in memory holding
+    active data: argument positions) of a flang runtime entry known to write only its
+    result, else None (unknown: every argument)."""
     if callee == "@_FortranAAssign":
         # `to = from`: writes the target (its descriptor and data) only; the pointer components
         # of a derived type are copied from the source's memory (our wrapper's fallback)
-        return {0}, set(), {1}
+        return {0}, set(), {1}, set()
     m = _RESULT_ONLY.fullmatch(callee or "")
     if m is None:
         return None
-    return (set() if m.group("dot") else {0}), set(), set()
+    return (set() if m.group("dot") else {0}), set(), set(), set()
 
 
 # the families enzyme-cc refuses when the derivative reaches them, and why (the error's text)

@@ -88,6 +88,9 @@ class Activity(ActiveMemory):
         # objects a pointer stored away was loaded from (a view's data pointer read from the
         # vector it views): the caller gives them shadows where the memory it went to is active
         self.pointee_escaped: set[str] = set()
+        # ... and of those, the ones known to go into memory that holds active data (a view of
+        # an output matrix a callee writes through): the caller gives them shadows outright
+        self.pointee_active: set[str] = set()
         self._underlying = underlying
         # one object per class: phi/select joins, and a realloc'd block with its old block (the
         # data, hence its shadow, moves over)
@@ -221,10 +224,10 @@ class Activity(ActiveMemory):
                 changed |= self._escape(src, seen, into)
         return changed
 
-    def _pointee_escape(self, ptr: str, seen: set) -> bool:
-        """A pointer read from ptr's memory escapes: note that memory's object, and where ptr
-        was itself reloaded from a local spill slot (unoptimized code), the pointers stored
-        there (the parameter it came in)."""
+    def _pointee_escape(self, ptr: str, seen: set, active: bool = False) -> bool:
+        """A pointer read from ptr's memory escapes (active: into memory that holds active
+        data): note that memory's object, and where ptr was itself reloaded from a local spill
+        slot (unoptimized code), the pointers stored there (the parameter it came in)."""
         u = self._underlying(self.fn, ptr)
         if u in seen:
             return False
@@ -233,10 +236,13 @@ class Activity(ActiveMemory):
         if o not in self.pointee_escaped:
             self.pointee_escaped.add(o)
             changed = True
+        if active and o not in self.pointee_active:
+            self.pointee_active.add(o)
+            changed = True
         d = self.fn.defs.get(u)
         if getattr(d, "op", None) == "load":
             for stored in self._stored_ptrs.get(self._obj(d.ops[0].value), []):
-                changed |= self._pointee_escape(stored, seen)
+                changed |= self._pointee_escape(stored, seen, active)
         return changed
 
     def into_inactive_global(self, ptr: str) -> bool:

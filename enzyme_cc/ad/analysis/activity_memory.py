@@ -255,7 +255,8 @@ class ActiveMemory:
                     changed |= self._escape(inst.ops[0].value)
                     continue
                 summary = self.callee_writes(inst, self) if self.callee_writes else None
-                writes, escapes, via = summary if summary is not None else (None, set(), set())
+                writes, escapes, via, via_active = summary if summary is not None else \
+                    (None, set(), set(), set())
                 if is_mirror_call(c):             # links its pointer arguments to each other
                     escapes = {k for k, o in enumerate(inst.ops) if o.ty == "ptr"}
                 joined = returned_params(self.module, c) if inst.ty == "ptr" else set()
@@ -267,21 +268,27 @@ class ActiveMemory:
                 for k in escapes:                 # the callee keeps the pointer somewhere
                     if inst.ops[k].value.startswith("%"):
                         changed |= self._escape(inst.ops[k].value)
-                if via and (any(o.ty == "ptr" and o.value.startswith("%") and
-                                self._obj(o.value) in self.active_objects for o in inst.ops)
-                            or self._moves_pointers(inst, via)):
+                into_active = bool(via) and (
+                    any(o.ty == "ptr" and o.value.startswith("%") and
+                        self._obj(o.value) in self.active_objects for o in inst.ops)
+                    or self._moves_pointers(inst, via))
+                if into_active or via_active:
                     # the callee stores pointers read from these arguments' memory into memory
                     # that holds active data (GSL's subvector view of a work vector, written
                     # through later): their shadows come from these arguments' shadows (not
                     # wherever the destination has a shadow: Rust's index sort by a float key
                     # then gave its indices shadows, and their moves were refused)
                     # (an argument of this function passes the same on to its callers: they
-                    # see what its memory holds)
-                    for k in via:
+                    # see what its memory holds). via_active: the callee knows the memory
+                    # they go to holds active data (a view of an output matrix it writes
+                    # through, inside the callee or deeper: GSL's LU_invert into a fresh
+                    # matrix); the caller cannot see that memory, and gives shadows outright
+                    for k in (via if into_active else via_active):
                         v = inst.ops[k].value
                         u = self._underlying(self.fn, v)
                         if v.startswith("%") and any(p.name == u for p in self.fn.params):
-                            changed |= self._pointee_escape(v, set())
+                            changed |= self._pointee_escape(v, set(), into_active or
+                                                            k in via_active)
                         elif v.startswith("%") and not self._const_record(v, inst):
                             changed |= self._escape(v)
                 if not any(o.value in self.active or o.value in self.shadowed for o in inst.ops) \

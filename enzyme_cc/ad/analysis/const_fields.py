@@ -82,7 +82,7 @@ def _found_records(module, fn, consts, fields) -> dict:
     stores into its sret records (not yet checked against their uses)."""
     stores = [(i.ops[0].value, obj, (off,)) for i in fn.insts()
               if i.op == "store" and i.ops[0].ty == "ptr"
-              for obj, off in [decompose(module, fn, i.ops[1].value)] if off is not None]
+              for obj, off in [_base(module, fn, i.ops[1].value)] if off is not None]
     stores += _sret_stores(module, fn)
     found: dict = {}
     grown = True
@@ -109,14 +109,14 @@ def _sret_stores(module, fn) -> list:
         callee = callee_of(module, inst) if inst.op in ("call", "invoke") else None
         for k, o in enumerate(inst.ops if callee is not None else ()):
             for j, path in stored_params(module, callee.name, k) if o.ty == "ptr" else ():
-                obj, at = decompose(module, fn, inst.ops[j].value)   # (`set(s, &F)`)
+                obj, at = _base(module, fn, inst.ops[j].value)   # (`set(s, &F)`)
                 if at is not None and o.value.startswith("%"):
                     out.append((o.value, obj, (at + path[0],) + path[1:]))
         sret = sret_param(callee) if callee is not None else None
         if sret is None or len(callee.params) != len(inst.ops):
             continue
         j = [p.name for p in callee.params].index(sret)
-        obj, at = decompose(module, fn, inst.ops[j].value)
+        obj, at = _base(module, fn, inst.ops[j].value)
         for k, o in enumerate(inst.ops):
             if k != j and o.ty == "ptr" and o.value.startswith("%") and at is not None:
                 out += [(o.value, obj, (at + q[0],) + q[1:])
@@ -174,7 +174,7 @@ def stored_away(module, fn, obj: str, depth: int = 4) -> str | None:
                     u.ty == "ptr" and u.name:
                 work.append(u.name)
             elif u.op == "store" and u.ops[0].value == v:
-                dst = decompose(module, fn, u.ops[1].value)[0] or ""
+                dst = _base(module, fn, u.ops[1].value)[0] or ""
                 if _single_store_slots(fn).get(u.ops[1].value) == v:
                     work.extend(i.name for i in uses(fn).get(u.ops[1].value, ())
                                 if i.op == "load" and i.name)
@@ -305,7 +305,9 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
                     # pointer: as above, a possible target that takes records of another type)
             elif u.op == "store" and u.ops[1].value == v and u.ops[0].value != v:
                 size = type_size(u.ops[0].ty, named) or 8
-                if any(at <= h < at + size for h in heads) and not (
+                # (a float written there: as a float read, a possible target that takes
+                # records of another type, GSL's lm_preduction beside the user's fvv)
+                if any(at <= h < at + size for h in heads) and not is_fp(u.ops[0].ty) and not (
                         at in heads and u.ops[0].ty == "ptr" and covered(
                             {(at,) + p for p in _paths_of(module, fn, u.ops[0].value, consts,
                                                           {**known, root: paths})},
@@ -327,10 +329,14 @@ def _confined(module, fn, root: str, paths: frozenset, consts, known, seen: set,
             elif u.op == "store" and u.ops[0].value == v and at == 0 and \
                     into_param(module, fn, u, root):
                 continue                        # (a `set_driver(state, d)`: callers check)
-            elif u.op == "store" and u.ops[0].value == v and at == 0:
+            elif u.op == "store" and u.ops[0].value == v and at is not None and \
+                    not shifted(paths, at):
+                continue                        # (a part with no such field: `&w->x`)
+            elif u.op == "store" and u.ops[0].value == v and at is not None:
                 obj, off = _base(module, fn, u.ops[1].value)   # kept in another record
-                held = frozenset((off,) + p for p in paths) \
-                    if off is not None and all(len(p) < MAX_DEPTH for p in paths) else None
+                part = shifted(paths, at)       # (the part of root it points to)
+                held = frozenset((off,) + p for p in part) \
+                    if off is not None and all(len(p) < MAX_DEPTH for p in part) else None
                 if held is not None and obj in (returned_block(module, fn), sret_param(fn)) \
                         and obj not in known:   # (a holder it returns: the caller checks it)
                     if not _confined(module, fn, obj, held, consts, {**known, root: paths},
@@ -483,7 +489,7 @@ def _handed_back(module, fn, call, ks, paths, consts, known, seen) -> bool:
         return True
     for k in ks:
         for j, held in held_in_sret(module, call, k, paths).items():
-            obj, at = decompose(module, fn, call.ops[j].value)
+            obj, at = _base(module, fn, call.ops[j].value)
             if at is None:
                 return False
             held = frozenset((at + p[0],) + p[1:] for p in held)

@@ -187,7 +187,7 @@ def kept_private(module, fn, block: str, depth: int = 2) -> bool:
                       u.op == "store" and u.ops[1].value == v and u.ops[0].value != v or
                       u.op == "call" and (u.callee in FREES or
                                           (u.callee or "").startswith(MARKERS)) or
-                      _private_call(module, u, v, depth)):
+                      _filled(u, v) or _private_call(module, u, v, depth)):
                 return False
     return True
 
@@ -201,6 +201,13 @@ def return_slot(fn, slot: str) -> bool:
     """slot is a local slot that only stores fill, whose every load fn only returns."""
     return slot in local_slot_stores(fn) and all(
         u.op == "ret" for v in slot_loads(fn, slot) for u in uses(fn).get(v, ()))
+
+
+def _filled(call, v: str) -> bool:
+    """call copies into v or sets its bytes, and takes v for nothing else (GSL's allocators
+    copy the caller's parameter record into the block they return)."""
+    return (call.callee or "").startswith(("@llvm.memcpy", "@llvm.memmove", "@llvm.memset")) \
+        and call.ops[0].value == v and all(o.value != v for o in call.ops[1:])
 
 
 def _private_call(module, call, v: str, depth: int) -> bool:

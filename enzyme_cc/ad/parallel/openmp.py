@@ -306,8 +306,8 @@ def fork_writes(gen, inst, caller_act):
     if not gen.module.defines(call.callee):
         return None
     res = gen._callee_summary(call.callee, gen.call_activity(call, caller_act),
-                              gen._arg_hints(call, caller_act))[2:5]
-    return tuple({k + 1 for k in part if k >= 2} for part in res)
+                              gen._arg_hints(call, caller_act))
+    return tuple({k + 1 for k in part if k >= 2} for part in (res[2], res[3], res[4], res[7]))
 
 
 # ---- runtime calls inside a region -------------------------------------------------------------

@@ -212,8 +212,9 @@ class CalleeSummaries:
         active data through, indices of those it stores away or returns, indices of those
         whose memory a pointer it stores away was read from, indices of those whose shadow a
         use demands, indices of those whose memory's shadow only its own pointers stored back
-        demand: analysis/shadow_demand.py) for one activity signature of a function with
-        bitcode.
+        demand: analysis/shadow_demand.py, indices of those whose memory a pointer it stores
+        into memory holding active data was read from) for one activity signature of a
+        function with bitcode.
 
         Recursion starts from "nothing active" and iterates to the least fixed point: assuming
         the worst for a recursive call would make every pointer a recursive sort takes look
@@ -231,7 +232,7 @@ class CalleeSummaries:
             for g in deps.get(key, ()):             # a summary made from guesses still open
                 self._depends_on(g, stack.index(g))
             return cache[key]
-        cache[key] = (False, False, set(), set(), set(), set(), set())
+        cache[key] = (False, False, set(), set(), set(), set(), set(), set())
         stack.append(key)
         try:
             while True:
@@ -239,8 +240,8 @@ class CalleeSummaries:
                 self._summary_guessed.discard(key)
                 res = self._callee_summary_once(callee, acts, hints)
                 guess = cache[key]
-                res = (res[0] or guess[0], res[1] or guess[1], res[2] | guess[2], res[3] | guess[3],
-                       res[4] | guess[4], res[5] | guess[5], res[6] | guess[6])
+                res = (res[0] or guess[0], res[1] or guess[1],
+                       *(a | b for a, b in zip(res[2:], guess[2:])))
                 if key not in self._summary_guessed or res == guess:
                     break
                 cache[key] = res
@@ -299,12 +300,14 @@ class CalleeSummaries:
                 {k for k in ptrs if act._find(fn.params[k].name) in act.active_objects},
                 {k for k in ptrs if act._find(fn.params[k].name) in act.escaped},
                 {k for k in ptrs if act._find(fn.params[k].name) in act.pointee_escaped},
-                set(act.param_demand), set(act.param_fill))
+                set(act.param_demand), set(act.param_fill),
+                {k for k in ptrs if act._find(fn.params[k].name) in act.pointee_active})
 
     def callee_writes(self, inst, caller_act):
         """(argument positions through which a call may store active data, positions whose
         pointer the callee stores away or returns, positions whose memory a pointer the callee
-        stores away was read from); None when unknown."""
+        stores away was read from, and those of these whose pointer goes into memory holding
+        active data); None when unknown."""
         if inst.callee == openmp.FORK:      # a parallel region: its outlined function's summary
             return openmp.fork_writes(self, inst, caller_act)
         fn = self.module.function(inst.callee) if (inst.callee or "").startswith("@") else None
@@ -314,8 +317,9 @@ class CalleeSummaries:
             return written_args(inst.callee)
         if len(fn.params) != len(inst.ops):
             return None
-        return self._callee_summary(inst.callee, self.call_activity(inst, caller_act),
-                                    self._arg_hints(inst, caller_act))[2:5]
+        return _writes_part(self._callee_summary(inst.callee,
+                                                 self.call_activity(inst, caller_act),
+                                                 self._arg_hints(inst, caller_act)))
 
     def _indirect_writes(self, inst, caller_act):
         """callee_writes of an indirect call: the union of the summaries of the functions it may
@@ -327,13 +331,20 @@ class CalleeSummaries:
         if not targets or len(targets) > MAX_SUMMARIZED_TARGETS:
             return None     # (every argument may be written: a summary per target costs)
         acts = self.call_activity(inst, caller_act)
-        out = (set(), set(), set())
+        out = (set(), set(), set(), set())
         for t in targets:
             fn = self.module.function(t)
             if fn is None or len(fn.params) != len(inst.ops):
                 return None
-            out = tuple(a | b for a, b in zip(out, self._callee_summary(t, acts, {})[2:5]))
+            out = tuple(a | b for a, b in zip(out, _writes_part(self._callee_summary(t, acts,
+                                                                                     {}))))
         return out
+
+
+def _writes_part(summary) -> tuple:
+    """callee_writes' part of a callee summary: (written, kept, read and kept, read and kept
+    in memory holding active data) argument positions."""
+    return summary[2], summary[3], summary[4], summary[7]
 
 
 def _returned_float_bits(fn, act, v: str, depth: int = 0) -> bool:
