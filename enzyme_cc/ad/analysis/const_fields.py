@@ -28,8 +28,8 @@ from .record_holders import FREES, MARKERS, callee_of, fresh, held_in_result, he
     held_prefixes, inserted_at, return_slot, returned_block, slot_loads, sret_param, uses
 from .record_paths import MAX_DEPTH, alias as _alias, back_pointers as _back_pointers, \
     base as _base, chain, closed, covered, cut, into_param, is_back_pointer as _back_pointer, \
-    param_holder, shifted, single_store_slots as _single_store_slots, stored_params, \
-    unknown_record
+    from_offset, param_holder, shifted, single_store_slots as _single_store_slots, \
+    stored_params, unknown_record
 from .typeinfo import call_targets
 
 
@@ -111,7 +111,7 @@ def _sret_stores(module, fn) -> list:
             for j, path in stored_params(module, callee.name, k) if o.ty == "ptr" else ():
                 obj, at = _base(module, fn, inst.ops[j].value)   # (`set(s, &F)`)
                 if at is not None and o.value.startswith("%"):
-                    out.append((o.value, obj, (at + path[0],) + path[1:]))
+                    out.append((o.value, obj, from_offset(at, path)))
         sret = sret_param(callee) if callee is not None else None
         if sret is None or len(callee.params) != len(inst.ops):
             continue
@@ -176,8 +176,7 @@ def stored_away(module, fn, obj: str, depth: int = 4) -> str | None:
             elif u.op == "store" and u.ops[0].value == v:
                 dst = _base(module, fn, u.ops[1].value)[0] or ""
                 if _single_store_slots(fn).get(u.ops[1].value) == v:
-                    work.extend(i.name for i in uses(fn).get(u.ops[1].value, ())
-                                if i.op == "load" and i.name)
+                    work.extend(slot_loads(fn, u.ops[1].value))
                 elif dst.startswith("@") or fresh(module, fn, dst) and \
                         stored_away(module, fn, dst, depth):
                     found = fn.name
@@ -457,10 +456,11 @@ def _stored_through(module, fn, call, ks, targets, root, paths, at, seen_from, c
                 continue
             if at == 0 and param_holder(module, fn, root, ptr, path):
                 continue                        # (fn does it to its own parameters: callers)
-            head = (off + path[0],) + path[1:]
+            head = from_offset(off, path)
             held_at.setdefault(dst, set()).update(cut(head + p) for p in seen_from)
     for dst, held in held_at.items():
-        holder = next(((r, c) for r in known for c in [chain(module, fn, dst, r)] if c), None)
+        holder = None if dst in known else \
+            next(((r, c) for r in known for c in [chain(module, fn, dst, r)] if c), None)
         if dst in known:
             if not covered(known[dst], held) or not _confined(
                     module, fn, dst, frozenset(known[dst]), consts, known, seen):

@@ -17,7 +17,7 @@ ALLOCATORS = ("@malloc", "@calloc", "@_Znwm")
 
 def returned_block(module, fn) -> str | None:
     """The block every return of fn returns, where fn allocated it (fresh; memoized)."""
-    if "returned_block" not in fn.__dict__:
+    if "_returned_block" not in fn.__dict__:
         rets = returned_values(fn)
         b = rets.pop() if rets and len(rets) == 1 else None
         fn._returned_block = b if b and b.startswith("%") and fresh(module, fn, b) else None
@@ -61,7 +61,7 @@ def held_prefixes(module, fn, k: int, into: str = "ret") -> frozenset:
     pointer points to ("sret"), at which fn stores its parameter k: (off,) where it stores the
     parameter there, (off, off2) where it stores there a block it allocates holding the
     parameter at off2 (`unique_ptr<Solver>(new Solver{&p, w})`), ... (memoized)."""
-    memo = fn.__dict__.setdefault("held_prefixes", {})
+    memo = fn.__dict__.setdefault("_held_prefixes", {})
     if (k, into) not in memo:
         block = returned_block(module, fn) if into == "ret" else sret_param(fn)
         param = fn.params[k].name
@@ -118,7 +118,7 @@ def inserted_at(module, callee, k: int) -> frozenset:
     """The indices of the record value callee returns (`{ ptr, double }` in registers) into
     which it inserts its parameter k itself, where every return returns such a record built
     by insertvalue (memoized)."""
-    memo = callee.__dict__.setdefault("inserted_at", {})
+    memo = callee.__dict__.setdefault("_inserted_at", {})
     if k not in memo:
         param, idx = callee.params[k].name, set()
         for r in (i for i in callee.insts() if i.op == "ret" and i.ops):
@@ -152,7 +152,7 @@ def fresh(module, fn, obj: str) -> bool:
 def returns_fresh(module, name: str, depth: int) -> bool:
     """The function returns a block it allocates, whose address it only stores into, loads
     from, compares and frees (memoized per module)."""
-    memo = module.__dict__.setdefault("returns_fresh", {})
+    memo = module.__dict__.setdefault("_returns_fresh", {})
     if name not in memo:
         memo[name] = False
         fn = module.function(name) if name.startswith("@") and module.defines(name) else None

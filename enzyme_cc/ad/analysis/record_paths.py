@@ -85,9 +85,9 @@ def back_pointers(module, fn, obj) -> frozenset:
         out = set()
         for inst in fn.insts() if obj else ():
             if inst.op == "store" and inst.ops[0].ty == "ptr":
-                v, a = (_place(module, fn, inst.ops[i].value, [me]) for i in (0, 1))
-                if v is not None and a is not None and not v[1]:
-                    out.add((a[1] + (a[2],), (), v[2]))
+                edge = _store_edge(module, fn, inst, me)
+                if edge is not None:
+                    out.add(edge)
             elif inst.op in ("call", "invoke"):
                 out |= {(dst, src, d) for _, dst, _, src, d in
                         _call_edges(module, fn, inst, [me])}
@@ -111,6 +111,18 @@ def chain(module, fn, obj: str, root: str, depth: int = 3):
             return path
         obj = src
     return None
+
+
+def _store_edge(module, fn, store, me: str):
+    """(dst, (), d): store writes the address d bytes into the record me at path dst from
+    it (back_pointers); None where it writes something else or elsewhere."""
+    v, a = (_place(module, fn, store.ops[i].value, [me]) for i in (0, 1))
+    return (a[1] + (a[2],), (), v[2]) if v is not None and a is not None and not v[1] else None
+
+
+def from_offset(off: int, path: tuple) -> tuple:
+    """path, taken from `off` bytes before where it starts (its first step shifted)."""
+    return (off + path[0],) + path[1:]
 
 
 def _place(module, fn, ptr: str, roots):
@@ -138,10 +150,10 @@ def _call_edges(module, fn, call, roots) -> set:
             if pd is None or ps is None:
                 continue
             if src:
-                src, d = ps[1] + (ps[2] + src[0],) + src[1:], d
+                src = ps[1] + from_offset(ps[2], src)
             else:
                 src, d = ps[1], ps[2] + d
-            out.add((pd[0], pd[1] + (pd[2] + dst[0],) + dst[1:], ps[0], src, d))
+            out.add((pd[0], pd[1] + from_offset(pd[2], dst), ps[0], src, d))
     return out
 
 
@@ -181,10 +193,8 @@ def stored_params(module, name: str, k: int) -> frozenset:
 def is_back_pointer(module, fn, store, root: str) -> bool:
     """store writes root's address, or a pointer into root, into root or a record read from
     its fields (back_pointers)."""
-    me = alias(module, fn, root)
-    v, a = (_place(module, fn, store.ops[i].value, [me]) for i in (0, 1))
-    return v is not None and a is not None and not v[1] and \
-        (a[1] + (a[2],), (), v[2]) in back_pointers(module, fn, root)
+    edge = _store_edge(module, fn, store, alias(module, fn, root))
+    return edge is not None and edge in back_pointers(module, fn, root)
 
 
 def param_holder(module, fn, root: str, dst: str, rest: tuple) -> bool:
@@ -197,7 +207,7 @@ def param_holder(module, fn, root: str, dst: str, rest: tuple) -> bool:
     k = params.index(root)
     at = _place(module, fn, dst, [p if j != k else None for j, p in enumerate(params)])
     return at is not None and \
-        (at[0], at[1] + (at[2] + rest[0],) + rest[1:]) in stored_params(module, fn.name, k)
+        (at[0], at[1] + from_offset(at[2], rest)) in stored_params(module, fn.name, k)
 
 
 def into_param(module, fn, store, root: str) -> bool:
