@@ -125,9 +125,11 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
             return stored
     if not kinds:
         allint = all(set(s.values()) == {"int"} for s in summaries)
-        if allint or any(info.int_pointee(o) for o in (dst.value, src.value)):
+        if allint or any(info.int_pointee(o) for o in (dst.value, src.value)) or \
+                all(info.int_class(o) for o in (dst.value, src.value)):
             # (nothing says float, and the program's type of an end says integers: the index
-            # array of Eigen's sparse storage, grown by a copy into a fresh block)
+            # array of Eigen's sparse storage, grown by a copy into a fresh block; a
+            # std::vector<int> beside a std::vector<double> in one struct, grown by push_back)
             return [(0, length, "int")]
     return declared
 

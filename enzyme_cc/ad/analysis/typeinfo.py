@@ -40,6 +40,7 @@ class TypeInfo:
         self.facts: dict[str, dict] = {}
         self.uniform: dict[str, set] = {}
         self.int_pointees: set = set()      # pointer classes whose C type is `int *` (TBAA)
+        self.int_accessed: set = set()      # objects accessed with a C integer type's TBAA tag
         self.float_accesses: dict[str, dict] = {}   # object -> {offset: kind} of float-typed IR accesses
         self.chars: dict[str, set] = {}     # object -> offsets accessed as characters
         self.records: dict[str, set] = {}   # pointer class -> struct types GEPs index it by
@@ -138,6 +139,15 @@ class TypeInfo:
         a pointer TBAA tag where it is loaded or stored)."""
         return self._find(underlying(self.fn, ptr)) in self.int_pointees
 
+    def int_class(self, ptr) -> bool:
+        """The memory ptr points into is accessed as a C integer type (an `int`, `long` TBAA
+        tag: the program's own type, never a float's bits moved as an integer) and never as a
+        float or a pointer, through any pointer of its class (std::vector<int>'s buffer, whose
+        elements are stored through its end pointer at a run-time offset)."""
+        root = self._find(underlying(self.fn, ptr))
+        return not self.uniform.get(root) and \
+            any(self._find(b) == root for b in self.int_accessed)
+
     def _char_pointer(self, ptr, tag):
         """A `char *` (TBAA "p1 omnipotent char", e.g. a std::string's buffer) points at
         character data."""
@@ -174,6 +184,8 @@ class TypeInfo:
             return
         if off is not None:
             self.facts.setdefault(base, {}).setdefault(off, kind)
+        if kind == "int" and tag:
+            self.int_accessed.add(base)
         if kind != "int" and (off is None or off >= 0):
             # (an access before the base is no evidence of what the base points to: Eigen's
             # hand-aligned block keeps malloc's pointer just before its first element)
