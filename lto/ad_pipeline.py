@@ -11,6 +11,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
+from enzyme_cc import toolchain
 from enzyme_cc.errors import UserError
 
 # the stages, in order; a stage that has nothing to do (no loop marked for checkpointing, no
@@ -184,6 +185,21 @@ def emit(job, stages):
         stages.done(f"post-AD optimization and codegen, {parts} parts on {opt.jobs()} cores "
                     f"({reused} from the cache)")
         return
+    try:
+        _optimize_and_compile(job, stages, ad, post, level, sanitize, debug)
+    except UserError as e:
+        if not debug or not e.message.startswith("internal error"):
+            raise
+        # the derivatives' source locations (ir/debug_locs.py) broke LLVM's pipeline: a
+        # program without debug info rather than none (a bug of ours, reported as one)
+        print("enzyme-cc: warning: the derivative module was compiled without debug info: "
+              f"{e.message.splitlines()[0][:400]}; please report this", file=sys.stderr)
+        opt.run_tool([toolchain.tool("opt"), "-strip-debug", ad, "-o", ad], "dropping debug info")
+        _optimize_and_compile(job, stages, ad, post, level, sanitize, False)
+
+
+def _optimize_and_compile(job, stages, ad, post, level, sanitize, debug):
+    from . import optimize as opt
     opt.optimize(ad, post, level, vectorize=level >= 2, sanitize=sanitize)
     stages.done("post-AD optimization")
     # llc: .init_array for constructors, as clang

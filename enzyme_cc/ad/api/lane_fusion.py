@@ -22,6 +22,7 @@ import os
 import sys
 
 from enzyme_cc.ir.lexer import LOCAL_NAME, type_size
+from enzyme_cc.ir import debug_locs
 from enzyme_cc.ir.model import parse_function
 from .truncate_ops import LIBM
 from ..structure.type_layout import underlying, alloca_align
@@ -161,6 +162,8 @@ def _build(gen, rev, rev_ret, width, lane_params, made) -> bool:
         else:
             out.append(raw)
     out.append("}")
+    # (a copy of the reverse function: the locations stay with the original's subprogram)
+    out = [debug_locs.without_subprogram(out[0])] + debug_locs.strip(out[1:])
     gen.out.append("\n".join(out) + "\n")
     return True
 

@@ -14,6 +14,7 @@ from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, carries_float, int_bits, mixed_record, zero_of
 from enzyme_cc.rules import FORWARD, TANGENT, error as error_rule
 from ..analysis.activity_basics import has_shadow_type, primal_only
+from enzyme_cc.ir import debug_locs
 from .noneed import NoNeed
 from ..structure.packed_bits import is_int_record
 from ..api import fp_logger
@@ -112,7 +113,9 @@ class ForwardSynth(Synth):
             lines.append(f"{self.r(b.label)[1:]}:")
             ctx = TanCtx(self, b, lines)
             for inst in b.insts[:-1]:
+                at = len(lines)
                 self._one(ctx, inst)
+                debug_locs.tag(lines, at, inst)
             self._term(ctx, b)
         text = "\n".join(lines)
         return _PLACEHOLDER.sub(lambda m: self.tans[int(m.group(1))].get(m.group(2), "0.0"),

@@ -18,6 +18,7 @@ import enzyme_cc.rules.calls  # noqa: F401        (registers call rules)
 import enzyme_cc.rules.tangent  # noqa: F401      (registers forward-mode rules)
 from ..analysis.activity_basics import FREES
 from ..analysis.const_fields import act_key
+from enzyme_cc.ir import debug_locs
 from .reverse import Synth, local_name
 from ..structure.diagnostics import located, untyped_copy_hint
 from ..structure import packed_bits
@@ -89,6 +90,7 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         self.in_multi = False            # split functions reversed once per lane (see split)
         self._split_edges: dict = {}
         self._hint_variants: dict = {}        # fn -> the pointer hints of its derivatives (with_variant)
+        self.debug = None                     # the derivatives' debug metadata (with_locations)
         self.split_info: dict = {}       # split key -> (lane hazard, split keys it calls)
         self.split_frees: dict = {}      # split key -> its reverse frees what its forward allocated
         set_module_registrations(self.reg.inactive, self.reg.like, self.reg.alloc_like)
@@ -261,8 +263,9 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
             self.in_multi, self._split_stack = outer_multi, stack
         rty, _ = self.adjoint_return(fn, acts)
         params = ", ".join(self.params_text(fn, acts, synth))
-        self.out.append(f"define internal {rty} {name}({params}) {self.fn_attrs(fn)} {{\n"
-                        + "\n".join(fwd + rev) + "\n}\n")
+        body, dbg = self.with_locations(fn, name, fwd + rev)
+        self.out.append(f"define internal {rty} {name}({params}) {self.fn_attrs(fn)}{dbg} {{\n"
+                        + "\n".join(body) + "\n}\n")
         self.helpers.add(("tape",))
         self.done[key] = (name, rty)
         return name, rty
@@ -316,14 +319,28 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         self.split_frees[key] = bool(synth.freed)   # its reverse frees blocks (enzyme_nofree)
         params = self.params_text(fn, acts, synth)
         attrs = self.callee_attrs(fn)
+        fwd, dbg = self.with_locations(fn, aug, fwd)
         self.out.append(f"define internal {aug_ret} {aug}({', '.join(params + ['ptr %ad.tape'])}) "
-                        f"{attrs} {{\n" + "\n".join(fwd) + "\n}\n")
+                        f"{attrs}{dbg} {{\n" + "\n".join(fwd) + "\n}\n")
         dret = [f"{synth.ret_adjoint_type()} %ad.dret"] if ret_active else []
         rparams = restored_args.params(synth, params)
+        rv, dbg = self.with_locations(fn, rev, rv)
         self.out.append(f"define internal {rev_ret} {rev}({', '.join(rparams + dret + ['ptr %ad.tape'])})"
-                        f" {attrs} {{\n" + "\n".join(rv) + "\n}\n")
+                        f" {attrs}{dbg} {{\n" + "\n".join(rv) + "\n}\n")
         self.helpers.add(("tape",))
         return self.done[key]
+
+    def with_locations(self, fn, name: str, lines: list) -> tuple[list, str]:
+        """A derivative body's source locations in a subprogram of its own (debug_locs.py),
+        and the header's attachment of it ("" without debug info)."""
+        if fn.dbg is None:
+            return debug_locs.strip(lines), ""
+        if self.debug is None:
+            self.debug = debug_locs.DebugScopes(self.module.metadata)
+        scope = self.debug.for_function(fn, name)
+        if scope is None:
+            return debug_locs.strip(lines), ""
+        return scope.resolve(lines), f" !dbg {scope.sp}"
 
     def with_variant(self, fn_name: str, hints, kind: str) -> str:
         """kind, marked with which derivative of fn_name a call with these pointer hints
@@ -391,7 +408,8 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
                 elif a == "active":
                     params.append(f"{p.ty} {synth.tname(p.name)}")
         attrs = self.callee_attrs(fn) if callee else self.fn_attrs(fn)
-        self.out.append(f"define internal {rty} {name}({', '.join(params)}) {attrs} {{\n"
+        body, dbg = self.with_locations(fn, name, body)
+        self.out.append(f"define internal {rty} {name}({', '.join(params)}) {attrs}{dbg} {{\n"
                         + "\n".join(body) + "\n}\n")
         return name, rty
 
@@ -579,6 +597,8 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
             for n, d in runtime.declarations(h).items():
                 self.declare_raw(n, d)
         extra += [self.decls[n] for n in sorted(self.decls)]   # the same text every run
+        if self.debug is not None:
+            extra += self.debug.new
         return text + "\n" + "\n".join(extra) + "\n"
 
 

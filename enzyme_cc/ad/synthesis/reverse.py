@@ -30,6 +30,7 @@ from ..analysis.speculative import speculative
 from ..api import fp_logger
 from ..analysis import activity_report
 from ..parallel import openmp_affine, openmp_ranges, openmp_classes
+from enzyme_cc.ir import debug_locs
 from . import openmp_version, undo_stores
 from ..plan import restored_args, loop_accum
 from .sweep_ctx import NO_ADJOINT, FwdCtx, RevCtx, adjoint_zero, block_local_adjoints
@@ -333,7 +334,9 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
                 if inst.op != "phi" and ctx.after_phis:
                     fwd_lines.extend(ctx.after_phis)
                     ctx.after_phis = []
+                at = len(fwd_lines)
                 self._forward_inst(ctx, inst)
+                debug_locs.tag(fwd_lines, at, inst)
             fwd_lines.extend(ctx.after_phis)
             for lp in self.loops.values():
                 h = self.r(lp.header)[1:]
@@ -504,7 +507,7 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
         for inst in reversed(b.insts[:-1] if b.term.op != "invoke" else b.insts):
             if inst.op == "phi":
                 continue
-            d = None
+            d, at = None, len(ctx.lines)
             if inst.name and inst.name in self.act.active:
                 d = ctx.take(inst.name, self.value_type(inst.name))
             effects = inst.op in ("store", "call", "invoke", "alloca", "atomicrmw", "cmpxchg")
@@ -529,6 +532,7 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
                 undo_stores.restore_loop(self, ctx, inst)
             elif id(inst) in self.mem.undo and not ctx.dry:
                 undo_stores.restore_old(self, ctx, inst)
+            debug_locs.tag(ctx.lines, at, inst)
         # phi adjoints are read here and distributed on the edges (see _reverse_branch)
         ctx.phi_d = {}
         for phi in b.phis:
