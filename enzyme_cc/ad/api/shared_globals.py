@@ -34,6 +34,31 @@ def _carries_data(module, g: str) -> bool:
     return carries_float(ty) or "ptr" in ty
 
 
+def writable_tables(module) -> str | None:
+    """The module's text with constant tables of mutable data globals' addresses made mutable
+    (None where it has none): `static double *fields[] = {rho, mom};` or a registry of
+    `{rho, 1.0}` records that the program never writes, which LLVM marks `constant`. The
+    arrays are reached through the table, so their shadows must be too: as a mutable holder
+    (address_stores), the table gets a shadow whose pointers the derivative's entry points at
+    the arrays' shadows. A constant's shadow is a zeroed scratch, through which the arrays'
+    adjoints were lost."""
+    lines = []
+    for g, line in module.globals.items():
+        if not module.is_constant_global(g) or " constant " not in line:
+            continue
+        init = line.split(" constant ", 1)[1]
+        if any(t != g and _carries_data(module, t) and carries_float(
+                named_expand(global_type(module, t) or "", module.named_types))
+               for t in re.findall(r"@[-\w.$]+", init)):
+            lines.append(line)
+    if not lines:
+        return None
+    text = module.text
+    for line in lines:
+        text = text.replace(line, line.replace(" constant ", " global ", 1), 1)
+    return text
+
+
 def address_stores(gen) -> dict[str, set]:
     """Pointer globals -> the mutable data globals whose address the module stores in them
     (`gp = data;` anywhere, also outside the call tree, or a static initializer `*gp = data`)."""

@@ -54,6 +54,9 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
 
     def __init__(self, text: str, counter: int = 0):
         self.module = parse_module(complex_libm.with_complex_helpers(text))
+        tables = shared_globals.writable_tables(self.module)
+        if tables is not None:
+            self.module = parse_module(tables)
         self.out: list[str] = []             # generated function texts
         self.decls: dict[str, str] = {}      # declarations the generated code needs
         self.done: dict = {}                 # (fn, act, ret, mode) -> names
