@@ -8,8 +8,9 @@ primal's `!dbg !N`); when a derivative function is assembled, its body's locatio
 a subprogram of its own (a copy of the primal's, named after the derivative: LLVM attaches one
 subprogram to one function), with the lexical blocks between them copied and the inlined-at chains
 of code inlined before AD rebuilt on top of it (`FunctionScope.resolve`). A location that cannot be
-moved is dropped, never kept pointing into another function's subprogram; calls without one get
-line 0 of the derivative (LLVM requires a location on a call of a function with debug info).
+moved is dropped, never kept pointing into another function's subprogram; instructions without
+one get line 0 of the derivative (LLVM requires a location on a call of a function with debug
+info, and inlined, an instruction without one would take the line before it).
 """
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ _FIELD = {k: re.compile(rf"\b{k}: (!\d+)") for k in ("scope", "inlinedAt", "file
 _DBG_SUFFIX = re.compile(r", !dbg (!\d+)$")
 _HEADER_DBG = re.compile(r" !dbg !\d+ \{$")
 _INST = re.compile(r'^\s*(?:%[-\w.$"]+ = )?[a-z]')
-_CALL = re.compile(r'^\s*(?:%[-\w.$"]+ = )?(?:tail |musttail |notail )?(?:call|invoke) ')
 # calls of the tape's runtime stay as they are written: later passes rewrite them by their text
 # (tape_local, tape_sites), and they call no code with debug info. (The other runtime helpers get
 # locations: inlined into a derivative, the calls of the program's functions in them, a fixed
@@ -137,7 +137,9 @@ class FunctionScope:
         self.line0 = scopes.node(f"!DILocation(line: 0, scope: {sp})")
 
     def resolve(self, lines: list) -> list:
-        """The body's tagged locations moved into this subprogram; calls without one get line 0."""
+        """The body's tagged locations moved into this subprogram; the other instructions get
+        line 0 (the derivative's bookkeeping: with no location, an instruction inlined into the
+        marker's caller would take no line at all, or the line before it)."""
         out = []
         for ln in lines:
             if "\n" in ln:
@@ -147,8 +149,8 @@ class FunctionScope:
             if m:
                 new = self.location(m.group(1))
                 ln = ln[:m.start()] + (f", !dbg {new}" if new else "")
-            if "!dbg" not in ln and _CALL.match(ln) and not _TAPE_CALL.search(ln):
-                ln = f"{ln.rstrip()}, !dbg {self.line0}"
+            if "!dbg" not in ln:
+                ln = _tag_one(ln, f", !dbg {self.line0}")
             out.append(ln)
         return out
 

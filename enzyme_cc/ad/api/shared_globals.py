@@ -44,8 +44,9 @@ def writable_tables(module) -> str | None:
     adjoints were lost."""
     lines = []
     for g, line in module.globals.items():
-        if not module.is_constant_global(g) or " constant " not in line:
-            continue
+        if not module.is_constant_global(g) or " constant " not in line or \
+                g.startswith(("@ad.", "@__enzyme_cc_")):
+            continue                # (an earlier round's shadow tables are its own)
         init = line.split(" constant ", 1)[1]
         if any(t != g and _carries_data(module, t) and carries_float(
                 named_expand(global_type(module, t) or "", module.named_types))

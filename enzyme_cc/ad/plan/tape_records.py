@@ -3,6 +3,7 @@ pushes and its reverse pops, values re-executed in the reverse block (recompute)
 reverse block's prologue that makes every planned value available."""
 from __future__ import annotations
 
+from enzyme_cc.ir import debug_locs
 from enzyme_cc.ir.lexer import type_size, join
 from ..structure import exit_count
 from . import phi_select
@@ -72,7 +73,9 @@ class TapeRecords:
         recs = sorted((k for k, how in plan if how == "recompute" and k[0] not in ("ivx", "pred")),
                       key=lambda k: (self.order[id(self.fn.defs[k[1]])], k[0] == "s"))
         for k in recs:
+            at = len(ctx.lines)
             self._recompute(ctx, k)
+            debug_locs.tag(ctx.lines, at, self.fn.defs[k[1]])
         for k, how in plan:               # exit counts and edges last: they read recomputed values
             if how == "recompute" and k[0] == "ivx":
                 exit_count.emit(self, ctx, k)
