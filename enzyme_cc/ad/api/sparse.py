@@ -119,7 +119,9 @@ def _force_inline(text: str, names: set[str]) -> str:
         if m:
             header = header[:m.start(1)] + group + header[m.end(1):]
         else:
-            header = header.rstrip()[:-1].rstrip() + f" {group} {{"
+            # (before the metadata attachments: a derivative's `!dbg` subprogram)
+            header = re.sub(r"((?:\s+!\w+ !\d+)*)\s*\{\s*$", lambda h: f" {group}{h.group(1)} {{",
+                            header.rstrip())
         header = re.sub(r"\)\s+noinline\b", ")", header)
         lines[start:j + 1] = [header]
         module = None
