@@ -17,8 +17,7 @@ from __future__ import annotations
 import re
 
 _REF = re.compile(r"!\d+")
-_FIELD = {k: re.compile(rf"\b{k}: (!\d+)") for k in ("scope", "inlinedAt", "file", "unit",
-                                                     "type")}
+_FIELD = {k: re.compile(rf"\b{k}: (!\d+)") for k in ("scope", "inlinedAt", "file", "unit")}
 _DBG_SUFFIX = re.compile(r", !dbg (!\d+)$")
 _HEADER_DBG = re.compile(r" !dbg !\d+ \{$")
 _INST = re.compile(r'^\s*(?:%[-\w.$"]+ = )?[a-z]')
@@ -27,13 +26,12 @@ _INST = re.compile(r'^\s*(?:%[-\w.$"]+ = )?[a-z]')
 # locations: inlined into a derivative, the calls of the program's functions in them, a fixed
 # point's step or a sort's comparator, take the location of the call of the helper.)
 _TAPE_CALL = re.compile(r"@__enzyme_cc_(?:l?push(?:_nc)?|pop|l?reserve(?:_check)?|s?tape_\w+)\(")
-_KEEP_SP = ("line", "scopeLine", "keyInstructions")
 
 
 def tag(lines: list, start: int, inst) -> None:
     """The instructions in lines[start:] (written for the primal instruction inst) get its
     location, where it has one."""
-    loc = inst.md.get("!dbg") if inst is not None else None
+    loc = inst.md.get("!dbg")
     if loc is None or not _REF.fullmatch(loc):
         return
     suffix = ", !dbg " + loc
@@ -81,7 +79,6 @@ class DebugScopes:
         ref = f"!{self.next}"
         self.next += 1
         self.new.append(f"{ref} = {'distinct ' if distinct else ''}{text}")
-        self.md[ref] = ("distinct " if distinct else "") + text
         if not distinct:
             self._uniqued[text] = ref
         return ref
@@ -97,32 +94,25 @@ class DebugScopes:
         unit = _FIELD["unit"].search(text)
         if not file or not unit:
             return None
-        plain = name.lstrip("@").strip('"')
-        fields = [f'name: "{plain}"', f'linkageName: "{plain}"', f"scope: {file.group(1)}",
-                  f"file: {file.group(1)}"]
-        for k in _KEEP_SP[:2]:
+
+        def field(k):
             m = re.search(rf"\b{k}: ([^,)]+)", text)
-            if m:
-                fields.append(f"{k}: {m.group(1).strip()}")
-        flags = re.search(r"\bflags: ([^,)]+)", text)
-        kept = [f.strip() for f in flags.group(1).split("|")] if flags else []
-        kept = [f for f in kept if f in ("DIFlagPrototyped", "DIFlagArtificial")]
-        if kept:
-            fields.append("flags: " + " | ".join(kept))
-        ty = _FIELD["type"].search(text)
-        if ty:
-            fields.append(f"type: {ty.group(1)}")
-        flags = re.search(r"\bspFlags: ([^,)]+)", text)
-        sp_flags = [f.strip() for f in flags.group(1).split("|")] if flags else []
-        sp_flags = [f for f in sp_flags if f != "DISPFlagMainSubprogram"]
+            return m.group(1).strip() if m else None
+
+        sp_flags = [f.strip() for f in (field("spFlags") or "").split("|")
+                    if f.strip() not in ("", "DISPFlagMainSubprogram")]
         if "DISPFlagDefinition" not in sp_flags:
             return None
-        fields.append("spFlags: " + " | ".join(sp_flags))
-        fields.append(f"unit: {unit.group(1)}")
-        for k in _KEEP_SP[2:]:                 # (after unit, in LLVM's order)
-            m = re.search(rf"\b{k}: ([^,)]+)", text)
-            if m:
-                fields.append(f"{k}: {m.group(1).strip()}")
+        flags = [f.strip() for f in (field("flags") or "").split("|")
+                 if f.strip() in ("DIFlagPrototyped", "DIFlagArtificial")]
+        plain = name.lstrip("@").strip('"')
+        # (in LLVM's order; a field the primal's subprogram lacks is left out)
+        fields = [("name", f'"{plain}"'), ("linkageName", f'"{plain}"'),
+                  ("scope", file.group(1)), ("file", file.group(1)), ("line", field("line")),
+                  ("type", field("type")), ("scopeLine", field("scopeLine")),
+                  ("flags", " | ".join(flags) or None), ("spFlags", " | ".join(sp_flags)),
+                  ("unit", unit.group(1)), ("keyInstructions", field("keyInstructions"))]
+        fields = [f"{k}: {v}" for k, v in fields if v is not None]
         new_sp = self.node(f"!DISubprogram({', '.join(fields)})", distinct=True)
         return FunctionScope(self, sp, new_sp)
 

@@ -34,6 +34,14 @@ def _carries_data(module, g: str) -> bool:
     return carries_float(ty) or "ptr" in ty
 
 
+def _float_data_targets(module, holder: str, text: str) -> set[str]:
+    """The mutable globals holding float data whose addresses `text` (holder's initializer, a
+    store) names."""
+    return {t for t in re.findall(r"@[-\w.$]+", text) if t != holder and
+            _carries_data(module, t) and
+            carries_float(named_expand(global_type(module, t) or "", module.named_types))}
+
+
 def writable_tables(module) -> str | None:
     """The module's text with constant tables of mutable data globals' addresses made mutable
     (None where it has none): `static double *fields[] = {rho, mom};` or a registry of
@@ -47,10 +55,7 @@ def writable_tables(module) -> str | None:
         if not module.is_constant_global(g) or " constant " not in line or \
                 g.startswith(("@ad.", "@__enzyme_cc_")):
             continue                # (an earlier round's shadow tables are its own)
-        init = line.split(" constant ", 1)[1]
-        if any(t != g and _carries_data(module, t) and carries_float(
-                named_expand(global_type(module, t) or "", module.named_types))
-               for t in re.findall(r"@[-\w.$]+", init)):
+        if _float_data_targets(module, g, line.split(" constant ", 1)[1]):
             lines.append(line)
     if not lines:
         return None
@@ -70,9 +75,7 @@ def address_stores(gen) -> dict[str, set]:
         if not holder.startswith("@") or not _carries_data(module, holder) or \
                 holder in gen.reg.inactive_globals:
             return
-        targets = {t for t in re.findall(r"@[-\w.$]+", text) if t != holder and
-                   t not in gen.reg.inactive_globals and _carries_data(module, t) and carries_float(
-                       named_expand(global_type(module, t) or "", module.named_types))}
+        targets = _float_data_targets(module, holder, text) - gen.reg.inactive_globals
         if targets:
             out.setdefault(holder, set()).update(targets)
 

@@ -336,8 +336,8 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
     def with_locations(self, fn, name: str, lines: list) -> tuple[list, str]:
         """A derivative body's source locations in a subprogram of its own (debug_locs.py),
         and the header's attachment of it ("" without debug info)."""
-        if fn.dbg is None:
-            return debug_locs.strip(lines), ""
+        if fn.dbg is None:          # (no instruction of it has a location to tag with)
+            return lines, ""
         if self.debug is None:
             self.debug = debug_locs.DebugScopes(self.module.metadata)
         scope = self.debug.for_function(fn, name)
