@@ -6,11 +6,13 @@ end of a copy of as many bytes), the kinds typed accesses show (typeinfo.py)."""
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import type_size
-from ..structure.type_layout import (containing_type, decompose, layout, named_expand,
+from ..structure.type_layout import (containing_type, decompose, layout,
                                      opaque_layout, record_of, tbaa_struct, underlying,
                                      union_hides_range)
 from ..structure.diagnostics import is_rust
-from .debug_types import copied_layout, declared_layouts, uniform_kind
+from .copy_records import (WIDTH, RecordRanges, agreed_records, element_ranges, realloc_family,
+                           record_ranges, tiled_to)
+from .debug_types import copied_layout, declared_layouts
 from .stored_layout import stored_layout
 from .typeinfo import TypeInfo, callee_kinds
 
@@ -47,7 +49,7 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
     elem = copied_layout(module, inst)
     if elem is not None:
         # a standard library routine moving values of its type parameter (debug_types.py)
-        ranges = _element_ranges(*elem, length)
+        ranges = element_ranges(*elem, length)
         if ranges is not None:
             return ranges
     if length is not None and (is_rust(fn.name) or "@rust_eh_personality" in module.declarations):
@@ -87,7 +89,7 @@ def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=Fa
         # before `memcpy(&b[2], b, 2 * sizeof *b)`): they outrank the one kind accessed in it
         rec = block_records(module, fn, (dst.value, src.value), info)
         if isinstance(rec, RecordRanges):
-            tiled = _tiled_to(rec, length)
+            tiled = tiled_to(rec, length)
             if tiled:
                 return tiled
     kinds = set()
@@ -144,7 +146,7 @@ def _debug_declared(module, fn, ends, length):
             continue
         size, lay = declared[base]
         if off < 0 or off + length > size or \
-                any(o < off < o + _WIDTH.get(k, 0) for o, k in lay.items()):
+                any(o < off < o + WIDTH.get(k, 0) for o, k in lay.items()):
             continue                            # (outside it, or starting inside a scalar)
         sub = {o - off: k for o, k in lay.items() if off <= o < off + length}
         if sub:
@@ -177,66 +179,6 @@ def _loaded_from(module, fn, v: str, src: str, depth: int) -> bool:
         return False
     return any(o.value.startswith("%") and _loaded_from(module, fn, o.value, src, depth + 1)
                for o in d.ops)
-
-
-def _element_ranges(size, lay, length):
-    """The ranges of a copy of `length` bytes (None: a variable number) of values of one type
-    (`size` bytes, `lay` its {offset: kind}): one kind over the whole copy where the type has
-    one, else its fields repeated; None where the copy is not a whole number of values."""
-    kind = uniform_kind(size, lay)
-    if kind is not None:
-        return [(0, length, kind)]
-    if 0 not in lay:
-        lay = {0: "int", **lay}
-    offs = sorted(lay) + [size]
-    rec = RecordRanges([(o, offs[i + 1] - o, lay[o]) for i, o in enumerate(offs[:-1])], size)
-    if length is None:
-        return rec
-    return _tiled_to(rec, length) if length % size == 0 else None
-
-
-class RecordRanges(list):
-    """The ranges of one record of a copy of a variable number of records `stride` bytes
-    apart (e.g. std::sort's memmove of a run of structs)."""
-    def __init__(self, ranges, stride):
-        super().__init__(ranges)
-        self.stride = stride
-
-
-def record_ranges(module, fn, ptrs, info):
-    """A copy of unknown length between arrays of one struct type (the declared type, or the
-    one struct type GEPs index the memory by, at both ends it can be found for, starting on a
-    record): the ranges of one record, or None."""
-    named = module.named_types
-    found = set()
-    for p in ptrs:
-        ty, off = containing_type(module, fn, p)
-        if ty is None:
-            base, off = decompose(module, fn, p)
-            tys = info.records.get(info._find(base), set())
-            if len(tys) > 1:
-                return None
-            ty = next(iter(tys), None)
-        if ty is None or off is None:
-            continue
-        ty = ty.strip()
-        while True:                              # arrays of records: the record
-            body = named.get(ty, ty).strip()
-            if not (body.startswith("[") and " x " in body):
-                break
-            ty = body[1:-1].split(" x ", 1)[1].strip()
-        size = type_size(ty, named)
-        if not size or off % size or opaque_layout(ty, named):
-            return None                          # not on a record boundary, or bytes/unions
-        found.add((ty, size))
-    if len({size for _, size in found}) != 1 or len({named_expand(t, named) for t, _ in found}) != 1:
-        return None
-    ty, size = found.pop()
-    lay = layout(ty, named)
-    if 0 not in lay:
-        lay[0] = "int"
-    offs = sorted(lay) + [size]
-    return RecordRanges([(o, offs[i + 1] - o, lay[o]) for i, o in enumerate(offs[:-1])], size)
 
 
 def _declared_ranges(module, fn, ptrs, length, info=None):
@@ -320,13 +262,10 @@ def _struct_by_shape(module, ranges, length):
     whole = {**lay, **fill}
     for off, size, k in ranges:
         if k is None and off not in fill and \
-                any(o < off < o + _WIDTH.get(kind, 0) for o, kind in whole.items()):
+                any(o < off < o + WIDTH.get(kind, 0) for o, kind in whole.items()):
             return None                       # a hole starting inside a field (else padding)
     lay.update(fill)
     return _merged(lay, length)
-
-
-_WIDTH = {"double": 8, "ptr": 8, "float": 4}
 
 
 def _layouts_of_size(module, length):
@@ -346,7 +285,7 @@ def _layouts_of_size(module, length):
                 continue
             lay = layout(name if count == 1 else f"[{count} x {name}]", named)
             if length % tsize:
-                if any(o < length < o + _WIDTH.get(k, 0) for o, k in lay.items()):
+                if any(o < length < o + WIDTH.get(k, 0) for o, k in lay.items()):
                     continue                  # the cut splits a float or a pointer
                 lay = {o: k for o, k in lay.items() if o < length}
             lays.append(lay)
@@ -370,7 +309,7 @@ def _accessed(info, ptrs, length):
             return []                           # overlapping accesses: no layout
         if off > pos:
             ranges.append((pos, off - pos, None))
-        size = _WIDTH.get(seen[off], 4)
+        size = WIDTH.get(seen[off], 4)
         ranges.append((off, size, seen[off]))
         pos = off + size
     if pos < length:
@@ -522,10 +461,10 @@ def _guessed(info, dst, src, off, size):
         inside = sorted((p, k) for p, k in s.items() if p != "*" and off <= p < off + size)
         if not inside or inside[0][0] != off:
             continue
-        if len(inside) == 1 and _WIDTH.get(inside[0][1], size) >= size:
+        if len(inside) == 1 and WIDTH.get(inside[0][1], size) >= size:
             return [(off, size, inside[0][1])]
         ends = [p for p, _ in inside[1:]] + [off + size]
-        if all(_WIDTH.get(k, e - p) == e - p for (p, k), e in zip(inside, ends)):
+        if all(WIDTH.get(k, e - p) == e - p for (p, k), e in zip(inside, ends)):
             return [(p, e - p, k) for (p, k), e in zip(inside, ends)]
         if len({k for _, k in inside}) == 1 and inside[0][1] != "int":
             return [(off, size, inside[0][1])]   # (e.g. two doubles, the second not accessed)
@@ -553,7 +492,7 @@ def block_records(module, fn, ptrs, info):
     records is that many records); None when no copy shows a layout; when the copies
     disagree, the set of kinds they hold. Kept on `info` per family of blocks (copy_ranges
     asks it for each copy into the same memory)."""
-    blocks = frozenset(_realloc_family(fn, info, ptrs))
+    blocks = frozenset(realloc_family(fn, info, ptrs))
     cache = info.__dict__.setdefault("_block_records", {})
     if blocks not in cache:
         cache[blocks] = _block_records(module, fn, blocks, info)
@@ -573,95 +512,5 @@ def _block_records(module, fn, blocks, info):
             tag = tbaa_struct(module, c.md.get("!tbaa.struct")) or {}
             if any(off + size > copies[-1][0] for off, (size, _) in tag.items()):
                 shortened.add(len(copies) - 1)
-    if not copies:
-        return None
-    # (a copy of records whose tail is overwritten next may have been shortened, by LLVM's
-    # dead store elimination, its struct's tag kept: its last record is a part of one)
-    stride = min((length for k, (length, _) in enumerate(copies) if k not in shortened),
-                 default=None)
-    layout = stride and _agreed([_clipped(rs, r, min(stride, length - r))
-                                 for length, rs in copies for r in range(0, length, stride)],
-                                stride)
-    if layout is None:
-        return {k for _, rs in copies for _, _, k in rs}
-    return RecordRanges(layout, stride) if any(
-        k in ("double", "float") for _, _, k in layout) else None
+    return agreed_records(copies, shortened) if copies else None
 
-
-def _realloc_family(fn, info, ptrs) -> set:
-    """The underlying objects of ptrs and the blocks realloc moves them to or from."""
-    family = {info._find(underlying(fn, p)) for p in ptrs}
-    moves = [(info._find(underlying(fn, c.name)), info._find(underlying(fn, c.ops[0].value)))
-             for c in fn.insts() if c.op == "call" and c.callee == "@realloc" and c.name]
-    grew = True
-    while grew:
-        grew = False
-        for a, b in moves:
-            if (a in family) != (b in family):
-                family |= {a, b}
-                grew = True
-    return family
-
-
-def _tiled_to(rec, length):
-    """A record layout repeated over `length` bytes (the last record possibly a part of one,
-    cut after a field), or None when the cut splits a float or a pointer."""
-    out = []
-    for r in range(0, length, rec.stride):
-        for off, size, kind in rec:
-            a, b = r + off, min(r + off + size, length)
-            if a >= length:
-                break
-            if b < a + size and kind in _WIDTH:
-                return None
-            out.append((a, b - a, kind))
-    return _joined(out)
-
-
-def _clipped(ranges, lo, size):
-    """The ranges over [lo, lo + size), from offset 0, and size."""
-    out = []
-    for off, n, kind in ranges:
-        a, b = max(off, lo), min(off + n, lo + size)
-        if a < b:
-            out.append((a - lo, b - a, kind))
-    return out, size
-
-
-def _agreed(samples, stride):
-    """The one layout of a record that several copies draw ((ranges, bytes) of each record a
-    copy moves, the last one of a shortened copy a part of one), or None where they disagree.
-    Integer ranges and padding carry nothing, and copies draw them differently: a declared
-    layout extends a field over the padding after it, `!tbaa.struct` leaves the padding out,
-    touching fields of one kind may be one range. So the float and pointer ranges must start
-    at the same offsets with the same kinds, no copy may call integer what another calls
-    data, and where one range runs longer than another's (over padding), the shorter is
-    taken."""
-    whole = [_joined([r for r in rs if r[2] != "int"]) for rs, size in samples if size == stride]
-    if not whole:
-        return None
-    starts = [(off, kind) for off, _, kind in whole[0]]
-    if any([(off, kind) for off, _, kind in d] != starts for d in whole[1:]):
-        return None
-    layout = [(off, min(n for d in whole for o, n, _ in d if o == off), kind)
-              for off, kind in starts]
-    for rs, size in samples:
-        if size < stride and [(o, k) for o, _, k in _joined([r for r in rs if r[2] != "int"])] \
-                != [(o, k) for o, _, k in layout if o < size]:
-            return None                      # a part of a record: the first fields of one
-    claimed = [(off, n) for rs, _ in samples for off, n, kind in rs if kind != "int"]
-    if any(kind == "int" and o < off + n and off < o + m
-           for rs, _ in samples for o, m, kind in rs for off, n in claimed):
-        return None
-    return layout
-
-
-def _joined(ranges):
-    """Ranges of one kind that touch, as one."""
-    out = []
-    for off, size, kind in ranges:
-        if out and out[-1][2] == kind and out[-1][0] + out[-1][1] == off:
-            out[-1] = (out[-1][0], out[-1][1] + size, kind)
-        else:
-            out.append((off, size, kind))
-    return out
