@@ -139,6 +139,16 @@ def test_cargo_workspace_test_and_rebuild(tmp_path):
     assert edited.count("CHECK ") == 4 and "FAILED" not in edited and edited != first, edited
 
 
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+def test_rust_gradient_inside_a_test_harness_beside_trait_objects(tmp_path):
+    """`rustc --test` (cargo test --release): a #[test] takes the gradient of a function that
+    drops boxed trait objects; the harness's closure holding the marker has the drop slot's
+    signature and was differentiated as a possible target of it (tests/rust/test_harness_dyn.rs)."""
+    _rustc_link("-O", HERE / "test_harness_dyn.rs", "--test", cwd=tmp_path)
+    out = run([str(tmp_path / "prog"), "--nocapture"], cwd=tmp_path).stdout
+    assert "CHECK chain gradient" in out and "1 passed" in out, out
+
+
 @pytest.mark.skipif(CARGO is None, reason=NO_CARGO)
 def test_crate_example(tmp_path):
     """The enzyme-cc crate (rust/enzyme-cc): autodiff! with Dup, Const and Active (the adjoint

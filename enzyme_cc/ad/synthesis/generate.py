@@ -464,7 +464,14 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         return self._callee_names[f]
 
     def reaches_marker(self, fn_name: str) -> bool:
-        """Does fn (or anything it calls with bitcode) contain a marker call?"""
+        """Does fn (or anything it calls with bitcode) contain a marker call? (Asked for every
+        target of an indirect call too: kept per round.)"""
+        known = self.__dict__.setdefault("_reaches_marker", {})
+        if fn_name not in known:
+            known[fn_name] = self._finds_marker(fn_name)
+        return known[fn_name]
+
+    def _finds_marker(self, fn_name: str) -> bool:
         seen, todo = set(), [fn_name]
         while todo:
             f = todo.pop()
