@@ -149,6 +149,28 @@ def test_rust_gradient_inside_a_test_harness_beside_trait_objects(tmp_path):
     assert "CHECK chain gradient" in out and "1 passed" in out, out
 
 
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+def test_rust_history_of_structs_returned_by_pointer(tmp_path):
+    """Release profile without debug info: Vec<State> (a Vec<f64> and an f64) of structs made by
+    non-inlined functions returning them through a pointer; the slot's copies were refused
+    (tests/rust/struct_history.rs)."""
+    _rustc_link("-O", HERE / "struct_history.rs", cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count(" ok\n") == 2 and "FAILED" not in out, out
+
+
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+def test_rust_threads_refused_with_their_reason(tmp_path):
+    """std::thread::scope in the differentiated function: refused, the message saying that the
+    function starts threads (tests/rust/scoped_threads.rs)."""
+    out = _rustc_link("-O", HERE / "scoped_threads.rs", cwd=tmp_path, check=False)
+    assert out.returncode != 0
+    text = out.stdout + out.stderr
+    assert "enzyme-cc: error:" in text and "Traceback" not in text, text
+    assert "note: 'par_energy' starts threads (pthread_create" in text, text
+    assert "start the threads outside the differentiated function" in text, text
+
+
 @pytest.mark.skipif(CARGO is None, reason=NO_CARGO)
 def test_crate_example(tmp_path):
     """The enzyme-cc crate (rust/enzyme-cc): autodiff! with Dup, Const and Active (the adjoint

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import type_size
 from ..structure.type_layout import decompose
+from .activity_basics import ALLOCATORS
 from .typeinfo import param_kinds
 
 _ARITH = ("add", "sub", "mul", "udiv", "sdiv", "urem", "srem")
@@ -29,11 +30,14 @@ def stored_layout(module, fn, copy, length: int):
     return None if kinds is None else _tiled(kinds, start, length)
 
 
-def _stores_into(module, fn, copy, base):
-    """{offset: (size, kind)} of fn's stores into `base`; None when a write is not understood
-    (a store at an unknown offset or of an undecided kind, two kinds at one offset, a copy or a
-    call without bitcode writing it, a callee that accesses it as a float)."""
+def _stores_into(module, fn, copy, base, depth: int = 2):
+    """{offset: (size, kind)} of fn's stores into `base`, and those of the callees that fill it
+    (a `writeonly` pointer parameter: rustc's struct returned through a pointer), `depth`
+    calls deep; None when a write is not understood (a store at an unknown offset or of an
+    undecided kind, two kinds at one offset, a copy or a call without bitcode writing it, a
+    callee that accesses it as a float without filling it)."""
     kinds: dict[int, tuple] = {}
+    users = fn.users()
     for inst in fn.insts():
         if inst.op == "store":
             b, off = decompose(module, fn, inst.ops[1].value)
@@ -41,17 +45,10 @@ def _stores_into(module, fn, copy, base):
                 if _into(module, fn, inst.ops[0], base):
                     return None               # its address escapes into memory
                 continue
-            kind = _stored_kind(fn, inst.ops[0])
+            kind = _stored_kind(fn, inst.ops[0], users)
             size = type_size(inst.ops[0].ty, module.named_types)
-            if off is None or not size:
+            if off is None or not size or not _add(kinds, off, size, kind):
                 return None
-            if kind == "zero":
-                kinds.setdefault(off, (size, None))
-                continue
-            if kind is None or kinds.get(off, (size, kind))[1] not in (None, kind) or \
-                    kinds.get(off, (size, kind))[0] != size:
-                return None
-            kinds[off] = (size, kind)
         elif inst.op in ("call", "invoke") and inst is not copy:
             for j, o in enumerate(inst.ops):
                 if not _into(module, fn, o, base):
@@ -59,6 +56,12 @@ def _stores_into(module, fn, copy, base):
                 callee = inst.callee or ""
                 if callee.startswith("@llvm.lifetime.") or callee.startswith(_COPIES) and j == 1:
                     continue                  # a lifetime marker, or a copy out of it
+                filled = _filled_by(module, callee, j, depth) \
+                    if decompose(module, fn, o.value)[1] == 0 else None
+                if filled is not None:
+                    if not all(_add(kinds, off, size, kind) for off, (size, kind) in filled.items()):
+                        return None
+                    continue
                 if callee.startswith(_COPIES) or not module.defines(callee) or \
                         param_kinds(module, callee, j) & {"double", "float"}:
                     return None
@@ -68,15 +71,38 @@ def _stores_into(module, fn, copy, base):
     return kinds
 
 
+def _add(kinds, off, size, kind) -> bool:
+    """Notes a store of `kind` (a zero: no evidence) at off; False where it disagrees with an
+    earlier one (another kind, or another size)."""
+    if kind == "zero":
+        kinds.setdefault(off, (size, None))
+        return kinds[off][0] == size
+    if kind is None or kinds.get(off, (size, kind))[1] not in (None, kind) or \
+            kinds.get(off, (size, kind))[0] != size:
+        return False
+    kinds[off] = (size, kind)
+    return True
+
+
+def _filled_by(module, callee: str, j: int, depth: int):
+    """The stores of `callee` into its `writeonly` pointer parameter j, or None."""
+    fn = module.function(callee) if depth > 0 and module.defines(callee) else None
+    if fn is None or j >= len(fn.params) or fn.params[j].ty != "ptr" or \
+            "writeonly" not in fn.params[j].attrs:
+        return None
+    return _stores_into(module, fn, None, fn.params[j].name, depth - 1)
+
+
 def _into(module, fn, operand, base) -> bool:
     """The operand is an address in base."""
     return operand.ty == "ptr" and operand.value.startswith("%") and \
         decompose(module, fn, operand.value)[0] == base
 
 
-def _stored_kind(fn, value, depth: int = 0):
-    """'double', 'float', 'ptr', 'int' (made by integer arithmetic, or a non-zero integer
-    constant), 'zero' (an integer zero: no evidence), or None (undecided)."""
+def _stored_kind(fn, value, users, depth: int = 0):
+    """'double', 'float', 'ptr', 'int' (made by integer arithmetic, a non-zero integer
+    constant, or a loaded value or parameter counted with: a length), 'zero' (an integer zero: no
+    evidence), or None (undecided)."""
     ty = value.ty
     if ty in ("double", "float", "ptr"):
         return ty
@@ -91,14 +117,29 @@ def _stored_kind(fn, value, depth: int = 0):
     op = getattr(d, "op", None)
     if op in _ARITH or op == "icmp":
         return "int"
+    if op in ("load", None) and _counts(v, users):
+        return "int"                          # (a loaded value or a parameter)
     if op in ("zext", "sext", "trunc") and depth < 4:
-        return "int" if _stored_kind(fn, d.ops[0], depth + 1) in ("int", "zero") else None
+        return "int" if _stored_kind(fn, d.ops[0], users, depth + 1) in ("int", "zero") else None
     if op in ("phi", "select") and depth < 4:
         ops = d.ops[1:] if op == "select" else d.ops
-        found = {_stored_kind(fn, o, depth + 1) for o in ops}
+        found = {_stored_kind(fn, o, users, depth + 1) for o in ops}
         found.discard("zero")
         return "int" if found == {"int"} else None
     return None
+
+
+def _counts(v: str, users, depth: int = 0) -> bool:
+    """v is used as a count: an operand of integer arithmetic, an address's index or an
+    allocation's size, directly or scaled by a shift (a Vec's length turned into bytes); a
+    double's bits are not."""
+    for u in users.get(v, ()):
+        if u.op in _ARITH or u.op == "getelementptr" and any(o.value == v for o in u.ops[1:]) \
+                or u.op in ("call", "invoke") and u.callee in ALLOCATORS:
+            return True
+        if u.op == "shl" and u.ops[0].value == v and depth < 2 and _counts(u.name, users, depth + 1):
+            return True
+    return False
 
 
 def _tiled(kinds, start, length):

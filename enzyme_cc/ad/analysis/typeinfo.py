@@ -105,6 +105,17 @@ class TypeInfo:
             if inst.op in ("call", "invoke") and inst.ty == "ptr" and inst.name and \
                     (ty := returned_record(module, inst.callee or "")):
                 self.records.setdefault(self._find(inst.name), set()).add(ty)
+        for inst in fn.insts():
+            # a local a callee fills (rustc returns a struct through a `writeonly` pointer):
+            # the callee's typed stores into it, where this function's own accesses say nothing
+            if inst.op in ("call", "invoke") and module.defines(inst.callee or ""):
+                for j, o in enumerate(inst.ops):
+                    if o.ty == "ptr" and o.value.startswith("%"):
+                        base, off = decompose(module, fn, o.value)
+                        if off == 0 and getattr(fn.defs.get(base), "op", None) == "alloca":
+                            mine = self.facts.setdefault(base, {})
+                            for at, kind in filled_facts(module, inst.callee, j).items():
+                                mine.setdefault(at, kind)
         for obj, lay in declared.items():     # typed accesses win over the declared type
             self.facts[obj] = {**lay, **self.facts.get(obj, {})}
         # a word set to a small nonzero integer constant holds an integer (a reference count,
@@ -338,6 +349,21 @@ def param_kinds(module, name: str, k: int, depth: int = 3) -> set:
         kinds |= callee_kinds(module, fn, {base}, info, depth - 1)
     memo[key] = kinds - {"int"}
     return memo[key]
+
+
+def filled_facts(module, name: str, k: int) -> dict:
+    """{offset: kind} of the typed accesses of the function `name` through its pointer
+    parameter k where the parameter is `writeonly`: the function fills that memory (memoized on
+    the module)."""
+    memo = module.__dict__.setdefault("_filled_facts", {})
+    if (name, k) not in memo:
+        memo[(name, k)] = {}                    # (recursion: nothing known yet)
+        fn = module.function(name)
+        if fn is not None and k < len(fn.params) and fn.params[k].ty == "ptr" and \
+                "writeonly" in fn.params[k].attrs:
+            facts = TypeInfo(module, fn).facts.get(fn.params[k].name, {})
+            memo[(name, k)] = {o: kind for o, kind in facts.items() if isinstance(o, int)}
+    return memo[(name, k)]
 
 
 def slot_kinds(module, name: str, k: int, off, depth: int = 6) -> set:

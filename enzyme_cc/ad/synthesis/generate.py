@@ -472,16 +472,32 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
         return known[fn_name]
 
     def _finds_marker(self, fn_name: str) -> bool:
+        return self._reaches(fn_name, lambda f: MARKER_CALL.search(self._body(f)))
+
+    def _reaches(self, fn_name: str, test) -> bool:
+        """Does test hold of fn or of anything it calls with bitcode?"""
         seen, todo = set(), [fn_name]
         while todo:
             f = todo.pop()
             if f in seen or f not in self.module._bodies:
                 continue
             seen.add(f)
-            if MARKER_CALL.search(self._body(f)):
+            if test(f):
                 return True
             todo.extend(self._callees(f))
         return False
+
+    def _thread_note(self, req, error):
+        """A refusal of a function that starts threads (Rust's std::thread::scope fails first
+        in the thread handle's bookkeeping, whose message says nothing of threads): the reason."""
+        if "pthread_create" in error.message or \
+                not self._reaches(req.fn, lambda f: "@pthread_create" in self._callees(f)):
+            return error
+        return UserError(error.message + f"\nnote: '{req.fn[1:]}' starts threads "
+                         "(pthread_create: std::thread, a thread pool), which enzyme-cc does not "
+                         "differentiate; hint: use OpenMP (`#pragma omp parallel for`, "
+                         "`!$omp parallel do`) or start the threads outside the differentiated "
+                         "function", error.exit_code, error.more)
 
     def _unreached_marker(self, lines, req):
         """A marker call on a function pointer that nothing in the program passes (markers.py):
@@ -581,6 +597,7 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
             try:
                 new = self._rewrite(req, table)
             except UserError as e:   # each marker's refusal, as a compiler reports each error
+                e = self._thread_note(req, e)
                 if all(e.message != x.message for x in errors):
                     errors.append(e)
                 if len(errors) == MAX_ERRORS:
