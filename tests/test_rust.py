@@ -171,6 +171,15 @@ def test_rust_threads_refused_with_their_reason(tmp_path):
     assert "start the threads outside the differentiated function" in text, text
 
 
+@pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
+def test_rust_btreemap_of_str_keys_in_the_dev_profile(tmp_path):
+    """opt-level 0 with debug info: a BTreeMap<&str, f64> built in the differentiated function,
+    the keys' lengths typed by their #dbg_value records (tests/rust/btree_str_keys.rs)."""
+    _rustc_link("-Copt-level=0", HERE / "btree_str_keys.rs", "-g", cwd=tmp_path)
+    out = run([str(tmp_path / "prog")], cwd=tmp_path).stdout
+    assert out.count("CHECK ") == 2 and "FAILED" not in out, out
+
+
 @pytest.mark.skipif(CARGO is None, reason=NO_CARGO)
 def test_crate_example(tmp_path):
     """The enzyme-cc crate (rust/enzyme-cc): autodiff! with Dup, Const and Active (the adjoint

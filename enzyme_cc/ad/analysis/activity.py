@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import (adjoint_type_of, carries_float, int_bits, is_fp,  # noqa: F401
                                  same_floats, scalar_of)
-from .debug_types import copied_kind
+from .debug_types import copied_kind, valued_kind
 from ..structure.cfg import doomed_blocks
 from ..structure.unionfind import UnionFind
 from ..structure.diagnostics import located
@@ -379,6 +379,8 @@ class Activity(ActiveMemory):
                                                int_bits(ty) // 8)
                 if kind is None:     # a piece of a typed copy routine's copy (debug info)
                     kind = copied_kind(self.module, inst, int_bits(ty) // 8)
+                if kind is None:     # the piece of a variable it is (debug info)
+                    kind = valued_kind(self.module, self.fn, inst.name)
                 if kind is None:
                     kind = self._stored_kind(inst)
                 if kind in (None, "int"):

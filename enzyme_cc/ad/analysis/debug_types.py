@@ -187,3 +187,32 @@ def declared_layouts(module, fn) -> dict:
         out[name] = lay if out.get(name, lay) == lay else None
     memo[fn.name] = out = {k: v for k, v in out.items() if v}
     return out
+
+
+_VALUE = re.compile(r'#dbg_value\(i(?:8|16|32|64) (%[-\w.$]+|%"[^"]+"), (![0-9]+), '
+                    r'!DIExpression\(([^)]*)\)')
+
+
+def valued_kind(module, fn, name: str) -> str | None:
+    """The kind of data the integer value `name` holds, from the function's `#dbg_value`
+    records of it (full debug info): the piece of a variable's type it is (`DW_OP_LLVM_fragment`)
+    when one kind fills that piece (a `&str`'s length moved as an `i64` beside its pointer, in
+    unoptimized Rust); None where no record says, or two records disagree."""
+    memo = module.__dict__.setdefault("_valued_kinds", {})
+    if fn.name not in memo:
+        out, span = {}, module._bodies.get(fn.name)
+        for line in module._lines[span[0]:span[1]] if span else ():
+            m = _VALUE.search(line) if "#dbg_value(i" in line else None
+            if not m:
+                continue
+            lay = layout(module, _field(module.metadata.get(m.group(2), ""), "type"))
+            frag = _FRAGMENT.match(m.group(3).strip())
+            if lay and frag:
+                lo, n = int(frag.group(1)) // 8, int(frag.group(2)) // 8
+                lay = (n, {o - lo: k for o, k in lay[1].items() if lo <= o < lo + n})
+            elif m.group(3).strip():
+                lay = None                    # (an expression computing the value from it)
+            kind = uniform_kind(*lay) if lay and lay[0] else None
+            out[m.group(1)] = kind if out.get(m.group(1), kind) == kind else None
+        memo[fn.name] = out
+    return memo[fn.name].get(name)
