@@ -11,6 +11,7 @@ import re
 from typing import Callable
 
 from enzyme_cc.ad.api import loop_checkpoint
+from enzyme_cc.ad.api.markers import DERIVATIVE_MARKERS
 from enzyme_cc.ad.api.registrations import keep_registered_calls
 from enzyme_cc.ad.structure.diagnostics import free_function_name
 from enzyme_cc.rules import blas
@@ -29,6 +30,7 @@ def merge_passes(shared: bool, preopt: bool,
         passes.append(("name numbered types",
                        lambda text: name_numbered_types(text, name_values)))
     passes += [("Enzyme's entry points unmangled", unmangle_entry_points),
+               ("marker calls never merged", markers_nomerge),
                ("keep registered calls", keep_registered_calls),
               ("keep BLAS calls", blas.keep_calls),
               ("inline assembly as IR", inline_asm.rewrite),       # Eigen's SSE max/min, FMA
@@ -107,6 +109,21 @@ def name_numbered_types(text: str, name_values: Callable[[str], str]) -> str:
 
 
 _MANGLED_DECL = re.compile(r"^declare [^@\n]*@(_Z\d+__enzyme_[\w.$]*)\(", re.M)
+
+
+_MARKER_DECL = re.compile(r'^(declare [^\n]*@"?[\w.$]*' + DERIVATIVE_MARKERS +
+                          r'[\w.$]*"?\([^\n]*?)$', re.M)
+
+
+def markers_nomerge(text: str) -> str:
+    """The derivative markers' declarations `nomerge`: two calls in the arms of a branch that
+    differ in one activity marker (`enzyme_dup` in one, `enzyme_dupnoneed` in the other) were
+    sunk into one call by SimplifyCFG, whose marker argument is then a select of the two, which
+    no marker can be read from."""
+    if "__enzyme_" not in text:
+        return text
+    return _MARKER_DECL.sub(lambda m: m.group(1) if re.search(r"\bnomerge\b", m.group(1))
+                            else m.group(1) + " nomerge", text)
 
 
 def unmangle_entry_points(text: str) -> str:

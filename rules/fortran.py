@@ -17,13 +17,14 @@ from enzyme_cc.ad.structure.type_layout import fortran_descriptor, underlying
 # components, and MOVE_ALLOC (fortran_derived.c; flang's entries for the rest behind wrappers in
 # fortran_fallback.c); SUM, PRODUCT, MAXVAL, MINVAL and NORM2 with DIM= (fortran_dim.c); the
 # copy-in/copy-out of non-contiguous arguments, NORM2 and RANDOM_NUMBER (fortran_runtime.c)
-SUBSTITUTED = ("Assign", "SumReal8", "SumReal4", "ProductReal8", "ProductReal4", "MaxvalReal8",
-               "MaxvalReal4", "MinvalReal8", "MinvalReal4", "DotProductReal8", "DotProductReal4",
+SUBSTITUTED = ("Assign", "AssignTemporary", "SumReal8", "SumReal4", "ProductReal8",
+               "ProductReal4", "MaxvalReal8", "MaxvalReal4", "MinvalReal8", "MinvalReal4",
+               "DotProductReal8", "DotProductReal4",
                "MatmulReal8Real8", "MatmulReal4Real4",
                "Transpose", "Reshape", "Cshift", "CshiftVector", "Eoshift", "EoshiftVector",
                "Spread", "Pack", "Unpack",
                "AllocatableAllocate", "AllocatableDeallocate", "AllocatableDeallocatePolymorphic",
-               "Destroy", "Initialize", "MoveAlloc",
+               "Destroy", "DestroyWithoutFinalization", "Initialize", "MoveAlloc",
                "PointerAllocate", "PointerDeallocate", "AllocatableAllocateSource",
                "PointerAllocateSource", "CopyInAssign", "CopyOutAssign", "RandomNumber",
                "SumDim", "ProductDim", "MaxvalDim", "MinvalDim", "Norm2Dim", "Norm2_8", "Norm2_4",

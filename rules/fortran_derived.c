@@ -96,6 +96,41 @@ static int allocator_of(const Desc *d) { return (d->extra >> 1) & 7; }
    own entries are called) */
 static int finalizes(const TypeInfo *t) { return t && !t->no_finalization_needed; }
 
+/* whether the object at a, of type t, has a final procedure to run: its type's, or a
+   component's, an allocated polymorphic component's by its dynamic type. flang marks every type
+   with a CLASS component as possibly needing finalization (an extension may have a final
+   procedure), which alone sent the destruction of such objects to flang's runtime. */
+enum { FIRST_FINAL = 7 };  /* flang's special bindings from ElementalFinal on are final ones */
+static int has_finals(const char *a, const TypeInfo *t, int depth) {
+  if (!t || t->no_finalization_needed) return 0;
+  if (depth > 32 || ((uint32_t)t->special_bitset >> FIRST_FINAL) != 0) return 1;
+  size_t nc = components(t);
+  for (size_t i = 0; i < nc; i++) {
+    const Component *c = component(t, i);
+    const TypeInfo *ct = c->category == CAT_DERIVED ? c->derived.h.base : NULL;
+    if (c->genre == ALLOCATABLE_GENRE || c->genre == AUTOMATIC) {
+      const Desc *d = (const Desc *)(a + c->offset);
+      const TypeInfo *dt = __enzyme_cc_fortran_type_of(d);
+      if (!d->base || !(dt = dt ? dt : ct)) continue;
+      for (size_t j = 0, n = elements(d); j < n; j++)
+        if (has_finals((const char *)d->base + offset_of(d, j), dt, depth + 1)) return 1;
+    } else if (c->genre == DATA && ct) {
+      for (size_t j = 0, n = data_elements(c); j < n; j++)
+        if (has_finals(a + c->offset + (ptrdiff_t)j * ct->size_in_bytes, ct, depth + 1)) return 1;
+    }
+  }
+  return 0;
+}
+
+/* finalizes(t), looking at the elements of d */
+static int finalized(const Desc *d, const TypeInfo *t) {
+  if (!finalizes(t)) return 0;
+  if (!d->base) return 1;
+  for (size_t j = 0, n = elements(d); j < n; j++)
+    if (has_finals((const char *)d->base + offset_of(d, j), t, 0)) return 1;
+  return 0;
+}
+
 /* ---- destruction: free every allocated allocatable component, depth first ------------------ */
 static int destroy_object(char *a, const TypeInfo *t);
 
@@ -117,6 +152,7 @@ static int destroy_object(char *a, const TypeInfo *t) {
       Desc *d = (Desc *)(a + c->offset);
       if (!d->base) continue;
       if (allocator_of(d) != 0) return 0;
+      if (__enzyme_cc_fortran_type_of(d)) ct = __enzyme_cc_fortran_type_of(d);   /* dynamic */
       if (ct && !destroy_elements(d, ct)) return 0;
       free(d->base);
       d->base = NULL;
@@ -177,6 +213,23 @@ void __enzyme_cc_fortran_Initialize(const Desc *d, const char *file, int line) {
     for (size_t i = 0, n = elements(d); i < n; i++)
       init_floats((char *)d->base + offset_of(d, i), t);
   __enzyme_cc_fortran_initialize_rest(d, file, line);
+}
+
+/* AssignTemporary: flang's assignment into a temporary it made (a structure constructor's
+   value, `p = pt(x=x(1:2), m=2d0)` at -O0): the default initialization of an allocated target
+   whose type has one, then the assignment, reallocating as Assign does. A polymorphic target
+   whose dynamic type is not the source's goes to flang's entry (fortran_runtime.c). */
+void __enzyme_cc_fortran_Assign(Desc *to, const Desc *from, const char *file, int line);
+void __enzyme_cc_fortran_assign_temporary_other(Desc *to, const Desc *from, const char *file,
+                                                int line);
+void __enzyme_cc_fortran_AssignTemporary(Desc *to, const Desc *from, const char *file, int line) {
+  const TypeInfo *t = __enzyme_cc_fortran_type_of(to), *f = __enzyme_cc_fortran_type_of(from);
+  if (t && f && t != f) {
+    __enzyme_cc_fortran_assign_temporary_other(to, from, file, line);
+    return;
+  }
+  if (t && !t->no_initialization_needed && to->base) __enzyme_cc_fortran_Initialize(to, file, line);
+  __enzyme_cc_fortran_Assign(to, from, file, line);
 }
 
 /* integer, logical and character data: no derivative (registered inactive below) */
@@ -347,10 +400,19 @@ void __enzyme_cc_fortran_assign_other(Desc *to, const Desc *from, const char *fi
 void __enzyme_cc_fortran_Destroy(const Desc *d) {
   const TypeInfo *t = __enzyme_cc_fortran_type_of(d);
   if (!t || t->no_destruction_needed) {
-    if (finalizes(t)) __enzyme_cc_fortran_Destroy_other(d);
+    if (finalized(d, t)) __enzyme_cc_fortran_Destroy_other(d);
     return;
   }
-  if (finalizes(t) || !destroy_elements(d, t)) __enzyme_cc_fortran_Destroy_other(d);
+  if (finalized(d, t) || !destroy_elements(d, t)) __enzyme_cc_fortran_Destroy_other(d);
+}
+
+/* the end of a temporary's lifetime (a structure constructor's value): its allocatable
+   components freed, no final procedure run */
+void __enzyme_cc_fortran_DestroyWithoutFinalization_other(const Desc *d);
+void __enzyme_cc_fortran_DestroyWithoutFinalization(const Desc *d) {
+  const TypeInfo *t = __enzyme_cc_fortran_type_of(d);
+  if (t && !t->no_destruction_needed && !destroy_elements(d, t))
+    __enzyme_cc_fortran_DestroyWithoutFinalization_other(d);
 }
 
 /* ALLOCATE: the default allocator's malloc, byte strides from the extents (F2018 9.7.1), then
@@ -421,7 +483,7 @@ int __enzyme_cc_fortran_PointerAllocateSource(Desc *d, const Desc *src, _Bool ha
    must do it */
 static int deallocate_here(Desc *d) {
   const TypeInfo *t = __enzyme_cc_fortran_type_of(d);
-  if (!d->base || allocator_of(d) != 0 || finalizes(t) || (t && !destroy_elements(d, t)))
+  if (!d->base || allocator_of(d) != 0 || finalized(d, t) || (t && !destroy_elements(d, t)))
     return 0;
   free(d->base);
   d->base = NULL;

@@ -33,6 +33,19 @@ void __enzyme_cc_fortran_Destroy_fwd(const Desc *d, const Desc *dd) {
 }
 void __enzyme_cc_fortran_Destroy_rev(const Desc *d, const Desc *dd) { (void)d, (void)dd; }
 
+void _FortranADestroyWithoutFinalization(const Desc *d);
+__attribute__((noinline)) void __enzyme_cc_fortran_DestroyWithoutFinalization_other(
+    const Desc *d) {
+  _FortranADestroyWithoutFinalization(d);
+}
+void __enzyme_cc_fortran_DestroyWithoutFinalization_fwd(const Desc *d, const Desc *dd) {
+  (void)d, (void)dd;
+  stops("the destruction of an object", NULL, 0);
+}
+void __enzyme_cc_fortran_DestroyWithoutFinalization_rev(const Desc *d, const Desc *dd) {
+  (void)d, (void)dd;
+}
+
 __attribute__((noinline)) int __enzyme_cc_fortran_AllocatableAllocate_other(
     Desc *d, int64_t *async, _Bool has_stat, const Desc *errmsg, const char *file, int line,
     void *memcpy_fn) {
@@ -180,6 +193,7 @@ ALLOCATE_SOURCE(AllocatableAllocateSource)
 ALLOCATE_SOURCE(PointerAllocateSource)
 
 REGISTER(Destroy)
+REGISTER(DestroyWithoutFinalization)
 REGISTER(AllocatableAllocate)
 REGISTER(AllocatableDeallocate)
 REGISTER(MoveAlloc)

@@ -134,6 +134,25 @@ void __enzyme_cc_fortran_assign_other_rev(Desc *to, Desc *dto, const Desc *from,
   (void)to, (void)dto, (void)from, (void)dfrom, (void)file, (void)dfile, (void)line;
 }
 
+/* AssignTemporary of a polymorphic target (fortran_derived.c): flang's, as the fallback above */
+void _FortranAAssignTemporary(Desc *to, const Desc *from, const char *file, int line);
+__attribute__((noinline)) void __enzyme_cc_fortran_assign_temporary_other(
+    Desc *to, const Desc *from, const char *file, int line) {
+  _FortranAAssignTemporary(to, from, file, line);
+}
+void __enzyme_cc_fortran_assign_temporary_other_fwd(Desc *to, Desc *dto, const Desc *from,
+                                                    const Desc *dfrom, const char *file,
+                                                    const char *dfile, int line) {
+  (void)dto, (void)dfrom, (void)dfile;
+  refuse(to, from, file, line);
+  _FortranAAssignTemporary(to, from, file, line);
+}
+void __enzyme_cc_fortran_assign_temporary_other_aug(Desc *to, Desc *dto, const Desc *from,
+                                                    const Desc *dfrom, const char *file,
+                                                    const char *dfile, int line) {
+  __enzyme_cc_fortran_assign_temporary_other_fwd(to, dto, from, dfrom, file, dfile, line);
+}
+
 /* ---- reductions (an unoptimized build keeps SUM, PRODUCT, MAXVAL, MINVAL, DOT_PRODUCT and
    MATMUL as runtime calls; -O2 inlines them) ------------------------------------------------- */
 /* DIM= of a rank-1 array is the whole array (flang calls the Dim entries for higher ranks) */
@@ -365,6 +384,13 @@ void *__enzyme_register_derivative_fortran_assign[2] = {
     (void *)__enzyme_cc_fortran_assign_other, (void *)__enzyme_cc_fortran_assign_other_fwd};
 void *__enzyme_register_gradient_fortran_assign[3] = {
     (void *)__enzyme_cc_fortran_assign_other, (void *)__enzyme_cc_fortran_assign_other_aug,
+    (void *)__enzyme_cc_fortran_assign_other_rev};
+void *__enzyme_register_derivative_fortran_assign_temporary[2] = {
+    (void *)__enzyme_cc_fortran_assign_temporary_other,
+    (void *)__enzyme_cc_fortran_assign_temporary_other_fwd};
+void *__enzyme_register_gradient_fortran_assign_temporary[3] = {
+    (void *)__enzyme_cc_fortran_assign_temporary_other,
+    (void *)__enzyme_cc_fortran_assign_temporary_other_aug,
     (void *)__enzyme_cc_fortran_assign_other_rev};
 void *__enzyme_inactivefn_fortran_copy[1] = {(void *)__enzyme_cc_fortran_copy_bytes};
 

@@ -209,6 +209,39 @@ def test_internal_procedure_callback_is_refused_with_its_workaround(tmp_path):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_fortran_marker_calls_in_both_arms_of_an_if(tmp_path, opt):
+    """Two marker calls differing in one activity marker, one per arm of an IF: sunk into one
+    call with a select for a marker and refused until the markers became `nomerge` (found by a
+    new-user check); reverse and forward mode against the analytic derivative."""
+    _fortran_workspace(tmp_path, "marker_calls_in_branches.f90", opt, 4)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_fortran_function_given_as_c_funptr_by_reference(tmp_path, opt):
+    """A helper whose `type(c_funptr), intent(in)` dummy (by reference, an integer address)
+    each caller fills with c_funloc of a module function: refused until the marker's function
+    was followed through the dummy's memory to the callers' stores (found by a new-user check)."""
+    _fortran_workspace(tmp_path, "funptr_by_reference.f90", opt, 3)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_fortran_polymorphic_allocatable_component(tmp_path, opt):
+    """A local of a type with a `class(base), allocatable` component (and an array of them):
+    their destruction stopped the derivative as if a final procedure could run, flang marking the
+    type so for any extension (found by a new-user check); checked against the analytic gradient,
+    and nothing leaked."""
+    _fortran_workspace(tmp_path, "polymorphic_component.f90", opt, 2)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_fortran_structure_constructors(tmp_path, opt):
+    """`p = pt(x=x(1:2), m=2d0)` and a constructor with an allocatable component: flang's
+    AssignTemporary (-O0) and DestroyWithoutFinalization of the temporary (both levels) had no
+    derivative (found by a new-user check); the analytic gradient, nothing leaked."""
+    _fortran_workspace(tmp_path, "structure_constructor.f90", opt, 1)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_module_allocatable_records(tmp_path, opt):
     """A module allocatable array of a derived type of reals, allocated before the derivative
     (a crash at -O0, a refusal at -O2; found by a new-user check): three gradients."""

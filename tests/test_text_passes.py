@@ -34,7 +34,7 @@ def test_merge_passes_in_order():
     names = [n for n, _ in text_passes.merge_passes(shared=False, preopt=True,
                                                      name_values=lambda t: t)]
     assert names == ["strip optnone", "name numbered types", "Enzyme's entry points unmangled",
-                     "keep registered calls", "keep BLAS calls",
+                     "marker calls never merged", "keep registered calls", "keep BLAS calls",
                      "inline assembly as IR", "x86 intrinsics as IR",
                      "vector reductions as scalar code", "flang's OpenMP capture records unpacked",
                      "calls matched to their callee's one-element aggregates",
@@ -287,6 +287,20 @@ def test_name_numbered_types():
     assert not text_passes.NUMBERED_TYPE.search(out)
     assert "%__enzyme_cc_type.0 = type { %__enzyme_cc_type.1, double }" in out
     assert "alloca %__enzyme_cc_type.0" in out and 'c"%0d\\00"' in out
+
+
+def test_markers_nomerge():
+    """The derivative markers' declarations (any signature, mangled or suffixed) get `nomerge`
+    once; other declarations stay as they are."""
+    text = ("declare void @__enzyme_autodiff(ptr, i32, ptr, ptr) local_unnamed_addr #4\n"
+            "declare double @_Z17__enzyme_fwddiffPvz(ptr, ...)\n"
+            "declare ptr @__enzyme_shadow(ptr, i32, i32)\n"
+            "attributes #4 = { nounwind }\n")
+    out = _valid(text_passes.markers_nomerge(text))
+    assert "declare void @__enzyme_autodiff(ptr, i32, ptr, ptr) local_unnamed_addr #4 nomerge" in out
+    assert "declare double @_Z17__enzyme_fwddiffPvz(ptr, ...) nomerge" in out
+    assert "declare ptr @__enzyme_shadow(ptr, i32, i32)\n" in out
+    assert text_passes.markers_nomerge(out) == out
 
 
 def test_unmangle_entry_points():

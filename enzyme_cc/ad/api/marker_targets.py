@@ -9,7 +9,7 @@ import re
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import name_ref
 from ..structure.diagnostics import located
-from ..structure.type_layout import global_type, layout, underlying
+from ..structure.type_layout import decompose, global_type, layout, underlying
 def _integer_memory(module, caller, value) -> bool:
     """value points into a local or global whose declared type holds integers only."""
     base = underlying(caller, value)
@@ -35,6 +35,9 @@ def refuse_unknown_function(module, caller, inst):
                     "pass the function itself, e.g. (void *)f, not a pointer chosen at run time")
 
 
+_ADDRESS = re.compile(r"^ptrtoint \( ?ptr (@[-\w.$]+|@\"[^\"]+\") to i64 ?\)$")
+
+
 def _known_functions(module, caller, value, seen=None) -> list[str] | None:
     """The defined functions a function pointer can be (None: not only those): a function, a
     select or phi of them, or a parameter of a function whose callers all pass them (a checking
@@ -42,6 +45,9 @@ def _known_functions(module, caller, value, seen=None) -> list[str] | None:
     nor specialized it; [] when nothing calls it). The derivative dispatches on the pointer at
     run time, and a pointer none of them matches (a caller outside the program) stops with a
     message."""
+    m = _ADDRESS.match(value)
+    if m:                                   # a function's address as an integer (c_funloc)
+        value = m.group(1)
     if value.startswith("@"):
         return [value] if module.function(value) is not None else None
     seen = seen if seen is not None else set()
@@ -56,6 +62,8 @@ def _known_functions(module, caller, value, seen=None) -> list[str] | None:
         if sites is None or len(seen) > 64:
             return None
         incoming = [(f, i.ops[k].value) for f, i in sites]
+    elif getattr(d, "op", None) in ("inttoptr", "ptrtoint"):
+        incoming = [(caller, d.ops[0].value)]               # (Fortran's c_funptr: an integer)
     elif getattr(d, "op", None) in ("select", "phi"):
         incoming = [(caller, v) for v in ([v for v, _ in d.incoming] if d.op == "phi"
                                          else [o.value for o in d.ops[1:3]])]
@@ -65,11 +73,51 @@ def _known_functions(module, caller, value, seen=None) -> list[str] | None:
     elif getattr(d, "op", None) == "load" and \
             (table := _function_table(module, underlying(caller, d.ops[0].value))) is not None:
         return table                   # a switch over functions, made a lookup table by LLVM
+    elif getattr(d, "op", None) == "load" and \
+            (held := _held_functions(module, caller, d.ops[0].value, seen)) is not None:
+        return held
     else:
         return None
     out = []
     for fn, v in incoming:
         got = _known_functions(module, fn, v, seen)
+        if got is None:
+            return None
+        out += [f for f in got if f not in out]
+    return out
+
+
+def _held_functions(module, caller, ptr, seen) -> list | None:
+    """The functions a pointer parameter's memory holds at its start, from what each caller
+    stores into the slot it passes (Fortran's `type(c_funptr), intent(in) :: fp`, passed by
+    reference: `call show(c_funloc(f))`); None where a caller passes anything else. (A
+    function stored there by other code is caught at run time, as any unknown pointer.)"""
+    base, off = decompose(module, caller, ptr)
+    d = caller.defs.get(base)
+    if off != 0 or d is None or hasattr(d, "op"):
+        return None                                     # not the start of a parameter's memory
+    k = next(j for j, p in enumerate(caller.params) if p.name == base)
+    sites = _call_sites(module, caller.name)
+    if sites is None or len(seen) > 64:
+        return None
+    out = []
+    for fn, inst in sites:
+        slot = inst.ops[k].value
+        slot_base, slot_off = decompose(module, fn, slot)
+        if slot_off != 0:
+            return None
+        if not hasattr(fn.defs.get(slot_base), "op"):   # the caller's own parameter, passed on
+            got = _held_functions(module, fn, slot, seen)
+        elif getattr(fn.defs.get(slot_base), "op", None) == "alloca" or slot_base.startswith("@"):
+            got = []                # (a main program's variable is a global: its stores here)
+            for v in [i.ops[0].value for i in fn.insts()
+                      if i.op == "store" and i.ops[1].value == slot_base]:
+                more = _known_functions(module, fn, v, seen)
+                if more is None:
+                    return None
+                got += more
+        else:
+            return None
         if got is None:
             return None
         out += [f for f in got if f not in out]
