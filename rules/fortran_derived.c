@@ -101,6 +101,15 @@ static int finalizes(const TypeInfo *t) { return t && !t->no_finalization_needed
    with a CLASS component as possibly needing finalization (an extension may have a final
    procedure), which alone sent the destruction of such objects to flang's runtime. */
 enum { FIRST_FINAL = 7 };  /* flang's special bindings from ElementalFinal on are final ones */
+static int has_finals(const char *a, const TypeInfo *t, int depth);
+
+/* whether an element of d, taken as of type t, has a final procedure to run */
+static int elements_have_finals(const Desc *d, const TypeInfo *t, int depth) {
+  for (size_t j = 0, n = elements(d); j < n; j++)
+    if (has_finals((const char *)d->base + offset_of(d, j), t, depth)) return 1;
+  return 0;
+}
+
 static int has_finals(const char *a, const TypeInfo *t, int depth) {
   if (!t || t->no_finalization_needed) return 0;
   if (depth > 32 || ((uint32_t)t->special_bitset >> FIRST_FINAL) != 0) return 1;
@@ -110,10 +119,9 @@ static int has_finals(const char *a, const TypeInfo *t, int depth) {
     const TypeInfo *ct = c->category == CAT_DERIVED ? c->derived.h.base : NULL;
     if (c->genre == ALLOCATABLE_GENRE || c->genre == AUTOMATIC) {
       const Desc *d = (const Desc *)(a + c->offset);
-      const TypeInfo *dt = __enzyme_cc_fortran_type_of(d);
-      if (!d->base || !(dt = dt ? dt : ct)) continue;
-      for (size_t j = 0, n = elements(d); j < n; j++)
-        if (has_finals((const char *)d->base + offset_of(d, j), dt, depth + 1)) return 1;
+      const TypeInfo *dt = __enzyme_cc_fortran_type_of(d);   /* the dynamic type, if any */
+      if (!dt) dt = ct;
+      if (d->base && dt && elements_have_finals(d, dt, depth + 1)) return 1;
     } else if (c->genre == DATA && ct) {
       for (size_t j = 0, n = data_elements(c); j < n; j++)
         if (has_finals(a + c->offset + (ptrdiff_t)j * ct->size_in_bytes, ct, depth + 1)) return 1;
@@ -124,11 +132,7 @@ static int has_finals(const char *a, const TypeInfo *t, int depth) {
 
 /* finalizes(t), looking at the elements of d */
 static int finalized(const Desc *d, const TypeInfo *t) {
-  if (!finalizes(t)) return 0;
-  if (!d->base) return 1;
-  for (size_t j = 0, n = elements(d); j < n; j++)
-    if (has_finals((const char *)d->base + offset_of(d, j), t, 0)) return 1;
-  return 0;
+  return finalizes(t) && (!d->base || elements_have_finals(d, t, 0));
 }
 
 /* ---- destruction: free every allocated allocatable component, depth first ------------------ */
@@ -152,8 +156,9 @@ static int destroy_object(char *a, const TypeInfo *t) {
       Desc *d = (Desc *)(a + c->offset);
       if (!d->base) continue;
       if (allocator_of(d) != 0) return 0;
-      if (__enzyme_cc_fortran_type_of(d)) ct = __enzyme_cc_fortran_type_of(d);   /* dynamic */
-      if (ct && !destroy_elements(d, ct)) return 0;
+      const TypeInfo *dt = __enzyme_cc_fortran_type_of(d);   /* the dynamic type, if any */
+      if (!dt) dt = ct;
+      if (dt && !destroy_elements(d, dt)) return 0;
       free(d->base);
       d->base = NULL;
     } else if (c->genre == DATA && ct && !ct->no_destruction_needed) {

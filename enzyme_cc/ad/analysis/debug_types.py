@@ -161,6 +161,18 @@ _DECLARE = re.compile(r'#dbg_declare\(ptr (%[-\w.$]+|%"[^"]+"), (![0-9]+), !DIEx
 _FRAGMENT = re.compile(r"^DW_OP_LLVM_fragment, (\d+), (\d+)$")
 
 
+def _record_layout(module, var: str, expr: str):
+    """The layout of what a debug record (`#dbg_declare`, `#dbg_value`) of variable `var` with
+    expression `expr` describes: the variable's type, or the fragment of it the expression
+    names; None for any other expression (one that computes the address or the value)."""
+    lay = layout(module, _field(module.metadata.get(var, ""), "type"))
+    frag = _FRAGMENT.match(expr.strip())
+    if lay and frag:
+        lo, n = int(frag.group(1)) // 8, int(frag.group(2)) // 8
+        return n, {o - lo: k for o, k in lay[1].items() if lo <= o < lo + n}
+    return None if expr.strip() else lay
+
+
 def declared_layouts(module, fn) -> dict:
     """{alloca: (size, {byte offset: kind})} from the function's `#dbg_declare` records (full
     debug info): the declared variable's type, or the fragment of it an SROA slice holds (the
@@ -175,14 +187,7 @@ def declared_layouts(module, fn) -> dict:
         m = _DECLARE.search(line) if "#dbg_declare(ptr %" in line else None
         if not m:
             continue
-        lay = layout(module, _field(module.metadata.get(m.group(2), ""), "type"))
-        frag = _FRAGMENT.match(m.group(3).strip())
-        if lay and frag:
-            lo, n = int(frag.group(1)) // 8, int(frag.group(2)) // 8
-            lay = (n, {o - lo: k for o, k in lay[1].items() if lo <= o < lo + n})
-        elif m.group(3).strip():
-            lay = None                        # (an expression that computes the address)
-        lay = _typed(lay)
+        lay = _typed(_record_layout(module, m.group(2), m.group(3)))
         name = m.group(1)
         out[name] = lay if out.get(name, lay) == lay else None
     memo[fn.name] = out = {k: v for k, v in out.items() if v}
@@ -205,13 +210,7 @@ def valued_kind(module, fn, name: str) -> str | None:
             m = _VALUE.search(line) if "#dbg_value(i" in line else None
             if not m:
                 continue
-            lay = layout(module, _field(module.metadata.get(m.group(2), ""), "type"))
-            frag = _FRAGMENT.match(m.group(3).strip())
-            if lay and frag:
-                lo, n = int(frag.group(1)) // 8, int(frag.group(2)) // 8
-                lay = (n, {o - lo: k for o, k in lay[1].items() if lo <= o < lo + n})
-            elif m.group(3).strip():
-                lay = None                    # (an expression computing the value from it)
+            lay = _record_layout(module, m.group(2), m.group(3))
             kind = uniform_kind(*lay) if lay and lay[0] else None
             out[m.group(1)] = kind if out.get(m.group(1), kind) == kind else None
         memo[fn.name] = out

@@ -9,6 +9,8 @@ made by integer arithmetic (or is a non-zero constant): an `i64` loaded or bit-m
 hold a double's bits, and a zero may be a zeroed double."""
 from __future__ import annotations
 
+import functools
+
 from enzyme_cc.ir.lexer import type_size
 from ..structure.type_layout import decompose
 from .activity_basics import ALLOCATORS
@@ -37,7 +39,7 @@ def _stores_into(module, fn, copy, base, depth: int = 2):
     undecided kind, two kinds at one offset, a copy or a call without bitcode writing it, a
     callee that accesses it as a float without filling it)."""
     kinds: dict[int, tuple] = {}
-    users = fn.users()
+    users = functools.cache(fn.users)      # (only a stored load or parameter asks for them)
     for inst in fn.insts():
         if inst.op == "store":
             b, off = decompose(module, fn, inst.ops[1].value)
@@ -133,7 +135,7 @@ def _counts(v: str, users, depth: int = 0) -> bool:
     """v is used as a count: an operand of integer arithmetic, an address's index or an
     allocation's size, directly or scaled by a shift (a Vec's length turned into bytes); a
     double's bits are not."""
-    for u in users.get(v, ()):
+    for u in users().get(v, ()):
         if u.op in _ARITH or u.op == "getelementptr" and any(o.value == v for o in u.ops[1:]) \
                 or u.op in ("call", "invoke") and u.callee in ALLOCATORS:
             return True

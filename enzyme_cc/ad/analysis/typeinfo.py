@@ -110,12 +110,15 @@ class TypeInfo:
             # the callee's typed stores into it, where this function's own accesses say nothing
             if inst.op in ("call", "invoke") and module.defines(inst.callee or ""):
                 for j, o in enumerate(inst.ops):
-                    if o.ty == "ptr" and o.value.startswith("%"):
-                        base, off = decompose(module, fn, o.value)
-                        if off == 0 and getattr(fn.defs.get(base), "op", None) == "alloca":
-                            mine = self.facts.setdefault(base, {})
-                            for at, kind in filled_facts(module, inst.callee, j).items():
-                                mine.setdefault(at, kind)
+                    filled = filled_facts(module, inst.callee, j) \
+                        if o.ty == "ptr" and o.value.startswith("%") else None
+                    if not filled:
+                        continue                  # (memoized: the common case costs nothing)
+                    base, off = decompose(module, fn, o.value)
+                    if off == 0 and getattr(fn.defs.get(base), "op", None) == "alloca":
+                        mine = self.facts.setdefault(base, {})
+                        for at, kind in filled.items():
+                            mine.setdefault(at, kind)
         for obj, lay in declared.items():     # typed accesses win over the declared type
             self.facts[obj] = {**lay, **self.facts.get(obj, {})}
         # a word set to a small nonzero integer constant holds an integer (a reference count,
