@@ -159,6 +159,15 @@ def test_compiler_error_carries_enzyme_cc_message():
         ffi.build([NORM2], source="double norm2(const double *x, int n) { return zz; }")
 
 
+def test_compiler_error_names_the_users_file(tmp_path):
+    """The compiler's message points at the user's source file, not at the build's copy."""
+    src = tmp_path / "broken.c"
+    src.write_text("double norm2(const double *x, int n) { return x[0] + ; }\n")
+    with pytest.raises(ffi.BuildError) as e:
+        ffi.build([NORM2], sources=[src])
+    assert f"{src}:1:" in str(e.value) and "expected expression" in str(e.value), str(e.value)
+
+
 def test_missing_function_is_a_build_error():
     with pytest.raises(ffi.BuildError, match="'norm2' is not defined in the given sources"):
         ffi.build([NORM2], source="double other(double x) { return x; }")
@@ -1036,12 +1045,57 @@ def test_arrays_of_rows_and_bool_by_value(opt):
                 want_w[i, j % 3] += c * x[j]
         np.testing.assert_allclose(gw, want_w, rtol=1e-13)
         np.testing.assert_allclose(gx, c * ((a + a.T) @ x + wj.sum(axis=0)), rtol=1e-13)
-    with pytest.raises(SignatureError, match=r"'w' is `const double \(\*\)\[3\]` in C, rows "
-                                             r"of 3, but the signature gives it shape"):
+    with pytest.raises(SignatureError, match=r"'w' is `const double \(\*\)\[3\]` in C, read "
+                                             r"in rows of 3, but the signature gives it shape"):
         ffi.function("form", source=ROWS_SRC, flags=(opt,),
                      shapes={"a": ("n", "n"), "w": ("n", 4), "x": ("n",)})
     with pytest.raises(OverflowError, match="does not fit C's `bool`"):
         f(a, w, x, twice=2)
+
+
+VLA_SRC = r"""
+void matvec(int n, int m, const double A[n][m], const double w[][3], const double *v,
+            double *out) {
+  for (int i = 0; i < n; i++) {
+    double s = w[i][0] * w[i][2];
+    for (int j = 0; j < m; j++) s += A[i][j] * v[j];
+    out[i] = s;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("shape_a,shape_w,words", [
+    (("n",), ("n", 3), r"'A' is `const double \(\*\)\[\?\]` in C, read in rows of m, but the "
+                       r"signature gives it shape \('n',\): give it shape \(rows, m\)"),
+    (("m", "n"), ("n", 3), r"read in rows of m, but the signature gives it shape \('m', 'n'\)"),
+    (("n", "m"), ("n",), r"'w' is `const double \(\*\)\[3\]` in C, read in rows of 3, but the "
+                         r"signature gives it shape \('n',\): give it shape \(rows, 3\)"),
+    (("n", "m"), ("n", 3, 1), r"read in rows of 3, but the signature gives it shape"),
+])
+def test_rows_of_another_rank_or_extent_are_refused(shape_a, shape_w, words):
+    """A shape that contradicts C's rows is refused: a one-dimensional shape for `w[][3]` had C
+    read three times the array (and the VJP write past it: heap corruption), the transposed
+    shape for C99's `A[n][m]` read it skewed (wrong numbers). The VLA's row extent is the
+    parameter its declaration names."""
+    shapes = {"A": shape_a, "w": shape_w, "v": ("m",), "out": ("n",)}
+    with pytest.raises(SignatureError, match=words):
+        ffi.function("matvec", source=VLA_SRC, shapes=shapes)
+    f = ffi.function("matvec", source=VLA_SRC,
+                     shapes={"A": ("n", "m"), "w": ("n", 3), "v": ("m",), "out": ("n",)})
+    rng = np.random.default_rng(5)
+    a, w, v = rng.normal(size=(3, 5)), rng.normal(size=(3, 3)), rng.normal(size=5)
+    np.testing.assert_allclose(f(a, w, v), a @ v + w[:, 0] * w[:, 2], rtol=1e-13)
+
+
+@pytest.mark.parametrize("shape", ["m", "steps", 5])
+def test_shape_that_is_not_a_tuple_is_refused(shape):
+    """shapes={"v": "steps"} was read letter by letter ("shape names 's', which is not an Int
+    argument"); a name or a number alone is refused saying how to write it."""
+    with pytest.raises(SignatureError, match=rf"shapes\['v'\] is {shape!r}, but a shape is a "
+                                             rf"tuple: write \({shape!r},\)"):
+        ffi.signature_of("matvec", source=VLA_SRC, shapes={"A": ("n", "m"), "w": ("n", 3),
+                                                           "v": shape, "out": ("n",)})
 
 
 CXX_TEMPLATE_CALLEE = r"""

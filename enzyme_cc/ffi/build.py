@@ -219,7 +219,7 @@ def compile_sources(tmp, srcs, flags, debug=False, start=0) -> list[str]:
             f.write(data)
         modules = ["-J", tmp] if lg == "fortran" else []     # (its .mod files: not the cwd)
         _run([driver(lg), *flags, *extra, *_source_dir_flags(name, lg), *modules, "-fPIC", "-c",
-              path, "-o", path + ".o"], name)
+              path, "-o", path + ".o"], name, copy=path)
         objs.append(path + ".o")
     return objs
 
@@ -249,8 +249,12 @@ def check_prototypes(sigs, objs, more_code: bool, srcs=()):
     return by_value
 
 
-def _run(cmd, what):
+def _run(cmd, what, copy=None):
+    """Run a build step; its messages name the user's source `what` where they name our copy
+    of it."""
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         msg = (r.stderr + r.stdout).strip() or f"exit status {r.returncode}"
+        if copy:
+            msg = msg.replace(copy, what)
         raise BuildError(f"building {os.path.basename(what)} failed:\n{msg}")

@@ -36,6 +36,10 @@ def signature_of(name, sources=(), source=None, lang="c", flags=("-O2",), shapes
                  outputs=(), nondiff=(), ret="result") -> Signature:
     """The Signature of function `name` in these sources (see the module's description)."""
     shapes, outputs, nondiff = dict(shapes or {}), tuple(outputs), tuple(nondiff)
+    for k, v in shapes.items():
+        if isinstance(v, (int, str)):       # (a string would be taken letter by letter)
+            raise SignatureError(f"{name}: shapes[{k!r}] is {v!r}, but a shape is a tuple: "
+                                 f"write ({v!r},)")
     if isinstance(sources, (str, bytes)) or hasattr(sources, "__fspath__"):
         sources = [sources]
     srcs = read_sources(sources, source, lang)

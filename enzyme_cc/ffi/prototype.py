@@ -41,6 +41,7 @@ class Param:
     pointee: str | None = None   # for a pointer: the base type's name (typedefs resolved)
     const: bool = False          # for a pointer: the pointee is const
     name: str | None = None      # the parameter's name in the source (debug info)
+    row_names: list | None = None   # a C99 `a[n][m]`'s row extents as the source spells them
 
 
 @dataclass
@@ -68,6 +69,7 @@ def find(modules, name: str, with_module=False):
         proto = Prototype(name, f.ret_ty.strip(), [Param(p.ty.strip()) for p in f.params])
         _debug_types(m.metadata, f.dbg, proto)
         _param_names(m.metadata, f.dbg, proto)
+        _row_names(m.metadata, f.dbg, proto)
         return (proto, data) if with_module else proto
     return (None, None) if with_module else None
 
@@ -82,6 +84,38 @@ def _param_names(md, sp, proto):
         k, nm = _field(node, "arg"), _field(node, "name")
         if k and nm and k.isdigit() and 1 <= int(k) <= len(proto.params):
             proto.params[int(k) - 1].name = nm.strip('"')
+
+
+def _row_names(md, sp, proto):
+    """A variable-length array parameter's row extents as its declaration in the source spells
+    them (`const double A[n][m]`: ['m']): the debug info says only "variable" (count -1)."""
+    for k, p in enumerate(proto.params):
+        rows = row_extents(p)
+        if not rows or -1 not in rows or not p.name:
+            continue
+        var = next((n for n in md.values() if "DILocalVariable" in n and
+                    _field(n, "scope") == sp and _field(n, "arg") == str(k + 1)), "")
+        src = _source_lines(md, _field(var, "file"), _field(var, "line"))
+        m = re.search(rf"\b{re.escape(p.name)}\s*\[[^\[\]]*\]((?:\s*\[[^\[\]]*\])+)", src)
+        if m:
+            names = [x.strip() for x in re.findall(r"\[([^\[\]]*)\]", m.group(1))]
+            if len(names) == len(rows):
+                p.row_names = names
+
+
+def _source_lines(md, file_ref, line) -> str:
+    """The text of a source file from `line` on (a declaration's next lines), or ''."""
+    import os
+    f = md.get(file_ref or "", "")
+    name, folder = _field(f, "filename"), _field(f, "directory")
+    if not name or not line or not line.isdigit():
+        return ""
+    path = os.path.join(folder.strip('"') if folder else "", name.strip('"'))
+    try:
+        with open(path, errors="replace") as fh:
+            return " ".join(fh.read().split("\n")[int(line) - 1:int(line) + 15])
+    except OSError:
+        return ""
 
 
 def _field(node: str, key: str):
@@ -206,7 +240,10 @@ def _base_name(md, ref, depth=0) -> str:
         inner = _field(node, "baseType")
         if tag == "DW_TAG_typedef" and inner is None:
             return _field(node, "name").strip('"')
-        return _base_name(md, inner, depth + 1)
+        base = _base_name(md, inner, depth + 1)
+        if base == "?" and tag == "DW_TAG_typedef":
+            return _field(node, "name").strip('"')     # (`typedef struct {...} Params`)
+        return base
     if tag == "DW_TAG_pointer_type":
         return _base_name(md, _field(node, "baseType"), depth + 1) + " *"
     name = _field(node, "name")
@@ -312,14 +349,31 @@ def _check_arg(sig, where, a, p) -> bool:
         if isinstance(a, Out) and p.const:
             raise SignatureError(f"{where}: argument {a.name!r} is {_c(p)} in C (read only), "
                                  "but Out declares it written: declare it In")
-        rows = row_extents(p)
-        if rows and len(a.shape) == len(rows) + 1 and any(
-                n >= 0 and isinstance(d, int) and d != n for n, d in zip(rows, a.shape[1:])):
-            # (C reads rows of its extents: another row length would read the data skewed)
-            raise SignatureError(f"{where}: argument {a.name!r} is {_c(p)} in C, rows of "
-                                 f"{'x'.join(str(n) for n in rows)}, but the signature gives "
-                                 f"it shape {tuple(a.shape)}")
+        _check_rows(sig, where, a, p)
     return False
+
+
+def _check_rows(sig, where, a, p) -> None:
+    """C reads a pointer to rows (`double A[][3]`, C99's `double A[n][m]`) in rows of its
+    extents: a shape of another rank or row length would read the data skewed or past its
+    end, and the VJP write past it."""
+    rows = row_extents(p)
+    if not rows:
+        return
+    spelt = [str(n) if n >= 0 else (p.row_names[i] if p.row_names else "?")
+             for i, n in enumerate(rows)]
+    want = f"(rows, {', '.join(spelt)})"
+    ints = {x.name for x in sig.args if isinstance(x, Int)}
+    bad = len(a.shape) != len(rows) + 1
+    for i, (n, d) in enumerate(zip(rows, a.shape[1:])):
+        if n >= 0:
+            bad |= d != n               # (a named extent could be anything at run time)
+        elif p.row_names and p.row_names[i] in ints:
+            bad |= d != p.row_names[i]  # (the parameter that gives the extent in C)
+    if bad:
+        raise SignatureError(f"{where}: argument {a.name!r} is {_c(p)} in C, read in rows of "
+                             f"{' x '.join(spelt)}, but the signature gives it shape "
+                             f"{tuple(a.shape)}: give it shape {want}")
 
 
 def check_inputs_unwritten(sig, proto: Prototype, module: bytes, declared_in=()) -> None:
