@@ -2133,3 +2133,53 @@ def test_constant_data_read_back_through_a_cycle_of_records(tmp_path, level, hop
     assert r.returncode == 0, r.stderr
     out = subprocess.run(["./p"], cwd=tmp_path, capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.count("CHECK") == 7, out.stdout
+
+
+# one message buffer packed with records holding a pointer on one path and with doubles on the
+# other: no one type of the copy's bytes is right on both paths (at -O2 the copy is inlined
+# into the function packing both ways)
+TWO_LAYOUT_BUFFER = """\
+#include <stdlib.h>
+#include <string.h>
+int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+typedef struct { const double *src; double r; } Msg;
+enum { N = 8 };
+static void pack(int recs, const double *v, char *buf) {
+  for (int i = 0; i < N; i++)
+    if (recs) { ((Msg *)buf)[i].src = v + i; ((Msg *)buf)[i].r = v[i]; }
+    else ((double *)buf)[i] = v[i];
+}
+static void send(const char *from, char *to, int len) { memcpy(to, from, len); }
+double total(const double *v, int recs) {
+  char *a = malloc(N * sizeof(Msg)), *b = malloc(N * sizeof(Msg));
+  pack(recs, v, a);
+  send(a, b, N * sizeof(Msg));
+  double s = 0;
+  for (int i = 0; i < N; i++) s += recs ? ((Msg *)b)[i].r : ((double *)b)[i];
+  free(a); free(b);
+  return s;
+}
+int main(void) {
+  double v[N] = {1}, dv[N] = {0};
+  __enzyme_autodiff((void *)total, enzyme_dup, v, dv, enzyme_const, 0);
+  return dv[0] != 1;
+}
+"""
+
+
+def test_buffer_laid_out_two_ways_is_refused(tmp_path):
+    """A copy whose bytes hold a pointer on one path and a double on another is refused,
+    naming the clash (its pointer bytes must not be added as a double, nor the double's
+    adjoint dropped), with a hint to keep the layouts apart."""
+    src = tmp_path / "two_layouts.c"
+    src.write_text(TWO_LAYOUT_BUFFER)
+    env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
+    r = subprocess.run([str(BIN / "enzyme-cc"), "-O2", "-g", str(src), "-o",
+                        str(tmp_path / "a.out")], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+    assert "two_layouts.c:12" in r.stderr and "'total'" in r.stderr, r.stderr
+    assert "accesses a double at byte 0 of the copied memory, where the copy's type has a " \
+        "pointer at byte 0: one buffer laid out two ways" in r.stderr, r.stderr
+    assert "hint: pack each layout into a buffer of its own" in r.stderr, r.stderr

@@ -98,7 +98,7 @@ def tiled_to(rec, length):
             if b < a + size and kind in WIDTH:
                 return None
             out.append((a, b - a, kind))
-    return _joined(out)
+    return joined(out)
 
 
 def _clipped(ranges, lo, size):
@@ -120,7 +120,7 @@ def _agreed(samples, stride):
     at the same offsets with the same kinds, no copy may call integer what another calls
     data, and where one range runs longer than another's (over padding), the shorter is
     taken."""
-    whole = [_joined([r for r in rs if r[2] != "int"]) for rs, size in samples if size == stride]
+    whole = [joined([r for r in rs if r[2] != "int"]) for rs, size in samples if size == stride]
     if not whole:
         return None
     starts = [(off, kind) for off, _, kind in whole[0]]
@@ -129,7 +129,7 @@ def _agreed(samples, stride):
     layout = [(off, min(n for d in whole for o, n, _ in d if o == off), kind)
               for off, kind in starts]
     for rs, size in samples:
-        if size < stride and [(o, k) for o, _, k in _joined([r for r in rs if r[2] != "int"])] \
+        if size < stride and [(o, k) for o, _, k in joined([r for r in rs if r[2] != "int"])] \
                 != [(o, k) for o, _, k in layout if o < size]:
             return None                      # a part of a record: the first fields of one
     claimed = [(off, n) for rs, _ in samples for off, n, kind in rs if kind != "int"]
@@ -139,7 +139,7 @@ def _agreed(samples, stride):
     return layout
 
 
-def _joined(ranges):
+def joined(ranges):
     """Ranges of one kind that touch, as one."""
     out = []
     for off, size, kind in ranges:

@@ -10,6 +10,7 @@ from ..structure.type_layout import (containing_type, decompose, layout,
                                      opaque_layout, record_of, tbaa_struct, underlying,
                                      union_hides_range)
 from ..structure.diagnostics import is_rust
+from .copy_floats import clash_words, floats_in, overlaid, pointer_clash
 from .copy_records import (WIDTH, RecordRanges, agreed_records, element_ranges, realloc_family,
                            record_ranges, tiled_to)
 from .debug_types import copied_layout, declared_layouts
@@ -24,11 +25,27 @@ def access_types(module, fn, base: str) -> set:
 
 
 def copy_ranges(module, fn, inst, info: TypeInfo | None = None, evidence_only=False):
+    """Byte ranges of a memcpy/memmove by kind (_copy_ranges), where the floats the function
+    accesses in its memory are floats (copy_floats.py); None where they clash with them."""
+    info = info or TypeInfo(module, fn)
+    ranges = _copy_ranges(module, fn, inst, info, evidence_only)
+    return overlaid(ranges, floats_in(module, fn, inst, info, ranges))[0] if ranges else ranges
+
+
+def layout_conflict(module, fn, inst, info) -> str | None:
+    """Words for the error where a float the function accesses in a copy's memory clashes with
+    the copy's evidence (a pointer there: one buffer laid out two ways), else None."""
+    ranges = _copy_ranges(module, fn, inst, info, False)
+    clash = overlaid(ranges, floats_in(module, fn, inst, info, ranges))[1] if ranges else \
+        pointer_clash(module, fn, inst, info)
+    return clash_words(clash) if clash else None
+
+
+def _copy_ranges(module, fn, inst, info: TypeInfo, evidence_only):
     """Byte ranges of a memcpy/memmove by kind: [(offset, size, kind)], or [(0, None, kind)]
     for a copy of unknown length with one element kind, or None when unknown. evidence_only:
     from the copy's own types alone (tags, declarations, typed accesses through its ends),
     not from the other copies of its memory nor the one kind accessed in it."""
-    info = info or TypeInfo(module, fn)
     dst, src, n = inst.ops[:3]
     try:
         length = int(n.value)

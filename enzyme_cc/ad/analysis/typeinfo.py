@@ -19,6 +19,7 @@ from ..structure.type_layout import (FLOATS, declared_kind, decompose, global_ty
                                      tbaa_pointee, underlying, unions_hide, containing_type,
                                      record_of, hiding_unions)
 from ..structure.unionfind import UnionFind
+from ..structure.address_residue import pointer_residue
 from ..structure.tbaa_records import record_kind
 from ..structure.call_targets import address_taken
 from .activity_basics import ALLOCATORS
@@ -42,6 +43,8 @@ class TypeInfo:
         self.int_pointees: set = set()      # pointer classes whose C type is `int *` (TBAA)
         self.int_accessed: set = set()      # objects accessed with a C integer type's TBAA tag
         self.float_accesses: dict[str, dict] = {}   # object -> {offset: kind} of float-typed IR accesses
+        self.strided_floats: dict[str, set] = {}    # object -> {(c, g, kind)}: at c + k*g
+        self.pointer_accesses: dict[str, set] = {}  # object -> offsets of pointer accesses
         self.chars: dict[str, set] = {}     # object -> offsets accessed as characters
         self.records: dict[str, set] = {}   # pointer class -> struct types GEPs index it by
         self._record_views: dict[str, dict] = {}     # memo of _record_view
@@ -173,6 +176,8 @@ class TypeInfo:
 
     def _note(self, ptr, ty, tag):
         base, off = decompose(self.module, self.fn, ptr)
+        if off is None:
+            self._note_strided(ptr, ty)
         vec = vector_shape(ty)
         if vec and scalar_kind(vec[1]) in (*FLOATS, "ptr"):
             # a vector access (SIMD code's packets; their TBAA tag is mostly char): its lanes
@@ -182,6 +187,21 @@ class TypeInfo:
                 self._note_scalar(base, None if off is None else off + k * size, el, None)
             return
         self._note_scalar(base, off, ty, tag)
+
+    def _note_strided(self, ptr, ty):
+        """A float accessed at a run-time offset: the offsets c + k*g it may lie at in its
+        object (address_residue.py), where each is one whole float (g a multiple of its
+        size: `buf[i]` of a `double *`, `recs[i].r` of records)."""
+        vec = vector_shape(ty)
+        n, el = vec if vec else (1, ty)
+        kind = scalar_kind(el)
+        if kind not in FLOATS:
+            return
+        base, c, g = pointer_residue(self.module, self.fn, ptr)
+        size = type_size(el, self.module.named_types)
+        if g and g % size == 0:
+            self.strided_floats.setdefault(base, set()).update(
+                (c + j * size, g, kind) for j in range(n))
 
     def _note_scalar(self, base, off, ty, tag):
         if ty.strip() in ("i8", "[1 x i8]") or (scalar_kind(ty) == "int" and
@@ -193,6 +213,8 @@ class TypeInfo:
                 self.chars[base].add(0)
         if off is not None and scalar_kind(ty) in FLOATS:
             self.float_accesses.setdefault(base, {}).setdefault(off, scalar_kind(ty))
+        elif off is not None and scalar_kind(ty) == "ptr":
+            self.pointer_accesses.setdefault(base, set()).add(off)
         kind = tbaa_kind(self.module, tag) or (scalar_kind(ty) if scalar_kind(ty) != "int" else None)
         if kind is None:
             return
@@ -268,6 +290,9 @@ class TypeInfo:
             return False
         facts = self.facts.get(base, {})
         end = off + length if length is not None else None
+        hint = self.hints.get(base) or self.class_hints.get(self._find(base), {})
+        if hint.get("*") in FLOATS and off == 0 or hint.get(off) in FLOATS:
+            return False        # (a `char *` parameter the caller hands floats: a byte buffer)
         return not any(k != "int" and o >= off and (end is None or o < end)
                        for o, k in facts.items() if o != "*")
 
@@ -298,6 +323,30 @@ class TypeInfo:
         if len(kinds) == 1 and not (record and len(set(record.values())) > 1):
             facts["*"] = next(iter(kinds))
         return facts
+
+    def call_hint(self, ptr: str, callee, param: str) -> dict:
+        """pointee_summary as the hint for the parameter `param` of the function `callee`;
+        where neither this function nor the callee types the memory, the one float kind the
+        other callees it is handed to access it as (a message buffer filled by one routine and
+        copied by another as `char *`: the copy moves floats)."""
+        summary = self.pointee_summary(ptr)
+        if summary or not ptr.startswith("%"):
+            return summary
+        own = _info(self.module, callee)
+        if own.facts.get(param) or own.uniform.get(own._find(param)):
+            return summary
+        if "_handed" not in self.__dict__:
+            self._handed = {}               # class -> (callee, argument index) it is passed as
+            for inst in self.fn.insts():
+                if inst.op in ("call", "invoke") and self.module.defines(inst.callee or ""):
+                    for j, o in enumerate(inst.ops):
+                        if o.ty == "ptr" and o.value.startswith("%"):
+                            self._handed.setdefault(self._find(underlying(self.fn, o.value)),
+                                                    set()).add((inst.callee, j))
+        kinds = set().union(*(param_kinds(self.module, c, j) for c, j in
+                              self._handed.get(self._find(underlying(self.fn, ptr)), ())))
+        kinds -= {"int"}
+        return {"*": next(iter(kinds))} if len(kinds) == 1 and kinds <= FLOATS else {}
 
     def _record_view(self, ptr: str) -> dict:
         """{byte offset from ptr: kind} over the rest of the record ptr points into and the

@@ -104,25 +104,35 @@ def gep_offset(module, gep):
         return 0
     off = idx[0] * type_size(ty, named)
     for k in idx[1:]:
-        body = named.get(ty.strip(), ty).strip()
-        if body.startswith(("{", "<{")):
-            fields = split_fields(body)
-            pos = 0
-            for f in fields[:k]:
-                if not body.startswith("<{"):
-                    pos = (pos + type_align(f, named) - 1) // type_align(f, named) * type_align(f, named)
-                pos += type_size(f, named)
-            f = fields[k]
+        step = gep_step(ty, k, named)
+        if step is None:
+            return None
+        ty, pos, _ = step
+        off += pos
+    return off
+
+
+def gep_step(ty: str, k: int | None, named):
+    """(the type a GEP index into ty selects, its constant byte offset, the byte size one step
+    of a run-time index moves: 0 for a struct's field) for index value k (None: not constant),
+    or None where ty is not indexable so."""
+    body = named.get(ty.strip(), ty).strip()
+    if body.startswith(("{", "<{")):
+        if k is None:
+            return None
+        fields = split_fields(body)
+        pos = 0
+        for j, f in enumerate(fields[:k + 1]):
             if not body.startswith("<{"):
                 pos = (pos + type_align(f, named) - 1) // type_align(f, named) * type_align(f, named)
-            off += pos
-            ty = f
-        elif body.startswith(("[", "<")) and " x " in body:
-            ty = body[1:-1].split(" x ", 1)[1].strip()
-            off += k * type_size(ty, named)
-        else:
-            return None
-    return off
+            if j < k:
+                pos += type_size(f, named)
+        return fields[k], pos, 0
+    if body.startswith(("[", "<")) and " x " in body:
+        el = body[1:-1].split(" x ", 1)[1].strip()
+        size = type_size(el, named)
+        return el, (k or 0) * size, size
+    return None
 
 
 def scalar_kind(ty: str):

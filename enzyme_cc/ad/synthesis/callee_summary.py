@@ -44,7 +44,7 @@ class CalleeSummaries:
         fn = self.module.function(callee)
         if fn is None:
             return {}
-        return {p.name: synth.types.pointee_summary(o.value)
+        return {p.name: synth.types.call_hint(o.value, fn, p.name)
                 for p, o in zip(fn.params, inst.ops) if p.ty == "ptr" and o.value.startswith(("%", "@"))}
 
     def call_activity(self, inst, caller_act) -> list[str]:
@@ -204,7 +204,7 @@ class CalleeSummaries:
         fn = self.module.function(inst.callee)
         if types is None or fn is None:
             return {}
-        return {p.name: types.pointee_summary(o.value) for p, o in zip(fn.params, inst.ops)
+        return {p.name: types.call_hint(o.value, fn, p.name) for p, o in zip(fn.params, inst.ops)
                 if p.ty == "ptr" and o.value.startswith(("%", "@"))}
 
     def _callee_summary(self, callee, acts, hints=None):

@@ -33,7 +33,7 @@ from ..api.marker_targets import refuse_unknown_function
 from ..api.marker_rewrite import (rewrite_call, rewrite_split_call, rewrite_tape_size,
                                   rewrite_primal_reverse, rewrite_vector_call, with_marker_location)
 from ..analysis.typeinfo import TypeInfo
-from ..analysis.copy_types import copy_ranges
+from ..analysis.copy_types import copy_ranges, layout_conflict
 from ..analysis.moved_blocks import moves_freed_block
 from ..api.dispatch import IndirectCalls
 from .call_emit import CallEmitter
@@ -147,6 +147,12 @@ class Generator(IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
             # or holds the zeros of its allocation (constant data, whose adjoint goes nowhere)
             return [(0, None, "bytes")]
         if not ranges or any(k is None for _, _, k in ranges):
+            conflict = layout_conflict(self.module, synth.fn, inst, synth.types)
+            if conflict:
+                self.fail(synth, inst, f"cannot type the copy: {conflict}",
+                          "pack each layout into a buffer of its own (or a union whose "
+                          "members keep floats and pointers apart), or copy through typed "
+                          "pointers")
             self.fail(synth, inst, "cannot deduce the type of the memory being copied (double, "
                       "float, pointer or integer data)",
                       untyped_copy_hint(synth.fn.name, self.module))

@@ -31,9 +31,11 @@ done:
 }}
 """
 
-# One field of each of `bytes / stride` records (a copy of a variable number of structs):
-# {op} is the field's adjoint, zeroing or move. Records go in the direction a memmove from %ds
-# to %dd needs, so overlapping runs of records move like the primal's.
+# One field of each of the records in `bytes` (a copy of a variable number of structs): {op}
+# is the field's adjoint, zeroing or move. Records go in the direction a memmove from %ds to
+# %dd needs, so overlapping runs of records move like the primal's. A last, partial record (a
+# buffer that holds records on one path and doubles on another: copy_floats.py) has the part
+# of the field that lies in it done too, first or last in that order.
 _RECORDS = """
 define internal void @__enzyme_cc_records_{op}(ptr %dd, ptr %ds, i64 %bytes, i64 %stride, i64 %off, i64 %fbytes) nounwind {{
 entry:
@@ -41,11 +43,27 @@ entry:
   %up = icmp ule ptr %dd, %ds
   %last = sub i64 %n, 1
   %empty = icmp eq i64 %n, 0
-  br i1 %empty, label %done, label %loop
+  %whole = mul i64 %n, %stride
+  %rem = sub i64 %bytes, %whole
+  %intail = icmp ult i64 %off, %rem
+  %tavail = sub i64 %rem, %off
+  %tshort = icmp ult i64 %tavail, %fbytes
+  %tbytes = select i1 %tshort, i64 %tavail, i64 %fbytes
+  %to = add i64 %whole, %off
+  %tpd = getelementptr inbounds i8, ptr %dd, i64 %to
+  %tps = getelementptr inbounds i8, ptr %ds, i64 %to
+  %down = xor i1 %up, true
+  %tfirst = and i1 %intail, %down
+  br i1 %tfirst, label %tail0, label %start
+tail0:
+  {tail}
+  br label %start
+start:
+  br i1 %empty, label %after, label %loop
 loop:
-  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
-  %down = sub i64 %last, %i
-  %r = select i1 %up, i64 %i, i64 %down
+  %i = phi i64 [ 0, %start ], [ %i1, %loop ]
+  %rdown = sub i64 %last, %i
+  %r = select i1 %up, i64 %i, i64 %rdown
   %rs = mul i64 %r, %stride
   %o = add i64 %rs, %off
   %pd = getelementptr inbounds i8, ptr %dd, i64 %o
@@ -53,7 +71,13 @@ loop:
   {body}
   %i1 = add i64 %i, 1
   %more = icmp ult i64 %i1, %n
-  br i1 %more, label %loop, label %done
+  br i1 %more, label %loop, label %after
+after:
+  %tlast = and i1 %intail, %up
+  br i1 %tlast, label %tail1, label %done
+tail1:
+  {tail}
+  br label %done
 done:
   ret void
 }}
@@ -238,7 +262,9 @@ def definition(helper) -> str:
                                 f"  %vs = atomicrmw fadd ptr %ps, {base} %vd monotonic\n")
         return text
     if kind == "records":
-        return _RECORDS.format(op=helper[1], body=_RECORD_OPS[helper[1]])
+        body = _RECORD_OPS[helper[1]]
+        tail = body.replace("%pd", "%tpd").replace("%ps", "%tps").replace("%fbytes", "%tbytes")
+        return _RECORDS.format(op=helper[1], body=body, tail=tail)
     if kind == "lanelocal":      # lane 0's copy of a local's shadow: the pointer itself
         return ("define internal ptr @__enzyme_cc_lane_local(ptr %p, i64 %stride) alwaysinline "
                 "nounwind readnone {\n  ret ptr %p\n}\n")
