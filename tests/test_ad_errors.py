@@ -2183,3 +2183,33 @@ def test_buffer_laid_out_two_ways_is_refused(tmp_path):
     assert "accesses a double at byte 0 of the copied memory, where the copy's type has a " \
         "pointer at byte 0: one buffer laid out two ways" in r.stderr, r.stderr
     assert "hint: pack each layout into a buffer of its own" in r.stderr, r.stderr
+
+
+MISSPELT_MARKER = """\
+#include <stdio.h>
+extern int enzyme_dup, enzyme_dupnonee, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+double sq(const double *x, int n) { double s = 0; for (int i = 0; i < n; i++) s += x[i] * x[i]; return s; }
+int main(void) {
+  double x[3] = {1, 2, 3}, dx[3] = {0};
+  __enzyme_autodiff((void *)sq, enzyme_dupnonee, x, dx, enzyme_const, 3);
+  printf("%g\\n", dx[0]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_misspelt_marker_is_named(tmp_path, level):
+    """A global named like an activity marker but none of them is named with the marker it may
+    have meant (it was passed as an int argument: 'too many arguments', or an undefined
+    symbol)."""
+    src = tmp_path / "misspelt.c"
+    src.write_text(MISSPELT_MARKER)
+    env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
+    r = subprocess.run([str(BIN / "enzyme-cc"), level, "-g", str(src), "-o",
+                        str(tmp_path / "a.out")], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+    assert "misspelt.c:7:" in r.stderr and "'enzyme_dupnonee' is not an activity marker; " \
+        "hint: did you mean 'enzyme_dupnoneed'?" in r.stderr, r.stderr

@@ -22,6 +22,22 @@ def _marker_of(caller, value: str, names=MARKERS) -> str | None:
     return None
 
 
+def refuse_misspelt_markers(caller, inst, where, known=MARKERS + ("enzyme_nocache",)):
+    """An argument read from a global named like an activity marker that is none of them
+    (`enzyme_dupp`): the call would pass its value as an argument (or not link), so it is
+    named, with the marker it may have meant."""
+    import difflib
+    for o in inst.ops:
+        d = caller.defs.get(o.value)
+        g = d.ops[0].value if getattr(d, "op", None) == "load" else o.value
+        name = g[1:].strip('"') if g.startswith("@") else ""
+        if name.startswith("enzyme_") and name not in known:
+            near = difflib.get_close_matches(name, known, n=1)
+            raise UserError(f"{where}: '{name}' is not an activity marker" +
+                            (f"; hint: did you mean '{near[0]}'?" if near else
+                             f"; hint: the markers are {', '.join(MARKERS[:5])}, ..."))
+
+
 def constant_width(ops, where) -> int:
     """N of `marker(f, enzyme_width, N, ...)`: a constant of at least 1."""
     try:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, parse_type, scalar_of, type_size, carries_float
 from ..structure.diagnostics import free_function_name, from_fortran, located
-from .marker_args import MARKERS, _marker_of, constant_width
+from .marker_args import MARKERS, _marker_of, constant_width, refuse_misspelt_markers
 from .marker_values import _NAMED, TAPE_HEADER_BYTES
 from enzyme_cc.ir.model import Operand, parse_module
 from .global_addresses import context_width
@@ -61,6 +61,7 @@ def find_requests(module) -> list[Request]:
             if inst.op in ("call", "invoke") and inst.callee:
                 mode = next((m for f, m in MODES if f in inst.callee), None)
                 if mode:
+                    refuse_misspelt_markers(caller, inst, located(module, caller, inst))
                     out.append(_request(module, caller, inst, mode))
                 elif ERROR_MARKER in inst.callee:
                     out.append(_error_request(module, caller, inst))
