@@ -2213,3 +2213,60 @@ def test_misspelt_marker_is_named(tmp_path, level):
     assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
     assert "misspelt.c:7:" in r.stderr and "'enzyme_dupnonee' is not an activity marker; " \
         "hint: did you mean 'enzyme_dupnoneed'?" in r.stderr, r.stderr
+
+
+REVERSE_WIDTH_AUTOMATIC_F90 = """\
+module markers
+  use iso_c_binding
+  integer(c_int), bind(c, name="enzyme_dup") :: enzyme_dup
+  integer(c_int), bind(c, name="enzyme_dupnoneed") :: enzyme_dupnoneed
+  integer(c_int), bind(c, name="enzyme_const") :: enzyme_const
+  integer(c_int), bind(c, name="enzyme_width") :: enzyme_width
+end module
+subroutine f(a, y, n) bind(c)
+  use iso_c_binding
+  integer(c_int), value :: n
+  real(c_double) :: a(n), y(n)
+  real(c_double) :: t(n)
+  integer :: i
+  do i = 1, n
+    t(i) = a(i) * a(i)
+  end do
+  do i = 1, n
+    y(i) = t(i) * t(mod(i, n) + 1)
+  end do
+end subroutine
+program main
+  use iso_c_binding
+  use markers
+  interface
+    subroutine f(a, y, n) bind(c)
+      use iso_c_binding
+      integer(c_int), value :: n
+      real(c_double) :: a(n), y(n)
+    end subroutine
+    subroutine grad(fp, w, nw, d1, a, da0, da1, d2, y, dy0, dy1, c, n) bind(c, name="__enzyme_autodiff")
+      use iso_c_binding
+      type(c_funptr), value :: fp
+      integer(c_int) :: w, d1, d2, c
+      integer(c_int), value :: nw, n
+      real(c_double) :: a(*), da0(*), da1(*), y(*), dy0(*), dy1(*)
+    end subroutine
+  end interface
+  real(c_double) :: a(3) = [1d0, 2d0, 3d0], da0(3) = 0, da1(3) = 0, y(3), dy0(3) = [1d0, 0d0, 0d0], dy1(3) = [0d0, 0d0, 1d0]
+  call grad(c_funloc(f), enzyme_width, 2, enzyme_dup, a, da0, da1, enzyme_dupnoneed, y, dy0, dy1, enzyme_const, 3)
+  print *, da0, da1
+end program
+"""
+
+
+def test_reverse_width_refusal_names_the_local_array(tmp_path):
+    """Reverse vector mode over a Fortran routine with an automatic array is refused (its
+    shadow is one lane's); the message names the array and its declaration, where it gave an
+    IR value ('%6')."""
+    (tmp_path / "vw.f90").write_text(REVERSE_WIDTH_AUTOMATIC_F90)
+    env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
+    r = subprocess.run([str(BIN / "enzyme-fc"), "-O2", "-g", "vw.f90", "-o", "vw"], cwd=tmp_path,
+                       capture_output=True, text=True, env=env, timeout=180)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "the local 't' (vw.f90:12:" in r.stderr and "one lane's" in r.stderr, r.stderr

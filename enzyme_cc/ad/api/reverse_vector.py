@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, float_cast, one_of
-from ..structure.diagnostics import located, source_of
+from ..structure.diagnostics import declared_name, located, source_of
 from . import lane_fusion
 from .lane_fusion import local_shadow
 from ..analysis.activity_basics import ALLOCATORS, has_shadow_type
@@ -77,6 +77,10 @@ def _shadow_hazard(synth, v: str) -> str:
     if getattr(d, "op", None) in ("call", "invoke") and d.callee in ALLOCATORS:
         return (f"a heap block allocated by '{d.callee[1:]}'{at}, whose shadow the forward "
                 "sweep allocates once (one lane's)")
+    name = declared_name(synth.gen.module, synth.fn.name, v)
+    if getattr(d, "op", None) == "alloca" and name:
+        return (f"the local '{name}'{at}, whose shadow the forward sweep allocates once (one "
+                "lane's)")
     return f"the shadow of '{v}'{at} is made by the forward sweep"
 
 

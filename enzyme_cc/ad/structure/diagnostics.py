@@ -32,6 +32,19 @@ def source_of(module, md_id: str | None) -> str | None:
     return None
 
 
+def declared_name(module, fn_name: str, v: str) -> str | None:
+    """The source name of the variable a `#dbg_declare` of the function's value v (a local's
+    address) declares, or None."""
+    span = module._bodies.get(fn_name)
+    key = f"#dbg_declare(ptr {v}, "
+    for line in module._lines[span[0]:span[1]] if span else ():
+        if key in line:
+            var = module.metadata.get(line.split(key, 1)[1].split(",", 1)[0].strip(), "")
+            name = md_field(var, "name")
+            return name.strip('"') if name else None
+    return None
+
+
 def inlined_from(module, md_id: str | None) -> str | None:
     """The name of the function whose code a !DILocation inside an inlined call is (the
     subprogram its scope belongs to, where the location has `inlinedAt`), or None."""
