@@ -44,6 +44,11 @@ FUNCS = {
     "MPI_Alltoallv": ("alltoallv", [(0, 3), (4, 7)], None, [4]),
     "MPI_Barrier": ("barrier", [], None, []),
 }
+# point-to-point calls whose MPI_BYTE messages carry their shadow bytes (a halo exchange of
+# packed records): the adjoint bytes go into a send buffer whose shadow is all zero (nothing
+# read it after the send), else the run stops (mpi_runtime.h add)
+_BYTE_CALLS = ("send", "recv", "isend", "irecv", "sendrecv")
+K_BYTES = 4
 # request completion: always handled (the request may belong to a float Isend/Irecv)
 _WAITS = ("MPI_Wait", "MPI_Waitall")
 # Open MPI's predefined datatypes (MPI_DOUBLE is &ompi_mpi_double): element kinds of
@@ -101,6 +106,8 @@ def classify(inst):
             kinds.append(KINDS[t])
         elif t in _INTEGER:
             kinds.append(None)
+        elif t == "byte" and fn in _BYTE_CALLS:
+            kinds.append(K_BYTES)
         elif t in ("byte", "packed"):
             kinds.append("bytes")
         elif t is None:

@@ -68,10 +68,12 @@ extern char ompi_mpi_op_sum, ompi_mpi_op_min, ompi_mpi_int, ompi_mpi_double, omp
 #define IN_PLACE ((void *)1)
 
 /* element kinds (rules/mpi.py KINDS); the op codes of reductions (rules/mpi.py OPS) */
-enum { K_FLOAT, K_DOUBLE, K_FLOAT_INT, K_DOUBLE_INT };
+enum { K_FLOAT, K_DOUBLE, K_FLOAT_INT, K_DOUBLE_INT, K_BYTES };
 enum { OP_SUM, OP_MAX, OP_MIN, OP_MAXLOC, OP_MINLOC };
 
-static inline size_t esz(int k) { return k == K_FLOAT ? 4 : k == K_DOUBLE ? 8 : k == K_FLOAT_INT ? 8 : 16; }
+static inline size_t esz(int k) {
+    return k == K_FLOAT ? 4 : k == K_DOUBLE ? 8 : k == K_FLOAT_INT ? 8 : k == K_BYTES ? 1 : 16;
+}
 static inline int isdbl(int k) { return k == K_DOUBLE || k == K_DOUBLE_INT; }
 static inline H valtype(int k) { return isdbl(k) ? (H)&ompi_mpi_double : (H)&ompi_mpi_float; }
 
@@ -96,13 +98,31 @@ static inline void put(void *b, int k, size_t i, double v) {
     char *p = (char *)b + i * esz(k);
     if (isdbl(k)) *(double *)p = v; else *(float *)p = (float)v;
 }
-/* d[i] += s[i] (values only), d null: dropped */
+static inline int all_zero(const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        if (b[i]) return 0;
+    return 1;
+}
+/* d[i] += s[i] (values only), d null: dropped. Bytes (MPI_BYTE: records of any layout) are
+ * added only where one side is all zero, which is then the sum whatever the bytes hold. */
 static inline void add(void *d, const void *s, int k, size_t n) {
     if (!d) return;
+    if (k == K_BYTES) {
+        if (all_zero(s, n)) return;
+        if (!all_zero(d, n))
+            fatal("the adjoint of an MPI_BYTE message meets adjoint data already in the shadow "
+                  "of its send buffer (the buffer was read after the send, or holds pointers); "
+                  "hint: send float data as MPI_DOUBLE or MPI_FLOAT, or pack each message into "
+                  "a buffer nothing reads after the send");
+        memcpy(d, s, n);
+        return;
+    }
     for (size_t i = 0; i < n; i++) put(d, k, i, get(d, k, i) + get(s, k, i));
 }
 static inline void zero(void *d, int k, size_t n) {
     if (!d) return;
+    if (k == K_BYTES) { memset(d, 0, n); return; }
     for (size_t i = 0; i < n; i++) put(d, k, i, 0.0);
 }
 /* a fresh copy of n elements of d (zeros when d is null) */

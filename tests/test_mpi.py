@@ -15,7 +15,7 @@ HERE = os.path.join(os.path.dirname(__file__), "mpi_programs")
 pytestmark = pytest.mark.skipif(shutil.which("mpicc") is None or shutil.which("mpirun") is None,
                                 reason="Open MPI (mpicc, mpirun) not installed")
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
-PROGRAMS = ["p2p.c", "collectives.c", "heat.cpp"]
+PROGRAMS = ["p2p.c", "collectives.c", "heat.cpp", "byte_halo.c"]
 
 
 def _env(prog, opt=""):
@@ -258,6 +258,18 @@ int main(int c, char **v) {
     for got0, got1 in lanes.values():
         assert got0 == pytest.approx(3 * 2 * 1.5 * 1.0)
         assert got1 == pytest.approx(2 * 1.5 * (-2 - 1 + 0))
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_byte_message_into_a_read_buffer_stops(built, opt):
+    """The adjoint bytes of an MPI_BYTE message come back into a send buffer whose shadow
+    already holds adjoints (the program read the buffer after the send): bytes of unknown
+    layout cannot be added, and the run stops saying so, not with a wrong gradient."""
+    exe = built("byte_reread.c", opt)
+    r = run([*MPIRUN, "-np", "2", str(exe)], cwd=exe.parent, check=False)
+    assert r.returncode != 0
+    assert "enzyme-cc: error: the adjoint of an MPI_BYTE message meets adjoint data already " \
+        "in the shadow of its send buffer" in r.stderr + r.stdout
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
