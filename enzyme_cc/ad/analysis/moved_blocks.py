@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import type_size
 from ..structure.type_layout import decompose
-from .activity_basics import FREES
+from .activity_basics import ALLOCATORS, FREES
 
 # instructions that neither read memory nor leave the function
 _CALLS_THAT_DO_NOT_READ = ("@llvm.lifetime", "@llvm.dbg", "@llvm.assume", "@llvm.memset",
@@ -28,7 +28,52 @@ def address_key(module, fn, v: str, depth=0):
 
 def moves_freed_block(module, fn, inst) -> bool:
     """The copy's source is never read again before the block holding it is freed."""
-    return _freed_straight_after(module, fn, inst) or _relocation_loop(module, fn, inst)
+    return _freed_straight_after(module, fn, inst) or _relocation_loop(module, fn, inst) or \
+        _local_block_not_read_again(module, fn, inst)
+
+
+def _local_block_not_read_again(module, fn, inst) -> bool:
+    """The source lies in a block this function allocates, whose address goes nowhere but to
+    address arithmetic, copies, memset and its free (it escapes to no call, store or return),
+    and no path from the copy reads it again (a message packed at run-time offsets with
+    integers and doubles, copied to another buffer and unpacked from that one)."""
+    root, _ = decompose(module, fn, inst.ops[1].value)
+    d = fn.defs.get(root)
+    if getattr(d, "op", None) not in ("call", "invoke") or d.callee not in ALLOCATORS:
+        return False
+    users, derived, work = fn.users(), {root}, [root]
+    while work:
+        for u in users.get(work.pop(), ()):
+            if u.op in ("getelementptr", "bitcast", "phi", "select") and u.name not in derived:
+                derived.add(u.name)
+                work.append(u.name)
+            elif u.op in ("ret", "invoke", "ptrtoint") or u.op == "call" and not (
+                    (u.callee or "").startswith(("@llvm.memcpy", "@llvm.memmove", "@llvm.memset",
+                                                 *_CALLS_THAT_DO_NOT_READ)) or u.callee in FREES) \
+                    or u.op == "store" and u.ops[0].value in derived:
+                return False                  # (its address escapes: another may read it)
+
+    def reads(i) -> bool:
+        if i.op == "load":
+            return i.ops[0].value in derived
+        if i.op == "call" and (i.callee or "").startswith(("@llvm.memcpy", "@llvm.memmove")):
+            return i.ops[1].value in derived
+        return False
+
+    stack, seen = [(inst.block, inst.block.insts.index(inst) + 1)], set()
+    while stack:
+        blk, start = stack.pop()
+        if (blk.label, start) in seen:
+            continue
+        seen.add((blk.label, start))
+        for i in blk.insts[start:]:
+            if i.op == "call" and i.callee in FREES and i.ops and i.ops[0].value in derived:
+                break                         # (freed: this path is done)
+            if reads(i):
+                return False
+        else:
+            stack += [(fn.block(t), 0) for t in blk.term.targets]
+    return True
 
 
 def _freed_straight_after(module, fn, inst) -> bool:

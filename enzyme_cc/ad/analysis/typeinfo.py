@@ -16,7 +16,7 @@ from enzyme_cc.ir.lexer import type_size, vector_shape
 
 from ..structure.type_layout import (FLOATS, declared_kind, decompose, global_type, layout,
                                      same_memory, scalar_kind, tbaa_is_field, tbaa_kind, tbaa_name,
-                                     tbaa_pointee, underlying, unions_hide, containing_type,
+                                     tbaa_pointee, tbaa_field, underlying, unions_hide, containing_type,
                                      record_of, hiding_unions)
 from ..structure.unionfind import UnionFind
 from ..structure.address_residue import pointer_residue
@@ -76,14 +76,14 @@ class TypeInfo:
                 self._note(inst.ops[0].value, inst.ty, inst.md.get("!tbaa"))
                 if inst.ty == "ptr":
                     self._pointee(inst.name, inst.md.get("!tbaa"))
-                    self._char_pointer(inst.name, inst.md.get("!tbaa"))
+                    self._char_pointer(inst.name, inst.md.get("!tbaa"), inst.ops[0].value)
             elif inst.op == "store":
                 self._note(inst.ops[1].value, inst.ops[0].ty, inst.md.get("!tbaa"))
                 if inst.ops[0].ty in ("i32", "i64") and _small_nonzero(inst.ops[0].value):
                     counts.append(inst.ops[1].value)
                 if inst.ops[0].ty == "ptr" and inst.ops[0].value.startswith("%"):
                     self._pointee(underlying(fn, inst.ops[0].value), inst.md.get("!tbaa"))
-                    self._char_pointer(inst.ops[0].value, inst.md.get("!tbaa"))
+                    self._char_pointer(inst.ops[0].value, inst.md.get("!tbaa"), inst.ops[1].value)
             elif inst.op == "call" and TYPE_HINT.match(inst.callee or "") and inst.ops:
                 self._hint(inst.ops[0].value, TYPE_HINT.match(inst.callee).group(1))
             elif inst.op == "call" and _blank_fill(inst):
@@ -165,9 +165,15 @@ class TypeInfo:
         return not self.uniform.get(root) and \
             any(self._find(b) == root for b in self.int_accessed)
 
-    def _char_pointer(self, ptr, tag):
-        """A `char *` (TBAA "p1 omnipotent char", e.g. a std::string's buffer) points at
-        character data."""
+    def _char_pointer(self, ptr, tag, slot):
+        """A `char *` (TBAA "p1 omnipotent char", e.g. a std::string's buffer) kept in memory
+        (`slot`) points at character data; not one a local variable keeps (unoptimized code's
+        spill of `char *buf`: C's byte buffers, a message packed with doubles, are `char *`
+        too, and optimized code keeps no such slot)."""
+        if getattr(self.fn.defs.get(slot), "op", None) == "alloca" or \
+                tbaa_is_field(self.module, tag) and "basic_string" not in \
+                self.module.metadata.get((tbaa_field(self.module, tag) or ("",))[0], ""):
+            return              # (a record's `char *` field: a string's, or a message buffer)
         if tbaa_name(self.module, tag) == "p1 omnipotent char":
             base, off = decompose(self.module, self.fn, ptr)
             self.chars.setdefault(base, set()).add(off)
