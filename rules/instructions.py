@@ -403,6 +403,11 @@ def _store(ctx, inst, d):
         val = Operand(ctx.act.punned[val.value], val.value)
     elif val.value in ctx.act.unknown_copies and ctx.shadowed(ptr.value):
         unknown_integer_copy(ctx, inst)
+    elif val.value in ctx.act.float_pieces and ctx.shadowed(ptr.value):
+        ctx.error(inst, f"{int_bits(val.ty) // 8} byte(s) of a float are copied as an integer "
+                  "(a copy made byte by byte, as a hand-written memcpy loop): the derivative "
+                  "of a float moved in pieces is not supported",
+                  "copy whole values (memcpy, or assignments of the floats themselves)")
     elif not carries_float(val.ty) and int_bits(val.ty) and ctx.shadowed(ptr.value):
         zero_overwritten_floats(ctx, inst)
         return

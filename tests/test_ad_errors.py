@@ -2151,13 +2151,12 @@ static void pack(int recs, const double *v, char *buf) {
     else ((double *)buf)[i] = v[i];
 }
 static void send(const char *from, char *to, int len) { memcpy(to, from, len); }
+static char a[N * sizeof(Msg)], b[N * sizeof(Msg)];   /* (kept between calls) */
 double total(const double *v, int recs) {
-  char *a = malloc(N * sizeof(Msg)), *b = malloc(N * sizeof(Msg));
   pack(recs, v, a);
   send(a, b, N * sizeof(Msg));
   double s = 0;
   for (int i = 0; i < N; i++) s += recs ? ((Msg *)b)[i].r : ((double *)b)[i];
-  free(a); free(b);
   return s;
 }
 int main(void) {
@@ -2270,3 +2269,43 @@ def test_reverse_width_refusal_names_the_local_array(tmp_path):
                        capture_output=True, text=True, env=env, timeout=180)
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert "the local 't' (vw.f90:12:" in r.stderr and "one lane's" in r.stderr, r.stderr
+
+
+BYTE_LOOP_COPY = """\
+int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+static void copy_bytes(void *d, const void *s, unsigned long n) {
+  unsigned char *dd = d;
+  const unsigned char *ss = s;
+  for (unsigned long i = 0; i < n; i++) dd[i] = ss[i];
+}
+double f(const double *x, double *y, int n) {
+  double t[16];
+  for (int i = 0; i < n; i++) t[i] = x[i] * x[i];
+  copy_bytes(y, t, n * sizeof(double));
+  double s = 0;
+  for (int i = 0; i < n; i++) s += (i + 1) * y[i];
+  return s;
+}
+int main(void) {
+  double x[8] = {1}, dx[8] = {0}, y[8], dy[8] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, x, dx, enzyme_dup, y, dy, enzyme_const, 8);
+  return dx[0] != 2;
+}
+"""
+
+
+def test_float_copied_byte_by_byte_is_refused(tmp_path):
+    """Doubles copied by a hand-written byte loop that stays a loop (the unoptimized pipeline:
+    optimized code makes it a memcpy, which is differentiated) are refused at the byte store;
+    every adjoint was silently 0 (the bytes were taken for integer data)."""
+    src = tmp_path / "bytes.c"
+    src.write_text(BYTE_LOOP_COPY)
+    env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""),
+               ENZYME_CC_PREOPT="0")
+    r = subprocess.run([str(BIN / "enzyme-cc"), "-O2", "-g", str(src), "-o",
+                        str(tmp_path / "a.out")], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+    assert "bytes.c:6:" in r.stderr and "1 byte(s) of a float are copied as an integer" in \
+        r.stderr and "hint: copy whole values" in r.stderr, r.stderr

@@ -56,6 +56,7 @@ class Activity(ActiveMemory):
         self.packed: dict[str, frozenset] = {}
         self.ptrint: set[str] = set()     # integer values that carry a pointer (shadow as int too)
         self.unknown_copies: set[str] = set()   # integers read from active memory, type unknown
+        self.float_pieces: set[str] = set()     # integers narrower than the float they are read from
         self.types = types
         self.callee_writes = callee_writes
         # Mutable globals the function stores active data into get a shadow global.
@@ -393,6 +394,13 @@ class Activity(ActiveMemory):
                     pun, kind = None, "int"
                 if pun:
                     self.punned[inst.name] = pun        # an untyped copy of float data
+                    return True, False
+                if pun is None and kind in ("double", "float") and \
+                        int_bits(ty) < (64 if kind == "double" else 32) and any(
+                        not isinstance(u, tuple) and u.op == "store" and
+                        u.ops[0].value == inst.name for u in self._uses.get(inst.name, ())):
+                    # a byte-by-byte copy's byte: active, so that its store is refused
+                    self.float_pieces.add(inst.name)
                     return True, False
                 if kind is None and int_bits(ty) % 32 == 0:   # (bytes never hold a float)
                     self.unknown_copies.add(inst.name)

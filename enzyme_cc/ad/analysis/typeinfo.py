@@ -17,7 +17,7 @@ from enzyme_cc.ir.lexer import type_size, vector_shape
 from ..structure.type_layout import (FLOATS, declared_kind, decompose, global_type, layout,
                                      same_memory, scalar_kind, tbaa_is_field, tbaa_kind, tbaa_name,
                                      tbaa_pointee, tbaa_field, underlying, unions_hide, containing_type,
-                                     record_of, hiding_unions)
+                                     record_of, hiding_unions, opaque_layout)
 from ..structure.unionfind import UnionFind
 from ..structure.address_residue import pointer_residue
 from ..structure.tbaa_records import record_kind
@@ -45,6 +45,7 @@ class TypeInfo:
         self.float_accesses: dict[str, dict] = {}   # object -> {offset: kind} of float-typed IR accesses
         self.strided_floats: dict[str, set] = {}    # object -> {(c, g, kind)}: at c + k*g
         self.pointer_accesses: dict[str, set] = {}  # object -> offsets of pointer accesses
+        self.strided_pointers: dict[str, set] = {}  # object -> {(c, g, 'ptr')}: at c + k*g
         self.chars: dict[str, set] = {}     # object -> offsets accessed as characters
         self.records: dict[str, set] = {}   # pointer class -> struct types GEPs index it by
         self._record_views: dict[str, dict] = {}     # memo of _record_view
@@ -201,13 +202,13 @@ class TypeInfo:
         vec = vector_shape(ty)
         n, el = vec if vec else (1, ty)
         kind = scalar_kind(el)
-        if kind not in FLOATS:
+        if kind not in (*FLOATS, "ptr"):
             return
         base, c, g = pointer_residue(self.module, self.fn, ptr)
         size = type_size(el, self.module.named_types)
         if g and g % size == 0:
-            self.strided_floats.setdefault(base, set()).update(
-                (c + j * size, g, kind) for j in range(n))
+            into = self.strided_floats if kind in FLOATS else self.strided_pointers
+            into.setdefault(base, set()).update((c + j * size, g, kind) for j in range(n))
 
     def _note_scalar(self, base, off, ty, tag):
         if ty.strip() in ("i8", "[1 x i8]") or (scalar_kind(ty) == "int" and
@@ -237,7 +238,9 @@ class TypeInfo:
         cache = self.module.__dict__.setdefault("_global_layouts", {})   # (per module: a round)
         if base not in cache:
             ty = global_type(self.module, base)
-            cache[base] = layout(ty, self.module.named_types) if ty else {}
+            # (a byte array, `static char buf[n]`, says nothing of what is kept in it)
+            cache[base] = layout(ty, self.module.named_types) \
+                if ty and not opaque_layout(ty, self.module.named_types) else {}
         return cache[base]
 
     def kind_at(self, ptr: str, tag=None):
