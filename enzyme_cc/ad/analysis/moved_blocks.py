@@ -60,19 +60,30 @@ def _local_block_not_read_again(module, fn, inst) -> bool:
             return i.ops[1].value in derived
         return False
 
+    def scan(insts):
+        for i in insts:
+            if i.op == "call" and i.callee in FREES and i.ops and i.ops[0].value in derived:
+                return True, []               # (freed: this path is done)
+            if reads(i):
+                return False, []
+        return True, list(insts[-1].targets)
+
+    return _every_path(fn, inst, scan)
+
+
+def _every_path(fn, inst, scan) -> bool:
+    """scan(instructions of a block) -> (path safe so far, successor labels to follow) holds on
+    every path from just after inst."""
     stack, seen = [(inst.block, inst.block.insts.index(inst) + 1)], set()
     while stack:
         blk, start = stack.pop()
         if (blk.label, start) in seen:
             continue
         seen.add((blk.label, start))
-        for i in blk.insts[start:]:
-            if i.op == "call" and i.callee in FREES and i.ops and i.ops[0].value in derived:
-                break                         # (freed: this path is done)
-            if reads(i):
-                return False
-        else:
-            stack += [(fn.block(t), 0) for t in blk.term.targets]
+        ok, succ = scan(blk.insts[start:])
+        if not ok:
+            return False
+        stack += [(fn.block(t), 0) for t in succ]
     return True
 
 
@@ -134,18 +145,8 @@ def _relocation_loop(module, fn, inst) -> bool:
     root = address_key(module, fn, ind[1])
     bounds = _exit_bounds(module, fn, base)
     later = {base}        # induction pointers whose reads lie after every byte moved so far
-    stack, seen = [(inst.block, inst.block.insts.index(inst) + 1)], set()
-    while stack:
-        blk, start = stack.pop()
-        if (blk.label, start) in seen:
-            continue
-        seen.add((blk.label, start))
-        ok, succ = _scan(module, fn, blk.insts[start:], inst, base, off, length, root, bounds,
-                         later, ind[2])
-        if not ok:
-            return False
-        stack += [(fn.block(t), 0) for t in succ]
-    return True
+    return _every_path(fn, inst, lambda insts: _scan(module, fn, insts, inst, base, off, length,
+                                                      root, bounds, later, ind[2]))
 
 
 def _exit_bounds(module, fn, p: str) -> set:
