@@ -295,6 +295,9 @@ def test_call_errors_name_the_argument(lib):
         lib.norm2(np.ones((2, 4))[:, ::2])
     with pytest.raises(ffi.SignatureError, match="'w' has shape \\(3,\\), expected \\(2,\\)"):
         lib.smooth(x, np.ones(3))
+    # (a size set by an earlier input's wrong shape: the message says where it came from)
+    with pytest.raises(ffi.SignatureError, match=r"; n = 2 from the shape \(2,\) of argument 'x'"):
+        lib.smooth(x, np.ones(3))
     with pytest.raises(ffi.SignatureError, match="'w' has batch axes \\(4,\\), but 'x' has \\(3,\\)"):
         lib.smooth(np.ones((3, 2)), np.ones((4, 2)))
     # an Int's value is an integer, never a float, string or bool truncated or parsed

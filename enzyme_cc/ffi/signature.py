@@ -128,6 +128,7 @@ class Signature:
         if unknown:
             raise SignatureError(f"{self.name}: no Int argument named {sorted(unknown)[0]!r}")
         values = {k: integer(self.name, k, v, self) for k, v in given.items()}
+        origin = {k: "as given" for k in values}   # size -> where its value came from
         leads = []
         for a, shape in zip(self.inputs, input_shapes):
             shape = tuple(int(s) for s in shape)
@@ -143,11 +144,14 @@ class Signature:
                     ok = values[d] == s
                 else:
                     values[d], ok = s, True
+                    origin[d] = f"from the shape {shape} of argument {a.name!r}"
                 if not ok:
+                    said = "" if isinstance(d, int) else \
+                        f"; {d} = {values[d]} {origin[d]}"
                     raise SignatureError(
                         f"{self.name}: argument {a.name!r} has shape {shape}, expected "
                         f"{self._show(a.shape, self._sizes_but(a, input_shapes, given))} (with "
-                        "leading batch axes allowed)")
+                        f"leading batch axes allowed){said}")
         missing = [a.name for a in self.ints if a.name not in values]
         if missing:
             raise SignatureError(f"{self.name}: integer argument {missing[0]!r} is not given "
