@@ -196,9 +196,9 @@ class TypeInfo:
         self._note_scalar(base, off, ty, tag)
 
     def _note_strided(self, ptr, ty):
-        """A float accessed at a run-time offset: the offsets c + k*g it may lie at in its
-        object (address_residue.py), where each is one whole float (g a multiple of its
-        size: `buf[i]` of a `double *`, `recs[i].r` of records)."""
+        """A float or a pointer accessed at a run-time offset: the offsets c + k*g it may lie
+        at in its object (address_residue.py), where each is one whole value (g a multiple of
+        its size: `buf[i]` of a `double *`, `recs[i].r` of records)."""
         vec = vector_shape(ty)
         n, el = vec if vec else (1, ty)
         kind = scalar_kind(el)
@@ -344,18 +344,22 @@ class TypeInfo:
         own = _info(self.module, callee)
         if own.facts.get(param) or own.uniform.get(own._find(param)):
             return summary
+        kinds = callee_kinds(self.module, self.fn, {self._find(underlying(self.fn, ptr))}, self)
+        return {"*": next(iter(kinds))} if len(kinds) == 1 and kinds <= FLOATS else {}
+
+    def handed(self) -> dict:
+        """{class: {(callee with bitcode, argument index)}}: where the function passes the
+        objects of each class (built once)."""
         if "_handed" not in self.__dict__:
-            self._handed = {}               # class -> (callee, argument index) it is passed as
+            self._handed = {}
             for inst in self.fn.insts():
-                if inst.op in ("call", "invoke") and self.module.defines(inst.callee or ""):
+                if inst.op in ("call", "invoke") and (inst.callee or "").startswith("@") and \
+                        self.module.defines(inst.callee):
                     for j, o in enumerate(inst.ops):
                         if o.ty == "ptr" and o.value.startswith("%"):
                             self._handed.setdefault(self._find(underlying(self.fn, o.value)),
                                                     set()).add((inst.callee, j))
-        kinds = set().union(*(param_kinds(self.module, c, j) for c, j in
-                              self._handed.get(self._find(underlying(self.fn, ptr)), ())))
-        kinds -= {"int"}
-        return {"*": next(iter(kinds))} if len(kinds) == 1 and kinds <= FLOATS else {}
+        return self._handed
 
     def _record_view(self, ptr: str) -> dict:
         """{byte offset from ptr: kind} over the rest of the record ptr points into and the
@@ -531,14 +535,9 @@ def callee_kinds(module, fn, bases, info, depth: int = 3) -> set:
     """The kinds the callees with bitcode of fn access the objects of `bases` (TypeInfo classes
     of fn) as, through the arguments fn passes them (param_kinds)."""
     kinds = set()
-    for inst in fn.insts():
-        if inst.op not in ("call", "invoke") or not (inst.callee or "").startswith("@") or \
-                not module.defines(inst.callee):
-            continue
-        for j, o in enumerate(inst.ops):
-            if o.ty == "ptr" and o.value.startswith("%") and \
-                    info._find(underlying(fn, o.value)) in bases:
-                kinds |= param_kinds(module, inst.callee, j, depth)
+    for b in bases:
+        for callee, j in info.handed().get(b, ()):   # (info is fn's: the same names)
+            kinds |= param_kinds(module, callee, j, depth)
     return kinds
 
 
