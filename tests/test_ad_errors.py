@@ -2184,6 +2184,65 @@ def test_buffer_laid_out_two_ways_is_refused(tmp_path):
     assert "hint: pack each layout into a buffer of its own" in r.stderr, r.stderr
 
 
+# a halo exchange whose buffers functions reached through pointers pack and unpack (records of
+# an int and doubles, or plain doubles), with the sent buffer read again after the copy
+VIRTUAL_PACKING_REREAD = """\
+#include <stdlib.h>
+#include <string.h>
+int enzyme_dup;
+void __enzyme_autodiff(void *, ...);
+typedef struct { int id; double r[2]; } Msg;
+typedef struct { int (*load)(const double *, char *); void (*unload)(double *, const char *, int); } Ex;
+static int load_msgs(const double *v, char *b) {
+  for (int i = 0; i < 4; i++) { ((Msg *)b)[i].id = i; ((Msg *)b)[i].r[1] = v[i]; }
+  return 4 * sizeof(Msg);
+}
+static void unload_msgs(double *h, const char *b, int n) {
+  for (int i = 0; i < n / (int)sizeof(Msg); i++) h[((const Msg *)b)[i].id] += ((const Msg *)b)[i].r[1];
+}
+static int load_vals(const double *v, char *b) { memcpy(b, v, 4 * sizeof(double)); return 4 * sizeof(double); }
+static void unload_vals(double *h, const char *b, int n) {
+  for (int i = 0; i < n / (int)sizeof(double); i++) h[i] += ((const double *)b)[i];
+}
+Ex *ex;
+__attribute__((noinline)) void exchange(const double *v, double *h) {
+  char *send = malloc(4 * sizeof(Msg)), *recv = malloc(4 * sizeof(Msg));
+  int n = ex->load(v, send);
+  memcpy(recv, send, n);
+  ex->unload(h, recv, n);
+  ex->unload(h, send, n);
+  free(send);
+  free(recv);
+}
+int main(int argc, char **argv) {
+  (void)argv;
+  Ex a = {argc > 1 ? load_vals : load_msgs, argc > 1 ? unload_vals : unload_msgs};
+  ex = &a;
+  double v[4] = {1, 2, 3, 4}, dv[4] = {0}, h[4] = {0}, dh[4] = {1, 1, 1, 1};
+  __enzyme_autodiff((void *)exchange, enzyme_dup, v, dv, enzyme_dup, h, dh);
+  return dv[0] != 2;
+}
+"""
+
+
+def test_packed_buffer_read_after_its_copy_is_refused(tmp_path):
+    """A `char *` buffer packed through a function pointer, copied, and read again after the
+    copy cannot have its shadow bytes moved whatever they hold (the copy's type is unknown and
+    the later read needs the sent bytes' adjoints): refused, with a hint for C code (not the
+    C++ one about std::vector)."""
+    src = tmp_path / "reread.c"
+    src.write_text(VIRTUAL_PACKING_REREAD)
+    env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
+    r = subprocess.run([str(BIN / "enzyme-cc"), "-O2", "-g", str(src), "-o",
+                        str(tmp_path / "a.out")], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+    assert "reread.c:22" in r.stderr and "'exchange'" in r.stderr, r.stderr
+    assert "cannot deduce the type of the memory being copied" in r.stderr, r.stderr
+    assert "does not read it after the copy" in r.stderr and "std::vector" not in r.stderr, \
+        r.stderr
+
+
 MISSPELT_MARKER = """\
 #include <stdio.h>
 extern int enzyme_dup, enzyme_dupnonee, enzyme_const;

@@ -7,8 +7,10 @@ pointers: nothing in the IR says which)."""
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import type_size
+from ..structure.call_targets import no_capture
 from ..structure.type_layout import decompose
 from .activity_basics import ALLOCATORS, FREES
+from .typeinfo import call_targets
 
 # instructions that neither read memory nor leave the function
 _CALLS_THAT_DO_NOT_READ = ("@llvm.lifetime", "@llvm.dbg", "@llvm.assume", "@llvm.memset",
@@ -34,9 +36,11 @@ def moves_freed_block(module, fn, inst) -> bool:
 
 def _local_block_not_read_again(module, fn, inst) -> bool:
     """The source lies in a block this function allocates, whose address goes nowhere but to
-    address arithmetic, copies, memset and its free (it escapes to no call, store or return),
-    and no path from the copy reads it again (a message packed at run-time offsets with
-    integers and doubles, copied to another buffer and unpacked from that one)."""
+    address arithmetic, copies, memset, its free and calls that keep no copy of it (it escapes
+    to no store, return or capturing call), and no path from the copy reads it again, itself or
+    through a call (a message packed at run-time offsets with integers and doubles, copied to
+    another buffer and unpacked from that one; a halo exchange whose buffers are packed by
+    functions it reaches through pointers)."""
     root, _ = decompose(module, fn, inst.ops[1].value)
     d = fn.defs.get(root)
     if getattr(d, "op", None) not in ("call", "invoke") or d.callee not in ALLOCATORS:
@@ -48,8 +52,8 @@ def _local_block_not_read_again(module, fn, inst) -> bool:
                 derived.add(u.name)
                 work.append(u.name)
             elif u.op in ("ret", "invoke", "ptrtoint") or u.op == "call" and not (
-                    (u.callee or "").startswith(("@llvm.memcpy", "@llvm.memmove", "@llvm.memset",
-                                                 *_CALLS_THAT_DO_NOT_READ)) or u.callee in FREES) \
+                    _memory_intrinsic(u) or u.callee in FREES or
+                    _keeps_no_copy(module, u, derived)) \
                     or u.op == "store" and u.ops[0].value in derived:
                 return False                  # (its address escapes: another may read it)
 
@@ -58,6 +62,8 @@ def _local_block_not_read_again(module, fn, inst) -> bool:
             return i.ops[0].value in derived
         if i.op == "call" and (i.callee or "").startswith(("@llvm.memcpy", "@llvm.memmove")):
             return i.ops[1].value in derived
+        if i.op == "call" and not _memory_intrinsic(i) and i.callee not in FREES:
+            return any(o.value in derived for o in i.ops)    # (the callee may read it)
         return False
 
     def scan(insts):
@@ -69,6 +75,25 @@ def _local_block_not_read_again(module, fn, inst) -> bool:
         return True, list(insts[-1].targets)
 
     return _every_path(fn, inst, scan)
+
+
+def _memory_intrinsic(call) -> bool:
+    return (call.callee or "").startswith(("@llvm.memcpy", "@llvm.memmove", "@llvm.memset",
+                                           *_CALLS_THAT_DO_NOT_READ))
+
+
+def _keeps_no_copy(module, call, derived) -> bool:
+    """Every function the call may reach (its callee, or an indirect call's possible targets)
+    keeps no copy of the addresses in `derived` it is handed (`captures(none)`)."""
+    targets = call_targets(module, call)
+    used = [k for k, o in enumerate(call.ops) if o.value in derived]
+    if not targets or call.callee in derived:
+        return False
+    for name in targets:
+        params = module.function(name).params
+        if not all(k < len(params) and no_capture(params[k].attrs) for k in used):
+            return False
+    return True
 
 
 def _every_path(fn, inst, scan) -> bool:

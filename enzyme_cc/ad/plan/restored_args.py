@@ -15,6 +15,7 @@ that parameter is re-executed there instead of taped. The variant is part of the
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import type_size
+from ..structure.call_targets import no_capture
 from ..structure.cfg import cyclic_blocks
 from ..structure.type_layout import underlying
 from .read_only import reloadable
@@ -60,10 +61,6 @@ def _derived(fn, root: str, users=None) -> set[str]:
                 derived.add(u.name)
                 todo.append(u.name)
     return derived
-
-
-def _no_capture(attrs) -> bool:
-    return "nocapture" in attrs or "captures(none)" in "".join(attrs)
 
 
 def _unchanged_by(gen, synth, obj: str, call) -> bool:
@@ -112,7 +109,7 @@ def _kept_by(gen, inst, used) -> bool:
         return True
     callee = gen.module.function(inst.callee)
     return callee is not None and bool(callee.blocks) and \
-        all(k < len(callee.params) and _no_capture(callee.params[k].attrs) for k in used)
+        all(k < len(callee.params) and no_capture(callee.params[k].attrs) for k in used)
 
 
 def _alloca_bytes(fn, v: str, named) -> int | None:

@@ -37,3 +37,8 @@ def address_taken(module, ret_ty: str, param_tys: list[str]) -> list[str]:
 
 def has_signature(fn, ret_ty, param_tys) -> bool:
     return fn.ret_ty == ret_ty and [p.ty for p in fn.params] == param_tys
+
+
+def no_capture(attrs) -> bool:
+    """A parameter's attributes say the function keeps no copy of the pointer."""
+    return "nocapture" in attrs or "captures(none)" in "".join(attrs)

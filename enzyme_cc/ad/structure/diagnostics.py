@@ -120,6 +120,19 @@ def from_fortran(module, fn) -> bool:
     return "DW_LANG_Fortran" in unit
 
 
+def _written_in_cxx(module, fn_name: str) -> bool:
+    """fn_name is C++ code: a mangled name, or a compile unit of C++ in its debug info (a
+    function with C linkage); without debug info, a module that holds any C++ function."""
+    if fn_name.lstrip("@").strip('"').startswith("_Z"):
+        return True
+    fn = module.function(fn_name)
+    sp = module.metadata.get(getattr(fn, "dbg", None) or "", "")
+    unit = module.metadata.get(md_field(sp, "unit") or "", "")
+    if unit:
+        return "DW_LANG_C_plus_plus" in unit
+    return any(n.lstrip("@").strip('"').startswith("_Z") for n in module._bodies)
+
+
 def untyped_copy_hint(fn_name: str, module=None) -> str:
     """What to change where an untyped copy's data cannot be typed: rustc emits no type-based
     alias metadata at any level, so for Rust the optimization level helps only by inlining.
@@ -149,6 +162,13 @@ def untyped_copy_hint(fn_name: str, module=None) -> str:
                 "(its nodes' values are copied with no type in view) is not supported: build "
                 "the copy by inserting the values (`for (auto &kv : a) b[kv.first] = "
                 "kv.second;`), or keep one container and iterate it")
+    if module is not None and "!tbaa" in module.text and not _written_in_cxx(module, fn_name):
+        # C: a byte buffer packed and unpacked by other code (a halo exchange's messages)
+        return ("the copy moves bytes whose type nothing around it shows (a `char *` buffer "
+                "that other functions pack and unpack): enzyme-cc follows such a copy where "
+                "the function that copies allocates the buffer, hands it only to functions "
+                "that keep no pointer to it, and does not read it after the copy; otherwise "
+                "copy through typed pointers (double *) or field by field")
     if module is not None and "!tbaa" in module.text:
         # built with type information already: the data's type is what is unknown (libstdc++
         # moves a growing vector's elements with memmove, typed only by the element accesses
