@@ -5,11 +5,13 @@ is recomputed only where it would be taped, from inputs free of tape and slot (e
 phi_select.py)."""
 from __future__ import annotations
 
+from enzyme_cc.ir.lexer import type_size
 from enzyme_cc.ir.model import Inst
 from ..structure import exit_count
 from . import phi_select
 from .phi_select import RECOMPUTABLE
 from ..structure.type_layout import global_named, underlying
+from .plan import hoist_loop
 from .read_only import reloadable
 from .restored_args import restored_root
 from enzyme_cc.rules.registry import intrinsic_base
@@ -57,6 +59,8 @@ class ValuePlan:
         if blk is None:
             return "direct"
         if kind in ("p", "s") and self._recomputable(key, user):
+            if kind == "p" and self.would_tape(blk, user) and self._cheaper_taped(key, user):
+                return "tape"
             return "recompute"
         if not self.would_tape(blk, user):
             return "direct" if self.runs_once(blk) else "slot"
@@ -68,6 +72,54 @@ class ValuePlan:
                 self.free_at(d, user) for d in exit_count.deps(self, key)):
             return "recompute"
         return "tape"
+
+    def _cheaper_taped(self, key, user: str) -> bool:
+        """Taping the value of `key` (arithmetic the reverse of `user` would recompute) costs
+        fewer bytes than taping the values its recomputation reads, and nothing else reads
+        those or the values between (every use of them lies on the way to key, and the reverse
+        asks for none of them): `dr = r[i] - r[j]`, one double taped instead of two loads that
+        stores in the loop may overwrite."""
+        memo = self.__dict__.setdefault("_cheaper", {})
+        if (key, user) in memo:
+            return memo[(key, user)]
+        memo[(key, user)] = False             # (a cycle back to key: recompute)
+        inst = self.fn.defs[key[1]]
+        if inst.op in ("load", "phi") or key[1] in self.affine or \
+                exit_count.exit_value(self, key[1], user) is not None:
+            return False
+        if not getattr(self, "needs_known", False):
+            del memo[(key, user)]
+            return False                      # (asked before the reverse's needs are known)
+        needed = self.__dict__.get("_needed")
+        if needed is None:
+            needed = self.__dict__.setdefault(
+                "_needed", {k for ks in self.needs.values() for k in ks})
+        cone, leaves, todo = {key[1]}, [], list(self.deps(key, user))
+        while todo:
+            d = todo.pop()
+            if d[0] != "p" or d[1] in cone:
+                continue
+            how = self.classify(d, user)
+            if how == "recompute":
+                cone.add(d[1])
+                todo.extend(self.deps(d, user))
+            elif how == "tape":
+                leaves.append(d)
+            if len(cone) > 16:
+                return False
+        users = self.__dict__.get("_users") or self.__dict__.setdefault("_users", self.fn.users())
+        inner = [("p", c) for c in cone if c != key[1]]
+        for d in leaves + inner:
+            if d in needed or any(u.name not in cone for u in users.get(d[1], ())):
+                return False                  # taped anyway: recomputing key costs nothing more
+        loops_of = lambda k: {h for h, lp in self.loops.items() if self.def_block(k) in lp.blocks}
+        if any(loops_of(d) != loops_of(key) or hoist_loop(self, d, user) is not None
+               for d in leaves):
+            return False                      # (a leaf taped once per outer iteration or loop)
+        taped = sum(type_size(self._key_type(d), self.module.named_types) or 8 for d in leaves)
+        cut = taped > (type_size(inst.ty, self.module.named_types) or taped)
+        memo[(key, user)] = cut
+        return cut
 
     def would_tape(self, blk: str, user: str) -> bool:
         """A value of block `blk` read in the reverse of `user` takes a tape entry: always in split
