@@ -165,9 +165,12 @@ def version(synth, lines: list[str], entries: dict) -> list[str]:
     loop whose entry computed a flag is copied, the copy's tagged adds plain."""
     if entries:
         lines = [part for ln in lines for part in ln.split("\n")]
-    for header, fl in entries.items():
+    for k, (header, fl) in enumerate(entries.items()):
         lp = loops(synth)[header][0]
-        lines = _version_one(lines, synth.r(header)[1:], synth.r(lp.latch)[1:], fl) or lines
+        # (each copy its own suffix: a loop copied inside an outer loop's copy is copied again)
+        suffix = ".own" if k == 0 else f".own{k + 1}"
+        lines = _version_one(lines, synth.r(header)[1:], synth.r(lp.latch)[1:], fl,
+                             suffix) or lines
     return lines
 
 
@@ -183,7 +186,7 @@ def _blocks(lines):
     return out
 
 
-def _version_one(lines, h, latch, fl):
+def _version_one(lines, h, latch, fl, suffix=".own"):
     """The copy of the reverse loop of primal header h (None: not versioned)."""
     head = f"rev.{latch}"
     blocks = _blocks(lines)
@@ -215,6 +218,8 @@ def _version_one(lines, h, latch, fl):
     if entry_body[-1].strip() != f"br label %{head}":
         return None
     # labels and values share one namespace: the copy renames both
+    def _suffixed(name):
+        return name[:-1] + suffix + '"' if name.startswith(('%"', '"')) else name + suffix
     ren = {v: _suffixed(v) for v in inner} | {f"%{lab}": f"%{_suffixed(lab)}" for lab in body}
 
     def rename(ln):
@@ -228,7 +233,8 @@ def _version_one(lines, h, latch, fl):
                 if uses and (not _is_phi(ln) or any(
                         v.strip() in inner and src not in body for v, src in _incoming(ln))):
                     return None            # a loop value used after the loop: not handled
-                new.append(_phi_copies(ln, body, rename) if uses or _is_phi(ln) else ln)
+                new.append(_phi_copies(ln, body, rename, _suffixed) if uses or _is_phi(ln)
+                           else ln)
             if lab == entry:              # (not the function's first block: that is rev.entry)
                 new[-1] = f"  br i1 {fl}, label %{_suffixed(head)}, label %{head}"
             out.append(f"{lab}:")
@@ -248,18 +254,12 @@ def _version_one(lines, h, latch, fl):
     return out
 
 
-def _suffixed(name):
-    if name.startswith('%"') or name.startswith('"'):
-        return name[:-1] + '.own"'
-    return name + ".own"
-
-
 def _is_phi(ln):
     m = _DEF.match(ln)
     return m is not None and m.group(2) == "phi"
 
 
-def _phi_copies(ln, body, rename):
+def _phi_copies(ln, body, rename, _suffixed):
     """A phi after the loop: its incoming edges from the loop get their copies' twins."""
     if not _is_phi(ln):
         return ln
