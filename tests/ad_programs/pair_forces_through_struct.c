@@ -17,6 +17,7 @@ static void check(const char *name, double got, double want) {
 }
 int enzyme_dup, enzyme_const;
 void __enzyme_autodiff(void *, ...);
+void __enzyme_fwddiff(void *, ...);
 
 enum { N = 27 };
 typedef struct { double (*r)[3], (*f)[3], *U; int n; double cut2, eps; } Atoms;
@@ -79,6 +80,12 @@ int main(void) {
   double f[3 * N], e0;
   energy_of(x, a, &e0);
   memcpy(f, a->f, sizeof f);
+  double t[3 * N], jt = 0, te = 0;
+  for (int i = 0; i < 3 * N; i++) { t[i] = sin(2.0 + 3.0 * i); jt += dx[i] * t[i]; }
+  Atoms *ta = make();
+  ta->cut2 = 0; ta->eps = 0;
+  __enzyme_fwddiff((void *)energy_of, enzyme_dup, x, t, enzyme_dup, a, ta, enzyme_dup, &e, &te);
+  check("forward_dot", te, jt);
   char name[32];
   for (int k = 0; k < 3 * N; k += 4) {
     snprintf(name, sizeof name, "dx[%d]=-f", k);

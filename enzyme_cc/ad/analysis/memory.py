@@ -3,6 +3,7 @@ reverse sweep (combined mode) instead of being cached."""
 from __future__ import annotations
 
 from .activity_basics import int_pointer_sources
+from ..structure.alias_scopes import scoped_disjoint
 from ..structure.type_layout import underlying, same_memory
 from enzyme_cc.rules.call_kinds import ALLOC
 from enzyme_cc.rules.blas import written_arg
@@ -14,11 +15,12 @@ ZEROED = ("@calloc", "@__rust_alloc_zeroed")     # allocations whose bytes start
 
 
 class MemoryInfo:
-    def __init__(self, fn, kind_of_call, kept=lambda v: False):
+    def __init__(self, fn, kind_of_call, kept=lambda v: False, module=None):
         """kept(p): a free of p waits for the reverse sweep (p has a shadow: the forward rule of
         free defers it, or the allocation's reverse frees it); any other free ends p's contents
-        in the forward sweep, like a write."""
-        self.fn, self.kept = fn, kept
+        in the forward sweep, like a write. module: its scoped no-alias metadata (a `restrict`
+        function inlined) tells a write from a load it cannot reach."""
+        self.fn, self.kept, self.module = fn, kept, module
         # `noalias` parameters (C99 restrict): during the call no pointer not derived from one
         # reaches its memory, so like a local it aliases nothing else while it does not escape
         self.noalias = {p.name for p in fn.params if "noalias" in p.attrs}
@@ -167,7 +169,8 @@ class MemoryInfo:
         undone = []
         for inst in self._writers_of(base):
             b = inst.block.label
-            if id(inst) in self.dropped:
+            if id(inst) in self.dropped or self.module is not None and \
+                    scoped_disjoint(self.module, self.fn, load, inst):
                 continue
             if b not in later:
                 if b != blk.label:

@@ -122,7 +122,7 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
                 a = affine_phi(fn, lp, phi)
                 if a is not None:
                     self.affine[phi.name] = (lp,) + a
-        self.mem = MemoryInfo(fn, lambda i: kind_of(gen, i), self.act.has_shadow)
+        self.mem = MemoryInfo(fn, lambda i: kind_of(gen, i), self.act.has_shadow, gen.module)
         self.undo_old: dict = {}              # undone store -> its old bytes (undo_stores.py)
         self.loop_undone: dict = {}           # undone loop store -> its old-value load
         self.line_insts = {i.line: i for i in fn.insts()}
