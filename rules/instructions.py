@@ -233,11 +233,21 @@ def _insertvalue(ctx, inst, d):
         ctx.add(agg.value, aty, t)
 
 
+def _refuse_float_piece(ctx, inst, ty):
+    ctx.error(inst, f"{int_bits(ty) // 8} byte(s) of a float are copied as an integer "
+              "(a copy made byte by byte, as a hand-written memcpy loop): the derivative "
+              "of a float moved in pieces is not supported",
+              "copy whole values (memcpy, or assignments of the floats themselves)")
+
+
 @reverse("load")
 def _load(ctx, inst, d):
     if d is None:
         return
     ty = ctx.synth.value_type(inst.name)      # an integer copy of float data: as that float
+    if inst.name in ctx.act.float_pieces and not is_fp(ty):
+        _refuse_float_piece(ctx, inst, ty)    # (its adjoint reached it other than by a store)
+        return
     acc = getattr(ctx.synth, "accumulators", {}).get(id(inst))
     if acc is not None:                       # invariant in a loop: a register sum (loop_accum.py)
         old, new = ctx.tmp(), ctx.tmp()
@@ -404,10 +414,7 @@ def _store(ctx, inst, d):
     elif val.value in ctx.act.unknown_copies and ctx.shadowed(ptr.value):
         unknown_integer_copy(ctx, inst)
     elif val.value in ctx.act.float_pieces and ctx.shadowed(ptr.value):
-        ctx.error(inst, f"{int_bits(val.ty) // 8} byte(s) of a float are copied as an integer "
-                  "(a copy made byte by byte, as a hand-written memcpy loop): the derivative "
-                  "of a float moved in pieces is not supported",
-                  "copy whole values (memcpy, or assignments of the floats themselves)")
+        _refuse_float_piece(ctx, inst, val.ty)
     elif not carries_float(val.ty) and int_bits(val.ty) and ctx.shadowed(ptr.value):
         zero_overwritten_floats(ctx, inst)
         return

@@ -38,9 +38,19 @@ def _declared(module, fn) -> tuple[dict, dict]:
         return memo[fn.name]
     memo[fn.name] = floats, records = {}, {}
     params = _declared_parameters(module, fn)
+    raw = fn.name.lstrip("@").strip('"')
+    this = fn.params[0] if raw.startswith(("_ZN", "_ZLN")) and fn.params else None
+    if params is not None and this is not None and this.ty == "ptr" and \
+            len(params) == len(fn.params) - 1 and not any("sret" in a for a in this.attrs):
+        # a member function's `this`, not in the demangled list: its class, where the module
+        # has one struct type by that name (`Hydro::getDtHydro`: the char array beside a
+        # double member holds characters)
+        owner = _owner(demangled([raw])[0])
+        record = _record_type(module, owner + "*") if owner else None
+        if record not in (None, _COMPARATOR):
+            records[this.name] = record
     if params is None or len(params) < len(fn.params):
         return floats, records
-    raw = fn.name.lstrip("@").strip('"')
     kinds = [(next(g for g in m.groups() if g) if m else None)
              for m in (_POINTEE.match(t) for t in params)]
     structs = [_record_type(module, t) for t in params]
@@ -61,6 +71,16 @@ def _declared(module, fn) -> tuple[dict, dict]:
         if record is not None:
             records[p.name] = record
     return floats, records
+
+
+def _owner(sig: str) -> str | None:
+    """The class of a member function's demangled signature `ns::Cls::name(args)` (no
+    template arguments in the qualifier), else None."""
+    head = sig[:sig.find("(")] if "(" in sig else ""
+    if not head or "<" in head or " " in head:
+        return None
+    parts = head.split("::")
+    return "::".join(parts[:-1]) if len(parts) > 1 else None
 
 
 def _declared_parameters(module, fn) -> list[str] | None:

@@ -282,6 +282,11 @@ class TypeInfo:
                 if f in FLOATS:
                     return f
         k = self.kind_at(ptr, tag)
+        if k in FLOATS and size and size < (8 if k == "double" else 4):
+            # a piece narrower than the float the memory's other accesses suggest: the
+            # declared type of those bytes, where it names one (a char array beside a double
+            # member is characters, not a double copied byte by byte)
+            k = declared_kind(self.module, self.fn, ptr, size, self) or k
         if k is None and size:
             k = declared_kind(self.module, self.fn, ptr, size, self)
         if k is None and size:          # inside a C++ record other accesses' tags place there
