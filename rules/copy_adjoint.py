@@ -43,7 +43,10 @@ def rev_memcpy(ctx, inst):
         return
     atomic = "_atomic" if openmp_classes.shared(ctx, src.value) else ""   # other threads add there too
     if atomic and getattr(all_ranges, "stride", None) is not None:
-        openmp.refuse_shared(ctx, inst, "the adjoint of a copy of records")
+        kind = _one_float_records(all_ranges)
+        if kind is None:
+            openmp.refuse_shared(ctx, inst, "the adjoint of a copy of records")
+        all_ranges = [(0, None, kind)]      # records of one float kind: an array of it
     total = len64(ctx, n)
     ranges = [(off, str(size) if size is not None else total, kind)
               for off, size, kind in all_ranges if kind in ("double", "float")]
@@ -67,6 +70,20 @@ def rev_memcpy(ctx, inst):
     if tmp is not None:
         ctx.emit(f"call void @free(ptr {tmp})")
         gen.declare_raw("@free", "declare void @free(ptr)")
+
+
+def _one_float_records(ranges):
+    """The float kind of records that hold nothing else, gapless (std::copy of doubles typed as
+    records of one double), else None."""
+    kinds = {k for _, _, k in ranges}
+    if len(kinds) != 1 or not kinds <= {"double", "float"}:
+        return None
+    end = 0
+    for off, size, _ in sorted(ranges):
+        if off != end or size is None:
+            return None
+        end += size
+    return kinds.pop() if end == ranges.stride else None
 
 
 def copy_fields(gen, emit, tmp, op, d, s, off, nbytes, ranges, total):
