@@ -2368,3 +2368,65 @@ def test_float_copied_byte_by_byte_is_refused(tmp_path):
     assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
     assert "bytes.c:6:" in r.stderr and "1 byte(s) of a float are copied as an integer" in \
         r.stderr and "hint: copy whole values" in r.stderr, r.stderr
+
+
+# a module variable whose allocatable component is an array of a derived type with allocatable
+# fields (TeaLeaf's `chunk%tiles(:)%field%*`), written with active data
+NESTED_ALLOCATABLE_MODULE_F90 = """\
+module defs
+  implicit none
+  type field_type
+    real(8), allocatable :: a(:)
+  end type
+  type chunk_type
+    real(8), allocatable :: buf(:)
+    type(field_type), allocatable :: tiles(:)
+  end type
+  type(chunk_type) :: chunk
+end module
+module m
+  use iso_c_binding
+  use defs
+  implicit none
+  integer(c_int), bind(c, name="enzyme_dup") :: enzyme_dup
+  integer(c_int), bind(c, name="enzyme_const") :: enzyme_const
+contains
+  function obj(e, n) bind(c, name="obj") result(f)
+    integer(c_int), value :: n
+    real(c_double), intent(in) :: e(n)
+    real(c_double) :: f
+    chunk%tiles(1)%a(1:n) = e(1:n) ** 2
+    f = sum(chunk%tiles(1)%a(1:n))
+  end function
+end module
+program p
+  use m
+  implicit none
+  interface
+    subroutine grad(fp, d1, e, de, c, n) bind(c, name="__enzyme_autodiff")
+      import :: c_funptr, c_int, c_double
+      type(c_funptr), value :: fp
+      integer(c_int), value :: d1, c, n
+      real(c_double) :: e(*), de(*)
+    end subroutine
+  end interface
+  real(c_double) :: e(4) = [1d0, 2d0, 3d0, 4d0], de(4) = 0
+  allocate(chunk%buf(3), chunk%tiles(1))
+  allocate(chunk%tiles(1)%a(4))
+  call grad(c_funloc(obj), enzyme_dup, e, de, enzyme_const, 4)
+  print *, de
+end program
+"""
+
+
+def test_module_variable_with_nested_allocatables_is_refused(tmp_path):
+    """Active data stored into a module variable's array of derived type with allocatable
+    components is refused at the link (nothing allocates those components' shadows); the
+    variable's shadow gave its other allocatable component a buffer and left the nested ones
+    null: the derivative crashed (a segfault)."""
+    (tmp_path / "nested.f90").write_text(NESTED_ALLOCATABLE_MODULE_F90)
+    env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
+    r = subprocess.run([str(BIN / "enzyme-fc"), "-O2", "-g", "nested.f90", "-o", "nested"],
+                       cwd=tmp_path, capture_output=True, text=True, env=env, timeout=180)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "nested.f90:23:" in r.stderr and "memory that has no shadow" in r.stderr, r.stderr

@@ -560,16 +560,26 @@ def flang_descriptor_fields(module, g: str) -> list[tuple[int, int]]:
                                  addendum=plain_derived_elements(module, g))
     if rank is not None:
         return [(0, rank)]
-    return _descriptors_in(ty, module.named_types, 0)
+    found = _descriptors_in(ty, module.named_types, 0)
+    # an allocatable component of derived type (TeaLeaf's `chunk%tiles(:)`, each with
+    # allocatable fields of its own): its elements' shadows would need buffers of their own,
+    # which nothing allocates; the variable gets none (a clear refusal where active data is
+    # stored there), not a shadow whose inner descriptors stay null
+    return [] if any(r is None for _, r in found) else found
 
 
 def _descriptors_in(ty: str, named, base: int, depth: int = 0) -> list:
+    """(offset, rank) of the descriptors in struct type ty; rank None for a descriptor of
+    derived-type data (one with a type-description addendum)."""
     ty = named.get(ty.strip(), ty).strip()
     if depth > 8 or not ty.startswith("{"):
         return []
-    rank = flang_descriptor_rank("@_Q", named_expand(ty, named))
+    expanded = named_expand(ty, named)
+    rank = flang_descriptor_rank("@_Q", expanded)
     if rank is not None:
         return [(base, rank)]
+    if flang_descriptor_rank("@_Q", expanded, addendum=True) is not None:
+        return [(base, None)]
     return [d for f, pos in field_offsets(ty, named)
             for d in _descriptors_in(f, named, base + pos, depth + 1)]
 
