@@ -2430,3 +2430,49 @@ def test_module_variable_with_nested_allocatables_is_refused(tmp_path):
                        cwd=tmp_path, capture_output=True, text=True, env=env, timeout=180)
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert "nested.f90:23:" in r.stderr and "memory that has no shadow" in r.stderr, r.stderr
+
+
+FORTRAN_MPI_BINDING_F90 = """\
+module m
+  use iso_c_binding
+  implicit none
+  integer(c_int), bind(c, name="enzyme_dup") :: enzyme_dup
+contains
+  function obj(x) bind(c, name="obj") result(f)
+    real(c_double), intent(in) :: x(3)
+    real(c_double) :: f, s, t
+    integer :: ierr
+    s = sum(x ** 2)
+    call mpi_allreduce(s, t, 1, 17, 18, 0, ierr)
+    f = t
+  end function
+end module
+program p
+  use m
+  implicit none
+  interface
+    subroutine grad(fp, d1, x, dx) bind(c, name="__enzyme_autodiff")
+      import :: c_funptr, c_int, c_double
+      type(c_funptr), value :: fp
+      integer(c_int), value :: d1
+      real(c_double) :: x(*), dx(*)
+    end subroutine
+  end interface
+  real(c_double) :: x(3) = [1d0, 2d0, 3d0], dx(3) = 0
+  call grad(c_funloc(obj), enzyme_dup, x, dx)
+  print *, dx
+end program
+"""
+
+
+def test_fortran_mpi_binding_refused_with_a_fortran_hint(tmp_path):
+    """A Fortran MPI binding (mpi_allreduce_) in differentiated code is refused with a hint for
+    Fortran (the rules cover the C functions), not the list of supported C calls (which reads
+    as if MPI_Allreduce were supported there)."""
+    (tmp_path / "fm.f90").write_text(FORTRAN_MPI_BINDING_F90)
+    env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
+    r = subprocess.run([str(BIN / "enzyme-fc"), "-O2", "-g", "fm.f90", "-o", "fm"],
+                       cwd=tmp_path, capture_output=True, text=True, env=env, timeout=180)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "fm.f90:11:" in r.stderr and "'mpi_allreduce_'" in r.stderr, r.stderr
+    assert "not Fortran's bindings" in r.stderr and "Isend/Irecv" not in r.stderr, r.stderr
