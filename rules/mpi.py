@@ -203,17 +203,19 @@ def _check(ctx, inst):
                            "MPI_BYTE/MPI_PACKED data (its derivative is unknown)",
                            "send float data as MPI_DOUBLE or MPI_FLOAT")
         return None
-    if isinstance(c, str) and inst.callee[1:].startswith(("mpi_", "pmpi_")):
-        # (Fortran's bindings: the C functions' rules do not reach them)
-        ctx.gen().fail(synth, inst, c, "the derivative rules cover the C functions (MPI_Send, "
-                       "...), not Fortran's bindings (mpi_isend_ ...): keep the Fortran MPI "
-                       "calls out of the differentiated procedure, or call them through C "
-                       "wrappers compiled with enzyme-cc")
     if isinstance(c, str):
-        ctx.gen().fail(synth, inst, c, "differentiate only MPI_Send/Recv, Isend/Irecv/Wait/"
-                       "Waitall, Sendrecv, Bcast, (All)Reduce, (All)Gather(v), Scatter(v), "
-                       "Alltoall(v) and Barrier on predefined datatypes, or declare the call "
-                       "inactive with __enzyme_inactivefn if it moves no float data")
+        if inst.callee[1:].startswith(("mpi_", "pmpi_")):
+            # (Fortran's bindings: the C functions' rules do not reach them)
+            hint = ("the derivative rules cover the C functions (MPI_Send, ...), not Fortran's "
+                    "bindings (mpi_isend_ ...): keep the Fortran MPI calls out of the "
+                    "differentiated procedure, or call them through C wrappers compiled with "
+                    "enzyme-cc")
+        else:
+            hint = ("differentiate only MPI_Send/Recv, Isend/Irecv/Wait/Waitall, Sendrecv, "
+                    "Bcast, (All)Reduce, (All)Gather(v), Scatter(v), Alltoall(v) and Barrier on "
+                    "predefined datatypes, or declare the call inactive with __enzyme_inactivefn "
+                    "if it moves no float data")
+        ctx.gen().fail(synth, inst, c, hint)
     if c is not None and getattr(synth, "error", False):
         ctx.gen().fail(synth, inst, f"{inst.callee[1:]} in __enzyme_error_estimate is not "
                        "supported", "estimate the error of the code around it")

@@ -39,7 +39,8 @@ def _declared(module, fn) -> tuple[dict, dict]:
     memo[fn.name] = floats, records = {}, {}
     params = _declared_parameters(module, fn)
     raw = fn.name.lstrip("@").strip('"')
-    this = fn.params[0] if raw.startswith(("_ZN", "_ZLN")) and fn.params else None
+    nested = raw.startswith(("_ZN", "_ZLN"))
+    this = fn.params[0] if nested and fn.params else None
     if params is not None and this is not None and this.ty == "ptr" and \
             len(params) == len(fn.params) - 1 and not any("sret" in a for a in this.attrs):
         # a member function's `this`, not in the demangled list: its class, where the module
@@ -54,7 +55,6 @@ def _declared(module, fn) -> tuple[dict, dict]:
     kinds = [(next(g for g in m.groups() if g) if m else None)
              for m in (_POINTEE.match(t) for t in params)]
     structs = [_record_type(module, t) for t in params]
-    nested = raw.startswith(("_ZN", "_ZLN"))
     for k, p in enumerate(fn.params):
         if p.ty != "ptr":
             continue

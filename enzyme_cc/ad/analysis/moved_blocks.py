@@ -7,7 +7,7 @@ pointers: nothing in the IR says which)."""
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import type_size
-from ..structure.call_targets import no_capture
+from ..structure.call_targets import keep_no_copy
 from ..structure.type_layout import decompose
 from .activity_basics import ALLOCATORS, FREES
 from .typeinfo import call_targets
@@ -85,15 +85,10 @@ def _memory_intrinsic(call) -> bool:
 def _keeps_no_copy(module, call, derived) -> bool:
     """Every function the call may reach (its callee, or an indirect call's possible targets)
     keeps no copy of the addresses in `derived` it is handed (`captures(none)`)."""
-    targets = call_targets(module, call)
-    used = [k for k, o in enumerate(call.ops) if o.value in derived]
-    if not targets or call.callee in derived:
+    if call.callee in derived:
         return False
-    for name in targets:
-        params = module.function(name).params
-        if not all(k < len(params) and no_capture(params[k].attrs) for k in used):
-            return False
-    return True
+    return keep_no_copy(module, call_targets(module, call),
+                        [k for k, o in enumerate(call.ops) if o.value in derived])
 
 
 def _every_path(fn, inst, scan) -> bool:

@@ -15,7 +15,7 @@ that parameter is re-executed there instead of taped. The variant is part of the
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import type_size
-from ..structure.call_targets import no_capture
+from ..structure.call_targets import keep_no_copy
 from ..structure.cfg import cyclic_blocks
 from ..structure.type_layout import underlying
 from .read_only import reloadable
@@ -107,9 +107,7 @@ def _kept_by(gen, inst, used) -> bool:
     name = inst.callee[1:].strip('"')
     if name.startswith(("llvm.lifetime.", "llvm.memset.", "llvm.memcpy.", "llvm.memmove.")):
         return True
-    callee = gen.module.function(inst.callee)
-    return callee is not None and bool(callee.blocks) and \
-        all(k < len(callee.params) and no_capture(callee.params[k].attrs) for k in used)
+    return keep_no_copy(gen.module, [inst.callee], used)
 
 
 def _alloca_bytes(fn, v: str, named) -> int | None:

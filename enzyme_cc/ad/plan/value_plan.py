@@ -73,6 +73,12 @@ class ValuePlan:
             return "recompute"
         return "tape"
 
+    def needs_are_known(self):
+        """The reverse's needs are complete (reverse.build, before planning): the cheaper cut
+        may read them, and what free_at found without them is asked again."""
+        self.needs_known = True
+        self.__dict__.pop("_free", None)
+
     def _cheaper_taped(self, key, user: str) -> bool:
         """Taping the value of `key` (arithmetic the reverse of `user` would recompute) costs
         fewer bytes than taping the values its recomputation reads, and nothing else reads

@@ -33,8 +33,7 @@ def _scopes(module, list_ref: str | None) -> dict:
 
 def once_per_call(module, fn) -> set:
     """The scopes fn declares outside every cycle: each begins once per call of fn."""
-    memo = module.__dict__.setdefault("_once_scopes", {})
-    if fn.name not in memo:
+    if "_once_scopes" not in fn.__dict__:
         cyclic, out = None, set()
         for inst in fn.insts():
             if inst.op == "call" and inst.callee == _DECL:
@@ -43,8 +42,8 @@ def once_per_call(module, fn) -> set:
                     for lst in _REFS.findall(" ".join(inst.toks)):
                         for ss in _scopes(module, lst).values():
                             out |= ss
-        memo[fn.name] = out
-    return memo[fn.name]
+        fn._once_scopes = out
+    return fn._once_scopes
 
 
 def _covered(module, a, b, once) -> bool:

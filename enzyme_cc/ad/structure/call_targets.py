@@ -42,3 +42,14 @@ def has_signature(fn, ret_ty, param_tys) -> bool:
 def no_capture(attrs) -> bool:
     """A parameter's attributes say the function keeps no copy of the pointer."""
     return "nocapture" in attrs or "captures(none)" in "".join(attrs)
+
+
+def keep_no_copy(module, names, positions) -> bool:
+    """Every function of `names` has a body and keeps no copy of its parameters at
+    `positions` (`captures(none)`); False for no names."""
+    for name in names:
+        f = module.function(name)
+        if f is None or not f.blocks or not all(
+                k < len(f.params) and no_capture(f.params[k].attrs) for k in positions):
+            return False
+    return bool(names)

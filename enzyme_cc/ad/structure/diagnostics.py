@@ -115,9 +115,13 @@ def from_fortran(module, fn) -> bool:
     name = fn.name.lstrip("@").strip('"')
     if is_flang(name) or "..omp_par" in name:
         return True
+    return "DW_LANG_Fortran" in _compile_unit(module, fn)
+
+
+def _compile_unit(module, fn) -> str:
+    """The text of fn's compile unit in its debug info ("" without)."""
     sp = module.metadata.get(getattr(fn, "dbg", None) or "", "")
-    unit = module.metadata.get(md_field(sp, "unit") or "", "")
-    return "DW_LANG_Fortran" in unit
+    return module.metadata.get(md_field(sp, "unit") or "", "")
 
 
 def _written_in_cxx(module, fn_name: str) -> bool:
@@ -125,9 +129,7 @@ def _written_in_cxx(module, fn_name: str) -> bool:
     function with C linkage); without debug info, a module that holds any C++ function."""
     if fn_name.lstrip("@").strip('"').startswith("_Z"):
         return True
-    fn = module.function(fn_name)
-    sp = module.metadata.get(getattr(fn, "dbg", None) or "", "")
-    unit = module.metadata.get(md_field(sp, "unit") or "", "")
+    unit = _compile_unit(module, module.function(fn_name))
     if unit:
         return "DW_LANG_C_plus_plus" in unit
     return any(n.lstrip("@").strip('"').startswith("_Z") for n in module._bodies)

@@ -218,9 +218,9 @@ def _version_one(lines, h, latch, fl, suffix=".own"):
     if entry_body[-1].strip() != f"br label %{head}":
         return None
     # labels and values share one namespace: the copy renames both
-    def _suffixed(name):
+    def suffixed(name):
         return name[:-1] + suffix + '"' if name.startswith(('%"', '"')) else name + suffix
-    ren = {v: _suffixed(v) for v in inner} | {f"%{lab}": f"%{_suffixed(lab)}" for lab in body}
+    ren = {v: suffixed(v) for v in inner} | {f"%{lab}": f"%{suffixed(lab)}" for lab in body}
 
     def rename(ln):
         return _NAME.sub(lambda m: ren.get(m.group(0), m.group(0)), ln)
@@ -233,10 +233,10 @@ def _version_one(lines, h, latch, fl, suffix=".own"):
                 if uses and (not _is_phi(ln) or any(
                         v.strip() in inner and src not in body for v, src in _incoming(ln))):
                     return None            # a loop value used after the loop: not handled
-                new.append(_phi_copies(ln, body, rename, _suffixed) if uses or _is_phi(ln)
+                new.append(_phi_copies(ln, body, rename, suffixed) if uses or _is_phi(ln)
                            else ln)
             if lab == entry:              # (not the function's first block: that is rev.entry)
-                new[-1] = f"  br i1 {fl}, label %{_suffixed(head)}, label %{head}"
+                new[-1] = f"  br i1 {fl}, label %{suffixed(head)}, label %{head}"
             out.append(f"{lab}:")
             out.extend(new)
     for lab, ls in blocks:                 # the original loop, in place
@@ -245,7 +245,7 @@ def _version_one(lines, h, latch, fl, suffix=".own"):
             out.extend(ls)
     for lab, ls in blocks:                 # the copy
         if lab in body:
-            out.append(f"{_suffixed(lab)}:")
+            out.append(f"{suffixed(lab)}:")
             for ln in ls:
                 ln = rename(ln)
                 if ln.endswith(f"; own.{h}"):
@@ -259,11 +259,11 @@ def _is_phi(ln):
     return m is not None and m.group(2) == "phi"
 
 
-def _phi_copies(ln, body, rename, _suffixed):
+def _phi_copies(ln, body, rename, suffixed):
     """A phi after the loop: its incoming edges from the loop get their copies' twins."""
     if not _is_phi(ln):
         return ln
-    extra = [f"[ {rename(v.strip())}, %{_suffixed(lab)} ]" for v, lab in _incoming(ln)
+    extra = [f"[ {rename(v.strip())}, %{suffixed(lab)} ]" for v, lab in _incoming(ln)
              if lab in body]
     return ln + (", " + ", ".join(extra) if extra else "")
 

@@ -200,8 +200,7 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
             self.needs[label] += [k for k in openmp_version.needs(self, label)
                                   if k not in self.needs[label]]
         undo_stores.select(self)
-        self.needs_known = True               # (value_plan's cheaper cut reads them)
-        self.__dict__.pop("_free", None)
+        self.needs_are_known()
         self.plan = {}
         for b in blocks:
             closure, todo = [], list(self.needs[b.label])
