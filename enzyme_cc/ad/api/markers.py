@@ -189,11 +189,11 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
     if candidates == []:
         # a parameter of a function nothing in the program calls (a helper LLVM inlined into
         # every caller, its external copy left): no derivative to build; reached from outside
-        # the program, it stops with a message (generate.Generator.run)
+        # the program, it stops with a message (marker_calls.MarkerCalls.run)
         return Request(caller, inst, None, [], [], False, inst.line, None, "unreached")
     if candidates:
         # a select/phi of known functions (clang merges the calls of an if/else into one):
-        # one derivative per candidate, dispatched on the pointer (generate.Generator.run)
+        # one derivative per candidate, dispatched on the pointer (marker_calls.MarkerCalls.run)
         fn_val = candidates[0]
         first = module.function(fn_val)
         for c in candidates[1:]:
