@@ -220,9 +220,10 @@ def _verified(job, new, debug):
         if "__enzyme_fprt_" in new and _FPRT_DECL.search(new):   # runtime calls not defined here
             with open(opt.fprt_runtime(job.tmp), "rb") as f:
                 module.link_in(opt.parse_bitcode(f.read(), "truncation runtime", job.ctx))
-        from enzyme_cc.rules import blas, mpi
+        from enzyme_cc.rules import blas, fortran, mpi
         mpi.link_runtime(module, new, job.ctx)
         blas.link_runtime(module, new, job.ctx)
+        fortran.link_shadow_runtime(module, new, job.ctx)
         return module
     except opt.InternalIRError as e:
         fd, path = tempfile.mkstemp(prefix="enzyme-cc-invalid-", suffix=".ll")  # (make -j)

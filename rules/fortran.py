@@ -113,8 +113,20 @@ def _specialize(body: list[str]) -> list[str]:
 
 
 def link_runtime(module, ctx):
-    for data in runtime_bitcode(SOURCES, ("fortran_desc.h",), "Fortran runtime"):
+    for data in runtime_bitcode(SOURCES, _HEADERS, "Fortran runtime"):
         module.link_in(parse_bitcode(data, "enzyme-cc Fortran runtime", ctx))
+
+
+def link_shadow_runtime(module, text: str, ctx):
+    """After AD: the shadow trees of module variables (fortran_shadow.c), where the derivative
+    module's entry functions make them."""
+    if "@__enzyme_cc_fortran_shadow_tree" not in text:
+        return
+    for data in runtime_bitcode(("fortran_shadow.c",), _HEADERS, "Fortran shadow runtime"):
+        module.link_in(parse_bitcode(data, "enzyme-cc Fortran shadow runtime", ctx))
+
+
+_HEADERS = ("fortran_desc.h", "fortran_typeinfo.h")
 
 
 def refuse_associated_pointer(gen, synth, inst, ptr: str) -> None:

@@ -249,6 +249,15 @@ def test_module_allocatable_records(tmp_path, opt):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_module_variable_tree(tmp_path, opt):
+    """A module allocatable array of a derived type with allocatable components two levels
+    down (CloverLeaf's chunks(:), TeaLeaf's chunk%tiles(:)), allocated before the derivative:
+    refused before (a segfault before that); three gradients, the last after a reallocation,
+    against the analytic derivative, nothing leaked."""
+    _fortran_workspace(tmp_path, "module_variable_tree.f90", opt, 12)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_fortran_const_array_copies(tmp_path, opt):
     """enzyme_const data copied in the differentiated procedure (a column section, a whole
     array, sections to a helper): refused at -O0, where the runtime's assignment copies them

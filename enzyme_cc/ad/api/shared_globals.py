@@ -13,7 +13,8 @@ from types import SimpleNamespace
 from enzyme_cc.ir.lexer import scalar_of, type_size, carries_float
 from ..tape.tape import TAPE_OPS
 from ..structure.type_layout import (underlying, global_type, global_named, named_expand, layout,
-                                     flang_descriptor_fields, plain_derived_elements,
+                                     flang_descriptor_fields, flang_descriptor_trees,
+                                     plain_derived_elements,
                                      fortran_descriptor, has_own_buffer, decompose)
 from ..analysis.activity_basics import FREES
 from ..structure.cfg import always_passes
@@ -268,16 +269,25 @@ def entry_function(gen, name: str) -> str:
         heap = {o: f for o, f in (heap_slots(module, g, gen.global_reach) if slots else {}).items()
                 if o not in in_vectors}
         descriptors = flang_descriptor_fields(module, g)    # [(offset, rank)]
+        trees = flang_descriptor_trees(module, g)           # [(offset, bytes)]
         records = plain_derived_elements(module, g)        # (its addendum copied too)
         # (POINTERs, or POINTER components, that only ALLOCATE associates)
         owned = fortran_descriptor(module, g) in ("owned", "components")
+        if trees:
+            gen.declare_raw(_TREE, f"declare void {_TREE}(ptr, ptr, i64)")
+            gen.declare_raw(f"{_TREE}_free", f"declare void {_TREE}_free(ptr)")
         for lane in lanes:
             sg = gen.shadow_global(g, *(lane or (None, None))[::-1])
             # the buffers the last call left this shadow
             for at, free in [(at, "@free") for at, _ in descriptors] + sorted(heap.items()) + \
                     [(at, "@_ZdlPv") for at in vectors]:
                 body += _free_shadow_buffer(gen, _at(sg, at), tmp, free)
+            for at, _ in trees:
+                body.append(f"call void {_TREE}_free(ptr {_at(sg, at)})")
             gen.zero_memory(body.append, sg, str(size))
+            for at, nbytes in trees:
+                body.append(f"call void {_TREE}(ptr {_at(sg, at)}, ptr {_at(g, at)}, "
+                            f"i64 {nbytes})")
             for at in vectors:
                 body += shadow_vector(gen, _at(g, at), _at(sg, at), tmp)
             for at, rank in descriptors:
@@ -303,6 +313,9 @@ def entry_function(gen, name: str) -> str:
     return f"define internal void {name}() {{\n" + "\n".join(body + ["ret void"]) + "\n}"
 
 
+# the shadow of an allocatable array of derived type with allocatable components: a tree of
+# buffers (rules/fortran_shadow.c, linked in after AD)
+_TREE = "@__enzyme_cc_fortran_shadow_tree"
 _FLOAT_TYPES = (27, 28, 34, 35)     # flang's real(4), real(8), complex(4), complex(8)
 _DERIVED = 42
 

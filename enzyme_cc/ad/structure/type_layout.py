@@ -550,9 +550,10 @@ def plain_derived_elements(module, g: str) -> bool:
 
 
 def flang_descriptor_fields(module, g: str) -> list[tuple[int, int]]:
-    """(byte offset, rank) of each array descriptor in a Fortran module variable g: g itself (an
-    ALLOCATABLE or POINTER array, also of a derived type of plain values), or the allocatable
-    components of a derived type's."""
+    """(byte offset, rank) of each array descriptor of intrinsic data in a Fortran module
+    variable g: g itself (an ALLOCATABLE or POINTER array, also of a derived type of plain
+    values), or the allocatable components of a derived type's. (Descriptors of derived-type
+    data with pointers inside: flang_descriptor_trees.)"""
     ty = global_type(module, g) if g.lstrip("@").strip('"').startswith("_Q") else None
     if not ty:
         return []
@@ -560,26 +561,38 @@ def flang_descriptor_fields(module, g: str) -> list[tuple[int, int]]:
                                  addendum=plain_derived_elements(module, g))
     if rank is not None:
         return [(0, rank)]
-    found = _descriptors_in(ty, module.named_types, 0)
-    # an allocatable component of derived type (TeaLeaf's `chunk%tiles(:)`, each with
-    # allocatable fields of its own): its elements' shadows would need buffers of their own,
-    # which nothing allocates; the variable gets none (a clear refusal where active data is
-    # stored there), not a shadow whose inner descriptors stay null
-    return [] if any(r is None for _, r in found) else found
+    return [(at, r) for at, r, _ in _descriptors_in(ty, module.named_types, 0) if r is not None]
+
+
+def flang_descriptor_trees(module, g: str) -> list[tuple[int, int]]:
+    """(byte offset, bytes) of each descriptor of derived-type data in a Fortran module variable
+    g whose elements may hold allocatable components (TeaLeaf's `chunk%tiles(:)`, CloverLeaf's
+    `chunks(:)`): g itself, or components of g. Their shadows are trees of buffers
+    (rules/fortran_shadow.c)."""
+    ty = global_type(module, g) if g.lstrip("@").strip('"').startswith("_Q") else None
+    if not ty:
+        return []
+    expanded = named_expand(ty, module.named_types)
+    if flang_descriptor_rank(g, expanded) is not None:
+        return []
+    if flang_descriptor_rank(g, expanded, addendum=True) is not None:
+        return [] if plain_derived_elements(module, g) else \
+            [(0, type_size(ty, module.named_types))]
+    return [(at, n) for at, r, n in _descriptors_in(ty, module.named_types, 0) if r is None]
 
 
 def _descriptors_in(ty: str, named, base: int, depth: int = 0) -> list:
-    """(offset, rank) of the descriptors in struct type ty; rank None for a descriptor of
-    derived-type data (one with a type-description addendum)."""
+    """(offset, rank, bytes) of the descriptors in struct type ty; rank None for a descriptor
+    of derived-type data (one with a type-description addendum)."""
     ty = named.get(ty.strip(), ty).strip()
     if depth > 8 or not ty.startswith("{"):
         return []
     expanded = named_expand(ty, named)
     rank = flang_descriptor_rank("@_Q", expanded)
     if rank is not None:
-        return [(base, rank)]
+        return [(base, rank, type_size(ty, named))]
     if flang_descriptor_rank("@_Q", expanded, addendum=True) is not None:
-        return [(base, None)]
+        return [(base, None, type_size(ty, named))]
     return [d for f, pos in field_offsets(ty, named)
             for d in _descriptors_in(f, named, base + pos, depth + 1)]
 
@@ -628,7 +641,7 @@ def _descriptor_kind(module, g: str) -> str | None:
     attrs = _DESC_ATTR.findall(module.globals.get(g, ""))
     if flang_descriptor_rank(g, named_expand(global_type(module, g) or "",
                                              module.named_types)) is None:
-        if not flang_descriptor_fields(module, g):
+        if not flang_descriptor_fields(module, g) and not flang_descriptor_trees(module, g):
             return None
         if "1" not in attrs:
             return "components"
