@@ -90,8 +90,9 @@ def refuse(gen, synth, inst):
     gen.fail(synth, inst, f"{what} in differentiated code is not supported ('{name}')",
              "supported: parallel (num_threads, if), for (static/dynamic/guided), sections, "
              "reductions, private/firstprivate/lastprivate, critical, atomic, single, "
-             "master/masked, barrier; move the rest out of the differentiated function or mark "
-             "it __enzyme_inactivefn")
+             "master/masked, barrier; move the rest out of the differentiated function (or, where "
+             "it only touches data without derivatives, mark the function holding it "
+             "__enzyme_inactivefn; data with derivatives would then get none)")
 
 
 # ---- the outlined function as a call -------------------------------------------------------

@@ -9,7 +9,7 @@ import re
 from enzyme_cc.errors import UserError
 from ..analysis.const_fields import act_key
 from ..analysis.typeinfo import TypeInfo
-from ..structure.diagnostics import located
+from ..structure.diagnostics import argument_label, located, quoted_name, source_of
 from ..api import (exceptions, global_shadows, iter_marker, reverse_vector, rule_wrappers,
                    shared_globals)
 from ..api.markers import drop_unwind_edge, find_requests
@@ -103,6 +103,24 @@ class MarkerCalls:
                          "differentiate; hint: use OpenMP (`#pragma omp parallel for`, "
                          "`!$omp parallel do`) or start the threads outside the differentiated "
                          "function", error.exit_code, error.more)
+
+    def _request_note(self, req, error):
+        """A refusal located in the code a marker call's derivative runs, not at the call: which
+        call asked for it (a program may have several), and, where the message blames an
+        enzyme_const argument, the pointers that call passes so."""
+        src = source_of(self.module, req.inst.md.get("!dbg"))
+        if src and error.message.startswith(src + ":") or "\nnote: in the derivative" in \
+                error.message:
+            return error
+        where = f"at {src}" if src else f"in {quoted_name(req.caller.name)}"
+        note = f"\nnote: in the derivative of {quoted_name(req.fn)} asked for {where}"
+        if "enzyme_const" in error.message and self.module.defines(req.fn):
+            fn = self.module.function(req.fn)
+            const = [argument_label(fn, k) for k, (p, a) in enumerate(zip(fn.params, req.acts))
+                     if a == "const" and p.ty == "ptr"]
+            if const:
+                note += f", which passes {', '.join(const)} as enzyme_const"
+        return UserError(error.message + note, error.exit_code, error.more)
 
     def _unreached_marker(self, lines, req):
         """A marker call on a function pointer that nothing in the program passes (markers.py):
@@ -202,7 +220,7 @@ class MarkerCalls:
             try:
                 new = self._rewrite(req, table)
             except UserError as e:   # each marker's refusal, as a compiler reports each error
-                e = self._thread_note(req, e)
+                e = self._request_note(req, self._thread_note(req, e))
                 if all(e.message != x.message for x in errors):
                     errors.append(e)
                 if len(errors) == MAX_ERRORS:
