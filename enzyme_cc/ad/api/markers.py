@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enzyme_cc.errors import UserError
 from enzyme_cc.ir.lexer import is_fp, parse_type, scalar_of, type_size, carries_float
 from ..structure.diagnostics import free_function_name, from_fortran, located
+from ..structure.type_layout import named_expand
 from .marker_args import MARKERS, _marker_of, constant_width, refuse_misspelt_markers
 from .marker_values import _NAMED, TAPE_HEADER_BYTES
 from enzyme_cc.ir.model import Operand, parse_module
@@ -307,7 +308,8 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
                             _split_struct_hint(target))
         val = ops[k]
         k += 1
-        if "byval" in p.attrs and _passed_by_value(module, inst, val.value):
+        if "byval" in p.attrs and _passed_by_value(module, inst, val.value) and \
+                not _copy_will_do(module, p, tag):
             ty = p.attrs[p.attrs.index("byval") + 2] if "(" in p.attrs else "?"
             ty = re.sub(r"^%(struct|class|union)\.(.*?)(\.\d+)?$", r"\1 \2", ty)
             raise UserError(f"{where}: parameter {len(acts) + 1} of '{fn_val[1:]}' is a struct "
@@ -413,6 +415,22 @@ def _context_width(caller, opts, ops, k, mode, where) -> int:
                         "enzyme_width is not supported in reverse mode yet; hint: use a context "
                         "of width 1")
     return w
+
+
+def _copy_will_do(module, p, tag) -> bool:
+    """A struct the marker call is given by value (the copy C makes for a variadic call, in
+    memory: `byval(T)`), for a parameter the function takes by value in memory too: the copy
+    is the function's own, so the derivative can take it as the function would. So for
+    enzyme_const, and for enzyme_dup where the shadow copy's pointers are what carries the
+    derivative (XSBench's `SimulationData`: the struct holds no float, its arrays' shadows are
+    the program's): a derivative of float fields would be added into the shadow's copy and
+    lost, which is refused."""
+    if tag == "enzyme_const":
+        return True
+    if tag not in ("enzyme_dup", "enzyme_dupnoneed"):
+        return False
+    ty = p.attrs[p.attrs.index("byval") + 2] if "(" in p.attrs else None
+    return ty is not None and not carries_float(named_expand(ty, module.named_types))
 
 
 def _passed_by_value(module, inst, v: str) -> bool:
