@@ -5,7 +5,8 @@ import re
 from .c_runtime import runtime_bitcode
 from .fortran_catalog import refusal
 from enzyme_cc.lto.optimize import parse_bitcode
-from enzyme_cc.ad.structure.type_layout import fortran_descriptor, underlying
+from enzyme_cc.ad.structure.fortran_descriptors import fortran_descriptor
+from enzyme_cc.ad.structure.type_layout import underlying
 
 
 # ---- flang runtime entries differentiated through our own implementation --------------------
@@ -131,7 +132,7 @@ _HEADERS = ("fortran_desc.h", "fortran_typeinfo.h")
 
 def refuse_associated_pointer(gen, synth, inst, ptr: str) -> None:
     """Refuses where ptr is a Fortran module POINTER's descriptor, or the data address read from
-    one, that the program may associate with other data (type_layout.fortran_descriptor): its
+    one, that the program may associate with other data (fortran_descriptors.fortran_descriptor): its
     shadow base would be null, and a derivative writing there would fault."""
     v = underlying(synth.fn, ptr)
     d = synth.fn.defs.get(v)

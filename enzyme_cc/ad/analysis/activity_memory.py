@@ -11,7 +11,8 @@ from enzyme_cc.rules.tape import is_tape_call
 from .copy_types import copy_ranges
 from .activity_basics import (ALLOCATORS, _libm_out, has_shadow_type, int_pointer_sources,
                               pointer_aggregate)
-from ..structure.type_layout import decompose, global_named, has_own_buffer, layout, named_expand
+from ..structure.type_layout import decompose, global_named, layout, named_expand
+from ..structure.fortran_descriptors import has_own_buffer
 from ..structure.std_vectors import vector_offsets
 from .cxx_signatures import pointer_holders
 from enzyme_cc.rules.call_kinds import ALLOC, MEMCPY, MEMSET

@@ -13,9 +13,10 @@ from types import SimpleNamespace
 from enzyme_cc.ir.lexer import scalar_of, type_size, carries_float
 from ..tape.tape import TAPE_OPS
 from ..structure.type_layout import (underlying, global_type, global_named, named_expand, layout,
-                                     flang_descriptor_fields, flang_descriptor_trees,
-                                     plain_derived_elements,
-                                     fortran_descriptor, has_own_buffer, decompose)
+                                     decompose)
+from ..structure.fortran_descriptors import (flang_descriptor_fields, flang_descriptor_trees,
+                                             plain_derived_elements, fortran_descriptor,
+                                             has_own_buffer)
 from ..analysis.activity_basics import FREES
 from ..structure.cfg import always_passes
 from .fixed_point import PREFIX as FP_PREFIX
@@ -343,7 +344,7 @@ def _shadow_of_allocated(gen, g: str, sg: str, rank: int, tmp,
     sg; the primal's at g) gets the same shape and a zeroed buffer of its own, where it had none
     and the derivative went through a null base. The next derivative call's entry frees it
     (_free_shadow_buffer). pointer: also a POINTER's that only ALLOCATE associates
-    (type_layout.fortran_descriptor). size: the whole descriptor's bytes, for an array of a
+    (fortran_descriptors.fortran_descriptor). size: the whole descriptor's bytes, for an array of a
     derived type whose elements hold no pointers (plain_derived_elements): its addendum (the
     type's description) is copied too."""
     codes = _FLOAT_TYPES + ((_DERIVED,) if size else ())
