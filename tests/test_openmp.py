@@ -324,6 +324,22 @@ def test_openmp_fortran(tmp_path):
 
 
 @pytest.mark.skipif(not (shutil.which("flang") or shutil.which("flang-22")), reason="no flang")
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_openmp_fortran_external_queries(tmp_path, level):
+    """OpenMP queries declared as externals in Fortran (`!$ INTEGER :: OMP_GET_THREAD_NUM`,
+    CloverLeaf's timestep) call libomp's Fortran entries, which were refused in differentiated
+    code: the analytic gradient at 1 and 3 threads."""
+    exe = tmp_path / "fq"
+    run(["enzyme-fc", "-fopenmp", level, str(HERE / "fortran" / "omp_external_queries.f90"),
+         "-o", str(exe)], cwd=tmp_path)
+    for n in (1, 3):
+        r = run([str(exe)], cwd=tmp_path, env=dict(os.environ, OMP_NUM_THREADS=str(n)))
+        rows = [[float(v) for v in line.split()] for line in r.stdout.splitlines()]
+        assert len(rows) == 8 and all(g == pytest.approx(w, rel=1e-12) for g, w in rows), \
+            r.stdout
+
+
+@pytest.mark.skipif(not (shutil.which("flang") or shutil.which("flang-22")), reason="no flang")
 def test_openmp_fortran_module_state(tmp_path):
     """Module arrays and scalars written in one parallel region and read in another (the way
     Fortran codes keep their state), against central differences at 1 and 3 threads."""

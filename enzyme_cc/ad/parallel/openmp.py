@@ -78,6 +78,10 @@ def is_openmp(callee: str | None) -> bool:
 
 def kind(callee: str) -> str:
     name = callee.lstrip("@").strip('"')
+    if name.startswith("omp_") and name.endswith("_"):
+        # libomp's Fortran entries (`omp_get_thread_num_`: an old-style `INTEGER ::
+        # OMP_GET_THREAD_NUM` external, CloverLeaf's), the same queries by reference
+        name = name.rstrip("_")
     if callee == FORK:
         return "omp_fork"
     return "omp" if name in KEPT else "omp_refused"
