@@ -19,6 +19,8 @@ from enzyme_cc.rules.call_kinds import ALLOC, MEMCPY, MEMSET
 from enzyme_cc.rules.blas import applies, written_arg
 from enzyme_cc.rules.mpi import is_mpi, received
 
+_FORK = "@__kmpc_fork_call"     # (parallel/openmp.py's FORK: analysis sits below it)
+
 
 # deallocations told the size freed (C++'s sized operator delete, Rust's dealloc)
 _SIZED_FREES = ("@_ZdlPvm", "@_ZdaPvm", "@_ZdlPvmSt11align_val_t", "@_ZdaPvmSt11align_val_t")
@@ -292,8 +294,10 @@ class ActiveMemory:
                                                             k in via_active)
                         elif v.startswith("%") and not self._const_record(v, inst):
                             changed |= self._escape(v)
+                # (a parallel region's reads of active globals: its outlined function's)
+                reader = inst.ops[2].value if c == _FORK and len(inst.ops) > 2 else c
                 if not any(o.value in self.active or o.value in self.shadowed for o in inst.ops) \
-                        and c not in self.global_users:
+                        and reader not in self.global_users:
                     continue                  # nothing active goes in: nothing active comes out
                 for k, o in enumerate(inst.ops):
                     if o.ty == "ptr" and not o.value.startswith("%") and \
