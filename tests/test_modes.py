@@ -258,6 +258,29 @@ def test_module_variable_tree(tmp_path, opt):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_module_tiles_copy(tmp_path, opt):
+    """Copy loops (memcpy after LLVM) over arrays reached through a module variable's
+    allocatable array of derived type (CloverLeaf's reset_field): refused as untyped; the
+    analytic gradient."""
+    _fortran_workspace(tmp_path, "module_tiles_copy.f90", opt, 3)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_module_copy_in_typed_by_descriptor(tmp_path, opt):
+    """A copy into a module allocatable whose readers are in another file (NPB LU's driver):
+    typed by the module array's descriptor, refused before; the analytic gradient."""
+    for name in ("module_copy_in_data.f90", "module_copy_in.f90"):
+        shutil.copy(os.path.join(HERE, name), tmp_path / name)
+        run(["enzyme-fc", opt, "-c", name, "-o", name[:-4] + ".o"], cwd=tmp_path)
+    run(["enzyme-fc", opt, "module_copy_in.o", "module_copy_in_data.o", "-o", "prog"],
+        cwd=tmp_path)
+    pairs = list(_pairs(run([str(tmp_path / "prog")], cwd=tmp_path).stdout))
+    assert len(pairs) == 6
+    for line, got, want in pairs:
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-15), line
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_fortran_const_array_copies(tmp_path, opt):
     """enzyme_const data copied in the differentiated procedure (a column section, a whole
     array, sections to a helper): refused at -O0, where the runtime's assignment copies them

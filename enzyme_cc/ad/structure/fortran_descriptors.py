@@ -148,6 +148,21 @@ def _descriptor_kind(module, g: str) -> str | None:
 
 _DESC_ATTR = re.compile(r"\{\s*ptr [^,]+,\s*i64 [^,]+,\s*i32 [^,]+,\s*i8 [^,]+,\s*i8 [^,]+,\s*"
                         r"i8 (\d+)")
+# a descriptor's head in an initializer: its CFI type code (the second i8)
+_DESC_TYPE = re.compile(r"\{\s*ptr [^,]+,\s*i64 [^,]+,\s*i32 [^,]+,\s*i8 [^,]+,\s*i8 (-?\d+),")
+_DATA_KINDS = {27: "float", 28: "double", 34: "float", 35: "double"}  # real(4/8), complex(4/8)
+
+
+def descriptor_data_kind(module, g: str, offset: int) -> str | None:
+    """"double" or "float" where the descriptor at `offset` in Fortran module variable g (g
+    itself, or an allocatable component) describes REAL or COMPLEX data, by the type code its
+    initializer holds: the kind of what its base address points to (a copy into a module
+    allocatable made from an element loop: NPB's `u(m, i, j, k) = uin(l)`)."""
+    at = [o for o, _ in flang_descriptor_fields(module, g)]
+    codes = _DESC_TYPE.findall(module.globals.get(g, "").split("=", 1)[-1])
+    if offset not in at or len(codes) != len(at):
+        return None
+    return _DATA_KINDS.get(int(codes[at.index(offset)]))
 
 
 def _associated_elsewhere(module, g: str) -> bool:
