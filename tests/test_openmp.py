@@ -340,6 +340,28 @@ def test_openmp_fortran_external_queries(tmp_path, level):
 
 
 @pytest.mark.skipif(not (shutil.which("flang") or shutil.which("flang-22")), reason="no flang")
+def test_openmp_fortran_threadprivate_without_derivatives(tmp_path):
+    """Threadprivate module variables holding timers and a counter in the differentiated code
+    (NPB's timers) were refused; an active value stored into one is still refused, by name."""
+    exe = tmp_path / "ftp"
+    run(["enzyme-fc", "-fopenmp", "-O2", str(HERE / "fortran" / "omp_threadprivate_timer.f90"),
+         "-o", str(exe)], cwd=tmp_path)
+    for n in (1, 3):
+        r = run([str(exe)], cwd=tmp_path, env=dict(os.environ, OMP_NUM_THREADS=str(n)))
+        rows = [[float(v) for v in line.split()] for line in r.stdout.splitlines()]
+        assert len(rows) == 6 and all(g == pytest.approx(w, rel=1e-12) for g, w in rows), \
+            r.stdout
+    src = (HERE / "fortran" / "omp_threadprivate_timer.f90").read_text().replace(
+        "s = s + x(i) ** 3", "start(2) = x(i) ** 3\n      s = s + start(2)")
+    (tmp_path / "active.f90").write_text(src)
+    r = subprocess.run(["enzyme-fc", "-fopenmp", "-O2", "-g", "active.f90", "-o", "active"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "active.f90:39:" in r.stderr and "stored to a thread-local variable" in r.stderr, \
+        r.stderr
+
+
+@pytest.mark.skipif(not (shutil.which("flang") or shutil.which("flang-22")), reason="no flang")
 def test_openmp_fortran_module_state(tmp_path):
     """Module arrays and scalars written in one parallel region and read in another (the way
     Fortran codes keep their state), against central differences at 1 and 3 threads."""

@@ -53,6 +53,9 @@ for _w in ("4", "4u", "8", "8u"):
              f"__kmpc_dispatch_next_{_w}", f"__kmpc_dispatch_fini_{_w}"}
 KEPT |= {"__kmpc_dispatch_deinit", "__kmpc_serialized_parallel", "__kmpc_end_serialized_parallel",
          "__kmpc_push_proc_bind", "omp_set_num_threads", "omp_set_dynamic"}
+# the address of the thread's copy of a threadprivate variable (NPB's timers): memory without
+# a shadow, so an active value stored there is refused where it is stored (rules/instructions)
+KEPT.add("__kmpc_threadprivate_cached")
 
 # what a refused runtime entry point lowers (for the error message)
 CONSTRUCTS = [
