@@ -266,6 +266,14 @@ def test_module_tiles_copy(tmp_path, opt):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_module_halo_copy_typed_by_type_description(tmp_path, opt):
+    """A kernel that only copies the fields of a module variable's tiles it is handed
+    (CloverLeaf's update_tile_halo): typed by the tile type's description, refused before;
+    the analytic gradient."""
+    _fortran_workspace(tmp_path, "module_halo_copy.f90", opt, 2)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_module_copy_in_typed_by_descriptor(tmp_path, opt):
     """A copy into a module allocatable whose readers are in another file (NPB LU's driver):
     typed by the module array's descriptor, refused before; the analytic gradient."""

@@ -6,11 +6,11 @@ end of a copy of as many bytes), the kinds typed accesses show (typeinfo.py)."""
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import type_size
-from ..structure.type_layout import (containing_type, decompose, gep_offset, gep_step, layout,
+from ..structure.type_layout import (containing_type, decompose, element_slot, layout,
                                      opaque_layout, record_of, tbaa_struct, underlying,
                                      union_hides_range)
 from ..structure.diagnostics import is_rust
-from ..structure.fortran_descriptors import descriptor_data_kind
+from ..structure.fortran_descriptors import loaded_data_kind
 from .copy_floats import clash_words, floats_in, overlaid, pointer_clash
 from .copy_records import (WIDTH, RecordRanges, agreed_records, element_ranges, realloc_family,
                            record_ranges, tiled_to)
@@ -83,7 +83,7 @@ def _copy_ranges(module, fn, inst, info: TypeInfo, evidence_only):
             return rec
     if any(info.char_data(o, length) for o in (dst.value, src.value)):
         return [(0, length, "int")]          # characters (a string's): no derivative
-    declared_data = {k for o in (dst.value, src.value) for k in [_fortran_data(module, fn, o)] if k}
+    declared_data = {k for o in (dst.value, src.value) for k in [loaded_data_kind(module, fn, o)] if k}
     if len(declared_data) == 1:
         return [(0, length, declared_data.pop())]
     if length is None and all(info.char_data(o, 1) for o in (dst.value, src.value)):
@@ -466,7 +466,7 @@ def _pointer_slots(module, fn):
             else:
                 continue
             if slot[1] is None:
-                slot = _element_slot(module, fn, inst.ops[1 if inst.op == "store" else 0].value)
+                slot = element_slot(module, fn, inst.ops[1 if inst.op == "store" else 0].value)
             if slot is not None and slot[1] is not None:
                 of.setdefault(ptr, set()).add(slot)
                 at.setdefault(slot, set()).add(ptr)
@@ -474,45 +474,6 @@ def _pointer_slots(module, fn):
     return memo
 
 
-def _fortran_data(module, fn, v: str) -> str | None:
-    """The declared kind of the data v points into where v is (an offset into) the base address
-    loaded from a Fortran module variable's descriptor (fortran_descriptors.descriptor_data_kind)."""
-    d = fn.defs.get(underlying(fn, v))
-    if getattr(d, "op", None) != "load":
-        return None
-    g, off = decompose(module, fn, d.ops[0].value)
-    if not g.startswith("@") or off is None:
-        return None
-    return descriptor_data_kind(module, g, off)
-
-
-def _element_slot(module, fn, v: str):
-    """("element", T, offset) for pointer v at a constant offset into an element of an array of
-    struct type T indexed at run time (Fortran's `chunk%tiles(t)%field%b`: the descriptor base
-    of a component, reloaded wherever it is used): the same field of every element holds the
-    same kind of pointer. None otherwise (not into a union)."""
-    off, d = 0, fn.defs.get(v)
-    for _ in range(16):
-        if getattr(d, "op", None) != "getelementptr":
-            return None
-        step = gep_offset(module, d)
-        if step is not None:
-            off += step
-            d = fn.defs.get(d.ops[0].value)
-            continue
-        ty, named = d.src_ty, module.named_types
-        if not ty.startswith("%") or ty.startswith("%union.") or len(d.ops) < 2 or \
-                d.ops[1].value.lstrip("-").isdigit():
-            return None
-        for o in d.ops[2:]:             # constant field indices after the run-time one
-            step = gep_step(ty, int(o.value), named) if o.value.isdigit() else None
-            if step is None:
-                return None
-            ty, pos, _ = step
-            off += pos
-        size = type_size(d.src_ty, named)
-        return ("element", d.src_ty, off) if size and 0 <= off < size else None
-    return None
 
 
 def _guessed(info, dst, src, off, size):
@@ -577,4 +538,3 @@ def _block_records(module, fn, blocks, info):
             if any(off + size > copies[-1][0] for off, (size, _) in tag.items()):
                 shortened.add(len(copies) - 1)
     return agreed_records(copies, shortened) if copies else None
-

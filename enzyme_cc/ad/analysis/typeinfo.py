@@ -18,6 +18,7 @@ from ..structure.type_layout import (FLOATS, declared_kind, decompose, global_ty
                                      same_memory, scalar_kind, tbaa_is_field, tbaa_kind, tbaa_name,
                                      tbaa_pointee, tbaa_field, underlying, unions_hide, containing_type,
                                      record_of, hiding_unions, opaque_layout)
+from ..structure.fortran_descriptors import loaded_data_kind
 from ..structure.unionfind import UnionFind
 from ..structure.address_residue import pointer_residue
 from ..structure.tbaa_records import record_kind
@@ -336,6 +337,12 @@ class TypeInfo:
             kinds &= set(record.values())
         if len(kinds) == 1 and not (record and len(set(record.values())) > 1):
             facts["*"] = next(iter(kinds))
+        if not facts and off is not None:
+            # nothing here accesses it: a Fortran array's base address read from a descriptor
+            # declares the data (CloverLeaf's fields handed to a kernel that only copies them)
+            declared = loaded_data_kind(self.module, self.fn, base)
+            if declared:
+                facts["*"] = declared
         return facts
 
     def call_hint(self, ptr: str, callee, param: str) -> dict:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.ir.lexer import split_fields, type_size
-from .type_layout import field_offsets, global_type, named_expand, underlying
+from .type_layout import (decompose, element_slot, field_offsets, global_type, named_expand,
+                          underlying)
 
 _DESC_HEAD = ["ptr", "i64", "i32", "i8", "i8", "i8", "i8"]
 _DIMS = re.compile(r"^\[\s*(\d+)\s*x\s*\[\s*3\s*x\s*i64\s*\]\s*\]$")
@@ -188,3 +189,53 @@ def _associated_elsewhere(module, g: str) -> bool:
                             underlying(fn, i.ops[1].value) != g for i in fn.insts()):
                     return True           # (the allocation kept elsewhere too: `p => t`)
     return False
+
+
+# flang's type description of a derived type's components (`_QM<module>EXcX<type>`): per
+# component its genre, category, kind, rank, byte offset and, for a derived type, its own
+# description (`...EXdtX<type>`)
+_COMPONENT = re.compile(
+    r"%_QM__fortran_type_infoTcomponent(?:\.\d+)? \{ \{ ptr, i64, i32, i8, i8, i8, i8 \} "
+    r"\{ ptr [^,]+, i64 \d+, i32 \d+, i8 \d+, "
+    r"i8 \d+, i8 \d+, i8 \d+ \}, i8 (\d+), i8 (\d+), i8 (\d+), i8 (\d+), \[4 x i8\] [^,]+, "
+    r"i64 (\d+), %_QM__fortran_type_infoTvalue(?:\.\d+)? \{[^}]*\}, \{ ptr, i64, i32, i8, i8, i8, "
+    r"i8, ptr, \[1 x i64\] \} \{ ptr (@[-\w.$]+|null),")
+_ALLOCATABLE, _POINTER, _DATA = 3, 2, 1
+_REAL, _COMPLEX, _DERIVED_CAT = 2, 3, 6
+
+
+def component_data_kind(module, struct_type: str, offset: int, depth: int = 0) -> str | None:
+    """"double" or "float" where `offset` in a flang derived type (its IR struct type,
+    `%_QM<module>T<type>`) is the base address of an ALLOCATABLE or POINTER component of REAL or
+    COMPLEX data, by the type's description (CloverLeaf's `chunk%tiles(t)%field%density0`,
+    reloaded from a tile indexed at run time, handed to a kernel that only copies it)."""
+    m = re.fullmatch(r"%(_Q[\w$]*?)T(\w+?)(?:\.\d+)?", struct_type.strip())
+    return _kind_in(module, f"@{m.group(1)}EXcX{m.group(2)}", offset, depth) if m else None
+
+
+def _kind_in(module, table: str, offset: int, depth: int) -> str | None:
+    comps = [tuple(int(x) for x in c[:5]) + (c[5],)
+             for c in _COMPONENT.findall(module.globals.get(table, ""))]
+    before = [c for c in comps if c[4] <= offset]
+    if not before or depth > 8:
+        return None
+    genre, category, kind, _, at, derived = max(before, key=lambda c: c[4])
+    if genre in (_ALLOCATABLE, _POINTER) and at == offset and category in (_REAL, _COMPLEX):
+        return {4: "float", 8: "double"}.get(kind)
+    if genre == _DATA and category == _DERIVED_CAT and derived.startswith("@"):
+        return _kind_in(module, derived.replace("EXdtX", "EXcX", 1), offset - at, depth + 1)
+    return None
+
+
+def loaded_data_kind(module, fn, v: str) -> str | None:
+    """The declared kind of the data v points into where v is (an offset into) a base address
+    loaded from a Fortran descriptor: a module variable's (descriptor_data_kind), or a
+    component's in an element of an array of derived type (component_data_kind)."""
+    d = fn.defs.get(underlying(fn, v))
+    if getattr(d, "op", None) != "load":
+        return None
+    g, off = decompose(module, fn, d.ops[0].value)
+    if g.startswith("@") and off is not None:
+        return descriptor_data_kind(module, g, off)
+    slot = element_slot(module, fn, d.ops[0].value)
+    return component_data_kind(module, slot[1], slot[2]) if slot else None

@@ -514,3 +514,32 @@ def field_offsets(body: str, named) -> list[tuple[str, int]]:
         out.append((f, pos))
         pos += type_size(f, named)
     return out
+
+
+def element_slot(module, fn, v: str):
+    """("element", T, offset) for pointer v at a constant offset into an element of an array of
+    struct type T indexed at run time (Fortran's `chunk%tiles(t)%field%b`: the descriptor base
+    of a component, reloaded wherever it is used): the same field of every element holds the
+    same kind of pointer. None otherwise (not into a union)."""
+    off, d = 0, fn.defs.get(v)
+    for _ in range(16):
+        if getattr(d, "op", None) != "getelementptr":
+            return None
+        step = gep_offset(module, d)
+        if step is not None:
+            off += step
+            d = fn.defs.get(d.ops[0].value)
+            continue
+        ty, named = d.src_ty, module.named_types
+        if not ty.startswith("%") or ty.startswith("%union.") or len(d.ops) < 2 or \
+                d.ops[1].value.lstrip("-").isdigit():
+            return None
+        for o in d.ops[2:]:             # constant field indices after the run-time one
+            step = gep_step(ty, int(o.value), named) if o.value.isdigit() else None
+            if step is None:
+                return None
+            ty, pos, _ = step
+            off += pos
+        size = type_size(d.src_ty, named)
+        return ("element", d.src_ty, off) if size and 0 <= off < size else None
+    return None
