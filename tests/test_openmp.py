@@ -362,6 +362,20 @@ def test_openmp_fortran_threadprivate_without_derivatives(tmp_path):
 
 
 @pytest.mark.skipif(not (shutil.which("flang") or shutil.which("flang-22")), reason="no flang")
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_openmp_nested_team_of_one_adds_atomically(tmp_path, level):
+    """An inner parallel region run as a team of one inside an active team (nesting off:
+    TeaLeaf's tea_leaf_cg_calc_p) added into a shared scalar's adjoint without atomics: a race
+    that made 35-50 % of the gradients wrong at 2 threads (-O0). 200 exact gradients."""
+    exe = tmp_path / "nest"
+    run(["enzyme-fc", "-fopenmp", level, str(HERE / "fortran" / "omp_nested_team_of_one.f90"),
+         "-o", str(exe)], cwd=tmp_path)
+    for n in (1, 2):
+        r = run([str(exe)], cwd=tmp_path, env=dict(os.environ, OMP_NUM_THREADS=str(n)))
+        assert r.stdout.split() == ["wrong", "0"], (n, r.stdout)
+
+
+@pytest.mark.skipif(not (shutil.which("flang") or shutil.which("flang-22")), reason="no flang")
 def test_openmp_fortran_module_state(tmp_path):
     """Module arrays and scalars written in one parallel region and read in another (the way
     Fortran codes keep their state), against central differences at 1 and 3 threads."""

@@ -289,7 +289,8 @@ done:
 
 ; reverse wrapper: save the exclusive ranges in %save; each class of this thread gets its range
 ; less every range of every other thread (empty when the region is not trackable or runs inside
-; another active team, whose other threads may add there too)
+; another team, whose other threads may add there too: also a team of one nested in an active
+; team, where omp_get_active_level is 1 but the active team is the enclosing one)
 define internal void @__enzyme_cc_omp_excl_begin(ptr %rec, i1 %track, ptr %save) nounwind {{
 entry:
   call void @llvm.memcpy.p0.p0.i64(ptr %save, ptr @__enzyme_cc_omp_xlo, i64 {8 * K}, i1 false)
@@ -298,7 +299,10 @@ entry:
   call void @llvm.memset.p0.i64(ptr @__enzyme_cc_omp_xlo, i8 0, i64 {8 * K}, i1 false)
   call void @llvm.memset.p0.i64(ptr @__enzyme_cc_omp_xhi, i8 0, i64 {8 * K}, i1 false)
   %lvl = call i32 @omp_get_active_level()
-  %flat = icmp sle i32 %lvl, 1
+  %all = call i32 @omp_get_level()
+  %one = icmp sle i32 %lvl, 1
+  %top = icmp eq i32 %all, %lvl
+  %flat = and i1 %one, %top
   %go = and i1 %track, %flat
   br i1 %go, label %mine, label %done
 mine:
@@ -376,6 +380,7 @@ entry:
 """
 
 DECLS = (("@omp_get_active_level", "declare i32 @omp_get_active_level()"),
+         ("@omp_get_level", "declare i32 @omp_get_level()"),
          ("@puts", "declare i32 @puts(ptr)"), ("@abort", "declare void @abort()"),
          ("@llvm.umin.i64", "declare i64 @llvm.umin.i64(i64, i64)"),
          ("@llvm.umax.i64", "declare i64 @llvm.umax.i64(i64, i64)"),
