@@ -83,7 +83,8 @@ def _copy_ranges(module, fn, inst, info: TypeInfo, evidence_only):
             return rec
     if any(info.char_data(o, length) for o in (dst.value, src.value)):
         return [(0, length, "int")]          # characters (a string's): no derivative
-    declared_data = {k for o in (dst.value, src.value) for k in [loaded_data_kind(module, fn, o)] if k}
+    # a Fortran array's data, declared by its descriptor (a copy loop LLVM made a memcpy)
+    declared_data = {loaded_data_kind(module, fn, o) for o in (dst.value, src.value)} - {None}
     if len(declared_data) == 1:
         return [(0, length, declared_data.pop())]
     if length is None and all(info.char_data(o, 1) for o in (dst.value, src.value)):
@@ -472,8 +473,6 @@ def _pointer_slots(module, fn):
                 at.setdefault(slot, set()).add(ptr)
         memo = fn._pointer_slots = (of, at)
     return memo
-
-
 
 
 def _guessed(info, dst, src, off, size):
