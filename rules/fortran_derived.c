@@ -21,8 +21,7 @@
 /* the type description of d's elements (or NULL): constant data, reached through a function
    registered inactive so that AD forms no shadow of it */
 __attribute__((noinline)) const TypeInfo *__enzyme_cc_fortran_type_of(const Desc *d) {
-  if (d->type != T_DERIVED || !(d->extra & HAS_ADDENDUM)) return NULL;
-  return *(const TypeInfo *const *)((const char *)d + 24 + d->rank * sizeof(Dim));
+  return type_description(d);
 }
 
 /* whether anything below t needs finalization or a non-default allocator's free (then flang's

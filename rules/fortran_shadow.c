@@ -15,11 +15,6 @@
 
 enum { MAX_DEPTH = 32 };
 
-static const TypeInfo *type_of(const Desc *d) {
-  if (d->type != T_DERIVED || !(d->extra & HAS_ADDENDUM)) return NULL;
-  return *(const TypeInfo *const *)((const char *)d + 24 + d->rank * sizeof(Dim));
-}
-
 static void mirror_array(Desc *sd, const Desc *d, const TypeInfo *t, int depth);
 
 /* the object at s, a byte copy of the primal's at a of type t, made its shadow */
@@ -35,7 +30,7 @@ static void mirror_object(char *s, const char *a, const TypeInfo *t, int depth) 
       const Desc *d = (const Desc *)ac;
       sd->base = NULL;
       if (d->base) {
-        const TypeInfo *dt = type_of(d);      /* the dynamic type, if any */
+        const TypeInfo *dt = type_description(d);      /* the dynamic type, if any */
         mirror_array(sd, d, dt ? dt : ct, depth + 1);
       }
     } else if (c->genre == POINTER) {
@@ -81,7 +76,7 @@ static void free_object(char *s, const TypeInfo *t, int depth) {
     if (c->genre == ALLOCATABLE_GENRE || c->genre == AUTOMATIC) {
       Desc *sd = (Desc *)(s + c->offset);
       if (!sd->base) continue;
-      const TypeInfo *dt = type_of(sd);
+      const TypeInfo *dt = type_description(sd);
       free_elements(sd, dt ? dt : ct, depth + 1);
       free(sd->base);
       sd->base = NULL;
@@ -103,13 +98,13 @@ static void free_elements(Desc *sd, const TypeInfo *t, int depth) {
 void __enzyme_cc_fortran_shadow_tree(Desc *sd, const Desc *d, size_t desc_bytes) {
   if (!d->base || (d->attribute != ALLOCATABLE && d->attribute != 1)) return;
   memcpy(sd, d, desc_bytes);
-  mirror_array(sd, d, type_of(d), 0);
+  mirror_array(sd, d, type_description(d), 0);
 }
 
 /* what the last entry (and the derivative since) left in sd, freed */
 void __enzyme_cc_fortran_shadow_tree_free(Desc *sd) {
   if (!sd->base) return;
-  free_elements(sd, type_of(sd), 0);
+  free_elements(sd, type_description(sd), 0);
   free(sd->base);
   sd->base = NULL;
 }

@@ -50,18 +50,24 @@ typedef struct {
 _Static_assert(sizeof(TypeInfo) == 440, "flang's type description changed");
 _Static_assert(sizeof(Component) == 256, "flang's component description changed");
 
-static size_t components(const TypeInfo *t) {
+/* the type description of d's elements (or NULL), from the descriptor's addendum */
+static inline const TypeInfo *type_description(const Desc *d) {
+  if (d->type != T_DERIVED || !(d->extra & HAS_ADDENDUM)) return NULL;
+  return *(const TypeInfo *const *)((const char *)d + 24 + d->rank * sizeof(Dim));
+}
+
+static inline size_t components(const TypeInfo *t) {
   return t->component.h.base && t->component.dim[0].extent > 0
              ? (size_t)t->component.dim[0].extent : 0;
 }
 
-static const Component *component(const TypeInfo *t, size_t i) {
+static inline const Component *component(const TypeInfo *t, size_t i) {
   return (const Component *)((const char *)t->component.h.base +
                              (ptrdiff_t)i * t->component.dim[0].stride);
 }
 
 /* the elements of a DATA component (1 for a scalar; explicit bounds otherwise) */
-static size_t data_elements(const Component *c) {
+static inline size_t data_elements(const Component *c) {
   size_t n = 1;
   for (int k = 0; k < c->rank; k++) {
     const char *b = (const char *)c->bounds.h.base;
@@ -73,6 +79,6 @@ static size_t data_elements(const Component *c) {
   return n;
 }
 
-static int allocator_of(const Desc *d) { return (d->extra >> 1) & 7; }
+static inline int allocator_of(const Desc *d) { return (d->extra >> 1) & 7; }
 
 #endif

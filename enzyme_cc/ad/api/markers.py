@@ -310,8 +310,7 @@ def _request(module, caller, inst, mode, marker=None) -> Request:
         k += 1
         if "byval" in p.attrs and _passed_by_value(module, inst, val.value) and \
                 not _copy_will_do(module, p, tag):
-            ty = p.attrs[p.attrs.index("byval") + 2] if "(" in p.attrs else "?"
-            ty = re.sub(r"^%(struct|class|union)\.(.*?)(\.\d+)?$", r"\1 \2", ty)
+            ty = re.sub(r"^%(struct|class|union)\.(.*?)(\.\d+)?$", r"\1 \2", _byval_type(p) or "?")
             raise UserError(f"{where}: parameter {len(acts) + 1} of '{fn_val[1:]}' is a struct "
                             f"passed by value in memory ({ty}), and {marker} was given the struct "
                             "itself; hint: pass its address, followed by its shadow's "
@@ -429,8 +428,13 @@ def _copy_will_do(module, p, tag) -> bool:
         return True
     if tag not in ("enzyme_dup", "enzyme_dupnoneed"):
         return False
-    ty = p.attrs[p.attrs.index("byval") + 2] if "(" in p.attrs else None
+    ty = _byval_type(p)
     return ty is not None and not carries_float(named_expand(ty, module.named_types))
+
+
+def _byval_type(p) -> str | None:
+    """The type T of a parameter's `byval(T)`, or None."""
+    return p.attrs[p.attrs.index("byval") + 2] if "(" in p.attrs else None
 
 
 def _passed_by_value(module, inst, v: str) -> bool:

@@ -60,14 +60,7 @@ def flang_descriptor_fields(module, g: str) -> list[tuple[int, int]]:
     variable g: g itself (an ALLOCATABLE or POINTER array, also of a derived type of plain
     values), or the allocatable components of a derived type's. (Descriptors of derived-type
     data with pointers inside: flang_descriptor_trees.)"""
-    ty = global_type(module, g) if g.lstrip("@").strip('"').startswith("_Q") else None
-    if not ty:
-        return []
-    rank = flang_descriptor_rank(g, named_expand(ty, module.named_types),
-                                 addendum=plain_derived_elements(module, g))
-    if rank is not None:
-        return [(0, rank)]
-    return [(at, r) for at, r, _ in _descriptors_in(ty, module.named_types, 0) if r is not None]
+    return _descriptor_layout(module, g)[0]
 
 
 def flang_descriptor_trees(module, g: str) -> list[tuple[int, int]]:
@@ -75,16 +68,29 @@ def flang_descriptor_trees(module, g: str) -> list[tuple[int, int]]:
     g whose elements may hold allocatable components (TeaLeaf's `chunk%tiles(:)`, CloverLeaf's
     `chunks(:)`): g itself, or components of g. Their shadows are trees of buffers
     (rules/fortran_shadow.c)."""
-    ty = global_type(module, g) if g.lstrip("@").strip('"').startswith("_Q") else None
-    if not ty:
-        return []
-    expanded = named_expand(ty, module.named_types)
-    if flang_descriptor_rank(g, expanded) is not None:
-        return []
+    return _descriptor_layout(module, g)[1]
+
+
+def _descriptor_layout(module, g: str) -> tuple[list, list]:
+    """(flang_descriptor_fields, flang_descriptor_trees) of g, found once per module."""
+    memo = module.__dict__.setdefault("_descriptor_layouts", {})
+    if g not in memo:
+        ty = global_type(module, g) if g.lstrip("@").strip('"').startswith("_Q") else None
+        memo[g] = _layout_of(module, g, ty) if ty else ([], [])
+    return memo[g]
+
+
+def _layout_of(module, g: str, ty: str) -> tuple[list, list]:
+    named = module.named_types
+    expanded = named_expand(ty, named)
+    rank = flang_descriptor_rank(g, expanded, addendum=plain_derived_elements(module, g))
+    if rank is not None:                      # g an array of intrinsic or plain derived data
+        return [(0, rank)], []
     if flang_descriptor_rank(g, expanded, addendum=True) is not None:
-        return [] if plain_derived_elements(module, g) else \
-            [(0, type_size(ty, module.named_types))]
-    return [(at, n) for at, r, n in _descriptors_in(ty, module.named_types, 0) if r is None]
+        return [], [(0, type_size(ty, named))]     # g an array of derived data with pointers
+    found = _descriptors_in(ty, named, 0)
+    return [(at, r) for at, r, _ in found if r is not None], \
+        [(at, n) for at, r, n in found if r is None]
 
 
 def _descriptors_in(ty: str, named, base: int, depth: int = 0) -> list:
@@ -133,7 +139,7 @@ def _descriptor_kind(module, g: str) -> str | None:
     if not g.startswith("@") or module.is_constant_global(g):
         return None
     # the CFI attribute byte of each descriptor in the initializer: 1 POINTER, 2 ALLOCATABLE
-    attrs = _DESC_ATTR.findall(module.globals.get(g, ""))
+    attrs = [attr for _, attr in _DESC_VALUES.findall(module.globals.get(g, ""))]
     if flang_descriptor_rank(g, named_expand(global_type(module, g) or "",
                                              module.named_types)) is None:
         if not flang_descriptor_fields(module, g) and not flang_descriptor_trees(module, g):
@@ -147,10 +153,10 @@ def _descriptor_kind(module, g: str) -> str | None:
     return "pointer" if _associated_elsewhere(module, g) else "owned"
 
 
-_DESC_ATTR = re.compile(r"\{\s*ptr [^,]+,\s*i64 [^,]+,\s*i32 [^,]+,\s*i8 [^,]+,\s*i8 [^,]+,\s*"
-                        r"i8 (\d+)")
-# a descriptor's head in an initializer: its CFI type code (the second i8)
-_DESC_TYPE = re.compile(r"\{\s*ptr [^,]+,\s*i64 [^,]+,\s*i32 [^,]+,\s*i8 [^,]+,\s*i8 (-?\d+),")
+# a descriptor's head in an initializer: its CFI type code and attribute (the second and third
+# i8)
+_DESC_VALUES = re.compile(r"\{\s*ptr [^,]+,\s*i64 [^,]+,\s*i32 [^,]+,\s*i8 [^,]+,\s*i8 (-?\d+),\s*"
+                          r"i8 (\d+)")
 _DATA_KINDS = {27: "float", 28: "double", 34: "float", 35: "double"}  # real(4/8), complex(4/8)
 
 
@@ -160,7 +166,7 @@ def descriptor_data_kind(module, g: str, offset: int) -> str | None:
     initializer holds: the kind of what its base address points to (a copy into a module
     allocatable made from an element loop: NPB's `u(m, i, j, k) = uin(l)`)."""
     at = [o for o, _ in flang_descriptor_fields(module, g)]
-    codes = _DESC_TYPE.findall(module.globals.get(g, "").split("=", 1)[-1])
+    codes = [code for code, _ in _DESC_VALUES.findall(module.globals.get(g, "").split("=", 1)[-1])]
     if offset not in at or len(codes) != len(at):
         return None
     return _DATA_KINDS.get(int(codes[at.index(offset)]))
@@ -213,10 +219,18 @@ def component_data_kind(module, struct_type: str, offset: int, depth: int = 0) -
     return _kind_in(module, f"@{m.group(1)}EXcX{m.group(2)}", offset, depth) if m else None
 
 
+def _components(module, table: str) -> list[tuple]:
+    """(genre, category, kind, rank, offset, derived type's description) per component of a
+    type description's component table, parsed once per module."""
+    memo = module.__dict__.setdefault("_component_tables", {})
+    if table not in memo:
+        memo[table] = [tuple(int(x) for x in c[:5]) + (c[5],)
+                       for c in _COMPONENT.findall(module.globals.get(table, ""))]
+    return memo[table]
+
+
 def _kind_in(module, table: str, offset: int, depth: int) -> str | None:
-    comps = [tuple(int(x) for x in c[:5]) + (c[5],)
-             for c in _COMPONENT.findall(module.globals.get(table, ""))]
-    before = [c for c in comps if c[4] <= offset]
+    before = [c for c in _components(module, table) if c[4] <= offset]
     if not before or depth > 8:
         return None
     genre, category, kind, _, at, derived = max(before, key=lambda c: c[4])
