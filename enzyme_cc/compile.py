@@ -18,6 +18,7 @@ import sys
 
 from . import toolchain
 from .plugin import plugin_args
+from .fortran_mpi_headers import with_mpi_headers
 from .errors import UserError
 
 C_LANGS = ("c", "c++", "objc", "other")
@@ -194,6 +195,7 @@ def _compile_fortran(inv, src, args, out) -> int:
     (_compile_fortran_unoptimized). A user's own -flto goes to flang as asked (the link reads
     its bitcode objects, or their .llvm.lto)."""
     flang = toolchain.tool("flang")
+    args = with_mpi_headers(args, flang)
     if _last_flag(args, "-flto", "-fno-lto", prefix=True):
         return run([flang] + args + ["-c", src.path, "-o", out], inv.verbose)
     if _names_enzyme(src.path):

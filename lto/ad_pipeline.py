@@ -76,7 +76,7 @@ def merge(job):
     kept, inline functions internal in executables, marked loops kept whole, code AD never sees
     marked), flang's runtime entries renamed to ours and ours linked in."""
     from . import optimize as opt, text_passes
-    from enzyme_cc.rules import c_search, c_sort, fortran, rust_alloc
+    from enzyme_cc.rules import c_search, c_sort, fortran, mpi, rust_alloc
     from .linker_symbols import linker_symbols
     plan = job.plan
     if any(GCOV in data for _, data in plan.modules):    # compiled with --coverage
@@ -98,9 +98,12 @@ def merge(job):
     if "@llvm.instrprof." in text:
         text = opt.lower_profile_counters(text, job.tmp)
     text, substituted = fortran.substitute_runtime(text)
+    text, fortran_mpi = mpi.substitute_fortran(text)
     job.module, job.ctx = opt.parse_text(text, ctx, "merged bitcode"), ctx
     if substituted:
         fortran.link_runtime(job.module, ctx)
+    if fortran_mpi:
+        mpi.link_fortran_bindings(job.module, ctx)
     c_sort.link_runtime(job.module, text, ctx)
     c_search.link_runtime(job.module, text, ctx)
     if rust:

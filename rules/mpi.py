@@ -15,6 +15,7 @@ inactive; anything else (derived types, user ops, one-sided MPI, calls without a
 """
 from __future__ import annotations
 
+import re
 from .c_runtime import runtime_bitcode
 from enzyme_cc.lto.optimize import parse_bitcode
 
@@ -53,7 +54,8 @@ K_BYTES = 4
 _WAITS = ("MPI_Wait", "MPI_Waitall")
 # Open MPI's predefined datatypes (MPI_DOUBLE is &ompi_mpi_double): element kinds of
 # mpi_runtime.c, or None for integer data (inactive)
-KINDS = {"float": 0, "real": 0, "double": 1, "dblprec": 1, "float_int": 2, "double_int": 3}
+KINDS = {"float": 0, "real": 0, "real4": 0, "double": 1, "dblprec": 1, "real8": 1,
+         "float_int": 2, "double_int": 3}
 _INTEGER = {"int", "long", "short", "unsigned", "unsigned_long", "unsigned_short", "long_long_int",
             "long_long", "unsigned_long_long", "char", "signed_char", "unsigned_char", "wchar",
             "c_bool", "cxx_bool", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
@@ -74,7 +76,8 @@ def is_mpi(callee: str) -> bool:
     """An MPI call that is not declared inactive (stdlib_rules/mpi.toml): it gets a rule here,
     or is refused."""
     name = (callee or "").lstrip("@")
-    # C names, and the Fortran bindings' (mpi_send_, mpi_send_f08_), which have no rules
+    # C names, and the Fortran bindings' that substitute_fortran leaves (mpi_test_, the
+    # mpi_f08 module's mpi_send_f08_ ...), which have no rules
     return name.startswith(("MPI_", "PMPI_")) or \
         name.startswith(("mpi_", "pmpi_")) and name.endswith("_")
 
@@ -205,11 +208,14 @@ def _check(ctx, inst):
         return None
     if isinstance(c, str):
         if inst.callee[1:].startswith(("mpi_", "pmpi_")):
-            # (Fortran's bindings: the C functions' rules do not reach them)
-            hint = ("the derivative rules cover the C functions (MPI_Send, ...), not Fortran's "
-                    "bindings (mpi_isend_ ...): keep the Fortran MPI calls out of the "
-                    "differentiated procedure, or call them through C wrappers compiled with "
-                    "enzyme-cc")
+            # (a Fortran binding substitute_fortran does not cover: mpi_test_, mpi_f08's ...)
+            hint = ("Fortran's MPI_SEND/RECV, ISEND/IRECV/WAIT/WAITALL, SENDRECV, BCAST, "
+                    "(ALL)REDUCE, (ALL)GATHER(V), SCATTER(V), ALLTOALL(V) and BARRIER of "
+                    "mpif.h or `use mpi` have derivatives; keep other MPI calls out of the "
+                    "differentiated procedure")
+        elif "known at compile time" in c:
+            hint = ("name a predefined datatype in the call itself (MPI_DOUBLE, or "
+                    "MPI_DOUBLE_PRECISION in Fortran), not one held in a variable")
         else:
             hint = ("differentiate only MPI_Send/Recv, Isend/Irecv/Wait/Waitall, Sendrecv, "
                     "Bcast, (All)Reduce, (All)Gather(v), Scatter(v), Alltoall(v) and Barrier on "
@@ -313,7 +319,7 @@ _SOURCES = ("mpi_runtime.c", "mpi_collectives.c")       # both include mpi_runti
 
 
 def _runtime_bitcode() -> list[bytes]:
-    return runtime_bitcode(_SOURCES, ("mpi_runtime.h",), "MPI runtime")
+    return runtime_bitcode(_SOURCES, ("mpi_runtime.h", "mpi_abi.h"), "MPI runtime")
 
 
 def link_runtime(module, text: str, ctx):
@@ -322,3 +328,23 @@ def link_runtime(module, text: str, ctx):
         return
     for data in _runtime_bitcode():
         module.link_in(parse_bitcode(data, "enzyme-cc MPI runtime", ctx))
+
+
+# ---- Fortran's bindings ------------------------------------------------------------------
+# the Fortran bindings (mpif.h, `use mpi`) of the calls above, by our wrappers (mpi_fortran.c)
+# that convert the handles and call the C functions; inlined before AD
+_FORTRAN = re.compile(r"@mpi_(" + "|".join(n[4:].lower() for n in FUNCS) + r")_(?![\w.$])")
+
+
+def substitute_fortran(text: str) -> tuple[str, bool]:
+    """The module text with calls of those bindings renamed to our wrappers, and whether there
+    were any (then link_fortran_bindings links them in)."""
+    if "@mpi_" not in text:
+        return text, False
+    new = _FORTRAN.sub(r"@__enzyme_cc_fmpi_\1", text)
+    return new, new != text
+
+
+def link_fortran_bindings(module, ctx):
+    for data in runtime_bitcode(("mpi_fortran.c",), ("mpi_abi.h",), "Fortran MPI bindings"):
+        module.link_in(parse_bitcode(data, "enzyme-cc Fortran MPI bindings", ctx))

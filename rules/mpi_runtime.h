@@ -28,32 +28,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef void *H;                 /* MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request */
-typedef struct { int src, tag, error, cancelled; size_t ucount; } St;   /* MPI_Status */
+#include "mpi_abi.h"
+
 typedef struct { void *rec; int rc; } Aug;
 
-int MPI_Send(const void *, int, H, int, int, H);
-int MPI_Recv(void *, int, H, int, int, H, St *);
-int MPI_Isend(const void *, int, H, int, int, H, H *);
-int MPI_Irecv(void *, int, H, int, int, H, H *);
-int MPI_Wait(H *, St *);
-int MPI_Waitall(int, H *, St *);
 int PMPI_Wait(H *, St *);          /* the runtime's own waits (mpi_runtime.c interposes) */
 int PMPI_Waitall(int, H *, St *);
-int MPI_Sendrecv(const void *, int, H, int, int, void *, int, H, int, int, H, St *);
-int MPI_Bcast(void *, int, H, int, H);
-int MPI_Reduce(const void *, void *, int, H, H, int, H);
-int MPI_Allreduce(const void *, void *, int, H, H, H);
-int MPI_Gather(const void *, int, H, void *, int, H, int, H);
-int MPI_Gatherv(const void *, int, H, void *, const int *, const int *, H, int, H);
-int MPI_Scatter(const void *, int, H, void *, int, H, int, H);
-int MPI_Scatterv(const void *, const int *, const int *, H, void *, int, H, int, H);
-int MPI_Allgather(const void *, int, H, void *, int, H, H);
-int MPI_Allgatherv(const void *, int, H, void *, const int *, const int *, H, H);
-int MPI_Alltoall(const void *, int, H, void *, int, H, H);
-int MPI_Alltoallv(const void *, const int *, const int *, H, void *, const int *, const int *, H, H);
-int MPI_Reduce_scatter_block(const void *, void *, int, H, H, H);
-int MPI_Barrier(H);
 int MPI_Comm_rank(H, int *);
 int MPI_Comm_size(H, int *);
 int MPI_Get_count(const St *, H, int *);

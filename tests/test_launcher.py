@@ -207,6 +207,8 @@ int main(void) {
 def fwork(tmp_path):
     (tmp_path / "h.F90").write_text(FORTRAN)
     (tmp_path / "mods").mkdir()
+    (tmp_path / "ompi").mkdir()
+    (tmp_path / "ompi" / "mpif-sizeof.h").write_text("")
     (tmp_path / "main.c").write_text(FORTRAN_MAIN)
     return tmp_path
 
@@ -239,6 +241,9 @@ def test_fortran_fast_path_matches_python_driver(bins, fwork, args):
     ["-O2", "-DSCALE_BY=3.0d0", "-E", "h.F90"],
     ["-O2", "-DSCALE_BY=3.0d0", "-c", "h.F90", "-o", "h.o", "-v"],
     ["-O2", "h.o", "-o", "prog"],                                   # links: Python
+    # Open MPI's Fortran headers (fortran_mpi_headers.py)
+    ["-O2", "-Iompi", "-DSCALE_BY=3.0d0", "-c", "h.F90", "-o", "h.o"],
+    ["-O2", "-I", "ompi", "-DSCALE_BY=3.0d0", "-c", "h.F90", "-o", "h.o"],
 ])
 def test_fortran_other_commands_go_to_python(bins, fwork, args):
     fast, _ = bins

@@ -388,3 +388,118 @@ def test_marker_through_a_function_pointer_communicates(tmp_path, opt):
     got, out = _per_rank(tmp_path, MARKER_THROUGH_POINTER, opt, 2)
     # d/dx_r of sum_r x_r x_{r-1}: x_{r-1} + x_{r+1}; on 2 ranks both neighbours are the other
     assert got == {0: (4.0, 2.0), 1: (2.0, 4.0)}, out
+
+
+# ---- Fortran's bindings (rules/mpi_fortran.c) and Open MPI's Fortran headers for flang -------
+FORTRAN_MPI = pytest.mark.skipif(shutil.which("mpif90") is None, reason="mpif90 not installed")
+
+
+def _fortran_env():
+    return dict(os.environ, OMPI_FC="enzyme-fc")
+
+
+@pytest.fixture(scope="module")
+def fortran_built(tmp_path_factory):
+    """halo.f90 built by `OMPI_FC=enzyme-fc mpif90` as it is (`include 'mpif.h'`), and with
+    `use mpi` instead: Debian's Open MPI was made for gfortran, so flang reads neither header
+    without enzyme-fc's own (enzyme_cc/fortran_mpi_headers.py)."""
+    cache = {}
+
+    def get(header, opt):
+        if (header, opt) not in cache:
+            d = tmp_path_factory.mktemp(f"halo_{header}{opt}")
+            text = open(os.path.join(HERE, "halo.f90")).read()
+            if header == "use":
+                text = text.replace("  implicit none\n  include 'mpif.h'\n",
+                                    "  use mpi\n  implicit none\n", 1)
+                assert "use mpi\n" in text
+            (d / "halo.f90").write_text(text)
+            run(["mpif90", opt, "-g", "halo.f90", "-o", "halo"], cwd=d, env=_fortran_env())
+            cache[header, opt] = d / "halo"
+        return cache[header, opt]
+    return get
+
+
+@FORTRAN_MPI
+@pytest.mark.parametrize("ranks", [1, 2, 4])
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_fortran_mpi_bindings(fortran_built, opt, ranks):
+    """MPI_IRECV/ISEND/WAIT/WAITALL, SENDRECV with MPI_STATUS_IGNORE, BCAST, REDUCE and
+    ALLREDUCE with MPI_IN_PLACE from Fortran: every rank's gradient against central differences
+    of its own entries, forward mode against the gradient."""
+    exe = fortran_built("include", opt)
+    r = run([*MPIRUN, "-np", str(ranks), str(exe)], cwd=exe.parent)
+    checks = [ln for ln in r.stdout.splitlines() if ln.startswith("CHECK")]
+    assert "FAILED" not in r.stdout and len(checks) == 4 * ranks + 1, r.stdout
+    assert sum(" rev_fd " in c for c in checks) == 4 * ranks
+
+
+@FORTRAN_MPI
+def test_fortran_mpi_bindings_use_mpi(fortran_built):
+    exe = fortran_built("use", "-O2")
+    r = run([*MPIRUN, "-np", "2", str(exe)], cwd=exe.parent)
+    checks = [ln for ln in r.stdout.splitlines() if ln.startswith("CHECK")]
+    assert "FAILED" not in r.stdout and len(checks) == 9, r.stdout
+
+
+FORTRAN_REFUSED_HEAD = """\
+module m
+  use iso_c_binding
+  implicit none
+  include 'mpif.h'
+  integer(c_int), bind(c, name="enzyme_dup") :: enzyme_dup
+  integer :: dtype = MPI_DOUBLE_PRECISION
+contains
+  function obj(x) bind(c, name="obj") result(f)
+    real(c_double), intent(in) :: x(3)
+    real(c_double) :: f, s, t
+    integer :: ierr, req, st(MPI_STATUS_SIZE)
+    logical :: done
+    s = sum(x ** 2)
+"""
+FORTRAN_REFUSED_TAIL = """\
+    f = t
+  end function
+end module
+program p
+  use m
+  implicit none
+  interface
+    subroutine grad(fp, d1, x, dx) bind(c, name="__enzyme_autodiff")
+      import :: c_funptr, c_int, c_double
+      type(c_funptr), value :: fp
+      integer(c_int), value :: d1
+      real(c_double) :: x(*), dx(*)
+    end subroutine
+  end interface
+  real(c_double) :: x(3) = [1d0, 2d0, 3d0], dx(3) = 0
+  integer :: ierr
+  call mpi_init(ierr)
+  call grad(c_funloc(obj), enzyme_dup, x, dx)
+  print *, dx
+  call mpi_finalize(ierr)
+end program
+"""
+FORTRAN_REFUSED = {
+    # a datatype held in a variable: a run-time conversion, as a C datatype chosen at run time
+    "runtime_datatype": (
+        "    call mpi_allreduce(s, t, 1, dtype, MPI_SUM, MPI_COMM_WORLD, ierr)\n",
+        ["e.f90:14:", "is not a predefined Open MPI datatype known at compile time",
+         "name a predefined datatype in the call itself"]),
+    # a binding without a derivative: named, with the Fortran calls that have one
+    "no_rule": (
+        "    call mpi_allreduce(s, t, 1, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)\n"
+        "    call mpi_test(req, done, st, ierr)\n",
+        ["e.f90:15:", "'mpi_test_'", "Fortran's MPI_SEND/RECV, ISEND/IRECV/WAIT/WAITALL"]),
+}
+
+
+@FORTRAN_MPI
+@pytest.mark.parametrize("case", sorted(FORTRAN_REFUSED))
+def test_fortran_mpi_refused(tmp_path, case):
+    body, messages = FORTRAN_REFUSED[case]
+    (tmp_path / "e.f90").write_text(FORTRAN_REFUSED_HEAD + body + FORTRAN_REFUSED_TAIL)
+    r = run(["mpif90", "-O2", "-g", "e.f90", "-o", "e"], cwd=tmp_path, check=False,
+            env=_fortran_env())
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert all(m in r.stderr for m in messages), r.stderr

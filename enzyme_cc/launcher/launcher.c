@@ -437,6 +437,14 @@ static int codegen_flag(const char *a) {
     return !starts(a, "-gen") && !starts(a, "-Og") && listed(a, prefix, 1);
 }
 
+/* an include directory with Open MPI's Fortran headers: Python's compile step decides whether
+   flang needs its own (fortran_mpi_headers.py) */
+static int mpi_fortran_headers(const char *dir) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/mpif-sizeof.h", dir);
+    return access(path, F_OK) == 0;
+}
+
 /* cmd = tool, the n options of mid, the m words of tail, NULL (cmd has room for them all) */
 static char **command(char **cmd, const char *tool, char **mid, int n, char **tail, size_t m) {
     int k = 0;
@@ -473,6 +481,9 @@ static void fortran_fast_path(int argc, char **argv, const char *clang) {
                 return;
             out = argv[++i];
         } else if (a[1] == 'O' || fortran_option(a, &value)) {
+            const char *inc = a[2] ? a + 2 : i + 1 < argc ? argv[i + 1] : "";
+            if (starts(a, "-I") && mpi_fortran_headers(inc))
+                return;
             keep[nkeep++] = (char *)a;
             if (codegen_flag(a))
                 cg[ncg++] = (char *)a;
