@@ -503,3 +503,16 @@ def test_fortran_mpi_refused(tmp_path, case):
             env=_fortran_env())
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert all(m in r.stderr for m in messages), r.stderr
+
+
+@FORTRAN_MPI
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_fortran_allreduce_into_a_dummy(tmp_path, opt):
+    """A noalias dummy's shadow, taped by the forward sweep and handed to MPI_Allreduce's
+    adjoint, is read back after that call (the reverse function's parameters lose noalias:
+    generate.without_noalias)."""
+    shutil.copy(os.path.join(HERE, "dummy_allreduce.f90"), tmp_path / "d.f90")
+    run(["mpif90", opt, "d.f90", "-o", "d"], cwd=tmp_path, env=_fortran_env())
+    for ranks in (1, 2):
+        out = run([*MPIRUN, "-np", str(ranks), "./d"], cwd=tmp_path).stdout
+        assert out.count("CHECK rank") == ranks and "FAILED" not in out, out

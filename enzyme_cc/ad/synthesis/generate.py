@@ -46,6 +46,27 @@ KEEP_FN_ATTRS = ("target-cpu", "target-features", "tune-cpu", "frame-pointer")
 NOINLINE_SIZE = 200       # instructions of a primal whose derivatives stay calls (callee_attrs)
 
 
+# a pointer the body reads back from enzyme-cc's own memory (the tape, a cache: not a stack
+# slot, not a shadow): `%ad.x = load ptr, ptr %ad.y`
+_RELOADED_PTR = re.compile(r"^\s*%[-\w.]+ = load ptr, ptr (%ad\.[-\w.]+)", re.M)
+_ALLOCA = re.compile(r"^\s*(%[-\w.]+) = alloca ", re.M)
+
+
+def without_noalias(params: list[str], body: list[str]) -> list[str]:
+    """The parameters, without `noalias` where the body reads a pointer back from the tape: a
+    shadow or primal pointer computed from a parameter and taped by the forward sweep is not
+    `based on` that parameter once loaded from the tape, so LLVM would take the memory it
+    addresses for memory the parameter cannot reach and fold its loads across a call that
+    writes it (a Fortran dummy's shadow handed to MPI_Allreduce's adjoint: a zero gradient)."""
+    text = "\n".join(body)
+    if "load ptr, ptr %ad." not in text:
+        return params
+    stack = set(_ALLOCA.findall(text))
+    if all(a in stack or a.startswith("%ad.s.") for a in _RELOADED_PTR.findall(text)):
+        return params
+    return [p.replace(" noalias ", " ") for p in params]
+
+
 class Generator(MarkerCalls, IndirectCalls, CallEmitter, CalleeSummaries, ShadowStorage):
     FREES = FREES
 
@@ -268,7 +289,7 @@ class Generator(MarkerCalls, IndirectCalls, CallEmitter, CalleeSummaries, Shadow
         finally:
             self.in_multi, self._split_stack = outer_multi, stack
         rty, _ = self.adjoint_return(fn, acts)
-        params = ", ".join(self.params_text(fn, acts, synth))
+        params = ", ".join(without_noalias(self.params_text(fn, acts, synth), fwd + rev))
         body, dbg = self.with_locations(fn, name, fwd + rev)
         self.out.append(f"define internal {rty} {name}({params}) {self.fn_attrs(fn)}{dbg} {{\n"
                         + "\n".join(body) + "\n}\n")
@@ -329,7 +350,7 @@ class Generator(MarkerCalls, IndirectCalls, CallEmitter, CalleeSummaries, Shadow
         self.out.append(f"define internal {aug_ret} {aug}({', '.join(params + ['ptr %ad.tape'])}) "
                         f"{attrs}{dbg} {{\n" + "\n".join(fwd) + "\n}\n")
         dret = [f"{synth.ret_adjoint_type()} %ad.dret"] if ret_active else []
-        rparams = restored_args.params(synth, params)
+        rparams = restored_args.params(synth, without_noalias(params, rv))
         rv, dbg = self.with_locations(fn, rev, rv)
         self.out.append(f"define internal {rev_ret} {rev}({', '.join(rparams + dret + ['ptr %ad.tape'])})"
                         f" {attrs}{dbg} {{\n" + "\n".join(rv) + "\n}\n")
