@@ -72,13 +72,33 @@ def in_place(v: str) -> bool:
 _AUG = "{ ptr, i32 }"
 
 
+# calls of rules/mpi_fortran.c whose datatype is none of the float types it names: the C call's
+# arguments, the datatype known at run time only (mpi_dynamic.c defines them after AD)
+DYNAMIC = "__enzyme_cc_fmpi_dyn_"
+_BY_LOWER = {n[4:].lower(): n for n in FUNCS}
+
+
+class _Checked:
+    """classify's answer for such a call given a datatype that is not a constant: integer data,
+    checked at run time (__enzyme_cc_mpi_integer_data)."""
+
+
+CHECKED = _Checked()
+
+
+def c_name(callee: str) -> str:
+    """The C function a call stands for: MPI_Allreduce for __enzyme_cc_fmpi_dyn_allreduce."""
+    name = (callee or "").lstrip("@")
+    return _BY_LOWER.get(name[len(DYNAMIC):], name) if name.startswith(DYNAMIC) else name
+
+
 def is_mpi(callee: str) -> bool:
     """An MPI call that is not declared inactive (stdlib_rules/mpi.toml): it gets a rule here,
     or is refused."""
     name = (callee or "").lstrip("@")
     # C names, and the Fortran bindings' that substitute_fortran leaves (mpi_test_, the
     # mpi_f08 module's mpi_send_f08_ ...), which have no rules
-    return name.startswith(("MPI_", "PMPI_")) or \
+    return name.startswith(("MPI_", "PMPI_", DYNAMIC)) or \
         name.startswith(("mpi_", "pmpi_")) and name.endswith("_")
 
 
@@ -89,8 +109,8 @@ def _global(v: str) -> str | None:
 
 def classify(inst):
     """(runtime name, [kind per distinct datatype argument], op code or None), None when the
-    call moves no float data, or a string saying why it cannot be differentiated."""
-    name = inst.callee.lstrip("@")
+    call moves no float data, CHECKED, or a string saying why it cannot be differentiated."""
+    name, dynamic = c_name(inst.callee), inst.callee.lstrip("@").startswith(DYNAMIC)
     if name.startswith(("MPI_Win_", "MPI_Rput", "MPI_Rget")) or name in _ONE_SIDED:
         return f"one-sided MPI ('{name}') is not supported"
     if name not in FUNCS:
@@ -98,7 +118,7 @@ def classify(inst):
     fn, bufs, op, _ = FUNCS[name]
     if name in _WAITS or name == "MPI_Barrier":
         return fn, [], None
-    kinds, seen = [], []
+    kinds, seen, checked = [], [], False
     for _, d in bufs:
         if d in seen:
             continue
@@ -113,12 +133,17 @@ def classify(inst):
             kinds.append(K_BYTES)
         elif t in ("byte", "packed"):
             kinds.append("bytes")
+        elif t is None and dynamic:
+            checked = True
         elif t is None:
             return (f"the datatype of {name} ('{v}') is not a predefined Open MPI datatype known "
                     "at compile time (derived datatypes and datatypes chosen at run time are not "
                     "supported)")
         else:
             return f"MPI datatype MPI_{t.upper()} in {name} is not supported"
+    if checked:
+        return CHECKED if all(k is None for k in kinds) else \
+            f"{name} with a datatype held in a variable beside a float one is not supported"
     if all(k is None or k == "bytes" for k in kinds):
         return None if "bytes" not in kinds else "bytes"
     if len(set(kinds)) != 1:
@@ -141,7 +166,7 @@ def classify(inst):
 
 def received(inst) -> list[int]:
     """Arguments whose memory the call fills with float data (activity: they get shadows)."""
-    name = (inst.callee or "").lstrip("@")
+    name = c_name(inst.callee)
     c = classify(inst) if name in FUNCS else None
     if not isinstance(c, tuple):
         return []
@@ -156,7 +181,7 @@ _OUTPUTS = {"MPI_Recv": [6], "MPI_Sendrecv": [11], "MPI_Isend": [6], "MPI_Irecv"
 
 def written(inst):
     """Argument indices the call may write (None: any memory, a request completion)."""
-    name = (inst.callee or "").lstrip("@")
+    name = c_name(inst.callee)
     if name not in FUNCS or name in _WAITS:
         return None
     return [k for k in FUNCS[name][3] + _OUTPUTS.get(name, [])
@@ -202,7 +227,7 @@ def _check(ctx, inst):
     synth = ctx.synth
     if c == "bytes":
         if any(_shadow(ctx, o.value) != "null" for o in inst.ops if o.ty == "ptr"):
-            ctx.gen().fail(synth, inst, f"{inst.callee[1:]} moves memory with a shadow as "
+            ctx.gen().fail(synth, inst, f"{c_name(inst.callee)} moves memory with a shadow as "
                            "MPI_BYTE/MPI_PACKED data (its derivative is unknown)",
                            "send float data as MPI_DOUBLE or MPI_FLOAT")
         return None
@@ -214,8 +239,8 @@ def _check(ctx, inst):
                     "mpif.h or `use mpi` have derivatives; keep other MPI calls out of the "
                     "differentiated procedure")
         elif "known at compile time" in c:
-            hint = ("name a predefined datatype in the call itself (MPI_DOUBLE, or "
-                    "MPI_DOUBLE_PRECISION in Fortran), not one held in a variable")
+            hint = ("name a predefined datatype in the call itself (MPI_DOUBLE, MPI_FLOAT), "
+                    "not one held in a variable")
         else:
             hint = ("differentiate only MPI_Send/Recv, Isend/Irecv/Wait/Waitall, Sendrecv, "
                     "Bcast, (All)Reduce, (All)Gather(v), Scatter(v), Alltoall(v) and Barrier on "
@@ -223,7 +248,7 @@ def _check(ctx, inst):
                     "if it moves no float data")
         ctx.gen().fail(synth, inst, c, hint)
     if c is not None and getattr(synth, "error", False):
-        ctx.gen().fail(synth, inst, f"{inst.callee[1:]} in __enzyme_error_estimate is not "
+        ctx.gen().fail(synth, inst, f"{c_name(inst.callee)} in __enzyme_error_estimate is not "
                        "supported", "estimate the error of the code around it")
     return c
 
@@ -248,6 +273,9 @@ def forward(ctx, inst, before):
     if not before:
         return None
     c = _check(ctx, inst)
+    if c is CHECKED:                      # integer data if the run-time check passes
+        _check_integer_data(ctx, inst)
+        return None
     if c is None:
         return None                       # integer data: the primal call as it is
     fn, kinds, code = c
@@ -303,9 +331,24 @@ def _vector_call(ctx, inst, fn, args):
     ctx.emit(f"call void @llvm.stackrestore.p0(ptr {sp})")
 
 
+def _check_integer_data(ctx, inst):
+    """Before a call given its datatype at run time: stop unless it is integer data."""
+    name = c_name(inst.callee)
+    text = ctx.gen().private_string(name.upper())
+    seen = []
+    for _, d in FUNCS[name][1]:
+        v = inst.ops[d].value
+        if v in seen or _global(v) is not None:
+            continue
+        seen.append(v)
+        op = ctx.p(v) if inst.ops[d].is_local else v
+        _declare(ctx, "__enzyme_cc_mpi_integer_data", "void", ["ptr", "ptr"])
+        ctx.emit(f"call void @__enzyme_cc_mpi_integer_data(ptr {op}, ptr {text})")
+
+
 def reverse(ctx, inst):
     c = _check(ctx, inst)
-    if c is None:
+    if c is None or c is CHECKED:
         return
     fn, kinds, code = c
     args = [f"ptr {ctx._get(('ctape', inst.line))}"] + _args(ctx, inst, kinds, code, ctx.p)
@@ -315,7 +358,7 @@ def reverse(ctx, inst):
 
 
 # ---- the runtime ---------------------------------------------------------------------------
-_SOURCES = ("mpi_runtime.c", "mpi_collectives.c")       # both include mpi_runtime.h
+_SOURCES = ("mpi_runtime.c", "mpi_collectives.c", "mpi_dynamic.c")   # include mpi_runtime.h
 
 
 def _runtime_bitcode() -> list[bytes]:
@@ -324,7 +367,7 @@ def _runtime_bitcode() -> list[bytes]:
 
 def link_runtime(module, text: str, ctx):
     """Link the runtime into the derivative module when it calls it."""
-    if "@__enzyme_cc_mpi_" not in text:
+    if "@__enzyme_cc_mpi_" not in text and "@" + DYNAMIC not in text:
         return
     for data in _runtime_bitcode():
         module.link_in(parse_bitcode(data, "enzyme-cc MPI runtime", ctx))

@@ -1,5 +1,6 @@
 /* enzyme-cc's Fortran MPI bindings (Open MPI, `include 'mpif.h'` and `use mpi`): linked into a
- * program's bitcode before AD in place of the library's `mpi_send_`, `mpi_isend_`, ... (rules/mpi.py
+ * program's bitcode before AD in place of the library's `mpi_send_`, `mpi_isend_`,
+     ... (rules/mpi.py
  * substitute_fortran renames the calls). Each converts Fortran's integer handles to C handles and
  * calls the C function, whose derivative rule AD then applies; the library's own bindings do the
  * same conversions, but have no bitcode.
@@ -86,34 +87,96 @@ static inline __attribute__((always_inline)) void done(F *ierr, int rc) {
   if (ierr) *ierr = rc;
 }
 
+/* the calls whose datatype is none of the float types below (integer data; a float type held
+ * in a variable that is none of those): defined by rules/mpi_dynamic.c after AD, which checks
+ * their datatype at run time to be integer data where they are differentiated (rules/mpi.py) */
+int __enzyme_cc_fmpi_dyn_send(const void *a0, int a1, H a2, int a3, int a4, H a5);
+int __enzyme_cc_fmpi_dyn_ssend(const void *a0, int a1, H a2, int a3, int a4, H a5);
+int __enzyme_cc_fmpi_dyn_rsend(const void *a0, int a1, H a2, int a3, int a4, H a5);
+int __enzyme_cc_fmpi_dyn_recv(void *a0, int a1, H a2, int a3, int a4, H a5, St *a6);
+int __enzyme_cc_fmpi_dyn_isend(const void *a0, int a1, H a2, int a3, int a4, H a5, H *a6);
+int __enzyme_cc_fmpi_dyn_irecv(void *a0, int a1, H a2, int a3, int a4, H a5, H *a6);
+int __enzyme_cc_fmpi_dyn_sendrecv(const void *a0, int a1, H a2, int a3, int a4, void *a5,
+    int a6, H a7, int a8, int a9, H a10, St *a11);
+int __enzyme_cc_fmpi_dyn_bcast(void *a0, int a1, H a2, int a3, H a4);
+int __enzyme_cc_fmpi_dyn_reduce(const void *a0, void *a1, int a2, H a3, H a4, int a5, H a6);
+int __enzyme_cc_fmpi_dyn_allreduce(const void *a0, void *a1, int a2, H a3, H a4, H a5);
+int __enzyme_cc_fmpi_dyn_gather(const void *a0, int a1, H a2, void *a3, int a4, H a5, int a6,
+    H a7);
+int __enzyme_cc_fmpi_dyn_gatherv(const void *a0, int a1, H a2, void *a3, const int *a4,
+    const int *a5, H a6, int a7, H a8);
+int __enzyme_cc_fmpi_dyn_scatter(const void *a0, int a1, H a2, void *a3, int a4, H a5, int a6,
+    H a7);
+int __enzyme_cc_fmpi_dyn_scatterv(const void *a0, const int *a1, const int *a2, H a3,
+    void *a4, int a5, H a6, int a7, H a8);
+int __enzyme_cc_fmpi_dyn_allgather(const void *a0, int a1, H a2, void *a3, int a4, H a5,
+    H a6);
+int __enzyme_cc_fmpi_dyn_allgatherv(const void *a0, int a1, H a2, void *a3, const int *a4,
+    const int *a5, H a6, H a7);
+int __enzyme_cc_fmpi_dyn_alltoall(const void *a0, int a1, H a2, void *a3, int a4, H a5, H a6);
+int __enzyme_cc_fmpi_dyn_alltoallv(const void *a0, const int *a1, const int *a2, H a3,
+    void *a4, const int *a5, const int *a6, H a7, H a8);
+
+/* the call with its datatype as a constant: one branch is left where the program names the
+ * datatype, all of them where it holds it in a variable (NPB's dp_type) */
+#define TYPED(d, d2, CALL, OTHER)                                                               \
+  ((d) == &ompi_mpi_dblprec && (d2) == (d)   ? CALL(&ompi_mpi_dblprec)                          \
+   : (d) == &ompi_mpi_real8 && (d2) == (d)  ? CALL(&ompi_mpi_real8)                            \
+   : (d) == &ompi_mpi_double && (d2) == (d) ? CALL(&ompi_mpi_double)                           \
+   : (d) == &ompi_mpi_real && (d2) == (d)   ? CALL(&ompi_mpi_real)                             \
+   : (d) == &ompi_mpi_real4 && (d2) == (d)  ? CALL(&ompi_mpi_real4)                            \
+   : (d) == &ompi_mpi_float && (d2) == (d)  ? CALL(&ompi_mpi_float)                            \
+                                            : OTHER)
+
 W __enzyme_cc_fmpi_send(const void *b, const F *n, const F *t, const F *dest, const F *tag,
                         const F *c, F *ierr) {
-  done(ierr, MPI_Send(buf(b), *n, dt(t), *dest, *tag, comm(c)));
+  H d = dt(t), d2 = d;
+#define CALL(T) MPI_Send(buf(b), *n, T, *dest, *tag, comm(c))
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_send(buf(b), *n, d, *dest, *tag, comm(c))));
+#undef CALL
 }
 W __enzyme_cc_fmpi_ssend(const void *b, const F *n, const F *t, const F *dest, const F *tag,
                          const F *c, F *ierr) {
-  done(ierr, MPI_Ssend(buf(b), *n, dt(t), *dest, *tag, comm(c)));
+  H d = dt(t), d2 = d;
+#define CALL(T) MPI_Ssend(buf(b), *n, T, *dest, *tag, comm(c))
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_ssend(buf(b), *n, d, *dest, *tag, comm(c))));
+#undef CALL
 }
 W __enzyme_cc_fmpi_rsend(const void *b, const F *n, const F *t, const F *dest, const F *tag,
                          const F *c, F *ierr) {
-  done(ierr, MPI_Rsend(buf(b), *n, dt(t), *dest, *tag, comm(c)));
+  H d = dt(t), d2 = d;
+#define CALL(T) MPI_Rsend(buf(b), *n, T, *dest, *tag, comm(c))
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_rsend(buf(b), *n, d, *dest, *tag, comm(c))));
+#undef CALL
 }
 W __enzyme_cc_fmpi_recv(void *b, const F *n, const F *t, const F *src, const F *tag, const F *c,
                         F *s, F *ierr) {
   St st;
-  done(ierr, MPI_Recv(buf(b), *n, dt(t), *src, *tag, comm(c), status(s, &st)));
+  H d = dt(t), d2 = d;
+#define CALL(T) MPI_Recv(buf(b), *n, T, *src, *tag, comm(c), status(s, &st))
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_recv(buf(b), *n, d, *src, *tag, comm(c),
+      status(s, &st))));
+#undef CALL
   status_out(s, &st);
 }
 W __enzyme_cc_fmpi_isend(const void *b, const F *n, const F *t, const F *dest, const F *tag,
                          const F *c, F *req, F *ierr) {
   H r;
-  done(ierr, MPI_Isend(buf(b), *n, dt(t), *dest, *tag, comm(c), &r));
+  H d = dt(t), d2 = d;
+#define CALL(T) MPI_Isend(buf(b), *n, T, *dest, *tag, comm(c), &r)
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_isend(buf(b), *n, d, *dest, *tag, comm(c),
+      &r)));
+#undef CALL
   *req = MPI_Request_c2f(r);
 }
 W __enzyme_cc_fmpi_irecv(void *b, const F *n, const F *t, const F *src, const F *tag,
                          const F *c, F *req, F *ierr) {
   H r;
-  done(ierr, MPI_Irecv(buf(b), *n, dt(t), *src, *tag, comm(c), &r));
+  H d = dt(t), d2 = d;
+#define CALL(T) MPI_Irecv(buf(b), *n, T, *src, *tag, comm(c), &r)
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_irecv(buf(b), *n, d, *src, *tag, comm(c),
+      &r)));
+#undef CALL
   *req = MPI_Request_c2f(r);
 }
 W __enzyme_cc_fmpi_wait(F *req, F *s, F *ierr) {
@@ -139,53 +202,100 @@ W __enzyme_cc_fmpi_sendrecv(const void *sb, const F *sn, const F *st_, const F *
                             const F *stag, void *rb, const F *rn, const F *rt, const F *src,
                             const F *rtag, const F *c, F *s, F *ierr) {
   St st;
-  done(ierr, MPI_Sendrecv(buf(sb), *sn, dt(st_), *dest, *stag, buf(rb), *rn, dt(rt), *src,
-                          *rtag, comm(c), status(s, &st)));
+  H d = dt(st_), d2 = dt(rt);
+#define CALL(T) MPI_Sendrecv(buf(sb), *sn, T, *dest, *stag, buf(rb), *rn, T, *src, *rtag, \
+    comm(c), status(s, &st))
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_sendrecv(buf(sb), *sn, d, *dest, *stag,
+      buf(rb), *rn, d2, *src, *rtag, comm(c), status(s, &st))));
+#undef CALL
   status_out(s, &st);
 }
 W __enzyme_cc_fmpi_bcast(void *b, const F *n, const F *t, const F *root, const F *c, F *ierr) {
-  done(ierr, MPI_Bcast(buf(b), *n, dt(t), *root, comm(c)));
+  H d = dt(t), d2 = d;
+#define CALL(T) MPI_Bcast(buf(b), *n, T, *root, comm(c))
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_bcast(buf(b), *n, d, *root, comm(c))));
+#undef CALL
 }
 W __enzyme_cc_fmpi_reduce(const void *sb, void *rb, const F *n, const F *t, const F *o,
                           const F *root, const F *c, F *ierr) {
-  done(ierr, MPI_Reduce(buf(sb), buf(rb), *n, dt(t), op(o), *root, comm(c)));
+  H d = dt(t), d2 = d;
+#define CALL(T) MPI_Reduce(buf(sb), buf(rb), *n, T, op(o), *root, comm(c))
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_reduce(buf(sb), buf(rb), *n, d, op(o), *root,
+      comm(c))));
+#undef CALL
 }
 W __enzyme_cc_fmpi_allreduce(const void *sb, void *rb, const F *n, const F *t, const F *o,
                              const F *c, F *ierr) {
-  done(ierr, MPI_Allreduce(buf(sb), buf(rb), *n, dt(t), op(o), comm(c)));
+  H d = dt(t), d2 = d;
+#define CALL(T) MPI_Allreduce(buf(sb), buf(rb), *n, T, op(o), comm(c))
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_allreduce(buf(sb), buf(rb), *n, d, op(o),
+      comm(c))));
+#undef CALL
 }
 W __enzyme_cc_fmpi_gather(const void *sb, const F *sn, const F *stp, void *rb, const F *rn,
                           const F *rt, const F *root, const F *c, F *ierr) {
-  done(ierr, MPI_Gather(buf(sb), *sn, dt(stp), buf(rb), *rn, dt(rt), *root, comm(c)));
+  H d = dt(stp), d2 = dt(rt);
+#define CALL(T) MPI_Gather(buf(sb), *sn, T, buf(rb), *rn, T, *root, comm(c))
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_gather(buf(sb), *sn, d, buf(rb), *rn, d2,
+      *root, comm(c))));
+#undef CALL
 }
 W __enzyme_cc_fmpi_gatherv(const void *sb, const F *sn, const F *stp, void *rb, const F *rns,
                            const F *displs, const F *rt, const F *root, const F *c, F *ierr) {
-  done(ierr, MPI_Gatherv(buf(sb), *sn, dt(stp), buf(rb), rns, displs, dt(rt), *root, comm(c)));
+  H d = dt(stp), d2 = dt(rt);
+#define CALL(T) MPI_Gatherv(buf(sb), *sn, T, buf(rb), rns, displs, T, *root, comm(c))
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_gatherv(buf(sb), *sn, d, buf(rb), rns,
+      displs, d2, *root, comm(c))));
+#undef CALL
 }
 W __enzyme_cc_fmpi_scatter(const void *sb, const F *sn, const F *stp, void *rb, const F *rn,
                            const F *rt, const F *root, const F *c, F *ierr) {
-  done(ierr, MPI_Scatter(buf(sb), *sn, dt(stp), buf(rb), *rn, dt(rt), *root, comm(c)));
+  H d = dt(stp), d2 = dt(rt);
+#define CALL(T) MPI_Scatter(buf(sb), *sn, T, buf(rb), *rn, T, *root, comm(c))
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_scatter(buf(sb), *sn, d, buf(rb), *rn, d2,
+      *root, comm(c))));
+#undef CALL
 }
 W __enzyme_cc_fmpi_scatterv(const void *sb, const F *sns, const F *displs, const F *stp,
                             void *rb, const F *rn, const F *rt, const F *root, const F *c,
                             F *ierr) {
-  done(ierr, MPI_Scatterv(buf(sb), sns, displs, dt(stp), buf(rb), *rn, dt(rt), *root, comm(c)));
+  H d = dt(stp), d2 = dt(rt);
+#define CALL(T) MPI_Scatterv(buf(sb), sns, displs, T, buf(rb), *rn, T, *root, comm(c))
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_scatterv(buf(sb), sns, displs, d, buf(rb),
+      *rn, d2, *root, comm(c))));
+#undef CALL
 }
 W __enzyme_cc_fmpi_allgather(const void *sb, const F *sn, const F *stp, void *rb, const F *rn,
                              const F *rt, const F *c, F *ierr) {
-  done(ierr, MPI_Allgather(buf(sb), *sn, dt(stp), buf(rb), *rn, dt(rt), comm(c)));
+  H d = dt(stp), d2 = dt(rt);
+#define CALL(T) MPI_Allgather(buf(sb), *sn, T, buf(rb), *rn, T, comm(c))
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_allgather(buf(sb), *sn, d, buf(rb), *rn, d2,
+      comm(c))));
+#undef CALL
 }
 W __enzyme_cc_fmpi_allgatherv(const void *sb, const F *sn, const F *stp, void *rb,
                               const F *rns, const F *displs, const F *rt, const F *c, F *ierr) {
-  done(ierr, MPI_Allgatherv(buf(sb), *sn, dt(stp), buf(rb), rns, displs, dt(rt), comm(c)));
+  H d = dt(stp), d2 = dt(rt);
+#define CALL(T) MPI_Allgatherv(buf(sb), *sn, T, buf(rb), rns, displs, T, comm(c))
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_allgatherv(buf(sb), *sn, d, buf(rb), rns,
+      displs, d2, comm(c))));
+#undef CALL
 }
 W __enzyme_cc_fmpi_alltoall(const void *sb, const F *sn, const F *stp, void *rb, const F *rn,
                             const F *rt, const F *c, F *ierr) {
-  done(ierr, MPI_Alltoall(buf(sb), *sn, dt(stp), buf(rb), *rn, dt(rt), comm(c)));
+  H d = dt(stp), d2 = dt(rt);
+#define CALL(T) MPI_Alltoall(buf(sb), *sn, T, buf(rb), *rn, T, comm(c))
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_alltoall(buf(sb), *sn, d, buf(rb), *rn, d2,
+      comm(c))));
+#undef CALL
 }
 W __enzyme_cc_fmpi_alltoallv(const void *sb, const F *sns, const F *sd, const F *stp, void *rb,
                              const F *rns, const F *rd, const F *rt, const F *c, F *ierr) {
-  done(ierr, MPI_Alltoallv(buf(sb), sns, sd, dt(stp), buf(rb), rns, rd, dt(rt), comm(c)));
+  H d = dt(stp), d2 = dt(rt);
+#define CALL(T) MPI_Alltoallv(buf(sb), sns, sd, T, buf(rb), rns, rd, T, comm(c))
+  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_alltoallv(buf(sb), sns, sd, d, buf(rb), rns,
+      rd, d2, comm(c))));
+#undef CALL
 }
 W __enzyme_cc_fmpi_barrier(const F *c, F *ierr) {
   done(ierr, MPI_Barrier(comm(c)));
