@@ -31,6 +31,8 @@ FUNCS = {
     "MPI_Irecv": ("irecv", [(0, 2)], None, [0]),
     "MPI_Wait": ("wait", [], None, []),
     "MPI_Waitall": ("waitall", [], None, []),
+    "MPI_Test": ("test", [], None, []),
+    "MPI_Testall": ("testall", [], None, []),
     "MPI_Sendrecv": ("sendrecv", [(0, 2), (5, 7)], None, [5]),
     "MPI_Bcast": ("bcast", [(0, 2)], None, [0]),
     "MPI_Reduce": ("reduce", [(0, 3), (1, 3)], 4, [1]),
@@ -51,7 +53,7 @@ FUNCS = {
 _BYTE_CALLS = ("send", "recv", "isend", "irecv", "sendrecv")
 K_BYTES = 4
 # request completion: always handled (the request may belong to a float Isend/Irecv)
-_WAITS = ("MPI_Wait", "MPI_Waitall")
+_WAITS = ("MPI_Wait", "MPI_Waitall", "MPI_Test", "MPI_Testall")
 # Open MPI's predefined datatypes (MPI_DOUBLE is &ompi_mpi_double): element kinds of
 # mpi_runtime.c, or None for integer data (inactive)
 KINDS = {"float": 0, "real": 0, "real4": 0, "double": 1, "dblprec": 1, "real8": 1,
@@ -96,7 +98,7 @@ def is_mpi(callee: str) -> bool:
     """An MPI call that is not declared inactive (stdlib_rules/mpi.toml): it gets a rule here,
     or is refused."""
     name = (callee or "").lstrip("@")
-    # C names, and the Fortran bindings' that substitute_fortran leaves (mpi_test_, the
+    # C names, and the Fortran bindings' that substitute_fortran leaves (mpi_scan_, the
     # mpi_f08 module's mpi_send_f08_ ...), which have no rules
     return name.startswith(("MPI_", "PMPI_", DYNAMIC)) or \
         name.startswith(("mpi_", "pmpi_")) and name.endswith("_")
@@ -233,18 +235,18 @@ def _check(ctx, inst):
         return None
     if isinstance(c, str):
         if inst.callee[1:].startswith(("mpi_", "pmpi_")):
-            # (a Fortran binding substitute_fortran does not cover: mpi_test_, mpi_f08's ...)
-            hint = ("Fortran's MPI_SEND/RECV, ISEND/IRECV/WAIT/WAITALL, SENDRECV, BCAST, "
-                    "(ALL)REDUCE, (ALL)GATHER(V), SCATTER(V), ALLTOALL(V) and BARRIER of "
+            # (a Fortran binding substitute_fortran does not cover: mpi_scan_, mpi_f08's ...)
+            hint = ("Fortran's MPI_SEND/RECV, ISEND/IRECV/WAIT/WAITALL/TEST/TESTALL, SENDRECV, "
+                    "BCAST, (ALL)REDUCE, (ALL)GATHER(V), SCATTER(V), ALLTOALL(V) and BARRIER of "
                     "mpif.h or `use mpi` have derivatives; keep other MPI calls out of the "
                     "differentiated procedure")
         elif "known at compile time" in c:
             hint = ("name a predefined datatype in the call itself (MPI_DOUBLE, MPI_FLOAT), "
                     "not one held in a variable")
         else:
-            hint = ("differentiate only MPI_Send/Recv, Isend/Irecv/Wait/Waitall, Sendrecv, "
-                    "Bcast, (All)Reduce, (All)Gather(v), Scatter(v), Alltoall(v) and Barrier on "
-                    "predefined datatypes, or declare the call inactive with __enzyme_inactivefn "
+            hint = ("differentiate only MPI_Send/Recv, Isend/Irecv/Wait/Waitall/Test/Testall, "
+                    "Sendrecv, Bcast, (All)Reduce, (All)Gather(v), Scatter(v), Alltoall(v) and "
+                    "Barrier on predefined datatypes, or declare the call inactive with __enzyme_inactivefn "
                     "if it moves no float data")
         ctx.gen().fail(synth, inst, c, hint)
     if c is not None and getattr(synth, "error", False):

@@ -14,6 +14,8 @@ int MPI_Isend(const void *, int, H, int, int, H, H *);
 int MPI_Irecv(void *, int, H, int, int, H, H *);
 int MPI_Wait(H *, St *);
 int MPI_Waitall(int, H *, St *);
+int MPI_Test(H *, int *, St *);
+int MPI_Testall(int, H *, int *, St *);
 int MPI_Sendrecv(const void *, int, H, int, int, void *, int, H, int, int, H, St *);
 int MPI_Bcast(void *, int, H, int, H);
 int MPI_Reduce(const void *, void *, int, H, H, int, H);

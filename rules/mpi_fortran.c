@@ -198,6 +198,29 @@ W __enzyme_cc_fmpi_waitall(const F *n, F *reqs, F *s, F *ierr) {
   }
   free(st), free(r);
 }
+/* a Fortran LOGICAL flag: 1 for .true. (flang's and gfortran's) */
+W __enzyme_cc_fmpi_test(F *req, F *flag, F *s, F *ierr) {
+  H r = MPI_Request_f2c(*req);
+  St st;
+  int f = 0;
+  done(ierr, MPI_Test(&r, &f, status(s, &st)));
+  *flag = f != 0;
+  *req = MPI_Request_c2f(r);
+  if (f) status_out(s, &st);
+}
+W __enzyme_cc_fmpi_testall(const F *n, F *reqs, F *flag, F *s, F *ierr) {
+  int k = *n > 0 ? *n : 0, ignore = (void *)s == &mpi_fortran_statuses_ignore_, f = 0;
+  H *r = malloc(((size_t)k + 1) * sizeof(H));
+  St *st = ignore ? NULL : malloc(((size_t)k + 1) * sizeof(St));
+  for (int i = 0; i < k; i++) r[i] = MPI_Request_f2c(reqs[i]);
+  done(ierr, MPI_Testall(k, r, &f, st));
+  *flag = f != 0;
+  for (int i = 0; i < k; i++) {
+    reqs[i] = MPI_Request_c2f(r[i]);
+    if (f && !ignore) MPI_Status_c2f(&st[i], s + 6 * i);      /* MPI_STATUS_SIZE */
+  }
+  free(st), free(r);
+}
 W __enzyme_cc_fmpi_sendrecv(const void *sb, const F *sn, const F *st_, const F *dest,
                             const F *stag, void *rb, const F *rn, const F *rt, const F *src,
                             const F *rtag, const F *c, F *s, F *ierr) {

@@ -218,6 +218,36 @@ Aug __enzyme_cc_mpi_aug_waitall(int n, H *reqs, St *statuses) {
     free(st);
     return (Aug){a, rc};
 }
+/* MPI_Test and MPI_Testall: a wait where they complete (Testall completes all or none) */
+__attribute__((visibility("default"))) int PMPI_Test(H *, int *, St *);
+__attribute__((visibility("default"))) int PMPI_Testall(int, H *, int *, St *);
+Aug __enzyme_cc_mpi_aug_test(H *req, int *flag, St *status) {
+    St st;
+    H key = *req;
+    int rc = PMPI_Test(req, flag, &st);
+    ReqRec *r = NULL;
+    if (*flag) {
+        r = table_take(key);
+        completed(r, &st);
+        if (status) *status = st;
+    }
+    return (Aug){r, rc};
+}
+Aug __enzyme_cc_mpi_aug_testall(int n, H *reqs, int *flag, St *statuses) {
+    H *keys = xcalloc(n > 0 ? (size_t)n : 1, sizeof *keys);
+    St *st = xcalloc(n > 0 ? (size_t)n : 1, sizeof(St));
+    memcpy(keys, reqs, (size_t)(n > 0 ? n : 0) * sizeof *keys);
+    int rc = PMPI_Testall(n, reqs, flag, st);
+    AllRec *a = NULL;
+    if (*flag) {
+        a = xcalloc(1, sizeof *a + (size_t)n * sizeof(ReqRec *));
+        a->n = n;
+        for (int i = 0; i < n; i++) completed(a->recs[i] = table_take(keys[i]), &st[i]);
+        if (statuses) memcpy(statuses, st, (size_t)n * sizeof(St));
+    }
+    free(keys), free(st);
+    return (Aug){a, rc};
+}
 /* reverse of the wait: start the adjoint communication (completed by the reverse of Isend/Irecv) */
 static void post(ReqRec *r) {
     if (!r) return;
@@ -232,6 +262,16 @@ static void post(ReqRec *r) {
     r->posted = 1;
 }
 void __enzyme_cc_mpi_rev_wait(ReqRec *rec, H *req, St *status) { (void)req, (void)status; post(rec); }
+void __enzyme_cc_mpi_rev_test(ReqRec *rec, H *req, int *flag, St *status) {
+    (void)req, (void)flag, (void)status;
+    post(rec);
+}
+void __enzyme_cc_mpi_rev_testall(AllRec *a, int n, H *reqs, int *flag, St *statuses) {
+    (void)n, (void)reqs, (void)flag, (void)statuses;
+    if (!a) return;
+    for (int i = 0; i < a->n; i++) post(a->recs[i]);
+    free(a);
+}
 void __enzyme_cc_mpi_rev_waitall(AllRec *a, int n, H *reqs, St *statuses) {
     (void)n, (void)reqs, (void)statuses;
     for (int i = 0; i < a->n; i++) post(a->recs[i]);
@@ -300,6 +340,13 @@ int __enzyme_cc_mpi_fwd_wait(H *req, St *status) {
     fwd_completed(r, &st);
     if (status) *status = st;
     return rc;
+}
+/* (the interposed MPI_Test and MPI_Testall below complete forward-mode requests) */
+int __enzyme_cc_mpi_fwd_test(H *req, int *flag, St *status) {
+    return MPI_Test(req, flag, status);
+}
+int __enzyme_cc_mpi_fwd_testall(int n, H *reqs, int *flag, St *statuses) {
+    return MPI_Testall(n, reqs, flag, statuses);
 }
 int __enzyme_cc_mpi_fwd_waitall(int n, H *reqs, St *statuses) {
     ReqRec **rs = xcalloc((size_t)n, sizeof *rs);

@@ -1,5 +1,5 @@
 ! Fortran MPI bindings (mpif.h) in differentiated code: a ring halo exchange by
-! MPI_IRECV/MPI_ISEND/MPI_WAITALL and MPI_WAIT, MPI_SENDRECV, MPI_BCAST, MPI_REDUCE and
+! MPI_IRECV/MPI_ISEND completed by MPI_TEST in a loop, MPI_TESTALL and MPI_WAITALL, MPI_SENDRECV, MPI_BCAST, MPI_REDUCE and
 ! MPI_ALLREDUCE (also in place). The objective lives on rank 0; every rank's gradient is checked
 ! against central differences of its own entries, and forward mode against the gradient.
 module halo_m
@@ -15,6 +15,7 @@ contains
     real(c_double) :: f, s, t, u, b, r(1), w
     integer :: rank, nr, left, right, ierr, reqs(3), req, i
     integer :: st(MPI_STATUS_SIZE, 3), st1(MPI_STATUS_SIZE)
+    logical :: done
     call mpi_comm_rank(MPI_COMM_WORLD, rank, ierr)
     call mpi_comm_size(MPI_COMM_WORLD, nr, ierr)
     left = mod(rank - 1 + nr, nr)
@@ -23,8 +24,12 @@ contains
     call mpi_irecv(x(n+1), 1, MPI_DOUBLE_PRECISION, right, 2, MPI_COMM_WORLD, req, ierr)
     call mpi_isend(x(n), 1, MPI_DOUBLE_PRECISION, right, 1, MPI_COMM_WORLD, reqs(2), ierr)
     call mpi_isend(x(1), 1, MPI_DOUBLE_PRECISION, left, 2, MPI_COMM_WORLD, reqs(3), ierr)
-    call mpi_wait(req, st1, ierr)
-    call mpi_waitall(3, reqs, st, ierr)
+    done = .false.
+    do while (.not. done)
+      call mpi_test(req, done, st1, ierr)
+    end do
+    call mpi_testall(3, reqs, done, st, ierr)
+    if (.not. done) call mpi_waitall(3, reqs, st, ierr)
     s = 0
     do i = 1, n
       s = s + x(i) * x(i) * (x(i-1) + 2 * x(i+1))
