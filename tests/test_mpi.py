@@ -527,3 +527,54 @@ def test_fortran_datatype_in_a_variable(tmp_path, opt):
     assert r.returncode != 0 and "CHECK" not in r.stdout
     assert "MPI_ALLREDUCE in differentiated code was given a datatype held in a variable " \
         "that is neither integer data nor MPI_DOUBLE_PRECISION" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_test_and_testall_complete_requests(tmp_path, opt):
+    """MPI_Test in a loop and MPI_Testall (then MPI_Waitall where it did not complete) in C:
+    where they complete, the reverse sweep communicates the requests' adjoints as after a
+    wait; forward mode's tangent arrives with the message. A ring: each rank receives its left
+    neighbour's x^2 and 3 x; f = sum over ranks of u0 * u1 * x."""
+    src = HEAD + """#include <stdio.h>
+int enzyme_dup;
+double __enzyme_fwddiff(void *, ...);
+double f(double *x) {
+  int r, n, done = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  double s[2] = {x[0] * x[0], 3 * x[0]}, u[2];
+  MPI_Request q[4];
+  MPI_Irecv(&u[0], 1, MPI_DOUBLE, (r + n - 1) % n, 1, MPI_COMM_WORLD, &q[0]);
+  MPI_Irecv(&u[1], 1, MPI_DOUBLE, (r + n - 1) % n, 2, MPI_COMM_WORLD, &q[1]);
+  MPI_Isend(&s[0], 1, MPI_DOUBLE, (r + 1) % n, 1, MPI_COMM_WORLD, &q[2]);
+  MPI_Isend(&s[1], 1, MPI_DOUBLE, (r + 1) % n, 2, MPI_COMM_WORLD, &q[3]);
+  while (!done) MPI_Test(&q[0], &done, MPI_STATUS_IGNORE);
+  MPI_Testall(3, q + 1, &done, MPI_STATUSES_IGNORE);
+  if (!done) MPI_Waitall(3, q + 1, MPI_STATUSES_IGNORE);
+  return u[0] * u[1] * x[0];
+}
+int main(int c, char **v) {
+  int r;
+  MPI_Init(&c, &v);
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  double x = 1.0 + r, dx = 0, one = 1.0;
+  __enzyme_autodiff((void *)f, enzyme_dup, &x, &dx);
+  double t = __enzyme_fwddiff((void *)f, enzyme_dup, &x, &one);
+  printf("rank %d grad %.12g %.12g\\n", r, dx, t);
+  MPI_Finalize();
+  return 0;
+}
+"""
+    for ranks in (1, 2):
+        grads, out = _per_rank(tmp_path, src, opt, ranks)
+        assert sorted(grads) == list(range(ranks)), out
+        xs = [1.0 + r for r in range(ranks)]
+        for r, (g, t) in grads.items():
+            left, right = xs[(r - 1) % ranks], xs[(r + 1) % ranks]
+            # d/dx_r of x_r * 3 x_l^3 (its own term) + x_right * 3 x_r^3 (its right's)
+            own = 3 * left ** 3 if ranks > 1 else 12 * xs[r] ** 3
+            want = own + (9 * right * xs[r] ** 2 if ranks > 1 else 0)
+            assert g == pytest.approx(want), out
+            # the tangent of rank r's own f with every x_i moved by 1
+            tan = 3 * left ** 3 + 9 * xs[r] * left ** 2 if ranks > 1 else 12 * xs[r] ** 3
+            assert t == pytest.approx(tan), out
