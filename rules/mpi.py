@@ -246,8 +246,8 @@ def _check(ctx, inst):
         else:
             hint = ("differentiate only MPI_Send/Recv, Isend/Irecv/Wait/Waitall/Test/Testall, "
                     "Sendrecv, Bcast, (All)Reduce, (All)Gather(v), Scatter(v), Alltoall(v) and "
-                    "Barrier on predefined datatypes, or declare the call inactive with __enzyme_inactivefn "
-                    "if it moves no float data")
+                    "Barrier on predefined datatypes, or declare the call inactive with "
+                    "__enzyme_inactivefn if it moves no float data")
         ctx.gen().fail(synth, inst, c, hint)
     if c is not None and getattr(synth, "error", False):
         ctx.gen().fail(synth, inst, f"{c_name(inst.callee)} in __enzyme_error_estimate is not "
@@ -378,7 +378,7 @@ def link_runtime(module, text: str, ctx):
 # ---- Fortran's bindings ------------------------------------------------------------------
 # the Fortran bindings (mpif.h, `use mpi`) of the calls above, by our wrappers (mpi_fortran.c)
 # that convert the handles and call the C functions; inlined before AD
-_FORTRAN = re.compile(r"@mpi_(" + "|".join(n[4:].lower() for n in FUNCS) + r")_(?![\w.$])")
+_FORTRAN = re.compile(r"@mpi_(" + "|".join(_BY_LOWER) + r")_(?![\w.$])")
 
 
 def substitute_fortran(text: str) -> tuple[str, bool]:

@@ -186,17 +186,29 @@ W __enzyme_cc_fmpi_wait(F *req, F *s, F *ierr) {
   *req = MPI_Request_c2f(r);
   status_out(s, &st);
 }
-W __enzyme_cc_fmpi_waitall(const F *n, F *reqs, F *s, F *ierr) {
-  int k = *n > 0 ? *n : 0, ignore = (void *)s == &mpi_fortran_statuses_ignore_;
-  H *r = malloc(((size_t)k + 1) * sizeof(H));
-  St *st = ignore ? NULL : malloc(((size_t)k + 1) * sizeof(St));
-  for (int i = 0; i < k; i++) r[i] = MPI_Request_f2c(reqs[i]);
-  done(ierr, MPI_Waitall(k, r, st));
-  for (int i = 0; i < k; i++) {
-    reqs[i] = MPI_Request_c2f(r[i]);
-    if (!ignore) MPI_Status_c2f(&st[i], s + 6 * i);      /* MPI_STATUS_SIZE */
+/* Waitall and Testall: Fortran's request array as C handles, with room for the statuses unless
+ * MPI_STATUSES_IGNORE; back to Fortran, with the statuses where the call completed them */
+typedef struct { int k; H *r; St *st; } Requests;
+static inline __attribute__((always_inline)) Requests requests_in(const F *n, const F *reqs,
+                                                                  F *s) {
+  Requests q = {*n > 0 ? *n : 0, NULL, NULL};
+  q.r = malloc(((size_t)q.k + 1) * sizeof(H));
+  if ((void *)s != &mpi_fortran_statuses_ignore_) q.st = malloc(((size_t)q.k + 1) * sizeof(St));
+  for (int i = 0; i < q.k; i++) q.r[i] = MPI_Request_f2c(reqs[i]);
+  return q;
+}
+static inline __attribute__((always_inline)) void requests_out(Requests q, F *reqs, F *s,
+                                                               int completed) {
+  for (int i = 0; i < q.k; i++) {
+    reqs[i] = MPI_Request_c2f(q.r[i]);
+    if (completed && q.st) MPI_Status_c2f(&q.st[i], s + 6 * i);      /* MPI_STATUS_SIZE */
   }
-  free(st), free(r);
+  free(q.st), free(q.r);
+}
+W __enzyme_cc_fmpi_waitall(const F *n, F *reqs, F *s, F *ierr) {
+  Requests q = requests_in(n, reqs, s);
+  done(ierr, MPI_Waitall(q.k, q.r, q.st));
+  requests_out(q, reqs, s, 1);
 }
 /* a Fortran LOGICAL flag: 1 for .true. (flang's and gfortran's) */
 W __enzyme_cc_fmpi_test(F *req, F *flag, F *s, F *ierr) {
@@ -209,17 +221,11 @@ W __enzyme_cc_fmpi_test(F *req, F *flag, F *s, F *ierr) {
   if (f) status_out(s, &st);
 }
 W __enzyme_cc_fmpi_testall(const F *n, F *reqs, F *flag, F *s, F *ierr) {
-  int k = *n > 0 ? *n : 0, ignore = (void *)s == &mpi_fortran_statuses_ignore_, f = 0;
-  H *r = malloc(((size_t)k + 1) * sizeof(H));
-  St *st = ignore ? NULL : malloc(((size_t)k + 1) * sizeof(St));
-  for (int i = 0; i < k; i++) r[i] = MPI_Request_f2c(reqs[i]);
-  done(ierr, MPI_Testall(k, r, &f, st));
+  Requests q = requests_in(n, reqs, s);
+  int f = 0;
+  done(ierr, MPI_Testall(q.k, q.r, &f, q.st));
   *flag = f != 0;
-  for (int i = 0; i < k; i++) {
-    reqs[i] = MPI_Request_c2f(r[i]);
-    if (f && !ignore) MPI_Status_c2f(&st[i], s + 6 * i);      /* MPI_STATUS_SIZE */
-  }
-  free(st), free(r);
+  requests_out(q, reqs, s, f);
 }
 W __enzyme_cc_fmpi_sendrecv(const void *sb, const F *sn, const F *st_, const F *dest,
                             const F *stag, void *rb, const F *rn, const F *rt, const F *src,

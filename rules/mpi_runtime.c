@@ -218,6 +218,12 @@ Aug __enzyme_cc_mpi_aug_waitall(int n, H *reqs, St *statuses) {
     free(st);
     return (Aug){a, rc};
 }
+/* a copy of the request handles: MPI sets those it completes to MPI_REQUEST_NULL */
+static H *saved(int n, const H *reqs) {
+    H *keys = xcalloc(n > 0 ? (size_t)n : 1, sizeof *keys);
+    memcpy(keys, reqs, (size_t)(n > 0 ? n : 0) * sizeof *keys);
+    return keys;
+}
 /* MPI_Test and MPI_Testall: a wait where they complete (Testall completes all or none) */
 __attribute__((visibility("default"))) int PMPI_Test(H *, int *, St *);
 __attribute__((visibility("default"))) int PMPI_Testall(int, H *, int *, St *);
@@ -234,9 +240,8 @@ Aug __enzyme_cc_mpi_aug_test(H *req, int *flag, St *status) {
     return (Aug){r, rc};
 }
 Aug __enzyme_cc_mpi_aug_testall(int n, H *reqs, int *flag, St *statuses) {
-    H *keys = xcalloc(n > 0 ? (size_t)n : 1, sizeof *keys);
+    H *keys = saved(n, reqs);
     St *st = xcalloc(n > 0 ? (size_t)n : 1, sizeof(St));
-    memcpy(keys, reqs, (size_t)(n > 0 ? n : 0) * sizeof *keys);
     int rc = PMPI_Testall(n, reqs, flag, st);
     AllRec *a = NULL;
     if (*flag) {
@@ -416,11 +421,6 @@ static void fwd_after(const H *keys, const int *idx, int m, St *st) {
         H key = keys[idx ? idx[j] : j];
         if (forward_request(key) > 0) fwd_completed(table_take(key), &st[j]);
     }
-}
-static H *saved(int n, const H *reqs) {
-    H *keys = xcalloc(n > 0 ? (size_t)n : 1, sizeof *keys);
-    memcpy(keys, reqs, (size_t)(n > 0 ? n : 0) * sizeof *keys);
-    return keys;
 }
 int MPI_Testall(int n, H *reqs, int *flag, St *statuses) {
     int reverse = 0;
