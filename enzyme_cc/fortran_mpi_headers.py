@@ -8,11 +8,11 @@ first: `mpif.h` without the MPI_SIZEOF interfaces (its other includes still come
 directory) and an `mpi` module compiled by flang from it. Everything else is Open MPI's own:
 the constants, the common blocks of its sentinels, and the library the program links.
 MPI_SIZEOF itself is then unknown, and `use mpi_f08` is not provided (flang fails on it as
-before). The directory is made once per header set and flang, in enzyme-cc's cache.
+before). The directory is made once per header set and flang, in enzyme-cc's cache, where
+the compiled launcher finds it too (the first compile of a set goes through Python).
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import tempfile
@@ -46,11 +46,7 @@ def _include_dirs(args: list[str]) -> list[str]:
 def _shim(ompi: str, flang: str) -> str | None:
     """Our directory for Open MPI's headers in `ompi`, None where flang reads them as they are
     (or cannot read them even without MPI_SIZEOF)."""
-    h = hashlib.sha256(os.path.realpath(ompi).encode())
-    for path in (os.path.join(ompi, "mpif.h"), os.path.join(ompi, _SIZEOF), flang):
-        st = os.stat(path)
-        h.update(f"{path}:{st.st_size}:{st.st_mtime_ns}".encode())
-    out = os.path.join(cache_root(), "fortran-mpi", h.hexdigest()[:24])
+    out = os.path.join(cache_root(), "fortran-mpi", _key(ompi, flang))
     verdict = os.path.join(out, "verdict")
     if os.path.isfile(verdict):
         with open(verdict) as f:
@@ -70,6 +66,22 @@ def _shim(ompi: str, flang: str) -> str | None:
         return None
     with open(verdict) as f:
         return out if f.read().strip() == "shim" else None
+
+
+def _key(ompi: str, flang: str) -> str:
+    """The directory's name: a hash of the headers' and flang's real paths, sizes and times.
+    FNV-1a, because the compiled launcher computes the same name (launcher.c mpi_shim) to find
+    the directory without starting Python."""
+    real = os.path.realpath(ompi)
+    text = real + "\n"
+    for path in (os.path.join(real, "mpif.h"), os.path.join(real, _SIZEOF),
+                 os.path.realpath(flang)):
+        st = os.stat(path)
+        text += f"{path}:{st.st_size}:{st.st_mtime_ns}\n"
+    h = 0xcbf29ce484222325
+    for byte in text.encode():
+        h = ((h ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
 
 
 def _make(ompi: str, made: str, flang: str) -> bool:

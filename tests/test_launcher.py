@@ -251,6 +251,57 @@ def test_fortran_other_commands_go_to_python(bins, fwork, args):
     assert r.returncode == 127 and "cannot run the Python driver" in r.stderr
 
 
+USES_MPI = """\
+module comm
+  use mpi
+  implicit none
+contains
+  integer function world() bind(c, name="world")
+    world = MPI_COMM_WORLD
+  end function
+end module
+"""
+
+
+def _ompi_fortran_include():
+    """Open MPI's Fortran include directory (gfortran's mpif.h and mpi.mod), where installed."""
+    if not shutil.which("mpif90"):
+        return None
+    r = run(["mpif90", "--showme:incdirs"], check=False)
+    for d in r.stdout.split():
+        if os.path.isfile(os.path.join(d, "mpif-sizeof.h")):
+            return d
+    return None
+
+
+@pytest.mark.parametrize("headers", ["open-mpi", "readable"])
+def test_fortran_mpi_header_directory_found_without_python(bins, fwork, headers):
+    """Once the Python driver has decided about a set of Open MPI Fortran headers (our
+    directory first, or theirs as they are: fortran_mpi_headers.py), the launcher finds that
+    decision in the cache and compiles without Python: the same object, byte for byte."""
+    fast, _ = bins
+    if headers == "open-mpi":
+        inc = _ompi_fortran_include()
+        if inc is None:
+            pytest.skip("Open MPI's Fortran headers are not installed")
+        (fwork / "h.F90").write_text(USES_MPI)
+    else:                               # headers flang reads as they are: verdict "none"
+        inc = str(fwork / "ompi")
+        (fwork / "ompi" / "mpif.h").write_text("      integer, parameter :: ONE = 1\n")
+    env = dict(env_without_enzyme(), XDG_CACHE_HOME=str(fwork / "cache"))
+    args = ["-O2", "-I" + inc, "-DSCALE_BY=3.0d0", "-c", "h.F90", "-o", "h.o"]
+    r = run([str(fast / "enzyme-fc"), *args], cwd=fwork, check=False, env=env)
+    assert r.returncode == 127 and "cannot run the Python driver" in r.stderr   # not decided
+    run(PY_DRIVER + ["flang", *args], cwd=fwork, env=env)
+    saved = (fwork / "h.o").read_bytes()
+    (fwork / "h.o").unlink()
+    verdicts = list((fwork / "cache" / "enzyme-cc" / "fortran-mpi").glob("*/verdict"))
+    assert [v.read_text() for v in verdicts] == \
+        ["shim\n" if headers == "open-mpi" else "none\n"]
+    r = run([str(fast / "enzyme-fc"), *args], cwd=fwork, env=env)
+    assert r.stderr == "" and (fwork / "h.o").read_bytes() == saved
+
+
 def test_fortran_fast_path_errors_and_link(bins, fwork):
     """A compile error is flang's (exit status and message, none of the opt-bisect reports); the
     fast path's object differentiates at the link."""

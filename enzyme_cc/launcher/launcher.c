@@ -437,12 +437,68 @@ static int codegen_flag(const char *a) {
     return !starts(a, "-gen") && !starts(a, "-Og") && listed(a, prefix, 1);
 }
 
-/* an include directory with Open MPI's Fortran headers: Python's compile step decides whether
-   flang needs its own (fortran_mpi_headers.py) */
+/* an include directory with Open MPI's gfortran-made Fortran headers
+   (fortran_mpi_headers.py) */
 static int mpi_fortran_headers(const char *dir) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/mpif-sizeof.h", dir);
     return access(path, F_OK) == 0;
+}
+
+/* fortran_mpi_headers._key: FNV-1a (64 bits) over the headers' and flang's paths and stats */
+static uint64_t fnv1a(uint64_t h, const char *s) {
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return h;
+}
+
+static int stat_line(const char *path, char *line, size_t size) {
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    snprintf(line, size, "%s:%lld:%lld\n", path, (long long)st.st_size,
+             (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
+    return 1;
+}
+
+/* The directory fortran_mpi_headers made for Open MPI's headers in `ompi`, in enzyme-cc's
+   cache: 1 with its path in `shim`, 0 where its verdict is that flang reads Open MPI's own,
+   -1 where Python has not decided yet (the caller hands the command to it). */
+static int mpi_shim(const char *ompi, const char *flang, char *shim, size_t size) {
+    char real[PATH_MAX], path[PATH_MAX + 32], line[2 * PATH_MAX + 64];
+    if (!realpath(ompi, real))
+        return -1;
+    uint64_t h = fnv1a(0xcbf29ce484222325ULL, real);
+    h = fnv1a(h, "\n");
+    static const char *files[] = {"mpif.h", "mpif-sizeof.h"};
+    for (int k = 0; k < 3; k++) {
+        if (k < 2)
+            snprintf(path, sizeof path, "%s/%s", real, files[k]);
+        else if (!realpath(flang, path))
+            return -1;
+        if (!stat_line(path, line, sizeof line))
+            return -1;
+        h = fnv1a(h, line);
+    }
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    char root[PATH_MAX];
+    if (xdg && *xdg)
+        snprintf(root, sizeof root, "%s/enzyme-cc", xdg);
+    else if (home && *home)
+        snprintf(root, sizeof root, "%s/.cache/enzyme-cc", home);
+    else
+        return -1;
+    snprintf(shim, size, "%s/fortran-mpi/%016llx", root, (unsigned long long)h);
+    snprintf(path, sizeof path, "%s/verdict", shim);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char verdict[16] = "";
+    int ok = fgets(verdict, sizeof verdict, f) != NULL;
+    fclose(f);
+    if (ok && strcmp(verdict, "shim\n") == 0)
+        return 1;
+    return ok && strcmp(verdict, "none\n") == 0 ? 0 : -1;
 }
 
 /* cmd = tool, the n options of mid, the m words of tail, NULL (cmd has room for them all) */
@@ -462,11 +518,11 @@ static void fortran_fast_path(int argc, char **argv, const char *clang) {
     if (!which(FLANG_NAME, flang, sizeof flang) || !realpath(flang, real) ||
         strcmp(real, FLANG_REAL) != 0 || !same_stat(real, FLANG_MTIME_NS, FLANG_SIZE))
         return;
-    const char *src = NULL, *out = NULL;
+    const char *src = NULL, *out = NULL, *ompi = NULL;
     int compile = 0;
-    char **keep = calloc((size_t)argc + 1, sizeof(char *));
+    char **keep = calloc((size_t)argc + 2, sizeof(char *));
     char **cg = calloc((size_t)argc + 1, sizeof(char *));
-    int nkeep = 0, ncg = 0;
+    int nkeep = 1, ncg = 0;                 /* keep[0]: our -I for Open MPI's headers */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int value;
@@ -482,8 +538,8 @@ static void fortran_fast_path(int argc, char **argv, const char *clang) {
             out = argv[++i];
         } else if (a[1] == 'O' || fortran_option(a, &value)) {
             const char *inc = a[2] ? a + 2 : i + 1 < argc ? argv[i + 1] : "";
-            if (starts(a, "-I") && mpi_fortran_headers(inc))
-                return;
+            if (starts(a, "-I") && !ompi && mpi_fortran_headers(inc))
+                ompi = inc;
             keep[nkeep++] = (char *)a;
             if (codegen_flag(a))
                 cg[ncg++] = (char *)a;
@@ -499,11 +555,20 @@ static void fortran_fast_path(int argc, char **argv, const char *clang) {
     struct stat st;
     if (!src || !out || !compile || out[0] == '-' || stat(src, &st) != 0)
         return;
+    /* with_mpi_headers: our directory first where Open MPI's headers are gfortran's */
+    char shim[PATH_MAX], shim_arg[PATH_MAX + 2];
+    int use_shim = ompi ? mpi_shim(ompi, flang, shim, sizeof shim) : 0;
+    if (use_shim < 0)
+        return;
+    snprintf(shim_arg, sizeof shim_arg, "-I%s", shim);
+    char **opts = use_shim ? keep : keep + 1;
+    int nopts = use_shim ? nkeep : nkeep - 1;
+    keep[0] = shim_arg;
     char **cmd = calloc((size_t)(nkeep > ncg ? nkeep : ncg) + 16, sizeof(char *));
     if (!names_enzyme(src)) {
         /* one flang run: the object, and its pre-link bitcode in .llvm.lto */
         char *tail[] = {"-flto=full", "-ffat-lto-objects", "-c", (char *)src, "-o", (char *)out};
-        int rc = run(command(cmd, flang, keep, nkeep, tail, sizeof tail / sizeof *tail));
+        int rc = run(command(cmd, flang, opts, nopts, tail, sizeof tail / sizeof *tail));
         if (rc == 0 && stat(out, &st) == 0 && S_ISREG(st.st_mode))
             rc = embedded_as_ours(out, "enzyme-fc", ".llvm.lto");
         exit(rc < 0 ? 1 : rc);
@@ -520,7 +585,7 @@ static void fortran_fast_path(int argc, char **argv, const char *clang) {
     snprintf(bc, sizeof bc, "%s/%.*s.bc", dir, (int)(dot ? dot - stem : (long)strlen(stem)), stem);
     char *tail[] = {"-emit-llvm", "-mllvm", "-opt-bisect-limit=0", "-mllvm",
                     "-opt-bisect-verbose=false", "-c", (char *)src, "-o", bc};
-    int rc = run(command(cmd, flang, keep, nkeep, tail, sizeof tail / sizeof *tail));
+    int rc = run(command(cmd, flang, opts, nopts, tail, sizeof tail / sizeof *tail));
     if (rc == 0) {
         char *cc_tail[] = {"-Wno-unused-command-line-argument", "-Xclang", "-fembed-bitcode=all",
                            "-c", bc, "-o", (char *)out};
