@@ -32,6 +32,7 @@ class Job:
     module: object = None         # the module as llvmlite's (between the others)
     ctx: object = None            # its LLVM context
     native: set = field(default_factory=set)   # module positions linked as their own code
+    wrappers: bool = False        # always_inline wrappers of ours linked at the merge
 
     def origin_named(self):
         return _origin_named(self.plan)
@@ -54,6 +55,9 @@ def build_ad_object(plan, inv, cfg, obj, stages, merged_key=None) -> set[int]:
         stages.done("pre-AD optimization")
     else:
         job.text = str(job.module)
+        if job.wrappers:          # (not user code: the rules expect them inlined)
+            from .optimize import inline_always
+            job.text = inline_always(job.text, job.tmp)
     if outline_checkpointed_loops(job):
         stages.done("checkpointed loops outlined")
     differentiate(job)
@@ -99,11 +103,15 @@ def merge(job):
         text = opt.lower_profile_counters(text, job.tmp)
     text, substituted = fortran.substitute_runtime(text)
     text, fortran_mpi = mpi.substitute_fortran(text)
+    text, c_datatypes = mpi.substitute_c_datatypes(text)
     job.module, job.ctx = opt.parse_text(text, ctx, "merged bitcode"), ctx
     if substituted:
         fortran.link_runtime(job.module, ctx)
     if fortran_mpi:
         mpi.link_fortran_bindings(job.module, ctx)
+    if c_datatypes:
+        mpi.link_c_datatypes(job.module, ctx)
+    job.wrappers = fortran_mpi or c_datatypes
     c_sort.link_runtime(job.module, text, ctx)
     c_search.link_runtime(job.module, text, ctx)
     if rust:

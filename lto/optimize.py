@@ -183,6 +183,12 @@ def name_values(text: str, tmp: str) -> str:
                     "naming the values of a module with numbered types")
 
 
+def inline_always(text: str, tmp: str) -> str:
+    """LLVM's always-inliner alone on module text: our wrappers linked at the merge
+    (rules/mpi_fortran.c, mpi_c_typed.c) where the pre-AD pipeline does not run."""
+    return _on_text(text, tmp, "wrappers", "always-inline", "inlining enzyme-cc's wrappers")
+
+
 def inline_and_sroa(text: str, tmp: str) -> str:
     """LLVM's always-inliner, then SROA and instsimplify, on module text (for ad/api/sparse.py)."""
     return _on_text(text, tmp, "todense", "always-inline,function(sroa,instsimplify)",

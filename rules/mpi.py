@@ -10,8 +10,10 @@ mpi_collectives.c: one aug/rev/fwd function per call, see there), linked into th
 Every float MPI call in differentiated code takes part in the derivative communication, active
 or not (a null shadow is zero data), so the ranks' communication patterns match; functions that
 reach one are differentiated even without active arguments (shared_globals.find_shared_globals).
-Datatypes and ops must be Open MPI's predefined ones, known at compile time; integer data is
-inactive; anything else (derived types, user ops, one-sided MPI, calls without a rule) is refused.
+Datatypes and ops must be Open MPI's predefined ones; a datatype held in a variable is compared
+at run time with the float types (substitute_c_datatypes, rules/mpi_c_typed.c), and any other
+must be integer data, checked at run time; integer data is inactive; anything else (derived
+types, user ops, one-sided MPI, calls without a rule) is refused.
 """
 from __future__ import annotations
 
@@ -391,5 +393,63 @@ def substitute_fortran(text: str) -> tuple[str, bool]:
 
 
 def link_fortran_bindings(module, ctx):
-    for data in runtime_bitcode(("mpi_fortran.c",), ("mpi_abi.h",), "Fortran MPI bindings"):
+    for data in runtime_bitcode(("mpi_fortran.c",), ("mpi_abi.h", "mpi_typed.h"),
+                                "Fortran MPI bindings"):
         module.link_in(parse_bitcode(data, "enzyme-cc Fortran MPI bindings", ctx))
+
+
+# ---- C calls given their datatype at run time ----------------------------------------------
+_C_TYPED = [n for n in FUNCS if FUNCS[n][1]]
+_C_CALL = re.compile(r"@(" + "|".join(_C_TYPED) + r")\(")
+C_TYPED_PREFIX = "__enzyme_cc_cmpi_"
+
+
+def _call_args(line: str, start: int) -> list[str] | None:
+    """The arguments of the call whose '(' is at line[start - 1], split at top-level commas."""
+    depth, out, cur = 0, [], start
+    for k in range(start, len(line)):
+        ch = line[k]
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>" and depth:
+            depth -= 1
+        elif ch == ")":
+            out.append(line[cur:k])
+            return out
+        elif ch == "," and depth == 0:
+            out.append(line[cur:k])
+            cur = k + 1
+    return None
+
+
+def substitute_c_datatypes(text: str) -> tuple[str, bool]:
+    """The module text with each call whose datatype is not a constant (a struct field, a
+    global set at start-up) renamed to our wrapper (rules/mpi_c_typed.c), which compares it at
+    run time with the float types and calls the function with a constant in each branch; and
+    whether there were any (then link_c_datatypes links the wrappers in)."""
+    if "@MPI_" not in text:
+        return text, False
+    lines, renamed = text.split("\n"), set()
+    for k, line in enumerate(lines):
+        if "call " not in line or line.startswith("declare"):
+            continue
+        m = _C_CALL.search(line)
+        args = _call_args(line, m.end()) if m else None
+        name = m.group(1) if m else None
+        if not args or len(args) <= max(d for _, d in FUNCS[name][1]):
+            continue
+        if all(args[d].split()[-1].startswith("@ompi_mpi_") for _, d in FUNCS[name][1]):
+            continue
+        lines[k] = f"{line[:m.start()]}@{C_TYPED_PREFIX}{name[4:].lower()}({line[m.end():]}"
+        renamed.add(name)
+    for k, line in enumerate(list(lines)):
+        if line.startswith("declare") and (m := _C_CALL.search(line)) and m.group(1) in renamed:
+            lines.append(f"{line[:m.start()]}@{C_TYPED_PREFIX}{m.group(1)[4:].lower()}("
+                         f"{line[m.end():]}")
+    return ("\n".join(lines), True) if renamed else (text, False)
+
+
+def link_c_datatypes(module, ctx):
+    for data in runtime_bitcode(("mpi_c_typed.c",), ("mpi_abi.h", "mpi_typed.h"),
+                                "MPI datatype dispatch"):
+        module.link_in(parse_bitcode(data, "enzyme-cc MPI datatype dispatch", ctx))

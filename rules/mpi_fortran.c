@@ -87,46 +87,7 @@ static inline __attribute__((always_inline)) void done(F *ierr, int rc) {
   if (ierr) *ierr = rc;
 }
 
-/* the calls whose datatype is none of the float types below (integer data; a float type held
- * in a variable that is none of those): defined by rules/mpi_dynamic.c after AD, which checks
- * their datatype at run time to be integer data where they are differentiated (rules/mpi.py) */
-int __enzyme_cc_fmpi_dyn_send(const void *a0, int a1, H a2, int a3, int a4, H a5);
-int __enzyme_cc_fmpi_dyn_ssend(const void *a0, int a1, H a2, int a3, int a4, H a5);
-int __enzyme_cc_fmpi_dyn_rsend(const void *a0, int a1, H a2, int a3, int a4, H a5);
-int __enzyme_cc_fmpi_dyn_recv(void *a0, int a1, H a2, int a3, int a4, H a5, St *a6);
-int __enzyme_cc_fmpi_dyn_isend(const void *a0, int a1, H a2, int a3, int a4, H a5, H *a6);
-int __enzyme_cc_fmpi_dyn_irecv(void *a0, int a1, H a2, int a3, int a4, H a5, H *a6);
-int __enzyme_cc_fmpi_dyn_sendrecv(const void *a0, int a1, H a2, int a3, int a4, void *a5,
-    int a6, H a7, int a8, int a9, H a10, St *a11);
-int __enzyme_cc_fmpi_dyn_bcast(void *a0, int a1, H a2, int a3, H a4);
-int __enzyme_cc_fmpi_dyn_reduce(const void *a0, void *a1, int a2, H a3, H a4, int a5, H a6);
-int __enzyme_cc_fmpi_dyn_allreduce(const void *a0, void *a1, int a2, H a3, H a4, H a5);
-int __enzyme_cc_fmpi_dyn_gather(const void *a0, int a1, H a2, void *a3, int a4, H a5, int a6,
-    H a7);
-int __enzyme_cc_fmpi_dyn_gatherv(const void *a0, int a1, H a2, void *a3, const int *a4,
-    const int *a5, H a6, int a7, H a8);
-int __enzyme_cc_fmpi_dyn_scatter(const void *a0, int a1, H a2, void *a3, int a4, H a5, int a6,
-    H a7);
-int __enzyme_cc_fmpi_dyn_scatterv(const void *a0, const int *a1, const int *a2, H a3,
-    void *a4, int a5, H a6, int a7, H a8);
-int __enzyme_cc_fmpi_dyn_allgather(const void *a0, int a1, H a2, void *a3, int a4, H a5,
-    H a6);
-int __enzyme_cc_fmpi_dyn_allgatherv(const void *a0, int a1, H a2, void *a3, const int *a4,
-    const int *a5, H a6, H a7);
-int __enzyme_cc_fmpi_dyn_alltoall(const void *a0, int a1, H a2, void *a3, int a4, H a5, H a6);
-int __enzyme_cc_fmpi_dyn_alltoallv(const void *a0, const int *a1, const int *a2, H a3,
-    void *a4, const int *a5, const int *a6, H a7, H a8);
-
-/* the call with its datatype as a constant: one branch is left where the program names the
- * datatype, all of them where it holds it in a variable (NPB's dp_type) */
-#define TYPED(d, d2, CALL, OTHER)                                                               \
-  ((d) == &ompi_mpi_dblprec && (d2) == (d)   ? CALL(&ompi_mpi_dblprec)                          \
-   : (d) == &ompi_mpi_real8 && (d2) == (d)  ? CALL(&ompi_mpi_real8)                            \
-   : (d) == &ompi_mpi_double && (d2) == (d) ? CALL(&ompi_mpi_double)                           \
-   : (d) == &ompi_mpi_real && (d2) == (d)   ? CALL(&ompi_mpi_real)                             \
-   : (d) == &ompi_mpi_real4 && (d2) == (d)  ? CALL(&ompi_mpi_real4)                            \
-   : (d) == &ompi_mpi_float && (d2) == (d)  ? CALL(&ompi_mpi_float)                            \
-                                            : OTHER)
+#include "mpi_typed.h"
 
 W __enzyme_cc_fmpi_send(const void *b, const F *n, const F *t, const F *dest, const F *tag,
                         const F *c, F *ierr) {
