@@ -1,7 +1,9 @@
 """Forward-mode (tangent) rules: TANGENT[opcode](ctx, inst) emits the tangent of inst's result and
 returns its name (or a constant). ctx.t(v) is the tangent of operand v (zero when inactive),
 ctx.p(v) its primal value, ctx.s(v) its shadow pointer."""
-from enzyme_cc.ir.lexer import is_fp, carries_float, int_bits
+import ast
+
+from enzyme_cc.ir.lexer import is_fp, carries_float, int_bits, compare_type, zero_of
 from enzyme_cc.ad.structure import packed_bits
 from .registry import tangent, call_rule
 from .formula import FormulaCompiler
@@ -16,6 +18,12 @@ from .fortran import refuse_associated_pointer
 from .blas_tangent import tangent as blas_tangent
 from .c_sort import FORWARD_DOES_PRIMAL, sort_lane
 from enzyme_cc.ad.api.fixed_point import tangent as fixed_point_tangent
+
+
+def _piecewise(partial) -> bool:
+    """A rule's partial derivative chooses by cases (`where`): fmin, fmax, fabs ..."""
+    return any(isinstance(n, ast.Call) and getattr(n.func, "id", None) == "where"
+               for n in ast.walk(partial))
 
 
 def _op(ctx, text):
@@ -223,8 +231,12 @@ def _t_call(ctx, inst):
                 continue
             fc = FormulaCompiler(ctx.emit, ctx.tmp, ctx.gen().declare, ty, live,
                                  f"{rule.source}: rule '{rule.name}'", known)
-            term = _op(ctx, f"fmul {ty} {fc.compile(partial)}, "
-                            f"{convert_float(ctx, ctx.t(o.value, o.ty), o.ty, ty)}")
+            p = fc.compile(partial)
+            term = _op(ctx, f"fmul {ty} {p}, {convert_float(ctx, ctx.t(o.value, o.ty), o.ty, ty)}")
+            if _piecewise(partial):       # a branch not taken adds nothing, also a NaN tangent
+                zero = zero_of(ty)        # (fmin(x, y) where y is infinite: its tangent NaN)
+                z = _op(ctx, f"fcmp oeq {ty} {p}, {zero}")
+                term = _op(ctx, f"select {compare_type(ty)} {z}, {ty} {zero}, {ty} {term}")
             total = term if total is None else _op(ctx, f"fadd {ty} {total}, {term}")
         return total
     if kind == "libm_out":

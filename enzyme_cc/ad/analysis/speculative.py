@@ -7,8 +7,9 @@ select over both arms of `if (v == 0) r = a; else r = b - u * u / v;` (GSL's Ste
 solver once converged): the value is not finite where it is not used, its adjoint there is
 zero, and the reverse multiplied that zero by the infinite partial derivatives: 0 * inf = NaN,
 a NaN gradient with no error. A value is *live* when on every path from its definition to a
-return a use passes its adjoint on (a store other than into a local, a call, a return, or a
-live value; not a select arm, whose adjoint is zero where the other arm is chosen). The
+return a use passes its adjoint on (a store other than into a local, a call other than a math
+function's, a return, or a live value; not a select arm, whose adjoint is zero where the other
+arm is chosen, nor an operand of fmin/fmax and their kin, likewise). The
 reverse of a value that is not live adds `select(d == 0, 0, contribution)`: where the program
 did not use the value, its branch adds nothing. The guard is always sound (it only turns
 0 * inf into 0); liveness only spares it where the program surely used the value, where a NaN
@@ -26,6 +27,8 @@ from enzyme_cc.rules.registry import call_rule
 # users through which no adjoint flows back (comparisons, conversions to integers)
 _NEUTRAL = ("fcmp", "fptosi", "fptoui")
 _EFFECTS = ("store", "call", "invoke", "ret", "atomicrmw", "cmpxchg")
+# rules that pass their adjoint to the operand they choose (libm.toml)
+_CHOOSING = {"fmin", "fmax", "fminimum", "fmaximum", "fminimum_num", "fmaximum_num"}
 
 
 def speculative(synth) -> set[str]:
@@ -38,16 +41,29 @@ def speculative(synth) -> set[str]:
     fn, act = synth.fn, synth.act
     users = fn.users()
     cand = [i for i in fn.insts() if i.name and i.name in act.active and is_fp(i.ty)]
+    live = set() if strong_zero() else _live(fn, cand, users, set())
+    # a math call passes its operand's adjoint on where its result is live; as a loop's
+    # accumulator (s = fma(v, v, s)) is live only through itself, first every call counts as
+    # passing it on, then not those whose result is not live even so (pow of a rejected step)
+    unused = {i.name for i in cand if i.op == "call" and i.name not in live and _pure(i)}
+    if unused and not strong_zero():
+        live = _live(fn, cand, users, unused)
+    synth._speculative = {i.name for i in cand if i.name not in live and _pure(i)}
+    return synth._speculative
+
+
+def _live(fn, cand, users, unused_calls) -> set[str]:
+    """The least set of live values: a value is live once live uses cover its paths. Whether
+    it is depends on which of its users are live, so a value turning live asks again of its
+    operands only. A call among unused_calls passes nothing on."""
     live: set[str] = set()
-    # the least set: a value is live once live uses cover its paths. Whether it is depends on
-    # which of its users are live, so a value turning live asks again of its operands only
     by_name = {i.name: i for i in cand}
-    todo = [] if strong_zero() else list(reversed(cand))
+    todo = list(reversed(cand))
     queued = {i.name for i in todo}
     while todo:
         i = todo.pop()
         queued.discard(i.name)
-        if i.name in live or not _covered(fn, i, users.get(i.name, []), live):
+        if i.name in live or not _covered(fn, i, users.get(i.name, []), live, unused_calls):
             continue
         live.add(i.name)
         for o in i.ops:
@@ -55,8 +71,7 @@ def speculative(synth) -> set[str]:
             if c is not None and o.value not in live and o.value not in queued:
                 queued.add(o.value)
                 todo.append(c)
-    synth._speculative = {i.name for i in cand if i.name not in live and _pure(i)}
-    return synth._speculative
+    return live
 
 
 def strong_zero() -> bool:
@@ -80,13 +95,15 @@ def _pure(inst) -> bool:
     return callee.startswith("@llvm.") or call_rule(callee) is not None
 
 
-def _covered(fn, inst, uses, live) -> bool:
+def _covered(fn, inst, uses, live, unused_calls) -> bool:
     """Every path from inst's block to a return passes a use that passes its adjoint on."""
     blocks = set()
     for u in uses:
         if u.op == "select" and u.ops[0].value != inst.name:
             continue                      # an arm: zero adjoint where the other is chosen
-        if u.op in _NEUTRAL or not (u.op in _EFFECTS or u.name in live):
+        if u.op == "call" and getattr(call_rule(u.callee or ""), "name", None) in _CHOOSING:
+            continue                      # the same, inside fmin(x, y)
+        if u.op in _NEUTRAL or u.name in unused_calls or not (u.op in _EFFECTS or u.name in live):
             continue
         if u.op == "store" and _local_slot(fn, u.ops[1].value):
             continue                      # read back later, or not (unoptimized code's locals)
