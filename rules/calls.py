@@ -358,7 +358,13 @@ def zero_shadow_like(ctx, dst, n):
         ctx.emit(f"{u} = call i64 @malloc_usable_size(ptr {ctx.s(dst.value)})")
         ctx.gen().zero_memory(ctx.emit, ctx.s(dst.value), u, n.ty)
         return
-    ctx.gen().zero_memory(ctx.emit, ctx.s(dst.value), ctx.p(n.value), n.ty)
+    sh, size = ctx.s(dst.value), ctx.p(n.value)
+    if not sh.startswith("@"):            # a shadow read from memory may be null: a Fortran
+        z, size0 = ctx.tmp("shnull"), ctx.tmp("shsize")   # LOGICAL or INTEGER array's descriptor
+        ctx.emit(f"{z} = icmp eq ptr {sh}, null")
+        ctx.emit(f"{size0} = select i1 {z}, {n.ty} 0, {n.ty} {size}")
+        size = size0
+    ctx.gen().zero_memory(ctx.emit, sh, size, n.ty)
 
 
 def _mirror_call(ctx, inst):

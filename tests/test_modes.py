@@ -258,6 +258,13 @@ def test_module_variable_tree(tmp_path, opt):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_logical_flags_cleared_in_the_derivative(tmp_path, opt):
+    """A module LOGICAL array cleared by a memset in differentiated code (SNAP's convergence
+    flags): the reverse zeroed its null shadow (a crash at -O2); the analytic gradient."""
+    _fortran_workspace(tmp_path, "logical_flags_cleared.f90", opt, 4)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_module_tiles_copy(tmp_path, opt):
     """Copy loops (memcpy after LLVM) over arrays reached through a module variable's
     allocatable array of derived type (CloverLeaf's reset_field): refused as untyped; the
