@@ -1,4 +1,5 @@
-"""flang's OpenMP capture records, unpacked into the arguments clang would pass.
+"""flang's OpenMP forks in the shapes clang writes: capture records unpacked into the arguments
+clang would pass, and the `if` clause's fork as a team of one thread.
 
 clang passes a parallel region's captured variables to `__kmpc_fork_call` one by one; flang
 (its OpenMPIRBuilder) stores their addresses into one local record and passes the record's
@@ -138,3 +139,53 @@ def _header_line(module, name: str) -> int:
     """The line of the `define` of function `name` (where its parameters are)."""
     lo = module._bodies[name][0]
     return next(k for k in range(lo, lo + 8) if module._lines[k].startswith("define "))
+
+
+# ---- `!$omp parallel if(cond)` -----------------------------------------------------------------
+# flang calls __kmpc_fork_call_if(loc, n, outlined, cond, record); a false cond runs the region
+# on a team of the encountering thread alone. It becomes the plain fork after a push of the
+# thread count: the region's num_threads where one was pushed in the same block, else
+# omp_get_max_threads() (the team size a fork gets unasked), and 1 where cond is false; the
+# derivative forks its teams the same way (ad/parallel/openmp.py).
+_FORK_IF = re.compile(r"^(\s*)(?:tail |notail )?call void @__kmpc_fork_call_if\(ptr ([^,]+), "
+                      r"i32 ([^,]+), ptr ([^,]+), i32 ([^,]+), ptr ([^,)]+)\)(.*)$")
+_PUSH = re.compile(r"@__kmpc_push_num_threads\(ptr [^,]+, i32 [^,]+, i32 ([^,)]+)\)")
+_DECLS = {"@__kmpc_fork_call(": "declare void @__kmpc_fork_call(ptr, i32, ptr, ...)",
+          "@__kmpc_push_num_threads(": "declare void @__kmpc_push_num_threads(ptr, i32, i32)",
+          "@__kmpc_global_thread_num(": "declare i32 @__kmpc_global_thread_num(ptr)",
+          "@omp_get_max_threads(": "declare i32 @omp_get_max_threads()"}
+
+
+def fork_if_as_fork(text: str) -> str:
+    if "@__kmpc_fork_call_if(" not in text:
+        return text
+    lines, out, n = text.split("\n"), [], 0
+    for k, line in enumerate(lines):
+        m = _FORK_IF.match(line)
+        if not m:
+            out.append(line)
+            continue
+        ind, loc, nargs, fn, cond, rec, rest = m.groups()
+        pushed = None
+        for prev in reversed(out):        # the clause's count, pushed in this block
+            if prev.rstrip().endswith(":") or prev.startswith("define") or "@__kmpc_fork" in prev:
+                break
+            if (p := _PUSH.search(prev)) is not None:
+                pushed = p.group(1)
+                break
+        n += 1
+        t = f"%ad.forkif{n}"
+        if pushed is None:
+            out.append(f"{ind}{t}.max = call i32 @omp_get_max_threads()")
+            pushed = f"{t}.max"
+        out += [f"{ind}{t}.on = icmp ne i32 {cond}, 0",
+                f"{ind}{t}.n = select i1 {t}.on, i32 {pushed}, i32 1",
+                f"{ind}{t}.gtid = call i32 @__kmpc_global_thread_num(ptr {loc})",
+                f"{ind}call void @__kmpc_push_num_threads(ptr {loc}, i32 {t}.gtid, i32 {t}.n)",
+                f"{ind}call void (ptr, i32, ptr, ...) @__kmpc_fork_call(ptr {loc}, i32 {nargs}, "
+                f"ptr {fn}, ptr {rec}){rest}"]
+    text = "\n".join(out)
+    for name, decl in _DECLS.items():
+        if not re.search(r"^(declare|define)\b[^@\n]*" + re.escape(name), text, re.M):
+            text += "\n" + decl + "\n"
+    return text

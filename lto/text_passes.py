@@ -36,6 +36,7 @@ def merge_passes(shared: bool, preopt: bool,
               ("inline assembly as IR", inline_asm.rewrite),       # Eigen's SSE max/min, FMA
               ("x86 intrinsics as IR", x86_intrinsics.rewrite),    # AVX max/min, horizontal adds
               ("vector reductions as scalar code", vector_reductions.rewrite),   # -flto objects
+              ("flang's OpenMP if clause as a fork", flang_omp.fork_if_as_fork),
               ("flang's OpenMP capture records unpacked", flang_omp.unpack_capture_records),
               ("calls matched to their callee's one-element aggregates", call_signatures.match_calls)]
     if not shared:

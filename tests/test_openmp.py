@@ -375,6 +375,21 @@ def test_openmp_nested_team_of_one_adds_atomically(tmp_path, level):
         assert r.stdout.split() == ["wrong", "0"], (n, r.stdout)
 
 
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_openmp_fortran_parallel_if(tmp_path, level):
+    """flang's `!$omp parallel if(cond)` (__kmpc_fork_call_if, refused before; SNAP): the team
+    size the condition and num_threads give, and the exact gradient, at 1 and 3 threads."""
+    exe = tmp_path / "pif"
+    run(["enzyme-fc", "-fopenmp", level, str(HERE / "fortran" / "omp_parallel_if.f90"), "-o",
+         str(exe)], cwd=tmp_path)
+    for n in (1, 3):
+        out = run([str(exe)], cwd=tmp_path, env=dict(os.environ, OMP_NUM_THREADS=str(n))).stdout
+        rows = [line.split() for line in out.splitlines()]
+        assert [r[:3] for r in rows] == [["clause", "1", "1"], ["plain", "0", "1"],
+                                         ["clause", "2", "2"], ["plain", "1", str(n)]], out
+        assert all(float(r[3]) < 1e-14 for r in rows), out
+
+
 @pytest.mark.skipif(not (shutil.which("flang") or shutil.which("flang-22")), reason="no flang")
 def test_openmp_fortran_module_state(tmp_path):
     """Module arrays and scalars written in one parallel region and read in another (the way
