@@ -7,7 +7,8 @@ select over both arms of `if (v == 0) r = a; else r = b - u * u / v;` (GSL's Ste
 solver once converged): the value is not finite where it is not used, its adjoint there is
 zero, and the reverse multiplied that zero by the infinite partial derivatives: 0 * inf = NaN,
 a NaN gradient with no error. A value is *live* when on every path from its definition to a
-return a use passes its adjoint on (a store other than into a local, a call other than a math
+return, or to its own block where a loop computes it anew without carrying it in a phi (a
+rejected trial step), a use passes its adjoint on (a store other than into a local, a call other than a math
 function's, a return, or a live value; not a select arm, whose adjoint is zero where the other
 arm is chosen, nor an operand of fmin/fmax and their kin, likewise). The
 reverse of a value that is not live adds `select(d == 0, 0, contribution)`: where the program
@@ -20,7 +21,6 @@ from __future__ import annotations
 import os
 
 from enzyme_cc.ir.lexer import compare_type, is_fp, zero_of
-from ..structure.cfg import always_passes
 from ..structure.type_layout import underlying
 from enzyme_cc.rules.registry import call_rule
 
@@ -114,7 +114,33 @@ def _covered(fn, inst, uses, live, unused_calls) -> bool:
                     blocks.add(pred)
         else:
             blocks.add(u.block.label)
-    return bool(blocks) and always_passes(fn, inst.block.label, blocks)
+    return bool(blocks) and _passes_before_redefined(fn, inst, blocks)
+
+
+def _passes_before_redefined(fn, inst, via: set) -> bool:
+    """Every path from inst's block to a return, or back into that block, goes through via.
+    Back in its block the value is computed anew: this one is dead there (a loop's rejected
+    trial step) unless the path carried it into a phi (a loop's running value)."""
+    src = inst.block.label
+    if src in via:
+        return True
+    seen, todo = set(), [(src, False)]
+    while todo:
+        label, carried = todo.pop()
+        b = fn.block(label)
+        if b.term.op == "ret":
+            return False
+        for t in b.term.targets:
+            if t in via:
+                continue
+            c = carried or any((inst.name, label) in p.incoming for p in fn.block(t).phis)
+            if t == src:
+                if not c:
+                    return False
+            elif (t, c) not in seen:
+                seen.add((t, c))
+                todo.append((t, c))
+    return True
 
 
 def _local_slot(fn, ptr: str) -> bool:
