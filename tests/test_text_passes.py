@@ -6,6 +6,7 @@ import subprocess
 import llvmlite.binding as llvm
 import pytest
 
+from conftest import run
 from enzyme_cc.lto import text_passes
 from enzyme_cc.lto.inline_asm import rewrite as rewrite_asm
 from enzyme_cc.lto.x86_intrinsics import rewrite as rewrite_intrinsics
@@ -187,7 +188,6 @@ def test_full_lto_objects_with_reductions(tmp_path):
     """Objects built with -flto carry LLVM's pre-link vectorized reductions (a max loop, a
     fast-math sum): they were refused ("no derivative rule for call to
     'llvm.vector.reduce.fmax.v4f32'")."""
-    from conftest import run
     (tmp_path / "r.c").write_text(r"""
 #include <stdio.h>
 #include <math.h>
@@ -301,6 +301,40 @@ def test_markers_nomerge():
     assert "declare double @_Z17__enzyme_fwddiffPvz(ptr, ...) nomerge" in out
     assert "declare ptr @__enzyme_shadow(ptr, i32, i32)\n" in out
     assert text_passes.markers_nomerge(out) == out
+
+
+@pytest.mark.parametrize("flags", [["-O2", "-flto"], ["-O2", "-flto=thin"], ["-O2"]])
+def test_marker_calls_kept_apart_under_lto(tmp_path, flags):
+    """Two marker calls in the arms of a branch, C++ invokes (a vector is live), that differ in
+    their function and an activity marker: -flto's objects are IR optimized at the compile
+    step, where SimplifyCFG merged them into one call with phis for both (an error: "too many
+    arguments"); the compile step's plugin makes the markers nomerge (HPCG's driver)."""
+    (tmp_path / "m.cpp").write_text("""#include <cstdio>
+#include <vector>
+extern int enzyme_dup, enzyme_const, enzyme_dupnoneed;
+extern double __enzyme_autodiff(void *, ...);
+struct V { int n; double *v; };
+double f(V *x, V *y, int n) { double s = 0; for (int i = 0; i < n; i++) s += x->v[i] * x->v[i]; return s; }
+double g(double *x, double *y, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) { y[i] = x[i] * x[i]; s += y[i] * x[i]; }
+  return s;
+}
+int main(int argc, char **argv) {
+  std::vector<double> xs = {3, 1}, dxs = {0, 0}, ys(2), dys(2);
+  V x{2, xs.data()}, dx{2, dxs.data()}, y{2, ys.data()}, dy{2, dys.data()};
+  if (argc == 2)
+    __enzyme_autodiff((void *)g, enzyme_dup, x.v, dx.v, enzyme_dupnoneed, y.v, dy.v, enzyme_const, 2);
+  else
+    __enzyme_autodiff((void *)f, enzyme_dup, &x, &dx, enzyme_dup, &y, &dy, enzyme_const, 2);
+  printf("%g\\n", dxs[0]);
+  return 0;
+}
+""")
+    run(["enzyme-c++", *flags, "-c", "m.cpp", "-o", "m.o"], cwd=tmp_path)
+    run(["enzyme-c++", *flags, "m.o", "-o", "m"], cwd=tmp_path)
+    assert run([str(tmp_path / "m")], cwd=tmp_path).stdout.split() == ["6"]          # 2 x0
+    assert run([str(tmp_path / "m"), "g"], cwd=tmp_path).stdout.split() == ["27"]    # 3 x0^2
 
 
 def test_unmangle_entry_points():

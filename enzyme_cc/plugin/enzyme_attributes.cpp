@@ -436,6 +436,16 @@ class Consumer : public ASTConsumer {
 public:
   explicit Consumer(CompilerInstance &ci) : CI(ci) {}
 
+  // The derivative markers `nomerge` before code generation sees their calls (as the link
+  // step's lto/text_passes.py markers_nomerge does): with -flto the object is IR optimized
+  // here, and SimplifyCFG sank two marker calls in the arms of a branch (a C++ invoke each)
+  // into one whose function and activity markers are phis, which no marker can be read from.
+  bool HandleTopLevelDecl(DeclGroupRef G) override {
+    for (Decl *D : G)
+      markNoMerge(D);
+    return true;
+  }
+
   // Registration variables for marked declarations used here but defined elsewhere.
   void HandleTranslationUnit(ASTContext &C) override {
     if (CI.getDiagnostics().hasErrorOccurred())
@@ -455,6 +465,27 @@ public:
   }
 
 private:
+  static bool isDerivativeMarker(StringRef N) {
+    for (StringRef M : {"__enzyme_autodiff", "__enzyme_fwddiff", "__enzyme_augmentfwd",
+                        "__enzyme_reverse", "__enzyme_augmentsize", "__enzyme_error_estimate"})
+      if (N.starts_with(M))
+        return true;
+    return false;
+  }
+
+  static void markNoMerge(Decl *D) {
+    if (auto *L = dyn_cast<LinkageSpecDecl>(D)) {         // extern "C" { ... }
+      for (Decl *Inner : L->decls())
+        markNoMerge(Inner);
+      return;
+    }
+    if (auto *T = dyn_cast<FunctionTemplateDecl>(D))
+      D = T->getTemplatedDecl();
+    auto *F = dyn_cast<FunctionDecl>(D);
+    if (F && F->getIdentifier() && isDerivativeMarker(F->getName()) && !F->hasAttr<NoMergeAttr>())
+      F->addAttr(NoMergeAttr::CreateImplicit(F->getASTContext()));
+  }
+
   static bool definedElsewhere(ValueDecl *D) {
     if (!D->isUsed() && !D->isReferenced())
       return false;    // never used: no address to take (it may be defined nowhere)
