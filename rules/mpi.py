@@ -35,6 +35,10 @@ FUNCS = {
     "MPI_Waitall": ("waitall", [], None, []),
     "MPI_Test": ("test", [], None, []),
     "MPI_Testall": ("testall", [], None, []),
+    "MPI_Waitany": ("waitany", [], None, []),
+    "MPI_Testany": ("testany", [], None, []),
+    "MPI_Waitsome": ("waitsome", [], None, []),
+    "MPI_Testsome": ("testsome", [], None, []),
     "MPI_Sendrecv": ("sendrecv", [(0, 2), (5, 7)], None, [5]),
     "MPI_Bcast": ("bcast", [(0, 2)], None, [0]),
     "MPI_Reduce": ("reduce", [(0, 3), (1, 3)], 4, [1]),
@@ -55,7 +59,8 @@ FUNCS = {
 _BYTE_CALLS = ("send", "recv", "isend", "irecv", "sendrecv")
 K_BYTES = 4
 # request completion: always handled (the request may belong to a float Isend/Irecv)
-_WAITS = ("MPI_Wait", "MPI_Waitall", "MPI_Test", "MPI_Testall")
+_WAITS = ("MPI_Wait", "MPI_Waitall", "MPI_Test", "MPI_Testall", "MPI_Waitany", "MPI_Testany",
+          "MPI_Waitsome", "MPI_Testsome")
 # Open MPI's predefined datatypes (MPI_DOUBLE is &ompi_mpi_double): element kinds of
 # mpi_runtime.c, or None for integer data (inactive)
 KINDS = {"float": 0, "real": 0, "real4": 0, "double": 1, "dblprec": 1, "real8": 1,
@@ -238,15 +243,15 @@ def _check(ctx, inst):
     if isinstance(c, str):
         if inst.callee[1:].startswith(("mpi_", "pmpi_")):
             # (a Fortran binding substitute_fortran does not cover: mpi_scan_, mpi_f08's ...)
-            hint = ("Fortran's MPI_SEND/RECV, ISEND/IRECV/WAIT/WAITALL/TEST/TESTALL, SENDRECV, "
-                    "BCAST, (ALL)REDUCE, (ALL)GATHER(V), SCATTER(V), ALLTOALL(V) and BARRIER of "
-                    "mpif.h or `use mpi` have derivatives; keep other MPI calls out of the "
-                    "differentiated procedure")
+            hint = ("Fortran's MPI_SEND/RECV, ISEND/IRECV, WAIT/TEST (ALL, ANY, SOME), "
+                    "SENDRECV, BCAST, (ALL)REDUCE, (ALL)GATHER(V), SCATTER(V), ALLTOALL(V) and "
+                    "BARRIER of mpif.h or `use mpi` have derivatives; keep other MPI calls out "
+                    "of the differentiated procedure")
         elif "known at compile time" in c:
             hint = ("name a predefined datatype in the call itself (MPI_DOUBLE, MPI_FLOAT), "
                     "not one held in a variable")
         else:
-            hint = ("differentiate only MPI_Send/Recv, Isend/Irecv/Wait/Waitall/Test/Testall, "
+            hint = ("differentiate only MPI_Send/Recv, Isend/Irecv, Wait/Test(all/any/some), "
                     "Sendrecv, Bcast, (All)Reduce, (All)Gather(v), Scatter(v), Alltoall(v) and "
                     "Barrier on predefined datatypes, or declare the call inactive with "
                     "__enzyme_inactivefn if it moves no float data")

@@ -188,6 +188,51 @@ W __enzyme_cc_fmpi_testall(const F *n, F *reqs, F *flag, F *s, F *ierr) {
   *flag = f != 0;
   requests_out(q, reqs, s, f);
 }
+/* Waitany/Testany and Waitsome/Testsome: Fortran's indices count from 1 (MPI_UNDEFINED stays) */
+static inline __attribute__((always_inline)) F f_index(int i) { return i >= 0 ? i + 1 : i; }
+W __enzyme_cc_fmpi_waitany(const F *n, F *reqs, F *index, F *s, F *ierr) {
+  Requests q = requests_in(n, reqs, &mpi_fortran_statuses_ignore_);
+  St st;
+  int i = 0;
+  done(ierr, MPI_Waitany(q.k, q.r, &i, status(s, &st)));
+  *index = f_index(i);
+  requests_out(q, reqs, s, 0);
+  if (i >= 0) status_out(s, &st);
+}
+W __enzyme_cc_fmpi_testany(const F *n, F *reqs, F *index, F *flag, F *s, F *ierr) {
+  Requests q = requests_in(n, reqs, &mpi_fortran_statuses_ignore_);
+  St st;
+  int i = 0, f = 0;
+  done(ierr, MPI_Testany(q.k, q.r, &i, &f, status(s, &st)));
+  *index = f_index(i);
+  *flag = f != 0;
+  requests_out(q, reqs, s, 0);
+  if (f && i >= 0) status_out(s, &st);
+}
+static inline __attribute__((always_inline)) void some_out(Requests q, F *reqs, int count,
+                                                           const int *idx, F *outcount,
+                                                           F *indices, F *s) {
+  *outcount = count;
+  for (int i = 0; i < count; i++) {
+    indices[i] = idx[i] + 1;
+    if (q.st) MPI_Status_c2f(&q.st[i], s + 6 * i);                     /* MPI_STATUS_SIZE */
+  }
+  requests_out(q, reqs, s, 0);
+}
+W __enzyme_cc_fmpi_waitsome(const F *n, F *reqs, F *outcount, F *indices, F *s, F *ierr) {
+  Requests q = requests_in(n, reqs, s);
+  int count = 0, *idx = malloc(((size_t)q.k + 1) * sizeof(int));
+  done(ierr, MPI_Waitsome(q.k, q.r, &count, idx, q.st));
+  some_out(q, reqs, count, idx, outcount, indices, s);
+  free(idx);
+}
+W __enzyme_cc_fmpi_testsome(const F *n, F *reqs, F *outcount, F *indices, F *s, F *ierr) {
+  Requests q = requests_in(n, reqs, s);
+  int count = 0, *idx = malloc(((size_t)q.k + 1) * sizeof(int));
+  done(ierr, MPI_Testsome(q.k, q.r, &count, idx, q.st));
+  some_out(q, reqs, count, idx, outcount, indices, s);
+  free(idx);
+}
 W __enzyme_cc_fmpi_sendrecv(const void *sb, const F *sn, const F *st_, const F *dest,
                             const F *stag, void *rb, const F *rn, const F *rt, const F *src,
                             const F *rtag, const F *c, F *s, F *ierr) {

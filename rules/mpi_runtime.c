@@ -253,6 +253,53 @@ Aug __enzyme_cc_mpi_aug_testall(int n, H *reqs, int *flag, St *statuses) {
     free(keys), free(st);
     return (Aug){a, rc};
 }
+/* MPI_Waitany, Testany, Waitsome and Testsome: a wait for the requests they complete (none
+ * where the index or count is MPI_UNDEFINED, negative in Open MPI) */
+__attribute__((visibility("default"))) int PMPI_Testany(int, H *, int *, int *, St *);
+__attribute__((visibility("default"))) int PMPI_Testsome(int, H *, int *, int *, St *);
+__attribute__((visibility("default"))) int PMPI_Waitany(int, H *, int *, St *);
+__attribute__((visibility("default"))) int PMPI_Waitsome(int, H *, int *, int *, St *);
+static AllRec *completed_at(const H *keys, int count, const int *indices, St *st) {
+    if (count <= 0) return NULL;
+    AllRec *a = xcalloc(1, sizeof *a + (size_t)count * sizeof(ReqRec *));
+    a->n = count;
+    for (int i = 0; i < count; i++) completed(a->recs[i] = table_take(keys[indices[i]]), &st[i]);
+    return a;
+}
+Aug __enzyme_cc_mpi_aug_waitany(int n, H *reqs, int *index, St *status) {
+    H *keys = saved(n, reqs);
+    St st;
+    int rc = PMPI_Waitany(n, reqs, index, &st);
+    AllRec *a = completed_at(keys, *index >= 0, index, &st);
+    if (status) *status = st;
+    free(keys);
+    return (Aug){a, rc};
+}
+Aug __enzyme_cc_mpi_aug_testany(int n, H *reqs, int *index, int *flag, St *status) {
+    H *keys = saved(n, reqs);
+    St st;
+    int rc = PMPI_Testany(n, reqs, index, flag, &st);
+    AllRec *a = completed_at(keys, *flag && *index >= 0, index, &st);
+    if (status && *flag) *status = st;
+    free(keys);
+    return (Aug){a, rc};
+}
+static Aug some(int n, H *reqs, int *count, int *indices, St *statuses, int wait) {
+    H *keys = saved(n, reqs);
+    St *st = xcalloc(n > 0 ? (size_t)n : 1, sizeof(St));
+    int rc = wait ? PMPI_Waitsome(n, reqs, count, indices, st)
+                  : PMPI_Testsome(n, reqs, count, indices, st);
+    AllRec *a = completed_at(keys, *count, indices, st);
+    if (statuses && *count > 0) memcpy(statuses, st, (size_t)*count * sizeof(St));
+    free(keys), free(st);
+    return (Aug){a, rc};
+}
+Aug __enzyme_cc_mpi_aug_waitsome(int n, H *reqs, int *count, int *indices, St *statuses) {
+    return some(n, reqs, count, indices, statuses, 1);
+}
+Aug __enzyme_cc_mpi_aug_testsome(int n, H *reqs, int *count, int *indices, St *statuses) {
+    return some(n, reqs, count, indices, statuses, 0);
+}
 /* reverse of the wait: start the adjoint communication (completed by the reverse of Isend/Irecv) */
 static void post(ReqRec *r) {
     if (!r) return;
@@ -266,6 +313,11 @@ static void post(ReqRec *r) {
     }
     r->posted = 1;
 }
+static void post_all(AllRec *a) {
+    if (!a) return;
+    for (int i = 0; i < a->n; i++) post(a->recs[i]);
+    free(a);
+}
 void __enzyme_cc_mpi_rev_wait(ReqRec *rec, H *req, St *status) { (void)req, (void)status; post(rec); }
 void __enzyme_cc_mpi_rev_test(ReqRec *rec, H *req, int *flag, St *status) {
     (void)req, (void)flag, (void)status;
@@ -273,20 +325,36 @@ void __enzyme_cc_mpi_rev_test(ReqRec *rec, H *req, int *flag, St *status) {
 }
 void __enzyme_cc_mpi_rev_testall(AllRec *a, int n, H *reqs, int *flag, St *statuses) {
     (void)n, (void)reqs, (void)flag, (void)statuses;
-    if (!a) return;
-    for (int i = 0; i < a->n; i++) post(a->recs[i]);
-    free(a);
+    post_all(a);
 }
 void __enzyme_cc_mpi_rev_waitall(AllRec *a, int n, H *reqs, St *statuses) {
     (void)n, (void)reqs, (void)statuses;
-    for (int i = 0; i < a->n; i++) post(a->recs[i]);
-    free(a);
+    post_all(a);
+}
+void __enzyme_cc_mpi_rev_waitany(AllRec *a, int n, H *reqs, int *index, St *status) {
+    (void)n, (void)reqs, (void)index, (void)status;
+    post_all(a);
+}
+void __enzyme_cc_mpi_rev_testany(AllRec *a, int n, H *reqs, int *index, int *flag, St *status) {
+    (void)n, (void)reqs, (void)index, (void)flag, (void)status;
+    post_all(a);
+}
+void __enzyme_cc_mpi_rev_waitsome(AllRec *a, int n, H *reqs, int *count, int *indices,
+                                  St *statuses) {
+    (void)n, (void)reqs, (void)count, (void)indices, (void)statuses;
+    post_all(a);
+}
+void __enzyme_cc_mpi_rev_testsome(AllRec *a, int n, H *reqs, int *count, int *indices,
+                                  St *statuses) {
+    (void)n, (void)reqs, (void)count, (void)indices, (void)statuses;
+    post_all(a);
 }
 static void finish(ReqRec *r, const char *what) {
     if (!r->posted) {
         char msg[200];
-        snprintf(msg, sizeof msg, "the request of an %s was not completed by an MPI_Wait or "
-                 "MPI_Waitall in differentiated code; its adjoint cannot be communicated", what);
+        snprintf(msg, sizeof msg, "the request of an %s was not completed by an MPI_Wait, "
+                 "Waitall, Waitany, Waitsome or a Test in differentiated code; its adjoint "
+                 "cannot be communicated", what);
         fatal(msg);
     }
     PMPI_Wait(&r->rev, NULL);
@@ -352,6 +420,18 @@ int __enzyme_cc_mpi_fwd_test(H *req, int *flag, St *status) {
 }
 int __enzyme_cc_mpi_fwd_testall(int n, H *reqs, int *flag, St *statuses) {
     return MPI_Testall(n, reqs, flag, statuses);
+}
+int __enzyme_cc_mpi_fwd_waitany(int n, H *reqs, int *index, St *status) {
+    return MPI_Waitany(n, reqs, index, status);
+}
+int __enzyme_cc_mpi_fwd_testany(int n, H *reqs, int *index, int *flag, St *status) {
+    return MPI_Testany(n, reqs, index, flag, status);
+}
+int __enzyme_cc_mpi_fwd_waitsome(int n, H *reqs, int *count, int *indices, St *statuses) {
+    return MPI_Waitsome(n, reqs, count, indices, statuses);
+}
+int __enzyme_cc_mpi_fwd_testsome(int n, H *reqs, int *count, int *indices, St *statuses) {
+    return MPI_Testsome(n, reqs, count, indices, statuses);
 }
 int __enzyme_cc_mpi_fwd_waitall(int n, H *reqs, St *statuses) {
     ReqRec **rs = xcalloc((size_t)n, sizeof *rs);

@@ -477,7 +477,8 @@ FORTRAN_REFUSED = {
     "no_rule": (
         "    call mpi_allreduce(s, t, 1, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)\n"
         "    call mpi_scan(s, t, 1, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)\n",
-        ["e.f90:14:", "'mpi_scan_'", "Fortran's MPI_SEND/RECV, ISEND/IRECV/WAIT/WAITALL"]),
+        ["e.f90:14:", "'mpi_scan_'",
+         "Fortran's MPI_SEND/RECV, ISEND/IRECV, WAIT/TEST (ALL, ANY, SOME)"]),
 }
 
 
@@ -502,6 +503,18 @@ def test_fortran_allreduce_into_a_dummy(tmp_path, opt):
     run(["mpif90", opt, "d.f90", "-o", "d"], cwd=tmp_path, env=_fortran_env())
     for ranks in (1, 2):
         out = run([*MPIRUN, "-np", str(ranks), "./d"], cwd=tmp_path).stdout
+        assert out.count("CHECK rank") == ranks and "FAILED" not in out, out
+
+
+@FORTRAN_MPI
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_fortran_waitany_testany_testsome_waitsome(tmp_path, opt):
+    """MPI_WAITANY, TESTANY, TESTSOME and WAITSOME from Fortran (SNAP's sweeps use TESTSOME),
+    their indices from 1: the analytic gradient on 1 to 3 ranks."""
+    shutil.copy(os.path.join(HERE, "requests_any_some.f90"), tmp_path / "r.f90")
+    run(["mpif90", opt, "r.f90", "-o", "r"], cwd=tmp_path, env=_fortran_env())
+    for ranks in (1, 2, 3):
+        out = run([*MPIRUN, "-np", str(ranks), "./r"], cwd=tmp_path).stdout
         assert out.count("CHECK rank") == ranks and "FAILED" not in out, out
 
 
@@ -590,6 +603,11 @@ int main(int c, char **v) {
   return 0;
 }
 """
+    _check_ring(tmp_path, src, opt)
+
+
+def _check_ring(tmp_path, src, opt):
+    """The gradient and tangent of the ring objectives below, on 1 and 2 ranks."""
     for ranks in (1, 2):
         grads, out = _per_rank(tmp_path, src, opt, ranks)
         assert sorted(grads) == list(range(ranks)), out
@@ -603,3 +621,47 @@ int main(int c, char **v) {
             # the tangent of rank r's own f with every x_i moved by 1
             tan = 3 * left ** 3 + 9 * xs[r] * left ** 2 if ranks > 1 else 12 * xs[r] ** 3
             assert t == pytest.approx(tan), out
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_waitany_testany_testsome_waitsome_complete_requests(tmp_path, opt):
+    """The ring of test_test_and_testall_complete_requests completed by MPI_Waitany, then
+    MPI_Testany until it completes one, MPI_Testsome until none is left, and MPI_Waitsome on
+    requests all null (MPI_UNDEFINED): each completion communicates the adjoints in reverse."""
+    src = HEAD + """#include <stdio.h>
+int enzyme_dup;
+double __enzyme_fwddiff(void *, ...);
+double f(double *x) {
+  int r, n, idx, flag = 0, count, ids[4], left = 4;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  double s[2] = {x[0] * x[0], 3 * x[0]}, u[2];
+  MPI_Request q[4];
+  MPI_Irecv(&u[0], 1, MPI_DOUBLE, (r + n - 1) % n, 1, MPI_COMM_WORLD, &q[0]);
+  MPI_Irecv(&u[1], 1, MPI_DOUBLE, (r + n - 1) % n, 2, MPI_COMM_WORLD, &q[1]);
+  MPI_Isend(&s[0], 1, MPI_DOUBLE, (r + 1) % n, 1, MPI_COMM_WORLD, &q[2]);
+  MPI_Isend(&s[1], 1, MPI_DOUBLE, (r + 1) % n, 2, MPI_COMM_WORLD, &q[3]);
+  MPI_Waitany(4, q, &idx, MPI_STATUS_IGNORE);
+  left--;
+  while (!flag) MPI_Testany(4, q, &idx, &flag, MPI_STATUS_IGNORE);
+  left--;
+  while (left > 0) {
+    MPI_Testsome(4, q, &count, ids, MPI_STATUSES_IGNORE);
+    left -= count;
+  }
+  MPI_Waitsome(4, q, &count, ids, MPI_STATUSES_IGNORE);
+  return count == MPI_UNDEFINED ? u[0] * u[1] * x[0] : 0.0;
+}
+int main(int c, char **v) {
+  int r;
+  MPI_Init(&c, &v);
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  double x = 1.0 + r, dx = 0, one = 1.0;
+  __enzyme_autodiff((void *)f, enzyme_dup, &x, &dx);
+  double t = __enzyme_fwddiff((void *)f, enzyme_dup, &x, &one);
+  printf("rank %d grad %.12g %.12g\\n", r, dx, t);
+  MPI_Finalize();
+  return 0;
+}
+"""
+    _check_ring(tmp_path, src, opt)
