@@ -351,10 +351,11 @@ void __enzyme_cc_mpi_rev_testsome(AllRec *a, int n, H *reqs, int *count, int *in
 }
 static void finish(ReqRec *r, const char *what) {
     if (!r->posted) {
-        char msg[200];
-        snprintf(msg, sizeof msg, "the request of an %s was not completed by an MPI_Wait, "
-                 "Waitall, Waitany, Waitsome or a Test in differentiated code; its adjoint "
-                 "cannot be communicated", what);
+        char msg[320];
+        snprintf(msg, sizeof msg, "the request of an %s (%s rank %d, tag %d, %d elements) was "
+                 "not completed by an MPI_Wait, Waitall, Waitany, Waitsome or a Test in "
+                 "differentiated code; its adjoint cannot be communicated", what,
+                 r->what == ISEND ? "to" : "from", r->peer, r->tag, r->n);
         fatal(msg);
     }
     PMPI_Wait(&r->rev, NULL);

@@ -665,3 +665,37 @@ int main(int c, char **v) {
 }
 """
     _check_ring(tmp_path, src, opt)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_request_never_completed_names_the_message(tmp_path, opt):
+    """An MPI_Isend whose request the differentiated code never completes (SNAP's last sends of
+    a sweep): the reverse pass stops with a message that names the call and the message's peer,
+    tag and count."""
+    src = HEAD + """#include <stdio.h>
+double f(double x) {
+  int r, n;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  double s[3] = {x, x * x, 2 * x}, u[3];
+  MPI_Request q[2];
+  MPI_Irecv(u, 3, MPI_DOUBLE, (r + n - 1) % n, 7, MPI_COMM_WORLD, &q[0]);
+  MPI_Isend(s, 3, MPI_DOUBLE, (r + 1) % n, 7, MPI_COMM_WORLD, &q[1]);
+  MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return u[0] * u[1] + u[2];
+}
+int main(int c, char **v) {
+  MPI_Init(&c, &v);
+  printf("gradient %g\\n", __enzyme_autodiff((void *)f, 2.0));
+  MPI_Finalize();
+  return 0;
+}
+"""
+    (tmp_path / "e.c").write_text(src)
+    run(["mpicc", opt, "e.c", "-o", "e"], cwd=tmp_path, env=_env("e.c"))
+    r = run([*MPIRUN, "-np", "2", "./e"], cwd=tmp_path, check=False)
+    assert r.returncode != 0 and "gradient" not in r.stdout, r.stdout
+    assert "the request of an MPI_Isend (to rank 1, tag 7, 3 elements) was not completed" in \
+        r.stderr or "the request of an MPI_Isend (to rank 0, tag 7, 3 elements) was not " \
+        "completed" in r.stderr, r.stderr
