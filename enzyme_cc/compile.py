@@ -195,7 +195,7 @@ def _compile_fortran(inv, src, args, out) -> int:
     (_compile_fortran_unoptimized). A user's own -flto goes to flang as asked (the link reads
     its bitcode objects, or their .llvm.lto)."""
     flang = toolchain.tool("flang")
-    args = with_mpi_headers(args, flang)
+    args = _openmp_include(with_mpi_headers(args, flang), flang)
     if _last_flag(args, "-flto", "-fno-lto", prefix=True):
         return run([flang] + args + ["-c", src.path, "-o", out], inv.verbose)
     if _names_enzyme(src.path):
@@ -204,6 +204,17 @@ def _compile_fortran(inv, src, args, out) -> int:
     if rc != 0 or not os.path.isfile(out):
         return rc                       # (-o /dev/null: configure's probes)
     return _embedded_as_ours(out, ".llvm.lto")
+
+
+def _openmp_include(args: list[str], flang: str) -> list[str]:
+    """With -fopenmp, flang's own directory of `omp_lib.h` last on the include path: flang finds
+    its `omp_lib` module there but not the header (`include 'omp_lib.h'`, which gfortran and
+    ifort find; SNAP's plib.F90), so the user's directories still come first."""
+    if not _last_flag(args, "-fopenmp", "-fno-openmp", prefix=True):
+        return args
+    inc = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(flang))), "include",
+                       "flang")
+    return args + ["-I" + inc] if os.path.isfile(os.path.join(inc, "omp_lib.h")) else args
 
 
 # flang writes the object and, in .llvm.lto, its pre-link bitcode

@@ -375,6 +375,22 @@ def test_openmp_nested_team_of_one_adds_atomically(tmp_path, level):
         assert r.stdout.split() == ["wrong", "0"], (n, r.stdout)
 
 
+def test_fortran_include_omp_lib_h(tmp_path):
+    """`include 'omp_lib.h'` with -fopenmp (gfortran finds it; flang only its module): enzyme-fc
+    puts flang's directory last on the include path. Without -fopenmp it is flang's error."""
+    (tmp_path / "o.f90").write_text("subroutine nthreads(n)\n  implicit none\n"
+                                    "  include 'omp_lib.h'\n  integer :: n\n"
+                                    "  n = omp_get_max_threads()\nend subroutine\n"
+                                    "program p\n  integer :: n\n  call nthreads(n)\n"
+                                    "  print '(i0)', n\nend program\n")
+    run(["enzyme-fc", "-fopenmp", "-O2", "o.f90", "-o", "o"], cwd=tmp_path)
+    out = run([str(tmp_path / "o")], cwd=tmp_path, env=dict(os.environ, OMP_NUM_THREADS="3"))
+    assert out.stdout.split() == ["3"]
+    r = subprocess.run(["enzyme-fc", "-O2", "-c", "o.f90"], cwd=tmp_path, capture_output=True,
+                       text=True)
+    assert r.returncode != 0 and "omp_lib.h" in r.stderr
+
+
 @pytest.mark.parametrize("level", ["-O0", "-O2"])
 def test_openmp_fortran_parallel_if(tmp_path, level):
     """flang's `!$omp parallel if(cond)` (__kmpc_fork_call_if, refused before; SNAP): the team
