@@ -116,15 +116,21 @@ _MARKER_DECL = re.compile(r'^(declare [^\n]*@"?[\w.$]*' + DERIVATIVE_MARKERS +
                           r'[\w.$]*"?\([^\n]*?)$', re.M)
 
 
+_FORK_DECL = re.compile(r'^(declare [^\n]*@__kmpc_fork_call(?:_if)?\([^\n]*?)$', re.M)
+
+
 def markers_nomerge(text: str) -> str:
     """The derivative markers' declarations `nomerge`: two calls in the arms of a branch that
     differ in one activity marker (`enzyme_dup` in one, `enzyme_dupnoneed` in the other) were
     sunk into one call by SimplifyCFG, whose marker argument is then a select of the two, which
-    no marker can be read from."""
-    if "__enzyme_" not in text:
-        return text
-    return _MARKER_DECL.sub(lambda m: m.group(1) if re.search(r"\bnomerge\b", m.group(1))
-                            else m.group(1) + " nomerge", text)
+    no marker can be read from. Likewise OpenMP's fork: two parallel regions in the arms of a
+    branch (miniAMR's 7- and 27-point stencils) became one fork of a select of the two outlined
+    functions, whose derivative cannot be chosen."""
+    def mark(m):
+        return m.group(1) if re.search(r"\bnomerge\b", m.group(1)) else m.group(1) + " nomerge"
+    if "__kmpc_fork_call" in text:
+        text = _FORK_DECL.sub(mark, text)
+    return _MARKER_DECL.sub(mark, text) if "__enzyme_" in text else text
 
 
 def unmangle_entry_points(text: str) -> str:

@@ -301,6 +301,8 @@ def test_markers_nomerge():
     assert "declare double @_Z17__enzyme_fwddiffPvz(ptr, ...) nomerge" in out
     assert "declare ptr @__enzyme_shadow(ptr, i32, i32)\n" in out
     assert text_passes.markers_nomerge(out) == out
+    fork = "declare !callback !19 void @__kmpc_fork_call(ptr, i32, ptr, ...) local_unnamed_addr #4"
+    assert fork + " nomerge" in text_passes.markers_nomerge(fork + "\n" + text)
 
 
 @pytest.mark.parametrize("flags", [["-O2", "-flto"], ["-O2", "-flto=thin"], ["-O2"]])

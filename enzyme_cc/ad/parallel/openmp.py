@@ -113,9 +113,11 @@ def outlined_call(inst) -> Inst:
 
 
 def involved(ctx, inst) -> bool:
-    gen = ctx.gen()
+    gen, fn = ctx.gen(), inst.ops[2].value
+    # a fork of a value (two regions merged by the optimizer into a fork of a select: -flto
+    # objects) counts as involved, so that _check refuses it rather than run it as primal code
     return any(ctx.active(o.value) or ctx.shadowed(o.value) for o in inst.ops[3:]) or \
-        inst.ops[2].value in gen.global_users
+        fn in gen.global_users or not fn.startswith("@")
 
 
 def _check(ctx, inst, call):
@@ -126,7 +128,12 @@ def _check(ctx, inst, call):
                  "again (higher order) is not supported", "differentiate the primal region in "
                  "forward mode for higher derivatives, or move the region out of the inner "
                  "derivative")
-    if fn is None or inst.ops[2].value.startswith("%"):
+    if inst.ops[2].value.startswith("%"):
+        gen.fail(synth, inst, "a fork whose outlined function is chosen at run time (the "
+                 "optimizer merged the parallel regions of two branches into one fork of "
+                 f"'{inst.ops[2].value}')", "compile the file with the parallel regions without "
+                 "-flto: enzyme-cc's link step keeps such forks apart")
+    if fn is None:
         gen.fail(synth, inst, "a parallel region whose outlined function has no bitcode",
                  "compile the file with the parallel region with enzyme-cc")
     for p, o in zip(fn.params[2:], call.ops[2:]):
