@@ -452,7 +452,8 @@ int __enzyme_cc_mpi_fwd_waitall(int n, H *reqs, St *statuses) {
  * here first, so what they complete unpacks the message as the derivative's own wait would.
  * MPI_Request_free and MPI_Cancel of such a request stop with an error (a receive would never
  * be unpacked). Reverse-mode requests pass through: the reverse
- * sweep reports a request that differentiated code did not complete. */
+ * sweep reports a request that differentiated code did not complete. The interposers are weak:
+ * a program that defines its own (PMPI-style tools, miniAMR's tests) keeps them. */
 static int forward_request(H key) {
     for (size_t i = 0; i < table_n; i++)
         if (table[i].key == key && key)
@@ -482,11 +483,11 @@ int PMPI_Waitany(int, H *, int *, St *);
 int PMPI_Waitsome(int, H *, int *, int *, St *);
 int PMPI_Request_free(H *);
 int PMPI_Cancel(H *);
-int MPI_Wait(H *req, St *status) {
+__attribute__((weak)) int MPI_Wait(H *req, St *status) {
     return forward_request(*req) > 0 ? __enzyme_cc_mpi_fwd_wait(req, status)
                                      : PMPI_Wait(req, status);
 }
-int MPI_Waitall(int n, H *reqs, St *statuses) {
+__attribute__((weak)) int MPI_Waitall(int n, H *reqs, St *statuses) {
     int reverse = 0;
     if (!any_forward(n, reqs, &reverse))
         return PMPI_Waitall(n, reqs, statuses);
@@ -503,7 +504,7 @@ static void fwd_after(const H *keys, const int *idx, int m, St *st) {
         if (forward_request(key) > 0) fwd_completed(table_take(key), &st[j]);
     }
 }
-int MPI_Testall(int n, H *reqs, int *flag, St *statuses) {
+__attribute__((weak)) int MPI_Testall(int n, H *reqs, int *flag, St *statuses) {
     int reverse = 0;
     if (!any_forward(n, reqs, &reverse)) return PMPI_Testall(n, reqs, flag, statuses);
     H *keys = saved(n, reqs);
@@ -528,16 +529,16 @@ static int any_done(int n, H *reqs, int *index, int *flag, St *status) {
     free(keys);
     return rc;
 }
-int MPI_Test(H *req, int *flag, St *status) {
+__attribute__((weak)) int MPI_Test(H *req, int *flag, St *status) {
     if (forward_request(*req) <= 0) return PMPI_Test(req, flag, status);
     return any_done(1, req, &(int){0}, flag, status);
 }
-int MPI_Testany(int n, H *reqs, int *index, int *flag, St *status) {
+__attribute__((weak)) int MPI_Testany(int n, H *reqs, int *index, int *flag, St *status) {
     int reverse = 0;
     if (!any_forward(n, reqs, &reverse)) return PMPI_Testany(n, reqs, index, flag, status);
     return any_done(n, reqs, index, flag, status);
 }
-int MPI_Waitany(int n, H *reqs, int *index, St *status) {
+__attribute__((weak)) int MPI_Waitany(int n, H *reqs, int *index, St *status) {
     int reverse = 0;
     if (!any_forward(n, reqs, &reverse)) return PMPI_Waitany(n, reqs, index, status);
     return any_done(n, reqs, index, NULL, status);
@@ -555,21 +556,23 @@ static int some_done(int n, H *reqs, int *count, int *indices, St *statuses, int
     free(keys), free(st);
     return rc;
 }
-int MPI_Testsome(int n, H *reqs, int *count, int *indices, St *statuses) {
+__attribute__((weak)) int MPI_Testsome(int n, H *reqs, int *count, int *indices,
+                                       St *statuses) {
     int reverse = 0;
     if (!any_forward(n, reqs, &reverse)) return PMPI_Testsome(n, reqs, count, indices, statuses);
     return some_done(n, reqs, count, indices, statuses, 0);
 }
-int MPI_Waitsome(int n, H *reqs, int *count, int *indices, St *statuses) {
+__attribute__((weak)) int MPI_Waitsome(int n, H *reqs, int *count, int *indices,
+                                       St *statuses) {
     int reverse = 0;
     if (!any_forward(n, reqs, &reverse)) return PMPI_Waitsome(n, reqs, count, indices, statuses);
     return some_done(n, reqs, count, indices, statuses, 1);
 }
-int MPI_Request_free(H *req) {
+__attribute__((weak)) int MPI_Request_free(H *req) {
     if (forward_request(*req) > 0) refuse("MPI_Request_free");
     return PMPI_Request_free(req);
 }
-int MPI_Cancel(H *req) {
+__attribute__((weak)) int MPI_Cancel(H *req) {
     if (forward_request(*req) > 0) refuse("MPI_Cancel");
     return PMPI_Cancel(req);
 }

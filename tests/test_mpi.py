@@ -699,3 +699,42 @@ int main(int c, char **v) {
     assert "the request of an MPI_Isend (to rank 1, tag 7, 3 elements) was not completed" in \
         r.stderr or "the request of an MPI_Isend (to rank 0, tag 7, 3 elements) was not " \
         "completed" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_program_defines_its_own_waitany(tmp_path, opt):
+    """A program that defines MPI_Waitany itself (PMPI-style, miniAMR's test harness) beside
+    differentiated nonblocking MPI: the runtime's interposers are weak, so the program's own
+    wins (was an internal error, "symbol multiply defined")."""
+    src = HEAD + """#include <stdio.h>
+int enzyme_dup;
+int waited;
+int MPI_Waitany(int n, MPI_Request *r, int *index, MPI_Status *status) {
+  waited++;
+  for (int i = 0; i < n; i++)
+    if (r[i] != MPI_REQUEST_NULL) { *index = i; return PMPI_Wait(&r[i], status); }
+  *index = MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+void f(double *x, double *y) {
+  MPI_Request q[2];
+  int index;
+  MPI_Irecv(y, 1, MPI_DOUBLE, 0, 0, MPI_COMM_SELF, &q[0]);
+  MPI_Isend(x, 1, MPI_DOUBLE, 0, 0, MPI_COMM_SELF, &q[1]);
+  MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+  y[0] = y[0] * y[0];
+}
+int main(int c, char **v) {
+  MPI_Init(&c, &v);
+  double x = 3, dx = 0, y = 0, dy = 1;
+  MPI_Request q = MPI_REQUEST_NULL;
+  int index;
+  MPI_Waitany(1, &q, &index, MPI_STATUS_IGNORE);
+  __enzyme_autodiff((void *)f, enzyme_dup, &x, &dx, enzyme_dup, &y, &dy);
+  printf("rank 0 grad %g %d\\n", dx, waited);
+  MPI_Finalize();
+  return 0;
+}
+"""
+    grads, out = _per_rank(tmp_path, src, opt, 1)
+    assert grads == {0: (6.0, 1.0)}, out
