@@ -109,13 +109,33 @@ class Table:
                     f.emit(f"{h} = or i1 {hit}, {inside}")
                     cur, hit = s, h
                 hp, hs = f.word("%set", L.heap_p(j, k)), f.word("%set", L.heap_s(j, k))
-                heap, r = f.t(), f.t()
+                dst = f.load_word("%lanes", i * w + k)
+                at, now, ours, heap, r = f.t(), f.t(), f.t(), f.t(), f.t()
+                f.emit(f"{at} = getelementptr i8, ptr {dst}, i64 {off}")
+                f.emit(f"{now} = load ptr, ptr {at}")
+                f.emit(f"{ours} = load ptr, ptr {hs}")
                 f.emit(f"{heap} = call ptr @ad.gs.heap(ptr {hp}, ptr {hs}, ptr {p}, i1 {hit})")
                 f.emit(f"{r} = select i1 {hit}, ptr {cur}, ptr {heap}")
-                dst = f.load_word("%lanes", i * w + k)
-                at = f.t()
-                f.emit(f"{at} = getelementptr i8, ptr {dst}, i64 {off}")
-                f.emit(f"store ptr {r}, ptr {at}")
+                # a shadow the program stored there itself (`*__enzyme_shadow(&g, 1, 0) = its
+                # own tree of shadow blocks`) for a heap block is kept: not null, not the set's
+                # block, not the primal pointer, not a pointer into a shadow lane (ours from an
+                # earlier entry); a primal pointing into a global always gets that global's shadow
+                ni, ours_lane = f.t(), "false"
+                f.emit(f"{ni} = ptrtoint ptr {now} to i64")
+                for t in range(n):
+                    lane, li, d, inside, o = f.load_word("%lanes", t * w + k), f.t(), f.t(), \
+                        f.t(), f.t()
+                    f.emit(f"{li} = ptrtoint ptr {lane} to i64")
+                    f.emit(f"{d} = sub i64 {ni}, {li}")
+                    f.emit(f"{inside} = icmp ult i64 {d}, {self.sizes[t]}")
+                    f.emit(f"{o} = or i1 {ours_lane}, {inside}")
+                    ours_lane = o
+                kept = f.t()
+                mine = f.t()
+                f.emit(f"{mine} = or i1 {ours_lane}, {hit}")
+                f.emit(f"{kept} = call ptr @ad.gs.kept(ptr {now}, ptr {ours}, ptr {p}, i1 "
+                       f"{mine}, ptr {r})")
+                f.emit(f"store ptr {kept}, ptr {at}")
         f.emit("ret void")
         return f.text()
 
@@ -374,6 +394,18 @@ make:
   store ptr %p, ptr %rp
   store ptr %s, ptr %rs
   ret ptr %s
+}
+
+define internal ptr @ad.gs.kept(ptr %now, ptr %ours, ptr %p, i1 %inlane, ptr %r) {
+entry:
+  %null = icmp eq ptr %now, null
+  %mine = icmp eq ptr %now, %ours
+  %prim = icmp eq ptr %now, %p
+  %a = or i1 %null, %mine
+  %b = or i1 %prim, %inlane
+  %replace = or i1 %a, %b
+  %v = select i1 %replace, ptr %r, ptr %now
+  ret ptr %v
 }
 
 define internal void @ad.gs.zero_heap(ptr %s) {
