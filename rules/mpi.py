@@ -393,7 +393,10 @@ def substitute_fortran(text: str) -> tuple[str, bool]:
     were any (then link_fortran_bindings links them in)."""
     if "@mpi_" not in text:
         return text, False
-    new = _FORTRAN.sub(r"@__enzyme_cc_fmpi_\1", text)
+    # a program that brings its own MPI (serial stubs: Nekbone's mpi_dummy.f) keeps its calls
+    own = set(re.findall(r"^define [^@\n]*@mpi_(\w+)_\(", text, re.M))
+    new = _FORTRAN.sub(lambda m: m.group(0) if m.group(1) in own
+                       else f"@__enzyme_cc_fmpi_{m.group(1)}", text)
     return new, new != text
 
 

@@ -258,6 +258,13 @@ def test_module_variable_tree(tmp_path, opt):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_fortran_program_with_its_own_mpi_stubs(tmp_path, opt):
+    """A serial Fortran build whose MPI routines are its own stubs (Nekbone's mpi_dummy.f):
+    differentiated as its code (an internal error before); the analytic gradient."""
+    _fortran_workspace(tmp_path, "own_mpi_stubs.f90", opt, 3)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_logical_flags_cleared_in_the_derivative(tmp_path, opt):
     """A module LOGICAL array cleared by a memset in differentiated code (SNAP's convergence
     flags): the reverse zeroed its null shadow (a crash at -O2); the analytic gradient."""
