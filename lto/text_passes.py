@@ -14,7 +14,7 @@ from enzyme_cc.ad.api import loop_checkpoint
 from enzyme_cc.ad.api.markers import DERIVATIVE_MARKERS
 from enzyme_cc.ad.api.registrations import keep_registered_calls
 from enzyme_cc.ad.structure.diagnostics import free_function_name
-from enzyme_cc.rules import blas
+from enzyme_cc.rules import blas, mpi
 from . import call_signatures, flang_omp, inline_asm, preopt_scope, vector_reductions, x86_intrinsics
 
 
@@ -117,6 +117,8 @@ _MARKER_DECL = re.compile(r'^(declare [^\n]*@"?[\w.$]*' + DERIVATIVE_MARKERS +
 
 
 _FORK_DECL = re.compile(r'^(declare [^\n]*@__kmpc_fork_call(?:_if)?\([^\n]*?)$', re.M)
+_MPI_DECL = re.compile(r'^(declare [^\n]*@(?:' + "|".join(n for n in mpi.FUNCS if mpi.FUNCS[n][1])
+                       + r')\([^\n]*?)$', re.M)
 
 
 def markers_nomerge(text: str) -> str:
@@ -125,11 +127,15 @@ def markers_nomerge(text: str) -> str:
     sunk into one call by SimplifyCFG, whose marker argument is then a select of the two, which
     no marker can be read from. Likewise OpenMP's fork: two parallel regions in the arms of a
     branch (miniAMR's 7- and 27-point stencils) became one fork of a select of the two outlined
-    functions, whose derivative cannot be chosen."""
+    functions, whose derivative cannot be chosen; and MPI's calls with a datatype: two
+    reductions in the arms of a branch (Nek5000's gop: MPI_SUM or MPI_MAX) became one call of
+    a phi of the two ops."""
     def mark(m):
         return m.group(1) if re.search(r"\bnomerge\b", m.group(1)) else m.group(1) + " nomerge"
     if "__kmpc_fork_call" in text:
         text = _FORK_DECL.sub(mark, text)
+    if "@MPI_" in text:
+        text = _MPI_DECL.sub(mark, text)
     return _MARKER_DECL.sub(mark, text) if "__enzyme_" in text else text
 
 

@@ -160,6 +160,8 @@ def classify(inst):
     code = None
     if op is not None:
         o = _global(inst.ops[op].value.replace("@ompi_mpi_op_", "@ompi_mpi_"))
+        if dynamic and not inst.ops[op].value.startswith("@"):
+            return CHECKED                # a reduction held in a variable: integer data only
         if not inst.ops[op].value.startswith("@ompi_mpi_op_") or o not in OPS:
             return (f"the reduction operation of {name} ('{inst.ops[op].value}') is not "
                     "MPI_SUM, MPI_MAX, MPI_MIN, MPI_MAXLOC or MPI_MINLOC")
@@ -347,7 +349,7 @@ def _check_integer_data(ctx, inst):
     seen = []
     for _, d in FUNCS[name][1]:
         v = inst.ops[d].value
-        if v in seen or _global(v) is not None:
+        if v in seen or _global(v) is not None and _global(v) in _INTEGER:
             continue
         seen.append(v)
         op = ctx.p(v) if inst.ops[d].is_local else v
@@ -431,9 +433,10 @@ def _call_args(line: str, start: int) -> list[str] | None:
 
 
 def substitute_c_datatypes(text: str) -> tuple[str, bool]:
-    """The module text with each call whose datatype is not a constant (a struct field, a
-    global set at start-up) renamed to our wrapper (rules/mpi_c_typed.c), which compares it at
-    run time with the float types and calls the function with a constant in each branch; and
+    """The module text with each call whose datatype or reduction is not a constant (a struct
+    field, a global set at start-up, a phi of two calls the optimizer sank into one) renamed to
+    our wrapper (rules/mpi_c_typed.c), which compares it at run time with the float types (and
+    the reductions with derivatives) and calls the function with constants in each branch; and
     whether there were any (then link_c_datatypes links the wrappers in)."""
     if "@MPI_" not in text:
         return text, False
@@ -446,7 +449,9 @@ def substitute_c_datatypes(text: str) -> tuple[str, bool]:
         name = m.group(1) if m else None
         if not args or len(args) <= max(d for _, d in FUNCS[name][1]):
             continue
-        if all(args[d].split()[-1].startswith("@ompi_mpi_") for _, d in FUNCS[name][1]):
+        op = FUNCS[name][2]
+        if all(args[d].split()[-1].startswith("@ompi_mpi_") for _, d in FUNCS[name][1]) and \
+                (op is None or args[op].split()[-1].startswith("@ompi_mpi_op_")):
             continue
         lines[k] = f"{line[:m.start()]}@{C_TYPED_PREFIX}{name[4:].lower()}({line[m.end():]}"
         renamed.add(name)

@@ -1,8 +1,9 @@
-/* C MPI calls whose datatype the program holds in a variable (a struct field, a global set at
+/* C MPI calls whose datatype or reduction the program holds in a variable (a struct field, a global set at
  * start-up): rules/mpi.py substitute_c_datatypes renames such a call to the wrapper here before
  * AD, and the wrapper, inlined, calls the same function with the datatype as a constant in one
  * branch per float type (TYPED), so the derivative rules apply in each; any other datatype goes
- * to rules/mpi_dynamic.c, checked at run time to be integer data where it is differentiated. */
+ * to rules/mpi_dynamic.c, checked at run time to be integer data where it is differentiated.
+ * A reduction held in a variable is dispatched likewise (BY_OP). */
 #include "mpi_abi.h"
 #include "mpi_typed.h"
 
@@ -51,14 +52,10 @@ C __enzyme_cc_cmpi_bcast(void *b, int n, H t, int root, H c) {
 #undef CALL
 }
 C __enzyme_cc_cmpi_reduce(const void *sb, void *rb, int n, H t, H o, int root, H c) {
-#define CALL(T) MPI_Reduce(sb, rb, n, T, o, root, c)
-  return TYPED(t, t, CALL, __enzyme_cc_fmpi_dyn_reduce(sb, rb, n, t, o, root, c));
-#undef CALL
+  return BY_OP(o, typed_reduce, other_reduce, sb, rb, n, t, root, c);
 }
 C __enzyme_cc_cmpi_allreduce(const void *sb, void *rb, int n, H t, H o, H c) {
-#define CALL(T) MPI_Allreduce(sb, rb, n, T, o, c)
-  return TYPED(t, t, CALL, __enzyme_cc_fmpi_dyn_allreduce(sb, rb, n, t, o, c));
-#undef CALL
+  return BY_OP(o, typed_allreduce, other_allreduce, sb, rb, n, t, c);
 }
 C __enzyme_cc_cmpi_gather(const void *sb, int sn, H st, void *rb, int rn, H rt, int root, H c) {
 #define CALL(T) MPI_Gather(sb, sn, T, rb, rn, T, root, c)

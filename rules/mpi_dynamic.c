@@ -88,10 +88,11 @@ void __enzyme_cc_mpi_integer_data(H dt, const char *call) {
         &ompi_mpi_2integer, &ompi_mpi_2int};
     for (size_t i = 0; i < sizeof integer / sizeof *integer; i++)
         if (dt == integer[i]) return;
-    char msg[300];
+    char msg[420];
     snprintf(msg, sizeof msg, "%s in differentiated code was given a datatype held in a "
              "variable that is neither integer data nor MPI_DOUBLE_PRECISION, MPI_REAL, "
              "MPI_REAL4, MPI_REAL8, MPI_DOUBLE or MPI_FLOAT (a derived or complex type has no "
-             "derivative rule); name the datatype in the call", call);
+             "derivative rule), or float data with a reduction held in a variable other than "
+             "MPI_SUM, MPI_MAX or MPI_MIN; name the datatype and reduction in the call", call);
     fatal(msg);
 }

@@ -253,19 +253,13 @@ W __enzyme_cc_fmpi_bcast(void *b, const F *n, const F *t, const F *root, const F
 }
 W __enzyme_cc_fmpi_reduce(const void *sb, void *rb, const F *n, const F *t, const F *o,
                           const F *root, const F *c, F *ierr) {
-  H d = dt(t), d2 = d;
-#define CALL(T) MPI_Reduce(buf(sb), buf(rb), *n, T, op(o), *root, comm(c))
-  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_reduce(buf(sb), buf(rb), *n, d, op(o), *root,
-      comm(c))));
-#undef CALL
+  H oo = op(o);
+  done(ierr, BY_OP(oo, typed_reduce, other_reduce, buf(sb), buf(rb), *n, dt(t), *root, comm(c)));
 }
 W __enzyme_cc_fmpi_allreduce(const void *sb, void *rb, const F *n, const F *t, const F *o,
                              const F *c, F *ierr) {
-  H d = dt(t), d2 = d;
-#define CALL(T) MPI_Allreduce(buf(sb), buf(rb), *n, T, op(o), comm(c))
-  done(ierr, TYPED(d, d2, CALL, __enzyme_cc_fmpi_dyn_allreduce(buf(sb), buf(rb), *n, d, op(o),
-      comm(c))));
-#undef CALL
+  H oo = op(o);
+  done(ierr, BY_OP(oo, typed_allreduce, other_allreduce, buf(sb), buf(rb), *n, dt(t), comm(c)));
 }
 W __enzyme_cc_fmpi_gather(const void *sb, const F *sn, const F *stp, void *rb, const F *rn,
                           const F *rt, const F *root, const F *c, F *ierr) {

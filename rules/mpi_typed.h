@@ -6,6 +6,8 @@
 
 extern char ompi_mpi_real, ompi_mpi_real4, ompi_mpi_real8, ompi_mpi_dblprec, ompi_mpi_float,
     ompi_mpi_double;
+extern char ompi_mpi_op_sum, ompi_mpi_op_max, ompi_mpi_op_min, ompi_mpi_op_maxloc,
+    ompi_mpi_op_minloc;
 
 /* the calls whose datatype is none of the float types of TYPED (integer data; a float type held
  * in a variable that is none of those): defined by rules/mpi_dynamic.c after AD, which checks
@@ -48,4 +50,35 @@ int __enzyme_cc_fmpi_dyn_alltoallv(const void *a0, const int *a1, const int *a2,
    : (d) == &ompi_mpi_float && (d2) == (d)  ? CALL(&ompi_mpi_float)                            \
                                             : OTHER)
 
+
+/* a reduction held in a variable (or chosen by a branch), as calls with a constant op: F(args...,
+ * op) for each of MPI_SUM, MPI_MAX and MPI_MIN; any other goes to G (rules/mpi_dynamic.c's call,
+ * checked at run time to move integer data only where it is differentiated) */
+#define BY_OP(o, F, G, ...)                                                                     \
+  ((o) == &ompi_mpi_op_sum   ? F(__VA_ARGS__, &ompi_mpi_op_sum)                                 \
+   : (o) == &ompi_mpi_op_max ? F(__VA_ARGS__, &ompi_mpi_op_max)                                 \
+   : (o) == &ompi_mpi_op_min ? F(__VA_ARGS__, &ompi_mpi_op_min)                                 \
+                             : G(__VA_ARGS__, (o)))
+
+/* MPI_Reduce and MPI_Allreduce with both dispatches */
+static inline __attribute__((always_inline)) int typed_reduce(const void *sb, void *rb, int n,
+                                                              H t, int root, H c, H o) {
+#define CALL(T) MPI_Reduce(sb, rb, n, T, o, root, c)
+  return TYPED(t, t, CALL, __enzyme_cc_fmpi_dyn_reduce(sb, rb, n, t, o, root, c));
+#undef CALL
+}
+static inline __attribute__((always_inline)) int typed_allreduce(const void *sb, void *rb, int n,
+                                                                 H t, H c, H o) {
+#define CALL(T) MPI_Allreduce(sb, rb, n, T, o, c)
+  return TYPED(t, t, CALL, __enzyme_cc_fmpi_dyn_allreduce(sb, rb, n, t, o, c));
+#undef CALL
+}
+static inline __attribute__((always_inline)) int other_reduce(const void *sb, void *rb, int n,
+                                                              H t, int root, H c, H o) {
+  return __enzyme_cc_fmpi_dyn_reduce(sb, rb, n, t, o, root, c);
+}
+static inline __attribute__((always_inline)) int other_allreduce(const void *sb, void *rb, int n,
+                                                                 H t, H c, H o) {
+  return __enzyme_cc_fmpi_dyn_allreduce(sb, rb, n, t, o, c);
+}
 #endif

@@ -1,10 +1,13 @@
-/* Datatypes held in variables: a global chosen at start-up and a field of a communication
- * context, as codes that build with float or double keep them (rules/mpi_c_typed.c compares
- * them at run time with the float types; integer data passes the run-time check). */
+/* Datatypes and reductions held in variables: a global chosen at start-up and fields of a
+ * communication context, as codes that build with float or double keep them
+ * (rules/mpi_c_typed.c compares them at run time with the float types and the reductions with
+ * derivatives; integer data passes the run-time check); and two reductions in the arms of a
+ * branch (Nek5000's gop), which the optimizer must not merge into one call of a phi. */
 #include "mpi_check.h"
 
 typedef struct {
   MPI_Datatype real, index;
+  MPI_Op sum;
   MPI_Comm comm;
 } Context;
 static MPI_Datatype real_type;            /* MPI_DOUBLE, chosen at run time */
@@ -21,7 +24,7 @@ double shift_sum(double *x, int n) {
   MPI_Sendrecv(y, n, real_type, (r + 1) % p, 5, z, n, ctx.real, (r + p - 1) % p, 5, ctx.comm,
                MPI_STATUS_IGNORE);
   for (int i = 0; i < n; i++) s += sin(z[i]) * x[i];
-  MPI_Allreduce(&s, &t, 1, ctx.real, MPI_SUM, ctx.comm);
+  MPI_Allreduce(&s, &t, 1, ctx.real, ctx.sum, ctx.comm);
   return t / p + 0.5 * s;
 }
 double shift_sum_serial(double *X, int n, int p) {
@@ -31,6 +34,14 @@ double shift_sum_serial(double *X, int n, int p) {
     for (int i = 0; i < n; i++) s += 1.5 * sin(from[i] * from[i]) * x[i];
   }
   return s;
+}
+
+/* Nek5000's gop: the reduction chosen by a flag */
+__attribute__((noinline)) static void gop(double *v, int n, char how) {
+  if (how == '+')
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, ctx.comm);
+  else if (how == 'M')
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, ctx.comm);
 }
 
 /* nonblocking halo exchange and an Allgather, with a count agreed by an integer Allreduce whose
@@ -49,7 +60,9 @@ double halo_gather(double *x, int n, int p_unused) {
   MPI_Isend(&x[0], 1, ctx.real, (r + p - 1) % p, 2, ctx.comm, &q[3]);
   MPI_Waitall(4, q, MPI_STATUSES_IGNORE);
   MPI_Allgather(x, n, ctx.real, all, n, real_type, ctx.comm);
-  double s = left * x[0] + right * right * x[n - 1];
+  double s = left * x[0] + right * right * x[n - 1], g = x[1] * x[1];
+  gop(&g, 1, '+');
+  s += g / p;
   for (int k = 0; k < p * mmax; k++) s += 0.01 * (k + 1) * all[k] * all[k] / p;
   return s;
 }
@@ -58,7 +71,7 @@ double halo_serial(double *X, int n, int p) {
   double s = 0;
   for (int r = 0; r < p; r++) {
     double *x = X + r * n, left = X[((r + p - 1) % p) * n + n - 1], right = X[((r + 1) % p) * n];
-    s += left * x[0] + right * right * x[n - 1];
+    s += left * x[0] + right * right * x[n - 1] + x[1] * x[1];
   }
   for (int k = 0; k < p * n; k++) s += 0.01 * (k + 1) * X[k] * X[k];
   return s;
@@ -69,6 +82,7 @@ int main(int argc, char **argv) {
   real_type = use_double ? MPI_DOUBLE : MPI_FLOAT;
   ctx.real = real_type;
   ctx.index = use_double ? MPI_INT : MPI_LONG;
+  ctx.sum = use_double ? MPI_SUM : MPI_MAX;
   ctx.comm = MPI_COMM_WORLD;
   double x[N], v[N];
   init_x(x, v);
