@@ -43,7 +43,11 @@ def kind_of(gen, inst) -> str:
 
 def _kind_of(gen, c: str) -> str:
     if openmp.is_openmp(c):
-        return openmp.kind(c)         # OpenMP runtime: enzyme_cc/ad/parallel/openmp.py
+        k = openmp.kind(c)            # OpenMP runtime: enzyme_cc/ad/parallel/openmp.py
+        reg = getattr(gen, "reg", None)
+        if k == "omp_refused" and reg is not None and c in reg.inactive:
+            return "inactive"         # the program says so: a lock around an accumulation
+        return k
     if c in DRIVERS:
         return "ckpt_driver"
     if is_ckpt_fn(c):

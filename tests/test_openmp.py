@@ -375,6 +375,56 @@ def test_openmp_nested_team_of_one_adds_atomically(tmp_path, level):
         assert r.stdout.split() == ["wrong", "0"], (n, r.stdout)
 
 
+LOCKED_SUM = r"""
+#include <stdio.h>
+#include <omp.h>
+int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+#ifdef MARKED
+void *__enzyme_inactivefn[] = {(void *)omp_set_lock, (void *)omp_unset_lock};
+#endif
+static omp_lock_t locks[4];
+double f(const double *x, double *tally, int n) {
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < n; i++) {
+    double t = x[i] * x[i] * (1 + i % 3);
+    omp_set_lock(&locks[i % 4]);
+    tally[i % 4] += t;
+    omp_unset_lock(&locks[i % 4]);
+  }
+  return tally[0] + 2 * tally[1] + 3 * tally[2] + 4 * tally[3];
+}
+int main(void) {
+  double x[16], dx[16] = {0}, tally[4] = {0}, dtally[4] = {0}, err = 0;
+  for (int i = 0; i < 4; i++) omp_init_lock(&locks[i]);
+  for (int i = 0; i < 16; i++) x[i] = 0.1 * i + 0.3;
+  __enzyme_autodiff((void *)f, enzyme_dup, x, dx, enzyme_dup, tally, dtally, enzyme_const, 16);
+  for (int i = 0; i < 16; i++) {
+    double want = 2 * x[i] * (1 + i % 3) * (1 + i % 4);
+    err += dx[i] > want ? dx[i] - want : want - dx[i];
+  }
+  printf("error %g\n", err);
+  return err > 1e-12;
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_openmp_lock_marked_inactive(tmp_path, level):
+    """An OpenMP lock around a sum into shared memory (SimpleMOC's FSR tallies): refused, with a
+    hint to list the lock functions in __enzyme_inactivefn; listed, the derivative is exact at 1
+    and 3 threads (it was refused either way)."""
+    (tmp_path / "l.c").write_text(LOCKED_SUM)
+    r = subprocess.run(["enzyme-cc", "-fopenmp", level, "l.c", "-o", "l"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "OpenMP locks in differentiated code" in r.stderr
+    assert "list omp_set_lock and omp_unset_lock in __enzyme_inactivefn" in r.stderr
+    run(["enzyme-cc", "-fopenmp", level, "-DMARKED", "l.c", "-o", "l"], cwd=tmp_path)
+    for n in (1, 3):
+        out = run([str(tmp_path / "l")], cwd=tmp_path, env=dict(os.environ, OMP_NUM_THREADS=str(n)))
+        assert out.stdout.split() == ["error", "0"], out.stdout
+
+
 def test_fortran_include_omp_lib_h(tmp_path):
     """`include 'omp_lib.h'` with -fopenmp (gfortran finds it; flang only its module): enzyme-fc
     puts flang's directory last on the include path. Without -fopenmp it is flang's error."""

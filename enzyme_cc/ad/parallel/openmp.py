@@ -94,12 +94,15 @@ def refuse(gen, synth, inst):
     name = (inst.callee or "").lstrip("@")
     what = next((c for p, c in CONSTRUCTS if name.startswith(p) and c), None)
     what = what or f"the OpenMP runtime function '{name}'"
+    lock = ("; where a lock only guards sums into shared data (`a[k] += t`), list omp_set_lock "
+            "and omp_unset_lock in __enzyme_inactivefn: the forward sweep keeps them, the "
+            "reverse adds atomically") if "lock" in name else ""
     gen.fail(synth, inst, f"{what} in differentiated code is not supported ('{name}')",
              "supported: parallel (num_threads, if), for (static/dynamic/guided), sections, "
              "reductions, private/firstprivate/lastprivate, critical, atomic, single, "
              "master/masked, barrier; move the rest out of the differentiated function (or, where "
              "it only touches data without derivatives, mark the function holding it "
-             "__enzyme_inactivefn; data with derivatives would then get none)")
+             "__enzyme_inactivefn; data with derivatives would then get none)" + lock)
 
 
 # ---- the outlined function as a call -------------------------------------------------------
