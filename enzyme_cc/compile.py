@@ -11,6 +11,7 @@ clang compiles that IR to the object, embedding it byte for byte.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import subprocess
@@ -18,6 +19,7 @@ import sys
 
 from . import toolchain
 from .plugin import plugin_args
+from .cache import cache_root
 from .fortran_mpi_headers import with_mpi_headers
 from .errors import UserError
 
@@ -207,14 +209,30 @@ def _compile_fortran(inv, src, args, out) -> int:
 
 
 def _openmp_include(args: list[str], flang: str) -> list[str]:
-    """With -fopenmp, flang's own directory of `omp_lib.h` last on the include path: flang finds
-    its `omp_lib` module there but not the header (`include 'omp_lib.h'`, which gfortran and
-    ifort find; SNAP's plib.F90), so the user's directories still come first."""
+    """With -fopenmp, a directory holding flang's `omp_lib.h` last on the include path: flang
+    finds its `omp_lib` module but not the header (`include 'omp_lib.h'`, which gfortran and
+    ifort find; SNAP's plib.F90). A copy in enzyme-cc's cache, alone: flang's own directory on
+    the include path would make its intrinsic modules (iso_c_binding) ordinary ones."""
     if not _last_flag(args, "-fopenmp", "-fno-openmp", prefix=True):
         return args
-    inc = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(flang))), "include",
-                       "flang")
-    return args + ["-I" + inc] if os.path.isfile(os.path.join(inc, "omp_lib.h")) else args
+    header = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(flang))), "include",
+                          "flang", "omp_lib.h")
+    try:
+        with open(header, "rb") as f:
+            data = f.read()
+    except OSError:
+        return args
+    inc = os.path.join(cache_root(), "flang-omp-lib", hashlib.sha256(data).hexdigest()[:16])
+    if not os.path.isfile(os.path.join(inc, "omp_lib.h")):
+        try:
+            os.makedirs(inc, exist_ok=True)
+            part = os.path.join(inc, f"omp_lib.h.{os.getpid()}.tmp")
+            with open(part, "wb") as f:
+                f.write(data)
+            os.replace(part, os.path.join(inc, "omp_lib.h"))     # atomic under make -j
+        except OSError:
+            return args
+    return args + ["-I" + inc]
 
 
 # flang writes the object and, in .llvm.lto, its pre-link bitcode
