@@ -96,7 +96,9 @@ def _copy_ranges(module, fn, inst, info: TypeInfo, evidence_only):
     # type of integers alone does not (an SROA'd slot typed i64 may hold a double)
     declared = _declared_ranges(module, fn, (dst.value, src.value), length, info) \
         if length is not None else None
-    if declared and any(k != "int" for _, _, k in declared):
+    if declared and (any(k != "int" for _, _, k in declared) or
+                     dst.value.startswith("%ecc.byval.")):
+        # (a by-value argument's copy, typed by the call's byval type: its integers are)
         return declared
     if length is not None and not declared:
         # `memcpy(b, &s[i], sizeof *b)` into malloc'd memory: the module's one struct layout of
