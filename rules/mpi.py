@@ -442,8 +442,8 @@ def substitute_c_datatypes(text: str) -> tuple[str, bool]:
         return text, False
     lines, renamed = text.split("\n"), set()
     for k, line in enumerate(lines):
-        if "call " not in line or line.startswith("declare"):
-            continue
+        if "call " not in line and "invoke " not in line or line.startswith("declare"):
+            continue                      # (C++ calls MPI by invoke where cleanups are due)
         m = _C_CALL.search(line)
         args = _call_args(line, m.end()) if m else None
         name = m.group(1) if m else None

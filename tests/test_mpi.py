@@ -771,3 +771,35 @@ int main(int c, char **v) {
     assert r.returncode != 0 and "gradient" not in r.stdout, r.stdout
     assert "MPI_ALLREDUCE in differentiated code was given a datatype" in r.stderr and \
         "or float data with a reduction held in a variable other than MPI_SUM" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_cxx_datatype_in_a_variable_called_by_invoke(tmp_path, opt):
+    """C++ calls MPI by `invoke` where a destructor is due (a std::vector alive across the
+    call): a datatype held in a variable is dispatched there too (was refused)."""
+    (tmp_path / "v.cpp").write_text("""#include <mpi.h>
+#include <cstdio>
+#include <vector>
+extern "C" double __enzyme_autodiff(void *, ...);
+extern int enzyme_dup, enzyme_const;
+static MPI_Datatype real_t;
+double f(const double *x, int n) {
+  std::vector<double> y(x, x + n);
+  double s = 0, t = 0;
+  for (double v : y) s += v * v * v;
+  MPI_Allreduce(&s, &t, 1, real_t, MPI_SUM, MPI_COMM_WORLD);
+  return t;
+}
+int main(int c, char **v) {
+  MPI_Init(&c, &v);
+  real_t = c > 5 ? MPI_FLOAT : MPI_DOUBLE;
+  double x[3] = {1, 2, 3}, dx[3] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, x, dx, enzyme_const, 3);
+  printf("grad %g %g %g\\n", dx[0], dx[1], dx[2]);
+  MPI_Finalize();
+}
+""")
+    run(["mpicxx", opt, "v.cpp", "-o", "v"], cwd=tmp_path, env=_env("v.cpp"))
+    out = run([*MPIRUN, "-np", "2", "./v"], cwd=tmp_path).stdout
+    # every rank seeds its sum over both ranks: 2 x 3 x^2
+    assert out.split().count("grad") == 2 and out.split()[1:4] == ["6", "24", "54"], out
