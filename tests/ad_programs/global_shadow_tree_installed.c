@@ -3,7 +3,8 @@
    `*(blk **)__enzyme_shadow(&blocks, 1, 0) = dblocks`. The derivative's entry replaced it with a
    zeroed block of the same size, whose records' pointers are null: a crash in the derivative.
    The program's own shadow is now kept; one it did not set is still made (zeroed) at each
-   entry. Reverse mode, twice (the second after a new tree), against the analytic gradient. */
+   entry. Reverse mode, twice (the second after a new tree), against the analytic gradient;
+   forward mode with the tree holding a direction, against the gradient along it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@ static void check(const char *name, double got, double want) {
   failed += !ok;
 }
 void __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
 void *__enzyme_shadow(void *, int, int);
 
 typedef struct { int n; double *a; } blk;
@@ -50,5 +52,14 @@ int main(void) {
         check(name, d[b].a[i], 2.0 * blocks[b].a[i] * (b + 1));
       }
   }
+  blk *t = shadow_tree();
+  double along = 0;
+  for (int b = 0; b < nblocks; b++)
+    for (int i = 0; i < len; i++) {
+      t[b].a[i] = 1.0 / (1 + b + i);
+      along += 2.0 * blocks[b].a[i] * (b + 1) * t[b].a[i];
+    }
+  *(blk **)__enzyme_shadow(&blocks, 1, 0) = t;
+  check("fwd_along", __enzyme_fwddiff((void *)energy), along);
   return failed != 0;
 }
