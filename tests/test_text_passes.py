@@ -37,7 +37,8 @@ def test_merge_passes_in_order():
     assert names == ["strip optnone", "name numbered types", "Enzyme's entry points unmangled",
                      "marker calls never merged", "keep registered calls", "keep BLAS calls",
                      "inline assembly as IR", "x86 intrinsics as IR",
-                     "vector reductions as scalar code", "flang's OpenMP capture records unpacked",
+                     "vector reductions as scalar code", "flang's OpenMP if clause as a fork",
+                     "flang's OpenMP capture records unpacked",
                      "calls matched to their callee's one-element aggregates",
                      "internalize inline functions", "keep marked loops",
                      "mark unreached code"]
