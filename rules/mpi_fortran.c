@@ -209,29 +209,26 @@ W __enzyme_cc_fmpi_testany(const F *n, F *reqs, F *index, F *flag, F *s, F *ierr
   requests_out(q, reqs, s, 0);
   if (f && i >= 0) status_out(s, &st);
 }
-static inline __attribute__((always_inline)) void some_out(Requests q, F *reqs, int count,
-                                                           const int *idx, F *outcount,
-                                                           F *indices, F *s) {
+/* Waitsome (wait) and Testsome: *outcount requests completed, at indices[0..outcount) */
+static inline __attribute__((always_inline)) void some(const F *n, F *reqs, F *outcount,
+                                                       F *indices, F *s, F *ierr, int wait) {
+  Requests q = requests_in(n, reqs, s);
+  int count = 0, *idx = malloc(((size_t)q.k + 1) * sizeof(int));
+  done(ierr, wait ? MPI_Waitsome(q.k, q.r, &count, idx, q.st)
+                  : MPI_Testsome(q.k, q.r, &count, idx, q.st));
   *outcount = count;
   for (int i = 0; i < count; i++) {
     indices[i] = idx[i] + 1;
     if (q.st) MPI_Status_c2f(&q.st[i], s + 6 * i);                     /* MPI_STATUS_SIZE */
   }
   requests_out(q, reqs, s, 0);
+  free(idx);
 }
 W __enzyme_cc_fmpi_waitsome(const F *n, F *reqs, F *outcount, F *indices, F *s, F *ierr) {
-  Requests q = requests_in(n, reqs, s);
-  int count = 0, *idx = malloc(((size_t)q.k + 1) * sizeof(int));
-  done(ierr, MPI_Waitsome(q.k, q.r, &count, idx, q.st));
-  some_out(q, reqs, count, idx, outcount, indices, s);
-  free(idx);
+  some(n, reqs, outcount, indices, s, ierr, 1);
 }
 W __enzyme_cc_fmpi_testsome(const F *n, F *reqs, F *outcount, F *indices, F *s, F *ierr) {
-  Requests q = requests_in(n, reqs, s);
-  int count = 0, *idx = malloc(((size_t)q.k + 1) * sizeof(int));
-  done(ierr, MPI_Testsome(q.k, q.r, &count, idx, q.st));
-  some_out(q, reqs, count, idx, outcount, indices, s);
-  free(idx);
+  some(n, reqs, outcount, indices, s, ierr, 0);
 }
 W __enzyme_cc_fmpi_sendrecv(const void *sb, const F *sn, const F *st_, const F *dest,
                             const F *stag, void *rb, const F *rn, const F *rt, const F *src,

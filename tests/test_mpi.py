@@ -573,11 +573,23 @@ def test_test_and_testall_complete_requests(tmp_path, opt):
     where they complete, the reverse sweep communicates the requests' adjoints as after a
     wait; forward mode's tangent arrives with the message. A ring: each rank receives its left
     neighbour's x^2 and 3 x; f = sum over ranks of u0 * u1 * x."""
-    src = HEAD + """#include <stdio.h>
+    _check_ring(tmp_path, _ring("int done = 0;", """\
+  while (!done) MPI_Test(&q[0], &done, MPI_STATUS_IGNORE);
+  MPI_Testall(3, q + 1, &done, MPI_STATUSES_IGNORE);
+  if (!done) MPI_Waitall(3, q + 1, MPI_STATUSES_IGNORE);
+  return u[0] * u[1] * x[0];"""), opt)
+
+
+def _ring(decls, completion):
+    """A ring program: each rank receives its left neighbour's x^2 and 3 x by MPI_Irecv and
+    MPI_Isend (requests q[0..3]), completes them with `completion` (which returns f), and
+    prints its gradient and tangent."""
+    return HEAD + """#include <stdio.h>
 int enzyme_dup;
 double __enzyme_fwddiff(void *, ...);
 double f(double *x) {
-  int r, n, done = 0;
+  int r, n;
+  """ + decls + """
   MPI_Comm_rank(MPI_COMM_WORLD, &r);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   double s[2] = {x[0] * x[0], 3 * x[0]}, u[2];
@@ -586,10 +598,7 @@ double f(double *x) {
   MPI_Irecv(&u[1], 1, MPI_DOUBLE, (r + n - 1) % n, 2, MPI_COMM_WORLD, &q[1]);
   MPI_Isend(&s[0], 1, MPI_DOUBLE, (r + 1) % n, 1, MPI_COMM_WORLD, &q[2]);
   MPI_Isend(&s[1], 1, MPI_DOUBLE, (r + 1) % n, 2, MPI_COMM_WORLD, &q[3]);
-  while (!done) MPI_Test(&q[0], &done, MPI_STATUS_IGNORE);
-  MPI_Testall(3, q + 1, &done, MPI_STATUSES_IGNORE);
-  if (!done) MPI_Waitall(3, q + 1, MPI_STATUSES_IGNORE);
-  return u[0] * u[1] * x[0];
+""" + completion + """
 }
 int main(int c, char **v) {
   int r;
@@ -603,7 +612,6 @@ int main(int c, char **v) {
   return 0;
 }
 """
-    _check_ring(tmp_path, src, opt)
 
 
 def _check_ring(tmp_path, src, opt):
@@ -628,19 +636,7 @@ def test_waitany_testany_testsome_waitsome_complete_requests(tmp_path, opt):
     """The ring of test_test_and_testall_complete_requests completed by MPI_Waitany, then
     MPI_Testany until it completes one, MPI_Testsome until none is left, and MPI_Waitsome on
     requests all null (MPI_UNDEFINED): each completion communicates the adjoints in reverse."""
-    src = HEAD + """#include <stdio.h>
-int enzyme_dup;
-double __enzyme_fwddiff(void *, ...);
-double f(double *x) {
-  int r, n, idx, flag = 0, count, ids[4], left = 4;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  double s[2] = {x[0] * x[0], 3 * x[0]}, u[2];
-  MPI_Request q[4];
-  MPI_Irecv(&u[0], 1, MPI_DOUBLE, (r + n - 1) % n, 1, MPI_COMM_WORLD, &q[0]);
-  MPI_Irecv(&u[1], 1, MPI_DOUBLE, (r + n - 1) % n, 2, MPI_COMM_WORLD, &q[1]);
-  MPI_Isend(&s[0], 1, MPI_DOUBLE, (r + 1) % n, 1, MPI_COMM_WORLD, &q[2]);
-  MPI_Isend(&s[1], 1, MPI_DOUBLE, (r + 1) % n, 2, MPI_COMM_WORLD, &q[3]);
+    _check_ring(tmp_path, _ring("int idx, flag = 0, count, ids[4], left = 4;", """\
   MPI_Waitany(4, q, &idx, MPI_STATUS_IGNORE);
   left--;
   while (!flag) MPI_Testany(4, q, &idx, &flag, MPI_STATUS_IGNORE);
@@ -650,21 +646,7 @@ double f(double *x) {
     left -= count;
   }
   MPI_Waitsome(4, q, &count, ids, MPI_STATUSES_IGNORE);
-  return count == MPI_UNDEFINED ? u[0] * u[1] * x[0] : 0.0;
-}
-int main(int c, char **v) {
-  int r;
-  MPI_Init(&c, &v);
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  double x = 1.0 + r, dx = 0, one = 1.0;
-  __enzyme_autodiff((void *)f, enzyme_dup, &x, &dx);
-  double t = __enzyme_fwddiff((void *)f, enzyme_dup, &x, &one);
-  printf("rank %d grad %.12g %.12g\\n", r, dx, t);
-  MPI_Finalize();
-  return 0;
-}
-"""
-    _check_ring(tmp_path, src, opt)
+  return count == MPI_UNDEFINED ? u[0] * u[1] * x[0] : 0.0;"""), opt)
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])

@@ -41,13 +41,16 @@ def speculative(synth) -> set[str]:
     fn, act = synth.fn, synth.act
     users = fn.users()
     cand = [i for i in fn.insts() if i.name and i.name in act.active and is_fp(i.ty)]
-    live = set() if strong_zero() else _live(fn, cand, users, set())
-    # a math call passes its operand's adjoint on where its result is live; as a loop's
-    # accumulator (s = fma(v, v, s)) is live only through itself, first every call counts as
-    # passing it on, then not those whose result is not live even so (pow of a rejected step)
-    unused = {i.name for i in cand if i.op == "call" and i.name not in live and _pure(i)}
-    if unused and not strong_zero():
-        live = _live(fn, cand, users, unused)
+    live = set()
+    if not strong_zero():
+        live = _live(fn, cand, users, set())
+        # a math call passes its operand's adjoint on where its result is live; as a loop's
+        # accumulator (s = fma(v, v, s)) is live only through itself, first every call counts
+        # as passing it on, then not those whose result is not live even so (pow of a
+        # rejected step)
+        unused = {i.name for i in cand if i.op == "call" and i.name not in live and _pure(i)}
+        if unused:
+            live = _live(fn, cand, users, unused)
     synth._speculative = {i.name for i in cand if i.name not in live and _pure(i)}
     return synth._speculative
 

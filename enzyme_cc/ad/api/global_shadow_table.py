@@ -45,6 +45,13 @@ class _Fn:
         self.emit(f"{p} = getelementptr ptr, ptr {base}, i64 {k}")
         return p
 
+    def within(self, x, base, size):
+        """(x - base, whether that is below size): where an address lies in a block."""
+        d, inside = self.t(), self.t()
+        self.emit(f"{d} = sub i64 {x}, {base}")
+        self.emit(f"{inside} = icmp ult i64 {d}, {size}")
+        return d, inside
+
     def load_word(self, base, k):
         v = self.t()
         self.emit(f"{v} = load ptr, ptr {self.word(base, k)}")
@@ -98,13 +105,13 @@ class Table:
                 p, pi = f.t(), f.t()
                 f.emit(f"{p} = load ptr, ptr getelementptr (i8, ptr {self.globals[i]}, i64 {off})")
                 f.emit(f"{pi} = ptrtoint ptr {p} to i64")
-                cur, hit = "null", "false"
+                cur, hit, lanes = "null", "false", []
                 for t in range(n):
-                    d, inside, c, s, h = f.t(), f.t(), f.t(), f.t(), f.t()
-                    f.emit(f"{d} = sub i64 {pi}, ptrtoint (ptr {self.globals[t]} to i64)")
-                    f.emit(f"{inside} = icmp ult i64 {d}, {self.sizes[t]}")
-                    lane = f.load_word("%lanes", t * w + k)
-                    f.emit(f"{c} = getelementptr i8, ptr {lane}, i64 {d}")
+                    d, inside = f.within(pi, f"ptrtoint (ptr {self.globals[t]} to i64)",
+                                         self.sizes[t])
+                    c, s, h = f.t(), f.t(), f.t()
+                    lanes.append(f.load_word("%lanes", t * w + k))
+                    f.emit(f"{c} = getelementptr i8, ptr {lanes[t]}, i64 {d}")
                     f.emit(f"{s} = select i1 {inside}, ptr {c}, ptr {cur}")
                     f.emit(f"{h} = or i1 {hit}, {inside}")
                     cur, hit = s, h
@@ -120,21 +127,17 @@ class Table:
                 # own tree of shadow blocks`) for a heap block is kept: not null, not the set's
                 # block, not the primal pointer, not a pointer into a shadow lane (ours from an
                 # earlier entry); a primal pointing into a global always gets that global's shadow
-                ni, ours_lane = f.t(), "false"
+                ni, replace = f.t(), hit
                 f.emit(f"{ni} = ptrtoint ptr {now} to i64")
                 for t in range(n):
-                    lane, li, d, inside, o = f.load_word("%lanes", t * w + k), f.t(), f.t(), \
-                        f.t(), f.t()
-                    f.emit(f"{li} = ptrtoint ptr {lane} to i64")
-                    f.emit(f"{d} = sub i64 {ni}, {li}")
-                    f.emit(f"{inside} = icmp ult i64 {d}, {self.sizes[t]}")
-                    f.emit(f"{o} = or i1 {ours_lane}, {inside}")
-                    ours_lane = o
+                    li, o = f.t(), f.t()
+                    f.emit(f"{li} = ptrtoint ptr {lanes[t]} to i64")
+                    _, inside = f.within(ni, li, self.sizes[t])
+                    f.emit(f"{o} = or i1 {replace}, {inside}")
+                    replace = o
                 kept = f.t()
-                mine = f.t()
-                f.emit(f"{mine} = or i1 {ours_lane}, {hit}")
                 f.emit(f"{kept} = call ptr @ad.gs.kept(ptr {now}, ptr {ours}, ptr {p}, i1 "
-                       f"{mine}, ptr {r})")
+                       f"{replace}, ptr {r})")
                 f.emit(f"store ptr {kept}, ptr {at}")
         f.emit("ret void")
         return f.text()
@@ -396,13 +399,13 @@ make:
   ret ptr %s
 }
 
-define internal ptr @ad.gs.kept(ptr %now, ptr %ours, ptr %p, i1 %inlane, ptr %r) {
+define internal ptr @ad.gs.kept(ptr %now, ptr %ours, ptr %p, i1 %ours_anyway, ptr %r) {
 entry:
   %null = icmp eq ptr %now, null
   %mine = icmp eq ptr %now, %ours
   %prim = icmp eq ptr %now, %p
   %a = or i1 %null, %mine
-  %b = or i1 %prim, %inlane
+  %b = or i1 %prim, %ours_anyway
   %replace = or i1 %a, %b
   %v = select i1 %replace, ptr %r, ptr %now
   ret ptr %v
