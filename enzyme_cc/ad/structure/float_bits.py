@@ -43,6 +43,19 @@ def _lane_bits(ty: str) -> int:
     return 64 if _split(ty)[1] == "i64" else 32
 
 
+def _sign_masks(op: str, bits: int) -> tuple[int, int]:
+    """(lane constant that keeps a lane, lane constant that changes its sign) for a xor, an and
+    (|x|) or an or (-|x|) on lanes of `bits` bits."""
+    sign, ones = 1 << (bits - 1), (1 << bits) - 1
+    return {"xor": (0, sign), "and": (ones, ones ^ sign), "or": (0, sign)}[op]
+
+
+def _changes_signs(op: str, lanes: list, bits: int) -> bool:
+    """The constant lanes of op change sign bits only, and some lane's."""
+    keep, change = _sign_masks(op, bits)
+    return all(v in (keep, change) for v in lanes) and any(v == change for v in lanes)
+
+
 def _same(a: str | None, b: str | None) -> bool:
     return a is not None and b is not None and a.replace(" ", "") == b.replace(" ", "")
 
@@ -221,7 +234,11 @@ class _Rewriter(FrexpBits):
                             not self._sign_extracted(u) for u in signs):
             return None
         users = signs
-        # floats by the memory's type, or by use: every result goes back to floats
+        # floats by the memory's type, or by use: every result goes back to floats, through a
+        # xor that flips signs (`~i`, `-1 - i` on integers read back from a reused buffer flip
+        # every bit: integer arithmetic, not a float's negation)
+        if any(u.op == "xor" and not self._flips_signs(u) for u in users):
+            return None
         uses = [w for u in users if u.op == "insertelement" or not all(o.is_local for o in u.ops)
                 for w in self.users.get(u.name, [])]      # (not the sign-extracting users)
         uses = [x for w in uses for x in (      # (frexp_bits: the exponent set after the mask)
@@ -238,6 +255,16 @@ class _Rewriter(FrexpBits):
         if load is None:
             return None                               # volatile or atomic: left alone
         return [load] + self._as_bits(inst, fty, [], f)
+
+    def _flips_signs(self, xor) -> bool:
+        """xor is a sign flip of its lanes: by a constant sign mask, or by a value (_flip_by)."""
+        c = next((o for o in xor.ops if not o.is_local), None)
+        if c is None:
+            return True
+        n, bits = _split(xor.ty)[0], _lane_bits(xor.ty)
+        lanes = constant_lanes(c.value, n, bits)
+        return lanes is not None and _changes_signs("xor", [0 if v is None else v for v in lanes],
+                                                    bits)
 
     def _memory_kind(self, load):
         """'double'/'float' when TBAA says the loaded memory holds them: the load's own tag, or
@@ -326,11 +353,9 @@ class _Rewriter(FrexpBits):
             return self.frexp_exponent(inst, fty, n, lanes, bits)
         if f is None or lanes is None or inst.op == "and" and self.frexp_mask(inst, lanes, bits):
             return None
-        sign, ones = 1 << (bits - 1), (1 << bits) - 1
-        keep = {"xor": 0, "and": ones, "or": 0}[inst.op]
-        change = {"xor": sign, "and": ones ^ sign, "or": sign}[inst.op]
+        keep, change = _sign_masks(inst.op, bits)
         lanes = [keep if v is None else v for v in lanes]
-        if any(v not in (keep, change) for v in lanes) or all(v == keep for v in lanes):
+        if not _changes_signs(inst.op, lanes, bits):
             return None
         neg, lines = self.tmp(), []
         lines.append(f"{neg} = fneg {fty} {f}")
