@@ -23,6 +23,7 @@ class LinkPlan:
     pulled_members: dict[str, list[str]] = field(default_factory=dict)
     whole_archives: dict[int, Archive] = field(default_factory=dict)  # input position -> archive
     missing_bitcode: dict[str, str] = field(default_factory=dict)    # symbol -> origin
+    native_refs: set[str] = field(default_factory=set)   # symbols objects without bitcode use
     native_code: set[str] = field(default_factory=set)   # origins with code besides bitcode
     shared_libraries: list[str] = field(default_factory=list)   # ELF ones, command-line order
     # symbol -> an archive defining it that the linker read before anything needed the symbol
@@ -114,6 +115,7 @@ def plan_link(inputs: list[tuple[str, str]], lib_dirs: list[str], static: bool =
         if not modules:
             for sym in sorted(d):
                 plan.missing_bitcode.setdefault(sym, origin)
+            plan.native_refs |= u
         return modules
 
     queue = []              # undefined symbols still to look up in the archives

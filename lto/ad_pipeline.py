@@ -98,7 +98,8 @@ def merge(job):
                            symbols=symbols)
         text, rust = rust_alloc.substitute(str(module))
     text = text_passes.run(text, text_passes.merge_passes(
-        job.inv.shared, job.cfg.preopt, lambda t: opt.name_values(t, job.tmp)))
+        job.inv.shared, job.cfg.preopt, lambda t: opt.name_values(t, job.tmp),
+        _outside_references(job, names)))
     if "@llvm.instrprof." in text:
         text = opt.lower_profile_counters(text, job.tmp)
     text, substituted = fortran.substitute_runtime(text)
@@ -116,6 +117,34 @@ def merge(job):
     c_search.link_runtime(job.module, text, ctx)
     if rust:
         rust_alloc.link_runtime(job.module, ctx)
+
+
+# linker options that export an executable's symbols (to dlopen'ed code, by dlsym)
+_EXPORTING = ("-E", "--export-dynamic", "-export-dynamic", "--dynamic-list",
+              "--export-dynamic-symbol", "--export-dynamic-symbol-list")
+
+
+def _outside_references(job, names) -> set[str] | None:
+    """The symbols that code the AD module does not hold refers to: objects and archive members
+    without bitcode, the modules left to their native code, and the shared libraries of the
+    command line. None when the link exports its symbols (a shared library, `-rdynamic`, a
+    partial link): then any of them may be referred to."""
+    from .linker_symbols import linker_options
+    from enzyme_cc.bitcode.elf import symbols
+    inv = job.inv
+    if inv.shared or "-rdynamic" in inv.args or "-r" in inv.args or any(
+            o.split("=")[0] in _EXPORTING for _, o in linker_options(inv.args)):
+        return None
+    out = set(job.plan.native_refs)
+    for k in job.native:
+        out |= {n for n, (_, linkage) in (names[k] or {}).items() if linkage == "declaration"}
+    for path in job.plan.shared_libraries:
+        try:
+            with open(path, "rb") as f:
+                out |= symbols(f.read(), path)[1]
+        except (OSError, UserError):
+            return None
+    return out
 
 
 def preoptimize(job):

@@ -19,12 +19,14 @@ from . import call_signatures, flang_omp, inline_asm, preopt_scope, vector_reduc
 
 
 def merge_passes(shared: bool, preopt: bool,
-                 name_values: Callable[[str], str] | None = None
-                 ) -> list[tuple[str, Callable[[str], str]]]:
+                 name_values: Callable[[str], str] | None = None,
+                 outside: set[str] | None = None) -> list[tuple[str, Callable[[str], str]]]:
     """(name, pass) of the merge stage's text passes, in order, for a shared library or an
     executable, with or without the pre-AD optimization. name_values: LLVM's instnamer
     (optimize.name_values), for naming numbered types once optnone is gone (it skips optnone
-    functions) and before code AD never sees is marked optnone again."""
+    functions) and before code AD never sees is marked optnone again. outside: in an
+    executable that exports nothing, the symbols code without bitcode refers to (the program's
+    other variables become internal), else None."""
     passes = [("strip optnone", strip_optnone)]
     if name_values is not None:
         passes.append(("name numbered types",
@@ -41,6 +43,9 @@ def merge_passes(shared: bool, preopt: bool,
               ("calls matched to their callee's one-element aggregates", call_signatures.match_calls)]
     if not shared:
         passes.append(("internalize inline functions", internalize_inline_functions))
+    if not shared and outside is not None:
+        passes.append(("internalize the program's variables",
+                       lambda text: internalize_variables(text, outside)))
     if preopt:
         passes += [("keep marked loops", loop_checkpoint.keep_loops),     # loops through -O2
                    ("mark unreached code", preopt_scope.mark_unreached)]  # optimized once, later
@@ -85,6 +90,41 @@ def internalize_inline_functions(text: str) -> str:
             line = _COMDAT.sub("", "define internal " + rest, 1)
         out.append(line)
     return "\n".join(out)
+
+
+_VARIABLE = re.compile(r'^(@(?:"[^"]*"|[-\w.$]+)) = (?:dso_local )?(?:(?:hidden|protected) )?'
+                       r'((?:thread_local(?:\(\w+\))? )?(?:(?:local_)?unnamed_addr )?'
+                       r'(?:addrspace\(\d+\) )?(?:externally_initialized )?(?:global|constant) )',
+                       re.M)
+_USED = re.compile(r'^@llvm\.(?:compiler\.)?used = .*$', re.M)
+_MODULE_ASM = re.compile(r'^module asm .*$', re.M)
+
+
+def internalize_variables(text: str, outside: set[str]) -> str:
+    """The program's own pointer variables (defined here with external linkage, as
+    `double *buf;` in a file that another declares `extern`) become internal, as LTO makes them
+    in an executable that exports nothing: the AD core then knows every store into them (a
+    global heap pointer's shadow block, shared_globals.heap_slots). Only pointers: globalopt
+    would split an internal aggregate (a Fortran module array's descriptor) into pieces the AD
+    core no longer recognizes. Left as they are: what code without bitcode refers to (outside),
+    what llvm.used or module assembly names, variables in a named section (reached through the
+    linker's __start_ symbols), and names of Enzyme's or the implementation's (`enzyme_dup` is
+    read by name, `__x` may be the runtime's)."""
+    used, asm = " ".join(_USED.findall(text)), " ".join(_MODULE_ASM.findall(text))
+
+    def internal(m):
+        name = m.group(1)
+        bare = name[1:].strip('"')
+        line_end = text.find("\n", m.end())
+        rest = text[m.end():line_end if line_end >= 0 else len(text)]
+        if not rest.startswith("ptr ") or \
+                bare in outside or bare.startswith("__") or "enzyme" in bare.lower() or \
+                re.search(re.escape(name) + r"(?![-\w.$])", used) or \
+                re.search(r"(?<![\w.$])" + re.escape(bare) + r"(?![\w.$])", asm) or \
+                ', section "' in rest or ", comdat" in rest:
+            return m.group(0)
+        return f"{name} = internal {m.group(2)}"
+    return _VARIABLE.sub(internal, text)
 
 
 NUMBERED_TYPE = re.compile(r"^%\d+ = type ", re.M)

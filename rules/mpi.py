@@ -2,7 +2,7 @@
 as Enzyme defines them (Moses et al., SC'22): the adjoint of a send is a receive of the adjoint,
 of a receive a send of the shadow (then zeroed), of Bcast a sum-Reduce to the root, of a sum
 reduction a Bcast (Allreduce: an Allreduce) of the result's adjoint, of max/min the winner's
-element, Gather <-> Scatter, Allgather -> Reduce_scatter, Alltoall -> Alltoall. Forward mode
+element, of a prefix sum (Scan, Exscan) the suffix sum of the results' adjoints, Gather <-> Scatter, Allgather -> Reduce_scatter, Alltoall -> Alltoall. Forward mode
 sends the tangent along. The work is done by the C runtime (rules/mpi_runtime.h, .c and
 mpi_collectives.c: one aug/rev/fwd function per call, see there), linked into the derivative
 (`link_runtime`).
@@ -43,6 +43,8 @@ FUNCS = {
     "MPI_Bcast": ("bcast", [(0, 2)], None, [0]),
     "MPI_Reduce": ("reduce", [(0, 3), (1, 3)], 4, [1]),
     "MPI_Allreduce": ("allreduce", [(0, 3), (1, 3)], 4, [1]),
+    "MPI_Scan": ("scan", [(0, 3), (1, 3)], 4, [1]),
+    "MPI_Exscan": ("exscan", [(0, 3), (1, 3)], 4, [1]),
     "MPI_Gather": ("gather", [(0, 2), (3, 5)], None, [3]),
     "MPI_Gatherv": ("gatherv", [(0, 2), (3, 6)], None, [3]),
     "MPI_Scatter": ("scatter", [(0, 2), (3, 5)], None, [3]),
@@ -166,6 +168,9 @@ def classify(inst):
             return (f"the reduction operation of {name} ('{inst.ops[op].value}') is not "
                     "MPI_SUM, MPI_MAX, MPI_MIN, MPI_MAXLOC or MPI_MINLOC")
         code = OPS[o]
+        if fn in ("scan", "exscan") and code != OPS["sum"]:
+            return (f"{name} with MPI_{o.upper()} on float data has no derivative rule (a "
+                    "prefix sum, MPI_SUM, has one)")
         if (code >= 3) != (kinds[0] >= 2):
             return (f"{name}: MPI_MAXLOC/MPI_MINLOC need MPI_DOUBLE_INT or MPI_FLOAT_INT data, "
                     "and those types need them")
@@ -246,16 +251,16 @@ def _check(ctx, inst):
         if inst.callee[1:].startswith(("mpi_", "pmpi_")):
             # (a Fortran binding substitute_fortran does not cover: mpi_scan_, mpi_f08's ...)
             hint = ("Fortran's MPI_SEND/RECV, ISEND/IRECV, WAIT/TEST (ALL, ANY, SOME), "
-                    "SENDRECV, BCAST, (ALL)REDUCE, (ALL)GATHER(V), SCATTER(V), ALLTOALL(V) and "
-                    "BARRIER of mpif.h or `use mpi` have derivatives; keep other MPI calls out "
-                    "of the differentiated procedure")
+                    "SENDRECV, BCAST, (ALL)REDUCE, (EX)SCAN, (ALL)GATHER(V), SCATTER(V), "
+                    "ALLTOALL(V) and BARRIER of mpif.h or `use mpi` have derivatives; keep other "
+                    "MPI calls out of the differentiated procedure")
         elif "known at compile time" in c:
             hint = ("name a predefined datatype in the call itself (MPI_DOUBLE, MPI_FLOAT), "
                     "not one held in a variable")
         else:
             hint = ("differentiate only MPI_Send/Recv, Isend/Irecv, Wait/Test(all/any/some), "
-                    "Sendrecv, Bcast, (All)Reduce, (All)Gather(v), Scatter(v), Alltoall(v) and "
-                    "Barrier on predefined datatypes, or declare the call inactive with "
+                    "Sendrecv, Bcast, (All)Reduce, (Ex)Scan, (All)Gather(v), Scatter(v), "
+                    "Alltoall(v) and Barrier on predefined datatypes, or declare the call inactive with "
                     "__enzyme_inactivefn if it moves no float data")
         ctx.gen().fail(synth, inst, c, hint)
     if c is not None and getattr(synth, "error", False):

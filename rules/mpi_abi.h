@@ -24,6 +24,8 @@ int MPI_Sendrecv(const void *, int, H, int, int, void *, int, H, int, int, H, St
 int MPI_Bcast(void *, int, H, int, H);
 int MPI_Reduce(const void *, void *, int, H, H, int, H);
 int MPI_Allreduce(const void *, void *, int, H, H, H);
+int MPI_Scan(const void *, void *, int, H, H, H);
+int MPI_Exscan(const void *, void *, int, H, H, H);
 int MPI_Gather(const void *, int, H, void *, int, H, int, H);
 int MPI_Gatherv(const void *, int, H, void *, const int *, const int *, H, int, H);
 int MPI_Scatter(const void *, int, H, void *, int, H, int, H);

@@ -57,6 +57,12 @@ C __enzyme_cc_cmpi_reduce(const void *sb, void *rb, int n, H t, H o, int root, H
 C __enzyme_cc_cmpi_allreduce(const void *sb, void *rb, int n, H t, H o, H c) {
   return BY_OP(o, typed_allreduce, other_allreduce, sb, rb, n, t, c);
 }
+C __enzyme_cc_cmpi_scan(const void *sb, void *rb, int n, H t, H o, H c) {
+  return scan_by_op(sb, rb, n, t, o, c);
+}
+C __enzyme_cc_cmpi_exscan(const void *sb, void *rb, int n, H t, H o, H c) {
+  return exscan_by_op(sb, rb, n, t, o, c);
+}
 C __enzyme_cc_cmpi_gather(const void *sb, int sn, H st, void *rb, int rn, H rt, int root, H c) {
 #define CALL(T) MPI_Gather(sb, sn, T, rb, rn, T, root, c)
   return TYPED(st, rt, CALL, __enzyme_cc_fmpi_dyn_gather(sb, sn, st, rb, rn, rt, root, c));

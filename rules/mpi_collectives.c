@@ -166,6 +166,87 @@ int __enzyme_cc_mpi_fwd_allreduce(void *sb, void *rb, int n, H dt, H op, H comm,
     return reduce_fwd(sb, rb, n, dt, op, 0, comm, &dsb, &drb, k, code, 1, 1);
 }
 
+/* Prefix sums (MPI_SUM only: rules/mpi.py). Scan: y_r = sum_{j<=r} x_j, so x_r's adjoint is
+ * sum_{j>=r} dy_j = total - (exclusive prefix of dy). Exscan: y_r = sum_{j<r} x_j (undefined on
+ * rank 0, whose dy counts as zero), so x_r's adjoint is total - (inclusive prefix of dy). */
+Aug __enzyme_cc_mpi_aug_scan(void *sb, void *rb, int n, H dt, H op, H comm, void *dsb, void *drb,
+                             int k, int code) {
+    (void)dsb, (void)drb, (void)k, (void)code;
+    return (Aug){NULL, MPI_Scan(sb, rb, n, dt, op, comm)};
+}
+Aug __enzyme_cc_mpi_aug_exscan(void *sb, void *rb, int n, H dt, H op, H comm, void *dsb,
+                               void *drb, int k, int code) {
+    (void)dsb, (void)drb, (void)k, (void)code;
+    return (Aug){NULL, MPI_Exscan(sb, rb, n, dt, op, comm)};
+}
+static void scan_rev(void *sb, int n, H dt, H comm, void *dsb, void *drb, int k, int ex) {
+    int first = ex && rank_of(comm) == 0;
+    void *t = copy(first ? NULL : drb, k, (size_t)n), *total = copy(t, k, (size_t)n);
+    void *before = copy(NULL, k, (size_t)n);
+    zero(drb, k, (size_t)n);
+    MPI_Allreduce(IN_PLACE, total, n, dt, SUM, comm);
+    if (ex) {
+        MPI_Scan(t, before, n, dt, SUM, comm);
+    } else {
+        MPI_Exscan(t, before, n, dt, SUM, comm);
+        if (rank_of(comm) == 0) zero(before, k, (size_t)n);     /* (left undefined there) */
+    }
+    void *dst = sb == IN_PLACE ? drb : dsb;
+    if (dst)
+        for (int i = 0; i < n; i++)
+            put(dst, k, (size_t)i, get(dst, k, (size_t)i) + get(total, k, (size_t)i) -
+                                   get(before, k, (size_t)i));
+    free(t), free(total), free(before);
+}
+void __enzyme_cc_mpi_rev_scan(void *rec, void *sb, void *rb, int n, H dt, H op, H comm, void *dsb,
+                              void *drb, int k, int code) {
+    (void)rec, (void)rb, (void)op, (void)code;
+    scan_rev(sb, n, dt, comm, dsb, drb, k, 0);
+}
+void __enzyme_cc_mpi_rev_exscan(void *rec, void *sb, void *rb, int n, H dt, H op, H comm,
+                                void *dsb, void *drb, int k, int code) {
+    (void)rec, (void)rb, (void)op, (void)code;
+    scan_rev(sb, n, dt, comm, dsb, drb, k, 1);
+}
+/* forward: the results' tangents are the same prefix sums of the inputs' (Exscan leaves rank 0's
+ * result, and its tangent, as they were) */
+static int scan_fwd(void *sb, void *rb, int n, H dt, H op, H comm, void **dsb, void **drb, int k,
+                    int ex, int w) {
+    void **tin = xcalloc((size_t)w, sizeof(void *));
+    for (int l = 0; l < w; l++)         /* read before the call: in place, drb is also an input */
+        tin[l] = copy(sb == IN_PLACE ? drb[l] : dsb[l], k, (size_t)n);
+    int rc = ex ? MPI_Exscan(sb, rb, n, dt, op, comm) : MPI_Scan(sb, rb, n, dt, op, comm);
+    void *tout = copy(NULL, k, (size_t)n);
+    for (int l = 0; l < w; l++) {
+        if (ex) MPI_Exscan(tin[l], tout, n, dt, SUM, comm);
+        else MPI_Scan(tin[l], tout, n, dt, SUM, comm);
+        if (drb[l] && !(ex && rank_of(comm) == 0)) memcpy(drb[l], tout, (size_t)n * esz(k));
+        free(tin[l]);
+    }
+    free(tin), free(tout);
+    return rc;
+}
+int __enzyme_cc_mpi_fwdv_scan(void *sb, void *rb, int n, H dt, H op, H comm, void **dsb,
+                              void **drb, int k, int code, int w) {
+    (void)code;
+    return scan_fwd(sb, rb, n, dt, op, comm, dsb, drb, k, 0, w);
+}
+int __enzyme_cc_mpi_fwd_scan(void *sb, void *rb, int n, H dt, H op, H comm, void *dsb, void *drb,
+                             int k, int code) {
+    (void)code;
+    return scan_fwd(sb, rb, n, dt, op, comm, &dsb, &drb, k, 0, 1);
+}
+int __enzyme_cc_mpi_fwdv_exscan(void *sb, void *rb, int n, H dt, H op, H comm, void **dsb,
+                                void **drb, int k, int code, int w) {
+    (void)code;
+    return scan_fwd(sb, rb, n, dt, op, comm, dsb, drb, k, 1, w);
+}
+int __enzyme_cc_mpi_fwd_exscan(void *sb, void *rb, int n, H dt, H op, H comm, void *dsb,
+                               void *drb, int k, int code) {
+    (void)code;
+    return scan_fwd(sb, rb, n, dt, op, comm, &dsb, &drb, k, 1, 1);
+}
+
 /* Gather <-> Scatter, Allgather -> Reduce_scatter_block, Alltoall -> Alltoall */
 Aug __enzyme_cc_mpi_aug_gather(void *sb, int sn, H sdt, void *rb, int rn, H rdt, int root, H comm,
                                void *dsb, void *drb, int sk, int rk) {

@@ -43,6 +43,12 @@ DYN int __enzyme_cc_fmpi_dyn_reduce(const void *a0, void *a1, int a2, H a3, H a4
 DYN int __enzyme_cc_fmpi_dyn_allreduce(const void *a0, void *a1, int a2, H a3, H a4, H a5) {
   return MPI_Allreduce(a0, a1, a2, a3, a4, a5);
 }
+DYN int __enzyme_cc_fmpi_dyn_scan(const void *a0, void *a1, int a2, H a3, H a4, H a5) {
+  return MPI_Scan(a0, a1, a2, a3, a4, a5);
+}
+DYN int __enzyme_cc_fmpi_dyn_exscan(const void *a0, void *a1, int a2, H a3, H a4, H a5) {
+  return MPI_Exscan(a0, a1, a2, a3, a4, a5);
+}
 DYN int __enzyme_cc_fmpi_dyn_gather(const void *a0, int a1, H a2, void *a3, int a4, H a5, int a6,
     H a7) {
   return MPI_Gather(a0, a1, a2, a3, a4, a5, a6, a7);

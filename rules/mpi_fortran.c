@@ -258,6 +258,14 @@ W __enzyme_cc_fmpi_allreduce(const void *sb, void *rb, const F *n, const F *t, c
   H oo = op(o);
   done(ierr, BY_OP(oo, typed_allreduce, other_allreduce, buf(sb), buf(rb), *n, dt(t), comm(c)));
 }
+W __enzyme_cc_fmpi_scan(const void *sb, void *rb, const F *n, const F *t, const F *o, const F *c,
+                        F *ierr) {
+  done(ierr, scan_by_op(buf(sb), buf(rb), *n, dt(t), op(o), comm(c)));
+}
+W __enzyme_cc_fmpi_exscan(const void *sb, void *rb, const F *n, const F *t, const F *o,
+                          const F *c, F *ierr) {
+  done(ierr, exscan_by_op(buf(sb), buf(rb), *n, dt(t), op(o), comm(c)));
+}
 W __enzyme_cc_fmpi_gather(const void *sb, const F *sn, const F *stp, void *rb, const F *rn,
                           const F *rt, const F *root, const F *c, F *ierr) {
   H d = dt(stp), d2 = dt(rt);

@@ -23,6 +23,8 @@ int __enzyme_cc_fmpi_dyn_sendrecv(const void *a0, int a1, H a2, int a3, int a4, 
 int __enzyme_cc_fmpi_dyn_bcast(void *a0, int a1, H a2, int a3, H a4);
 int __enzyme_cc_fmpi_dyn_reduce(const void *a0, void *a1, int a2, H a3, H a4, int a5, H a6);
 int __enzyme_cc_fmpi_dyn_allreduce(const void *a0, void *a1, int a2, H a3, H a4, H a5);
+int __enzyme_cc_fmpi_dyn_scan(const void *a0, void *a1, int a2, H a3, H a4, H a5);
+int __enzyme_cc_fmpi_dyn_exscan(const void *a0, void *a1, int a2, H a3, H a4, H a5);
 int __enzyme_cc_fmpi_dyn_gather(const void *a0, int a1, H a2, void *a3, int a4, H a5, int a6,
     H a7);
 int __enzyme_cc_fmpi_dyn_gatherv(const void *a0, int a1, H a2, void *a3, const int *a4,
@@ -80,5 +82,21 @@ static inline __attribute__((always_inline)) int other_reduce(const void *sb, vo
 static inline __attribute__((always_inline)) int other_allreduce(const void *sb, void *rb, int n,
                                                                  H t, H c, H o) {
   return __enzyme_cc_fmpi_dyn_allreduce(sb, rb, n, t, o, c);
+}
+/* MPI_Scan and MPI_Exscan: only a prefix sum has a derivative, so only MPI_SUM is dispatched
+ * over the float types (any other op: integer data, checked at run time) */
+static inline __attribute__((always_inline)) int scan_by_op(const void *sb, void *rb, int n, H t,
+                                                            H o, H c) {
+#define CALL(T) MPI_Scan(sb, rb, n, T, &ompi_mpi_op_sum, c)
+  return o == &ompi_mpi_op_sum ? TYPED(t, t, CALL, __enzyme_cc_fmpi_dyn_scan(sb, rb, n, t, o, c))
+                               : __enzyme_cc_fmpi_dyn_scan(sb, rb, n, t, o, c);
+#undef CALL
+}
+static inline __attribute__((always_inline)) int exscan_by_op(const void *sb, void *rb, int n,
+                                                              H t, H o, H c) {
+#define CALL(T) MPI_Exscan(sb, rb, n, T, &ompi_mpi_op_sum, c)
+  return o == &ompi_mpi_op_sum ? TYPED(t, t, CALL, __enzyme_cc_fmpi_dyn_exscan(sb, rb, n, t, o, c))
+                               : __enzyme_cc_fmpi_dyn_exscan(sb, rb, n, t, o, c);
+#undef CALL
 }
 #endif

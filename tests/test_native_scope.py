@@ -321,3 +321,44 @@ def test_cxx_types_numbered_by_the_merge(tmp_path, flags):
     env = dict(os.environ, ENZYME_CC_CACHE="0")
     run(["enzyme-c++", *flags, "make.cpp", "main.cpp", "-o", "p"], cwd=tmp_path, env=env)
     assert run(["./p"], cwd=tmp_path).stdout.split() == ["1", "8"]       # x^3: 1, 8
+
+
+def test_variables_named_by_code_without_bitcode_stay_external(tmp_path):
+    """A marker link makes the program's own pointer variables internal, as LTO does in an
+    executable (lto/text_passes.internalize_variables), except those that an object without
+    bitcode (plain clang's) names: it sets `scale` through `factor` here, and the gradient
+    sees the value it set."""
+    (tmp_path / "kernel.c").write_text(KERNEL + "static double half = 0.5;\n"
+                                       "double *shift = &half, *factor = &scale;\n"
+                                       "double g(double *x) { return f(x) * *factor / scale + "
+                                       "*shift * x[0]; }\n")
+    (tmp_path / "plain.c").write_text("extern double scale, *factor;\n"
+                                      "void set_scale(double s) { scale = s; *factor = s; }\n")
+    (tmp_path / "main.c").write_text(r"""
+#include <math.h>
+#include <stdio.h>
+extern double __enzyme_autodiff(void *, ...);
+extern int enzyme_dup;
+double g(double *x);
+void set_scale(double);
+int main(void) {
+  double x[2] = {0.7, 1.3}, dx[2] = {0, 0};
+  set_scale(3.0);
+  __enzyme_autodiff((void *)g, enzyme_dup, x, dx);
+  printf("%.12f %.12f\n", dx[0], dx[1]);
+  return 0;
+}
+""")
+    run(["enzyme-cc", "-O2", "-c", "kernel.c", "-o", "kernel.o"], cwd=tmp_path)
+    run(["enzyme-cc", "-O2", "-c", "main.c", "-o", "main.o"], cwd=tmp_path)
+    run(["clang-22", "-O2", "-c", "plain.c", "-o", "plain.o"], cwd=tmp_path)
+    dump = tmp_path / "dump"
+    env = dict(os.environ, ENZYME_CC_CACHE="0", ENZYME_CC_DUMP_DIR=str(dump))
+    run(["enzyme-cc", "-O2", "kernel.o", "main.o", "plain.o", "-lm", "-o", "p"], cwd=tmp_path,
+        env=env)
+    dx = [float(v) for v in run(["./p"], cwd=tmp_path).stdout.split()]
+    assert dx == pytest.approx([3 * math.cos(0.7) * 1.3 ** 2 + 0.5, 3 * math.sin(0.7) * 2 * 1.3])
+    before = (dump / "before-ad.ll").read_text()
+    assert re.search(r"^@factor = (?!internal )", before, re.M)
+    # (`shift`, named by bitcode only, became internal: the optimizer folded it or kept it local)
+    assert not re.search(r"^@shift = (?!internal )", before, re.M)

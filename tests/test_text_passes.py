@@ -33,17 +33,20 @@ def _define(text: str, name: str) -> str:
 
 def test_merge_passes_in_order():
     names = [n for n, _ in text_passes.merge_passes(shared=False, preopt=True,
-                                                     name_values=lambda t: t)]
+                                                     name_values=lambda t: t, outside=set())]
     assert names == ["strip optnone", "name numbered types", "Enzyme's entry points unmangled",
                      "marker calls never merged", "keep registered calls", "keep BLAS calls",
                      "inline assembly as IR", "x86 intrinsics as IR",
                      "vector reductions as scalar code", "flang's OpenMP if clause as a fork",
                      "flang's OpenMP capture records unpacked",
                      "calls matched to their callee's one-element aggregates",
-                     "internalize inline functions", "keep marked loops",
-                     "mark unreached code"]
-    shared = [n for n, _ in text_passes.merge_passes(shared=True, preopt=False)]
+                     "internalize inline functions", "internalize the program's variables",
+                     "keep marked loops", "mark unreached code"]
+    shared = [n for n, _ in text_passes.merge_passes(shared=True, preopt=False, outside=set())]
     assert "internalize inline functions" not in shared and "keep marked loops" not in shared
+    assert "internalize the program's variables" not in shared
+    exported = [n for n, _ in text_passes.merge_passes(shared=False, preopt=False)]
+    assert "internalize the program's variables" not in exported     # (outside unknown)
 
 
 def test_calls_matched_to_one_element_aggregates():
@@ -99,6 +102,42 @@ def test_internalize_inline_functions():
     out = _valid(text_passes.internalize_inline_functions(text))
     assert _define(out, "f") == "define internal double @f(double %x) {"
     assert _define(out, "g") == "define double @g(double %x) {"
+
+
+def test_internalize_variables():
+    """The program's external pointer variables become internal, except what code without
+    bitcode names, llvm.used or module assembly names, a named section's, a comdat's, Enzyme's
+    and the implementation's; other variables stay external (globalopt would split an
+    aggregate)."""
+    text = ('module asm ".globl in_asm"\n'
+            "$c = comdat any\n"
+            "@work = dso_local global ptr null, align 8\n"
+            "@hidden_one = hidden local_unnamed_addr global ptr null\n"
+            "@table = dso_local constant ptr @work\n"
+            "@number = dso_local global i32 0\n"
+            "@record = dso_local global { ptr, i64 } zeroinitializer\n"
+            "@used_by_native = dso_local global ptr null\n"
+            "@in_asm = dso_local global ptr null\n"
+            "@kept = dso_local global ptr null\n"
+            '@in_section = dso_local global ptr null, section "registry"\n'
+            "@c = dso_local global ptr null, comdat\n"
+            "@enzyme_dup = dso_local global ptr null\n"
+            "@__data_start_of_mine = dso_local global ptr null\n"
+            "@already = internal global i32 0\n"
+            "@weak_one = weak global i32 0\n"
+            "@ext = external global i32\n"
+            "@llvm.used = appending global [1 x ptr] [ptr @kept], section \"llvm.metadata\"\n"
+            "define i32 @g() {\n  %a = load i32, ptr @ext\n  ret i32 %a\n}\n")
+    out = _valid(text_passes.internalize_variables(text, {"used_by_native"}))
+    lines = {line.split(" =")[0]: line for line in out.split("\n") if line.startswith("@")}
+    assert lines["@work"] == "@work = internal global ptr null, align 8"
+    assert lines["@hidden_one"] == "@hidden_one = internal local_unnamed_addr global ptr null"
+    assert lines["@table"] == "@table = internal constant ptr @work"
+    for name in ("number", "record", "used_by_native", "in_asm", "kept", "in_section", "c",
+                 "enzyme_dup", "__data_start_of_mine"):
+        assert lines["@" + name].startswith(f"@{name} = dso_local global"), lines["@" + name]
+    assert lines["@weak_one"] == "@weak_one = weak global i32 0"
+    assert lines["@ext"] == "@ext = external global i32"
 
 
 def test_inline_assembly_max_becomes_compare_and_select():

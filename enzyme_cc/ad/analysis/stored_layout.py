@@ -125,7 +125,9 @@ def _stored_kind(fn, value, users, depth: int = 0):
         return "int" if _stored_kind(fn, d.ops[0], users, depth + 1) in ("int", "zero") else None
     if op in ("phi", "select") and depth < 4:
         ops = d.ops[1:] if op == "select" else d.ops
-        found = {_stored_kind(fn, o, users, depth + 1) for o in ops}
+        # (each distinct incoming value once: a loop's phi may list one value per branch)
+        found = {_stored_kind(fn, o, users, depth + 1)
+                 for o in {o.value: o for o in ops}.values()}
         found.discard("zero")
         return "int" if found == {"int"} else None
     return None

@@ -20,6 +20,7 @@ from ..structure.fortran_descriptors import (flang_descriptor_fields, flang_desc
 from ..analysis.activity_basics import FREES
 from ..structure.cfg import always_passes
 from .fixed_point import PREFIX as FP_PREFIX
+from .global_addresses import resolve
 from .static_vectors import shadow_vector
 from ..structure.std_vectors import vector_offsets
 from enzyme_cc.rules.call_kinds import kind_of
@@ -116,6 +117,13 @@ def find_shared_globals(gen, roots):
         if holder in access or holder in gen.persistent:
             shared |= {holder} | targets
             gen.address_targets[holder] = targets
+    # A pointer global holding heap blocks (heap_slots: a scratch buffer `double *work` the
+    # program allocates) whose block the call tree writes float data into: its shadow slot gets
+    # a zeroed block of the same size at the derivative's entry.
+    for g in sorted(set(access) - shared - set(gen.reg.shadows)):
+        if _is_pointer(gen.module, g) and _floats_written_through(gen, g, reach) and \
+                heap_slots(gen.module, g, reach):
+            shared.add(g)
     gen.shared_globals = shared
     # the shadow of a global one function writes starts from zero too: an earlier derivative
     # leaves the adjoint of the global's value on entry there (or forward mode its tangent)
@@ -131,6 +139,39 @@ def find_shared_globals(gen, roots):
         users |= new
         changed = bool(new)
     gen.global_users = users
+
+
+def _is_pointer(module, g: str) -> bool:
+    return (global_type(module, g) or "").strip() == "ptr"
+
+
+def _floats_written_through(gen, g: str, reach) -> bool:
+    """Some function of the call tree stores float data through the pointer it loads from g
+    (itself, or a callee it passes the pointer to, through that parameter)."""
+    word = re.compile(re.escape(g) + r"(?![-\w.$])")
+    for f in sorted(reach):
+        lo, hi = gen.module._bodies[f]
+        if not any(word.search(x) for x in gen.module._lines[lo + 1:hi]):
+            continue
+        fn = gen.module.function(f)
+        loaded = {i.name for i in fn.insts() if i.op == "load" and i.ty == "ptr" and
+                  i.ops[0].value == g}
+        if _stores_floats_through(fn, loaded):
+            return True
+        for inst in fn.insts():
+            if inst.op in ("call", "invoke") and gen.module.defines(inst.callee or ""):
+                callee = gen.module.function(inst.callee)
+                params = {p.name for p, o in zip(callee.params, inst.ops)
+                          if underlying(fn, o.value) in loaded}
+                if params and _stores_floats_through(callee, params):
+                    return True
+    return False
+
+
+def _stores_floats_through(fn, bases: set) -> bool:
+    return bool(bases) and any(
+        inst.op == "store" and carries_float(inst.ops[0].ty) and
+        underlying(fn, inst.ops[1].value) in bases for inst in fn.insts())
 
 
 def accesses(gen, roots):
@@ -213,21 +254,26 @@ def _global_of(fn, ptr: str) -> str:
     return v if v.startswith("@") else global_named(v) or v
 
 
-def _globals_of(fn, ptr: str, depth=0) -> set:
+def _globals_of(fn, ptr: str) -> set:
     """The globals a pointer may point into: its own (through GEPs, or a constant expression
-    naming one), or those a pointer phi/select joins (`c = s % 2 ? U : V`, double buffers
-    swapped in a loop)."""
-    v = underlying(fn, ptr)
-    if not v.startswith("%"):
-        g = global_named(v)
-        return {g} if g else set()
-    d = fn.defs.get(v)
-    if depth > 8 or getattr(d, "op", None) not in ("phi", "select"):
-        return set()
-    out = set()
-    for o in (d.ops[1:] if d.op == "select" else d.ops):
-        if o.ty == "ptr":
-            out |= _globals_of(fn, o.value, depth + 1)
+    naming one), or those a web of pointer phis/selects joins (`c = s % 2 ? U : V`, double
+    buffers swapped in a loop). Each value of the web is visited once: a web of phis that
+    reach each other (nested loops over swapped buffers) is walked in linear time."""
+    out, seen, todo = set(), set(), [ptr]
+    while todo:
+        v = underlying(fn, todo.pop())
+        if v in seen:
+            continue
+        seen.add(v)
+        if not v.startswith("%"):
+            g = global_named(v)
+            if g:
+                out.add(g)
+            continue
+        d = fn.defs.get(v)
+        if getattr(d, "op", None) in ("phi", "select"):
+            todo += [o.value for o in (d.ops[1:] if d.op == "select" else d.ops)
+                     if o.ty == "ptr"]
     return out
 
 
@@ -429,8 +475,7 @@ def heap_slots(module, g: str, reach=()) -> dict[int, str]:
                     callee = getattr(src, "callee", None) if getattr(src, "op", None) in (
                         "call", "invoke") else None
                     fresh.setdefault(off, set()).add(
-                        None if callee is None or module.defines(callee) else
-                        _HEAP_FAMILIES.get(callee))
+                        None if callee is None else _allocated_by(module, callee))
                 stores.setdefault(off, []).append(inst)
             elif mentions:
                 return {}             # g's address taken, copied into, or computed at run time
@@ -457,6 +502,22 @@ _HEAP_FAMILIES = {"@malloc": "@free", "@calloc": "@free", "@realloc": "@free",
                   "@_ZnwmRKSt9nothrow_t": "@_ZdlPv", "@_Znam": "@_ZdaPv",
                   "@_ZnamRKSt9nothrow_t": "@_ZdaPv"}
 _ALLOCATE = {"@free": "@malloc", "@_ZdlPv": "@_Znwm", "@_ZdaPv": "@_Znam"}
+
+
+def _allocated_by(module, callee: str) -> str | None:
+    """The deallocator of the blocks a call of callee returns: an allocator's, or that of the
+    allocator whose fresh block every return of the program's own wrapper passes on (miniAMR's
+    ma_malloc counts and checks, then returns malloc's); None when unknown."""
+    if not module.defines(callee):
+        return _HEAP_FAMILIES.get(callee)
+    fn, found = module.function(callee), set()
+    for inst in fn.insts():
+        if inst.op == "ret":
+            d = fn.defs.get(resolve(fn, inst.ops[0].value)) if inst.ops else None
+            c = getattr(d, "callee", None) if getattr(d, "op", None) in ("call", "invoke") \
+                else None
+            found.add(None if c is None or module.defines(c) else _HEAP_FAMILIES.get(c))
+    return found.pop() if len(found) == 1 else None
 
 
 def _stored_after(fn, inst, stores) -> bool:

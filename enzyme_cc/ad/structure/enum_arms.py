@@ -104,8 +104,8 @@ def _reads(fn, c: str, v: str, depth: int = 0) -> bool:
     d = fn.defs.get(c)
     if getattr(d, "op", None) is None or d.op in ("load", "call", "invoke", "alloca"):
         return False
-    return depth > 8 or any(_reads(fn, o.value, v, depth + 1) for o in d.ops
-                            if o.value.startswith("%"))
+    return depth > 8 or any(_reads(fn, o, v, depth + 1) for o in
+                            {o.value for o in d.ops if o.value.startswith("%")})
 
 
 def _float_access_at(module, fn, inst, base, off) -> bool:

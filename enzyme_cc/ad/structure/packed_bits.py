@@ -62,7 +62,7 @@ def _zero_at(fn, v: str, lane: int, depth: int = 0) -> bool:
     if op in ("or", "phi", "select"):
         vals = [v for v, _ in d.incoming] if op == "phi" else \
             [o.value for o in (d.ops[1:] if op == "select" else d.ops)]
-        return all(_zero_at(fn, v, lane, depth + 1) for v in vals)
+        return all(_zero_at(fn, v, lane, depth + 1) for v in set(vals))
     return False
 
 
