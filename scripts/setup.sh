@@ -66,7 +66,8 @@ case "${1:-demo}" in
       echo "$want" > "$extras"
       install_launcher
     fi
-    exec .venv/bin/python -m pytest -q "$@"
+    # one worker per core, each test file on one worker (a file's builds share a pool)
+    exec .venv/bin/python -m pytest -q -n auto --dist loadfile "$@"
     ;;
   *)
     echo "usage: scripts/setup.sh [demo|test [pytest args]]" >&2
