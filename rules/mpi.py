@@ -237,8 +237,10 @@ def _declare(ctx, fn, ret, args):
     ctx.gen().declare_raw(f"@{fn}", f"declare {ret} @{fn}({', '.join(a.split(' ')[0] for a in args)})")
 
 
-def _check(ctx, inst):
-    """The call's classification; refuses what cannot be differentiated."""
+def _check(ctx, inst, emit=None):
+    """The call's classification; refuses what cannot be differentiated: at the link where
+    every run of the derivative makes the call, else where it runs (emit: the forward sweep's;
+    the call is then left as it is, after the stop)."""
     c = classify(inst)
     synth = ctx.synth
     if c == "bytes":
@@ -260,9 +262,10 @@ def _check(ctx, inst):
         else:
             hint = ("differentiate only MPI_Send/Recv, Isend/Irecv, Wait/Test(all/any/some), "
                     "Sendrecv, Bcast, (All)Reduce, (Ex)Scan, (All)Gather(v), Scatter(v), "
-                    "Alltoall(v) and Barrier on predefined datatypes, or declare the call inactive with "
-                    "__enzyme_inactivefn if it moves no float data")
-        ctx.gen().fail(synth, inst, c, hint)
+                    "Alltoall(v) and Barrier on predefined datatypes, or declare the call "
+                    "inactive with __enzyme_inactivefn if it moves no float data")
+        ctx.gen().fail_where_run(synth, inst, c, hint, emit)
+        return None
     if c is not None and getattr(synth, "error", False):
         ctx.gen().fail(synth, inst, f"{c_name(inst.callee)} in __enzyme_error_estimate is not "
                        "supported", "estimate the error of the code around it")
@@ -288,7 +291,7 @@ def forward(ctx, inst, before):
     primal call. Returns False to drop the primal."""
     if not before:
         return None
-    c = _check(ctx, inst)
+    c = _check(ctx, inst, ctx.emit)
     if c is CHECKED:                      # integer data if the run-time check passes
         _check_integer_data(ctx, inst)
         return None

@@ -350,6 +350,52 @@ int main(int c, char **v) {
         assert g0 == pytest.approx(2 * 2.0) and g1 == pytest.approx(2 * (1.5 + r)), out
 
 
+NEVER_TAKEN_PRODUCT = HEAD + """#include <stdio.h>
+#include <stdlib.h>
+/* Nek5000's gop: the reduction a flag picks; a product has no derivative rule */
+__attribute__((noinline)) void product_of(double *v) {
+  MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_PROD, MPI_COMM_WORLD);
+}
+__attribute__((noinline)) void gop(double *v, char how) {
+  if (how == '+') MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  else if (how == 'M') MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  else if (how == 'm') MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  else product_of(v);
+}
+char how = '+';
+double f(double x) {
+  double v = x * x;
+  gop(&v, how);
+  return v;
+}
+int main(int c, char **v) {
+  int r;
+  MPI_Init(&c, &v);
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  if (c > 1) how = v[1][0];
+  double d = __enzyme_autodiff((void *)f, 1.0 + r);
+  printf("rank %d grad %.12g 0\\n", r, d);
+  MPI_Finalize();
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_reduction_without_rule_stops_only_where_it_runs(tmp_path, opt):
+    """A product reduction (no derivative rule) in a branch the gradient does not take, in a
+    function of its own (Nek5000's gop): the derivative builds and is right (was a link
+    error); where the run takes that branch, the derivative stops with the refusal's message
+    and location."""
+    got, out = _per_rank(tmp_path, NEVER_TAKEN_PRODUCT, opt, 2)
+    # every rank's f is sum_q x_q^2 and seeds 1: d/dx_r = 2 ranks x 2 x_r
+    assert got == {0: (4.0, 0.0), 1: (8.0, 0.0)}, out
+    r = run([*MPIRUN, "-np", "2", "./e", "*"], cwd=tmp_path, check=False)
+    assert r.returncode != 0 and "grad" not in r.stdout
+    assert "enzyme-cc: error: " in r.stderr and "the reduction operation of MPI_Allreduce " \
+        "('@ompi_mpi_op_prod') is not MPI_SUM" in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_global_heap_buffers_as_message_buffers(tmp_path, opt):
     """miniAMR's send_buff/recv_buff: program-wide pointers (not static) to heap buffers that

@@ -120,6 +120,19 @@ class Generator(MarkerCalls, IndirectCalls, CallEmitter, CalleeSummaries, Shadow
     def fail(self, synth, inst, why, hint):
         raise UserError(f"{located(self.module, synth.fn, inst)}: {why}; hint: {hint}")
 
+    def fail_where_run(self, synth, inst, why, hint, emit=None):
+        """A refusal of inst that matters only where it runs: a link error where every run of
+        the derivatives reaches it (always_runs); else returns, and where `emit` is given (the
+        sweep that runs inst) the derivative stops there with the same message (a reduction
+        without a derivative in a branch the gradient never takes: Nek5000's gop)."""
+        if self.always_runs(synth.fn, inst.block.label):
+            self.fail(synth, inst, why, hint)
+        if emit is not None:
+            msg = self.private_string(f"enzyme-cc: error: {located(self.module, synth.fn, inst)}"
+                                      f": {why}; hint: {hint}\n")
+            self.helpers.add(("badcall",))          # (defines __enzyme_cc_stop)
+            emit(f"call void @__enzyme_cc_stop(ptr {msg})")
+
     def declare(self, callee: str, ty: str, nargs: int):
         name = "@" + callee
         args = ", ".join([ty] * nargs)

@@ -9,6 +9,7 @@ import re
 from enzyme_cc.errors import UserError
 from ..analysis.const_fields import act_key
 from ..analysis.typeinfo import TypeInfo
+from ..structure.cfg import always_passes
 from ..structure.diagnostics import argument_label, located, quoted_name, source_of
 from ..api import (exceptions, global_shadows, iter_marker, reverse_vector, rule_wrappers,
                    shared_globals)
@@ -39,7 +40,36 @@ class MarkerCalls:
 
     # ---- whole module --------------------------------------------------------------------------
     def find_shared_globals(self, roots):
+        self.roots = set(roots)
         shared_globals.find_shared_globals(self, roots)
+
+    def always_runs(self, fn, label: str) -> bool:
+        """Whether every run of the derivatives being made reaches block `label` of fn: every
+        path through fn passes it, and fn is a marker's function or is called, in a block
+        that every path through the caller passes, by a function of which the same holds."""
+        return always_passes(fn, fn.blocks[0].label, {label}) and \
+            self._always_called(fn.name, set())
+
+    def _always_called(self, f: str, seen: set) -> bool:
+        memo = self.__dict__.setdefault("_always_called_memo", {})
+        if f in getattr(self, "roots", ()):
+            return True
+        if f in memo or f in seen:
+            return memo.get(f, False)
+        seen.add(f)
+        found = False
+        for g in sorted(self.global_reach):
+            if f not in self._callees(g) or not self.module.function(g):
+                continue
+            caller = self.module.function(g)
+            sites = {i.block.label for i in caller.insts()
+                     if i.op in ("call", "invoke") and i.callee == f}
+            if sites and always_passes(caller, caller.blocks[0].label, sites) and \
+                    self._always_called(g, seen):
+                found = True
+                break
+        memo[f] = found
+        return found
 
     def zero_shared_shadows(self) -> list[str]:
         """A derivative starts from the shadows of the shared globals as of entry (zero floats,
