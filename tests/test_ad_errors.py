@@ -2409,3 +2409,19 @@ def test_float_copied_byte_by_byte_is_refused(tmp_path):
         r.stderr and "hint: copy whole values" in r.stderr, r.stderr
 
 
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_integer_arm_run_on_floats_stops_with_a_message(tmp_path, level):
+    """A type-generic kernel's integer arm (tests/ad_programs/type_generic_gather.c) handed
+    doubles where the derivative runs: integer arithmetic on a float's bits, which would lose
+    its derivative. The arm does not run on every path, so the link succeeds and the
+    derivative stops there with the refusal's message instead of a wrong gradient."""
+    src = (Path(__file__).parent / "ad_programs" / "type_generic_gather.c").read_text()
+    (tmp_path / "g.c").write_text(src.replace("gs_gather(node, local, map, 6, GS_DOUBLE)",
+                                              "gs_gather(node, local, map, 6, GS_LONG)"))
+    subprocess.run(["enzyme-cc", level, "g.c", "-lm", "-o", "g"], cwd=tmp_path, check=True)
+    r = subprocess.run(["./g"], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode != 0 and "CHECK" not in r.stdout, r.stdout
+    assert "enzyme-cc: error: in function 'gs_gather'" in r.stderr, r.stderr
+    assert "integer arithmetic on data that holds a float" in r.stderr, r.stderr

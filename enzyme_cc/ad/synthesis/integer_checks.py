@@ -91,10 +91,35 @@ class IntegerChecks:
         fmt = next((self.act.punned[o.value] for o in inst.ops if o.value in self.act.punned),
                    "double")
         fmt = "float" if "float" in fmt else "double"
-        raise UserError(self.where(inst) + ": integer arithmetic on data that holds a float "
-                        f"(bit manipulation of a {fmt}); hint: give the function doing it a "
-                        "derivative of your own (__enzyme_register_gradient), or compute on the "
-                        "float value instead (marking it inactive would drop its derivative)")
+        why = (self.where(inst) + ": integer arithmetic on data that holds a float (bit "
+               f"manipulation of a {fmt}); hint: give the function doing it a derivative of "
+               "your own (__enzyme_register_gradient), or compute on the float value instead "
+               "(marking it inactive would drop its derivative)")
+        if not self._always_runs(inst.block) and not self._magic_constant(inst):
+            # (the integer arm of a type-generic kernel, Nek5000's gs_gather switching on a
+            # type tag: it runs on integer data, or the derivative stops there; a bit trick
+            # under a flag, with its magic constant, is refused at the link as before)
+            self.stops[inst.name] = why
+            return
+        raise UserError(why)
+
+    def _magic_constant(self, inst) -> bool:
+        """The integer code from inst on (up to 32 instructions) uses a constant of 2^20 or
+        more: an exponent mask or a magic number, the mark of work on a float's bits (an
+        integer variant's arithmetic adds counts and indices)."""
+        users = self.fn.users()
+        todo, seen = [inst], set()
+        while todo and len(seen) < 32:
+            i = todo.pop()
+            if i.name in seen:
+                continue
+            seen.add(i.name)
+            for o in i.ops:
+                v = o.value.lstrip("-")
+                if not o.is_local and v.isdigit() and int(v) >= 1 << 20:
+                    return True
+            todo += [u for u in users.get(i.name, ()) if u.op in _INT_OPS and u.name]
+        return False
 
     @property
     def stops(self) -> dict:
