@@ -466,7 +466,7 @@ int main(void) {
 """
 
 
-@pytest.mark.parametrize("cache", ["0", "1"])
+@pytest.mark.parametrize("cache", ["0", pytest.param("1", marks=pytest.mark.slow)])
 def test_coverage_counts_the_code_the_link_step_compiles(tmp_path, cache):
     """--coverage: the modules the link step recompiles (the marker's caller and what it
     reaches) counted nothing, their .gcda never written (found by a new-user check). Their

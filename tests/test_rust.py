@@ -139,6 +139,7 @@ def test_cargo_workspace_test_and_rebuild(tmp_path):
     assert edited.count("CHECK ") == 4 and "FAILED" not in edited and edited != first, edited
 
 
+@pytest.mark.slow           # (60 s on 2 cores: std's test harness linked through AD)
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
 def test_rust_gradient_inside_a_test_harness_beside_trait_objects(tmp_path):
     """`rustc --test` (cargo test --release): a #[test] takes the gradient of a function that
@@ -348,8 +349,8 @@ def test_rust_bytes_copied_by_type_erased_code_stay_refused(tmp_path):
 
 
 @pytest.mark.skipif(RUSTC is None, reason=NO_RUSTC)
-@pytest.mark.parametrize("opts", [("-O",), pytest.param(("-Copt-level=0", "-g", "--cfg",
-                                                            "no_hashmap"), marks=pytest.mark.slow)],
+@pytest.mark.slow           # (36 s on 2 cores; tests/rust's smaller programs cover std's Vec)
+@pytest.mark.parametrize("opts", [("-O",), ("-Copt-level=0", "-g", "--cfg", "no_hashmap")],
                          ids=["O", "dev-profile"])
 def test_rust_std_collections_and_text(tmp_path, opts):
     """Integer data beside float data with no TBAA: an index Vec sorted by a float key (the
