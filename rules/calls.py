@@ -268,7 +268,10 @@ def _fwd_call(ctx, inst, before):
                         " (only if it does not read, write or keep the floats its pointer "
                         "arguments lead to: else the derivative would be wrong)"
                         if pointers else ""))
-        ctx.gen().fail(synth, inst, f"no derivative rule for {what} and no bitcode for it", hint)
+        # (a link error where every run of the derivative makes the call; else the derivative
+        # stops there if it ever runs it: a diagnostic under `if (verbose)`)
+        ctx.gen().fail_where_run(synth, inst, f"no derivative rule for {what} and no bitcode "
+                                 "for it", hint, ctx.emit)
     return None
 
 

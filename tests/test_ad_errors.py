@@ -2425,3 +2425,42 @@ def test_integer_arm_run_on_floats_stops_with_a_message(tmp_path, level):
     assert r.returncode != 0 and "CHECK" not in r.stdout, r.stdout
     assert "enzyme-cc: error: in function 'gs_gather'" in r.stderr, r.stderr
     assert "integer arithmetic on data that holds a float" in r.stderr, r.stderr
+
+
+DIAGNOSTIC_WITHOUT_BITCODE = r"""
+#include <stdio.h>
+extern double __enzyme_autodiff(void *, ...);
+extern double __enzyme_fwddiff(void *, ...);
+double mystery(double);   /* in an object without bitcode */
+int verbose = 0;
+double f(double x) {
+  double y = x * x;
+  if (verbose) y += mystery(y);
+  return y;
+}
+int main(int c, char **v) {
+  verbose = c > 1;
+  printf("%g %g\n", __enzyme_autodiff((void *)f, 3.0), __enzyme_fwddiff((void *)f, 3.0, 1.0));
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_call_without_bitcode_on_a_branch_stops_only_if_taken(tmp_path, level):
+    """A call without bitcode or rule that only some runs make (a diagnostic under a flag):
+    the program builds and both modes are right where the branch is not taken (was a link
+    error); where it is, the derivative stops with the refusal's message. A call every run
+    makes is still refused at the link (test_error_names_function[external_no_bitcode-*])."""
+    (tmp_path / "main.c").write_text(DIAGNOSTIC_WITHOUT_BITCODE)
+    (tmp_path / "lib.c").write_text("double mystery(double t) { return 0.5 * t; }\n")
+    subprocess.run(["clang-22", "-O2", "-c", "lib.c", "-o", "lib.o"], cwd=tmp_path, check=True)
+    subprocess.run([str(BIN / "enzyme-cc"), level, "main.c", "lib.o", "-o", "prog"],
+                   cwd=tmp_path, check=True, timeout=120)
+    r = subprocess.run(["./prog"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.split() == ["6", "6"], r.stdout
+    r = subprocess.run(["./prog", "verbose"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode != 0 and r.stdout == "", r.stdout
+    assert "enzyme-cc: error: in function 'f'" in r.stderr, r.stderr
+    assert "no derivative rule for call to 'mystery' and no bitcode for it" in r.stderr

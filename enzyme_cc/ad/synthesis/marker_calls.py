@@ -46,7 +46,9 @@ class MarkerCalls:
     def always_runs(self, fn, label: str) -> bool:
         """Whether every run of the derivatives being made reaches block `label` of fn: every
         path through fn passes it, and fn is a marker's function or is called, in a block
-        that every path through the caller passes, by a function of which the same holds."""
+        that every path through the caller passes, by a function of which the same holds. A
+        function no code calls directly (an indirect call's candidate) counts as reached: its
+        refusal is the indirect call's to handle (api/dispatch.py stops where it is called)."""
         return always_passes(fn, fn.blocks[0].label, {label}) and \
             self._always_called(fn.name, set())
 
@@ -57,19 +59,20 @@ class MarkerCalls:
         if f in memo or f in seen:
             return memo.get(f, False)
         seen.add(f)
-        found = False
+        found, called = False, False
         for g in sorted(self.global_reach):
             if f not in self._callees(g) or not self.module.function(g):
                 continue
+            called = True
             caller = self.module.function(g)
-            sites = {i.block.label for i in caller.insts()
-                     if i.op in ("call", "invoke") and i.callee == f}
+            sites = {i.block.label for i in caller.insts() if i.op in ("call", "invoke") and
+                     (i.callee == f or any(o.value == f for o in i.ops))}   # (or forks it)
             if sites and always_passes(caller, caller.blocks[0].label, sites) and \
                     self._always_called(g, seen):
                 found = True
                 break
-        memo[f] = found
-        return found
+        memo[f] = found or not called
+        return memo[f]
 
     def zero_shared_shadows(self) -> list[str]:
         """A derivative starts from the shadows of the shared globals as of entry (zero floats,
