@@ -245,9 +245,10 @@ def _check(ctx, inst, emit=None):
     synth = ctx.synth
     if c == "bytes":
         if any(_shadow(ctx, o.value) != "null" for o in inst.ops if o.ty == "ptr"):
-            ctx.gen().fail(synth, inst, f"{c_name(inst.callee)} moves memory with a shadow as "
-                           "MPI_BYTE/MPI_PACKED data (its derivative is unknown)",
-                           "send float data as MPI_DOUBLE or MPI_FLOAT")
+            ctx.gen().fail_where_run(synth, inst, f"{c_name(inst.callee)} moves memory with a "
+                                     "shadow as MPI_BYTE/MPI_PACKED data (its derivative is "
+                                     "unknown)", "send float data as MPI_DOUBLE or MPI_FLOAT",
+                                     emit)
         return None
     if isinstance(c, str):
         if inst.callee[1:].startswith(("mpi_", "pmpi_")):

@@ -287,7 +287,10 @@ class TypeInfo:
             # a piece narrower than the float the memory's other accesses suggest: the
             # declared type of those bytes, where it names one (a char array beside a double
             # member is characters, not a double copied byte by byte)
-            k = declared_kind(self.module, self.fn, ptr, size, self) or k
+            # (or the record a struct-path tag through the same base places there: a char
+            # array member beside a double member of a C++ class, copied into a std::string)
+            k = declared_kind(self.module, self.fn, ptr, size, self) or \
+                record_kind(self.module, self.fn, ptr, size) or k
         if k is None and size:
             k = declared_kind(self.module, self.fn, ptr, size, self)
         if k is None and size:          # inside a C++ record other accesses' tags place there

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from enzyme_cc.ir.lexer import vector_shape
 from .float_pairs import constant_lanes, located_inst, reloaded, split_float_pairs
-from .frexp_bits import FrexpBits
+from .frexp_bits import FrexpBits, is_frexp_mask
 from .type_layout import tbaa_kind, tbaa_pointee
 
 _FLOAT_OF = {"i64": "double", "i32": "float"}
@@ -237,7 +237,7 @@ class _Rewriter(FrexpBits):
         # floats by the memory's type, or by use: every result goes back to floats, through a
         # xor that flips signs (`~i`, `-1 - i` on integers read back from a reused buffer flip
         # every bit: integer arithmetic, not a float's negation)
-        if any(u.op == "xor" and not self._flips_signs(u) for u in users):
+        if any(u.op in ("xor", "and", "or") and not self._sign_like(u) for u in users):
             return None
         uses = [w for u in users if u.op == "insertelement" or not all(o.is_local for o in u.ops)
                 for w in self.users.get(u.name, [])]      # (not the sign-extracting users)
@@ -256,15 +256,20 @@ class _Rewriter(FrexpBits):
             return None                               # volatile or atomic: left alone
         return [load] + self._as_bits(inst, fty, [], f)
 
-    def _flips_signs(self, xor) -> bool:
-        """xor is a sign flip of its lanes: by a constant sign mask, or by a value (_flip_by)."""
-        c = next((o for o in xor.ops if not o.is_local), None)
+    def _sign_like(self, u) -> bool:
+        """u (xor, and, or) changes the sign bits of its lanes only (a constant sign mask, or a
+        value's: _flip_by), or masks a float's mantissa for frexp: the operations a float's
+        bits go through here (`flags & ~floatfield`, `-1 - i` on integers do not)."""
+        c = next((o for o in u.ops if not o.is_local), None)
         if c is None:
             return True
-        n, bits = _split(xor.ty)[0], _lane_bits(xor.ty)
+        n, bits = _split(u.ty)[0], _lane_bits(u.ty)
         lanes = constant_lanes(c.value, n, bits)
-        return lanes is not None and _changes_signs("xor", [0 if v is None else v for v in lanes],
-                                                    bits)
+        if lanes is None:
+            return False
+        keep = _sign_masks(u.op, bits)[0]
+        return _changes_signs(u.op, [keep if v is None else v for v in lanes], bits) or \
+            u.op == "and" and is_frexp_mask(lanes, bits)
 
     def _memory_kind(self, load):
         """'double'/'float' when TBAA says the loaded memory holds them: the load's own tag, or

@@ -35,6 +35,15 @@ def _suffix(n: int | None, el: str) -> str:
     return f"v{n}{short}" if n else short
 
 
+def is_frexp_mask(lanes, bits: int) -> bool:
+    """The constant lanes of an `and` keep a float's mantissa (and maybe its sign) only."""
+    fmt, keep = _FORMATS.get(bits), _one(lanes)
+    if fmt is None or keep is None:
+        return False
+    field, sign = (1 << fmt[1]) - 1, 1 << (bits - 1)
+    return keep in (field, field | sign)
+
+
 class FrexpBits:
     """Needs from its host: view, fractions (a dict), tmp() and _as_bits() (float_bits'
     _Rewriter)."""
@@ -42,12 +51,9 @@ class FrexpBits:
     def frexp_mask(self, inst, lanes, bits: int) -> bool:
         """`and` of a float's bits with its sign and mantissa (or its mantissa): remembered for
         the `or` that sets the exponent."""
-        fmt, keep = _FORMATS.get(bits), _one(lanes)
-        if fmt is None or keep is None:
+        if not is_frexp_mask(lanes, bits):
             return False
-        field, sign = (1 << fmt[1]) - 1, 1 << (bits - 1)
-        if keep not in (field, field | sign):
-            return False
+        keep, sign = _one(lanes), 1 << (bits - 1)
         x = inst.ops[0] if inst.ops[0].is_local else inst.ops[1]
         self.fractions[inst.name] = (x.value, bool(keep & sign))
         return True

@@ -195,6 +195,9 @@ def tbaa_kind(module, tag: str | None):
         return "ptr"
     if n in _INT_NAMES or n.startswith(("int", "long", "unsigned", "short")):
         return "int"
+    if n.startswith("_ZTS"):
+        return "int"      # (a C++ enum: its own type node, by its mangled name; an access
+        #                    type is a scalar, so not a struct: ios_base's _Ios_Fmtflags)
     return None
 
 
