@@ -110,3 +110,34 @@ cleanup:
     assert [b.label for b in fn.blocks] == ["%entry", "%call", "%lp", "%cleanup"]
     assert fn.blocks[2].insts[0].op == "landingpad" and len(fn.blocks[2].insts) == 2
     assert [p.label for p in fn.blocks[3].preds] == ["%entry", "%call"]
+
+
+def test_record_kind_from_tbaa_members_without_an_ir_type():
+    """A C++ class whose IR type the optimizer left out of the module (every access a byte
+    offset from `this`): the kind of a byte of its char array member comes from the members its
+    TBAA struct node lists (PENNANT's Hydro::msgdtrec beside the double dtrec); a piece of a
+    double member stays a double's, and a nested record's member is found through it."""
+    from enzyme_cc.ad.structure.tbaa_records import record_kind
+    m = parse_module("""
+define void @f(ptr %this, ptr %out) {
+  %d = getelementptr inbounds i8, ptr %this, i64 8
+  %v = load double, ptr %d, align 8, !tbaa !5
+  %c = getelementptr inbounds i8, ptr %this, i64 17
+  %b = load i8, ptr %c, align 1, !tbaa !6
+  %e = getelementptr inbounds i8, ptr %this, i64 12
+  %f = getelementptr inbounds i8, ptr %this, i64 64
+  ret void
+}
+!0 = !{!"omnipotent char", !1, i64 0}
+!1 = !{!"Simple C++ TBAA"}
+!2 = !{!"double", !0, i64 0}
+!3 = !{!"_ZTS5Inner", !2, i64 0, !7, i64 8}
+!4 = !{!"_ZTS5Hydro", !7, i64 0, !2, i64 8, !0, i64 16, !3, i64 56}
+!5 = !{!4, !2, i64 8}
+!6 = !{!0, !0, i64 0}
+!7 = !{!"int", !0, i64 0}
+""")
+    fn = m.function("@f")
+    assert record_kind(m, fn, "%c", 1) == "int"         # a byte of the char array at 16
+    assert record_kind(m, fn, "%e", 4) == "double"      # the second half of the double at 8
+    assert record_kind(m, fn, "%f", 4) == "int"         # Inner's int, at 56 + 8

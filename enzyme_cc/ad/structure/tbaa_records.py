@@ -10,7 +10,7 @@ import re
 
 from .diagnostics import demangled
 from .type_layout import (class_types, decompose, layout, named_expand, opaque_layout,
-                          tbaa_field, type_size)
+                          tbaa_field, tbaa_scalar_kind, type_size)
 
 _TYPEINFO = "typeinfo name for "
 
@@ -59,7 +59,10 @@ def _kind_in(module, node: str, rel: int, size: int):
         return None
     named = module.named_types
     kinds = set()
-    for ty in class_types(module, name[len(_TYPEINFO):], unions=True):
+    types = class_types(module, name[len(_TYPEINFO):], unions=True)
+    if not types:          # (no IR type left: the optimizer made every access a byte offset)
+        return _member_kind(module, node, rel, size)
+    for ty in types:
         body = named_expand(named[ty], named)
         if opaque_layout(body, named) or rel + size > (type_size(body, named) or 0):
             return None
@@ -69,3 +72,27 @@ def _kind_in(module, node: str, rel: int, size: int):
             return None
         kinds |= inside
     return kinds.pop() if len(kinds) == 1 else None
+
+
+_MEMBER = re.compile(r"(![0-9]+), i64 (\d+)")
+
+
+def _member_kind(module, node: str, rel: int, size: int, depth: int = 0):
+    """The kind of bytes [rel, rel + size) by the members a TBAA struct type node lists (each
+    member's type node and offset; an array member is listed once, at its start): the member
+    they lie in, through nested records. A char member (a char array) is 'int'."""
+    members = [(t, int(o)) for t, o in _MEMBER.findall(module.metadata.get(node, ""))]
+    ends = [o for _, o in members[1:]] + [None]
+    for (t, o), end in zip(members, ends):
+        if o <= rel and (end is None or rel + size <= end):
+            sub = module.metadata.get(t, "")
+            name = re.match(r'!\{!"([^"]*)"', sub.strip())
+            if not name:
+                return None
+            if name.group(1) == "omnipotent char":
+                return "int"
+            kind = tbaa_scalar_kind(name.group(1))
+            if kind is not None or not name.group(1).startswith("_ZTS") or depth > 4:
+                return kind
+            return _member_kind(module, t, rel - o, size, depth + 1)
+    return None

@@ -189,15 +189,20 @@ def tbaa_kind(module, tag: str | None):
     if not name:
         return None
     n = name.group(1)
+    if n.startswith("_ZTS"):
+        return "int"      # (a C++ enum: its own type node, by its mangled name; an access
+        #                    type is a scalar, so not a struct: ios_base's _Ios_Fmtflags)
+    return tbaa_scalar_kind(n)
+
+
+def tbaa_scalar_kind(n: str):
+    """The kind a scalar TBAA type node's name says (None for char and unknown names)."""
     if n in FLOATS:
         return n
     if "pointer" in n or n.startswith("p1 ") or n.startswith("p2 ") or n.endswith("*"):
         return "ptr"
     if n in _INT_NAMES or n.startswith(("int", "long", "unsigned", "short")):
         return "int"
-    if n.startswith("_ZTS"):
-        return "int"      # (a C++ enum: its own type node, by its mangled name; an access
-        #                    type is a scalar, so not a struct: ios_base's _Ios_Fmtflags)
     return None
 
 
