@@ -1,6 +1,7 @@
 // A type-generic gather-scatter kernel (Nek5000's jl gs_gather): one function for every data
 // type, switching on a type tag. The gradient's calls pass doubles, so the integer arm never
-// runs there; the program also uses the kernel on integers, outside the derivative.
+// runs there; the program also uses the kernel on integers, outside the derivative. (jl's
+// gs_gather narrows indices with a 32-bit mask: no float's field, so no bit trick.)
 #include <stdio.h>
 #include <math.h>
 extern double __enzyme_autodiff(void *, ...);
@@ -19,8 +20,8 @@ __attribute__((noinline)) void gs_gather(void *out, const void *in, const int *m
   case GS_INT:
     for (int i = 0; i < n; i++) ((int *)out)[map[i]] += ((const int *)in)[i];
     break;
-  case GS_LONG:
-    for (int i = 0; i < n; i++) ((long *)out)[map[i]] += ((const long *)in)[i];
+  case GS_LONG:      /* (the low 32 bits: a mask of 2^32 - 1, an integer narrowing) */
+    for (int i = 0; i < n; i++) ((long *)out)[map[i]] += (unsigned)((const long *)in)[i];
     break;
   }
 }

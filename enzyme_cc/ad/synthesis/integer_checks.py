@@ -24,6 +24,9 @@ _INT_MIN_MAX = ("@llvm.umin.", "@llvm.umax.", "@llvm.smin.", "@llvm.smax.")
 _DEALLOCS = FREES | {"@__rust_dealloc"}
 
 
+# masks of an integer's low 16 or 32 bits (a narrowing of indices, no float's field)
+_WIDTH_MASKS = ((1 << 16) - 1, (1 << 32) - 1)
+
 # x * 2^n: the integer n scales, it is not data (a float's exponent field read from its bits)
 _SCALE_BY = ("@ldexp", "@ldexpf", "@ldexpl", "@scalbn", "@scalbnf", "@scalbln", "@scalblnf")
 
@@ -106,7 +109,8 @@ class IntegerChecks:
     def _magic_constant(self, inst) -> bool:
         """The integer code from inst on (up to 32 instructions) uses a constant of 2^20 or
         more: an exponent mask or a magic number, the mark of work on a float's bits (an
-        integer variant's arithmetic adds counts and indices)."""
+        integer variant's arithmetic adds counts and indices; its masks to 16 or 32 bits, as
+        jl's gs_gather converts indices, are no float's fields)."""
         users = self.fn.users()
         todo, seen = [inst], set()
         while todo and len(seen) < 32:
@@ -116,7 +120,8 @@ class IntegerChecks:
             seen.add(i.name)
             for o in i.ops:
                 v = o.value.lstrip("-")
-                if not o.is_local and v.isdigit() and int(v) >= 1 << 20:
+                if not o.is_local and v.isdigit() and int(v) >= 1 << 20 and \
+                        int(v) not in _WIDTH_MASKS:
                     return True
             todo += [u for u in users.get(i.name, ()) if u.op in _INT_OPS and u.name]
         return False
