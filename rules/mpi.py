@@ -2,8 +2,9 @@
 as Enzyme defines them (Moses et al., SC'22): the adjoint of a send is a receive of the adjoint,
 of a receive a send of the shadow (then zeroed), of Bcast a sum-Reduce to the root, of a sum
 reduction a Bcast (Allreduce: an Allreduce) of the result's adjoint, of max/min the winner's
-element, of a prefix sum (Scan, Exscan) the suffix sum of the results' adjoints, Gather <-> Scatter, Allgather -> Reduce_scatter, Alltoall -> Alltoall. Forward mode
-sends the tangent along. The work is done by the C runtime (rules/mpi_runtime.h, .c and
+element, of a prefix sum (Scan, Exscan) the suffix sum of the results' adjoints, Gather <->
+Scatter, Allgather -> Reduce_scatter, Alltoall -> Alltoall. Forward mode sends the tangent
+along. The work is done by the C runtime (rules/mpi_runtime.h, .c and
 mpi_collectives.c: one aug/rev/fwd function per call, see there), linked into the derivative
 (`link_runtime`).
 
@@ -252,7 +253,8 @@ def _check(ctx, inst, emit=None):
         return None
     if isinstance(c, str):
         if inst.callee[1:].startswith(("mpi_", "pmpi_")):
-            # (a Fortran binding substitute_fortran does not cover: mpi_scan_, mpi_f08's ...)
+            # (a Fortran binding substitute_fortran does not cover: mpi_reduce_scatter_,
+            # mpi_f08's ...)
             hint = ("Fortran's MPI_SEND/RECV, ISEND/IRECV, WAIT/TEST (ALL, ANY, SOME), "
                     "SENDRECV, BCAST, (ALL)REDUCE, (EX)SCAN, (ALL)GATHER(V), SCATTER(V), "
                     "ALLTOALL(V) and BARRIER of mpif.h or `use mpi` have derivatives; keep other "

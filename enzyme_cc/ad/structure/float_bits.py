@@ -234,9 +234,9 @@ class _Rewriter(FrexpBits):
                             not self._sign_extracted(u) for u in signs):
             return None
         users = signs
-        # floats by the memory's type, or by use: every result goes back to floats, through a
-        # xor that flips signs (`~i`, `-1 - i` on integers read back from a reused buffer flip
-        # every bit: integer arithmetic, not a float's negation)
+        # floats by the memory's type, or by use: every result goes back to floats, through
+        # sign changes or frexp's mantissa mask (`~i` on integers read back from a reused
+        # buffer, `flags & ~floatfield`: integer arithmetic, not a float's)
         if any(u.op in ("xor", "and", "or") and not self._sign_like(u) for u in users):
             return None
         uses = [w for u in users if u.op == "insertelement" or not all(o.is_local for o in u.ops)

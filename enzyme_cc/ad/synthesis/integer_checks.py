@@ -111,7 +111,7 @@ class IntegerChecks:
         more: an exponent mask or a magic number, the mark of work on a float's bits (an
         integer variant's arithmetic adds counts and indices; its masks to 16 or 32 bits, as
         jl's gs_gather converts indices, are no float's fields)."""
-        users = self.fn.users()
+        users = self._users
         todo, seen = [inst], set()
         while todo and len(seen) < 32:
             i = todo.pop()
@@ -125,6 +125,14 @@ class IntegerChecks:
                     return True
             todo += [u for u in users.get(i.name, ()) if u.op in _INT_OPS and u.name]
         return False
+
+    @property
+    def _users(self) -> dict:
+        """The function's users map, made once (for the refusal checks above)."""
+        users = self.__dict__.get("_int_users")
+        if users is None:
+            users = self.__dict__["_int_users"] = self.fn.users()
+        return users
 
     @property
     def stops(self) -> dict:
@@ -166,9 +174,7 @@ class IntegerChecks:
         number (sitofp: an integer SROA kept in a double vector's lane, a float's exponent field;
         not its mantissa bits, structure/bit_sources.py) or used as an address's
         index carry no derivative and lose none."""
-        users = getattr(self, "_int_users", None)
-        if users is None:
-            users = self._int_users = self.fn.users()
+        users = self._users
         todo, seen = [inst], set()
         while todo:
             i = todo.pop()

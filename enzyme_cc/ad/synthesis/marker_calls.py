@@ -61,10 +61,10 @@ class MarkerCalls:
         seen.add(f)
         found, called = False, False
         for g in sorted(self.global_reach):
-            if f not in self._callees(g) or not self.module.function(g):
+            caller = self.module.function(g) if f in self._callees(g) else None
+            if caller is None:
                 continue
             called = True
-            caller = self.module.function(g)
             sites = {i.block.label for i in caller.insts() if i.op in ("call", "invoke") and
                      (i.callee == f or any(o.value == f for o in i.ops))}   # (or forks it)
             if sites and always_passes(caller, caller.blocks[0].label, sites) and \
