@@ -462,6 +462,9 @@ class Activity(ActiveMemory):
             passes = (inst.callee or "").startswith("%") and any(     # an indirect call
                 o.value in self.active or o.value in self.shadowed or o.value in self.punned
                 for o in inst.ops)
+            if fp and not passes and self.reaches_global_user(inst) and \
+                    callee_info(inst, self)[0]:
+                return True, False     # (a float read from an active global by a target)
             if fp and passes and is_flat_record(ty) and "i64" in ty:
                 callee_info(inst, self)   # a float's bits in a field: the targets' record pun
             if passes and (int_bits(ty) in (32, 64) and not ty.startswith("<") or

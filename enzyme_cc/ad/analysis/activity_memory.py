@@ -15,6 +15,7 @@ from ..structure.type_layout import decompose, global_named, layout, named_expan
 from ..structure.fortran_descriptors import has_own_buffer
 from ..structure.std_vectors import vector_offsets
 from .cxx_signatures import pointer_holders
+from ..structure.call_targets import address_taken
 from enzyme_cc.rules.call_kinds import ALLOC, MEMCPY, MEMSET
 from enzyme_cc.rules.blas import applies, written_arg
 from enzyme_cc.rules.mpi import is_mpi, received
@@ -297,7 +298,7 @@ class ActiveMemory:
                 # (a parallel region's reads of active globals: its outlined function's)
                 reader = inst.ops[2].value if c == _FORK and len(inst.ops) > 2 else c
                 if not any(o.value in self.active or o.value in self.shadowed for o in inst.ops) \
-                        and reader not in self.global_users:
+                        and reader not in self.global_users and not self.reaches_global_user(inst):
                     continue                  # nothing active goes in: nothing active comes out
                 for k, o in enumerate(inst.ops):
                     if o.ty == "ptr" and not o.value.startswith("%") and \
@@ -315,6 +316,14 @@ class ActiveMemory:
                             for stored in self._stored_ptrs.get(obj, []):
                                 changed |= self._mark(stored)
         return changed
+
+    def reaches_global_user(self, inst) -> bool:
+        """An indirect call that may reach a function using an active global (a solver calling
+        the user's residual, which reads a parameter stored in a global): active data may come
+        out of it whatever goes in."""
+        return bool(self.global_users) and (inst.callee or "").startswith("%") and any(
+            t in self.global_users for t in address_taken(self.module, inst.ty,
+                                                          [o.ty for o in inst.ops]))
 
     def _moves_pointers(self, call, via) -> bool:
         """The callee moves pointers read from the `via` arguments' memory into memory with a

@@ -12,16 +12,13 @@ from types import SimpleNamespace
 
 from enzyme_cc.ir.lexer import scalar_of, type_size, carries_float
 from ..tape.tape import TAPE_OPS
-from ..structure.type_layout import (underlying, global_type, global_named, named_expand, layout,
-                                     decompose)
+from ..structure.type_layout import (underlying, global_type, global_named, named_expand, layout)
 from ..structure.fortran_descriptors import (flang_descriptor_fields, flang_descriptor_trees,
                                              plain_derived_elements, fortran_descriptor,
                                              has_own_buffer)
-from ..analysis.activity_basics import FREES
-from ..structure.cfg import always_passes
 from .fixed_point import PREFIX as FP_PREFIX
-from .global_addresses import resolve
 from .static_vectors import shadow_vector
+from .heap_slots import heap_slots, floats_written_through, shadow_of_heap_block
 from ..structure.std_vectors import vector_offsets
 from enzyme_cc.rules.call_kinds import kind_of
 from enzyme_cc.rules.mpi import is_mpi
@@ -121,8 +118,7 @@ def find_shared_globals(gen, roots):
     # program allocates) whose block the call tree writes float data into: its shadow slot gets
     # a zeroed block of the same size at the derivative's entry.
     for g in sorted(set(access) - shared - set(gen.reg.shadows)):
-        if _is_pointer(gen.module, g) and _floats_written_through(gen, g, reach) and \
-                heap_slots(gen.module, g, reach):
+        if heap_slots(gen.module, g, reach) and floats_written_through(gen.module, g, reach):
             shared.add(g)
     gen.shared_globals = shared
     # the shadow of a global one function writes starts from zero too: an earlier derivative
@@ -135,43 +131,34 @@ def find_shared_globals(gen, roots):
                                       "mpi" for c in gen._callees(f))}
     changed = True
     while changed:
-        new = {f for f in reach if f not in users and gen._callees(f) & users}
+        new = {f for f in reach if f not in users and _calls(gen, f) & users}
         users |= new
         changed = bool(new)
     gen.global_users = users
 
 
-def _is_pointer(module, g: str) -> bool:
-    return (global_type(module, g) or "").strip() == "ptr"
+def _calls(gen, f: str) -> set:
+    """The functions f may call: those it names, and the possible targets of its calls
+    through function pointers (a solver calling the user's residual, which reads a parameter
+    the caller stored in a global: its adjoint was silently lost)."""
+    memo = gen.__dict__.setdefault("_calls_with_targets", {})
+    if f not in memo:
+        out = set(gen._callees(f))
+        if f in gen.module._bodies and _calls_pointer(gen.module, f):
+            for inst in gen.module.function(f).insts():
+                if inst.op in ("call", "invoke") and (inst.callee or "").startswith("%"):
+                    out.update(gen.address_taken(inst.ty, gen.param_types(inst), inst))
+        memo[f] = out
+    return memo[f]
 
 
-def _floats_written_through(gen, g: str, reach) -> bool:
-    """Some function of the call tree stores float data through the pointer it loads from g
-    (itself, or a callee it passes the pointer to, through that parameter)."""
-    word = re.compile(re.escape(g) + r"(?![-\w.$])")
-    for f in sorted(reach):
-        lo, hi = gen.module._bodies[f]
-        if not any(word.search(x) for x in gen.module._lines[lo + 1:hi]):
-            continue
-        fn = gen.module.function(f)
-        loaded = {i.name for i in fn.insts() if i.op == "load" and i.ty == "ptr" and
-                  i.ops[0].value == g}
-        if _stores_floats_through(fn, loaded):
-            return True
-        for inst in fn.insts():
-            if inst.op in ("call", "invoke") and gen.module.defines(inst.callee or ""):
-                callee = gen.module.function(inst.callee)
-                params = {p.name for p, o in zip(callee.params, inst.ops)
-                          if underlying(fn, o.value) in loaded}
-                if params and _stores_floats_through(callee, params):
-                    return True
-    return False
+def _calls_pointer(module, f: str) -> bool:
+    lo, hi = module._bodies[f]
+    return any(_INDIRECT.search(x) for x in module._lines[lo + 1:hi])
 
 
-def _stores_floats_through(fn, bases: set) -> bool:
-    return bool(bases) and any(
-        inst.op == "store" and carries_float(inst.ops[0].ty) and
-        underlying(fn, inst.ops[1].value) in bases for inst in fn.insts())
+# a call or invoke through a local (a function pointer)
+_INDIRECT = re.compile(r"\b(?:call|invoke)\b[^@%]*%[-\w.$]+\(")
 
 
 def accesses(gen, roots):
@@ -185,7 +172,7 @@ def accesses(gen, roots):
             continue            # (the tape's spare buffer is no data: rules/tape.py; nor are an
             #                      inner round's shadow sets: global_shadows_nested.py)
         reach.add(f)
-        todo.extend(gen._callees(f))
+        todo.extend(_calls(gen, f))
     access: dict[str, set] = {}
     written: set[str] = set()
     # Mutable globals the tree loads or stores floats in, whatever their declared type: a byte
@@ -274,7 +261,23 @@ def _globals_of(fn, ptr: str) -> set:
         if getattr(d, "op", None) in ("phi", "select"):
             todo += [o.value for o in (d.ops[1:] if d.op == "select" else d.ops)
                      if o.ty == "ptr"]
+        elif getattr(d, "op", None) == "load" and d.ty == "ptr":
+            todo += _local_stores(fn).get(d.ops[0].value, [])
     return out
+
+
+def _local_stores(fn) -> dict:
+    """{alloca: the pointers stored into it} of fn: unoptimized code keeps a pointer in a local
+    (`buf = &static_buffer;` at -O0), and what a load from it gives is one of those."""
+    cache = fn.__dict__.get("_local_pointer_stores")
+    if cache is None:
+        cache = {}
+        for inst in fn.insts():
+            if inst.op == "store" and inst.ops[0].ty == "ptr" and \
+                    getattr(fn.defs.get(inst.ops[1].value), "op", None) == "alloca":
+                cache.setdefault(inst.ops[1].value, []).append(inst.ops[0].value)
+        fn.__dict__["_local_pointer_stores"] = cache
+    return cache
 
 
 def _fixed_point_states(module, gen, fn, inst, access, written):
@@ -341,7 +344,7 @@ def entry_function(gen, name: str) -> str:
                 body += _shadow_of_allocated(gen, _at(g, at), _at(sg, at), rank, tmp,
                                              pointer=owned, size=size if records else None)
             for at, free in sorted(heap.items()):
-                body += _shadow_of_heap_block(gen, _at(g, at), _at(sg, at), tmp, free)
+                body += shadow_of_heap_block(gen, _at(g, at), _at(sg, at), tmp, free)
             for off in [o for o in slots if o not in heap and o not in in_vectors] \
                     if targets else ():
                 p, pi = tmp(), tmp()
@@ -434,115 +437,3 @@ def _shadow_of_allocated(gen, g: str, sg: str, rank: int, tmp,
     out += [f"{buf} = call ptr @calloc(i64 {n}, i64 1)", f"store ptr {buf}, ptr {sg}",
             f"br label %{done}", f"{done}:"]
     return out
-
-
-def heap_slots(module, g: str, reach=()) -> dict[int, str]:
-    """{offset: deallocator} of the pointer slots of a file-scope global g that only ever hold
-    a heap block or null (`static double *work;` grown where short): every store into g in the
-    program stores null or an allocation's result at a constant offset, nothing copies into g
-    or takes its address, and its initializer holds null. A function a derivative may run (reach) that
-    frees what it read from a slot must store into that slot on every path after the free
-    (`delete[] work; work = new double[n];`): else the shadow slot would be left pointing at a
-    freed block, which _shadow_of_heap_block frees at the next entry. A block allocated before a
-    derivative starts (by the primal, or a derivative before) gets a shadow block at entry;
-    other slots keep a null shadow. The blocks stored in a slot come from one allocator family
-    (malloc's or operator new's or new[]'s), whose deallocator is given. Empty where any of this
-    fails."""
-    line = module.globals.get(g, "")
-    if not re.match(r"@\S+ = (?:internal|private) ", line) or \
-            not re.search(r" global (?:ptr null|\S+ zeroinitializer)\b", line):
-        return {}
-    word = re.compile(re.escape(g) + r"(?![-\w.$])")
-    fresh: dict[int, set] = {}       # slot -> the deallocators of what is stored there
-    for f, (lo, hi) in module._bodies.items():
-        if not any(word.search(x) for x in module._lines[lo + 1:hi]):
-            continue
-        fn = module.function(f)
-        loaded, stores, frees = {}, {}, []      # load -> slot; slot -> blocks; (free, slot)
-        for inst in fn.insts():
-            mentions = [k for k, o in enumerate(inst.ops) if word.search(o.value)]
-            if inst.op == "load" and mentions == [0]:
-                _, off = decompose(module, fn, inst.ops[0].value)
-                if off is None:
-                    return {}
-                loaded[inst.name] = off
-            elif inst.op == "store" and mentions == [1]:
-                _, off = decompose(module, fn, inst.ops[1].value)
-                if off is None or inst.ops[0].ty != "ptr":
-                    return {}
-                v, src = inst.ops[0].value, fn.defs.get(inst.ops[0].value)
-                if v != "null":
-                    callee = getattr(src, "callee", None) if getattr(src, "op", None) in (
-                        "call", "invoke") else None
-                    fresh.setdefault(off, set()).add(
-                        None if callee is None else _allocated_by(module, callee))
-                stores.setdefault(off, []).append(inst)
-            elif mentions:
-                return {}             # g's address taken, copied into, or computed at run time
-            elif inst.op in ("call", "invoke") and inst.callee in FREES and f in reach and \
-                    inst.ops:
-                freed = underlying(fn, inst.ops[0].value)
-                # (a block read from the slot, or one this function stored there: at -O2
-                # `work = malloc(n); ...; free(work)` frees the malloc's value)
-                slot = loaded.get(freed, next((off for off, sts in stores.items()
-                                               if any(st.ops[0].value == freed for st in sts)),
-                                              None))
-                if slot is not None:
-                    frees.append((inst, slot))
-        for free, off in frees:
-            if not _stored_after(fn, free, stores.get(off, [])):
-                fresh.setdefault(off, set()).add(None)
-    # one family per slot: its shadow is allocated and freed as the primal's blocks are
-    return {off: fam.pop() for off, fam in fresh.items() if len(fam) == 1 and None not in fam}
-
-
-# allocation functions -> the deallocator of their blocks (whose size malloc_usable_size gives)
-_HEAP_FAMILIES = {"@malloc": "@free", "@calloc": "@free", "@realloc": "@free",
-                  "@aligned_alloc": "@free", "@_Znwm": "@_ZdlPv",
-                  "@_ZnwmRKSt9nothrow_t": "@_ZdlPv", "@_Znam": "@_ZdaPv",
-                  "@_ZnamRKSt9nothrow_t": "@_ZdaPv"}
-_ALLOCATE = {"@free": "@malloc", "@_ZdlPv": "@_Znwm", "@_ZdaPv": "@_Znam"}
-
-
-def _allocated_by(module, callee: str) -> str | None:
-    """The deallocator of the blocks a call of callee returns: an allocator's, or that of the
-    allocator whose fresh block every return of the program's own wrapper passes on (miniAMR's
-    ma_malloc counts and checks, then returns malloc's); None when unknown."""
-    if not module.defines(callee):
-        return _HEAP_FAMILIES.get(callee)
-    fn, found = module.function(callee), set()
-    for inst in fn.insts():
-        if inst.op == "ret":
-            d = fn.defs.get(resolve(fn, inst.ops[0].value)) if inst.ops else None
-            c = getattr(d, "callee", None) if getattr(d, "op", None) in ("call", "invoke") \
-                else None
-            found.add(None if c is None or module.defines(c) else _HEAP_FAMILIES.get(c))
-    return found.pop() if len(found) == 1 else None
-
-
-def _stored_after(fn, inst, stores) -> bool:
-    """Whether every path from inst to a return passes one of the stores."""
-    b = inst.block
-    if any(s.block is b and b.insts.index(s) > b.insts.index(inst) for s in stores):
-        return True
-    via = {s.block.label for s in stores}
-    return b.term.op != "ret" and bool(b.term.targets) and \
-        all(always_passes(fn, t, via) for t in b.term.targets)
-
-
-def _shadow_of_heap_block(gen, g: str, sg: str, tmp, free: str) -> list[str]:
-    """The shadow slot sg of heap slot g (heap_slots): a zeroed block of the primal block's
-    usable size from the allocator the primal's blocks come from (free: its deallocator), where
-    the primal holds one on entry; null where it holds none. The next derivative call's entry
-    frees it (or the block this derivative replaced it with)."""
-    alloc = _ALLOCATE[free]
-    gen.declare_raw(alloc, f"declare noalias ptr {alloc}(i64)")
-    gen.declare_raw("@malloc_usable_size", "declare i64 @malloc_usable_size(ptr)")
-    p, none, n, buf = tmp(), tmp(), tmp(), tmp()
-    label = tmp()[2:]
-    yes, done = f"heap.alloc.{label}", f"heap.done.{label}"
-    out = [f"{p} = load ptr, ptr {g}", f"{none} = icmp eq ptr {p}, null",
-           f"br i1 {none}, label %{done}, label %{yes}", f"{yes}:",
-           f"{n} = call i64 @malloc_usable_size(ptr {p})", f"{buf} = call ptr {alloc}(i64 {n})"]
-    gen.zero_memory(out.append, buf, n)
-    return out + [f"store ptr {buf}, ptr {sg}", f"br label %{done}", f"{done}:"]
