@@ -60,6 +60,10 @@ FUNCS = {
 # packed records): the adjoint bytes go into a send buffer whose shadow is all zero (nothing
 # read it after the send), else the run stops (mpi_runtime.h add)
 _BYTE_CALLS = ("send", "recv", "isend", "irecv", "sendrecv")
+# the datatypes of raw bytes: MPI_BYTE, and the one-byte characters a program moves memory as
+# (jl's comm.h sends every message as MPI_UNSIGNED_CHAR, Nekbone's doubles among them); where
+# the memory has no shadow they are integer data
+_RAW = ("byte", "char", "signed_char", "unsigned_char", "int8_t", "uint8_t")
 K_BYTES = 4
 # request completion: always handled (the request may belong to a float Isend/Irecv)
 _WAITS = ("MPI_Wait", "MPI_Waitall", "MPI_Test", "MPI_Testall", "MPI_Waitany", "MPI_Testany",
@@ -139,12 +143,12 @@ def classify(inst):
         t = _global(v)
         if t in KINDS:
             kinds.append(KINDS[t])
+        elif t in _RAW and fn in _BYTE_CALLS:
+            kinds.append(K_BYTES)
+        elif t in _RAW or t == "packed":
+            kinds.append("bytes")
         elif t in _INTEGER:
             kinds.append(None)
-        elif t == "byte" and fn in _BYTE_CALLS:
-            kinds.append(K_BYTES)
-        elif t in ("byte", "packed"):
-            kinds.append("bytes")
         elif t is None and dynamic:
             checked = True
         elif t is None:
@@ -247,8 +251,9 @@ def _check(ctx, inst, emit=None):
     if c == "bytes":
         if any(_shadow(ctx, o.value) != "null" for o in inst.ops if o.ty == "ptr"):
             ctx.gen().fail_where_run(synth, inst, f"{c_name(inst.callee)} moves memory with a "
-                                     "shadow as MPI_BYTE/MPI_PACKED data (its derivative is "
-                                     "unknown)", "send float data as MPI_DOUBLE or MPI_FLOAT",
+                                     "shadow as raw bytes (MPI_BYTE, MPI_PACKED or a character "
+                                     "type: its derivative is unknown)",
+                                     "send float data as MPI_DOUBLE or MPI_FLOAT",
                                      emit)
         return None
     if isinstance(c, str):

@@ -84,17 +84,18 @@ static inline int all_zero(const void *p, size_t n) {
         if (b[i]) return 0;
     return 1;
 }
-/* d[i] += s[i] (values only), d null: dropped. Bytes (MPI_BYTE: records of any layout) are
- * added only where one side is all zero, which is then the sum whatever the bytes hold. */
+/* d[i] += s[i] (values only), d null: dropped. Bytes (MPI_BYTE or a character type: records of
+ * any layout) are added only where one side is all zero, which is then the sum whatever the
+ * bytes hold. */
 static inline void add(void *d, const void *s, int k, size_t n) {
     if (!d) return;
     if (k == K_BYTES) {
         if (all_zero(s, n)) return;
         if (!all_zero(d, n))
-            fatal("the adjoint of an MPI_BYTE message meets adjoint data already in the shadow "
-                  "of its send buffer (the buffer was read after the send, or holds pointers); "
-                  "hint: send float data as MPI_DOUBLE or MPI_FLOAT, or pack each message into "
-                  "a buffer nothing reads after the send");
+            fatal("the adjoint of a byte message (MPI_BYTE, or a character type) meets adjoint "
+                  "data already in the shadow of its send buffer (the buffer was read after the "
+                  "send, or holds pointers); hint: send float data as MPI_DOUBLE or MPI_FLOAT, "
+                  "or pack each message into a buffer nothing reads after the send");
         memcpy(d, s, n);
         return;
     }

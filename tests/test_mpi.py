@@ -185,7 +185,7 @@ double f(double x) {
   MPI_Allreduce(&a, &b, 8, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
   return b;
 }
-""", "as MPI_BYTE/MPI_PACKED data"),
+""", "as raw bytes (MPI_BYTE, MPI_PACKED"),
     "in_place_gather": ("""double f(double x) {
   double a[64] = {x * x};
   MPI_Gather(MPI_IN_PLACE, 1, MPI_DOUBLE, a, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
@@ -269,8 +269,8 @@ def test_byte_message_into_a_read_buffer_stops(built, opt):
     exe = built("byte_reread.c", opt)
     r = run([*MPIRUN, "-np", "2", str(exe)], cwd=exe.parent, check=False)
     assert r.returncode != 0
-    assert "enzyme-cc: error: the adjoint of an MPI_BYTE message meets adjoint data already " \
-        "in the shadow of its send buffer" in r.stderr + r.stdout
+    assert "enzyme-cc: error: the adjoint of a byte message (MPI_BYTE, or a character type) " \
+        "meets adjoint data already in the shadow of its send buffer" in r.stderr + r.stdout
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
