@@ -234,10 +234,13 @@ def _insertvalue(ctx, inst, d):
 
 
 def _refuse_float_piece(ctx, inst, ty):
-    ctx.error(inst, f"{int_bits(ty) // 8} byte(s) of a float are copied as an integer "
-              "(a copy made byte by byte, as a hand-written memcpy loop): the derivative "
-              "of a float moved in pieces is not supported",
-              "copy whole values (memcpy, or assignments of the floats themselves)")
+    # (at the link where every run reaches it; else the reverse sweep stops there if it runs:
+    # jl's type-generic gs_scatter has an integer arm that Nekbone runs on integers only)
+    ctx.gen().fail_where_run(
+        ctx.synth, inst, f"{int_bits(ty) // 8} byte(s) of a float are copied as an integer (a "
+        "copy made byte by byte, as a hand-written memcpy loop): the derivative of a float "
+        "moved in pieces is not supported",
+        "copy whole values (memcpy, or assignments of the floats themselves)", ctx.emit)
 
 
 @reverse("load")
