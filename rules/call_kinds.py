@@ -15,7 +15,8 @@ from enzyme_cc.ad.analysis.inert import inert
 # Allocation functions: (size arguments, whose product is the size; deallocator). The shadow is
 # allocated by the same call (zeroed: rules/shadow_blocks.py).
 ALLOC = {"@malloc": ((0,), "@free"), "@calloc": ((0, 1), "@free"),
-         "@aligned_alloc": ((1,), "@free"), "@_Znwm": ((0,), "@_ZdlPv"),
+         "@aligned_alloc": ((1,), "@free"), "@memalign": ((1,), "@free"),
+         "@valloc": ((0,), "@free"), "@_Znwm": ((0,), "@_ZdlPv"),
          "@_Znam": ((0,), "@_ZdaPv"), "@_ZnwmRKSt9nothrow_t": ((0,), "@_ZdlPv"),
          "@_ZnamRKSt9nothrow_t": ((0,), "@_ZdaPv")}
 # std::string::_M_create(size_t &capacity, size_t old): an explicitly instantiated libstdc++

@@ -6,7 +6,7 @@ later realloc keeps), and freed with the primal block when the gradient ends."""
 # every other pointer for LLVM's alias analysis.
 USABLE_DECL = ("declare i64 @malloc_usable_size(ptr captures(none)) nounwind willreturn "
                "memory(read)")
-C_HEAP = ("@malloc", "@calloc", "@aligned_alloc", "@realloc")
+C_HEAP = ("@malloc", "@calloc", "@aligned_alloc", "@realloc", "@memalign", "@valloc")
 
 
 def zero_shadow_block(ctx, callee, s, nbytes):

@@ -17,7 +17,8 @@ def _libm_out(module, callee) -> bool:
     return family(callee) is not None and not module.defines(callee)
 
 ALLOCATORS = {"@malloc", "@calloc", "@_Znwm", "@_Znam", "@_ZnwmRKSt9nothrow_t", "@_ZnamRKSt9nothrow_t",
-              "@_ZnwmSt11align_val_t", "@_ZnamSt11align_val_t", "@aligned_alloc", "@realloc"}
+              "@_ZnwmSt11align_val_t", "@_ZnamSt11align_val_t", "@aligned_alloc", "@realloc",
+              "@memalign", "@valloc"}     # (memalign: FFTW's fftw_malloc)
 # (realloc: the result always gets a shadow, even when growing from NULL)
 FREES = {"@free", "@_ZdlPv", "@_ZdaPv", "@_ZdlPvm", "@_ZdaPvm", "@_ZdlPvSt11align_val_t",
          "@_ZdlPvmSt11align_val_t", "@_ZdaPvSt11align_val_t"}
