@@ -180,6 +180,7 @@ def outline_checkpointed_loops(job) -> bool:
 def differentiate(job):
     """Every marker call rewritten into calls of generated derivatives (ad/synthesis/generate.py)."""
     from enzyme_cc.ad.synthesis.generate import differentiate as rewrite_markers
+    from enzyme_cc import deep_stack
     from .byval_copies import explicit_copies
     from .interior_pointers import offsets_from_argument
     from enzyme_cc.rules.fortran import intrinsic_assignments
@@ -189,7 +190,8 @@ def differentiate(job):
         job.text = define_budget(job.text, job.cfg.ckpt_budget)
     _dump(job.cfg, "before-ad.ll", job.text)
     with job.origin_named():
-        job.text = rewrite_markers(job.text, job.plan.missing_bitcode, shared=job.inv.shared)
+        job.text = deep_stack.call(rewrite_markers, job.text, job.plan.missing_bitcode,
+                                   shared=job.inv.shared)
 
 
 def lower_todense(job) -> bool:

@@ -15,6 +15,7 @@ Keys are a program file name (all levels) or `name@-Olevel` (one level).
 Builds run in a thread pool sized to the machine (started by the first test, for every selected
 test of this module), so the whole corpus costs about (programs x levels x ~0.5 s) / cores.
 """
+import math
 import os
 import re
 import subprocess
@@ -243,6 +244,31 @@ def test_ad_program_with_flags(tmp_path, prog, flags):
     assert r.returncode == 0, r.stdout + r.stderr
     assert any(CHECK_LINE.match(line) for line in r.stdout.splitlines()), r.stdout
     assert not _recheck(r.stdout), r.stdout
+
+
+def test_deep_call_chain(tmp_path):
+    """400 distinct functions, each calling the next (FFTW's plans calling their children's
+    apply functions, templates instantiated deep): the analyses recurse along the chain, and
+    past about 160 functions that was an internal error (RecursionError). Reverse and forward
+    mode against the exact derivative, 1.001^n cos(x)."""
+    n = 400
+    src = ["#include <math.h>", "#include <stdio.h>",
+           "extern double __enzyme_autodiff(void *, ...);",
+           "extern double __enzyme_fwddiff(void *, ...);",
+           "__attribute__((noinline)) double f0(double x) { return sin(x); }"]
+    src += [f"__attribute__((noinline)) double f{k}(double x) {{ return 1.001 * f{k - 1}(x); }}"
+            for k in range(1, n + 1)]
+    src.append(f"int main(void) {{ printf(\"%.12g %.12g\\n\", "
+               f"__enzyme_autodiff((void *)f{n}, 0.5), __enzyme_fwddiff((void *)f{n}, 0.5, 1.0));"
+               " return 0; }")
+    (tmp_path / "chain.c").write_text("\n".join(src) + "\n")
+    b = subprocess.run([str(BIN / "enzyme-cc"), "-O2", "chain.c", "-lm", "-o", "chain"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+    assert b.returncode == 0, b.stderr
+    r = subprocess.run(["./chain"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=RUN_TIMEOUT)
+    want = 1.001 ** n * math.cos(0.5)
+    assert [float(v) for v in r.stdout.split()] == pytest.approx([want, want], rel=1e-10)
 
 
 def test_corpus_is_complete():
