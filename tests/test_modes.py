@@ -132,6 +132,14 @@ def _fortran_workspace(tmp_path, name, opt, lines):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_common_block_integer_counters(tmp_path, opt):
+    """A COMMON block of doubles then integer counters (ODEPACK's /DLS001/), one counter
+    copied into another: was refused as 4 bytes of a double copied as an integer (every
+    derivative through DLSODE and DLSODA stopped there)."""
+    _fortran_workspace(tmp_path, "common_block_counters.f90", opt, 4)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_module_allocatable_allocated_outside(tmp_path, opt):
     """A module allocatable array allocated before the derivative and assigned inside it (a
     workspace reused across calls): the derivative wrote through its shadow's null base (a
@@ -206,6 +214,86 @@ def test_internal_procedure_callback_is_refused_with_its_workaround(tmp_path):
         r.stderr and "move the procedure into a module" in r.stderr, r.stderr
     assert "__enzyme_inactivefn" not in r.stderr and "no object or static library" not in \
         r.stderr, r.stderr
+
+
+# a C API over a Fortran solver: the C user data (type(c_ptr)) reaches the user's callback
+# through an internal procedure's host, which flang keeps as an integer in the trampoline's
+# tuple
+C_PTR_HOST_F90 = """\
+module solver
+  implicit none
+contains
+  subroutine iterate(fcn, x)
+    interface
+      subroutine fcn(x, f)
+        real(8), intent(in) :: x
+        real(8), intent(out) :: f
+      end subroutine
+    end interface
+    real(8), intent(inout) :: x
+    real(8) :: f
+    integer :: k
+    do k = 1, 3
+      call fcn(x, f)
+      x = x - 0.5d0 * f
+    end do
+  end subroutine
+end module
+module capi
+  use iso_c_binding
+  use solver
+  implicit none
+contains
+  subroutine c_iterate(fcn, x, udata) bind(c, name="c_iterate")
+    interface
+      subroutine fcn(x, f, udata) bind(c)
+        import :: c_double, c_ptr
+        real(c_double), intent(in) :: x
+        real(c_double), intent(out) :: f
+        type(c_ptr), value :: udata
+      end subroutine
+    end interface
+    real(c_double), intent(inout) :: x
+    type(c_ptr), value :: udata
+    !dir$ noinline
+    call iterate(wrap, x)
+  contains
+    subroutine wrap(x, f)
+      real(8), intent(in) :: x
+      real(8), intent(out) :: f
+      call fcn(x, f, udata)
+    end subroutine
+  end subroutine
+end module
+"""
+C_PTR_HOST_C = """\
+#include <stdio.h>
+extern int enzyme_dup;
+extern void __enzyme_autodiff(void *, ...);
+void c_iterate(void (*)(const double *, double *, void *), double *x, void *udata);
+static void resid(const double *x, double *fx, void *ud) { *fx = *x - *(double *)ud; }
+double obj(double *p) { double x = 0.0; c_iterate(resid, &x, p); return x; }
+int main(void) {
+  double p = 2.0, dp = 0.0;
+  __enzyme_autodiff((void *)obj, enzyme_dup, &p, &dp);
+  printf("%g (0.875)\\n", dp);
+  return 0;
+}
+"""
+
+
+def test_internal_procedure_host_c_pointer_is_refused(tmp_path):
+    """C user data reaching the user's callback through an internal procedure's host (a
+    type(c_ptr) kept as an integer in flang's trampoline tuple): the derivative was silently
+    0 (found on MINPACK's C API); now the trampoline is refused with its workaround."""
+    (tmp_path / "s.f90").write_text(C_PTR_HOST_F90)
+    (tmp_path / "d.c").write_text(C_PTR_HOST_C)
+    run(["enzyme-fc", "-O2", "-c", "s.f90", "-o", "s.o"], cwd=tmp_path)
+    r = subprocess.run(["enzyme-fc", "-O2", "d.c", "s.o", "-o", "d"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "reads host data that carries a derivative" in r.stderr and \
+        "call the library's Fortran routine directly" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])

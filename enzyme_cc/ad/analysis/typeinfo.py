@@ -262,10 +262,36 @@ class TypeInfo:
             # array's other fields make it hold; an integer field is left to the declaration
             # checks of the caller (content_kind), which also see float bits kept in integers
             return record[0] if record[0] != "int" else None
+        if off is not None and base.startswith("@") and not self._global(base) and \
+                self._integer_stretch(base, off, facts):
+            return "int"
         kinds = set(facts.values()) - {"int"} | self.uniform.get(self._find(base), set())
         if "*" in facts:
             kinds.add(facts["*"])
         return kinds.pop() if len(kinds) == 1 else None
+
+    def _integer_stretch(self, base: str, off: int, facts: dict) -> bool:
+        """Offset off of a byte-array global (a FORTRAN COMMON block: flang declares it
+        `[N x i8]`) lies among its integers: the nearest access at a known offset at or
+        before it is an integer's, no float access at a known offset lies between that one
+        and 8 bytes past off, and no array of floats indexed at run time reaches there. The floats the block
+        holds elsewhere say nothing of it (ODEPACK's /DLS001/ keeps 218 doubles, then 37
+        integers: its counters were taken for pieces of doubles)."""
+        known = [o for o in facts if isinstance(o, int) and o <= off]
+        if not known or facts[max(known)] != "int":
+            return False
+        start, end = max(known), off + 8
+        floats = {o for o, k in facts.items() if isinstance(o, int) and k in FLOATS} | \
+            set(self.float_accesses.get(base, {}))
+        if any(start <= o < end for o in floats):
+            return False
+        # an array of floats indexed at run time runs from its start to the next integer
+        ints = sorted(o for o, k in facts.items() if isinstance(o, int) and k == "int")
+        for c, _, _ in self.strided_floats.get(base, ()):
+            stop = next((o for o in ints if o > c), None)
+            if c < end and (stop is None or stop > start):
+                return False
+        return True
 
     def content_kind(self, ptr: str, tag=None, size: int | None = None):
         """Kind of the data an integer load/store (of `size` bytes) at ptr moves. Type punning

@@ -16,11 +16,10 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.ir.lexer import carries_float, type_size
-from ..structure.type_layout import underlying, decompose, global_type, named_expand
+from ..structure.type_layout import underlying, decompose, global_type, named_expand, constant_gep
 from ..analysis.activity_basics import FREES
 from ..structure.cfg import always_passes
 from .global_addresses import resolve
-from .vtables import _const_gep_offset
 
 # allocation functions -> the deallocator of their blocks (whose size malloc_usable_size gives)
 _HEAP_FAMILIES = {"@malloc": "@free", "@calloc": "@free", "@realloc": "@free",
@@ -111,12 +110,10 @@ def global_of_constant(v: str) -> str | None:
 def _offset(module, fn, v: str) -> int | None:
     """The constant byte offset of pointer v from the object it points into (a constant GEP of
     a global included), or None."""
-    base, off = decompose(module, fn, v) if v.startswith("%") else (v, 0)
-    if off is None or not base.startswith("getelementptr"):
-        return off
-    m = _CONST_GEP.match(base)
-    extra = _const_gep_offset(module, m.group(1), m.group(3)) if m else None
-    return None if extra is None else off + extra
+    if not v.startswith("%"):
+        cg = constant_gep(module, v) if v.startswith("getelementptr") else (v, 0)
+        return cg[1] if cg else None
+    return decompose(module, fn, v)[1]
 
 
 def heap_slots(module, g: str, reach=()) -> dict[int, str]:

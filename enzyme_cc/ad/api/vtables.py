@@ -16,7 +16,7 @@ import bisect
 import re
 
 from enzyme_cc.ir.lexer import parse_type, tokenize
-from ..structure.type_layout import decompose, gep_offset, layout
+from ..structure.type_layout import decompose, const_gep_offset, layout
 
 # a use of a global's address at constant indices (C++'s vptr: the address point past the
 # offset-to-top and RTTI slots): getelementptr [flags] (T, ptr @G, i64 K, ...)
@@ -72,7 +72,7 @@ class _Tables:
             return
         for m in _CONST_GEP.finditer(text):
             if m.group(2) in self.slots:
-                off = _const_gep_offset(self.module, m.group(1), m.group(3))
+                off = const_gep_offset(self.module, m.group(1), m.group(3))
                 if off is None:
                     self.unsure_tables.add(m.group(2))
                 else:
@@ -82,28 +82,6 @@ class _Tables:
             if "getelementptr" in rest:
                 self.unsure_tables.add(name)
             self.points.setdefault(name, set()).add(0)
-
-
-class _Index:
-    def __init__(self, value):
-        self.value = value
-
-
-class _ConstGep:
-    """A constant GEP's source type and indices, as gep_offset reads an instruction's."""
-
-    def __init__(self, ty, indices):
-        self.src_ty = ty
-        self.ops = [_Index("")] + [_Index(k) for k in indices]
-
-
-def _const_gep_offset(module, ty: str, indices: str) -> int | None:
-    """Byte offset of a constant GEP over type `ty` with `, i64 K, i32 J, ...` indices."""
-    ks = re.findall(r"-?\d+(?=\s*(?:,|$))", indices)
-    try:
-        return gep_offset(module, _ConstGep(ty, ks))
-    except (ValueError, KeyError, IndexError):
-        return None
 
 
 def _table_slots(module, g: str, line: str) -> dict | None:

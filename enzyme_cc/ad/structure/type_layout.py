@@ -46,8 +46,11 @@ def same_memory(fn):
 
 
 def decompose(module, fn, v: str, depth=0):
-    """(underlying object, constant byte offset or None) of pointer v."""
+    """(underlying object, constant byte offset or None) of pointer v (a constant GEP of a
+    global: that global, at the GEP's offset)."""
     d = fn.defs.get(v)
+    if d is None and v.startswith("getelementptr"):
+        return constant_gep(module, v) or (v, 0)
     if depth > 32 or d is None or not hasattr(d, "op"):
         return v, 0
     if d.op in ("bitcast", "addrspacecast"):
@@ -90,6 +93,44 @@ def _joined_field(module, fn, v: str):
             return None
     one = leaves.pop() if leaves else None
     return one if one is not None and one[1] is not None and one[0] not in done else None
+
+
+# a constant GEP operand over a global, as the parser spaces it:
+# `getelementptr inbounds nuw ( i8 , ptr @dls001_ , i64 1888 )`
+_CONST_GEP = re.compile(r"getelementptr[^(]*\(\s*(.+?)\s*,\s*ptr\s+(@\"[^\"]+\"|@[-\w.$]+)\s*"
+                        r"((?:,\s*i(?:8|16|32|64)\s+-?\d+\s*)*)\)$")
+
+
+def constant_gep(module, v: str):
+    """(global, constant byte offset) of a constant GEP operand over a global, or None (flang
+    addresses a COMMON block's members so: FORTRAN 77's shared state)."""
+    m = _CONST_GEP.match(v)
+    if not m:
+        return None
+    off = const_gep_offset(module, m.group(1), m.group(3))
+    return (m.group(2), off) if off is not None else None
+
+
+class _Index:
+    def __init__(self, value):
+        self.value = value
+
+
+class _ConstGep:
+    """A constant GEP's source type and indices, as gep_offset reads an instruction's."""
+
+    def __init__(self, ty, indices):
+        self.src_ty = ty
+        self.ops = [_Index("")] + [_Index(k) for k in indices]
+
+
+def const_gep_offset(module, ty: str, indices: str) -> int | None:
+    """Byte offset of a constant GEP over type `ty` with `, i64 K, i32 J, ...` indices."""
+    ks = re.findall(r"-?\d+(?=\s*(?:,|$))", indices)
+    try:
+        return gep_offset(module, _ConstGep(ty.strip(), ks))
+    except (ValueError, KeyError, IndexError):
+        return None
 
 
 def gep_offset(module, gep):
