@@ -14,7 +14,7 @@ from .call_kinds import ALLOC, SHADOW_ALLOCATOR, allocated_here, is_variadic, ki
 from .shadow_blocks import defer_free, zero_shadow_block
 from enzyme_cc.ad.analysis.inert import blocker
 from enzyme_cc.ad.analysis.typeinfo import TypeInfo
-from enzyme_cc.ad.structure.type_layout import tbaa_kind
+from enzyme_cc.ad.structure.type_layout import tbaa_kind, underlying
 from enzyme_cc.ad.api.checkpoint import is_wrapper, functions as checkpoint_functions
 from enzyme_cc.ad.structure.diagnostics import located, quoted_name
 from enzyme_cc.ad.api.checkpoint_tangent import loop_source
@@ -98,6 +98,31 @@ def _refuse_variadic(ctx, inst):
               "derivative, declare it with __enzyme_inactivefn")
 
 
+def _host_data_active(ctx, inst) -> bool:
+    """flang's host tuple of an internal procedure (init.trampoline's third argument) reaches
+    active data: through the pointers stored in it and in the locals they point to, a C
+    pointer among them kept as an integer (a type(c_ptr) user-data argument: its shadow was
+    lost, and the callback's derivative with it, silently)."""
+    fn, seen, todo = ctx.synth.fn, set(), [inst.ops[2].value]
+    stored = {}
+    for i in fn.insts():
+        if i.op == "store" and i.ops[0].ty in ("ptr", "i64"):
+            stored.setdefault(underlying(fn, i.ops[1].value), []).append(i.ops[0].value)
+    while todo:
+        v = todo.pop()
+        d = fn.defs.get(v)
+        if getattr(d, "op", None) == "ptrtoint":
+            v = d.ops[0].value
+        v = underlying(fn, v)
+        if v in seen or not v.startswith("%"):
+            continue
+        seen.add(v)
+        if ctx.active(v) or ctx.shadowed(v) and getattr(fn.defs.get(v), "op", "") != "alloca":
+            return True
+        todo += stored.get(v, [])
+    return False
+
+
 def _involved(ctx, inst) -> bool:
     return any(ctx.active(o.value) or ctx.shadowed(o.value) for o in inst.ops) or \
         (inst.name is not None and (ctx.active(inst.name) or ctx.shadowed(inst.name))) or \
@@ -113,6 +138,15 @@ def _fwd_call(ctx, inst, before):
     kind = call_kind(ctx, inst)
     synth = ctx.synth
     fwd_mode = synth.mode == "forward"
+    if before and inst.callee == "@llvm.init.trampoline" and _host_data_active(ctx, inst):
+        ctx.gen().fail_where_run(
+            synth, inst, "an internal procedure passed as an argument reads host data that "
+            "carries a derivative, through the trampoline flang builds for it on the stack, "
+            "which enzyme-cc does not differentiate", "in a library's C interface that hands "
+            "your callback its user-data pointer this way, call the library's Fortran routine "
+            "directly with a callback that reads the data from a global or module variable; in "
+            "your own code, move the procedure into a module and pass the data as arguments",
+            ctx.emit)
     if before and not fwd_mode and inst.callee in _COMM_FREES and any(
             i.op in ("call", "invoke") and kind_of(ctx.gen(), i) == "mpi"
             for i in synth.fn.insts()):
@@ -262,7 +296,7 @@ def _fwd_call(ctx, inst, before):
             refuse_runtime_call(ctx.gen(), synth, inst)
         bare = (inst.callee or "").strip('@"')
         pointers = any(o.ty == "ptr" and ctx.shadowed(o.value) for o in inst.ops)
-        hint = next((h for names, h in _NO_RULE_HINTS if bare.startswith(names)),
+        hint = _no_rule_hint(bare) or (
                     "rebuild the object defining it with enzyme-cc, add a rule in an enzyme.toml "
                     "rule file, or declare it inactive with __enzyme_inactivefn" + (
                         " (only if it does not read, write or keep the floats its pointer "
@@ -330,6 +364,10 @@ _NO_RULE_HINTS = (
      "not threads the program starts itself; declaring it inactive would lose what the threads "
      "compute"),
 )
+
+
+def _no_rule_hint(bare: str) -> str | None:
+    return next((h for names, h in _NO_RULE_HINTS if bare.startswith(names)), None)
 
 
 def _alloc_size(ctx, inst):
