@@ -140,13 +140,13 @@ def _fwd_call(ctx, inst, before):
     fwd_mode = synth.mode == "forward"
     if before and inst.callee == "@llvm.init.trampoline" and _host_data_active(ctx, inst):
         ctx.gen().fail_where_run(
-            synth, inst, "an internal procedure passed as an argument reads host data that "
-            "carries a derivative, through the trampoline flang builds for it on the stack, "
-            "which enzyme-cc does not differentiate", "in a library's C interface that hands "
-            "your callback its user-data pointer this way, call the library's Fortran routine "
-            "directly with a callback that reads the data from a global or module variable; in "
-            "your own code, move the procedure into a module and pass the data as arguments",
-            ctx.emit)
+            synth, inst, "an internal procedure that uses its host's variables, passed as an "
+            "argument, reads host data that carries a derivative, through the trampoline flang "
+            "builds for it on the stack, which enzyme-cc does not differentiate", "move the "
+            "procedure into a module and pass the data it reads from its host as arguments (or "
+            "through module variables); where a library's C interface hands your callback its "
+            "user-data pointer this way, call the library's Fortran routine directly, with a "
+            "callback that reads the data from a global or module variable", ctx.emit)
     if before and not fwd_mode and inst.callee in _COMM_FREES and any(
             i.op in ("call", "invoke") and kind_of(ctx.gen(), i) == "mpi"
             for i in synth.fn.insts()):

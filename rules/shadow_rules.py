@@ -3,7 +3,7 @@ shadowed pointer gets its shadow beside the primal (GEPs, casts, phis, selects, 
 arithmetic, loads and stores of pointers), and locals their shadow storage (allocas)."""
 from enzyme_cc.ir.lexer import join, mixed_record, type_size, zero_of
 from enzyme_cc.ad.synthesis.sweep_ctx import copy_fields
-from enzyme_cc.ad.analysis.activity_basics import has_shadow_type, int_pointer_base
+from enzyme_cc.ad.analysis.activity_basics import has_shadow_type, int_pointer_base, int_pointer_chain
 from enzyme_cc.ad.structure.type_layout import alloca_align
 from .instructions import align_of
 from .registry import forward, reverse
@@ -69,12 +69,33 @@ def _fwd_inttoptr(ctx, inst, before):
     if inst.ops[0].value in ctx.act.ptrint:
         ctx.emit(f"{s} = inttoptr i64 {ctx.synth.sname(inst.ops[0].value)} to ptr")
         return
-    base, off = int_pointer_base(ctx.synth.fn, inst)
+    found = int_pointer_base(ctx.synth.fn, inst)
+    if found is None:                   # a tagged address: its steps on P's shadow
+        _replay_tags(ctx, inst, s)
+        return
+    base, off = found
     if off is None:
         ctx.emit(f"{s} = getelementptr i8, ptr {ctx.s(base)}, i64 0")
     else:
         ov = ctx.p(off) if off.startswith("%") else off
         ctx.emit(f"{s} = getelementptr i8, ptr {ctx.s(base)}, i64 {ov}")
+
+
+def _replay_tags(ctx, inst, s):
+    chain = int_pointer_chain(ctx.synth.fn, inst.ops[0].value)
+    if chain is None:
+        ctx.error(inst, "a pointer made from integer arithmetic on an address that enzyme-cc "
+                  "cannot follow to its shadow", "keep pointer arithmetic on pointers (no "
+                  "casts through uintptr_t other than offsets and tag bits)")
+    base, steps = chain
+    cur = ctx.tmp("tag")
+    ctx.emit(f"{cur} = ptrtoint ptr {ctx.s(base)} to i64")
+    for op, k, other, ty in steps:
+        o = ctx.p(other) if other.startswith("%") else other
+        nxt = ctx.tmp("tag")
+        ctx.emit(f"{nxt} = {op} {ty} {cur if k == 0 else o}, {o if k == 0 else cur}")
+        cur = nxt
+    ctx.emit(f"{s} = inttoptr i64 {cur} to ptr")
 
 
 def _int_shadow(ctx, v):

@@ -20,7 +20,7 @@ from ..structure.packed_bits import (PACKING_OPS, adjoint_type as packed_type, i
 from enzyme_cc.rules import is_inactive_call, call_rule
 from enzyme_cc.rules.registry import is_mirror_call
 from enzyme_cc.rules.tape import is_tape_call
-from .activity_basics import (_libm_out, has_shadow_type, int_pointer_base, int_pointer_sources,
+from .activity_basics import (_libm_out, has_shadow_type, int_pointer_base, int_pointer_bases,
                               pun_type, string_objects)
 from .activity_memory import ActiveMemory
 from .const_fields import field_load, record_fields
@@ -221,7 +221,7 @@ class Activity(ActiveMemory):
         elif op == "inttoptr":          # an address rebuilt from an integer: its pointers (a
             # Rust Vec's buffer, kept as an integer beside the dangling empty address, moved
             # into a record a callee takes: vec![vec![0.0; n]; m]'s row)
-            for src in int_pointer_sources(self.fn, d.ops[0].value) or ():
+            for src in int_pointer_bases(self.fn, d.ops[0].value):
                 changed |= self._escape(src, seen, into)
         return changed
 
@@ -362,8 +362,7 @@ class Activity(ActiveMemory):
             # (an address that may be a shadowed block's: _mark gives the others shadows too)
             return False, base is not None and base[0] in self.shadowed or \
                 inst.ops[0].value in self.ptrint or \
-                any(s in self.shadowed for s in int_pointer_sources(self.fn, inst.ops[0].value)
-                    or ())
+                any(s in self.shadowed for s in int_pointer_bases(self.fn, inst.ops[0].value))
         if op == "load":
             src = inst.ops[0].value in self.shadowed
             if ty == "ptr" and not src and inst.ops[0].value.startswith("@") and \

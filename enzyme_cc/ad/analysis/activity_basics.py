@@ -40,6 +40,55 @@ def int_pointer_base(fn, inst):
     return None
 
 
+_REPLAYED = ("add", "sub", "and", "or", "xor")
+
+
+def int_pointer_chain(fn, v: str):
+    """For an integer made from one pointer's ptrtoint by add, sub, and, or, xor whose other
+    operands are constants, integers made from no address, or the low tag bits of other
+    values (`x & C`, C < 4096): FFTW's tagged pointers, `(uintptr_t)p & ~3` and `p1 | ((uintptr_t)p2 & 3)`. (P, [(op, the
+    chain's operand position, the other operand, type)] from P outwards), else None. The same
+    steps on P's shadow give the shadow (a block as aligned as P's, so the tags agree)."""
+    steps = []
+    for _ in range(16):
+        d = fn.defs.get(v)
+        op = getattr(d, "op", None)
+        if op == "ptrtoint":
+            return d.ops[0].value, steps[::-1]
+        if op not in _REPLAYED or len(d.ops) != 2:
+            return None
+        sides = [k for k, o in enumerate(d.ops) if o.value.startswith("%") and
+                 _from_pointer(fn, o.value) and not _low_bits(fn, o.value)]
+        if len(sides) != 1 or op == "sub" and sides != [0]:
+            return None
+        k = sides[0]
+        steps.append((op, k, d.ops[1 - k].value, d.ty))
+        v = d.ops[k].value
+    return None
+
+
+def _from_pointer(fn, v: str, depth: int = 0) -> bool:
+    d = fn.defs.get(v)
+    op = getattr(d, "op", None)
+    return op == "ptrtoint" or op in _REPLAYED and depth < 16 and any(
+        o.value.startswith("%") and _from_pointer(fn, o.value, depth + 1) for o in d.ops)
+
+
+def int_pointer_bases(fn, v: str) -> set:
+    """The pointers an address rebuilt from the integer v may point into: int_pointer_sources,
+    or the one pointer of a tagged address (int_pointer_chain)."""
+    chain = int_pointer_chain(fn, v)
+    return int_pointer_sources(fn, v) or ({chain[0]} if chain else set())
+
+
+def _low_bits(fn, v: str) -> bool:
+    d = fn.defs.get(v)
+    if getattr(d, "op", None) != "and" or len(d.ops) != 2:
+        return False
+    consts = [o.value for o in d.ops if not o.value.startswith("%")]
+    return len(consts) == 1 and consts[0].isdigit() and int(consts[0]) < 4096
+
+
 def int_pointer_sources(fn, v: str, depth=0, seen=None) -> set | None:
     """The pointers whose ptrtoint the integer v is made from (through phis, selects and integer
     arithmetic; constants add none), or None when some part comes from elsewhere (memory, a

@@ -9,8 +9,8 @@ from enzyme_cc.rules.libm_out import active_outputs
 from enzyme_cc.rules.registry import is_mirror_call, allocator
 from enzyme_cc.rules.tape import is_tape_call
 from .copy_types import copy_ranges
-from .activity_basics import (ALLOCATORS, _libm_out, has_shadow_type, int_pointer_sources,
-                              pointer_aggregate)
+from .activity_basics import (ALLOCATORS, _libm_out, has_shadow_type, int_pointer_bases,
+                              int_pointer_sources, pointer_aggregate)
 from ..structure.type_layout import decompose, global_named, layout, named_expand
 from ..structure.fortran_descriptors import has_own_buffer
 from ..structure.std_vectors import vector_offsets
@@ -70,7 +70,7 @@ class ActiveMemory:
         elif op == "extractvalue" and d.ops[0].value.startswith("%"):
             changed |= self._mark(d.ops[0].value, seen, direct)
         elif op == "inttoptr":          # an address rebuilt from an integer: its pointers
-            for src in int_pointer_sources(self.fn, d.ops[0].value) or ():
+            for src in int_pointer_bases(self.fn, d.ops[0].value):
                 changed |= self._mark(src, seen)
         elif op in ("call", "invoke") and d.callee == "@realloc" and d.ops[0].value.startswith("%"):
             changed |= self._mark(d.ops[0].value, seen)    # the old block's data moves here

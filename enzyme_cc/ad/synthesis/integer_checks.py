@@ -9,7 +9,7 @@ from enzyme_cc.ir.lexer import carries_float
 from ..structure import packed_bits
 from ..structure.bit_sources import mantissa_source
 from ..structure.frexp_bits import NONFINITE
-from ..analysis.activity_basics import FREES, int_pointer_base, int_pointer_sources
+from ..analysis.activity_basics import FREES, int_pointer_base, int_pointer_chain, int_pointer_sources
 from ..structure.enum_arms import integer_arm_use
 from ..structure.type_layout import underlying
 
@@ -50,7 +50,8 @@ class IntegerChecks:
                 continue
             base = self.fn.defs.get(underlying(self.fn, ptr))
             if getattr(base, "op", None) != "inttoptr" or int_pointer_base(self.fn, base) or \
-                    base.ops[0].value in self.act.ptrint:    # (its shadow: an integer too)
+                    base.ops[0].value in self.act.ptrint or \
+                    int_pointer_chain(self.fn, base.ops[0].value):  # (its shadow: an integer too)
                 continue
             srcs = int_pointer_sources(self.fn, base.ops[0].value)
             value = inst.name if inst.op == "load" else inst.ops[0].value
