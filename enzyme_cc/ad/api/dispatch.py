@@ -25,16 +25,27 @@ class IndirectCalls:
         if key in self.done:
             return self.done[key]
         stops = []
+        self.counter += 1
+        name = f"@fwd.indirect.{self.counter}"
         if not targets and inst.ty != "ptr" and not carries_float(inst.ty):
             parts = [(None, inst.ty)]      # as split_indirect: aborts with a message if it runs
         else:
-            targets, parts, stops = self._derivable(
-                self.indirect_targets(inst, tys),
-                lambda t: self.forward(t, acts, callee=True, width=width, error=error,
-                                       hints=self.call_hints(synth, inst, t)))
+            targets = self.indirect_targets(inst, tys)
+            # (named before the targets are built, as split_indirect's dispatchers)
+            self.done[key] = (name, self.forward_return(
+                targets[0], acts, width, error, self.call_hints(synth, inst, targets[0])))
+            try:
+                targets, parts, stops = self._derivable(
+                    targets,
+                    lambda t: self.forward(t, acts, callee=True, width=width, error=error,
+                                           hints=self.call_hints(synth, inst, t)))
+            except UserError:
+                del self.done[key]
+                raise
         rty = parts[0][1]
-        self.counter += 1
-        name = f"@fwd.indirect.{self.counter}"
+        if key in self.done and self.done[key] != (name, rty):
+            raise UserError(f"indirect call: the possible targets {', '.join(t[1:] for t in targets)} "
+                            "differ in what their derivatives return")
         params, names = ["ptr %fp"], []
         for k, (ty, a) in enumerate(zip(tys, acts)):
             params.append(f"{ty} %a{k}")
@@ -65,22 +76,37 @@ class IndirectCalls:
         if key in self.done:
             return self.done[key]
         stops = []
+        self.counter += 1
+        aug, rev = f"@aug.indirect.{self.counter}", f"@rev.indirect.{self.counter}"
         if not targets and not ret_active and inst.ty != "ptr":
             # no function of this type can be reached: the call is on a path that never runs
             # (GSL's control object when there is none), or a derivative is impossible; either
             # way the dispatchers abort with a message if the call runs
             parts = [(None, inst.ty, None, self.adjoint_type(tys, acts)[0])]
         else:
-            targets, parts, stops = self._derivable(
-                self.indirect_targets(inst, tys),
-                lambda t: self.split(t, acts, ret_active, self.call_hints(synth, inst, t)))
+            targets = self.indirect_targets(inst, tys)
+            # the names are known before the targets' derivatives are built: a target that
+            # calls through a pointer of the same type (FFTW's plans calling their children's
+            # apply) reuses these dispatchers instead of building one more per level (the
+            # module grew with the square of the targets, and the recursion with their number)
+            early = self.split_returns(targets[0], acts, ret_active,
+                                       self.call_hints(synth, inst, targets[0]))
+            self.done[key] = (aug, early[0], rev, early[1])
+            try:
+                targets, parts, stops = self._derivable(
+                    targets,
+                    lambda t: self.split(t, acts, ret_active, self.call_hints(synth, inst, t)))
+            except UserError:
+                del self.done[key]
+                raise
         aug_rets = {p[1] for p in parts}
         if len(aug_rets) != 1:
             raise UserError(f"indirect call: the possible targets {', '.join(t[1:] for t in targets)} "
                             "differ in whether they return a shadow pointer")
         aug_ret, rev_ret = parts[0][1], parts[0][3]
-        self.counter += 1
-        aug, rev = f"@aug.indirect.{self.counter}", f"@rev.indirect.{self.counter}"
+        if key in self.done and self.done[key] != (aug, aug_ret, rev, rev_ret):
+            raise UserError(f"indirect call: the possible targets {', '.join(t[1:] for t in targets)} "
+                            "differ in what their derivatives return")
         params = ["ptr %fp"]
         names = []
         for k, (ty, a) in enumerate(zip(tys, acts)):

@@ -310,6 +310,12 @@ class Generator(MarkerCalls, IndirectCalls, CallEmitter, CalleeSummaries, Shadow
         self.done[key] = (name, rty)
         return name, rty
 
+    def split_returns(self, fn_name: str, acts: list[str], ret_active: bool, hints=None):
+        """(aug_ret, rev_ret) of split's functions for fn_name, without building them."""
+        synth = Synth(self, self.module.function(fn_name), acts, ret_active, "split", hints or {})
+        synth.parallel = self.in_parallel
+        return synth.aug_ret_type(), self.adjoint_return(synth.fn, acts)[0]
+
     def split(self, fn_name: str, acts: list[str], ret_active: bool, hints=None, parallel=None,
               multi=None, private=(), restored=()):
         """Augmented forward and reverse functions of a callee: (aug, aug_ret, rev, rev_ret).
@@ -413,6 +419,12 @@ class Generator(MarkerCalls, IndirectCalls, CallEmitter, CalleeSummaries, Shadow
         self.failed[key] = error
 
     # ---- forward mode --------------------------------------------------------------------------
+    def forward_return(self, fn_name: str, acts: list[str], width: int, error: bool,
+                       hints=None) -> str:
+        """The return type of forward's function for a callee fn_name, without building it."""
+        return ForwardSynth(self, self.module.function(fn_name), acts, True, hints or {}, width,
+                            error).ret_type()
+
     def forward(self, fn_name: str, acts: list[str], callee: bool, hints=None,
                 width: int = 1, error: bool = False) -> tuple[str, str]:
         """Forward-mode derivative: (name, return type). acts: 'active' (value + tangent),
