@@ -84,9 +84,12 @@ def _fwd_inttoptr(ctx, inst, before):
 def _replay_tags(ctx, inst, s):
     chain = int_pointer_chain(ctx.synth.fn, inst.ops[0].value)
     if chain is None:
-        ctx.error(inst, "a pointer made from integer arithmetic on an address that enzyme-cc "
-                  "cannot follow to its shadow", "keep pointer arithmetic on pointers (no "
-                  "casts through uintptr_t other than offsets and tag bits)")
+        ctx.gen().fail_where_run(ctx.synth, inst, "a pointer made from integer arithmetic on an "
+                                 "address that enzyme-cc cannot follow to its shadow", "keep "
+                                 "pointer arithmetic on pointers (no casts through uintptr_t "
+                                 "other than offsets and tag bits)", ctx.emit)
+        ctx.emit(f"{s} = getelementptr i8, ptr null, i64 0")     # (after the stop)
+        return
     base, steps = chain
     cur = ctx.tmp("tag")
     ctx.emit(f"{cur} = ptrtoint ptr {ctx.s(base)} to i64")
