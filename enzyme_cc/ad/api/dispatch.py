@@ -31,21 +31,14 @@ class IndirectCalls:
             parts = [(None, inst.ty)]      # as split_indirect: aborts with a message if it runs
         else:
             targets = self.indirect_targets(inst, tys)
-            # (named before the targets are built, as split_indirect's dispatchers)
-            self.done[key] = (name, self.forward_return(
-                targets[0], acts, width, error, self.call_hints(synth, inst, targets[0])))
-            try:
-                targets, parts, stops = self._derivable(
-                    targets,
-                    lambda t: self.forward(t, acts, callee=True, width=width, error=error,
-                                           hints=self.call_hints(synth, inst, t)))
-            except UserError:
-                del self.done[key]
-                raise
+            early = (name, self.forward_return(targets[0], acts, width, error,
+                                               self.call_hints(synth, inst, targets[0])))
+            targets, parts, stops = self._derivable_named(
+                key, early, targets,
+                lambda t: self.forward(t, acts, callee=True, width=width, error=error,
+                                       hints=self.call_hints(synth, inst, t)))
         rty = parts[0][1]
-        if key in self.done and self.done[key] != (name, rty):
-            raise UserError(f"indirect call: the possible targets {', '.join(t[1:] for t in targets)} "
-                            "differ in what their derivatives return")
+        self._as_named(key, (name, rty), targets)
         params, names = ["ptr %fp"], []
         for k, (ty, a) in enumerate(zip(tys, acts)):
             params.append(f"{ty} %a{k}")
@@ -85,28 +78,17 @@ class IndirectCalls:
             parts = [(None, inst.ty, None, self.adjoint_type(tys, acts)[0])]
         else:
             targets = self.indirect_targets(inst, tys)
-            # the names are known before the targets' derivatives are built: a target that
-            # calls through a pointer of the same type (FFTW's plans calling their children's
-            # apply) reuses these dispatchers instead of building one more per level (the
-            # module grew with the square of the targets, and the recursion with their number)
-            early = self.split_returns(targets[0], acts, ret_active,
-                                       self.call_hints(synth, inst, targets[0]))
-            self.done[key] = (aug, early[0], rev, early[1])
-            try:
-                targets, parts, stops = self._derivable(
-                    targets,
-                    lambda t: self.split(t, acts, ret_active, self.call_hints(synth, inst, t)))
-            except UserError:
-                del self.done[key]
-                raise
+            aug_ret, rev_ret = self.split_returns(targets[0], acts, ret_active,
+                                                  self.call_hints(synth, inst, targets[0]))
+            targets, parts, stops = self._derivable_named(
+                key, (aug, aug_ret, rev, rev_ret), targets,
+                lambda t: self.split(t, acts, ret_active, self.call_hints(synth, inst, t)))
         aug_rets = {p[1] for p in parts}
         if len(aug_rets) != 1:
             raise UserError(f"indirect call: the possible targets {', '.join(t[1:] for t in targets)} "
                             "differ in whether they return a shadow pointer")
         aug_ret, rev_ret = parts[0][1], parts[0][3]
-        if key in self.done and self.done[key] != (aug, aug_ret, rev, rev_ret):
-            raise UserError(f"indirect call: the possible targets {', '.join(t[1:] for t in targets)} "
-                            "differ in what their derivatives return")
+        self._as_named(key, (aug, aug_ret, rev, rev_ret), targets)
         params = ["ptr %fp"]
         names = []
         for k, (ty, a) in enumerate(zip(tys, acts)):
@@ -136,6 +118,25 @@ class IndirectCalls:
                             "no function with bitcode and that signature has its address taken; "
                             "hint: build the callee's object with enzyme-cc")
         return targets
+
+    def _derivable_named(self, key, early, targets, make):
+        """_derivable, with the dispatchers' entry `early` (their names, and their return types
+        from the first target) registered under key before the targets' derivatives are built:
+        a target that calls through a pointer of the same type (FFTW's plans calling their
+        children's apply) reuses these dispatchers instead of building one more per level (the
+        module grew with the square of the targets, and the recursion with their number)."""
+        self.done[key] = early
+        try:
+            return self._derivable(targets, make)
+        except UserError:
+            del self.done[key]
+            raise
+
+    def _as_named(self, key, final, targets):
+        """The dispatchers as built agree with what _derivable_named registered."""
+        if key in self.done and self.done[key] != final:
+            raise UserError(f"indirect call: the possible targets {', '.join(t[1:] for t in targets)} "
+                            "differ in what their derivatives return")
 
     def _derivable(self, targets, make):
         """The possible targets of an indirect call that can be differentiated, and their

@@ -16,20 +16,19 @@ from __future__ import annotations
 import re
 
 from enzyme_cc.ir.lexer import carries_float, type_size
-from ..structure.type_layout import underlying, decompose, global_type, named_expand, constant_gep
+from ..structure.type_layout import (underlying, decompose, global_type, global_named,
+                                     named_expand, constant_gep)
 from ..analysis.activity_basics import FREES
 from ..structure.cfg import always_passes
 from .global_addresses import resolve
+from enzyme_cc.rules.call_kinds import ALLOC, STRING_CREATE
 
-# allocation functions -> the deallocator of their blocks (whose size malloc_usable_size gives)
-_HEAP_FAMILIES = {"@malloc": "@free", "@calloc": "@free", "@realloc": "@free",
-                  "@aligned_alloc": "@free", "@memalign": "@free", "@valloc": "@free",
-                  "@_Znwm": "@_ZdlPv",
-                  "@_ZnwmRKSt9nothrow_t": "@_ZdlPv", "@_Znam": "@_ZdaPv",
-                  "@_ZnamRKSt9nothrow_t": "@_ZdaPv"}
+# allocation functions -> the deallocator of their blocks (whose size malloc_usable_size gives):
+# the C and C++ allocators rules/call_kinds.py knows (not std::string's _M_create), and realloc
+_HEAP_FAMILIES = {name: free for name, (_, free) in ALLOC.items() if name != STRING_CREATE} | \
+    {"@realloc": "@free"}
 _ALLOCATE = {"@free": "@malloc", "@_ZdlPv": "@_Znwm", "@_ZdaPv": "@_Znam"}
 _JOIN = ("getelementptr", "bitcast", "addrspacecast", "select", "phi")
-_CONST_GEP = re.compile(r"getelementptr[^(]*\(([^,]+), ptr (@[^\s,()]+)(.*)\)$")
 
 
 def address_users(module, g: str) -> dict | None:
@@ -99,19 +98,14 @@ def _address_users(module, g: str) -> dict | None:
 
 
 def _holds(users_f: set, g: str, v: str) -> bool:
-    return v in users_f or (not v.startswith("%") and global_of_constant(v) == g)
-
-
-def global_of_constant(v: str) -> str | None:
-    m = _CONST_GEP.match(v)
-    return m.group(2) if m else (v if v.startswith("@") else None)
+    return v in users_f or (not v.startswith("%") and global_named(v) == g)
 
 
 def _offset(module, fn, v: str) -> int | None:
     """The constant byte offset of pointer v from the object it points into (a constant GEP of
     a global included), or None."""
-    if not v.startswith("%"):
-        cg = constant_gep(module, v) if v.startswith("getelementptr") else (v, 0)
+    if v.startswith("getelementptr"):
+        cg = constant_gep(module, v)
         return cg[1] if cg else None
     return decompose(module, fn, v)[1]
 
