@@ -46,9 +46,10 @@ _REPLAYED = ("add", "sub", "and", "or", "xor")
 def int_pointer_chain(fn, v: str):
     """For an integer made from one pointer's ptrtoint by add, sub, and, or, xor whose other
     operands are constants, integers made from no address, or the low tag bits of other
-    values (`x & C`, C < 4096): FFTW's tagged pointers, `(uintptr_t)p & ~3` and `p1 | ((uintptr_t)p2 & 3)`. (P, [(op, the
-    chain's operand position, the other operand, type)] from P outwards), else None. The same
-    steps on P's shadow give the shadow (a block as aligned as P's, so the tags agree)."""
+    values (`x & C`, C < 4096): FFTW's tagged pointers, `(uintptr_t)p & ~3` and
+    `p1 | ((uintptr_t)p2 & 3)`. (P, [(op, the chain's operand position, the other operand,
+    type)] from P outwards), else None. The same steps on P's shadow give the shadow (a block
+    as aligned as P's, so the tags agree)."""
     steps = []
     for _ in range(16):
         d = fn.defs.get(v)
