@@ -557,6 +557,38 @@ def test_indirect_target_that_fails_takes_what_named_it_along(tmp_path, level):
     assert float(out) == 9.0, out
 
 
+def test_failed_derivative_keeps_what_does_not_lead_back_to_it():
+    """roll_back drops the failed request, the requests registered meanwhile that never got a
+    body, and what names either, transitively; a callee's derivative made meanwhile that names
+    neither stays (FFTW's link built each codelet's derivatives again after every failed
+    apply variant: twice the synthesis)."""
+    from enzyme_cc.ad.synthesis.rollback import Registry, roll_back
+    out, done = ["define internal void @before() {\n  ret void\n}\n"], Registry()
+    done[("before",)] = ("@before", "void")
+    mark = (len(out), set(done), len(done.log))
+    done[("x",)] = ("@aug.x.1", "void", "@rev.x.1", "void")           # the request that fails
+    done[("helper",)] = ("@aug.h.2", "void", "@rev.h.2", "void")
+    out += ["define internal void @aug.h.2(ptr %ad.tape) {\n  ret void\n}\n",
+            "define internal void @rev.h.2(ptr %ad.tape) {\n  ret void\n}\n"]
+    done[("unfinished",)] = ("@aug.u.3", "void", "@rev.u.3", "void")
+    del done[("unfinished",)]                       # (a dispatcher whose build failed)
+    done[("calls-x",)] = ("@aug.y.4", "void", "@rev.y.4", "void")
+    out += ["define internal void @aug.y.4(ptr %ad.tape) {\n  call void @aug.x.1(ptr %ad.tape)\n"
+            "  ret void\n}\n",
+            "define internal void @rev.y.4(ptr %ad.tape) {\n  call void @rev.h.2(ptr %ad.tape)\n"
+            "  call void @rev.x.1(ptr %ad.tape)\n  ret void\n}\n"]
+    done[("calls-y",)] = ("@\"fwd.z<1>.5\"", "double")
+    out.append('define internal double @"fwd.z<1>.5"() {\n  call void @aug.y.4(ptr null)\n'
+               '  ret double 0.0\n}\n')
+    done[("calls-u",)] = ("@w.6", "void")
+    out.append("define internal void @w.6() {\n  call void @rev.u.3(ptr null)\n  ret void\n}\n")
+    roll_back(out, done, mark, ("x",))
+    assert [e.split("(")[0] for e in out] == ["define internal void @before",
+                                              "define internal void @aug.h.2",
+                                              "define internal void @rev.h.2"]
+    assert set(done) == {("before",), ("helper",)}
+
+
 def test_copy_out_of_a_local_the_callee_filled_into_a_union_slot():
     """Rust's collect into Result<Vec<f64>, E> (cargo's dev profile): a callee fills a local
     vector (capacity, pointer, length) and copies it into its caller's slot, where the error

@@ -20,6 +20,7 @@ from ..analysis.activity_basics import FREES
 from ..analysis.const_fields import act_key
 from enzyme_cc.ir import debug_locs
 from .reverse import Synth, local_name
+from .rollback import Registry, roll_back
 from ..structure.diagnostics import located, untyped_copy_hint
 from ..structure import packed_bits
 from ..plan import restored_args
@@ -77,7 +78,7 @@ class Generator(MarkerCalls, IndirectCalls, CallEmitter, CalleeSummaries, Shadow
             self.module = parse_module(tables)
         self.out: list[str] = []             # generated function texts
         self.decls: dict[str, str] = {}      # declarations the generated code needs
-        self.done: dict = {}                 # (fn, act, ret, mode) -> names
+        self.done = Registry()               # (fn, act, ret, mode) -> names
         self.failed: dict = {}               # ... -> the UserError its derivative raised
         self.helpers: set[str] = set()
         self.counter = counter
@@ -405,17 +406,14 @@ class Generator(MarkerCalls, IndirectCalls, CallEmitter, CalleeSummaries, Shadow
 
     def _mark(self):
         """Where the generated code stands before a derivative is built (see _roll_back)."""
-        return len(self.out), set(self.done)
+        return len(self.out), set(self.done), len(self.done.log)
 
     def _roll_back(self, mark, key, error):
         """A derivative that failed (the caller may go on without it: an indirect call's
-        dispatcher leaves that target out) takes with it everything made while it was built:
-        functions that named it while it was under way (a recursive call, the dispatcher of
-        its own indirect calls) would otherwise call a function never defined. The failure is
-        remembered, so that other callers do not build it again."""
-        del self.out[mark[0]:]
-        for k in set(self.done) - mark[1]:
-            del self.done[k]
+        dispatcher leaves that target out) takes with it what was made while it was built and
+        leads back to it (rollback.py). The failure is remembered, so that other callers do not
+        build it again."""
+        roll_back(self.out, self.done, mark, key)
         self.failed[key] = error
 
     # ---- forward mode --------------------------------------------------------------------------
