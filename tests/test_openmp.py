@@ -493,13 +493,16 @@ def test_openmp_hoisted_ranges_cover_loads(tmp_path, prog, level):
 
 def _add_classes(ir):
     """{derivative function: set of the address classes its adjoint adds test}: each add names
-    the exclusive range (`%ad.xl.<class>.<bytes>`) of every class it tests."""
+    the exclusive ranges (`%ad.xl.<range>.<bytes>`) of every class it tests, two per class (the
+    second of class k is range k + K)."""
+    from enzyme_cc.ad.parallel.openmp_classes import K
     out = {}
     for fn in re.split(r"\n(?=define )", ir):
         m = re.match(r"define [^@]*@([\w.]+)", fn)
         if m:
             calls = re.findall(r"@__enzyme_cc_omp_add\.double\.a\d+(?:\.m)?\(([^)]*)\)", fn)
-            out[m.group(1)] = {tuple(int(k) for k in re.findall(r"%ad\.xl\.(\d+)\.", c))
+            out[m.group(1)] = {tuple(dict.fromkeys(int(k) % K for k in
+                                                   re.findall(r"%ad\.xl\.(\d+)\.", c)))
                                for c in calls}
     return out
 
@@ -541,6 +544,49 @@ def test_openmp_per_iteration_ranges_cover_loads(tmp_path):
         r = subprocess.run(["./prog"], cwd=tmp_path, capture_output=True, text=True,
                            timeout=RUN_TIMEOUT, env=dict(os.environ, OMP_NUM_THREADS=str(n)))
         assert r.returncode == 0 and "FAILED" not in r.stdout, r.stdout[-2000:] + r.stderr
+
+
+def _count_adds(ir: str) -> str:
+    """The derivative module with every shared adjoint add counting whether it took the plain
+    or the atomic branch, printed at exit as `plain N atomic M`."""
+    for branch, counter in (("atomic", "@cnt.atomic"), ("plain", "@cnt.plain")):
+        ir = re.sub(r"(define internal void @__enzyme_cc_omp_add\.[^(]*\([^)]*\)[^{]*\{\n"
+                    rf"(?:.*\n)*?){branch}:\n",
+                    lambda m: f"{m.group(1)}{branch}:\n  %cnt.{branch} = atomicrmw add ptr {counter}, i64 1 "
+                              "monotonic\n", ir)
+    return ir + """
+@cnt.atomic = internal global i64 0
+@cnt.plain = internal global i64 0
+@cnt.fmt = private constant [22 x i8] c"plain %ld atomic %ld\\0A\\00"
+declare i32 @dprintf(i32, ptr, ...)
+define internal void @cnt.report() {
+  %a = load i64, ptr @cnt.atomic
+  %p = load i64, ptr @cnt.plain
+  %r = call i32 (i32, ptr, ...) @dprintf(i32 2, ptr @cnt.fmt, i64 %p, i64 %a)
+  ret void
+}
+@llvm.global_dtors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 65535, ptr @cnt.report, ptr null }]
+"""
+
+
+def test_openmp_periodic_ranges_leave_most_adds_plain(tmp_path):
+    """A pair loop over a periodic neighbour list and a loop reading halo copies at the array's
+    end (omp_periodic_pairs.c): every thread's loads span the whole array, so with one tracked
+    range per array no add was the thread's own (all atomic: 2-thread gradients no faster than
+    one). With two ranges per class most adds are plain; the derivative module is run with
+    each add counted (the derivatives themselves are checked by test_openmp_program)."""
+    dump = tmp_path / "dump"
+    run(["enzyme-cc", "-fopenmp", "-O2", str(HERE / "omp_periodic_pairs.c"), "-lm", "-o", "prog"],
+        cwd=tmp_path, env=dict(os.environ, ENZYME_CC_DUMP_DIR=str(dump)))
+    (tmp_path / "counted.ll").write_text(_count_adds((dump / "after-ad.ll").read_text()))
+    run(["clang-22", "-O1", "-fopenmp", "-Wno-override-module", "counted.ll", "-lm", "-o",
+         "counted"], cwd=tmp_path)
+    for n in (2, 4):
+        r = subprocess.run(["./counted"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=RUN_TIMEOUT, env=dict(os.environ, OMP_NUM_THREADS=str(n)))
+        assert r.returncode == 0 and "FAILED" not in r.stdout, r.stdout[-2000:] + r.stderr
+        plain, atomic = map(int, re.search(r"plain (\d+) atomic (\d+)", r.stderr).groups())
+        assert plain > 5 * atomic, (n, plain, atomic)
 
 
 def test_openmp_fortran_atomic_hint(tmp_path):

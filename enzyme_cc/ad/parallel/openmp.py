@@ -191,7 +191,7 @@ def _wrapper(gen, name, targets, tys, ret, what, track):
     pre, post = ("track_begin", "track_end") if what == "true" else ("excl_begin", "excl_end")
     gen.out.append(f"define internal void {name}({', '.join(params + ['ptr %rec'])}) nounwind {{\n"
                    f"  %h = call ptr @__enzyme_cc_omp_tape(ptr %rec, i1 {what})\n"
-                   f"  %save = alloca [{2 * openmp_classes.K} x i64], align 8\n"
+                   f"  %save = alloca [{2 * openmp_classes.R} x i64], align 8\n"
                    f"  call void @__enzyme_cc_omp_{pre}(ptr %rec, i1 {track}, ptr %save)\n"
                    "  %outer = load ptr, ptr @__enzyme_cc_omp_rec, align 8\n"
                    "  store ptr %rec, ptr @__enzyme_cc_omp_rec, align 8\n"
@@ -434,7 +434,7 @@ def atomic_add(ctx, sp: str, ty: str, d: str, align: str, cls=0, tag: str = "") 
 
     def ranges(size):                     # the classes' exclusive ranges, read at entry
         return ", ".join(f"i64 {lo}, i64 {w}" for lo, w in
-                         (openmp_ranges.exclusive(ctx.synth, k, size) for k in ks))
+                         openmp_ranges.windows(ctx.synth, ks, size))
     if is_fp(ty):
         ctx.emit(f"call void {_add_helper(ctx.gen(), ty, align, len(ks) > 1)}(ptr {sp}, {ty} {d}, "
                  f"{ranges(_FP_SIZE.get(ty, 16))}){tag}")
@@ -456,9 +456,9 @@ def atomic_add(ctx, sp: str, ty: str, d: str, align: str, cls=0, tag: str = "") 
 
 
 def _add_helper(gen, ty, align, multi=False):
-    """The add helper (and its plain twin, `_omp_padd.`), given the thread's exclusive range of
-    one class as (start, width) (openmp_ranges.exclusive), or with multi of any of four
-    (openmp_affine.iteration_classes)."""
+    """The add helper (and its plain twin, `_omp_padd.`), given the thread's two exclusive
+    ranges of one class as (start, width) pairs (openmp_ranges.windows), or with multi those of
+    four classes (openmp_affine.iteration_classes)."""
     a = align.split()[-1] if align else {"double": "8", "float": "4", "half": "2"}.get(ty, "16")
     tag = re.sub(r"[^\w]", "", ty.replace(" x ", "x"))      # (`< 2 x double >`: 2xdouble)
     name = f"@__enzyme_cc_omp_add.{tag}.a{a}" + (".m" if multi else "")
@@ -467,14 +467,13 @@ def _add_helper(gen, ty, align, multi=False):
         made.add(name)
         _helpers(gen)
         gen.declare_raw("@llvm.expect.i1", "declare i1 @llvm.expect.i1(i1, i1)")
-        js = range(4) if multi else range(1)
+        js = range(8) if multi else range(2)
         params = ", ".join(f"i64 %l{j}, i64 %w{j}" for j in js)
-        # an unsigned compare per class: the address's offset from the range's start is less
+        # an unsigned compare per range: the address's offset from the range's start is less
         # than the width (0 for an empty range)
         tests = "  %a = ptrtoint ptr %p to i64\n" + "".join(
             f"  %off{j} = sub i64 %a, %l{j}\n  %own{j} = icmp ult i64 %off{j}, %w{j}\n" for j in js)
-        tests += "  %o01 = or i1 %own0, %own1\n  %o23 = or i1 %own2, %own3\n" \
-            "  %own = or i1 %o01, %o23\n" if multi else "  %own = or i1 %own0, false\n"
+        tests += _any("%own", len(js))
         check = ""
         if range_check():                  # the plain add is the thread's own: else abort
             check = tests + "  br i1 %own, label %go, label %bad\nbad:\n" \
@@ -494,6 +493,18 @@ def _add_helper(gen, ty, align, multi=False):
             f"{params}) alwaysinline nounwind {{\nentry:\n{check}  %v = load {ty}, ptr %p, align {a}\n"
             f"  %s = fadd {ty} %v, %d\n  store {ty} %s, ptr %p, align {a}\n  ret void\n}}\n")
     return name
+
+
+def _any(name: str, n: int) -> str:
+    """`{name} = or` of the i1 values {name}0 .. {name}{n-1} (n a power of two)."""
+    out, level = "", [f"{name}{j}" for j in range(n)]
+    while len(level) > 1:
+        nxt = [f"{name}.{len(level)}.{j}" for j in range(len(level) // 2)]
+        if len(nxt) == 1:
+            nxt = [name]
+        out += "".join(f"  {t} = or i1 {level[2 * j]}, {level[2 * j + 1]}\n" for j, t in enumerate(nxt))
+        level = nxt
+    return out
 
 
 _FP_SIZE = {"double": 8, "float": 4, "half": 2, "bfloat": 2}

@@ -22,7 +22,7 @@ import types
 from enzyme_cc.ir.lexer import type_size
 from ..structure import exit_count
 from ..structure.loops import innermost_loops
-from .openmp_classes import class_of, load_class, shared
+from .openmp_classes import class_of, load_class, shared, track, track_span
 
 _ARITH = ("add", "sub")
 
@@ -176,14 +176,20 @@ def emit(ctx, b):
         if per_iteration:                   # each iteration's address in its own class
             for j, k in enumerate(per_iteration):
                 sp = shadow_at(ctx, lp, chain, inst.ops[0].value, str(j), synth.r)
-                ctx.emit(f"call void @__enzyme_cc_omp_track(ptr %ad.tlo.{k}, ptr %ad.thi.{k}, "
-                         f"ptr {sp}, i64 {size})")
+                ctx.emit(track(k, sp, size))
             continue
         k = load_class(synth, inst.ops[0].value)
+        # the loop's loads cover what lies between the first and the last: one span
+        ends = []
         for it in ("0", last):
-            sp = shadow_at(ctx, lp, chain, inst.ops[0].value, it, synth.r)
-            ctx.emit(f"call void @__enzyme_cc_omp_track(ptr %ad.tlo.{k}, ptr %ad.thi.{k}, "
-                     f"ptr {sp}, i64 {size})")
+            sp, a = shadow_at(ctx, lp, chain, inst.ops[0].value, it, synth.r), ctx.tmp("ta")
+            ctx.emit(f"{a} = ptrtoint ptr {sp} to i64")
+            ends.append(a)
+        lo, hi, end = ctx.tmp("tl"), ctx.tmp("th"), ctx.tmp("te")
+        ctx.emit(f"{lo} = call i64 @llvm.umin.i64(i64 {ends[0]}, i64 {ends[1]})")
+        ctx.emit(f"{hi} = call i64 @llvm.umax.i64(i64 {ends[0]}, i64 {ends[1]})")
+        ctx.emit(f"{end} = add i64 {hi}, {size}")
+        ctx.emit(track_span(k, lo, end))
 
 
 class _Fwd:

@@ -1,6 +1,7 @@
 """Which memory the threads of an OpenMP team share, and the address classes a team's derivative
 tracks its loads in (ad/parallel/openmp_ranges.py): one per array a region gathers from, the outlined
-region's own numbered apart from the functions it calls."""
+region's own numbered apart from the functions it calls; and the forward sweep's calls that record
+a load's address in its class's two ranges."""
 from __future__ import annotations
 
 from enzyme_cc.ir.lexer import type_size
@@ -11,6 +12,25 @@ K = 20                    # address classes per thread: one per array a region g
                           # whose ranges then spanned several arrays and left no exclusive part)
 ROOT = 16                 # classes 0..ROOT-1: the outlined region's own loads; ROOT..K-1 are
                           # shared by the functions it calls (see load_class)
+R = 2 * K                 # ranges per thread: two per class, the second of class k at k + K
+                          # (a thread's loads of a periodic neighbour list or of halo cells
+                          # kept at the array's end form two runs, whose hull is the array)
+
+
+def pair(k: int) -> str:
+    """The locals of class k's two ranges (the second at k + K), as arguments."""
+    return (f"ptr %ad.tlo.{k}, ptr %ad.thi.{k}, ptr %ad.tlo.{k + K}, ptr %ad.thi.{k + K}")
+
+
+def track(k: int, ptr: str, size: int) -> str:
+    """The forward sweep's call recording the `size` bytes at shadow address ptr in class k."""
+    return f"call void @__enzyme_cc_omp_track({pair(k)}, ptr {ptr}, i64 {size})"
+
+
+def track_span(k: int, lo: str, end: str) -> str:
+    """... recording the bytes [lo, end) (integers) in class k as one span (a loop's loads
+    between its first and last iteration)."""
+    return f"call void @__enzyme_cc_omp_track_span({pair(k)}, i64 {lo}, i64 {end})"
 
 
 def shared(ctx, ptr: str) -> bool:

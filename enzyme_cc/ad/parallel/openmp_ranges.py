@@ -6,13 +6,17 @@ cannot collide: in a row-parallel loop each thread's adjoints go to its own rows
 another thread's block. So:
 
 - the forward sweep of each thread records, per address class (the underlying object of the
-  load, K classes per function), the range [lo, hi) of shadow addresses its loads' adjoints will
-  be added into (`track_load`; two locals per class, kept in registers, merged into thread-local
-  ranges at the function's returns and into the fork's record by the region's wrapper);
-- the reverse wrapper gives each class of the thread the part of its range that no range of
-  any other thread touches (each fork's threads ran their forward sweeps to the end before the
-  reverse fork);
-- an add whose address lies inside the thread's exclusive range of its class is plain
+  load, K classes per function), two ranges [lo, hi) of shadow addresses its loads' adjoints will
+  be added into (`track_load`; four locals per class, kept in registers, merged into
+  thread-local ranges at the function's returns and into the fork's record by the region's
+  wrapper). An address next to a range widens it; one apart from both goes where it costs the
+  least covered bytes, joining the two ranges if they lie closest (__enzyme_cc_omp_insert).
+  Two, because a thread's loads often form two runs whose hull is the whole array: its own
+  block and the other end of a periodic neighbour list, or the halo cells kept at the end;
+- the reverse wrapper gives each range of the thread the part that no range of any other
+  thread touches (each fork's threads ran their forward sweeps to the end before the reverse
+  fork);
+- an add whose address lies inside one of the thread's exclusive ranges of its class is plain
   (`own_range`), any other stays atomic.
 
 This is exact only if every add into shared memory by the region's reverse sweep is a load's
@@ -25,13 +29,13 @@ All this is in the team version of a region's derivative only: a thread without 
 several threads runs the serial version, with plain adds and no tracking (openmp._wrapper).
 """
 from enzyme_cc.ir.lexer import type_size
-from .openmp_classes import K, load_class
+from .openmp_classes import K, R, load_class, pair, track
 from .openmp_affine import hoisted, iteration_classes, range_check
 
 def track_allocas():
     """Prologue of a team's augmented function: its ranges start empty, in locals (SROA)."""
     out = []
-    for k in range(K):
+    for k in range(R):
         out += [f"%ad.tlo.{k} = alloca i64", f"%ad.thi.{k} = alloca i64",
                 f"store i64 -1, ptr %ad.tlo.{k}", f"store i64 0, ptr %ad.thi.{k}"]
     return out
@@ -44,8 +48,14 @@ def load_classes(synth, inst) -> list[int]:
     return iteration_classes(synth, inst) or [load_class(synth, inst.ops[0].value)]
 
 
+def windows(synth, ks, n) -> list[tuple[str, str]]:
+    """exclusive's (start, width) of both ranges of each class in ks."""
+    return [exclusive(synth, j, n) for k in ks for j in (k, k + K)]
+
+
 def exclusive(synth, k, n) -> tuple[str, str]:
-    """(start, width) of the thread's exclusive range of class k for an add of n bytes: an
+    """(start, width) of the thread's exclusive range k (a class's first range, or its
+    second at k + K) for an add of n bytes: an
     address a is inside when a - start < width (unsigned; width 0 for a range shorter than n).
     Read once at the entry of the reverse function (entry_loads): the ranges do not change
     while it runs (a nested region's wrapper puts back what it changed), and read at each add
@@ -61,9 +71,9 @@ def entry_loads(synth) -> list[str]:
     out = []
     for (k, n), (lo, w) in sorted(synth.__dict__.get("_omp_exclusive", {}).items()):
         hi, span, fits, room, w1 = (f"%ad.x{t}.{k}.{n}" for t in ("h", "s", "f", "r", "v"))
-        out += [f"{lo} = load i64, ptr getelementptr inbounds ([{K} x i64], ptr "
+        out += [f"{lo} = load i64, ptr getelementptr inbounds ([{R} x i64], ptr "
                 f"@__enzyme_cc_omp_xlo, i64 0, i64 {k}), align 8",
-                f"{hi} = load i64, ptr getelementptr inbounds ([{K} x i64], ptr "
+                f"{hi} = load i64, ptr getelementptr inbounds ([{R} x i64], ptr "
                 f"@__enzyme_cc_omp_xhi, i64 0, i64 {k}), align 8",
                 f"{span} = sub i64 {hi}, {lo}", f"{fits} = icmp uge i64 {span}, {n}",
                 f"{room} = sub i64 {span}, {n}", f"{w1} = add i64 {room}, 1",
@@ -82,18 +92,17 @@ def track_load(ctx, inst, shared):
     if hoisted(ctx.synth, inst):      # tracked once per loop entry, in the loop's preheader
         if range_check():
             ks = (load_classes(ctx.synth, inst) * 4)[:4]      # in any of them (per iteration)
-            pairs = ", ".join(f"ptr %ad.tlo.{c}, ptr %ad.thi.{c}" for c in ks)
+            pairs = ", ".join(pair(c) for c in ks)
             ctx.emit(f"call void @__enzyme_cc_omp_range_assert({pairs}, ptr {ctx.s(ptr)}, "
                      f"i64 {size})")
         return
-    ctx.emit(f"call void @__enzyme_cc_omp_track(ptr %ad.tlo.{k}, ptr %ad.thi.{k}, "
-             f"ptr {ctx.s(ptr)}, i64 {size})")
+    ctx.emit(track(k, ctx.s(ptr), size))
 
 
 def track_merge(ctx):
     """At a return of a team's augmented function: its ranges into the thread's."""
     for k in range(K):
-        ctx.emit(f"call void @__enzyme_cc_omp_track_merge(ptr %ad.tlo.{k}, ptr %ad.thi.{k}, i64 {k})")
+        ctx.emit(f"call void @__enzyme_cc_omp_track_merge({pair(k)}, i64 {k})")
 
 
 # intrinsics taking pointers that move no data
@@ -131,51 +140,176 @@ def trackable(gen, name, seen, is_openmp, kind, fork) -> bool:
     return True
 
 
-# Thread-local state: the forward sweep's ranges (per class) and the reverse sweep's exclusive
-# ranges (empty outside a reverse wrapper: every shared add atomic). A fork's record keeps each
-# thread's ranges after its 24-byte head: K x {lo, hi} per thread (openmp._HELPERS).
+# Thread-local state: the forward sweep's ranges (two per class: class k's second at k + K) and
+# the reverse sweep's exclusive ranges (empty outside a reverse wrapper: every shared add
+# atomic). A fork's record keeps each thread's ranges after its 24-byte head: R x {lo, hi} per
+# thread (openmp._HELPERS). An empty range is [-1, 0).
 IR = f"""
-@__enzyme_cc_omp_lo = internal thread_local global [{K} x i64] [{', '.join(['i64 -1'] * K)}], align 8
-@__enzyme_cc_omp_hi = internal thread_local global [{K} x i64] zeroinitializer, align 8
-@__enzyme_cc_omp_xlo = internal thread_local global [{K} x i64] zeroinitializer, align 8
-@__enzyme_cc_omp_xhi = internal thread_local global [{K} x i64] zeroinitializer, align 8
+@__enzyme_cc_omp_lo = internal thread_local global [{R} x i64] [{', '.join(['i64 -1'] * R)}], align 8
+@__enzyme_cc_omp_hi = internal thread_local global [{R} x i64] zeroinitializer, align 8
+@__enzyme_cc_omp_xlo = internal thread_local global [{R} x i64] zeroinitializer, align 8
+@__enzyme_cc_omp_xhi = internal thread_local global [{R} x i64] zeroinitializer, align 8
 
-define internal void @__enzyme_cc_omp_track(ptr %tlo, ptr %thi, ptr %p, i64 %n) alwaysinline nounwind {{
+define internal void @__enzyme_cc_omp_track(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, ptr %p, i64 %n) alwaysinline nounwind {{
 entry:
   %a = ptrtoint ptr %p to i64
   %e = add i64 %a, %n
-  %lo = load i64, ptr %tlo, align 8
-  %hi = load i64, ptr %thi, align 8
-  %lo2 = call i64 @llvm.umin.i64(i64 %lo, i64 %a)
-  %hi2 = call i64 @llvm.umax.i64(i64 %hi, i64 %e)
-  store i64 %lo2, ptr %tlo, align 8
-  store i64 %hi2, ptr %thi, align 8
+  call void @__enzyme_cc_omp_track_span(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e)
   ret void
 }}
 
-define internal void @__enzyme_cc_omp_track_merge(ptr %tlo, ptr %thi, i64 %k) alwaysinline nounwind {{
+; [a, e) into a class's two ranges: one it overlaps or touches grows (a loop's next element: the
+; common case, inline); else __enzyme_cc_omp_insert decides
+define internal void @__enzyme_cc_omp_track_span(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e) alwaysinline nounwind {{
 entry:
-  %a = load i64, ptr %tlo, align 8
-  %e = load i64, ptr %thi, align 8
-  %plo = getelementptr inbounds [{K} x i64], ptr @__enzyme_cc_omp_lo, i64 0, i64 %k
-  %phi = getelementptr inbounds [{K} x i64], ptr @__enzyme_cc_omp_hi, i64 0, i64 %k
-  %lo = load i64, ptr %plo, align 8
-  %hi = load i64, ptr %phi, align 8
-  %lo2 = call i64 @llvm.umin.i64(i64 %lo, i64 %a)
-  %hi2 = call i64 @llvm.umax.i64(i64 %hi, i64 %e)
-  store i64 %lo2, ptr %plo, align 8
-  store i64 %hi2, ptr %phi, align 8
+  %l0 = load i64, ptr %l0p, align 8
+  %h0 = load i64, ptr %h0p, align 8
+  %t0a = icmp ule i64 %a, %h0
+  %t0b = icmp uge i64 %e, %l0
+  %t0 = and i1 %t0a, %t0b
+  br i1 %t0, label %grow0, label %next
+grow0:
+  %n0l = call i64 @llvm.umin.i64(i64 %l0, i64 %a)
+  %n0h = call i64 @llvm.umax.i64(i64 %h0, i64 %e)
+  store i64 %n0l, ptr %l0p, align 8
+  store i64 %n0h, ptr %h0p, align 8
+  ret void
+next:
+  %l1 = load i64, ptr %l1p, align 8
+  %h1 = load i64, ptr %h1p, align 8
+  %t1a = icmp ule i64 %a, %h1
+  %t1b = icmp uge i64 %e, %l1
+  %t1 = and i1 %t1a, %t1b
+  br i1 %t1, label %grow1, label %far
+grow1:
+  %n1l = call i64 @llvm.umin.i64(i64 %l1, i64 %a)
+  %n1h = call i64 @llvm.umax.i64(i64 %h1, i64 %e)
+  store i64 %n1l, ptr %l1p, align 8
+  store i64 %n1h, ptr %h1p, align 8
+  ret void
+far:
+  %r = call {{ i64, i64, i64, i64 }} @__enzyme_cc_omp_insert(i64 %l0, i64 %h0, i64 %l1, i64 %h1, i64 %a, i64 %e)
+  %r0 = extractvalue {{ i64, i64, i64, i64 }} %r, 0
+  %r1 = extractvalue {{ i64, i64, i64, i64 }} %r, 1
+  %r2 = extractvalue {{ i64, i64, i64, i64 }} %r, 2
+  %r3 = extractvalue {{ i64, i64, i64, i64 }} %r, 3
+  store i64 %r0, ptr %l0p, align 8
+  store i64 %r1, ptr %h0p, align 8
+  store i64 %r2, ptr %l1p, align 8
+  store i64 %r3, ptr %h1p, align 8
   ret void
 }}
 
+; the two ranges after adding [a, e), which touches neither: into an empty one; else the choice
+; that covers the fewest new bytes: the nearer range grows to it, or (where the two ranges lie
+; closer to each other than either to it) they become one and [a, e) the other
+define internal {{ i64, i64, i64, i64 }} @__enzyme_cc_omp_insert(i64 %l0, i64 %h0, i64 %l1, i64 %h1, i64 %a, i64 %e) noinline nounwind {{
+entry:
+  %none0 = icmp uge i64 %l0, %h0
+  br i1 %none0, label %first, label %some0
+first:
+  %f0 = insertvalue {{ i64, i64, i64, i64 }} poison, i64 %a, 0
+  %f1 = insertvalue {{ i64, i64, i64, i64 }} %f0, i64 %e, 1
+  %f2 = insertvalue {{ i64, i64, i64, i64 }} %f1, i64 %l1, 2
+  %f3 = insertvalue {{ i64, i64, i64, i64 }} %f2, i64 %h1, 3
+  ret {{ i64, i64, i64, i64 }} %f3
+some0:
+  %none1 = icmp uge i64 %l1, %h1
+  br i1 %none1, label %second, label %both
+second:
+  %s0 = insertvalue {{ i64, i64, i64, i64 }} poison, i64 %l0, 0
+  %s1 = insertvalue {{ i64, i64, i64, i64 }} %s0, i64 %h0, 1
+  %s2 = insertvalue {{ i64, i64, i64, i64 }} %s1, i64 %a, 2
+  %s3 = insertvalue {{ i64, i64, i64, i64 }} %s2, i64 %e, 3
+  ret {{ i64, i64, i64, i64 }} %s3
+both:
+  %right0 = icmp ugt i64 %a, %h0
+  %ga0 = sub i64 %a, %h0
+  %gb0 = sub i64 %l0, %e
+  %g0 = select i1 %right0, i64 %ga0, i64 %gb0
+  %right1 = icmp ugt i64 %a, %h1
+  %ga1 = sub i64 %a, %h1
+  %gb1 = sub i64 %l1, %e
+  %g1 = select i1 %right1, i64 %ga1, i64 %gb1
+  %after = icmp ugt i64 %l1, %h0
+  %before = icmp ugt i64 %l0, %h1
+  %gab1 = sub i64 %l1, %h0
+  %gab2 = sub i64 %l0, %h1
+  %gab3 = select i1 %before, i64 %gab2, i64 0
+  %g01 = select i1 %after, i64 %gab1, i64 %gab3
+  %gx = call i64 @llvm.umin.i64(i64 %g0, i64 %g1)
+  %join = icmp ule i64 %g01, %gx
+  br i1 %join, label %joined, label %pick
+joined:
+  %jl = call i64 @llvm.umin.i64(i64 %l0, i64 %l1)
+  %jh = call i64 @llvm.umax.i64(i64 %h0, i64 %h1)
+  %j0 = insertvalue {{ i64, i64, i64, i64 }} poison, i64 %jl, 0
+  %j1 = insertvalue {{ i64, i64, i64, i64 }} %j0, i64 %jh, 1
+  %j2 = insertvalue {{ i64, i64, i64, i64 }} %j1, i64 %a, 2
+  %j3 = insertvalue {{ i64, i64, i64, i64 }} %j2, i64 %e, 3
+  ret {{ i64, i64, i64, i64 }} %j3
+pick:
+  %to0 = icmp ule i64 %g0, %g1
+  %nl0 = call i64 @llvm.umin.i64(i64 %l0, i64 %a)
+  %nh0 = call i64 @llvm.umax.i64(i64 %h0, i64 %e)
+  %nl1 = call i64 @llvm.umin.i64(i64 %l1, i64 %a)
+  %nh1 = call i64 @llvm.umax.i64(i64 %h1, i64 %e)
+  %pl0 = select i1 %to0, i64 %nl0, i64 %l0
+  %ph0 = select i1 %to0, i64 %nh0, i64 %h0
+  %pl1 = select i1 %to0, i64 %l1, i64 %nl1
+  %ph1 = select i1 %to0, i64 %h1, i64 %nh1
+  %p0 = insertvalue {{ i64, i64, i64, i64 }} poison, i64 %pl0, 0
+  %p1 = insertvalue {{ i64, i64, i64, i64 }} %p0, i64 %ph0, 1
+  %p2 = insertvalue {{ i64, i64, i64, i64 }} %p1, i64 %pl1, 2
+  %p3 = insertvalue {{ i64, i64, i64, i64 }} %p2, i64 %ph1, 3
+  ret {{ i64, i64, i64, i64 }} %p3
+}}
+
+; a function's ranges of class k into the thread's (at a return of a team's augmented function)
+define internal void @__enzyme_cc_omp_track_merge(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %k) alwaysinline nounwind {{
+entry:
+  %k2 = add i64 %k, {K}
+  %g0 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_lo, i64 0, i64 %k
+  %gh0 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_hi, i64 0, i64 %k
+  %g1 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_lo, i64 0, i64 %k2
+  %gh1 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_hi, i64 0, i64 %k2
+  %a0 = load i64, ptr %l0p, align 8
+  %e0 = load i64, ptr %h0p, align 8
+  %some0 = icmp ult i64 %a0, %e0
+  br i1 %some0, label %m0, label %n1
+m0:
+  call void @__enzyme_cc_omp_track_span(ptr %g0, ptr %gh0, ptr %g1, ptr %gh1, i64 %a0, i64 %e0)
+  br label %n1
+n1:
+  %a1 = load i64, ptr %l1p, align 8
+  %e1 = load i64, ptr %h1p, align 8
+  %some1 = icmp ult i64 %a1, %e1
+  br i1 %some1, label %m1, label %done
+m1:
+  call void @__enzyme_cc_omp_track_span(ptr %g0, ptr %gh0, ptr %g1, ptr %gh1, i64 %a1, i64 %e1)
+  br label %done
+done:
+  ret void
+}}
+
+; [p, p + n) inside one of the thread's exclusive ranges of class k
 define internal i1 @__enzyme_cc_omp_own_range(ptr %p, i64 %n, i64 %k) alwaysinline nounwind {{
+entry:
+  %a = ptrtoint ptr %p to i64
+  %k2 = add i64 %k, {K}
+  %in0 = call i1 @__enzyme_cc_omp_own_one(i64 %a, i64 %n, i64 %k)
+  %in1 = call i1 @__enzyme_cc_omp_own_one(i64 %a, i64 %n, i64 %k2)
+  %in = or i1 %in0, %in1
+  ret i1 %in
+}}
+
+define internal i1 @__enzyme_cc_omp_own_one(i64 %a, i64 %n, i64 %k) alwaysinline nounwind {{
 entry:
   ; xlo <= a && a + n <= xhi as one unsigned compare, a - xlo < w, with w = xhi - xlo - n + 1
   ; (0 when the range holds fewer than n bytes): w is loop-invariant, so a loop of adds pays a
   ; subtraction and a compare per add
-  %a = ptrtoint ptr %p to i64
-  %plo = getelementptr inbounds [{K} x i64], ptr @__enzyme_cc_omp_xlo, i64 0, i64 %k
-  %phi = getelementptr inbounds [{K} x i64], ptr @__enzyme_cc_omp_xhi, i64 0, i64 %k
+  %plo = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_xlo, i64 0, i64 %k
+  %phi = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_xhi, i64 0, i64 %k
   %xlo = load i64, ptr %plo, align 8
   %xhi = load i64, ptr %phi, align 8
   %span = sub i64 %xhi, %xlo
@@ -200,17 +334,18 @@ entry:
   ret i1 %ok
 }}
 
-define internal void @__enzyme_cc_omp_range_assert(ptr %l0, ptr %h0, ptr %l1, ptr %h1, ptr %l2, ptr %h2, ptr %l3, ptr %h3, ptr %p, i64 %n) noinline nounwind {{
+; ... for four classes, each with its two ranges
+define internal void @__enzyme_cc_omp_range_assert({', '.join(f'ptr %l{j}, ptr %h{j}' for j in range(8))}, ptr %p, i64 %n) noinline nounwind {{
 entry:
   %a = ptrtoint ptr %p to i64
   %e = add i64 %a, %n
-  %o0 = call i1 @__enzyme_cc_omp_in_range(ptr %l0, ptr %h0, i64 %a, i64 %e)
-  %o1 = call i1 @__enzyme_cc_omp_in_range(ptr %l1, ptr %h1, i64 %a, i64 %e)
-  %o2 = call i1 @__enzyme_cc_omp_in_range(ptr %l2, ptr %h2, i64 %a, i64 %e)
-  %o3 = call i1 @__enzyme_cc_omp_in_range(ptr %l3, ptr %h3, i64 %a, i64 %e)
-  %o01 = or i1 %o0, %o1
+{''.join(f'  %o{j} = call i1 @__enzyme_cc_omp_in_range(ptr %l{j}, ptr %h{j}, i64 %a, i64 %e){chr(10)}' for j in range(8))}  %o01 = or i1 %o0, %o1
   %o23 = or i1 %o2, %o3
-  %ok = or i1 %o01, %o23
+  %o45 = or i1 %o4, %o5
+  %o67 = or i1 %o6, %o7
+  %o03 = or i1 %o01, %o23
+  %o47 = or i1 %o45, %o67
+  %ok = or i1 %o03, %o47
   br i1 %ok, label %fine, label %fail
 fine:
   ret void
@@ -230,11 +365,11 @@ entry:
 }}
 @__enzyme_cc_omp_own_msg = internal constant [59 x i8] c"enzyme-cc: OpenMP range check: plain add outside own range\\00"
 
-; this thread's slot of the record: K x {{lo, hi}}
+; this thread's slot of the record: R x {{lo, hi}}
 define internal ptr @__enzyme_cc_omp_range_slot(ptr %rec, i32 %tid) alwaysinline nounwind {{
 entry:
   %t = zext i32 %tid to i64
-  %o = mul i64 %t, {16 * K}
+  %o = mul i64 %t, {16 * R}
   %o2 = add i64 %o, 24
   %s = getelementptr inbounds i8, ptr %rec, i64 %o2
   ret ptr %s
@@ -243,15 +378,15 @@ entry:
 ; forward wrapper: save the thread's ranges (an enclosing region's) in %save, start empty ones
 define internal void @__enzyme_cc_omp_track_begin(ptr %rec, i1 %track, ptr %save) nounwind {{
 entry:
-  call void @llvm.memcpy.p0.p0.i64(ptr %save, ptr @__enzyme_cc_omp_lo, i64 {8 * K}, i1 false)
-  %sh = getelementptr inbounds i8, ptr %save, i64 {8 * K}
-  call void @llvm.memcpy.p0.p0.i64(ptr %sh, ptr @__enzyme_cc_omp_hi, i64 {8 * K}, i1 false)
-  call void @llvm.memset.p0.i64(ptr @__enzyme_cc_omp_lo, i8 -1, i64 {8 * K}, i1 false)
-  call void @llvm.memset.p0.i64(ptr @__enzyme_cc_omp_hi, i8 0, i64 {8 * K}, i1 false)
+  call void @llvm.memcpy.p0.p0.i64(ptr %save, ptr @__enzyme_cc_omp_lo, i64 {8 * R}, i1 false)
+  %sh = getelementptr inbounds i8, ptr %save, i64 {8 * R}
+  call void @llvm.memcpy.p0.p0.i64(ptr %sh, ptr @__enzyme_cc_omp_hi, i64 {8 * R}, i1 false)
+  call void @llvm.memset.p0.i64(ptr @__enzyme_cc_omp_lo, i8 -1, i64 {8 * R}, i1 false)
+  call void @llvm.memset.p0.i64(ptr @__enzyme_cc_omp_hi, i8 0, i64 {8 * R}, i1 false)
   ret void
 }}
 
-; ... and keep this fork's ranges in the record, merge them into the saved ones
+; ... and keep this fork's ranges in the record, put the saved ones back with this fork's added
 define internal void @__enzyme_cc_omp_track_end(ptr %rec, ptr %save) nounwind {{
 entry:
   %tid = call i32 @omp_get_thread_num()
@@ -259,11 +394,11 @@ entry:
   br label %head
 head:
   %k = phi i64 [ 0, %entry ], [ %k1, %body ]
-  %more = icmp ult i64 %k, {K}
-  br i1 %more, label %body, label %done
+  %more = icmp ult i64 %k, {R}
+  br i1 %more, label %body, label %restore
 body:
-  %plo = getelementptr inbounds [{K} x i64], ptr @__enzyme_cc_omp_lo, i64 0, i64 %k
-  %phi = getelementptr inbounds [{K} x i64], ptr @__enzyme_cc_omp_hi, i64 0, i64 %k
+  %plo = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_lo, i64 0, i64 %k
+  %phi = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_hi, i64 0, i64 %k
   %lo = load i64, ptr %plo, align 8
   %hi = load i64, ptr %phi, align 8
   %k2 = shl i64 %k, 4
@@ -271,33 +406,52 @@ body:
   store i64 %lo, ptr %r, align 8
   %rh = getelementptr inbounds i8, ptr %r, i64 8
   store i64 %hi, ptr %rh, align 8
-  %k8 = shl i64 %k, 3
-  %so = getelementptr inbounds i8, ptr %save, i64 %k8
-  %olo = load i64, ptr %so, align 8
-  %k8h = add i64 %k8, {8 * K}
-  %soh = getelementptr inbounds i8, ptr %save, i64 %k8h
-  %ohi = load i64, ptr %soh, align 8
-  %mlo = call i64 @llvm.umin.i64(i64 %olo, i64 %lo)
-  %mhi = call i64 @llvm.umax.i64(i64 %ohi, i64 %hi)
-  store i64 %mlo, ptr %plo, align 8
-  store i64 %mhi, ptr %phi, align 8
   %k1 = add i64 %k, 1
   br label %head
+restore:
+  call void @llvm.memcpy.p0.p0.i64(ptr @__enzyme_cc_omp_lo, ptr %save, i64 {8 * R}, i1 false)
+  %sh = getelementptr inbounds i8, ptr %save, i64 {8 * R}
+  call void @llvm.memcpy.p0.p0.i64(ptr @__enzyme_cc_omp_hi, ptr %sh, i64 {8 * R}, i1 false)
+  br label %mhead
+mhead:
+  %j = phi i64 [ 0, %restore ], [ %j1, %mnext ]
+  %mmore = icmp ult i64 %j, {R}
+  br i1 %mmore, label %mbody, label %done
+mbody:
+  %j16 = shl i64 %j, 4
+  %q = getelementptr inbounds i8, ptr %slot, i64 %j16
+  %a = load i64, ptr %q, align 8
+  %qh = getelementptr inbounds i8, ptr %q, i64 8
+  %e = load i64, ptr %qh, align 8
+  %some = icmp ult i64 %a, %e
+  br i1 %some, label %ins, label %mnext
+ins:
+  %c = urem i64 %j, {K}
+  %c2 = add i64 %c, {K}
+  %g0 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_lo, i64 0, i64 %c
+  %gh0 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_hi, i64 0, i64 %c
+  %g1 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_lo, i64 0, i64 %c2
+  %gh1 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_hi, i64 0, i64 %c2
+  call void @__enzyme_cc_omp_track_span(ptr %g0, ptr %gh0, ptr %g1, ptr %gh1, i64 %a, i64 %e)
+  br label %mnext
+mnext:
+  %j1 = add i64 %j, 1
+  br label %mhead
 done:
   ret void
 }}
 
-; reverse wrapper: save the exclusive ranges in %save; each class of this thread gets its range
-; less every range of every other thread (empty when the region is not trackable or runs inside
-; another team, whose other threads may add there too: also a team of one nested in an active
-; team, where omp_get_active_level is 1 but the active team is the enclosing one)
+; reverse wrapper: save the exclusive ranges in %save; each range of this thread gets its part
+; that no range of any other thread touches (empty when the region is not trackable or runs
+; inside another team, whose other threads may add there too: also a team of one nested in an
+; active team, where omp_get_active_level is 1 but the active team is the enclosing one)
 define internal void @__enzyme_cc_omp_excl_begin(ptr %rec, i1 %track, ptr %save) nounwind {{
 entry:
-  call void @llvm.memcpy.p0.p0.i64(ptr %save, ptr @__enzyme_cc_omp_xlo, i64 {8 * K}, i1 false)
-  %sh = getelementptr inbounds i8, ptr %save, i64 {8 * K}
-  call void @llvm.memcpy.p0.p0.i64(ptr %sh, ptr @__enzyme_cc_omp_xhi, i64 {8 * K}, i1 false)
-  call void @llvm.memset.p0.i64(ptr @__enzyme_cc_omp_xlo, i8 0, i64 {8 * K}, i1 false)
-  call void @llvm.memset.p0.i64(ptr @__enzyme_cc_omp_xhi, i8 0, i64 {8 * K}, i1 false)
+  call void @llvm.memcpy.p0.p0.i64(ptr %save, ptr @__enzyme_cc_omp_xlo, i64 {8 * R}, i1 false)
+  %sh = getelementptr inbounds i8, ptr %save, i64 {8 * R}
+  call void @llvm.memcpy.p0.p0.i64(ptr %sh, ptr @__enzyme_cc_omp_xhi, i64 {8 * R}, i1 false)
+  call void @llvm.memset.p0.i64(ptr @__enzyme_cc_omp_xlo, i8 0, i64 {8 * R}, i1 false)
+  call void @llvm.memset.p0.i64(ptr @__enzyme_cc_omp_xhi, i8 0, i64 {8 * R}, i1 false)
   %lvl = call i32 @omp_get_active_level()
   %all = call i32 @omp_get_level()
   %one = icmp sle i32 %lvl, 1
@@ -310,11 +464,11 @@ mine:
   %nt = load i32, ptr %rec, align 4
   %own = call ptr @__enzyme_cc_omp_range_slot(ptr %rec, i32 %tid)
   %n = zext i32 %nt to i64
-  %nc = mul i64 %n, {K}
+  %nc = mul i64 %n, {R}
   br label %cls
 cls:
   %c = phi i64 [ 0, %mine ], [ %c1, %set ]
-  %morec = icmp ult i64 %c, {K}
+  %morec = icmp ult i64 %c, {R}
   br i1 %morec, label %start, label %done
 start:
   %c2 = shl i64 %c, 4
@@ -322,7 +476,7 @@ start:
   %L0 = load i64, ptr %r, align 8
   %rh = getelementptr inbounds i8, ptr %r, i64 8
   %H0 = load i64, ptr %rh, align 8
-  %none = icmp uge i64 %L0, %H0                   ; a class this thread never loaded through
+  %none = icmp uge i64 %L0, %H0                   ; a range this thread never loaded through
   br i1 %none, label %set, label %head
 head:
   %j = phi i64 [ 0, %start ], [ %j1, %body ]
@@ -331,7 +485,7 @@ head:
   %more = icmp ult i64 %j, %nc
   br i1 %more, label %body, label %set
 body:
-  %s = udiv i64 %j, {K}
+  %s = udiv i64 %j, {R}
   %s32 = trunc i64 %s to i32
   %other = icmp ne i32 %s32, %tid
   %jo = shl i64 %j, 4
@@ -360,8 +514,8 @@ set:
   %empty = icmp uge i64 %Ls, %Hs
   %Lf = select i1 %empty, i64 0, i64 %Ls
   %Hf = select i1 %empty, i64 0, i64 %Hs
-  %px = getelementptr inbounds [{K} x i64], ptr @__enzyme_cc_omp_xlo, i64 0, i64 %c
-  %pxh = getelementptr inbounds [{K} x i64], ptr @__enzyme_cc_omp_xhi, i64 0, i64 %c
+  %px = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_xlo, i64 0, i64 %c
+  %pxh = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_xhi, i64 0, i64 %c
   store i64 %Lf, ptr %px, align 8
   store i64 %Hf, ptr %pxh, align 8
   %c1 = add i64 %c, 1
@@ -372,9 +526,9 @@ done:
 
 define internal void @__enzyme_cc_omp_excl_end(ptr %rec, ptr %save) nounwind {{
 entry:
-  call void @llvm.memcpy.p0.p0.i64(ptr @__enzyme_cc_omp_xlo, ptr %save, i64 {8 * K}, i1 false)
-  %sh = getelementptr inbounds i8, ptr %save, i64 {8 * K}
-  call void @llvm.memcpy.p0.p0.i64(ptr @__enzyme_cc_omp_xhi, ptr %sh, i64 {8 * K}, i1 false)
+  call void @llvm.memcpy.p0.p0.i64(ptr @__enzyme_cc_omp_xlo, ptr %save, i64 {8 * R}, i1 false)
+  %sh = getelementptr inbounds i8, ptr %save, i64 {8 * R}
+  call void @llvm.memcpy.p0.p0.i64(ptr @__enzyme_cc_omp_xhi, ptr %sh, i64 {8 * R}, i1 false)
   ret void
 }}
 """

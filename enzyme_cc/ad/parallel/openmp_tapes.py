@@ -8,7 +8,7 @@ doubling and was freed after the reverse fork: a region in a time loop page-faul
 its tapes once per fork (docs/performance.md, "OpenMP").
 """
 
-from .openmp_classes import K
+from .openmp_classes import R
 
 IR = r"""
 ; The tapes live in a set {i64 capacity, i64 0, headers[capacity]} (a header every 128 bytes: two
@@ -18,7 +18,7 @@ IR = r"""
 ; tape as a deferred-free node (found again by its deallocator @__enzyme_cc_omp_set_free, freed
 ; with that tape: a nested region's set hangs on the outer thread's tape). Each fork gets a
 ; record {i32 team size, i32 capacity, i64 critical-section ticket counter, ptr node, capacity x
-; K x {i64 lo, i64 hi} adjoint ranges (openmp_ranges)}; it names the node because the set moves
+; R x {i64 lo, i64 hi} adjoint ranges (openmp_ranges)}; it names the node because the set moves
 ; when a larger team needs more headers (only in the forking thread, between its forks).
 define internal ptr @__enzyme_cc_omp_tapes(ptr %tape, i32 %want) nounwind {
 entry:
@@ -197,4 +197,4 @@ done:
 out:
   ret void
 }
-""".replace("@RANGE_BYTES@", str(16 * K))
+""".replace("@RANGE_BYTES@", str(16 * R))
