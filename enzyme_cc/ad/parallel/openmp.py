@@ -478,13 +478,21 @@ def _add_helper(gen, ty, align, multi=False):
         if range_check():                  # the plain add is the thread's own: else abort
             check = tests + "  br i1 %own, label %go, label %bad\nbad:\n" \
                 "  call void @__enzyme_cc_omp_own_fail()\n  unreachable\ngo:\n"
+        # most adds are the thread's own: the plain add falls through, the atomic one is laid
+        # out of line; one class's second range is tested only where its first fails (the
+        # first holds the thread's block: openmp_ranges' insert keeps it there)
+        test = tests + "  %likely = call i1 @llvm.expect.i1(i1 %own, i1 true)\n" \
+            "  br i1 %likely, label %plain, label %atomic\n"
+        if not multi:
+            test = ("  %a = ptrtoint ptr %p to i64\n  %off0 = sub i64 %a, %l0\n"
+                    "  %own0 = icmp ult i64 %off0, %w0\n"
+                    "  %likely = call i1 @llvm.expect.i1(i1 %own0, i1 true)\n"
+                    "  br i1 %likely, label %plain, label %second\nsecond:\n"
+                    "  %off1 = sub i64 %a, %l1\n  %own1 = icmp ult i64 %off1, %w1\n"
+                    "  br i1 %own1, label %plain, label %atomic\n")
         gen.out.append(
             f"define internal void {name}(ptr %p, {ty} %d, {params}) alwaysinline nounwind {{\n"
-            f"entry:\n{tests}"
-            # most adds are the thread's own: the plain add falls through, the atomic one is
-            # laid out of line
-            "  %likely = call i1 @llvm.expect.i1(i1 %own, i1 true)\n"
-            "  br i1 %likely, label %plain, label %atomic\n"
+            f"entry:\n{test}"
             f"atomic:\n{_atomic_fadd(ty, a)}  ret void\n"
             f"plain:\n  %v = load {ty}, ptr %p, align {a}\n  %s = fadd {ty} %v, %d\n"
             f"  store {ty} %s, ptr %p, align {a}\n  ret void\n}}\n"

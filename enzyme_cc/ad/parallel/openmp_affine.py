@@ -113,6 +113,29 @@ def hoisted(synth, inst) -> bool:
     return id(inst) in synth._omp_hoisted
 
 
+def wide_classes(synth) -> set[int]:
+    """The classes whose ranges are two (openmp_ranges): those with a load tracked where it
+    runs whose address is not affine in the innermost loop holding it (an index read from
+    memory, a modulo, a select of pointers: a periodic neighbour list, halo cells at the end)
+    or that lies in no loop. The others' loads move through their arrays in one run, and one
+    range (a min and a max, in registers) costs a gathering loop less than two (cached)."""
+    cache = synth.__dict__.get("_omp_wide")
+    if cache is not None:
+        return cache
+    cache = synth._omp_wide = set()
+    probe = types.SimpleNamespace(synth=synth)
+    innermost = innermost_loops(synth.loops)
+    for b in synth.fn.blocks:
+        lp = innermost.get(b.label)
+        for inst in b.insts:
+            if inst.op != "load" or inst.name not in synth.act.active or hoisted(synth, inst) \
+                    or not shared(probe, inst.ops[0].value):
+                continue
+            if lp is None or not _affine(synth, lp, inst.ops[0].value, [], set()):
+                cache.add(load_class(synth, inst.ops[0].value))
+    return cache
+
+
 def loop_of(synth, inst):
     """The loop in whose preheader load inst's range is tracked (None: not hoisted)."""
     if not hoisted(synth, inst):
@@ -176,7 +199,7 @@ def emit(ctx, b):
         if per_iteration:                   # each iteration's address in its own class
             for j, k in enumerate(per_iteration):
                 sp = shadow_at(ctx, lp, chain, inst.ops[0].value, str(j), synth.r)
-                ctx.emit(track(k, sp, size))
+                ctx.emit(track(k, sp, size, k in wide_classes(synth)))
             continue
         k = load_class(synth, inst.ops[0].value)
         # the loop's loads cover what lies between the first and the last: one span
@@ -189,7 +212,7 @@ def emit(ctx, b):
         ctx.emit(f"{lo} = call i64 @llvm.umin.i64(i64 {ends[0]}, i64 {ends[1]})")
         ctx.emit(f"{hi} = call i64 @llvm.umax.i64(i64 {ends[0]}, i64 {ends[1]})")
         ctx.emit(f"{end} = add i64 {hi}, {size}")
-        ctx.emit(track_span(k, lo, end))
+        ctx.emit(track_span(k, lo, end, k in wide_classes(synth)))
 
 
 class _Fwd:

@@ -6,13 +6,14 @@ cannot collide: in a row-parallel loop each thread's adjoints go to its own rows
 another thread's block. So:
 
 - the forward sweep of each thread records, per address class (the underlying object of the
-  load, K classes per function), two ranges [lo, hi) of shadow addresses its loads' adjoints will
-  be added into (`track_load`; four locals per class, kept in registers, merged into
-  thread-local ranges at the function's returns and into the fork's record by the region's
-  wrapper). An address next to a range widens it; one apart from both goes where it costs the
-  least covered bytes, joining the two ranges if they lie closest (__enzyme_cc_omp_insert).
-  Two, because a thread's loads often form two runs whose hull is the whole array: its own
-  block and the other end of a periodic neighbour list, or the halo cells kept at the end;
+  load, K classes per function), the range [lo, hi) of shadow addresses its loads' adjoints will
+  be added into (`track_load`; locals kept in registers, merged into thread-local ranges at the
+  function's returns and into the fork's record by the region's wrapper). A class whose loads
+  gather (an index read from memory, a modulo, a select of pointers: openmp_affine.wide_classes)
+  has two ranges: a thread's gathers often form two runs whose hull is the whole array, its own
+  block and the other end of a periodic neighbour list, or the halo cells kept at the end. An
+  address next to one of them widens it; one apart from both goes where it covers the fewest
+  new bytes, joining the two if they lie closest (__enzyme_cc_omp_insert);
 - the reverse wrapper gives each range of the thread the part that no range of any other
   thread touches (each fork's threads ran their forward sweeps to the end before the reverse
   fork);
@@ -30,7 +31,7 @@ several threads runs the serial version, with plain adds and no tracking (openmp
 """
 from enzyme_cc.ir.lexer import type_size
 from .openmp_classes import K, R, load_class, pair, track
-from .openmp_affine import hoisted, iteration_classes, range_check
+from .openmp_affine import hoisted, iteration_classes, range_check, wide_classes
 
 def track_allocas():
     """Prologue of a team's augmented function: its ranges start empty, in locals (SROA)."""
@@ -96,7 +97,7 @@ def track_load(ctx, inst, shared):
             ctx.emit(f"call void @__enzyme_cc_omp_range_assert({pairs}, ptr {ctx.s(ptr)}, "
                      f"i64 {size})")
         return
-    ctx.emit(track(k, ctx.s(ptr), size))
+    ctx.emit(track(k, ctx.s(ptr), size, k in wide_classes(ctx.synth)))
 
 
 def track_merge(ctx):
@@ -158,8 +159,31 @@ entry:
   ret void
 }}
 
-; [a, e) into a class's two ranges: one it overlaps or touches grows (a loop's next element: the
-; common case, inline); else __enzyme_cc_omp_insert decides
+; a class with one range (openmp_affine.wide_classes): its hull
+define internal void @__enzyme_cc_omp_track1(ptr %tlo, ptr %thi, ptr %p, i64 %n) alwaysinline nounwind {{
+entry:
+  %a = ptrtoint ptr %p to i64
+  %e = add i64 %a, %n
+  call void @__enzyme_cc_omp_track1_span(ptr %tlo, ptr %thi, i64 %a, i64 %e)
+  ret void
+}}
+
+define internal void @__enzyme_cc_omp_track1_span(ptr %tlo, ptr %thi, i64 %a, i64 %e) alwaysinline nounwind {{
+entry:
+  %lo = load i64, ptr %tlo, align 8
+  %hi = load i64, ptr %thi, align 8
+  %lo2 = call i64 @llvm.umin.i64(i64 %lo, i64 %a)
+  %hi2 = call i64 @llvm.umax.i64(i64 %hi, i64 %e)
+  store i64 %lo2, ptr %tlo, align 8
+  store i64 %hi2, ptr %thi, align 8
+  ret void
+}}
+
+; [a, e) into a class's two ranges: where it overlaps or touches the first, that one grows (a
+; loop's next element: the common case, inline and kept short, since a gathering loop tracks
+; many loads per iteration); else __enzyme_cc_omp_insert decides, in a cold block without calls (a call
+; there, rare as it is, made the loop keep its floating-point values on the stack: x86-64 has no
+; callee-saved vector registers)
 define internal void @__enzyme_cc_omp_track_span(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e) alwaysinline nounwind {{
 entry:
   %l0 = load i64, ptr %l0p, align 8
@@ -167,27 +191,17 @@ entry:
   %t0a = icmp ule i64 %a, %h0
   %t0b = icmp uge i64 %e, %l0
   %t0 = and i1 %t0a, %t0b
-  br i1 %t0, label %grow0, label %next
+  %likely = call i1 @llvm.expect.i1(i1 %t0, i1 true)
+  br i1 %likely, label %grow0, label %far
 grow0:
   %n0l = call i64 @llvm.umin.i64(i64 %l0, i64 %a)
   %n0h = call i64 @llvm.umax.i64(i64 %h0, i64 %e)
   store i64 %n0l, ptr %l0p, align 8
   store i64 %n0h, ptr %h0p, align 8
   ret void
-next:
+far:
   %l1 = load i64, ptr %l1p, align 8
   %h1 = load i64, ptr %h1p, align 8
-  %t1a = icmp ule i64 %a, %h1
-  %t1b = icmp uge i64 %e, %l1
-  %t1 = and i1 %t1a, %t1b
-  br i1 %t1, label %grow1, label %far
-grow1:
-  %n1l = call i64 @llvm.umin.i64(i64 %l1, i64 %a)
-  %n1h = call i64 @llvm.umax.i64(i64 %h1, i64 %e)
-  store i64 %n1l, ptr %l1p, align 8
-  store i64 %n1h, ptr %h1p, align 8
-  ret void
-far:
   %r = call {{ i64, i64, i64, i64 }} @__enzyme_cc_omp_insert(i64 %l0, i64 %h0, i64 %l1, i64 %h1, i64 %a, i64 %e)
   %r0 = extractvalue {{ i64, i64, i64, i64 }} %r, 0
   %r1 = extractvalue {{ i64, i64, i64, i64 }} %r, 1
@@ -200,11 +214,38 @@ far:
   ret void
 }}
 
-; the two ranges after adding [a, e), which touches neither: into an empty one; else the choice
-; that covers the fewest new bytes: the nearer range grows to it, or (where the two ranges lie
-; closer to each other than either to it) they become one and [a, e) the other
-define internal {{ i64, i64, i64, i64 }} @__enzyme_cc_omp_insert(i64 %l0, i64 %h0, i64 %l1, i64 %h1, i64 %a, i64 %e) noinline nounwind {{
+; the two ranges after adding [a, e): the first grows where it touches it, else the second;
+; else into an empty one; else the choice that covers the fewest new bytes: the
+; nearer range grows to it, or (where the two ranges lie closer to each other than either to
+; it) they become one and [a, e) the other
+define internal {{ i64, i64, i64, i64 }} @__enzyme_cc_omp_insert(i64 %l0, i64 %h0, i64 %l1, i64 %h1, i64 %a, i64 %e) alwaysinline nounwind {{
 entry:
+  %t0a = icmp ule i64 %a, %h0
+  %t0b = icmp uge i64 %e, %l0
+  %t0 = and i1 %t0a, %t0b
+  br i1 %t0, label %grow0, label %not0
+grow0:
+  %g0l = call i64 @llvm.umin.i64(i64 %l0, i64 %a)
+  %g0h = call i64 @llvm.umax.i64(i64 %h0, i64 %e)
+  %v0 = insertvalue {{ i64, i64, i64, i64 }} poison, i64 %g0l, 0
+  %v1 = insertvalue {{ i64, i64, i64, i64 }} %v0, i64 %g0h, 1
+  %v2 = insertvalue {{ i64, i64, i64, i64 }} %v1, i64 %l1, 2
+  %v3 = insertvalue {{ i64, i64, i64, i64 }} %v2, i64 %h1, 3
+  ret {{ i64, i64, i64, i64 }} %v3
+not0:
+  %t1a = icmp ule i64 %a, %h1
+  %t1b = icmp uge i64 %e, %l1
+  %t1 = and i1 %t1a, %t1b
+  br i1 %t1, label %grow1, label %apart
+grow1:
+  %g1l = call i64 @llvm.umin.i64(i64 %l1, i64 %a)
+  %g1h = call i64 @llvm.umax.i64(i64 %h1, i64 %e)
+  %u0 = insertvalue {{ i64, i64, i64, i64 }} poison, i64 %l0, 0
+  %u1 = insertvalue {{ i64, i64, i64, i64 }} %u0, i64 %h0, 1
+  %u2 = insertvalue {{ i64, i64, i64, i64 }} %u1, i64 %g1l, 2
+  %u3 = insertvalue {{ i64, i64, i64, i64 }} %u2, i64 %g1h, 3
+  ret {{ i64, i64, i64, i64 }} %u3
+apart:
   %none0 = icmp uge i64 %l0, %h0
   br i1 %none0, label %first, label %some0
 first:
@@ -500,10 +541,21 @@ body:
   %o1 = and i1 %other, %below
   %o3 = and i1 %above, %some
   %overlap = and i1 %o1, %o3
+  ; the other range covers the start: cut the front; the end: cut the back; lying inside
+  ; (another thread's stray load): keep the larger part
   %front = icmp ule i64 %a, %L
-  %cutL = and i1 %overlap, %front
+  %back = icmp uge i64 %b, %H
+  %lpart = sub i64 %a, %L
+  %hpart = sub i64 %H, %b
+  %keepL = icmp uge i64 %lpart, %hpart
   %nfront = xor i1 %front, true
-  %cutH = and i1 %overlap, %nfront
+  %nback = xor i1 %back, true
+  %nkeepL = xor i1 %keepL, true
+  %inner = and i1 %nback, %nkeepL
+  %toL = or i1 %front, %inner
+  %cutL = and i1 %overlap, %toL
+  %ntoL = xor i1 %toL, true
+  %cutH = and i1 %overlap, %ntoL
   %L2 = select i1 %cutL, i64 %b, i64 %L
   %H2 = select i1 %cutH, i64 %a, i64 %H
   %j1 = add i64 %j, 1
@@ -537,6 +589,7 @@ DECLS = (("@omp_get_active_level", "declare i32 @omp_get_active_level()"),
          ("@omp_get_level", "declare i32 @omp_get_level()"),
          ("@puts", "declare i32 @puts(ptr)"), ("@abort", "declare void @abort()"),
          ("@llvm.umin.i64", "declare i64 @llvm.umin.i64(i64, i64)"),
+         ("@llvm.expect.i1", "declare i1 @llvm.expect.i1(i1, i1)"),
          ("@llvm.umax.i64", "declare i64 @llvm.umax.i64(i64, i64)"),
          ("@llvm.memcpy.p0.p0.i64", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)"),
          ("@llvm.memset.p0.i64", "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)"))
