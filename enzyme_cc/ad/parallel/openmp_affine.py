@@ -113,27 +113,34 @@ def hoisted(synth, inst) -> bool:
     return id(inst) in synth._omp_hoisted
 
 
-def wide_classes(synth) -> set[int]:
-    """The classes whose ranges are two (openmp_ranges): those with a load tracked where it
-    runs whose address is not affine in the innermost loop holding it (an index read from
-    memory, a modulo, a select of pointers: a periodic neighbour list, halo cells at the end)
-    or that lies in no loop. The others' loads move through their arrays in one run, and one
-    range (a min and a max, in registers) costs a gathering loop less than two (cached)."""
-    cache = synth.__dict__.get("_omp_wide")
-    if cache is not None:
-        return cache
-    cache = synth._omp_wide = set()
-    probe = types.SimpleNamespace(synth=synth)
+def gathers(synth, inst) -> bool:
+    """A load tracked where it runs whose address is not affine in the innermost loop holding
+    it (an index read from memory, a modulo, a select of pointers) or that lies in no loop: its
+    addresses may form two runs (a periodic neighbour list: the thread's block and the far end
+    of the array), and it is recorded in its class's two ranges. Other loads tracked where they
+    run move through their array in one run: a min and a max, cheaper in a loop that tracks
+    many (hydrodynamics' gathered corners)."""
     innermost = innermost_loops(synth.loops)
-    for b in synth.fn.blocks:
-        lp = innermost.get(b.label)
-        for inst in b.insts:
-            if inst.op != "load" or inst.name not in synth.act.active or hoisted(synth, inst) \
-                    or not shared(probe, inst.ops[0].value):
-                continue
-            if lp is None or not _affine(synth, lp, inst.ops[0].value, [], set()):
-                cache.add(load_class(synth, inst.ops[0].value))
-    return cache
+    lp = innermost.get(inst.block.label)
+    return lp is None or not _nest_affine(synth, innermost, lp, inst.ops[0].value)
+
+
+def _nest_affine(synth, innermost, lp, v) -> bool:
+    """v is affine in lp's index, and what it takes from outside lp (the start of lp's index
+    among it) is affine in the enclosing loop's in turn, up to values fixed for the call: the
+    nest's addresses move in one run. A loop entered once per neighbour box, at an index read
+    from a neighbour table (CoMD's pair loop), does not."""
+    chain = []
+    if not _affine(synth, lp, v, chain, set()):
+        return False
+    outer = innermost.get(lp.preheader)
+    if outer is None:
+        return True
+    used = {o.value for d in chain for o in d.ops} | {v}
+    outs = {u for u in used if u.startswith("%") and not inside(synth, lp, u)}
+    outs |= {synth.affine[u][1] for u in used if u in synth.affine and synth.affine[u][0] is lp}
+    return all(_nest_affine(synth, innermost, outer, u) for u in outs
+               if u.startswith("%") and inside(synth, outer, u))
 
 
 def loop_of(synth, inst):
@@ -199,7 +206,7 @@ def emit(ctx, b):
         if per_iteration:                   # each iteration's address in its own class
             for j, k in enumerate(per_iteration):
                 sp = shadow_at(ctx, lp, chain, inst.ops[0].value, str(j), synth.r)
-                ctx.emit(track(k, sp, size, k in wide_classes(synth)))
+                ctx.emit(track(k, sp, size, True))
             continue
         k = load_class(synth, inst.ops[0].value)
         # the loop's loads cover what lies between the first and the last: one span
@@ -212,7 +219,7 @@ def emit(ctx, b):
         ctx.emit(f"{lo} = call i64 @llvm.umin.i64(i64 {ends[0]}, i64 {ends[1]})")
         ctx.emit(f"{hi} = call i64 @llvm.umax.i64(i64 {ends[0]}, i64 {ends[1]})")
         ctx.emit(f"{end} = add i64 {hi}, {size}")
-        ctx.emit(track_span(k, lo, end, k in wide_classes(synth)))
+        ctx.emit(track_span(k, lo, end))
 
 
 class _Fwd:

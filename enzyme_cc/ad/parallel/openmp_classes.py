@@ -24,18 +24,17 @@ def pair(k: int) -> str:
 
 def track(k: int, ptr: str, size: int, wide: bool) -> str:
     """The forward sweep's call recording the `size` bytes at shadow address ptr in class k:
-    in its two ranges where the class is wide (openmp_affine.wide_classes), else in its first
-    (a min and a max: the class's loads move through the array in one run)."""
+    into its two ranges where wide (openmp_affine.gathers), else into its first (a min and a
+    max)."""
     if not wide:
         return f"call void @__enzyme_cc_omp_track1(ptr %ad.tlo.{k}, ptr %ad.thi.{k}, ptr {ptr}, i64 {size})"
     return f"call void @__enzyme_cc_omp_track({pair(k)}, ptr {ptr}, i64 {size})"
 
 
-def track_span(k: int, lo: str, end: str, wide: bool) -> str:
-    """... recording the bytes [lo, end) (integers) in class k as one span (a loop's loads
-    between its first and last iteration)."""
-    if not wide:
-        return f"call void @__enzyme_cc_omp_track1_span(ptr %ad.tlo.{k}, ptr %ad.thi.{k}, i64 {lo}, i64 {end})"
+def track_span(k: int, lo: str, end: str) -> str:
+    """... recording the bytes [lo, end) (integers) in class k's two ranges as one span (a
+    loop's loads between its first and last iteration: a loop entered once per neighbour box
+    may start anywhere in the array)."""
     return f"call void @__enzyme_cc_omp_track_span({pair(k)}, i64 {lo}, i64 {end})"
 
 

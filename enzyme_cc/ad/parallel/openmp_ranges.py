@@ -8,12 +8,13 @@ another thread's block. So:
 - the forward sweep of each thread records, per address class (the underlying object of the
   load, K classes per function), the range [lo, hi) of shadow addresses its loads' adjoints will
   be added into (`track_load`; locals kept in registers, merged into thread-local ranges at the
-  function's returns and into the fork's record by the region's wrapper). A class whose loads
-  gather (an index read from memory, a modulo, a select of pointers: openmp_affine.wide_classes)
-  has two ranges: a thread's gathers often form two runs whose hull is the whole array, its own
-  block and the other end of a periodic neighbour list, or the halo cells kept at the end. An
-  address next to one of them widens it; one apart from both goes where it covers the fewest
-  new bytes, joining the two if they lie closest (__enzyme_cc_omp_insert);
+  function's returns and into the fork's record by the region's wrapper). Each class has two
+  ranges: a thread's loads often form two runs whose hull is the whole array, its own block and
+  the other end of a periodic neighbour list, or the halo cells kept at the end. A gathering
+  load (openmp_affine.gathers) and a loop's span tracked at its entry go into both: next to one
+  of them widens it; apart from both goes where it covers the fewest new bytes, joining the two
+  if they lie closest (__enzyme_cc_omp_insert). Any other load widens the first (a min and a
+  max: cheaper where a loop tracks many);
 - the reverse wrapper gives each range of the thread the part that no range of any other
   thread touches (each fork's threads ran their forward sweeps to the end before the reverse
   fork);
@@ -31,7 +32,7 @@ several threads runs the serial version, with plain adds and no tracking (openmp
 """
 from enzyme_cc.ir.lexer import type_size
 from .openmp_classes import K, R, load_class, pair, track
-from .openmp_affine import hoisted, iteration_classes, range_check, wide_classes
+from .openmp_affine import gathers, hoisted, iteration_classes, range_check
 
 def track_allocas():
     """Prologue of a team's augmented function: its ranges start empty, in locals (SROA)."""
@@ -97,7 +98,7 @@ def track_load(ctx, inst, shared):
             ctx.emit(f"call void @__enzyme_cc_omp_range_assert({pairs}, ptr {ctx.s(ptr)}, "
                      f"i64 {size})")
         return
-    ctx.emit(track(k, ctx.s(ptr), size, k in wide_classes(ctx.synth)))
+    ctx.emit(track(k, ctx.s(ptr), size, gathers(ctx.synth, inst)))
 
 
 def track_merge(ctx):
@@ -120,24 +121,38 @@ def trackable(gen, name, seen, is_openmp, kind, fork) -> bool:
     fn = gen.module.function(name)
     if fn is None:
         return False
-    for i in fn.insts():
-        if i.op in ("load", "store"):
-            if {"atomic", "volatile"} & set(i.toks):
-                return False
-        elif i.op in ("atomicrmw", "cmpxchg", "invoke"):
+    used = fn.users() if any(i.op == "atomicrmw" for i in fn.insts()) else {}
+    return all(_tracked_in(gen, i, after, used, (seen, is_openmp, kind, fork))
+               for b in fn.blocks for i, after in zip(b.insts, b.insts[1:] + [b.term]))
+
+
+def _tracked_in(gen, i, after, used, region) -> bool:
+    """Instruction i (followed by `after`) of a region's function adds into shared memory, in
+    the reverse sweep, only as the adjoint of a plain load (trackable). An atomic add of floats
+    whose result nothing reads (a reduction clause's atomic update) adds nothing there: its
+    adjoint reads the shadow; an integer counter has none. A call that does not return
+    (`assert`'s failure) has no reverse."""
+    seen, is_openmp, kind, fork = region
+    if i.op in ("load", "store"):
+        return not {"atomic", "volatile"} & set(i.toks)
+    if i.op == "atomicrmw":
+        if i.ops[1].ty.startswith("i"):
+            return i.pred in ("add", "sub", "and", "or", "xor", "max", "min", "umax", "umin")
+        return i.pred in ("fadd", "fsub") and not used.get(i.name)
+    if i.op in ("cmpxchg", "invoke"):
+        return False
+    if i.op == "call":
+        c = i.callee or ""
+        if after.op == "unreachable":
+            return True
+        if not c.startswith("@") or c == fork:
             return False
-        elif i.op == "call":
-            c = i.callee or ""
-            if not c.startswith("@") or c == fork:
-                return False
-            if is_openmp(c):
-                if kind(c) != "omp":
-                    return False
-            elif gen.module.defines(c):
-                if not trackable(gen, c, seen, is_openmp, kind, fork):
-                    return False
-            elif any(o.ty == "ptr" for o in i.ops) and not c.startswith(_NO_MEMORY):
-                return False            # memcpy, masked loads, library calls on memory, ...
+        if is_openmp(c):
+            return kind(c) == "omp"
+        if gen.module.defines(c):
+            return trackable(gen, c, seen, is_openmp, kind, fork)
+        # memcpy, masked loads, library calls on memory, ...
+        return not any(o.ty == "ptr" for o in i.ops) or c.startswith(_NO_MEMORY)
     return True
 
 
@@ -159,7 +174,7 @@ entry:
   ret void
 }}
 
-; a class with one range (openmp_affine.wide_classes): its hull
+; a load that does not gather (openmp_affine.gathers): the first range grows to it
 define internal void @__enzyme_cc_omp_track1(ptr %tlo, ptr %thi, ptr %p, i64 %n) alwaysinline nounwind {{
 entry:
   %a = ptrtoint ptr %p to i64
