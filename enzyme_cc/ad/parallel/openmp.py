@@ -28,7 +28,7 @@ import re
 
 from enzyme_cc.ir.lexer import is_fp
 from enzyme_cc.ir.model import Inst, Operand
-from . import openmp_classes, openmp_ranges, openmp_tapes
+from . import openmp_classes, openmp_range_runtime, openmp_ranges, openmp_tapes
 from .openmp_classes import shared_in
 from ..tape.tape import oom_ir
 from .openmp_affine import range_check
@@ -581,7 +581,7 @@ def _helpers(gen):
     if getattr(gen, "_omp_helpers", False):
         return
     gen._omp_helpers = True
-    gen.out.append(openmp_tapes.IR + _HELPERS + openmp_ranges.IR + oom_ir("omp"))
+    gen.out.append(openmp_tapes.IR + _HELPERS + openmp_range_runtime.IR + oom_ir("omp"))
     gen.helpers.add(("tape",))
     for n, d in (("@calloc", "declare ptr @calloc(i64, i64)"), ("@free", "declare void @free(ptr)"),
                  ("@realloc", "declare ptr @realloc(ptr, i64)"),
@@ -593,7 +593,7 @@ def _helpers(gen):
                  ("@omp_get_max_threads", "declare i32 @omp_get_max_threads()"),
                  ("@__kmpc_push_num_threads", "declare void @__kmpc_push_num_threads(ptr, i32, i32)")):
         gen.declare_raw(n, d)
-    for n, d in openmp_ranges.DECLS:
+    for n, d in openmp_range_runtime.DECLS:
         gen.declare_raw(n, d)
     _declare_sync(gen)
     if gen.module.function(FORK) is None and FORK not in gen.module.declarations:
