@@ -480,10 +480,11 @@ def _add_helper(gen, ty, align, multi=False):
                 "  call void @__enzyme_cc_omp_own_fail()\n  unreachable\ngo:\n"
         # most adds are the thread's own: the plain add falls through, the atomic one is laid
         # out of line; one class's second range is tested only where its first fails (the
-        # first holds the thread's block: openmp_ranges' insert keeps it there)
-        test = tests + "  %likely = call i1 @llvm.expect.i1(i1 %own, i1 true)\n" \
-            "  br i1 %likely, label %plain, label %atomic\n"
-        if not multi:
+        # first holds the thread's block: openmp_range_runtime's insert keeps it there)
+        if multi:
+            test = tests + "  %likely = call i1 @llvm.expect.i1(i1 %own, i1 true)\n" \
+                "  br i1 %likely, label %plain, label %atomic\n"
+        else:
             test = ("  %a = ptrtoint ptr %p to i64\n  %off0 = sub i64 %a, %l0\n"
                     "  %own0 = icmp ult i64 %off0, %w0\n"
                     "  %likely = call i1 @llvm.expect.i1(i1 %own0, i1 true)\n"

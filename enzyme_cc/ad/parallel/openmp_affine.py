@@ -36,7 +36,7 @@ def plan(synth) -> dict:
     synth._omp_affine = cache
     per_iteration = synth._omp_per_iteration = {}
     probe = types.SimpleNamespace(synth=synth)
-    innermost = innermost_loops(synth.loops)
+    innermost = _innermost(synth)
     for lp in synth.loops.values():
         pre = fn.block(lp.preheader)
         if pre.term.op != "br" or pre.term.targets != [lp.header] or \
@@ -120,9 +120,16 @@ def gathers(synth, inst) -> bool:
     of the array), and it is recorded in its class's two ranges. Other loads tracked where they
     run move through their array in one run: a min and a max, cheaper in a loop that tracks
     many (hydrodynamics' gathered corners)."""
-    innermost = innermost_loops(synth.loops)
+    innermost = _innermost(synth)
     lp = innermost.get(inst.block.label)
     return lp is None or not _nest_affine(synth, innermost, lp, inst.ops[0].value)
+
+
+def _innermost(synth) -> dict:
+    """innermost_loops of synth's function (cached: asked once per tracked load)."""
+    if "_omp_innermost" not in synth.__dict__:
+        synth._omp_innermost = innermost_loops(synth.loops)
+    return synth._omp_innermost
 
 
 def _nest_affine(synth, innermost, lp, v) -> bool:

@@ -8,6 +8,15 @@ from .openmp_classes import K, R
 # the reverse sweep's exclusive ranges (empty outside a reverse wrapper: every shared add
 # atomic). A fork's record keeps each thread's ranges after its 24-byte head: R x {lo, hi} per
 # thread (openmp._HELPERS). An empty range is [-1, 0).
+def _ret_ranges(tag: str, l0: str, h0: str, l1: str, h1: str) -> str:
+    """IR returning the two ranges [l0, h0) and [l1, h1) as __enzyme_cc_omp_insert's result."""
+    ty, prev, out = "{ i64, i64, i64, i64 }", "poison", ""
+    for j, v in enumerate((l0, h0, l1, h1)):
+        out += f"  %{tag}{j} = insertvalue {ty} {prev}, i64 {v}, {j}\n"
+        prev = f"%{tag}{j}"
+    return out + f"  ret {ty} {prev}\n"
+
+
 IR = f"""
 @__enzyme_cc_omp_lo = internal thread_local global [{R} x i64] [{', '.join(['i64 -1'] * R)}], align 8
 @__enzyme_cc_omp_hi = internal thread_local global [{R} x i64] zeroinitializer, align 8
@@ -90,12 +99,7 @@ entry:
 grow0:
   %g0l = call i64 @llvm.umin.i64(i64 %l0, i64 %a)
   %g0h = call i64 @llvm.umax.i64(i64 %h0, i64 %e)
-  %v0 = insertvalue {{ i64, i64, i64, i64 }} poison, i64 %g0l, 0
-  %v1 = insertvalue {{ i64, i64, i64, i64 }} %v0, i64 %g0h, 1
-  %v2 = insertvalue {{ i64, i64, i64, i64 }} %v1, i64 %l1, 2
-  %v3 = insertvalue {{ i64, i64, i64, i64 }} %v2, i64 %h1, 3
-  ret {{ i64, i64, i64, i64 }} %v3
-not0:
+{_ret_ranges('v', '%g0l', '%g0h', '%l1', '%h1')}not0:
   %t1a = icmp ule i64 %a, %h1
   %t1b = icmp uge i64 %e, %l1
   %t1 = and i1 %t1a, %t1b
@@ -103,30 +107,15 @@ not0:
 grow1:
   %g1l = call i64 @llvm.umin.i64(i64 %l1, i64 %a)
   %g1h = call i64 @llvm.umax.i64(i64 %h1, i64 %e)
-  %u0 = insertvalue {{ i64, i64, i64, i64 }} poison, i64 %l0, 0
-  %u1 = insertvalue {{ i64, i64, i64, i64 }} %u0, i64 %h0, 1
-  %u2 = insertvalue {{ i64, i64, i64, i64 }} %u1, i64 %g1l, 2
-  %u3 = insertvalue {{ i64, i64, i64, i64 }} %u2, i64 %g1h, 3
-  ret {{ i64, i64, i64, i64 }} %u3
-apart:
+{_ret_ranges('u', '%l0', '%h0', '%g1l', '%g1h')}apart:
   %none0 = icmp uge i64 %l0, %h0
   br i1 %none0, label %first, label %some0
 first:
-  %f0 = insertvalue {{ i64, i64, i64, i64 }} poison, i64 %a, 0
-  %f1 = insertvalue {{ i64, i64, i64, i64 }} %f0, i64 %e, 1
-  %f2 = insertvalue {{ i64, i64, i64, i64 }} %f1, i64 %l1, 2
-  %f3 = insertvalue {{ i64, i64, i64, i64 }} %f2, i64 %h1, 3
-  ret {{ i64, i64, i64, i64 }} %f3
-some0:
+{_ret_ranges('f', '%a', '%e', '%l1', '%h1')}some0:
   %none1 = icmp uge i64 %l1, %h1
   br i1 %none1, label %second, label %both
 second:
-  %s0 = insertvalue {{ i64, i64, i64, i64 }} poison, i64 %l0, 0
-  %s1 = insertvalue {{ i64, i64, i64, i64 }} %s0, i64 %h0, 1
-  %s2 = insertvalue {{ i64, i64, i64, i64 }} %s1, i64 %a, 2
-  %s3 = insertvalue {{ i64, i64, i64, i64 }} %s2, i64 %e, 3
-  ret {{ i64, i64, i64, i64 }} %s3
-both:
+{_ret_ranges('s', '%l0', '%h0', '%a', '%e')}both:
   %right0 = icmp ugt i64 %a, %h0
   %ga0 = sub i64 %a, %h0
   %gb0 = sub i64 %l0, %e
@@ -147,12 +136,7 @@ both:
 joined:
   %jl = call i64 @llvm.umin.i64(i64 %l0, i64 %l1)
   %jh = call i64 @llvm.umax.i64(i64 %h0, i64 %h1)
-  %j0 = insertvalue {{ i64, i64, i64, i64 }} poison, i64 %jl, 0
-  %j1 = insertvalue {{ i64, i64, i64, i64 }} %j0, i64 %jh, 1
-  %j2 = insertvalue {{ i64, i64, i64, i64 }} %j1, i64 %a, 2
-  %j3 = insertvalue {{ i64, i64, i64, i64 }} %j2, i64 %e, 3
-  ret {{ i64, i64, i64, i64 }} %j3
-pick:
+{_ret_ranges('j', '%jl', '%jh', '%a', '%e')}pick:
   %to0 = icmp ule i64 %g0, %g1
   %nl0 = call i64 @llvm.umin.i64(i64 %l0, i64 %a)
   %nh0 = call i64 @llvm.umax.i64(i64 %h0, i64 %e)
@@ -162,37 +146,34 @@ pick:
   %ph0 = select i1 %to0, i64 %nh0, i64 %h0
   %pl1 = select i1 %to0, i64 %l1, i64 %nl1
   %ph1 = select i1 %to0, i64 %h1, i64 %nh1
-  %p0 = insertvalue {{ i64, i64, i64, i64 }} poison, i64 %pl0, 0
-  %p1 = insertvalue {{ i64, i64, i64, i64 }} %p0, i64 %ph0, 1
-  %p2 = insertvalue {{ i64, i64, i64, i64 }} %p1, i64 %pl1, 2
-  %p3 = insertvalue {{ i64, i64, i64, i64 }} %p2, i64 %ph1, 3
-  ret {{ i64, i64, i64, i64 }} %p3
-}}
+{_ret_ranges('p', '%pl0', '%ph0', '%pl1', '%ph1')}}}
 
-; a function's ranges of class k into the thread's (at a return of a team's augmented function)
-define internal void @__enzyme_cc_omp_track_merge(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %k) alwaysinline nounwind {{
+; [a, e) into the thread's two ranges of class k, unless empty
+define internal void @__enzyme_cc_omp_merge_into(i64 %k, i64 %a, i64 %e) alwaysinline nounwind {{
 entry:
+  %some = icmp ult i64 %a, %e
+  br i1 %some, label %merge, label %done
+merge:
   %k2 = add i64 %k, {K}
   %g0 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_lo, i64 0, i64 %k
   %gh0 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_hi, i64 0, i64 %k
   %g1 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_lo, i64 0, i64 %k2
   %gh1 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_hi, i64 0, i64 %k2
-  %a0 = load i64, ptr %l0p, align 8
-  %e0 = load i64, ptr %h0p, align 8
-  %some0 = icmp ult i64 %a0, %e0
-  br i1 %some0, label %m0, label %n1
-m0:
-  call void @__enzyme_cc_omp_track_span(ptr %g0, ptr %gh0, ptr %g1, ptr %gh1, i64 %a0, i64 %e0)
-  br label %n1
-n1:
-  %a1 = load i64, ptr %l1p, align 8
-  %e1 = load i64, ptr %h1p, align 8
-  %some1 = icmp ult i64 %a1, %e1
-  br i1 %some1, label %m1, label %done
-m1:
-  call void @__enzyme_cc_omp_track_span(ptr %g0, ptr %gh0, ptr %g1, ptr %gh1, i64 %a1, i64 %e1)
+  call void @__enzyme_cc_omp_track_span(ptr %g0, ptr %gh0, ptr %g1, ptr %gh1, i64 %a, i64 %e)
   br label %done
 done:
+  ret void
+}}
+
+; a function's ranges of class k into the thread's (at a return of a team's augmented function)
+define internal void @__enzyme_cc_omp_track_merge(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %k) alwaysinline nounwind {{
+entry:
+  %a0 = load i64, ptr %l0p, align 8
+  %e0 = load i64, ptr %h0p, align 8
+  call void @__enzyme_cc_omp_merge_into(i64 %k, i64 %a0, i64 %e0)
+  %a1 = load i64, ptr %l1p, align 8
+  %e1 = load i64, ptr %h1p, align 8
+  call void @__enzyme_cc_omp_merge_into(i64 %k, i64 %a1, i64 %e1)
   ret void
 }}
 
@@ -318,7 +299,7 @@ restore:
   call void @llvm.memcpy.p0.p0.i64(ptr @__enzyme_cc_omp_hi, ptr %sh, i64 {8 * R}, i1 false)
   br label %mhead
 mhead:
-  %j = phi i64 [ 0, %restore ], [ %j1, %mnext ]
+  %j = phi i64 [ 0, %restore ], [ %j1, %mbody ]
   %mmore = icmp ult i64 %j, {R}
   br i1 %mmore, label %mbody, label %done
 mbody:
@@ -327,18 +308,8 @@ mbody:
   %a = load i64, ptr %q, align 8
   %qh = getelementptr inbounds i8, ptr %q, i64 8
   %e = load i64, ptr %qh, align 8
-  %some = icmp ult i64 %a, %e
-  br i1 %some, label %ins, label %mnext
-ins:
   %c = urem i64 %j, {K}
-  %c2 = add i64 %c, {K}
-  %g0 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_lo, i64 0, i64 %c
-  %gh0 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_hi, i64 0, i64 %c
-  %g1 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_lo, i64 0, i64 %c2
-  %gh1 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_hi, i64 0, i64 %c2
-  call void @__enzyme_cc_omp_track_span(ptr %g0, ptr %gh0, ptr %g1, ptr %gh1, i64 %a, i64 %e)
-  br label %mnext
-mnext:
+  call void @__enzyme_cc_omp_merge_into(i64 %c, i64 %a, i64 %e)
   %j1 = add i64 %j, 1
   br label %mhead
 done:
