@@ -578,15 +578,46 @@ def test_openmp_periodic_ranges_leave_most_adds_plain(tmp_path):
     dump = tmp_path / "dump"
     run(["enzyme-cc", "-fopenmp", "-O2", str(HERE / "omp_periodic_pairs.c"), "-lm", "-o", "prog"],
         cwd=tmp_path, env=dict(os.environ, ENZYME_CC_DUMP_DIR=str(dump)))
-    (tmp_path / "counted.ll").write_text(_count_adds((dump / "after-ad.ll").read_text()))
+    ir = (dump / "after-ad.ll").read_text()
+    for n, (plain, atomic) in _counted_adds(tmp_path, ir, (2, 4)):
+        assert plain > 5 * atomic, (n, plain, atomic)
+
+
+def _counted_adds(tmp_path, ir, threads):
+    """[(threads, (plain, atomic))]: the derivative module ir, its adds counted (_count_adds),
+    compiled and run with each number of threads (no check may fail)."""
+    (tmp_path / "counted.ll").write_text(_count_adds(ir))
     run(["clang-22", "-O1", "-fopenmp", "-Wno-override-module", "counted.ll", "-lm", "-o",
          "counted"], cwd=tmp_path)
-    for n in (2, 4):
+    out = []
+    for n in threads:
         r = subprocess.run(["./counted"], cwd=tmp_path, capture_output=True, text=True,
                            timeout=RUN_TIMEOUT, env=dict(os.environ, OMP_NUM_THREADS=str(n)))
         assert r.returncode == 0 and "FAILED" not in r.stdout, r.stdout[-2000:] + r.stderr
-        plain, atomic = map(int, re.search(r"plain (\d+) atomic (\d+)", r.stderr).groups())
-        assert plain > 5 * atomic, (n, plain, atomic)
+        counts = re.search(r"plain (\d+) atomic (\d+)", r.stderr).groups()
+        out.append((n, tuple(map(int, counts))))
+    return out
+
+
+def test_openmp_gathers_tracked_by_index(tmp_path):
+    """omp_index_gather.c's element loops gather node values through a connectivity array:
+    the team's forward sweep records each gathered index once for the arrays it serves
+    (openmp_index.py), with bases fixed in the loop, chosen per pass of an outer loop and
+    changing from one element to the next. Built with ENZYME_CC_OMP_RANGE_CHECK=1, each such
+    load checks that it lies at its base's shadow plus its index's offset (an address
+    elsewhere aborts); the adds are counted: element rows split between two threads share one
+    node row, so most adds stay plain. The derivatives themselves are checked by
+    test_openmp_program."""
+    dump = tmp_path / "dump"
+    env = dict(os.environ, ENZYME_CC_OMP_RANGE_CHECK="1", ENZYME_CC_DUMP_DIR=str(dump))
+    run(["enzyme-cc", "-fopenmp", "-O2", str(HERE / "omp_index_gather.c"), "-lm", "-o", "prog"],
+        cwd=tmp_path, env=env)
+    ir = (dump / "after-ad.ll").read_text()
+    assert ir.count("call void @__enzyme_cc_omp_track_index(") >= 6, "too few gathers by index"
+    assert ir.count("call void @__enzyme_cc_omp_index_base(") >= 1, "no base kept in a slot"
+    assert ir.count("call void @__enzyme_cc_omp_index_assert(") >= 6
+    for n, (plain, atomic) in _counted_adds(tmp_path, ir, (2, 4)):
+        assert plain > (5 if n == 2 else 2) * atomic, (n, plain, atomic)
 
 
 def test_openmp_fortran_atomic_hint(tmp_path):

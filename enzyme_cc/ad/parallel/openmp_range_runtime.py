@@ -31,6 +31,68 @@ entry:
   ret void
 }}
 
+; a gathered load's index into its index class's two ranges (openmp_index), biased so that the
+; unsigned order of the ranges is the index's signed order
+define internal void @__enzyme_cc_omp_track_index(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %i) alwaysinline nounwind {{
+entry:
+  %a = xor i64 %i, -9223372036854775808
+  %e = add i64 %a, 1
+  call void @__enzyme_cc_omp_track_span(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e)
+  ret void
+}}
+
+; a gathered load's base (its shadow) into its slot; where the slot held another (the base
+; changed inside the loop: rare), the index ranges are first recorded as addresses from that one
+define internal void @__enzyme_cc_omp_index_base(ptr %slot, ptr %b, ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, ptr %i0l, ptr %i0h, ptr %i1l, ptr %i1h, i64 %s, i64 %n) alwaysinline nounwind {{
+entry:
+  %old = load ptr, ptr %slot, align 8
+  %same = icmp eq ptr %old, %b
+  %likely = call i1 @llvm.expect.i1(i1 %same, i1 true)
+  br i1 %likely, label %done, label %other
+other:
+  call void @__enzyme_cc_omp_index_span(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, ptr %i0l, ptr %i0h, ptr %i1l, ptr %i1h, ptr %old, i64 %s, i64 %n)
+  store ptr %b, ptr %slot, align 8
+  br label %done
+done:
+  ret void
+}}
+
+; at a loop's exit: both index ranges of a class as the addresses base + i * s, n bytes each
+; (no base, null, where no load it serves ran), into an address class's two ranges
+define internal void @__enzyme_cc_omp_index_span(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, ptr %i0l, ptr %i0h, ptr %i1l, ptr %i1h, ptr %base, i64 %s, i64 %n) alwaysinline nounwind {{
+entry:
+  %some = icmp ne ptr %base, null
+  br i1 %some, label %conv, label %done
+conv:
+  call void @__enzyme_cc_omp_index_one(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, ptr %i0l, ptr %i0h, ptr %base, i64 %s, i64 %n)
+  call void @__enzyme_cc_omp_index_one(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, ptr %i1l, ptr %i1h, ptr %base, i64 %s, i64 %n)
+  br label %done
+done:
+  ret void
+}}
+
+define internal void @__enzyme_cc_omp_index_one(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, ptr %ilp, ptr %ihp, ptr %base, i64 %s, i64 %n) alwaysinline nounwind {{
+entry:
+  %il = load i64, ptr %ilp, align 8
+  %ih = load i64, ptr %ihp, align 8
+  %some = icmp ult i64 %il, %ih
+  br i1 %some, label %conv, label %done
+conv:
+  %first = xor i64 %il, -9223372036854775808
+  %end = add i64 %ih, -1
+  %last = xor i64 %end, -9223372036854775808
+  %b = ptrtoint ptr %base to i64
+  %o0 = mul i64 %first, %s
+  %o1 = mul i64 %last, %s
+  %a = add i64 %b, %o0
+  %b1 = add i64 %b, %o1
+  %e = add i64 %b1, %n
+  call void @__enzyme_cc_omp_track_span(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e)
+  br label %done
+done:
+  ret void
+}}
+
 ; a load that does not gather (openmp_affine.gathers): the first range grows to it
 define internal void @__enzyme_cc_omp_track1(ptr %tlo, ptr %thi, ptr %p, i64 %n) alwaysinline nounwind {{
 entry:
@@ -231,6 +293,12 @@ entry:
   %o03 = or i1 %o01, %o23
   %o47 = or i1 %o45, %o67
   %ok = or i1 %o03, %o47
+  call void @__enzyme_cc_omp_range_ok(i1 %ok)
+  ret void
+}}
+
+define internal void @__enzyme_cc_omp_range_ok(i1 %ok) alwaysinline nounwind {{
+entry:
   br i1 %ok, label %fine, label %fail
 fine:
   ret void
@@ -240,6 +308,19 @@ fail:
   unreachable
 }}
 @__enzyme_cc_omp_range_msg = internal constant [50 x i8] c"enzyme-cc: OpenMP range check: load outside range\\00"
+
+; ENZYME_CC_OMP_RANGE_CHECK: a load tracked by its index (openmp_index) lies at its base's shadow
+; plus the index times the stride, the address its index ranges are made into
+define internal void @__enzyme_cc_omp_index_assert(ptr %p, ptr %b, i64 %i, i64 %s) noinline nounwind {{
+entry:
+  %a = ptrtoint ptr %p to i64
+  %base = ptrtoint ptr %b to i64
+  %o = mul i64 %i, %s
+  %want = add i64 %base, %o
+  %ok = icmp eq i64 %a, %want
+  call void @__enzyme_cc_omp_range_ok(i1 %ok)
+  ret void
+}}
 
 ; ENZYME_CC_OMP_RANGE_CHECK: an add of a versioned loop's plain copy outside the exclusive range
 define internal void @__enzyme_cc_omp_own_fail() noinline nounwind {{
@@ -354,9 +435,9 @@ start:
   %none = icmp uge i64 %L0, %H0                   ; a range this thread never loaded through
   br i1 %none, label %set, label %head
 head:
-  %j = phi i64 [ 0, %start ], [ %j1, %body ]
-  %L = phi i64 [ %L0, %start ], [ %L2, %body ]
-  %H = phi i64 [ %H0, %start ], [ %H2, %body ]
+  %j = phi i64 [ 0, %start ], [ %j1, %next ]
+  %L = phi i64 [ %L0, %start ], [ %L2, %next ]
+  %H = phi i64 [ %H0, %start ], [ %H2, %next ]
   %more = icmp ult i64 %j, %nc
   br i1 %more, label %body, label %set
 body:
@@ -375,6 +456,8 @@ body:
   %o1 = and i1 %other, %below
   %o3 = and i1 %above, %some
   %overlap = and i1 %o1, %o3
+  br i1 %overlap, label %cut, label %next       ; (most ranges are empty or apart: a short loop)
+cut:
   ; the other range covers the start: cut the front; the end: cut the back; lying inside
   ; (another thread's stray load): keep the larger part
   %front = icmp ule i64 %a, %L
@@ -387,11 +470,12 @@ body:
   %nkeepL = xor i1 %keepL, true
   %inner = and i1 %nback, %nkeepL
   %toL = or i1 %front, %inner
-  %cutL = and i1 %overlap, %toL
-  %ntoL = xor i1 %toL, true
-  %cutH = and i1 %overlap, %ntoL
-  %L2 = select i1 %cutL, i64 %b, i64 %L
-  %H2 = select i1 %cutH, i64 %a, i64 %H
+  %Lc = select i1 %toL, i64 %b, i64 %L
+  %Hc = select i1 %toL, i64 %H, i64 %a
+  br label %next
+next:
+  %L2 = phi i64 [ %L, %body ], [ %Lc, %cut ]
+  %H2 = phi i64 [ %H, %body ], [ %Hc, %cut ]
   %j1 = add i64 %j, 1
   br label %head
 set:

@@ -33,6 +33,7 @@ several threads runs the serial version, with plain adds and no tracking (openmp
 from enzyme_cc.ir.lexer import type_size
 from .openmp_classes import K, R, load_class, pair, track
 from .openmp_affine import gathers, hoisted, iteration_classes, range_check
+from . import openmp_index
 
 def track_allocas():
     """Prologue of a team's augmented function: its ranges start empty, in locals (SROA)."""
@@ -97,6 +98,8 @@ def track_load(ctx, inst, shared):
             pairs = ", ".join(pair(c) for c in ks)
             ctx.emit(f"call void @__enzyme_cc_omp_range_assert({pairs}, ptr {ctx.s(ptr)}, "
                      f"i64 {size})")
+        return
+    if openmp_index.track(ctx, inst):     # by its index, its address at the loop's exits
         return
     ctx.emit(track(k, ctx.s(ptr), size, gathers(ctx.synth, inst)))
 

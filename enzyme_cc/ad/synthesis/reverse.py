@@ -18,7 +18,7 @@ import hashlib
 import re
 
 from enzyme_cc.errors import UserError
-from enzyme_cc.ir.lexer import carries_float, join, one_of
+from enzyme_cc.ir.lexer import join, one_of
 from enzyme_cc.ir.model import Inst
 from enzyme_cc.rules import REVERSE, FORWARD
 from ..analysis.activity import Activity
@@ -29,7 +29,7 @@ from ..structure.diagnostics import located
 from ..analysis.speculative import speculative
 from ..api import fp_logger
 from ..analysis import activity_report
-from ..parallel import openmp_affine, openmp_ranges, openmp_classes
+from ..parallel import openmp_affine, openmp_index, openmp_ranges, openmp_classes
 from enzyme_cc.ir import debug_locs
 from . import openmp_version, undo_stores
 from ..plan import restored_args, loop_accum
@@ -291,6 +291,7 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
             prologue += self._riv_allocas() + allocas(self)
         elif getattr(self, "parallel", False):
             prologue += openmp_ranges.track_allocas()   # its adjoint ranges (registers)
+            prologue += openmp_index.allocas(self)     # and its gathers' index ranges
 
         # forward sweep
         ranges = {}                        # block -> its lines (tape_reserve edits loops)
@@ -331,6 +332,10 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
                     ctx.after_phis.append(f"store i64 {self._key_forward_name(key)}, ptr "
                                           f"{self.value_slots[key]}")
             fwd_lines.extend(exit_phis(self, b))     # hoisted in-loop loads leaving by b
+            if getattr(self, "parallel", False):     # gathers' index ranges made addresses
+                phis, lines = openmp_index.at_exit(self, b)
+                fwd_lines.extend(phis)
+                ctx.after_phis.extend(lines)
             for inst in b.insts[:-1]:
                 if inst.op != "phi" and ctx.after_phis:
                     fwd_lines.extend(ctx.after_phis)

@@ -1,0 +1,300 @@
+"""OpenMP reverse mode: gathered loads tracked by their index, once per index, not per array.
+
+A team's forward sweep records where each load's adjoint will be added (openmp_ranges). An
+element loop of a hydrodynamics code gathers its corners' coordinates and velocities through
+one index array: `x[nl[8*e+c]]`, `y[...]`, `z[...]`, `xd[...]`, ... are six loads per corner,
+each recorded in its array's two ranges (openmp_classes.track): four integers per array live
+through the loop, more than x86-64 has registers, and a compare and a branch per load. LULESH's
+2-thread OpenMP gradient ran 6 % slower with two ranges per gathered array than with one.
+
+Here a gathered load `gep T, B, I` whose index I is read from memory (an extension of a load)
+records I, once per index value and block, in the two ranges of its index class (one per index
+array, the underlying object I is read from, and outermost loop L around the load), and keeps
+B's shadow B' in a slot of its own (per index class, address class, stride and size) where the
+slot is empty. A load whose B' differs from the slot's (the base changed inside L: rare) has its
+address tracked as it is. At L's exits each index range [i0, i1] becomes [B' + i0*size(T),
+B' + i1*size(T) + n) in the load's address class (n: the load's size), with the slot's B', and
+the index ranges and slots start empty again. Every path out of L passes an exit, so a thread's
+class ranges hold every address its loads there touched before its function returns; an exit
+block also entered from outside L finds them empty on that edge (emptied at L's last exit, and
+filled only inside L).
+
+Indices are compared in a biased form (the sign bit flipped), so that unsigned order is the
+index's signed order: the runtime's ranges compare unsigned.
+"""
+from __future__ import annotations
+
+from enzyme_cc.ir.lexer import type_size
+from ..structure.cfg import pred_edges
+from ..structure.type_layout import underlying
+from .openmp_affine import gathers, hoisted, range_check
+from .openmp_classes import load_class, pair, shared_in
+
+MAX_INDEX_CLASSES = 4       # index classes per function (4 integers each live through loops)
+
+
+def plan(synth) -> dict:
+    """{"loads": {id(load): (index class j, tracked value, slot m, B, addend, tail, stride,
+    whether m is kept in memory)}, "exits": {loop header: [(m, j, k, stride, n, tail, (B,
+    addend) fixed in the loop or None)]}, "count": index classes} of a team derivative
+    (cached). A tracked
+    value or an addend is (value, its type, the extension making it i64 or None); tail: a
+    constant byte offset after the indexed element (a field of a record)."""
+    cache = synth.__dict__.get("_omp_index")
+    if cache is not None:
+        return cache
+    cache = synth._omp_index = {"loads": {}, "exits": {}, "count": 0}
+    keys, slots = {}, {}
+    for b in synth.fn.blocks:
+        for inst in b.insts:
+            if inst.op != "load" or inst.name not in synth.act.active or \
+                    not shared_in(synth, inst.ops[0].value) or hoisted(synth, inst) or \
+                    not gathers(synth, inst):
+                continue
+            found = _eligible(synth, inst)
+            if found is None:
+                continue
+            lp, tracked, key, stride, base, addend, tail = found
+            if (lp.header, key) not in keys:
+                if len(keys) == MAX_INDEX_CLASSES:
+                    continue
+                keys[(lp.header, key)] = len(keys)
+            j = keys[(lp.header, key)]
+            k = load_class(synth, inst.ops[0].value)
+            n = max(type_size(inst.ty, synth.module.named_types), 1)
+            fixed = (base, addend) if _fixed_in(synth, lp, base) and \
+                (addend is None or _fixed_in(synth, lp, addend[0])) else None
+            slot = (j, k, stride, n, tail, fixed)
+            if slot not in slots:
+                slots[slot] = len(slots)
+                cache["exits"].setdefault(lp.header, []).append((slots[slot],) + slot)
+            cache["loads"][id(inst)] = (j, tracked, slots[slot], base, addend, tail, stride,
+                                        fixed is None)
+    cache["count"] = len(keys)
+    return cache
+
+
+def _fixed_in(synth, lp, v) -> bool:
+    """v is a constant, or defined before lp in a block dominating its header (or is a
+    parameter): one value while lp runs, available at its exits along the edges leaving it."""
+    if not v.startswith("%"):
+        return True
+    d = synth.fn.defs.get(v)
+    block = getattr(getattr(d, "block", None), "label", None)
+    return block is None or block not in lp.blocks and block in synth.dom[lp.header]
+
+
+def _eligible(synth, inst):
+    """(loop L, tracked value, index array, stride, B, addend, tail) for a load `gep T, B, I`
+    (or a constant offset from it, the tail) with B
+    shadowed and I made from a value X read from memory (split_index: where both operands of
+    its add are, the one not fixed in L is X), in a loop; L is the
+    outermost loop around it whose exits can take code after their phis. None otherwise."""
+    fn = synth.fn
+    g, tail = fn.defs.get(inst.ops[0].value), 0
+    if _gep2(g) and not g.ops[1].value.startswith("%") and _gep2(fn.defs.get(g.ops[0].value)):
+        try:                            # `gep i8 (gep double, B, I), 8`: a record's field
+            tail = int(g.ops[1].value) * type_size(g.src_ty, synth.module.named_types)
+        except ValueError:
+            return None
+        g = fn.defs.get(g.ops[0].value)
+    if not _gep2(g) or g.ops[1].ty != "i64" or not g.ops[1].value.startswith("%"):
+        return None
+    base = g.ops[0].value
+    stride = type_size(g.src_ty, synth.module.named_types)
+    splits = split_index(fn, g.ops[1].value)
+    if not base.startswith("%") or base not in synth.act.shadowed or stride <= 0 or \
+            not splits:
+        return None
+    around = [lp for lp in synth.loops.values() if inst.block.label in lp.blocks and
+              _plain_exits(synth, lp)]
+    if not around:
+        return None
+    lp = max(around, key=lambda lp: len(lp.blocks))
+    # the value read in the loop is the one tracked, an addend fixed in it goes to the base
+    tracked, addend, loaded, scale = next((t for t in splits if t[1] is None or
+                                           _fixed_in(synth, lp, t[1][0])), splits[0])
+    return lp, tracked, underlying(fn, loaded.ops[0].value), stride * scale, base, addend, tail
+
+
+def _gep2(d) -> bool:
+    """d is a GEP with one index over a known element type."""
+    return getattr(d, "op", None) == "getelementptr" and len(d.ops) == 2 and \
+        d.src_ty is not None
+
+
+def split_index(fn, index) -> list:
+    """The ways [(tracked, addend, the load of X, scale)] a GEP index is made from a value X
+    read from memory: X itself or its extension (tracked: the index); an extension of X * C,
+    C a constant (tracked: X extended, scale C); an extension of X + F (tracked: X extended,
+    addend F extended: the index is their sum); ext(X) + F in 64 bits (tracked: ext(X), addend
+    F). The mul or add must not wrap in the extension's sense; either operand of an add may be
+    X where both are read from memory."""
+    d = fn.defs.get(index)
+    op = getattr(d, "op", None)
+    if op == "load" or op in ("sext", "zext") and _loaded(fn, d.ops[0].value):
+        return [((index, "i64", None), None, _loaded(fn, index), 1)]
+    out = []
+    if op in ("sext", "zext"):
+        inner = fn.defs.get(d.ops[0].value)
+        if getattr(inner, "op", None) in ("add", "mul") and \
+                ("nsw" if op == "sext" else "nuw") in inner.flags:
+            for x, f in ((0, 1), (1, 0)):
+                v, c = inner.ops[x].value, inner.ops[f].value
+                if not v.startswith("%") or getattr(fn.defs.get(v), "op", None) != "load":
+                    continue
+                if inner.op == "add":
+                    out.append(((v, inner.ty, op), (c, inner.ty, op), fn.defs[v], 1))
+                elif c.lstrip("-").isdigit() and int(c) > 0:
+                    out.append(((v, inner.ty, op), None, fn.defs[v], int(c)))
+    elif op == "add":
+        for x, f in ((0, 1), (1, 0)):
+            load = _loaded(fn, d.ops[x].value)
+            if load is not None:
+                out.append(((d.ops[x].value, "i64", None), (d.ops[f].value, "i64", None), load, 1))
+    return out
+
+
+def _loaded(fn, v):
+    """The load v is (or v's extension of), else None."""
+    d = fn.defs.get(v) if v.startswith("%") else None
+    if getattr(d, "op", None) in ("sext", "zext"):
+        d = fn.defs.get(d.ops[0].value)
+    return d if getattr(d, "op", None) == "load" else None
+
+
+def _plain_exits(synth, lp) -> bool:
+    """Code can go after the phis of each of lp's exit blocks (no landing pad there)."""
+    for e in lp.exits:
+        first = next((i for i in synth.fn.block(e).insts if i.op != "phi"), None)
+        if getattr(first, "op", None) == "landingpad":
+            return False
+    return True
+
+
+def allocas(synth) -> list[str]:
+    """Prologue: each index class's two ranges, empty, and the slots of bases not fixed in their
+    loop, null, in locals (SROA makes them registers)."""
+    p, out = plan(synth), []
+    for j in range(p["count"]):
+        for r in (0, 1):
+            out += [f"%ad.tix.l{j}.{r} = alloca i64", f"%ad.tix.h{j}.{r} = alloca i64",
+                    f"store i64 -1, ptr %ad.tix.l{j}.{r}", f"store i64 0, ptr %ad.tix.h{j}.{r}"]
+    for m in sorted(c[0] for conv in p["exits"].values() for c in conv if c[-1] is None):
+        out += [f"%ad.tixs.{m} = alloca ptr", f"store ptr null, ptr %ad.tixs.{m}"]
+    return out
+
+
+def _ranges(j: int) -> str:
+    return ", ".join(f"ptr %ad.tix.l{j}.{r}, ptr %ad.tix.h{j}.{r}" for r in (0, 1))
+
+
+def _i64(ctx, val, name=None) -> str:
+    """The sweep's i64 of a tracked value or addend (value, type, extension)."""
+    v, ty, ext = val
+    v = ctx.synth.r(v) if v.startswith("%") else v
+    if ext is None:
+        return v
+    out = ctx.tmp("tx")
+    ctx.emit(f"{out} = {ext} {ty} {v} to i64")
+    return out
+
+
+def _effective(ctx, base, addend, stride, tail) -> str:
+    """The shadow of B moved by the addend's offset and the tail: the address of index 0 of
+    the tracked value (emitted in the forward sweep)."""
+    out = ctx.s(base)
+    if addend is not None:
+        f, off, moved = _i64(ctx, addend), ctx.tmp("to"), ctx.tmp("tb")
+        ctx.emit(f"{off} = mul i64 {f}, {stride}")
+        ctx.emit(f"{moved} = getelementptr i8, ptr {out}, i64 {off}")
+        out = moved
+    if tail:
+        moved = ctx.tmp("tb")
+        ctx.emit(f"{moved} = getelementptr i8, ptr {out}, i64 {tail}")
+        out = moved
+    return out
+
+
+def track(ctx, inst) -> bool:
+    """Forward sweep at load inst: its index into its index class's ranges (once per block and
+    index value), and where its base is not fixed in the loop, the base's shadow into its slot
+    (once per block and base, unless another base of the slot came between): where the slot
+    held another base, the index ranges are first recorded as addresses from that one. False
+    where inst is not tracked by its index."""
+    synth = ctx.synth
+    entry = plan(synth)["loads"].get(id(inst))
+    if entry is None:
+        return False
+    j, tracked, m, base, addend, tail, stride, in_memory = entry
+    done = ctx.__dict__.setdefault("_omp_index_done", {})     # (a context per block)
+    if tracked not in done:
+        done[tracked] = _i64(ctx, tracked)
+        ctx.emit(f"call void @__enzyme_cc_omp_track_index({_ranges(j)}, i64 {done[tracked]})")
+    ptr = inst.ops[0].value
+    if range_check():           # the address is the base's shadow plus the index's offset
+        ctx.emit(f"call void @__enzyme_cc_omp_index_assert(ptr {ctx.s(ptr)}, "
+                 f"ptr {_effective(ctx, base, addend, stride, tail)}, i64 {done[tracked]}, "
+                 f"i64 {stride})")
+    if not in_memory:           # a base fixed in the loop: its exits take it (at_exit)
+        return True
+    last = ctx.__dict__.setdefault("_omp_index_base", {})
+    if last.get(m) != (base, addend):      # (the block's previous check of m had another)
+        last[m] = (base, addend)
+        n = max(type_size(inst.ty, synth.module.named_types), 1)
+        ctx.emit(f"call void @__enzyme_cc_omp_index_base(ptr %ad.tixs.{m}, "
+                 f"ptr {_effective(ctx, base, addend, stride, tail)}, "
+                 f"{pair(load_class(synth, ptr))}, {_ranges(j)}, i64 {stride}, i64 {n})")
+    return True
+
+
+def at_exit(synth, b) -> tuple[list[str], list[str]]:
+    """(phis, lines after the phis) of block b in the forward sweep: for each loop b is an exit
+    of, its index ranges into the address classes of the loads they served, with each slot's
+    base (a base fixed in the loop, and its addend, through phis: null and 0 on edges from
+    outside the loop, where the ranges are empty), then the ranges and slots emptied."""
+    phis, lines = [], []
+    for header, conv in sorted(plan(synth)["exits"].items()):
+        lp = synth.loops[header]
+        if b.label not in lp.exits:
+            continue
+        tag = f"{synth.r(b.label)[1:]}"
+        for m, j, k, stride, n, tail, fixed in conv:
+            base = f"%ad.tixb.{tag}.{m}"
+            if fixed is None:
+                lines += [f"{base} = load ptr, ptr %ad.tixs.{m}, align 8",
+                          f"store ptr null, ptr %ad.tixs.{m}"]
+            else:
+                at, addend = fixed
+                phis.append(_exit_phi(synth, lp, b, f"%ad.tixp.{tag}.{m}", "ptr",
+                                      synth.sname(at), "null"))
+                if addend is None:
+                    base = f"%ad.tixp.{tag}.{m}"
+                else:
+                    f, ty, ext = addend
+                    if f.startswith("%"):
+                        phis.append(_exit_phi(synth, lp, b, f"%ad.tixf.{tag}.{m}", ty,
+                                              synth.r(f), "0"))
+                        f = f"%ad.tixf.{tag}.{m}"
+                    if ext is not None:
+                        lines.append(f"%ad.tixe.{tag}.{m} = {ext} {ty} {f} to i64")
+                        f = f"%ad.tixe.{tag}.{m}"
+                    lines += [f"%ad.tixo.{tag}.{m} = mul i64 {f}, {stride}",
+                              f"{base} = getelementptr i8, ptr %ad.tixp.{tag}.{m}, "
+                              f"i64 %ad.tixo.{tag}.{m}"]
+                if tail:
+                    lines.append(f"%ad.tixt.{tag}.{m} = getelementptr i8, ptr {base}, i64 {tail}")
+                    base = f"%ad.tixt.{tag}.{m}"
+            lines.append(f"call void @__enzyme_cc_omp_index_span({pair(k)}, {_ranges(j)}, "
+                         f"ptr {base}, i64 {stride}, i64 {n})")
+        for j in sorted({c[1] for c in conv}):
+            for r in (0, 1):
+                lines += [f"store i64 -1, ptr %ad.tix.l{j}.{r}", f"store i64 0, ptr %ad.tix.h{j}.{r}"]
+    return phis, lines
+
+
+def _exit_phi(synth, lp, b, name, ty, inside, outside) -> str:
+    """A phi of exit block b: `inside` on the edges from lp, `outside` on the others."""
+    inc = ", ".join(f"[ {inside if p.label in lp.blocks else outside}, {synth.r(p.label)} ]"
+                    for p in pred_edges(b))
+    return f"{name} = phi {ty} {inc}"
