@@ -640,6 +640,19 @@ def test_openmp_gathers_tracked_by_index(tmp_path):
         assert plain > (5 if n == 2 else 2) * atomic, (n, plain, atomic)
 
 
+def test_openmp_memset_and_error_reports_keep_ranges(tmp_path):
+    """omp_memset_error_path.c: a region that zeroes its part of a shared array (a memset) and
+    reports bad input before exit() adds into shared memory only as its loads' adjoints, so
+    its ranges are tracked and most adds are plain (before: all 20,440 atomic at 2 threads)."""
+    dump = tmp_path / "dump"
+    run(["enzyme-cc", "-fopenmp", "-O2", str(HERE / "omp_memset_error_path.c"), "-lm", "-o",
+         "prog"], cwd=tmp_path, env=dict(os.environ, ENZYME_CC_DUMP_DIR=str(dump)))
+    assert "@llvm.memset" in (dump / "before-ad.ll").read_text()
+    ir = (dump / "after-ad.ll").read_text()
+    for n, (plain, atomic) in _counted_adds(tmp_path, ir, (2, 4)):
+        assert plain > 5 * atomic, (n, plain, atomic)
+
+
 def test_openmp_fortran_atomic_hint(tmp_path):
     """`!$omp atomic` on a REAL in differentiated Fortran is refused (flang's compare-and-swap
     loop), with a hint a Fortran user can act on: a reduction clause or a critical section."""

@@ -24,13 +24,17 @@ another thread's block. So:
 This is exact only if every add into shared memory by the region's reverse sweep is a load's
 adjoint that its forward sweep tracked: `trackable` accepts a region (with its callees) made of
 plain loads and stores, calls of such functions, OpenMP bookkeeping, intrinsics and external
-functions without pointer arguments; any other region (atomics, memcpy, library calls on memory,
-nested forks, indirect calls) and any region run inside another active team gets empty ranges,
-so all its shared adds stay atomic. Over-approximated ranges only keep more adds atomic.
+functions without pointer arguments, memset (its reverse zeroes the shadow), calls without a
+derivative (fprintf's report of an unexpected case), and anything in blocks that never return
+(an error's report before `exit`: no reverse); any other region (atomics, memcpy, library calls
+on memory, nested forks, indirect calls) and any region run inside another active team gets
+empty ranges, so all its shared adds stay atomic.
+Over-approximated ranges only keep more adds atomic.
 All this is in the team version of a region's derivative only: a thread without a team of
 several threads runs the serial version, with plain adds and no tracking (openmp._wrapper).
 """
 from enzyme_cc.ir.lexer import type_size
+from ..structure.cfg import doomed_blocks
 from .openmp_classes import K, R, load_class, pair, track
 from .openmp_affine import gathers, hoisted, iteration_classes, range_check
 from . import openmp_index
@@ -110,6 +114,7 @@ def track_merge(ctx):
         ctx.emit(f"call void @__enzyme_cc_omp_track_merge({pair(k)}, i64 {k})")
 
 
+_ZEROING = ("@llvm.memset.", "@memset")       # (rules/call_kinds.MEMSET)
 # intrinsics taking pointers that move no data
 _NO_MEMORY = ("@llvm.lifetime.", "@llvm.dbg.", "@llvm.prefetch", "@llvm.invariant.",
               "@llvm.stacksave", "@llvm.stackrestore", "@llvm.experimental.noalias")
@@ -125,8 +130,10 @@ def trackable(gen, name, seen, is_openmp, kind, fork) -> bool:
     if fn is None:
         return False
     used = fn.users() if any(i.op == "atomicrmw" for i in fn.insts()) else {}
+    doomed = doomed_blocks(fn)          # no return from them: no reverse (an error's report)
     return all(_tracked_in(gen, i, after, used, (seen, is_openmp, kind, fork))
-               for b in fn.blocks for i, after in zip(b.insts, b.insts[1:] + [b.term]))
+               for b in fn.blocks if b.label not in doomed
+               for i, after in zip(b.insts, b.insts[1:] + [b.term]))
 
 
 def _tracked_in(gen, i, after, used, region) -> bool:
@@ -154,6 +161,8 @@ def _tracked_in(gen, i, after, used, region) -> bool:
             return kind(c) == "omp"
         if gen.module.defines(c):
             return trackable(gen, c, seen, is_openmp, kind, fork)
+        if c.startswith(_ZEROING) or gen.inactive_call(c):   # no adds in their reverse: memset
+            return True                 # zeroes the shadow, inactive calls (I/O) have none
         # memcpy, masked loads, library calls on memory, ...
         return not any(o.ty == "ptr" for o in i.ops) or c.startswith(_NO_MEMORY)
     return True
