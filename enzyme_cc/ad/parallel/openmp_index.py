@@ -7,17 +7,18 @@ each recorded in its array's two ranges (openmp_classes.track): four integers pe
 through the loop, more than x86-64 has registers, and a compare and a branch per load. LULESH's
 2-thread OpenMP gradient ran 6 % slower with two ranges per gathered array than with one.
 
-Here a gathered load `gep T, B, I` whose index I is read from memory (an extension of a load)
-records I, once per index value and block, in the two ranges of its index class (one per index
-array, the underlying object I is read from, and outermost loop L around the load), and keeps
-B's shadow B' in a slot of its own (per index class, address class, stride and size) where the
-slot is empty. A load whose B' differs from the slot's (the base changed inside L: rare) has its
-address tracked as it is. At L's exits each index range [i0, i1] becomes [B' + i0*size(T),
-B' + i1*size(T) + n) in the load's address class (n: the load's size), with the slot's B', and
-the index ranges and slots start empty again. Every path out of L passes an exit, so a thread's
-class ranges hold every address its loads there touched before its function returns; an exit
-block also entered from outside L finds them empty on that edge (emptied at L's last exit, and
-filled only inside L).
+Here a gathered load `gep T, B, I` whose index is made from a value X read from memory (I is
+X or its extension, or that plus a value F fixed in the loop, or times a constant: split_index)
+records X, once per value and block, in the two ranges of its index class (one per index array,
+the underlying object X is read from, and outermost loop L around the load). At L's exits each
+index range [x0, x1] becomes [B' + x0*stride, B' + x1*stride + n) in the load's address class,
+where B' is B's shadow moved by F's offset and by a constant field offset after the element (n:
+the load's size), and the index ranges start empty again. A base fixed in L reaches the exits
+through a phi; one that changes inside L (reloaded every iteration) is kept in a slot, checked
+once per block: a different base first turns the index ranges into addresses from the previous
+one. Every path out of L passes an exit, so a thread's class ranges hold every address its loads
+there touched before its function returns; an exit block also entered from outside L finds the
+ranges empty on that edge (emptied at L's last exit, and filled only inside L), and a null base.
 
 Indices are compared in a biased form (the sign bit flipped), so that unsigned order is the
 index's signed order: the runtime's ranges compare unsigned.
@@ -37,9 +38,8 @@ def plan(synth) -> dict:
     """{"loads": {id(load): (index class j, tracked value, slot m, B, addend, tail, stride,
     whether m is kept in memory)}, "exits": {loop header: [(m, j, k, stride, n, tail, (B,
     addend) fixed in the loop or None)]}, "count": index classes} of a team derivative
-    (cached). A tracked
-    value or an addend is (value, its type, the extension making it i64 or None); tail: a
-    constant byte offset after the indexed element (a field of a record)."""
+    (cached). A tracked value or an addend is (value, its type, the extension making it i64 or
+    None); tail: a constant byte offset after the indexed element (a field of a record)."""
     cache = synth.__dict__.get("_omp_index")
     if cache is not None:
         return cache
@@ -86,10 +86,10 @@ def _fixed_in(synth, lp, v) -> bool:
 
 def _eligible(synth, inst):
     """(loop L, tracked value, index array, stride, B, addend, tail) for a load `gep T, B, I`
-    (or a constant offset from it, the tail) with B
-    shadowed and I made from a value X read from memory (split_index: where both operands of
-    its add are, the one not fixed in L is X), in a loop; L is the
-    outermost loop around it whose exits can take code after their phis. None otherwise."""
+    (or a constant offset from it, the tail) with B shadowed and I made from a value X read
+    from memory (split_index: where both operands of its add are, the one not fixed in L is
+    X), in a loop; L is the outermost loop around it whose exits can take code after their
+    phis. None otherwise."""
     fn = synth.fn
     g, tail = fn.defs.get(inst.ops[0].value), 0
     if _gep2(g) and not g.ops[1].value.startswith("%") and _gep2(fn.defs.get(g.ops[0].value)):
