@@ -177,19 +177,23 @@ def allocas(synth) -> list[str]:
     loop, null, in locals (SROA makes them registers)."""
     p, out = plan(synth), []
     for j in range(p["count"]):
-        for r in (0, 1):
-            out += [f"%ad.tix.l{j}.{r} = alloca i64", f"%ad.tix.h{j}.{r} = alloca i64",
-                    f"store i64 -1, ptr %ad.tix.l{j}.{r}", f"store i64 0, ptr %ad.tix.h{j}.{r}"]
+        out += [f"%ad.tix.{e}{j}.{r} = alloca i64" for r in (0, 1) for e in "lh"] + _empty(j)
     for m in sorted(c[0] for conv in p["exits"].values() for c in conv if c[-1] is None):
         out += [f"%ad.tixs.{m} = alloca ptr", f"store ptr null, ptr %ad.tixs.{m}"]
     return out
+
+
+def _empty(j: int) -> list[str]:
+    """Index class j's two ranges made empty ([-1, 0))."""
+    return [f"store i64 {v}, ptr %ad.tix.{e}{j}.{r}"
+            for r in (0, 1) for e, v in (("l", -1), ("h", 0))]
 
 
 def _ranges(j: int) -> str:
     return ", ".join(f"ptr %ad.tix.l{j}.{r}, ptr %ad.tix.h{j}.{r}" for r in (0, 1))
 
 
-def _i64(ctx, val, name=None) -> str:
+def _i64(ctx, val) -> str:
     """The sweep's i64 of a tracked value or addend (value, type, extension)."""
     v, ty, ext = val
     v = ctx.synth.r(v) if v.startswith("%") else v
@@ -288,8 +292,7 @@ def at_exit(synth, b) -> tuple[list[str], list[str]]:
             lines.append(f"call void @__enzyme_cc_omp_index_span({pair(k)}, {_ranges(j)}, "
                          f"ptr {base}, i64 {stride}, i64 {n})")
         for j in sorted({c[1] for c in conv}):
-            for r in (0, 1):
-                lines += [f"store i64 -1, ptr %ad.tix.l{j}.{r}", f"store i64 0, ptr %ad.tix.h{j}.{r}"]
+            lines += _empty(j)
     return phis, lines
 
 

@@ -114,7 +114,6 @@ def track_merge(ctx):
         ctx.emit(f"call void @__enzyme_cc_omp_track_merge({pair(k)}, i64 {k})")
 
 
-_ZEROING = ("@llvm.memset.", "@memset")       # (rules/call_kinds.MEMSET)
 # intrinsics taking pointers that move no data
 _NO_MEMORY = ("@llvm.lifetime.", "@llvm.dbg.", "@llvm.prefetch", "@llvm.invariant.",
               "@llvm.stacksave", "@llvm.stackrestore", "@llvm.experimental.noalias")
@@ -161,8 +160,8 @@ def _tracked_in(gen, i, after, used, region) -> bool:
             return kind(c) == "omp"
         if gen.module.defines(c):
             return trackable(gen, c, seen, is_openmp, kind, fork)
-        if c.startswith(_ZEROING) or gen.inactive_call(c):   # no adds in their reverse: memset
-            return True                 # zeroes the shadow, inactive calls (I/O) have none
+        if gen.reverse_adds_nothing(c):     # memset, calls without a derivative (I/O)
+            return True
         # memcpy, masked loads, library calls on memory, ...
         return not any(o.ty == "ptr" for o in i.ops) or c.startswith(_NO_MEMORY)
     return True

@@ -42,6 +42,7 @@ from .marker_calls import MarkerCalls, split_kind
 from ..api.registrations import read_registrations
 from ..api import static_locals, rule_wrappers
 from enzyme_cc.rules.registry import is_inactive_call, set_module_registrations
+from enzyme_cc.rules.call_kinds import MEMSET
 
 KEEP_FN_ATTRS = ("target-cpu", "target-features", "tune-cpu", "frame-pointer")
 NOINLINE_SIZE = 200       # instructions of a primal whose derivatives stay calls (callee_attrs)
@@ -134,10 +135,11 @@ class Generator(MarkerCalls, IndirectCalls, CallEmitter, CalleeSummaries, Shadow
             self.helpers.add(("badcall",))          # (defines __enzyme_cc_stop)
             emit(f"call void @__enzyme_cc_stop(ptr {msg})")
 
-    def inactive_call(self, callee: str) -> bool:
-        """A call without a derivative (I/O, timers, functions the program marks inactive): its
-        reverse does nothing (the OpenMP range tracking asks, below this layer)."""
-        return is_inactive_call(callee)
+    def reverse_adds_nothing(self, callee: str) -> bool:
+        """A call of an external function whose reverse adds into no memory: memset (its
+        reverse zeroes the shadow), a call without a derivative (I/O, timers, functions the
+        program marks inactive). The OpenMP range tracking asks, below this layer."""
+        return callee.startswith(MEMSET) or is_inactive_call(callee)
 
     def declare(self, callee: str, ty: str, nargs: int):
         name = "@" + callee
