@@ -216,17 +216,17 @@ def emit(job, stages):
     debug = _DEBUG_VERSION in new
     split = opt.splittable(new, debug)
     module = _verified(job, new, debug)
-    ad, post = os.path.join(job.tmp, "ad.bc"), os.path.join(job.tmp, "post.bc")
-    with open(ad, "wb") as f:
-        f.write(module.as_bitcode())
     level = opt_level(job.inv.opt_level)
     sanitize = opt.sanitizers(new)
     if split:
-        parts, reused = opt.optimize_and_emit(ad, job.obj, level, job.tmp,
+        parts, reused = opt.optimize_and_emit(module, job.obj, level, job.tmp,
                                               opt.function_sizes(new), sanitize)
         stages.done(f"post-AD optimization and codegen, {parts} parts on {opt.jobs()} cores "
                     f"({reused} from the cache)")
         return
+    ad, post = os.path.join(job.tmp, "ad.bc"), os.path.join(job.tmp, "post.bc")
+    with open(ad, "wb") as f:
+        f.write(module.as_bitcode())
     try:
         _optimize_and_compile(job, stages, ad, post, level, sanitize, debug)
     except UserError as e:

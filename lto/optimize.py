@@ -263,31 +263,45 @@ def splittable(text: str, debug: bool) -> bool:
 
 _DISCARDABLE = {llvm.Linkage.linkonce_odr: llvm.Linkage.weak_odr,
                 llvm.Linkage.linkonce_any: llvm.Linkage.weak_any}
-# interprocedural passes that need the whole module: constants and dead arguments into local
-# functions (a derivative's size or flag arguments), function attributes for callers
-_WHOLE_MODULE = "always-inline,ipsccp,globalopt,deadargelim,function-attrs"
 
 
-def optimize_and_emit(src: str, out: str, level: int, tmp: str,
+def _whole_module_passes(module, level: int) -> None:
+    """The passes that need the whole module, run in this process on the module already parsed
+    (no bitcode written for opt and read back: about 0.3 s of a 400-function derivative's
+    serial work; the IR is the same as `opt -passes=always-inline,ipsccp,globalopt,
+    deadargelim,function-attrs`): the always-inliner (the tape helpers into every user), then
+    constants and dead arguments into local functions (a derivative's size or flag arguments)
+    and function attributes for callers."""
+    tm = llvm.Target.from_triple(module.triple or llvm.get_process_triple()) \
+        .create_target_machine()
+    pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=2))
+    mpm = llvm.create_new_module_pass_manager()
+    mpm.add_always_inliner_pass()
+    if level >= 1:
+        mpm.add_ipsccp_pass()
+        mpm.add_global_opt_pass()
+        mpm.add_dead_arg_elimination_pass()
+        mpm.add_post_order_function_attributes_pass()
+    mpm.run(module, pb)
+
+
+def optimize_and_emit(module, out: str, level: int, tmp: str,
                       sizes: dict | None = None, sanitize=()) -> tuple[int, int]:
-    """Post-AD optimization and codegen on parts in parallel: the always-inliner (the tape
-    helpers into every user) and the passes that need the whole module, then the local
-    functions never inlined made hidden (so that llvm-split may separate them, each with the
-    locals only it calls), the split, and each part optimized at O`level` and compiled in
-    parallel, joined with `ld.lld -r`. A whole program's derivatives thus use every core;
-    their run time is the single module's (docs/performance.md). Each part's object is cached
-    by its bitcode: (parts, how many came from the cache). sizes: {function: instructions} of
-    the derivative text (function_sizes), for spreading the largest functions (_spread)."""
+    """Post-AD optimization and codegen of the verified llvmlite `module` (changed in place) on
+    parts in parallel: the always-inliner and the passes that need the whole module
+    (_whole_module_passes), then the local functions never inlined made hidden (so that
+    llvm-split may separate them, each with the locals only it calls), the split, and each part
+    optimized at O`level` and compiled in parallel, joined with `ld.lld -r`. A whole program's
+    derivatives thus use every core; their run time is the single module's
+    (docs/performance.md). Each part's object is cached by its bitcode: (parts, how many came
+    from the cache). sizes: {function: instructions} of the derivative text (function_sizes),
+    for spreading the largest functions (_spread)."""
     n, part, whole = jobs(), os.path.join(tmp, "adpart"), os.path.join(tmp, "ad-whole.bc")
-    passes = _WHOLE_MODULE if level >= 1 else "always-inline"
-    run_tool([toolchain.tool("opt"), f"-passes={passes}", src, "-o", whole],
-             "the whole-module passes")
+    _whole_module_passes(module, level)
     # parts of about PART_BYTES of bitcode: one per core at most without the cache (a part
     # costs a process start and the split's overhead), up to MAX_PARTS with it
-    by_size = max(2, os.path.getsize(whole) // PART_BYTES)
+    by_size = max(2, len(module.as_bitcode()) // PART_BYTES)
     parts = min(MAX_PARTS, by_size) if cache.enabled() else min(n, by_size)
-    with open(whole, "rb") as f:
-        module = llvm.parse_bitcode(f.read())
     hidden = []
     for fn in module.functions:
         if not fn.is_declaration and fn.linkage == llvm.Linkage.internal and \
@@ -303,7 +317,6 @@ def optimize_and_emit(src: str, out: str, level: int, tmp: str,
             g.linkage = _DISCARDABLE[g.linkage]
     with open(whole, "wb") as f:
         f.write(module.as_bitcode())
-    del module
     run_tool([toolchain.tool("split"), f"-j{parts}", "--preserve-locals", "-o", part, whole],
              "splitting the module")
     salt = _tools_identity(level) + repr(sanitize).encode()
