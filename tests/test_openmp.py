@@ -640,6 +640,25 @@ def test_openmp_gathers_tracked_by_index(tmp_path):
         assert plain > (5 if n == 2 else 2) * atomic, (n, plain, atomic)
 
 
+def test_openmp_component_gathers_track_one_index(tmp_path):
+    """omp_index_components.c gathers a corner's x, y and z through one connectivity entry c,
+    as `x[c]`, `x[h + c]` and `x[2h + c]`: the first GEP indexes with c's extension, the others
+    with the extension of a sum. The forward sweep records c once per corner (4 per element),
+    not once for the first form and once for the others (8 before); the range check passes.
+    The derivatives are checked by test_openmp_program."""
+    dump = tmp_path / "dump"
+    env = dict(os.environ, ENZYME_CC_OMP_RANGE_CHECK="1", ENZYME_CC_DUMP_DIR=str(dump))
+    run(["enzyme-cc", "-fopenmp", "-O2", str(HERE / "omp_index_components.c"), "-lm", "-o",
+         "prog"], cwd=tmp_path, env=env)
+    ir = (dump / "after-ad.ll").read_text()
+    assert ir.count("call void @__enzyme_cc_omp_track_index(") == 4, "one track per corner"
+    assert ir.count("call void @__enzyme_cc_omp_index_assert(") == 12
+    for n in (1, 2):
+        r = subprocess.run(["./prog"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=RUN_TIMEOUT, env=dict(os.environ, OMP_NUM_THREADS=str(n)))
+        assert r.returncode == 0 and "FAILED" not in r.stdout, r.stdout[-2000:] + r.stderr
+
+
 def test_openmp_memset_and_error_reports_keep_ranges(tmp_path):
     """omp_memset_error_path.c: a region that zeroes its part of a shared array (a memset) and
     reports bad input before exit() adds into shared memory only as its loads' adjoints, so

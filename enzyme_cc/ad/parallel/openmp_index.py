@@ -114,7 +114,19 @@ def _eligible(synth, inst):
     # the value read in the loop is the one tracked, an addend fixed in it goes to the base
     tracked, addend, loaded, scale = next((t for t in splits if t[1] is None or
                                            _fixed_in(synth, lp, t[1][0])), splits[0])
-    return lp, tracked, underlying(fn, loaded.ops[0].value), stride * scale, base, addend, tail
+    return lp, _canonical(fn, tracked), underlying(fn, loaded.ops[0].value), stride * scale, \
+        base, addend, tail
+
+
+def _canonical(fn, tracked):
+    """A tracked value that is an extension of a load, named by the load and the extension:
+    `x[nl[i]]` indexes with `sext %X` and `x[n + nl[i]]` with `sext (%n + %X)`, both tracking
+    X extended, so the block tracks it once."""
+    v, ty, ext = tracked
+    d = fn.defs.get(v) if ext is None and v.startswith("%") else None
+    if getattr(d, "op", None) in ("sext", "zext"):
+        return d.ops[0].value, d.ops[0].ty, d.op
+    return tracked
 
 
 def _gep2(d) -> bool:
