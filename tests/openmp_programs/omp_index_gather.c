@@ -10,19 +10,10 @@
    adds stay plain, that row's atomic. */
 #define NX 12
 #define NY 10
-#define NN ((NX + 1) * (NY + 1))
-#define NE (NX * NY)
+#include "quad_mesh.h"
 #define N (2 * NN)
 #define M NE
-static int conn[4 * NE];
 static const double *fields[2];
-#define SETUP                                                                            \
-  for (int j = 0; j < NY; j++)                                                           \
-    for (int i = 0; i < NX; i++) {                                                       \
-      int e = j * NX + i, n0 = j * (NX + 1) + i;                                         \
-      conn[4 * e] = n0, conn[4 * e + 1] = n0 + 1;                                        \
-      conn[4 * e + 2] = n0 + NX + 2, conn[4 * e + 3] = n0 + NX + 1;                      \
-    }
 #include "omp_check.h"
 #define KERNEL(name, P)                                                                  \
   void name(const double *x, double *y, int n) {                                         \
