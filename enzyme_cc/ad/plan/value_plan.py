@@ -8,7 +8,7 @@ from __future__ import annotations
 from enzyme_cc.ir.lexer import type_size
 from enzyme_cc.ir.model import Inst
 from ..structure import exit_count
-from . import phi_select
+from . import phi_select, tape_cut
 from .phi_select import RECOMPUTABLE
 from ..structure.type_layout import global_named, underlying
 from .plan import hoist_loop
@@ -96,6 +96,12 @@ class ValuePlan:
         if not getattr(self, "needs_known", False):
             del memo[(key, user)]
             return False                      # (asked before the reverse's needs are known)
+        group = tape_cut.cut_members(self, key, user)
+        if group is not None:           # (answers already given stay)
+            for k, taped in group.items():
+                memo.setdefault((k, user), taped)
+            memo[(key, user)] = group[key]
+            return group[key]
         needed = self.__dict__.get("_needed")
         if needed is None:
             needed = self.__dict__.setdefault(
