@@ -49,8 +49,6 @@ def cut_members(plan, key, user: str) -> dict | None:
         if len(seen) > MAX_GROUP:
             return None
         kind = _member(plan, k, user, loops)
-        if kind is None:
-            return None
         if kind == "free":
             continue
         if kind == "leaf":
@@ -84,9 +82,10 @@ def _loops_of(plan, key) -> frozenset:
 
 def _member(plan, k, user, loops):
     """How k takes part in the group: "inner" (arithmetic recomputed, of the same loops,
-    taped at a cost), "leaf" (taped where asked for), "free" (no tape: a parameter, a value of
-    a block that runs once, or one outside these loops whose cost the group does not judge),
-    None (the group cannot be judged)."""
+    taped at a cost), "leaf" (taped per iteration where asked for) or "free" (what the group
+    does not judge: a parameter, a value of a block that runs once or of other loops, a phi,
+    a reloaded load, a value recomputed from the loop's counter, a leaf taped once per loop;
+    whatever it costs, it costs that with any cut)."""
     blk = plan.def_block(k)
     d = plan.fn.defs.get(k[1])
     if blk is None or not isinstance(d, Inst):
@@ -96,10 +95,10 @@ def _member(plan, k, user, loops):
     if plan._recomputable(k, user):
         if d.op == "load" or k[1] in plan.affine or \
                 exit_count.exit_value(plan, k[1], user) is not None:
-            return None
+            return "free"       # (reloaded, or recomputed from the loop's counter)
         return "inner"
     if plan.classify(k, user) != "tape" or hoist_loop(plan, k, user) is not None:
-        return None
+        return "free"           # (taped once per loop, not per iteration)
     return "leaf"
 
 
