@@ -33,7 +33,16 @@ _INF = 1 << 60
 
 def cut_members(plan, key, user: str) -> dict | None:
     """{member key: taped?} for the recomputed members of key's group in the reverse of block
-    `user`, or None where the group cannot be judged (see the module docstring)."""
+    `user`, or None where the group has nothing to cut (no leaf) or is too large. Judged once
+    per group, for the first user that asks: a value is pushed once for all the reverse blocks
+    that read it, and any answer is a correct plan."""
+    groups = plan.__dict__.setdefault("_cut_groups", {})
+    if key not in groups:
+        groups[key] = _group_cut(plan, key, user, groups)
+    return groups[key]
+
+
+def _group_cut(plan, key, user, groups):
     loops = _loops_of(plan, key)
     inner, leaves, sinks = {}, set(), set()
     users = plan.__dict__.get("_users") or plan.__dict__.setdefault("_users", plan.fn.users())
@@ -69,10 +78,13 @@ def cut_members(plan, key, user: str) -> dict | None:
                 todo.append(uk)
             elif plan._recomputable(uk, user):
                 sinks.add(k)        # recomputed from k elsewhere: k must be available
-    if not leaves or key not in inner:
-        return None
-    taped = _min_cut(plan, inner, leaves, sinks)
-    return {k: k in taped for k in inner}
+    out = None
+    if leaves and key in inner:
+        taped = _min_cut(plan, inner, leaves, sinks)
+        out = {k: k in taped for k in inner}
+    for k in inner:
+        groups.setdefault(k, out)
+    return out
 
 
 def _loops_of(plan, key) -> frozenset:
