@@ -45,10 +45,7 @@ def cut_members(plan, key, user: str) -> dict | None:
 def _group_cut(plan, key, user, groups):
     loops = _loops_of(plan, key)
     inner, leaves, sinks = {}, set(), set()
-    users = plan.__dict__.get("_users") or plan.__dict__.setdefault("_users", plan.fn.users())
-    needed = plan.__dict__.get("_needed")
-    if needed is None:
-        needed = plan.__dict__.setdefault("_needed", {k for ks in plan.needs.values() for k in ks})
+    users, needed = plan.value_users(), plan.needed_keys()
     todo, seen = [key], set()
     while todo:
         k = todo.pop()
@@ -69,9 +66,9 @@ def _group_cut(plan, key, user, groups):
         if k in needed:
             sinks.add(k)
         for u in users.get(k[1], ()):
-            uk = ("p", u.name)
-            if u.name is None or uk in seen:
+            if u.name is None or ("p", u.name) in seen:
                 continue
+            uk = ("p", u.name)
             if u.op == "phi":
                 sinks.add(k)        # (a phi may be recomputed as a select of its inputs)
             elif _member(plan, uk, user, loops) == "inner":

@@ -102,10 +102,7 @@ class ValuePlan:
                 memo.setdefault((k, user), taped)
             memo[(key, user)] = group[key]
             return group[key]
-        needed = self.__dict__.get("_needed")
-        if needed is None:
-            needed = self.__dict__.setdefault(
-                "_needed", {k for ks in self.needs.values() for k in ks})
+        needed = self.needed_keys()
         cone, leaves, todo = {key[1]}, [], list(self.deps(key, user))
         while todo:
             d = todo.pop()
@@ -119,7 +116,7 @@ class ValuePlan:
                 leaves.append(d)
             if len(cone) > 16:
                 return False
-        users = self.__dict__.get("_users") or self.__dict__.setdefault("_users", self.fn.users())
+        users = self.value_users()
         inner = [("p", c) for c in cone if c != key[1]]
         for d in leaves + inner:
             if d in needed or any(u.name not in cone for u in users.get(d[1], ())):
@@ -132,6 +129,18 @@ class ValuePlan:
         cut = taped > (type_size(inst.ty, self.module.named_types) or taped)
         memo[(key, user)] = cut
         return cut
+
+    def needed_keys(self) -> set:
+        """Every need key of the reverse sweep, over all its blocks (once they are known)."""
+        if "_needed" not in self.__dict__:
+            self._needed = {k for ks in self.needs.values() for k in ks}
+        return self._needed
+
+    def value_users(self) -> dict:
+        """{value: the instructions using it} of the function (fn.users, made once)."""
+        if "_value_users" not in self.__dict__:
+            self._value_users = self.fn.users()
+        return self._value_users
 
     def would_tape(self, blk: str, user: str) -> bool:
         """A value of block `blk` read in the reverse of `user` takes a tape entry: always in split

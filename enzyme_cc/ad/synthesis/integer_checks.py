@@ -129,11 +129,9 @@ class IntegerChecks:
 
     @property
     def _users(self) -> dict:
-        """The function's users map, made once (for the refusal checks above)."""
-        users = self.__dict__.get("_int_users")
-        if users is None:
-            users = self.__dict__["_int_users"] = self.fn.users()
-        return users
+        """The function's users map, made once (ValuePlan.value_users; for the refusal checks
+        above)."""
+        return self.value_users()
 
     @property
     def stops(self) -> dict:
