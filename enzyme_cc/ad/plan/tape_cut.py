@@ -66,9 +66,9 @@ def _group_cut(plan, key, user, groups):
         if k in needed:
             sinks.add(k)
         for u in users.get(k[1], ()):
-            if u.name is None or ("p", u.name) in seen:
-                continue
             uk = ("p", u.name)
+            if u.name is None or uk in seen:
+                continue
             if u.op == "phi":
                 sinks.add(k)        # (a phi may be recomputed as a select of its inputs)
             elif _member(plan, uk, user, loops) == "inner":

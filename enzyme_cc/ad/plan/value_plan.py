@@ -80,11 +80,14 @@ class ValuePlan:
         self.__dict__.pop("_free", None)
 
     def _cheaper_taped(self, key, user: str) -> bool:
-        """Taping the value of `key` (arithmetic the reverse of `user` would recompute) costs
-        fewer bytes than taping the values its recomputation reads, and nothing else reads
-        those or the values between (every use of them lies on the way to key, and the reverse
-        asks for none of them): `dr = r[i] - r[j]`, one double taped instead of two loads that
-        stores in the loop may overwrite."""
+        """Taping the value of `key` (arithmetic the reverse of `user` would recompute) is part
+        of the cheapest way to get what the reverse needs from its group (tape_cut: a minimum
+        cut, four hourglass modes instead of eight velocities). Where tape_cut does not judge
+        the group (nothing to cut, or too large): taping key costs fewer bytes than taping the
+        values its recomputation reads, and nothing else reads those or the values between
+        (every use of them lies on the way to key, and the reverse asks for none of them):
+        `dr = r[i] - r[j]`, one double taped instead of two loads that stores in the loop may
+        overwrite."""
         memo = self.__dict__.setdefault("_cheaper", {})
         if (key, user) in memo:
             return memo[(key, user)]
