@@ -197,10 +197,11 @@ def _affine(synth, lp, v, chain, seen) -> bool:
     return ok
 
 
-def emit(ctx, b):
+def emit(ctx, b, covered=()):
     """End of block b in a team derivative's forward sweep: for each loop b is the preheader
-    of, track its hoisted loads' shadow addresses at the first and the last iteration."""
-    loads = plan(ctx.synth).get(b.label)
+    of, track its hoisted loads' shadow addresses at the first and the last iteration (except
+    the loads in covered, ids of those tracked by their rows' index: openmp_index._rows)."""
+    loads = [t for t in plan(ctx.synth).get(b.label, ()) if id(t[0]) not in covered]
     if not loads:
         return
     synth = ctx.synth

@@ -20,15 +20,24 @@ one. Every path out of L passes an exit, so a thread's class ranges hold every a
 there touched before its function returns; an exit block also entered from outside L finds the
 ranges empty on that edge (emptied at L's last exit, and filled only inside L), and a null base.
 
+A short loop over the components of node data kept in one block (`u[d * nn + nl[...]]`, d =
+0..2, tracked one class per iteration by openmp_affine) reads from rows `u + nl[...]` fixed in
+it: each row's index goes into its index class where the short loop is entered, and each
+iteration's addresses are made at L's exits (_rows).
+
 Indices are compared in a biased form (the sign bit flipped), so that unsigned order is the
 index's signed order: the runtime's ranges compare unsigned.
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from enzyme_cc.ir.lexer import type_size
 from ..structure.cfg import pred_edges
 from ..structure.type_layout import underlying
-from .openmp_affine import gathers, hoisted, range_check
+from .openmp_affine import (_affine, clone_inst, gathers, hoisted, iteration_classes, plan as
+                            hoisted_plan, range_check)
+from ..structure.exit_count import affine_value
 from .openmp_classes import load_class, pair, shared_in
 
 MAX_INDEX_CLASSES = 4       # index classes per function (4 integers each live through loops)
@@ -37,13 +46,16 @@ MAX_INDEX_CLASSES = 4       # index classes per function (4 integers each live t
 def plan(synth) -> dict:
     """{"loads": {id(load): (index class j, tracked value, slot m, B, addend, tail, stride,
     whether m is kept in memory)}, "exits": {loop header: [(m, j, k, stride, n, tail, (B,
-    addend) fixed in the loop or None)]}, "count": index classes} of a team derivative
-    (cached). A tracked value or an addend is (value, its type, the extension making it i64 or
-    None); tail: a constant byte offset after the indexed element (a field of a record)."""
+    addend) fixed in the loop or None, iteration or None)]}, "count": index classes,
+    "rows": {short loop's preheader: [(j, tracked value)]}, "covered": {id(load): ...}} of a
+    team derivative (cached). A tracked value or an addend is (value, its type, the extension
+    making it i64 or None); tail: a constant byte offset after the indexed element (a field of
+    a record); an iteration (short loop's header, J, element size, i): see _rows."""
     cache = synth.__dict__.get("_omp_index")
     if cache is not None:
         return cache
-    cache = synth._omp_index = {"loads": {}, "exits": {}, "count": 0}
+    cache = synth._omp_index = {"loads": {}, "exits": {}, "count": 0, "rows": {},
+                                "covered": {}}
     keys, slots = {}, {}
     for b in synth.fn.blocks:
         for inst in b.insts:
@@ -51,27 +63,122 @@ def plan(synth) -> dict:
                     not shared_in(synth, inst.ops[0].value) or hoisted(synth, inst) or \
                     not gathers(synth, inst):
                 continue
-            found = _eligible(synth, inst)
+            found = _eligible(synth, inst.ops[0].value, inst.block.label)
             if found is None:
                 continue
             lp, tracked, key, stride, base, addend, tail = found
-            if (lp.header, key) not in keys:
-                if len(keys) == MAX_INDEX_CLASSES:
-                    continue
-                keys[(lp.header, key)] = len(keys)
-            j = keys[(lp.header, key)]
+            j = _index_class(keys, lp, key)
+            if j is None:
+                continue
             k = load_class(synth, inst.ops[0].value)
             n = max(type_size(inst.ty, synth.module.named_types), 1)
             fixed = (base, addend) if _fixed_in(synth, lp, base) and \
                 (addend is None or _fixed_in(synth, lp, addend[0])) else None
-            slot = (j, k, stride, n, tail, fixed)
-            if slot not in slots:
-                slots[slot] = len(slots)
-                cache["exits"].setdefault(lp.header, []).append((slots[slot],) + slot)
-            cache["loads"][id(inst)] = (j, tracked, slots[slot], base, addend, tail, stride,
-                                        fixed is None)
+            m = _slot(cache, slots, lp, (j, k, stride, n, tail, fixed, None))
+            cache["loads"][id(inst)] = (j, tracked, m, base, addend, tail, stride, fixed is None)
+    _rows(synth, cache, keys, slots)
     cache["count"] = len(keys)
     return cache
+
+
+def _index_class(keys, lp, key):
+    """The index class of index array `key` in loop lp (None: no class left)."""
+    if (lp.header, key) not in keys:
+        if len(keys) == MAX_INDEX_CLASSES:
+            return None
+        keys[(lp.header, key)] = len(keys)
+    return keys[(lp.header, key)]
+
+
+def _slot(cache, slots, lp, slot) -> int:
+    """The number of slot (an address class the index ranges go into at lp's exits)."""
+    if slot not in slots:
+        slots[slot] = len(slots)
+        cache["exits"].setdefault(lp.header, []).append((slots[slot],) + slot)
+    return slots[slot]
+
+
+def _rows(synth, cache, keys, slots):
+    """Loads tracked one class per iteration of a short loop (openmp_affine.iteration_classes)
+    whose address is `gep T, R, J`, R a gathered row (`u + nl[8*e+c]`, eligible as a load's
+    address is) fixed in the short loop and J affine in it (`d * nn`): R's index goes into its
+    index class once, where the short loop is entered, and at the exits of R's loop each
+    iteration i becomes the addresses from B moved by J's value at i, in that iteration's
+    class. A hydrodynamics element's velocity components (d = 0..2 over 8 corners) were 24
+    two-range tracks per element; their corners' indices are tracked for the coordinates
+    already. J's inputs other than the short loop's phis must be fixed in R's loop."""
+    for pre, loads in hoisted_plan(synth).items():
+        for inst, inner, chain in loads:
+            ks = iteration_classes(synth, inst)
+            g = synth.fn.defs.get(inst.ops[0].value)
+            if not ks or not _gep2(g) or g.ops[1].ty != "i64" or g is not chain[-1]:
+                continue
+            found = _eligible(synth, g.ops[0].value, pre)
+            if found is None:
+                continue
+            lp, tracked, key, stride, base, addend, tail = found
+            row = synth.fn.defs.get(g.ops[0].value)
+            if inner.header not in lp.blocks or row in chain or \
+                    not _fixed_in(synth, lp, base) or \
+                    addend is not None and not _fixed_in(synth, lp, addend[0]) or \
+                    not all(_fixed_in(synth, lp, v) for v in _inputs(synth, inner, chain[:-1],
+                                                                     g.ops[1].value)):
+                continue
+            j = _index_class(keys, lp, key)
+            if j is None:
+                continue
+            n = max(type_size(inst.ty, synth.module.named_types), 1)
+            size = type_size(g.src_ty, synth.module.named_types)
+            for i, k in enumerate(ks):
+                _slot(cache, slots, lp, (j, k, stride, n, tail, (base, addend),
+                                         (inner.header, g.ops[1].value, size, i)))
+            rows = cache["rows"].setdefault(pre, [])
+            if (j, tracked) not in rows:
+                rows.append((j, tracked))
+            cache["covered"][id(inst)] = (j, tracked, base, addend, tail, stride,
+                                          g.ops[1].value, size)
+
+
+def _inputs(synth, inner, chain, v):
+    """The values J = v (computed by chain in loop inner) takes from outside inner: its
+    operands defined outside, and the starts of inner's phis it uses."""
+    out, seen = [], {d.name for d in chain}
+    for u in [v] + [o.value for d in chain for o in d.ops]:
+        a = synth.affine.get(u)
+        if a is not None and a[0] is inner:
+            out.append(a[1])
+        elif u.startswith("%") and u not in seen:
+            out.append(u)
+    return out
+
+
+def _offset_at(synth, lp, b, it, tag, phis, lines) -> str:
+    """Exit b of lp: the i64 value of J at iteration i of the short loop (it = (its header,
+    J, element size, i)), recomputed from its inputs (fixed in lp: through phis of b, 0 on
+    edges from outside lp, where no load it serves ran)."""
+    header, v, _, i = it
+    inner = synth.loops[header]
+    chain = []
+    _affine(synth, inner, v, chain, set())
+    types = {o.value: o.ty for d in chain for o in d.ops}
+    names = {}
+
+    def val(u, ty=None):
+        if not u.startswith("%"):
+            return u
+        if u not in names:
+            a = synth.affine.get(u)
+            if a is not None and a[0] is inner:
+                ty = synth.fn.defs[u].ty
+                names[u] = affine_value(synth, lines.append, ty, val(a[1], ty), a[2], str(i))
+            else:
+                names[u] = f"%ad.tixi.{tag}.{len(phis)}"
+                phis.append(_exit_phi(synth, lp, b, names[u], ty or types[u], synth.r(u), "0"))
+        return names[u]
+    emitter = SimpleNamespace(tmp=synth.tmp, emit=lines.append)     # (what clone_inst uses)
+    for d in chain:
+        names[d.name] = clone_inst(emitter, d, val)
+    return val(v)
 
 
 def _fixed_in(synth, lp, v) -> bool:
@@ -84,14 +191,14 @@ def _fixed_in(synth, lp, v) -> bool:
     return block is None or block not in lp.blocks and block in synth.dom[lp.header]
 
 
-def _eligible(synth, inst):
-    """(loop L, tracked value, index array, stride, B, addend, tail) for a load `gep T, B, I`
-    (or a constant offset from it, the tail) with B shadowed and I made from a value X read
-    from memory (split_index: where both operands of its add are, the one not fixed in L is
-    X), in a loop; L is the outermost loop around it whose exits can take code after their
-    phis. None otherwise."""
+def _eligible(synth, ptr, label):
+    """(loop L, tracked value, index array, stride, B, addend, tail) for an address ptr = `gep
+    T, B, I` (or a constant offset from it, the tail) used in block label, with B shadowed and
+    I made from a value X read from memory (split_index: where both operands of its add are,
+    the one not fixed in L is X), in a loop; L is the outermost loop around it whose exits can
+    take code after their phis. None otherwise."""
     fn = synth.fn
-    g, tail = fn.defs.get(inst.ops[0].value), 0
+    g, tail = fn.defs.get(ptr), 0
     if _gep2(g) and not g.ops[1].value.startswith("%") and _gep2(fn.defs.get(g.ops[0].value)):
         try:                            # `gep i8 (gep double, B, I), 8`: a record's field
             tail = int(g.ops[1].value) * type_size(g.src_ty, synth.module.named_types)
@@ -106,7 +213,7 @@ def _eligible(synth, inst):
     if not base.startswith("%") or base not in synth.act.shadowed or stride <= 0 or \
             not splits:
         return None
-    around = [lp for lp in synth.loops.values() if inst.block.label in lp.blocks and
+    around = [lp for lp in synth.loops.values() if label in lp.blocks and
               _plain_exits(synth, lp)]
     if not around:
         return None
@@ -190,7 +297,7 @@ def allocas(synth) -> list[str]:
     p, out = plan(synth), []
     for j in range(p["count"]):
         out += [f"%ad.tix.{e}{j}.{r} = alloca i64" for r in (0, 1) for e in "lh"] + _empty(j)
-    for m in sorted(c[0] for conv in p["exits"].values() for c in conv if c[-1] is None):
+    for m in sorted(c[0] for conv in p["exits"].values() for c in conv if c[6] is None):
         out += [f"%ad.tixs.{m} = alloca ptr", f"store ptr null, ptr %ad.tixs.{m}"]
     return out
 
@@ -264,6 +371,38 @@ def track(ctx, inst) -> bool:
     return True
 
 
+def covered(synth) -> set:
+    """The loads tracked one class per iteration whose rows are tracked by their index (_rows):
+    openmp_affine does not track them."""
+    return set(plan(synth)["covered"])
+
+
+def track_rows(ctx, b):
+    """End of block b, the preheader of a short loop, in the forward sweep: the indices of the
+    rows its covered loads read from, into their index classes (once per block and value)."""
+    done = ctx.__dict__.setdefault("_omp_index_done", {})
+    for j, tracked in plan(ctx.synth)["rows"].get(b.label, ()):
+        if tracked not in done:
+            done[tracked] = _i64(ctx, tracked)
+            ctx.emit(f"call void @__enzyme_cc_omp_track_index({_ranges(j)}, "
+                     f"i64 {done[tracked]})")
+
+
+def check_covered(ctx, inst) -> bool:
+    """ENZYME_CC_OMP_RANGE_CHECK: at a covered load, its shadow address is its row's base moved
+    by J and by the index its row's preheader tracked (False: inst is not covered)."""
+    c = plan(ctx.synth)["covered"].get(id(inst))
+    if c is None:
+        return False
+    j, tracked, base, addend, tail, stride, v, size = c
+    at, off, moved = _effective(ctx, base, addend, stride, tail), ctx.tmp("tj"), ctx.tmp("tb")
+    ctx.emit(f"{off} = mul i64 {ctx.synth.r(v)}, {size}")
+    ctx.emit(f"{moved} = getelementptr i8, ptr {at}, i64 {off}")
+    ctx.emit(f"call void @__enzyme_cc_omp_index_assert(ptr {ctx.s(inst.ops[0].value)}, "
+             f"ptr {moved}, i64 {_i64(ctx, tracked)}, i64 {stride})")
+    return True
+
+
 def at_exit(synth, b) -> tuple[list[str], list[str]]:
     """(phis, lines after the phis) of block b in the forward sweep: for each loop b is an exit
     of, its index ranges into the address classes of the loads they served, with each slot's
@@ -275,7 +414,7 @@ def at_exit(synth, b) -> tuple[list[str], list[str]]:
         if b.label not in lp.exits:
             continue
         tag = f"{synth.r(b.label)[1:]}"
-        for m, j, k, stride, n, tail, fixed in conv:
+        for m, j, k, stride, n, tail, fixed, it in conv:
             base = f"%ad.tixb.{tag}.{m}"
             if fixed is None:
                 lines += [f"{base} = load ptr, ptr %ad.tixs.{m}, align 8",
@@ -301,6 +440,12 @@ def at_exit(synth, b) -> tuple[list[str], list[str]]:
                 if tail:
                     lines.append(f"%ad.tixt.{tag}.{m} = getelementptr i8, ptr {base}, i64 {tail}")
                     base = f"%ad.tixt.{tag}.{m}"
+                if it is not None:          # a row's iteration: moved by J there
+                    at = _offset_at(synth, lp, b, it, f"{tag}.{m}", phis, lines)
+                    lines += [f"%ad.tixj.{tag}.{m} = mul i64 {at}, {it[2]}",
+                              f"%ad.tixr.{tag}.{m} = getelementptr i8, ptr {base}, "
+                              f"i64 %ad.tixj.{tag}.{m}"]
+                    base = f"%ad.tixr.{tag}.{m}"
             lines.append(f"call void @__enzyme_cc_omp_index_span({pair(k)}, {_ranges(j)}, "
                          f"ptr {base}, i64 {stride}, i64 {n})")
         for j in sorted({c[1] for c in conv}):

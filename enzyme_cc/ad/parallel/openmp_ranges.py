@@ -97,7 +97,7 @@ def track_load(ctx, inst, shared):
     k = load_class(ctx.synth, ptr)
     size = max(type_size(inst.ty, ctx.synth.module.named_types), 1)
     if hoisted(ctx.synth, inst):      # tracked once per loop entry, in the loop's preheader
-        if range_check():
+        if range_check() and not openmp_index.check_covered(ctx, inst):
             ks = (load_classes(ctx.synth, inst) * 4)[:4]      # in any of them (per iteration)
             pairs = ", ".join(pair(c) for c in ks)
             ctx.emit(f"call void @__enzyme_cc_omp_range_assert({pairs}, ptr {ctx.s(ptr)}, "

@@ -353,7 +353,8 @@ class Synth(TapeRecords, ValuePlan, IntegerChecks):
                     fwd_lines.append(f"store i64 %ad.iv.{h}, ptr %ad.nexit.{h}")
             self._push_needs(ctx, b)
             if getattr(self, "parallel", False):
-                openmp_affine.emit(ctx, b)    # range tracking of its loop's affine loads
+                openmp_index.track_rows(ctx, b)   # rows' indices (short loops' loads)
+                openmp_affine.emit(ctx, b, openmp_index.covered(self))   # the other affine loads
             self._forward_term(ctx, b)
             ranges[b.label] = (start, len(fwd_lines))
         fwd_lines = reserve_loops(self, fwd_lines, ranges)
