@@ -685,6 +685,55 @@ def test_openmp_component_rows_tracked_by_index(tmp_path):
         assert plain > (5 if n == 2 else 1) * atomic, (n, plain, atomic)
 
 
+def _count_spans(ir: str) -> str:
+    """The derivative module with every span the forward sweeps track counted, printed at exit
+    as `spans N`."""
+    ir = re.sub(r"(define internal void @__enzyme_cc_omp_track_span\([^)]*\)[^{]*\{\nentry:\n)",
+                lambda m: m.group(1) + "  %cnt.s = atomicrmw add ptr @cnt.spans, i64 1 monotonic\n",
+                ir)
+    return ir + """
+@cnt.spans = internal global i64 0
+@cnt.sfmt = private constant [11 x i8] c"spans %ld\\0A\\00"
+declare i32 @dprintf(i32, ptr, ...)
+define internal void @cnt.sreport() {
+  %n = load i64, ptr @cnt.spans
+  %r = call i32 (i32, ptr, ...) @dprintf(i32 2, ptr @cnt.sfmt, i64 %n)
+  ret void
+}
+@llvm.global_dtors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 65535, ptr @cnt.sreport, ptr null }]
+"""
+
+
+def test_openmp_element_blocks_tracked_per_chunk(tmp_path):
+    """omp_element_blocks.c reads each element's own block of a shared array in a loop over the
+    three components: its span was tracked where that loop starts, once per element (the
+    element loop's exit test, on its int index widened and truncated, had no exit count, so
+    the span could not move out of it). Now the element loop's exit count is computed modulo
+    2^32 and the span of the whole nest is tracked once per thread's chunk (openmp_affine._lift):
+    the spans the program's forward sweeps track, counted at 2 threads, fall from 3,080 (one
+    per element and call) to 240 (6 per thread and call); the adds stay plain (9,000, none
+    atomic, before and after). Range-checked too. The derivatives are checked by
+    test_openmp_program."""
+    dump = tmp_path / "dump"
+    env = dict(os.environ, ENZYME_CC_OMP_RANGE_CHECK="1", ENZYME_CC_DUMP_DIR=str(dump))
+    run(["enzyme-cc", "-fopenmp", "-O2", str(HERE / "omp_element_blocks.c"), "-lm", "-o",
+         "prog"], cwd=tmp_path, env=env)
+    _run_clean(tmp_path, (2, 3))
+    run(["enzyme-cc", "-fopenmp", "-O2", str(HERE / "omp_element_blocks.c"), "-lm", "-o", "prog"],
+        cwd=tmp_path, env=dict(os.environ, ENZYME_CC_DUMP_DIR=str(dump), ENZYME_CC_CACHE="0"))
+    ir = (dump / "after-ad.ll").read_text()
+    (tmp_path / "spans.ll").write_text(_count_spans(ir))
+    run(["clang-22", "-O1", "-fopenmp", "-Wno-override-module", "spans.ll", "-lm", "-o",
+         "spans"], cwd=tmp_path)
+    r = subprocess.run(["./spans"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=RUN_TIMEOUT, env=dict(os.environ, OMP_NUM_THREADS="2"))
+    assert r.returncode == 0 and "FAILED" not in r.stdout, r.stdout[-2000:] + r.stderr
+    spans = int(re.search(r"spans (\d+)", r.stderr).group(1))
+    assert spans <= 8 * 2 * 20, spans      # (2 threads, omp_check.h's 20 team gradients)
+    for n, (plain, atomic) in _counted_adds(tmp_path, ir, (2,)):
+        assert plain > 5 * atomic, (n, plain, atomic)
+
+
 def test_openmp_memset_and_error_reports_keep_ranges(tmp_path):
     """omp_memset_error_path.c: a region that zeroes its part of a shared array (a memset) and
     reports bad input before exit() adds into shared memory only as its loads' adjoints, so

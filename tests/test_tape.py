@@ -258,3 +258,12 @@ def test_mode_sums_taped_instead_of_the_velocities(tmp_path):
     component, not the eight velocities: a minimum cut between what the reverse cannot recompute
     and what it needs (ad/plan/tape_cut.py): 18496 bytes, 26176 before."""
     assert _first_tape_bytes(tmp_path, "mode_sums_taped.c") <= 21000
+
+
+def test_narrow_exit_counts_are_computed(tmp_path):
+    """Inner loops over an int index from a run-time start whose exit test compares the
+    truncation of the widened index with the bound (narrow_exit_counts.c): the reverse enters
+    each at its last iteration computed modulo 2^32 from the start and the bound
+    (ad/structure/exit_count.py), instead of a pushed exit count per entry: 2880 bytes, 2976
+    before (12 loop entries)."""
+    assert _first_tape_bytes(tmp_path, "narrow_exit_counts.c") <= 2900

@@ -38,9 +38,7 @@ def plan(synth) -> dict:
     probe = types.SimpleNamespace(synth=synth)
     innermost = _innermost(synth)
     for lp in synth.loops.values():
-        pre = fn.block(lp.preheader)
-        if pre.term.op != "br" or pre.term.targets != [lp.header] or \
-                exit_count.recipe(synth, ("ivx", (lp.header, None))) is None:
+        if not _counted(synth, lp):
             continue
         for label in sorted(lp.blocks):
             if innermost.get(label) is not lp:
@@ -59,7 +57,51 @@ def plan(synth) -> dict:
                         per_iteration[id(inst)] = [k] + [class_of(synth, ("iteration", k, j))
                                                          for j in range(1, trips)]
     synth._omp_hoisted = {id(i) for loads in cache.values() for i, _, _ in loads}
+    lifted = synth._omp_lifted = {}
+    for loads in cache.values():
+        for inst, lp, chain in loads:
+            up = None if id(inst) in per_iteration else _lift(synth, innermost, inst, lp, chain)
+            if up is not None:
+                lifted.setdefault(up[0].preheader, []).append((inst, lp, chain) + up)
     return cache
+
+
+def _lift(synth, innermost, inst, lp, chain):
+    """(outer loop, its chain, the root outside it) where load inst, hoisted to lp's preheader,
+    can be tracked once where the loop around that preheader is entered: that loop is counted,
+    lp's trip count does not change in it, and what inst's address takes from outside lp (lp's
+    phis' starts, the root) is affine in it, so that the address is affine in both indices and
+    its extremes over the nest lie at the four corners. An element loop reading its element's
+    own block of a shared array in a loop over components (hydro's corner forces) then tracks
+    one span per thread's chunk, not one per element."""
+    outer = innermost.get(lp.preheader)
+    if outer is None or not _counted(synth, outer):
+        return None
+    r = exit_count.recipe(synth, ("ivx", (lp.header, None)))
+    if any(v.startswith("%") and inside(synth, outer, v) for v in (r.init, r.bound)):
+        return None
+    names, ins = {d.name for d in chain}, []
+    for v in [inst.ops[0].value] + [o.value for d in chain for o in d.ops]:
+        a = synth.affine.get(v)
+        if a is not None and a[0] is lp:
+            v = a[1]
+        if v.startswith("%") and v not in names:
+            ins.append(v)
+    chain2, seen = [], set()
+    if not all(_affine(synth, outer, v, chain2, seen) for v in ins):
+        return None
+    root = root_of(synth, outer, root_of(synth, lp, inst.ops[0].value, chain), chain2)
+    if not root.startswith("%") or inside(synth, outer, root) or root not in synth.act.shadowed:
+        return None
+    return outer, chain2, root
+
+
+def _counted(synth, lp) -> bool:
+    """lp's preheader branches to its header only and its exit count follows from its exit
+    compare (exit_count.recipe): addresses at its last iteration can be computed before it."""
+    pre = synth.fn.block(lp.preheader)
+    return pre.term.op == "br" and pre.term.targets == [lp.header] and \
+        exit_count.recipe(synth, ("ivx", (lp.header, None))) is not None
 
 
 def iteration_classes(synth, inst):
@@ -201,10 +243,14 @@ def emit(ctx, b, covered=()):
     """End of block b in a team derivative's forward sweep: for each loop b is the preheader
     of, track its hoisted loads' shadow addresses at the first and the last iteration (except
     the loads in covered, ids of those tracked by their rows' index: openmp_index._rows)."""
-    loads = [t for t in plan(ctx.synth).get(b.label, ()) if id(t[0]) not in covered]
+    synth = ctx.synth
+    plan(synth)
+    lifted = {id(t[0]) for ts in synth._omp_lifted.values() for t in ts}
+    _emit_lifted(ctx, synth._omp_lifted.get(b.label, ()))
+    loads = [t for t in plan(synth).get(b.label, ())
+             if id(t[0]) not in covered and id(t[0]) not in lifted]
     if not loads:
         return
-    synth = ctx.synth
     lp = loads[0][1]
     last = exit_count.exit_index(synth, _Fwd(synth, ctx.lines), exit_count.recipe(
         synth, ("ivx", (lp.header, None))))
@@ -230,6 +276,54 @@ def emit(ctx, b, covered=()):
         ctx.emit(track_span(k, lo, end))
 
 
+def _emit_lifted(ctx, loads):
+    """End of an outer loop's preheader: each lifted load's shadow addresses at the four corners
+    of the nest (the outer loop's first and last iteration, lp's first and last), one span."""
+    synth, lasts = ctx.synth, {}
+
+    def last(lp):
+        if lp.header not in lasts:
+            lasts[lp.header] = exit_count.exit_index(synth, _Fwd(synth, ctx.lines),
+                                                     exit_count.recipe(synth, ("ivx", (lp.header, None))))
+        return lasts[lp.header]
+    for inst, lp, chain, outer, chain2, root in loads:
+        ends = []
+        for o in ("0", last(outer)):
+            outside = {}
+            for d in chain2:            # the values lp takes from the outer loop, at o
+                outside[d.name] = clone_inst(ctx, d, lambda v: _at(ctx, outer, v, o, outside))
+
+            def prim(v):
+                return _at(ctx, outer, v, o, outside)
+            for it in ("0", last(lp)):
+                a = ctx.tmp("ta")
+                ctx.emit(f"{a} = ptrtoint ptr {shadow_at(ctx, lp, chain, inst.ops[0].value, it, prim, root)} to i64")
+                ends.append(a)
+        lo, hi = ends[0], ends[0]
+        for e in ends[1:]:
+            lo2, hi2 = ctx.tmp("tl"), ctx.tmp("th")
+            ctx.emit(f"{lo2} = call i64 @llvm.umin.i64(i64 {lo}, i64 {e})")
+            ctx.emit(f"{hi2} = call i64 @llvm.umax.i64(i64 {hi}, i64 {e})")
+            lo, hi = lo2, hi2
+        end = ctx.tmp("te")
+        ctx.emit(f"{end} = add i64 {hi}, {max(type_size(inst.ty, synth.module.named_types), 1)}")
+        ctx.emit(track_span(load_class(synth, inst.ops[0].value), lo, end))
+
+
+def _at(ctx, outer, v, it, names):
+    """The sweep's value of v at the outer loop's iteration it: recomputed (names), an affine
+    phi of the outer loop at it, or the value itself (defined outside the loop)."""
+    if not v.startswith("%"):
+        return v
+    if v in names:
+        return names[v]
+    a = ctx.synth.affine.get(v)
+    if a is not None and a[0] is outer:
+        names[v] = _phi_at(ctx, v, a, it, ctx.synth.r)
+        return names[v]
+    return ctx.synth.r(v)
+
+
 class _Fwd:
     """What exit_count.exit_index reads: forward-sweep names of primal values, and the lines."""
 
@@ -241,10 +335,11 @@ class _Fwd:
         return self.synth.r(key[1]) if key[1].startswith("%") else default
 
 
-def shadow_at(ctx, lp, chain, ptr, it, prim):
+def shadow_at(ctx, lp, chain, ptr, it, prim, root=None):
     """The shadow of ptr at iteration it (an i64 value): the address recomputed from lp's phis at
-    that iteration, moved from its root pointer (defined outside lp) to the root's shadow.
-    prim(v): the sweep's name of a primal value defined outside lp."""
+    that iteration, moved from its root pointer (defined outside lp, or the given root outside
+    an enclosing loop) to the root's shadow. prim(v): the sweep's name of a primal value defined
+    outside lp."""
     synth = ctx.synth
     names = {}
 
@@ -260,8 +355,12 @@ def shadow_at(ctx, lp, chain, ptr, it, prim):
         return prim(v)
     for d in chain:
         names[d.name] = clone_inst(ctx, d, val)
-    root = root_of(synth, lp, ptr, chain)
-    p, base = val(ptr), prim(root) if root.startswith("%") else root
+    if root is None:
+        root = root_of(synth, lp, ptr, chain)
+        base = prim(root) if root.startswith("%") else root
+    else:
+        base = synth.r(root)
+    p = val(ptr)
     a, r, off, sp = (ctx.tmp(h) for h in ("ha", "hr", "ho", "hs"))
     ctx.emit(f"{a} = ptrtoint ptr {p} to i64")
     ctx.emit(f"{r} = ptrtoint ptr {base} to i64")

@@ -14,6 +14,10 @@ loop, k follows from init and N:
 That costs a few integer operations where the tape cost 8 bytes per loop entry; the caller uses
 it only when init and N reach the reverse block with no tape or slot at all (Synth.free_at).
 
+A counter widened to i64 whose test compares its truncation with `!=` (`trunc %i.next to i32`
+against an int bound, LLVM's exit test after widening an int counter, as in every OpenMP loop
+over an int index) counts modulo 2^32 from the truncated start, step 1 or -1 only.
+
 Exactness needs a counter that does not wrap before the test holds: `!=` on an i64 counter (a
 wrap takes 2^62 iterations) or on a pointer (compared as addresses, step in bytes), otherwise an
 increment with nuw or nsw (a wrap would be poison); an inequality needs the flag matching its
@@ -37,6 +41,7 @@ class Recipe:
     step: int            # in units of the counter (bytes for a pointer)
     ty: str              # the counter's type
     pred: str            # "ne", or the continue-while predicate with the counter on the left
+    wide: str = ""       # the counter's own type where the test reads it truncated to ty
 
 
 def recipe(synth, key):
@@ -69,6 +74,10 @@ def _find(synth, lp):
             nxt = next(v for v, b in phi.incoming if b == lp.latch)
             if a in (phi.name, nxt) and _exact(pred, aff[2], phi.ty, fn.defs[nxt], cmp):
                 return Recipe(a == nxt, aff[1], n, aff[2], phi.ty, pred)
+            t = fn.defs.get(a) if a.startswith("%") else None
+            if getattr(t, "op", None) == "trunc" and t.ops[0].value in (phi.name, nxt) and \
+                    pred == "ne" and abs(aff[2]) == 1 and phi.ty == "i64":
+                return Recipe(t.ops[0].value == nxt, aff[1], n, aff[2], t.ty, pred, "i64")
     return None
 
 
@@ -182,12 +191,18 @@ def exit_index(synth, ctx, r):
     n = ctx.avail.get(("p", r.bound), r.bound)
     line = ctx.lines.append
     ty = r.ty
+    if r.wide:
+        t = synth.tmp("xt")
+        line(f"{t} = trunc {r.wide} {init} to {ty}")
+        init = t
     hi, lo = (n, init) if r.step > 0 else (init, n)
     if ty == "ptr":                       # a pointer iterator: the step is in bytes
         hi, lo = _address(synth, ctx, hi), _address(synth, ctx, lo)
         ty = "i64"
     d = synth.tmp("xd")
     line(f"{d} = sub {ty} {hi}, {lo}")
+    if r.wide:
+        return _narrow_count(synth, line, r, ty, d)
     s = abs(r.step)
     if r.pred == "ne":
         c = d
@@ -215,6 +230,21 @@ def exit_index(synth, ctx, r):
         line(f"{k} = sub i64 {c}, 1")
         c = k
     return c
+
+
+def _narrow_count(synth, line, r, ty, d) -> str:
+    """The exit index of a wide counter stepping by 1 whose truncation the test compares with
+    `!=` (LLVM's exit test of a counter widened from an int): the distance d is exact modulo
+    2^bits of ty, where the narrow part first meets the bound (the wide counter cannot wrap
+    before it does); on the increment the body ran once more than the distance counts, so
+    k = d - 1 there, taken modulo 2^bits too (d = 0: the narrow part comes round once)."""
+    if r.on_next:
+        d1 = synth.tmp("xd")
+        line(f"{d1} = sub {ty} {d}, 1")
+        d = d1
+    w = synth.tmp("xw")
+    line(f"{w} = zext {ty} {d} to i64")
+    return w
 
 
 def _zext_i1(synth, ctx, v, ty):
