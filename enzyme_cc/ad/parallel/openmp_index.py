@@ -133,10 +133,32 @@ def _rows(synth, cache, keys, slots):
                 _slot(cache, slots, lp, (j, k, stride, n, tail, (base, addend),
                                          (inner.header, g.ops[1].value, size, i)))
             rows = cache["rows"].setdefault(pre, [])
-            if (j, tracked) not in rows:
+            if (j, tracked) not in rows and not _recorded_before(synth, cache, j, tracked, pre):
                 rows.append((j, tracked))
             cache["covered"][id(inst)] = (j, tracked, base, addend, tail, stride,
                                           g.ops[1].value, size)
+
+
+def _recorded_before(synth, cache, j, tracked, pre) -> bool:
+    """Index class j already holds the row's index when block pre runs: a gather of the same
+    class, in a block dominating pre (so in the same iteration of their loop), records an
+    index loaded from the same address, of memory nothing in the gradient writes (so the same
+    value): hydro's rows read again the connectivity entries its coordinate gathers read."""
+    fn = synth.fn
+    mine = fn.defs.get(tracked[0])
+    if getattr(mine, "op", None) != "load":
+        return False
+    for inst in (i for b in fn.blocks for i in b.insts):
+        entry = cache["loads"].get(id(inst))
+        if entry is None or entry[0] != j or inst.block.label not in synth.dom[pre]:
+            continue
+        v, ty, ext = entry[1]
+        d = fn.defs.get(v)
+        if getattr(d, "op", None) == "load" and (ty, ext) == tracked[1:] and \
+                d.ops[0].value == mine.ops[0].value and \
+                synth.fixed_memory(mine.ops[0].value):
+            return True
+    return False
 
 
 def _inputs(synth, inner, chain, v):

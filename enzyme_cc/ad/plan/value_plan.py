@@ -145,6 +145,11 @@ class ValuePlan:
             self._value_users = self.fn.users()
         return self._value_users
 
+    def fixed_memory(self, ptr: str) -> bool:
+        """No write of the whole call tree reaches the memory a load through ptr reads
+        (read_only.reloadable): two loads of it read the same value."""
+        return reloadable(self.gen, self.fn.name, ptr)
+
     def would_tape(self, blk: str, user: str) -> bool:
         """A value of block `blk` read in the reverse of `user` takes a tape entry: always in split
         mode; in combined mode unless blk runs once per call (the value is direct) or blk or the
@@ -188,7 +193,7 @@ class ValuePlan:
                     self.mem.unmodified_after(base, inst, user):
                 return True
             # memory no write of the whole call tree reaches (split pairs too)
-            return reloadable(self.gen, self.fn.name, inst.ops[0].value)
+            return self.fixed_memory(inst.ops[0].value)
         if inst.op == "phi":              # only when that costs no tape or slot of its own
             sel = phi_select.branch_select(self, inst)
             # (a loop's exit value only through exit_count: its counter may not exist at the phi)
