@@ -38,11 +38,16 @@ def cut_members(plan, key, user: str) -> dict | None:
     that read it, and any answer is a correct plan."""
     groups = plan.__dict__.setdefault("_cut_groups", {})
     if key not in groups:
-        groups[key] = _group_cut(plan, key, user, groups)
+        large = plan.__dict__.setdefault("_cut_large", set())
+        groups[key] = None if (key, user) in large else _group_cut(plan, key, user, groups, large)
     return groups[key]
 
 
-def _group_cut(plan, key, user, groups):
+def _group_cut(plan, key, user, groups, large):
+    """cut_members of a group not judged yet; a group found larger than MAX_GROUP leaves its
+    members seen so far in `large` with the user: the group of any of them for that user is
+    the same one (the walk goes both ways along its edges), and walking it again from each
+    member cost LULESH's differentiate stage more than half its time."""
     loops = _loops_of(plan, key)
     inner, leaves, sinks = {}, set(), set()
     users, needed = plan.value_users(), plan.needed_keys()
@@ -53,6 +58,7 @@ def _group_cut(plan, key, user, groups):
             continue
         seen.add(k)
         if len(seen) > MAX_GROUP:
+            large.update((m, user) for m in list(inner) + list(leaves))
             return None
         kind = _member(plan, k, user, loops)
         if kind == "free":
@@ -85,8 +91,12 @@ def _group_cut(plan, key, user, groups):
 
 
 def _loops_of(plan, key) -> frozenset:
+    """The headers of the loops around key's definition (per block, made once)."""
     blk = plan.def_block(key)
-    return frozenset(h for h, lp in plan.loops.items() if blk in lp.blocks)
+    memo = plan.__dict__.setdefault("_loops_around", {})
+    if blk not in memo:
+        memo[blk] = frozenset(h for h, lp in plan.loops.items() if blk in lp.blocks)
+    return memo[blk]
 
 
 def _member(plan, k, user, loops):
