@@ -51,7 +51,12 @@ def _group_cut(plan, key, user, groups, large):
     loops = _loops_of(plan, key)
     inner, leaves, sinks = {}, set(), set()
     users, needed = plan.value_users(), plan.needed_keys()
-    todo, seen = [key], set()
+    todo, seen, kinds = [key], set(), {}
+
+    def kind_of(k):                     # (a user is asked before it is walked, and again then)
+        if k not in kinds:
+            kinds[k] = _member(plan, k, user, loops)
+        return kinds[k]
     while todo:
         k = todo.pop()
         if k in seen:
@@ -60,7 +65,7 @@ def _group_cut(plan, key, user, groups, large):
         if len(seen) > MAX_GROUP:
             large.update((m, user) for m in list(inner) + list(leaves))
             return None
-        kind = _member(plan, k, user, loops)
+        kind = kind_of(k)
         if kind == "free":
             continue
         if kind == "leaf":
@@ -77,7 +82,7 @@ def _group_cut(plan, key, user, groups, large):
                 continue
             if u.op == "phi":
                 sinks.add(k)        # (a phi may be recomputed as a select of its inputs)
-            elif _member(plan, uk, user, loops) == "inner":
+            elif kind_of(uk) == "inner":
                 todo.append(uk)
             elif plan._recomputable(uk, user):
                 sinks.add(k)        # recomputed from k elsewhere: k must be available
