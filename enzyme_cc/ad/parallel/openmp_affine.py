@@ -63,6 +63,7 @@ def plan(synth) -> dict:
             up = None if id(inst) in per_iteration else _lift(synth, innermost, inst, lp, chain)
             if up is not None:
                 lifted.setdefault(up[0].preheader, []).append((inst, lp, chain) + up)
+    synth._omp_lifted_ids = {id(t[0]) for ts in lifted.values() for t in ts}
     return cache
 
 
@@ -242,13 +243,13 @@ def _affine(synth, lp, v, chain, seen) -> bool:
 def emit(ctx, b, covered=()):
     """End of block b in a team derivative's forward sweep: for each loop b is the preheader
     of, track its hoisted loads' shadow addresses at the first and the last iteration (except
-    the loads in covered, ids of those tracked by their rows' index: openmp_index._rows)."""
+    the loads in covered, ids of those tracked by their rows' index: openmp_index._rows, and
+    those lifted to an enclosing loop), and for each loop b is the preheader of as an enclosing
+    loop, the spans of the loads lifted to it (_emit_lifted)."""
     synth = ctx.synth
-    plan(synth)
-    lifted = {id(t[0]) for ts in synth._omp_lifted.values() for t in ts}
+    loads = plan(synth).get(b.label, ())
     _emit_lifted(ctx, synth._omp_lifted.get(b.label, ()))
-    loads = [t for t in plan(synth).get(b.label, ())
-             if id(t[0]) not in covered and id(t[0]) not in lifted]
+    loads = [t for t in loads if id(t[0]) not in covered and id(t[0]) not in synth._omp_lifted_ids]
     if not loads:
         return
     lp = loads[0][1]
@@ -283,8 +284,8 @@ def _emit_lifted(ctx, loads):
 
     def last(lp):
         if lp.header not in lasts:
-            lasts[lp.header] = exit_count.exit_index(synth, _Fwd(synth, ctx.lines),
-                                                     exit_count.recipe(synth, ("ivx", (lp.header, None))))
+            recipe = exit_count.recipe(synth, ("ivx", (lp.header, None)))
+            lasts[lp.header] = exit_count.exit_index(synth, _Fwd(synth, ctx.lines), recipe)
         return lasts[lp.header]
     for inst, lp, chain, outer, chain2, root in loads:
         ends = []
@@ -296,8 +297,8 @@ def _emit_lifted(ctx, loads):
             def prim(v):
                 return _at(ctx, outer, v, o, outside)
             for it in ("0", last(lp)):
-                a = ctx.tmp("ta")
-                ctx.emit(f"{a} = ptrtoint ptr {shadow_at(ctx, lp, chain, inst.ops[0].value, it, prim, root)} to i64")
+                a, sp = ctx.tmp("ta"), shadow_at(ctx, lp, chain, inst.ops[0].value, it, prim, root)
+                ctx.emit(f"{a} = ptrtoint ptr {sp} to i64")
                 ends.append(a)
         lo, hi = ends[0], ends[0]
         for e in ends[1:]:

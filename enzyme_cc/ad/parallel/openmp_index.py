@@ -111,7 +111,8 @@ def _rows(synth, cache, keys, slots):
         for inst, inner, chain in loads:
             ks = iteration_classes(synth, inst)
             g = synth.fn.defs.get(inst.ops[0].value)
-            if not ks or not _gep2(g) or g.ops[1].ty != "i64" or g is not chain[-1]:
+            if not ks or not _gep2(g) or g.ops[1].ty != "i64" or g is not chain[-1] or \
+                    g.ops[1].value not in {d.name for d in chain}:
                 continue
             found = _eligible(synth, g.ops[0].value, pre)
             if found is None:
@@ -393,10 +394,10 @@ def track(ctx, inst) -> bool:
     return True
 
 
-def covered(synth) -> set:
-    """The loads tracked one class per iteration whose rows are tracked by their index (_rows):
-    openmp_affine does not track them."""
-    return set(plan(synth)["covered"])
+def covered(synth) -> dict:
+    """The loads (by id) tracked one class per iteration whose rows are tracked by their index
+    (_rows): openmp_affine does not track them."""
+    return plan(synth)["covered"]
 
 
 def track_rows(ctx, b):
