@@ -290,12 +290,7 @@ def _emit_lifted(ctx, loads):
     for inst, lp, chain, outer, chain2, root in loads:
         ends = []
         for o in ("0", last(outer)):
-            outside = {}
-            for d in chain2:            # the values lp takes from the outer loop, at o
-                outside[d.name] = clone_inst(ctx, d, lambda v: _at(ctx, outer, v, o, outside))
-
-            def prim(v):
-                return _at(ctx, outer, v, o, outside)
+            prim = at_iteration(ctx, outer, chain2, o, synth.r)   # what lp takes, at o
             for it in ("0", last(lp)):
                 a, sp = ctx.tmp("ta"), shadow_at(ctx, lp, chain, inst.ops[0].value, it, prim, root)
                 ctx.emit(f"{a} = ptrtoint ptr {sp} to i64")
@@ -309,20 +304,6 @@ def _emit_lifted(ctx, loads):
         end = ctx.tmp("te")
         ctx.emit(f"{end} = add i64 {hi}, {max(type_size(inst.ty, synth.module.named_types), 1)}")
         ctx.emit(track_span(load_class(synth, inst.ops[0].value), lo, end))
-
-
-def _at(ctx, outer, v, it, names):
-    """The sweep's value of v at the outer loop's iteration it: recomputed (names), an affine
-    phi of the outer loop at it, or the value itself (defined outside the loop)."""
-    if not v.startswith("%"):
-        return v
-    if v in names:
-        return names[v]
-    a = ctx.synth.affine.get(v)
-    if a is not None and a[0] is outer:
-        names[v] = _phi_at(ctx, v, a, it, ctx.synth.r)
-        return names[v]
-    return ctx.synth.r(v)
 
 
 class _Fwd:
@@ -342,20 +323,7 @@ def shadow_at(ctx, lp, chain, ptr, it, prim, root=None):
     an enclosing loop) to the root's shadow. prim(v): the sweep's name of a primal value defined
     outside lp."""
     synth = ctx.synth
-    names = {}
-
-    def val(v):
-        if v in names:
-            return names[v]
-        if not v.startswith("%"):
-            return v
-        a = synth.affine.get(v)
-        if a is not None and a[0] is lp:
-            names[v] = _phi_at(ctx, v, a, it, prim)
-            return names[v]
-        return prim(v)
-    for d in chain:
-        names[d.name] = clone_inst(ctx, d, val)
+    val = at_iteration(ctx, lp, chain, it, prim)
     if root is None:
         root = root_of(synth, lp, ptr, chain)
         base = prim(root) if root.startswith("%") else root
@@ -368,6 +336,24 @@ def shadow_at(ctx, lp, chain, ptr, it, prim, root=None):
     ctx.emit(f"{off} = sub i64 {a}, {r}")
     ctx.emit(f"{sp} = getelementptr i8, ptr {ctx.s(root)}, i64 {off}")
     return sp
+
+
+def at_iteration(ctx, lp, chain, it, prim):
+    """The sweep's name of each value at lp's iteration it (an i64 value), as a function: the
+    values of chain recomputed (emitted now, without wrap flags), lp's affine phis at it, any
+    other value prim(v) (defined outside lp)."""
+    names = {}
+
+    def val(v):
+        if not v.startswith("%"):
+            return v
+        if v not in names:
+            a = ctx.synth.affine.get(v)
+            names[v] = _phi_at(ctx, v, a, it, prim) if a is not None and a[0] is lp else prim(v)
+        return names[v]
+    for d in chain:
+        names[d.name] = clone_inst(ctx, d, val)
+    return val
 
 
 def root_of(synth, lp, ptr, chain):

@@ -35,9 +35,8 @@ from types import SimpleNamespace
 from enzyme_cc.ir.lexer import type_size
 from ..structure.cfg import pred_edges
 from ..structure.type_layout import underlying
-from .openmp_affine import (_affine, clone_inst, gathers, hoisted, iteration_classes, plan as
+from .openmp_affine import (_affine, at_iteration, gathers, hoisted, iteration_classes, plan as
                             hoisted_plan, range_check)
-from ..structure.exit_count import affine_value
 from .openmp_classes import load_class, pair, shared_in
 
 MAX_INDEX_CLASSES = 4       # index classes per function (4 integers each live through loops)
@@ -184,24 +183,15 @@ def _offset_at(synth, lp, b, it, tag, phis, lines) -> str:
     chain = []
     _affine(synth, inner, v, chain, set())
     types = {o.value: o.ty for d in chain for o in d.ops}
-    names = {}
+    types.update({a[1]: types[u] for u, a in ((u, synth.affine.get(u)) for u in list(types))
+                  if a is not None and a[0] is inner})     # (a phi's start has its type)
 
-    def val(u, ty=None):
-        if not u.startswith("%"):
-            return u
-        if u not in names:
-            a = synth.affine.get(u)
-            if a is not None and a[0] is inner:
-                ty = synth.fn.defs[u].ty
-                names[u] = affine_value(synth, lines.append, ty, val(a[1], ty), a[2], str(i))
-            else:
-                names[u] = f"%ad.tixi.{tag}.{len(phis)}"
-                phis.append(_exit_phi(synth, lp, b, names[u], ty or types[u], synth.r(u), "0"))
-        return names[u]
-    emitter = SimpleNamespace(tmp=synth.tmp, emit=lines.append)     # (what clone_inst uses)
-    for d in chain:
-        names[d.name] = clone_inst(emitter, d, val)
-    return val(v)
+    def prim(u):
+        name = f"%ad.tixi.{tag}.{len(phis)}"
+        phis.append(_exit_phi(synth, lp, b, name, types[u], synth.r(u), "0"))
+        return name
+    ctx = SimpleNamespace(synth=synth, tmp=synth.tmp, emit=lines.append)
+    return at_iteration(ctx, inner, chain, str(i), prim)(v)
 
 
 def _fixed_in(synth, lp, v) -> bool:
