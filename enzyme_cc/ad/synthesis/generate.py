@@ -6,6 +6,8 @@ the new module text.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import re
 
@@ -484,11 +486,35 @@ _TYPE_HINT_CALL = re.compile(r'^[ \t]*(?:\w+ )*call void (?:\([^)]*\) )?'
                              r'@"?__enzyme_(?:double|float|integer|pointer)"? ?\(.*\n', re.M)
 
 
+# the collector's thresholds while derivatives are made (see _fewer_collections)
+GC_THRESHOLDS = (20_000, 20, 20)
+
+
+@contextlib.contextmanager
+def _fewer_collections():
+    """The analyses allocate many small containers that live as long as the run (the parsed
+    functions, activity sets, plans): with Python's default thresholds the collector walked
+    them all again and again, about 6 % of a whole program's differentiate stage (400
+    functions: 353 collections, 0.27 s; 9 collections, 0.03 s with these), for the same peak
+    memory (the garbage is found, only later)."""
+    old = gc.get_threshold()
+    gc.set_threshold(*GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+
+
 def differentiate(text: str, origins: dict | None = None, shared: bool = False) -> str:
     """Rewrite every marker call. Marker calls inside functions that are themselves
     differentiated (higher order) are handled first, in rounds, innermost first. In a shared
     library, a marker on a parameter of a function nothing in it calls is refused: its callers
     are outside (in an executable it is an inlined helper's leftover copy)."""
+    with _fewer_collections():
+        return _differentiate(text, origins, shared)
+
+
+def _differentiate(text: str, origins: dict | None, shared: bool) -> str:
     text = truncate.lower(text)   # __enzyme_truncate_*: truncated copies, differentiable code
     text = lower(text)      # checkpointed loops: plain loops until reverse mode meets them
     counter = 0
