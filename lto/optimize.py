@@ -381,8 +381,9 @@ def _part_of(name: str, parts: int) -> int:
 
 def _steer(f, k: int, parts: int) -> None:
     """Renames the hidden function f (a suffix found by trying) so that it goes to part k."""
+    base = f.name               # (read once: each read is a call into LLVM)
     for j in range(4096):
-        name = f"{f.name}.p{j}"
+        name = f"{base}.p{j}"
         if _part_of(name, parts) == k:
             f.name = name
             return

@@ -64,6 +64,9 @@ def _live(body: str) -> str:
     `resume`) run as primal code without derivative (structure/cfg.doomed_blocks), so what
     only they name is not reached: Rust's panic machinery would bring in most of its standard
     library, formatting and all. The whole body where no block returns."""
+    if "unreachable" not in body and "resume " not in body:
+        return body     # (no block ends the function without a return: only a loop that never
+        #                  exits could reach none, and keeping it reaches more, never less)
     starts = [(0, "")] + [(m.start(), m.group(1)) for m in _LABEL_LINE.finditer(body)]
     if len(starts) == 1 or not _RET.search(body):
         return body
