@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run
+from enzyme_cc.toolchain import tool
 
 HERE = Path(__file__).resolve().parent / "openmp_programs"
 PROGRAMS = sorted(p.name for p in HERE.iterdir() if p.suffix in (".c", ".cpp"))
@@ -640,6 +641,34 @@ def test_openmp_gathers_tracked_by_index(tmp_path):
     assert ir.count("call void @__enzyme_cc_omp_index_assert(") >= 6
     for n, (plain, atomic) in _counted_adds(tmp_path, ir, (2, 4)):
         assert plain > (5 if n == 2 else 2) * atomic, (n, plain, atomic)
+
+
+def test_openmp_exit_spans_keep_their_rare_case_out_of_line(tmp_path):
+    """Where a loop ends or a team's augmented function returns, its classes' ranges are merged
+    (index spans, track_merge): the rare case of such a merge (the span touches neither range
+    and the first is not empty) was inlined at every site, about 50 instructions each, most of
+    LULESH's team forward functions after -O2 (its post-AD stage grew with them). It is now one
+    function called with every register preserved; the common cases stay inline (the first
+    range grows, or the second, or the empty first takes the span), and loops keep the whole
+    decision inline. omp_index_gather.c's derivative module after `opt -O2`: 311 -> 215
+    unsigned minimums. Range-checked at 2 and 3 threads, and the adds are counted as by
+    test_openmp_gathers_tracked_by_index (the same plain/atomic split)."""
+    dump = tmp_path / "dump"
+    env = dict(os.environ, ENZYME_CC_OMP_RANGE_CHECK="1", ENZYME_CC_DUMP_DIR=str(dump),
+               ENZYME_CC_CACHE="0")
+    run(["enzyme-cc", "-fopenmp", "-O2", str(HERE / "omp_index_gather.c"), "-lm", "-o", "prog"],
+        cwd=tmp_path, env=env)
+    _run_clean(tmp_path, (2, 3))
+    run([tool("opt"), "-O2", str(dump / "after-ad.ll"), "-S", "-o", "opt.ll"],
+        cwd=tmp_path)
+    opt = (tmp_path / "opt.ll").read_text()
+    assert re.search(r"^define internal preserve_allcc void @__enzyme_cc_omp_track_far\(", opt,
+                     re.M), "no out-of-line merge"
+    assert opt.count("call preserve_allcc void @__enzyme_cc_omp_track_far(") >= 4
+    assert opt.count("@llvm.umin.i64(") <= 250, opt.count("@llvm.umin.i64(")
+    ir = (dump / "after-ad.ll").read_text()
+    for n, (plain, atomic) in _counted_adds(tmp_path, ir, (2,)):
+        assert plain > 5 * atomic, (n, plain, atomic)
 
 
 def test_openmp_component_gathers_track_one_index(tmp_path):

@@ -121,6 +121,12 @@ class Module:
     def defines(self, name: str) -> bool:
         return name in self._bodies
 
+    @property
+    def triple(self) -> str:
+        """The module's target triple ("" where it names none)."""
+        m = re.search(r'^target triple = "([^"]*)"', self.text, re.M)
+        return m.group(1) if m else ""
+
     def is_constant_global(self, name: str) -> bool:
         line = self.globals.get(name, "")
         return bool(re.search(r"=\s.*?\bconstant\b", line))
@@ -179,8 +185,9 @@ def parse_header(header: str, named_types) -> tuple:
     k = next(k for k, t in enumerate(toks) if t.startswith("@") and toks[k + 1] == "(")
     name = toks[k]
     ret_ty = _type_before(toks, k)
-    cconv = next((t for t in toks[1:k] if t in ("fastcc", "coldcc", "ccc") or t.startswith("cc")
-                  and t[2:].isdigit()), "")
+    cconv = next((t for t in toks[1:k] if t in ("fastcc", "coldcc", "ccc", "preserve_allcc",
+                                                  "preserve_mostcc") or
+                  t.startswith("cc") and t[2:].isdigit()), "")
     close = skip_balanced(toks, k + 1)
     params = []
     for part in split_commas(toks, k + 2, close - 1):

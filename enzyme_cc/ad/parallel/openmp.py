@@ -582,7 +582,7 @@ def _helpers(gen):
     if getattr(gen, "_omp_helpers", False):
         return
     gen._omp_helpers = True
-    gen.out.append(openmp_tapes.IR + _HELPERS + openmp_range_runtime.IR + oom_ir("omp"))
+    gen.out.append(openmp_tapes.IR + _HELPERS + openmp_range_runtime.ir(gen.module.triple) + oom_ir("omp"))
     gen.helpers.add(("tape",))
     for n, d in (("@calloc", "declare ptr @calloc(i64, i64)"), ("@free", "declare void @free(ptr)"),
                  ("@realloc", "declare ptr @realloc(ptr, i64)"),

@@ -17,7 +17,54 @@ def _ret_ranges(tag: str, l0: str, h0: str, l1: str, h1: str) -> str:
     return out + f"  ret {ty} {prev}\n"
 
 
-IR = f"""
+def _span_head(name: str, second: bool = False) -> str:
+    """The common case of __enzyme_cc_omp_<name>(l0p, h0p, l1p, h1p, a, e): [a, e) touches the
+    first range, which grows to it (second: or else touches the second, which grows, or else
+    the first is empty and becomes [a, e), as __enzyme_cc_omp_insert would decide); else it goes
+    on at `far:`."""
+    out = (f"define internal void @__enzyme_cc_omp_{name}(ptr %l0p, ptr %h0p, ptr %l1p, "
+           "ptr %h1p, i64 %a, i64 %e) alwaysinline nounwind {" + """
+entry:
+  %l0 = load i64, ptr %l0p, align 8
+  %h0 = load i64, ptr %h0p, align 8
+  %t0a = icmp ule i64 %a, %h0
+  %t0b = icmp uge i64 %e, %l0
+  %t0 = and i1 %t0a, %t0b
+  %likely = call i1 @llvm.expect.i1(i1 %t0, i1 true)
+  br i1 %likely, label %grow0, label %""" + ("not0" if second else "far") + """
+grow0:
+  %n0l = call i64 @llvm.umin.i64(i64 %l0, i64 %a)
+  %n0h = call i64 @llvm.umax.i64(i64 %h0, i64 %e)
+  store i64 %n0l, ptr %l0p, align 8
+  store i64 %n0h, ptr %h0p, align 8
+  ret void
+""")
+    if second:
+        out += """not0:
+  %l1 = load i64, ptr %l1p, align 8
+  %h1 = load i64, ptr %h1p, align 8
+  %t1a = icmp ule i64 %a, %h1
+  %t1b = icmp uge i64 %e, %l1
+  %t1 = and i1 %t1a, %t1b
+  br i1 %t1, label %grow1, label %not1
+grow1:
+  %n1l = call i64 @llvm.umin.i64(i64 %l1, i64 %a)
+  %n1h = call i64 @llvm.umax.i64(i64 %h1, i64 %e)
+  store i64 %n1l, ptr %l1p, align 8
+  store i64 %n1h, ptr %h1p, align 8
+  ret void
+not1:
+  %none0 = icmp uge i64 %l0, %h0
+  br i1 %none0, label %first, label %far
+first:
+  store i64 %a, ptr %l0p, align 8
+  store i64 %e, ptr %h0p, align 8
+  ret void
+"""
+    return out
+
+
+_IR = f"""
 @__enzyme_cc_omp_lo = internal thread_local global [{R} x i64] [{', '.join(['i64 -1'] * R)}], align 8
 @__enzyme_cc_omp_hi = internal thread_local global [{R} x i64] zeroinitializer, align 8
 @__enzyme_cc_omp_xlo = internal thread_local global [{R} x i64] zeroinitializer, align 8
@@ -87,7 +134,7 @@ conv:
   %a = add i64 %b, %o0
   %b1 = add i64 %b, %o1
   %e = add i64 %b1, %n
-  call void @__enzyme_cc_omp_track_span(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e)
+  call void @__enzyme_cc_omp_track_span_x(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e)
   br label %done
 done:
   ret void
@@ -118,22 +165,7 @@ entry:
 ; many loads per iteration); else __enzyme_cc_omp_insert decides, in a cold block without calls (a call
 ; there, rare as it is, made the loop keep its floating-point values on the stack: x86-64 has no
 ; callee-saved vector registers)
-define internal void @__enzyme_cc_omp_track_span(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e) alwaysinline nounwind {{
-entry:
-  %l0 = load i64, ptr %l0p, align 8
-  %h0 = load i64, ptr %h0p, align 8
-  %t0a = icmp ule i64 %a, %h0
-  %t0b = icmp uge i64 %e, %l0
-  %t0 = and i1 %t0a, %t0b
-  %likely = call i1 @llvm.expect.i1(i1 %t0, i1 true)
-  br i1 %likely, label %grow0, label %far
-grow0:
-  %n0l = call i64 @llvm.umin.i64(i64 %l0, i64 %a)
-  %n0h = call i64 @llvm.umax.i64(i64 %h0, i64 %e)
-  store i64 %n0l, ptr %l0p, align 8
-  store i64 %n0h, ptr %h0p, align 8
-  ret void
-far:
+{_span_head('track_span')}far:
   %l1 = load i64, ptr %l1p, align 8
   %h1 = load i64, ptr %h1p, align 8
   %r = call {{ i64, i64, i64, i64 }} @__enzyme_cc_omp_insert(i64 %l0, i64 %h0, i64 %l1, i64 %h1, i64 %a, i64 %e)
@@ -145,6 +177,26 @@ far:
   store i64 %r1, ptr %h0p, align 8
   store i64 %r2, ptr %l1p, align 8
   store i64 %r3, ptr %h1p, align 8
+  ret void
+}}
+
+; track_span for the helpers that run where a loop ends or a function returns (index_one,
+; merge_into), with its rare case out of line: inlined there, that case was about 50
+; instructions in a cold block per tracked class, most of a team's augmented function (LULESH's
+; CalcMonotonicQRegionForElems region: 8,078 instructions after -O2 against 3,443 so; its primal
+; 353), and the post-AD stage's time grew with it. Loops keep track_span's inline copy: there a
+; gather jumping between two runs takes the rare case at every other element (hydro's corner
+; indices). Where the target has it, the call preserves every register (x86-64, AArch64): a
+; plain call in a loop's code made it keep its floating-point values on the stack (x86-64 has no
+; callee-saved vector registers)
+{_span_head('track_span_x', second=True)}far:
+  call @CC@void @__enzyme_cc_omp_track_far(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e)
+  ret void
+}}
+
+define internal @CC@void @__enzyme_cc_omp_track_far(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e) noinline cold nounwind {{
+entry:
+  call void @__enzyme_cc_omp_track_span(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e)
   ret void
 }}
 
@@ -221,7 +273,7 @@ merge:
   %gh0 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_hi, i64 0, i64 %k
   %g1 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_lo, i64 0, i64 %k2
   %gh1 = getelementptr inbounds [{R} x i64], ptr @__enzyme_cc_omp_hi, i64 0, i64 %k2
-  call void @__enzyme_cc_omp_track_span(ptr %g0, ptr %gh0, ptr %g1, ptr %gh1, i64 %a, i64 %e)
+  call void @__enzyme_cc_omp_track_span_x(ptr %g0, ptr %gh0, ptr %g1, ptr %gh1, i64 %a, i64 %e)
   br label %done
 done:
   ret void
@@ -511,3 +563,12 @@ DECLS = (("@omp_get_active_level", "declare i32 @omp_get_active_level()"),
          ("@llvm.umax.i64", "declare i64 @llvm.umax.i64(i64, i64)"),
          ("@llvm.memcpy.p0.p0.i64", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)"),
          ("@llvm.memset.p0.i64", "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)"))
+
+
+def ir(triple: str) -> str:
+    """The runtime's IR text for a module of this target triple."""
+    return _IR.replace("@CC@", "preserve_allcc " if triple.startswith(PRESERVE_ALL) else "")
+
+
+# targets whose backends implement preserve_allcc
+PRESERVE_ALL = ("x86_64", "aarch64", "arm64")
