@@ -279,14 +279,30 @@ done:
   ret void
 }}
 
-; a function's ranges of class k into the thread's (at a return of a team's augmented function)
+; a function's ranges of class k into the thread's (at a return of a team's augmented function):
+; out of line where either holds something (a class the function never tracks is empty here
+; once its ranges are registers, and the call goes), so that each return does not carry the
+; merges of every class it tracks inline
 define internal void @__enzyme_cc_omp_track_merge(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %k) alwaysinline nounwind {{
 entry:
   %a0 = load i64, ptr %l0p, align 8
   %e0 = load i64, ptr %h0p, align 8
-  call void @__enzyme_cc_omp_merge_into(i64 %k, i64 %a0, i64 %e0)
   %a1 = load i64, ptr %l1p, align 8
   %e1 = load i64, ptr %h1p, align 8
+  %some0 = icmp ult i64 %a0, %e0
+  %some1 = icmp ult i64 %a1, %e1
+  %some = or i1 %some0, %some1
+  br i1 %some, label %merge, label %done
+merge:
+  call void @__enzyme_cc_omp_merge_out(i64 %k, i64 %a0, i64 %e0, i64 %a1, i64 %e1)
+  br label %done
+done:
+  ret void
+}}
+
+define internal void @__enzyme_cc_omp_merge_out(i64 %k, i64 %a0, i64 %e0, i64 %a1, i64 %e1) noinline nounwind {{
+entry:
+  call void @__enzyme_cc_omp_merge_into(i64 %k, i64 %a0, i64 %e0)
   call void @__enzyme_cc_omp_merge_into(i64 %k, i64 %a1, i64 %e1)
   ret void
 }}
