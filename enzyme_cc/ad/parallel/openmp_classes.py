@@ -34,8 +34,9 @@ def track(k: int, ptr: str, size: int, wide: bool) -> str:
 def track_span(k: int, lo: str, end: str) -> str:
     """... recording the bytes [lo, end) (integers) in class k's two ranges as one span (a
     loop's loads between its first and last iteration: a loop entered once per neighbour box
-    may start anywhere in the array)."""
-    return f"call void @__enzyme_cc_omp_track_span({pair(k)}, i64 {lo}, i64 {end})"
+    may start anywhere in the array). Where a loop is entered, not in its body: the rare case
+    of the merge out of line (openmp_range_runtime's track_span_x)."""
+    return f"call void @__enzyme_cc_omp_track_span_x({pair(k)}, i64 {lo}, i64 {end})"
 
 
 def shared(ctx, ptr: str) -> bool:

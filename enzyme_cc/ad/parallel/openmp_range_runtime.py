@@ -17,6 +17,17 @@ def _ret_ranges(tag: str, l0: str, h0: str, l1: str, h1: str) -> str:
     return out + f"  ret {ty} {prev}\n"
 
 
+def _insert_and_store() -> str:
+    """IR storing __enzyme_cc_omp_insert's decision for [a, e) and the ranges %l0, %h0, %l1,
+    %h1 into %l0p, %h0p, %l1p, %h1p, and returning."""
+    ty = "{ i64, i64, i64, i64 }"
+    out = (f"  %r = call {ty} @__enzyme_cc_omp_insert(i64 %l0, i64 %h0, i64 %l1, i64 %h1, "
+           "i64 %a, i64 %e)\n")
+    for j, p in enumerate(("%l0p", "%h0p", "%l1p", "%h1p")):
+        out += f"  %r{j} = extractvalue {ty} %r, {j}\n  store i64 %r{j}, ptr {p}, align 8\n"
+    return out + "  ret void\n"
+
+
 def _span_head(name: str, second: bool = False) -> str:
     """The common case of __enzyme_cc_omp_<name>(l0p, h0p, l1p, h1p, a, e): [a, e) touches the
     first range, which grows to it (second: or else touches the second, which grows, or else
@@ -168,17 +179,7 @@ entry:
 {_span_head('track_span')}far:
   %l1 = load i64, ptr %l1p, align 8
   %h1 = load i64, ptr %h1p, align 8
-  %r = call {{ i64, i64, i64, i64 }} @__enzyme_cc_omp_insert(i64 %l0, i64 %h0, i64 %l1, i64 %h1, i64 %a, i64 %e)
-  %r0 = extractvalue {{ i64, i64, i64, i64 }} %r, 0
-  %r1 = extractvalue {{ i64, i64, i64, i64 }} %r, 1
-  %r2 = extractvalue {{ i64, i64, i64, i64 }} %r, 2
-  %r3 = extractvalue {{ i64, i64, i64, i64 }} %r, 3
-  store i64 %r0, ptr %l0p, align 8
-  store i64 %r1, ptr %h0p, align 8
-  store i64 %r2, ptr %l1p, align 8
-  store i64 %r3, ptr %h1p, align 8
-  ret void
-}}
+{_insert_and_store()}}}
 
 ; track_span for the helpers that run where a loop ends or a function returns (index_one,
 ; merge_into), with its rare case out of line: inlined there, that case was about 50
@@ -196,9 +197,11 @@ entry:
 
 define internal @CC@void @__enzyme_cc_omp_track_far(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e) noinline cold nounwind {{
 entry:
-  call void @__enzyme_cc_omp_track_span(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e)
-  ret void
-}}
+  %l0 = load i64, ptr %l0p, align 8
+  %h0 = load i64, ptr %h0p, align 8
+  %l1 = load i64, ptr %l1p, align 8
+  %h1 = load i64, ptr %h1p, align 8
+{_insert_and_store()}}}
 
 ; the two ranges after adding [a, e): the first grows where it touches it, else the second;
 ; else into an empty one; else the choice that covers the fewest new bytes: the
