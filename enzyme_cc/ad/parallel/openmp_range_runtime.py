@@ -181,15 +181,15 @@ entry:
   %h1 = load i64, ptr %h1p, align 8
 {_insert_and_store()}}}
 
-; track_span for the helpers that run where a loop ends or a function returns (index_one,
-; merge_into), with its rare case out of line: inlined there, that case was about 50
-; instructions in a cold block per tracked class, most of a team's augmented function (LULESH's
-; CalcMonotonicQRegionForElems region: 8,078 instructions after -O2 against 3,443 so; its primal
-; 353), and the post-AD stage's time grew with it. Loops keep track_span's inline copy: there a
-; gather jumping between two runs takes the rare case at every other element (hydro's corner
-; indices). Where the target has it, the call preserves every register (x86-64, AArch64): a
-; plain call in a loop's code made it keep its floating-point values on the stack (x86-64 has no
-; callee-saved vector registers)
+; track_span where a loop ends, is entered or a function returns (index_one, merge_into, the
+; spans openmp_affine hoists), with its rare case out of line: inlined there, that case was about
+; 50 instructions in a cold block per tracked class, most of a team's augmented function
+; (LULESH's CalcMonotonicQRegionForElems region: 8,078 instructions after -O2, 4,629 so; its
+; primal 353), and the post-AD stage's time grew with it. Loops' own tracking keeps
+; track_span's inline copy: there a gather jumping between two runs takes the rare case at
+; every other element (hydro's corner indices). Where the target has it, the call preserves
+; every register (x86-64, AArch64): a plain call made the loop around it keep its
+; floating-point values on the stack (x86-64 has no callee-saved vector registers)
 {_span_head('track_span_x', second=True)}far:
   call @CC@void @__enzyme_cc_omp_track_far(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e)
   ret void
