@@ -218,6 +218,16 @@ def hoist_reads(text: str) -> str:
         return text
     module, lines, forks, refs = _forks(text)
     changed = False
+    users: dict = {}            # function name -> value -> the instructions using it
+
+    def users_of(fn) -> dict:
+        if fn.name not in users:
+            users[fn.name] = by_value = {}
+            for i in fn.insts():
+                for v in dict.fromkeys([o.value for o in i.ops] + [w for w, _ in i.incoming] +
+                                       [i.callee]):
+                    by_value.setdefault(v, []).append(i)
+        return users[fn.name]
     for target, uses in forks.items():
         if refs[target] != len(uses) + 1 or not module.defines(target):
             continue
@@ -227,8 +237,8 @@ def hoist_reads(text: str) -> str:
         for k, p in enumerate(fn.params[2:]):
             loads = loads_of.get(p.name)
             if p.ty != "ptr" or not loads or len({i.ty for i in loads}) != 1 or not all(
-                    _read_only_arg(module.function(c), u, k, fn, loads_of) and
-                    _kept_local(module, module.function(c), u.ops[3 + k].value)
+                    _read_only_arg(module.function(c), u, k, fn, loads_of, users_of) and
+                    _kept_local(module, module.function(c), u.ops[3 + k].value, users_of)
                     for c, u in uses):
                 continue
             align = min(int(i.toks[i.toks.index("align") + 1]) if "align" in i.toks else 1
@@ -263,20 +273,21 @@ def _uses_by_load(fn) -> dict:
     return {k: v for k, v in out.items() if k not in bad}
 
 
-def _read_only_arg(caller, fork, k, fn, loads_of) -> bool:
+def _read_only_arg(caller, fork, k, fn, loads_of, users_of) -> bool:
     """The fork's k-th captured argument is a private local of the caller, and every parameter
-    it is passed as (it may be passed twice) is only loaded from."""
+    it is passed as (it may be passed twice) is only loaded from. users_of(fn): {value: the
+    instructions using it} (hoist_reads)."""
     args = [o.value for o in fork.ops[3:]]
     if len(args) != len(fn.params) - 2:
         return False
-    return _private_local(caller, args[k]) and all(
+    return _private_local(caller, args[k], users_of(caller)) and all(
         fn.params[j + 2].name in loads_of for j, a in enumerate(args) if a == args[k])
 
 
-def _kept_local(module, caller, v) -> bool:
+def _kept_local(module, caller, v, users_of) -> bool:
     """No region the caller forks with v lets its address escape (into memory or a call), so no
     code but the caller's and those regions' accesses through the parameter reaches it."""
-    for i in caller.insts():
+    for i in users_of(caller).get(v, ()):
         if i.op != "call" or i.callee != FORK or v not in [o.value for o in i.ops[3:]]:
             continue
         target = i.ops[2].value
@@ -284,14 +295,14 @@ def _kept_local(module, caller, v) -> bool:
             return False
         fn = module.function(target)
         for j, o in enumerate(i.ops[3:]):
-            if o.value == v and not _address_only(fn, fn.params[j + 2].name):
+            if o.value == v and not _address_only(fn, fn.params[j + 2].name, users_of(fn)):
                 return False
     return True
 
 
-def _address_only(fn, p) -> bool:
+def _address_only(fn, p, users) -> bool:
     """p is used only as the address of loads, stores and atomic updates."""
-    for i in fn.insts():
+    for i in users.get(p, ()):
         used = [o.value for o in i.ops] + [w for w, _ in i.incoming] + [i.callee]
         if p not in used:
             continue
@@ -303,11 +314,11 @@ def _address_only(fn, p) -> bool:
     return True
 
 
-def _private_local(fn, v) -> bool:
+def _private_local(fn, v, users) -> bool:
     """v is an alloca of fn used only by loads, stores into it, lifetime markers and forks."""
     if getattr(fn.defs.get(v), "op", None) != "alloca":
         return False
-    for i in fn.insts():
+    for i in users.get(v, ()):
         used = [o.value for o in i.ops] + [w for w, _ in i.incoming]
         if v not in used:
             continue
