@@ -218,15 +218,14 @@ def hoist_reads(text: str) -> str:
         return text
     module, lines, forks, refs = _forks(text)
     changed = False
-    users: dict = {}            # function name -> value -> the instructions using it
+    users: dict = {}            # function name -> local value -> the instructions using it
 
     def users_of(fn) -> dict:
-        if fn.name not in users:
-            users[fn.name] = by_value = {}
+        if fn.name not in users:        # (Function.users, and calls through a local)
+            users[fn.name] = by_value = fn.users()
             for i in fn.insts():
-                for v in dict.fromkeys([o.value for o in i.ops] + [w for w, _ in i.incoming] +
-                                       [i.callee]):
-                    by_value.setdefault(v, []).append(i)
+                if (i.callee or "").startswith("%"):
+                    by_value.setdefault(i.callee, []).append(i)
         return users[fn.name]
     for target, uses in forks.items():
         if refs[target] != len(uses) + 1 or not module.defines(target):
