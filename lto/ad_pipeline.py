@@ -44,12 +44,17 @@ def build_ad_object(plan, inv, cfg, obj, stages, merged_key=None) -> set[int]:
     the merge stage keeps (lto/link.py), whose object is taken from the cache when it is there."""
     from enzyme_cc import cache
     job = Job(plan, inv, cfg, obj, tmp=os.path.dirname(obj))
-    merge(job)
-    stages.done("merge")
+    merged = select_modules(job)
+    # (looked up before the merge's rewrites: after an edit of code AD does not reach, they
+    # were most of the relink)
     key = merged_key(job.native) if merged_key else None
     if key and cache.fetch(key, obj):
+        stages.done("merge")
         stages.done("AD cache hit (the objects AD reaches are unchanged)")
         return job.native
+    merge(job, merged)
+    del merged
+    stages.done("merge")
     if cfg.preopt:
         preoptimize(job)
         stages.done("pre-AD optimization")
@@ -74,8 +79,27 @@ def build_ad_object(plan, inv, cfg, obj, stages, merged_key=None) -> set[int]:
 GCOV = b".gcda"     # (in the metadata strings of a module compiled with --coverage)
 
 
-def merge(job):
-    """The bitcode modules merged into one (those AD cannot reach left to their own code), with
+def select_modules(job):
+    """The bitcode modules merged into one, to find those AD cannot reach (job.native, left
+    to their own code): (context, merged text, Rust's allocator renamed in it, the symbol
+    names of each module), for `merge`."""
+    from . import optimize as opt
+    from enzyme_cc.rules import rust_alloc
+    from .linker_symbols import linker_symbols
+    plan = job.plan
+    if any(GCOV in data for _, data in plan.modules):    # compiled with --coverage
+        plan.modules = [(origin, opt.gcov_counters(data, origin) if GCOV in data else data)
+                        for origin, data in plan.modules]
+    ctx, names = opt.new_context(), []
+    module = opt.merge(plan.modules, ctx, names, linker_symbols(job.inv.args))
+    # (Rust's allocator renamed first: std's object is not reached for it)
+    text, rust = rust_alloc.substitute(str(module))
+    job.native = _native_modules(plan, names, text)
+    return ctx, text, rust, names
+
+
+def merge(job, merged):
+    """The modules AD may reach merged into one (`merged`: select_modules' result), with
     the rewrites the next stages rely on (lto/text_passes.py: optnone stripped, registered calls
     kept, inline functions internal in executables, marked loops kept whole, code AD never sees
     marked), flang's runtime entries renamed to ours and ours linked in."""
@@ -83,20 +107,13 @@ def merge(job):
     from enzyme_cc.rules import c_search, c_sort, fortran, mpi, rust_alloc
     from .linker_symbols import linker_symbols
     plan = job.plan
-    if any(GCOV in data for _, data in plan.modules):    # compiled with --coverage
-        plan.modules = [(origin, opt.gcov_counters(data, origin) if GCOV in data else data)
-                        for origin, data in plan.modules]
-    ctx, names, symbols = opt.new_context(), [], linker_symbols(job.inv.args)
-    module = opt.merge(plan.modules, ctx, names, symbols)
-    # (Rust's allocator renamed first: std's object is not reached for it)
-    text, rust = rust_alloc.substitute(str(module))
-    job.native = _native_modules(plan, names, text)
+    ctx, text, rust, names = merged
     if job.native:
-        del module
         ctx = opt.new_context()
         module = opt.merge([m for k, m in enumerate(plan.modules) if k not in job.native], ctx,
-                           symbols=symbols)
+                           symbols=linker_symbols(job.inv.args))
         text, rust = rust_alloc.substitute(str(module))
+        del module
     text = text_passes.run(text, text_passes.merge_passes(
         job.inv.shared, job.cfg.preopt, lambda t: opt.name_values(t, job.tmp),
         _outside_references(job, names)))
