@@ -28,13 +28,11 @@ def _insert_and_store() -> str:
     return out + "  ret void\n"
 
 
-def _span_head(name: str, second: bool = False) -> str:
+def _span_head(name: str) -> str:
     """The common case of __enzyme_cc_omp_<name>(l0p, h0p, l1p, h1p, a, e): [a, e) touches the
-    first range, which grows to it (second: or else touches the second, which grows, or else
-    the first is empty and becomes [a, e), as __enzyme_cc_omp_insert would decide); else it goes
-    on at `far:`."""
-    out = (f"define internal void @__enzyme_cc_omp_{name}(ptr %l0p, ptr %h0p, ptr %l1p, "
-           "ptr %h1p, i64 %a, i64 %e) alwaysinline nounwind {" + """
+    first range, which grows to it; else it goes on at `far:`."""
+    return (f"define internal void @__enzyme_cc_omp_{name}(ptr %l0p, ptr %h0p, ptr %l1p, "
+            "ptr %h1p, i64 %a, i64 %e) alwaysinline nounwind {" + """
 entry:
   %l0 = load i64, ptr %l0p, align 8
   %h0 = load i64, ptr %h0p, align 8
@@ -42,7 +40,7 @@ entry:
   %t0b = icmp uge i64 %e, %l0
   %t0 = and i1 %t0a, %t0b
   %likely = call i1 @llvm.expect.i1(i1 %t0, i1 true)
-  br i1 %likely, label %grow0, label %""" + ("not0" if second else "far") + """
+  br i1 %likely, label %grow0, label %far
 grow0:
   %n0l = call i64 @llvm.umin.i64(i64 %l0, i64 %a)
   %n0h = call i64 @llvm.umax.i64(i64 %h0, i64 %e)
@@ -50,29 +48,6 @@ grow0:
   store i64 %n0h, ptr %h0p, align 8
   ret void
 """)
-    if second:
-        out += """not0:
-  %l1 = load i64, ptr %l1p, align 8
-  %h1 = load i64, ptr %h1p, align 8
-  %t1a = icmp ule i64 %a, %h1
-  %t1b = icmp uge i64 %e, %l1
-  %t1 = and i1 %t1a, %t1b
-  br i1 %t1, label %grow1, label %not1
-grow1:
-  %n1l = call i64 @llvm.umin.i64(i64 %l1, i64 %a)
-  %n1h = call i64 @llvm.umax.i64(i64 %h1, i64 %e)
-  store i64 %n1l, ptr %l1p, align 8
-  store i64 %n1h, ptr %h1p, align 8
-  ret void
-not1:
-  %none0 = icmp uge i64 %l0, %h0
-  br i1 %none0, label %first, label %far
-first:
-  store i64 %a, ptr %l0p, align 8
-  store i64 %e, ptr %h0p, align 8
-  ret void
-"""
-    return out
 
 
 _IR = f"""
@@ -182,20 +157,23 @@ entry:
 {_insert_and_store()}}}
 
 ; track_span where a loop ends, is entered or a function returns (index_one, merge_into, the
-; spans openmp_affine hoists), with its rare case out of line: inlined there, that case was about
-; 50 instructions in a cold block per tracked class, most of a team's augmented function
-; (LULESH's CalcMonotonicQRegionForElems region: 8,078 instructions after -O2, 4,629 so; its
-; primal 353), and the post-AD stage's time grew with it. Loops' own tracking keeps
-; track_span's inline copy: there a gather jumping between two runs takes the rare case at
-; every other element (hydro's corner indices). Where the target has it, the call preserves
-; every register (x86-64, AArch64): a plain call made the loop around it keep its
-; floating-point values on the stack (x86-64 has no callee-saved vector registers)
-{_span_head('track_span_x', second=True)}far:
+; spans openmp_affine hoists): a call, whatever the case. Inlined there, the whole decision was
+; about 50 instructions per tracked class, most of a team's augmented function (LULESH's
+; CalcMonotonicQRegionForElems region: 8,078 instructions after -O2, 4,629 with the common
+; cases inline, 2,685 so; its primal 353), and the post-AD stage's time grew with it; these
+; sites run once per loop or call, not per element (LULESH's and hydro's 2-thread gradients:
+; +0.5 and +0.3 % instructions). Loops' own tracking keeps track_span's inline copy: there a
+; gather jumping between two runs takes the rare case at every other element (hydro's corner
+; indices). Where the target has it, the call preserves every register (x86-64, AArch64): a
+; plain call made the loop around it keep its floating-point values on the stack (x86-64 has
+; no callee-saved vector registers)
+define internal void @__enzyme_cc_omp_track_span_x(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e) alwaysinline nounwind {{
+entry:
   call @CC@void @__enzyme_cc_omp_track_far(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e)
   ret void
 }}
 
-define internal @CC@void @__enzyme_cc_omp_track_far(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e) noinline cold nounwind {{
+define internal @CC@void @__enzyme_cc_omp_track_far(ptr %l0p, ptr %h0p, ptr %l1p, ptr %h1p, i64 %a, i64 %e) noinline nounwind {{
 entry:
   %l0 = load i64, ptr %l0p, align 8
   %h0 = load i64, ptr %h0p, align 8
