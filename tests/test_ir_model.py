@@ -1,4 +1,5 @@
 """The IR model reads real clang-22 output and prints it back as IR that llvmlite accepts."""
+import re
 import subprocess
 
 import llvmlite.binding as llvm
@@ -73,6 +74,21 @@ def test_lexer_and_sizes():
         ["%x", "=", "fadd", "fast", "double", "%a", ",", "1.0e+00"]
     assert type_size("{ double , ptr , [ 3 x float ] }") == 32
     assert type_size("< 2 x double >") == 16
+
+
+def test_lexer_comments_strings_and_errors():
+    """The tokenizer scans a line in one regex pass: a `;` starts a comment only outside
+    strings and quoted names, and a character no token starts with is an error naming where
+    (as the token-by-token scan it replaced said), also in a line that is not ASCII."""
+    assert tokenize('call void @"a;b"(ptr c"x;y\\00") ; note "z"') == \
+        ["call", "void", '@"a;b"', "(", "ptr", 'c"x;y\\00"', ")"]
+    assert tokenize("; a whole-line comment") == []
+    assert tokenize('  %"é" = load double, ptr %p') == ['%"é"', "=", "load", "double", ",",
+                                                       "ptr", "%p"]
+    for line, near in [("%x = add i32 %a, ^1", "^1"), ("store i8 é, ptr %p", "é, ptr"),
+                       ("%y = - 3", "- 3")]:
+        with pytest.raises(ValueError, match=re.escape(f"cannot tokenize IR near: '{near}")):
+            tokenize(line)
 
 
 def test_packed_struct_type_of_a_global():
