@@ -31,7 +31,14 @@ class Block:
 
     @property
     def phis(self):
-        return [i for i in self.insts if i.op == "phi"]
+        """The phis, which lead the block (LLVM's rule): the scan stops at the first other
+        instruction (asked for about once per block and analysis)."""
+        out = []
+        for i in self.insts:
+            if i.op != "phi":
+                break
+            out.append(i)
+        return out
 
 
 @dataclass
