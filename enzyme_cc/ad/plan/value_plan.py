@@ -48,7 +48,19 @@ class ValuePlan:
         return d.block.label
 
     def classify(self, key, user: str) -> str:
-        """How the reverse block of `user` gets the value `key` (see the module docstring)."""
+        """How the reverse block of `user` gets the value `key` (see the module docstring).
+        Once the reverse's needs are known, each answer is kept: the plan, the tape cut and
+        the recomputation cones ask again and again (LULESH: 44.6 k questions, 10.6 k
+        distinct)."""
+        if not getattr(self, "needs_known", False):
+            return self._classify(key, user)
+        memo = self.__dict__.setdefault("_classified", {})
+        how = memo.get((key, user))
+        if how is None:
+            how = memo[(key, user)] = self._classify(key, user)
+        return how
+
+    def _classify(self, key, user: str) -> str:
         kind, v = key
         if kind == "iv":
             if user in self.loops[v].blocks:
@@ -78,6 +90,7 @@ class ValuePlan:
         may read them, and what free_at found without them is asked again."""
         self.needs_known = True
         self.__dict__.pop("_free", None)
+        self.__dict__.pop("_classified", None)
 
     def _cheaper_taped(self, key, user: str) -> bool:
         """Taping the value of `key` (arithmetic the reverse of `user` would recompute) is part
