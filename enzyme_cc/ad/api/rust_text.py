@@ -22,6 +22,8 @@ _NAME = re.compile(r'^(?:define|declare)\b[^@\n]*(@(?:"[^"]*"|[-\w.$]+))\(', re.
 
 def symbols(module) -> set[str]:
     """The module's functions (defined or declared) that format or print text."""
+    if "fmt" not in module.text and "stdio" not in module.text:
+        return set()                      # (substring tests: the regex scans every line)
     names = [m.group(1)[1:].strip('"') for m in _NAME.finditer(module.text)]
     names = [n for n in names if n.startswith(("_ZN", "_R")) and ("fmt" in n or "stdio" in n)]
     return {"@" + n for n, d in zip(names, demangled(names))

@@ -22,6 +22,8 @@ _NAME = re.compile(r"@[-\w.$]+")
 def constant_statics(module) -> set[str]:
     """The guarded statics of the module that are constants of the program (see above)."""
     regions: dict = {}          # static -> [(function, init blocks)], None: not a constant
+    if _ACQUIRE not in module.text:
+        return set()                      # (no guarded static: a substring test, not a scan)
     for f in module._bodies:
         lo, hi = module._bodies[f]
         if not any(_ACQUIRE in line for line in module._lines[lo:hi]):
