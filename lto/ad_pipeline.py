@@ -82,7 +82,7 @@ GCOV = b".gcda"     # (in the metadata strings of a module compiled with --cover
 def select_modules(job):
     """The bitcode modules merged into one, to find those AD cannot reach (job.native, left
     to their own code): (context, merged text, Rust's allocator renamed in it, the symbol
-    names of each module), for `merge`."""
+    names of each module, the linker's symbol options), for `merge`."""
     from . import optimize as opt
     from enzyme_cc.rules import rust_alloc
     from .linker_symbols import linker_symbols
@@ -90,12 +90,12 @@ def select_modules(job):
     if any(GCOV in data for _, data in plan.modules):    # compiled with --coverage
         plan.modules = [(origin, opt.gcov_counters(data, origin) if GCOV in data else data)
                         for origin, data in plan.modules]
-    ctx, names = opt.new_context(), []
-    module = opt.merge(plan.modules, ctx, names, linker_symbols(job.inv.args))
+    ctx, names, symbols = opt.new_context(), [], linker_symbols(job.inv.args)
+    module = opt.merge(plan.modules, ctx, names, symbols)
     # (Rust's allocator renamed first: std's object is not reached for it)
     text, rust = rust_alloc.substitute(str(module))
     job.native = _native_modules(plan, names, text)
-    return ctx, text, rust, names
+    return ctx, text, rust, names, symbols
 
 
 def merge(job, merged):
@@ -105,13 +105,12 @@ def merge(job, merged):
     marked), flang's runtime entries renamed to ours and ours linked in."""
     from . import optimize as opt, text_passes
     from enzyme_cc.rules import c_search, c_sort, fortran, mpi, rust_alloc
-    from .linker_symbols import linker_symbols
     plan = job.plan
-    ctx, text, rust, names = merged
+    ctx, text, rust, names, symbols = merged
     if job.native:
         ctx = opt.new_context()
         module = opt.merge([m for k, m in enumerate(plan.modules) if k not in job.native], ctx,
-                           symbols=linker_symbols(job.inv.args))
+                           symbols=symbols)
         text, rust = rust_alloc.substitute(str(module))
         del module
     text = text_passes.run(text, text_passes.merge_passes(
