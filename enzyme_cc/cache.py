@@ -16,10 +16,15 @@ import shutil
 DEFAULT_CAP_MIB = 2048
 
 
+def default_root() -> str:
+    """The cache folder without ENZYME_CC_CACHE_DIR: where `scripts/setup.sh` built the plugin."""
+    return os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                        "enzyme-cc")
+
+
 def cache_root() -> str:
     """enzyme-cc's cache folder (also the clang plugin's and the Python bridge's)."""
-    return os.environ.get("ENZYME_CC_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "enzyme-cc")
+    return os.environ.get("ENZYME_CC_CACHE_DIR") or default_root()
 
 
 def enabled() -> bool:

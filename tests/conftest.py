@@ -2,6 +2,7 @@
 import os
 import subprocess
 import sys
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -69,11 +70,62 @@ def will_run(item) -> bool:
     return item.get_closest_marker("skip") is None
 
 
+def selected(request, *names) -> list[tuple]:
+    """The values of parameters `names` of the tests of the requesting module that will run:
+    the builds a module-scoped ParallelBuilds fixture starts with."""
+    out = []
+    for item in request.session.items:
+        cs = getattr(item, "callspec", None)
+        if item.module is request.module and cs and all(n in cs.params for n in names) \
+                and will_run(item):
+            out.append(tuple(cs.params[n] for n in names))
+    return out
+
+
+def sampled(name: str, share: int, salt: str = "") -> bool:
+    """Whether `name` is in a fixed 1/share of names (by a hash, the same on every run): the
+    variants of a case kept in the default suite, the others in the slow tier."""
+    return zlib.crc32((salt + name).encode()) % share == 0
+
+
+# the parameters that hold a test's optimization level
+LEVEL_PARAMS = ("opt", "level")
+
+
+def _unoptimized_twin(item) -> str | None:
+    """For the -O0 variant of a test also run at -O2 (and at no other level), the test's name
+    without its level; else None."""
+    cs = getattr(item, "callspec", None)
+    if cs is None:
+        return None
+    for p in LEVEL_PARAMS:
+        if cs.params.get(p) == "-O0":
+            return item.nodeid.replace("-O0", "")
+    return None
+
+
+def _halve_unoptimized(items):
+    """A test run at -O0 and -O2 keeps its -O0 variant in the default suite for a fixed half of
+    such tests; the other half's -O0 variants go to the slow tier (the -O2 variant runs)."""
+    levels: dict[str, set] = {}
+    for item in items:
+        cs = getattr(item, "callspec", None)
+        for p in LEVEL_PARAMS:
+            if cs is not None and isinstance(cs.params.get(p), str):
+                levels.setdefault(item.nodeid.replace(cs.params[p], ""), set()).add(cs.params[p])
+    for item in items:
+        twin = _unoptimized_twin(item)
+        if twin is not None and levels.get(twin) == {"-O0", "-O2"} and not sampled(twin, 2):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_collection_modifyitems(config, items):
-    """Tests marked `slow` (slower variants of cases the suite covers otherwise) run only with
-    ENZYME_CC_SLOW=1, so that the default suite stays within its time on 2 cores."""
+    """Tests marked `slow` (slower variants of cases the suite covers otherwise, and the -O0
+    variants that _halve_unoptimized leaves out) run only with ENZYME_CC_SLOW=1, so that the
+    default suite stays within its time on 2 cores."""
     if os.environ.get("ENZYME_CC_SLOW") == "1":
         return
+    _halve_unoptimized(items)
     skip = pytest.mark.skip(reason="slow tier: run with ENZYME_CC_SLOW=1")
     for item in items:
         if "slow" in item.keywords:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ParallelBuilds, will_run
+from conftest import ParallelBuilds, selected
 
 HERE = Path(__file__).resolve().parent
 PROGRAMS_DIR = HERE / "ad_programs"
@@ -165,12 +165,8 @@ def _build_and_run(prog: str, level: str, outdir: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def builds(request, tmp_path_factory):
-    wanted = []
-    for item in request.session.items:
-        cs = getattr(item, "callspec", None)
-        if item.module is request.module and cs and "level" in cs.params and will_run(item):
-            wanted.append((cs.params["prog"], cs.params["level"]))
-    b = ParallelBuilds(_build_and_run, tmp_path_factory.mktemp("ad_programs"), wanted)
+    b = ParallelBuilds(_build_and_run, tmp_path_factory.mktemp("ad_programs"),
+                       selected(request, "prog", "level"))
     yield b
     b.pool.shutdown(wait=False, cancel_futures=True)
 

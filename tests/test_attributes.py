@@ -137,6 +137,23 @@ def test_preprocessed_source_then_compile(tmp_path):
     assert len(_checks(run([str(tmp_path / "prog")]).stdout)) == 5
 
 
+def test_cache_folder_of_its_own_uses_the_installed_plugin(tmp_path):
+    """ENZYME_CC_CACHE_DIR (a cache per project or CI job): the compile loads the plugin that
+    set-up built, the same source for the same clang, instead of building another into the new
+    folder (15-25 s per folder); the attributes keep their meaning."""
+    from enzyme_cc.plugin import plugin_path
+    installed = plugin_path()
+    (tmp_path / "prog.c").write_text(C_PROGRAM)
+    env = dict(os.environ, ENZYME_CC_CACHE_DIR=str(tmp_path / "own"))
+    r = run(["enzyme-cc", "-v", "-O2", "prog.c", "-o", "prog"], cwd=tmp_path, env=env)
+    assert f"-fplugin={installed}" in r.stderr, r.stderr[-2000:]
+    assert not list((tmp_path / "own").glob("enzyme-attributes-*"))
+    checks = _checks(run([str(tmp_path / "prog")]).stdout)
+    assert len(checks) == 5
+    for got, want in checks.values():
+        assert got == pytest.approx(want, abs=1e-9)
+
+
 def test_has_attribute_sees_them(tmp_path):
     (tmp_path / "h.c").write_text("#if __has_attribute(enzyme_inactive) && "
                                   "__has_c_attribute(enzyme::function_like)\nyes\n#endif\n")

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import run, floats
+from conftest import run, floats, sampled
 
 HERE = os.path.join(os.path.dirname(__file__), "modes")
 PROGRAMS = ["forward.c", "libm_out_reverse_vector.c", "hvp.c", "hvp_repeat.c", "hvp_vector_reverse.c", "higher_order.c", "saddle.cpp", "particle.cpp", "split.c", "split_allocated.c", "nofree_heap.c", "nofree_local.c", "vector.c", "vector_calls.c", "vector_indirect.c", "indirect.c", "cxx_api.cpp", "cxx_api_refs.cpp", "reverse_struct_result.cpp", "width_dupnoneed.c", "registrations.c", "registrations_reached.c", "allocation_like.c", "global_shadow.c", "global_shadow.cpp", "global_shadow_mangled.cpp", "cxx_sret.cpp", "float_bits_argument.c", "float_bits_returned.c", "packed_records.cpp", "float_bits_indirect.c", "float_bits_records.c", "tagged_unions.c", "sret_forward_default.c", "global_work_freed.c", "float_exponent_field.c", "frexp_bits.c", "float_pairs_sse.c", "unrotated_loops.c", "bsearch_lookup.c", "records_with_pointers.c"]
@@ -27,8 +27,17 @@ def _pairs(out: str):
             yield line, vals[0::2], vals[1::2]
 
 
-@pytest.mark.parametrize("opt", ["-O0", "-Og", "-O2", "-O3"])
-@pytest.mark.parametrize("prog", PROGRAMS)
+def _mode_params():
+    """Every program at -O0 and -O2; at -Og and -O3 a fixed quarter each (the rest in the slow
+    tier: the same pipelines with another inline and unroll budget)."""
+    for prog in PROGRAMS:
+        for opt in ("-O0", "-Og", "-O2", "-O3"):
+            slow = opt in ("-Og", "-O3") and not sampled(prog, 4, opt)
+            yield pytest.param(prog, opt, marks=[pytest.mark.slow] if slow else [],
+                               id=f"{prog}-{opt}")
+
+
+@pytest.mark.parametrize("prog,opt", list(_mode_params()))
 def test_mode_program(tmp_path, prog, opt):
     src = tmp_path / prog
     shutil.copy(os.path.join(HERE, prog), src)

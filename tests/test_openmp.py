@@ -11,12 +11,11 @@ import os
 import re
 import shutil
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from conftest import run
+from conftest import ParallelBuilds, run, sampled, selected
 from enzyme_cc.toolchain import tool
 
 HERE = Path(__file__).resolve().parent / "openmp_programs"
@@ -47,13 +46,12 @@ def _build(prog, level, outdir):
 
 
 @pytest.fixture(scope="module")
-def builds(tmp_path_factory):
-    """All programs at all levels, built in parallel once for the module."""
-    out = tmp_path_factory.mktemp("omp")
-    jobs = [(p, lv) for p in PROGRAMS for lv in LEVELS if p in REF_PROGRAMS or "ref" not in lv]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        done = pool.map(lambda j: _build(j[0], j[1], out), jobs)
-    return dict(zip(jobs, done))
+def builds(request, tmp_path_factory):
+    """The programs at the levels of the tests that run, built in parallel once for the module
+    (a build another test asks for later is made then)."""
+    b = ParallelBuilds(_build, tmp_path_factory.mktemp("omp"), selected(request, "prog", "level"))
+    yield b
+    b.pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _sums(out):
@@ -62,10 +60,20 @@ def _sums(out):
     return [float(v) for v in line.split()[1:]]
 
 
-@pytest.mark.parametrize("prog,level", [(p, lv) for p in PROGRAMS for lv in LEVELS
-                                        if p in REF_PROGRAMS or "ref" not in lv])
+def _program_params():
+    """-O0 and -O2 for every program, Ref for REF_PROGRAMS, -O3 -ffast-math for a fixed half
+    (the other half in the slow tier)."""
+    for p in PROGRAMS:
+        for lv in LEVELS:
+            if "ref" in lv and p not in REF_PROGRAMS:
+                continue
+            slow = lv == "-O3-fastmath" and not sampled(p, 2)
+            yield pytest.param(p, lv, marks=[pytest.mark.slow] if slow else [], id=f"{p}-{lv}")
+
+
+@pytest.mark.parametrize("prog,level", list(_program_params()))
 def test_openmp_program(builds, prog, level):
-    exe, b = builds[(prog, level)]
+    exe, b = builds.result(prog, level)
     assert b.returncode == 0, b.stdout + b.stderr
     sums = {}
     for n in THREADS:
@@ -84,7 +92,7 @@ def test_openmp_valgrind(builds):
     (libomp's own thread pool shows as 'possibly lost', which is allowed). omp_fork_loop.c: the
     per-thread tape set kept across forks, grown for larger teams, freed with the tape."""
     for prog in ("omp_cxx.cpp", "omp_fork_loop.c"):
-        exe, b = builds[(prog, "-O2")]
+        exe, b = builds.result(prog, "-O2")
         assert b.returncode == 0, b.stderr
         run(["valgrind", "-q", "--error-exitcode=1", "--leak-check=full",
              "--errors-for-leak-kinds=definite", str(exe)],
