@@ -92,30 +92,28 @@ def sampled(name: str, share: int, salt: str = "") -> bool:
 LEVEL_PARAMS = ("opt", "level")
 
 
-def _unoptimized_twin(item) -> str | None:
-    """For the -O0 variant of a test also run at -O2 (and at no other level), the test's name
-    without its level; else None."""
+def _level_of(item) -> tuple[str, str] | None:
+    """(the test's name without its optimization level, the level) of a test parametrized by
+    one; else None."""
     cs = getattr(item, "callspec", None)
-    if cs is None:
-        return None
     for p in LEVEL_PARAMS:
-        if cs.params.get(p) == "-O0":
-            return item.nodeid.replace("-O0", "")
+        if cs is not None and isinstance(cs.params.get(p), str):
+            return item.nodeid.replace(cs.params[p], ""), cs.params[p]
     return None
 
 
 def _halve_unoptimized(items):
-    """A test run at -O0 and -O2 keeps its -O0 variant in the default suite for a fixed half of
-    such tests; the other half's -O0 variants go to the slow tier (the -O2 variant runs)."""
+    """A test run at -O0 and -O2 (and at no other level) keeps its -O0 variant in the default
+    suite for a fixed half of such tests; the other half's -O0 variants go to the slow tier (the
+    -O2 variant runs)."""
+    found = [(item, _level_of(item)) for item in items]
     levels: dict[str, set] = {}
-    for item in items:
-        cs = getattr(item, "callspec", None)
-        for p in LEVEL_PARAMS:
-            if cs is not None and isinstance(cs.params.get(p), str):
-                levels.setdefault(item.nodeid.replace(cs.params[p], ""), set()).add(cs.params[p])
-    for item in items:
-        twin = _unoptimized_twin(item)
-        if twin is not None and levels.get(twin) == {"-O0", "-O2"} and not sampled(twin, 2):
+    for _, nl in found:
+        if nl is not None:
+            levels.setdefault(nl[0], set()).add(nl[1])
+    for item, nl in found:
+        if nl is not None and nl[1] == "-O0" and levels[nl[0]] == {"-O0", "-O2"} and \
+                not sampled(nl[0], 2):
             item.add_marker(pytest.mark.slow)
 
 
