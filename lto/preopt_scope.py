@@ -38,8 +38,26 @@ _MARKER = re.compile(r"\b(?:call|invoke)\b[^\n]*?@[\w.$]*__enzyme_(?!cc_)")
 _FIRST_ARG = re.compile(r"@[\w.$]*__enzyme_(?!cc_)\w*\(([^,)]*)")
 
 
-def _indirect(body: str) -> bool:
-    return any(m.group(1) == "%" for m in _CALLEE.finditer(body))
+def _indirect(body: str) -> list[tuple[str, int] | None]:
+    """The signatures (_signature) of the indirect calls in a function body; None for one
+    whose callee type is spelt out (a variadic call: any function may be its target)."""
+    out = []
+    for m in _CALLEE.finditer(body):
+        if m.group(1) == "%":
+            head = body[max(body.rfind("\n", 0, m.start()), 0):m.start(1)].split()
+            end = body.find("\n", m.end())
+            args = _enclosed(body[m.end():len(body) if end < 0 else end])
+            out.append(None if not head or head[-1].endswith(")") else
+                       (head[-1], len(_split_args(args))))
+    return out
+
+
+def _signature(define: str, name: str) -> tuple[str, int] | None:
+    """(the last word of the return type, the number of parameters) of a define line: every
+    function with the signature of an indirect call has these of the call (None: variadic)."""
+    params = _split_args(_params(define, name))
+    head = define.split(f"@{name}(", 1)[0].split()
+    return None if "..." in params or not head else (head[-1], len(params))
 
 
 def _functions(text: str) -> dict[str, tuple[str, str]]:
@@ -86,22 +104,17 @@ def _live(body: str) -> str:
     return "".join(text for label, text in blocks.items() if label in live)
 
 
-def _reached(funcs, globals_, address_taken, roots) -> set[str]:
-    """Functions and globals AD may reach: from marker operands, enzyme globals and `roots`."""
-    todo = [n for n, g in globals_.items() if "enzyme" in n.lower()] + list(roots)
-    for name, (_, body) in funcs.items():
-        through_value = False
-        for line in body.split("\n") if "__enzyme_" in body else ():   # (_MARKER's literal)
-            if _MARKER.search(line):
-                todo += [m.group(1) for m in _REF.finditer(line) if not m.group(2)]
-                first = _FIRST_ARG.search(line)
-                through_value = through_value or bool(first and "%" in first.group(1))
-        if through_value:
-            # a marker's function comes through a value (a select or phi of functions in
-            # bitcode optimized at its compile step, rustc's): any function the holder names
-            todo += [m.group(1) for m in _REF.finditer(body) if not m.group(2)]
+def _walk(funcs, globals_, todo, address_taken=None) -> set[str]:
+    """The functions and globals `todo` refers to, transitively (what blocks that never return
+    name aside). With `address_taken`, an indirect call in a function reached adds every
+    function whose address is taken (AD dispatches an indirect call over those)."""
     seen: set[str] = set()
-    dispatch_added = False
+    by_signature: dict = {}         # the address-taken functions of each signature
+    if address_taken:
+        for n in address_taken:
+            if n in funcs:
+                by_signature.setdefault(_signature(funcs[n][0], n), []).append(n)
+    dispatched = set()
     while todo:
         name = todo.pop()
         if name in seen:
@@ -110,17 +123,48 @@ def _reached(funcs, globals_, address_taken, roots) -> set[str]:
         if name in funcs:
             body = _live(funcs[name][1])
             todo += [m.group(1) for m in _REF.finditer(body)]
-            if not dispatch_added and _indirect(body):
-                todo += address_taken
-                dispatch_added = True
+            for sig in _indirect(body) if by_signature else ():
+                if sig not in dispatched:
+                    dispatched.add(sig)
+                    todo += [n for key, ns in by_signature.items()
+                             if sig is None or key in (sig, None) or
+                             key[1] == sig[1] and {key[0], sig[0]} & {"}", ">"}
+                             for n in ns]
         elif name in globals_:
             todo += [m.group(1) for m in _REF.finditer(globals_[name].split("=", 1)[1])]
     return seen
 
 
+def _reached(funcs, globals_, address_taken, chain) -> set[str]:
+    """Functions and globals AD may reach: from marker operands, enzyme globals and what the
+    callers of marker holders pass them (`chain`, from _holders)."""
+    refs, whole = chain
+    todo = [n for n, g in globals_.items() if "enzyme" in n.lower()] + list(refs) + list(whole)
+    for name, (define, body) in funcs.items():
+        through_value = False
+        for line in body.split("\n") if "__enzyme_" in body else ():   # (_MARKER's literal)
+            if _MARKER.search(line):
+                todo += [m.group(1) for m in _REF.finditer(line) if not m.group(2)]
+                first = _FIRST_ARG.search(line)
+                # (a parameter comes from the callers, whose arguments _holders follows)
+                through_value = through_value or bool(
+                    first and "%" in first.group(1) and
+                    _value(first.group(1)) not in _param_names(define, name))
+        if through_value:
+            # a marker's function comes through a value (a select or phi of functions in
+            # bitcode optimized at its compile step, rustc's): any function the holder names
+            todo += [m.group(1) for m in _REF.finditer(body) if not m.group(2)]
+    return _walk(funcs, globals_, todo, address_taken)
+
+
 def _params(define: str, name: str) -> str:
     """The parameter list of a define line (up to the matching parenthesis)."""
-    rest, depth = define.split(f"@{name}(", 1)[1], 1
+    return _enclosed(define.split(f"@{name}(", 1)[1])
+
+
+def _enclosed(rest: str) -> str:
+    """The text after an opening parenthesis up to the one that closes it."""
+    depth = 1
     for k, c in enumerate(rest):
         depth += c == "("
         depth -= c == ")"
@@ -129,14 +173,67 @@ def _params(define: str, name: str) -> str:
     return rest
 
 
+def _split_args(text: str) -> list[str]:
+    """An argument or parameter list split at its top-level commas."""
+    out, depth, start, quoted = [], 0, 0, False
+    for k, c in enumerate(text):
+        if c == '"':
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif c in "([{<":
+            depth += 1
+        elif c in ")]}>":
+            depth -= 1
+        elif c == "," and depth == 0:
+            out.append(text[start:k])
+            start = k + 1
+    out.append(text[start:])
+    return [a.strip() for a in out if a.strip()]
+
+
+def _value(arg: str) -> str:
+    """The value of one argument (`ptr noundef nonnull %f` -> `%f`)."""
+    return arg.split()[-1] if arg.split() else ""
+
+
+def _param_names(define: str, name: str) -> list[str]:
+    """The names of a function's parameters, in order (unnamed ones numbered as LLVM does)."""
+    out, number = [], 0
+    for p in _split_args(_params(define, name)):
+        if p == "...":
+            continue
+        last = _value(p)
+        if last.startswith("%"):
+            out.append(last)
+        else:
+            out.append(f"%{number}")
+            number += 1
+    return out
+
+
+def _call_args(body: str, callee: str) -> list[list[str]]:
+    """The argument lists of every direct call of `callee` in `body`."""
+    out = []
+    for m in re.finditer(rf"@{re.escape(callee)}\(", body):
+        line = body[body.rfind("\n", 0, m.start()) + 1:m.start()]
+        if re.search(r"\b(?:call|invoke)\b", line):
+            out.append(_split_args(_enclosed(body[m.end():])))
+    return out
+
+
 def _holders(funcs: dict[str, tuple[str, str]], address_taken: set[str]):
-    """(holders, roots): the functions whose optimization the markers need, and those whose
-    every reference AD may reach. Holders are the functions holding a marker call and, when one
-    of them takes pointers (the function to differentiate, or its arguments, may come from its
-    callers, as in Enzyme's C++ header), every function calling it, directly or not: inlining
-    into them makes the marker's operands constants, so what they refer to counts as reached.
-    None when such a holder is called through a pointer, or a marker is kept in a function
-    pointer (then everything is optimized)."""
+    """(holders, roots, chain): the functions whose optimization the markers need, those among
+    them whose callers give the markers' operands, and what those callers give. Holders are
+    the functions holding a marker call and, when one of them takes pointers (the function to
+    differentiate, or its arguments, may come from its callers, as in Enzyme's C++ header),
+    every function calling it, directly or not, up to one that takes no pointers: inlining
+    into them makes the marker's operands constants. Where a marker's function is a parameter,
+    what the callers pass at that position is followed up the chain: `chain` is (the globals
+    and functions given to the holders on those calls, the callers that compute the function
+    themselves, every function they name then counting as reached). None when such a holder
+    is called through a pointer, or a marker is kept in a function pointer (then everything
+    is optimized)."""
     callers: dict[str, set[str]] = {}
     for name, (_, body) in funcs.items():
         for m in _REF.finditer(body):
@@ -146,23 +243,48 @@ def _holders(funcs: dict[str, tuple[str, str]], address_taken: set[str]):
     # a marker kept in a function pointer: what it will call, and with what, is known after O2
     if any("__enzyme_" in body and MARKER_VALUE.search(body) for _, body in funcs.values()):
         return None
+    # the parameter positions of each function that carry a marker's function
+    positions: dict[str, set[int]] = {}
+    for h in holders:
+        names = _param_names(funcs[h][0], h)
+        for m in _FIRST_ARG.finditer(funcs[h][1]):
+            if _value(m.group(1)) in names:
+                positions.setdefault(h, set()).add(names.index(_value(m.group(1))))
     roots = {n for n in holders if "ptr" in _params(funcs[n][0], n)    # (main has no callers)
              and (n in callers or n in address_taken)}
+    refs: set[str] = set()
+    whole: set[str] = set()
     todo = list(roots)
     while todo:
         n = todo.pop()
+        if "ptr" not in _params(funcs[n][0], n):
+            continue    # its callers hand it no function nor data (Rust's main, run by pointer)
         if n in address_taken:
             return None
         for c in callers.get(n, ()):
-            if c not in roots:
+            names = _param_names(funcs[c][0], c)
+            grown = False
+            for args in _call_args(funcs[c][1], n):
+                refs.update(m.group(1) for a in args for m in _REF.finditer(a))
+                for k in positions.get(n, ()):
+                    v = _value(args[k]) if k < len(args) else ""
+                    if v in names:
+                        grown |= names.index(v) not in positions.setdefault(c, set())
+                        positions[c].add(names.index(v))
+                    elif not v.startswith("@"):
+                        whole.add(c)        # computed in c: what it names may be the function
+            if c not in roots or grown:
                 roots.add(c)
                 todo.append(c)
-    return holders | roots, roots
+    return holders | roots, roots, (refs, whole)
 
 
 def _scope(text: str):
-    """(functions, globals, holders, reached) of the module text, or None when every function
-    counts as reached (a holder called through a pointer)."""
+    """(functions, globals, holders, reached, context) of the module text, or None when every
+    function counts as reached (a holder called through a pointer). `reached`: what AD may
+    reach and the holders' callers that give its operands (their modules go to AD); `context`:
+    what those callers call besides (no indirect call's targets), optimized with them so that
+    they inline into the markers' operands."""
     funcs = _functions(text)
     globals_ = {m.group(1): m.group(0) for m in _GLOBAL.finditer(text)}
     address_taken = {m.group(1) for _, body in funcs.values() for m in _REF.finditer(body)
@@ -171,8 +293,9 @@ def _scope(text: str):
     scope = _holders(funcs, address_taken)
     if scope is None:
         return None
-    holders, roots = scope
-    return funcs, globals_, holders, _reached(funcs, globals_, address_taken, roots)
+    holders, roots, chain = scope
+    reached = _reached(funcs, globals_, address_taken, chain) | roots
+    return funcs, globals_, holders, reached, _walk(funcs, globals_, list(roots))
 
 
 def reached_definitions(text: str) -> tuple[set[str], set[str]] | None:
@@ -183,7 +306,7 @@ def reached_definitions(text: str) -> tuple[set[str], set[str]] | None:
     scope = _scope(text)
     if scope is None:
         return None
-    funcs, globals_, holders, reached = scope
+    funcs, globals_, holders, reached, _ = scope
     defined = set(funcs) | {g for g, line in globals_.items()
                             if not re.match(r"@\S+ = (?:external|extern_weak) ", line)}
     return {n.strip('"') for n in (reached | holders) & defined}, \
@@ -196,7 +319,8 @@ def mark_unreached(text: str) -> str:
     scope = _scope(text)
     if scope is None:
         return text
-    funcs, globals_, holders, reached = scope
+    funcs, globals_, holders, reached, context = scope
+    reached = reached | context
     groups = {g: attrs for g, attrs in _GROUP.findall(text)}
     later = set()
     for name, (define, _) in funcs.items():

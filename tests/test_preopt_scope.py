@@ -6,7 +6,7 @@ import re
 
 from conftest import run
 
-from enzyme_cc.lto.preopt_scope import mark_unreached, unmark
+from enzyme_cc.lto.preopt_scope import mark_unreached, reached_definitions, unmark
 
 PROGRAM = r"""
 #include <math.h>
@@ -112,6 +112,70 @@ def test_calls_on_paths_that_never_return_are_not_reached():
     marked = mark_unreached(text)
     tagged = {m.group(1) for m in re.finditer(r"^define [^@]*@(\w+)\(.*#1 \{", marked, re.M)}
     assert tagged == {"panic_fmt", "report"}, tagged
+
+
+def _defines(*functions):
+    return "\n".join([*functions, "declare double @__enzyme_autodiff(ptr, ...)",
+                      "declare void @print(ptr)", "attributes #0 = { nounwind }"])
+
+
+def test_function_handed_down_by_callers():
+    """A helper holding the marker takes the function as a parameter (`check(f)`); its callers
+    hand it constants, up to Rust's main, which takes no parameters and is itself run through a
+    pointer (std's lang_start). The functions handed down are reached; what main and the
+    helpers call besides (printing: Rust's formatting, most of std) is not, so that its objects
+    keep their compiled code; before, main's address being taken made everything reached."""
+    text = _defines(
+        'define double @f(double %x) #0 {\n  %y = call double @g(double %x)\n  ret double %y\n}',
+        'define double @g(double %x) #0 {\n  ret double %x\n}',
+        'define double @unused(double %x) #0 {\n  ret double %x\n}',
+        'define double @check(ptr %name, ptr %fn, double %x) #0 {\n'
+        '  call void @print(ptr %name)\n'
+        '  %d = call double (ptr, ...) @__enzyme_autodiff(ptr %fn, double %x)\n  ret double %d\n}',
+        'define double @outer(ptr %fn) #0 {\n'
+        '  %d = call double @check(ptr @name, ptr %fn, double 1.0)\n  ret double %d\n}',
+        'define void @main() #0 {\n  call void @print(ptr @banner)\n'
+        '  %d = call double @outer(ptr @f)\n  ret void\n}',
+        'define void @print(ptr %s) #0 {\n  ret void\n}',
+        'define i32 @lang_start() #0 {\n  call void @run(ptr @main)\n  ret i32 0\n}',
+        'define void @run(ptr %m) #0 {\n  call void %m()\n  ret void\n}',
+        '@name = constant [2 x i8] c"f\\00"', '@banner = constant [2 x i8] c"b\\00"')
+    reached, holders = reached_definitions(text)
+    assert holders == {"check", "outer", "main"}, holders
+    assert {"f", "g", "name", "check", "outer", "main"} <= reached, reached
+    assert not reached & {"unused", "print", "banner", "lang_start", "run"}, reached
+
+
+def test_function_computed_by_a_caller():
+    """A caller that computes the function it hands down (a select of two) has every function
+    it names reached, as a holder whose marker gets a value."""
+    text = _defines(
+        'define double @a(double %x) #0 {\n  ret double %x\n}',
+        'define double @b(double %x) #0 {\n  ret double %x\n}',
+        'define double @check(ptr %fn) #0 {\n'
+        '  %d = call double (ptr, ...) @__enzyme_autodiff(ptr %fn, double 1.0)\n  ret double %d\n}',
+        'define i32 @main(i32 %n, ptr %argv) #0 {\n  %c = icmp eq i32 %n, 1\n'
+        '  %fn = select i1 %c, ptr @a, ptr @b\n  %d = call double @check(ptr %fn)\n  ret i32 0\n}')
+    reached, _ = reached_definitions(text)
+    assert {"a", "b", "check", "main"} <= reached, reached
+
+
+def test_indirect_call_reaches_its_signature():
+    """An indirect call in reached code reaches the address-taken functions of its signature
+    (AD dispatches over those), not every address-taken function: Rust's std takes the
+    address of thousands (formatting, drop glue) that a differentiated trait call cannot
+    land on."""
+    text = _defines(
+        'define double @f(ptr %p, double %x) #0 {\n  %y = call double %p(double %x)\n'
+        '  ret double %y\n}',
+        'define double @sq(double %x) #0 {\n  ret double %x\n}',
+        'define i1 @fmt(ptr %a, ptr %b) #0 {\n  ret i1 false\n}',
+        'define double @two(double %x, double %y) #0 {\n  ret double %x\n}',
+        'define void @main() #0 {\n  %d = call double (ptr, ...) @__enzyme_autodiff(ptr @f, '
+        'ptr @sq, double 1.0)\n  call void @print(ptr @table)\n  ret void\n}',
+        '@table = constant [2 x ptr] [ptr @fmt, ptr @two]')
+    reached, _ = reached_definitions(text)
+    assert "sq" in reached and not reached & {"fmt", "two"}, reached
 
 
 def test_rust_allocator_references_renamed():
