@@ -1126,7 +1126,19 @@ CASES = {
 NO_HINT: dict = {}
 
 
+# (case, flags) -> the link's result: test_error_names_function and test_error_has_hint make
+# the same -O2 link of each case (a build is deterministic: one serves both)
+_BUILT: dict = {}
+
+
 def _build(tmp_path: Path, case: str, flags):
+    key = (case, tuple(flags))
+    if key not in _BUILT:
+        _BUILT[key] = _link_case(tmp_path, case, flags)
+    return _BUILT[key]
+
+
+def _link_case(tmp_path: Path, case: str, flags):
     src_text, _, _ = CASES[case]
     src = tmp_path / f"{case}.c"
     src.write_text(src_text)
