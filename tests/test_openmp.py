@@ -61,14 +61,14 @@ def _sums(out):
 
 
 def _program_params():
-    """-O2 for every program, Ref for REF_PROGRAMS, -O0 for a fixed half, -O3 -ffast-math for
-    a fixed quarter (the others in the slow tier)."""
+    """-O2 for every program, Ref for REF_PROGRAMS, -O0 and -O3 -ffast-math for a fixed quarter
+    each (the others in the slow tier)."""
     for p in PROGRAMS:
         for lv in LEVELS:
             if "ref" in lv and p not in REF_PROGRAMS:
                 continue
             slow = lv == "-O3-fastmath" and not sampled(p, 4) or \
-                lv == "-O0" and not sampled(p, 2, lv)
+                lv == "-O0" and not sampled(p, 4, lv)
             yield pytest.param(p, lv, marks=[pytest.mark.slow] if slow else [], id=f"{p}-{lv}")
 
 
