@@ -282,11 +282,10 @@ def _holders(funcs: dict[str, tuple[str, str]], address_taken: set[str]):
 
 
 def _scope(text: str):
-    """(functions, globals, holders, reached, context) of the module text, or None when every
+    """(functions, globals, holders, reached, roots) of the module text, or None when every
     function counts as reached (a holder called through a pointer). `reached`: what AD may
-    reach and the holders' callers that give its operands (their modules go to AD); `context`:
-    what those callers call besides (no indirect call's targets), optimized with them so that
-    they inline into the markers' operands."""
+    reach and the holders' callers that give its operands (`roots`: their modules go to AD; what
+    they call besides is optimized with them, mark_unreached)."""
     funcs = _functions(text)
     globals_ = {m.group(1): m.group(0) for m in _GLOBAL.finditer(text)}
     address_taken = {m.group(1) for _, body in funcs.values() for m in _REF.finditer(body)
@@ -297,7 +296,7 @@ def _scope(text: str):
         return None
     holders, roots, chain = scope
     reached = _reached(funcs, globals_, address_taken, chain) | roots
-    return funcs, globals_, holders, reached, _walk(funcs, globals_, list(roots))
+    return funcs, globals_, holders, reached, roots
 
 
 def reached_definitions(text: str) -> tuple[set[str], set[str]] | None:
@@ -321,8 +320,10 @@ def mark_unreached(text: str) -> str:
     scope = _scope(text)
     if scope is None:
         return text
-    funcs, globals_, holders, reached, context = scope
-    reached = reached | context
+    funcs, globals_, holders, reached, roots = scope
+    # the callers' other callees (no indirect call's targets): they may inline into the
+    # markers' operands
+    reached = reached | _walk(funcs, globals_, list(roots))
     groups = {g: attrs for g, attrs in _GROUP.findall(text)}
     later = set()
     for name, (define, _) in funcs.items():
