@@ -108,8 +108,11 @@ def _live(body: str) -> str:
 
 def _walk(funcs, globals_, todo, address_taken=None) -> set[str]:
     """The functions and globals `todo` refers to, transitively (what blocks that never return
-    name aside). With `address_taken`, an indirect call in a function reached adds every
-    function whose address is taken (AD dispatches an indirect call over those)."""
+    name aside). With `address_taken`, an indirect call in a function reached adds the
+    address-taken functions of its signature (AD dispatches an indirect call over those): of
+    the same last word of the return type and number of parameters, or where either side
+    returns an aggregate, of as many parameters; every one for a call whose callee type is
+    spelt out, and variadic ones for every call (the text alone cannot compare types exactly)."""
     seen: set[str] = set()
     by_signature: dict = {}         # the address-taken functions of each signature
     if address_taken:
