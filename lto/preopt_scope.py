@@ -12,7 +12,8 @@ What AD can reach, from the module text alone: every function passed to a marker
 its holder names) or named by a global whose name says enzyme (gradient registrations),
 every function a reached function or global refers to, and, when a reached function calls
 through a pointer, every function of the call's signature whose address is taken (AD dispatches
-an indirect call over those). Functions that hold markers are optimized too, so marker
+an indirect call over those), or, where the pointer is read from a constant table (a Rust trait
+object's vtable), those at that slot of a table. Functions that hold markers are optimized too, so marker
 arguments look as at -O2, and so are their callers where the marker's operands come from them
 (_holders), with what those call.
 A function left unoptimized is still differentiated if this guess ever misses it (AD handles
@@ -23,7 +24,9 @@ from __future__ import annotations
 
 import re
 
+from enzyme_cc.ad.api import vtables
 from enzyme_cc.ad.api.markers import MARKER_VALUE
+from enzyme_cc.ir.model import parse_module
 
 _TAG = '"enzyme-cc-later"'
 _NAME = r'(?:[-\w.$]+|"[^"]+")'
@@ -40,18 +43,37 @@ _MARKER = re.compile(r"\b(?:call|invoke)\b[^\n]*?@[\w.$]*__enzyme_(?!cc_)")
 _FIRST_ARG = re.compile(r"@[\w.$]*__enzyme_(?!cc_)\w*\(([^,)]*)")
 
 
-def _indirect(body: str) -> list[tuple[str, int] | None]:
-    """The signatures (_signature) of the indirect calls in a function body; None for one
-    whose callee type is spelt out (a variadic call: any function may be its target)."""
+def _indirect(body: str) -> list[tuple[tuple[str, int] | None, int | None]]:
+    """(signature (_signature), table slot (_slot)) of each indirect call in a function body;
+    the signature is None for a call whose callee type is spelt out (a variadic call: any
+    function may be its target)."""
     out = []
     for m in _CALLEE.finditer(body):
         if m.group(1) == "%":
             head = body[max(body.rfind("\n", 0, m.start()), 0):m.start(1)].split()
             end = body.find("\n", m.end())
             args = _enclosed(body[m.end():len(body) if end < 0 else end])
-            out.append(None if not head or head[-1].endswith(")") else
-                       (head[-1], len(_split_args(args))))
+            sig = None if not head or head[-1].endswith(")") else \
+                (head[-1], len(_split_args(args)))
+            callee = re.match(_NAME, body[m.start(1) + 1:])
+            out.append((sig, _slot(body, "%" + callee.group(0)) if sig and callee else None))
     return out
+
+
+def _slot(body: str, callee: str) -> int | None:
+    """The byte offset from a table's address at which an indirect call's callee is read, where
+    that read is marked `!invariant.load` (rustc's reads of trait-object vtables): memory that
+    never changes is a constant global's, so the callee is a function at that slot of a
+    constant table. None for any other callee."""
+    m = re.search(rf"^\s*{re.escape(callee)} = load ptr, ptr (%{_NAME})[^\n]*!invariant\.load\b",
+                  body, re.M)
+    if m is None:
+        return None
+    d = re.search(rf"^\s*{re.escape(m.group(1))} = (\w+)([^\n]*)", body, re.M)
+    if d is None or d.group(1) != "getelementptr":
+        return 0                                        # the table's address itself
+    k = re.match(rf" (?:inbounds |nuw |nusw )*i8, ptr %{_NAME}, i64 (-?\d+)$", d.group(2))
+    return int(k.group(1)) if k else None
 
 
 def _signature(define: str, name: str) -> tuple[str, int] | None:
@@ -106,13 +128,16 @@ def _live(body: str) -> str:
     return "".join(text for label, text in blocks.items() if label in live)
 
 
-def _walk(funcs, globals_, todo, address_taken=None) -> set[str]:
+def _walk(funcs, globals_, todo, address_taken=None, tables=None) -> set[str]:
     """The functions and globals `todo` refers to, transitively (what blocks that never return
     name aside). With `address_taken`, an indirect call in a function reached adds the
-    address-taken functions of its signature (AD dispatches an indirect call over those): of
-    the same last word of the return type and number of parameters, or where either side
-    returns an aggregate, of as many parameters; every one for a call whose callee type is
-    spelt out, and variadic ones for every call (the text alone cannot compare types exactly)."""
+    address-taken functions of its signature (AD dispatches an indirect call over those, of
+    the exact types): of the same last word of the return type and number of parameters;
+    every one for a call whose callee type is spelt out, and variadic ones for every call (the
+    text alone cannot compare types exactly). Where the callee is read from a constant table
+    (_slot), only those of them at that slot of a table (`tables()`: ad/api/vtables.py's, of
+    the whole module): a Rust trait object's drop or method call cannot land on the rest of
+    std's address-taken functions."""
     seen: set[str] = set()
     by_signature: dict = {}         # the address-taken functions of each signature
     if address_taken:
@@ -128,21 +153,24 @@ def _walk(funcs, globals_, todo, address_taken=None) -> set[str]:
         if name in funcs:
             body = _live(funcs[name][1])
             todo += [m.group(1) for m in _REF.finditer(body)]
-            for sig in _indirect(body) if by_signature else ():
-                if sig not in dispatched:
-                    dispatched.add(sig)
-                    todo += [n for key, ns in by_signature.items()
-                             if sig is None or key in (sig, None) or
-                             key[1] == sig[1] and {key[0], sig[0]} & {"}", ">"}
-                             for n in ns]
+            for sig, slot in _indirect(body) if by_signature else ():
+                if (sig, slot) in dispatched:
+                    continue
+                dispatched.add((sig, slot))
+                fns = [n for key, ns in by_signature.items()
+                       if sig is None or key in (sig, None) for n in ns]
+                if slot is not None and tables is not None:
+                    at = tables().at_slot(slot)
+                    fns = [n for n in fns if f"@{n}" in at]
+                todo += fns
         elif name in globals_:
             todo += [m.group(1) for m in _REF.finditer(globals_[name].split("=", 1)[1])]
     return seen
 
 
-def _reached(funcs, globals_, address_taken, chain) -> set[str]:
+def _reached(funcs, globals_, address_taken, chain, tables) -> set[str]:
     """Functions and globals AD may reach: from marker operands, enzyme globals and what the
-    callers of marker holders pass them (`chain`, from _holders)."""
+    callers of marker holders pass them (`chain`, from _holders); `tables` as _walk's."""
     refs, whole = chain
     todo = [n for n, g in globals_.items() if "enzyme" in n.lower()] + list(refs) + list(whole)
     for name, (define, body) in funcs.items():
@@ -159,7 +187,7 @@ def _reached(funcs, globals_, address_taken, chain) -> set[str]:
             # a marker's function comes through a value (a select or phi of functions in
             # bitcode optimized at its compile step, rustc's): any function the holder names
             todo += [m.group(1) for m in _REF.finditer(body) if not m.group(2)]
-    return _walk(funcs, globals_, todo, address_taken)
+    return _walk(funcs, globals_, todo, address_taken, tables)
 
 
 def _params(define: str, name: str) -> str:
@@ -298,7 +326,13 @@ def _scope(text: str):
     if scope is None:
         return None
     holders, roots, chain = scope
-    reached = _reached(funcs, globals_, address_taken, chain) | roots
+    memo = []
+
+    def tables():               # (parsed only where a reached call reads a table slot)
+        if not memo:
+            memo.append(vtables.tables(parse_module(text)))
+        return memo[0]
+    reached = _reached(funcs, globals_, address_taken, chain, tables) | roots
     return funcs, globals_, holders, reached, roots
 
 

@@ -178,6 +178,51 @@ def test_indirect_call_reaches_its_signature():
     assert "sq" in reached and not reached & {"fmt", "two"}, reached
 
 
+def test_trait_object_call_reaches_its_vtable_slot():
+    """rustc reads a trait object's method from its vtable with `!invariant.load`: memory that
+    never changes, so the callee is a function at that offset of a constant table. Such a call
+    reaches those functions only; std's other functions of the signature (a drop glue a
+    thread-local destructor list holds, stored by code) are reached by a plain indirect call
+    alone. Before, a Box<dyn Trait>'s drop brought in most of std, and the link took a minute.
+    A call returning nothing does not reach functions returning an aggregate."""
+    text = _defines(
+        'define double @f(ptr %obj, ptr %vt, double %x) #0 {\n'
+        '  %m = getelementptr inbounds nuw i8, ptr %vt, i64 24\n'
+        '  %area = load ptr, ptr %m, align 8, !invariant.load !0\n'
+        '  %y = call double %area(ptr %obj, double %x)\n'
+        '  %drop = load ptr, ptr %vt, align 8, !invariant.load !0\n'
+        '  call void %drop(ptr %obj)\n  ret double %y\n}',
+        'define double @sq_area(ptr %s, double %x) #0 {\n  ret double %x\n}',
+        'define double @other_method(ptr %s, double %x) #0 {\n  ret double %x\n}',
+        'define void @drop_sq(ptr %s) #0 {\n  ret void\n}',
+        'define void @drop_registered(ptr %s) #0 {\n  call void @print(ptr %s)\n  ret void\n}',
+        'define { ptr, ptr } @pair(ptr %s) #0 {\n  ret { ptr, ptr } zeroinitializer\n}',
+        'define void @register(ptr %list) #0 {\n  store ptr @drop_registered, ptr %list\n'
+        '  store ptr @pair, ptr %list\n  ret void\n}',
+        'define void @run_dtors(ptr %list, ptr %x) #0 {\n  %d = load ptr, ptr %list\n'
+        '  call void %d(ptr %x)\n  ret void\n}',
+        'define void @main() #0 {\n  %d = call double (ptr, ...) @__enzyme_autodiff(ptr @f, '
+        'ptr @vt_sq, double 1.0)\n  call void @print(ptr @vt_other)\n  ret void\n}',
+        '@vt_sq = private unnamed_addr constant <{ ptr, [16 x i8], ptr }> '
+        '<{ ptr @drop_sq, [16 x i8] c"\\08\\00\\00\\00\\00\\00\\00\\00\\08\\00\\00\\00\\00\\00\\00\\00", '
+        'ptr @sq_area }>, align 8',
+        '@vt_other = private unnamed_addr constant <{ ptr, [16 x i8], ptr, ptr }> '
+        '<{ ptr null, [16 x i8] c"\\08\\00\\00\\00\\00\\00\\00\\00\\08\\00\\00\\00\\00\\00\\00\\00", '
+        'ptr @sq_area, ptr @other_method }>, align 8',
+        '!0 = !{}')
+    reached, _ = reached_definitions(text)
+    assert {"sq_area", "drop_sq"} <= reached, reached
+    assert not reached & {"other_method", "drop_registered", "pair", "run_dtors"}, reached
+    # a plain indirect call of the same signature reaches every one
+    plain = text.replace('ptr @vt_sq, double 1.0)', 'ptr @vt_sq, double 1.0)\n'
+                         '  call void @run_dtors(ptr null, ptr null)')
+    plain = plain.replace("__enzyme_autodiff(ptr @f,", "__enzyme_autodiff(ptr @g,").replace(
+        "define void @main", 'define void @g(ptr %l) #0 {\n  call void @run_dtors(ptr %l, '
+        'ptr %l)\n  ret void\n}\ndefine void @main')
+    reached, _ = reached_definitions(plain)
+    assert {"drop_sq", "drop_registered"} <= reached and "pair" not in reached, reached
+
+
 def test_rust_allocator_references_renamed():
     """References to std's __rdl_* (v0-mangled) become enzyme-cc's allocator; std's definition
     stays, and a name without a declaration gets one."""

@@ -64,6 +64,19 @@ class _Tables:
                 self.unsure_tables |= set(_VALUE_USE.findall(line)) & self.slots.keys()
             self._address_uses(line)
 
+    def at_slot(self, off: int) -> set[str]:
+        """The functions a read at byte offset `off` from a table's address can give: the
+        function at that slot of every table, from each of its address points, and every
+        function of a table whose uses we cannot read."""
+        out = set()
+        for g, slots in self.slots.items():
+            if g in self.unsure_tables:
+                out |= set(slots.values())
+            for a in self.points.get(g, ()):
+                if a + off in slots:
+                    out.add(slots[a + off])
+        return out
+
     def _address_uses(self, text: str) -> None:
         """Notes the offsets at which `text` uses tables' addresses: a constant byte offset,
         or the start; any other form (a typed constant GEP, a GEP instruction) makes the table
@@ -124,7 +137,8 @@ def _table_slots(module, g: str, line: str) -> dict | None:
     return {o: v for o, v in zip(offsets, values) if v in module._bodies}
 
 
-def _tables(module) -> _Tables:
+def tables(module) -> _Tables:
+    """The module's constant tables and their address points (kept on the module)."""
     t = module.__dict__.get("_vtables")
     if t is None:
         t = module._vtables = _Tables(module)
@@ -167,7 +181,7 @@ def narrowed(module, inst, targets: list[str]) -> list[str]:
     table, off = decompose(module, fn, d.ops[0].value)
     if off is None or getattr(fn.defs.get(table), "op", None) != "load":
         return targets
-    tabs = _tables(module)
+    tabs = tables(module)
     if any(t in tabs.elsewhere for t in targets):
         return targets
     out = set()
