@@ -230,7 +230,10 @@ def _link(bench: Bench, objs: list[str], out: str, libs: list[str], env_extra: d
     return link
 
 
-def build(bench: Bench, rebuild: bool = False, log=print) -> Build:
+def build(bench: Bench, rebuild: bool = False, log=print, ref: bool = True) -> Build:
+    """The benchmark's binaries (kept in BUILD and reused while their key holds): the
+    enzyme-cc one, the Ref pipeline's unless `ref` is false, and one without AD where the
+    enzyme-cc link fails."""
     os.makedirs(BUILD, exist_ok=True)
     d = os.path.join(BUILD, bench.name)
     os.makedirs(d, exist_ok=True)
@@ -250,8 +253,9 @@ def build(bench: Bench, rebuild: bool = False, log=print) -> Build:
         try:
             with open(stamp) as f:
                 old = Build.from_json(json.load(f))
-            if old.key == res.key and all(os.path.isfile(x.binary) for x in
-                                          (old.enzyme, old.ref, old.noad) if x and x.ok):
+            if old.key == res.key and (old.ref.ok or old.ref.error or not ref) and all(
+                    os.path.isfile(x.binary) for x in (old.enzyme, old.ref, old.noad)
+                    if x and x.ok):
                 old.cached = True
                 return old
         except (ValueError, KeyError, TypeError):
@@ -283,14 +287,15 @@ def build(bench: Bench, rebuild: bool = False, log=print) -> Build:
     res.enzyme = _link(bench, objs, os.path.join(d, bench.name), libs, {},
                        os.path.join(d, "link-enzyme.log"))
     ref_objs = objs
-    if bench.ref_defines:     # the Ref binary leaves out variants its pipeline refuses
+    if ref and bench.ref_defines:   # the Ref binary leaves out variants its pipeline refuses
         ref_o = os.path.join(d, "main-ref.o")
         rc, text, _ = _run([drv, *main_flags, *[f"-D{x}" for x in bench.ref_defines], "-c",
                             os.path.join(SRC, bench.main), "-o", ref_o],
                            os.path.join(d, "compile-ref.log"))
         ref_objs = [ref_o] + objs[1:] if rc == 0 else objs
-    res.ref = _link(bench, ref_objs, os.path.join(d, bench.name + "-ref"), libs,
-                    {"ENZYME_CC_PREOPT": "0"}, os.path.join(d, "link-ref.log"))
+    if ref:
+        res.ref = _link(bench, ref_objs, os.path.join(d, bench.name + "-ref"), libs,
+                        {"ENZYME_CC_PREOPT": "0"}, os.path.join(d, "link-ref.log"))
     if not res.enzyme.ok:
         noad_o = os.path.join(d, "main-noad.o")
         rc, text, _ = _run([drv, *main_flags, "-DBENCH_NO_ENZYME", "-c",
@@ -307,9 +312,12 @@ def build(bench: Bench, rebuild: bool = False, log=print) -> Build:
     return res
 
 
-def build_all(benches: list[Bench], jobs: int = 2, rebuild: bool = False, log=print
-              ) -> dict[str, Build]:
+def build_all(benches: list[Bench], jobs: int = 2, rebuild: bool = False, log=print,
+              ref=None) -> dict[str, Build]:
+    """build() of each benchmark, `jobs` at once; `ref`: the names whose Ref binary is built
+    (None: every one)."""
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-        futs = {b.name: ex.submit(build, b, rebuild, log) for b in benches}
+        futs = {b.name: ex.submit(build, b, rebuild, log, ref is None or b.name in ref)
+                for b in benches}
         return {name: f.result() for name, f in futs.items()}

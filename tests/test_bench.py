@@ -3,7 +3,8 @@
 Each benchmark is built with enzyme-cc (the default pipeline and the Ref pipeline, AD before
 optimization) and its binary's --selfcheck compares every AD variant it has (enzyme-cc, ADOL-C)
 with finite differences and with each other; the gradient call must also leave the primal's
-inputs unchanged. Every benchmark links in both pipelines today, so a refusal is a failure
+inputs unchanged (the Ref pipeline for REF_DEFAULT in the default suite, for every benchmark in
+the slow tier). Every benchmark links in both pipelines today, so a refusal is a failure
 naming the message (a Ref link refused by a new check hid as an expected failure once); a wrong
 gradient or a crash is a failure too. No wall time is asserted.
 """
@@ -18,13 +19,20 @@ if ROOT not in sys.path:
 
 from bench import builder, harness, suite  # noqa: E402
 from bench.runner import run_selfcheck  # noqa: E402
+from conftest import will_run  # noqa: E402
 
 BENCHES = {b.name: b for b in suite.benchmarks()}
+# the benchmarks whose Ref pipeline runs in the default suite (a C++ and a C one); the others'
+# Ref links and checks are in the slow tier (the Ref pipeline's own tests: test_ad_programs)
+REF_DEFAULT = ("gmm", "bruss")
 
 
 @pytest.fixture(scope="module")
-def builds():
-    return builder.build_all(list(BENCHES.values()), jobs=2, log=lambda m: None)
+def builds(request):
+    refs = {item.callspec.params["name"] for item in request.session.items
+            if item.module is request.module and will_run(item) and
+            item.originalname == "test_ref_pipeline_gradients_agree"}
+    return builder.build_all(list(BENCHES.values()), jobs=2, log=lambda m: None, ref=refs)
 
 
 def _usable(b):
@@ -46,7 +54,8 @@ def test_default_pipeline_gradients_agree(builds, name):
     assert b.enzyme.ok, harness._link_msg(b.enzyme)
 
 
-@pytest.mark.parametrize("name", list(BENCHES))
+@pytest.mark.parametrize("name", [n if n in REF_DEFAULT else
+                                  pytest.param(n, marks=pytest.mark.slow) for n in BENCHES])
 def test_ref_pipeline_gradients_agree(builds, name):
     b = builds[name]
     _usable(b)
