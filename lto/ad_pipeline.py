@@ -230,7 +230,7 @@ def emit(job, stages):
     new = job.text
     _dump(job.cfg, "after-ad.ll", new)
     debug = _DEBUG_VERSION in new
-    split = opt.splittable(new, debug)
+    split = opt.splittable(new, debug and opt.split_blocked_by_debug(new))
     module = _verified(job, new, debug)
     level = opt_level(job.inv.opt_level)
     sanitize = opt.sanitizers(new)
@@ -261,7 +261,8 @@ def _optimize_and_compile(job, stages, ad, post, level, sanitize, debug):
     opt.optimize(ad, post, level, vectorize=level >= 2, sanitize=sanitize)
     stages.done("post-AD optimization")
     # llc: .init_array for constructors, as clang
-    opt.emit_object(post, job.obj, level, job.tmp, debug=debug)
+    opt.emit_object(post, job.obj, level, job.tmp,
+                    debug=debug and opt.split_blocked_by_debug(job.text))
     stages.done("codegen")
 
 

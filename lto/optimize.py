@@ -256,9 +256,24 @@ def jobs() -> int:
 
 def splittable(text: str, debug: bool) -> bool:
     """Whether post-AD work is split over the cores (optimize_and_emit): a large derivative
-    whose functions kept as calls (generate.callee_attrs: noinline) can go to separate parts."""
+    whose functions kept as calls (generate.callee_attrs: noinline) can go to separate parts.
+    `debug`: split_blocked_by_debug(text)."""
     return jobs() >= 2 and not debug and len(text) >= SPLIT_TEXT and \
         _NOINLINE_DEF.search(text) is not None
+
+
+# debug info naming a global: a variable record of a global, or a variable location (a debug
+# record or intrinsic) whose value is one (a static's address)
+_DEBUG_NAMING_GLOBALS = re.compile(r"!DIGlobalVariable\(|#dbg_\w+\([^\n]*@|"
+                                   r"@llvm\.dbg\.\w+\([^\n]*@")
+
+
+def split_blocked_by_debug(text: str) -> bool:
+    """Whether a module's debug info (it has some) keeps it from being split into parts: where
+    it names internal globals, a part whose code it describes would name a global another part
+    holds (llvm-split keeps each local in one part only). Line tables alone do not (Rust's
+    standard library, built with them, in every Rust program's AD module)."""
+    return _DEBUG_NAMING_GLOBALS.search(text) is not None
 
 
 _DISCARDABLE = {llvm.Linkage.linkonce_odr: llvm.Linkage.weak_odr,
@@ -452,8 +467,7 @@ def _tools_identity(level: int) -> bytes:
 def emit_object(src: str, out: str, level: int, tmp: str, debug: bool = False) -> None:
     """Native PIC object of bitcode file `src`. A large module is split (llvm-split, locals kept
     with their users) and the parts are compiled in parallel, then joined with `ld.lld -r`;
-    not with debug info, whose variable records name internal globals (static variables,
-    strings) from every part while llvm-split keeps each local in one part only."""
+    not where `debug` (split_blocked_by_debug)."""
     llc = _llc(level)
     size = os.path.getsize(src)
     n = min(jobs(), max(2, size // SPLIT_BYTES)) if size >= SPLIT_BYTES else 1

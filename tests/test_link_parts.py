@@ -83,6 +83,40 @@ def test_parts_in_parallel(tmp_path):
     assert parts == 2 and reused == 0
 
 
+def test_line_tables_keep_the_parts(tmp_path):
+    """Debug info of line tables alone (`-gline-tables-only`; Rust's standard library carries
+    it into every Rust program's AD module) does not keep a large derivative in one part: only
+    debug info naming globals does (lto/optimize.py split_blocked_by_debug). The binary's line
+    table still names the source."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one core: post-AD work is not split")
+    from elftools.elf.elffile import ELFFile
+    env = dict(os.environ, ENZYME_CC_CACHE="0")
+    src = _program(tmp_path)
+    b = subprocess.run([str(BIN / "enzyme-cc"), "-O2", "-gline-tables-only", "-v", str(src),
+                        "-lm", "-o", "parts"], cwd=tmp_path, capture_output=True, text=True,
+                       env=env, timeout=600)
+    assert b.returncode == 0, b.stderr[-3000:]
+    assert re.search(r"codegen, 2 parts on \d+ cores", b.stderr), b.stderr[-3000:]
+    r = subprocess.run(["./parts"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.count("CHECK") == 6, r.stdout
+    with open(tmp_path / "parts", "rb") as f:
+        dwarf = ELFFile(f).get_dwarf_info()
+        files = {fe.name for cu in dwarf.iter_CUs()
+                 for fe in dwarf.line_program_for_CU(cu)["file_entry"]}
+    assert b"parts.c" in files, files
+
+
+def test_debug_info_naming_globals_keeps_one_part():
+    from enzyme_cc.lto.optimize import split_blocked_by_debug
+    lines = "!0 = !DILocation(line: 3, column: 1, scope: !1)\n"
+    assert not split_blocked_by_debug(lines + "  #dbg_value(double %x, !5, !DIExpression(), !0)")
+    assert split_blocked_by_debug(lines + "  #dbg_value(ptr @counter, !5, !DIExpression(), !0)")
+    assert split_blocked_by_debug(lines + "  call void @llvm.dbg.value(metadata ptr @s, "
+                                  "metadata !5, metadata !DIExpression())")
+    assert split_blocked_by_debug(lines + '!7 = distinct !DIGlobalVariable(name: "n", scope: !1)')
+
+
 def test_edit_recompiles_only_changed_parts(tmp_path):
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one core: post-AD work is not split")
