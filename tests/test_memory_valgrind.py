@@ -1,12 +1,12 @@
 """Heap-using corpus programs under valgrind: each calls its gradients several times, so a double
 free, a read of a freed or stale shadow, or a block leaked per gradient call shows up. Built at
--O0, -O2 and with the Ref pipeline (unoptimized IR: pointers pass through memory)."""
+-O0, -O2 and with the Ref pipeline (unoptimized IR: pointers pass through memory; _params)."""
 import os
 import shutil
 
 import pytest
 
-from conftest import run
+from conftest import run, sampled
 
 HERE = os.path.join(os.path.dirname(__file__), "ad_programs")
 PROGRAMS = ["realloc_small.c", "realloc_loop_buffers.c", "realloc_grow.c", "memmove_overlap.c",
@@ -26,9 +26,19 @@ VALGRIND = ["valgrind", "--error-exitcode=1", "--leak-check=full",
             "--errors-for-leak-kinds=definite", "-q"]
 
 
+def _params():
+    """Every program at -O0 and -O2 (conftest samples the -O0 variants); the Ref pipeline's
+    runs under valgrind (3.4 s each) for a fixed quarter of the programs, the others in the slow
+    tier (test_ad_programs builds every program with the Ref pipeline too)."""
+    for prog in PROGRAMS:
+        for level in ("-O0", "-O2", "-O2-ref"):
+            slow = level == "-O2-ref" and not sampled(prog, 4, "valgrind-ref")
+            yield pytest.param(prog, level, marks=[pytest.mark.slow] if slow else [],
+                               id=f"{prog}-{level}")
+
+
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
-@pytest.mark.parametrize("level", ["-O0", "-O2", "-O2-ref"])
-@pytest.mark.parametrize("prog", PROGRAMS)
+@pytest.mark.parametrize("prog,level", list(_params()))
 def test_memory_program_under_valgrind(tmp_path, prog, level):
     if (prog, level) in NOT_BUILT:
         pytest.skip("refused at this level")
