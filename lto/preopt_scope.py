@@ -136,8 +136,8 @@ def _walk(funcs, globals_, todo, address_taken=None, tables=None) -> set[str]:
     every one for a call whose callee type is spelt out, and variadic ones for every call (the
     text alone cannot compare types exactly). Where the callee is read from a constant table
     (_slot), only those of them at that slot of a table (`tables()`: ad/api/vtables.py's, of
-    the whole module): a Rust trait object's drop or method call cannot land on the rest of
-    std's address-taken functions."""
+    the whole module; None where it cannot be built): a Rust trait object's drop or method
+    call cannot land on the rest of std's address-taken functions."""
     seen: set[str] = set()
     by_signature: dict = {}         # the address-taken functions of each signature
     if address_taken:
@@ -159,8 +159,9 @@ def _walk(funcs, globals_, todo, address_taken=None, tables=None) -> set[str]:
                 dispatched.add((sig, slot))
                 fns = [n for key, ns in by_signature.items()
                        if sig is None or key in (sig, None) for n in ns]
-                if slot is not None and tables is not None:
-                    at = tables().at_slot(slot)
+                tabs = tables() if slot is not None and tables is not None else None
+                if tabs is not None:
+                    at = tabs.at_slot(slot)
                     fns = [n for n in fns if f"@{n}" in at]
                 todo += fns
         elif name in globals_:
@@ -330,7 +331,11 @@ def _scope(text: str):
 
     def tables():               # (parsed only where a reached call reads a table slot)
         if not memo:
-            memo.append(vtables.tables(parse_module(text)))
+            try:
+                memo.append(vtables.tables(parse_module(text)))
+            except (ValueError, IndexError, KeyError):
+                # IR the model cannot index (it may hold modules AD never reads): no narrowing
+                memo.append(None)
         return memo[0]
     reached = _reached(funcs, globals_, address_taken, chain, tables) | roots
     return funcs, globals_, holders, reached, roots

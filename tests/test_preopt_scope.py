@@ -221,6 +221,17 @@ def test_trait_object_call_reaches_its_vtable_slot():
         'ptr %l)\n  ret void\n}\ndefine void @main')
     reached, _ = reached_definitions(plain)
     assert {"drop_sq", "drop_registered"} <= reached and "pair" not in reached, reached
+    # where the tables cannot be read (IR the module index refuses), the signature decides
+    from enzyme_cc.lto import preopt_scope
+
+    def refuse(text):
+        raise ValueError("cannot find function name")
+    saved, preopt_scope.parse_module = preopt_scope.parse_module, refuse
+    try:
+        reached, _ = reached_definitions(text)
+    finally:
+        preopt_scope.parse_module = saved
+    assert {"sq_area", "other_method", "drop_registered"} <= reached, reached
 
 
 def test_rust_allocator_references_renamed():
