@@ -230,7 +230,8 @@ def emit(job, stages):
     new = job.text
     _dump(job.cfg, "after-ad.ll", new)
     debug = _DEBUG_VERSION in new
-    split = opt.splittable(new, debug and opt.split_blocked_by_debug(new))
+    kept_whole = debug and opt.split_blocked_by_debug(new)
+    split = opt.splittable(new, kept_whole)
     module = _verified(job, new, debug)
     level = opt_level(job.inv.opt_level)
     sanitize = opt.sanitizers(new)
@@ -244,7 +245,7 @@ def emit(job, stages):
     with open(ad, "wb") as f:
         f.write(module.as_bitcode())
     try:
-        _optimize_and_compile(job, stages, ad, post, level, sanitize, debug)
+        _optimize_and_compile(job, stages, ad, post, level, sanitize, kept_whole)
     except UserError as e:
         if not debug or not e.message.startswith("internal error"):
             raise
@@ -256,13 +257,12 @@ def emit(job, stages):
         _optimize_and_compile(job, stages, ad, post, level, sanitize, False)
 
 
-def _optimize_and_compile(job, stages, ad, post, level, sanitize, debug):
+def _optimize_and_compile(job, stages, ad, post, level, sanitize, kept_whole):
     from . import optimize as opt
     opt.optimize(ad, post, level, vectorize=level >= 2, sanitize=sanitize)
     stages.done("post-AD optimization")
     # llc: .init_array for constructors, as clang
-    opt.emit_object(post, job.obj, level, job.tmp,
-                    debug=debug and opt.split_blocked_by_debug(job.text))
+    opt.emit_object(post, job.obj, level, job.tmp, kept_whole=kept_whole)
     stages.done("codegen")
 
 

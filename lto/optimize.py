@@ -254,11 +254,11 @@ def jobs() -> int:
     return jobserver.limit()
 
 
-def splittable(text: str, debug: bool) -> bool:
+def splittable(text: str, kept_whole: bool) -> bool:
     """Whether post-AD work is split over the cores (optimize_and_emit): a large derivative
-    whose functions kept as calls (generate.callee_attrs: noinline) can go to separate parts.
-    `debug`: split_blocked_by_debug(text)."""
-    return jobs() >= 2 and not debug and len(text) >= SPLIT_TEXT and \
+    whose functions kept as calls (generate.callee_attrs: noinline) can go to separate parts;
+    not where `kept_whole` (its debug info names globals: split_blocked_by_debug)."""
+    return jobs() >= 2 and not kept_whole and len(text) >= SPLIT_TEXT and \
         _NOINLINE_DEF.search(text) is not None
 
 
@@ -464,14 +464,14 @@ def _tools_identity(level: int) -> bytes:
     return "\n".join(ids).encode()
 
 
-def emit_object(src: str, out: str, level: int, tmp: str, debug: bool = False) -> None:
+def emit_object(src: str, out: str, level: int, tmp: str, kept_whole: bool = False) -> None:
     """Native PIC object of bitcode file `src`. A large module is split (llvm-split, locals kept
     with their users) and the parts are compiled in parallel, then joined with `ld.lld -r`;
-    not where `debug` (split_blocked_by_debug)."""
+    not where `kept_whole` (split_blocked_by_debug)."""
     llc = _llc(level)
     size = os.path.getsize(src)
     n = min(jobs(), max(2, size // SPLIT_BYTES)) if size >= SPLIT_BYTES else 1
-    if n < 2 or debug:
+    if n < 2 or kept_whole:
         run_tool(llc + [src, "-o", out], "code generation")
         return
     part = os.path.join(tmp, "part")

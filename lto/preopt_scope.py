@@ -13,9 +13,9 @@ its holder names) or named by a global whose name says enzyme (gradient registra
 every function a reached function or global refers to, and, when a reached function calls
 through a pointer, every function of the call's signature whose address is taken (AD dispatches
 an indirect call over those), or, where the pointer is read from a constant table (a Rust trait
-object's vtable), those at that slot of a table. Functions that hold markers are optimized too, so marker
-arguments look as at -O2, and so are their callers where the marker's operands come from them
-(_holders), with what those call.
+object's vtable), those at that slot of a table. Functions that hold markers are optimized too,
+so marker arguments look as at -O2, and so are their callers where the marker's operands come
+from them (_holders), with what those call.
 A function left unoptimized is still differentiated if this guess ever misses it (AD handles
 unoptimized IR: the Ref pipeline), but slower, and code it calls may have been left to its native
 code (lto/ad_pipeline.py `_native_modules`): Rust's allocator shim then stays a call into

@@ -182,17 +182,9 @@ def narrowed(module, inst, targets: list[str]) -> list[str]:
     if off is None or getattr(fn.defs.get(table), "op", None) != "load":
         return targets
     tabs = tables(module)
-    if any(t in tabs.elsewhere for t in targets):
+    if any(t in tabs.elsewhere for t in targets) or any(
+            set(tabs.slots[g].values()) & set(targets) for g in tabs.unsure_tables):
         return targets
-    out = set()
-    for g, slots in tabs.slots.items():
-        if not set(slots.values()) & set(targets):
-            continue
-        if g in tabs.unsure_tables:
-            return targets
-        for a in tabs.points.get(g, ()):
-            f = slots.get(a + off)
-            if f is not None:
-                out.add(f)
-    keep = [t for t in targets if t in out]
+    at = tabs.at_slot(off)
+    keep = [t for t in targets if t in at]
     return keep if keep else targets
