@@ -12,6 +12,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from enzyme_cc import toolchain
+from . import in_process
 from enzyme_cc.errors import UserError
 
 # the stages, in order; a stage that has nothing to do (no loop marked for checkpointing, no
@@ -123,7 +124,7 @@ def merge(job, merged):
     text, c_datatypes = mpi.substitute_c_datatypes(text)
     job.module, job.ctx = opt.parse_text(text, ctx, "merged bitcode"), ctx
     if substituted:
-        fortran.link_runtime(job.module, ctx)
+        fortran.link_runtime(job.module, ctx, text)
     if fortran_mpi:
         mpi.link_fortran_bindings(job.module, ctx)
     if c_datatypes:
@@ -171,14 +172,19 @@ def preoptimize(job):
     from . import optimize as opt
     from . import inline_asm, preopt_scope, vector_reductions
     merged, pre = os.path.join(job.tmp, "merged.bc"), os.path.join(job.tmp, "pre.ll")
-    with open(merged, "wb") as f:
-        f.write(job.module.as_bitcode())
-    opt.optimize(merged, pre, 2, vectorize=False, text=True,
-                 extra=["-unroll-threshold=300"] if opt_level(job.inv.opt_level) >= 3 else [])
-    with open(pre) as f:
-        # (a loop the program marks for vectorization, `#pragma omp simd`, is vectorized even
-        # here: its reductions become scalar code as at the merge)
-        job.text = inline_asm.barriers(vector_reductions.rewrite(preopt_scope.unmark(f.read())))
+    bitcode = job.module.as_bitcode()
+    extra = ["-unroll-threshold=300"] if opt_level(job.inv.opt_level) >= 3 else []
+    if not extra and in_process.wanted(len(bitcode)):
+        text = str(in_process.optimized(bitcode, opt.new_context(), 2, vectorize=False))
+    else:
+        with open(merged, "wb") as f:
+            f.write(bitcode)
+        opt.optimize(merged, pre, 2, vectorize=False, text=True, extra=extra)
+        with open(pre) as f:
+            text = f.read()
+    # (a loop the program marks for vectorization, `#pragma omp simd`, is vectorized even
+    # here: its reductions become scalar code as at the merge)
+    job.text = inline_asm.barriers(vector_reductions.rewrite(preopt_scope.unmark(text)))
 
 
 def outline_checkpointed_loops(job) -> bool:
@@ -242,8 +248,16 @@ def emit(job, stages):
                     f"({reused} from the cache)")
         return
     ad, post = os.path.join(job.tmp, "ad.bc"), os.path.join(job.tmp, "post.bc")
+    bitcode = module.as_bitcode()
+    if not debug and not sanitize and in_process.wanted(len(bitcode)) and \
+            not in_process.has_static_constructors(module):
+        module = in_process.optimized(bitcode, opt.new_context(), level, vectorize=level >= 2)
+        stages.done("post-AD optimization")
+        in_process.emit_object(module, job.obj, level)
+        stages.done("codegen")
+        return
     with open(ad, "wb") as f:
-        f.write(module.as_bitcode())
+        f.write(bitcode)
     try:
         _optimize_and_compile(job, stages, ad, post, level, sanitize, kept_whole)
     except UserError as e:

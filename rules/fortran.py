@@ -2,7 +2,7 @@
 refusals of the others that have neither an implementation nor a rule."""
 
 import re
-from .c_runtime import runtime_bitcode
+from .c_runtime import link_needed, runtime_bitcode
 from .fortran_catalog import refusal
 from enzyme_cc.lto.optimize import parse_bitcode
 from enzyme_cc.ad.structure.fortran_descriptors import fortran_descriptor
@@ -113,9 +113,13 @@ def _specialize(body: list[str]) -> list[str]:
     return out
 
 
-def link_runtime(module, ctx):
-    for data in runtime_bitcode(SOURCES, _HEADERS, "Fortran runtime"):
-        module.link_in(parse_bitcode(data, "enzyme-cc Fortran runtime", ctx))
+def link_runtime(module, ctx, text: str):
+    """Our implementations of the entries the program's module `text` calls, with what they
+    use (c_runtime.link_needed: the rest of the runtime is dropped before AD)."""
+    # (intrinsic_assignments makes calls of AssignIntrinsic after the pre-AD pipeline)
+    roots = {"__enzyme_cc_fortran_AssignIntrinsic"} if _ASSIGN in text else set()
+    link_needed(module, [parse_bitcode(data, "enzyme-cc Fortran runtime", ctx) for data in
+                         runtime_bitcode(SOURCES, _HEADERS, "Fortran runtime")], text, roots)
 
 
 def link_shadow_runtime(module, text: str, ctx):
