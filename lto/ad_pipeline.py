@@ -126,9 +126,9 @@ def merge(job, merged):
     if substituted:
         fortran.link_runtime(job.module, ctx, text)
     if fortran_mpi:
-        mpi.link_fortran_bindings(job.module, ctx)
+        mpi.link_fortran_bindings(job.module, ctx, text)
     if c_datatypes:
-        mpi.link_c_datatypes(job.module, ctx)
+        mpi.link_c_datatypes(job.module, ctx, text)
     job.wrappers = fortran_mpi or c_datatypes
     c_sort.link_runtime(job.module, text, ctx)
     c_search.link_runtime(job.module, text, ctx)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-from .c_runtime import runtime_bitcode
+from .c_runtime import link_needed, runtime_bitcode
 from enzyme_cc.ad.structure.type_layout import underlying
 from enzyme_cc.ir.lexer import fn_attr_position
 from enzyme_cc.lto.optimize import parse_bitcode
@@ -548,8 +548,8 @@ def link_runtime(module, text: str, ctx):
     """Link our kernels (rules/blas_runtime.c) into the derivative module when it calls them."""
     if KERNEL_PREFIX not in text:
         return
-    for data in runtime_bitcode(("blas_runtime.c",), (), "BLAS kernels"):
-        module.link_in(parse_bitcode(data, "enzyme-cc BLAS kernels", ctx))
+    link_needed(module, [parse_bitcode(data, "enzyme-cc BLAS kernels", ctx) for data in
+                         runtime_bitcode(("blas_runtime.c",), (), "BLAS kernels")], text)
 
 
 _OWN_DEFINE = re.compile(r"^define [^\n]*@(?:" + "|".join(sorted(OWN)) + r")\(", re.M)

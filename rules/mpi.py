@@ -19,7 +19,7 @@ types, user ops, one-sided MPI, calls without a rule) is refused.
 from __future__ import annotations
 
 import re
-from .c_runtime import runtime_bitcode
+from .c_runtime import link_needed, runtime_bitcode
 from enzyme_cc.lto.optimize import parse_bitcode
 
 
@@ -396,8 +396,8 @@ def link_runtime(module, text: str, ctx):
     """Link the runtime into the derivative module when it calls it."""
     if "@__enzyme_cc_mpi_" not in text and "@" + DYNAMIC not in text:
         return
-    for data in _runtime_bitcode():
-        module.link_in(parse_bitcode(data, "enzyme-cc MPI runtime", ctx))
+    link_needed(module, [parse_bitcode(data, "enzyme-cc MPI runtime", ctx)
+                         for data in _runtime_bitcode()], text)
 
 
 # ---- Fortran's bindings ------------------------------------------------------------------
@@ -418,10 +418,11 @@ def substitute_fortran(text: str) -> tuple[str, bool]:
     return new, new != text
 
 
-def link_fortran_bindings(module, ctx):
-    for data in runtime_bitcode(("mpi_fortran.c",), ("mpi_abi.h", "mpi_typed.h"),
-                                "Fortran MPI bindings"):
-        module.link_in(parse_bitcode(data, "enzyme-cc Fortran MPI bindings", ctx))
+def link_fortran_bindings(module, ctx, text: str):
+    """The wrappers module `text` calls (c_runtime.link_needed: the others dropped before AD)."""
+    link_needed(module, [parse_bitcode(data, "enzyme-cc Fortran MPI bindings", ctx) for data in
+                         runtime_bitcode(("mpi_fortran.c",), ("mpi_abi.h", "mpi_typed.h"),
+                                         "Fortran MPI bindings")], text)
 
 
 # ---- C calls given their datatype at run time ----------------------------------------------
@@ -478,7 +479,8 @@ def substitute_c_datatypes(text: str) -> tuple[str, bool]:
     return ("\n".join(lines), True) if renamed else (text, False)
 
 
-def link_c_datatypes(module, ctx):
-    for data in runtime_bitcode(("mpi_c_typed.c",), ("mpi_abi.h", "mpi_typed.h"),
-                                "MPI datatype dispatch"):
-        module.link_in(parse_bitcode(data, "enzyme-cc MPI datatype dispatch", ctx))
+def link_c_datatypes(module, ctx, text: str):
+    """The dispatchers module `text` calls (c_runtime.link_needed)."""
+    link_needed(module, [parse_bitcode(data, "enzyme-cc MPI datatype dispatch", ctx) for data in
+                         runtime_bitcode(("mpi_c_typed.c",), ("mpi_abi.h", "mpi_typed.h"),
+                                         "MPI datatype dispatch")], text)
