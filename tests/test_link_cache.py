@@ -51,3 +51,24 @@ def test_old_unbounded_entries_are_swept(tmp_path, monkeypatch):
     _entry(tmp_path, "new", 10)
     assert sorted(p.name for p in root.iterdir()) == ["enzyme-attributes-0123.so", "link"]
     assert [p.name for p in (root / "link").iterdir()] == ["new"]
+
+
+def test_code_digest_kept_beside_its_fingerprint(tmp_path, monkeypatch):
+    """enzyme-cc's own code digest (in every AD cache key) is kept in the cache folder with a
+    fingerprint of the sources' names, sizes and times: a memo whose fingerprint matches is
+    read instead of hashing the sources again, one that does not is replaced."""
+    from enzyme_cc.lto import link
+    monkeypatch.setenv("ENZYME_CC_CACHE_DIR", str(tmp_path))
+    link._code_digest.cache_clear()
+    real = link._code_digest()
+    memo = tmp_path / "code-digest"
+    fingerprint, digest = memo.read_text().split()
+    assert bytes.fromhex(digest) == real
+    memo.write_text(f"{fingerprint} {'ab' * 32}\n")        # the fingerprint matches: trusted
+    link._code_digest.cache_clear()
+    assert link._code_digest() == bytes.fromhex("ab" * 32)
+    memo.write_text(f"{'cd' * 32} {'ab' * 32}\n")          # the sources changed: hashed again
+    link._code_digest.cache_clear()
+    assert link._code_digest() == real
+    assert memo.read_text().split() == [fingerprint, real.hex()]
+    link._code_digest.cache_clear()
