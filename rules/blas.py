@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import os
 import re
-from .c_runtime import link_needed, runtime_bitcode
+from .c_runtime import link_needed
 from enzyme_cc.ad.structure.type_layout import underlying
 from enzyme_cc.ir.lexer import fn_attr_position
-from enzyme_cc.lto.optimize import parse_bitcode
 from .shadow_blocks import defer_free
 
 ROW, COL, NT, TR = 101, 102, 111, 112
@@ -548,8 +547,7 @@ def link_runtime(module, text: str, ctx):
     """Link our kernels (rules/blas_runtime.c) into the derivative module when it calls them."""
     if KERNEL_PREFIX not in text:
         return
-    link_needed(module, [parse_bitcode(data, "enzyme-cc BLAS kernels", ctx) for data in
-                         runtime_bitcode(("blas_runtime.c",), (), "BLAS kernels")], text)
+    link_needed(module, ctx, ("blas_runtime.c",), (), "BLAS kernels", text)
 
 
 _OWN_DEFINE = re.compile(r"^define [^\n]*@(?:" + "|".join(sorted(OWN)) + r")\(", re.M)

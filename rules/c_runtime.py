@@ -14,6 +14,7 @@ from enzyme_cc import toolchain
 from enzyme_cc.cache import cache_root
 from enzyme_cc.compile import run
 from enzyme_cc.errors import UserError
+from enzyme_cc.lto.optimize import parse_bitcode
 
 _DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -79,14 +80,17 @@ def _references(text: str, variables: set[str]) -> dict[str, set[str]]:
     return refs
 
 
-def link_needed(module, modules: list, program_text: str, roots: set[str] = frozenset()):
-    """Link the runtime `modules` (llvmlite, in `module`'s context) into `module`, keeping
-    defined for the link only what the program's code uses: the runtime globals its text
+def link_needed(module, ctx, sources: tuple, headers: tuple, what: str, program_text: str,
+                roots: set[str] = frozenset()):
+    """Link the runtime of `sources` (runtime_bitcode's arguments) into `module` (in context
+    `ctx`), keeping defined for the link only what the program's code uses: the runtime globals its text
     names (with `roots`, the names later rewrites introduce), what they name in turn, and the
     variables naming any of those (Enzyme's registrations of their derivatives, which name
     the derivatives in turn). The others become internal, so that the pre-AD pipeline drops
     them: the whole Fortran runtime is about 1 MB of IR text, and carried through AD it made a
     small Fortran program's link last 12 s instead of 2 s (docs/performance.md)."""
+    modules = [parse_bitcode(data, f"enzyme-cc {what}", ctx)
+               for data in runtime_bitcode(sources, headers, what)]
     refs: dict[str, set[str]] = {}
     variables: set[str] = set()
     for m in modules:

@@ -118,8 +118,7 @@ def link_runtime(module, ctx, text: str):
     use (c_runtime.link_needed: the rest of the runtime is dropped before AD)."""
     # (intrinsic_assignments makes calls of AssignIntrinsic after the pre-AD pipeline)
     roots = {"__enzyme_cc_fortran_AssignIntrinsic"} if _ASSIGN in text else set()
-    link_needed(module, [parse_bitcode(data, "enzyme-cc Fortran runtime", ctx) for data in
-                         runtime_bitcode(SOURCES, _HEADERS, "Fortran runtime")], text, roots)
+    link_needed(module, ctx, SOURCES, _HEADERS, "Fortran runtime", text, roots)
 
 
 def link_shadow_runtime(module, text: str, ctx):

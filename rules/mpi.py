@@ -19,8 +19,7 @@ types, user ops, one-sided MPI, calls without a rule) is refused.
 from __future__ import annotations
 
 import re
-from .c_runtime import link_needed, runtime_bitcode
-from enzyme_cc.lto.optimize import parse_bitcode
+from .c_runtime import link_needed
 
 
 # name -> (runtime function, [(buffer argument, its datatype argument)], op argument or None,
@@ -388,16 +387,11 @@ def reverse(ctx, inst):
 _SOURCES = ("mpi_runtime.c", "mpi_collectives.c", "mpi_dynamic.c")   # include mpi_runtime.h
 
 
-def _runtime_bitcode() -> list[bytes]:
-    return runtime_bitcode(_SOURCES, ("mpi_runtime.h", "mpi_abi.h"), "MPI runtime")
-
-
 def link_runtime(module, text: str, ctx):
     """Link the runtime into the derivative module when it calls it."""
     if "@__enzyme_cc_mpi_" not in text and "@" + DYNAMIC not in text:
         return
-    link_needed(module, [parse_bitcode(data, "enzyme-cc MPI runtime", ctx)
-                         for data in _runtime_bitcode()], text)
+    link_needed(module, ctx, _SOURCES, ("mpi_runtime.h", "mpi_abi.h"), "MPI runtime", text)
 
 
 # ---- Fortran's bindings ------------------------------------------------------------------
@@ -420,9 +414,8 @@ def substitute_fortran(text: str) -> tuple[str, bool]:
 
 def link_fortran_bindings(module, ctx, text: str):
     """The wrappers module `text` calls (c_runtime.link_needed: the others dropped before AD)."""
-    link_needed(module, [parse_bitcode(data, "enzyme-cc Fortran MPI bindings", ctx) for data in
-                         runtime_bitcode(("mpi_fortran.c",), ("mpi_abi.h", "mpi_typed.h"),
-                                         "Fortran MPI bindings")], text)
+    link_needed(module, ctx, ("mpi_fortran.c",), ("mpi_abi.h", "mpi_typed.h"),
+                "Fortran MPI bindings", text)
 
 
 # ---- C calls given their datatype at run time ----------------------------------------------
@@ -481,6 +474,5 @@ def substitute_c_datatypes(text: str) -> tuple[str, bool]:
 
 def link_c_datatypes(module, ctx, text: str):
     """The dispatchers module `text` calls (c_runtime.link_needed)."""
-    link_needed(module, [parse_bitcode(data, "enzyme-cc MPI datatype dispatch", ctx) for data in
-                         runtime_bitcode(("mpi_c_typed.c",), ("mpi_abi.h", "mpi_typed.h"),
-                                         "MPI datatype dispatch")], text)
+    link_needed(module, ctx, ("mpi_c_typed.c",), ("mpi_abi.h", "mpi_typed.h"),
+                "MPI datatype dispatch", text)
