@@ -102,18 +102,27 @@ def _level_of(item) -> tuple[str, str] | None:
     return None
 
 
+# of the tests run at -O2 and at another level, the share whose other-level variant stays in the
+# default suite (the rest go to the slow tier; the -O2 variant always runs)
+UNOPTIMIZED_SHARE = 8       # -O0
+OTHER_LEVEL_SHARE = 2       # -O1, -O3, -Os, -Oz, -Og
+OTHER_LEVELS = ("-O1", "-O3", "-Os", "-Oz", "-Og")
+
+
 def _sample_unoptimized(items):
-    """A test run at -O0 and -O2 (and maybe other levels) keeps its -O0 variant in the default
-    suite for a fixed quarter of such tests; the others' -O0 variants go to the slow tier (their
-    -O2 variant runs)."""
+    """A test run at -O2 and at other levels keeps its -O0 variant in the default suite for a
+    fixed eighth of such tests, and its -O1/-O3/-Os/-Oz/-Og variant for a fixed half (by a hash
+    of the name: the same tests on every run); the others go to the slow tier."""
     found = [(item, _level_of(item)) for item in items]
     levels: dict[str, set] = {}
     for _, nl in found:
         if nl is not None:
             levels.setdefault(nl[0], set()).add(nl[1])
     for item, nl in found:
-        if nl is not None and nl[1] == "-O0" and {"-O0", "-O2"} <= levels[nl[0]] and \
-                not sampled(nl[0], 4):
+        if nl is None or "-O2" not in levels[nl[0]]:
+            continue
+        if nl[1] == "-O0" and not sampled(nl[0], UNOPTIMIZED_SHARE) or \
+                nl[1] in OTHER_LEVELS and not sampled(nl[0], OTHER_LEVEL_SHARE, nl[1]):
             item.add_marker(pytest.mark.slow)
 
 
