@@ -232,7 +232,7 @@ def emit(job, stages):
     """The derivative module verified (an invalid one is an internal error naming the generated
     function), the runtimes it calls linked in, then optimized and compiled: in parallel parts
     when it is large (optimize.optimize_and_emit), else in one."""
-    from . import optimize as opt
+    from . import optimize as opt, untouched
     new = job.text
     _dump(job.cfg, "after-ad.ll", new)
     debug = _DEBUG_VERSION in new
@@ -243,7 +243,8 @@ def emit(job, stages):
     sanitize = opt.sanitizers(new)
     if split:
         parts, reused = opt.optimize_and_emit(module, job.obj, level, job.tmp,
-                                              opt.function_sizes(new), sanitize)
+                                              opt.function_sizes(new), sanitize,
+                                              before_split=lambda m: untouched.spread(m, new))
         stages.done(f"post-AD optimization and codegen, {parts} parts on {opt.jobs()} cores "
                     f"({reused} from the cache)")
         return

@@ -29,6 +29,7 @@ from enzyme_cc.ad.api.markers import MARKER_VALUE
 from enzyme_cc.ir.model import parse_module
 
 _TAG = '"enzyme-cc-later"'
+UNREACHED = '"enzyme-cc-unreached"'      # (kept after the pre-AD pipeline, unlike _TAG)
 _NAME = r'(?:[-\w.$]+|"[^"]+")'
 _DEFINE = re.compile(rf"^define [^\n]*?@({_NAME})\(", re.M)
 _GLOBAL = re.compile(rf"^@({_NAME}) = [^\n]*", re.M)
@@ -166,6 +167,27 @@ def _walk(funcs, globals_, todo, address_taken=None, tables=None) -> set[str]:
                 todo += fns
         elif name in globals_:
             todo += [m.group(1) for m in _REF.finditer(globals_[name].split("=", 1)[1])]
+    return seen
+
+
+def index(text: str) -> tuple[dict, dict]:
+    """(name -> (define line, body) of every function the module `text` defines, name -> line of
+    every global variable), names as the text writes them."""
+    return _functions(text), {m.group(1): m.group(0) for m in _GLOBAL.finditer(text)}
+
+
+def variables_named(funcs: dict, globals_: dict, names: list[str]) -> set[str]:
+    """The variables that the functions `names` name, and those that their initializers name,
+    transitively (`index`'s dicts)."""
+    seen: set[str] = set()
+    todo = [m.group(1) for n in names for m in _REF.finditer(funcs[n][1])
+            if m.group(1) in globals_]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += [m.group(1) for m in _REF.finditer(globals_[name].split("=", 1)[1])
+                     if m.group(1) in globals_]
     return seen
 
 
@@ -358,7 +380,9 @@ def reached_definitions(text: str) -> tuple[set[str], set[str]] | None:
 
 def mark_unreached(text: str) -> str:
     """`text` with every function AD cannot reach tagged optnone + noinline (see the module
-    docstring); functions that are noinline, optnone or alwaysinline already are left alone."""
+    docstring); functions that are noinline, optnone or alwaysinline already are left alone.
+    Each of them, those too, also gets the attribute UNREACHED, which unmark keeps: the post-AD
+    split spreads such code over its parts (lto/untouched.py)."""
     scope = _scope(text)
     if scope is None:
         return text
@@ -367,29 +391,30 @@ def mark_unreached(text: str) -> str:
     # markers' operands
     reached = reached | _walk(funcs, globals_, list(roots))
     groups = {g: attrs for g, attrs in _GROUP.findall(text)}
-    later = set()
+    kinds = {}          # function -> the attributes its group's copy adds
     for name, (define, _) in funcs.items():
         if name in reached or name in holders:
             continue
         attrs = " ".join(groups.get(g, "") for g in _GROUP_REF.findall(define.split(")")[-1]))
-        if re.search(r"\b(noinline|optnone|alwaysinline|optsize|minsize|optdebug)\b", attrs + define):
-            continue
-        later.add(name)
-    if not later:
+        kept = re.search(r"\b(noinline|optnone|alwaysinline|optsize|minsize|optdebug)\b",
+                         attrs + define)
+        kinds[name] = UNREACHED if kept else f"noinline optnone {_TAG} {UNREACHED}"
+    if not kinds:
         return text
     next_id, copies = max((int(g) for g in groups), default=0) + 1, {}
     out = []
     for line in text.split("\n"):
         m = _DEFINE.match(line) if line.startswith("define ") else None
-        if m and m.group(1) in later:
+        if m and m.group(1) in kinds:
             refs = _GROUP_REF.findall(line.split(")")[-1])
             if len(refs) == 1:          # clang gives each function one group: use a tagged copy
-                if refs[0] not in copies:
-                    copies[refs[0]], next_id = next_id, next_id + 1
-                line = re.sub(rf"#{refs[0]}\b(?=[^#]*$)", f"#{copies[refs[0]]}", line)
+                key = (refs[0], kinds[m.group(1)])
+                if key not in copies:
+                    copies[key], next_id = next_id, next_id + 1
+                line = re.sub(rf"#{refs[0]}\b(?=[^#]*$)", f"#{copies[key]}", line)
         out.append(line)
-    out += [f"attributes #{new} = {{ {groups[old].strip()} noinline optnone {_TAG} }}"
-            for old, new in copies.items()]
+    out += [f"attributes #{new} = {{ {groups[old].strip()} {added} }}"
+            for (old, added), new in copies.items()]
     return "\n".join(out)
 
 

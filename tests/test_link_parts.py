@@ -181,6 +181,128 @@ def test_openmp_regions_spread_over_parts(tmp_path):
     assert parts == 2 and min(sizes) > 0.25 * sum(sizes), sizes
 
 
+LIBRARY = """static double lib_acc;
+__attribute__((noinline)) static void lib{k}(double v) {{
+  for (int i = 0; i < 3; i++) lib_acc += v * {a:.2f} + i;
+}}
+"""
+
+
+def test_code_no_derivative_reaches_spreads_over_parts(tmp_path):
+    """Local functions AD does not reach and the variables only they name (here 60 `static`
+    functions tied together by the `static` they update, as Rust's standard library is by its
+    locals) are spread over the post-AD parts (lto/untouched.py), instead of forming one group
+    that llvm-split keeps in one part; the derivatives keep their locals. The program still
+    computes the library's sum, and the gradient matches differences."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one core: post-AD work is not split")
+    n = 60
+    src = tmp_path / "parts.c"
+    base = _program(tmp_path).read_text()
+    lib = "".join(LIBRARY.format(k=k, a=0.5 + k * 0.01).replace(
+        "static double lib_acc;\n", "static double lib_acc;\n" if k == 0 else "")
+        for k in range(n))
+    calls = "".join(f"  lib{k}(x[{k % 6}]);\n" for k in range(n))
+    # (the marker in a function of its own, taking no pointers: the pre-AD scope counts what
+    # a marker's holder, and a caller passing it pointers, calls as reached)
+    main = base[base.index("int main(void) {"):].replace(
+        "__enzyme_autodiff((void *)total, enzyme_dup, x, dx, enzyme_const, 6);",
+        "for (int i = 0; i < 6; i++) gx[i] = x[i];\n  gradient();\n"
+        "  for (int i = 0; i < 6; i++) dx[i] = gdx[i];")
+    main = "static double gx[6], gdx[6];\n" \
+        "__attribute__((noinline)) static void gradient(void) {\n" \
+        "  __enzyme_autodiff((void *)total, enzyme_dup, gx, gdx, enzyme_const, 6);\n}\n" + main
+    main = main.replace("  return bad != 0;",
+                        calls + '  printf("LIBRARY %.6f\\n", lib_acc);\n  return bad != 0;')
+    src.write_text(base[:base.index("int main(void) {")] + lib + main)
+    env = dict(os.environ, ENZYME_CC_CACHE="0", ENZYME_CC_DUMP_DIR=str(tmp_path / "dump"))
+    b = subprocess.run([str(BIN / "enzyme-cc"), "-O2", str(src), "-lm", "-o", "parts"],
+                       cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
+    assert b.returncode == 0, b.stderr[-3000:]
+    r = subprocess.run(["./parts"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.count("CHECK") == 6, r.stdout
+    x = [0.2 + 0.13 * i for i in range(6)]
+    want = sum(x[k % 6] * (0.5 + k * 0.01) * 3 + 3 for k in range(n))
+    assert f"LIBRARY {want:.6f}" in r.stdout, r.stdout
+    from enzyme_cc.lto import optimize, untouched
+
+    def library_parts(spread):
+        text = (tmp_path / "dump" / "after-ad.ll").read_text()
+        module = optimize.parse_text(text, optimize.new_context())
+        os.environ["ENZYME_CC_CACHE"] = "0"         # two parts, none from the cache
+        try:
+            hook = (lambda m: untouched.spread(m, text)) if spread else None
+            parts, _ = optimize.optimize_and_emit(module, str(tmp_path / "ad.o"), 2,
+                                                  str(tmp_path), before_split=hook)
+        finally:
+            del os.environ["ENZYME_CC_CACHE"]
+        holding = []
+        for k in range(parts):
+            part = optimize.parse_bitcode((tmp_path / f"adpart{k}").read_bytes(), "part",
+                                          optimize.new_context())
+            names = {f.name for f in part.functions if not f.is_declaration}
+            holding.append(sum(1 for f in names if re.fullmatch(r"(__enzyme_cc_u\.)?lib\d+", f)))
+            assert not any(f.startswith(("__enzyme_cc_u.aug.", "__enzyme_cc_u.rev."))
+                           for f in names), names
+        return holding
+    assert sorted(library_parts(False)) == [0, n]       # one group: one part
+    spread = library_parts(True)
+    assert sum(spread) == n and min(spread) >= n // 4, spread
+
+
+SPREAD_MODULE = """
+@state = internal global double 0.0
+@shared = internal global double 1.0
+@tls = internal thread_local global double 0.0
+define internal double @helper(double %x) #0 {
+  %a = load double, ptr @state
+  %t = load double, ptr @tls
+  %s = fadd double %a, %t
+  ret double %s
+}
+define internal double @other(double %x) #0 {
+  %s = load double, ptr @shared
+  ret double %s
+}
+define internal double @prim(double %x) {
+  %s = load double, ptr @shared
+  %y = fmul double %x, %s
+  ret double %y
+}
+define internal double @rev.prim(double %x) {
+  %y = call double @prim(double %x)
+  ret double %y
+}
+define double @entry(double %x) {
+  %a = call double @helper(double %x)
+  %b = call double @rev.prim(double %a)
+  %c = call double @other(double %b)
+  ret double %c
+}
+attributes #0 = { nounwind "enzyme-cc-unreached" }
+"""
+
+
+def test_spread_names_only_what_ad_did_not_reach():
+    """lto/untouched.py on a module by hand: the functions the pre-AD scope marked unreached
+    become hidden definitions of our own names, with `state`, which only they name; `shared`,
+    which the reached `prim` names too, the thread-local, the derivative, its primal and the
+    external function stay as they were."""
+    import llvmlite.binding as llvm
+    from enzyme_cc.lto import optimize, untouched
+    module = optimize.parse_text(SPREAD_MODULE, optimize.new_context())
+    assert untouched.spread(module, SPREAD_MODULE) == 3
+    link = {g.name: (g.linkage, g.visibility)
+            for g in list(module.functions) + list(module.global_variables)}
+    hidden = (llvm.Linkage.external, llvm.Visibility.hidden)
+    for name in ("helper", "other", "state"):
+        assert link["__enzyme_cc_u." + name] == hidden, name
+    for name in ("prim", "rev.prim", "shared", "tls"):
+        assert link[name][0] == llvm.Linkage.internal, name
+    assert link["entry"] == (llvm.Linkage.external, llvm.Visibility.default)
+    module.verify()
+
+
 def test_llvm_contexts_outlive_their_modules_in_garbage_cycles():
     """A garbage cycle holding a module and its LLVM context (a caught error's traceback that
     reaches the link's frames) is finalized in any order; a context disposed before its module
