@@ -31,12 +31,12 @@ _GROUP_REF = re.compile(r"#(\d+)")
 
 def spread(module, text: str) -> int:
     """Makes the local functions of `module` (its IR `text`) that AD did not reach (the
-    pre-AD scope gave them preopt_scope.UNREACHED), and the local variables that no other
-    function names, hidden definitions named PREFIX + name; returns how many. The code AD
-    reached keeps its locals: its pre-AD pipeline kept calls for AD that the post-AD one
-    inlines (a primal's OpenMP regions their element kernel). Left local: thread-locals, what
-    is in a comdat or in llvm.metadata, and what `text` does not define (the runtimes linked
-    in after it)."""
+    pre-AD scope gave them preopt_scope.UNREACHED), and the local variables no other function
+    names (nor their initializers), hidden definitions named PREFIX + name; returns how many.
+    The code AD reached keeps its locals: its pre-AD pipeline kept calls for AD that the
+    post-AD one inlines (a primal's OpenMP regions their element kernel). Left local:
+    thread-locals, what is in a comdat or in llvm.metadata, and what `text` does not define
+    (the runtimes linked in after it)."""
     if preopt_scope.UNREACHED not in text:
         return 0
     funcs, variables = preopt_scope.index(text)
