@@ -395,7 +395,7 @@ def mark_unreached(text: str) -> str:
     for name, (define, _) in funcs.items():
         if name in reached or name in holders:
             continue
-        attrs = " ".join(groups.get(g, "") for g in _GROUP_REF.findall(define.split(")")[-1]))
+        attrs = " ".join(groups.get(g, "") for g in _groups_of(define))
         kept = re.search(r"\b(noinline|optnone|alwaysinline|optsize|minsize|optdebug)\b",
                          attrs + define)
         kinds[name] = UNREACHED if kept else f"noinline optnone {_TAG} {UNREACHED}"
@@ -406,7 +406,7 @@ def mark_unreached(text: str) -> str:
     for line in text.split("\n"):
         m = _DEFINE.match(line) if line.startswith("define ") else None
         if m and m.group(1) in kinds:
-            refs = _GROUP_REF.findall(line.split(")")[-1])
+            refs = _groups_of(line)
             if len(refs) == 1:          # clang gives each function one group: use a tagged copy
                 key = (refs[0], kinds[m.group(1)])
                 if key not in copies:
@@ -416,6 +416,18 @@ def mark_unreached(text: str) -> str:
     out += [f"attributes #{new} = {{ {groups[old].strip()} {added} }}"
             for (old, added), new in copies.items()]
     return "\n".join(out)
+
+
+def marked_unreached(text: str, funcs: dict) -> set[str]:
+    """The functions of `funcs` (`index`'s) that mark_unreached gave UNREACHED, which the
+    pre-AD pipeline and AD keep."""
+    marked = {g for g, attrs in _GROUP.findall(text) if UNREACHED in attrs}
+    return {n for n, (define, _) in funcs.items() if marked.intersection(_groups_of(define))}
+
+
+def _groups_of(define: str) -> list[str]:
+    """The attribute groups a define line names (`#5`), after its parameter list."""
+    return _GROUP_REF.findall(define.split(")")[-1])
 
 
 def unmark(text: str) -> str:

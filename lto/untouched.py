@@ -25,8 +25,6 @@ from . import preopt_scope
 PREFIX = "__enzyme_cc_u."
 _LOCAL = (llvm.Linkage.internal, llvm.Linkage.private)
 _PLAIN = re.compile(r"[-\w.$]+")       # a name the text writes without quotes
-_GROUP = re.compile(r"^attributes #(\d+) = \{(.*)\}", re.M)
-_GROUP_REF = re.compile(r"#(\d+)")
 
 
 def spread(module, text: str) -> int:
@@ -40,9 +38,7 @@ def spread(module, text: str) -> int:
     if preopt_scope.UNREACHED not in text:
         return 0
     funcs, variables = preopt_scope.index(text)
-    marked = {g for g, attrs in _GROUP.findall(text) if preopt_scope.UNREACHED in attrs}
-    unreached = {n for n, (define, _) in funcs.items()
-                 if marked.intersection(_GROUP_REF.findall(define.split(")")[-1]))}
+    unreached = preopt_scope.marked_unreached(text, funcs)
     named = preopt_scope.variables_named(funcs, variables, [n for n in funcs
                                                             if n not in unreached])
     kept = {n for n, line in variables.items()
