@@ -45,6 +45,17 @@ def c_program(tmp_path):
     return go
 
 
+def environ(**extra) -> dict:
+    """A copy of the environment with `extra`, safe in a ParallelBuilds thread: pytest's own
+    thread sets and deletes PYTEST_CURRENT_TEST meanwhile, and a copy that iterates os.environ
+    then meets a key that is gone (a KeyError that failed a corpus test)."""
+    while True:
+        try:
+            return dict(os.environ, **extra)
+        except (KeyError, RuntimeError):
+            continue
+
+
 class ParallelBuilds:
     """Runs `job(*key, root)` for every wanted key in a thread pool sized to the machine, once
     per key (a key asked for later is submitted then); `result(*key)` waits for it."""

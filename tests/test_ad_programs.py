@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ParallelBuilds, selected
+from conftest import ParallelBuilds, environ, selected
 
 HERE = Path(__file__).resolve().parent
 PROGRAMS_DIR = HERE / "ad_programs"
@@ -145,7 +145,7 @@ def _build_and_run(prog: str, level: str, outdir: Path) -> dict:
     src = PROGRAMS_DIR / prog
     driver = BIN / ("enzyme-c++" if prog.endswith(".cpp") else "enzyme-cc")
     exe = outdir / f"{src.stem}{level}"
-    env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
+    env = environ(PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
     if level.endswith("-ref"):
         env["ENZYME_CC_PREOPT"] = "0"
     try:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ParallelBuilds, run, sampled, selected
+from conftest import ParallelBuilds, environ, run, sampled, selected
 from enzyme_cc.toolchain import tool
 
 HERE = Path(__file__).resolve().parent / "openmp_programs"
@@ -38,7 +38,7 @@ def _driver(prog):
 
 def _build(prog, level, outdir):
     exe = outdir / f"{Path(prog).stem}{level}"
-    env = dict(os.environ, ENZYME_CC_PREOPT="0") if level.endswith("-ref") else None
+    env = environ(ENZYME_CC_PREOPT="0") if level.endswith("-ref") else None
     flags = ["-O3", "-ffast-math"] if level == "-O3-fastmath" else [level.removesuffix("-ref")]
     r = run([*_driver(prog), "-fopenmp", *flags, str(HERE / prog), "-lm",
              "-o", str(exe)], cwd=outdir, check=False, env=env)

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ParallelBuilds, will_run
+from conftest import ParallelBuilds, environ, will_run
 
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
@@ -119,7 +119,7 @@ def _build_and_run(seed: int, level: str, omp: bool, outdir: Path) -> dict:
     src = outdir / f"{stem}.c"
     src.write_text(generator.generate(seed, omp=omp))
     exe = outdir / stem
-    env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
+    env = environ(PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
     cmd = [str(BIN / "enzyme-cc"), level, *(["-fopenmp"] if omp else []), str(src), "-lm",
            "-o", str(exe)]
     try:
