@@ -16,6 +16,7 @@ DEFAULTS = {
     "opt": "opt-22",                # the link step's pipelines and codegen (lto/optimize.py)
     "llc": "llc-22",
     "split": "llvm-split-22",
+    "extract": "llvm-extract-22",   # code AD cannot reach, moved apart (lto/carve.py)
     "lld": "ld.lld-22",             # joins the codegen partitions (`-r`)
 }
 

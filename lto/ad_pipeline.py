@@ -18,7 +18,8 @@ from enzyme_cc.errors import UserError
 # the stages, in order; a stage that has nothing to do (no loop marked for checkpointing, no
 # __enzyme_todense) is left out of `-v`
 STAGES = ("merge", "pre-AD optimization", "checkpointed loops outlined", "differentiate",
-          "todense lowering", "post-AD optimization and codegen")
+          "todense lowering", "post-AD optimization and codegen",
+          "code AD cannot reach, compiled apart")
 
 
 @dataclass
@@ -34,6 +35,7 @@ class Job:
     ctx: object = None            # its LLVM context
     native: set = field(default_factory=set)   # module positions linked as their own code
     wrappers: bool = False        # always_inline wrappers of ours linked at the merge
+    apart: object = None          # the code AD cannot reach, compiled apart (lto/carve.py)
 
     def origin_named(self):
         return _origin_named(self.plan)
@@ -71,6 +73,10 @@ def build_ad_object(plan, inv, cfg, obj, stages, merged_key=None) -> set[int]:
     if lower_todense(job):
         stages.done("todense lowering")
     emit(job, stages)
+    if job.apart is not None:
+        from . import carve
+        carve.join(job, job.apart)
+        stages.done("code AD cannot reach, compiled apart")
     if key:
         cache.store(key, obj)
     return job.native
@@ -104,7 +110,7 @@ def merge(job, merged):
     the rewrites the next stages rely on (lto/text_passes.py: optnone stripped, registered calls
     kept, inline functions internal in executables, marked loops kept whole, code AD never sees
     marked), flang's runtime entries renamed to ours and ours linked in."""
-    from . import optimize as opt, text_passes
+    from . import carve, optimize as opt, preopt_scope, text_passes
     from enzyme_cc.rules import c_search, c_sort, fortran, mpi, rust_alloc
     plan = job.plan
     ctx, text, rust, names, symbols = merged
@@ -122,6 +128,9 @@ def merge(job, merged):
     text, substituted = fortran.substitute_runtime(text)
     text, fortran_mpi = mpi.substitute_fortran(text)
     text, c_datatypes = mpi.substitute_c_datatypes(text)
+    choice = _carved(job, text)
+    if choice is not None:
+        text = preopt_scope.untag(text, choice.functions)
     job.module, job.ctx = opt.parse_text(text, ctx, "merged bitcode"), ctx
     if substituted:
         fortran.link_runtime(job.module, ctx, text)
@@ -134,6 +143,18 @@ def merge(job, merged):
     c_search.link_runtime(job.module, text, ctx)
     if rust:
         rust_alloc.link_runtime(job.module, ctx)
+    if choice is not None:
+        job.apart = carve.split_off(job, choice, opt_level(job.inv.opt_level),
+                                    opt.sanitizers(text))
+
+
+def _carved(job, text):
+    """What of the merged module is compiled apart from the AD module (lto/carve.py), or None:
+    not where its debug info names globals (a variable's record would name a declaration)."""
+    from . import carve, optimize as opt
+    if _DEBUG_VERSION in text and opt.split_blocked_by_debug(text):
+        return None
+    return carve.choose(text)
 
 
 # linker options that export an executable's symbols (to dlopen'ed code, by dlsym)

@@ -301,7 +301,8 @@ def _whole_module_passes(module, level: int) -> None:
 
 
 def optimize_and_emit(module, out: str, level: int, tmp: str,
-                      sizes: dict | None = None, sanitize=(), before_split=None) -> tuple[int, int]:
+                      sizes: dict | None = None, sanitize=(), before_split=None,
+                      part_bytes: int = PART_BYTES) -> tuple[int, int]:
     """Post-AD optimization and codegen of the verified llvmlite `module` (changed in place) on
     parts in parallel: the always-inliner and the passes that need the whole module
     (_whole_module_passes), then the local functions never inlined made hidden (so that
@@ -311,14 +312,15 @@ def optimize_and_emit(module, out: str, level: int, tmp: str,
     (docs/performance.md). Each part's object is cached by its bitcode: (parts, how many came
     from the cache). sizes: {function: instructions} of the derivative text (function_sizes),
     for spreading the largest functions (_spread). before_split(module): run after the
-    whole-module passes (lto/untouched.py's spread of the code AD did not reach)."""
+    whole-module passes (lto/untouched.py's spread of the code AD did not reach). part_bytes:
+    the bitcode of a part when the cache is on."""
     n, part, whole = jobs(), os.path.join(tmp, "adpart"), os.path.join(tmp, "ad-whole.bc")
     _whole_module_passes(module, level)
     if before_split is not None:
         before_split(module)
     # parts of about PART_BYTES of bitcode: one per core at most without the cache (a part
     # costs a process start and the split's overhead), up to MAX_PARTS with it
-    by_size = max(2, len(module.as_bitcode()) // PART_BYTES)
+    by_size = max(2, len(module.as_bitcode()) // part_bytes)
     parts = min(MAX_PARTS, by_size) if cache.enabled() else min(n, by_size)
     hidden = []
     for fn in module.functions:

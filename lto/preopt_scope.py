@@ -430,11 +430,38 @@ def _groups_of(define: str) -> list[str]:
     return _GROUP_REF.findall(define.split(")")[-1])
 
 
+def untag(text: str, names: set[str]) -> str:
+    """`text` with the functions `names` (as the text writes them) given copies of their
+    attribute groups without mark_unreached's tag and the pair it brought (lto/carve.py: code
+    compiled apart, never by the pre-AD pipeline); UNREACHED stays."""
+    groups = {g: attrs for g, attrs in _GROUP.findall(text)}
+    next_id, copies = max((int(g) for g in groups), default=0) + 1, {}
+
+    def fix(m):
+        line = m.group(0)
+        d = _DEFINE.match(line)
+        refs = _groups_of(line) if d and d.group(1) in names else []
+        if len(refs) != 1 or _TAG not in groups.get(refs[0], ""):
+            return line
+        nonlocal next_id
+        if refs[0] not in copies:
+            copies[refs[0]], next_id = next_id, next_id + 1
+        return re.sub(rf"#{refs[0]}\b(?=[^#]*$)", f"#{copies[refs[0]]}", line)
+
+    text = re.sub(r"^define [^\n]*", fix, text, flags=re.M)
+    return text + "".join(f"\nattributes #{new} = {{{_untagged(groups[old])}}}"
+                          for old, new in copies.items())
+
+
+def _untagged(attrs: str) -> str:
+    return re.sub(r" (noinline|optnone)\b", "", attrs.replace(" " + _TAG, ""))
+
+
 def unmark(text: str) -> str:
     """Undo mark_unreached on the optimized module text: drop the tag and the pair it brought."""
     out = []
     for line in text.split("\n"):
         if line.startswith("attributes #") and _TAG in line:
-            line = re.sub(r" (noinline|optnone)\b", "", line.replace(" " + _TAG, ""))
+            line = _untagged(line)
         out.append(line)
     return "\n".join(out)

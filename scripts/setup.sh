@@ -8,7 +8,7 @@ SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 
 missing=""
-for tool in clang-22 clang++-22 flang-new-22 ld.lld-22 llvm-objcopy-22 llvm-ar-22 opt-22 llc-22 llvm-split-22 cmake make ccache; do
+for tool in clang-22 clang++-22 flang-new-22 ld.lld-22 llvm-objcopy-22 llvm-ar-22 opt-22 llc-22 llvm-split-22 llvm-extract-22 cmake make ccache; do
   command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
 [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || missing="$missing libopenblas-dev"
