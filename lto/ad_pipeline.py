@@ -221,8 +221,10 @@ def outline_checkpointed_loops(job) -> bool:
 
 
 def differentiate(job):
-    """Every marker call rewritten into calls of generated derivatives (ad/synthesis/generate.py)."""
+    """Every marker call rewritten into calls of generated derivatives (ad/synthesis/generate.py),
+    the derivatives with the same code merged (ad/synthesis/identical.py)."""
     from enzyme_cc.ad.synthesis.generate import differentiate as rewrite_markers
+    from enzyme_cc.ad.synthesis import identical
     from enzyme_cc import deep_stack
     from .byval_copies import explicit_copies
     from .interior_pointers import offsets_from_argument
@@ -235,6 +237,7 @@ def differentiate(job):
     with job.origin_named():
         job.text = deep_stack.call(rewrite_markers, job.text, job.plan.missing_bitcode,
                                    shared=job.inv.shared)
+    job.text, _ = identical.merge(job.text)
 
 
 def lower_todense(job) -> bool:
