@@ -9,7 +9,7 @@ from .errors import UserError
 
 SCHEMA = {
     "toolchain": {"clang": str, "clang++": str, "flang": str, "objcopy": str, "ar": str,
-                  "ranlib": str, "opt": str, "llc": str, "split": str, "lld": str,
+                  "ranlib": str, "opt": str, "llc": str, "split": str, "extract": str, "lld": str,
                   "cxxfilt": str},
     "ad": {"preopt": bool},
     "checkpoint": {"budget_bytes": int},
