@@ -76,7 +76,7 @@ def build_ad_object(plan, inv, cfg, obj, stages, merged_key=None) -> set[int]:
     if job.apart is not None:
         from . import carve
         carve.join(job, job.apart)
-        stages.done("code AD cannot reach, compiled apart")
+        stages.done(f"code AD cannot reach, compiled apart ({job.apart.functions} functions)")
     if key:
         cache.store(key, obj)
     return job.native

@@ -127,8 +127,9 @@ class Apart:
     """The moved code's object, made on a thread of its own where the machine has a core to
     spare and no jobserver rations them (else when the AD object is joined)."""
 
-    def __init__(self, build):
+    def __init__(self, build, functions: int):
         self.build, self.error, self.thread = build, None, None
+        self.functions = functions                  # (how many moved, for -v)
         if jobserver.limit() > 1 and jobserver.jobserver() is None:
             self.thread = threading.Thread(target=self._run, daemon=True)
             self.thread.start()
@@ -194,7 +195,7 @@ def split_off(job, choice: Choice, level: int, sanitize) -> Apart:
                               part_bytes=APART_PART_BYTES)
         cache.store(key + ".o", obj)
 
-    return Apart(build)
+    return Apart(build, len(choice.functions))
 
 
 def _unbind(module) -> None:
