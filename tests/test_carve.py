@@ -138,3 +138,20 @@ def test_program_with_code_compiled_apart(tmp_path, monkeypatch, capfd, cache):
     defined = set(re.findall(r"^define [^@]*@([\w.]+)\(", before, re.M))
     assert not {"main", "lib", "note"} & defined, defined
     assert {"init", "pick"} <= {re.sub(r"^__enzyme_cc_u\.", "", d) for d in defined}, defined
+
+
+def test_moved_functions_lose_the_pre_ad_tag():
+    """The pre-AD scope tags code AD cannot reach `noinline optnone` for the pre-AD pipeline,
+    which the moved code never goes through: its functions get a copy of their attribute
+    group without the tag (else they would be compiled unoptimized); the rest keep it."""
+    from enzyme_cc.lto import preopt_scope
+    group = '{ nounwind noinline optnone "enzyme-cc-later" "enzyme-cc-unreached" }'
+    text = ("define void @moved() #0 {\n  ret void\n}\n"
+            "define void @kept() #0 {\n  ret void\n}\n"
+            f"attributes #0 = {group}\n")
+    out = preopt_scope.untag(text, {"moved"})
+    assert "define void @kept() #0 {" in out and f"attributes #0 = {group}" in out
+    new = re.search(r"define void @moved\(\) #(\d+) \{", out).group(1)
+    assert new != "0"
+    attrs = re.search(rf"^attributes #{new} = \{{(.*)\}}$", out, re.M).group(1)
+    assert attrs.split() == ["nounwind", '"enzyme-cc-unreached"'], attrs
