@@ -29,19 +29,14 @@ import hashlib
 import os
 import re
 import threading
-from dataclasses import dataclass, field
-
-import llvmlite.binding as llvm
+from dataclasses import dataclass
 
 from enzyme_cc import cache, toolchain
 from . import jobserver, preopt_scope
-from .untouched import PREFIX
+from .untouched import LOCAL, PLAIN, PREFIX, hide
 
 CARVE_BYTES = 1 << 20       # IR text of the functions that would move, below which none does
 APART_PART_BYTES = 1 << 20  # bitcode per part of the moved code (one key for all of it first)
-_LOCALS = (llvm.Linkage.internal, llvm.Linkage.private)
-_PLAIN = re.compile(r"[-\w.$]+")
-_REF = re.compile(r'@([-\w.$]+|"[^"]+")')
 _KIND = re.compile(r'@\S+ = (?:[\w()"]+ )*?(global|constant|alias|ifunc) ')
 _LOCAL = re.compile(r"(?:define|@\S+ =) (?:internal|private) ")
 _BLOCKADDRESS = re.compile(r'blockaddress\(@([-\w.$]+|"[^"]+")')
@@ -53,18 +48,10 @@ class Choice:
     functions: set[str]             # the functions that move (names as the text writes them)
     variables: set[str]             # the variables that move with them
     promoted: set[str]              # the locals named across the two modules
-    size: int = 0                   # IR text of the functions that move
-    linkages: dict = field(default_factory=dict)    # name -> (linkage, visibility) to restore
 
 
 def _names(text: str) -> set[str]:
-    return {m.group(1) for m in _REF.finditer(text)}
-
-
-def _taken(define: str, body: str) -> set[str]:
-    """The names a function refers to other than as the callee of a call (an address taken)."""
-    text = define.split("(", 1)[1] + body
-    return {m.group(1) for m in _REF.finditer(text) if not text.startswith("(", m.end())}
+    return preopt_scope.references(text)[0]
 
 
 def choose(text: str) -> Choice | None:
@@ -75,8 +62,9 @@ def choose(text: str) -> Choice | None:
     unreached = preopt_scope.marked_unreached(text, funcs)
     if sum(len(funcs[n][1]) for n in unreached) < CARVE_BYTES:
         return None
-    refs = {n: _names(define + body) for n, (define, body) in funcs.items()}
-    taken = {n: _taken(define, body) for n, (define, body) in funcs.items()}
+    refs, taken = {}, {}
+    for n, (define, body) in funcs.items():
+        refs[n], taken[n] = preopt_scope.references(define + body)
     kinds = {v: (m.group(1) if (m := _KIND.match(line)) else None)
              for v, line in variables.items()}
     inits = {v: _names(line.split("=", 1)[1]) for v, line in variables.items()}
@@ -87,7 +75,7 @@ def choose(text: str) -> Choice | None:
         held |= inits[v]
     barred = aliases | {v for v, line in variables.items()      # (an unnamed one: `@0`)
                         if kinds[v] is None or " thread_local" in line or v.isdigit()}
-    moving = {n for n in unreached if _PLAIN.fullmatch(n) and n not in held and
+    moving = {n for n in unreached if PLAIN.fullmatch(n) and n not in held and
               " comdat" not in funcs[n][0] and "blockaddress(" not in funcs[n][1]}
     in_inits = set().union(*inits.values())
     while True:
@@ -98,8 +86,7 @@ def choose(text: str) -> Choice | None:
         if not out:
             break
         moving -= out
-    size = sum(len(funcs[n][1]) for n in moving)
-    if size < CARVE_BYTES:
+    if sum(len(funcs[n][1]) for n in moving) < CARVE_BYTES:
         return None
     namers: dict[str, set] = {}
     for n, r in refs.items():
@@ -108,7 +95,7 @@ def choose(text: str) -> Choice | None:
     moved_vars = {v for v, line in variables.items()
                   if namers.get(v) and namers[v] <= moving and not inits[v] and
                   kinds[v] in ("global", "constant") and v not in in_inits | held and
-                  _PLAIN.fullmatch(v) and not v.isdigit() and not v.startswith("llvm.") and
+                  PLAIN.fullmatch(v) and not v.isdigit() and not v.startswith("llvm.") and
                   " comdat" not in line and " thread_local" not in line and
                   '"llvm.metadata"' not in line}
     staying = funcs.keys() - moving
@@ -118,9 +105,9 @@ def choose(text: str) -> Choice | None:
     across = (b_side - moving - moved_vars) | (a_side & moving)
     promoted = {x for x in across if x in funcs and _LOCAL.match(funcs[x][0]) or
                 x in variables and _LOCAL.match(variables[x])}
-    if any(not _PLAIN.fullmatch(x) or x.isdigit() for x in promoted):
+    if any(not PLAIN.fullmatch(x) or x.isdigit() for x in promoted):
         return None
-    return Choice(moving, moved_vars, promoted, size)
+    return Choice(moving, moved_vars, promoted)
 
 
 class Apart:
@@ -153,16 +140,14 @@ def split_off(job, choice: Choice, level: int, sanitize) -> Apart:
     """Moves `choice` out of job.module (the merged module, in place of which the rest is
     parsed) into a module compiled into job.tmp/apart.o by the Apart returned."""
     from . import optimize as opt
-    module = job.module
+    module, linkages = job.module, {}       # (name -> the linkage and visibility to restore)
     for g in list(module.functions) + list(module.global_variables):
         if g.is_declaration:
             continue
-        name = g.name
-        if name in choice.promoted:
-            g.name = PREFIX + name
-            g.linkage, g.visibility = llvm.Linkage.external, llvm.Visibility.hidden
-        elif g.linkage in _LOCALS:
-            choice.linkages[name] = (g.linkage, g.visibility)
+        if g.name in choice.promoted:
+            hide(g)
+        elif g.linkage in LOCAL:
+            linkages[g.name] = (g.linkage, g.visibility)
     whole, rest, apart = (os.path.join(job.tmp, n) for n in ("whole.bc", "rest.bc", "apart.bc"))
     rsp = os.path.join(job.tmp, "apart.rsp")
     with open(whole, "wb") as f:
@@ -177,14 +162,14 @@ def split_off(job, choice: Choice, level: int, sanitize) -> Apart:
                        [extract, f"@{rsp}", whole, "-o", apart]])
     with open(rest, "rb") as f:
         job.module = opt.parse_bitcode(f.read(), "the AD module", job.ctx)
-    _restore(job.module, choice.linkages)
+    _restore(job.module, linkages)
     job.module.verify()
     obj = os.path.join(job.tmp, "apart.o")
 
     def build():
         with open(apart, "rb") as f:
             m = opt.parse_bitcode(f.read(), "the code AD cannot reach", opt.new_context())
-        _restore(m, choice.linkages)
+        _restore(m, linkages)
         key = "apart-" + hashlib.sha256(
             m.as_bitcode() + opt._tools_identity(level) + repr(sanitize).encode()).hexdigest()
         if cache.fetch(key + ".o", obj):
@@ -203,10 +188,9 @@ def _unbind(module) -> None:
     llvm-split places each by its name: a library's locals tie all of it into one part (the
     same as untouched.spread, for a module that is all code AD did not reach)."""
     for fn in module.functions:
-        if not fn.is_declaration and fn.linkage in _LOCALS and fn.name and \
+        if not fn.is_declaration and fn.linkage in LOCAL and fn.name and \
                 not fn.name.startswith(PREFIX):
-            fn.name = PREFIX + fn.name
-            fn.linkage, fn.visibility = llvm.Linkage.external, llvm.Visibility.hidden
+            hide(fn)
 
 
 def _restore(module, linkages: dict) -> None:

@@ -170,6 +170,17 @@ def _walk(funcs, globals_, todo, address_taken=None, tables=None) -> set[str]:
     return seen
 
 
+def references(text: str) -> tuple[set[str], set[str]]:
+    """(the names `text` refers to, those of them it refers to other than as a call's callee:
+    an address taken), as the text writes them."""
+    named, taken = set(), set()
+    for m in _REF.finditer(text):
+        named.add(m.group(1))
+        if not m.group(2):
+            taken.add(m.group(1))
+    return named, taken
+
+
 def index(text: str) -> tuple[dict, dict]:
     """(name -> (define line, body) of every function the module `text` defines, name -> line of
     every global variable), names as the text writes them."""
@@ -401,21 +412,8 @@ def mark_unreached(text: str) -> str:
         kinds[name] = UNREACHED if kept else f"noinline optnone {_TAG} {UNREACHED}"
     if not kinds:
         return text
-    next_id, copies = max((int(g) for g in groups), default=0) + 1, {}
-    out = []
-    for line in text.split("\n"):
-        m = _DEFINE.match(line) if line.startswith("define ") else None
-        if m and m.group(1) in kinds:
-            refs = _groups_of(line)
-            if len(refs) == 1:          # clang gives each function one group: use a tagged copy
-                key = (refs[0], kinds[m.group(1)])
-                if key not in copies:
-                    copies[key], next_id = next_id, next_id + 1
-                line = re.sub(rf"#{refs[0]}\b(?=[^#]*$)", f"#{copies[key]}", line)
-        out.append(line)
-    out += [f"attributes #{new} = {{ {groups[old].strip()} {added} }}"
-            for (old, added), new in copies.items()]
-    return "\n".join(out)
+    return _regrouped(text, groups, lambda name, attrs: f"{attrs.strip()} {kinds[name]}"
+                      if name in kinds else None)
 
 
 def marked_unreached(text: str, funcs: dict) -> set[str]:
@@ -435,22 +433,30 @@ def untag(text: str, names: set[str]) -> str:
     attribute groups without mark_unreached's tag and the pair it brought (lto/carve.py: code
     compiled apart, never by the pre-AD pipeline); UNREACHED stays."""
     groups = {g: attrs for g, attrs in _GROUP.findall(text)}
+    return _regrouped(text, groups, lambda name, attrs: _untagged(attrs).strip()
+                      if name in names and _TAG in attrs else None)
+
+
+def _regrouped(text: str, groups: dict, change) -> str:
+    """`text` with each function whose one attribute group (clang gives each function one)
+    `change(name, the group's attributes)` gives new attributes for pointed at a copy of the
+    group holding them, one copy per group and new attributes."""
     next_id, copies = max((int(g) for g in groups), default=0) + 1, {}
 
     def fix(m):
+        nonlocal next_id
         line = m.group(0)
         d = _DEFINE.match(line)
-        refs = _groups_of(line) if d and d.group(1) in names else []
-        if len(refs) != 1 or _TAG not in groups.get(refs[0], ""):
+        refs = _groups_of(line) if d else []
+        new = change(d.group(1), groups.get(refs[0], "")) if len(refs) == 1 else None
+        if new is None:
             return line
-        nonlocal next_id
-        if refs[0] not in copies:
-            copies[refs[0]], next_id = next_id, next_id + 1
-        return re.sub(rf"#{refs[0]}\b(?=[^#]*$)", f"#{copies[refs[0]]}", line)
+        if (refs[0], new) not in copies:
+            copies[refs[0], new], next_id = next_id, next_id + 1
+        return re.sub(rf"#{refs[0]}\b(?=[^#]*$)", f"#{copies[refs[0], new]}", line)
 
     text = re.sub(r"^define [^\n]*", fix, text, flags=re.M)
-    return text + "".join(f"\nattributes #{new} = {{{_untagged(groups[old])}}}"
-                          for old, new in copies.items())
+    return text + "".join(f"\nattributes #{n} = {{ {attrs} }}" for (_, attrs), n in copies.items())
 
 
 def _untagged(attrs: str) -> str:

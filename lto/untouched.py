@@ -23,8 +23,14 @@ import llvmlite.binding as llvm
 from . import preopt_scope
 
 PREFIX = "__enzyme_cc_u."
-_LOCAL = (llvm.Linkage.internal, llvm.Linkage.private)
-_PLAIN = re.compile(r"[-\w.$]+")       # a name the text writes without quotes
+LOCAL = (llvm.Linkage.internal, llvm.Linkage.private)
+PLAIN = re.compile(r"[-\w.$]+")        # a name the text writes without quotes
+
+
+def hide(g) -> None:
+    """The local function or variable g made a hidden definition named PREFIX + its name."""
+    g.name = PREFIX + g.name
+    g.linkage, g.visibility = llvm.Linkage.external, llvm.Visibility.hidden
 
 
 def spread(module, text: str) -> int:
@@ -45,15 +51,14 @@ def spread(module, text: str) -> int:
             if " thread_local" in line or " comdat" in line or '"llvm.metadata"' in line}
     kept |= {n for n, (define, _) in funcs.items() if " comdat" in define}
     candidates = {n for n in unreached | set(variables)
-                  if n not in named and n not in kept and _PLAIN.fullmatch(n)}
+                  if n not in named and n not in kept and PLAIN.fullmatch(n)}
     count = 0
     for g in list(module.functions) + list(module.global_variables):
-        if g.is_declaration or g.linkage not in _LOCAL:
+        if g.is_declaration or g.linkage not in LOCAL:
             continue
         name = g.name
         if name not in candidates or name.startswith("__enzyme_cc_"):
             continue
-        g.name = PREFIX + name
-        g.linkage, g.visibility = llvm.Linkage.external, llvm.Visibility.hidden
+        hide(g)
         count += 1
     return count
